@@ -1,0 +1,90 @@
+//! Serving an axum router over rustls.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::Router;
+use hyper_util::rt::TokioIo;
+use hyper_util::service::TowerToHyperService;
+use tokio::net::TcpListener;
+use tokio::sync::Semaphore;
+use tokio_rustls::TlsAcceptor;
+
+/// Bounds that keep a hostile or broken peer from holding a server's resources.
+#[derive(Debug, Clone, Copy)]
+pub struct ServeLimits {
+    /// Connections served at once; further ones wait in the kernel's backlog.
+    pub max_connections: usize,
+    /// Time allowed for the TLS handshake.
+    pub handshake_timeout: Duration,
+    /// Time allowed for a client to send its request head.
+    pub header_read_timeout: Duration,
+}
+
+impl Default for ServeLimits {
+    fn default() -> Self {
+        Self {
+            max_connections: 256,
+            handshake_timeout: Duration::from_secs(10),
+            header_read_timeout: Duration::from_secs(10),
+        }
+    }
+}
+
+/// Serves `router` over TLS on `listener` until `shutdown` completes. Each connection runs in
+/// its own task; a failed handshake or a broken connection only ends that connection.
+pub async fn serve_tls(
+    listener: TcpListener,
+    tls: Arc<rustls::ServerConfig>,
+    router: Router,
+    limits: ServeLimits,
+    shutdown: impl std::future::Future<Output = ()> + Send + 'static,
+) {
+    let acceptor = TlsAcceptor::from(tls);
+    let permits = Arc::new(Semaphore::new(limits.max_connections));
+    tokio::pin!(shutdown);
+    loop {
+        let permit = tokio::select! {
+            _ = &mut shutdown => return,
+            permit = permits.clone().acquire_owned() => match permit {
+                Ok(permit) => permit,
+                Err(_) => return,
+            },
+        };
+        let (tcp, _peer) = tokio::select! {
+            _ = &mut shutdown => return,
+            accepted = listener.accept() => match accepted {
+                Ok(accepted) => accepted,
+                Err(error) => {
+                    // Running out of file descriptors must not spin the loop hot.
+                    tracing::warn!(%error, "accept failed");
+                    tokio::time::sleep(Duration::from_millis(50)).await;
+                    continue;
+                }
+            },
+        };
+        let _ = tcp.set_nodelay(true);
+        let acceptor = acceptor.clone();
+        let router = router.clone();
+        tokio::spawn(async move {
+            let _permit = permit;
+            let tls = match tokio::time::timeout(limits.handshake_timeout, acceptor.accept(tcp)).await {
+                Ok(Ok(tls)) => tls,
+                Ok(Err(error)) => {
+                    tracing::debug!(%error, "TLS handshake failed");
+                    return;
+                }
+                Err(_) => return,
+            };
+            let mut builder = hyper::server::conn::http1::Builder::new();
+            builder
+                .timer(hyper_util::rt::TokioTimer::new())
+                .header_read_timeout(limits.header_read_timeout)
+                .max_buf_size(64 * 1024);
+            let service = TowerToHyperService::new(router);
+            if let Err(error) = builder.serve_connection(TokioIo::new(tls), service).await {
+                tracing::debug!(%error, "connection ended with an error");
+            }
+        });
+    }
+}

@@ -1,0 +1,142 @@
+//! What the simulator knows (accounts, limits) and which faults it shows.
+
+use std::collections::HashSet;
+use std::time::Duration;
+
+use uuid::Uuid;
+
+/// The endpoints an api_key may be allowed to use (`/authenticate` is always allowed).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Endpoint {
+    Environment,
+    BackupOwner,
+    Webhook,
+}
+
+impl Endpoint {
+    pub const ALL: [Endpoint; 3] = [Endpoint::Environment, Endpoint::BackupOwner, Endpoint::Webhook];
+}
+
+/// One third party's key together with one klant's credentials.
+#[derive(Debug, Clone)]
+pub struct Account {
+    pub api_key: Uuid,
+    pub username: String,
+    pub password: String,
+    pub allowed: HashSet<Endpoint>,
+}
+
+/// The demo key: may use every endpoint Kluis needs.
+pub const DEMO_API_KEY: Uuid = Uuid::from_u128(0x5d1b7c3e_0000_4000_8000_00000000de40);
+/// A second demo key that may read the environment but not back up (to show a 403).
+pub const RESTRICTED_API_KEY: Uuid = Uuid::from_u128(0x5d1b7c3e_0000_4000_8000_00000000de41);
+pub const DEMO_USERNAME: &str = "demo";
+pub const DEMO_PASSWORD: &str = "demo-password";
+
+impl Account {
+    pub fn demo() -> Account {
+        Account {
+            api_key: DEMO_API_KEY,
+            username: DEMO_USERNAME.into(),
+            password: DEMO_PASSWORD.into(),
+            allowed: Endpoint::ALL.into_iter().collect(),
+        }
+    }
+
+    pub fn restricted() -> Account {
+        Account {
+            api_key: RESTRICTED_API_KEY,
+            allowed: [Endpoint::Environment].into_iter().collect(),
+            ..Account::demo()
+        }
+    }
+}
+
+/// Fault switches. Each default is the well-behaved server.
+#[derive(Debug, Clone)]
+pub struct Faults {
+    /// Time between the 202 and the callback (the backup's "work").
+    pub callback_delay: Duration,
+    /// Call the webhook (and wait for it) before answering the POST with 202.
+    pub callback_before_accept: bool,
+    /// Extra copies of each callback, sent after the first succeeded.
+    pub duplicate_callbacks: u32,
+    /// Never call back.
+    pub no_callback: bool,
+    /// How often a failed callback (no answer, or not 2xx) is tried again.
+    pub callback_retries: u32,
+    /// Wait between callback retries.
+    pub callback_retry_interval: Duration,
+    /// The first N calls of `GET /webhook` answer 503.
+    pub webhook_failures: u32,
+    /// The first N calls of `POST /backup/owner` start the backup and then answer 500 anyway.
+    pub backup_failures_after_start: u32,
+    /// Close the download connection after this many body bytes...
+    pub cut_download_after: Option<u64>,
+    /// ...for this many responses.
+    pub cut_download_times: u32,
+    /// Serve downloads at this many bytes per second.
+    pub download_rate: Option<u64>,
+    /// Answer downloads with this `Content-Disposition` instead of the normal one.
+    pub content_disposition: Option<String>,
+    /// Change one byte in the middle of every download (the digest no longer matches).
+    pub corrupt_download: bool,
+    /// Send `Repr-Digest: sha-256=…` with downloads (RFC 9530).
+    pub send_digest: bool,
+    /// Omit the ETag, so a cut download cannot be resumed safely.
+    pub no_etag: bool,
+    /// The download answers with this status instead of the file.
+    pub download_status: Option<u16>,
+}
+
+impl Default for Faults {
+    fn default() -> Self {
+        Self {
+            callback_delay: Duration::from_millis(300),
+            callback_before_accept: false,
+            duplicate_callbacks: 0,
+            no_callback: false,
+            callback_retries: 3,
+            callback_retry_interval: Duration::from_millis(200),
+            webhook_failures: 0,
+            backup_failures_after_start: 0,
+            cut_download_after: None,
+            cut_download_times: 0,
+            download_rate: None,
+            content_disposition: None,
+            corrupt_download: false,
+            send_digest: true,
+            no_etag: false,
+            download_status: None,
+        }
+    }
+}
+
+/// Everything the simulator starts with.
+#[derive(Debug, Clone)]
+pub struct SimConfig {
+    pub accounts: Vec<Account>,
+    /// How long a token stays valid (the document says 30 minutes).
+    pub token_lifetime: Duration,
+    /// Size of the backup file each `POST /backup/owner` produces.
+    pub payload_size: u64,
+    pub faults: Faults,
+}
+
+impl Default for SimConfig {
+    fn default() -> Self {
+        Self {
+            accounts: vec![Account::demo(), Account::restricted()],
+            token_lifetime: Duration::from_secs(30 * 60),
+            payload_size: 256 * 1024,
+            faults: Faults::default(),
+        }
+    }
+}
+
+impl SimConfig {
+    pub(crate) fn account_by_key(&self, api_key: &str) -> Option<&Account> {
+        let key = Uuid::parse_str(api_key).ok()?;
+        self.accounts.iter().find(|a| a.api_key == key)
+    }
+}

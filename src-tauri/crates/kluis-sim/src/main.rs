@@ -1,0 +1,64 @@
+//! `kluis-sim`: runs the service simulator until interrupted and prints how to reach it.
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use clap::Parser;
+use kluis_sim::config::{DEMO_API_KEY, DEMO_PASSWORD, DEMO_USERNAME, RESTRICTED_API_KEY};
+use kluis_sim::{Sim, SimConfig};
+
+/// A local simulator of the service's webservice_v2 API, over HTTPS on loopback.
+#[derive(Parser)]
+#[command(version)]
+struct Args {
+    /// Address of the service origin.
+    #[arg(long, default_value = "127.0.0.1:0")]
+    listen: SocketAddr,
+    /// Address of the file (download) origin.
+    #[arg(long, default_value = "127.0.0.1:0")]
+    files_listen: SocketAddr,
+    /// Where to write the CA certificate clients must trust.
+    #[arg(long, default_value_os_t = std::env::temp_dir().join("kluis-sim-ca.pem"))]
+    ca_out: PathBuf,
+    /// Size in bytes of each backup file.
+    #[arg(long, default_value_t = 256 * 1024)]
+    payload_size: u64,
+    /// Milliseconds between the 202 and the callback.
+    #[arg(long, default_value_t = 300)]
+    callback_delay_ms: u64,
+    /// Minutes a token stays valid.
+    #[arg(long, default_value_t = 30)]
+    token_minutes: u64,
+    /// Do not send Repr-Digest with downloads.
+    #[arg(long)]
+    no_digest: bool,
+}
+
+#[tokio::main]
+async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    tracing_subscriber::fmt().with_writer(std::io::stderr).with_env_filter(
+        tracing_subscriber::EnvFilter::try_from_env("KLUIS_LOG").unwrap_or_else(|_| "warn".into()),
+    ).init();
+    let args = Args::parse();
+    let mut config = SimConfig {
+        payload_size: args.payload_size,
+        token_lifetime: Duration::from_secs(args.token_minutes * 60),
+        ..SimConfig::default()
+    };
+    config.faults.callback_delay = Duration::from_millis(args.callback_delay_ms);
+    config.faults.send_digest = !args.no_digest;
+    let sim = Sim::start_on(config, args.listen, args.files_listen).await?;
+    std::fs::write(&args.ca_out, sim.ca_pem())?;
+    // One `key=value` a line, so scripts can read it; these are demo credentials, not secrets.
+    println!("base_url={}", sim.base_url());
+    println!("ca_cert={}", args.ca_out.display());
+    println!("api_key={DEMO_API_KEY}");
+    println!("restricted_api_key={RESTRICTED_API_KEY}");
+    println!("username={DEMO_USERNAME}");
+    println!("password={DEMO_PASSWORD}");
+    println!("file_url={}", sim.file_url(args.payload_size));
+    println!("ready");
+    tokio::signal::ctrl_c().await?;
+    Ok(())
+}

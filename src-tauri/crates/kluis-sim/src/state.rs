@@ -1,0 +1,126 @@
+//! The simulator's shared state: tokens, finished jobs, files, fault switches and counters.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Mutex;
+use std::time::Instant;
+
+use url::Url;
+use uuid::Uuid;
+
+use crate::config::{Faults, SimConfig};
+
+pub(crate) struct TokenInfo {
+    pub api_key: Uuid,
+    pub expires: Instant,
+}
+
+/// A finished backup, known by the secret webhook id.
+pub(crate) struct JobResult {
+    pub api_key: Uuid,
+    pub file_url: Url,
+}
+
+pub(crate) struct FileInfo {
+    pub size: u64,
+    pub name: String,
+}
+
+pub(crate) struct Shared {
+    pub config: SimConfig,
+    pub faults: Mutex<Faults>,
+    pub tokens: Mutex<HashMap<Uuid, TokenInfo>>,
+    pub results: Mutex<HashMap<Uuid, JobResult>>,
+    pub files: Mutex<HashMap<String, FileInfo>>,
+    pub stats: Stats,
+    pub files_origin: Url,
+    /// Calls back to public https URLs with full certificate checks.
+    pub callback_client: reqwest::Client,
+    /// Calls back to loopback URLs: a receiver there has a self-made certificate the simulator
+    /// cannot know (the real service could not reach loopback at all).
+    pub loopback_callback_client: reqwest::Client,
+}
+
+impl Shared {
+    pub fn new(config: SimConfig, files_origin: Url) -> Result<Self, reqwest::Error> {
+        let timeout = std::time::Duration::from_secs(10);
+        let callback_client = reqwest::Client::builder().timeout(timeout).build()?;
+        let loopback_callback_client = reqwest::Client::builder()
+            .timeout(timeout)
+            .danger_accept_invalid_certs(true)
+            .redirect(reqwest::redirect::Policy::none())
+            .build()?;
+        Ok(Self {
+            faults: Mutex::new(config.faults.clone()),
+            config,
+            tokens: Mutex::default(),
+            results: Mutex::default(),
+            files: Mutex::default(),
+            stats: Stats::default(),
+            files_origin,
+            callback_client,
+            loopback_callback_client,
+        })
+    }
+
+    pub fn faults(&self) -> Faults {
+        self.faults.lock().unwrap().clone()
+    }
+
+    /// Registers a file of `size` bytes and returns its unguessable download URL.
+    pub fn add_file(&self, size: u64, name: Option<String>) -> Url {
+        let key = Uuid::new_v4().simple().to_string();
+        let name = name.unwrap_or_else(|| "owner-backup.zip".into());
+        let url = self.files_origin.join(&format!("/download/{key}")).expect("valid path");
+        self.files.lock().unwrap().insert(key, FileInfo { size, name });
+        url
+    }
+}
+
+/// Counters, readable by tests.
+#[derive(Default)]
+pub(crate) struct Stats {
+    pub authenticate: AtomicU64,
+    pub environment: AtomicU64,
+    pub backups_started: AtomicU64,
+    pub webhook: AtomicU64,
+    pub callbacks_sent: AtomicU64,
+    pub downloads: AtomicU64,
+    pub token_on_file_origin: AtomicU64,
+}
+
+/// A copy of the counters at one moment.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct StatsSnapshot {
+    /// Successful and failed `GET /authenticate` calls.
+    pub authenticate: u64,
+    pub environment: u64,
+    /// Backups started by `POST /backup/owner` (a 202, or a 500 after starting).
+    pub backups_started: u64,
+    pub webhook: u64,
+    /// Callback attempts made to webhook URLs (including retries and duplicates).
+    pub callbacks_sent: u64,
+    /// Requests to the file origin.
+    pub downloads: u64,
+    /// Requests to the file origin that carried a `token` header: must stay 0.
+    pub token_on_file_origin: u64,
+}
+
+impl Stats {
+    pub fn bump(counter: &AtomicU64) {
+        counter.fetch_add(1, Ordering::Relaxed);
+    }
+
+    pub fn snapshot(&self) -> StatsSnapshot {
+        let get = |c: &AtomicU64| c.load(Ordering::Relaxed);
+        StatsSnapshot {
+            authenticate: get(&self.authenticate),
+            environment: get(&self.environment),
+            backups_started: get(&self.backups_started),
+            webhook: get(&self.webhook),
+            callbacks_sent: get(&self.callbacks_sent),
+            downloads: get(&self.downloads),
+            token_on_file_origin: get(&self.token_on_file_origin),
+        }
+    }
+}
