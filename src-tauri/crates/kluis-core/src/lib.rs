@@ -1,1 +1,47 @@
+//! kluis-core: everything Kluis does, without a user interface.
+//!
+//! A backup flows through the parts in this order:
+//!
+//! 1. [`config`] — [`ServiceConfig`]: base URL (https, path prefix kept), api_key, username,
+//!    password (as [`Secret`]s), extra CA, timeouts.
+//! 2. [`client`] — [`ServiceClient`]: one method per endpoint (`/authenticate`,
+//!    `/util/environment`, `/backup/owner`, `/webhook`), built on [`http`] (TLS trust,
+//!    redirect rules, bounded JSON, retries of idempotent calls).
+//! 3. [`session`] — [`Session`]: reuses the 30-minute token, renews it single-flight before it
+//!    expires, and re-authenticates once on 401 (or a stale 403).
+//! 4. [`callback`] — a [`CallbackTransport`] gives the job a `webhook_url` and then the ids the
+//!    service calls it with; [`callback::LoopbackTransport`] is an HTTPS listener on 127.0.0.1.
+//! 5. [`download`] — [`Downloader`]: plain GET of `data.url` (never with the token), streamed to
+//!    a hidden part file with SHA-256, resumed after cuts, verified, linked into place.
+//! 6. [`job`] — [`BackupJob`]: the state machine that drives 2–5 and records every stage in
+//!    [`history`] (SQLite).
+//!
+//! [`error`] holds the one error type, with stable codes and messages that say what to do.
+//! [`filename`] turns a hostile `Content-Disposition` into a safe name.
+//!
+//! Where the service's document is silent, the choices are a careful client's and are written
+//! beside the code that makes them (status handling in [`client`], retries in [`http`], token
+//! renewal in [`session`], the callback receiver's rules in [`callback::loopback`]).
 
+pub mod callback;
+pub mod client;
+pub mod clock;
+pub mod config;
+pub mod download;
+pub mod error;
+pub mod filename;
+pub mod history;
+pub mod http;
+pub mod job;
+pub mod secret;
+pub mod session;
+
+pub use callback::{CallbackId, CallbackTransport, LoopbackTransport};
+pub use client::{ServiceClient, WebhookPayload};
+pub use config::ServiceConfig;
+pub use download::{Destination, DownloadOptions, Downloader, Progress, Saved};
+pub use error::{Error, Result};
+pub use history::{History, HistoryEntry};
+pub use job::{BackupJob, BackupRequest, JobEvent, Stage};
+pub use secret::Secret;
+pub use session::Session;

@@ -1,0 +1,210 @@
+//! [`ServiceClient`]: one method per endpoint of the service, without token management (that
+//! is [`crate::session`]'s job). Each method checks the answer's shape and turns every failure
+//! into an [`Error`] whose message is safe to show.
+
+use reqwest::{Method, StatusCode};
+use serde_json::Value;
+use url::Url;
+
+use crate::callback::CallbackId;
+use crate::config::{check_url, ServiceConfig};
+use crate::error::{Error, Result};
+use crate::http::{self, body_excerpt, is_transient, is_transient_status, read_json, RedirectRule, RetryPolicy};
+use crate::secret::Secret;
+
+/// How a call with a token failed, so the session can decide whether a new token may help.
+#[derive(Debug)]
+pub enum CallError {
+    /// 401: the token was not accepted.
+    Unauthorized,
+    /// 403: the api_key may not use the endpoint — or, on some servers, a stale token.
+    Forbidden,
+    /// Any other error status (after retries, for idempotent calls).
+    Status { status: StatusCode, excerpt: String },
+    Other(Error),
+}
+
+impl From<Error> for CallError {
+    fn from(e: Error) -> Self {
+        CallError::Other(e)
+    }
+}
+
+/// The result of a finished long-running call, from `GET /webhook`.
+#[derive(Debug, Clone)]
+pub struct WebhookPayload {
+    /// `data.url`, checked to be https (or loopback http with the opt-in).
+    pub url: Url,
+    /// The whole `data` object, other fields included.
+    pub data: Value,
+}
+
+/// The endpoints of the service.
+pub struct ServiceClient {
+    config: ServiceConfig,
+    http: reqwest::Client,
+    retry: RetryPolicy,
+}
+
+impl ServiceClient {
+    pub fn new(config: ServiceConfig) -> Result<Self> {
+        let http = http::build_client(&config, RedirectRule::SameOrigin)?;
+        Ok(Self { config, http, retry: RetryPolicy::default() })
+    }
+
+    /// Replaces the retry policy (tests use short delays).
+    pub fn with_retry(mut self, retry: RetryPolicy) -> Self {
+        self.retry = retry;
+        self
+    }
+
+    pub fn config(&self) -> &ServiceConfig {
+        &self.config
+    }
+
+    /// `GET /authenticate` → a fresh token.
+    pub async fn authenticate(&self) -> Result<Secret> {
+        let c = &self.config;
+        let query = [
+            ("api_key", c.api_key.expose()),
+            ("organization_name", ""), // must be present and empty (section 2 of the document)
+            ("username", c.username.as_str()),
+            ("password", c.password.expose()),
+        ];
+        let url = c.endpoint(&["authenticate"]);
+        let response = match self.send(Method::GET, &url, None, |r| r.query(&query), true, "signing in").await {
+            Ok(response) => response,
+            Err(CallError::Unauthorized | CallError::Forbidden) => {
+                return Err(Error::AuthFailed(
+                    "The service refused the api key, username or password. Check them in the profile and sign in again.".into(),
+                ))
+            }
+            Err(e) => return Err(finish_error(e, "signing in")),
+        };
+        let body = read_json(response, "signing in").await?;
+        let token = body.get("token").and_then(Value::as_str).unwrap_or_default();
+        if token.is_empty() || token.len() > 256 || reqwest::header::HeaderValue::from_str(token).is_err() {
+            return Err(Error::BadResponse("The service's answer to signing in held no usable token. Check that the base URL points at webservice_v2.".into()));
+        }
+        Ok(Secret::new(token))
+    }
+
+    /// `GET /util/environment?username=` → the answer as it came.
+    pub async fn environment(&self, token: &Secret) -> Result<Value, CallError> {
+        let url = self.config.endpoint(&["util", "environment"]);
+        let username = self.config.username.as_str();
+        let response = self
+            .send(Method::GET, &url, Some(token), |r| r.query(&[("username", username)]).header("accept", "*/*"), true, "the environment request")
+            .await?;
+        Ok(read_json(response, "the environment request").await?)
+    }
+
+    /// `POST /backup/owner {webhook_url}`: must be 202 with `successCode` 202.
+    ///
+    /// Never re-sent once it may have reached the server, because a second POST starts a second
+    /// backup: only a failure to connect (the request was provably never sent) is retried.
+    pub async fn backup_owner(&self, token: &Secret, webhook_url: &Url) -> Result<Value, CallError> {
+        let url = self.config.endpoint(&["backup", "owner"]);
+        let body = serde_json::json!({ "webhook_url": webhook_url.as_str() });
+        let response = self.send(Method::POST, &url, Some(token), |r| r.json(&body), false, "the backup request").await?;
+        let status = response.status();
+        if status != StatusCode::ACCEPTED {
+            let excerpt = body_excerpt(response).await;
+            return Err(CallError::Other(Error::ServiceError(format!(
+                "The service answered {status} instead of 202 Accepted to the backup request: \"{excerpt}\". Check in the service whether a backup was started before trying again."
+            ))));
+        }
+        let body = read_json(response, "the backup request").await?;
+        if body.get("successCode").and_then(Value::as_f64) != Some(202.0) {
+            return Err(CallError::Other(Error::BadResponse(
+                "The service accepted the backup request but its answer lacked successCode 202. Check in the service whether a backup was started.".into(),
+            )));
+        }
+        Ok(body)
+    }
+
+    /// `GET /webhook?id=` → `data.url` and the rest of `data`.
+    pub async fn webhook(&self, token: &Secret, id: &CallbackId) -> Result<WebhookPayload, CallError> {
+        let url = self.config.endpoint(&["webhook"]);
+        let id = id.expose();
+        let response = self
+            .send(Method::GET, &url, Some(token), |r| r.query(&[("id", id.expose())]), true, "the result request")
+            .await?;
+        let body = read_json(response, "the result request").await?;
+        let data = body.get("data").cloned().unwrap_or(Value::Null);
+        let bad = |why: &str| CallError::Other(Error::BadResponse(format!("The service's result {why}. The backup may have failed on the service's side; try again.")));
+        let text = data.get("url").and_then(Value::as_str).ok_or_else(|| bad("held no data.url"))?;
+        let url = Url::parse(text).map_err(|_| bad("held a data.url that is not a URL"))?;
+        check_url(&url, self.config.allow_http_loopback).map_err(|_| bad("held a data.url that is not https"))?;
+        Ok(WebhookPayload { url, data })
+    }
+
+    /// Sends one request, retrying as its kind allows, and sorts the answer's status.
+    async fn send(
+        &self,
+        method: Method,
+        url: &Url,
+        token: Option<&Secret>,
+        build: impl Fn(reqwest::RequestBuilder) -> reqwest::RequestBuilder,
+        idempotent: bool,
+        what: &str,
+    ) -> Result<reqwest::Response, CallError> {
+        let mut attempt = 0;
+        loop {
+            attempt += 1;
+            let mut request = build(self.http.request(method.clone(), url.clone()));
+            if let Some(token) = token {
+                // Only ever sent to the base URL's origin: `url` is built from it, and the
+                // client refuses redirects to other origins.
+                request = request.header("token", token.expose());
+            }
+            let retry_left = attempt < self.retry.attempts;
+            match request.send().await {
+                Ok(response) => {
+                    let status = response.status();
+                    if idempotent && retry_left && is_transient_status(status) {
+                        tracing::info!(%status, what, attempt, "transient error status; retrying");
+                    } else {
+                        return classify(response).await;
+                    }
+                }
+                Err(err) => {
+                    let may_retry = if idempotent { is_transient(&err) } else { err.is_connect() };
+                    if !(may_retry && retry_left) {
+                        return Err(CallError::Other(Error::network("the service", err)));
+                    }
+                    tracing::info!(what, attempt, "network error; retrying");
+                }
+            }
+            tokio::time::sleep(self.retry.delay(attempt)).await;
+        }
+    }
+}
+
+async fn classify(response: reqwest::Response) -> Result<reqwest::Response, CallError> {
+    match response.status() {
+        s if s.is_success() => Ok(response),
+        StatusCode::UNAUTHORIZED => Err(CallError::Unauthorized),
+        StatusCode::FORBIDDEN => Err(CallError::Forbidden),
+        status => Err(CallError::Status { status, excerpt: body_excerpt(response).await }),
+    }
+}
+
+/// The user-facing error for a call that failed in the end.
+pub(crate) fn finish_error(err: CallError, what: &str) -> Error {
+    match err {
+        CallError::Unauthorized => Error::AuthFailed(format!(
+            "The service did not accept the session for {what}, even after signing in again. Check the profile's credentials."
+        )),
+        CallError::Forbidden => Error::PermissionDenied(format!(
+            "The api key does not allow {what}. Ask the service operator to enable this endpoint for your organisation's key."
+        )),
+        CallError::Status { status, excerpt } if status == StatusCode::NOT_FOUND => Error::ServiceError(format!(
+            "The service answered {status} to {what}: \"{excerpt}\". Check that the base URL ends in the API's path (such as /webservice_v2)."
+        )),
+        CallError::Status { status, excerpt } => Error::ServiceError(format!(
+            "The service answered {status} to {what}: \"{excerpt}\". Try again later; if it keeps happening, contact the service operator."
+        )),
+        CallError::Other(e) => e,
+    }
+}

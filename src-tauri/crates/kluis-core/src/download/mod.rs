@@ -1,0 +1,361 @@
+//! Downloading the backup file: a plain GET of `data.url` (never with the service token),
+//! streamed to a hidden part file beside the destination while SHA-256 is computed, resumed
+//! with `Range` + `If-Range` after a cut connection, checked (length; digest when the server
+//! sends one), fsynced and linked into place under a name that overwrites nothing.
+//!
+//! - [`writer`]: the thread that writes and hashes (constant memory).
+//! - [`destination`]: `--out` as folder or file, and the no-overwrite final step.
+//! - this file: the HTTP side — status handling, resume, retries, progress.
+
+pub mod destination;
+mod writer;
+
+use std::time::Duration;
+
+use base64::Engine;
+use reqwest::header::{self, HeaderMap};
+use reqwest::StatusCode;
+use tokio::time::Instant;
+use url::Url;
+
+pub use destination::Destination;
+use writer::Writer;
+
+use crate::config::ServiceConfig;
+use crate::error::{Error, Result};
+use crate::filename;
+use crate::http::{build_client, RedirectRule, RetryPolicy};
+
+/// Limits of one download.
+#[derive(Debug, Clone, Copy)]
+pub struct DownloadOptions {
+    /// Refuse files larger than this many bytes.
+    pub max_bytes: Option<u64>,
+    /// Connections tried in all (the first included) before giving up.
+    pub retry: RetryPolicy,
+}
+
+impl Default for DownloadOptions {
+    fn default() -> Self {
+        Self {
+            max_bytes: None,
+            retry: RetryPolicy { attempts: 6, first_delay: Duration::from_millis(500), max_delay: Duration::from_secs(10) },
+        }
+    }
+}
+
+/// Progress of a download, reported at most about ten times a second.
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
+pub struct Progress {
+    pub bytes: u64,
+    pub total: Option<u64>,
+    pub bytes_per_sec: u64,
+}
+
+/// A verified file in its final place.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct Saved {
+    pub path: std::path::PathBuf,
+    pub bytes: u64,
+    /// Lower-case hex.
+    pub sha256: String,
+}
+
+const PROGRESS_INTERVAL: Duration = Duration::from_millis(100);
+
+/// Downloads files with a client that has no token and follows only allowed redirects.
+pub struct Downloader {
+    http: reqwest::Client,
+    options: DownloadOptions,
+}
+
+/// What is known about the file across tries.
+#[derive(Default)]
+struct Transfer {
+    written: u64,
+    total: Option<u64>,
+    /// Strong ETag or Last-Modified of the first answer: a resume is only asked `If-Range` it.
+    validator: Option<String>,
+    disposition: Option<String>,
+    final_url: Option<Url>,
+    /// SHA-256 the server declared (Repr-Digest or Digest), if any.
+    expected_sha256: Option<[u8; 32]>,
+}
+
+enum Failure {
+    /// Worth another try (cut connection, 5xx).
+    Transient(Error),
+    Fatal(Error),
+}
+
+impl Downloader {
+    pub fn new(config: &ServiceConfig, options: DownloadOptions) -> Result<Self> {
+        Ok(Self { http: build_client(config, RedirectRule::AnyAllowedUrl)?, options })
+    }
+
+    /// Downloads `url` to `destination`. On any failure, and when the future is dropped, no
+    /// file is left behind.
+    pub async fn download(&self, url: &Url, destination: &Destination, progress: &mut (dyn FnMut(Progress) + Send)) -> Result<Saved> {
+        let folder = destination.folder();
+        let mut writer = Writer::create(folder).map_err(|e| Error::io(format!("create a file in {}", folder.display()), e))?;
+        let mut transfer = Transfer::default();
+        let mut reporter = Reporter::new();
+        let mut attempt = 0;
+        loop {
+            attempt += 1;
+            match self.fetch_once(url, &mut writer, &mut transfer, &mut reporter, progress).await {
+                Ok(()) => break,
+                Err(Failure::Fatal(e)) => return Err(e),
+                Err(Failure::Transient(e)) if attempt >= self.options.retry.attempts => return Err(e),
+                Err(Failure::Transient(_)) => {
+                    tracing::info!(attempt, bytes = transfer.written, "download interrupted; trying again");
+                    tokio::time::sleep(self.options.retry.delay(attempt)).await;
+                }
+            }
+        }
+        progress(reporter.progress(transfer.written, transfer.total));
+        let written = writer.finish().await.map_err(|e| Error::io("write the downloaded file", e))?;
+        if let Some(total) = transfer.total {
+            if written.bytes != total {
+                return Err(Error::DownloadFailed(format!(
+                    "The download ended at {} of {total} bytes; nothing was saved. Try the backup again.",
+                    written.bytes
+                )));
+            }
+        }
+        if transfer.expected_sha256.is_some_and(|expected| expected != written.sha256) {
+            return Err(Error::DownloadFailed(
+                "The downloaded file does not match the checksum the server sent, so it was not saved. Try the backup again.".into(),
+            ));
+        }
+        let now = time::OffsetDateTime::now_utc();
+        let source = transfer.final_url.as_ref().unwrap_or(url);
+        let suggested = filename::choose(transfer.disposition.as_deref(), source, now);
+        let name = destination.file_name(&suggested);
+        let (bytes, sha256) = (written.bytes, hex::encode(written.sha256));
+        let path = destination::persist_no_overwrite(written.part, folder, &name)
+            .map_err(|e| Error::io(format!("save the file in {}", folder.display()), e))?;
+        Ok(Saved { path, bytes, sha256 })
+    }
+
+    async fn fetch_once(
+        &self,
+        url: &Url,
+        writer: &mut Writer,
+        t: &mut Transfer,
+        reporter: &mut Reporter,
+        progress: &mut (dyn FnMut(Progress) + Send),
+    ) -> Result<(), Failure> {
+        let write_failed = |e| Failure::Fatal(Error::io("write the downloaded file", e));
+        let resume_from = match (&t.validator, t.written) {
+            (Some(validator), written) if written > 0 => Some((written, validator.clone())),
+            _ => None,
+        };
+        if resume_from.is_none() && t.written > 0 {
+            // Without a validator a resumed part could belong to a changed file: start over.
+            writer.restart().await.map_err(write_failed)?;
+            t.written = 0;
+        }
+        let mut request = self.http.get(url.clone());
+        if let Some((from, validator)) = &resume_from {
+            request = request.header(header::RANGE, format!("bytes={from}-")).header(header::IF_RANGE, validator);
+        }
+        let mut response = request.send().await.map_err(|e| Failure::Transient(Error::network("the file host", e)))?;
+        let status = response.status();
+        match status {
+            StatusCode::OK => {
+                if t.written > 0 {
+                    writer.restart().await.map_err(write_failed)?;
+                    t.written = 0;
+                }
+                let headers = response.headers();
+                t.total = response.content_length();
+                t.validator = validator(headers);
+                t.disposition = header_text(headers, header::CONTENT_DISPOSITION);
+                t.expected_sha256 = declared_sha256(headers);
+                t.final_url = Some(response.url().clone());
+            }
+            StatusCode::PARTIAL_CONTENT if resume_from.is_some() => {
+                let range = header_text(response.headers(), header::CONTENT_RANGE).and_then(|v| parse_content_range(&v));
+                match range {
+                    Some((start, total)) if start == t.written && total.is_none_or(|n| Some(n) == t.total || t.total.is_none()) => {
+                        t.total = total.or(t.total);
+                    }
+                    _ => {
+                        // The server resumed somewhere else: forget the validator and start over.
+                        t.validator = None;
+                        return Err(Failure::Transient(Error::DownloadFailed(
+                            "The file host resumed the download at the wrong place; it is started again.".into(),
+                        )));
+                    }
+                }
+            }
+            s if s.is_server_error() || s == StatusCode::TOO_MANY_REQUESTS || s == StatusCode::REQUEST_TIMEOUT => {
+                return Err(Failure::Transient(host_status_error(s)));
+            }
+            StatusCode::RANGE_NOT_SATISFIABLE => {
+                t.validator = None;
+                return Err(Failure::Transient(host_status_error(status)));
+            }
+            s => return Err(Failure::Fatal(host_status_error(s))),
+        }
+        if let (Some(max), Some(total)) = (self.options.max_bytes, t.total) {
+            if total > max {
+                return Err(Failure::Fatal(too_large(max)));
+            }
+        }
+        loop {
+            let chunk = match response.chunk().await {
+                Ok(Some(chunk)) => chunk,
+                Ok(None) => break,
+                Err(e) => return Err(Failure::Transient(Error::network("the file host", e))),
+            };
+            t.written += chunk.len() as u64;
+            if self.options.max_bytes.is_some_and(|max| t.written > max) {
+                return Err(Failure::Fatal(too_large(self.options.max_bytes.unwrap())));
+            }
+            if t.total.is_some_and(|total| t.written > total) {
+                return Err(Failure::Fatal(Error::DownloadFailed(
+                    "The file host sent more bytes than it announced; nothing was saved. Try the backup again.".into(),
+                )));
+            }
+            writer.write(chunk).await.map_err(write_failed)?;
+            if let Some(report) = reporter.tick(t.written, t.total) {
+                progress(report);
+            }
+        }
+        if t.total.is_some_and(|total| t.written < total) {
+            return Err(Failure::Transient(Error::DownloadFailed(
+                "The connection to the file host ended before the whole file arrived. Try the backup again.".into(),
+            )));
+        }
+        Ok(())
+    }
+}
+
+fn host_status_error(status: StatusCode) -> Error {
+    Error::DownloadFailed(format!(
+        "The file host answered {status} to the download. The link may have expired: run the backup again."
+    ))
+}
+
+fn too_large(max: u64) -> Error {
+    Error::DownloadFailed(format!(
+        "The backup file is larger than the configured limit of {max} bytes; nothing was saved. Raise the limit to download it."
+    ))
+}
+
+fn header_text(headers: &HeaderMap, name: header::HeaderName) -> Option<String> {
+    headers.get(name).and_then(|v| v.to_str().ok()).map(str::to_owned)
+}
+
+/// A strong ETag, else Last-Modified (RFC 9110 allows both in If-Range; weak tags are not).
+fn validator(headers: &HeaderMap) -> Option<String> {
+    header_text(headers, header::ETAG)
+        .filter(|tag| !tag.starts_with("W/"))
+        .or_else(|| header_text(headers, header::LAST_MODIFIED))
+}
+
+/// `bytes START-END/TOTAL` → (START, Some(TOTAL)); a `*` total gives `None`.
+fn parse_content_range(value: &str) -> Option<(u64, Option<u64>)> {
+    let rest = value.trim().strip_prefix("bytes ")?;
+    let (span, total) = rest.split_once('/')?;
+    let (start, end) = span.split_once('-')?;
+    let (start, end): (u64, u64) = (start.trim().parse().ok()?, end.trim().parse().ok()?);
+    if end < start {
+        return None;
+    }
+    let total = match total.trim() {
+        "*" => None,
+        n => Some(n.parse().ok()?),
+    };
+    Some((start, total))
+}
+
+/// The SHA-256 a server declares in `Repr-Digest: sha-256=:B64:` (RFC 9530) or the older
+/// `Digest: SHA-256=B64` (RFC 3230).
+fn declared_sha256(headers: &HeaderMap) -> Option<[u8; 32]> {
+    let decode = |b64: &str| -> Option<[u8; 32]> {
+        base64::engine::general_purpose::STANDARD.decode(b64.trim()).ok()?.try_into().ok()
+    };
+    let from_list = |value: &str, structured: bool| {
+        value.split(',').find_map(|item| {
+            let (alg, val) = item.split_once('=')?;
+            if !alg.trim().eq_ignore_ascii_case("sha-256") {
+                return None;
+            }
+            let val = val.trim();
+            let val = if structured { val.strip_prefix(':')?.strip_suffix(':')? } else { val };
+            decode(val)
+        })
+    };
+    header_text(headers, header::HeaderName::from_static("repr-digest"))
+        .and_then(|v| from_list(&v, true))
+        .or_else(|| header_text(headers, header::HeaderName::from_static("digest")).and_then(|v| from_list(&v, false)))
+}
+
+/// Throttles progress reports and computes the rate.
+struct Reporter {
+    started: Instant,
+    last: Option<Instant>,
+}
+
+impl Reporter {
+    fn new() -> Self {
+        Self { started: Instant::now(), last: None }
+    }
+
+    fn tick(&mut self, bytes: u64, total: Option<u64>) -> Option<Progress> {
+        let now = Instant::now();
+        if self.last.is_some_and(|last| now - last < PROGRESS_INTERVAL) {
+            return None;
+        }
+        self.last = Some(now);
+        Some(self.progress(bytes, total))
+    }
+
+    fn progress(&self, bytes: u64, total: Option<u64>) -> Progress {
+        let secs = self.started.elapsed().as_secs_f64();
+        let bytes_per_sec = if secs > 0.0 { (bytes as f64 / secs) as u64 } else { 0 };
+        Progress { bytes, total, bytes_per_sec }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Content-Range with a known and an unknown total; malformed values are refused.
+    #[test]
+    fn parses_content_range() {
+        assert_eq!(parse_content_range("bytes 100-199/200"), Some((100, Some(200))));
+        assert_eq!(parse_content_range("bytes 5-9/*"), Some((5, None)));
+        assert_eq!(parse_content_range("bytes 9-5/20"), None);
+        assert_eq!(parse_content_range("items 1-2/3"), None);
+    }
+
+    /// Both digest headers are understood; other algorithms are ignored.
+    #[test]
+    fn reads_declared_digests() {
+        let digest = [7u8; 32];
+        let b64 = base64::engine::general_purpose::STANDARD.encode(digest);
+        let mut h = HeaderMap::new();
+        h.insert("repr-digest", format!("sha-512=:AAAA:, sha-256=:{b64}:").parse().unwrap());
+        assert_eq!(declared_sha256(&h), Some(digest));
+        let mut h = HeaderMap::new();
+        h.insert("digest", format!("SHA-256={b64}").parse().unwrap());
+        assert_eq!(declared_sha256(&h), Some(digest));
+        let mut h = HeaderMap::new();
+        h.insert("digest", "md5=abc".parse().unwrap());
+        assert_eq!(declared_sha256(&h), None);
+    }
+
+    /// Weak ETags cannot guard a resume; Last-Modified can.
+    #[test]
+    fn picks_a_strong_validator() {
+        let mut h = HeaderMap::new();
+        h.insert(header::ETAG, "W/\"x\"".parse().unwrap());
+        h.insert(header::LAST_MODIFIED, "Sun, 22 Nov 2026 10:00:00 GMT".parse().unwrap());
+        assert_eq!(validator(&h).as_deref(), Some("Sun, 22 Nov 2026 10:00:00 GMT"));
+    }
+}

@@ -1,0 +1,150 @@
+//! The one error type of kluis-core: a stable `code` for the UI and CLI to branch on, and a
+//! message that tells the user what to do. Messages never contain secrets: reqwest errors are
+//! stripped of their URL (which may carry the api_key or password), and response excerpts are
+//! cut short and have every UUID-shaped string masked.
+
+use serde::ser::SerializeStruct;
+
+/// Everything that can go wrong in Kluis's core.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// The service refused the credentials or the session token.
+    #[error("{0}")]
+    AuthFailed(String),
+    /// The api_key may not use an endpoint.
+    #[error("{0}")]
+    PermissionDenied(String),
+    /// The service did not call back in time.
+    #[error("{0}")]
+    CallbackTimeout(String),
+    /// The service answered with an error status.
+    #[error("{0}")]
+    ServiceError(String),
+    /// The service or the file host could not be reached.
+    #[error("{0}")]
+    Network(String),
+    /// The backup file could not be downloaded or verified.
+    #[error("{0}")]
+    DownloadFailed(String),
+    /// The service answered something Kluis cannot understand.
+    #[error("{0}")]
+    BadResponse(String),
+    /// A setting is missing or wrong.
+    #[error("{0}")]
+    Config(String),
+    /// Reading or writing a local file failed.
+    #[error("{0}")]
+    Io(String),
+    /// The user cancelled.
+    #[error("The backup was cancelled; nothing was saved.")]
+    Cancelled,
+}
+
+impl Error {
+    /// The stable code, e.g. `auth_failed`.
+    pub fn code(&self) -> &'static str {
+        match self {
+            Error::AuthFailed(_) => "auth_failed",
+            Error::PermissionDenied(_) => "permission_denied",
+            Error::CallbackTimeout(_) => "callback_timeout",
+            Error::ServiceError(_) => "service_error",
+            Error::Network(_) => "network",
+            Error::DownloadFailed(_) => "download_failed",
+            Error::BadResponse(_) => "bad_response",
+            Error::Config(_) => "config",
+            Error::Io(_) => "io",
+            Error::Cancelled => "cancelled",
+        }
+    }
+
+    /// An I/O error about `what` (a path or a description, never a secret).
+    pub fn io(what: impl std::fmt::Display, err: std::io::Error) -> Error {
+        Error::Io(format!("Could not {what}: {err}. Check that the folder exists and that you may write to it."))
+    }
+
+    /// A transport error while talking to `whom` ("the service", "the file host").
+    pub(crate) fn network(whom: &str, err: reqwest::Error) -> Error {
+        let err = err.without_url();
+        let mut detail = err.to_string();
+        let mut source = std::error::Error::source(&err);
+        while let Some(inner) = source {
+            detail.push_str(": ");
+            detail.push_str(&inner.to_string());
+            source = inner.source();
+        }
+        Error::Network(format!(
+            "Could not reach {whom} ({}). Check the internet connection and the base URL, then try again.",
+            mask_secrets(&detail, 300)
+        ))
+    }
+}
+
+impl serde::Serialize for Error {
+    /// `{code, message}`, the shape the UI receives.
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut s = serializer.serialize_struct("Error", 2)?;
+        s.serialize_field("code", self.code())?;
+        s.serialize_field("message", &self.to_string())?;
+        s.end()
+    }
+}
+
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// A short, printable excerpt of `text` (at most `max` characters) with control characters
+/// dropped and every UUID-shaped run (tokens, api keys, webhook ids look like that) masked.
+pub fn mask_secrets(text: &str, max: usize) -> String {
+    let cleaned: String = text.chars().map(|c| if c.is_control() { ' ' } else { c }).collect();
+    let chars: Vec<char> = cleaned.chars().collect();
+    let mut out = String::new();
+    let mut i = 0;
+    while i < chars.len() {
+        if is_uuid_at(&chars, i) {
+            out.push_str("«hidden»");
+            i += 36;
+        } else {
+            out.push(chars[i]);
+            i += 1;
+        }
+    }
+    if out.chars().count() > max {
+        out = out.chars().take(max).collect::<String>() + "…";
+    }
+    out
+}
+
+fn is_uuid_at(chars: &[char], i: usize) -> bool {
+    if i + 36 > chars.len() {
+        return false;
+    }
+    chars[i..i + 36].iter().enumerate().all(|(k, c)| match k {
+        8 | 13 | 18 | 23 => *c == '-',
+        _ => c.is_ascii_hexdigit(),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// UUIDs (the shape of every secret the service hands out) never survive into an excerpt.
+    #[test]
+    fn masks_uuids_and_control_characters() {
+        let text = "token 49cfcabd-ae97-47de-a900-76a83082a1cb expired\n\u{1b}[31m";
+        let masked = mask_secrets(text, 200);
+        assert_eq!(masked, "token «hidden» expired  [31m");
+    }
+
+    /// Long bodies are cut to the limit.
+    #[test]
+    fn cuts_long_text() {
+        assert_eq!(mask_secrets(&"x".repeat(50), 10), format!("{}…", "x".repeat(10)));
+    }
+
+    /// The UI receives `{code, message}`.
+    #[test]
+    fn serialises_code_and_message() {
+        let json = serde_json::to_value(Error::Config("Set the base URL.".into())).unwrap();
+        assert_eq!(json, serde_json::json!({"code": "config", "message": "Set the base URL."}));
+    }
+}

@@ -1,0 +1,169 @@
+//! The saved file's name: from `Content-Disposition`, else the URL's last path segment, else
+//! `owner-backup-<UTC timestamp>.zip` — always reduced to a harmless base name.
+
+use percent_encoding::percent_decode_str;
+use url::Url;
+
+/// Longest name kept, in bytes (most file systems allow 255).
+const MAX_NAME_BYTES: usize = 150;
+
+/// Picks the file name for a download.
+pub fn choose(content_disposition: Option<&str>, url: &Url, now: time::OffsetDateTime) -> String {
+    content_disposition
+        .and_then(from_content_disposition)
+        .and_then(|n| sanitize(&n))
+        .or_else(|| {
+            let last = url.path_segments()?.next_back()?;
+            sanitize(&percent_decode_str(last).decode_utf8_lossy())
+        })
+        .unwrap_or_else(|| fallback(now))
+}
+
+/// `owner-backup-20261122T155000Z.zip`.
+pub fn fallback(now: time::OffsetDateTime) -> String {
+    let format = time::macros::format_description!("[year][month][day]T[hour][minute][second]Z");
+    let stamp = now.to_offset(time::UtcOffset::UTC).format(&format).unwrap_or_else(|_| "backup".into());
+    format!("owner-backup-{stamp}.zip")
+}
+
+/// The file name a `Content-Disposition` value carries: `filename*` (RFC 5987, UTF-8 or
+/// ISO-8859-1) wins over `filename`, which may be quoted with backslash escapes.
+pub fn from_content_disposition(value: &str) -> Option<String> {
+    let mut plain = None;
+    let mut extended = None;
+    for param in split_params(value).into_iter().skip(1) {
+        let Some((name, raw)) = param.split_once('=') else { continue };
+        match name.trim().to_ascii_lowercase().as_str() {
+            "filename*" => {
+                let raw = raw.trim();
+                let mut parts = raw.splitn(3, '\'');
+                let (charset, _lang, encoded) = (parts.next()?, parts.next()?, parts.next()?);
+                let bytes: Vec<u8> = percent_decode_str(encoded).collect();
+                extended = Some(if charset.eq_ignore_ascii_case("utf-8") {
+                    String::from_utf8_lossy(&bytes).into_owned()
+                } else {
+                    bytes.iter().map(|&b| b as char).collect() // ISO-8859-1
+                });
+            }
+            "filename" => plain = Some(unquote(raw.trim())),
+            _ => {}
+        }
+    }
+    extended.or(plain)
+}
+
+/// Splits on `;` outside quotes.
+fn split_params(value: &str) -> Vec<String> {
+    let mut parts = vec![String::new()];
+    let (mut quoted, mut escaped) = (false, false);
+    for c in value.chars() {
+        match c {
+            _ if escaped => escaped = false,
+            '\\' if quoted => escaped = true,
+            '"' => quoted = !quoted,
+            ';' if !quoted => {
+                parts.push(String::new());
+                continue;
+            }
+            _ => {}
+        }
+        parts.last_mut().unwrap().push(c);
+    }
+    parts
+}
+
+fn unquote(raw: &str) -> String {
+    let Some(inner) = raw.strip_prefix('"') else { return raw.to_string() };
+    let inner = inner.strip_suffix('"').unwrap_or(inner);
+    let mut out = String::new();
+    let mut chars = inner.chars();
+    while let Some(c) = chars.next() {
+        out.push(if c == '\\' { chars.next().unwrap_or('\\') } else { c });
+    }
+    out
+}
+
+/// Reduces `name` to a safe base name, or `None` if nothing usable remains: only the part after
+/// the last `/` or `\`, no control or reserved characters, no leading dots (no hidden files, no
+/// `..`), no trailing dots or spaces, not a Windows device name, at most [`MAX_NAME_BYTES`].
+pub fn sanitize(name: &str) -> Option<String> {
+    let base = name.rsplit(['/', '\\']).next().unwrap_or("");
+    let cleaned: String = base
+        .chars()
+        .filter(|c| !c.is_control() && !matches!(c, '\u{200B}'..='\u{200F}' | '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}'))
+        .map(|c| if matches!(c, '<' | '>' | ':' | '"' | '|' | '?' | '*') { '_' } else { c })
+        .collect();
+    let trimmed = cleaned.trim_start_matches(['.', ' ']).trim_end_matches(['.', ' ']);
+    if trimmed.is_empty() {
+        return None;
+    }
+    let stem = trimmed.split('.').next().unwrap_or("").to_ascii_uppercase();
+    let reserved = matches!(stem.as_str(), "CON" | "PRN" | "AUX" | "NUL")
+        || (stem.len() == 4 && (stem.starts_with("COM") || stem.starts_with("LPT")) && stem.as_bytes()[3].is_ascii_digit());
+    let named = if reserved { format!("_{trimmed}") } else { trimmed.to_string() };
+    Some(truncate_keeping_extension(&named))
+}
+
+fn truncate_keeping_extension(name: &str) -> String {
+    if name.len() <= MAX_NAME_BYTES {
+        return name.to_string();
+    }
+    let ext = match name.rfind('.') {
+        Some(dot) if name.len() - dot <= 16 => &name[dot..],
+        _ => "",
+    };
+    let mut stem_end = MAX_NAME_BYTES - ext.len();
+    while !name.is_char_boundary(stem_end) {
+        stem_end -= 1;
+    }
+    format!("{}{ext}", &name[..stem_end])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn url(s: &str) -> Url {
+        Url::parse(s).unwrap()
+    }
+    const NOW: time::OffsetDateTime = time::macros::datetime!(2026-11-22 15:50:00 UTC);
+
+    /// `filename*` beats `filename`; quotes and escapes are handled.
+    #[test]
+    fn parses_content_disposition() {
+        assert_eq!(from_content_disposition("attachment; filename=\"a;b.zip\"").as_deref(), Some("a;b.zip"));
+        assert_eq!(from_content_disposition("attachment; filename=plain.zip").as_deref(), Some("plain.zip"));
+        assert_eq!(
+            from_content_disposition("attachment; filename=\"x.zip\"; filename*=UTF-8''back%C3%BCp%20v2.zip").as_deref(),
+            Some("backüp v2.zip")
+        );
+        assert_eq!(from_content_disposition("attachment; filename=\"q\\\"uote.zip\"").as_deref(), Some("q\"uote.zip"));
+        assert_eq!(from_content_disposition("attachment").as_deref(), None);
+    }
+
+    /// Hostile names cannot leave the folder, hide, or name a device.
+    #[test]
+    fn hostile_names_become_harmless() {
+        assert_eq!(sanitize("../../etc/passwd").as_deref(), Some("passwd"));
+        assert_eq!(sanitize("..\\..\\Windows\\win.ini").as_deref(), Some("win.ini"));
+        assert_eq!(sanitize("..").as_deref(), None);
+        assert_eq!(sanitize("/").as_deref(), None);
+        assert_eq!(sanitize(".bashrc").as_deref(), Some("bashrc"));
+        assert_eq!(sanitize("a\u{0}b\nc.zip").as_deref(), Some("abc.zip"));
+        assert_eq!(sanitize("evil\u{202E}piz.exe").as_deref(), Some("evilpiz.exe"));
+        assert_eq!(sanitize("CON.zip").as_deref(), Some("_CON.zip"));
+        assert_eq!(sanitize("what?.zip").as_deref(), Some("what_.zip"));
+        let long = format!("{}.zip", "é".repeat(200));
+        let cut = sanitize(&long).unwrap();
+        assert!(cut.len() <= MAX_NAME_BYTES && cut.ends_with(".zip"), "{cut}");
+    }
+
+    /// Content-Disposition, then the URL, then the timestamped fallback.
+    #[test]
+    fn chooses_in_order() {
+        let u = url("https://files/download/backup%202026.zip");
+        assert_eq!(choose(Some("attachment; filename=\"../x.zip\""), &u, NOW), "x.zip");
+        assert_eq!(choose(None, &u, NOW), "backup 2026.zip");
+        assert_eq!(choose(Some("attachment; filename=\"..\""), &url("https://files/"), NOW), "owner-backup-20261122T155000Z.zip");
+    }
+}

@@ -1,0 +1,198 @@
+//! The backup history: one SQLite row per job and one per stage transition, with timestamps.
+//! It holds what a user needs to trust a backup (when, size, SHA-256, where) and never a
+//! secret: no api_key, password, token, webhook id or download URL is ever written here.
+
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+
+use rusqlite::{params, Connection, OptionalExtension};
+use serde::Serialize;
+use uuid::Uuid;
+
+use crate::download::Saved;
+use crate::error::{Error, Result};
+use crate::job::Stage;
+
+/// One past or running backup.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct HistoryEntry {
+    pub id: String,
+    pub profile: String,
+    pub transport: String,
+    /// Unix milliseconds.
+    pub started_at_ms: i64,
+    pub finished_at_ms: Option<i64>,
+    /// The last stage reached (`saved`, `failed`, or a stage still under way).
+    pub stage: String,
+    pub bytes: Option<u64>,
+    pub sha256: Option<String>,
+    pub path: Option<String>,
+    /// For failures: the stage that failed, the error code and message.
+    pub failed_stage: Option<String>,
+    pub error_code: Option<String>,
+    pub error_message: Option<String>,
+}
+
+/// The history store. Cheap calls (one small transaction each), made directly from async code.
+pub struct History {
+    conn: Mutex<Connection>,
+}
+
+const SCHEMA: &str = "
+CREATE TABLE IF NOT EXISTS jobs (
+    id TEXT PRIMARY KEY,
+    profile TEXT NOT NULL,
+    transport TEXT NOT NULL,
+    started_at_ms INTEGER NOT NULL,
+    finished_at_ms INTEGER,
+    stage TEXT NOT NULL,
+    bytes INTEGER,
+    sha256 TEXT,
+    path TEXT,
+    failed_stage TEXT,
+    error_code TEXT,
+    error_message TEXT
+);
+CREATE TABLE IF NOT EXISTS transitions (
+    job_id TEXT NOT NULL REFERENCES jobs(id),
+    at_ms INTEGER NOT NULL,
+    stage TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS jobs_started ON jobs(started_at_ms);
+";
+
+const SELECT_JOBS: &str = "SELECT id, profile, transport, started_at_ms, finished_at_ms, stage, bytes, sha256, path,
+    failed_stage, error_code, error_message FROM jobs";
+
+fn entry_from_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<HistoryEntry> {
+    Ok(HistoryEntry {
+        id: row.get(0)?,
+        profile: row.get(1)?,
+        transport: row.get(2)?,
+        started_at_ms: row.get(3)?,
+        finished_at_ms: row.get(4)?,
+        stage: row.get(5)?,
+        bytes: row.get::<_, Option<i64>>(6)?.map(|b| b as u64),
+        sha256: row.get(7)?,
+        path: row.get(8)?,
+        failed_stage: row.get(9)?,
+        error_code: row.get(10)?,
+        error_message: row.get(11)?,
+    })
+}
+
+fn db_error(e: rusqlite::Error) -> Error {
+    Error::Io(format!("The backup history could not be read or written ({e}). Check that the data folder is writable."))
+}
+
+pub fn now_ms() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_millis() as i64)
+        .unwrap_or(0)
+}
+
+impl History {
+    /// Opens (creating if needed) the store at `path`.
+    pub fn open(path: &Path) -> Result<Self> {
+        if let Some(dir) = path.parent() {
+            std::fs::create_dir_all(dir).map_err(|e| Error::io(format!("create {}", dir.display()), e))?;
+        }
+        Self::setup(Connection::open(path).map_err(db_error)?)
+    }
+
+    /// The platform's data folder, e.g. `~/.local/share/kluis/history.sqlite3` on Linux.
+    pub fn default_path() -> Result<PathBuf> {
+        directories::ProjectDirs::from("nl", "Kluis", "kluis")
+            .map(|dirs| dirs.data_dir().join("history.sqlite3"))
+            .ok_or_else(|| Error::Config("No home folder was found for the backup history. Set KLUIS_HISTORY_DB to a file path.".into()))
+    }
+
+    pub fn in_memory() -> Result<Self> {
+        Self::setup(Connection::open_in_memory().map_err(db_error)?)
+    }
+
+    fn setup(conn: Connection) -> Result<Self> {
+        conn.busy_timeout(std::time::Duration::from_secs(5)).map_err(db_error)?;
+        conn.pragma_update(None, "journal_mode", "WAL").map_err(db_error)?;
+        conn.execute_batch(SCHEMA).map_err(db_error)?;
+        Ok(Self { conn: Mutex::new(conn) })
+    }
+
+    /// Records a new job in stage `requested`.
+    pub fn start(&self, id: Uuid, profile: &str, transport: &str) -> Result<()> {
+        let now = now_ms();
+        let mut conn = self.conn.lock().unwrap();
+        let tx = conn.transaction().map_err(db_error)?;
+        tx.execute(
+            "INSERT INTO jobs (id, profile, transport, started_at_ms, stage) VALUES (?1, ?2, ?3, ?4, ?5)",
+            params![id.to_string(), profile, transport, now, Stage::Requested.as_str()],
+        )
+        .map_err(db_error)?;
+        tx.execute("INSERT INTO transitions VALUES (?1, ?2, ?3)", params![id.to_string(), now, Stage::Requested.as_str()])
+            .map_err(db_error)?;
+        tx.commit().map_err(db_error)
+    }
+
+    /// Records that job `id` reached `stage`.
+    pub fn transition(&self, id: Uuid, stage: Stage) -> Result<()> {
+        let now = now_ms();
+        let mut conn = self.conn.lock().unwrap();
+        let tx = conn.transaction().map_err(db_error)?;
+        tx.execute("UPDATE jobs SET stage = ?2 WHERE id = ?1", params![id.to_string(), stage.as_str()]).map_err(db_error)?;
+        tx.execute("INSERT INTO transitions VALUES (?1, ?2, ?3)", params![id.to_string(), now, stage.as_str()]).map_err(db_error)?;
+        tx.commit().map_err(db_error)
+    }
+
+    pub fn saved(&self, id: Uuid, saved: &Saved) -> Result<()> {
+        self.transition(id, Stage::Saved)?;
+        self.conn
+            .lock()
+            .unwrap()
+            .execute(
+                "UPDATE jobs SET finished_at_ms = ?2, bytes = ?3, sha256 = ?4, path = ?5 WHERE id = ?1",
+                params![id.to_string(), now_ms(), saved.bytes as i64, saved.sha256, saved.path.to_string_lossy()],
+            )
+            .map_err(db_error)?;
+        Ok(())
+    }
+
+    pub fn failed(&self, id: Uuid, at: Stage, error: &Error) -> Result<()> {
+        self.transition(id, Stage::Failed)?;
+        self.conn
+            .lock()
+            .unwrap()
+            .execute(
+                "UPDATE jobs SET finished_at_ms = ?2, failed_stage = ?3, error_code = ?4, error_message = ?5 WHERE id = ?1",
+                params![id.to_string(), now_ms(), at.as_str(), error.code(), error.to_string()],
+            )
+            .map_err(db_error)?;
+        Ok(())
+    }
+
+    /// Newest first; only `profile`'s when given.
+    pub fn list(&self, profile: Option<&str>, limit: usize) -> Result<Vec<HistoryEntry>> {
+        let conn = self.conn.lock().unwrap();
+        let sql = format!("{SELECT_JOBS} WHERE (?1 IS NULL OR profile = ?1) ORDER BY started_at_ms DESC, rowid DESC LIMIT ?2");
+        let mut statement = conn.prepare(&sql).map_err(db_error)?;
+        let rows = statement.query_map(params![profile, limit as i64], entry_from_row).map_err(db_error)?;
+        rows.collect::<Result<Vec<_>, _>>().map_err(db_error)
+    }
+
+    pub fn get(&self, id: Uuid) -> Result<Option<HistoryEntry>> {
+        let conn = self.conn.lock().unwrap();
+        conn.query_row(&format!("{SELECT_JOBS} WHERE id = ?1"), params![id.to_string()], entry_from_row)
+            .optional()
+            .map_err(db_error)
+    }
+
+    /// The stages job `id` went through, in order.
+    pub fn transitions(&self, id: Uuid) -> Result<Vec<String>> {
+        let conn = self.conn.lock().unwrap();
+        let mut statement = conn
+            .prepare("SELECT stage FROM transitions WHERE job_id = ?1 ORDER BY at_ms, rowid")
+            .map_err(db_error)?;
+        let rows = statement.query_map(params![id.to_string()], |row| row.get(0)).map_err(db_error)?;
+        rows.collect::<Result<Vec<_>, _>>().map_err(db_error)
+    }
+}

@@ -1,0 +1,148 @@
+//! HTTP clients: TLS trust, timeouts, redirect rules, bounded reading of JSON answers, and the
+//! retry policy for requests that may safely be sent again.
+
+use std::time::Duration;
+
+use reqwest::redirect::{Attempt, Policy};
+use serde_json::Value;
+
+use crate::config::{check_url, ServiceConfig};
+use crate::error::{mask_secrets, Error, Result};
+
+/// Largest JSON answer Kluis reads from the service; anything bigger is refused, not buffered.
+pub const MAX_JSON_BYTES: usize = 1024 * 1024;
+const MAX_REDIRECTS: usize = 5;
+
+/// Which requests follow redirects, and where to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RedirectRule {
+    /// Service calls: only within the base URL's origin. The `token` header is a custom header
+    /// that an HTTP client would carry along on any redirect, so a redirect to another origin
+    /// is refused rather than followed.
+    SameOrigin,
+    /// Downloads (which never carry the token): any https URL (or loopback http with the opt-in).
+    AnyAllowedUrl,
+}
+
+/// Builds a client that trusts the system roots, the webpki roots and the configured extra CA.
+pub fn build_client(config: &ServiceConfig, rule: RedirectRule) -> Result<reqwest::Client> {
+    kluis_https::install_crypto_provider();
+    let allow_http = config.allow_http_loopback;
+    let policy = Policy::custom(move |attempt: Attempt| {
+        if attempt.previous().len() >= MAX_REDIRECTS {
+            return attempt.error("too many redirects");
+        }
+        if check_url(attempt.url(), allow_http).is_err() {
+            return attempt.error("redirect to a URL that is not https");
+        }
+        if rule == RedirectRule::SameOrigin {
+            let first = &attempt.previous()[0];
+            if first.origin() != attempt.url().origin() {
+                return attempt.error("redirect to another origin");
+            }
+        }
+        attempt.follow()
+    });
+    let mut builder = reqwest::Client::builder()
+        .use_rustls_tls()
+        .https_only(!allow_http)
+        .user_agent(concat!("kluis/", env!("CARGO_PKG_VERSION")))
+        .connect_timeout(config.timeouts.connect)
+        .read_timeout(config.timeouts.read)
+        .redirect(policy);
+    if let Some(pem) = &config.extra_ca_pem {
+        let certs = reqwest::Certificate::from_pem_bundle(pem.as_bytes()).map_err(|_| {
+            Error::Config("The extra CA certificate file is not valid PEM. Point --ca-cert / KLUIS_CA_CERT at a PEM certificate.".into())
+        })?;
+        if certs.is_empty() {
+            return Err(Error::Config("The extra CA certificate file holds no certificate.".into()));
+        }
+        for cert in certs {
+            builder = builder.add_root_certificate(cert);
+        }
+    }
+    builder
+        .build()
+        .map_err(|e| Error::Config(format!("Could not set up HTTPS: {}", mask_secrets(&e.without_url().to_string(), 200))))
+}
+
+/// Reads an answer's body as JSON, refusing more than [`MAX_JSON_BYTES`].
+pub async fn read_json(mut response: reqwest::Response, what: &str) -> Result<Value> {
+    let body = read_capped(&mut response, MAX_JSON_BYTES).await?.ok_or_else(|| {
+        Error::BadResponse(format!("The answer to {what} was larger than {} KiB; it was not read.", MAX_JSON_BYTES / 1024))
+    })?;
+    serde_json::from_slice(&body).map_err(|_| {
+        Error::BadResponse(format!(
+            "The answer to {what} was not valid JSON: \"{}\". The service may be down or the base URL may point elsewhere.",
+            mask_secrets(&String::from_utf8_lossy(&body), 120)
+        ))
+    })
+}
+
+/// The body, or `None` when it is longer than `cap` bytes.
+pub async fn read_capped(response: &mut reqwest::Response, cap: usize) -> Result<Option<Vec<u8>>> {
+    let mut body = Vec::new();
+    while let Some(chunk) = response.chunk().await.map_err(|e| Error::network("the service", e))? {
+        if body.len() + chunk.len() > cap {
+            return Ok(None);
+        }
+        body.extend_from_slice(&chunk);
+    }
+    Ok(Some(body))
+}
+
+/// A short, secret-free excerpt of an error answer's body.
+pub async fn body_excerpt(mut response: reqwest::Response) -> String {
+    match read_capped(&mut response, 16 * 1024).await {
+        Ok(Some(body)) => mask_secrets(&String::from_utf8_lossy(&body), 160),
+        _ => String::from("(no readable body)"),
+    }
+}
+
+/// Bounded exponential backoff for requests that may be sent again.
+#[derive(Debug, Clone, Copy)]
+pub struct RetryPolicy {
+    /// Tries in all, the first included.
+    pub attempts: u32,
+    pub first_delay: Duration,
+    pub max_delay: Duration,
+}
+
+impl Default for RetryPolicy {
+    fn default() -> Self {
+        Self { attempts: 4, first_delay: Duration::from_millis(500), max_delay: Duration::from_secs(8) }
+    }
+}
+
+impl RetryPolicy {
+    /// The wait before try number `attempt` (1 = the first retry).
+    pub fn delay(&self, attempt: u32) -> Duration {
+        let factor = 2u32.saturating_pow(attempt.saturating_sub(1));
+        self.first_delay.saturating_mul(factor).min(self.max_delay)
+    }
+}
+
+/// Whether a failed send of an idempotent request is worth another try.
+pub fn is_transient(err: &reqwest::Error) -> bool {
+    err.is_connect() || err.is_timeout() || err.is_request() || err.is_body()
+}
+
+/// Whether an answer's status is worth another try of an idempotent request.
+pub fn is_transient_status(status: reqwest::StatusCode) -> bool {
+    status.is_server_error() || status == reqwest::StatusCode::TOO_MANY_REQUESTS
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The backoff doubles and stops growing at the cap.
+    #[test]
+    fn backoff_doubles_up_to_cap() {
+        let p = RetryPolicy { attempts: 10, first_delay: Duration::from_millis(100), max_delay: Duration::from_millis(350) };
+        assert_eq!(p.delay(1), Duration::from_millis(100));
+        assert_eq!(p.delay(2), Duration::from_millis(200));
+        assert_eq!(p.delay(3), Duration::from_millis(350));
+        assert_eq!(p.delay(40), Duration::from_millis(350));
+    }
+}
