@@ -1,1 +1,56 @@
-fn main(){}
+//! `kluis`: the command line on kluis-core, for scripts and schedulers.
+//!
+//! - [`settings`]: flags and `KLUIS_*` environment variables → `ServiceConfig`, history path.
+//! - [`commands`]: `environment`, `backup`, `history` and `demo` (a backup from an in-process
+//!   simulator), each a thin layer over kluis-core.
+//! - [`display`]: the progress bar (only when stderr is a terminal) and the history table.
+//!
+//! Exit codes: 0 ok, 2 usage/config, 3 authentication failed, 4 permission denied by the
+//! api_key, 5 no callback before the timeout, 6 download failed, 130 cancelled, 1 anything
+//! else — always with one clear line on stderr, never with a secret in it.
+
+mod commands;
+mod display;
+mod settings;
+
+use clap::Parser;
+use kluis_core::Error;
+
+fn exit_code(error: &Error) -> i32 {
+    match error.code() {
+        "config" => 2,
+        "auth_failed" => 3,
+        "permission_denied" => 4,
+        "callback_timeout" => 5,
+        "download_failed" => 6,
+        "cancelled" => 130,
+        _ => 1,
+    }
+}
+
+fn main() {
+    let cli = settings::Cli::parse();
+    tracing_subscriber::fmt()
+        .with_writer(std::io::stderr)
+        .with_env_filter(tracing_subscriber::EnvFilter::try_from_env("KLUIS_LOG").unwrap_or_else(|_| "warn".into()))
+        .init();
+    let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
+        Ok(runtime) => runtime,
+        Err(e) => {
+            eprintln!("kluis: could not start: {e}");
+            std::process::exit(1);
+        }
+    };
+    let outcome = runtime.block_on(async {
+        tokio::select! {
+            outcome = commands::run(cli) => outcome,
+            _ = tokio::signal::ctrl_c() => Err(Error::Cancelled),
+        }
+    });
+    // Dropping the runtime ends the interrupted job's tasks; its part file removes itself.
+    drop(runtime);
+    if let Err(error) = outcome {
+        eprintln!("kluis: {error}");
+        std::process::exit(exit_code(&error));
+    }
+}

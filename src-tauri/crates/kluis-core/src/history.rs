@@ -196,3 +196,12 @@ impl History {
         rows.collect::<Result<Vec<_>, _>>().map_err(db_error)
     }
 }
+
+/// `2026-11-22 15:50:00 UTC` for unix milliseconds.
+pub fn format_utc(ms: i64) -> String {
+    let format = time::macros::format_description!("[year]-[month]-[day] [hour]:[minute]:[second] UTC");
+    time::OffsetDateTime::from_unix_timestamp_nanos(ms as i128 * 1_000_000)
+        .ok()
+        .and_then(|t| t.format(&format).ok())
+        .unwrap_or_else(|| ms.to_string())
+}

@@ -1,0 +1,123 @@
+//! Command-line flags and environment variables.
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand};
+use kluis_core::{Error, History, Result, Secret, ServiceConfig};
+
+/// Back up an organisation's data from the service's webservice_v2 API.
+#[derive(Parser)]
+#[command(name = "kluis", version)]
+pub struct Cli {
+    #[command(flatten)]
+    pub connection: Connection,
+    /// The history database (default: the platform's data folder).
+    #[arg(long, env = "KLUIS_HISTORY_DB", global = true)]
+    pub history_db: Option<PathBuf>,
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Args)]
+pub struct Connection {
+    /// The API's base address, e.g. https://host/webservice_v2.
+    #[arg(long, env = "KLUIS_BASE_URL", global = true)]
+    pub base_url: Option<String>,
+    /// Your organisation's api key (prefer the environment variable).
+    #[arg(long, env = "KLUIS_API_KEY", hide_env_values = true, global = true)]
+    pub api_key: Option<String>,
+    /// The klant's username.
+    #[arg(long, env = "KLUIS_USERNAME", global = true)]
+    pub username: Option<String>,
+    /// The klant's password. Discouraged as a flag: other users of this computer can read
+    /// process arguments. Set KLUIS_PASSWORD instead.
+    #[arg(long, env = "KLUIS_PASSWORD", hide_env_values = true, global = true)]
+    pub password: Option<String>,
+    /// Extra CA certificate (PEM) to trust, e.g. a corporate proxy's or the simulator's.
+    #[arg(long, env = "KLUIS_CA_CERT", global = true)]
+    pub ca_cert: Option<PathBuf>,
+    /// Allow plain http to 127.0.0.1/localhost (for local test servers only).
+    #[arg(long, env = "KLUIS_ALLOW_HTTP_LOOPBACK", global = true)]
+    pub allow_http_loopback: bool,
+}
+
+#[derive(Subcommand)]
+pub enum Command {
+    /// Print the service's environment information (/util/environment) as JSON.
+    Environment,
+    /// Back up the owner's data and save the file.
+    Backup(BackupArgs),
+    /// List past backups.
+    History {
+        /// One JSON object per line.
+        #[arg(long)]
+        json: bool,
+        /// Only this profile's backups.
+        #[arg(long)]
+        profile: Option<String>,
+        #[arg(long, default_value_t = 50)]
+        limit: usize,
+    },
+    /// Try Kluis without an account: start a local simulator of the service and back up from it.
+    Demo {
+        /// Folder to save the demo backup in.
+        #[arg(long, default_value = "kluis-demo-backups")]
+        out: PathBuf,
+        /// Size of the demo backup in MiB.
+        #[arg(long, default_value_t = 64)]
+        size_mib: u64,
+    },
+}
+
+#[derive(Args)]
+pub struct BackupArgs {
+    /// A folder to save in (the file keeps the service's name) or a file path.
+    #[arg(long)]
+    pub out: PathBuf,
+    /// How the service's callback reaches this computer.
+    #[arg(long, value_enum, default_value = "loopback")]
+    pub callback: CallbackKind,
+    /// Seconds to wait for the service to finish the backup.
+    #[arg(long, default_value_t = 1800)]
+    pub timeout: u64,
+    /// Print exactly one JSON line {"path","bytes","sha256"} on stdout.
+    #[arg(long)]
+    pub json: bool,
+    /// Refuse backup files larger than this many bytes.
+    #[arg(long)]
+    pub max_bytes: Option<u64>,
+    /// Name recorded in the history.
+    #[arg(long, env = "KLUIS_PROFILE", default_value = "default")]
+    pub profile: String,
+}
+
+#[derive(Clone, Copy, clap::ValueEnum)]
+pub enum CallbackKind {
+    /// An HTTPS listener on 127.0.0.1: only reachable by a service on this machine (simulator).
+    Loopback,
+}
+
+impl Connection {
+    /// The service settings, with a clear error naming each missing one.
+    pub fn service_config(&self) -> Result<ServiceConfig> {
+        let missing = |what: &str, var: &str| Error::Config(format!("The {what} is not set. Use --{} or {var}.", what.replace(' ', "-")));
+        let base_url = self.base_url.as_deref().ok_or_else(|| missing("base url", "KLUIS_BASE_URL"))?;
+        let api_key = self.api_key.clone().ok_or_else(|| missing("api key", "KLUIS_API_KEY"))?;
+        let username = self.username.clone().ok_or_else(|| missing("username", "KLUIS_USERNAME"))?;
+        let password = self.password.clone().ok_or_else(|| missing("password", "KLUIS_PASSWORD"))?;
+        let mut config = ServiceConfig::new(base_url, Secret::new(api_key), username, Secret::new(password), self.allow_http_loopback)?;
+        if let Some(path) = &self.ca_cert {
+            let pem = std::fs::read_to_string(path)
+                .map_err(|e| Error::Config(format!("Could not read the CA certificate {}: {e}.", path.display())))?;
+            config.extra_ca_pem = Some(pem);
+        }
+        Ok(config)
+    }
+}
+
+pub fn open_history(path: Option<&PathBuf>) -> Result<History> {
+    match path {
+        Some(path) => History::open(path),
+        None => History::open(&History::default_path()?),
+    }
+}
