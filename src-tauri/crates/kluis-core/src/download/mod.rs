@@ -99,22 +99,12 @@ impl Downloader {
         let folder = destination.folder();
         let mut writer = Writer::create(folder).map_err(|e| Error::io(format!("create a file in {}", folder.display()), e))?;
         let mut transfer = Transfer::default();
-        let mut reporter = Reporter::new();
-        let mut attempt = 0;
-        loop {
-            attempt += 1;
-            match self.fetch_once(url, &mut writer, &mut transfer, &mut reporter, progress).await {
-                Ok(()) => break,
-                Err(Failure::Fatal(e)) => return Err(e),
-                Err(Failure::Transient(e)) if attempt >= self.options.retry.attempts => return Err(e),
-                Err(Failure::Transient(_)) => {
-                    tracing::info!(attempt, bytes = transfer.written, "download interrupted; trying again");
-                    tokio::time::sleep(self.options.retry.delay(attempt)).await;
-                }
-            }
+        if let Err(e) = self.fetch_all(url, &mut writer, &mut transfer, progress).await {
+            writer.abandon().await;
+            return Err(e);
         }
-        progress(reporter.progress(transfer.written, transfer.total));
         let written = writer.finish().await.map_err(|e| Error::io("write the downloaded file", e))?;
+        // From here on `written.part` removes itself if anything fails.
         if let Some(total) = transfer.total {
             if written.bytes != total {
                 return Err(Error::DownloadFailed(format!(
@@ -136,6 +126,32 @@ impl Downloader {
         let path = destination::persist_no_overwrite(written.part, folder, &name)
             .map_err(|e| Error::io(format!("save the file in {}", folder.display()), e))?;
         Ok(Saved { path, bytes, sha256 })
+    }
+
+    /// Fetches the whole body into `writer`, retrying transient failures.
+    async fn fetch_all(
+        &self,
+        url: &Url,
+        writer: &mut Writer,
+        transfer: &mut Transfer,
+        progress: &mut (dyn FnMut(Progress) + Send),
+    ) -> Result<()> {
+        let mut reporter = Reporter::new();
+        let mut attempt = 0;
+        loop {
+            attempt += 1;
+            match self.fetch_once(url, writer, transfer, &mut reporter, progress).await {
+                Ok(()) => break,
+                Err(Failure::Fatal(e)) => return Err(e),
+                Err(Failure::Transient(e)) if attempt >= self.options.retry.attempts => return Err(e),
+                Err(Failure::Transient(_)) => {
+                    tracing::info!(attempt, bytes = transfer.written, "download interrupted; trying again");
+                    tokio::time::sleep(self.options.retry.delay(attempt)).await;
+                }
+            }
+        }
+        progress(reporter.progress(transfer.written, transfer.total));
+        Ok(())
     }
 
     async fn fetch_once(

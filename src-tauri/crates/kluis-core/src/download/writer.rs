@@ -92,6 +92,14 @@ impl Writer {
         self.outcome().await
     }
 
+    /// Stops the thread and waits until it has closed and removed the part file, so that a
+    /// failed download has left nothing behind by the time its error is reported.
+    pub async fn abandon(self) {
+        let Writer { commands, done } = self;
+        drop(commands);
+        let _ = done.await;
+    }
+
     async fn send(&mut self, command: Command) -> io::Result<()> {
         if self.commands.send(command).await.is_err() {
             // The thread stopped early: that only happens on a write error, which it reports.

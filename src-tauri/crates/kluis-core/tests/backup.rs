@@ -1,0 +1,307 @@
+//! The whole backup flow against the simulator over real TLS, once per fault switch.
+
+mod common;
+
+use std::time::Duration;
+
+use common::*;
+use kluis_core::{DownloadOptions, JobEvent, Stage};
+
+fn stages(events: &[JobEvent]) -> Vec<Stage> {
+    events.iter().filter_map(|e| match e { JobEvent::Stage { stage } => Some(*stage), _ => None }).collect()
+}
+
+/// The well-behaved flow: every stage in order, a verified file, a history row with the
+/// same size and SHA-256, and the token never sent to the file origin.
+#[tokio::test]
+async fn backup_saves_verified_file_and_records_history() {
+    let h = Harness::new(|c| c.payload_size = 3 * 1024 * 1024 + 17).await;
+    let (saved, events) = h.backup().await;
+    let saved = saved.expect("backup succeeds");
+    assert_eq!(
+        stages(&events),
+        [Stage::Requested, Stage::Accepted, Stage::CallbackReceived, Stage::ResultFetched, Stage::Downloading, Stage::Saved]
+    );
+    assert_eq!(saved.bytes, 3 * 1024 * 1024 + 17);
+    assert_eq!(saved.sha256, expected_sha(saved.bytes), "SHA-256 of what the server sent");
+    assert_eq!(sha256_of(&saved.path), saved.sha256, "the file on disk is what was hashed");
+    assert_eq!(saved.path, h.out.path().join("owner-backup.zip"));
+    assert_eq!(h.out_entries(), [saved.path.clone()], "no part file left beside it");
+
+    let rows = h.history.list(None, 10).unwrap();
+    assert_eq!(rows.len(), 1);
+    assert_eq!(rows[0].stage, "saved");
+    assert_eq!(rows[0].sha256.as_deref(), Some(saved.sha256.as_str()));
+    assert_eq!(rows[0].bytes, Some(saved.bytes));
+    let id = rows[0].id.parse().unwrap();
+    assert_eq!(
+        h.history.transitions(id).unwrap(),
+        ["requested", "accepted", "callback_received", "result_fetched", "downloading", "saved"]
+    );
+    assert_eq!(h.sim.stats().token_on_file_origin, 0, "the token must never reach the file host");
+    assert_eq!(h.sim.stats().backups_started, 1);
+}
+
+/// A callback that arrives before the 202 answer is not lost.
+#[tokio::test]
+async fn callback_before_accepted_is_kept() {
+    let h = Harness::new(|c| c.faults.callback_before_accept = true).await;
+    let (saved, _) = h.backup().await;
+    saved.expect("the early callback is buffered");
+}
+
+/// Duplicate callbacks lead to one result fetch and one file.
+#[tokio::test]
+async fn duplicate_callbacks_are_ignored() {
+    let h = Harness::new(|c| c.faults.duplicate_callbacks = 3).await;
+    let (saved, _) = h.backup().await;
+    saved.unwrap();
+    assert_eq!(h.sim.stats().webhook, 1, "one GET /webhook");
+    assert_eq!(h.out_entries().len(), 1);
+}
+
+/// No callback: callback_timeout, the output folder stays empty, the history says why.
+#[tokio::test]
+async fn missing_callback_times_out_and_saves_nothing() {
+    let h = Harness::new(|c| c.faults.no_callback = true).await;
+    let mut request = h.request();
+    request.callback_timeout = Duration::from_millis(300);
+    let (saved, events) = h.backup_with(request).await;
+    let err = saved.unwrap_err();
+    assert_eq!(err.code(), "callback_timeout");
+    assert!(h.out_entries().is_empty());
+    assert_eq!(stages(&events).last(), Some(&Stage::Failed));
+    let row = &h.history.list(None, 1).unwrap()[0];
+    assert_eq!((row.stage.as_str(), row.failed_stage.as_deref()), ("failed", Some("accepted")));
+    assert_eq!(row.error_code.as_deref(), Some("callback_timeout"));
+}
+
+/// `/webhook` failing with 5xx a few times is retried (it is an idempotent GET).
+#[tokio::test]
+async fn webhook_5xx_is_retried() {
+    let h = Harness::new(|c| c.faults.webhook_failures = 2).await;
+    let (saved, _) = h.backup().await;
+    saved.expect("retries get past two 503s");
+    assert_eq!(h.sim.stats().webhook, 3);
+}
+
+/// `/webhook` that keeps failing ends in service_error after a bounded number of tries.
+#[tokio::test]
+async fn webhook_5xx_gives_up() {
+    let h = Harness::new(|c| c.faults.webhook_failures = 100).await;
+    let (saved, _) = h.backup().await;
+    assert_eq!(saved.unwrap_err().code(), "service_error");
+    assert_eq!(h.sim.stats().webhook, FAST_RETRY.attempts as u64);
+    assert!(h.out_entries().is_empty());
+}
+
+/// A POST that reached the server is never sent again, even when it answered 500.
+#[tokio::test]
+async fn backup_post_is_not_resent() {
+    let h = Harness::new(|c| c.faults.backup_failures_after_start = 1).await;
+    let (saved, _) = h.backup().await;
+    let err = saved.unwrap_err();
+    assert_eq!(err.code(), "service_error");
+    assert!(err.to_string().contains("500"), "{err}");
+    assert_eq!(h.sim.stats().backups_started, 1, "a second POST would start a second backup");
+    assert!(h.out_entries().is_empty());
+}
+
+/// Callbacks that fail are retried by the service; a late one still completes the job.
+#[tokio::test]
+async fn late_callback_after_service_retries() {
+    let h = Harness::new(|c| {
+        c.faults.callback_delay = Duration::from_millis(200);
+        c.faults.callback_retries = 2;
+    })
+    .await;
+    let (saved, _) = h.backup().await;
+    saved.unwrap();
+    assert_eq!(h.sim.stats().callbacks_sent, 1, "the receiver answered the first one");
+}
+
+/// A download cut mid-way resumes with Range/If-Range and yields the exact file.
+#[tokio::test]
+async fn cut_download_resumes() {
+    let h = Harness::new(|c| {
+        c.payload_size = 2 * 1024 * 1024;
+        c.faults.cut_download_after = Some(700_001);
+        c.faults.cut_download_times = 2;
+    })
+    .await;
+    let (saved, _) = h.backup().await;
+    let saved = saved.expect("resumed");
+    assert_eq!(saved.sha256, expected_sha(2 * 1024 * 1024));
+    assert_eq!(sha256_of(&saved.path), saved.sha256);
+    assert_eq!(h.sim.stats().downloads, 3, "two cuts, two resumes");
+}
+
+/// Without a validator (no ETag) a cut download starts over instead of resuming blindly.
+#[tokio::test]
+async fn cut_download_without_etag_starts_over() {
+    let h = Harness::new(|c| {
+        c.payload_size = 1024 * 1024;
+        c.faults.cut_download_after = Some(300_000);
+        c.faults.cut_download_times = 1;
+        c.faults.no_etag = true;
+    })
+    .await;
+    let (saved, _) = h.backup().await;
+    let saved = saved.unwrap();
+    assert_eq!(saved.sha256, expected_sha(1024 * 1024));
+}
+
+/// Cut more often than the retry budget: download_failed and nothing left behind.
+#[tokio::test]
+async fn download_that_keeps_failing_leaves_nothing() {
+    let h = Harness::new(|c| {
+        c.payload_size = 1024 * 1024;
+        c.faults.cut_download_after = Some(10_000);
+        c.faults.cut_download_times = 100;
+    })
+    .await;
+    let (saved, _) = h.backup().await;
+    let err = saved.unwrap_err();
+    assert!(matches!(err.code(), "download_failed" | "network"), "{}", err.code());
+    assert!(h.out_entries().is_empty(), "no partial file: {:?}", h.out_entries());
+    let row = &h.history.list(None, 1).unwrap()[0];
+    assert_eq!(row.failed_stage.as_deref(), Some("downloading"));
+}
+
+/// A file whose bytes do not match the server's Repr-Digest is not saved.
+#[tokio::test]
+async fn corrupt_download_is_refused() {
+    let h = Harness::new(|c| c.faults.corrupt_download = true).await;
+    let (saved, _) = h.backup().await;
+    assert_eq!(saved.unwrap_err().code(), "download_failed");
+    assert!(h.out_entries().is_empty());
+}
+
+/// An error status from the file host is download_failed.
+#[tokio::test]
+async fn download_error_status_is_download_failed() {
+    let h = Harness::new(|c| c.faults.download_status = Some(404)).await;
+    let (saved, _) = h.backup().await;
+    assert_eq!(saved.unwrap_err().code(), "download_failed");
+    assert!(h.out_entries().is_empty());
+}
+
+/// A slow download reports progress, at most about ten times a second.
+#[tokio::test]
+async fn slow_download_reports_throttled_progress() {
+    let h = Harness::new(|c| {
+        c.payload_size = 600 * 1024;
+        c.faults.download_rate = Some(1024 * 1024); // ~0.6 s
+    })
+    .await;
+    let started = std::time::Instant::now();
+    let (saved, events) = h.backup().await;
+    saved.unwrap();
+    let progress: Vec<_> = events.iter().filter_map(|e| match e { JobEvent::Progress(p) => Some(*p), _ => None }).collect();
+    let allowed = (started.elapsed().as_secs_f64() * 10.0).ceil() as usize + 2;
+    assert!(progress.len() >= 3, "progress is reported during the download: {}", progress.len());
+    assert!(progress.len() <= allowed, "{} reports is more than ~10/s", progress.len());
+    assert!(progress.windows(2).all(|w| w[0].bytes <= w[1].bytes), "progress never goes back");
+    assert_eq!(progress.last().unwrap().bytes, 600 * 1024);
+    assert_eq!(progress.last().unwrap().total, Some(600 * 1024));
+}
+
+/// Larger payloads stream through (constant memory is measured by the benchmark).
+#[tokio::test]
+async fn large_payload_streams() {
+    let size = 96 * 1024 * 1024 + 5;
+    let h = Harness::new(|c| c.payload_size = size).await;
+    let (saved, _) = h.backup().await;
+    let saved = saved.unwrap();
+    assert_eq!((saved.bytes, saved.sha256.clone()), (size, expected_sha(size)));
+}
+
+/// Hostile Content-Disposition values cannot place a file outside the output folder.
+#[tokio::test]
+async fn hostile_content_disposition_stays_inside_out() {
+    let cases = [
+        ("attachment; filename=\"../../escape.zip\"", "escape.zip"),
+        ("attachment; filename*=UTF-8''..%2F..%2Fetc%2Fpasswd", "passwd"),
+        ("attachment; filename=\"..\"", ""), // falls back to the URL's last segment
+        ("attachment; filename=\"/abs/path/x.zip\"", "x.zip"),
+        ("attachment; filename=\".hidden\"", "hidden"),
+        ("attachment; filename=\"C:\\\\Windows\\\\evil.dll\"", "evil.dll"),
+    ];
+    for (header, expected) in cases {
+        let h = Harness::new(|c| c.faults.content_disposition = Some(header.into())).await;
+        let (saved, _) = h.backup().await;
+        let saved = saved.unwrap();
+        assert_eq!(saved.path.parent(), Some(h.out.path()), "{header} escaped to {}", saved.path.display());
+        let name = saved.path.file_name().unwrap().to_string_lossy().into_owned();
+        assert!(name.starts_with(expected) && !name.starts_with('.'), "{header} gave {name}");
+        assert_eq!(h.out_entries().len(), 1);
+    }
+}
+
+/// An existing file is never overwritten: the new one gets " (1)".
+#[tokio::test]
+async fn existing_file_is_not_overwritten() {
+    let h = Harness::new(|_| {}).await;
+    let existing = h.out.path().join("owner-backup.zip");
+    std::fs::write(&existing, b"keep me").unwrap();
+    let (saved, _) = h.backup().await;
+    assert_eq!(saved.unwrap().path, h.out.path().join("owner-backup (1).zip"));
+    assert_eq!(std::fs::read(&existing).unwrap(), b"keep me");
+}
+
+/// `--out` naming a file saves under that name.
+#[tokio::test]
+async fn out_can_name_the_file() {
+    let h = Harness::new(|_| {}).await;
+    let target = h.out.path().join("mine.zip");
+    let (saved, _) = h.backup_with(h.request_to(&target)).await;
+    assert_eq!(saved.unwrap().path, target);
+}
+
+/// A file above the size cap is refused before it is written.
+#[tokio::test]
+async fn size_cap_is_enforced() {
+    let sim = sim(|c| c.payload_size = 2 * 1024 * 1024).await;
+    let config = demo_config(&sim);
+    let h = Harness::with(sim, config, DownloadOptions { max_bytes: Some(1024 * 1024), retry: FAST_RETRY }).await;
+    let (saved, _) = h.backup().await;
+    let err = saved.unwrap_err();
+    assert_eq!(err.code(), "download_failed");
+    assert!(err.to_string().contains("limit"), "{err}");
+    assert!(h.out_entries().is_empty());
+}
+
+/// Cancelling (dropping the job) mid-download leaves no file and a failed history row.
+#[tokio::test]
+async fn cancel_mid_download_leaves_nothing() {
+    let h = Harness::new(|c| {
+        c.payload_size = 4 * 1024 * 1024;
+        c.faults.download_rate = Some(512 * 1024);
+    })
+    .await;
+    let request = h.request();
+    let (tx, rx) = tokio::sync::oneshot::channel::<()>();
+    let mut tx = Some(tx);
+    let job = h.job();
+    let mut on_event = |e| {
+        if matches!(e, JobEvent::Progress(p) if p.bytes > 0) {
+            if let Some(tx) = tx.take() {
+                let _ = tx.send(());
+            }
+        }
+    };
+    let run = job.run(&request, &mut on_event);
+    tokio::select! {
+        _ = run => panic!("the download cannot finish this fast"),
+        _ = rx => {}
+    }
+    // The writer thread removes the part file when it sees the job is gone.
+    let deadline = std::time::Instant::now() + Duration::from_secs(5);
+    while !h.out_entries().is_empty() && std::time::Instant::now() < deadline {
+        tokio::task::yield_now().await;
+        std::thread::yield_now();
+    }
+    assert!(h.out_entries().is_empty(), "{:?}", h.out_entries());
+    let row = &h.history.list(None, 1).unwrap()[0];
+    assert_eq!((row.stage.as_str(), row.error_code.as_deref()), ("failed", Some("cancelled")));
+}
