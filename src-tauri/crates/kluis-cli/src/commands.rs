@@ -4,8 +4,8 @@ use std::path::Path;
 use std::time::Duration;
 
 use kluis_core::{
-    BackupJob, BackupRequest, Destination, DownloadOptions, Downloader, Error, History, LoopbackTransport, Result,
-    Saved, Secret, ServiceClient, ServiceConfig, Session,
+    BackupJob, BackupRequest, Destination, DownloadOptions, Downloader, Error, History,
+    LoopbackTransport, Result, Saved, Secret, ServiceClient, ServiceConfig, Session,
 };
 use kluis_sim::{Sim, SimConfig};
 
@@ -17,7 +17,10 @@ pub async fn run(cli: Cli) -> Result<()> {
         Command::Environment => {
             let session = Session::new(ServiceClient::new(cli.connection.service_config()?)?);
             let environment = session.environment().await?;
-            println!("{}", serde_json::to_string_pretty(&environment).expect("JSON values serialise"));
+            println!(
+                "{}",
+                serde_json::to_string_pretty(&environment).expect("JSON values serialise")
+            );
             Ok(())
         }
         Command::Backup(args) => {
@@ -27,7 +30,11 @@ pub async fn run(cli: Cli) -> Result<()> {
             report(&saved, args.json);
             Ok(())
         }
-        Command::History { json, profile, limit } => {
+        Command::History {
+            json,
+            profile,
+            limit,
+        } => {
             let history = open_history(cli.history_db.as_ref())?;
             display::history(&history.list(profile.as_deref(), limit)?, json);
             Ok(())
@@ -41,10 +48,18 @@ async fn backup(config: ServiceConfig, history: &History, args: &BackupArgs) -> 
     let transport = match args.callback {
         CallbackKind::Loopback => LoopbackTransport::start().await?,
     };
-    let options = DownloadOptions { max_bytes: args.max_bytes, ..DownloadOptions::default() };
+    let options = DownloadOptions {
+        max_bytes: args.max_bytes,
+        ..DownloadOptions::default()
+    };
     let downloader = Downloader::new(&config, options)?;
     let session = Session::new(ServiceClient::new(config)?);
-    let job = BackupJob { session: &session, transport: &transport, downloader: &downloader, history };
+    let job = BackupJob {
+        session: &session,
+        transport: &transport,
+        downloader: &downloader,
+        history,
+    };
     let request = BackupRequest {
         profile: args.profile.clone(),
         destination,
@@ -56,7 +71,8 @@ async fn backup(config: ServiceConfig, history: &History, args: &BackupArgs) -> 
 
 fn report(saved: &Saved, json: bool) {
     if json {
-        let line = serde_json::json!({ "path": saved.path, "bytes": saved.bytes, "sha256": saved.sha256 });
+        let line =
+            serde_json::json!({ "path": saved.path, "bytes": saved.bytes, "sha256": saved.sha256 });
         println!("{line}");
     } else {
         println!("{}", saved.path.display());
@@ -65,9 +81,17 @@ fn report(saved: &Saved, json: bool) {
 
 /// Starts the simulator in this process and backs up from it, as a newcomer's first try.
 async fn demo(out: &Path, size_mib: u64, history_db: Option<&std::path::PathBuf>) -> Result<()> {
-    let config = SimConfig { payload_size: size_mib * 1024 * 1024, ..SimConfig::default() };
-    let sim = Sim::start(config).await.map_err(|e| Error::Io(e.to_string()))?;
-    eprintln!("Demo: a simulated service runs at {} (no real data).", sim.base_url());
+    let config = SimConfig {
+        payload_size: size_mib * 1024 * 1024,
+        ..SimConfig::default()
+    };
+    let sim = Sim::start(config)
+        .await
+        .map_err(|e| Error::Io(e.to_string()))?;
+    eprintln!(
+        "Demo: a simulated service runs at {} (no real data).",
+        sim.base_url()
+    );
     std::fs::create_dir_all(out).map_err(|e| Error::io(format!("create {}", out.display()), e))?;
     let mut config = ServiceConfig::new(
         sim.base_url().as_str(),
@@ -80,7 +104,10 @@ async fn demo(out: &Path, size_mib: u64, history_db: Option<&std::path::PathBuf>
     let history = open_history(history_db)?;
     let session = Session::new(ServiceClient::new(config.clone())?);
     let environment = session.environment().await?;
-    eprintln!("Signed in; environment: {}", serde_json::to_string(&environment).unwrap_or_default());
+    eprintln!(
+        "Signed in; environment: {}",
+        serde_json::to_string(&environment).unwrap_or_default()
+    );
     let args = BackupArgs {
         out: out.to_path_buf(),
         callback: CallbackKind::Loopback,

@@ -47,8 +47,10 @@ impl StageDisplay {
                     if let Some(total) = p.total {
                         bar.set_length(total);
                         bar.set_style(
-                            ProgressStyle::with_template("{bar:40} {bytes}/{total_bytes} {binary_bytes_per_sec} eta {eta}")
-                                .unwrap_or_else(|_| ProgressStyle::default_bar()),
+                            ProgressStyle::with_template(
+                                "{bar:40} {bytes}/{total_bytes} {binary_bytes_per_sec} eta {eta}",
+                            )
+                            .unwrap_or_else(|_| ProgressStyle::default_bar()),
                         );
                     }
                 }
@@ -62,7 +64,10 @@ impl StageDisplay {
 pub fn history(entries: &[HistoryEntry], json: bool) {
     if json {
         for entry in entries {
-            println!("{}", serde_json::to_string(entry).expect("history entries serialise"));
+            println!(
+                "{}",
+                serde_json::to_string(entry).expect("history entries serialise")
+            );
         }
         return;
     }
@@ -71,12 +76,18 @@ pub fn history(entries: &[HistoryEntry], json: bool) {
         return;
     }
     for e in entries {
-        let duration = e.finished_at_ms.map(|f| format!("{:.1}s", (f - e.started_at_ms) as f64 / 1000.0)).unwrap_or_default();
+        let duration = e
+            .finished_at_ms
+            .map(|f| format!("{:.1}s", (f - e.started_at_ms) as f64 / 1000.0))
+            .unwrap_or_default();
         let detail = match e.stage.as_str() {
             "saved" => format!(
                 "{} bytes  sha256 {}  {}",
                 e.bytes.unwrap_or(0),
-                e.sha256.as_deref().map(|s| &s[..12.min(s.len())]).unwrap_or(""),
+                e.sha256
+                    .as_deref()
+                    .map(|s| &s[..12.min(s.len())])
+                    .unwrap_or(""),
                 e.path.as_deref().unwrap_or("")
             ),
             "failed" => format!(
@@ -86,6 +97,13 @@ pub fn history(entries: &[HistoryEntry], json: bool) {
             ),
             _ => String::new(),
         };
-        println!("{}  {:<8} {:<7} {:>7}  {}", format_utc(e.started_at_ms), e.profile, e.stage, duration, detail);
+        println!(
+            "{}  {:<8} {:<7} {:>7}  {}",
+            format_utc(e.started_at_ms),
+            e.profile,
+            e.stage,
+            duration,
+            detail
+        );
     }
 }

@@ -100,15 +100,42 @@ pub enum CallbackKind {
 impl Connection {
     /// The service settings, with a clear error naming each missing one.
     pub fn service_config(&self) -> Result<ServiceConfig> {
-        let missing = |what: &str, var: &str| Error::Config(format!("The {what} is not set. Use --{} or {var}.", what.replace(' ', "-")));
-        let base_url = self.base_url.as_deref().ok_or_else(|| missing("base url", "KLUIS_BASE_URL"))?;
-        let api_key = self.api_key.clone().ok_or_else(|| missing("api key", "KLUIS_API_KEY"))?;
-        let username = self.username.clone().ok_or_else(|| missing("username", "KLUIS_USERNAME"))?;
-        let password = self.password.clone().ok_or_else(|| missing("password", "KLUIS_PASSWORD"))?;
-        let mut config = ServiceConfig::new(base_url, Secret::new(api_key), username, Secret::new(password), self.allow_http_loopback)?;
+        let missing = |what: &str, var: &str| {
+            Error::Config(format!(
+                "The {what} is not set. Use --{} or {var}.",
+                what.replace(' ', "-")
+            ))
+        };
+        let base_url = self
+            .base_url
+            .as_deref()
+            .ok_or_else(|| missing("base url", "KLUIS_BASE_URL"))?;
+        let api_key = self
+            .api_key
+            .clone()
+            .ok_or_else(|| missing("api key", "KLUIS_API_KEY"))?;
+        let username = self
+            .username
+            .clone()
+            .ok_or_else(|| missing("username", "KLUIS_USERNAME"))?;
+        let password = self
+            .password
+            .clone()
+            .ok_or_else(|| missing("password", "KLUIS_PASSWORD"))?;
+        let mut config = ServiceConfig::new(
+            base_url,
+            Secret::new(api_key),
+            username,
+            Secret::new(password),
+            self.allow_http_loopback,
+        )?;
         if let Some(path) = &self.ca_cert {
-            let pem = std::fs::read_to_string(path)
-                .map_err(|e| Error::Config(format!("Could not read the CA certificate {}: {e}.", path.display())))?;
+            let pem = std::fs::read_to_string(path).map_err(|e| {
+                Error::Config(format!(
+                    "Could not read the CA certificate {}: {e}.",
+                    path.display()
+                ))
+            })?;
             config.extra_ca_pem = Some(pem);
         }
         Ok(config)

@@ -9,7 +9,9 @@ use url::Url;
 use crate::callback::CallbackId;
 use crate::config::{check_url, ServiceConfig};
 use crate::error::{Error, Result};
-use crate::http::{self, body_excerpt, is_transient, is_transient_status, read_json, RedirectRule, RetryPolicy};
+use crate::http::{
+    self, body_excerpt, is_transient, is_transient_status, read_json, RedirectRule, RetryPolicy,
+};
 use crate::secret::Secret;
 
 /// How a call with a token failed, so the session can decide whether a new token may help.
@@ -20,7 +22,10 @@ pub enum CallError {
     /// 403: the api_key may not use the endpoint — or, on some servers, a stale token.
     Forbidden,
     /// Any other error status (after retries, for idempotent calls).
-    Status { status: StatusCode, excerpt: String },
+    Status {
+        status: StatusCode,
+        excerpt: String,
+    },
     Other(Error),
 }
 
@@ -49,7 +54,11 @@ pub struct ServiceClient {
 impl ServiceClient {
     pub fn new(config: ServiceConfig) -> Result<Self> {
         let http = http::build_client(&config, RedirectRule::SameOrigin)?;
-        Ok(Self { config, http, retry: RetryPolicy::default() })
+        Ok(Self {
+            config,
+            http,
+            retry: RetryPolicy::default(),
+        })
     }
 
     /// Replaces the retry policy (tests use short delays).
@@ -82,8 +91,14 @@ impl ServiceClient {
             Err(e) => return Err(finish_error(e, "signing in")),
         };
         let body = read_json(response, "signing in").await?;
-        let token = body.get("token").and_then(Value::as_str).unwrap_or_default();
-        if token.is_empty() || token.len() > 256 || reqwest::header::HeaderValue::from_str(token).is_err() {
+        let token = body
+            .get("token")
+            .and_then(Value::as_str)
+            .unwrap_or_default();
+        if token.is_empty()
+            || token.len() > 256
+            || reqwest::header::HeaderValue::from_str(token).is_err()
+        {
             return Err(Error::BadResponse("The service's answer to signing in held no usable token. Check that the base URL points at webservice_v2.".into()));
         }
         Ok(Secret::new(token))
@@ -94,7 +109,14 @@ impl ServiceClient {
         let url = self.config.endpoint(&["util", "environment"]);
         let username = self.config.username.as_str();
         let response = self
-            .send(Method::GET, &url, Some(token), |r| r.query(&[("username", username)]).header("accept", "*/*"), true, "the environment request")
+            .send(
+                Method::GET,
+                &url,
+                Some(token),
+                |r| r.query(&[("username", username)]).header("accept", "*/*"),
+                true,
+                "the environment request",
+            )
             .await?;
         Ok(read_json(response, "the environment request").await?)
     }
@@ -103,10 +125,23 @@ impl ServiceClient {
     ///
     /// Never re-sent once it may have reached the server, because a second POST starts a second
     /// backup: only a failure to connect (the request was provably never sent) is retried.
-    pub async fn backup_owner(&self, token: &Secret, webhook_url: &Url) -> Result<Value, CallError> {
+    pub async fn backup_owner(
+        &self,
+        token: &Secret,
+        webhook_url: &Url,
+    ) -> Result<Value, CallError> {
         let url = self.config.endpoint(&["backup", "owner"]);
         let body = serde_json::json!({ "webhook_url": webhook_url.as_str() });
-        let response = self.send(Method::POST, &url, Some(token), |r| r.json(&body), false, "the backup request").await?;
+        let response = self
+            .send(
+                Method::POST,
+                &url,
+                Some(token),
+                |r| r.json(&body),
+                false,
+                "the backup request",
+            )
+            .await?;
         let status = response.status();
         if status != StatusCode::ACCEPTED {
             let excerpt = body_excerpt(response).await;
@@ -124,18 +159,35 @@ impl ServiceClient {
     }
 
     /// `GET /webhook?id=` → `data.url` and the rest of `data`.
-    pub async fn webhook(&self, token: &Secret, id: &CallbackId) -> Result<WebhookPayload, CallError> {
+    pub async fn webhook(
+        &self,
+        token: &Secret,
+        id: &CallbackId,
+    ) -> Result<WebhookPayload, CallError> {
         let url = self.config.endpoint(&["webhook"]);
         let id = id.expose();
         let response = self
-            .send(Method::GET, &url, Some(token), |r| r.query(&[("id", id.expose())]), true, "the result request")
+            .send(
+                Method::GET,
+                &url,
+                Some(token),
+                |r| r.query(&[("id", id.expose())]),
+                true,
+                "the result request",
+            )
             .await?;
         let body = read_json(response, "the result request").await?;
         let data = body.get("data").cloned().unwrap_or(Value::Null);
-        let bad = |why: &str| CallError::Other(Error::BadResponse(format!("The service's result {why}. The backup may have failed on the service's side; try again.")));
-        let text = data.get("url").and_then(Value::as_str).ok_or_else(|| bad("held no data.url"))?;
+        let bad = |why: &str| {
+            CallError::Other(Error::BadResponse(format!("The service's result {why}. The backup may have failed on the service's side; try again.")))
+        };
+        let text = data
+            .get("url")
+            .and_then(Value::as_str)
+            .ok_or_else(|| bad("held no data.url"))?;
         let url = Url::parse(text).map_err(|_| bad("held a data.url that is not a URL"))?;
-        check_url(&url, self.config.allow_http_loopback).map_err(|_| bad("held a data.url that is not https"))?;
+        check_url(&url, self.config.allow_http_loopback)
+            .map_err(|_| bad("held a data.url that is not https"))?;
         Ok(WebhookPayload { url, data })
     }
 
@@ -169,7 +221,11 @@ impl ServiceClient {
                     }
                 }
                 Err(err) => {
-                    let may_retry = if idempotent { is_transient(&err) } else { err.is_connect() };
+                    let may_retry = if idempotent {
+                        is_transient(&err)
+                    } else {
+                        err.is_connect()
+                    };
                     if !(may_retry && retry_left) {
                         return Err(CallError::Other(Error::network("the service", err)));
                     }
@@ -186,7 +242,10 @@ async fn classify(response: reqwest::Response) -> Result<reqwest::Response, Call
         s if s.is_success() => Ok(response),
         StatusCode::UNAUTHORIZED => Err(CallError::Unauthorized),
         StatusCode::FORBIDDEN => Err(CallError::Forbidden),
-        status => Err(CallError::Status { status, excerpt: body_excerpt(response).await }),
+        status => Err(CallError::Status {
+            status,
+            excerpt: body_excerpt(response).await,
+        }),
     }
 }
 

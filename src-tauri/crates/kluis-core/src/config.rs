@@ -33,7 +33,10 @@ pub struct Timeouts {
 
 impl Default for Timeouts {
     fn default() -> Self {
-        Self { connect: Duration::from_secs(15), read: Duration::from_secs(60) }
+        Self {
+            connect: Duration::from_secs(15),
+            read: Duration::from_secs(60),
+        }
     }
 }
 
@@ -54,10 +57,14 @@ impl ServiceConfig {
             return Err(Error::Config("The api key is not in the expected form (a UUID such as 123e4567-e89b-12d3-a456-426614174000). Check it for typing errors.".into()));
         }
         if username.trim().is_empty() {
-            return Err(Error::Config("The username is missing. Enter the username of the klant.".into()));
+            return Err(Error::Config(
+                "The username is missing. Enter the username of the klant.".into(),
+            ));
         }
         if password.is_empty() {
-            return Err(Error::Config("The password is missing. Enter the password of the klant.".into()));
+            return Err(Error::Config(
+                "The password is missing. Enter the password of the klant.".into(),
+            ));
         }
         Ok(Self {
             base_url,
@@ -85,11 +92,21 @@ impl ServiceConfig {
 /// user info, query or fragment.
 pub fn parse_base_url(text: &str, allow_http_loopback: bool) -> Result<Url> {
     let url = Url::parse(text.trim()).map_err(|e| {
-        Error::Config(format!("The base URL is not a valid URL ({e}). It looks like https://host/path/webservice_v2."))
+        Error::Config(format!(
+            "The base URL is not a valid URL ({e}). It looks like https://host/path/webservice_v2."
+        ))
     })?;
-    check_url(&url, allow_http_loopback).map_err(|why| Error::Config(format!("The base URL {why}.")))?;
-    if !url.username().is_empty() || url.password().is_some() || url.query().is_some() || url.fragment().is_some() {
-        return Err(Error::Config("The base URL must not contain a user name, password, query (?…) or fragment (#…).".into()));
+    check_url(&url, allow_http_loopback)
+        .map_err(|why| Error::Config(format!("The base URL {why}.")))?;
+    if !url.username().is_empty()
+        || url.password().is_some()
+        || url.query().is_some()
+        || url.fragment().is_some()
+    {
+        return Err(Error::Config(
+            "The base URL must not contain a user name, password, query (?…) or fragment (#…)."
+                .into(),
+        ));
     }
     Ok(url)
 }
@@ -103,7 +120,9 @@ pub fn check_url(url: &Url, allow_http_loopback: bool) -> std::result::Result<()
     match url.scheme() {
         "https" => Ok(()),
         "http" if allow_http_loopback && is_loopback(url) => Ok(()),
-        "http" if is_loopback(url) => Err("uses plain http; that is allowed for loopback addresses only with the explicit opt-in"),
+        "http" if is_loopback(url) => Err(
+            "uses plain http; that is allowed for loopback addresses only with the explicit opt-in",
+        ),
         _ => Err("must start with https://"),
     }
 }
@@ -122,14 +141,31 @@ mod tests {
     use super::*;
 
     fn config(base: &str) -> ServiceConfig {
-        ServiceConfig::new(base, "123e4567-e89b-12d3-a456-426614174000".into(), "u".into(), "p".into(), false).unwrap()
+        ServiceConfig::new(
+            base,
+            "123e4567-e89b-12d3-a456-426614174000".into(),
+            "u".into(),
+            "p".into(),
+            false,
+        )
+        .unwrap()
     }
 
     /// The base URL's path prefix is kept, with or without a trailing slash.
     #[test]
     fn endpoint_keeps_path_prefix() {
-        assert_eq!(config("https://h/webservice_v2").endpoint(&["util", "environment"]).as_str(), "https://h/webservice_v2/util/environment");
-        assert_eq!(config("https://h/webservice_v2/").endpoint(&["webhook"]).as_str(), "https://h/webservice_v2/webhook");
+        assert_eq!(
+            config("https://h/webservice_v2")
+                .endpoint(&["util", "environment"])
+                .as_str(),
+            "https://h/webservice_v2/util/environment"
+        );
+        assert_eq!(
+            config("https://h/webservice_v2/")
+                .endpoint(&["webhook"])
+                .as_str(),
+            "https://h/webservice_v2/webhook"
+        );
     }
 
     /// Plain http is refused except for loopback with the opt-in.
@@ -145,7 +181,14 @@ mod tests {
     /// A key that is not a UUID is refused before anything is sent.
     #[test]
     fn api_key_must_be_uuid() {
-        let err = ServiceConfig::new("https://h/x", "not-a-key".into(), "u".into(), "p".into(), false).unwrap_err();
+        let err = ServiceConfig::new(
+            "https://h/x",
+            "not-a-key".into(),
+            "u".into(),
+            "p".into(),
+            false,
+        )
+        .unwrap_err();
         assert_eq!(err.code(), "config");
     }
 }

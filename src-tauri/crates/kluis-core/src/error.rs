@@ -59,7 +59,9 @@ impl Error {
 
     /// An I/O error about `what` (a path or a description, never a secret).
     pub fn io(what: impl std::fmt::Display, err: std::io::Error) -> Error {
-        Error::Io(format!("Could not {what}: {err}. Check that the folder exists and that you may write to it."))
+        Error::Io(format!(
+            "Could not {what}: {err}. Check that the folder exists and that you may write to it."
+        ))
     }
 
     /// A transport error while talking to `whom` ("the service", "the file host").
@@ -94,7 +96,10 @@ pub type Result<T, E = Error> = std::result::Result<T, E>;
 /// A short, printable excerpt of `text` (at most `max` characters) with control characters
 /// dropped and every UUID-shaped run (tokens, api keys, webhook ids look like that) masked.
 pub fn mask_secrets(text: &str, max: usize) -> String {
-    let cleaned: String = text.chars().map(|c| if c.is_control() { ' ' } else { c }).collect();
+    let cleaned: String = text
+        .chars()
+        .map(|c| if c.is_control() { ' ' } else { c })
+        .collect();
     let chars: Vec<char> = cleaned.chars().collect();
     let mut out = String::new();
     let mut i = 0;
@@ -138,13 +143,19 @@ mod tests {
     /// Long bodies are cut to the limit.
     #[test]
     fn cuts_long_text() {
-        assert_eq!(mask_secrets(&"x".repeat(50), 10), format!("{}…", "x".repeat(10)));
+        assert_eq!(
+            mask_secrets(&"x".repeat(50), 10),
+            format!("{}…", "x".repeat(10))
+        );
     }
 
     /// The UI receives `{code, message}`.
     #[test]
     fn serialises_code_and_message() {
         let json = serde_json::to_value(Error::Config("Set the base URL.".into())).unwrap();
-        assert_eq!(json, serde_json::json!({"code": "config", "message": "Set the base URL."}));
+        assert_eq!(
+            json,
+            serde_json::json!({"code": "config", "message": "Set the base URL."})
+        );
     }
 }

@@ -22,7 +22,10 @@ pub fn choose(content_disposition: Option<&str>, url: &Url, now: time::OffsetDat
 /// `owner-backup-20261122T155000Z.zip`.
 pub fn fallback(now: time::OffsetDateTime) -> String {
     let format = time::macros::format_description!("[year][month][day]T[hour][minute][second]Z");
-    let stamp = now.to_offset(time::UtcOffset::UTC).format(&format).unwrap_or_else(|_| "backup".into());
+    let stamp = now
+        .to_offset(time::UtcOffset::UTC)
+        .format(&format)
+        .unwrap_or_else(|_| "backup".into());
     format!("owner-backup-{stamp}.zip")
 }
 
@@ -32,7 +35,9 @@ pub fn from_content_disposition(value: &str) -> Option<String> {
     let mut plain = None;
     let mut extended = None;
     for param in split_params(value).into_iter().skip(1) {
-        let Some((name, raw)) = param.split_once('=') else { continue };
+        let Some((name, raw)) = param.split_once('=') else {
+            continue;
+        };
         match name.trim().to_ascii_lowercase().as_str() {
             "filename*" => {
                 let raw = raw.trim();
@@ -73,12 +78,18 @@ fn split_params(value: &str) -> Vec<String> {
 }
 
 fn unquote(raw: &str) -> String {
-    let Some(inner) = raw.strip_prefix('"') else { return raw.to_string() };
+    let Some(inner) = raw.strip_prefix('"') else {
+        return raw.to_string();
+    };
     let inner = inner.strip_suffix('"').unwrap_or(inner);
     let mut out = String::new();
     let mut chars = inner.chars();
     while let Some(c) = chars.next() {
-        out.push(if c == '\\' { chars.next().unwrap_or('\\') } else { c });
+        out.push(if c == '\\' {
+            chars.next().unwrap_or('\\')
+        } else {
+            c
+        });
     }
     out
 }
@@ -93,14 +104,22 @@ pub fn sanitize(name: &str) -> Option<String> {
         .filter(|c| !c.is_control() && !matches!(c, '\u{200B}'..='\u{200F}' | '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}'))
         .map(|c| if matches!(c, '<' | '>' | ':' | '"' | '|' | '?' | '*') { '_' } else { c })
         .collect();
-    let trimmed = cleaned.trim_start_matches(['.', ' ']).trim_end_matches(['.', ' ']);
+    let trimmed = cleaned
+        .trim_start_matches(['.', ' '])
+        .trim_end_matches(['.', ' ']);
     if trimmed.is_empty() {
         return None;
     }
     let stem = trimmed.split('.').next().unwrap_or("").to_ascii_uppercase();
     let reserved = matches!(stem.as_str(), "CON" | "PRN" | "AUX" | "NUL")
-        || (stem.len() == 4 && (stem.starts_with("COM") || stem.starts_with("LPT")) && stem.as_bytes()[3].is_ascii_digit());
-    let named = if reserved { format!("_{trimmed}") } else { trimmed.to_string() };
+        || (stem.len() == 4
+            && (stem.starts_with("COM") || stem.starts_with("LPT"))
+            && stem.as_bytes()[3].is_ascii_digit());
+    let named = if reserved {
+        format!("_{trimmed}")
+    } else {
+        trimmed.to_string()
+    };
     Some(truncate_keeping_extension(&named))
 }
 
@@ -131,13 +150,25 @@ mod tests {
     /// `filename*` beats `filename`; quotes and escapes are handled.
     #[test]
     fn parses_content_disposition() {
-        assert_eq!(from_content_disposition("attachment; filename=\"a;b.zip\"").as_deref(), Some("a;b.zip"));
-        assert_eq!(from_content_disposition("attachment; filename=plain.zip").as_deref(), Some("plain.zip"));
         assert_eq!(
-            from_content_disposition("attachment; filename=\"x.zip\"; filename*=UTF-8''back%C3%BCp%20v2.zip").as_deref(),
+            from_content_disposition("attachment; filename=\"a;b.zip\"").as_deref(),
+            Some("a;b.zip")
+        );
+        assert_eq!(
+            from_content_disposition("attachment; filename=plain.zip").as_deref(),
+            Some("plain.zip")
+        );
+        assert_eq!(
+            from_content_disposition(
+                "attachment; filename=\"x.zip\"; filename*=UTF-8''back%C3%BCp%20v2.zip"
+            )
+            .as_deref(),
             Some("backüp v2.zip")
         );
-        assert_eq!(from_content_disposition("attachment; filename=\"q\\\"uote.zip\"").as_deref(), Some("q\"uote.zip"));
+        assert_eq!(
+            from_content_disposition("attachment; filename=\"q\\\"uote.zip\"").as_deref(),
+            Some("q\"uote.zip")
+        );
         assert_eq!(from_content_disposition("attachment").as_deref(), None);
     }
 
@@ -145,25 +176,44 @@ mod tests {
     #[test]
     fn hostile_names_become_harmless() {
         assert_eq!(sanitize("../../etc/passwd").as_deref(), Some("passwd"));
-        assert_eq!(sanitize("..\\..\\Windows\\win.ini").as_deref(), Some("win.ini"));
+        assert_eq!(
+            sanitize("..\\..\\Windows\\win.ini").as_deref(),
+            Some("win.ini")
+        );
         assert_eq!(sanitize("..").as_deref(), None);
         assert_eq!(sanitize("/").as_deref(), None);
         assert_eq!(sanitize(".bashrc").as_deref(), Some("bashrc"));
         assert_eq!(sanitize("a\u{0}b\nc.zip").as_deref(), Some("abc.zip"));
-        assert_eq!(sanitize("evil\u{202E}piz.exe").as_deref(), Some("evilpiz.exe"));
+        assert_eq!(
+            sanitize("evil\u{202E}piz.exe").as_deref(),
+            Some("evilpiz.exe")
+        );
         assert_eq!(sanitize("CON.zip").as_deref(), Some("_CON.zip"));
         assert_eq!(sanitize("what?.zip").as_deref(), Some("what_.zip"));
         let long = format!("{}.zip", "é".repeat(200));
         let cut = sanitize(&long).unwrap();
-        assert!(cut.len() <= MAX_NAME_BYTES && cut.ends_with(".zip"), "{cut}");
+        assert!(
+            cut.len() <= MAX_NAME_BYTES && cut.ends_with(".zip"),
+            "{cut}"
+        );
     }
 
     /// Content-Disposition, then the URL, then the timestamped fallback.
     #[test]
     fn chooses_in_order() {
         let u = url("https://files/download/backup%202026.zip");
-        assert_eq!(choose(Some("attachment; filename=\"../x.zip\""), &u, NOW), "x.zip");
+        assert_eq!(
+            choose(Some("attachment; filename=\"../x.zip\""), &u, NOW),
+            "x.zip"
+        );
         assert_eq!(choose(None, &u, NOW), "backup 2026.zip");
-        assert_eq!(choose(Some("attachment; filename=\"..\""), &url("https://files/"), NOW), "owner-backup-20261122T155000Z.zip");
+        assert_eq!(
+            choose(
+                Some("attachment; filename=\"..\""),
+                &url("https://files/"),
+                NOW
+            ),
+            "owner-backup-20261122T155000Z.zip"
+        );
     }
 }

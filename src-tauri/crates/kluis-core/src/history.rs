@@ -61,7 +61,8 @@ CREATE TABLE IF NOT EXISTS transitions (
 CREATE INDEX IF NOT EXISTS jobs_started ON jobs(started_at_ms);
 ";
 
-const SELECT_JOBS: &str = "SELECT id, profile, transport, started_at_ms, finished_at_ms, stage, bytes, sha256, path,
+const SELECT_JOBS: &str =
+    "SELECT id, profile, transport, started_at_ms, finished_at_ms, stage, bytes, sha256, path,
     failed_stage, error_code, error_message FROM jobs";
 
 fn entry_from_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<HistoryEntry> {
@@ -96,7 +97,8 @@ impl History {
     /// Opens (creating if needed) the store at `path`.
     pub fn open(path: &Path) -> Result<Self> {
         if let Some(dir) = path.parent() {
-            std::fs::create_dir_all(dir).map_err(|e| Error::io(format!("create {}", dir.display()), e))?;
+            std::fs::create_dir_all(dir)
+                .map_err(|e| Error::io(format!("create {}", dir.display()), e))?;
         }
         Self::setup(Connection::open(path).map_err(db_error)?)
     }
@@ -113,10 +115,14 @@ impl History {
     }
 
     fn setup(conn: Connection) -> Result<Self> {
-        conn.busy_timeout(std::time::Duration::from_secs(5)).map_err(db_error)?;
-        conn.pragma_update(None, "journal_mode", "WAL").map_err(db_error)?;
+        conn.busy_timeout(std::time::Duration::from_secs(5))
+            .map_err(db_error)?;
+        conn.pragma_update(None, "journal_mode", "WAL")
+            .map_err(db_error)?;
         conn.execute_batch(SCHEMA).map_err(db_error)?;
-        Ok(Self { conn: Mutex::new(conn) })
+        Ok(Self {
+            conn: Mutex::new(conn),
+        })
     }
 
     /// Records a new job in stage `requested`.
@@ -129,8 +135,11 @@ impl History {
             params![id.to_string(), profile, transport, now, Stage::Requested.as_str()],
         )
         .map_err(db_error)?;
-        tx.execute("INSERT INTO transitions VALUES (?1, ?2, ?3)", params![id.to_string(), now, Stage::Requested.as_str()])
-            .map_err(db_error)?;
+        tx.execute(
+            "INSERT INTO transitions VALUES (?1, ?2, ?3)",
+            params![id.to_string(), now, Stage::Requested.as_str()],
+        )
+        .map_err(db_error)?;
         tx.commit().map_err(db_error)
     }
 
@@ -139,8 +148,16 @@ impl History {
         let now = now_ms();
         let mut conn = self.conn.lock().unwrap();
         let tx = conn.transaction().map_err(db_error)?;
-        tx.execute("UPDATE jobs SET stage = ?2 WHERE id = ?1", params![id.to_string(), stage.as_str()]).map_err(db_error)?;
-        tx.execute("INSERT INTO transitions VALUES (?1, ?2, ?3)", params![id.to_string(), now, stage.as_str()]).map_err(db_error)?;
+        tx.execute(
+            "UPDATE jobs SET stage = ?2 WHERE id = ?1",
+            params![id.to_string(), stage.as_str()],
+        )
+        .map_err(db_error)?;
+        tx.execute(
+            "INSERT INTO transitions VALUES (?1, ?2, ?3)",
+            params![id.to_string(), now, stage.as_str()],
+        )
+        .map_err(db_error)?;
         tx.commit().map_err(db_error)
     }
 
@@ -175,15 +192,21 @@ impl History {
         let conn = self.conn.lock().unwrap();
         let sql = format!("{SELECT_JOBS} WHERE (?1 IS NULL OR profile = ?1) ORDER BY started_at_ms DESC, rowid DESC LIMIT ?2");
         let mut statement = conn.prepare(&sql).map_err(db_error)?;
-        let rows = statement.query_map(params![profile, limit as i64], entry_from_row).map_err(db_error)?;
+        let rows = statement
+            .query_map(params![profile, limit as i64], entry_from_row)
+            .map_err(db_error)?;
         rows.collect::<Result<Vec<_>, _>>().map_err(db_error)
     }
 
     pub fn get(&self, id: Uuid) -> Result<Option<HistoryEntry>> {
         let conn = self.conn.lock().unwrap();
-        conn.query_row(&format!("{SELECT_JOBS} WHERE id = ?1"), params![id.to_string()], entry_from_row)
-            .optional()
-            .map_err(db_error)
+        conn.query_row(
+            &format!("{SELECT_JOBS} WHERE id = ?1"),
+            params![id.to_string()],
+            entry_from_row,
+        )
+        .optional()
+        .map_err(db_error)
     }
 
     /// The stages job `id` went through, in order.
@@ -192,14 +215,17 @@ impl History {
         let mut statement = conn
             .prepare("SELECT stage FROM transitions WHERE job_id = ?1 ORDER BY at_ms, rowid")
             .map_err(db_error)?;
-        let rows = statement.query_map(params![id.to_string()], |row| row.get(0)).map_err(db_error)?;
+        let rows = statement
+            .query_map(params![id.to_string()], |row| row.get(0))
+            .map_err(db_error)?;
         rows.collect::<Result<Vec<_>, _>>().map_err(db_error)
     }
 }
 
 /// `2026-11-22 15:50:00 UTC` for unix milliseconds.
 pub fn format_utc(ms: i64) -> String {
-    let format = time::macros::format_description!("[year]-[month]-[day] [hour]:[minute]:[second] UTC");
+    let format =
+        time::macros::format_description!("[year]-[month]-[day] [hour]:[minute]:[second] UTC");
     time::OffsetDateTime::from_unix_timestamp_nanos(ms as i128 * 1_000_000)
         .ok()
         .and_then(|t| t.format(&format).ok())

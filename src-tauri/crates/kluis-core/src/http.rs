@@ -55,22 +55,32 @@ pub fn build_client(config: &ServiceConfig, rule: RedirectRule) -> Result<reqwes
             Error::Config("The extra CA certificate file is not valid PEM. Point --ca-cert / KLUIS_CA_CERT at a PEM certificate.".into())
         })?;
         if certs.is_empty() {
-            return Err(Error::Config("The extra CA certificate file holds no certificate.".into()));
+            return Err(Error::Config(
+                "The extra CA certificate file holds no certificate.".into(),
+            ));
         }
         for cert in certs {
             builder = builder.add_root_certificate(cert);
         }
     }
-    builder
-        .build()
-        .map_err(|e| Error::Config(format!("Could not set up HTTPS: {}", mask_secrets(&e.without_url().to_string(), 200))))
+    builder.build().map_err(|e| {
+        Error::Config(format!(
+            "Could not set up HTTPS: {}",
+            mask_secrets(&e.without_url().to_string(), 200)
+        ))
+    })
 }
 
 /// Reads an answer's body as JSON, refusing more than [`MAX_JSON_BYTES`].
 pub async fn read_json(mut response: reqwest::Response, what: &str) -> Result<Value> {
-    let body = read_capped(&mut response, MAX_JSON_BYTES).await?.ok_or_else(|| {
-        Error::BadResponse(format!("The answer to {what} was larger than {} KiB; it was not read.", MAX_JSON_BYTES / 1024))
-    })?;
+    let body = read_capped(&mut response, MAX_JSON_BYTES)
+        .await?
+        .ok_or_else(|| {
+            Error::BadResponse(format!(
+                "The answer to {what} was larger than {} KiB; it was not read.",
+                MAX_JSON_BYTES / 1024
+            ))
+        })?;
     serde_json::from_slice(&body).map_err(|_| {
         Error::BadResponse(format!(
             "The answer to {what} was not valid JSON: \"{}\". The service may be down or the base URL may point elsewhere.",
@@ -82,7 +92,11 @@ pub async fn read_json(mut response: reqwest::Response, what: &str) -> Result<Va
 /// The body, or `None` when it is longer than `cap` bytes.
 pub async fn read_capped(response: &mut reqwest::Response, cap: usize) -> Result<Option<Vec<u8>>> {
     let mut body = Vec::new();
-    while let Some(chunk) = response.chunk().await.map_err(|e| Error::network("the service", e))? {
+    while let Some(chunk) = response
+        .chunk()
+        .await
+        .map_err(|e| Error::network("the service", e))?
+    {
         if body.len() + chunk.len() > cap {
             return Ok(None);
         }
@@ -110,7 +124,11 @@ pub struct RetryPolicy {
 
 impl Default for RetryPolicy {
     fn default() -> Self {
-        Self { attempts: 4, first_delay: Duration::from_millis(500), max_delay: Duration::from_secs(8) }
+        Self {
+            attempts: 4,
+            first_delay: Duration::from_millis(500),
+            max_delay: Duration::from_secs(8),
+        }
     }
 }
 
@@ -139,7 +157,11 @@ mod tests {
     /// The backoff doubles and stops growing at the cap.
     #[test]
     fn backoff_doubles_up_to_cap() {
-        let p = RetryPolicy { attempts: 10, first_delay: Duration::from_millis(100), max_delay: Duration::from_millis(350) };
+        let p = RetryPolicy {
+            attempts: 10,
+            first_delay: Duration::from_millis(100),
+            max_delay: Duration::from_millis(350),
+        };
         assert_eq!(p.delay(1), Duration::from_millis(100));
         assert_eq!(p.delay(2), Duration::from_millis(200));
         assert_eq!(p.delay(3), Duration::from_millis(350));

@@ -90,23 +90,43 @@ impl Drop for Unfinished<'_> {
 
 impl BackupJob<'_> {
     /// Runs one backup to the end. `events` sees every stage and the download's progress.
-    pub async fn run(&self, request: &BackupRequest, events: &mut (dyn FnMut(JobEvent) + Send)) -> Result<Saved> {
+    pub async fn run(
+        &self,
+        request: &BackupRequest,
+        events: &mut (dyn FnMut(JobEvent) + Send),
+    ) -> Result<Saved> {
         let id = Uuid::new_v4();
-        self.history.start(id, &request.profile, self.transport.name())?;
-        let mut tracker = Unfinished { history: self.history, id, stage: Stage::Requested, done: false };
-        events(JobEvent::Stage { stage: Stage::Requested });
+        self.history
+            .start(id, &request.profile, self.transport.name())?;
+        let mut tracker = Unfinished {
+            history: self.history,
+            id,
+            stage: Stage::Requested,
+            done: false,
+        };
+        events(JobEvent::Stage {
+            stage: Stage::Requested,
+        });
         let outcome = self.steps(id, request, &mut tracker, events).await;
         tracker.done = true;
         match &outcome {
             Ok(saved) => self.history.saved(id, saved)?,
             Err(error) => {
-                tracing::warn!(code = error.code(), stage = tracker.stage.as_str(), "backup failed");
+                tracing::warn!(
+                    code = error.code(),
+                    stage = tracker.stage.as_str(),
+                    "backup failed"
+                );
                 self.history.failed(id, tracker.stage, error)?;
-                events(JobEvent::Stage { stage: Stage::Failed });
+                events(JobEvent::Stage {
+                    stage: Stage::Failed,
+                });
             }
         }
         if outcome.is_ok() {
-            events(JobEvent::Stage { stage: Stage::Saved });
+            events(JobEvent::Stage {
+                stage: Stage::Saved,
+            });
         }
         outcome
     }
@@ -118,7 +138,10 @@ impl BackupJob<'_> {
         tracker: &mut Unfinished<'_>,
         events: &mut (dyn FnMut(JobEvent) + Send),
     ) -> Result<Saved> {
-        let enter = |tracker: &mut Unfinished<'_>, stage: Stage, events: &mut (dyn FnMut(JobEvent) + Send)| -> Result<()> {
+        let enter = |tracker: &mut Unfinished<'_>,
+                     stage: Stage,
+                     events: &mut (dyn FnMut(JobEvent) + Send)|
+         -> Result<()> {
             self.history.transition(id, stage)?;
             tracker.stage = stage;
             events(JobEvent::Stage { stage });
@@ -126,7 +149,11 @@ impl BackupJob<'_> {
         };
 
         // Listening starts before the POST, so a callback that beats the 202 is kept.
-        let Registration { webhook_url, mut ids, guard: _guard } = self.transport.prepare(id).await?;
+        let Registration {
+            webhook_url,
+            mut ids,
+            guard: _guard,
+        } = self.transport.prepare(id).await?;
         self.session.backup_owner(&webhook_url).await?;
         enter(tracker, Stage::Accepted, events)?;
 
@@ -148,14 +175,18 @@ impl BackupJob<'_> {
             // The id is only a hint: an id the service does not know is ignored.
             match self.session.webhook(&id).await? {
                 Some(payload) => break payload,
-                None => tracing::warn!(callback_id = %id, "the service does not know this callback id; still waiting"),
+                None => {
+                    tracing::warn!(callback_id = %id, "the service does not know this callback id; still waiting")
+                }
             }
         };
         enter(tracker, Stage::ResultFetched, events)?;
 
         enter(tracker, Stage::Downloading, events)?;
         let mut on_progress = |p: Progress| events(JobEvent::Progress(p));
-        self.downloader.download(&payload.url, &request.destination, &mut on_progress).await
+        self.downloader
+            .download(&payload.url, &request.destination, &mut on_progress)
+            .await
     }
 }
 

@@ -88,11 +88,17 @@ impl Session {
     }
 
     pub async fn environment(&self) -> Result<Value> {
-        self.call("reading the environment information", |t| async move { self.client.environment(&t).await }).await
+        self.call("reading the environment information", |t| async move {
+            self.client.environment(&t).await
+        })
+        .await
     }
 
     pub async fn backup_owner(&self, webhook_url: &Url) -> Result<Value> {
-        self.call("starting a backup", |t| async move { self.client.backup_owner(&t, webhook_url).await }).await
+        self.call("starting a backup", |t| async move {
+            self.client.backup_owner(&t, webhook_url).await
+        })
+        .await
     }
 
     /// The result for callback `id`, or `None` when the service does not know the id (404):
@@ -101,7 +107,11 @@ impl Session {
         let fetched = self
             .call("fetching the backup result", |t| async move {
                 match self.client.webhook(&t, id).await {
-                    Err(CallError::Status { status, .. }) if status == reqwest::StatusCode::NOT_FOUND => Ok(None),
+                    Err(CallError::Status { status, .. })
+                        if status == reqwest::StatusCode::NOT_FOUND =>
+                    {
+                        Ok(None)
+                    }
                     other => other.map(Some),
                 }
             })
@@ -135,14 +145,29 @@ impl Session {
         let mut cached = self.cached.lock().await;
         if let Some(c) = cached.as_ref() {
             if self.clock.now() + self.margin < c.obtained + self.lifetime {
-                return Ok(Lease { token: c.token.clone(), generation: c.generation, fresh: false });
+                return Ok(Lease {
+                    token: c.token.clone(),
+                    generation: c.generation,
+                    fresh: false,
+                });
             }
         }
         let obtained = self.clock.now();
         let token = self.client.authenticate().await?;
-        let generation = self.generations.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;
-        *cached = Some(CachedToken { token: token.clone(), obtained, generation });
-        Ok(Lease { token, generation, fresh: true })
+        let generation = self
+            .generations
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+            + 1;
+        *cached = Some(CachedToken {
+            token: token.clone(),
+            obtained,
+            generation,
+        });
+        Ok(Lease {
+            token,
+            generation,
+            fresh: true,
+        })
     }
 
     /// Drops the cached token if it is still the one of `generation`.

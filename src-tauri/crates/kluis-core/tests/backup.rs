@@ -8,7 +8,13 @@ use common::*;
 use kluis_core::{DownloadOptions, JobEvent, Stage};
 
 fn stages(events: &[JobEvent]) -> Vec<Stage> {
-    events.iter().filter_map(|e| match e { JobEvent::Stage { stage } => Some(*stage), _ => None }).collect()
+    events
+        .iter()
+        .filter_map(|e| match e {
+            JobEvent::Stage { stage } => Some(*stage),
+            _ => None,
+        })
+        .collect()
 }
 
 /// The well-behaved flow: every stage in order, a verified file, a history row with the
@@ -20,13 +26,32 @@ async fn backup_saves_verified_file_and_records_history() {
     let saved = saved.expect("backup succeeds");
     assert_eq!(
         stages(&events),
-        [Stage::Requested, Stage::Accepted, Stage::CallbackReceived, Stage::ResultFetched, Stage::Downloading, Stage::Saved]
+        [
+            Stage::Requested,
+            Stage::Accepted,
+            Stage::CallbackReceived,
+            Stage::ResultFetched,
+            Stage::Downloading,
+            Stage::Saved
+        ]
     );
     assert_eq!(saved.bytes, 3 * 1024 * 1024 + 17);
-    assert_eq!(saved.sha256, expected_sha(saved.bytes), "SHA-256 of what the server sent");
-    assert_eq!(sha256_of(&saved.path), saved.sha256, "the file on disk is what was hashed");
+    assert_eq!(
+        saved.sha256,
+        expected_sha(saved.bytes),
+        "SHA-256 of what the server sent"
+    );
+    assert_eq!(
+        sha256_of(&saved.path),
+        saved.sha256,
+        "the file on disk is what was hashed"
+    );
     assert_eq!(saved.path, h.out.path().join("owner-backup.zip"));
-    assert_eq!(h.out_entries(), [saved.path.clone()], "no part file left beside it");
+    assert_eq!(
+        h.out_entries(),
+        std::slice::from_ref(&saved.path),
+        "no part file left beside it"
+    );
 
     let rows = h.history.list(None, 10).unwrap();
     assert_eq!(rows.len(), 1);
@@ -36,9 +61,20 @@ async fn backup_saves_verified_file_and_records_history() {
     let id = rows[0].id.parse().unwrap();
     assert_eq!(
         h.history.transitions(id).unwrap(),
-        ["requested", "accepted", "callback_received", "result_fetched", "downloading", "saved"]
+        [
+            "requested",
+            "accepted",
+            "callback_received",
+            "result_fetched",
+            "downloading",
+            "saved"
+        ]
     );
-    assert_eq!(h.sim.stats().token_on_file_origin, 0, "the token must never reach the file host");
+    assert_eq!(
+        h.sim.stats().token_on_file_origin,
+        0,
+        "the token must never reach the file host"
+    );
     assert_eq!(h.sim.stats().backups_started, 1);
 }
 
@@ -72,7 +108,10 @@ async fn missing_callback_times_out_and_saves_nothing() {
     assert!(h.out_entries().is_empty());
     assert_eq!(stages(&events).last(), Some(&Stage::Failed));
     let row = &h.history.list(None, 1).unwrap()[0];
-    assert_eq!((row.stage.as_str(), row.failed_stage.as_deref()), ("failed", Some("accepted")));
+    assert_eq!(
+        (row.stage.as_str(), row.failed_stage.as_deref()),
+        ("failed", Some("accepted"))
+    );
     assert_eq!(row.error_code.as_deref(), Some("callback_timeout"));
 }
 
@@ -103,7 +142,11 @@ async fn backup_post_is_not_resent() {
     let err = saved.unwrap_err();
     assert_eq!(err.code(), "service_error");
     assert!(err.to_string().contains("500"), "{err}");
-    assert_eq!(h.sim.stats().backups_started, 1, "a second POST would start a second backup");
+    assert_eq!(
+        h.sim.stats().backups_started,
+        1,
+        "a second POST would start a second backup"
+    );
     assert!(h.out_entries().is_empty());
 }
 
@@ -117,7 +160,11 @@ async fn late_callback_after_service_retries() {
     .await;
     let (saved, _) = h.backup().await;
     saved.unwrap();
-    assert_eq!(h.sim.stats().callbacks_sent, 1, "the receiver answered the first one");
+    assert_eq!(
+        h.sim.stats().callbacks_sent,
+        1,
+        "the receiver answered the first one"
+    );
 }
 
 /// A download cut mid-way resumes with Range/If-Range and yields the exact file.
@@ -162,8 +209,16 @@ async fn download_that_keeps_failing_leaves_nothing() {
     .await;
     let (saved, _) = h.backup().await;
     let err = saved.unwrap_err();
-    assert!(matches!(err.code(), "download_failed" | "network"), "{}", err.code());
-    assert!(h.out_entries().is_empty(), "no partial file: {:?}", h.out_entries());
+    assert!(
+        matches!(err.code(), "download_failed" | "network"),
+        "{}",
+        err.code()
+    );
+    assert!(
+        h.out_entries().is_empty(),
+        "no partial file: {:?}",
+        h.out_entries()
+    );
     let row = &h.history.list(None, 1).unwrap()[0];
     assert_eq!(row.failed_stage.as_deref(), Some("downloading"));
 }
@@ -197,11 +252,28 @@ async fn slow_download_reports_throttled_progress() {
     let started = std::time::Instant::now();
     let (saved, events) = h.backup().await;
     saved.unwrap();
-    let progress: Vec<_> = events.iter().filter_map(|e| match e { JobEvent::Progress(p) => Some(*p), _ => None }).collect();
+    let progress: Vec<_> = events
+        .iter()
+        .filter_map(|e| match e {
+            JobEvent::Progress(p) => Some(*p),
+            _ => None,
+        })
+        .collect();
     let allowed = (started.elapsed().as_secs_f64() * 10.0).ceil() as usize + 2;
-    assert!(progress.len() >= 3, "progress is reported during the download: {}", progress.len());
-    assert!(progress.len() <= allowed, "{} reports is more than ~10/s", progress.len());
-    assert!(progress.windows(2).all(|w| w[0].bytes <= w[1].bytes), "progress never goes back");
+    assert!(
+        progress.len() >= 3,
+        "progress is reported during the download: {}",
+        progress.len()
+    );
+    assert!(
+        progress.len() <= allowed,
+        "{} reports is more than ~10/s",
+        progress.len()
+    );
+    assert!(
+        progress.windows(2).all(|w| w[0].bytes <= w[1].bytes),
+        "progress never goes back"
+    );
     assert_eq!(progress.last().unwrap().bytes, 600 * 1024);
     assert_eq!(progress.last().unwrap().total, Some(600 * 1024));
 }
@@ -213,7 +285,10 @@ async fn large_payload_streams() {
     let h = Harness::new(|c| c.payload_size = size).await;
     let (saved, _) = h.backup().await;
     let saved = saved.unwrap();
-    assert_eq!((saved.bytes, saved.sha256.clone()), (size, expected_sha(size)));
+    assert_eq!(
+        (saved.bytes, saved.sha256.clone()),
+        (size, expected_sha(size))
+    );
 }
 
 /// Hostile Content-Disposition values cannot place a file outside the output folder.
@@ -221,19 +296,38 @@ async fn large_payload_streams() {
 async fn hostile_content_disposition_stays_inside_out() {
     let cases = [
         ("attachment; filename=\"../../escape.zip\"", "escape.zip"),
-        ("attachment; filename*=UTF-8''..%2F..%2Fetc%2Fpasswd", "passwd"),
+        (
+            "attachment; filename*=UTF-8''..%2F..%2Fetc%2Fpasswd",
+            "passwd",
+        ),
         ("attachment; filename=\"..\"", ""), // falls back to the URL's last segment
         ("attachment; filename=\"/abs/path/x.zip\"", "x.zip"),
         ("attachment; filename=\".hidden\"", "hidden"),
-        ("attachment; filename=\"C:\\\\Windows\\\\evil.dll\"", "evil.dll"),
+        (
+            "attachment; filename=\"C:\\\\Windows\\\\evil.dll\"",
+            "evil.dll",
+        ),
     ];
     for (header, expected) in cases {
         let h = Harness::new(|c| c.faults.content_disposition = Some(header.into())).await;
         let (saved, _) = h.backup().await;
         let saved = saved.unwrap();
-        assert_eq!(saved.path.parent(), Some(h.out.path()), "{header} escaped to {}", saved.path.display());
-        let name = saved.path.file_name().unwrap().to_string_lossy().into_owned();
-        assert!(name.starts_with(expected) && !name.starts_with('.'), "{header} gave {name}");
+        assert_eq!(
+            saved.path.parent(),
+            Some(h.out.path()),
+            "{header} escaped to {}",
+            saved.path.display()
+        );
+        let name = saved
+            .path
+            .file_name()
+            .unwrap()
+            .to_string_lossy()
+            .into_owned();
+        assert!(
+            name.starts_with(expected) && !name.starts_with('.'),
+            "{header} gave {name}"
+        );
         assert_eq!(h.out_entries().len(), 1);
     }
 }
@@ -245,7 +339,10 @@ async fn existing_file_is_not_overwritten() {
     let existing = h.out.path().join("owner-backup.zip");
     std::fs::write(&existing, b"keep me").unwrap();
     let (saved, _) = h.backup().await;
-    assert_eq!(saved.unwrap().path, h.out.path().join("owner-backup (1).zip"));
+    assert_eq!(
+        saved.unwrap().path,
+        h.out.path().join("owner-backup (1).zip")
+    );
     assert_eq!(std::fs::read(&existing).unwrap(), b"keep me");
 }
 
@@ -263,7 +360,15 @@ async fn out_can_name_the_file() {
 async fn size_cap_is_enforced() {
     let sim = sim(|c| c.payload_size = 2 * 1024 * 1024).await;
     let config = demo_config(&sim);
-    let h = Harness::with(sim, config, DownloadOptions { max_bytes: Some(1024 * 1024), retry: FAST_RETRY }).await;
+    let h = Harness::with(
+        sim,
+        config,
+        DownloadOptions {
+            max_bytes: Some(1024 * 1024),
+            retry: FAST_RETRY,
+        },
+    )
+    .await;
     let (saved, _) = h.backup().await;
     let err = saved.unwrap_err();
     assert_eq!(err.code(), "download_failed");
@@ -303,5 +408,8 @@ async fn cancel_mid_download_leaves_nothing() {
     }
     assert!(h.out_entries().is_empty(), "{:?}", h.out_entries());
     let row = &h.history.list(None, 1).unwrap()[0];
-    assert_eq!((row.stage.as_str(), row.error_code.as_deref()), ("failed", Some("cancelled")));
+    assert_eq!(
+        (row.stage.as_str(), row.error_code.as_deref()),
+        ("failed", Some("cancelled"))
+    );
 }

@@ -19,7 +19,10 @@ struct ManualClock {
 
 impl ManualClock {
     fn new() -> Arc<Self> {
-        Arc::new(Self { start: Instant::now(), offset: Mutex::new(Duration::ZERO) })
+        Arc::new(Self {
+            start: Instant::now(),
+            offset: Mutex::new(Duration::ZERO),
+        })
     }
     fn advance(&self, by: Duration) {
         *self.offset.lock().unwrap() += by;
@@ -38,7 +41,10 @@ async fn token_is_reused_while_valid() {
     let sim = sim(|_| {}).await;
     let session = session(demo_config(&sim));
     let env = session.environment().await.expect("environment");
-    assert_eq!(env["username"], "demo", "the environment answer is passed through as JSON");
+    assert_eq!(
+        env["username"], "demo",
+        "the environment answer is passed through as JSON"
+    );
     session.environment().await.unwrap();
     assert_eq!(sim.stats().authenticate, 1);
     assert_eq!(sim.stats().environment, 2);
@@ -50,7 +56,12 @@ async fn concurrent_calls_at_expiry_share_one_renewal() {
     let sim = sim(|_| {}).await;
     let clock = ManualClock::new();
     let session = Arc::new(
-        Session::new(ServiceClient::new(demo_config(&sim)).unwrap().with_retry(FAST_RETRY)).with_clock(clock.clone()),
+        Session::new(
+            ServiceClient::new(demo_config(&sim))
+                .unwrap()
+                .with_retry(FAST_RETRY),
+        )
+        .with_clock(clock.clone()),
     );
     session.sign_in().await.unwrap();
     clock.advance(TOKEN_LIFETIME - TOKEN_MARGIN + Duration::from_secs(1));
@@ -61,7 +72,11 @@ async fn concurrent_calls_at_expiry_share_one_renewal() {
     for call in futures_util::future::join_all(calls).await {
         call.unwrap().expect("every call succeeds");
     }
-    assert_eq!(sim.stats().authenticate, 2, "one sign-in at the start, exactly one renewal");
+    assert_eq!(
+        sim.stats().authenticate,
+        2,
+        "one sign-in at the start, exactly one renewal"
+    );
     assert_eq!(sim.stats().environment, 100);
 }
 
@@ -77,9 +92,14 @@ async fn concurrent_401s_share_one_reauthentication() {
         tokio::spawn(async move { session.environment().await })
     });
     for call in futures_util::future::join_all(calls).await {
-        call.unwrap().expect("every call succeeds after one renewal");
+        call.unwrap()
+            .expect("every call succeeds after one renewal");
     }
-    assert_eq!(sim.stats().authenticate, 2, "the 401s must not each sign in again");
+    assert_eq!(
+        sim.stats().authenticate,
+        2,
+        "the 401s must not each sign in again"
+    );
 }
 
 /// A token the server no longer accepts is renewed and the call retried once, not in a loop.
@@ -87,9 +107,16 @@ async fn concurrent_401s_share_one_reauthentication() {
 async fn unauthorized_is_retried_once_only() {
     let sim = sim(|c| c.token_lifetime = Duration::ZERO).await;
     let session = session(demo_config(&sim));
-    let err = session.environment().await.expect_err("every token is already expired");
+    let err = session
+        .environment()
+        .await
+        .expect_err("every token is already expired");
     assert_eq!(err.code(), "auth_failed");
-    assert_eq!(sim.stats().authenticate, 2, "first sign-in plus one renewal, then stop");
+    assert_eq!(
+        sim.stats().authenticate,
+        2,
+        "first sign-in plus one renewal, then stop"
+    );
     assert_eq!(sim.stats().environment, 2);
 }
 
@@ -97,11 +124,19 @@ async fn unauthorized_is_retried_once_only() {
 #[tokio::test]
 async fn wrong_password_is_auth_failed() {
     let sim = sim(|_| {}).await;
-    let config = service_config(&sim, &kluis_sim::config::DEMO_API_KEY.to_string(), "wrong-password-123");
+    let config = service_config(
+        &sim,
+        &kluis_sim::config::DEMO_API_KEY.to_string(),
+        "wrong-password-123",
+    );
     let err = session(config).environment().await.unwrap_err();
     assert_eq!(err.code(), "auth_failed");
     let shown = format!("{err} {err:?}");
-    assert!(!shown.contains("wrong-password-123") && !shown.contains(&kluis_sim::config::DEMO_API_KEY.to_string()), "{shown}");
+    assert!(
+        !shown.contains("wrong-password-123")
+            && !shown.contains(&kluis_sim::config::DEMO_API_KEY.to_string()),
+        "{shown}"
+    );
 }
 
 /// A 403 with a token fetched for the call is the api_key's verdict: no second sign-in.
@@ -121,7 +156,10 @@ async fn forbidden_with_fresh_token_is_permission_denied() {
 async fn forbidden_with_cached_token_renews_once() {
     let sim = sim(|_| {}).await;
     let session = session(restricted_config(&sim));
-    session.environment().await.expect("this key may read the environment");
+    session
+        .environment()
+        .await
+        .expect("this key may read the environment");
     let url = url::Url::parse("https://127.0.0.1:9/cb").unwrap();
     let err = session.backup_owner(&url).await.unwrap_err();
     assert_eq!(err.code(), "permission_denied");
@@ -133,7 +171,10 @@ async fn forbidden_with_cached_token_renews_once() {
 async fn http_webhook_url_is_refused_by_the_service() {
     let sim = sim(|_| {}).await;
     let session = session(demo_config(&sim));
-    let err = session.backup_owner(&url::Url::parse("http://127.0.0.1:9/cb").unwrap()).await.unwrap_err();
+    let err = session
+        .backup_owner(&url::Url::parse("http://127.0.0.1:9/cb").unwrap())
+        .await
+        .unwrap_err();
     assert_eq!(err.code(), "service_error");
     assert!(err.to_string().contains("400"), "{err}");
 }
@@ -146,7 +187,11 @@ async fn untrusted_certificate_is_refused() {
     config.extra_ca_pem = None;
     let err = session(config).environment().await.unwrap_err();
     assert_eq!(err.code(), "network");
-    assert_eq!(sim.stats().authenticate, 0, "no request may pass an unverified TLS handshake");
+    assert_eq!(
+        sim.stats().authenticate,
+        0,
+        "no request may pass an unverified TLS handshake"
+    );
 }
 
 /// A secret never shows in the session's Debug output.

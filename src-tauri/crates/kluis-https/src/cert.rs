@@ -44,7 +44,10 @@ impl LocalCa {
         crate::install_crypto_provider();
         let names: Vec<String> = hosts.iter().map(|h| h.to_string()).collect();
         let mut params = CertificateParams::new(names)?;
-        params.distinguished_name.push(DnType::CommonName, hosts.first().copied().unwrap_or("localhost"));
+        params.distinguished_name.push(
+            DnType::CommonName,
+            hosts.first().copied().unwrap_or("localhost"),
+        );
         params.is_ca = IsCa::NoCa;
         params.extended_key_usages = vec![ExtendedKeyUsagePurpose::ServerAuth];
         let key = KeyPair::generate()?;

@@ -68,14 +68,15 @@ pub async fn serve_tls(
         let router = router.clone();
         tokio::spawn(async move {
             let _permit = permit;
-            let tls = match tokio::time::timeout(limits.handshake_timeout, acceptor.accept(tcp)).await {
-                Ok(Ok(tls)) => tls,
-                Ok(Err(error)) => {
-                    tracing::debug!(%error, "TLS handshake failed");
-                    return;
-                }
-                Err(_) => return,
-            };
+            let tls =
+                match tokio::time::timeout(limits.handshake_timeout, acceptor.accept(tcp)).await {
+                    Ok(Ok(tls)) => tls,
+                    Ok(Err(error)) => {
+                        tracing::debug!(%error, "TLS handshake failed");
+                        return;
+                    }
+                    Err(_) => return,
+                };
             let mut builder = hyper::server::conn::http1::Builder::new();
             builder
                 .timer(hyper_util::rt::TokioTimer::new())

@@ -52,7 +52,10 @@ async fn authenticate(State(shared): State<Arc<Shared>>, Query(q): Params) -> Re
         );
     };
     if !org.is_empty() {
-        return error(StatusCode::BAD_REQUEST, "organization_name must be sent empty");
+        return error(
+            StatusCode::BAD_REQUEST,
+            "organization_name must be sent empty",
+        );
     }
     let Some(account) = shared.config.account_by_key(api_key) else {
         return error(StatusCode::UNAUTHORIZED, "unknown api_key");
@@ -62,13 +65,31 @@ async fn authenticate(State(shared): State<Arc<Shared>>, Query(q): Params) -> Re
     }
     let token = Uuid::new_v4();
     let expires = Instant::now() + shared.config.token_lifetime;
-    shared.tokens.lock().unwrap().insert(token, TokenInfo { api_key: account.api_key, expires });
+    shared.tokens.lock().unwrap().insert(
+        token,
+        TokenInfo {
+            api_key: account.api_key,
+            expires,
+        },
+    );
     Json(json!({ "token": token })).into_response()
 }
 
+/// Why a request was refused: its status and message.
+type Refusal = (StatusCode, &'static str);
+
 /// Checks the `token` header and the api_key's permission for `endpoint`.
-fn authorize<'a>(shared: &'a Shared, headers: &HeaderMap, endpoint: Endpoint) -> Result<&'a Account, Response> {
-    let unauthorized = || error(StatusCode::UNAUTHORIZED, "missing, unknown or expired token");
+fn authorize<'a>(
+    shared: &'a Shared,
+    headers: &HeaderMap,
+    endpoint: Endpoint,
+) -> Result<&'a Account, Refusal> {
+    let unauthorized = || {
+        (
+            StatusCode::UNAUTHORIZED,
+            "missing, unknown or expired token",
+        )
+    };
     let token = headers
         .get("token")
         .and_then(|v| v.to_str().ok())
@@ -92,16 +113,23 @@ fn authorize<'a>(shared: &'a Shared, headers: &HeaderMap, endpoint: Endpoint) ->
         .find(|a| a.api_key == api_key)
         .ok_or_else(unauthorized)?;
     if !account.allowed.contains(&endpoint) {
-        return Err(error(StatusCode::FORBIDDEN, "this api_key may not use this endpoint"));
+        return Err((
+            StatusCode::FORBIDDEN,
+            "this api_key may not use this endpoint",
+        ));
     }
     Ok(account)
 }
 
-async fn environment(State(shared): State<Arc<Shared>>, headers: HeaderMap, Query(q): Params) -> Response {
+async fn environment(
+    State(shared): State<Arc<Shared>>,
+    headers: HeaderMap,
+    Query(q): Params,
+) -> Response {
     Stats::bump(&shared.stats.environment);
     let account = match authorize(&shared, &headers, Endpoint::Environment) {
         Ok(account) => account,
-        Err(response) => return response,
+        Err((status, message)) => return error(status, message),
     };
     let Some(username) = q.get("username") else {
         return error(StatusCode::BAD_REQUEST, "username is required");
@@ -117,10 +145,14 @@ async fn environment(State(shared): State<Arc<Shared>>, headers: HeaderMap, Quer
     .into_response()
 }
 
-async fn backup_owner(State(shared): State<Arc<Shared>>, headers: HeaderMap, body: axum::body::Bytes) -> Response {
+async fn backup_owner(
+    State(shared): State<Arc<Shared>>,
+    headers: HeaderMap,
+    body: axum::body::Bytes,
+) -> Response {
     let account = match authorize(&shared, &headers, Endpoint::BackupOwner) {
         Ok(account) => account.clone(),
-        Err(response) => return response,
+        Err((status, message)) => return error(status, message),
     };
     let Ok(body) = serde_json::from_slice::<Value>(&body) else {
         return error(StatusCode::BAD_REQUEST, "the body must be a JSON object");
@@ -135,11 +167,19 @@ async fn backup_owner(State(shared): State<Arc<Shared>>, headers: HeaderMap, bod
     Stats::bump(&shared.stats.backups_started);
     let faults = shared.faults();
     let file_url = shared.add_file(shared.config.payload_size, None);
-    let job = callback::Job { api_key: account.api_key, webhook_url, file_url };
+    let job = callback::Job {
+        api_key: account.api_key,
+        webhook_url,
+        file_url,
+    };
     if faults.callback_before_accept {
         callback::finish(shared.clone(), job, faults.clone()).await;
     } else {
-        tokio::spawn(callback::run_after_delay(shared.clone(), job, faults.clone()));
+        tokio::spawn(callback::run_after_delay(
+            shared.clone(),
+            job,
+            faults.clone(),
+        ));
     }
     let fail_anyway = {
         let mut f = shared.faults.lock().unwrap();
@@ -150,14 +190,22 @@ async fn backup_owner(State(shared): State<Arc<Shared>>, headers: HeaderMap, bod
     if fail_anyway {
         return error(StatusCode::INTERNAL_SERVER_ERROR, "internal error");
     }
-    (StatusCode::ACCEPTED, Json(json!({ "successCode": 202, "message": "Backup request accepted" }))).into_response()
+    (
+        StatusCode::ACCEPTED,
+        Json(json!({ "successCode": 202, "message": "Backup request accepted" })),
+    )
+        .into_response()
 }
 
-async fn webhook(State(shared): State<Arc<Shared>>, headers: HeaderMap, Query(q): Params) -> Response {
+async fn webhook(
+    State(shared): State<Arc<Shared>>,
+    headers: HeaderMap,
+    Query(q): Params,
+) -> Response {
     Stats::bump(&shared.stats.webhook);
     let account = match authorize(&shared, &headers, Endpoint::Webhook) {
         Ok(account) => account.api_key,
-        Err(response) => return response,
+        Err((status, message)) => return error(status, message),
     };
     {
         let mut f = shared.faults.lock().unwrap();

@@ -22,16 +22,22 @@ pub(crate) async fn run_after_delay(shared: Arc<Shared>, job: Job, faults: Fault
 /// Records the result under a fresh secret id and calls the webhook, as the faults say.
 pub(crate) async fn finish(shared: Arc<Shared>, job: Job, faults: Faults) {
     let id = Uuid::new_v4();
-    shared
-        .results
-        .lock()
-        .unwrap()
-        .insert(id, JobResult { api_key: job.api_key, file_url: job.file_url });
+    shared.results.lock().unwrap().insert(
+        id,
+        JobResult {
+            api_key: job.api_key,
+            file_url: job.file_url,
+        },
+    );
     if faults.no_callback {
         return;
     }
     let url = callback_url(&job.webhook_url, id);
-    let client = if is_loopback(&url) { &shared.loopback_callback_client } else { &shared.callback_client };
+    let client = if is_loopback(&url) {
+        &shared.loopback_callback_client
+    } else {
+        &shared.callback_client
+    };
     let mut delivered = false;
     for attempt in 0..=faults.callback_retries {
         if attempt > 0 {
@@ -78,8 +84,14 @@ mod tests {
     fn appends_id_to_query() {
         let id = Uuid::nil();
         let bare = callback_url(&Url::parse("https://h/cb/x").unwrap(), id);
-        assert_eq!(bare.as_str(), "https://h/cb/x?id=00000000-0000-0000-0000-000000000000");
+        assert_eq!(
+            bare.as_str(),
+            "https://h/cb/x?id=00000000-0000-0000-0000-000000000000"
+        );
         let with_query = callback_url(&Url::parse("https://h/cb?a=1").unwrap(), id);
-        assert_eq!(with_query.as_str(), "https://h/cb?a=1&id=00000000-0000-0000-0000-000000000000");
+        assert_eq!(
+            with_query.as_str(),
+            "https://h/cb?a=1&id=00000000-0000-0000-0000-000000000000"
+        );
     }
 }

@@ -14,7 +14,11 @@ pub enum Endpoint {
 }
 
 impl Endpoint {
-    pub const ALL: [Endpoint; 3] = [Endpoint::Environment, Endpoint::BackupOwner, Endpoint::Webhook];
+    pub const ALL: [Endpoint; 3] = [
+        Endpoint::Environment,
+        Endpoint::BackupOwner,
+        Endpoint::Webhook,
+    ];
 }
 
 /// One third party's key together with one klant's credentials.

@@ -42,16 +42,27 @@ fn parse_range(value: &str, size: u64) -> Option<Option<ByteRange>> {
     let (a, b) = (a.trim(), b.trim());
     let range = if a.is_empty() {
         let n: u64 = b.parse().ok()?;
-        ByteRange { start: size.saturating_sub(n), end: size }
+        ByteRange {
+            start: size.saturating_sub(n),
+            end: size,
+        }
     } else {
         let start: u64 = a.parse().ok()?;
-        let end = if b.is_empty() { size } else { b.parse::<u64>().ok()?.saturating_add(1).min(size) };
+        let end = if b.is_empty() {
+            size
+        } else {
+            b.parse::<u64>().ok()?.saturating_add(1).min(size)
+        };
         ByteRange { start, end }
     };
     (range.start < range.end).then_some(Some(range))
 }
 
-async fn download(State(shared): State<Arc<Shared>>, Path(key): Path<String>, headers: HeaderMap) -> Response {
+async fn download(
+    State(shared): State<Arc<Shared>>,
+    Path(key): Path<String>,
+    headers: HeaderMap,
+) -> Response {
     Stats::bump(&shared.stats.downloads);
     if headers.contains_key("token") {
         Stats::bump(&shared.stats.token_on_file_origin);
@@ -75,7 +86,8 @@ async fn download(State(shared): State<Arc<Shared>>, Path(key): Path<String>, he
         Some(value) if if_range_ok => match parse_range(value, size) {
             Some(range) => range,
             None => {
-                let mut response = error(StatusCode::RANGE_NOT_SATISFIABLE, "range not satisfiable");
+                let mut response =
+                    error(StatusCode::RANGE_NOT_SATISFIABLE, "range not satisfiable");
                 response.headers_mut().insert(
                     header::CONTENT_RANGE,
                     HeaderValue::from_str(&format!("bytes */{size}")).unwrap(),
@@ -100,26 +112,44 @@ async fn download(State(shared): State<Arc<Shared>>, Path(key): Path<String>, he
         Some(r) => (StatusCode::PARTIAL_CONTENT, r.start, r.end),
         None => (StatusCode::OK, 0, size),
     };
-    let body = body_stream(start, end, size, cut_after, faults.download_rate, faults.corrupt_download);
+    let body = body_stream(
+        start,
+        end,
+        size,
+        cut_after,
+        faults.download_rate,
+        faults.corrupt_download,
+    );
     let mut response = (status, Body::from_stream(body)).into_response();
     let h = response.headers_mut();
-    h.insert(header::CONTENT_TYPE, HeaderValue::from_static("application/zip"));
+    h.insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/zip"),
+    );
     h.insert(header::CONTENT_LENGTH, HeaderValue::from(end - start));
     h.insert(header::ACCEPT_RANGES, HeaderValue::from_static("bytes"));
     if !faults.no_etag {
         h.insert(header::ETAG, HeaderValue::from_str(&etag).unwrap());
     }
-    let disposition = faults.content_disposition.unwrap_or_else(|| format!("attachment; filename=\"{name}\""));
+    let disposition = faults
+        .content_disposition
+        .unwrap_or_else(|| format!("attachment; filename=\"{name}\""));
     if let Ok(value) = HeaderValue::from_str(&disposition) {
         h.insert(header::CONTENT_DISPOSITION, value);
     }
     if faults.send_digest {
         let digest = base64::engine::general_purpose::STANDARD.encode(payload::sha256(size));
-        h.insert("repr-digest", HeaderValue::from_str(&format!("sha-256=:{digest}:")).unwrap());
+        h.insert(
+            "repr-digest",
+            HeaderValue::from_str(&format!("sha-256=:{digest}:")).unwrap(),
+        );
     }
     if range.is_some() {
         let value = format!("bytes {start}-{}/{size}", end - 1);
-        h.insert(header::CONTENT_RANGE, HeaderValue::from_str(&value).unwrap());
+        h.insert(
+            header::CONTENT_RANGE,
+            HeaderValue::from_str(&value).unwrap(),
+        );
     }
     response
 }
@@ -169,11 +199,34 @@ mod tests {
     /// Open-ended, closed, suffix, unsatisfiable and malformed ranges.
     #[test]
     fn parses_ranges() {
-        assert_eq!(parse_range("bytes=10-", 100), Some(Some(ByteRange { start: 10, end: 100 })));
-        assert_eq!(parse_range("bytes=10-19", 100), Some(Some(ByteRange { start: 10, end: 20 })));
-        assert_eq!(parse_range("bytes=-5", 100), Some(Some(ByteRange { start: 95, end: 100 })));
-        assert_eq!(parse_range("bytes=100-", 100), None, "starting at the end is unsatisfiable");
+        assert_eq!(
+            parse_range("bytes=10-", 100),
+            Some(Some(ByteRange {
+                start: 10,
+                end: 100
+            }))
+        );
+        assert_eq!(
+            parse_range("bytes=10-19", 100),
+            Some(Some(ByteRange { start: 10, end: 20 }))
+        );
+        assert_eq!(
+            parse_range("bytes=-5", 100),
+            Some(Some(ByteRange {
+                start: 95,
+                end: 100
+            }))
+        );
+        assert_eq!(
+            parse_range("bytes=100-", 100),
+            None,
+            "starting at the end is unsatisfiable"
+        );
         assert_eq!(parse_range("bytes=x-", 100), None);
-        assert_eq!(parse_range("bytes=0-1,5-6", 100), Some(None), "multiple ranges: whole file");
+        assert_eq!(
+            parse_range("bytes=0-1,5-6", 100),
+            Some(None),
+            "multiple ranges: whole file"
+        );
     }
 }

@@ -37,8 +37,8 @@ use tokio::sync::watch;
 use url::Url;
 
 pub use config::{Account, Endpoint, Faults, SimConfig};
-pub use state::StatsSnapshot;
 use state::Shared;
+pub use state::StatsSnapshot;
 
 /// Path segment of the simulated API's base address, as on the real service.
 pub const BASE_PATH: &str = "/webservice_v2";
@@ -67,7 +67,12 @@ impl std::error::Error for StartError {}
 impl Sim {
     /// Starts the service and file origins on 127.0.0.1 (ports chosen by the OS).
     pub async fn start(config: SimConfig) -> Result<Sim, StartError> {
-        Self::start_on(config, "127.0.0.1:0".parse().unwrap(), "127.0.0.1:0".parse().unwrap()).await
+        Self::start_on(
+            config,
+            "127.0.0.1:0".parse().unwrap(),
+            "127.0.0.1:0".parse().unwrap(),
+        )
+        .await
     }
 
     /// Starts the service origin on `api_addr` and the file origin on `files_addr`.
@@ -78,7 +83,9 @@ impl Sim {
     ) -> Result<Sim, StartError> {
         let err = |e: &dyn std::fmt::Display| StartError(e.to_string());
         let ca = kluis_https::LocalCa::generate("kluis-sim local CA").map_err(|e| err(&e))?;
-        let tls = ca.server_config(&["localhost", "127.0.0.1"]).map_err(|e| err(&e))?;
+        let tls = ca
+            .server_config(&["localhost", "127.0.0.1"])
+            .map_err(|e| err(&e))?;
         let api_listener = TcpListener::bind(api_addr).await.map_err(|e| err(&e))?;
         let files_listener = TcpListener::bind(files_addr).await.map_err(|e| err(&e))?;
         let api_port = api_listener.local_addr().map_err(|e| err(&e))?.port();
@@ -106,7 +113,13 @@ impl Sim {
             limits,
             until_stopped(stopped),
         ));
-        Ok(Sim { base_url, files_origin, ca_pem: ca.ca_pem(), shared, stop })
+        Ok(Sim {
+            base_url,
+            files_origin,
+            ca_pem: ca.ca_pem(),
+            shared,
+            stop,
+        })
     }
 
     /// `{base_url}`: `https://127.0.0.1:PORT/webservice_v2`.

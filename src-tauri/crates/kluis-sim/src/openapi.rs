@@ -16,32 +16,53 @@ use crate::state::Shared;
 fn path_of(endpoint: Endpoint) -> (&'static str, Value) {
     let token = json!({ "name": "token", "in": "header", "required": true, "schema": { "type": "string", "format": "uuid" } });
     match endpoint {
-        Endpoint::Environment => ("/util/environment", json!({ "get": {
+        Endpoint::Environment => (
+            "/util/environment",
+            json!({ "get": {
             "summary": "Environment information",
             "parameters": [token, { "name": "username", "in": "query", "required": true, "schema": { "type": "string" } }],
-            "responses": { "200": { "description": "Environment" } } } })),
-        Endpoint::BackupOwner => ("/backup/owner", json!({ "post": {
+            "responses": { "200": { "description": "Environment" } } } }),
+        ),
+        Endpoint::BackupOwner => (
+            "/backup/owner",
+            json!({ "post": {
             "summary": "Back up the owner's data (webhook flow)",
             "parameters": [token],
             "requestBody": { "content": { "application/json": { "schema": { "type": "object",
                 "properties": { "webhook_url": { "type": "string", "format": "uri" } }, "required": ["webhook_url"] } } } },
-            "responses": { "202": { "description": "Accepted; the webhook is called when done" } } } })),
-        Endpoint::Webhook => ("/webhook", json!({ "get": {
+            "responses": { "202": { "description": "Accepted; the webhook is called when done" } } } }),
+        ),
+        Endpoint::Webhook => (
+            "/webhook",
+            json!({ "get": {
             "summary": "Result of a finished long-running call",
             "parameters": [token, { "name": "id", "in": "query", "required": true, "schema": { "type": "string", "format": "uuid" } }],
-            "responses": { "200": { "description": "{ data: { url } }" } } } })),
+            "responses": { "200": { "description": "{ data: { url } }" } } } }),
+        ),
     }
 }
 
 /// `GET /openapi.json?api_key=…`: only the paths that key may use.
-pub(crate) async fn document(State(shared): State<Arc<Shared>>, Query(q): Query<HashMap<String, String>>) -> Response {
-    let Some(account) = q.get("api_key").and_then(|key| shared.config.account_by_key(key)) else {
+pub(crate) async fn document(
+    State(shared): State<Arc<Shared>>,
+    Query(q): Query<HashMap<String, String>>,
+) -> Response {
+    let Some(account) = q
+        .get("api_key")
+        .and_then(|key| shared.config.account_by_key(key))
+    else {
         return error(StatusCode::UNAUTHORIZED, "a valid api_key is required");
     };
     let mut paths = Map::new();
-    paths.insert("/authenticate".into(), json!({ "get": { "summary": "Obtain a session token",
-        "responses": { "200": { "description": "{ token }" } } } }));
-    for endpoint in Endpoint::ALL.into_iter().filter(|e| account.allowed.contains(e)) {
+    paths.insert(
+        "/authenticate".into(),
+        json!({ "get": { "summary": "Obtain a session token",
+        "responses": { "200": { "description": "{ token }" } } } }),
+    );
+    for endpoint in Endpoint::ALL
+        .into_iter()
+        .filter(|e| account.allowed.contains(e))
+    {
         let (path, item) = path_of(endpoint);
         paths.insert(path.into(), item);
     }

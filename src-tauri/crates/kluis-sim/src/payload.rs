@@ -73,6 +73,10 @@ mod tests {
         let b = slice(PERIOD as u64 - 5, 10);
         assert_eq!(&a[5..15], &b[..]);
         assert_eq!(slice(0, 100), slice(PERIOD as u64, 100));
-        assert_ne!(slice(0, 100), slice(1, 100), "the pattern must not be constant");
+        assert_ne!(
+            slice(0, 100),
+            slice(1, 100),
+            "the pattern must not be constant"
+        );
     }
 }

@@ -71,8 +71,14 @@ impl Shared {
     pub fn add_file(&self, size: u64, name: Option<String>) -> Url {
         let key = Uuid::new_v4().simple().to_string();
         let name = name.unwrap_or_else(|| "owner-backup.zip".into());
-        let url = self.files_origin.join(&format!("/download/{key}")).expect("valid path");
-        self.files.lock().unwrap().insert(key, FileInfo { size, name });
+        let url = self
+            .files_origin
+            .join(&format!("/download/{key}"))
+            .expect("valid path");
+        self.files
+            .lock()
+            .unwrap()
+            .insert(key, FileInfo { size, name });
         url
     }
 }

@@ -54,9 +54,13 @@ impl LoopbackTransport {
     }
 
     pub async fn start_on(addr: SocketAddr) -> Result<Self> {
-        let fail = |e: &dyn std::fmt::Display| Error::Io(format!("Could not start the local callback receiver: {e}."));
+        let fail = |e: &dyn std::fmt::Display| {
+            Error::Io(format!("Could not start the local callback receiver: {e}."))
+        };
         let ca = kluis_https::LocalCa::generate("Kluis callback receiver").map_err(|e| fail(&e))?;
-        let tls = ca.server_config(&["127.0.0.1", "localhost"]).map_err(|e| fail(&e))?;
+        let tls = ca
+            .server_config(&["127.0.0.1", "localhost"])
+            .map_err(|e| fail(&e))?;
         let listener = TcpListener::bind(addr).await.map_err(|e| fail(&e))?;
         let port = listener.local_addr().map_err(|e| fail(&e))?.port();
         let shared = Arc::new(Shared {
@@ -68,12 +72,26 @@ impl LoopbackTransport {
             .fallback(|| async { StatusCode::NOT_FOUND })
             .with_state(shared.clone());
         let (stop, mut stopped) = watch::channel(false);
-        let limits = kluis_https::ServeLimits { max_connections: 64, ..Default::default() };
-        tokio::spawn(kluis_https::serve_tls(listener, tls, router, limits, async move {
-            let _ = stopped.wait_for(|s| *s).await;
-        }));
+        let limits = kluis_https::ServeLimits {
+            max_connections: 64,
+            ..Default::default()
+        };
+        tokio::spawn(kluis_https::serve_tls(
+            listener,
+            tls,
+            router,
+            limits,
+            async move {
+                let _ = stopped.wait_for(|s| *s).await;
+            },
+        ));
         let origin = Url::parse(&format!("https://127.0.0.1:{port}")).expect("valid URL");
-        Ok(Self { origin, ca_pem: ca.ca_pem(), shared, _stop: stop })
+        Ok(Self {
+            origin,
+            ca_pem: ca.ca_pem(),
+            shared,
+            _stop: stop,
+        })
     }
 
     /// PEM of the CA behind the listener's certificate (for a client that wants to check it).
@@ -103,14 +121,26 @@ impl CallbackTransport for LoopbackTransport {
     async fn prepare(&self, _job: Uuid) -> Result<Registration> {
         let capability = format!("{}{}", Uuid::new_v4().simple(), Uuid::new_v4().simple());
         let (tx, rx) = mpsc::channel(MAX_IDS_PER_JOB);
-        self.shared
-            .routes
-            .lock()
-            .unwrap()
-            .insert(capability.clone(), Route { ids: tx, seen: HashSet::new() });
-        let webhook_url = self.origin.join(&format!("/cb/{capability}")).expect("valid path");
-        let guard = RouteGuard { shared: self.shared.clone(), capability };
-        Ok(Registration { webhook_url, ids: rx, guard: Box::new(guard) })
+        self.shared.routes.lock().unwrap().insert(
+            capability.clone(),
+            Route {
+                ids: tx,
+                seen: HashSet::new(),
+            },
+        );
+        let webhook_url = self
+            .origin
+            .join(&format!("/cb/{capability}"))
+            .expect("valid path");
+        let guard = RouteGuard {
+            shared: self.shared.clone(),
+            capability,
+        };
+        Ok(Registration {
+            webhook_url,
+            ids: rx,
+            guard: Box::new(guard),
+        })
     }
 }
 
@@ -120,7 +150,8 @@ impl Shared {
         let mut bucket = self.bucket.lock().unwrap();
         let now = Instant::now();
         let (tokens, last) = *bucket;
-        let tokens = (tokens + now.duration_since(last).as_secs_f64() * RATE_PER_SEC).min(RATE_PER_SEC);
+        let tokens =
+            (tokens + now.duration_since(last).as_secs_f64() * RATE_PER_SEC).min(RATE_PER_SEC);
         let admitted = tokens >= 1.0;
         *bucket = (if admitted { tokens - 1.0 } else { tokens }, now);
         admitted

@@ -23,7 +23,12 @@ impl Destination {
         let parent = match out.parent() {
             Some(p) if p.as_os_str().is_empty() => Path::new("."),
             Some(p) => p,
-            None => return Err(Error::Config(format!("{} is not a place a file can be saved.", out.display()))),
+            None => {
+                return Err(Error::Config(format!(
+                    "{} is not a place a file can be saved.",
+                    out.display()
+                )))
+            }
         };
         if !parent.is_dir() {
             return Err(Error::Config(format!(
@@ -32,7 +37,10 @@ impl Destination {
             )));
         }
         if out.file_name().is_none() {
-            return Err(Error::Config(format!("{} does not name a file.", out.display())));
+            return Err(Error::Config(format!(
+                "{} does not name a file.",
+                out.display()
+            )));
         }
         Ok(Destination::File(out.to_path_buf()))
     }
@@ -42,7 +50,10 @@ impl Destination {
     pub fn folder(&self) -> &Path {
         match self {
             Destination::Folder(dir) => dir,
-            Destination::File(path) => path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new(".")),
+            Destination::File(path) => path
+                .parent()
+                .filter(|p| !p.as_os_str().is_empty())
+                .unwrap_or(Path::new(".")),
         }
     }
 
@@ -50,7 +61,10 @@ impl Destination {
     pub fn file_name(&self, suggested: &str) -> String {
         match self {
             Destination::Folder(_) => suggested.to_string(),
-            Destination::File(path) => path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| suggested.to_string()),
+            Destination::File(path) => path
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_else(|| suggested.to_string()),
         }
     }
 }
@@ -62,7 +76,9 @@ pub fn numbered(name: &str, n: u32) -> String {
         return name.to_string();
     }
     let lower = name.to_ascii_lowercase();
-    let double = [".tar.gz", ".tar.bz2", ".tar.xz", ".tar.zst"].iter().find(|ext| lower.ends_with(*ext));
+    let double = [".tar.gz", ".tar.bz2", ".tar.xz", ".tar.zst"]
+        .iter()
+        .find(|ext| lower.ends_with(*ext));
     let split = match double {
         Some(ext) => Some(name.len() - ext.len()),
         None => name.rfind('.').filter(|&dot| dot > 0),
@@ -75,7 +91,11 @@ pub fn numbered(name: &str, n: u32) -> String {
 
 /// Moves `part` to `folder/name`, or the first free `name (n)`, never replacing a file. The
 /// link is atomic: the name appears with the whole, fsynced content or not at all.
-pub(crate) fn persist_no_overwrite(part: PartFile, folder: &Path, name: &str) -> io::Result<PathBuf> {
+pub(crate) fn persist_no_overwrite(
+    part: PartFile,
+    folder: &Path,
+    name: &str,
+) -> io::Result<PathBuf> {
     for n in 0..10_000 {
         let target = folder.join(numbered(name, n));
         match std::fs::hard_link(part.path(), &target) {
@@ -98,7 +118,10 @@ pub(crate) fn persist_no_overwrite(part: PartFile, folder: &Path, name: &str) ->
             Err(_) => continue,
         }
     }
-    Err(io::Error::new(io::ErrorKind::AlreadyExists, "no free file name"))
+    Err(io::Error::new(
+        io::ErrorKind::AlreadyExists,
+        "no free file name",
+    ))
 }
 
 /// Makes the new directory entry durable (POSIX); a no-op where folders cannot be opened.
@@ -128,9 +151,17 @@ mod tests {
     #[test]
     fn resolves_out() {
         let dir = tempfile::tempdir().unwrap();
-        assert_eq!(Destination::from_out(dir.path()).unwrap(), Destination::Folder(dir.path().into()));
+        assert_eq!(
+            Destination::from_out(dir.path()).unwrap(),
+            Destination::Folder(dir.path().into())
+        );
         let file = dir.path().join("x.zip");
         assert_eq!(Destination::from_out(&file).unwrap().folder(), dir.path());
-        assert_eq!(Destination::from_out(&dir.path().join("missing/x.zip")).unwrap_err().code(), "config");
+        assert_eq!(
+            Destination::from_out(&dir.path().join("missing/x.zip"))
+                .unwrap_err()
+                .code(),
+            "config"
+        );
     }
 }

@@ -39,7 +39,11 @@ impl Default for DownloadOptions {
     fn default() -> Self {
         Self {
             max_bytes: None,
-            retry: RetryPolicy { attempts: 6, first_delay: Duration::from_millis(500), max_delay: Duration::from_secs(10) },
+            retry: RetryPolicy {
+                attempts: 6,
+                first_delay: Duration::from_millis(500),
+                max_delay: Duration::from_secs(10),
+            },
         }
     }
 }
@@ -90,20 +94,35 @@ enum Failure {
 
 impl Downloader {
     pub fn new(config: &ServiceConfig, options: DownloadOptions) -> Result<Self> {
-        Ok(Self { http: build_client(config, RedirectRule::AnyAllowedUrl)?, options })
+        Ok(Self {
+            http: build_client(config, RedirectRule::AnyAllowedUrl)?,
+            options,
+        })
     }
 
     /// Downloads `url` to `destination`. On any failure, and when the future is dropped, no
     /// file is left behind.
-    pub async fn download(&self, url: &Url, destination: &Destination, progress: &mut (dyn FnMut(Progress) + Send)) -> Result<Saved> {
+    pub async fn download(
+        &self,
+        url: &Url,
+        destination: &Destination,
+        progress: &mut (dyn FnMut(Progress) + Send),
+    ) -> Result<Saved> {
         let folder = destination.folder();
-        let mut writer = Writer::create(folder).map_err(|e| Error::io(format!("create a file in {}", folder.display()), e))?;
+        let mut writer = Writer::create(folder)
+            .map_err(|e| Error::io(format!("create a file in {}", folder.display()), e))?;
         let mut transfer = Transfer::default();
-        if let Err(e) = self.fetch_all(url, &mut writer, &mut transfer, progress).await {
+        if let Err(e) = self
+            .fetch_all(url, &mut writer, &mut transfer, progress)
+            .await
+        {
             writer.abandon().await;
             return Err(e);
         }
-        let written = writer.finish().await.map_err(|e| Error::io("write the downloaded file", e))?;
+        let written = writer
+            .finish()
+            .await
+            .map_err(|e| Error::io("write the downloaded file", e))?;
         // From here on `written.part` removes itself if anything fails.
         if let Some(total) = transfer.total {
             if written.bytes != total {
@@ -113,7 +132,10 @@ impl Downloader {
                 )));
             }
         }
-        if transfer.expected_sha256.is_some_and(|expected| expected != written.sha256) {
+        if transfer
+            .expected_sha256
+            .is_some_and(|expected| expected != written.sha256)
+        {
             return Err(Error::DownloadFailed(
                 "The downloaded file does not match the checksum the server sent, so it was not saved. Try the backup again.".into(),
             ));
@@ -125,7 +147,11 @@ impl Downloader {
         let (bytes, sha256) = (written.bytes, hex::encode(written.sha256));
         let path = destination::persist_no_overwrite(written.part, folder, &name)
             .map_err(|e| Error::io(format!("save the file in {}", folder.display()), e))?;
-        Ok(Saved { path, bytes, sha256 })
+        Ok(Saved {
+            path,
+            bytes,
+            sha256,
+        })
     }
 
     /// Fetches the whole body into `writer`, retrying transient failures.
@@ -140,12 +166,21 @@ impl Downloader {
         let mut attempt = 0;
         loop {
             attempt += 1;
-            match self.fetch_once(url, writer, transfer, &mut reporter, progress).await {
+            match self
+                .fetch_once(url, writer, transfer, &mut reporter, progress)
+                .await
+            {
                 Ok(()) => break,
                 Err(Failure::Fatal(e)) => return Err(e),
-                Err(Failure::Transient(e)) if attempt >= self.options.retry.attempts => return Err(e),
+                Err(Failure::Transient(e)) if attempt >= self.options.retry.attempts => {
+                    return Err(e)
+                }
                 Err(Failure::Transient(_)) => {
-                    tracing::info!(attempt, bytes = transfer.written, "download interrupted; trying again");
+                    tracing::info!(
+                        attempt,
+                        bytes = transfer.written,
+                        "download interrupted; trying again"
+                    );
                     tokio::time::sleep(self.options.retry.delay(attempt)).await;
                 }
             }
@@ -174,9 +209,14 @@ impl Downloader {
         }
         let mut request = self.http.get(url.clone());
         if let Some((from, validator)) = &resume_from {
-            request = request.header(header::RANGE, format!("bytes={from}-")).header(header::IF_RANGE, validator);
+            request = request
+                .header(header::RANGE, format!("bytes={from}-"))
+                .header(header::IF_RANGE, validator);
         }
-        let mut response = request.send().await.map_err(|e| Failure::Transient(Error::network("the file host", e)))?;
+        let mut response = request
+            .send()
+            .await
+            .map_err(|e| Failure::Transient(Error::network("the file host", e)))?;
         let status = response.status();
         match status {
             StatusCode::OK => {
@@ -192,9 +232,13 @@ impl Downloader {
                 t.final_url = Some(response.url().clone());
             }
             StatusCode::PARTIAL_CONTENT if resume_from.is_some() => {
-                let range = header_text(response.headers(), header::CONTENT_RANGE).and_then(|v| parse_content_range(&v));
+                let range = header_text(response.headers(), header::CONTENT_RANGE)
+                    .and_then(|v| parse_content_range(&v));
                 match range {
-                    Some((start, total)) if start == t.written && total.is_none_or(|n| Some(n) == t.total || t.total.is_none()) => {
+                    Some((start, total))
+                        if start == t.written
+                            && total.is_none_or(|n| Some(n) == t.total || t.total.is_none()) =>
+                    {
                         t.total = total.or(t.total);
                     }
                     _ => {
@@ -206,7 +250,10 @@ impl Downloader {
                     }
                 }
             }
-            s if s.is_server_error() || s == StatusCode::TOO_MANY_REQUESTS || s == StatusCode::REQUEST_TIMEOUT => {
+            s if s.is_server_error()
+                || s == StatusCode::TOO_MANY_REQUESTS
+                || s == StatusCode::REQUEST_TIMEOUT =>
+            {
                 return Err(Failure::Transient(host_status_error(s)));
             }
             StatusCode::RANGE_NOT_SATISFIABLE => {
@@ -262,7 +309,10 @@ fn too_large(max: u64) -> Error {
 }
 
 fn header_text(headers: &HeaderMap, name: header::HeaderName) -> Option<String> {
-    headers.get(name).and_then(|v| v.to_str().ok()).map(str::to_owned)
+    headers
+        .get(name)
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_owned)
 }
 
 /// A strong ETag, else Last-Modified (RFC 9110 allows both in If-Range; weak tags are not).
@@ -292,7 +342,11 @@ fn parse_content_range(value: &str) -> Option<(u64, Option<u64>)> {
 /// `Digest: SHA-256=B64` (RFC 3230).
 fn declared_sha256(headers: &HeaderMap) -> Option<[u8; 32]> {
     let decode = |b64: &str| -> Option<[u8; 32]> {
-        base64::engine::general_purpose::STANDARD.decode(b64.trim()).ok()?.try_into().ok()
+        base64::engine::general_purpose::STANDARD
+            .decode(b64.trim())
+            .ok()?
+            .try_into()
+            .ok()
     };
     let from_list = |value: &str, structured: bool| {
         value.split(',').find_map(|item| {
@@ -301,13 +355,20 @@ fn declared_sha256(headers: &HeaderMap) -> Option<[u8; 32]> {
                 return None;
             }
             let val = val.trim();
-            let val = if structured { val.strip_prefix(':')?.strip_suffix(':')? } else { val };
+            let val = if structured {
+                val.strip_prefix(':')?.strip_suffix(':')?
+            } else {
+                val
+            };
             decode(val)
         })
     };
     header_text(headers, header::HeaderName::from_static("repr-digest"))
         .and_then(|v| from_list(&v, true))
-        .or_else(|| header_text(headers, header::HeaderName::from_static("digest")).and_then(|v| from_list(&v, false)))
+        .or_else(|| {
+            header_text(headers, header::HeaderName::from_static("digest"))
+                .and_then(|v| from_list(&v, false))
+        })
 }
 
 /// Throttles progress reports and computes the rate.
@@ -318,7 +379,10 @@ struct Reporter {
 
 impl Reporter {
     fn new() -> Self {
-        Self { started: Instant::now(), last: None }
+        Self {
+            started: Instant::now(),
+            last: None,
+        }
     }
 
     fn tick(&mut self, bytes: u64, total: Option<u64>) -> Option<Progress> {
@@ -332,8 +396,16 @@ impl Reporter {
 
     fn progress(&self, bytes: u64, total: Option<u64>) -> Progress {
         let secs = self.started.elapsed().as_secs_f64();
-        let bytes_per_sec = if secs > 0.0 { (bytes as f64 / secs) as u64 } else { 0 };
-        Progress { bytes, total, bytes_per_sec }
+        let bytes_per_sec = if secs > 0.0 {
+            (bytes as f64 / secs) as u64
+        } else {
+            0
+        };
+        Progress {
+            bytes,
+            total,
+            bytes_per_sec,
+        }
     }
 }
 
@@ -344,7 +416,10 @@ mod tests {
     /// Content-Range with a known and an unknown total; malformed values are refused.
     #[test]
     fn parses_content_range() {
-        assert_eq!(parse_content_range("bytes 100-199/200"), Some((100, Some(200))));
+        assert_eq!(
+            parse_content_range("bytes 100-199/200"),
+            Some((100, Some(200)))
+        );
         assert_eq!(parse_content_range("bytes 5-9/*"), Some((5, None)));
         assert_eq!(parse_content_range("bytes 9-5/20"), None);
         assert_eq!(parse_content_range("items 1-2/3"), None);
@@ -356,7 +431,10 @@ mod tests {
         let digest = [7u8; 32];
         let b64 = base64::engine::general_purpose::STANDARD.encode(digest);
         let mut h = HeaderMap::new();
-        h.insert("repr-digest", format!("sha-512=:AAAA:, sha-256=:{b64}:").parse().unwrap());
+        h.insert(
+            "repr-digest",
+            format!("sha-512=:AAAA:, sha-256=:{b64}:").parse().unwrap(),
+        );
         assert_eq!(declared_sha256(&h), Some(digest));
         let mut h = HeaderMap::new();
         h.insert("digest", format!("SHA-256={b64}").parse().unwrap());
@@ -371,7 +449,13 @@ mod tests {
     fn picks_a_strong_validator() {
         let mut h = HeaderMap::new();
         h.insert(header::ETAG, "W/\"x\"".parse().unwrap());
-        h.insert(header::LAST_MODIFIED, "Sun, 22 Nov 2026 10:00:00 GMT".parse().unwrap());
-        assert_eq!(validator(&h).as_deref(), Some("Sun, 22 Nov 2026 10:00:00 GMT"));
+        h.insert(
+            header::LAST_MODIFIED,
+            "Sun, 22 Nov 2026 10:00:00 GMT".parse().unwrap(),
+        );
+        assert_eq!(
+            validator(&h).as_deref(),
+            Some("Sun, 22 Nov 2026 10:00:00 GMT")
+        );
     }
 }

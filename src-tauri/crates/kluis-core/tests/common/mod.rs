@@ -8,14 +8,17 @@ use std::time::Duration;
 
 use kluis_core::http::RetryPolicy;
 use kluis_core::{
-    BackupJob, BackupRequest, CallbackTransport, Destination, DownloadOptions, Downloader, History, JobEvent,
-    LoopbackTransport, Result, Saved, Secret, ServiceClient, ServiceConfig, Session,
+    BackupJob, BackupRequest, CallbackTransport, Destination, DownloadOptions, Downloader, History,
+    JobEvent, LoopbackTransport, Result, Saved, Secret, ServiceClient, ServiceConfig, Session,
 };
 use kluis_sim::config::{DEMO_API_KEY, DEMO_PASSWORD, DEMO_USERNAME, RESTRICTED_API_KEY};
 use kluis_sim::{Sim, SimConfig};
 
-pub const FAST_RETRY: RetryPolicy =
-    RetryPolicy { attempts: 4, first_delay: Duration::from_millis(10), max_delay: Duration::from_millis(50) };
+pub const FAST_RETRY: RetryPolicy = RetryPolicy {
+    attempts: 4,
+    first_delay: Duration::from_millis(10),
+    max_delay: Duration::from_millis(50),
+};
 
 pub struct Harness {
     pub sim: Sim,
@@ -36,9 +39,14 @@ pub async fn sim(configure: impl FnOnce(&mut SimConfig)) -> Sim {
 }
 
 pub fn service_config(sim: &Sim, api_key: &str, password: &str) -> ServiceConfig {
-    let mut config =
-        ServiceConfig::new(sim.base_url().as_str(), Secret::new(api_key), DEMO_USERNAME.into(), Secret::new(password), false)
-            .expect("valid settings");
+    let mut config = ServiceConfig::new(
+        sim.base_url().as_str(),
+        Secret::new(api_key),
+        DEMO_USERNAME.into(),
+        Secret::new(password),
+        false,
+    )
+    .expect("valid settings");
     config.extra_ca_pem = Some(sim.ca_pem().to_string());
     config
 }
@@ -52,18 +60,31 @@ pub fn restricted_config(sim: &Sim) -> ServiceConfig {
 }
 
 pub fn session(config: ServiceConfig) -> Session {
-    Session::new(ServiceClient::new(config).expect("client builds").with_retry(FAST_RETRY))
+    Session::new(
+        ServiceClient::new(config)
+            .expect("client builds")
+            .with_retry(FAST_RETRY),
+    )
 }
 
 impl Harness {
     pub async fn new(configure: impl FnOnce(&mut SimConfig)) -> Harness {
         let sim = sim(configure).await;
         let config = demo_config(&sim);
-        Harness::with(sim, config, DownloadOptions { max_bytes: None, retry: FAST_RETRY }).await
+        Harness::with(
+            sim,
+            config,
+            DownloadOptions {
+                max_bytes: None,
+                retry: FAST_RETRY,
+            },
+        )
+        .await
     }
 
     pub async fn with(sim: Sim, config: ServiceConfig, options: DownloadOptions) -> Harness {
-        let transport: Arc<dyn CallbackTransport> = Arc::new(LoopbackTransport::start().await.expect("listener starts"));
+        let transport: Arc<dyn CallbackTransport> =
+            Arc::new(LoopbackTransport::start().await.expect("listener starts"));
         Harness {
             session: session(config.clone()),
             downloader: Downloader::new(&config, options).expect("downloader builds"),
@@ -88,7 +109,12 @@ impl Harness {
     }
 
     pub fn job(&self) -> BackupJob<'_> {
-        BackupJob { session: &self.session, transport: &*self.transport, downloader: &self.downloader, history: &self.history }
+        BackupJob {
+            session: &self.session,
+            transport: &*self.transport,
+            downloader: &self.downloader,
+            history: &self.history,
+        }
     }
 
     /// Runs a backup into the harness's temp dir, collecting the events.
@@ -109,7 +135,10 @@ impl Harness {
 }
 
 pub fn entries(dir: &Path) -> Vec<PathBuf> {
-    let mut all: Vec<PathBuf> = std::fs::read_dir(dir).unwrap().map(|e| e.unwrap().path()).collect();
+    let mut all: Vec<PathBuf> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
     all.sort();
     all
 }

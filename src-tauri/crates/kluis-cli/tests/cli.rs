@@ -1,0 +1,255 @@
+//! The `kluis` binary end to end: exit codes, `--json`, history, and no secret in any output.
+
+use std::path::Path;
+use std::process::Output;
+use std::time::Duration;
+
+use kluis_sim::config::{DEMO_API_KEY, DEMO_PASSWORD, DEMO_USERNAME, RESTRICTED_API_KEY};
+use kluis_sim::{Sim, SimConfig};
+
+struct Env {
+    sim: Sim,
+    ca: tempfile::NamedTempFile,
+    dir: tempfile::TempDir,
+}
+
+async fn env(configure: impl FnOnce(&mut SimConfig)) -> Env {
+    let mut config = SimConfig::default();
+    config.faults.callback_delay = Duration::from_millis(30);
+    configure(&mut config);
+    let sim = Sim::start(config).await.unwrap();
+    let ca = tempfile::NamedTempFile::new().unwrap();
+    std::fs::write(ca.path(), sim.ca_pem()).unwrap();
+    Env {
+        sim,
+        ca,
+        dir: tempfile::tempdir().unwrap(),
+    }
+}
+
+impl Env {
+    fn out(&self) -> std::path::PathBuf {
+        let out = self.dir.path().join("out");
+        std::fs::create_dir_all(&out).unwrap();
+        out
+    }
+
+    /// Runs `kluis ARGS` with credentials in the environment (never in arguments).
+    async fn kluis(&self, args: &[&str], api_key: &str, password: &str) -> Output {
+        let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_kluis"));
+        command
+            .args(args)
+            .env_clear()
+            .env("KLUIS_BASE_URL", self.sim.base_url().as_str())
+            .env("KLUIS_API_KEY", api_key)
+            .env("KLUIS_USERNAME", DEMO_USERNAME)
+            .env("KLUIS_PASSWORD", password)
+            .env("KLUIS_CA_CERT", self.ca.path())
+            .env("KLUIS_HISTORY_DB", self.dir.path().join("history.sqlite3"))
+            .env("KLUIS_LOG", "debug");
+        tokio::task::spawn_blocking(move || command.output().unwrap())
+            .await
+            .unwrap()
+    }
+
+    async fn demo(&self, args: &[&str]) -> Output {
+        self.kluis(args, &DEMO_API_KEY.to_string(), DEMO_PASSWORD)
+            .await
+    }
+}
+
+/// No api_key, password or token in stdout or stderr (debug logging on): the given secrets,
+/// and no UUID at all (tokens and webhook ids are UUIDs) except Kluis's own job ids.
+fn assert_no_secrets(output: &Output, secrets: &[&str]) {
+    assert_no_secrets_except(output, secrets, &[]);
+}
+
+fn assert_no_secrets_except(output: &Output, secrets: &[&str], job_ids: &[&str]) {
+    let all = format!(
+        "{}{}",
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    );
+    for secret in secrets {
+        assert!(!all.contains(secret), "output reveals a secret: {all}");
+    }
+    assert!(
+        !all.chars().collect::<Vec<_>>().windows(36).any(|w| {
+            let s: String = w.iter().collect();
+            uuid::Uuid::parse_str(&s).is_ok() && s.contains('-') && !job_ids.contains(&s.as_str())
+        }),
+        "output shows a UUID (token, key or webhook id): {all}"
+    );
+}
+
+fn files_in(dir: &Path) -> usize {
+    std::fs::read_dir(dir).unwrap().count()
+}
+
+/// `backup --json` prints exactly one JSON line describing a verified file, exit 0.
+#[tokio::test(flavor = "multi_thread")]
+async fn backup_json_prints_one_line() {
+    let e = env(|c| c.payload_size = 1024 * 1024 + 3).await;
+    let out = e.out();
+    let output = e
+        .demo(&["backup", "--out", out.to_str().unwrap(), "--json"])
+        .await;
+    assert_eq!(
+        output.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let stdout = String::from_utf8(output.stdout.clone()).unwrap();
+    assert_eq!(stdout.lines().count(), 1, "exactly one line: {stdout}");
+    let line: serde_json::Value = serde_json::from_str(stdout.trim()).unwrap();
+    let path = Path::new(line["path"].as_str().unwrap());
+    assert_eq!(line["bytes"], 1024 * 1024 + 3);
+    use sha2::Digest;
+    assert_eq!(
+        line["sha256"].as_str().unwrap(),
+        hex::encode(sha2::Sha256::digest(std::fs::read(path).unwrap()))
+    );
+    assert_eq!(path.parent(), Some(out.as_path()));
+    assert_no_secrets(&output, &[DEMO_PASSWORD]);
+
+    let history = e.demo(&["history", "--json"]).await;
+    assert_eq!(history.status.code(), Some(0));
+    let row: serde_json::Value = serde_json::from_str(
+        String::from_utf8(history.stdout.clone())
+            .unwrap()
+            .lines()
+            .next()
+            .unwrap(),
+    )
+    .unwrap();
+    assert_eq!(row["stage"], "saved");
+    assert_eq!(row["sha256"], line["sha256"]);
+    assert_no_secrets_except(&history, &[DEMO_PASSWORD], &[row["id"].as_str().unwrap()]);
+}
+
+/// Without --json, stdout is the saved path alone.
+#[tokio::test(flavor = "multi_thread")]
+async fn backup_prints_the_path() {
+    let e = env(|_| {}).await;
+    let out = e.out();
+    let output = e.demo(&["backup", "--out", out.to_str().unwrap()]).await;
+    assert_eq!(output.status.code(), Some(0));
+    let path = String::from_utf8(output.stdout).unwrap();
+    assert!(Path::new(path.trim()).is_file(), "{path}");
+}
+
+/// `environment` prints the service's JSON.
+#[tokio::test(flavor = "multi_thread")]
+async fn environment_prints_json() {
+    let e = env(|_| {}).await;
+    let output = e.demo(&["environment"]).await;
+    assert_eq!(output.status.code(), Some(0));
+    let json: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert_eq!(json["username"], DEMO_USERNAME);
+}
+
+/// Wrong password: exit 3, one clear line, no secret.
+#[tokio::test(flavor = "multi_thread")]
+async fn wrong_password_exits_3() {
+    let e = env(|_| {}).await;
+    let out = e.out();
+    let output = e
+        .kluis(
+            &["backup", "--out", out.to_str().unwrap()],
+            &DEMO_API_KEY.to_string(),
+            "Wr0ngPassw0rd",
+        )
+        .await;
+    assert_eq!(output.status.code(), Some(3));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.contains("refused the api key, username or password"),
+        "{stderr}"
+    );
+    assert_no_secrets(&output, &["Wr0ngPassw0rd"]);
+    assert_eq!(files_in(&out), 0);
+}
+
+/// An api_key without the backup endpoint: exit 4.
+#[tokio::test(flavor = "multi_thread")]
+async fn denied_api_key_exits_4() {
+    let e = env(|_| {}).await;
+    let out = e.out();
+    let output = e
+        .kluis(
+            &["backup", "--out", out.to_str().unwrap()],
+            &RESTRICTED_API_KEY.to_string(),
+            DEMO_PASSWORD,
+        )
+        .await;
+    assert_eq!(
+        output.status.code(),
+        Some(4),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert_no_secrets(&output, &[DEMO_PASSWORD]);
+}
+
+/// No callback before --timeout: exit 5 and an empty --out.
+#[tokio::test(flavor = "multi_thread")]
+async fn missing_callback_exits_5() {
+    let e = env(|c| c.faults.no_callback = true).await;
+    let out = e.out();
+    let output = e
+        .demo(&["backup", "--out", out.to_str().unwrap(), "--timeout", "1"])
+        .await;
+    assert_eq!(output.status.code(), Some(5));
+    assert_eq!(files_in(&out), 0);
+}
+
+/// A download that fails: exit 6 and an empty --out.
+#[tokio::test(flavor = "multi_thread")]
+async fn failed_download_exits_6() {
+    let e = env(|c| c.faults.download_status = Some(410)).await;
+    let out = e.out();
+    let output = e.demo(&["backup", "--out", out.to_str().unwrap()]).await;
+    assert_eq!(output.status.code(), Some(6));
+    assert_eq!(files_in(&out), 0);
+    let history = e.demo(&["history"]).await;
+    let table = String::from_utf8_lossy(&history.stdout);
+    assert!(table.contains("failed") && table.contains("410"), "{table}");
+}
+
+/// Missing settings and bad usage: exit 2.
+#[tokio::test(flavor = "multi_thread")]
+async fn config_and_usage_errors_exit_2() {
+    let e = env(|_| {}).await;
+    let out = e.out();
+    let bad_url = e
+        .kluis(
+            &[
+                "--base-url",
+                "http://example.com/x",
+                "backup",
+                "--out",
+                out.to_str().unwrap(),
+            ],
+            &DEMO_API_KEY.to_string(),
+            DEMO_PASSWORD,
+        )
+        .await;
+    assert_eq!(bad_url.status.code(), Some(2));
+    let usage = e.demo(&["backup"]).await;
+    assert_eq!(usage.status.code(), Some(2), "--out is required");
+    let missing_folder = e
+        .demo(&["backup", "--out", "/nonexistent-kluis/x.zip"])
+        .await;
+    assert_eq!(missing_folder.status.code(), Some(2));
+}
+
+/// `--help` warns about --password and never prints environment values.
+#[tokio::test(flavor = "multi_thread")]
+async fn help_hides_secret_values() {
+    let e = env(|_| {}).await;
+    let output = e.demo(&["--help"]).await;
+    let help = String::from_utf8_lossy(&output.stdout);
+    assert!(help.contains("Discouraged as a flag"), "{help}");
+    assert_no_secrets(&output, &[DEMO_PASSWORD]);
+}

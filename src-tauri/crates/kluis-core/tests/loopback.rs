@@ -1,0 +1,130 @@
+//! The loopback callback receiver under hostile and odd requests, over real TLS.
+
+use kluis_core::{CallbackTransport, LoopbackTransport};
+use reqwest::StatusCode;
+use uuid::Uuid;
+
+async fn receiver() -> (LoopbackTransport, reqwest::Client) {
+    let transport = LoopbackTransport::start().await.unwrap();
+    let client = reqwest::Client::builder()
+        .add_root_certificate(
+            reqwest::Certificate::from_pem(transport.ca_pem().as_bytes()).unwrap(),
+        )
+        .build()
+        .unwrap();
+    (transport, client)
+}
+
+/// The URL handed out is https, on 127.0.0.1, with a long random path and no query.
+#[tokio::test]
+async fn webhook_url_is_an_unguessable_https_path() {
+    let (transport, _) = receiver().await;
+    let a = transport.prepare(Uuid::new_v4()).await.unwrap();
+    let b = transport.prepare(Uuid::new_v4()).await.unwrap();
+    assert_eq!(a.webhook_url.scheme(), "https");
+    assert_eq!(a.webhook_url.host_str(), Some("127.0.0.1"));
+    assert!(a.webhook_url.query().is_none());
+    let capability = a.webhook_url.path().strip_prefix("/cb/").unwrap();
+    assert!(
+        capability.len() >= 32 && capability.chars().all(|c| c.is_ascii_hexdigit()),
+        "≥128 bits: {capability}"
+    );
+    assert_ne!(a.webhook_url, b.webhook_url);
+}
+
+/// A proper callback is answered 200 and delivered once; a duplicate is answered but dropped.
+#[tokio::test]
+async fn delivers_each_id_once() {
+    let (transport, client) = receiver().await;
+    let mut reg = transport.prepare(Uuid::new_v4()).await.unwrap();
+    let id = Uuid::new_v4();
+    let url = format!("{}?id={id}", reg.webhook_url);
+    for _ in 0..3 {
+        assert_eq!(
+            client.get(&url).send().await.unwrap().status(),
+            StatusCode::OK
+        );
+    }
+    let got = reg.ids.recv().await.unwrap();
+    assert_eq!(got.expose().expose(), id.to_string());
+    assert!(
+        reg.ids.try_recv().is_err(),
+        "duplicates are not delivered again"
+    );
+}
+
+/// Wrong method, path, query or body: 404, and nothing is delivered.
+#[tokio::test]
+async fn rejects_everything_else_with_404() {
+    let (transport, client) = receiver().await;
+    let mut reg = transport.prepare(Uuid::new_v4()).await.unwrap();
+    let base = reg.webhook_url.to_string();
+    let id = Uuid::new_v4();
+    let origin = format!("https://127.0.0.1:{}", reg.webhook_url.port().unwrap());
+    let cases = [
+        client.post(format!("{base}?id={id}")),
+        client.get(format!("{base}x?id={id}")),
+        client.get(format!("{origin}/cb/{}?id={id}", "0".repeat(64))),
+        client.get(format!("{base}?id=not-a-uuid")),
+        client.get(format!("{base}?id={id}&id={id}")),
+        client.get(format!("{base}?id={id}&token=abc")),
+        client.get(base.clone()),
+        client.get(format!("{base}?id={id}")).body("a body"),
+        client.get(format!("{origin}/")),
+        client.get(format!("{base}?id={}", "%00".repeat(300))),
+    ];
+    for request in cases {
+        let response = request.send().await.unwrap();
+        assert_eq!(
+            response.status(),
+            StatusCode::NOT_FOUND,
+            "{}",
+            response.url()
+        );
+    }
+    assert!(reg.ids.try_recv().is_err(), "nothing was delivered");
+}
+
+/// After the job's registration is dropped its path is dead.
+#[tokio::test]
+async fn dropped_registration_stops_listening() {
+    let (transport, client) = receiver().await;
+    let reg = transport.prepare(Uuid::new_v4()).await.unwrap();
+    let url = format!("{}?id={}", reg.webhook_url, Uuid::new_v4());
+    drop(reg);
+    assert_eq!(
+        client.get(&url).send().await.unwrap().status(),
+        StatusCode::NOT_FOUND
+    );
+}
+
+/// A flood is answered 429 beyond the rate limit instead of being processed.
+#[tokio::test]
+async fn floods_are_rate_limited() {
+    let (transport, client) = receiver().await;
+    let reg = transport.prepare(Uuid::new_v4()).await.unwrap();
+    let mut limited = 0;
+    for _ in 0..200 {
+        let url = format!("{}?id={}", reg.webhook_url, Uuid::new_v4());
+        if client.get(&url).send().await.unwrap().status() == StatusCode::TOO_MANY_REQUESTS {
+            limited += 1;
+        }
+    }
+    assert!(limited > 0, "200 requests in a burst must hit the limit");
+}
+
+/// A made-up flood of ids cannot grow memory: at most 16 distinct ids per job are kept.
+#[tokio::test]
+async fn ids_per_job_are_bounded() {
+    let (transport, client) = receiver().await;
+    let mut reg = transport.prepare(Uuid::new_v4()).await.unwrap();
+    for _ in 0..40 {
+        let url = format!("{}?id={}", reg.webhook_url, Uuid::new_v4());
+        let _ = client.get(&url).send().await.unwrap();
+    }
+    let mut delivered = 0;
+    while reg.ids.try_recv().is_ok() {
+        delivered += 1;
+    }
+    assert_eq!(delivered, 16);
+}
