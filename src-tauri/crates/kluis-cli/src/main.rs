@@ -49,6 +49,22 @@ fn log_filter() -> tracing_subscriber::EnvFilter {
     filter
 }
 
+/// Ctrl-C, or SIGTERM from a scheduler or service manager.
+async fn stop_requested() {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{signal, SignalKind};
+        if let Ok(mut term) = signal(SignalKind::terminate()) {
+            tokio::select! {
+                _ = tokio::signal::ctrl_c() => {}
+                _ = term.recv() => {}
+            }
+            return;
+        }
+    }
+    let _ = tokio::signal::ctrl_c().await;
+}
+
 fn main() {
     let cli = settings::Cli::parse();
     tracing_subscriber::fmt()
@@ -71,10 +87,11 @@ fn main() {
     let outcome = runtime.block_on(async {
         tokio::select! {
             outcome = commands::run(cli) => outcome,
-            _ = tokio::signal::ctrl_c() => Err(Error::Cancelled),
+            _ = stop_requested() => Err(Error::Cancelled),
         }
     });
-    // Dropping the runtime ends the interrupted job's tasks; its part file removes itself.
+    // An interrupted job was dropped with the select above: its part file is already removed
+    // and its history row marked cancelled.
     drop(runtime);
     if let Err(error) = outcome {
         eprintln!("kluis: {error}");

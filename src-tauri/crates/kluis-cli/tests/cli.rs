@@ -6,6 +6,7 @@ use std::time::Duration;
 
 use kluis_sim::config::{DEMO_API_KEY, DEMO_PASSWORD, DEMO_USERNAME, RESTRICTED_API_KEY};
 use kluis_sim::{Sim, SimConfig};
+use serde_json::Value;
 
 struct Env {
     sim: Sim,
@@ -252,4 +253,66 @@ async fn help_hides_secret_values() {
     let help = String::from_utf8_lossy(&output.stdout);
     assert!(help.contains("Discouraged as a flag"), "{help}");
     assert_no_secrets(&output, &[DEMO_PASSWORD]);
+}
+
+/// SIGTERM mid-download (a scheduler stopping the job): exit 130, nothing left in --out, and
+/// the history row says cancelled.
+#[cfg(unix)]
+#[tokio::test(flavor = "multi_thread")]
+async fn terminated_backup_leaves_nothing() {
+    let e = env(|c| {
+        c.payload_size = 64 * 1024 * 1024;
+        c.faults.download_rate = Some(2 * 1024 * 1024);
+    })
+    .await;
+    let out = e.out();
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_kluis"))
+        .args(["backup", "--out", out.to_str().unwrap()])
+        .env_clear()
+        .env("KLUIS_BASE_URL", e.sim.base_url().as_str())
+        .env("KLUIS_API_KEY", DEMO_API_KEY.to_string())
+        .env("KLUIS_USERNAME", DEMO_USERNAME)
+        .env("KLUIS_PASSWORD", DEMO_PASSWORD)
+        .env("KLUIS_CA_CERT", e.ca.path())
+        .env("KLUIS_HISTORY_DB", e.dir.path().join("history.sqlite3"))
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    // Wait until the download has begun: its hidden part file appears in --out.
+    let out_dir = out.clone();
+    let started = tokio::task::spawn_blocking(move || {
+        let deadline = std::time::Instant::now() + Duration::from_secs(20);
+        while std::time::Instant::now() < deadline {
+            if files_in(&out_dir) > 0 {
+                return true;
+            }
+            std::thread::park_timeout(Duration::from_millis(10));
+        }
+        false
+    })
+    .await
+    .unwrap();
+    assert!(started, "the download never started");
+    let killed = std::process::Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(killed.success());
+    let status = tokio::task::spawn_blocking(move || child.wait().unwrap())
+        .await
+        .unwrap();
+    assert_eq!(status.code(), Some(130));
+    assert_eq!(files_in(&out), 0, "no part file and no partial backup");
+    let history = e.demo(&["history", "--json"]).await;
+    let row: Value = serde_json::from_str(
+        String::from_utf8_lossy(&history.stdout)
+            .lines()
+            .next()
+            .unwrap(),
+    )
+    .unwrap();
+    assert_eq!(
+        (row["stage"].as_str(), row["error_code"].as_str()),
+        (Some("failed"), Some("cancelled"))
+    );
 }

@@ -150,23 +150,6 @@ async fn backup_post_is_not_resent() {
     assert!(h.out_entries().is_empty());
 }
 
-/// Callbacks that fail are retried by the service; a late one still completes the job.
-#[tokio::test]
-async fn late_callback_after_service_retries() {
-    let h = Harness::new(|c| {
-        c.faults.callback_delay = Duration::from_millis(200);
-        c.faults.callback_retries = 2;
-    })
-    .await;
-    let (saved, _) = h.backup().await;
-    saved.unwrap();
-    assert_eq!(
-        h.sim.stats().callbacks_sent,
-        1,
-        "the receiver answered the first one"
-    );
-}
-
 /// A download cut mid-way resumes with Range/If-Range and yields the exact file.
 #[tokio::test]
 async fn cut_download_resumes() {

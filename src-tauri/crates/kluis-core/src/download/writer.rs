@@ -70,6 +70,20 @@ pub(crate) struct Written {
 pub(crate) struct Writer {
     commands: mpsc::Sender<Command>,
     done: oneshot::Receiver<io::Result<Written>>,
+    /// The part file's path until it is finished or abandoned: if the job is dropped (a
+    /// cancel, a program that is stopping), the file is unlinked right in `drop` rather than
+    /// whenever the thread gets to it, so it is gone before the process can exit.
+    unfinished: Option<PathBuf>,
+}
+
+impl Drop for Writer {
+    fn drop(&mut self) {
+        if let Some(path) = self.unfinished.take() {
+            // Fails harmlessly where an open file cannot be removed (Windows): the thread
+            // removes it once it has closed it.
+            let _ = std::fs::remove_file(path);
+        }
+    }
 }
 
 impl Writer {
@@ -77,7 +91,10 @@ impl Writer {
     pub fn create(dir: &Path) -> io::Result<Writer> {
         let path = dir.join(format!(".kluis-{}.part", uuid::Uuid::new_v4().simple()));
         let file = File::options().write(true).create_new(true).open(&path)?;
-        let part = PartFile { path, keep: false };
+        let part = PartFile {
+            path: path.clone(),
+            keep: false,
+        };
         let (commands, rx) = mpsc::channel(QUEUE);
         let (tx_done, done) = oneshot::channel();
         std::thread::Builder::new()
@@ -85,7 +102,11 @@ impl Writer {
             .spawn(move || {
                 let _ = tx_done.send(run(part, file, rx));
             })?;
-        Ok(Writer { commands, done })
+        Ok(Writer {
+            commands,
+            done,
+            unfinished: Some(path),
+        })
     }
 
     pub async fn write(&mut self, chunk: Bytes) -> io::Result<()> {
@@ -98,15 +119,18 @@ impl Writer {
 
     pub async fn finish(mut self) -> io::Result<Written> {
         self.send(Command::Finish).await?;
-        self.outcome().await
+        let written = self.outcome().await;
+        self.unfinished = None; // the thread has closed the file: `Written::part` owns it now
+        written
     }
 
     /// Stops the thread and waits until it has closed and removed the part file, so that a
     /// failed download has left nothing behind by the time its error is reported.
-    pub async fn abandon(self) {
-        let Writer { commands, done } = self;
-        drop(commands);
-        let _ = done.await;
+    pub async fn abandon(mut self) {
+        let (closed, _) = mpsc::channel(1);
+        drop(std::mem::replace(&mut self.commands, closed));
+        let _ = self.outcome().await;
+        self.unfinished = None;
     }
 
     async fn send(&mut self, command: Command) -> io::Result<()> {
