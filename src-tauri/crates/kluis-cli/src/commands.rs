@@ -61,6 +61,7 @@ async fn backup(config: ServiceConfig, history: &History, args: &BackupArgs) -> 
         history,
     };
     let request = BackupRequest {
+        id: uuid::Uuid::new_v4(),
         profile: args.profile.clone(),
         destination,
         callback_timeout: Duration::from_secs(args.timeout),

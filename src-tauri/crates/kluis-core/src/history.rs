@@ -14,16 +14,20 @@ use crate::error::{Error, Result};
 use crate::job::Stage;
 
 /// One past or running backup.
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct HistoryEntry {
     pub id: String,
     pub profile: String,
     pub transport: String,
     /// Unix milliseconds.
+    #[cfg_attr(feature = "ts", ts(type = "number"))]
     pub started_at_ms: i64,
+    #[cfg_attr(feature = "ts", ts(type = "number | null"))]
     pub finished_at_ms: Option<i64>,
     /// The last stage reached (`saved`, `failed`, or a stage still under way).
     pub stage: String,
+    #[cfg_attr(feature = "ts", ts(type = "number | null"))]
     pub bytes: Option<u64>,
     pub sha256: Option<String>,
     pub path: Option<String>,
@@ -182,6 +186,19 @@ impl History {
             .execute(
                 "UPDATE jobs SET finished_at_ms = ?2, failed_stage = ?3, error_code = ?4, error_message = ?5 WHERE id = ?1",
                 params![id.to_string(), now_ms(), at.as_str(), error.code(), error.to_string()],
+            )
+            .map_err(db_error)?;
+        Ok(())
+    }
+
+    /// The saved file of job `id` was moved (the user chose where to keep it).
+    pub fn relocate(&self, id: Uuid, path: &Path) -> Result<()> {
+        self.conn
+            .lock()
+            .unwrap()
+            .execute(
+                "UPDATE jobs SET path = ?2 WHERE id = ?1",
+                params![id.to_string(), path.to_string_lossy()],
             )
             .map_err(db_error)?;
         Ok(())

@@ -15,6 +15,7 @@ use crate::history::History;
 use crate::session::Session;
 
 /// Where a job is.
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Stage {
@@ -46,6 +47,7 @@ impl Stage {
 }
 
 /// What a running job tells its caller.
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum JobEvent {
@@ -56,6 +58,8 @@ pub enum JobEvent {
 /// What to back up and where to.
 #[derive(Debug, Clone)]
 pub struct BackupRequest {
+    /// The job's id, chosen by the caller so it can refer to the job while it runs.
+    pub id: Uuid,
     /// Profile name, for the history.
     pub profile: String,
     pub destination: Destination,
@@ -95,7 +99,7 @@ impl BackupJob<'_> {
         request: &BackupRequest,
         events: &mut (dyn FnMut(JobEvent) + Send),
     ) -> Result<Saved> {
-        let id = Uuid::new_v4();
+        let id = request.id;
         self.history
             .start(id, &request.profile, self.transport.name())?;
         let mut tracker = Unfinished {

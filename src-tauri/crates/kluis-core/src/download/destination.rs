@@ -3,7 +3,10 @@
 use std::io;
 use std::path::{Path, PathBuf};
 
+use sha2::{Digest, Sha256};
+
 use super::writer::PartFile;
+use super::Saved;
 use crate::error::{Error, Result};
 
 /// `--out`: a folder (the file name comes from the download) or a file path.
@@ -124,6 +127,101 @@ pub(crate) fn persist_no_overwrite(
     ))
 }
 
+/// Moves a verified, saved file to `target`, where the user chose to keep it.
+///
+/// `replace`: the user already confirmed replacing an existing file (a save dialog asks);
+/// otherwise an existing name gets a ` (n)`. On one file system this is a rename or link.
+/// Across file systems the file is copied to a part file beside `target`, hashed again and
+/// compared with the recorded SHA-256, fsynced, and only then put in place — the original is
+/// removed last, so a failure at any point loses nothing.
+pub fn relocate(saved: &Saved, target: &Path, replace: bool) -> Result<Saved> {
+    let folder = target
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    let name = target
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .ok_or_else(|| Error::Config(format!("{} does not name a file.", target.display())))?;
+    let fail = |e: io::Error| Error::io(format!("save the file as {}", target.display()), e);
+    if replace {
+        match std::fs::rename(&saved.path, target) {
+            Ok(()) => {
+                sync_folder(folder);
+                return Ok(Saved {
+                    path: target.to_path_buf(),
+                    ..saved.clone()
+                });
+            }
+            Err(e) if e.kind() != io::ErrorKind::CrossesDevices => return Err(fail(e)),
+            Err(_) => {}
+        }
+    } else {
+        for n in 0..10_000 {
+            let candidate = folder.join(numbered(&name, n));
+            match std::fs::hard_link(&saved.path, &candidate) {
+                Ok(()) => {
+                    std::fs::remove_file(&saved.path).map_err(fail)?;
+                    sync_folder(folder);
+                    return Ok(Saved {
+                        path: candidate,
+                        ..saved.clone()
+                    });
+                }
+                Err(e) if e.kind() == io::ErrorKind::AlreadyExists => continue,
+                Err(_) => break, // another file system, or no hard links there: copy
+            }
+        }
+    }
+    let (mut file, part) = PartFile::create_in(folder).map_err(fail)?;
+    let mut source = std::fs::File::open(&saved.path).map_err(fail)?;
+    let mut hasher = HashingWriter {
+        file: &mut file,
+        hasher: Sha256::new(),
+    };
+    let bytes = io::copy(&mut source, &mut hasher).map_err(fail)?;
+    let sha256 = hex::encode(hasher.hasher.finalize());
+    if bytes != saved.bytes || sha256 != saved.sha256 {
+        return Err(Error::Io(format!(
+            "The copy at {} did not match the downloaded file; the download was kept where it was. Try another place.",
+            folder.display()
+        )));
+    }
+    file.sync_all().map_err(fail)?;
+    drop(file);
+    let path = if replace {
+        std::fs::rename(part.path(), target).map_err(fail)?;
+        part.keep();
+        sync_folder(folder);
+        target.to_path_buf()
+    } else {
+        persist_no_overwrite(part, folder, &name).map_err(fail)?
+    };
+    std::fs::remove_file(&saved.path).map_err(fail)?;
+    Ok(Saved {
+        path,
+        bytes,
+        sha256,
+    })
+}
+
+struct HashingWriter<'a> {
+    file: &'a mut std::fs::File,
+    hasher: Sha256,
+}
+
+impl io::Write for HashingWriter<'_> {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        let n = self.file.write(buf)?;
+        self.hasher.update(&buf[..n]);
+        Ok(n)
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        self.file.flush()
+    }
+}
+
 /// Makes the new directory entry durable (POSIX); a no-op where folders cannot be opened.
 fn sync_folder(folder: &Path) {
     #[cfg(unix)]
@@ -145,6 +243,28 @@ mod tests {
         assert_eq!(numbered("backup.zip", 2), "backup (2).zip");
         assert_eq!(numbered("data.tar.gz", 1), "data (1).tar.gz");
         assert_eq!(numbered("README", 1), "README (1)");
+    }
+
+    /// Relocating keeps the content, never overwrites unless asked, and removes the original.
+    #[test]
+    fn relocates_without_overwriting() {
+        let dir = tempfile::tempdir().unwrap();
+        let staged = dir.path().join("staged.zip");
+        std::fs::write(&staged, b"payload").unwrap();
+        let saved = Saved {
+            path: staged.clone(),
+            bytes: 7,
+            sha256: hex::encode(Sha256::digest(b"payload")),
+        };
+        let target = dir.path().join("kept.zip");
+        std::fs::write(&target, b"older").unwrap();
+        let moved = relocate(&saved, &target, false).unwrap();
+        assert_eq!(moved.path, dir.path().join("kept (1).zip"));
+        assert_eq!(std::fs::read(&target).unwrap(), b"older");
+        assert_eq!(std::fs::read(&moved.path).unwrap(), b"payload");
+        assert!(!staged.exists());
+        let replaced = relocate(&moved, &target, true).unwrap();
+        assert_eq!(std::fs::read(&replaced.path).unwrap(), b"payload");
     }
 
     /// A folder, a file in an existing folder, and a file in a missing folder.

@@ -49,17 +49,24 @@ impl Default for DownloadOptions {
 }
 
 /// Progress of a download, reported at most about ten times a second.
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
 pub struct Progress {
+    #[cfg_attr(feature = "ts", ts(type = "number"))]
     pub bytes: u64,
+    #[cfg_attr(feature = "ts", ts(type = "number | null"))]
     pub total: Option<u64>,
+    #[cfg_attr(feature = "ts", ts(type = "number"))]
     pub bytes_per_sec: u64,
 }
 
 /// A verified file in its final place.
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 pub struct Saved {
+    #[cfg_attr(feature = "ts", ts(type = "string"))]
     pub path: std::path::PathBuf,
+    #[cfg_attr(feature = "ts", ts(type = "number"))]
     pub bytes: u64,
     /// Lower-case hex.
     pub sha256: String,

@@ -32,6 +32,13 @@ pub(crate) struct PartFile {
 }
 
 impl PartFile {
+    /// A new, empty hidden part file in `dir`.
+    pub fn create_in(dir: &Path) -> io::Result<(File, PartFile)> {
+        let path = dir.join(format!(".kluis-{}.part", uuid::Uuid::new_v4().simple()));
+        let file = File::options().write(true).create_new(true).open(&path)?;
+        Ok((file, PartFile { path, keep: false }))
+    }
+
     pub fn path(&self) -> &Path {
         &self.path
     }

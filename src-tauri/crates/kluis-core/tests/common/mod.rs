@@ -102,6 +102,7 @@ impl Harness {
 
     pub fn request_to(&self, out: &Path) -> BackupRequest {
         BackupRequest {
+            id: uuid::Uuid::new_v4(),
             profile: "test".into(),
             destination: Destination::from_out(out).expect("destination"),
             callback_timeout: Duration::from_secs(10),

@@ -1,0 +1,69 @@
+//! What a running backup tells the UI, streamed over a channel keyed by job.
+
+use kluis_core::{JobEvent, Progress, Saved, Stage};
+use serde::Serialize;
+
+#[derive(Debug, Clone, PartialEq, Serialize, ts_rs::TS)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum AppJobEvent {
+    /// The job reached a stage of kluis-core's state machine.
+    Stage {
+        stage: Stage,
+    },
+    Progress {
+        #[ts(type = "number")]
+        bytes: u64,
+        #[ts(type = "number | null")]
+        total: Option<u64>,
+        #[ts(type = "number")]
+        bytes_per_sec: u64,
+    },
+    /// Downloaded and verified; waiting for the user to choose where to keep it.
+    Staged {
+        file_name: String,
+        #[ts(type = "number")]
+        bytes: u64,
+        sha256: String,
+    },
+    /// In its final place.
+    Saved {
+        path: String,
+        #[ts(type = "number")]
+        bytes: u64,
+        sha256: String,
+    },
+    Failed {
+        code: String,
+        message: String,
+    },
+}
+
+impl From<JobEvent> for AppJobEvent {
+    fn from(event: JobEvent) -> Self {
+        match event {
+            JobEvent::Stage { stage } => AppJobEvent::Stage { stage },
+            JobEvent::Progress(Progress {
+                bytes,
+                total,
+                bytes_per_sec,
+            }) => AppJobEvent::Progress {
+                bytes,
+                total,
+                bytes_per_sec,
+            },
+        }
+    }
+}
+
+impl AppJobEvent {
+    pub fn saved(saved: &Saved) -> Self {
+        AppJobEvent::Saved {
+            path: saved.path.to_string_lossy().into_owned(),
+            bytes: saved.bytes,
+            sha256: saved.sha256.clone(),
+        }
+    }
+}
+
+/// Receives a job's events (the Tauri shell forwards them to the UI's channel).
+pub type EventSink = std::sync::Arc<dyn Fn(AppJobEvent) + Send + Sync>;

@@ -1,0 +1,33 @@
+//! kluis-desktop: the desktop app's logic, without Tauri, so that it builds fast and is tested
+//! headless. The Tauri shell (`src-tauri/`) turns each [`DesktopApp`] method into a command in
+//! one line.
+//!
+//! Parts and data flow:
+//! - [`profiles`]: profiles (one per klant) and settings in a JSON file — nothing secret.
+//! - [`secrets`]: a profile's api key and password in the OS keyring ([`KeyringStore`]), or in
+//!   memory for demo profiles and tests ([`MemoryStore`]).
+//! - [`app`]: [`DesktopApp`] — sign-in (a kluis-core `Session` per profile), environment,
+//!   permissions, and backups: a kluis-core `BackupJob` runs in a task, its events go out as
+//!   [`AppJobEvent`]s ([`events`]); the verified file waits in a staging folder until the
+//!   save dialog's answer reaches [`DesktopApp::save_backup`], which moves it into place (or
+//!   goes straight to the "always save here" folder). Cancel aborts the task at any stage.
+//! - [`permissions`]: what the api key allows, from the OpenAPI description or learnt 403s.
+//! - [`open`]: showing a saved file in the file manager.
+//! - [`bindings`]: the TypeScript declarations of every type the UI receives or sends.
+//! - [`error`]: [`AppError`], crossing to the UI as `{code, message}`.
+
+pub mod app;
+pub mod bindings;
+pub mod error;
+pub mod events;
+pub mod open;
+pub mod permissions;
+pub mod profiles;
+pub mod secrets;
+
+pub use app::{AppPaths, DemoInfo, DesktopApp, SessionInfo};
+pub use error::{AppError, AppResult, ErrorPayload};
+pub use events::{AppJobEvent, EventSink};
+pub use permissions::Permissions;
+pub use profiles::{ProfileInput, ProfileView, Settings};
+pub use secrets::{KeyringStore, MemoryStore, SecretStore};

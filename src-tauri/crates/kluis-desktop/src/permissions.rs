@@ -1,0 +1,111 @@
+//! Which of the endpoints Kluis uses a profile's api key allows: from the service's OpenAPI
+//! description (filtered by api key) when its URL is configured, otherwise learnt from 403s.
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+/// The endpoints Kluis uses (besides `/authenticate`, which every key may use).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ts_rs::TS)]
+#[serde(rename_all = "snake_case")]
+pub enum Endpoint {
+    Environment,
+    BackupOwner,
+    Webhook,
+}
+
+impl Endpoint {
+    pub const ALL: [Endpoint; 3] = [
+        Endpoint::Environment,
+        Endpoint::BackupOwner,
+        Endpoint::Webhook,
+    ];
+
+    /// The path below the base URL.
+    pub fn path(self) -> &'static str {
+        match self {
+            Endpoint::Environment => "/util/environment",
+            Endpoint::BackupOwner => "/backup/owner",
+            Endpoint::Webhook => "/webhook",
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, ts_rs::TS)]
+#[serde(rename_all = "snake_case")]
+pub enum Access {
+    Allowed,
+    Denied,
+    Unknown,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, ts_rs::TS)]
+#[serde(rename_all = "snake_case")]
+pub enum PermissionSource {
+    /// From the service's published description for this key.
+    Openapi,
+    /// From 403 answers seen so far.
+    Learnt,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, ts_rs::TS)]
+pub struct Permissions {
+    pub source: PermissionSource,
+    pub environment: Access,
+    pub backup_owner: Access,
+    pub webhook: Access,
+}
+
+impl Permissions {
+    fn from_fn(source: PermissionSource, access: impl Fn(Endpoint) -> Access) -> Self {
+        Permissions {
+            source,
+            environment: access(Endpoint::Environment),
+            backup_owner: access(Endpoint::BackupOwner),
+            webhook: access(Endpoint::Webhook),
+        }
+    }
+
+    /// From an OpenAPI (or Swagger 2) document: an endpoint is allowed when its path is listed
+    /// (with or without the base URL's path prefix in front).
+    pub fn from_openapi(document: &Value) -> Option<Self> {
+        let paths = document.get("paths")?.as_object()?;
+        Some(Self::from_fn(PermissionSource::Openapi, |endpoint| {
+            if paths
+                .keys()
+                .any(|p| p.trim_end_matches('/').ends_with(endpoint.path()))
+            {
+                Access::Allowed
+            } else {
+                Access::Denied
+            }
+        }))
+    }
+
+    /// From the 403s seen so far: denied ones are known, the rest unknown.
+    pub fn learnt(denied: &[Endpoint]) -> Self {
+        Self::from_fn(PermissionSource::Learnt, |e| {
+            if denied.contains(&e) {
+                Access::Denied
+            } else {
+                Access::Unknown
+            }
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Paths are matched with or without the base path prefix.
+    #[test]
+    fn reads_openapi_paths() {
+        let doc = serde_json::json!({ "paths": { "/webservice_v2/util/environment": {}, "/authenticate": {} } });
+        let p = Permissions::from_openapi(&doc).unwrap();
+        assert_eq!(
+            (p.environment, p.backup_owner, p.webhook),
+            (Access::Allowed, Access::Denied, Access::Denied)
+        );
+        assert!(Permissions::from_openapi(&serde_json::json!({"no": "paths"})).is_none());
+    }
+}

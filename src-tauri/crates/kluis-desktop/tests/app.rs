@@ -1,0 +1,270 @@
+//! The desktop app's commands against its in-process demo simulator over real TLS.
+
+use std::sync::Arc;
+
+use kluis_desktop::permissions::{Access, PermissionSource};
+use kluis_desktop::{AppJobEvent, AppPaths, DesktopApp, MemoryStore, ProfileInput};
+use tokio::sync::mpsc;
+
+fn app(dir: &tempfile::TempDir, save_folder: Option<std::path::PathBuf>) -> DesktopApp {
+    DesktopApp::open(
+        AppPaths::under(dir.path()),
+        Arc::new(MemoryStore::default()),
+        save_folder,
+    )
+    .unwrap()
+}
+
+/// Runs a backup and returns its events up to the first final one (staged, saved, failed).
+async fn backup(app: &DesktopApp, profile: &str) -> (uuid::Uuid, Vec<AppJobEvent>) {
+    let (tx, mut rx) = mpsc::unbounded_channel();
+    let job = app
+        .start_backup(
+            profile,
+            Arc::new(move |e| {
+                let _ = tx.send(e);
+            }),
+        )
+        .await
+        .unwrap();
+    let mut events = Vec::new();
+    while let Some(event) = rx.recv().await {
+        let last = matches!(
+            event,
+            AppJobEvent::Staged { .. } | AppJobEvent::Saved { .. } | AppJobEvent::Failed { .. }
+        );
+        events.push(event);
+        if last {
+            break;
+        }
+    }
+    (job, events)
+}
+
+/// Demo: sign in, environment, backup staged, saved where the "dialog" said, history updated.
+#[tokio::test(flavor = "multi_thread")]
+async fn demo_backup_is_staged_then_saved_where_chosen() {
+    let dir = tempfile::tempdir().unwrap();
+    let app = app(&dir, None);
+    let demo = app.start_demo().await.unwrap();
+    assert_eq!(demo.profiles.len(), 2);
+    assert!(demo.profiles.iter().all(|p| p.demo));
+    let info = app.sign_in("demo").await.unwrap();
+    assert_eq!(info.username, "demo");
+    assert_eq!(app.environment("demo").await.unwrap()["username"], "demo");
+
+    let (job, events) = backup(&app, "demo").await;
+    let Some(AppJobEvent::Staged {
+        file_name,
+        bytes,
+        sha256,
+    }) = events.last().cloned()
+    else {
+        panic!("expected a staged file, got {events:?}")
+    };
+    assert_eq!(file_name, "owner-backup.zip");
+    assert!(
+        events
+            .iter()
+            .any(|e| matches!(e, AppJobEvent::Progress { .. })),
+        "progress is streamed"
+    );
+    let target = dir.path().join("chosen.zip");
+    let saved = app.save_backup(job, target.clone()).await.unwrap();
+    assert_eq!(
+        (saved.path.clone(), saved.bytes, saved.sha256.clone()),
+        (target.clone(), bytes, sha256)
+    );
+    assert_eq!(std::fs::metadata(&target).unwrap().len(), bytes);
+    let row = &app.history(Some("demo")).unwrap()[0];
+    assert_eq!(row.path.as_deref(), Some(target.to_str().unwrap()));
+    assert_eq!(row.stage, "saved");
+    assert!(
+        std::fs::read_dir(dir.path().join("staging"))
+            .unwrap()
+            .next()
+            .is_none(),
+        "staging is emptied"
+    );
+}
+
+/// With a save folder set, the file goes straight there.
+#[tokio::test(flavor = "multi_thread")]
+async fn save_folder_skips_the_dialog() {
+    let dir = tempfile::tempdir().unwrap();
+    let folder = tempfile::tempdir().unwrap();
+    let app = app(&dir, Some(folder.path().to_path_buf()));
+    app.start_demo().await.unwrap();
+    let (_, events) = backup(&app, "demo").await;
+    let Some(AppJobEvent::Saved { path, .. }) = events.last() else {
+        panic!("{events:?}")
+    };
+    assert_eq!(std::path::Path::new(path).parent(), Some(folder.path()));
+}
+
+/// Cancelling a staged backup removes the file and records the cancellation.
+#[tokio::test(flavor = "multi_thread")]
+async fn cancel_staged_backup_leaves_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let app = app(&dir, None);
+    app.start_demo().await.unwrap();
+    let (job, _) = backup(&app, "demo").await;
+    app.cancel_backup(job).await.unwrap();
+    assert!(std::fs::read_dir(dir.path().join("staging"))
+        .unwrap()
+        .next()
+        .is_none());
+    let row = &app.history(None).unwrap()[0];
+    assert_eq!(
+        (row.stage.as_str(), row.error_code.as_deref()),
+        ("failed", Some("cancelled"))
+    );
+    assert_eq!(
+        app.save_backup(job, dir.path().join("x.zip"))
+            .await
+            .unwrap_err()
+            .code(),
+        "invalid_state"
+    );
+}
+
+/// Cancelling while the job runs aborts it: no file, history says cancelled.
+#[tokio::test(flavor = "multi_thread")]
+async fn cancel_running_backup() {
+    let dir = tempfile::tempdir().unwrap();
+    let app = app(&dir, None);
+    app.start_demo().await.unwrap();
+    let (tx, mut rx) = mpsc::unbounded_channel();
+    let job = app
+        .start_backup(
+            "demo",
+            Arc::new(move |e| {
+                let _ = tx.send(e);
+            }),
+        )
+        .await
+        .unwrap();
+    // Wait for the download to begin, then cancel.
+    while let Some(event) = rx.recv().await {
+        if matches!(event, AppJobEvent::Progress { .. }) {
+            break;
+        }
+    }
+    app.cancel_backup(job).await.unwrap();
+    // The aborted task's sink is dropped when it ends: the channel closes.
+    while rx.recv().await.is_some() {}
+    let row = &app.history(None).unwrap()[0];
+    assert_eq!(row.error_code.as_deref(), Some("cancelled"));
+    assert!(!dir
+        .path()
+        .join("staging")
+        .join(job.simple().to_string())
+        .exists());
+}
+
+/// The restricted demo key: permission denied, and the permissions view says so beforehand.
+#[tokio::test(flavor = "multi_thread")]
+async fn denied_key_is_explained() {
+    let dir = tempfile::tempdir().unwrap();
+    let app = app(&dir, None);
+    app.start_demo().await.unwrap();
+    let permissions = app.permissions("demo-restricted").await.unwrap();
+    assert_eq!(permissions.source, PermissionSource::Openapi);
+    assert_eq!(
+        (permissions.environment, permissions.backup_owner),
+        (Access::Allowed, Access::Denied)
+    );
+    let (_, events) = backup(&app, "demo-restricted").await;
+    let Some(AppJobEvent::Failed { code, .. }) = events.last() else {
+        panic!("{events:?}")
+    };
+    assert_eq!(code, "permission_denied");
+}
+
+/// A wrong password fails sign-in with auth_failed, and the password is not echoed.
+#[tokio::test(flavor = "multi_thread")]
+async fn wrong_password_fails_sign_in() {
+    let dir = tempfile::tempdir().unwrap();
+    let app = app(&dir, None);
+    let demo = app.start_demo().await.unwrap();
+    app.sign_in("demo").await.unwrap();
+    let edited = app
+        .save_profile(ProfileInput {
+            id: Some("demo".into()),
+            name: "Demo".into(),
+            base_url: demo.base_url.clone(),
+            username: "demo".into(),
+            api_key: None, // kept
+            password: Some("Not-The-Password".into()),
+            openapi_url: None,
+        })
+        .await
+        .unwrap();
+    assert!(edited.demo, "editing keeps a demo profile a demo");
+    let err = app.sign_in("demo").await.unwrap_err();
+    assert_eq!(err.code(), "auth_failed");
+    assert!(!err.to_string().contains("Not-The-Password"));
+}
+
+/// A saved profile's file holds no secret; forgetting removes profile and secrets.
+#[tokio::test(flavor = "multi_thread")]
+async fn profiles_file_holds_no_secrets() {
+    let dir = tempfile::tempdir().unwrap();
+    let keyring = Arc::new(MemoryStore::default());
+    let app = DesktopApp::open(AppPaths::under(dir.path()), keyring.clone(), None).unwrap();
+    let key = "123e4567-e89b-42d3-a456-426614174000";
+    let profile = app
+        .save_profile(ProfileInput {
+            id: None,
+            name: "Klant A".into(),
+            base_url: "https://service.example/webservice_v2".into(),
+            username: "klant-a".into(),
+            api_key: Some(key.into()),
+            password: Some("S3cret-pass".into()),
+            openapi_url: Some("https://evil.example/openapi.json".into()),
+        })
+        .await
+        .unwrap_err();
+    assert_eq!(
+        profile.code(),
+        "config",
+        "an OpenAPI URL on another host would receive the api key"
+    );
+    let profile = app
+        .save_profile(ProfileInput {
+            id: None,
+            name: "Klant A".into(),
+            base_url: "https://service.example/webservice_v2".into(),
+            username: "klant-a".into(),
+            api_key: Some(key.into()),
+            password: Some("S3cret-pass".into()),
+            openapi_url: None,
+        })
+        .await
+        .unwrap();
+    let file = std::fs::read_to_string(dir.path().join("profiles.json")).unwrap();
+    assert!(file.contains("klant-a"));
+    assert!(
+        !file.contains("S3cret-pass") && !file.contains(key),
+        "{file}"
+    );
+    use kluis_desktop::secrets::{SecretKind, SecretStore};
+    assert_eq!(
+        keyring
+            .get(&profile.id, SecretKind::Password)
+            .unwrap()
+            .unwrap()
+            .expose(),
+        "S3cret-pass"
+    );
+    app.forget_profile(&profile.id).await.unwrap();
+    assert!(keyring
+        .get(&profile.id, SecretKind::Password)
+        .unwrap()
+        .is_none());
+    assert!(keyring
+        .get(&profile.id, SecretKind::ApiKey)
+        .unwrap()
+        .is_none());
+    assert!(app.profiles().is_empty());
+}
