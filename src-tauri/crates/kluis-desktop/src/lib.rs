@@ -31,3 +31,4 @@ pub use events::{AppJobEvent, EventSink};
 pub use permissions::Permissions;
 pub use profiles::{ProfileInput, ProfileView, Settings};
 pub use secrets::{KeyringStore, MemoryStore, SecretStore};
+pub use kluis_core::{HistoryEntry, Saved};

@@ -1,0 +1,119 @@
+//! The commands: one line each into `DesktopApp`.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use kluis_desktop::profiles::{ProfileInput, ProfileView, Settings};
+use kluis_desktop::{AppError, AppJobEvent, DemoInfo, DesktopApp, Permissions, SessionInfo};
+use tauri::ipc::Channel;
+use tauri::State;
+
+use crate::LaunchInfo;
+
+type App<'a> = State<'a, DesktopApp>;
+type Res<T> = Result<T, AppError>;
+
+fn job_id(id: &str) -> Res<uuid::Uuid> {
+    uuid::Uuid::parse_str(id).map_err(|_| AppError::NotFound("Unknown backup.".into()))
+}
+
+#[tauri::command]
+fn launch_info(launch: State<'_, LaunchInfo>) -> LaunchInfo {
+    *launch
+}
+
+#[tauri::command]
+fn profiles(app: App<'_>) -> Vec<ProfileView> {
+    app.profiles()
+}
+
+#[tauri::command]
+async fn save_profile(app: App<'_>, input: ProfileInput) -> Res<ProfileView> {
+    app.save_profile(input).await
+}
+
+#[tauri::command]
+async fn forget_profile(app: App<'_>, profile_id: String) -> Res<()> {
+    app.forget_profile(&profile_id).await
+}
+
+#[tauri::command]
+async fn sign_in(app: App<'_>, profile_id: String) -> Res<SessionInfo> {
+    app.sign_in(&profile_id).await
+}
+
+#[tauri::command]
+async fn sign_out(app: App<'_>, profile_id: String) -> Res<()> {
+    Ok(app.sign_out(&profile_id).await)
+}
+
+#[tauri::command]
+async fn environment(app: App<'_>, profile_id: String) -> Res<serde_json::Value> {
+    app.environment(&profile_id).await
+}
+
+#[tauri::command]
+async fn permissions(app: App<'_>, profile_id: String) -> Res<Permissions> {
+    app.permissions(&profile_id).await
+}
+
+#[tauri::command]
+async fn start_backup(app: App<'_>, profile_id: String, on_event: Channel<AppJobEvent>) -> Res<String> {
+    app.start_backup(&profile_id, Arc::new(move |e| drop(on_event.send(e)))).await.map(|id| id.to_string())
+}
+
+#[tauri::command]
+async fn save_backup(app: App<'_>, job_id: String, path: PathBuf) -> Res<kluis_desktop::Saved> {
+    app.save_backup(self::job_id(&job_id)?, path).await
+}
+
+#[tauri::command]
+async fn cancel_backup(app: App<'_>, job_id: String) -> Res<()> {
+    app.cancel_backup(self::job_id(&job_id)?).await
+}
+
+#[tauri::command]
+fn history(app: App<'_>, profile_id: Option<String>) -> Res<Vec<kluis_desktop::HistoryEntry>> {
+    app.history(profile_id.as_deref())
+}
+
+#[tauri::command]
+fn show_backup(app: App<'_>, history_id: String, select: bool) -> Res<()> {
+    app.show_backup(self::job_id(&history_id)?, select)
+}
+
+#[tauri::command]
+fn settings(app: App<'_>) -> Settings {
+    app.settings()
+}
+
+#[tauri::command]
+fn set_save_folder(app: App<'_>, folder: Option<String>) -> Res<Settings> {
+    app.set_save_folder(folder)
+}
+
+#[tauri::command]
+async fn start_demo(app: App<'_>) -> Res<DemoInfo> {
+    app.start_demo().await
+}
+
+pub fn handler<R: tauri::Runtime>() -> impl Fn(tauri::ipc::Invoke<R>) -> bool + Send + Sync + 'static {
+    tauri::generate_handler![
+        launch_info,
+        profiles,
+        save_profile,
+        forget_profile,
+        sign_in,
+        sign_out,
+        environment,
+        permissions,
+        start_backup,
+        save_backup,
+        cancel_backup,
+        history,
+        show_backup,
+        settings,
+        set_save_folder,
+        start_demo,
+    ]
+}

@@ -1,0 +1,70 @@
+//! The Kluis desktop app's Tauri shell: plugins, state, the window, and commands that each
+//! delegate in one line to [`kluis_desktop::DesktopApp`]. Errors cross as `{code, message}`;
+//! a backup's progress streams over a `tauri::ipc::Channel` given by the UI per job.
+//!
+//! Start-up flags: `--demo` opens the app in demo mode (an in-process simulator);
+//! `--baseline-window` opens only an empty window (for footprint measurements).
+//! Environment: `KLUIS_DATA_DIR` keeps all files under one folder; `KLUIS_E2E_SAVE_DIR` makes
+//! every backup land in that folder (end-to-end tests cannot drive a native save dialog).
+
+mod commands;
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use kluis_desktop::{AppPaths, DesktopApp, KeyringStore};
+use tauri::{WebviewUrl, WebviewWindowBuilder};
+
+/// How the app was started.
+#[derive(Debug, Clone, Copy, serde::Serialize)]
+pub struct LaunchInfo {
+    pub demo: bool,
+}
+
+/// Builds the app's state from the environment.
+pub fn desktop_app() -> Result<DesktopApp, kluis_desktop::AppError> {
+    let paths = match std::env::var_os("KLUIS_DATA_DIR") {
+        Some(dir) => AppPaths::under(&PathBuf::from(dir)),
+        None => AppPaths::platform()?,
+    };
+    let save_dir = std::env::var_os("KLUIS_E2E_SAVE_DIR").map(PathBuf::from);
+    DesktopApp::open(paths, Arc::new(KeyringStore), save_dir)
+}
+
+/// The builder with every plugin, command and piece of state, shared by `run` and tests.
+pub fn builder<R: tauri::Runtime>(app: DesktopApp, launch: LaunchInfo) -> tauri::Builder<R> {
+    tauri::Builder::default()
+        .plugin(tauri_plugin_dialog::init())
+        .manage(app)
+        .manage(launch)
+        .invoke_handler(commands::handler())
+}
+
+pub fn run() {
+    tracing_subscriber::fmt()
+        .with_writer(std::io::stderr)
+        .with_env_filter(tracing_subscriber::EnvFilter::try_from_env("KLUIS_LOG").unwrap_or_else(|_| "warn".into()))
+        .init();
+    let args: Vec<String> = std::env::args().collect();
+    let launch = LaunchInfo { demo: args.iter().any(|a| a == "--demo") };
+    let baseline = args.iter().any(|a| a == "--baseline-window");
+    let app = match desktop_app() {
+        Ok(app) => app,
+        Err(e) => {
+            eprintln!("kluis-app: {e}");
+            std::process::exit(1);
+        }
+    };
+    builder(app, launch)
+        .setup(move |app| {
+            let page = if baseline { "baseline.html" } else { "index.html" };
+            WebviewWindowBuilder::new(app, "main", WebviewUrl::App(page.into()))
+                .title(if launch.demo { "Kluis — demo" } else { "Kluis" })
+                .inner_size(1100.0, 760.0)
+                .min_inner_size(720.0, 520.0)
+                .build()?;
+            Ok(())
+        })
+        .run(tauri::generate_context!())
+        .expect("the Kluis window could not be opened");
+}

@@ -1,0 +1,35 @@
+import { describe, expect, it } from "vitest";
+import { isRunning, reduce, type BackupView } from "./backup-state";
+import type { AppJobEvent } from "./bindings";
+
+const run = (events: AppJobEvent[]): BackupView => events.reduce<BackupView>((v, e) => reduce(v, e, 1000), { phase: "idle" });
+
+describe("backup panel state", () => {
+  it("follows the job's stages to a staged file", () => {
+    const view = run([
+      { kind: "stage", stage: "requested" },
+      { kind: "stage", stage: "accepted" },
+    ]);
+    expect(view).toEqual({ phase: "waiting", since: 1000 });
+    const later = run([
+      { kind: "stage", stage: "requested" },
+      { kind: "stage", stage: "downloading" },
+      { kind: "progress", bytes: 10, total: 100, bytes_per_sec: 5 },
+      { kind: "staged", file_name: "b.zip", bytes: 100, sha256: "ab" },
+    ]);
+    expect(later).toEqual({ phase: "choose", fileName: "b.zip", bytes: 100, sha256: "ab" });
+    expect(isRunning(later)).toBe(true);
+  });
+  it("ends in saved or failed, which are not running", () => {
+    const saved = run([{ kind: "saved", path: "/x.zip", bytes: 1, sha256: "c" }]);
+    expect(saved.phase).toBe("saved");
+    expect(isRunning(saved)).toBe(false);
+    const failed = run([{ kind: "failed", code: "auth_failed", message: "m" }]);
+    expect(failed).toEqual({ phase: "failed", error: { code: "auth_failed", message: "m" } });
+  });
+  it("ignores events that arrive after a cancel", () => {
+    const cancelled = reduce({ phase: "cancelled" }, { kind: "progress", bytes: 5, total: 9, bytes_per_sec: 1 }, 0);
+    expect(cancelled).toEqual({ phase: "cancelled" });
+    expect(run([{ kind: "failed", code: "cancelled", message: "" }])).toEqual({ phase: "cancelled" });
+  });
+});

@@ -1,0 +1,48 @@
+// The backup panel's state machine: AppJobEvents from Rust in, what to show out. Pure, so
+// that Vitest covers it without a window.
+import type { AppJobEvent, ErrorPayload } from "./bindings";
+
+export type BackupView =
+  | { phase: "idle" }
+  | { phase: "requested" }
+  | { phase: "waiting"; since: number }
+  | { phase: "fetching" }
+  | { phase: "downloading"; bytes: number; total: number | null; bytesPerSec: number }
+  | { phase: "choose"; fileName: string; bytes: number; sha256: string }
+  | { phase: "saving" }
+  | { phase: "saved"; path: string; bytes: number; sha256: string }
+  | { phase: "failed"; error: ErrorPayload }
+  | { phase: "cancelled" };
+
+/** Whether a job is under way (Cancel is offered). */
+export function isRunning(view: BackupView): boolean {
+  return ["requested", "waiting", "fetching", "downloading", "choose", "saving"].includes(view.phase);
+}
+
+export function reduce(view: BackupView, event: AppJobEvent, now: number): BackupView {
+  if (view.phase === "cancelled") return view; // late events of a cancelled job
+  switch (event.kind) {
+    case "stage":
+      switch (event.stage) {
+        case "requested":
+          return { phase: "requested" };
+        case "accepted":
+          return { phase: "waiting", since: now };
+        case "callback_received":
+        case "result_fetched":
+          return { phase: "fetching" };
+        case "downloading":
+          return { phase: "downloading", bytes: 0, total: null, bytesPerSec: 0 };
+        default:
+          return view; // saved/failed arrive as their own events with details
+      }
+    case "progress":
+      return { phase: "downloading", bytes: event.bytes, total: event.total, bytesPerSec: event.bytes_per_sec };
+    case "staged":
+      return { phase: "choose", fileName: event.file_name, bytes: event.bytes, sha256: event.sha256 };
+    case "saved":
+      return { phase: "saved", path: event.path, bytes: event.bytes, sha256: event.sha256 };
+    case "failed":
+      return event.code === "cancelled" ? { phase: "cancelled" } : { phase: "failed", error: { code: event.code, message: event.message } };
+  }
+}

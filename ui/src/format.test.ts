@@ -1,0 +1,25 @@
+import { describe, expect, it } from "vitest";
+import { bytes, clock, percent, secondsLeft, shortHash } from "./format";
+
+describe("format", () => {
+  it("sizes use binary units with one decimal below 10", () => {
+    expect(bytes(512)).toBe("512 B");
+    expect(bytes(1536)).toBe("1.5 KB");
+    expect(bytes(48 * 1024 * 1024)).toBe("48 MB");
+    expect(bytes(null)).toBe("—");
+  });
+  it("clock shows m:ss and h:mm:ss", () => {
+    expect(clock(75)).toBe("1:15");
+    expect(clock(3725)).toBe("1:02:05");
+    expect(clock(-3)).toBe("0:00");
+  });
+  it("percent and time left need a total and a rate", () => {
+    expect(percent(50, 200)).toBe(25);
+    expect(percent(50, null)).toBeNull();
+    expect(secondsLeft(50, 150, 10)).toBe(10);
+    expect(secondsLeft(50, 150, 0)).toBeNull();
+  });
+  it("hashes are shortened for tables", () => {
+    expect(shortHash("0123456789abcdef0123")).toBe("0123456789ab…");
+  });
+});

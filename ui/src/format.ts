@@ -1,0 +1,50 @@
+// Human-readable sizes, rates and times.
+
+export function bytes(n: number | null | undefined): string {
+  if (n === null || n === undefined) return "—";
+  if (n < 1024) return `${n} B`;
+  const units = ["KB", "MB", "GB", "TB"];
+  let value = n / 1024;
+  let unit = 0;
+  while (value >= 1024 && unit < units.length - 1) {
+    value /= 1024;
+    unit += 1;
+  }
+  return `${value.toFixed(value < 10 ? 1 : 0)} ${units[unit]}`;
+}
+
+export function rate(bytesPerSec: number): string {
+  return `${(bytesPerSec / (1024 * 1024)).toFixed(1)} MB/s`;
+}
+
+/** 75 → "1:15", 3725 → "1:02:05". */
+export function clock(totalSeconds: number): string {
+  const s = Math.max(0, Math.round(totalSeconds));
+  const h = Math.floor(s / 3600);
+  const m = Math.floor((s % 3600) / 60);
+  const sec = String(s % 60).padStart(2, "0");
+  return h > 0 ? `${h}:${String(m).padStart(2, "0")}:${sec}` : `${m}:${sec}`;
+}
+
+/** Seconds left at the current rate, or null when it cannot be known. */
+export function secondsLeft(done: number, total: number | null, bytesPerSec: number): number | null {
+  if (total === null || bytesPerSec <= 0) return null;
+  return Math.max(0, (total - done) / bytesPerSec);
+}
+
+export function percent(done: number, total: number | null): number | null {
+  if (total === null || total === 0) return null;
+  return Math.min(100, Math.floor((done / total) * 100));
+}
+
+export function dateTime(ms: number, locale: string): string {
+  return new Date(ms).toLocaleString(locale, { dateStyle: "medium", timeStyle: "short" });
+}
+
+export function duration(startMs: number, endMs: number | null): string {
+  return endMs === null ? "—" : clock((endMs - startMs) / 1000);
+}
+
+export function shortHash(sha256: string | null): string {
+  return sha256 ? `${sha256.slice(0, 12)}…` : "—";
+}
