@@ -2,9 +2,10 @@
 //! grant in `capabilities/` (nothing is allowed by default).
 
 fn main() {
-    tauri_build::try_build(tauri_build::Attributes::new().app_manifest(
-        tauri_build::AppManifest::new().commands(&kluis_app_commands::ALL),
-    ))
+    tauri_build::try_build(
+        tauri_build::Attributes::new()
+            .app_manifest(tauri_build::AppManifest::new().commands(&kluis_app_commands::ALL)),
+    )
     .expect("tauri build step");
 }
 

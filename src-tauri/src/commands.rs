@@ -58,8 +58,14 @@ async fn permissions(app: App<'_>, profile_id: String) -> Res<Permissions> {
 }
 
 #[tauri::command]
-async fn start_backup(app: App<'_>, profile_id: String, on_event: Channel<AppJobEvent>) -> Res<String> {
-    app.start_backup(&profile_id, Arc::new(move |e| drop(on_event.send(e)))).await.map(|id| id.to_string())
+async fn start_backup(
+    app: App<'_>,
+    profile_id: String,
+    on_event: Channel<AppJobEvent>,
+) -> Res<String> {
+    app.start_backup(&profile_id, Arc::new(move |e| drop(on_event.send(e))))
+        .await
+        .map(|id| id.to_string())
 }
 
 #[tauri::command]
@@ -97,7 +103,8 @@ async fn start_demo(app: App<'_>) -> Res<DemoInfo> {
     app.start_demo().await
 }
 
-pub fn handler<R: tauri::Runtime>() -> impl Fn(tauri::ipc::Invoke<R>) -> bool + Send + Sync + 'static {
+pub fn handler<R: tauri::Runtime>() -> impl Fn(tauri::ipc::Invoke<R>) -> bool + Send + Sync + 'static
+{
     tauri::generate_handler![
         launch_info,
         profiles,

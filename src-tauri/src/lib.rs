@@ -33,7 +33,7 @@ pub fn desktop_app() -> Result<DesktopApp, kluis_desktop::AppError> {
 
 /// The builder with every plugin, command and piece of state, shared by `run` and tests.
 pub fn builder<R: tauri::Runtime>(app: DesktopApp, launch: LaunchInfo) -> tauri::Builder<R> {
-    tauri::Builder::default()
+    tauri::Builder::<R>::new()
         .plugin(tauri_plugin_dialog::init())
         .manage(app)
         .manage(launch)
@@ -43,10 +43,15 @@ pub fn builder<R: tauri::Runtime>(app: DesktopApp, launch: LaunchInfo) -> tauri:
 pub fn run() {
     tracing_subscriber::fmt()
         .with_writer(std::io::stderr)
-        .with_env_filter(tracing_subscriber::EnvFilter::try_from_env("KLUIS_LOG").unwrap_or_else(|_| "warn".into()))
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_env("KLUIS_LOG")
+                .unwrap_or_else(|_| "warn".into()),
+        )
         .init();
     let args: Vec<String> = std::env::args().collect();
-    let launch = LaunchInfo { demo: args.iter().any(|a| a == "--demo") };
+    let launch = LaunchInfo {
+        demo: args.iter().any(|a| a == "--demo"),
+    };
     let baseline = args.iter().any(|a| a == "--baseline-window");
     let app = match desktop_app() {
         Ok(app) => app,
@@ -55,11 +60,19 @@ pub fn run() {
             std::process::exit(1);
         }
     };
-    builder(app, launch)
+    builder::<tauri::Wry>(app, launch)
         .setup(move |app| {
-            let page = if baseline { "baseline.html" } else { "index.html" };
+            let page = if baseline {
+                "baseline.html"
+            } else {
+                "index.html"
+            };
             WebviewWindowBuilder::new(app, "main", WebviewUrl::App(page.into()))
-                .title(if launch.demo { "Kluis — demo" } else { "Kluis" })
+                .title(if launch.demo {
+                    "Kluis — demo"
+                } else {
+                    "Kluis"
+                })
                 .inner_size(1100.0, 760.0)
                 .min_inner_size(720.0, 520.0)
                 .build()?;

@@ -28,7 +28,7 @@ pub mod secrets;
 pub use app::{AppPaths, DemoInfo, DesktopApp, SessionInfo};
 pub use error::{AppError, AppResult, ErrorPayload};
 pub use events::{AppJobEvent, EventSink};
+pub use kluis_core::{HistoryEntry, Saved};
 pub use permissions::Permissions;
 pub use profiles::{ProfileInput, ProfileView, Settings};
 pub use secrets::{KeyringStore, MemoryStore, SecretStore};
-pub use kluis_core::{HistoryEntry, Saved};

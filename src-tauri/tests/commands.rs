@@ -1,0 +1,89 @@
+//! The Tauri commands through the IPC layer on Tauri's mock runtime: arguments are named and
+//! shaped as the UI sends them, and errors cross as `{code, message}`.
+
+use std::sync::Arc;
+
+use kluis_app::LaunchInfo;
+use kluis_desktop::{AppPaths, DesktopApp, MemoryStore};
+use serde_json::{json, Value};
+use tauri::ipc::{CallbackFn, InvokeBody};
+use tauri::test::{get_ipc_response, mock_context, noop_assets, MockRuntime, INVOKE_KEY};
+use tauri::webview::InvokeRequest;
+use tauri::WebviewWindow;
+
+fn window(dir: &tempfile::TempDir) -> (tauri::App<MockRuntime>, WebviewWindow<MockRuntime>) {
+    let desktop = DesktopApp::open(
+        AppPaths::under(dir.path()),
+        Arc::new(MemoryStore::default()),
+        None,
+    )
+    .unwrap();
+    let app = kluis_app::builder::<MockRuntime>(desktop, LaunchInfo { demo: true })
+        .build(mock_context(noop_assets()))
+        .unwrap();
+    let window = tauri::WebviewWindowBuilder::new(&app, "main", Default::default())
+        .build()
+        .unwrap();
+    (app, window)
+}
+
+fn invoke(window: &WebviewWindow<MockRuntime>, cmd: &str, args: Value) -> Result<Value, Value> {
+    let request = InvokeRequest {
+        cmd: cmd.into(),
+        callback: CallbackFn(0),
+        error: CallbackFn(1),
+        url: "tauri://localhost".parse().unwrap(),
+        body: InvokeBody::Json(args),
+        headers: Default::default(),
+        invoke_key: INVOKE_KEY.to_string(),
+    };
+    get_ipc_response(window, request).map(|body| body.deserialize::<Value>().unwrap())
+}
+
+/// Simple commands answer with the shapes the UI's bindings describe.
+#[test]
+fn commands_answer_over_ipc() {
+    let dir = tempfile::tempdir().unwrap();
+    let (_app, window) = window(&dir);
+    assert_eq!(
+        invoke(&window, "launch_info", json!({})).unwrap(),
+        json!({ "demo": true })
+    );
+    assert_eq!(invoke(&window, "profiles", json!({})).unwrap(), json!([]));
+    assert_eq!(
+        invoke(&window, "settings", json!({})).unwrap(),
+        json!({ "save_folder": null })
+    );
+    assert_eq!(
+        invoke(&window, "history", json!({ "profileId": null })).unwrap(),
+        json!([])
+    );
+}
+
+/// Errors reach the UI as `{code, message}`, with the message telling what to do.
+#[test]
+fn errors_cross_as_code_and_message() {
+    let dir = tempfile::tempdir().unwrap();
+    let (_app, window) = window(&dir);
+    let err = invoke(&window, "sign_in", json!({ "profileId": "nobody" })).unwrap_err();
+    assert_eq!(err["code"], "not_found");
+    assert!(err["message"]
+        .as_str()
+        .unwrap()
+        .contains("Choose or add another"));
+    let err = invoke(
+        &window,
+        "set_save_folder",
+        json!({ "folder": "/no/such/folder" }),
+    )
+    .unwrap_err();
+    assert_eq!(err["code"], "config");
+    let err = invoke(
+        &window,
+        "save_profile",
+        json!({ "input": { "id": null, "name": "x", "base_url": "http://example.com/x", "username": "u",
+                           "api_key": "123e4567-e89b-42d3-a456-426614174000", "password": "p", "openapi_url": null } }),
+    )
+    .unwrap_err();
+    assert_eq!(err["code"], "config", "plain http is refused: {err}");
+}

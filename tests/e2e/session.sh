@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# Runs inside `xvfb-run -a dbus-run-session`: a fresh HOME with an unlocked keyring, a
+# kluis-sim for the user-made profile, tauri-driver, then the WebdriverIO tests.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/../.." && pwd)
+work=$1
+export HOME="$work/home"; mkdir -p "$HOME"
+echo -n e2e-keyring-pw | gnome-keyring-daemon --unlock --components=secrets >/dev/null
+
+pids=()
+cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; }
+trap cleanup EXIT
+
+"$root/target/release/kluis-sim" --ca-out "$work/sim-ca.pem" >"$work/sim.env" 2>"$work/sim.log" &
+pids+=($!)
+for _ in $(seq 100); do grep -q '^ready' "$work/sim.env" 2>/dev/null && break; sleep 0.1; done
+export KLUIS_E2E_SIM_URL=$(grep '^base_url=' "$work/sim.env" | cut -d= -f2-)
+export KLUIS_E2E_SIM_KEY=$(grep '^api_key=' "$work/sim.env" | cut -d= -f2-)
+export KLUIS_CA_CERT="$work/sim-ca.pem"
+
+export KLUIS_APP_BINARY="$root/target/release/kluis-app"
+export KLUIS_DATA_DIR="$work/data" KLUIS_E2E_SAVE_DIR="$work/saved" KLUIS_SCREENSHOTS="$work/screenshots"
+mkdir -p "$KLUIS_DATA_DIR" "$KLUIS_E2E_SAVE_DIR" "$KLUIS_SCREENSHOTS"
+export WEBKIT_DISABLE_COMPOSITING_MODE=1
+
+tauri-driver --port 4444 --native-driver "$(command -v WebKitWebDriver)" >"$work/tauri-driver.log" 2>&1 &
+pids+=($!)
+for _ in $(seq 150); do curl -sf http://127.0.0.1:4444/status >/dev/null && break; sleep 0.2; done
+curl -sf http://127.0.0.1:4444/status >/dev/null || { echo "tauri-driver did not start" >&2; cat "$work/tauri-driver.log" >&2; exit 1; }
+
+cd "$root/ui"
+node --test --test-concurrency=1 e2e/

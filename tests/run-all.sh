@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# Every test of Kluis: Rust (core, simulator, CLI, desktop logic, Tauri commands), the real
+# keyring, the UI's Vitest suite, the release build with its .deb, and the end-to-end tests in
+# the real webview. Run `bash .ci/setup` first on a fresh machine.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+cd "$root"
+export PATH="$HOME/.cargo/bin:$PATH"
+
+echo "== UI build and unit tests (Vitest)"
+(cd ui && npm run build --silent && npx vitest run)
+
+echo "== Rust tests"
+cargo test --workspace --locked
+
+echo "== The OS keyring (Secret Service in a private D-Bus session)"
+dbus-run-session -- bash -c '
+  export HOME=$(mktemp -d) CARGO_HOME=${CARGO_HOME:-'"$HOME"'/.cargo} RUSTUP_HOME=${RUSTUP_HOME:-'"$HOME"'/.rustup}
+  echo -n keyring-test | gnome-keyring-daemon --unlock --components=secrets >/dev/null
+  cargo test --locked -p kluis-desktop --test keyring -- --ignored'
+
+echo "== Release build and .deb"
+cargo build --release --locked --bin kluis-sim
+ui/node_modules/.bin/tauri build --bundles deb
+
+echo "== End to end (tauri-driver + WebKitWebDriver under Xvfb)"
+bash tests/e2e/run.sh

@@ -1,0 +1,112 @@
+// End to end in the real webview: the release app (UI embedded) driven by tauri-driver and
+// WebKitWebDriver under Xvfb, against the in-process demo simulator and, for a user-made
+// profile, a separate kluis-sim with the real Secret Service keyring. Run by tests/e2e/run.sh.
+import assert from "node:assert/strict";
+import { existsSync, readdirSync, statSync } from "node:fs";
+import { join } from "node:path";
+import { after, before, test } from "node:test";
+import { remote } from "webdriverio";
+
+const env = (name) => {
+  const value = process.env[name];
+  if (!value) throw new Error(`${name} is not set: run tests/e2e/run.sh`);
+  return value;
+};
+const saveDir = env("KLUIS_E2E_SAVE_DIR");
+const shots = env("KLUIS_SCREENSHOTS");
+let browser;
+
+const $t = (name) => browser.$(`[data-test="${name}"]`);
+async function shot(name) {
+  await browser.saveScreenshot(join(shots, `${name}.png`));
+}
+async function waitText(name, text, timeout = 30000) {
+  const el = await $t(name);
+  await el.waitForExist({ timeout });
+  await browser.waitUntil(async () => (await el.getText()).includes(text), { timeout, timeoutMsg: `${name} never showed "${text}"` });
+  return el;
+}
+
+before(async () => {
+  browser = await remote({
+    hostname: "127.0.0.1",
+    port: 4444,
+    logLevel: "warn",
+    capabilities: {
+      browserName: "wry",
+      "wdio:enforceWebDriverClassic": true,
+      "tauri:options": { application: env("KLUIS_APP_BINARY"), args: ["--demo"] },
+    },
+  });
+});
+
+after(async () => {
+  await browser?.deleteSession();
+});
+
+test("demo mode signs in, labels itself and shows the environment", async () => {
+  await waitText("demo-badge", "Demo");
+  await waitText("session", "demo");
+  await shot("01-demo-backup-tab");
+  await (await $t("tab-environment")).click();
+  await waitText("environment", "Demo Administratie");
+  await shot("02-environment");
+});
+
+test("Backup owner saves a verified file and the history shows it", async () => {
+  await (await $t("tab-backup")).click();
+  await (await $t("backup-owner")).click();
+  await waitText("stage-waiting", "Waiting", 15000).catch(() => {}); // may pass quickly
+  await shot("03-backup-running");
+  await waitText("backup-saved", "owner-backup", 120000);
+  await shot("04-backup-saved");
+  const files = readdirSync(saveDir).filter((f) => !f.startsWith("."));
+  assert.deepEqual(files, ["owner-backup.zip"], "exactly the backup, no part file");
+  assert.equal(statSync(join(saveDir, files[0])).size, 48 * 1024 * 1024);
+  await (await $t("tab-history")).click();
+  const row = await browser.$('[data-test="history-row"][data-stage="saved"]');
+  await row.waitForExist({ timeout: 10000 });
+  assert.match(await row.getText(), /48 MB/);
+  await shot("05-history");
+});
+
+test("a key without the backup endpoint is explained, and refused with a message", async () => {
+  await (await $t("profile-demo-restricted")).click();
+  await (await $t("tab-backup")).click();
+  await waitText("permissions", "Not allowed");
+  await shot("06-permissions-denied");
+  await (await $t("backup-owner")).click();
+  await waitText("backup-error", "does not allow", 30000);
+  await shot("07-backup-denied");
+});
+
+test("a wrong password shows the sign-in error", async () => {
+  await (await $t("profile-demo")).click();
+  await (await $t("edit-profile")).click();
+  const password = await browser.$("#f-password");
+  await password.setValue("wrong-password");
+  await (await $t("save-profile")).click();
+  await waitText("error", "Sign-in failed", 30000);
+  await shot("08-wrong-password");
+});
+
+test("a profile of one's own keeps its secrets in the keyring and signs in", async () => {
+  await (await $t("add-profile")).click();
+  await (await browser.$("#f-name")).setValue("Eigen klant");
+  await (await browser.$("#f-base-url")).setValue(env("KLUIS_E2E_SIM_URL"));
+  await (await browser.$("#f-api-key")).setValue(env("KLUIS_E2E_SIM_KEY"));
+  await (await browser.$("#f-username")).setValue("demo");
+  await (await browser.$("#f-password")).setValue("demo-password");
+  await shot("09-profile-form");
+  await (await $t("save-profile")).click();
+  await waitText("session", "Eigen klant", 30000);
+  const profiles = readdirSync(env("KLUIS_DATA_DIR")).includes("profiles.json");
+  assert.ok(profiles, "the profile is saved");
+  const { readFileSync } = await import("node:fs");
+  const file = readFileSync(join(env("KLUIS_DATA_DIR"), "profiles.json"), "utf8");
+  assert.ok(!file.includes("demo-password") && !file.includes(env("KLUIS_E2E_SIM_KEY")), "no secret in the profiles file");
+  assert.ok(existsSync(join(env("KLUIS_DATA_DIR"), "history.sqlite3")));
+  await (await $t("tab-environment")).click();
+  await waitText("environment", "Demo Administratie");
+  await shot("10-own-profile");
+});
