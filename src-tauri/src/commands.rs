@@ -44,7 +44,7 @@ async fn sign_in(app: App<'_>, profile_id: String) -> Res<SessionInfo> {
 
 #[tauri::command]
 async fn sign_out(app: App<'_>, profile_id: String) -> Res<()> {
-    Ok(app.sign_out(&profile_id).await)
+    app.sign_out(&profile_id).await
 }
 
 #[tauri::command]

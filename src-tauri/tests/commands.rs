@@ -7,8 +7,9 @@ use kluis_app::LaunchInfo;
 use kluis_desktop::{AppPaths, DesktopApp, MemoryStore};
 use serde_json::{json, Value};
 use tauri::ipc::{CallbackFn, InvokeBody};
-use tauri::test::{get_ipc_response, mock_context, noop_assets, MockRuntime, INVOKE_KEY};
+use tauri::test::{get_ipc_response, mock_context, noop_assets, MockRuntime};
 use tauri::webview::InvokeRequest;
+use tauri::Manager;
 use tauri::WebviewWindow;
 
 fn window(dir: &tempfile::TempDir) -> (tauri::App<MockRuntime>, WebviewWindow<MockRuntime>) {
@@ -35,7 +36,7 @@ fn invoke(window: &WebviewWindow<MockRuntime>, cmd: &str, args: Value) -> Result
         url: "tauri://localhost".parse().unwrap(),
         body: InvokeBody::Json(args),
         headers: Default::default(),
-        invoke_key: INVOKE_KEY.to_string(),
+        invoke_key: window.app_handle().invoke_key().to_string(),
     };
     get_ipc_response(window, request).map(|body| body.deserialize::<Value>().unwrap())
 }

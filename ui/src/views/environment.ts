@@ -5,7 +5,7 @@ import { t } from "../i18n";
 import { state } from "../state";
 
 function copyButton(text: string, label: string): HTMLElement {
-  const button = h("button", { class: "icon", type: "button", "aria-label": `${t("copy")}: ${label}`, title: t("copy") }, "⧉");
+  const button = h("button", { class: "icon", type: "button", "aria-label": `${t("copy")}: ${label}`, title: t("copy") }, t("copy"));
   button.addEventListener("click", () => {
     void copyText(text).then(() => {
       button.textContent = "✓";

@@ -18,7 +18,7 @@ function row(e: HistoryEntry): HTMLElement {
         ? h("span", { class: "status failed" }, t("statusFailed"), h("br"), h("small", {}, e.error_message ?? ""))
         : h("span", { class: "status" }, t("statusRunning"));
   const hash = e.sha256
-    ? h("span", {}, h("code", { title: e.sha256 }, shortHash(e.sha256)), h("button", { class: "icon", "aria-label": `${t("copy")} SHA-256`, onclick: () => void copyText(e.sha256 ?? "") }, "⧉"))
+    ? h("span", {}, h("code", { title: e.sha256 }, shortHash(e.sha256)), h("button", { class: "icon", "aria-label": `${t("copy")} SHA-256`, onclick: () => void copyText(e.sha256 ?? "") }, t("copy")))
     : "—";
   const actionsCell =
     e.stage === "saved"

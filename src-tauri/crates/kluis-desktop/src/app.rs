@@ -214,7 +214,7 @@ impl DesktopApp {
     /// Signs out and removes the profile and its secrets from the keyring.
     pub async fn forget_profile(&self, id: &str) -> AppResult<()> {
         let profile = self.profiles.get(id)?;
-        self.sign_out(id).await;
+        self.sign_out(id).await?;
         for kind in [SecretKind::ApiKey, SecretKind::Password] {
             let store = self.store_for(profile.demo);
             let id = id.to_string();
@@ -239,11 +239,12 @@ impl DesktopApp {
         })
     }
 
-    pub async fn sign_out(&self, id: &str) {
+    pub async fn sign_out(&self, id: &str) -> AppResult<()> {
         let removed = self.connections.lock().unwrap().remove(id);
         if let Some(connection) = removed {
             connection.session.sign_out().await;
         }
+        Ok(())
     }
 
     pub async fn environment(&self, id: &str) -> AppResult<Value> {
