@@ -12,14 +12,9 @@ mod commands;
 use std::path::PathBuf;
 use std::sync::Arc;
 
+pub use kluis_desktop::LaunchInfo;
 use kluis_desktop::{AppPaths, DesktopApp, KeyringStore};
 use tauri::{WebviewUrl, WebviewWindowBuilder};
-
-/// How the app was started.
-#[derive(Debug, Clone, Copy, serde::Serialize)]
-pub struct LaunchInfo {
-    pub demo: bool,
-}
 
 /// Builds the app's state from the environment.
 pub fn desktop_app() -> Result<DesktopApp, kluis_desktop::AppError> {

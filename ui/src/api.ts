@@ -6,6 +6,7 @@ import type {
   DemoInfo,
   ErrorPayload,
   HistoryEntry,
+  LaunchInfo,
   Permissions,
   ProfileInput,
   ProfileView,
@@ -13,8 +14,6 @@ import type {
   SessionInfo,
   Settings,
 } from "./bindings";
-
-export type LaunchInfo = { demo: boolean };
 
 /** Every command error has this shape; anything else (a bug) is wrapped into it. */
 export function asError(e: unknown): ErrorPayload {

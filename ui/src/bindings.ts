@@ -49,3 +49,5 @@ export type Permissions = { source: PermissionSource, environment: Access, backu
 export type SessionInfo = { profile_id: string, username: string, };
 
 export type DemoInfo = { base_url: string, profiles: Array<ProfileView>, };
+
+export type LaunchInfo = { demo: boolean, };

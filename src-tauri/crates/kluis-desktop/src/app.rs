@@ -56,6 +56,12 @@ impl AppPaths {
     }
 }
 
+/// How the app was started (`kluis-app --demo`).
+#[derive(Debug, Clone, Copy, Serialize, ts_rs::TS)]
+pub struct LaunchInfo {
+    pub demo: bool,
+}
+
 /// Who is signed in.
 #[derive(Debug, Clone, Serialize, ts_rs::TS)]
 pub struct SessionInfo {

@@ -25,7 +25,7 @@ pub mod permissions;
 pub mod profiles;
 pub mod secrets;
 
-pub use app::{AppPaths, DemoInfo, DesktopApp, SessionInfo};
+pub use app::{AppPaths, DemoInfo, DesktopApp, LaunchInfo, SessionInfo};
 pub use error::{AppError, AppResult, ErrorPayload};
 pub use events::{AppJobEvent, EventSink};
 pub use kluis_core::{HistoryEntry, Saved};
