@@ -3,9 +3,10 @@
 use std::path::Path;
 use std::time::Duration;
 
+use kluis_core::callback::RelayTransport;
 use kluis_core::{
-    BackupJob, BackupRequest, Destination, DownloadOptions, Downloader, Error, History,
-    LoopbackTransport, Result, Saved, Secret, ServiceClient, ServiceConfig, Session,
+    BackupJob, BackupRequest, CallbackTransport, Destination, DownloadOptions, Downloader, Error,
+    History, LoopbackTransport, Result, Saved, Secret, ServiceClient, ServiceConfig, Session,
 };
 use kluis_sim::{Sim, SimConfig};
 
@@ -45,8 +46,12 @@ pub async fn run(cli: Cli) -> Result<()> {
 
 async fn backup(config: ServiceConfig, history: &History, args: &BackupArgs) -> Result<Saved> {
     let destination = Destination::from_out(&args.out)?;
-    let transport = match args.callback {
-        CallbackKind::Loopback => LoopbackTransport::start().await?,
+    let transport: Box<dyn CallbackTransport> = match &args.callback {
+        CallbackKind::Loopback => Box::new(LoopbackTransport::start().await?),
+        CallbackKind::Relay(url) => {
+            let secret = Secret::new(std::env::var("KLUIS_RELAY_SECRET").unwrap_or_default());
+            Box::new(RelayTransport::new(url, secret, &config, None)?)
+        }
     };
     let options = DownloadOptions {
         max_bytes: args.max_bytes,
@@ -56,7 +61,7 @@ async fn backup(config: ServiceConfig, history: &History, args: &BackupArgs) -> 
     let session = Session::new(ServiceClient::new(config)?);
     let job = BackupJob {
         session: &session,
-        transport: &transport,
+        transport: &*transport,
         downloader: &downloader,
         history,
     };

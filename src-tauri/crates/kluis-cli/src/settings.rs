@@ -74,8 +74,9 @@ pub struct BackupArgs {
     /// A folder to save in (the file keeps the service's name) or a file path.
     #[arg(long)]
     pub out: PathBuf,
-    /// How the service's callback reaches this computer.
-    #[arg(long, value_enum, default_value = "loopback")]
+    /// How the service's callback reaches this computer: `loopback` (a listener on 127.0.0.1,
+    /// for the simulator) or `relay=URL` (a kluis-relay inbox; secret in KLUIS_RELAY_SECRET).
+    #[arg(long, value_parser = parse_callback, default_value = "loopback")]
     pub callback: CallbackKind,
     /// Seconds to wait for the service to finish the backup.
     #[arg(long, default_value_t = 1800)]
@@ -91,10 +92,22 @@ pub struct BackupArgs {
     pub profile: String,
 }
 
-#[derive(Clone, Copy, clap::ValueEnum)]
+#[derive(Clone, Debug)]
 pub enum CallbackKind {
     /// An HTTPS listener on 127.0.0.1: only reachable by a service on this machine (simulator).
     Loopback,
+    /// A kluis-relay at this URL, long-polled.
+    Relay(String),
+}
+
+fn parse_callback(text: &str) -> Result<CallbackKind, String> {
+    match text {
+        "loopback" => Ok(CallbackKind::Loopback),
+        _ => match text.strip_prefix("relay=") {
+            Some(url) if !url.is_empty() => Ok(CallbackKind::Relay(url.to_string())),
+            _ => Err("expected `loopback` or `relay=URL`".into()),
+        },
+    }
 }
 
 impl Connection {

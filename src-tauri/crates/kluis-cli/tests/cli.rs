@@ -37,17 +37,30 @@ impl Env {
 
     /// Runs `kluis ARGS` with credentials in the environment (never in arguments).
     async fn kluis(&self, args: &[&str], api_key: &str, password: &str) -> Output {
+        self.demo_with(
+            args,
+            &[
+                ("KLUIS_API_KEY", api_key),
+                ("KLUIS_PASSWORD", password),
+                ("KLUIS_LOG", "debug"),
+            ],
+        )
+        .await
+    }
+
+    /// Runs `kluis ARGS` with the demo settings, `vars` added or replacing them.
+    async fn demo_with(&self, args: &[&str], vars: &[(&str, &str)]) -> Output {
         let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_kluis"));
         command
             .args(args)
             .env_clear()
             .env("KLUIS_BASE_URL", self.sim.base_url().as_str())
-            .env("KLUIS_API_KEY", api_key)
+            .env("KLUIS_API_KEY", DEMO_API_KEY.to_string())
             .env("KLUIS_USERNAME", DEMO_USERNAME)
-            .env("KLUIS_PASSWORD", password)
+            .env("KLUIS_PASSWORD", DEMO_PASSWORD)
             .env("KLUIS_CA_CERT", self.ca.path())
             .env("KLUIS_HISTORY_DB", self.dir.path().join("history.sqlite3"))
-            .env("KLUIS_LOG", "debug");
+            .envs(vars.iter().copied());
         tokio::task::spawn_blocking(move || command.output().unwrap())
             .await
             .unwrap()
@@ -315,4 +328,67 @@ async fn terminated_backup_leaves_nothing() {
         (row["stage"].as_str(), row["error_code"].as_str()),
         (Some("failed"), Some("cancelled"))
     );
+}
+
+/// `--callback relay=URL` collects the callback from a kluis-relay (secret from the
+/// environment); a malformed `--callback` is a usage error.
+#[tokio::test(flavor = "multi_thread")]
+async fn backup_through_a_relay() {
+    let e = env(|_| {}).await;
+    let relay = kluis_relay::Relay::new(
+        kluis_relay::Store::in_memory().unwrap(),
+        kluis_relay::RelayConfig::new("cli-relay-secret-0123456789".into()),
+    );
+    let ca = kluis_https::LocalCa::generate("relay CA").unwrap();
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!(
+        "https://127.0.0.1:{}",
+        listener.local_addr().unwrap().port()
+    );
+    tokio::spawn(kluis_https::serve_tls(
+        listener,
+        ca.server_config(&["127.0.0.1"]).unwrap(),
+        kluis_relay::router(relay),
+        Default::default(),
+        std::future::pending(),
+    ));
+    // One PEM bundle trusts both the simulator and the relay.
+    let bundle = e.dir.path().join("bundle.pem");
+    std::fs::write(&bundle, format!("{}{}", e.sim.ca_pem(), ca.ca_pem())).unwrap();
+    let out = e.out();
+    let callback = format!("relay={url}");
+    let vars = [
+        ("KLUIS_RELAY_SECRET", "cli-relay-secret-0123456789"),
+        ("KLUIS_CA_CERT", bundle.to_str().unwrap()),
+    ];
+    let output = e
+        .demo_with(
+            &[
+                "backup",
+                "--out",
+                out.to_str().unwrap(),
+                "--callback",
+                &callback,
+                "--json",
+            ],
+            &vars,
+        )
+        .await;
+    assert_eq!(
+        output.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert_no_secrets(&output, &["cli-relay-secret-0123456789", DEMO_PASSWORD]);
+    let bad = e
+        .demo(&[
+            "backup",
+            "--out",
+            out.to_str().unwrap(),
+            "--callback",
+            "carrier-pigeon",
+        ])
+        .await;
+    assert_eq!(bad.status.code(), Some(2));
 }

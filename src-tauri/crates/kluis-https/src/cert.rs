@@ -15,6 +15,31 @@ pub enum CertError {
     Generate(#[from] rcgen::Error),
     #[error("could not build the TLS configuration: {0}")]
     Tls(#[from] rustls::Error),
+    #[error("could not read {0}: {1}")]
+    Pem(String, String),
+}
+
+/// A server configuration from a PEM certificate chain and private key (for servers that
+/// terminate TLS themselves with a real certificate).
+pub fn server_config_from_pem(
+    cert: &std::path::Path,
+    key: &std::path::Path,
+) -> Result<Arc<rustls::ServerConfig>, CertError> {
+    use rustls::pki_types::pem::PemObject;
+    crate::install_crypto_provider();
+    let pem_error = |path: &std::path::Path, e: &dyn std::fmt::Display| {
+        CertError::Pem(path.display().to_string(), e.to_string())
+    };
+    let chain = CertificateDer::pem_file_iter(cert)
+        .map_err(|e| pem_error(cert, &e))?
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|e| pem_error(cert, &e))?;
+    let key_der = PrivateKeyDer::from_pem_file(key).map_err(|e| pem_error(key, &e))?;
+    let mut config = rustls::ServerConfig::builder()
+        .with_no_client_auth()
+        .with_single_cert(chain, key_der)?;
+    config.alpn_protocols = vec![b"http/1.1".to_vec()];
+    Ok(Arc::new(config))
 }
 
 /// A certificate authority that lives as long as the process that made it.

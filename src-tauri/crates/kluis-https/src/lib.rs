@@ -3,6 +3,7 @@
 //!
 //! - [`cert`]: [`LocalCa`] makes a throw-away certificate authority with rcgen and issues server
 //!   certificates for loopback names from it. Clients trust the CA's PEM, never "any certificate".
+//! - [`rate`]: [`RateLimit`], a token bucket for small public endpoints.
 //! - [`serve`]: [`serve_tls`] accepts TCP connections, runs the rustls handshake with a timeout
 //!   and hands each connection to hyper with an axum `Router`, until a shutdown signal fires.
 //!
@@ -10,9 +11,11 @@
 //! config, router, shutdown)`; the CA PEM goes to whoever must trust the server.
 
 pub mod cert;
+pub mod rate;
 pub mod serve;
 
-pub use cert::{CertError, LocalCa};
+pub use cert::{server_config_from_pem, CertError, LocalCa};
+pub use rate::RateLimit;
 pub use serve::{serve_tls, ServeLimits};
 
 /// Installs ring as rustls's process-wide crypto provider, once. Every Kluis crate calls this

@@ -9,7 +9,6 @@
 use std::collections::{HashMap, HashSet};
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
-use std::time::Instant;
 
 use async_trait::async_trait;
 use axum::extract::{Path, RawQuery, State};
@@ -36,7 +35,7 @@ struct Route {
 
 struct Shared {
     routes: Mutex<HashMap<String, Route>>,
-    bucket: Mutex<(f64, Instant)>,
+    rate: kluis_https::RateLimit,
 }
 
 /// An HTTPS callback receiver on 127.0.0.1. Dropping it stops the listener.
@@ -65,7 +64,7 @@ impl LoopbackTransport {
         let port = listener.local_addr().map_err(|e| fail(&e))?.port();
         let shared = Arc::new(Shared {
             routes: Mutex::default(),
-            bucket: Mutex::new((RATE_PER_SEC, Instant::now())),
+            rate: kluis_https::RateLimit::new(RATE_PER_SEC, RATE_PER_SEC),
         });
         let router = Router::new()
             .route("/cb/{capability}", axum::routing::any(receive))
@@ -144,20 +143,6 @@ impl CallbackTransport for LoopbackTransport {
     }
 }
 
-impl Shared {
-    /// Token bucket: refills at RATE_PER_SEC up to RATE_PER_SEC.
-    fn admit(&self) -> bool {
-        let mut bucket = self.bucket.lock().unwrap();
-        let now = Instant::now();
-        let (tokens, last) = *bucket;
-        let tokens =
-            (tokens + now.duration_since(last).as_secs_f64() * RATE_PER_SEC).min(RATE_PER_SEC);
-        let admitted = tokens >= 1.0;
-        *bucket = (if admitted { tokens - 1.0 } else { tokens }, now);
-        admitted
-    }
-}
-
 async fn receive(
     State(shared): State<Arc<Shared>>,
     method: Method,
@@ -165,7 +150,7 @@ async fn receive(
     RawQuery(query): RawQuery,
     headers: HeaderMap,
 ) -> StatusCode {
-    if !shared.admit() {
+    if !shared.rate.admit() {
         return StatusCode::TOO_MANY_REQUESTS;
     }
     let has_body = headers

@@ -7,6 +7,7 @@
 //! authenticated `GET /webhook`, so a forged callback can at worst cost one request.
 
 pub mod loopback;
+pub mod relay;
 
 use async_trait::async_trait;
 use tokio::sync::mpsc;
@@ -17,6 +18,7 @@ use crate::error::Result;
 use crate::secret::Secret;
 
 pub use loopback::LoopbackTransport;
+pub use relay::RelayTransport;
 
 /// The secret id the service appends to the webhook URL. Prints only its first 4 characters.
 #[derive(Clone, PartialEq, Eq, Hash)]

@@ -1,0 +1,212 @@
+//! The relay transport: the service calls a kluis-relay inbox (public, at the office's own
+//! server), and Kluis long-polls the inbox for the callback — so nothing needs to reach this
+//! computer, and a callback that comes while Kluis is not running waits at the relay.
+//!
+//! Per job: `POST /api/inboxes` → the webhook URL is the relay's URL plus the inbox's
+//! capability path. A background task long-polls `GET /api/inboxes/<inbox>/events` from a
+//! cursor, hands each `id` to the job, and acknowledges what it handed over. When the job
+//! ends (its registration is dropped) the task stops and the inbox is deleted.
+
+use std::time::Duration;
+
+use async_trait::async_trait;
+use serde::Deserialize;
+use tokio::sync::mpsc;
+use url::Url;
+use uuid::Uuid;
+
+use super::{CallbackId, CallbackTransport, Registration};
+use crate::config::{check_url, ServiceConfig};
+use crate::error::{mask_secrets, Error, Result};
+use crate::http::{build_client, RedirectRule};
+use crate::secret::Secret;
+
+/// How long one long-poll may wait at the relay.
+const POLL_WAIT_SECS: u64 = 25;
+
+#[derive(Clone)]
+pub struct RelayTransport {
+    base: Url,
+    secret: Secret,
+    http: reqwest::Client,
+}
+
+#[derive(Deserialize)]
+struct Created {
+    inbox: String,
+    callback_path: String,
+}
+
+#[derive(Deserialize)]
+struct Events {
+    events: Vec<RelayEvent>,
+    next: i64,
+}
+
+#[derive(Deserialize)]
+struct RelayEvent {
+    query: String,
+}
+
+impl RelayTransport {
+    /// `base`: the relay's public URL (https; plain http only to loopback with the opt-in in
+    /// `config`, whose TLS trust — system roots plus the extra CA — is used for the relay too).
+    pub fn new(
+        base: &str,
+        secret: Secret,
+        config: &ServiceConfig,
+        extra_ca_pem: Option<String>,
+    ) -> Result<Self> {
+        let base = Url::parse(base)
+            .map_err(|_| Error::Config("The relay URL is not a valid URL.".into()))?;
+        check_url(&base, config.allow_http_loopback)
+            .map_err(|why| Error::Config(format!("The relay URL {why}.")))?;
+        if secret.is_empty() {
+            return Err(Error::Config(
+                "The relay secret is not set. Set KLUIS_RELAY_SECRET to the relay's secret.".into(),
+            ));
+        }
+        let mut relay_config = config.clone();
+        if extra_ca_pem.is_some() {
+            relay_config.extra_ca_pem = extra_ca_pem;
+        }
+        // A long-poll is silent for up to POLL_WAIT_SECS: the read timeout must outlast it.
+        relay_config.timeouts.read = relay_config
+            .timeouts
+            .read
+            .max(Duration::from_secs(POLL_WAIT_SECS + 15));
+        Ok(Self {
+            base,
+            secret,
+            http: build_client(&relay_config, RedirectRule::SameOrigin)?,
+        })
+    }
+
+    /// The relay's URL with `path` (no query) appended to its own path.
+    fn api(&self, path: &str) -> Url {
+        let mut url = self.base.clone();
+        let prefix = url.path().trim_end_matches('/').to_string();
+        url.set_path(&format!("{prefix}{path}"));
+        url
+    }
+
+    fn relay_error(&self, what: &str, detail: String) -> Error {
+        Error::Network(format!(
+            "The relay could not {what} ({}). Check the relay URL and secret.",
+            mask_secrets(&detail, 160)
+        ))
+    }
+
+    async fn create_inbox(&self) -> Result<Created> {
+        let response = self
+            .http
+            .post(self.api("/api/inboxes"))
+            .bearer_auth(self.secret.expose())
+            .send()
+            .await
+            .map_err(|e| self.relay_error("be reached", e.without_url().to_string()))?;
+        match response.status() {
+            s if s.is_success() => response.json().await.map_err(|_| {
+                Error::BadResponse(
+                    "The relay's answer was not understood. Is the relay URL right?".into(),
+                )
+            }),
+            reqwest::StatusCode::UNAUTHORIZED => Err(Error::Config(
+                "The relay refused the secret. Check KLUIS_RELAY_SECRET.".into(),
+            )),
+            s => Err(self.relay_error("create an inbox", s.to_string())),
+        }
+    }
+
+    /// Long-polls `inbox` until the receiver is dropped, sending each distinct id once.
+    async fn poll(self, inbox: String, ids: mpsc::Sender<CallbackId>) {
+        let mut cursor = 0i64;
+        let mut seen = std::collections::HashSet::new();
+        let mut failures = 0u32;
+        while !ids.is_closed() {
+            let mut url = self.api(&format!("/api/inboxes/{inbox}/events"));
+            url.set_query(Some(&format!("after={cursor}&wait={POLL_WAIT_SECS}")));
+            let batch = match self
+                .http
+                .get(url)
+                .bearer_auth(self.secret.expose())
+                .send()
+                .await
+            {
+                Ok(r) if r.status().is_success() => r.json::<Events>().await.ok(),
+                _ => None,
+            };
+            let Some(batch) = batch else {
+                // The relay is away or the network is down: the callback waits there.
+                failures += 1;
+                tokio::time::sleep(Duration::from_millis(250 * u64::from(failures.min(20)))).await;
+                continue;
+            };
+            failures = 0;
+            for event in &batch.events {
+                let id = url::form_urlencoded::parse(event.query.as_bytes())
+                    .find(|(k, _)| k == "id")
+                    .and_then(|(_, v)| CallbackId::parse(&v));
+                if let Some(id) = id {
+                    if seen.len() < 16 && seen.insert(id.clone()) && ids.send(id).await.is_err() {
+                        return;
+                    }
+                }
+            }
+            if batch.next > cursor {
+                cursor = batch.next;
+                let _ = self
+                    .http
+                    .post(self.api(&format!("/api/inboxes/{inbox}/ack")))
+                    .bearer_auth(self.secret.expose())
+                    .json(&serde_json::json!({ "up_to": cursor }))
+                    .send()
+                    .await;
+            }
+        }
+    }
+}
+
+/// Stops the poller and deletes the inbox when a job's registration is dropped.
+struct InboxGuard {
+    poller: tokio::task::JoinHandle<()>,
+    delete: Option<(reqwest::RequestBuilder, tokio::runtime::Handle)>,
+}
+
+impl Drop for InboxGuard {
+    fn drop(&mut self) {
+        self.poller.abort();
+        if let Some((request, runtime)) = self.delete.take() {
+            runtime.spawn(async move {
+                let _ = request.send().await;
+            });
+        }
+    }
+}
+
+#[async_trait]
+impl CallbackTransport for RelayTransport {
+    fn name(&self) -> &'static str {
+        "relay"
+    }
+
+    async fn prepare(&self, _job: Uuid) -> Result<Registration> {
+        let created = self.create_inbox().await?;
+        let webhook_url = self.api(&created.callback_path);
+        let (tx, rx) = mpsc::channel(16);
+        let poller = tokio::spawn(self.clone().poll(created.inbox.clone(), tx));
+        let delete = self
+            .http
+            .delete(self.api(&format!("/api/inboxes/{}", created.inbox)))
+            .bearer_auth(self.secret.expose());
+        let guard = InboxGuard {
+            poller,
+            delete: Some((delete, tokio::runtime::Handle::current())),
+        };
+        Ok(Registration {
+            webhook_url,
+            ids: rx,
+            guard: Box::new(guard),
+        })
+    }
+}

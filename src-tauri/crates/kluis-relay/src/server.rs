@@ -1,0 +1,292 @@
+//! The relay's HTTP API.
+//!
+//! Public (what the service calls): `GET /cb/<inbox>/<token>?…` stores the request (method,
+//! query, time) and answers 200 at once; anything that is not a live inbox and token gets 404,
+//! and floods get 429.
+//!
+//! Private (needs `Authorization: Bearer <KLUIS_RELAY_SECRET>`):
+//! - `POST /api/inboxes` → `{inbox, callback_path}`: a new inbox with a 128-bit id and a
+//!   128-bit token in its callback path;
+//! - `GET /api/inboxes/<inbox>/events?after=N&wait=S` → `{events, next}`: events after the
+//!   cursor, waiting up to S (≤ 30) seconds for one to arrive (long-poll);
+//! - `POST /api/inboxes/<inbox>/ack {up_to}`: forget delivered events;
+//! - `DELETE /api/inboxes/<inbox>`;
+//! - `GET /api/stats` → `{polls_waiting}`.
+//!
+//! Delivery is at least once: events stay until acknowledged (or expire), so a client that
+//! was away gets what arrived meanwhile by polling from its last cursor.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use axum::extract::{Path, Query, RawQuery, State};
+use axum::http::{HeaderMap, Method, StatusCode};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{any, get, post};
+use axum::{Json, Router};
+use serde::Deserialize;
+use serde_json::json;
+use tokio::sync::Notify;
+
+use crate::store::{constant_time_eq, Store};
+
+/// Limits and lifetimes.
+#[derive(Debug, Clone)]
+pub struct RelayConfig {
+    /// The shared secret of clients (`KLUIS_RELAY_SECRET`).
+    pub secret: String,
+    /// Longest long-poll.
+    pub max_wait: Duration,
+    /// Callbacks kept at most this long unacknowledged.
+    pub event_ttl: Duration,
+    /// Inboxes unused this long are removed.
+    pub inbox_ttl: Duration,
+    /// Public callback requests a second (with an equal burst).
+    pub callbacks_per_sec: f64,
+    /// Longest query string stored.
+    pub max_query: usize,
+    /// Most events returned by one poll.
+    pub max_batch: usize,
+}
+
+impl RelayConfig {
+    pub fn new(secret: String) -> Self {
+        Self {
+            secret,
+            max_wait: Duration::from_secs(30),
+            event_ttl: Duration::from_secs(7 * 24 * 3600),
+            inbox_ttl: Duration::from_secs(30 * 24 * 3600),
+            callbacks_per_sec: 500.0,
+            max_query: 2048,
+            max_batch: 100,
+        }
+    }
+}
+
+pub struct Relay {
+    pub store: Store,
+    config: RelayConfig,
+    waiters: Mutex<HashMap<String, Arc<Notify>>>,
+    rate: kluis_https::RateLimit,
+    /// Long-polls parked right now (reported by `/api/stats`).
+    parked: std::sync::atomic::AtomicUsize,
+}
+
+/// Counts a parked long-poll for as long as it lives.
+struct Parked<'a>(&'a std::sync::atomic::AtomicUsize);
+
+impl Drop for Parked<'_> {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, std::sync::atomic::Ordering::Relaxed);
+    }
+}
+
+impl Relay {
+    pub fn new(store: Store, config: RelayConfig) -> Arc<Self> {
+        let rate = kluis_https::RateLimit::new(config.callbacks_per_sec, config.callbacks_per_sec);
+        Arc::new(Self {
+            store,
+            config,
+            waiters: Mutex::default(),
+            rate,
+            parked: Default::default(),
+        })
+    }
+
+    fn waiter(&self, inbox: &str) -> Arc<Notify> {
+        self.waiters
+            .lock()
+            .unwrap()
+            .entry(inbox.to_string())
+            .or_default()
+            .clone()
+    }
+
+    /// Removes expired events and inboxes; run periodically.
+    pub fn expire(&self) {
+        let now = crate::store::now_ms();
+        match self.store.expire(
+            now,
+            self.config.event_ttl.as_millis() as i64,
+            self.config.inbox_ttl.as_millis() as i64,
+        ) {
+            Ok((events, inboxes)) if events + inboxes > 0 => {
+                tracing::info!(events, inboxes, "expired")
+            }
+            Ok(_) => {}
+            Err(e) => tracing::warn!(%e, "expiry failed"),
+        }
+    }
+}
+
+pub fn router(relay: Arc<Relay>) -> Router {
+    Router::new()
+        .route("/cb/{inbox}/{token}", any(callback))
+        .route("/api/inboxes", post(create_inbox))
+        .route("/api/inboxes/{inbox}/events", get(events))
+        .route("/api/inboxes/{inbox}/ack", post(ack))
+        .route("/api/inboxes/{inbox}", axum::routing::delete(delete_inbox))
+        .route("/api/stats", get(stats))
+        .route("/healthz", get(|| async { "ok" }))
+        .fallback(|| async { StatusCode::NOT_FOUND })
+        .with_state(relay)
+}
+
+fn random_hex() -> String {
+    uuid::Uuid::new_v4().simple().to_string() + &uuid::Uuid::new_v4().simple().to_string()[..8]
+}
+
+fn authorized(relay: &Relay, headers: &HeaderMap) -> bool {
+    let given = headers
+        .get(axum::http::header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.strip_prefix("Bearer "))
+        .unwrap_or("");
+    constant_time_eq(given.as_bytes(), relay.config.secret.as_bytes())
+}
+
+fn internal(e: impl std::fmt::Display) -> Response {
+    tracing::error!(%e, "store error");
+    (StatusCode::INTERNAL_SERVER_ERROR, "store error").into_response()
+}
+
+async fn callback(
+    State(relay): State<Arc<Relay>>,
+    method: Method,
+    Path((inbox, token)): Path<(String, String)>,
+    RawQuery(query): RawQuery,
+    headers: HeaderMap,
+) -> Response {
+    if !relay.rate.admit() {
+        return StatusCode::TOO_MANY_REQUESTS.into_response();
+    }
+    let query = query.unwrap_or_default();
+    let has_body = headers
+        .get(axum::http::header::CONTENT_LENGTH)
+        .is_some_and(|v| v.as_bytes() != b"0")
+        || headers.contains_key(axum::http::header::TRANSFER_ENCODING);
+    if method != Method::GET || has_body || query.len() > relay.config.max_query {
+        return StatusCode::NOT_FOUND.into_response();
+    }
+    match relay.store.record(&inbox, &token, method.as_str(), &query) {
+        Ok(Some(_)) => {
+            // Logged without the query: it carries the service's secret id.
+            tracing::info!(inbox = &inbox[..6.min(inbox.len())], "callback stored");
+            relay.waiter(&inbox).notify_waiters();
+            (StatusCode::OK, "ok").into_response()
+        }
+        Ok(None) => StatusCode::NOT_FOUND.into_response(),
+        Err(e) => internal(e),
+    }
+}
+
+async fn create_inbox(State(relay): State<Arc<Relay>>, headers: HeaderMap) -> Response {
+    if !authorized(&relay, &headers) {
+        return StatusCode::UNAUTHORIZED.into_response();
+    }
+    let (inbox, token) = (random_hex(), random_hex());
+    match relay.store.create_inbox(&inbox, &token) {
+        Ok(()) => (
+            StatusCode::CREATED,
+            Json(json!({ "inbox": inbox, "callback_path": format!("/cb/{inbox}/{token}") })),
+        )
+            .into_response(),
+        Err(e) => internal(e),
+    }
+}
+
+#[derive(Deserialize)]
+struct PollQuery {
+    #[serde(default)]
+    after: i64,
+    #[serde(default)]
+    wait: u64,
+}
+
+async fn events(
+    State(relay): State<Arc<Relay>>,
+    headers: HeaderMap,
+    Path(inbox): Path<String>,
+    Query(q): Query<PollQuery>,
+) -> Response {
+    if !authorized(&relay, &headers) {
+        return StatusCode::UNAUTHORIZED.into_response();
+    }
+    match relay.store.inbox_exists(&inbox) {
+        Ok(true) => {}
+        Ok(false) => return StatusCode::NOT_FOUND.into_response(),
+        Err(e) => return internal(e),
+    }
+    let wait = Duration::from_secs(q.wait).min(relay.config.max_wait);
+    let deadline = tokio::time::Instant::now() + wait;
+    let notify = relay.waiter(&inbox);
+    loop {
+        // Register for a wake-up before looking, so an event stored in between is not missed.
+        let notified = notify.notified();
+        tokio::pin!(notified);
+        notified.as_mut().enable();
+        let found = match relay
+            .store
+            .events_after(&inbox, q.after, relay.config.max_batch)
+        {
+            Ok(found) => found,
+            Err(e) => return internal(e),
+        };
+        if !found.is_empty() || tokio::time::Instant::now() >= deadline {
+            let next = found.last().map_or(q.after, |e| e.seq);
+            return Json(json!({ "events": found, "next": next })).into_response();
+        }
+        relay
+            .parked
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let _parked = Parked(&relay.parked);
+        if tokio::time::timeout_at(deadline, notified).await.is_err() {
+            return Json(json!({ "events": [], "next": q.after })).into_response();
+        }
+    }
+}
+
+async fn stats(State(relay): State<Arc<Relay>>, headers: HeaderMap) -> Response {
+    if !authorized(&relay, &headers) {
+        return StatusCode::UNAUTHORIZED.into_response();
+    }
+    Json(json!({ "polls_waiting": relay.parked.load(std::sync::atomic::Ordering::Relaxed) }))
+        .into_response()
+}
+
+#[derive(Deserialize)]
+struct AckBody {
+    up_to: i64,
+}
+
+async fn ack(
+    State(relay): State<Arc<Relay>>,
+    headers: HeaderMap,
+    Path(inbox): Path<String>,
+    Json(body): Json<AckBody>,
+) -> Response {
+    if !authorized(&relay, &headers) {
+        return StatusCode::UNAUTHORIZED.into_response();
+    }
+    match relay.store.ack(&inbox, body.up_to) {
+        Ok(removed) => Json(json!({ "removed": removed })).into_response(),
+        Err(e) => internal(e),
+    }
+}
+
+async fn delete_inbox(
+    State(relay): State<Arc<Relay>>,
+    headers: HeaderMap,
+    Path(inbox): Path<String>,
+) -> Response {
+    if !authorized(&relay, &headers) {
+        return StatusCode::UNAUTHORIZED.into_response();
+    }
+    relay.waiters.lock().unwrap().remove(&inbox);
+    match relay.store.delete_inbox(&inbox) {
+        Ok(true) => StatusCode::NO_CONTENT.into_response(),
+        Ok(false) => StatusCode::NOT_FOUND.into_response(),
+        Err(e) => internal(e),
+    }
+}

@@ -1,0 +1,246 @@
+//! The relay over real HTTP on 127.0.0.1: secret checks, storing, long-poll, cursor, ack,
+//! limits, and surviving its own restart.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use kluis_relay::{router, Relay, RelayConfig, Store};
+use reqwest::StatusCode;
+use serde_json::{json, Value};
+
+const SECRET: &str = "test-secret-test-secret-1234";
+
+struct Running {
+    base: String,
+    client: reqwest::Client,
+    _stop: tokio::sync::oneshot::Sender<()>,
+}
+
+async fn start(store: Store) -> Running {
+    let relay = Relay::new(store, RelayConfig::new(SECRET.into()));
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let base = format!("http://{}", listener.local_addr().unwrap());
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    tokio::spawn(async move {
+        axum::serve(listener, router(relay))
+            .with_graceful_shutdown(async {
+                let _ = stopped.await;
+            })
+            .await
+            .unwrap();
+    });
+    Running {
+        base,
+        client: reqwest::Client::new(),
+        _stop: stop,
+    }
+}
+
+impl Running {
+    async fn create(&self) -> (String, String) {
+        let r = self
+            .client
+            .post(format!("{}/api/inboxes", self.base))
+            .bearer_auth(SECRET)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(r.status(), StatusCode::CREATED);
+        let body: Value = r.json().await.unwrap();
+        (
+            body["inbox"].as_str().unwrap().into(),
+            body["callback_path"].as_str().unwrap().into(),
+        )
+    }
+
+    async fn poll(&self, inbox: &str, after: i64, wait: u64) -> Value {
+        let url = format!(
+            "{}/api/inboxes/{inbox}/events?after={after}&wait={wait}",
+            self.base
+        );
+        self.client
+            .get(url)
+            .bearer_auth(SECRET)
+            .send()
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap()
+    }
+
+    async fn call(&self, path: &str) -> StatusCode {
+        self.client
+            .get(format!("{}{path}", self.base))
+            .send()
+            .await
+            .unwrap()
+            .status()
+    }
+}
+
+/// The inbox API needs the secret; the callback path does not, but needs the token.
+#[tokio::test]
+async fn secrets_and_capabilities_are_checked() {
+    let relay = start(Store::in_memory().unwrap()).await;
+    let unauth = relay
+        .client
+        .post(format!("{}/api/inboxes", relay.base))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(unauth.status(), StatusCode::UNAUTHORIZED);
+    let wrong = relay
+        .client
+        .post(format!("{}/api/inboxes", relay.base))
+        .bearer_auth("nope")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(wrong.status(), StatusCode::UNAUTHORIZED);
+    let (inbox, path) = relay.create().await;
+    assert!(
+        path.len() > 2 * 32,
+        "inbox id and token each carry ≥128 bits: {path}"
+    );
+    assert_eq!(
+        relay.call(&format!("/cb/{inbox}/wrong-token?id=1")).await,
+        StatusCode::NOT_FOUND
+    );
+    let events = relay
+        .client
+        .get(format!("{}/api/inboxes/{inbox}/events", relay.base))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(events.status(), StatusCode::UNAUTHORIZED);
+    assert_eq!(
+        relay.call(&format!("{path}?id={}", "x".repeat(3000))).await,
+        StatusCode::NOT_FOUND,
+        "query too long"
+    );
+    let post = relay
+        .client
+        .post(format!("{}{path}?id=1", relay.base))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(post.status(), StatusCode::NOT_FOUND, "only GET is stored");
+}
+
+/// Stored callbacks come back after the cursor, again until acknowledged (at least once).
+#[tokio::test]
+async fn stores_and_delivers_at_least_once() {
+    let relay = start(Store::in_memory().unwrap()).await;
+    let (inbox, path) = relay.create().await;
+    assert_eq!(
+        relay.call(&format!("{path}?id=first")).await,
+        StatusCode::OK
+    );
+    assert_eq!(
+        relay.call(&format!("{path}?id=second")).await,
+        StatusCode::OK
+    );
+    let got = relay.poll(&inbox, 0, 0).await;
+    assert_eq!(got["events"].as_array().unwrap().len(), 2);
+    assert_eq!(got["events"][0]["query"], "id=first");
+    let first_seq = got["events"][0]["seq"].as_i64().unwrap();
+    let again = relay.poll(&inbox, 0, 0).await;
+    assert_eq!(
+        again["events"].as_array().unwrap().len(),
+        2,
+        "not acknowledged: delivered again"
+    );
+    let after = relay.poll(&inbox, first_seq, 0).await;
+    assert_eq!(
+        after["events"][0]["query"], "id=second",
+        "the cursor skips what was seen"
+    );
+    let ack = relay
+        .client
+        .post(format!("{}/api/inboxes/{inbox}/ack", relay.base))
+        .bearer_auth(SECRET)
+        .json(&json!({ "up_to": first_seq }))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(ack.status(), StatusCode::OK);
+    assert_eq!(
+        relay.poll(&inbox, 0, 0).await["events"]
+            .as_array()
+            .unwrap()
+            .len(),
+        1
+    );
+}
+
+/// A long-poll waits for a callback and returns as soon as it arrives.
+#[tokio::test]
+async fn long_poll_wakes_on_arrival() {
+    let relay = Arc::new(start(Store::in_memory().unwrap()).await);
+    let (inbox, path) = relay.create().await;
+    let poller = {
+        let relay = relay.clone();
+        let inbox = inbox.clone();
+        tokio::spawn(async move {
+            let started = std::time::Instant::now();
+            (relay.poll(&inbox, 0, 20).await, started.elapsed())
+        })
+    };
+    // Wait until the poll is parked at the relay, so the callback must wake it.
+    loop {
+        let stats: Value = relay
+            .client
+            .get(format!("{}/api/stats", relay.base))
+            .bearer_auth(SECRET)
+            .send()
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap();
+        if stats["polls_waiting"] == 1 {
+            break;
+        }
+        tokio::task::yield_now().await;
+    }
+    assert_eq!(relay.call(&format!("{path}?id=late")).await, StatusCode::OK);
+    let (got, took) = poller.await.unwrap();
+    assert_eq!(got["events"][0]["query"], "id=late");
+    assert!(
+        took < Duration::from_secs(10),
+        "returned on arrival, not at the timeout: {took:?}"
+    );
+}
+
+/// With nothing to deliver a long-poll ends empty after its wait.
+#[tokio::test]
+async fn long_poll_times_out_empty() {
+    let relay = start(Store::in_memory().unwrap()).await;
+    let (inbox, _) = relay.create().await;
+    let got = relay.poll(&inbox, 0, 1).await;
+    assert_eq!(got, json!({ "events": [], "next": 0 }));
+}
+
+/// Callbacks stored before a restart of the relay are still delivered after it.
+#[tokio::test]
+async fn survives_its_own_restart() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("relay.sqlite3");
+    let (inbox, path);
+    {
+        let relay = start(Store::open(&db).unwrap()).await;
+        (inbox, path) = relay.create().await;
+        assert_eq!(relay.call(&format!("{path}?id=kept")).await, StatusCode::OK);
+    }
+    let relay = start(Store::open(&db).unwrap()).await;
+    assert_eq!(
+        relay.poll(&inbox, 0, 0).await["events"][0]["query"],
+        "id=kept"
+    );
+    assert_eq!(
+        relay.call(&format!("{path}?id=more")).await,
+        StatusCode::OK,
+        "the inbox still works"
+    );
+}
