@@ -36,13 +36,7 @@ pub fn builder<R: tauri::Runtime>(app: DesktopApp, launch: LaunchInfo) -> tauri:
 }
 
 pub fn run() {
-    tracing_subscriber::fmt()
-        .with_writer(std::io::stderr)
-        .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_env("KLUIS_LOG")
-                .unwrap_or_else(|_| "warn".into()),
-        )
-        .init();
+    kluis_https::logging::init("warn");
     let args: Vec<String> = std::env::args().collect();
     let launch = LaunchInfo {
         demo: args.iter().any(|a| a == "--demo"),

@@ -28,27 +28,6 @@ fn exit_code(error: &Error) -> i32 {
     }
 }
 
-/// `KLUIS_LOG` (default `warn`), with the HTTP and TLS libraries capped at `info`: at their
-/// debug and trace levels they may print request lines and headers, which carry secrets.
-fn log_filter() -> tracing_subscriber::EnvFilter {
-    let mut filter =
-        tracing_subscriber::EnvFilter::try_from_env("KLUIS_LOG").unwrap_or_else(|_| "warn".into());
-    for library in [
-        "hyper",
-        "hyper_util",
-        "reqwest",
-        "rustls",
-        "h2",
-        "axum",
-        "tower",
-    ] {
-        if let Ok(directive) = format!("{library}=info").parse() {
-            filter = filter.add_directive(directive);
-        }
-    }
-    filter
-}
-
 /// Ctrl-C, or SIGTERM from a scheduler or service manager.
 async fn stop_requested() {
     #[cfg(unix)]
@@ -67,10 +46,7 @@ async fn stop_requested() {
 
 fn main() {
     let cli = settings::Cli::parse();
-    tracing_subscriber::fmt()
-        .with_writer(std::io::stderr)
-        .with_env_filter(log_filter())
-        .init();
+    kluis_https::logging::init("warn");
     // One async thread: a backup is one stream of work, and the download's writer thread takes
     // the second core. Measured: faster than a multi-threaded runtime (fewer cross-thread
     // wake-ups) and a flat peak RSS for any file size (fewer malloc arenas).

@@ -3,6 +3,7 @@
 //!
 //! - [`cert`]: [`LocalCa`] makes a throw-away certificate authority with rcgen and issues server
 //!   certificates for loopback names from it. Clients trust the CA's PEM, never "any certificate".
+//! - [`logging`]: `KLUIS_LOG` set-up that keeps the HTTP libraries from logging secrets.
 //! - [`rate`]: [`RateLimit`], a token bucket for small public endpoints.
 //! - [`serve`]: [`serve_tls`] accepts TCP connections, runs the rustls handshake with a timeout
 //!   and hands each connection to hyper with an axum `Router`, until a shutdown signal fires.
@@ -11,6 +12,7 @@
 //! config, router, shutdown)`; the CA PEM goes to whoever must trust the server.
 
 pub mod cert;
+pub mod logging;
 pub mod rate;
 pub mod serve;
 

@@ -27,12 +27,7 @@ struct Args {
 
 #[tokio::main]
 async fn main() {
-    tracing_subscriber::fmt()
-        .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_env("KLUIS_LOG")
-                .unwrap_or_else(|_| "info".into()),
-        )
-        .init();
+    kluis_https::logging::init("info");
     let args = Args::parse();
     let secret = std::env::var("KLUIS_RELAY_SECRET").unwrap_or_default();
     if secret.len() < 24 {

@@ -37,13 +37,7 @@ struct Args {
 
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
-    tracing_subscriber::fmt()
-        .with_writer(std::io::stderr)
-        .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_env("KLUIS_LOG")
-                .unwrap_or_else(|_| "warn".into()),
-        )
-        .init();
+    kluis_https::logging::init("warn");
     let args = Args::parse();
     let mut config = SimConfig {
         payload_size: args.payload_size,
