@@ -6,7 +6,7 @@ use std::time::Duration;
 use kluis_core::callback::RelayTransport;
 use kluis_core::{
     BackupJob, BackupRequest, CallbackTransport, Destination, DownloadOptions, Downloader, Error,
-    History, LoopbackTransport, Result, Saved, Secret, ServiceClient, ServiceConfig, Session,
+    History, ListenerTransport, Result, Saved, Secret, ServiceClient, ServiceConfig, Session,
 };
 use kluis_sim::{Sim, SimConfig};
 
@@ -47,7 +47,13 @@ pub async fn run(cli: Cli) -> Result<()> {
 async fn backup(config: ServiceConfig, history: &History, args: &BackupArgs) -> Result<Saved> {
     let destination = Destination::from_out(&args.out)?;
     let transport: Box<dyn CallbackTransport> = match &args.callback {
-        CallbackKind::Loopback => Box::new(LoopbackTransport::start().await?),
+        CallbackKind::Loopback => Box::new(ListenerTransport::loopback().await?),
+        CallbackKind::Direct(url) => {
+            let listen = args.listen.ok_or_else(|| {
+                Error::Config("--callback direct=… needs --listen ADDR: the local address your reverse proxy forwards the callback to.".into())
+            })?;
+            Box::new(ListenerTransport::direct(url, listen).await?)
+        }
         CallbackKind::Relay(url) => {
             let secret = Secret::new(std::env::var("KLUIS_RELAY_SECRET").unwrap_or_default());
             Box::new(RelayTransport::new(url, secret, &config, None)?)
@@ -117,6 +123,7 @@ async fn demo(out: &Path, size_mib: u64, history_db: Option<&std::path::PathBuf>
     let args = BackupArgs {
         out: out.to_path_buf(),
         callback: CallbackKind::Loopback,
+        listen: None,
         timeout: 60,
         json: false,
         max_bytes: None,

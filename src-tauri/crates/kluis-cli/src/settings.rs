@@ -75,9 +75,13 @@ pub struct BackupArgs {
     #[arg(long)]
     pub out: PathBuf,
     /// How the service's callback reaches this computer: `loopback` (a listener on 127.0.0.1,
-    /// for the simulator) or `relay=URL` (a kluis-relay inbox; secret in KLUIS_RELAY_SECRET).
+    /// for the simulator), `relay=URL` (a kluis-relay inbox; secret in KLUIS_RELAY_SECRET) or
+    /// `direct=https://public.example/kluis` (your reverse proxy forwards it to --listen).
     #[arg(long, value_parser = parse_callback, default_value = "loopback")]
     pub callback: CallbackKind,
+    /// With --callback direct=…: the local address the reverse proxy forwards to.
+    #[arg(long)]
+    pub listen: Option<std::net::SocketAddr>,
     /// Seconds to wait for the service to finish the backup.
     #[arg(long, default_value_t = 1800)]
     pub timeout: u64,
@@ -98,14 +102,17 @@ pub enum CallbackKind {
     Loopback,
     /// A kluis-relay at this URL, long-polled.
     Relay(String),
+    /// A public https URL that the office's proxy forwards to the --listen address.
+    Direct(String),
 }
 
 fn parse_callback(text: &str) -> Result<CallbackKind, String> {
     match text {
         "loopback" => Ok(CallbackKind::Loopback),
-        _ => match text.strip_prefix("relay=") {
-            Some(url) if !url.is_empty() => Ok(CallbackKind::Relay(url.to_string())),
-            _ => Err("expected `loopback` or `relay=URL`".into()),
+        _ => match text.split_once('=') {
+            Some(("relay", url)) if !url.is_empty() => Ok(CallbackKind::Relay(url.to_string())),
+            Some(("direct", url)) if !url.is_empty() => Ok(CallbackKind::Direct(url.to_string())),
+            _ => Err("expected `loopback`, `relay=URL` or `direct=URL`".into()),
         },
     }
 }

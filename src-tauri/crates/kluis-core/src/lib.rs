@@ -10,7 +10,8 @@
 //! 3. [`session`] — [`Session`]: reuses the 30-minute token, renews it single-flight before it
 //!    expires, and re-authenticates once on 401 (or a stale 403).
 //! 4. [`callback`] — a [`CallbackTransport`] gives the job a `webhook_url` and then the ids the
-//!    service calls it with; [`callback::LoopbackTransport`] is an HTTPS listener on 127.0.0.1.
+//!    service calls it with: a listener here ([`callback::ListenerTransport`], loopback or
+//!    behind the office's proxy) or a kluis-relay inbox ([`callback::RelayTransport`]).
 //! 5. [`download`] — [`Downloader`]: plain GET of `data.url` (never with the token), streamed to
 //!    a hidden part file with SHA-256, resumed after cuts, verified, linked into place.
 //! 6. [`job`] — [`BackupJob`]: the state machine that drives 2–5 and records every stage in
@@ -21,7 +22,7 @@
 //!
 //! Where the service's document is silent, the choices are a careful client's and are written
 //! beside the code that makes them (status handling in [`client`], retries in [`http`], token
-//! renewal in [`session`], the callback receiver's rules in [`callback::loopback`]).
+//! renewal in [`session`], the callback receiver's rules in [`callback::listener`]).
 
 pub mod callback;
 pub mod client;
@@ -36,7 +37,7 @@ pub mod job;
 pub mod secret;
 pub mod session;
 
-pub use callback::{CallbackId, CallbackTransport, LoopbackTransport};
+pub use callback::{CallbackId, CallbackTransport, ListenerTransport};
 pub use client::{ServiceClient, WebhookPayload};
 pub use config::ServiceConfig;
 pub use download::{Destination, DownloadOptions, Downloader, Progress, Saved};

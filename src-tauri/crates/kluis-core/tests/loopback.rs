@@ -1,14 +1,14 @@
 //! The loopback callback receiver under hostile and odd requests, over real TLS.
 
-use kluis_core::{CallbackTransport, LoopbackTransport};
+use kluis_core::{CallbackTransport, ListenerTransport};
 use reqwest::StatusCode;
 use uuid::Uuid;
 
-async fn receiver() -> (LoopbackTransport, reqwest::Client) {
-    let transport = LoopbackTransport::start().await.unwrap();
+async fn receiver() -> (ListenerTransport, reqwest::Client) {
+    let transport = ListenerTransport::loopback().await.unwrap();
     let client = reqwest::Client::builder()
         .add_root_certificate(
-            reqwest::Certificate::from_pem(transport.ca_pem().as_bytes()).unwrap(),
+            reqwest::Certificate::from_pem(transport.ca_pem().unwrap().as_bytes()).unwrap(),
         )
         .build()
         .unwrap();

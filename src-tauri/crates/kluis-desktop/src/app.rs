@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use kluis_core::{
     BackupJob, BackupRequest, Destination, DownloadOptions, Downloader, Error, History,
-    HistoryEntry, LoopbackTransport, Saved, Secret, ServiceClient, ServiceConfig, Session, Stage,
+    HistoryEntry, ListenerTransport, Saved, Secret, ServiceClient, ServiceConfig, Session, Stage,
 };
 use kluis_sim::{Sim, SimConfig};
 use serde::Serialize;
@@ -98,7 +98,7 @@ pub struct DesktopApp {
     demo_secrets: Arc<MemoryStore>,
     history: Arc<History>,
     connections: Mutex<HashMap<String, Arc<Connection>>>,
-    transport: tokio::sync::OnceCell<Arc<LoopbackTransport>>,
+    transport: tokio::sync::OnceCell<Arc<ListenerTransport>>,
     jobs: Arc<Mutex<HashMap<Uuid, JobSlot>>>,
     demo: tokio::sync::Mutex<Option<Sim>>,
     /// A save folder that overrides the settings (the e2e tests' stand-in for a save dialog).
@@ -297,7 +297,7 @@ impl DesktopApp {
         let connection = self.connection(id).await?;
         let transport = self
             .transport
-            .get_or_try_init(|| async { LoopbackTransport::start().await.map(Arc::new) })
+            .get_or_try_init(|| async { ListenerTransport::loopback().await.map(Arc::new) })
             .await?
             .clone();
         let job_id = Uuid::new_v4();

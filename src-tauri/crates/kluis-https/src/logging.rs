@@ -42,7 +42,10 @@ mod tests {
         let filter = super::filter("warn").to_string();
         assert!(filter.contains("trace"), "{filter}");
         for library in super::LIBRARIES {
-            assert!(filter.contains(&format!("{library}=info")), "{library} not capped: {filter}");
+            assert!(
+                filter.contains(&format!("{library}=info")),
+                "{library} not capped: {filter}"
+            );
         }
     }
 }

@@ -6,7 +6,7 @@
 //! here. Whatever the transport, an id is only a hint: it is redeemed through the
 //! authenticated `GET /webhook`, so a forged callback can at worst cost one request.
 
-pub mod loopback;
+pub mod listener;
 pub mod relay;
 
 use async_trait::async_trait;
@@ -17,7 +17,7 @@ use uuid::Uuid;
 use crate::error::Result;
 use crate::secret::Secret;
 
-pub use loopback::LoopbackTransport;
+pub use listener::ListenerTransport;
 pub use relay::RelayTransport;
 
 /// The secret id the service appends to the webhook URL. Prints only its first 4 characters.

@@ -9,7 +9,7 @@ use std::time::Duration;
 use kluis_core::http::RetryPolicy;
 use kluis_core::{
     BackupJob, BackupRequest, CallbackTransport, Destination, DownloadOptions, Downloader, History,
-    JobEvent, LoopbackTransport, Result, Saved, Secret, ServiceClient, ServiceConfig, Session,
+    JobEvent, ListenerTransport, Result, Saved, Secret, ServiceClient, ServiceConfig, Session,
 };
 use kluis_sim::config::{DEMO_API_KEY, DEMO_PASSWORD, DEMO_USERNAME, RESTRICTED_API_KEY};
 use kluis_sim::{Sim, SimConfig};
@@ -83,8 +83,11 @@ impl Harness {
     }
 
     pub async fn with(sim: Sim, config: ServiceConfig, options: DownloadOptions) -> Harness {
-        let transport: Arc<dyn CallbackTransport> =
-            Arc::new(LoopbackTransport::start().await.expect("listener starts"));
+        let transport: Arc<dyn CallbackTransport> = Arc::new(
+            ListenerTransport::loopback()
+                .await
+                .expect("listener starts"),
+        );
         Harness {
             session: session(config.clone()),
             downloader: Downloader::new(&config, options).expect("downloader builds"),

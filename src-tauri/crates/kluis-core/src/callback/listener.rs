@@ -1,0 +1,283 @@
+//! Listener transports: the service calls a listener of this process.
+//!
+//! - [`ListenerTransport::loopback`]: HTTPS on 127.0.0.1 with a certificate made at start.
+//!   Only a service on the same machine (the simulator, the demo) can reach it.
+//! - [`ListenerTransport::direct`]: plain HTTP on a fixed address, reached through the
+//!   office's own reverse proxy or port forward, which terminates TLS for a public https URL
+//!   (`--callback direct=https://public.example/kluis --listen 127.0.0.1:8787`). The proxy may
+//!   keep or strip the URL's path prefix: a path is matched by its last two segments.
+//!
+//! Each job gets a capability path `/cb/<64 hex chars>` (256 random bits) without a query of its
+//! own, so the service's `?id=` is the only query. The listener answers 200 only to a GET of a
+//! live path with exactly one `id` that is a UUID and no body; everything else gets 404 (so it
+//! tells a scanner nothing), and more than [`RATE_PER_SEC`] requests a second get 429.
+
+use std::collections::{HashMap, HashSet};
+use std::net::SocketAddr;
+use std::sync::{Arc, Mutex};
+
+use async_trait::async_trait;
+use axum::extract::{RawQuery, State};
+use axum::http::{HeaderMap, Method, StatusCode};
+use axum::Router;
+use tokio::net::TcpListener;
+use tokio::sync::{mpsc, watch};
+use url::Url;
+use uuid::Uuid;
+
+use super::{CallbackId, CallbackTransport, Registration};
+use crate::error::{Error, Result};
+
+/// Requests per second the listener answers before it starts to refuse (a bucket this deep).
+pub const RATE_PER_SEC: f64 = 50.0;
+/// Distinct ids kept per job; a flood of made-up ids cannot grow memory.
+const MAX_IDS_PER_JOB: usize = 16;
+const MAX_QUERY_LEN: usize = 512;
+
+struct Route {
+    ids: mpsc::Sender<CallbackId>,
+    seen: HashSet<CallbackId>,
+}
+
+struct Shared {
+    routes: Mutex<HashMap<String, Route>>,
+    rate: kluis_https::RateLimit,
+}
+
+/// A callback receiver. Dropping it stops the listener.
+pub struct ListenerTransport {
+    /// What the service is given, to which `/cb/<capability>` is appended.
+    public_base: Url,
+    name: &'static str,
+    ca_pem: Option<String>,
+    local_addr: SocketAddr,
+    shared: Arc<Shared>,
+    _stop: watch::Sender<bool>,
+}
+
+impl ListenerTransport {
+    /// HTTPS on 127.0.0.1, a free port.
+    pub async fn loopback() -> Result<Self> {
+        let fail = |e: &dyn std::fmt::Display| {
+            Error::Io(format!("Could not start the local callback receiver: {e}."))
+        };
+        let ca = kluis_https::LocalCa::generate("Kluis callback receiver").map_err(|e| fail(&e))?;
+        let tls = ca
+            .server_config(&["127.0.0.1", "localhost"])
+            .map_err(|e| fail(&e))?;
+        let listener = TcpListener::bind("127.0.0.1:0")
+            .await
+            .map_err(|e| fail(&e))?;
+        let local_addr = listener.local_addr().map_err(|e| fail(&e))?;
+        let public_base =
+            Url::parse(&format!("https://127.0.0.1:{}", local_addr.port())).expect("valid URL");
+        let mut transport = Self::serve(listener, Some(tls), public_base, "loopback");
+        transport.ca_pem = Some(ca.ca_pem());
+        transport.local_addr = local_addr;
+        Ok(transport)
+    }
+
+    /// Plain HTTP on `listen`, published to the service as `public_url` (https) by a reverse
+    /// proxy or port forward in front of it.
+    pub async fn direct(public_url: &str, listen: SocketAddr) -> Result<Self> {
+        let public_base = Url::parse(public_url)
+            .ok()
+            .filter(|u| u.scheme() == "https" && u.host().is_some() && u.query().is_none())
+            .ok_or_else(|| Error::Config("The public callback URL must be an https URL without a query, e.g. https://office.example/kluis.".into()))?;
+        let listener = TcpListener::bind(listen).await.map_err(|e| {
+            Error::Config(format!(
+                "Could not listen on {listen} for callbacks: {e}. Choose another --listen address."
+            ))
+        })?;
+        let local_addr = listener
+            .local_addr()
+            .map_err(|e| Error::Io(e.to_string()))?;
+        let mut transport = Self::serve(listener, None, public_base, "direct");
+        transport.local_addr = local_addr;
+        Ok(transport)
+    }
+
+    /// The address the listener is bound to.
+    pub fn local_addr(&self) -> SocketAddr {
+        self.local_addr
+    }
+
+    /// PEM of the CA behind the loopback listener's certificate (for a client that checks it).
+    pub fn ca_pem(&self) -> Option<&str> {
+        self.ca_pem.as_deref()
+    }
+
+    fn serve(
+        listener: TcpListener,
+        tls: Option<Arc<rustls::ServerConfig>>,
+        public_base: Url,
+        name: &'static str,
+    ) -> Self {
+        let shared = Arc::new(Shared {
+            routes: Mutex::default(),
+            rate: kluis_https::RateLimit::new(RATE_PER_SEC, RATE_PER_SEC),
+        });
+        let router = Router::new().fallback(receive).with_state(shared.clone());
+        let (stop, mut stopped) = watch::channel(false);
+        let until_stopped = async move {
+            let _ = stopped.wait_for(|s| *s).await;
+        };
+        let local_addr = listener
+            .local_addr()
+            .unwrap_or_else(|_| "127.0.0.1:0".parse().unwrap());
+        match tls {
+            Some(tls) => {
+                let limits = kluis_https::ServeLimits {
+                    max_connections: 64,
+                    ..Default::default()
+                };
+                tokio::spawn(kluis_https::serve_tls(
+                    listener,
+                    tls,
+                    router,
+                    limits,
+                    until_stopped,
+                ));
+            }
+            None => {
+                tokio::spawn(async move {
+                    let _ = axum::serve(listener, router)
+                        .with_graceful_shutdown(until_stopped)
+                        .await;
+                });
+            }
+        }
+        Self {
+            public_base,
+            name,
+            ca_pem: None,
+            local_addr,
+            shared,
+            _stop: stop,
+        }
+    }
+}
+
+/// Removes a job's route when its registration is dropped.
+struct RouteGuard {
+    shared: Arc<Shared>,
+    capability: String,
+}
+
+impl Drop for RouteGuard {
+    fn drop(&mut self) {
+        self.shared.routes.lock().unwrap().remove(&self.capability);
+    }
+}
+
+#[async_trait]
+impl CallbackTransport for ListenerTransport {
+    fn name(&self) -> &'static str {
+        self.name
+    }
+
+    async fn prepare(&self, _job: Uuid) -> Result<Registration> {
+        let capability = format!("{}{}", Uuid::new_v4().simple(), Uuid::new_v4().simple());
+        let (tx, rx) = mpsc::channel(MAX_IDS_PER_JOB);
+        self.shared.routes.lock().unwrap().insert(
+            capability.clone(),
+            Route {
+                ids: tx,
+                seen: HashSet::new(),
+            },
+        );
+        let mut webhook_url = self.public_base.clone();
+        let prefix = webhook_url.path().trim_end_matches('/').to_string();
+        webhook_url.set_path(&format!("{prefix}/cb/{capability}"));
+        let guard = RouteGuard {
+            shared: self.shared.clone(),
+            capability,
+        };
+        Ok(Registration {
+            webhook_url,
+            ids: rx,
+            guard: Box::new(guard),
+        })
+    }
+}
+
+/// The capability of a path ending in `/cb/<capability>` (any prefix before it).
+fn capability_of(path: &str) -> Option<&str> {
+    let mut segments = path.rsplit('/');
+    let capability = segments.next()?;
+    (segments.next()? == "cb" && !capability.is_empty()).then_some(capability)
+}
+
+async fn receive(
+    State(shared): State<Arc<Shared>>,
+    method: Method,
+    uri: axum::http::Uri,
+    RawQuery(query): RawQuery,
+    headers: HeaderMap,
+) -> StatusCode {
+    if !shared.rate.admit() {
+        return StatusCode::TOO_MANY_REQUESTS;
+    }
+    let has_body = headers
+        .get(axum::http::header::CONTENT_LENGTH)
+        .is_some_and(|v| v.as_bytes() != b"0")
+        || headers.contains_key(axum::http::header::TRANSFER_ENCODING);
+    if method != Method::GET || has_body {
+        return StatusCode::NOT_FOUND;
+    }
+    let Some(id) = query.as_deref().and_then(single_id) else {
+        return StatusCode::NOT_FOUND;
+    };
+    let Some(capability) = capability_of(uri.path()) else {
+        return StatusCode::NOT_FOUND;
+    };
+    let mut routes = shared.routes.lock().unwrap();
+    let Some(route) = routes.get_mut(capability) else {
+        return StatusCode::NOT_FOUND;
+    };
+    if route.seen.len() < MAX_IDS_PER_JOB && route.seen.insert(id.clone()) {
+        tracing::info!(callback_id = %id, "callback received");
+        // The channel holds MAX_IDS_PER_JOB, as many as `seen` admits: this cannot be full.
+        let _ = route.ids.try_send(id);
+    }
+    StatusCode::OK
+}
+
+/// The `id` of a query that holds exactly one parameter, `id`, a UUID.
+fn single_id(query: &str) -> Option<CallbackId> {
+    if query.len() > MAX_QUERY_LEN {
+        return None;
+    }
+    let mut pairs = url::form_urlencoded::parse(query.as_bytes());
+    let (name, value) = pairs.next()?;
+    if name != "id" || pairs.next().is_some() {
+        return None;
+    }
+    CallbackId::parse(&value)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The capability is the last segment after `cb`, whatever prefix a proxy kept.
+    #[test]
+    fn finds_the_capability_behind_any_prefix() {
+        assert_eq!(capability_of("/cb/abc"), Some("abc"));
+        assert_eq!(capability_of("/kluis/cb/abc"), Some("abc"));
+        assert_eq!(capability_of("/cb/"), None);
+        assert_eq!(capability_of("/xb/abc"), None);
+        assert_eq!(capability_of("/"), None);
+    }
+
+    /// Only a lone, well-formed `id` is accepted.
+    #[test]
+    fn accepts_only_a_single_uuid_id() {
+        assert!(single_id("id=49cfcabd-ae97-47de-a900-76a83082a1cb").is_some());
+        assert!(single_id("id=not-a-uuid").is_none());
+        assert!(single_id("id=49cfcabd-ae97-47de-a900-76a83082a1cb&x=1").is_none());
+        assert!(single_id("x=1").is_none());
+        assert!(single_id("").is_none());
+        assert!(single_id(&format!("id={}", "a".repeat(600))).is_none());
+    }
+}

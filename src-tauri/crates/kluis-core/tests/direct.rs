@@ -1,0 +1,81 @@
+//! The direct transport: a plain-HTTP listener on a fixed address behind a TLS-terminating
+//! reverse proxy (here a byte forwarder with its own certificate), so the service calls a
+//! public https URL that ends at this process.
+
+mod common;
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+
+use common::*;
+use kluis_core::{CallbackTransport, ListenerTransport};
+
+/// Accepts TLS on a free 127.0.0.1 port and forwards the plain bytes to `target`, as a reverse
+/// proxy or port forward that terminates TLS would. Returns its port.
+async fn tls_front(target: SocketAddr) -> u16 {
+    let ca = kluis_https::LocalCa::generate("office proxy").unwrap();
+    let acceptor = tokio_rustls::TlsAcceptor::from(ca.server_config(&["127.0.0.1"]).unwrap());
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let port = listener.local_addr().unwrap().port();
+    tokio::spawn(async move {
+        while let Ok((tcp, _)) = listener.accept().await {
+            let acceptor = acceptor.clone();
+            tokio::spawn(async move {
+                let Ok(mut tls) = acceptor.accept(tcp).await else {
+                    return;
+                };
+                let Ok(mut upstream) = tokio::net::TcpStream::connect(target).await else {
+                    return;
+                };
+                let _ = tokio::io::copy_bidirectional(&mut tls, &mut upstream).await;
+            });
+        }
+    });
+    port
+}
+
+/// A free port on 127.0.0.1 for the direct listener's fixed address.
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+/// A backup whose callback travels public URL → proxy → the direct listener; the proxy keeps
+/// the URL's path prefix, and the listener still finds the job.
+#[tokio::test]
+async fn backup_through_a_reverse_proxy() {
+    let listen: SocketAddr = format!("127.0.0.1:{}", free_port()).parse().unwrap();
+    let proxy = tls_front(listen).await;
+    let direct = ListenerTransport::direct(&format!("https://127.0.0.1:{proxy}/kluis"), listen)
+        .await
+        .unwrap();
+    assert_eq!(direct.name(), "direct");
+    let mut h = Harness::new(|_| {}).await;
+    h.transport = Arc::new(direct);
+    let (saved, _) = h.backup().await;
+    let saved = saved.expect("the callback reaches the listener through the proxy");
+    assert_eq!(saved.sha256, expected_sha(saved.bytes));
+    assert_eq!(h.history.list(None, 1).unwrap()[0].transport, "direct");
+}
+
+/// The public URL must be https; a taken address is a configuration error.
+#[tokio::test]
+async fn direct_settings_are_checked() {
+    let any: SocketAddr = "127.0.0.1:0".parse().unwrap();
+    assert_eq!(
+        ListenerTransport::direct("http://office.example/kluis", any)
+            .await
+            .err()
+            .unwrap()
+            .code(),
+        "config"
+    );
+    let taken = ListenerTransport::direct("https://office.example/kluis", any)
+        .await
+        .unwrap();
+    let again = ListenerTransport::direct("https://office.example/kluis", taken.local_addr()).await;
+    assert_eq!(again.err().unwrap().code(), "config");
+}
