@@ -137,6 +137,25 @@ fn random_hex() -> String {
     uuid::Uuid::new_v4().simple().to_string() + &uuid::Uuid::new_v4().simple().to_string()[..8]
 }
 
+/// Proof that a request carries the relay's secret; any other is answered 401 before the
+/// handler runs.
+struct Authorized;
+
+impl axum::extract::FromRequestParts<Arc<Relay>> for Authorized {
+    type Rejection = StatusCode;
+
+    async fn from_request_parts(
+        parts: &mut axum::http::request::Parts,
+        relay: &Arc<Relay>,
+    ) -> Result<Self, StatusCode> {
+        if authorized(relay, &parts.headers) {
+            Ok(Authorized)
+        } else {
+            Err(StatusCode::UNAUTHORIZED)
+        }
+    }
+}
+
 fn authorized(relay: &Relay, headers: &HeaderMap) -> bool {
     let given = headers
         .get(axum::http::header::AUTHORIZATION)
@@ -181,10 +200,7 @@ async fn callback(
     }
 }
 
-async fn create_inbox(State(relay): State<Arc<Relay>>, headers: HeaderMap) -> Response {
-    if !authorized(&relay, &headers) {
-        return StatusCode::UNAUTHORIZED.into_response();
-    }
+async fn create_inbox(State(relay): State<Arc<Relay>>, _: Authorized) -> Response {
     let (inbox, token) = (random_hex(), random_hex());
     match relay.store.create_inbox(&inbox, &token) {
         Ok(()) => (
@@ -206,13 +222,10 @@ struct PollQuery {
 
 async fn events(
     State(relay): State<Arc<Relay>>,
-    headers: HeaderMap,
+    _: Authorized,
     Path(inbox): Path<String>,
     Query(q): Query<PollQuery>,
 ) -> Response {
-    if !authorized(&relay, &headers) {
-        return StatusCode::UNAUTHORIZED.into_response();
-    }
     match relay.store.inbox_exists(&inbox) {
         Ok(true) => {}
         Ok(false) => return StatusCode::NOT_FOUND.into_response(),
@@ -247,10 +260,7 @@ async fn events(
     }
 }
 
-async fn stats(State(relay): State<Arc<Relay>>, headers: HeaderMap) -> Response {
-    if !authorized(&relay, &headers) {
-        return StatusCode::UNAUTHORIZED.into_response();
-    }
+async fn stats(State(relay): State<Arc<Relay>>, _: Authorized) -> Response {
     Json(json!({ "polls_waiting": relay.parked.load(std::sync::atomic::Ordering::Relaxed) }))
         .into_response()
 }
@@ -262,13 +272,10 @@ struct AckBody {
 
 async fn ack(
     State(relay): State<Arc<Relay>>,
-    headers: HeaderMap,
+    _: Authorized,
     Path(inbox): Path<String>,
     Json(body): Json<AckBody>,
 ) -> Response {
-    if !authorized(&relay, &headers) {
-        return StatusCode::UNAUTHORIZED.into_response();
-    }
     match relay.store.ack(&inbox, body.up_to) {
         Ok(removed) => Json(json!({ "removed": removed })).into_response(),
         Err(e) => internal(e),
@@ -277,12 +284,9 @@ async fn ack(
 
 async fn delete_inbox(
     State(relay): State<Arc<Relay>>,
-    headers: HeaderMap,
+    _: Authorized,
     Path(inbox): Path<String>,
 ) -> Response {
-    if !authorized(&relay, &headers) {
-        return StatusCode::UNAUTHORIZED.into_response();
-    }
     relay.waiters.lock().unwrap().remove(&inbox);
     match relay.store.delete_inbox(&inbox) {
         Ok(true) => StatusCode::NO_CONTENT.into_response(),
