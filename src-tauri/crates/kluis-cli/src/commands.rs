@@ -40,25 +40,16 @@ pub async fn run(cli: Cli) -> Result<()> {
             display::history(&history.list(profile.as_deref(), limit)?, json);
             Ok(())
         }
+        Command::CallbackTest { callback, listen } => {
+            callback_test(&callback, listen, cli.connection.service_config()?).await
+        }
         Command::Demo { out, size_mib } => demo(&out, size_mib, cli.history_db.as_ref()).await,
     }
 }
 
 async fn backup(config: ServiceConfig, history: &History, args: &BackupArgs) -> Result<Saved> {
     let destination = Destination::from_out(&args.out)?;
-    let transport: Box<dyn CallbackTransport> = match &args.callback {
-        CallbackKind::Loopback => Box::new(ListenerTransport::loopback().await?),
-        CallbackKind::Direct(url) => {
-            let listen = args.listen.ok_or_else(|| {
-                Error::Config("--callback direct=… needs --listen ADDR: the local address your reverse proxy forwards the callback to.".into())
-            })?;
-            Box::new(ListenerTransport::direct(url, listen).await?)
-        }
-        CallbackKind::Relay(url) => {
-            let secret = Secret::new(std::env::var("KLUIS_RELAY_SECRET").unwrap_or_default());
-            Box::new(RelayTransport::new(url, secret, &config, None)?)
-        }
-    };
+    let transport = transport(&args.callback, args.listen, &config).await?;
     let options = DownloadOptions {
         max_bytes: args.max_bytes,
         ..DownloadOptions::default()
@@ -132,5 +123,46 @@ async fn demo(out: &Path, size_mib: u64, history_db: Option<&std::path::PathBuf>
     let saved = backup(config, &history, &args).await?;
     eprintln!("Saved {} bytes, SHA-256 {}:", saved.bytes, saved.sha256);
     report(&saved, false);
+    Ok(())
+}
+
+/// The callback transport chosen with `--callback` (and `--listen`).
+async fn transport(
+    kind: &CallbackKind,
+    listen: Option<std::net::SocketAddr>,
+    config: &ServiceConfig,
+) -> Result<Box<dyn CallbackTransport>> {
+    Ok(match kind {
+        CallbackKind::Loopback => Box::new(ListenerTransport::loopback().await?),
+        CallbackKind::Direct(url) => {
+            let listen = listen.ok_or_else(|| {
+                Error::Config("--callback direct=… needs --listen ADDR: the local address your reverse proxy forwards the callback to.".into())
+            })?;
+            Box::new(ListenerTransport::direct(url, listen).await?)
+        }
+        CallbackKind::Relay(url) => {
+            let secret = Secret::new(std::env::var("KLUIS_RELAY_SECRET").unwrap_or_default());
+            Box::new(RelayTransport::new(url, secret, config, None)?)
+        }
+    })
+}
+
+/// `kluis callback-test`: one test call through the transport, timed.
+async fn callback_test(
+    kind: &CallbackKind,
+    listen: Option<std::net::SocketAddr>,
+    mut config: ServiceConfig,
+) -> Result<()> {
+    let transport = transport(kind, listen, &config).await?;
+    if let Some(pem) = transport.test_trust_pem() {
+        config.extra_ca_pem = Some(config.extra_ca_pem.take().unwrap_or_default() + &pem);
+    }
+    let http = kluis_core::http::build_client(&config, kluis_core::http::RedirectRule::SameOrigin)?;
+    let took = kluis_core::callback::test_callback(&*transport, &http).await?;
+    println!(
+        "The test call came back through the {} transport in {} ms.",
+        transport.name(),
+        took.as_millis()
+    );
     Ok(())
 }

@@ -58,6 +58,16 @@ pub enum Command {
         #[arg(long, default_value_t = 50)]
         limit: usize,
     },
+    /// Check that the service's callback can reach Kluis: send a test call through the chosen
+    /// transport's public URL and wait for it to come back.
+    CallbackTest {
+        /// The transport, as for `backup --callback`.
+        #[arg(long, value_parser = parse_callback, default_value = "loopback")]
+        callback: CallbackKind,
+        /// With --callback direct=…: the local address the reverse proxy forwards to.
+        #[arg(long)]
+        listen: Option<std::net::SocketAddr>,
+    },
     /// Try Kluis without an account: start a local simulator of the service and back up from it.
     Demo {
         /// Folder to save the demo backup in.

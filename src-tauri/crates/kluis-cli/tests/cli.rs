@@ -392,3 +392,26 @@ async fn backup_through_a_relay() {
         .await;
     assert_eq!(bad.status.code(), Some(2));
 }
+
+/// `callback-test` with the loopback transport reports the round trip.
+#[tokio::test(flavor = "multi_thread")]
+async fn callback_test_reports_round_trip() {
+    let e = env(|_| {}).await;
+    let output = e.demo(&["callback-test"]).await;
+    assert_eq!(
+        output.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert!(String::from_utf8_lossy(&output.stdout)
+        .contains("came back through the loopback transport"));
+    let missing_listen = e
+        .demo(&[
+            "callback-test",
+            "--callback",
+            "direct=https://office.example/kluis",
+        ])
+        .await;
+    assert_eq!(missing_listen.status.code(), Some(2));
+}

@@ -11,8 +11,8 @@ use common::*;
 use kluis_core::{CallbackTransport, ListenerTransport};
 
 /// Accepts TLS on a free 127.0.0.1 port and forwards the plain bytes to `target`, as a reverse
-/// proxy or port forward that terminates TLS would. Returns its port.
-async fn tls_front(target: SocketAddr) -> u16 {
+/// proxy or port forward that terminates TLS would. Returns its port and its CA.
+async fn tls_front(target: SocketAddr) -> (u16, String) {
     let ca = kluis_https::LocalCa::generate("office proxy").unwrap();
     let acceptor = tokio_rustls::TlsAcceptor::from(ca.server_config(&["127.0.0.1"]).unwrap());
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
@@ -31,7 +31,7 @@ async fn tls_front(target: SocketAddr) -> u16 {
             });
         }
     });
-    port
+    (port, ca.ca_pem())
 }
 
 /// A free port on 127.0.0.1 for the direct listener's fixed address.
@@ -48,7 +48,7 @@ fn free_port() -> u16 {
 #[tokio::test]
 async fn backup_through_a_reverse_proxy() {
     let listen: SocketAddr = format!("127.0.0.1:{}", free_port()).parse().unwrap();
-    let proxy = tls_front(listen).await;
+    let (proxy, _) = tls_front(listen).await;
     let direct = ListenerTransport::direct(&format!("https://127.0.0.1:{proxy}/kluis"), listen)
         .await
         .unwrap();
@@ -78,4 +78,34 @@ async fn direct_settings_are_checked() {
         .unwrap();
     let again = ListenerTransport::direct("https://office.example/kluis", taken.local_addr()).await;
     assert_eq!(again.err().unwrap().code(), "config");
+}
+
+/// `callback-test` through the proxy succeeds; without a proxy in front it names the failure.
+#[tokio::test]
+async fn callback_test_reports_reachability() {
+    let listen: SocketAddr = format!("127.0.0.1:{}", free_port()).parse().unwrap();
+    let (proxy, proxy_ca) = tls_front(listen).await;
+    let direct = ListenerTransport::direct(&format!("https://127.0.0.1:{proxy}/kluis"), listen)
+        .await
+        .unwrap();
+    // Trust the proxy's CA, as the service trusts a real proxy's certificate.
+    let http = reqwest::Client::builder()
+        .add_root_certificate(reqwest::Certificate::from_pem(proxy_ca.as_bytes()).unwrap())
+        .build()
+        .unwrap();
+    let took = kluis_core::callback::test_callback(&direct, &http)
+        .await
+        .expect("comes back");
+    assert!(took.as_secs() < 15);
+
+    let unreachable = ListenerTransport::direct(
+        &format!("https://127.0.0.1:{}/kluis", free_port()),
+        "127.0.0.1:0".parse().unwrap(),
+    )
+    .await
+    .unwrap();
+    let err = kluis_core::callback::test_callback(&unreachable, &http)
+        .await
+        .unwrap_err();
+    assert_eq!(err.code(), "network", "{err}");
 }

@@ -80,3 +80,20 @@ async fn wrong_relay_secret_is_config_error() {
     assert!(!err.to_string().contains("wrong-secret"), "{err}");
     assert_eq!(h.sim.stats().backups_started, 0);
 }
+
+/// `callback-test` through the relay: the test call goes to the relay and comes back by
+/// long-poll.
+#[tokio::test]
+async fn callback_test_through_the_relay() {
+    let (url, ca, _relay) = relay().await;
+    let h = Harness::new(|_| {}).await;
+    let transport =
+        RelayTransport::new(&url, Secret::new(SECRET), &h.config, Some(ca.clone())).unwrap();
+    let http = reqwest::Client::builder()
+        .add_root_certificate(reqwest::Certificate::from_pem(ca.as_bytes()).unwrap())
+        .build()
+        .unwrap();
+    kluis_core::callback::test_callback(&transport, &http)
+        .await
+        .expect("the test call comes back");
+}

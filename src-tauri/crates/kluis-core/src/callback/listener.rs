@@ -176,6 +176,10 @@ impl CallbackTransport for ListenerTransport {
         self.name
     }
 
+    fn test_trust_pem(&self) -> Option<String> {
+        self.ca_pem.clone()
+    }
+
     async fn prepare(&self, _job: Uuid) -> Result<Registration> {
         let capability = format!("{}{}", Uuid::new_v4().simple(), Uuid::new_v4().simple());
         let (tx, rx) = mpsc::channel(MAX_IDS_PER_JOB);

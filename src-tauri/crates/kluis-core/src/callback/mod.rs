@@ -67,4 +67,42 @@ pub trait CallbackTransport: Send + Sync {
     /// Starts listening for `job`'s callback and returns the URL to hand to the service.
     /// Listening has begun when this returns, so a callback that comes before the 202 is kept.
     async fn prepare(&self, job: Uuid) -> Result<Registration>;
+
+    /// A CA (PEM) to trust when calling this transport's URL from here, if it uses its own.
+    fn test_trust_pem(&self) -> Option<String> {
+        None
+    }
+}
+
+/// Sends a test call through `transport`'s public URL, as the service would (GET with
+/// `?id=<uuid>` appended), and waits for it to come back; returns how long that took.
+/// `http` makes the call: it must trust what the service would trust.
+pub async fn test_callback(
+    transport: &dyn CallbackTransport,
+    http: &reqwest::Client,
+) -> Result<std::time::Duration> {
+    let mut registration = transport.prepare(Uuid::new_v4()).await?;
+    let id = Uuid::new_v4();
+    let mut url = registration.webhook_url.clone();
+    url.query_pairs_mut().append_pair("id", &id.to_string());
+    let started = tokio::time::Instant::now();
+    let answer = http.get(url).send().await.map_err(|e| {
+        crate::Error::Network(format!(
+            "The test call could not reach the callback URL from this computer ({}). Check the public URL, the proxy or the relay, and the firewall.",
+            crate::error::mask_secrets(&e.without_url().to_string(), 160)
+        ))
+    })?;
+    if !answer.status().is_success() {
+        return Err(crate::Error::ServiceError(format!(
+            "The callback URL answered {} to the test call. Check that the proxy forwards to Kluis's --listen address.",
+            answer.status()
+        )));
+    }
+    match tokio::time::timeout(std::time::Duration::from_secs(15), registration.ids.recv()).await {
+        Ok(Some(got)) if got == CallbackId(id) => Ok(started.elapsed()),
+        Ok(Some(_)) => Err(crate::Error::BadResponse("A different call than the test arrived; try again.".into())),
+        _ => Err(crate::Error::CallbackTimeout(
+            "The test call was accepted but never reached Kluis. Check where the proxy forwards to, or the relay secret.".into(),
+        )),
+    }
 }
