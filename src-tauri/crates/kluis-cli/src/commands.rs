@@ -3,7 +3,7 @@
 use std::path::Path;
 use std::time::Duration;
 
-use kluis_core::callback::RelayTransport;
+use kluis_core::callback::{RelayTransport, WebhookSiteTransport};
 use kluis_core::{
     BackupJob, BackupRequest, CallbackTransport, Destination, DownloadOptions, Downloader, Error,
     History, ListenerTransport, Result, Saved, Secret, ServiceClient, ServiceConfig, Session,
@@ -139,6 +139,15 @@ async fn transport(
                 Error::Config("--callback direct=… needs --listen ADDR: the local address your reverse proxy forwards the callback to.".into())
             })?;
             Box::new(ListenerTransport::direct(url, listen).await?)
+        }
+        CallbackKind::WebhookSite => {
+            eprintln!(
+                "kluis: note: with --callback webhook-site the service's callback id passes through webhook.site, a third party. \
+                 It never sees your token or credentials; use a relay to keep even the id in house."
+            );
+            let base = std::env::var("KLUIS_WEBHOOK_SITE_URL")
+                .unwrap_or_else(|_| kluis_core::callback::webhook_site::DEFAULT_BASE.into());
+            Box::new(WebhookSiteTransport::new(&base, config)?)
         }
         CallbackKind::Relay(url) => {
             let secret = Secret::new(std::env::var("KLUIS_RELAY_SECRET").unwrap_or_default());

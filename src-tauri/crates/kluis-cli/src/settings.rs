@@ -86,7 +86,8 @@ pub struct BackupArgs {
     pub out: PathBuf,
     /// How the service's callback reaches this computer: `loopback` (a listener on 127.0.0.1,
     /// for the simulator), `relay=URL` (a kluis-relay inbox; secret in KLUIS_RELAY_SECRET) or
-    /// `direct=https://public.example/kluis` (your reverse proxy forwards it to --listen).
+    /// `direct=https://public.example/kluis` (your reverse proxy forwards it to --listen) or
+    /// `webhook-site` (no server; webhook.site sees the callback id, never your credentials).
     #[arg(long, value_parser = parse_callback, default_value = "loopback")]
     pub callback: CallbackKind,
     /// With --callback direct=…: the local address the reverse proxy forwards to.
@@ -114,15 +115,18 @@ pub enum CallbackKind {
     Relay(String),
     /// A public https URL that the office's proxy forwards to the --listen address.
     Direct(String),
+    /// A catcher URL at webhook.site, polled (opt-in: a third party sees the callback id).
+    WebhookSite,
 }
 
 fn parse_callback(text: &str) -> Result<CallbackKind, String> {
     match text {
         "loopback" => Ok(CallbackKind::Loopback),
+        "webhook-site" => Ok(CallbackKind::WebhookSite),
         _ => match text.split_once('=') {
             Some(("relay", url)) if !url.is_empty() => Ok(CallbackKind::Relay(url.to_string())),
             Some(("direct", url)) if !url.is_empty() => Ok(CallbackKind::Direct(url.to_string())),
-            _ => Err("expected `loopback`, `relay=URL` or `direct=URL`".into()),
+            _ => Err("expected `loopback`, `relay=URL`, `direct=URL` or `webhook-site`".into()),
         },
     }
 }

@@ -415,3 +415,32 @@ async fn callback_test_reports_round_trip() {
         .await;
     assert_eq!(missing_listen.status.code(), Some(2));
 }
+
+/// `--callback webhook-site` warns that a third party sees the id, and works (against the
+/// simulator's fake webhook.site, named by KLUIS_WEBHOOK_SITE_URL).
+#[tokio::test(flavor = "multi_thread")]
+async fn backup_through_webhook_site_warns() {
+    let e = env(|_| {}).await;
+    let out = e.out();
+    let site = e.sim.webhook_site_url().to_string();
+    let output = e
+        .demo_with(
+            &[
+                "backup",
+                "--out",
+                out.to_str().unwrap(),
+                "--callback",
+                "webhook-site",
+            ],
+            &[("KLUIS_WEBHOOK_SITE_URL", site.as_str())],
+        )
+        .await;
+    assert_eq!(
+        output.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert!(String::from_utf8_lossy(&output.stderr).contains("third party"));
+    assert_no_secrets(&output, &[DEMO_PASSWORD]);
+}

@@ -22,6 +22,7 @@ pub(crate) fn router(shared: Arc<Shared>) -> Router {
         .route("/download/{key}", get(download))
         .fallback(|| async { error(StatusCode::NOT_FOUND, "no such file") })
         .with_state(shared)
+        .merge(crate::webhook_site::router())
 }
 
 /// A byte range `start..end` (end exclusive) of a file of known size.

@@ -13,6 +13,8 @@
 //! - [`files`]: a second origin that serves the backup file with `Range`/`If-Range`, streamed
 //!   from [`payload`] (a deterministic pattern of any size, never held in memory), and that
 //!   counts every request which wrongly carries the service token.
+//! - `webhook_site`: a fake of webhook.site's API on the file origin (`/webhook-site`), for
+//!   the webhook.site transport's offline tests ([`Sim::webhook_site_url`]).
 //! - [`Sim`] (this file) starts both HTTPS listeners with a fresh CA from kluis-https and hands
 //!   tests the CA PEM, the switches and counters.
 //!
@@ -28,6 +30,7 @@ pub mod files;
 pub mod openapi;
 pub mod payload;
 mod state;
+mod webhook_site;
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -156,6 +159,11 @@ impl Sim {
     /// for benchmarks that compare Kluis's download with curl's.
     pub fn file_url(&self, size: u64) -> Url {
         self.shared.add_file(size, None)
+    }
+
+    /// Base URL of the fake webhook.site API.
+    pub fn webhook_site_url(&self) -> Url {
+        self.files_origin.join("/webhook-site").expect("valid path")
     }
 
     /// Stops both listeners (also done on drop).

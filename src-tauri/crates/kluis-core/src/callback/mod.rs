@@ -8,6 +8,7 @@
 
 pub mod listener;
 pub mod relay;
+pub mod webhook_site;
 
 use async_trait::async_trait;
 use tokio::sync::mpsc;
@@ -19,6 +20,7 @@ use crate::secret::Secret;
 
 pub use listener::ListenerTransport;
 pub use relay::RelayTransport;
+pub use webhook_site::WebhookSiteTransport;
 
 /// The secret id the service appends to the webhook URL. Prints only its first 4 characters.
 #[derive(Clone, PartialEq, Eq, Hash)]
