@@ -3,7 +3,7 @@
 use std::path::Path;
 use std::time::Duration;
 
-use kluis_core::callback::{RelayTransport, WebhookSiteTransport};
+use kluis_core::callback::{RelayTransport, TunnelTransport, WebhookSiteTransport};
 use kluis_core::{
     BackupJob, BackupRequest, CallbackTransport, Destination, DownloadOptions, Downloader, Error,
     History, ListenerTransport, Result, Saved, Secret, ServiceClient, ServiceConfig, Session,
@@ -139,6 +139,9 @@ async fn transport(
                 Error::Config("--callback direct=… needs --listen ADDR: the local address your reverse proxy forwards the callback to.".into())
             })?;
             Box::new(ListenerTransport::direct(url, listen).await?)
+        }
+        CallbackKind::Tunnel(program) => {
+            Box::new(TunnelTransport::start(std::path::Path::new(program)).await?)
         }
         CallbackKind::WebhookSite => {
             eprintln!(

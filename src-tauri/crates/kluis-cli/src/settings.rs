@@ -87,6 +87,7 @@ pub struct BackupArgs {
     /// How the service's callback reaches this computer: `loopback` (a listener on 127.0.0.1,
     /// for the simulator), `relay=URL` (a kluis-relay inbox; secret in KLUIS_RELAY_SECRET) or
     /// `direct=https://public.example/kluis` (your reverse proxy forwards it to --listen) or
+    /// `tunnel=cloudflared` (a Cloudflare quick tunnel; the value is the program or its path) or
     /// `webhook-site` (no server; webhook.site sees the callback id, never your credentials).
     #[arg(long, value_parser = parse_callback, default_value = "loopback")]
     pub callback: CallbackKind,
@@ -117,6 +118,8 @@ pub enum CallbackKind {
     Direct(String),
     /// A catcher URL at webhook.site, polled (opt-in: a third party sees the callback id).
     WebhookSite,
+    /// A cloudflared quick tunnel; the value is the cloudflared program (name or path).
+    Tunnel(String),
 }
 
 fn parse_callback(text: &str) -> Result<CallbackKind, String> {
@@ -126,7 +129,8 @@ fn parse_callback(text: &str) -> Result<CallbackKind, String> {
         _ => match text.split_once('=') {
             Some(("relay", url)) if !url.is_empty() => Ok(CallbackKind::Relay(url.to_string())),
             Some(("direct", url)) if !url.is_empty() => Ok(CallbackKind::Direct(url.to_string())),
-            _ => Err("expected `loopback`, `relay=URL`, `direct=URL` or `webhook-site`".into()),
+            Some(("tunnel", program)) if !program.is_empty() => Ok(CallbackKind::Tunnel(program.to_string())),
+            _ => Err("expected `loopback`, `relay=URL`, `direct=URL`, `tunnel=cloudflared` or `webhook-site`".into()),
         },
     }
 }

@@ -444,3 +444,22 @@ async fn backup_through_webhook_site_warns() {
     assert!(String::from_utf8_lossy(&output.stderr).contains("third party"));
     assert_no_secrets(&output, &[DEMO_PASSWORD]);
 }
+
+/// A tunnel without cloudflared installed: exit 2 with what to do, before any backup starts.
+#[tokio::test(flavor = "multi_thread")]
+async fn tunnel_without_cloudflared_exits_2() {
+    let e = env(|_| {}).await;
+    let out = e.out();
+    let output = e
+        .demo(&[
+            "backup",
+            "--out",
+            out.to_str().unwrap(),
+            "--callback",
+            "tunnel=/nonexistent/cloudflared",
+        ])
+        .await;
+    assert_eq!(output.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&output.stderr).contains("Install cloudflared"));
+    assert_eq!(e.sim.stats().backups_started, 0);
+}

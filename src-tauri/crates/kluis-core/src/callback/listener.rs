@@ -97,6 +97,18 @@ impl ListenerTransport {
         Ok(transport)
     }
 
+    /// The same listener, published under another public URL (a tunnel's, learnt after the
+    /// listener had to exist).
+    pub fn with_public_base(mut self, public_base: Url) -> Self {
+        self.public_base = public_base;
+        self
+    }
+
+    /// The URL the service is given (before `/cb/<capability>`).
+    pub fn public_base(&self) -> &Url {
+        &self.public_base
+    }
+
     /// The address the listener is bound to.
     pub fn local_addr(&self) -> SocketAddr {
         self.local_addr

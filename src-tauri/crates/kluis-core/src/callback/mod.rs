@@ -8,6 +8,7 @@
 
 pub mod listener;
 pub mod relay;
+pub mod tunnel;
 pub mod webhook_site;
 
 use async_trait::async_trait;
@@ -20,6 +21,7 @@ use crate::secret::Secret;
 
 pub use listener::ListenerTransport;
 pub use relay::RelayTransport;
+pub use tunnel::TunnelTransport;
 pub use webhook_site::WebhookSiteTransport;
 
 /// The secret id the service appends to the webhook URL. Prints only its first 4 characters.

@@ -1,0 +1,190 @@
+//! The tunnel transport against a fake `cloudflared` that behaves like the real one: a
+//! metrics endpoint with `/ready` and `/quicktunnel`, and a TLS front that forwards the
+//! public URL to the `--url` it was given. The fake is this very test binary: started with
+//! cloudflared's arguments (`tunnel --url …`) it plays cloudflared; otherwise it runs the
+//! tests (a custom harness, so they run one after another and may set the fake's mode).
+//! `FAKE_CLOUDFLARED_MODE` = `exit-early` | `never-ready` makes the fake misbehave.
+
+mod common;
+
+use std::future::Future;
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::time::Duration;
+
+use common::*;
+use kluis_core::callback::TunnelTransport;
+use kluis_core::CallbackTransport;
+
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    if args.get(1).map(String::as_str) == Some("tunnel") {
+        runtime.block_on(fake_cloudflared(&args));
+        return;
+    }
+    type Test = fn() -> Pin<Box<dyn Future<Output = ()>>>;
+    let tests: [(&str, Test); 4] = [
+        ("backup_through_the_tunnel", || {
+            Box::pin(backup_through_the_tunnel())
+        }),
+        ("cloudflared_that_exits_early", || {
+            Box::pin(cloudflared_that_exits_early())
+        }),
+        ("cloudflared_that_never_gets_ready", || {
+            Box::pin(cloudflared_that_never_gets_ready())
+        }),
+        ("missing_cloudflared", || Box::pin(missing_cloudflared())),
+    ];
+    let filter = args.iter().skip(1).find(|a| !a.starts_with('-'));
+    let (mut passed, mut failed) = (0, 0);
+    for (name, test) in tests {
+        if filter.is_some_and(|f| !name.contains(f.as_str())) {
+            continue;
+        }
+        let outcome =
+            std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| runtime.block_on(test())));
+        std::env::remove_var("FAKE_CLOUDFLARED_MODE");
+        match outcome {
+            Ok(()) => {
+                println!("test {name} ... ok");
+                passed += 1;
+            }
+            Err(_) => {
+                println!("test {name} ... FAILED");
+                failed += 1;
+            }
+        }
+    }
+    println!("{passed} passed, {failed} failed");
+    if failed > 0 {
+        std::process::exit(1);
+    }
+}
+
+fn me() -> PathBuf {
+    std::env::current_exe().unwrap()
+}
+
+/// A backup whose callback comes in through the (fake) tunnel's public URL.
+async fn backup_through_the_tunnel() {
+    let tunnel = TunnelTransport::start(&me())
+        .await
+        .expect("the tunnel comes up");
+    assert_eq!(tunnel.public_url().scheme(), "https");
+    assert_eq!(tunnel.name(), "tunnel");
+    let mut h = Harness::new(|_| {}).await;
+    h.transport = Arc::new(tunnel);
+    let (saved, _) = h.backup().await;
+    let saved = saved.expect("the callback travels through the tunnel");
+    assert_eq!(saved.sha256, expected_sha(saved.bytes));
+    assert_eq!(h.history.list(None, 1).unwrap()[0].transport, "tunnel");
+}
+
+/// cloudflared that exits before it is ready: a clear network error, not a hang.
+async fn cloudflared_that_exits_early() {
+    std::env::set_var("FAKE_CLOUDFLARED_MODE", "exit-early");
+    let err = TunnelTransport::start(&me())
+        .await
+        .err()
+        .expect("must fail");
+    assert_eq!(err.code(), "network");
+    assert!(
+        err.to_string()
+            .contains("stopped before the tunnel was ready"),
+        "{err}"
+    );
+}
+
+/// cloudflared that never reports ready: an error after the timeout.
+async fn cloudflared_that_never_gets_ready() {
+    std::env::set_var("FAKE_CLOUDFLARED_MODE", "never-ready");
+    let err = TunnelTransport::start_with(&me(), Duration::from_secs(2))
+        .await
+        .err()
+        .expect("must fail");
+    assert_eq!(err.code(), "network");
+    assert!(err.to_string().contains("did not become ready"), "{err}");
+}
+
+/// No cloudflared installed: a configuration error that says what to do.
+async fn missing_cloudflared() {
+    let err = TunnelTransport::start(std::path::Path::new("/nonexistent/cloudflared"))
+        .await
+        .err()
+        .expect("must fail");
+    assert_eq!(err.code(), "config");
+    assert!(err.to_string().contains("Install cloudflared"), "{err}");
+}
+
+/// The fake: `tunnel --url http://HOST:PORT --no-autoupdate --metrics ADDR`.
+async fn fake_cloudflared(args: &[String]) {
+    let value = |flag: &str| {
+        args.iter()
+            .position(|a| a == flag)
+            .and_then(|i| args.get(i + 1))
+            .cloned()
+            .expect(flag)
+    };
+    let target: SocketAddr = value("--url")
+        .trim_start_matches("http://")
+        .parse()
+        .expect("--url http://HOST:PORT");
+    let metrics: SocketAddr = value("--metrics").parse().expect("--metrics ADDR");
+    let mode = std::env::var("FAKE_CLOUDFLARED_MODE").unwrap_or_default();
+    if mode == "exit-early" {
+        std::process::exit(1);
+    }
+    // The public side: TLS in front of the local listener (the real one's edge does this).
+    let ca = kluis_https::LocalCa::generate("fake cloudflared edge").unwrap();
+    let acceptor = tokio_rustls::TlsAcceptor::from(ca.server_config(&["127.0.0.1"]).unwrap());
+    let edge = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let hostname = edge.local_addr().unwrap().to_string();
+    tokio::spawn(async move {
+        while let Ok((tcp, _)) = edge.accept().await {
+            let acceptor = acceptor.clone();
+            tokio::spawn(async move {
+                let Ok(mut tls) = acceptor.accept(tcp).await else {
+                    return;
+                };
+                let Ok(mut local) = tokio::net::TcpStream::connect(target).await else {
+                    return;
+                };
+                let _ = tokio::io::copy_bidirectional(&mut tls, &mut local).await;
+            });
+        }
+    });
+    let ready = mode != "never-ready";
+    let router = axum::Router::new()
+        .route(
+            "/ready",
+            axum::routing::get(move || async move {
+                if ready {
+                    (
+                        axum::http::StatusCode::OK,
+                        "{\"status\":200,\"readyConnections\":1}",
+                    )
+                } else {
+                    (
+                        axum::http::StatusCode::SERVICE_UNAVAILABLE,
+                        "{\"status\":503,\"readyConnections\":0}",
+                    )
+                }
+            }),
+        )
+        .route(
+            "/quicktunnel",
+            axum::routing::get(move || async move {
+                axum::Json(serde_json::json!({ "hostname": hostname }))
+            }),
+        );
+    let listener = tokio::net::TcpListener::bind(metrics)
+        .await
+        .expect("metrics address");
+    axum::serve(listener, router).await.unwrap();
+}
