@@ -12,7 +12,7 @@
 //! live path with exactly one `id` that is a UUID and no body; everything else gets 404 (so it
 //! tells a scanner nothing), and more than [`RATE_PER_SEC`] requests a second get 429.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
 
@@ -25,18 +25,16 @@ use tokio::sync::{mpsc, watch};
 use url::Url;
 use uuid::Uuid;
 
-use super::{CallbackId, CallbackTransport, Registration};
+use super::{below, CallbackId, CallbackTransport, NewIds, Registration, MAX_IDS_PER_JOB};
 use crate::error::{Error, Result};
 
 /// Requests per second the listener answers before it starts to refuse (a bucket this deep).
 pub const RATE_PER_SEC: f64 = 50.0;
-/// Distinct ids kept per job; a flood of made-up ids cannot grow memory.
-const MAX_IDS_PER_JOB: usize = 16;
 const MAX_QUERY_LEN: usize = 512;
 
 struct Route {
     ids: mpsc::Sender<CallbackId>,
-    seen: HashSet<CallbackId>,
+    seen: NewIds,
 }
 
 struct Shared {
@@ -199,12 +197,10 @@ impl CallbackTransport for ListenerTransport {
             capability.clone(),
             Route {
                 ids: tx,
-                seen: HashSet::new(),
+                seen: NewIds::default(),
             },
         );
-        let mut webhook_url = self.public_base.clone();
-        let prefix = webhook_url.path().trim_end_matches('/').to_string();
-        webhook_url.set_path(&format!("{prefix}/cb/{capability}"));
+        let webhook_url = below(&self.public_base, &format!("/cb/{capability}"));
         let guard = RouteGuard {
             shared: self.shared.clone(),
             capability,
@@ -251,7 +247,7 @@ async fn receive(
     let Some(route) = routes.get_mut(capability) else {
         return StatusCode::NOT_FOUND;
     };
-    if route.seen.len() < MAX_IDS_PER_JOB && route.seen.insert(id.clone()) {
+    if route.seen.admit(&id) {
         tracing::info!(callback_id = %id, "callback received");
         // The channel holds MAX_IDS_PER_JOB, as many as `seen` admits: this cannot be full.
         let _ = route.ids.try_send(id);

@@ -52,6 +52,30 @@ impl std::fmt::Display for CallbackId {
     }
 }
 
+/// Distinct ids kept per job: a flood of made-up ids cannot grow memory or the channel.
+pub(crate) const MAX_IDS_PER_JOB: usize = 16;
+
+/// Lets each callback id through once, and at most [`MAX_IDS_PER_JOB`] of them — the rule
+/// every transport applies before an id reaches the job.
+#[derive(Default)]
+pub(crate) struct NewIds(std::collections::HashSet<CallbackId>);
+
+impl NewIds {
+    /// Whether `id` is new and still within the bound (it is then remembered).
+    pub(crate) fn admit(&mut self, id: &CallbackId) -> bool {
+        self.0.len() < MAX_IDS_PER_JOB && self.0.insert(id.clone())
+    }
+}
+
+/// `path` appended below `base`'s own path (which a reverse proxy or relay URL may carry),
+/// e.g. `https://h/kluis` + `/cb/x` → `https://h/kluis/cb/x`. `path` has no query.
+pub(crate) fn below(base: &Url, path: &str) -> Url {
+    let mut url = base.clone();
+    let prefix = url.path().trim_end_matches('/').to_string();
+    url.set_path(&format!("{prefix}{path}"));
+    url
+}
+
 /// One job's callback channel. Dropping it stops listening for that job.
 pub struct Registration {
     /// What to send as `webhook_url`.
@@ -108,5 +132,41 @@ pub async fn test_callback(
         _ => Err(crate::Error::CallbackTimeout(
             "The test call was accepted but never reached Kluis. Check where the proxy forwards to, or the relay secret.".into(),
         )),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A path goes below the base's own path, with or without its trailing slash.
+    #[test]
+    fn appends_below_the_base_path() {
+        let base = |s: &str| Url::parse(s).unwrap();
+        assert_eq!(
+            below(&base("https://h/kluis"), "/cb/x").as_str(),
+            "https://h/kluis/cb/x"
+        );
+        assert_eq!(
+            below(&base("https://h/kluis/"), "/cb/x").as_str(),
+            "https://h/kluis/cb/x"
+        );
+        assert_eq!(
+            below(&base("https://h"), "/api/inboxes").as_str(),
+            "https://h/api/inboxes"
+        );
+    }
+
+    /// Each id passes once, and no more than MAX_IDS_PER_JOB distinct ones.
+    #[test]
+    fn admits_new_ids_up_to_the_bound() {
+        let mut ids = NewIds::default();
+        let first = CallbackId(Uuid::new_v4());
+        assert!(ids.admit(&first));
+        assert!(!ids.admit(&first), "a duplicate is dropped");
+        let admitted = (0..40)
+            .filter(|_| ids.admit(&CallbackId(Uuid::new_v4())))
+            .count();
+        assert_eq!(admitted, MAX_IDS_PER_JOB - 1);
     }
 }

@@ -15,7 +15,7 @@ use tokio::sync::mpsc;
 use url::Url;
 use uuid::Uuid;
 
-use super::{CallbackId, CallbackTransport, Registration};
+use super::{below, CallbackId, CallbackTransport, NewIds, Registration, MAX_IDS_PER_JOB};
 use crate::config::{check_url, ServiceConfig};
 use crate::error::{mask_secrets, Error, Result};
 use crate::http::{build_client, RedirectRule};
@@ -82,12 +82,8 @@ impl RelayTransport {
         })
     }
 
-    /// The relay's URL with `path` (no query) appended to its own path.
     fn api(&self, path: &str) -> Url {
-        let mut url = self.base.clone();
-        let prefix = url.path().trim_end_matches('/').to_string();
-        url.set_path(&format!("{prefix}{path}"));
-        url
+        below(&self.base, path)
     }
 
     fn relay_error(&self, what: &str, detail: String) -> Error {
@@ -121,7 +117,7 @@ impl RelayTransport {
     /// Long-polls `inbox` until the receiver is dropped, sending each distinct id once.
     async fn poll(self, inbox: String, ids: mpsc::Sender<CallbackId>) {
         let mut cursor = 0i64;
-        let mut seen = std::collections::HashSet::new();
+        let mut seen = NewIds::default();
         let mut failures = 0u32;
         while !ids.is_closed() {
             let mut url = self.api(&format!("/api/inboxes/{inbox}/events"));
@@ -148,7 +144,7 @@ impl RelayTransport {
                     .find(|(k, _)| k == "id")
                     .and_then(|(_, v)| CallbackId::parse(&v));
                 if let Some(id) = id {
-                    if seen.len() < 16 && seen.insert(id.clone()) && ids.send(id).await.is_err() {
+                    if seen.admit(&id) && ids.send(id).await.is_err() {
                         return;
                     }
                 }
@@ -193,7 +189,7 @@ impl CallbackTransport for RelayTransport {
     async fn prepare(&self, _job: Uuid) -> Result<Registration> {
         let created = self.create_inbox().await?;
         let webhook_url = self.api(&created.callback_path);
-        let (tx, rx) = mpsc::channel(16);
+        let (tx, rx) = mpsc::channel(MAX_IDS_PER_JOB);
         let poller = tokio::spawn(self.clone().poll(created.inbox.clone(), tx));
         let delete = self
             .http

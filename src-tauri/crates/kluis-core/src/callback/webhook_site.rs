@@ -14,7 +14,7 @@ use tokio::sync::mpsc;
 use url::Url;
 use uuid::Uuid;
 
-use super::{CallbackId, CallbackTransport, Registration};
+use super::{below, CallbackId, CallbackTransport, NewIds, Registration, MAX_IDS_PER_JOB};
 use crate::config::ServiceConfig;
 use crate::error::{mask_secrets, Error, Result};
 use crate::http::{build_client, RedirectRule};
@@ -60,14 +60,11 @@ impl WebhookSiteTransport {
     }
 
     fn url(&self, path: &str) -> Url {
-        let mut url = self.base.clone();
-        let prefix = url.path().trim_end_matches('/').to_string();
-        url.set_path(&format!("{prefix}{path}"));
-        url
+        below(&self.base, path)
     }
 
     async fn poll(self, token: String, ids: mpsc::Sender<CallbackId>) {
-        let mut seen = std::collections::HashSet::new();
+        let mut seen = NewIds::default();
         while !ids.is_closed() {
             let listed = match self
                 .http
@@ -86,7 +83,7 @@ impl WebhookSiteTransport {
                     .and_then(Value::as_str)
                     .and_then(CallbackId::parse);
                 if let Some(id) = id {
-                    if seen.len() < 16 && seen.insert(id.clone()) && ids.send(id).await.is_err() {
+                    if seen.admit(&id) && ids.send(id).await.is_err() {
                         return;
                     }
                 }
@@ -139,7 +136,7 @@ impl CallbackTransport for WebhookSiteTransport {
             ));
         }
         let webhook_url = self.url(&format!("/{}", token.uuid));
-        let (tx, rx) = mpsc::channel(16);
+        let (tx, rx) = mpsc::channel(MAX_IDS_PER_JOB);
         let poller = tokio::spawn(self.clone().poll(token.uuid, tx));
         Ok(Registration {
             webhook_url,
