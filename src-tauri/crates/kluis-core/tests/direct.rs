@@ -10,30 +10,6 @@ use std::sync::Arc;
 use common::*;
 use kluis_core::{CallbackTransport, ListenerTransport};
 
-/// Accepts TLS on a free 127.0.0.1 port and forwards the plain bytes to `target`, as a reverse
-/// proxy or port forward that terminates TLS would. Returns its port and its CA.
-async fn tls_front(target: SocketAddr) -> (u16, String) {
-    let ca = kluis_https::LocalCa::generate("office proxy").unwrap();
-    let acceptor = tokio_rustls::TlsAcceptor::from(ca.server_config(&["127.0.0.1"]).unwrap());
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let port = listener.local_addr().unwrap().port();
-    tokio::spawn(async move {
-        while let Ok((tcp, _)) = listener.accept().await {
-            let acceptor = acceptor.clone();
-            tokio::spawn(async move {
-                let Ok(mut tls) = acceptor.accept(tcp).await else {
-                    return;
-                };
-                let Ok(mut upstream) = tokio::net::TcpStream::connect(target).await else {
-                    return;
-                };
-                let _ = tokio::io::copy_bidirectional(&mut tls, &mut upstream).await;
-            });
-        }
-    });
-    (port, ca.ca_pem())
-}
-
 /// A free port on 127.0.0.1 for the direct listener's fixed address.
 fn free_port() -> u16 {
     std::net::TcpListener::bind("127.0.0.1:0")
@@ -48,7 +24,7 @@ fn free_port() -> u16 {
 #[tokio::test]
 async fn backup_through_a_reverse_proxy() {
     let listen: SocketAddr = format!("127.0.0.1:{}", free_port()).parse().unwrap();
-    let (proxy, _) = tls_front(listen).await;
+    let (proxy, _) = tls_front(listen, "office proxy").await;
     let direct = ListenerTransport::direct(&format!("https://127.0.0.1:{proxy}/kluis"), listen)
         .await
         .unwrap();
@@ -84,7 +60,7 @@ async fn direct_settings_are_checked() {
 #[tokio::test]
 async fn callback_test_reports_reachability() {
     let listen: SocketAddr = format!("127.0.0.1:{}", free_port()).parse().unwrap();
-    let (proxy, proxy_ca) = tls_front(listen).await;
+    let (proxy, proxy_ca) = tls_front(listen, "office proxy").await;
     let direct = ListenerTransport::direct(&format!("https://127.0.0.1:{proxy}/kluis"), listen)
         .await
         .unwrap();

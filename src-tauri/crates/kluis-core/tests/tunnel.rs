@@ -141,24 +141,8 @@ async fn fake_cloudflared(args: &[String]) {
         std::process::exit(1);
     }
     // The public side: TLS in front of the local listener (the real one's edge does this).
-    let ca = kluis_https::LocalCa::generate("fake cloudflared edge").unwrap();
-    let acceptor = tokio_rustls::TlsAcceptor::from(ca.server_config(&["127.0.0.1"]).unwrap());
-    let edge = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let hostname = edge.local_addr().unwrap().to_string();
-    tokio::spawn(async move {
-        while let Ok((tcp, _)) = edge.accept().await {
-            let acceptor = acceptor.clone();
-            tokio::spawn(async move {
-                let Ok(mut tls) = acceptor.accept(tcp).await else {
-                    return;
-                };
-                let Ok(mut local) = tokio::net::TcpStream::connect(target).await else {
-                    return;
-                };
-                let _ = tokio::io::copy_bidirectional(&mut tls, &mut local).await;
-            });
-        }
-    });
+    let (port, _) = tls_front(target, "fake cloudflared edge").await;
+    let hostname = format!("127.0.0.1:{port}");
     let ready = mode != "never-ready";
     let router = axum::Router::new()
         .route(
