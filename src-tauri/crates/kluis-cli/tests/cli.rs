@@ -50,6 +50,15 @@ impl Env {
 
     /// Runs `kluis ARGS` with the demo settings, `vars` added or replacing them.
     async fn demo_with(&self, args: &[&str], vars: &[(&str, &str)]) -> Output {
+        let mut command = self.command(args);
+        command.envs(vars.iter().copied());
+        tokio::task::spawn_blocking(move || command.output().unwrap())
+            .await
+            .unwrap()
+    }
+
+    /// `kluis ARGS` set up with the demo settings in a clean environment, not yet run.
+    fn command(&self, args: &[&str]) -> std::process::Command {
         let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_kluis"));
         command
             .args(args)
@@ -59,11 +68,8 @@ impl Env {
             .env("KLUIS_USERNAME", DEMO_USERNAME)
             .env("KLUIS_PASSWORD", DEMO_PASSWORD)
             .env("KLUIS_CA_CERT", self.ca.path())
-            .env("KLUIS_HISTORY_DB", self.dir.path().join("history.sqlite3"))
-            .envs(vars.iter().copied());
-        tokio::task::spawn_blocking(move || command.output().unwrap())
-            .await
-            .unwrap()
+            .env("KLUIS_HISTORY_DB", self.dir.path().join("history.sqlite3"));
+        command
     }
 
     async fn demo(&self, args: &[&str]) -> Output {
@@ -279,15 +285,8 @@ async fn terminated_backup_leaves_nothing() {
     })
     .await;
     let out = e.out();
-    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_kluis"))
-        .args(["backup", "--out", out.to_str().unwrap()])
-        .env_clear()
-        .env("KLUIS_BASE_URL", e.sim.base_url().as_str())
-        .env("KLUIS_API_KEY", DEMO_API_KEY.to_string())
-        .env("KLUIS_USERNAME", DEMO_USERNAME)
-        .env("KLUIS_PASSWORD", DEMO_PASSWORD)
-        .env("KLUIS_CA_CERT", e.ca.path())
-        .env("KLUIS_HISTORY_DB", e.dir.path().join("history.sqlite3"))
+    let mut child = e
+        .command(&["backup", "--out", out.to_str().unwrap()])
         .stderr(std::process::Stdio::null())
         .spawn()
         .unwrap();
