@@ -3,12 +3,14 @@
 use std::path::Path;
 use std::time::Duration;
 
-use kluis_core::callback::{RelayTransport, TunnelTransport, WebhookSiteTransport};
+use futures_util::stream::{FuturesUnordered, StreamExt};
+use kluis_core::callback::{Reattacher, RelayTransport, TunnelTransport, WebhookSiteTransport};
 use kluis_core::{
     BackupJob, BackupRequest, CallbackTransport, Destination, DownloadOptions, Downloader, Error,
     History, ListenerTransport, Result, Saved, Secret, ServiceClient, ServiceConfig, Session,
 };
 use kluis_sim::{Sim, SimConfig};
+use uuid::Uuid;
 
 use crate::display::{self, StageDisplay};
 use crate::settings::{open_history, BackupArgs, CallbackKind, Cli, Command};
@@ -27,9 +29,37 @@ pub async fn run(cli: Cli) -> Result<()> {
         Command::Backup(args) => {
             let config = cli.connection.service_config()?;
             let history = open_history(cli.history_db.as_ref())?;
-            let saved = backup(config, &history, &args).await?;
-            report(&saved, args.json);
+            let id = Uuid::new_v4();
+            let saved =
+                crate::stop::backup(&history, id, backup(config, &history, &args, id)).await?;
+            report(id, &saved, args.json);
             Ok(())
+        }
+        Command::Resume { json } => {
+            let config = cli.connection.service_config()?;
+            let history = open_history(cli.history_db.as_ref())?;
+            crate::stop::resume(resume(config, &history, json)).await
+        }
+        Command::Cancel { job } => {
+            let history = open_history(cli.history_db.as_ref())?;
+            let Some(_claim) = history.claim(job)? else {
+                return Err(Error::Config(
+                    "That backup is running in another Kluis process; stop it there.".into(),
+                ));
+            };
+            match history.get(job)? {
+                None => Err(Error::Config(
+                    "There is no backup with that id (see `kluis history`).".into(),
+                )),
+                Some(entry) if entry.stage == "saved" || entry.stage == "failed" => {
+                    Err(Error::Config("That backup has already ended.".into()))
+                }
+                Some(_) => {
+                    history.abandon(job, &Error::Cancelled)?;
+                    eprintln!("kluis: the backup was cancelled.");
+                    Ok(())
+                }
+            }
         }
         Command::History {
             json,
@@ -47,7 +77,12 @@ pub async fn run(cli: Cli) -> Result<()> {
     }
 }
 
-async fn backup(config: ServiceConfig, history: &History, args: &BackupArgs) -> Result<Saved> {
+async fn backup(
+    config: ServiceConfig,
+    history: &History,
+    args: &BackupArgs,
+    id: Uuid,
+) -> Result<Saved> {
     let destination = Destination::from_out(&args.out)?;
     let transport = transport(&args.callback, args.listen, &config).await?;
     let options = DownloadOptions {
@@ -63,7 +98,7 @@ async fn backup(config: ServiceConfig, history: &History, args: &BackupArgs) -> 
         history,
     };
     let request = BackupRequest {
-        id: uuid::Uuid::new_v4(),
+        id,
         profile: args.profile.clone(),
         destination,
         callback_timeout: Duration::from_secs(args.timeout),
@@ -72,14 +107,96 @@ async fn backup(config: ServiceConfig, history: &History, args: &BackupArgs) -> 
     job.run(&request, &mut |event| stages.show(event)).await
 }
 
-fn report(saved: &Saved, json: bool) {
+fn report(id: Uuid, saved: &Saved, json: bool) {
     if json {
-        let line =
-            serde_json::json!({ "path": saved.path, "bytes": saved.bytes, "sha256": saved.sha256 });
+        let line = serde_json::json!({
+            "job": id, "path": saved.path, "bytes": saved.bytes, "sha256": saved.sha256,
+        });
         println!("{line}");
     } else {
         println!("{}", saved.path.display());
     }
+}
+
+fn report_failure(id: Uuid, error: &Error, json: bool) {
+    if json {
+        println!("{}", serde_json::json!({ "job": id, "error": error }));
+    } else {
+        eprintln!("kluis: backup {id}: {error}");
+    }
+}
+
+/// `kluis resume`: ends what can never finish, then finishes the rest side by side, reporting
+/// each as it ends. Fails with the first failure's error, so the exit code tells a scheduler.
+async fn resume(config: ServiceConfig, history: &History, json: bool) -> Result<()> {
+    let sweep = history.sweep(config.base_url.as_str())?;
+    let mut first_error = None;
+    for (id, error) in sweep.ended {
+        report_failure(id, &error, json);
+        first_error.get_or_insert(error);
+    }
+    if sweep.running_elsewhere > 0 {
+        eprintln!(
+            "kluis: {} backup(s) are still running in another Kluis process; left to it.",
+            sweep.running_elsewhere
+        );
+    }
+    if sweep.other_service > 0 {
+        eprintln!(
+            "kluis: {} backup(s) belong to another service; resume them with its settings.",
+            sweep.other_service
+        );
+    }
+    if sweep.resumable.is_empty() {
+        if first_error.is_none() {
+            eprintln!("kluis: no backup to resume.");
+        }
+        return first_error.map_or(Ok(()), Err);
+    }
+    let relay_secret = std::env::var("KLUIS_RELAY_SECRET").ok().map(Secret::new);
+    let mut reattacher = Reattacher::new(config.clone(), relay_secret);
+    let downloader = Downloader::new(&config, DownloadOptions::default())?;
+    let session = Session::new(ServiceClient::new(config)?);
+    let mut running = FuturesUnordered::new();
+    for job in &sweep.resumable {
+        let spec = job.journal.as_ref().and_then(|j| j.callback.clone());
+        let transport = match spec {
+            Some(spec) => reattacher.transport(&spec).await,
+            None => continue, // the sweep only keeps jobs with one
+        };
+        let (session, downloader) = (&session, &downloader);
+        eprintln!(
+            "kluis: resuming backup {} (started {}, {}).",
+            job.id(),
+            kluis_core::history::format_utc(job.entry.started_at_ms),
+            job.entry.stage
+        );
+        running.push(async move {
+            let outcome = match transport {
+                Ok(transport) => {
+                    let run = BackupJob {
+                        session,
+                        transport: &*transport,
+                        downloader,
+                        history,
+                    };
+                    run.resume(job, &mut |_| {}).await
+                }
+                Err(e) => Err(e),
+            };
+            (job.id(), outcome)
+        });
+    }
+    while let Some((id, outcome)) = running.next().await {
+        match outcome {
+            Ok(saved) => report(id, &saved, json),
+            Err(error) => {
+                report_failure(id, &error, json);
+                first_error.get_or_insert(error);
+            }
+        }
+    }
+    first_error.map_or(Ok(()), Err)
 }
 
 /// Starts the simulator in this process and backs up from it, as a newcomer's first try.
@@ -120,9 +237,10 @@ async fn demo(out: &Path, size_mib: u64, history_db: Option<&std::path::PathBuf>
         max_bytes: None,
         profile: "demo".into(),
     };
-    let saved = backup(config, &history, &args).await?;
+    let id = Uuid::new_v4();
+    let saved = backup(config, &history, &args, id).await?;
     eprintln!("Saved {} bytes, SHA-256 {}:", saved.bytes, saved.sha256);
-    report(&saved, false);
+    report(id, &saved, false);
     Ok(())
 }
 

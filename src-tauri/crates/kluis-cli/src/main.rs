@@ -1,17 +1,20 @@
 //! `kluis`: the command line on kluis-core, for scripts and schedulers.
 //!
 //! - [`settings`]: flags and `KLUIS_*` environment variables → `ServiceConfig`, history path.
-//! - [`commands`]: `environment`, `backup`, `history` and `demo` (a backup from an in-process
-//!   simulator), each a thin layer over kluis-core.
+//! - [`commands`]: `environment`, `backup`, `resume`, `cancel`, `history`, `callback-test` and
+//!   `demo` (a backup from an in-process simulator), each a thin layer over kluis-core.
+//! - [`stop`]: Ctrl-C and SIGTERM — what each means for a running backup.
 //! - [`display`]: the progress bar (only when stderr is a terminal) and the history table.
 //!
 //! Exit codes: 0 ok, 2 usage/config, 3 authentication failed, 4 permission denied by the
-//! api_key, 5 no callback before the timeout, 6 download failed, 130 cancelled, 1 anything
-//! else — always with one clear line on stderr, never with a secret in it.
+//! api_key, 5 no callback before the timeout, 6 download failed, 75 stopped but kept for
+//! `kluis resume`, 130 cancelled, 1 anything else — always with one clear line on stderr,
+//! never with a secret in it.
 
 mod commands;
 mod display;
 mod settings;
+mod stop;
 
 use clap::Parser;
 use kluis_core::Error;
@@ -23,25 +26,10 @@ fn exit_code(error: &Error) -> i32 {
         "permission_denied" => 4,
         "callback_timeout" => 5,
         "download_failed" => 6,
+        "interrupted" => 75,
         "cancelled" => 130,
         _ => 1,
     }
-}
-
-/// Ctrl-C, or SIGTERM from a scheduler or service manager.
-async fn stop_requested() {
-    #[cfg(unix)]
-    {
-        use tokio::signal::unix::{signal, SignalKind};
-        if let Ok(mut term) = signal(SignalKind::terminate()) {
-            tokio::select! {
-                _ = tokio::signal::ctrl_c() => {}
-                _ = term.recv() => {}
-            }
-            return;
-        }
-    }
-    let _ = tokio::signal::ctrl_c().await;
 }
 
 fn main() {
@@ -60,14 +48,14 @@ fn main() {
             std::process::exit(1);
         }
     };
+    // `backup` and `resume` watch the signals themselves (see `stop`); other commands just end.
     let outcome = runtime.block_on(async {
         tokio::select! {
+            biased;
             outcome = commands::run(cli) => outcome,
-            _ = stop_requested() => Err(Error::Cancelled),
+            _ = stop::requested() => Err(Error::Cancelled),
         }
     });
-    // An interrupted job was dropped with the select above: its part file is already removed
-    // and its history row marked cancelled.
     drop(runtime);
     if let Err(error) = outcome {
         eprintln!("kluis: {error}");

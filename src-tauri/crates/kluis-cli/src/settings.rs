@@ -47,6 +47,19 @@ pub enum Command {
     Environment,
     /// Back up the owner's data and save the file.
     Backup(BackupArgs),
+    /// Finish the backups an earlier `kluis backup` (or the app) began but could not end: a
+    /// stop, a crash or a reboot while it waited or downloaded. Each is saved where it was
+    /// meant to go. Backups that cannot be finished (loopback, tunnel) are marked failed.
+    Resume {
+        /// One JSON line per ended job: {"job","path","bytes","sha256"} or {"job","error"}.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Cancel an unfinished backup (see `kluis history`), so `resume` leaves it.
+    Cancel {
+        /// The job's id.
+        job: uuid::Uuid,
+    },
     /// List past backups.
     History {
         /// One JSON object per line.

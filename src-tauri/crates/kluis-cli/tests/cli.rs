@@ -1,110 +1,13 @@
 //! The `kluis` binary end to end: exit codes, `--json`, history, and no secret in any output.
 
 use std::path::Path;
-use std::process::Output;
 use std::time::Duration;
 
+mod common;
+
+use common::*;
 use kluis_sim::config::{DEMO_API_KEY, DEMO_PASSWORD, DEMO_USERNAME, RESTRICTED_API_KEY};
-use kluis_sim::{Sim, SimConfig};
 use serde_json::Value;
-
-struct Env {
-    sim: Sim,
-    ca: tempfile::NamedTempFile,
-    dir: tempfile::TempDir,
-}
-
-async fn env(configure: impl FnOnce(&mut SimConfig)) -> Env {
-    let mut config = SimConfig::default();
-    config.faults.callback_delay = Duration::from_millis(30);
-    configure(&mut config);
-    let sim = Sim::start(config).await.unwrap();
-    let ca = tempfile::NamedTempFile::new().unwrap();
-    std::fs::write(ca.path(), sim.ca_pem()).unwrap();
-    Env {
-        sim,
-        ca,
-        dir: tempfile::tempdir().unwrap(),
-    }
-}
-
-impl Env {
-    fn out(&self) -> std::path::PathBuf {
-        let out = self.dir.path().join("out");
-        std::fs::create_dir_all(&out).unwrap();
-        out
-    }
-
-    /// Runs `kluis ARGS` with credentials in the environment (never in arguments).
-    async fn kluis(&self, args: &[&str], api_key: &str, password: &str) -> Output {
-        self.demo_with(
-            args,
-            &[
-                ("KLUIS_API_KEY", api_key),
-                ("KLUIS_PASSWORD", password),
-                ("KLUIS_LOG", "debug"),
-            ],
-        )
-        .await
-    }
-
-    /// Runs `kluis ARGS` with the demo settings, `vars` added or replacing them.
-    async fn demo_with(&self, args: &[&str], vars: &[(&str, &str)]) -> Output {
-        let mut command = self.command(args);
-        command.envs(vars.iter().copied());
-        tokio::task::spawn_blocking(move || command.output().unwrap())
-            .await
-            .unwrap()
-    }
-
-    /// `kluis ARGS` set up with the demo settings in a clean environment, not yet run.
-    fn command(&self, args: &[&str]) -> std::process::Command {
-        let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_kluis"));
-        command
-            .args(args)
-            .env_clear()
-            .env("KLUIS_BASE_URL", self.sim.base_url().as_str())
-            .env("KLUIS_API_KEY", DEMO_API_KEY.to_string())
-            .env("KLUIS_USERNAME", DEMO_USERNAME)
-            .env("KLUIS_PASSWORD", DEMO_PASSWORD)
-            .env("KLUIS_CA_CERT", self.ca.path())
-            .env("KLUIS_HISTORY_DB", self.dir.path().join("history.sqlite3"));
-        command
-    }
-
-    async fn demo(&self, args: &[&str]) -> Output {
-        self.kluis(args, &DEMO_API_KEY.to_string(), DEMO_PASSWORD)
-            .await
-    }
-}
-
-/// No api_key, password or token in stdout or stderr (debug logging on): the given secrets,
-/// and no UUID at all (tokens and webhook ids are UUIDs) except Kluis's own job ids.
-fn assert_no_secrets(output: &Output, secrets: &[&str]) {
-    assert_no_secrets_except(output, secrets, &[]);
-}
-
-fn assert_no_secrets_except(output: &Output, secrets: &[&str], job_ids: &[&str]) {
-    let all = format!(
-        "{}{}",
-        String::from_utf8_lossy(&output.stdout),
-        String::from_utf8_lossy(&output.stderr)
-    );
-    for secret in secrets {
-        assert!(!all.contains(secret), "output reveals a secret: {all}");
-    }
-    assert!(
-        !all.chars().collect::<Vec<_>>().windows(36).any(|w| {
-            let s: String = w.iter().collect();
-            uuid::Uuid::parse_str(&s).is_ok() && s.contains('-') && !job_ids.contains(&s.as_str())
-        }),
-        "output shows a UUID (token, key or webhook id): {all}"
-    );
-}
-
-fn files_in(dir: &Path) -> usize {
-    std::fs::read_dir(dir).unwrap().count()
-}
 
 /// `backup --json` prints exactly one JSON line describing a verified file, exit 0.
 #[tokio::test(flavor = "multi_thread")]
@@ -131,7 +34,8 @@ async fn backup_json_prints_one_line() {
         hex::encode(sha2::Sha256::digest(std::fs::read(path).unwrap()))
     );
     assert_eq!(path.parent(), Some(out.as_path()));
-    assert_no_secrets(&output, &[DEMO_PASSWORD]);
+    let job = line["job"].as_str().expect("the line names the job");
+    assert_no_secrets_except(&output, &[DEMO_PASSWORD], &[job]);
 
     let history = e.demo(&["history", "--json"]).await;
     assert_eq!(history.status.code(), Some(0));
@@ -285,34 +189,15 @@ async fn terminated_backup_leaves_nothing() {
     })
     .await;
     let out = e.out();
-    let mut child = e
+    let child = e
         .command(&["backup", "--out", out.to_str().unwrap()])
         .stderr(std::process::Stdio::null())
         .spawn()
         .unwrap();
-    // Wait until the download has begun: its hidden part file appears in --out.
+    // The download has begun when its hidden part file appears in --out.
     let out_dir = out.clone();
-    let started = tokio::task::spawn_blocking(move || {
-        let deadline = std::time::Instant::now() + Duration::from_secs(20);
-        while std::time::Instant::now() < deadline {
-            if files_in(&out_dir) > 0 {
-                return true;
-            }
-            std::thread::park_timeout(Duration::from_millis(10));
-        }
-        false
-    })
-    .await
-    .unwrap();
-    assert!(started, "the download never started");
-    let killed = std::process::Command::new("kill")
-        .args(["-TERM", &child.id().to_string()])
-        .status()
-        .unwrap();
-    assert!(killed.success());
-    let status = tokio::task::spawn_blocking(move || child.wait().unwrap())
-        .await
-        .unwrap();
+    wait_for("the download starts", move || files_in(&out_dir) > 0).await;
+    let status = stop(child, "TERM").await;
     assert_eq!(status.code(), Some(130));
     assert_eq!(files_in(&out), 0, "no part file and no partial backup");
     let history = e.demo(&["history", "--json"]).await;
@@ -334,30 +219,12 @@ async fn terminated_backup_leaves_nothing() {
 #[tokio::test(flavor = "multi_thread")]
 async fn backup_through_a_relay() {
     let e = env(|_| {}).await;
-    let relay = kluis_relay::Relay::new(
-        kluis_relay::Store::in_memory().unwrap(),
-        kluis_relay::RelayConfig::new("cli-relay-secret-0123456789".into()),
-    );
-    let ca = kluis_https::LocalCa::generate("relay CA").unwrap();
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let url = format!(
-        "https://127.0.0.1:{}",
-        listener.local_addr().unwrap().port()
-    );
-    tokio::spawn(kluis_https::serve_tls(
-        listener,
-        ca.server_config(&["127.0.0.1"]).unwrap(),
-        kluis_relay::router(relay),
-        Default::default(),
-        std::future::pending(),
-    ));
-    // One PEM bundle trusts both the simulator and the relay.
-    let bundle = e.dir.path().join("bundle.pem");
-    std::fs::write(&bundle, format!("{}{}", e.sim.ca_pem(), ca.ca_pem())).unwrap();
+    let (url, relay_ca) = start_relay().await;
+    let bundle = e.trust_also(&relay_ca);
     let out = e.out();
     let callback = format!("relay={url}");
     let vars = [
-        ("KLUIS_RELAY_SECRET", "cli-relay-secret-0123456789"),
+        ("KLUIS_RELAY_SECRET", RELAY_SECRET),
         ("KLUIS_CA_CERT", bundle.to_str().unwrap()),
     ];
     let output = e
@@ -379,7 +246,12 @@ async fn backup_through_a_relay() {
         "{}",
         String::from_utf8_lossy(&output.stderr)
     );
-    assert_no_secrets(&output, &["cli-relay-secret-0123456789", DEMO_PASSWORD]);
+    let line: Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert_no_secrets_except(
+        &output,
+        &[RELAY_SECRET, DEMO_PASSWORD],
+        &[line["job"].as_str().unwrap()],
+    );
     let bad = e
         .demo(&[
             "backup",

@@ -38,6 +38,13 @@ pub enum Error {
     /// The user cancelled.
     #[error("The backup was cancelled; nothing was saved.")]
     Cancelled,
+    /// The program was stopped while the job ran; the job is journalled and will be finished
+    /// by `kluis resume` or the app at its next start.
+    #[error("Kluis was stopped before the backup was saved. It is kept: `kluis resume` (or opening the Kluis app) finishes it.")]
+    Interrupted,
+    /// A stopped job cannot be finished (its callback address ended with the program).
+    #[error("{0}")]
+    NotResumable(String),
 }
 
 impl Error {
@@ -54,6 +61,8 @@ impl Error {
             Error::Config(_) => "config",
             Error::Io(_) => "io",
             Error::Cancelled => "cancelled",
+            Error::Interrupted => "interrupted",
+            Error::NotResumable(_) => "not_resumable",
         }
     }
 

@@ -39,7 +39,9 @@ pub struct HistoryEntry {
 
 /// The history store. Cheap calls (one small transaction each), made directly from async code.
 pub struct History {
-    conn: Mutex<Connection>,
+    pub(crate) conn: Mutex<Connection>,
+    /// Where jobs are claimed by the process that runs them (see [`crate::journal`]).
+    pub(crate) claims: crate::journal::Claims,
 }
 
 const SCHEMA: &str = "
@@ -63,6 +65,10 @@ CREATE TABLE IF NOT EXISTS transitions (
     stage TEXT NOT NULL
 );
 CREATE INDEX IF NOT EXISTS jobs_started ON jobs(started_at_ms);
+CREATE TABLE IF NOT EXISTS journal (
+    job_id TEXT PRIMARY KEY REFERENCES jobs(id),
+    body TEXT NOT NULL
+);
 ";
 
 const SELECT_JOBS: &str =
@@ -86,7 +92,7 @@ fn entry_from_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<HistoryEntry> {
     })
 }
 
-fn db_error(e: rusqlite::Error) -> Error {
+pub(crate) fn db_error(e: rusqlite::Error) -> Error {
     Error::Io(format!("The backup history could not be read or written ({e}). Check that the data folder is writable."))
 }
 
@@ -104,7 +110,8 @@ impl History {
             std::fs::create_dir_all(dir)
                 .map_err(|e| Error::io(format!("create {}", dir.display()), e))?;
         }
-        Self::setup(Connection::open(path).map_err(db_error)?)
+        let claims = crate::journal::Claims::beside(path);
+        Self::setup(Connection::open(path).map_err(db_error)?, claims)
     }
 
     /// The platform's data folder, e.g. `~/.local/share/kluis/history.sqlite3` on Linux.
@@ -115,10 +122,13 @@ impl History {
     }
 
     pub fn in_memory() -> Result<Self> {
-        Self::setup(Connection::open_in_memory().map_err(db_error)?)
+        Self::setup(
+            Connection::open_in_memory().map_err(db_error)?,
+            crate::journal::Claims::in_memory(),
+        )
     }
 
-    fn setup(conn: Connection) -> Result<Self> {
+    fn setup(conn: Connection, claims: crate::journal::Claims) -> Result<Self> {
         conn.busy_timeout(std::time::Duration::from_secs(5))
             .map_err(db_error)?;
         conn.pragma_update(None, "journal_mode", "WAL")
@@ -126,6 +136,7 @@ impl History {
         conn.execute_batch(SCHEMA).map_err(db_error)?;
         Ok(Self {
             conn: Mutex::new(conn),
+            claims,
         })
     }
 
@@ -147,11 +158,18 @@ impl History {
         tx.commit().map_err(db_error)
     }
 
-    /// Records that job `id` reached `stage`.
+    /// Records that job `id` reached `stage`; a final stage also ends its journal.
     pub fn transition(&self, id: Uuid, stage: Stage) -> Result<()> {
         let now = now_ms();
         let mut conn = self.conn.lock().unwrap();
         let tx = conn.transaction().map_err(db_error)?;
+        if matches!(stage, Stage::Saved | Stage::Failed) {
+            tx.execute(
+                "DELETE FROM journal WHERE job_id = ?1",
+                params![id.to_string()],
+            )
+            .map_err(db_error)?;
+        }
         tx.execute(
             "UPDATE jobs SET stage = ?2 WHERE id = ?1",
             params![id.to_string(), stage.as_str()],

@@ -2,21 +2,32 @@
 //! `requested → accepted → callback_received → result_fetched → downloading → saved`, any of
 //! which may end in `failed {stage, reason}`. Every transition is written to the history
 //! before the job moves on, and reported to the caller (CLI progress bar, app UI).
+//!
+//! [`BackupJob::run`] journals the job (see [`crate::journal`]) before the POST. If its future
+//! is dropped — the program stops — a job whose callback can still be collected stays
+//! unfinished in its stage, and [`BackupJob::resume`] in a later process takes it from there;
+//! one whose callback URL died with the process ends as failed (`cancelled`). A user's own
+//! cancel ends the job with [`History::abandon`].
 
 use std::time::Duration;
 
 use serde::Serialize;
 use uuid::Uuid;
 
-use crate::callback::{CallbackTransport, Registration};
+use crate::callback::{CallbackTransport, Cleanup, Registration};
 use crate::download::{Destination, Downloader, Progress, Saved};
 use crate::error::{Error, Result};
-use crate::history::History;
+use crate::history::{now_ms, History};
+use crate::journal::{Journal, UnfinishedJob};
 use crate::session::Session;
+
+/// Least time a resumed job still waits for its callback, even if its deadline passed while
+/// Kluis was not running: the callback may have reached the relay in time.
+pub const RESUME_GRACE: Duration = Duration::from_secs(30);
 
 /// Where a job is.
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Stage {
     /// Recorded; the callback receiver is ready and the POST is being sent.
@@ -43,6 +54,20 @@ impl Stage {
             Stage::Saved => "saved",
             Stage::Failed => "failed",
         }
+    }
+
+    pub fn parse(text: &str) -> Option<Stage> {
+        [
+            Stage::Requested,
+            Stage::Accepted,
+            Stage::CallbackReceived,
+            Stage::ResultFetched,
+            Stage::Downloading,
+            Stage::Saved,
+            Stage::Failed,
+        ]
+        .into_iter()
+        .find(|s| s.as_str() == text)
     }
 }
 
@@ -75,106 +100,173 @@ pub struct BackupJob<'a> {
     pub history: &'a History,
 }
 
-/// Marks the job failed if it ends without reaching `saved` or `failed` (the future was
-/// dropped: the user cancelled or the program is stopping), so no row stays "running".
-struct Unfinished<'a> {
+type Events<'e> = &'e mut (dyn FnMut(JobEvent) + Send);
+
+/// The job while it runs: its stage, and what happens if it ends without reaching `saved` or
+/// `failed` (its future was dropped: a cancel, or the program is stopping).
+struct Tracker<'a> {
     history: &'a History,
     id: Uuid,
     stage: Stage,
+    /// Journalled with a callback that another process can collect.
+    resumable: bool,
     done: bool,
 }
 
-impl Drop for Unfinished<'_> {
+impl Drop for Tracker<'_> {
     fn drop(&mut self) {
-        if !self.done {
-            let _ = self.history.failed(self.id, self.stage, &Error::Cancelled);
+        if self.done {
+            return;
         }
+        if self.resumable {
+            tracing::info!(
+                stage = self.stage.as_str(),
+                "backup interrupted; `kluis resume` or the app finishes it"
+            );
+        } else {
+            let _ = self.history.failed(self.id, self.stage, &Error::Cancelled);
+            self.history.forget_claim(self.id);
+        }
+    }
+}
+
+impl Tracker<'_> {
+    fn enter(&mut self, stage: Stage, events: Events<'_>) -> Result<()> {
+        self.history.transition(self.id, stage)?;
+        self.stage = stage;
+        events(JobEvent::Stage { stage });
+        Ok(())
     }
 }
 
 impl BackupJob<'_> {
     /// Runs one backup to the end. `events` sees every stage and the download's progress.
-    pub async fn run(
-        &self,
-        request: &BackupRequest,
-        events: &mut (dyn FnMut(JobEvent) + Send),
-    ) -> Result<Saved> {
+    pub async fn run(&self, request: &BackupRequest, events: Events<'_>) -> Result<Saved> {
         let id = request.id;
         self.history
             .start(id, &request.profile, self.transport.name())?;
-        let mut tracker = Unfinished {
+        let _claim = self.history.claim(id)?;
+        let mut tracker = Tracker {
             history: self.history,
             id,
             stage: Stage::Requested,
+            resumable: false,
             done: false,
         };
         events(JobEvent::Stage {
             stage: Stage::Requested,
         });
-        let outcome = self.steps(id, request, &mut tracker, events).await;
-        tracker.done = true;
-        match &outcome {
-            Ok(saved) => self.history.saved(id, saved)?,
-            Err(error) => {
-                tracing::warn!(
-                    code = error.code(),
-                    stage = tracker.stage.as_str(),
-                    "backup failed"
-                );
-                self.history.failed(id, tracker.stage, error)?;
-                events(JobEvent::Stage {
-                    stage: Stage::Failed,
-                });
-            }
-        }
-        if outcome.is_ok() {
-            events(JobEvent::Stage {
-                stage: Stage::Saved,
-            });
-        }
-        outcome
+        let mut cleanup = None;
+        let outcome = self
+            .request(request, &mut tracker, &mut cleanup, events)
+            .await;
+        self.finish(tracker, outcome, cleanup, events).await
     }
 
-    async fn steps(
+    async fn request(
         &self,
-        id: Uuid,
         request: &BackupRequest,
-        tracker: &mut Unfinished<'_>,
-        events: &mut (dyn FnMut(JobEvent) + Send),
+        tracker: &mut Tracker<'_>,
+        cleanup: &mut Option<Cleanup>,
+        events: Events<'_>,
     ) -> Result<Saved> {
-        let enter = |tracker: &mut Unfinished<'_>,
-                     stage: Stage,
-                     events: &mut (dyn FnMut(JobEvent) + Send)|
-         -> Result<()> {
-            self.history.transition(id, stage)?;
-            tracker.stage = stage;
-            events(JobEvent::Stage { stage });
-            Ok(())
-        };
-
         // Listening starts before the POST, so a callback that beats the 202 is kept.
+        let mut registration = self.transport.prepare(request.id).await?;
+        *cleanup = registration.cleanup.take();
+        let mut journal = Journal {
+            base_url: self.base_url(),
+            destination: request.destination.clone(),
+            callback_deadline_ms: now_ms() + request.callback_timeout.as_millis() as i64,
+            callback: registration.resume.clone(),
+            download: None,
+        };
+        self.history.write_journal(request.id, &journal)?;
+        tracker.resumable = journal.callback.is_some();
+        self.session.backup_owner(&registration.webhook_url).await?;
+        tracker.enter(Stage::Accepted, events)?;
+        let deadline = tokio::time::Instant::now() + request.callback_timeout;
+        self.collect(registration, deadline, &mut journal, tracker, events)
+            .await
+    }
+
+    /// Finishes a job an earlier process journalled: collects its callback again through
+    /// `self.transport` (which must match the journal's), redeems it, continues the download.
+    /// Settings that do not fit (another service, relay or listen address) are refused before
+    /// anything changes, so the job stays unfinished for a resume with the right ones.
+    pub async fn resume(&self, job: &UnfinishedJob, events: Events<'_>) -> Result<Saved> {
+        let id = job.id();
+        let mut journal = job.journal.clone().ok_or_else(|| {
+            Error::Config("This backup stopped before it was sent; it cannot be resumed.".into())
+        })?;
+        if journal.base_url != self.base_url() {
+            return Err(Error::Config(format!(
+                "This backup was started against {}; resume it with that service's settings.",
+                journal.base_url
+            )));
+        }
+        let spec = journal.callback.clone().ok_or_else(|| {
+            Error::Config("This backup's callback address ended with the program that started it; it cannot be resumed.".into())
+        })?;
+        let Some(_claim) = self.history.claim(id)? else {
+            return Err(Error::Config(
+                "This backup is being finished by another Kluis process.".into(),
+            ));
+        };
+        // Re-read after claiming: the process that let go may have just finished it.
+        let stage = match self.history.get(id)? {
+            Some(entry) => Stage::parse(&entry.stage).unwrap_or(Stage::Requested),
+            None => return Err(Error::Config("This backup is not in the history.".into())),
+        };
+        if matches!(stage, Stage::Saved | Stage::Failed) {
+            return Err(Error::Config("This backup has already ended.".into()));
+        }
+        let mut registration = self.transport.reattach(&spec).await?;
+        let cleanup = registration.cleanup.take();
+        let mut tracker = Tracker {
+            history: self.history,
+            id,
+            stage,
+            resumable: true,
+            done: false,
+        };
+        tracing::info!(stage = stage.as_str(), "resuming backup");
+        events(JobEvent::Stage { stage });
+        let left = Duration::from_millis((journal.callback_deadline_ms - now_ms()).max(0) as u64);
+        let deadline = tokio::time::Instant::now() + left.max(RESUME_GRACE);
+        let outcome = self
+            .collect(registration, deadline, &mut journal, &mut tracker, events)
+            .await;
+        self.finish(tracker, outcome, cleanup, events).await
+    }
+
+    /// Waits for the callback, redeems it and downloads the file.
+    async fn collect(
+        &self,
+        registration: Registration,
+        deadline: tokio::time::Instant,
+        journal: &mut Journal,
+        tracker: &mut Tracker<'_>,
+        events: Events<'_>,
+    ) -> Result<Saved> {
         let Registration {
-            webhook_url,
             mut ids,
             guard: _guard,
-        } = self.transport.prepare(id).await?;
-        self.session.backup_owner(&webhook_url).await?;
-        enter(tracker, Stage::Accepted, events)?;
-
-        let deadline = tokio::time::Instant::now() + request.callback_timeout;
+            ..
+        } = registration;
+        let timeout = deadline - tokio::time::Instant::now();
         let payload = loop {
             let id = match tokio::time::timeout_at(deadline, ids.recv()).await {
                 Ok(Some(id)) => id,
                 Ok(None) => return Err(Error::CallbackTimeout("The callback receiver stopped before the service called back. Try the backup again.".into())),
                 Err(_) => {
                     return Err(Error::CallbackTimeout(format!(
-                        "The service did not report the backup as finished within {}. It may still be working: try again later, or allow more time (--timeout).",
-                        describe(request.callback_timeout)
+                        "The service did not report the backup as finished in time{}. It may still be working: try again later, or allow more time (--timeout).",
+                        describe(timeout)
                     )))
                 }
             };
-            if tracker.stage != Stage::CallbackReceived {
-                enter(tracker, Stage::CallbackReceived, events)?;
+            if tracker.stage < Stage::CallbackReceived {
+                tracker.enter(Stage::CallbackReceived, events)?;
             }
             // The id is only a hint: an id the service does not know is ignored.
             match self.session.webhook(&id).await? {
@@ -184,21 +276,85 @@ impl BackupJob<'_> {
                 }
             }
         };
-        enter(tracker, Stage::ResultFetched, events)?;
-
-        enter(tracker, Stage::Downloading, events)?;
+        if tracker.stage < Stage::ResultFetched {
+            tracker.enter(Stage::ResultFetched, events)?;
+        }
+        if tracker.stage < Stage::Downloading {
+            tracker.enter(Stage::Downloading, events)?;
+        }
         let mut on_progress = |p: Progress| events(JobEvent::Progress(p));
+        let history = self.history;
+        let id = tracker.id;
+        let resume_from = journal.download.clone();
+        let destination = journal.destination.clone();
+        let mut checkpoint = |partial: &crate::download::PartialDownload| {
+            journal.download = Some(partial.clone());
+            if let Err(e) = history.write_journal(id, journal) {
+                tracing::warn!(code = e.code(), "the download could not be journalled");
+            }
+        };
         self.downloader
-            .download(&payload.url, &request.destination, &mut on_progress)
+            .download_resumable(
+                &payload.url,
+                &destination,
+                resume_from,
+                &mut checkpoint,
+                &mut on_progress,
+            )
             .await
+    }
+
+    /// Records how the job ended and lets go of what it held.
+    async fn finish(
+        &self,
+        mut tracker: Tracker<'_>,
+        outcome: Result<Saved>,
+        cleanup: Option<Cleanup>,
+        events: Events<'_>,
+    ) -> Result<Saved> {
+        tracker.done = true;
+        let id = tracker.id;
+        match &outcome {
+            Ok(saved) => {
+                self.history.saved(id, saved)?;
+                events(JobEvent::Stage {
+                    stage: Stage::Saved,
+                });
+            }
+            Err(error) => {
+                tracing::warn!(
+                    code = error.code(),
+                    stage = tracker.stage.as_str(),
+                    "backup failed"
+                );
+                if let Some(part) = self.history.journal(id)?.and_then(|j| j.download) {
+                    let _ = std::fs::remove_file(part.part);
+                }
+                self.history.failed(id, tracker.stage, error)?;
+                events(JobEvent::Stage {
+                    stage: Stage::Failed,
+                });
+            }
+        }
+        self.history.forget_claim(id);
+        if let Some(cleanup) = cleanup {
+            cleanup.await;
+        }
+        outcome
+    }
+
+    fn base_url(&self) -> String {
+        self.session.client().config().base_url.to_string()
     }
 }
 
 fn describe(d: Duration) -> String {
     let secs = d.as_secs();
-    if secs >= 120 {
-        format!("{} minutes", secs / 60)
+    if secs == 0 {
+        String::new()
+    } else if secs >= 120 {
+        format!(" ({} minutes)", secs / 60)
     } else {
-        format!("{secs} seconds")
+        format!(" ({secs} seconds)")
     }
 }

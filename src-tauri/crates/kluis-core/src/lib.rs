@@ -11,11 +11,14 @@
 //!    expires, and re-authenticates once on 401 (or a stale 403).
 //! 4. [`callback`] — a [`CallbackTransport`] gives the job a `webhook_url` and then the ids the
 //!    service calls it with: a listener here ([`callback::ListenerTransport`], loopback or
-//!    behind the office's proxy) or a kluis-relay inbox ([`callback::RelayTransport`]).
+//!    behind the office's proxy), a kluis-relay inbox ([`callback::RelayTransport`]), a
+//!    cloudflared quick tunnel or webhook.site.
 //! 5. [`download`] — [`Downloader`]: plain GET of `data.url` (never with the token), streamed to
 //!    a hidden part file with SHA-256, resumed after cuts, verified, linked into place.
 //! 6. [`job`] — [`BackupJob`]: the state machine that drives 2–5 and records every stage in
-//!    [`history`] (SQLite).
+//!    [`history`] (SQLite). It writes a [`journal`] before the POST, so that a job interrupted
+//!    by a stop or a crash is finished later by [`BackupJob::resume`] (`kluis resume`, the
+//!    app at start); a claim (a file lock) keeps two processes off one job.
 //!
 //! [`error`] holds the one error type, with stable codes and messages that say what to do.
 //! [`filename`] turns a hostile `Content-Disposition` into a safe name.
@@ -34,15 +37,17 @@ pub mod filename;
 pub mod history;
 pub mod http;
 pub mod job;
+pub mod journal;
 pub mod secret;
 pub mod session;
 
 pub use callback::{CallbackId, CallbackTransport, ListenerTransport};
 pub use client::{ServiceClient, WebhookPayload};
 pub use config::ServiceConfig;
-pub use download::{Destination, DownloadOptions, Downloader, Progress, Saved};
+pub use download::{Destination, DownloadOptions, Downloader, PartialDownload, Progress, Saved};
 pub use error::{Error, Result};
 pub use history::{History, HistoryEntry};
 pub use job::{BackupJob, BackupRequest, JobEvent, Stage};
+pub use journal::{Journal, UnfinishedJob};
 pub use secret::Secret;
 pub use session::Session;

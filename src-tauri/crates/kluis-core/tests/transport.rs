@@ -91,11 +91,7 @@ impl CallbackTransport for FlakyTransport {
     async fn prepare(&self, _job: Uuid) -> Result<Registration> {
         let (tx, rx) = mpsc::channel(4);
         self.state.lock().unwrap().ids = Some(tx);
-        Ok(Registration {
-            webhook_url: self.url.clone(),
-            ids: rx,
-            guard: Box::new(()),
-        })
+        Ok(Registration::local(self.url.clone(), rx, Box::new(())))
     }
 }
 

@@ -110,7 +110,10 @@ async fn download(
     };
 
     let (status, start, end) = match &range {
-        Some(r) => (StatusCode::PARTIAL_CONTENT, r.start, r.end),
+        Some(r) => {
+            Stats::bump(&shared.stats.partial_downloads);
+            (StatusCode::PARTIAL_CONTENT, r.start, r.end)
+        }
         None => (StatusCode::OK, 0, size),
     };
     let body = body_stream(

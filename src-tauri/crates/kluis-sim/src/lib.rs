@@ -29,6 +29,7 @@ pub mod config;
 pub mod files;
 pub mod openapi;
 pub mod payload;
+pub mod proxy;
 mod state;
 mod webhook_site;
 

@@ -92,6 +92,7 @@ pub(crate) struct Stats {
     pub webhook: AtomicU64,
     pub callbacks_sent: AtomicU64,
     pub downloads: AtomicU64,
+    pub partial_downloads: AtomicU64,
     pub token_on_file_origin: AtomicU64,
 }
 
@@ -108,6 +109,8 @@ pub struct StatsSnapshot {
     pub callbacks_sent: u64,
     /// Requests to the file origin.
     pub downloads: u64,
+    /// Of those, the ones answered with a range (206): resumed downloads.
+    pub partial_downloads: u64,
     /// Requests to the file origin that carried a `token` header: must stay 0.
     pub token_on_file_origin: u64,
 }
@@ -126,6 +129,7 @@ impl Stats {
             webhook: get(&self.webhook),
             callbacks_sent: get(&self.callbacks_sent),
             downloads: get(&self.downloads),
+            partial_downloads: get(&self.partial_downloads),
             token_on_file_origin: get(&self.token_on_file_origin),
         }
     }

@@ -8,7 +8,9 @@
 //!   keep or strip the URL's path prefix: a path is matched by its last two segments.
 //!
 //! Each job gets a capability path `/cb/<64 hex chars>` (256 random bits) without a query of its
-//! own, so the service's `?id=` is the only query. The listener answers 200 only to a GET of a
+//! own, so the service's `?id=` is the only query. Routes are kept by the capability's SHA-256,
+//! which is also all a direct job journals: a restarted Kluis listening on the same address
+//! recognises the path without the path itself being written anywhere. The listener answers 200 only to a GET of a
 //! live path with exactly one `id` that is a UUID and no body; everything else gets 404 (so it
 //! tells a scanner nothing), and more than [`RATE_PER_SEC`] requests a second get 429.
 
@@ -25,7 +27,9 @@ use tokio::sync::{mpsc, watch};
 use url::Url;
 use uuid::Uuid;
 
-use super::{below, CallbackId, CallbackTransport, NewIds, Registration, MAX_IDS_PER_JOB};
+use super::{
+    below, CallbackId, CallbackTransport, NewIds, Reattach, Registration, MAX_IDS_PER_JOB,
+};
 use crate::error::{Error, Result};
 
 /// Requests per second the listener answers before it starts to refuse (a bucket this deep).
@@ -38,6 +42,7 @@ struct Route {
 }
 
 struct Shared {
+    /// By the capability's SHA-256 (hex).
     routes: Mutex<HashMap<String, Route>>,
     rate: kluis_https::RateLimit,
 }
@@ -171,12 +176,12 @@ impl ListenerTransport {
 /// Removes a job's route when its registration is dropped.
 struct RouteGuard {
     shared: Arc<Shared>,
-    capability: String,
+    hash: String,
 }
 
 impl Drop for RouteGuard {
     fn drop(&mut self) {
-        self.shared.routes.lock().unwrap().remove(&self.capability);
+        self.shared.routes.lock().unwrap().remove(&self.hash);
     }
 }
 
@@ -192,25 +197,63 @@ impl CallbackTransport for ListenerTransport {
 
     async fn prepare(&self, _job: Uuid) -> Result<Registration> {
         let capability = format!("{}{}", Uuid::new_v4().simple(), Uuid::new_v4().simple());
+        let hash = capability_hash(&capability);
+        let webhook_url = below(&self.public_base, &format!("/cb/{capability}"));
+        let mut registration = self.route(hash.clone(), webhook_url);
+        if self.name == "direct" {
+            registration.resume = Some(Reattach::Direct {
+                public_url: self.public_base.to_string(),
+                listen: self.local_addr,
+                capability_sha256: hash,
+            });
+        }
+        Ok(registration)
+    }
+
+    async fn reattach(&self, spec: &Reattach) -> Result<Registration> {
+        match spec {
+            Reattach::Direct {
+                listen,
+                capability_sha256,
+                ..
+            } if self.name == "direct" && *listen == self.local_addr => {
+                let mut registration =
+                    self.route(capability_sha256.clone(), self.public_base.clone());
+                registration.resume = Some(spec.clone());
+                Ok(registration)
+            }
+            Reattach::Direct { listen, .. } => Err(Error::Config(format!(
+                "This backup's callback comes to {listen}; resume it with --listen {listen}."
+            ))),
+            other => Err(Error::Config(format!(
+                "A listener cannot collect a {} callback.",
+                other.transport_name()
+            ))),
+        }
+    }
+}
+
+impl ListenerTransport {
+    fn route(&self, hash: String, webhook_url: Url) -> Registration {
         let (tx, rx) = mpsc::channel(MAX_IDS_PER_JOB);
         self.shared.routes.lock().unwrap().insert(
-            capability.clone(),
+            hash.clone(),
             Route {
                 ids: tx,
                 seen: NewIds::default(),
             },
         );
-        let webhook_url = below(&self.public_base, &format!("/cb/{capability}"));
         let guard = RouteGuard {
             shared: self.shared.clone(),
-            capability,
+            hash,
         };
-        Ok(Registration {
-            webhook_url,
-            ids: rx,
-            guard: Box::new(guard),
-        })
+        Registration::local(webhook_url, rx, Box::new(guard))
     }
+}
+
+fn capability_hash(capability: &str) -> String {
+    use sha2::{Digest, Sha256};
+    hex::encode(Sha256::digest(capability.as_bytes()))
 }
 
 /// The capability of a path ending in `/cb/<capability>` (any prefix before it).
@@ -244,7 +287,7 @@ async fn receive(
         return StatusCode::NOT_FOUND;
     };
     let mut routes = shared.routes.lock().unwrap();
-    let Some(route) = routes.get_mut(capability) else {
+    let Some(route) = routes.get_mut(&capability_hash(capability)) else {
         return StatusCode::NOT_FOUND;
     };
     if route.seen.admit(&id) {

@@ -5,13 +5,24 @@
 //! the ids travel; transports that reach an office PC behind NAT (relay, tunnel, …) plug in
 //! here. Whatever the transport, an id is only a hint: it is redeemed through the
 //! authenticated `GET /webhook`, so a forged callback can at worst cost one request.
+//!
+//! A transport whose callback can still be collected after this process is gone (the relay,
+//! webhook.site, a direct listener on a fixed address) says how in [`Registration::resume`]; the
+//! job journals that, and after a restart [`CallbackTransport::reattach`] picks the job's
+//! callback up again. Loopback and tunnel URLs die with the process: they give `None`.
 
 pub mod listener;
+pub mod reattach;
 pub mod relay;
 pub mod tunnel;
 pub mod webhook_site;
 
+use std::future::Future;
+use std::net::SocketAddr;
+use std::pin::Pin;
+
 use async_trait::async_trait;
+use serde::{Deserialize, Serialize};
 use tokio::sync::mpsc;
 use url::Url;
 use uuid::Uuid;
@@ -20,6 +31,7 @@ use crate::error::Result;
 use crate::secret::Secret;
 
 pub use listener::ListenerTransport;
+pub use reattach::Reattacher;
 pub use relay::RelayTransport;
 pub use tunnel::TunnelTransport;
 pub use webhook_site::WebhookSiteTransport;
@@ -76,14 +88,69 @@ pub(crate) fn below(base: &Url, path: &str) -> Url {
     url
 }
 
-/// One job's callback channel. Dropping it stops listening for that job.
+/// What another process needs to collect a job's callback: journalled before the POST. It
+/// holds no secret — not the relay's secret, not a callback id, and for a direct listener only
+/// a hash of the capability path.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "kebab-case")]
+pub enum Reattach {
+    /// Long-poll this inbox of the relay at `url` (with the relay secret of the resuming
+    /// process).
+    Relay { url: String, inbox: String },
+    /// Listen on `listen` again and accept the path whose capability hashes to this.
+    Direct {
+        public_url: String,
+        listen: SocketAddr,
+        capability_sha256: String,
+    },
+    /// Poll this webhook.site token's requests.
+    WebhookSite { base: String, token: String },
+}
+
+impl Reattach {
+    /// The transport's name, as in the history.
+    pub fn transport_name(&self) -> &'static str {
+        match self {
+            Reattach::Relay { .. } => "relay",
+            Reattach::Direct { .. } => "direct",
+            Reattach::WebhookSite { .. } => "webhook-site",
+        }
+    }
+}
+
+/// Work to do once a job has ended for good (e.g. delete its relay inbox).
+pub type Cleanup = Pin<Box<dyn Future<Output = ()> + Send>>;
+
+/// One job's callback channel. Dropping it stops listening for that job in this process; what
+/// lives elsewhere (a relay inbox) stays, so that a restarted Kluis can collect it.
 pub struct Registration {
-    /// What to send as `webhook_url`.
+    /// What to send as `webhook_url` (for a reattached job: not used).
     pub webhook_url: Url,
     /// Distinct ids received for this job, in arrival order (duplicates already dropped).
     pub ids: mpsc::Receiver<CallbackId>,
     /// Keeps the transport's route for this job alive.
     pub guard: Box<dyn Send + Sync>,
+    /// How to collect the callback after a restart, if this transport can.
+    pub resume: Option<Reattach>,
+    /// Run when the job has ended (saved or failed), not when it was merely interrupted.
+    pub cleanup: Option<Cleanup>,
+}
+
+impl Registration {
+    /// A registration that cannot be resumed elsewhere and needs no cleanup.
+    pub fn local(
+        webhook_url: Url,
+        ids: mpsc::Receiver<CallbackId>,
+        guard: Box<dyn Send + Sync>,
+    ) -> Self {
+        Self {
+            webhook_url,
+            ids,
+            guard,
+            resume: None,
+            cleanup: None,
+        }
+    }
 }
 
 /// A way for the service's callback to reach this process.
@@ -95,6 +162,15 @@ pub trait CallbackTransport: Send + Sync {
     /// Starts listening for `job`'s callback and returns the URL to hand to the service.
     /// Listening has begun when this returns, so a callback that comes before the 202 is kept.
     async fn prepare(&self, job: Uuid) -> Result<Registration>;
+
+    /// Listens again for a job prepared by an earlier process (see [`Reattach`]).
+    async fn reattach(&self, spec: &Reattach) -> Result<Registration> {
+        Err(crate::Error::Config(format!(
+            "The {} transport cannot collect a {} callback.",
+            self.name(),
+            spec.transport_name()
+        )))
+    }
 
     /// A CA (PEM) to trust when calling this transport's URL from here, if it uses its own.
     fn test_trust_pem(&self) -> Option<String> {

@@ -4,8 +4,12 @@
 //!
 //! Per job: `POST /api/inboxes` → the webhook URL is the relay's URL plus the inbox's
 //! capability path. A background task long-polls `GET /api/inboxes/<inbox>/events` from a
-//! cursor, hands each `id` to the job, and acknowledges what it handed over. When the job
-//! ends (its registration is dropped) the task stops and the inbox is deleted.
+//! cursor and hands each `id` to the job. Nothing is acknowledged while the job runs: if Kluis
+//! stops before the backup is saved, the callback is still at the relay and a restarted Kluis
+//! reads it again ([`Reattach::Relay`] journals only the inbox's name, never the id). When the
+//! job has ended, its cleanup deletes the inbox — which acknowledges everything at once. A job
+//! that was merely interrupted leaves the inbox for the resume (the relay expires forgotten
+//! ones).
 
 use std::time::Duration;
 
@@ -15,7 +19,9 @@ use tokio::sync::mpsc;
 use url::Url;
 use uuid::Uuid;
 
-use super::{below, CallbackId, CallbackTransport, NewIds, Registration, MAX_IDS_PER_JOB};
+use super::{
+    below, CallbackId, CallbackTransport, NewIds, Reattach, Registration, MAX_IDS_PER_JOB,
+};
 use crate::config::{check_url, ServiceConfig};
 use crate::error::{mask_secrets, Error, Result};
 use crate::http::{build_client, RedirectRule};
@@ -149,34 +155,41 @@ impl RelayTransport {
                     }
                 }
             }
-            if batch.next > cursor {
-                cursor = batch.next;
-                let _ = self
-                    .http
-                    .post(self.api(&format!("/api/inboxes/{inbox}/ack")))
-                    .bearer_auth(self.secret.expose())
-                    .json(&serde_json::json!({ "up_to": cursor }))
-                    .send()
-                    .await;
-            }
+            cursor = cursor.max(batch.next);
+        }
+    }
+
+    /// Polls `inbox` for a job; the cleanup deletes the inbox.
+    fn listen(&self, inbox: String, webhook_url: Url) -> Registration {
+        let (tx, rx) = mpsc::channel(MAX_IDS_PER_JOB);
+        let poller = tokio::spawn(self.clone().poll(inbox.clone(), tx));
+        let delete = self
+            .http
+            .delete(self.api(&format!("/api/inboxes/{inbox}")))
+            .bearer_auth(self.secret.expose());
+        Registration {
+            webhook_url,
+            ids: rx,
+            guard: Box::new(PollerGuard(poller)),
+            resume: Some(Reattach::Relay {
+                url: self.base.to_string(),
+                inbox,
+            }),
+            cleanup: Some(Box::pin(async move {
+                if let Err(e) = delete.send().await {
+                    tracing::info!(error = %e.without_url(), "the relay inbox could not be deleted; the relay will expire it");
+                }
+            })),
         }
     }
 }
 
-/// Stops the poller and deletes the inbox when a job's registration is dropped.
-struct InboxGuard {
-    poller: tokio::task::JoinHandle<()>,
-    delete: Option<(reqwest::RequestBuilder, tokio::runtime::Handle)>,
-}
+/// Stops the poller when a job's registration is dropped (the inbox stays).
+struct PollerGuard(tokio::task::JoinHandle<()>);
 
-impl Drop for InboxGuard {
+impl Drop for PollerGuard {
     fn drop(&mut self) {
-        self.poller.abort();
-        if let Some((request, runtime)) = self.delete.take() {
-            runtime.spawn(async move {
-                let _ = request.send().await;
-            });
-        }
+        self.0.abort();
     }
 }
 
@@ -189,20 +202,22 @@ impl CallbackTransport for RelayTransport {
     async fn prepare(&self, _job: Uuid) -> Result<Registration> {
         let created = self.create_inbox().await?;
         let webhook_url = self.api(&created.callback_path);
-        let (tx, rx) = mpsc::channel(MAX_IDS_PER_JOB);
-        let poller = tokio::spawn(self.clone().poll(created.inbox.clone(), tx));
-        let delete = self
-            .http
-            .delete(self.api(&format!("/api/inboxes/{}", created.inbox)))
-            .bearer_auth(self.secret.expose());
-        let guard = InboxGuard {
-            poller,
-            delete: Some((delete, tokio::runtime::Handle::current())),
-        };
-        Ok(Registration {
-            webhook_url,
-            ids: rx,
-            guard: Box::new(guard),
-        })
+        Ok(self.listen(created.inbox, webhook_url))
+    }
+
+    async fn reattach(&self, spec: &Reattach) -> Result<Registration> {
+        match spec {
+            Reattach::Relay { url, inbox } if Url::parse(url).ok().as_ref() == Some(&self.base) => {
+                Ok(self.listen(inbox.clone(), self.base.clone()))
+            }
+            Reattach::Relay { url, .. } => Err(Error::Config(format!(
+                "This backup waits at the relay {url}, but the relay configured now is {}. Resume it with that relay.",
+                self.base
+            ))),
+            other => Err(Error::Config(format!(
+                "The relay transport cannot collect a {} callback.",
+                other.transport_name()
+            ))),
+        }
     }
 }

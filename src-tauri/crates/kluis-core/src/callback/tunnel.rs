@@ -156,6 +156,9 @@ impl CallbackTransport for TunnelTransport {
     }
 
     async fn prepare(&self, job: Uuid) -> Result<Registration> {
-        self.listener.prepare(job).await
+        let mut registration = self.listener.prepare(job).await?;
+        // The quick tunnel's hostname dies with this process: nothing to resume elsewhere.
+        registration.resume = None;
+        Ok(registration)
     }
 }

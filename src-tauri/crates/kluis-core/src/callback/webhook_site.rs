@@ -4,6 +4,9 @@
 //! credentials, and the id alone is useless without them) — the CLI says so when it is chosen.
 //!
 //! Polling every 3 s stays well inside webhook.site's rate limits for anonymous tokens.
+//! webhook.site keeps the requests it caught, so a restarted Kluis polls the same token again
+//! ([`Reattach::WebhookSite`]); the token is journalled, which is no more than the third party
+//! the user opted into already sees.
 
 use std::time::Duration;
 
@@ -14,7 +17,9 @@ use tokio::sync::mpsc;
 use url::Url;
 use uuid::Uuid;
 
-use super::{below, CallbackId, CallbackTransport, NewIds, Registration, MAX_IDS_PER_JOB};
+use super::{
+    below, CallbackId, CallbackTransport, NewIds, Reattach, Registration, MAX_IDS_PER_JOB,
+};
 use crate::config::ServiceConfig;
 use crate::error::{mask_secrets, Error, Result};
 use crate::http::{build_client, RedirectRule};
@@ -136,12 +141,38 @@ impl CallbackTransport for WebhookSiteTransport {
             ));
         }
         let webhook_url = self.url(&format!("/{}", token.uuid));
+        Ok(self.listen(token.uuid, webhook_url))
+    }
+
+    async fn reattach(&self, spec: &Reattach) -> Result<Registration> {
+        match spec {
+            Reattach::WebhookSite { base, token }
+                if Url::parse(base).ok().as_ref() == Some(&self.base) =>
+            {
+                Ok(self.listen(token.clone(), self.base.clone()))
+            }
+            other => Err(Error::Config(format!(
+                "This backup's callback is not at {} (it is a {} job).",
+                self.base,
+                other.transport_name()
+            ))),
+        }
+    }
+}
+
+impl WebhookSiteTransport {
+    fn listen(&self, token: String, webhook_url: Url) -> Registration {
         let (tx, rx) = mpsc::channel(MAX_IDS_PER_JOB);
-        let poller = tokio::spawn(self.clone().poll(token.uuid, tx));
-        Ok(Registration {
+        let poller = tokio::spawn(self.clone().poll(token.clone(), tx));
+        Registration {
             webhook_url,
             ids: rx,
             guard: Box::new(PollGuard(poller)),
-        })
+            resume: Some(Reattach::WebhookSite {
+                base: self.base.to_string(),
+                token,
+            }),
+            cleanup: None,
+        }
     }
 }

@@ -9,8 +9,10 @@ use super::writer::PartFile;
 use super::Saved;
 use crate::error::{Error, Result};
 
-/// `--out`: a folder (the file name comes from the download) or a file path.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// `--out`: a folder (the file name comes from the download) or a file path. Always absolute,
+/// so a journalled job saves to the same place whatever folder `kluis resume` runs in.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
 pub enum Destination {
     Folder(PathBuf),
     File(PathBuf),
@@ -20,6 +22,8 @@ impl Destination {
     /// An existing folder means "save in it"; anything else is a file path whose folder must
     /// exist.
     pub fn from_out(out: &Path) -> Result<Destination> {
+        let out = &std::path::absolute(out)
+            .map_err(|e| Error::io(format!("find {}", out.display()), e))?;
         if out.is_dir() {
             return Ok(Destination::Folder(out.to_path_buf()));
         }

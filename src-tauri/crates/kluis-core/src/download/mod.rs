@@ -72,6 +72,18 @@ pub struct Saved {
     pub sha256: String,
 }
 
+/// A download a stopped process left behind, journalled so another one can continue it: the
+/// hidden part file, and what its bytes were checked against. Never the URL (it may carry a
+/// signature); the resumed job redeems the callback again for a fresh one.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct PartialDownload {
+    pub part: std::path::PathBuf,
+    /// The strong ETag or Last-Modified the part's bytes came with (sent as `If-Range`).
+    pub validator: String,
+    pub total: Option<u64>,
+    pub disposition: Option<String>,
+}
+
 const PROGRESS_INTERVAL: Duration = Duration::from_millis(100);
 
 /// Downloads files with a client that has no token and follows only allowed redirects.
@@ -115,12 +127,32 @@ impl Downloader {
         destination: &Destination,
         progress: &mut (dyn FnMut(Progress) + Send),
     ) -> Result<Saved> {
+        self.download_resumable(url, destination, None, &mut |_| {}, progress)
+            .await
+    }
+
+    /// [`Downloader::download`], continuing `resume` (an earlier process's part file) when it
+    /// is still there, and telling `checkpoint` how this download could be continued once
+    /// that is known.
+    pub async fn download_resumable(
+        &self,
+        url: &Url,
+        destination: &Destination,
+        resume: Option<PartialDownload>,
+        checkpoint: &mut (dyn FnMut(&PartialDownload) + Send),
+        progress: &mut (dyn FnMut(Progress) + Send),
+    ) -> Result<Saved> {
         let folder = destination.folder();
-        let mut writer = Writer::create(folder)
-            .map_err(|e| Error::io(format!("create a file in {}", folder.display()), e))?;
-        let mut transfer = Transfer::default();
+        let (mut writer, mut transfer) = match resume.and_then(|r| continue_part(r, folder)) {
+            Some(continued) => continued,
+            None => (
+                Writer::create(folder)
+                    .map_err(|e| Error::io(format!("create a file in {}", folder.display()), e))?,
+                Transfer::default(),
+            ),
+        };
         if let Err(e) = self
-            .fetch_all(url, &mut writer, &mut transfer, progress)
+            .fetch_all(url, &mut writer, &mut transfer, checkpoint, progress)
             .await
         {
             writer.abandon().await;
@@ -167,6 +199,7 @@ impl Downloader {
         url: &Url,
         writer: &mut Writer,
         transfer: &mut Transfer,
+        checkpoint: &mut (dyn FnMut(&PartialDownload) + Send),
         progress: &mut (dyn FnMut(Progress) + Send),
     ) -> Result<()> {
         let mut reporter = Reporter::new();
@@ -174,7 +207,7 @@ impl Downloader {
         loop {
             attempt += 1;
             match self
-                .fetch_once(url, writer, transfer, &mut reporter, progress)
+                .fetch_once(url, writer, transfer, &mut reporter, checkpoint, progress)
                 .await
             {
                 Ok(()) => break,
@@ -202,6 +235,7 @@ impl Downloader {
         writer: &mut Writer,
         t: &mut Transfer,
         reporter: &mut Reporter,
+        checkpoint: &mut (dyn FnMut(&PartialDownload) + Send),
         progress: &mut (dyn FnMut(Progress) + Send),
     ) -> Result<(), Failure> {
         let write_failed = |e| Failure::Fatal(Error::io("write the downloaded file", e));
@@ -237,6 +271,14 @@ impl Downloader {
                 t.disposition = header_text(headers, header::CONTENT_DISPOSITION);
                 t.expected_sha256 = declared_sha256(headers);
                 t.final_url = Some(response.url().clone());
+                if let (Some(validator), Some(part)) = (&t.validator, writer.path()) {
+                    checkpoint(&PartialDownload {
+                        part: part.to_path_buf(),
+                        validator: validator.clone(),
+                        total: t.total,
+                        disposition: t.disposition.clone(),
+                    });
+                }
             }
             StatusCode::PARTIAL_CONTENT if resume_from.is_some() => {
                 let range = header_text(response.headers(), header::CONTENT_RANGE)
@@ -301,6 +343,29 @@ impl Downloader {
         }
         Ok(())
     }
+}
+
+/// Reopens a journalled part file, if it is still there and is one of ours in `folder` (a
+/// journal cannot point the writer at any other file).
+fn continue_part(resume: PartialDownload, folder: &std::path::Path) -> Option<(Writer, Transfer)> {
+    let name = resume.part.file_name()?.to_str()?;
+    let ours = name.starts_with(".kluis-") && name.ends_with(".part");
+    if !ours || resume.part.parent() != Some(folder) {
+        return None;
+    }
+    let (writer, written) = Writer::reopen(&resume.part).ok()?;
+    tracing::info!(
+        bytes = written,
+        "continuing the download left by an earlier run"
+    );
+    let transfer = Transfer {
+        written,
+        total: resume.total,
+        validator: Some(resume.validator),
+        disposition: resume.disposition,
+        ..Transfer::default()
+    };
+    Some((writer, transfer))
 }
 
 fn host_status_error(status: StatusCode) -> Error {

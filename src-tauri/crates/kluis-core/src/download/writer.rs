@@ -102,18 +102,39 @@ impl Writer {
             path: path.clone(),
             keep: false,
         };
+        Self::spawn(part, file, false)
+    }
+
+    /// Continues the part file an earlier process left at `path`; returns its length. The
+    /// thread first reads what is there into the hash.
+    pub fn reopen(path: &Path) -> io::Result<(Writer, u64)> {
+        let file = File::options().read(true).write(true).open(path)?;
+        let len = file.metadata()?.len();
+        let part = PartFile {
+            path: path.to_path_buf(),
+            keep: false,
+        };
+        Ok((Self::spawn(part, file, true)?, len))
+    }
+
+    fn spawn(part: PartFile, file: File, existing: bool) -> io::Result<Writer> {
+        let path = part.path.clone();
         let (commands, rx) = mpsc::channel(QUEUE);
         let (tx_done, done) = oneshot::channel();
         std::thread::Builder::new()
             .name("kluis-writer".into())
             .spawn(move || {
-                let _ = tx_done.send(run(part, file, rx));
+                let _ = tx_done.send(run(part, file, existing, rx));
             })?;
         Ok(Writer {
             commands,
             done,
             unfinished: Some(path),
         })
+    }
+
+    pub fn path(&self) -> Option<&Path> {
+        self.unfinished.as_deref()
     }
 
     pub async fn write(&mut self, chunk: Bytes) -> io::Result<()> {
@@ -159,11 +180,20 @@ impl Writer {
     }
 }
 
-fn run(part: PartFile, file: File, mut commands: mpsc::Receiver<Command>) -> io::Result<Written> {
+fn run(
+    part: PartFile,
+    mut file: File,
+    existing: bool,
+    mut commands: mpsc::Receiver<Command>,
+) -> io::Result<Written> {
     // `part` is declared before `out`, so on an early return the file is closed first and
     // then removed.
-    let mut out = BatchWriter::new(file);
     let mut hasher = Sha256::new();
+    let mut len = 0;
+    if existing {
+        len = io::copy(&mut file, &mut hasher)?;
+    }
+    let mut out = BatchWriter::new(file, len);
     while let Some(command) = commands.blocking_recv() {
         match command {
             Command::Data(chunk) => {
@@ -204,13 +234,14 @@ struct BatchWriter {
 }
 
 impl BatchWriter {
-    fn new(file: File) -> Self {
+    /// Appends to `file`, which holds `len` bytes already (and is positioned at its end).
+    fn new(file: File, len: u64) -> Self {
         Self {
             file,
             pending: Vec::new(),
             pending_len: 0,
-            written: 0,
-            flushed_to: 0,
+            written: len,
+            flushed_to: len,
         }
     }
 

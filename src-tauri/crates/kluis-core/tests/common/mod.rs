@@ -159,27 +159,9 @@ pub fn expected_sha(size: u64) -> String {
     hex::encode(kluis_sim::payload::sha256(size))
 }
 
-/// Accepts TLS on a free 127.0.0.1 port (certificate from a fresh CA named `name`) and
-/// forwards the plain bytes to `target`, as a TLS-terminating reverse proxy, port forward or
-/// tunnel edge would. Returns its port and its CA.
+/// A TLS-terminating forwarder to `target`: the office's reverse proxy, a tunnel's edge.
 pub async fn tls_front(target: std::net::SocketAddr, name: &str) -> (u16, String) {
-    let ca = kluis_https::LocalCa::generate(name).unwrap();
-    let acceptor = tokio_rustls::TlsAcceptor::from(ca.server_config(&["127.0.0.1"]).unwrap());
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let port = listener.local_addr().unwrap().port();
-    tokio::spawn(async move {
-        while let Ok((tcp, _)) = listener.accept().await {
-            let acceptor = acceptor.clone();
-            tokio::spawn(async move {
-                let Ok(mut tls) = acceptor.accept(tcp).await else {
-                    return;
-                };
-                let Ok(mut upstream) = tokio::net::TcpStream::connect(target).await else {
-                    return;
-                };
-                let _ = tokio::io::copy_bidirectional(&mut tls, &mut upstream).await;
-            });
-        }
-    });
-    (port, ca.ca_pem())
+    kluis_sim::proxy::tls_front(target, name)
+        .await
+        .expect("the TLS front starts")
 }

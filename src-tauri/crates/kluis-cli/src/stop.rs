@@ -1,0 +1,71 @@
+//! Stopping the CLI while a backup runs.
+//!
+//! - Ctrl-C during `backup` is the user's "no": the job is cancelled — marked so in the
+//!   history, its part file removed (exit 130).
+//! - SIGTERM is the machine's "not now" (a scheduler's time limit, a shutdown): a job whose
+//!   callback can still be collected stays journalled for `kluis resume` (exit 75); one whose
+//!   callback address dies with the process is cancelled.
+//! - During `resume`, both signals only stop: the jobs stay for the next resume.
+
+use std::future::Future;
+
+use kluis_core::{Error, History, Result};
+use uuid::Uuid;
+
+pub enum Signal {
+    Interrupt,
+    Terminate,
+}
+
+/// The next Ctrl-C or SIGTERM.
+pub async fn requested() -> Signal {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{signal, SignalKind};
+        if let Ok(mut term) = signal(SignalKind::terminate()) {
+            return tokio::select! {
+                _ = tokio::signal::ctrl_c() => Signal::Interrupt,
+                _ = term.recv() => Signal::Terminate,
+            };
+        }
+    }
+    let _ = tokio::signal::ctrl_c().await;
+    Signal::Interrupt
+}
+
+/// Runs `backup` (job `id`) until it ends or a signal comes, and settles the job's fate then.
+pub async fn backup<T>(
+    history: &History,
+    id: Uuid,
+    job: impl Future<Output = Result<T>>,
+) -> Result<T> {
+    let signal = {
+        tokio::pin!(job);
+        tokio::select! {
+            biased;
+            outcome = &mut job => return outcome,
+            signal = requested() => signal,
+        }
+        // the job's future is dropped here: its part file is gone, its claim released
+    };
+    let kept = history
+        .get(id)?
+        .is_some_and(|entry| entry.stage != "saved" && entry.stage != "failed");
+    match signal {
+        Signal::Interrupt => {
+            history.abandon(id, &Error::Cancelled)?;
+            Err(Error::Cancelled)
+        }
+        Signal::Terminate if kept => Err(Error::Interrupted),
+        Signal::Terminate => Err(Error::Cancelled),
+    }
+}
+
+/// Runs `resume` until it ends or a signal comes; the jobs stay journalled either way.
+pub async fn resume<T>(work: impl Future<Output = Result<T>>) -> Result<T> {
+    tokio::select! {
+        biased;
+        outcome = work => outcome,
+        _ = requested() => Err(Error::Interrupted),
+    }
+}

@@ -1,0 +1,180 @@
+//! The CLI tests' environment: a simulator over TLS, a temp folder, `kluis` with the demo
+//! settings in a clean environment, and the checks that no secret is printed.
+
+#![allow(dead_code)]
+
+use std::path::Path;
+use std::process::Output;
+use std::time::Duration;
+
+use kluis_sim::config::{DEMO_API_KEY, DEMO_PASSWORD, DEMO_USERNAME};
+use kluis_sim::{Sim, SimConfig};
+
+pub struct Env {
+    pub sim: Sim,
+    pub ca: tempfile::NamedTempFile,
+    pub dir: tempfile::TempDir,
+}
+
+pub async fn env(configure: impl FnOnce(&mut SimConfig)) -> Env {
+    let mut config = SimConfig::default();
+    config.faults.callback_delay = Duration::from_millis(30);
+    configure(&mut config);
+    let sim = Sim::start(config).await.unwrap();
+    let ca = tempfile::NamedTempFile::new().unwrap();
+    std::fs::write(ca.path(), sim.ca_pem()).unwrap();
+    Env {
+        sim,
+        ca,
+        dir: tempfile::tempdir().unwrap(),
+    }
+}
+
+impl Env {
+    pub fn out(&self) -> std::path::PathBuf {
+        let out = self.dir.path().join("out");
+        std::fs::create_dir_all(&out).unwrap();
+        out
+    }
+
+    /// Runs `kluis ARGS` with credentials in the environment (never in arguments).
+    pub async fn kluis(&self, args: &[&str], api_key: &str, password: &str) -> Output {
+        self.demo_with(
+            args,
+            &[
+                ("KLUIS_API_KEY", api_key),
+                ("KLUIS_PASSWORD", password),
+                ("KLUIS_LOG", "debug"),
+            ],
+        )
+        .await
+    }
+
+    /// Runs `kluis ARGS` with the demo settings, `vars` added or replacing them.
+    pub async fn demo_with(&self, args: &[&str], vars: &[(&str, &str)]) -> Output {
+        let mut command = self.command(args);
+        command.envs(vars.iter().copied());
+        tokio::task::spawn_blocking(move || command.output().unwrap())
+            .await
+            .unwrap()
+    }
+
+    /// `kluis ARGS` set up with the demo settings in a clean environment, not yet run.
+    pub fn command(&self, args: &[&str]) -> std::process::Command {
+        let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_kluis"));
+        command
+            .args(args)
+            .env_clear()
+            .env("KLUIS_BASE_URL", self.sim.base_url().as_str())
+            .env("KLUIS_API_KEY", DEMO_API_KEY.to_string())
+            .env("KLUIS_USERNAME", DEMO_USERNAME)
+            .env("KLUIS_PASSWORD", DEMO_PASSWORD)
+            .env("KLUIS_CA_CERT", self.ca.path())
+            .env("KLUIS_HISTORY_DB", self.dir.path().join("history.sqlite3"));
+        command
+    }
+
+    pub async fn demo(&self, args: &[&str]) -> Output {
+        self.kluis(args, &DEMO_API_KEY.to_string(), DEMO_PASSWORD)
+            .await
+    }
+}
+
+/// No api_key, password or token in stdout or stderr (debug logging on): the given secrets,
+/// and no UUID at all (tokens and webhook ids are UUIDs) except Kluis's own job ids.
+pub fn assert_no_secrets(output: &Output, secrets: &[&str]) {
+    assert_no_secrets_except(output, secrets, &[]);
+}
+
+pub fn assert_no_secrets_except(output: &Output, secrets: &[&str], job_ids: &[&str]) {
+    let all = format!(
+        "{}{}",
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    );
+    for secret in secrets {
+        assert!(!all.contains(secret), "output reveals a secret: {all}");
+    }
+    assert!(
+        !all.chars().collect::<Vec<_>>().windows(36).any(|w| {
+            let s: String = w.iter().collect();
+            uuid::Uuid::parse_str(&s).is_ok() && s.contains('-') && !job_ids.contains(&s.as_str())
+        }),
+        "output shows a UUID (token, key or webhook id): {all}"
+    );
+}
+
+pub fn files_in(dir: &Path) -> usize {
+    std::fs::read_dir(dir).unwrap().count()
+}
+
+/// The secret of the relays that [`start_relay`] starts.
+pub const RELAY_SECRET: &str = "cli-relay-secret-0123456789";
+
+/// A kluis-relay over TLS on 127.0.0.1 (in memory); returns its URL and its CA's PEM.
+pub async fn start_relay() -> (String, String) {
+    let relay = kluis_relay::Relay::new(
+        kluis_relay::Store::in_memory().unwrap(),
+        kluis_relay::RelayConfig::new(RELAY_SECRET.into()),
+    );
+    let ca = kluis_https::LocalCa::generate("relay CA").unwrap();
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!(
+        "https://127.0.0.1:{}",
+        listener.local_addr().unwrap().port()
+    );
+    tokio::spawn(kluis_https::serve_tls(
+        listener,
+        ca.server_config(&["127.0.0.1"]).unwrap(),
+        kluis_relay::router(relay),
+        Default::default(),
+        std::future::pending(),
+    ));
+    (url, ca.ca_pem())
+}
+
+impl Env {
+    /// A CA bundle that trusts the simulator and `pem` (for KLUIS_CA_CERT).
+    pub fn trust_also(&self, pem: &str) -> std::path::PathBuf {
+        let bundle = self
+            .dir
+            .path()
+            .join(format!("bundle-{}.pem", uuid::Uuid::new_v4().simple()));
+        std::fs::write(&bundle, format!("{}{}", self.sim.ca_pem(), pem)).unwrap();
+        bundle
+    }
+
+    /// The history database the commands write.
+    pub fn history(&self) -> kluis_core::History {
+        kluis_core::History::open(&self.dir.path().join("history.sqlite3")).unwrap()
+    }
+}
+
+/// Waits (polling every 10 ms, at most 30 s) until `condition` holds; fails naming `what`.
+pub async fn wait_for(what: &str, mut condition: impl FnMut() -> bool + Send + 'static) {
+    let met = tokio::task::spawn_blocking(move || {
+        let deadline = std::time::Instant::now() + Duration::from_secs(30);
+        while std::time::Instant::now() < deadline {
+            if condition() {
+                return true;
+            }
+            std::thread::park_timeout(Duration::from_millis(10));
+        }
+        false
+    })
+    .await
+    .unwrap();
+    assert!(met, "timed out waiting until {what}");
+}
+
+/// Sends `signal` (e.g. "KILL", "TERM") to `child` and waits for it to end.
+pub async fn stop(mut child: std::process::Child, signal: &str) -> std::process::ExitStatus {
+    let sent = std::process::Command::new("kill")
+        .args([&format!("-{signal}"), &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(sent.success());
+    tokio::task::spawn_blocking(move || child.wait().unwrap())
+        .await
+        .unwrap()
+}

@@ -1,0 +1,376 @@
+//! The journal: what a restarted Kluis needs to finish a job that a stopped one began.
+//!
+//! A job writes its [`Journal`] (service, where to save, how its callback can be collected, and
+//! later the part file of its download) to the history database *before* it sends the POST,
+//! and the row goes when the job reaches `saved` or `failed`. A job that is still journalled
+//! and whose process is gone is *unfinished*: `kluis resume` and the app at start pick it up.
+//!
+//! Which process runs a job is decided by a [`Claim`]: an exclusive lock on a small file
+//! beside the database, held for as long as the job runs. The operating system lets go of it
+//! when the process ends in any way (even `kill -9` or a power cut), so a job is never run
+//! twice at once and never left waiting for a process that is gone.
+//!
+//! The journal holds no secret: no credential, token, callback id or download URL (a resumed
+//! job asks its transport for the callback again and redeems the id again).
+
+use std::collections::HashSet;
+use std::fs::File;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+use rusqlite::params;
+use serde::{Deserialize, Serialize};
+use uuid::Uuid;
+
+use crate::callback::Reattach;
+use crate::download::{Destination, PartialDownload};
+use crate::error::{Error, Result};
+use crate::history::{db_error, History, HistoryEntry};
+use crate::job::Stage;
+
+/// A job's resumable state.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Journal {
+    /// The service the job was started against; a resume with another one is refused.
+    pub base_url: String,
+    pub destination: Destination,
+    /// Unix milliseconds after which the service is no longer waited for.
+    pub callback_deadline_ms: i64,
+    /// `None` when the callback's URL died with the process (loopback, tunnel).
+    pub callback: Option<Reattach>,
+    /// Set once the download has begun and can be continued.
+    pub download: Option<PartialDownload>,
+}
+
+/// A job in the history that has not ended.
+#[derive(Debug, Clone)]
+pub struct UnfinishedJob {
+    pub entry: HistoryEntry,
+    /// `None` for a job that stopped before it journalled (nothing was sent to the service).
+    pub journal: Option<Journal>,
+}
+
+impl UnfinishedJob {
+    pub fn id(&self) -> Uuid {
+        Uuid::parse_str(&self.entry.id).unwrap_or_default()
+    }
+
+    pub fn stage(&self) -> Stage {
+        Stage::parse(&self.entry.stage).unwrap_or(Stage::Requested)
+    }
+}
+
+/// The unfinished jobs of one service, sorted by what can be done about them.
+#[derive(Debug, Default)]
+pub struct Sweep {
+    /// Can be finished now: journalled with a collectable callback, run by no other process.
+    pub resumable: Vec<UnfinishedJob>,
+    /// Were ended now as failed (`not_resumable`), with the reason.
+    pub ended: Vec<(Uuid, Error)>,
+    /// Still run by another process.
+    pub running_elsewhere: usize,
+    /// Journalled against another service (left for a resume with its settings).
+    pub other_service: usize,
+}
+
+/// Where claims are kept.
+pub(crate) enum Claims {
+    /// Lock files in this folder (beside the database).
+    Folder(PathBuf),
+    /// In this process only (an in-memory history).
+    Memory(Arc<Mutex<HashSet<Uuid>>>),
+}
+
+impl Claims {
+    pub(crate) fn beside(db: &Path) -> Claims {
+        let mut name = db.file_name().unwrap_or_default().to_os_string();
+        name.push(".running");
+        Claims::Folder(db.with_file_name(name))
+    }
+
+    pub(crate) fn in_memory() -> Claims {
+        Claims::Memory(Arc::default())
+    }
+}
+
+/// The right to run one job, held until dropped.
+pub struct Claim {
+    _lock: Option<File>,
+    memory: Option<(Arc<Mutex<HashSet<Uuid>>>, Uuid)>,
+}
+
+impl Drop for Claim {
+    fn drop(&mut self) {
+        if let Some((set, id)) = self.memory.take() {
+            set.lock().unwrap().remove(&id);
+        }
+        // A lock file is left in place: removing it could let two processes lock two
+        // different files of the same name. `History::forget_claim` removes it once the job
+        // has ended, and a claimant always re-reads the job after locking.
+    }
+}
+
+impl History {
+    /// Claims job `id` for this process; `None` when another process (or task) runs it.
+    pub fn claim(&self, id: Uuid) -> Result<Option<Claim>> {
+        match &self.claims {
+            Claims::Memory(set) => Ok(set.lock().unwrap().insert(id).then(|| Claim {
+                _lock: None,
+                memory: Some((set.clone(), id)),
+            })),
+            Claims::Folder(folder) => {
+                let io = |e| Error::io(format!("use {}", folder.display()), e);
+                std::fs::create_dir_all(folder).map_err(io)?;
+                let file = File::options()
+                    .create(true)
+                    .truncate(false)
+                    .write(true)
+                    .open(folder.join(format!("{id}.lock")))
+                    .map_err(io)?;
+                match file.try_lock() {
+                    Ok(()) => Ok(Some(Claim {
+                        _lock: Some(file),
+                        memory: None,
+                    })),
+                    Err(std::fs::TryLockError::WouldBlock) => Ok(None),
+                    Err(std::fs::TryLockError::Error(e)) => Err(io(e)),
+                }
+            }
+        }
+    }
+
+    /// Removes an ended job's lock file.
+    pub(crate) fn forget_claim(&self, id: Uuid) {
+        if let Claims::Folder(folder) = &self.claims {
+            let _ = std::fs::remove_file(folder.join(format!("{id}.lock")));
+        }
+    }
+
+    /// Writes (or rewrites) job `id`'s journal.
+    pub fn write_journal(&self, id: Uuid, journal: &Journal) -> Result<()> {
+        let body = serde_json::to_string(journal).expect("the journal serialises");
+        self.conn
+            .lock()
+            .unwrap()
+            .execute(
+                "INSERT INTO journal (job_id, body) VALUES (?1, ?2)
+                 ON CONFLICT (job_id) DO UPDATE SET body = excluded.body",
+                params![id.to_string(), body],
+            )
+            .map_err(db_error)?;
+        Ok(())
+    }
+
+    /// Job `id`'s journal, if it has one.
+    pub fn journal(&self, id: Uuid) -> Result<Option<Journal>> {
+        use rusqlite::OptionalExtension;
+        let body: Option<String> = self
+            .conn
+            .lock()
+            .unwrap()
+            .query_row(
+                "SELECT body FROM journal WHERE job_id = ?1",
+                params![id.to_string()],
+                |row| row.get(0),
+            )
+            .optional()
+            .map_err(db_error)?;
+        Ok(body.and_then(|b| serde_json::from_str::<Journal>(&b).ok()))
+    }
+
+    /// Jobs that have not reached `saved` or `failed`, oldest first — whether another process
+    /// still runs them is for [`History::claim`] to say.
+    pub fn unfinished(&self) -> Result<Vec<UnfinishedJob>> {
+        let ids: Vec<String> = {
+            let conn = self.conn.lock().unwrap();
+            let mut statement = conn
+                .prepare("SELECT id FROM jobs WHERE stage NOT IN ('saved', 'failed') ORDER BY started_at_ms, rowid")
+                .map_err(db_error)?;
+            let rows = statement
+                .query_map([], |row| row.get(0))
+                .map_err(db_error)?;
+            rows.collect::<rusqlite::Result<_>>().map_err(db_error)?
+        };
+        let mut jobs = Vec::new();
+        for id in ids.iter().filter_map(|id| Uuid::parse_str(id).ok()) {
+            if let Some(entry) = self.get(id)? {
+                jobs.push(UnfinishedJob {
+                    entry,
+                    journal: self.journal(id)?,
+                });
+            }
+        }
+        Ok(jobs)
+    }
+
+    /// Looks at every unfinished job of the service at `base_url`: ends those that can never
+    /// finish (never sent, or their callback address died with their process) and returns the
+    /// rest. Jobs another process still runs are left alone.
+    pub fn sweep(&self, base_url: &str) -> Result<Sweep> {
+        let mut sweep = Sweep::default();
+        for job in self.unfinished()? {
+            let id = job.id();
+            if self.claim(id)?.is_none() {
+                sweep.running_elsewhere += 1;
+                continue;
+            }
+            let reason = match &job.journal {
+                None => Some("Kluis stopped before it asked the service for this backup, so nothing was started. Start a new backup.".to_string()),
+                Some(journal) if journal.base_url != base_url => {
+                    sweep.other_service += 1;
+                    None
+                }
+                Some(Journal { callback: None, .. }) => Some(format!(
+                    "Kluis stopped while this backup waited, and its callback address ({}) ended with it, so the service's answer cannot be collected. Start a new backup; to let backups survive a restart, use a relay.",
+                    job.entry.transport
+                )),
+                Some(_) => {
+                    sweep.resumable.push(job);
+                    continue;
+                }
+            };
+            if let Some(reason) = reason {
+                let error = Error::NotResumable(reason);
+                self.abandon(id, &error)?;
+                sweep.ended.push((id, error));
+            }
+        }
+        Ok(sweep)
+    }
+
+    /// Ends an unfinished job as failed with `error` (cancelled by the user, or not
+    /// resumable), at the stage it had reached, and removes what it left on disk.
+    pub fn abandon(&self, id: Uuid, error: &Error) -> Result<()> {
+        let Some(entry) = self.get(id)? else {
+            return Ok(());
+        };
+        let stage = Stage::parse(&entry.stage).unwrap_or(Stage::Requested);
+        if matches!(stage, Stage::Saved | Stage::Failed) {
+            return Ok(());
+        }
+        if let Some(part) = self.journal(id)?.and_then(|j| j.download) {
+            let _ = std::fs::remove_file(part.part);
+        }
+        self.failed(id, stage, error)?;
+        self.forget_claim(id);
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn journal() -> Journal {
+        Journal {
+            base_url: "https://service.example/".into(),
+            destination: Destination::Folder("/tmp".into()),
+            callback_deadline_ms: 1,
+            callback: Some(Reattach::Relay {
+                url: "https://relay.example/".into(),
+                inbox: "abc".into(),
+            }),
+            download: None,
+        }
+    }
+
+    /// A journalled job is unfinished until its final stage, which removes the journal.
+    #[test]
+    fn journal_lives_until_the_job_ends() {
+        let history = History::in_memory().unwrap();
+        let id = Uuid::new_v4();
+        history.start(id, "p", "relay").unwrap();
+        history.write_journal(id, &journal()).unwrap();
+        history.transition(id, Stage::Accepted).unwrap();
+        let unfinished = history.unfinished().unwrap();
+        assert_eq!(unfinished.len(), 1);
+        assert_eq!(unfinished[0].journal, Some(journal()));
+        assert_eq!(unfinished[0].stage(), Stage::Accepted);
+        history.abandon(id, &Error::Cancelled).unwrap();
+        assert!(history.unfinished().unwrap().is_empty());
+        assert_eq!(
+            history.journal(id).unwrap(),
+            None,
+            "the journal went with the job"
+        );
+        let entry = history.get(id).unwrap().unwrap();
+        assert_eq!(entry.failed_stage.as_deref(), Some("accepted"));
+        assert_eq!(entry.error_code.as_deref(), Some("cancelled"));
+    }
+
+    /// The sweep ends jobs that can never finish, keeps resumable ones, leaves other services'
+    /// and claimed ones alone.
+    #[test]
+    fn sweep_sorts_unfinished_jobs() {
+        let history = History::in_memory().unwrap();
+        let base = "https://service.example/";
+        let add = |journal: Option<Journal>| {
+            let id = Uuid::new_v4();
+            history.start(id, "p", "x").unwrap();
+            if let Some(journal) = journal {
+                history.write_journal(id, &journal).unwrap();
+            }
+            id
+        };
+        let never_sent = add(None);
+        let loopback = add(Some(Journal {
+            callback: None,
+            ..journal()
+        }));
+        let relay = add(Some(journal()));
+        let other = add(Some(Journal {
+            base_url: "https://other.example/".into(),
+            ..journal()
+        }));
+        let busy = add(Some(journal()));
+        let finished = add(Some(journal()));
+        history.transition(finished, Stage::Saved).unwrap();
+        let _claim = history.claim(busy).unwrap().unwrap();
+
+        let sweep = history.sweep(base).unwrap();
+        let ended: Vec<Uuid> = sweep.ended.iter().map(|(id, _)| *id).collect();
+        assert_eq!(ended, vec![never_sent, loopback]);
+        assert!(sweep.ended.iter().all(|(_, e)| e.code() == "not_resumable"));
+        let resumable: Vec<Uuid> = sweep.resumable.iter().map(UnfinishedJob::id).collect();
+        assert_eq!(resumable, vec![relay]);
+        assert_eq!((sweep.running_elsewhere, sweep.other_service), (1, 1));
+        assert_eq!(
+            history.get(other).unwrap().unwrap().stage,
+            "requested",
+            "left alone"
+        );
+        assert_eq!(
+            history
+                .get(loopback)
+                .unwrap()
+                .unwrap()
+                .error_code
+                .as_deref(),
+            Some("not_resumable")
+        );
+    }
+
+    /// A claim excludes a second claimant, through the lock file as well as in memory, and
+    /// is released on drop.
+    #[test]
+    fn one_claimant_at_a_time() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = dir.path().join("h.sqlite3");
+        let first = History::open(&db).unwrap();
+        let second = History::open(&db).unwrap();
+        let id = Uuid::new_v4();
+        let claim = first.claim(id).unwrap().expect("free at first");
+        assert!(
+            second.claim(id).unwrap().is_none(),
+            "held by the other handle"
+        );
+        drop(claim);
+        assert!(second.claim(id).unwrap().is_some(), "free once released");
+
+        let memory = History::in_memory().unwrap();
+        let claim = memory.claim(id).unwrap().expect("free at first");
+        assert!(memory.claim(id).unwrap().is_none());
+        drop(claim);
+        assert!(memory.claim(id).unwrap().is_some());
+    }
+}
