@@ -1,7 +1,6 @@
 //! The `kluis` binary end to end: exit codes, `--json`, history, and no secret in any output.
 
 use std::path::Path;
-use std::time::Duration;
 
 mod common;
 
