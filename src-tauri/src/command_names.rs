@@ -1,5 +1,5 @@
 // The app's command names, shared by build.rs (permissions) and lib.rs (handler).
-pub const ALL: [&str; 16] = [
+pub const ALL: [&str; 19] = [
     "launch_info",
     "profiles",
     "save_profile",
@@ -15,5 +15,8 @@ pub const ALL: [&str; 16] = [
     "show_backup",
     "settings",
     "set_save_folder",
+    "set_callback",
+    "test_callback",
+    "resume_backups",
     "start_demo",
 ];

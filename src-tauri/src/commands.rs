@@ -4,7 +4,10 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use kluis_desktop::profiles::{ProfileInput, ProfileView, Settings};
-use kluis_desktop::{AppError, AppJobEvent, DemoInfo, DesktopApp, Permissions, SessionInfo};
+use kluis_desktop::{
+    AppError, AppJobEvent, CallbackInput, CallbackTestResult, DemoInfo, DesktopApp, Permissions,
+    ResumedEvent, ResumedJob, SessionInfo,
+};
 use tauri::ipc::Channel;
 use tauri::State;
 
@@ -99,6 +102,22 @@ fn set_save_folder(app: App<'_>, folder: Option<String>) -> Res<Settings> {
 }
 
 #[tauri::command]
+async fn set_callback(app: App<'_>, input: CallbackInput) -> Res<Settings> {
+    app.set_callback(input).await
+}
+
+#[tauri::command]
+async fn test_callback(app: App<'_>, profile_id: String) -> Res<CallbackTestResult> {
+    app.test_callback(&profile_id).await
+}
+
+#[tauri::command]
+async fn resume_backups(app: App<'_>, on_event: Channel<ResumedEvent>) -> Res<Vec<ResumedJob>> {
+    app.resume_backups(Arc::new(move |e| drop(on_event.send(e))))
+        .await
+}
+
+#[tauri::command]
 async fn start_demo(app: App<'_>) -> Res<DemoInfo> {
     app.start_demo().await
 }
@@ -121,6 +140,9 @@ pub fn handler<R: tauri::Runtime>() -> impl Fn(tauri::ipc::Invoke<R>) -> bool + 
         show_backup,
         settings,
         set_save_folder,
+        set_callback,
+        test_callback,
+        resume_backups,
         start_demo,
     ]
 }

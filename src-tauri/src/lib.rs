@@ -14,7 +14,7 @@ use std::sync::Arc;
 
 pub use kluis_desktop::LaunchInfo;
 use kluis_desktop::{AppPaths, DesktopApp, KeyringStore};
-use tauri::{WebviewUrl, WebviewWindowBuilder};
+use tauri::{Manager, WebviewUrl, WebviewWindowBuilder};
 
 /// Builds the app's state from the environment.
 pub fn desktop_app() -> Result<DesktopApp, kluis_desktop::AppError> {
@@ -67,6 +67,13 @@ pub fn run() {
                 .build()?;
             Ok(())
         })
-        .run(tauri::generate_context!())
-        .expect("the Kluis window could not be opened");
+        .build(tauri::generate_context!())
+        .expect("the Kluis window could not be opened")
+        .run(|handle, event| {
+            // Running jobs let go of their files before the process ends; resumable ones are
+            // finished at the next start.
+            if let tauri::RunEvent::Exit = event {
+                tauri::async_runtime::block_on(handle.state::<DesktopApp>().shutdown());
+            }
+        });
 }

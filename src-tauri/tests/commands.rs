@@ -53,7 +53,7 @@ fn commands_answer_over_ipc() {
     assert_eq!(invoke(&window, "profiles", json!({})).unwrap(), json!([]));
     assert_eq!(
         invoke(&window, "settings", json!({})).unwrap(),
-        json!({ "save_folder": null })
+        json!({ "save_folder": null, "callback": { "kind": "loopback" }, "relay_secret_saved": false })
     );
     assert_eq!(
         invoke(&window, "history", json!({ "profileId": null })).unwrap(),

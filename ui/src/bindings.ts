@@ -26,17 +26,39 @@ failed_stage: string | null, error_code: string | null, error_message: string | 
 
 export type AppJobEvent = { "kind": "stage", stage: Stage, } | { "kind": "progress", bytes: number, total: number | null, bytes_per_sec: number, } | { "kind": "staged", file_name: string, bytes: number, sha256: string, } | { "kind": "saved", path: string, bytes: number, sha256: string, } | { "kind": "failed", code: string, message: string, };
 
+export type ResumedEvent = { job_id: string, event: AppJobEvent, };
+
+export type ResumedJob = { job_id: string, profile_id: string, 
+/**
+ * The stage it had reached.
+ */
+stage: string, };
+
 export type ErrorPayload = { code: string, message: string, };
 
 export type ProfileView = { id: string, name: string, base_url: string, username: string, openapi_url: string | null, demo: boolean, };
 
 export type ProfileInput = { id: string | null, name: string, base_url: string, username: string, api_key: string | null, password: string | null, openapi_url: string | null, };
 
+export type CallbackSetting = { "kind": "loopback" } | { "kind": "relay", url: string, } | { "kind": "direct", public_url: string, listen: string, } | { "kind": "tunnel", program: string, } | { "kind": "webhook_site" };
+
+export type CallbackInput = { setting: CallbackSetting, relay_secret: string | null, };
+
+export type CallbackTestResult = { transport: string, millis: number, };
+
 export type Settings = { 
 /**
  * Save every backup in this folder instead of asking with a save dialog.
  */
-save_folder: string | null, };
+save_folder: string | null, 
+/**
+ * How the service's callback reaches this computer.
+ */
+callback: CallbackSetting, 
+/**
+ * Whether a relay secret is in the keyring (the secret itself never leaves it).
+ */
+relay_secret_saved: boolean, };
 
 export type Endpoint = "environment" | "backup_owner" | "webhook";
 

@@ -6,21 +6,24 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use kluis_core::callback::Reattacher;
 use kluis_core::{
-    BackupJob, BackupRequest, Destination, DownloadOptions, Downloader, Error, History,
-    HistoryEntry, ListenerTransport, Saved, Secret, ServiceClient, ServiceConfig, Session, Stage,
+    BackupJob, BackupRequest, CallbackTransport, Destination, DownloadOptions, Downloader, Error,
+    History, HistoryEntry, Saved, Secret, ServiceClient, ServiceConfig, Session, Stage,
+    UnfinishedJob,
 };
 use kluis_sim::{Sim, SimConfig};
 use serde::Serialize;
 use serde_json::Value;
-use tokio::task::AbortHandle;
+use tokio::task::JoinHandle;
 use uuid::Uuid;
 
+use crate::callback::{CallbackInput, CallbackTestResult, Transports};
 use crate::error::{AppError, AppResult};
-use crate::events::{AppJobEvent, EventSink};
+use crate::events::{AppJobEvent, EventSink, ResumeSink, ResumedEvent};
 use crate::permissions::{Endpoint, Permissions};
 use crate::profiles::{Profile, ProfileInput, ProfileStore, ProfileView, Settings};
-use crate::secrets::{MemoryStore, SecretKind, SecretStore};
+use crate::secrets::{MemoryStore, SecretKind, SecretStore, APP};
 
 /// Where the app keeps its files.
 #[derive(Debug, Clone)]
@@ -69,6 +72,15 @@ pub struct SessionInfo {
     pub username: String,
 }
 
+/// A backup an earlier run of the app left unfinished, now being finished.
+#[derive(Debug, Clone, Serialize, ts_rs::TS)]
+pub struct ResumedJob {
+    pub job_id: String,
+    pub profile_id: String,
+    /// The stage it had reached.
+    pub stage: String,
+}
+
 /// About the running demo.
 #[derive(Debug, Clone, Serialize, ts_rs::TS)]
 pub struct DemoInfo {
@@ -78,7 +90,7 @@ pub struct DemoInfo {
 
 enum JobSlot {
     Running {
-        task: AbortHandle,
+        task: JoinHandle<()>,
         staging: Option<PathBuf>,
     },
     /// Verified in the staging folder; waiting for a save dialog's answer.
@@ -98,13 +110,32 @@ pub struct DesktopApp {
     demo_secrets: Arc<MemoryStore>,
     history: Arc<History>,
     connections: Mutex<HashMap<String, Arc<Connection>>>,
-    transport: tokio::sync::OnceCell<Arc<ListenerTransport>>,
+    transports: Transports,
     jobs: Arc<Mutex<HashMap<Uuid, JobSlot>>>,
     demo: tokio::sync::Mutex<Option<Sim>>,
     /// A save folder that overrides the settings (the e2e tests' stand-in for a save dialog).
     save_folder_override: Option<PathBuf>,
     /// How long a backup waits for the service's callback.
     pub callback_timeout: Duration,
+    /// webhook.site's address (tests; the demo uses its simulator's stand-in).
+    pub webhook_site: String,
+}
+
+/// Closing the app interrupts its running jobs (see [`DesktopApp::shutdown`]).
+impl Drop for DesktopApp {
+    fn drop(&mut self) {
+        for slot in self.jobs.lock().unwrap().values() {
+            if let JobSlot::Running { task, .. } = slot {
+                task.abort();
+            }
+        }
+    }
+}
+
+/// What a job task does: a new backup, or finishing one from an earlier run.
+enum JobWork {
+    New(BackupRequest),
+    Resume(Box<UnfinishedJob>),
 }
 
 const DEMO_ID: &str = "demo";
@@ -119,8 +150,20 @@ impl DesktopApp {
         let history = History::open(&paths.history_db)?;
         let profiles = Arc::new(ProfileStore::open(paths.profiles_file.clone())?);
         // Staged downloads of an earlier run were never chosen a place: they are not the
-        // user's files yet, so they are cleared rather than left to pile up.
-        let _ = std::fs::remove_dir_all(&paths.staging_dir);
+        // user's files yet, so they are cleared rather than left to pile up — except the
+        // folders of unfinished jobs, which a resume downloads into.
+        let keep: Vec<String> = history
+            .unfinished()?
+            .iter()
+            .map(|job| job.id().simple().to_string())
+            .collect();
+        if let Ok(entries) = std::fs::read_dir(&paths.staging_dir) {
+            for entry in entries.flatten() {
+                if !keep.contains(&entry.file_name().to_string_lossy().into_owned()) {
+                    let _ = std::fs::remove_dir_all(entry.path());
+                }
+            }
+        }
         Ok(Self {
             paths,
             profiles,
@@ -128,12 +171,37 @@ impl DesktopApp {
             demo_secrets: Arc::default(),
             history: Arc::new(history),
             connections: Mutex::default(),
-            transport: tokio::sync::OnceCell::new(),
+            transports: Transports::default(),
             jobs: Arc::default(),
             demo: tokio::sync::Mutex::new(None),
             save_folder_override,
             callback_timeout: Duration::from_secs(30 * 60),
+            webhook_site: crate::callback::default_webhook_site(),
         })
+    }
+
+    /// Stops every running job and waits until each has let go of its files: those whose
+    /// callback can still be collected stay journalled and are finished at the next start;
+    /// the others end as cancelled.
+    pub async fn shutdown(&self) {
+        let running: Vec<JoinHandle<()>> = {
+            let mut jobs = self.jobs.lock().unwrap();
+            let ids: Vec<Uuid> = jobs
+                .iter()
+                .filter(|(_, slot)| matches!(slot, JobSlot::Running { .. }))
+                .map(|(id, _)| *id)
+                .collect();
+            ids.iter()
+                .filter_map(|id| match jobs.remove(id) {
+                    Some(JobSlot::Running { task, .. }) => Some(task),
+                    _ => None,
+                })
+                .collect()
+        };
+        for task in running {
+            task.abort();
+            let _ = task.await;
+        }
     }
 
     // ---- profiles -------------------------------------------------------------------------
@@ -295,11 +363,7 @@ impl DesktopApp {
     /// Starts a backup; its events go to `sink`. Returns the job id (for save and cancel).
     pub async fn start_backup(&self, id: &str, sink: EventSink) -> AppResult<Uuid> {
         let connection = self.connection(id).await?;
-        let transport = self
-            .transport
-            .get_or_try_init(|| async { ListenerTransport::loopback().await.map(Arc::new) })
-            .await?
-            .clone();
+        let transport = self.transport(id, &connection).await?;
         let job_id = Uuid::new_v4();
         let save_folder = self.save_folder();
         let (destination, staging) = match &save_folder {
@@ -317,9 +381,123 @@ impl DesktopApp {
             destination,
             callback_timeout: self.callback_timeout,
         };
+        self.spawn_job(
+            job_id,
+            id,
+            connection,
+            transport,
+            staging,
+            JobWork::New(request),
+            sink,
+        );
+        Ok(job_id)
+    }
+
+    /// Finishes the backups an earlier run left unfinished (the app was closed or stopped
+    /// while they waited or downloaded), as `kluis resume` does; their events go to `sink`.
+    /// Jobs that can never finish are ended with the reason; jobs whose profile cannot sign in
+    /// now (no saved secrets, keyring locked) are left for a later start.
+    pub async fn resume_backups(&self, sink: ResumeSink) -> AppResult<Vec<ResumedJob>> {
+        let mut resumed = Vec::new();
+        let mut services: Vec<String> = Vec::new();
+        for job in self.history.unfinished()? {
+            let profile = job.entry.profile.as_str();
+            if profile == DEMO_ID || profile == DEMO_RESTRICTED_ID {
+                // The demo's service ended with the app that ran it.
+                if self.history.claim(job.id())?.is_some() {
+                    self.history.abandon(
+                        job.id(),
+                        &Error::NotResumable(
+                            "The demo service ended when the app was closed; start a new backup."
+                                .into(),
+                        ),
+                    )?;
+                }
+                continue;
+            }
+            // Jobs of other profiles (the CLI's, a removed one's) are left to `kluis resume`.
+            if let (Ok(_), Some(journal)) = (self.profiles.get(profile), &job.journal) {
+                if !services.contains(&journal.base_url) {
+                    services.push(journal.base_url.clone());
+                }
+            }
+        }
+        // One per profile: jobs waiting on one listen address or relay share its transport.
+        let mut reattachers: HashMap<String, Reattacher> = HashMap::new();
+        for base_url in services {
+            let sweep = self.history.sweep(&base_url)?;
+            for job in sweep.resumable {
+                let profile = job.entry.profile.clone();
+                let (Some(spec), Ok(connection)) = (
+                    job.journal.as_ref().and_then(|j| j.callback.clone()),
+                    self.connection(&profile).await,
+                ) else {
+                    continue;
+                };
+                if !reattachers.contains_key(&profile) {
+                    let relay_secret = self
+                        .secret(APP, SecretKind::RelaySecret, false)
+                        .await
+                        .ok()
+                        .flatten();
+                    let config = connection.session.client().config().clone();
+                    reattachers.insert(profile.clone(), Reattacher::new(config, relay_secret));
+                }
+                let reattacher = reattachers.get_mut(&profile).expect("inserted above");
+                let transport = match reattacher.transport(&spec).await {
+                    Ok(transport) => transport,
+                    Err(e) => {
+                        tracing::warn!(code = e.code(), "a backup could not be resumed now");
+                        continue;
+                    }
+                };
+                let job_id = job.id();
+                let staging = job
+                    .journal
+                    .as_ref()
+                    .map(|j| j.destination.folder().to_path_buf())
+                    .filter(|folder| folder.starts_with(&self.paths.staging_dir));
+                resumed.push(ResumedJob {
+                    job_id: job_id.to_string(),
+                    profile_id: profile.clone(),
+                    stage: job.entry.stage.clone(),
+                });
+                let sink = sink.clone();
+                let tagged: EventSink = Arc::new(move |event| {
+                    sink(ResumedEvent {
+                        job_id: job_id.to_string(),
+                        event,
+                    })
+                });
+                self.spawn_job(
+                    job_id,
+                    &profile,
+                    connection,
+                    transport,
+                    staging,
+                    JobWork::Resume(Box::new(job)),
+                    tagged,
+                );
+            }
+        }
+        Ok(resumed)
+    }
+
+    /// Runs a job in a task; its outcome goes to `sink` and to the job slots.
+    #[allow(clippy::too_many_arguments)]
+    fn spawn_job(
+        &self,
+        job_id: Uuid,
+        profile_id: &str,
+        connection: Arc<Connection>,
+        transport: Arc<dyn CallbackTransport>,
+        staging: Option<PathBuf>,
+        work: JobWork,
+        sink: EventSink,
+    ) {
         let history = self.history.clone();
         let jobs = self.jobs.clone();
-        let profile_id = id.to_string();
+        let profile_id = profile_id.to_string();
         let learn = self.denial_learner();
         let staging_for_task = staging.clone();
         let task = tokio::spawn(async move {
@@ -330,9 +508,11 @@ impl DesktopApp {
                 history: &history,
             };
             let forward = sink.clone();
-            let outcome = job
-                .run(&request, &mut move |event| forward(event.into()))
-                .await;
+            let mut events = move |event: kluis_core::JobEvent| forward(event.into());
+            let outcome = match &work {
+                JobWork::New(request) => job.run(request, &mut events).await,
+                JobWork::Resume(unfinished) => job.resume(unfinished, &mut events).await,
+            };
             match outcome {
                 Ok(saved) => match staging_for_task {
                     Some(staging) => {
@@ -378,14 +558,10 @@ impl DesktopApp {
                 }
             }
         });
-        self.jobs.lock().unwrap().insert(
-            job_id,
-            JobSlot::Running {
-                task: task.abort_handle(),
-                staging,
-            },
-        );
-        Ok(job_id)
+        self.jobs
+            .lock()
+            .unwrap()
+            .insert(job_id, JobSlot::Running { task, staging });
     }
 
     /// Moves a staged, verified backup to `path` (the save dialog's answer, which already
@@ -429,6 +605,8 @@ impl DesktopApp {
         match slot {
             Some(JobSlot::Running { task, staging }) => {
                 task.abort();
+                // The user's "no": the job ends now, even one that could be resumed.
+                self.history.abandon(job, &Error::Cancelled)?;
                 if let Some(staging) = staging {
                     let _ = std::fs::remove_dir_all(staging);
                 }
@@ -477,8 +655,83 @@ impl DesktopApp {
         }
         self.profiles.set_settings(Settings {
             save_folder: folder,
+            ..self.profiles.settings()
         })?;
         Ok(self.settings())
+    }
+
+    /// Saves how the service reaches this computer (and the relay's secret, to the keyring).
+    pub async fn set_callback(&self, input: CallbackInput) -> AppResult<Settings> {
+        input.setting.check()?;
+        let mut settings = self.profiles.settings();
+        if let Some(secret) = input.relay_secret.filter(|s| !s.trim().is_empty()) {
+            self.store_secret(
+                APP,
+                SecretKind::RelaySecret,
+                Secret::new(secret.trim().to_string()),
+                false,
+            )
+            .await?;
+            settings.relay_secret_saved = true;
+        }
+        if matches!(input.setting, crate::CallbackSetting::Relay { .. })
+            && !settings.relay_secret_saved
+        {
+            return Err(Error::Config(
+                "Enter the relay's secret (KLUIS_RELAY_SECRET on the relay server).".into(),
+            )
+            .into());
+        }
+        settings.callback = input.setting;
+        self.profiles.set_settings(settings)?;
+        self.transports.clear().await;
+        Ok(self.settings())
+    }
+
+    /// Sends a test call through the chosen transport's public address, as the service
+    /// would, and reports how long it took to come back — or which step failed.
+    pub async fn test_callback(&self, profile_id: &str) -> AppResult<CallbackTestResult> {
+        let connection = self.connection(profile_id).await?;
+        let transport = self.transport(profile_id, &connection).await?;
+        let mut config = connection.session.client().config().clone();
+        if let Some(pem) = transport.test_trust_pem() {
+            config.extra_ca_pem = Some(config.extra_ca_pem.take().unwrap_or_default() + &pem);
+        }
+        let http =
+            kluis_core::http::build_client(&config, kluis_core::http::RedirectRule::SameOrigin)?;
+        let took = kluis_core::callback::test_callback(&*transport, &http).await?;
+        Ok(CallbackTestResult {
+            transport: transport.name().to_string(),
+            millis: took.as_millis() as u64,
+        })
+    }
+
+    /// The callback transport of the current setting, for `profile_id`'s jobs.
+    async fn transport(
+        &self,
+        profile_id: &str,
+        connection: &Connection,
+    ) -> AppResult<Arc<dyn CallbackTransport>> {
+        let setting = self.profiles.settings().callback;
+        let config = connection.session.client().config().clone();
+        let relay_secret = match setting {
+            crate::CallbackSetting::Relay { .. } => {
+                self.secret(APP, SecretKind::RelaySecret, false).await?
+            }
+            _ => None,
+        };
+        let webhook_site = match self.demo.lock().await.as_ref() {
+            Some(sim) if self.profiles.get(profile_id).is_ok_and(|p| p.demo) => {
+                sim.webhook_site_url().to_string()
+            }
+            _ => self.webhook_site.clone(),
+        };
+        self.transports
+            .get_or_build(
+                profile_id,
+                setting.build(&config, relay_secret, &webhook_site),
+            )
+            .await
     }
 
     fn save_folder(&self) -> Option<PathBuf> {

@@ -67,3 +67,13 @@ impl AppJobEvent {
 
 /// Receives a job's events (the Tauri shell forwards them to the UI's channel).
 pub type EventSink = std::sync::Arc<dyn Fn(AppJobEvent) + Send + Sync>;
+
+/// An event of a job resumed at start, tagged with its job (several may run at once).
+#[derive(Debug, Clone, PartialEq, Serialize, ts_rs::TS)]
+pub struct ResumedEvent {
+    pub job_id: String,
+    pub event: AppJobEvent,
+}
+
+/// Receives the events of every resumed job.
+pub type ResumeSink = std::sync::Arc<dyn Fn(ResumedEvent) + Send + Sync>;

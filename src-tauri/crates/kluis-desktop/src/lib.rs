@@ -11,6 +11,9 @@
 //!   [`AppJobEvent`]s ([`events`]); the verified file waits in a staging folder until the
 //!   save dialog's answer reaches [`DesktopApp::save_backup`], which moves it into place (or
 //!   goes straight to the "always save here" folder). Cancel aborts the task at any stage.
+//! - [`callback`]: Settings → "How the service reaches this computer" (relay, direct, tunnel,
+//!   webhook.site, loopback) and its "Test connection". Jobs interrupted by closing the app are
+//!   finished at the next start ([`DesktopApp::resume_backups`]), as `kluis resume` does.
 //! - [`permissions`]: what the api key allows, from the OpenAPI description or learnt 403s.
 //! - [`open`]: showing a saved file in the file manager.
 //! - [`bindings`]: the TypeScript declarations of every type the UI receives or sends.
@@ -18,6 +21,7 @@
 
 pub mod app;
 pub mod bindings;
+pub mod callback;
 pub mod error;
 pub mod events;
 pub mod open;
@@ -25,9 +29,10 @@ pub mod permissions;
 pub mod profiles;
 pub mod secrets;
 
-pub use app::{AppPaths, DemoInfo, DesktopApp, LaunchInfo, SessionInfo};
+pub use app::{AppPaths, DemoInfo, DesktopApp, LaunchInfo, ResumedJob, SessionInfo};
+pub use callback::{CallbackInput, CallbackSetting, CallbackTestResult};
 pub use error::{AppError, AppResult, ErrorPayload};
-pub use events::{AppJobEvent, EventSink};
+pub use events::{AppJobEvent, EventSink, ResumeSink, ResumedEvent};
 pub use kluis_core::{HistoryEntry, Saved};
 pub use permissions::Permissions;
 pub use profiles::{ProfileInput, ProfileView, Settings};

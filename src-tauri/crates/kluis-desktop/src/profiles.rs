@@ -72,6 +72,12 @@ pub struct ProfileInput {
 pub struct Settings {
     /// Save every backup in this folder instead of asking with a save dialog.
     pub save_folder: Option<String>,
+    /// How the service's callback reaches this computer.
+    #[serde(default)]
+    pub callback: crate::callback::CallbackSetting,
+    /// Whether a relay secret is in the keyring (the secret itself never leaves it).
+    #[serde(default)]
+    pub relay_secret_saved: bool,
 }
 
 #[derive(Debug, Default, Serialize, Deserialize)]

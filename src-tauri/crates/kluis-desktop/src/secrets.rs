@@ -16,13 +16,19 @@ pub const SERVICE: &str = "nl.kluis.desktop";
 pub enum SecretKind {
     ApiKey,
     Password,
+    /// The relay's secret (stored under the id [`APP`], not a profile's).
+    RelaySecret,
 }
+
+/// The id under which app-wide secrets are kept.
+pub const APP: &str = "app";
 
 impl SecretKind {
     fn account(self, profile: &str) -> String {
         match self {
             SecretKind::ApiKey => format!("{profile}/api_key"),
             SecretKind::Password => format!("{profile}/password"),
+            SecretKind::RelaySecret => format!("{profile}/relay_secret"),
         }
     }
 }

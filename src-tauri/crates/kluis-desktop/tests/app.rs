@@ -3,7 +3,9 @@
 use std::sync::Arc;
 
 use kluis_desktop::permissions::{Access, PermissionSource};
-use kluis_desktop::{AppJobEvent, AppPaths, DesktopApp, MemoryStore, ProfileInput};
+use kluis_desktop::{
+    AppJobEvent, AppPaths, CallbackInput, CallbackSetting, DesktopApp, MemoryStore, ProfileInput,
+};
 use tokio::sync::mpsc;
 
 fn app(dir: &tempfile::TempDir, save_folder: Option<std::path::PathBuf>) -> DesktopApp {
@@ -267,4 +269,88 @@ async fn profiles_file_holds_no_secrets() {
         .unwrap()
         .is_none());
     assert!(app.profiles().is_empty());
+}
+
+/// Settings → webhook.site (the demo's stand-in): "Test connection" reports the round trip,
+/// and a backup then travels through it.
+#[tokio::test(flavor = "multi_thread")]
+async fn webhook_site_setting_is_tested_and_used() {
+    let dir = tempfile::tempdir().unwrap();
+    let folder = tempfile::tempdir().unwrap();
+    let app = app(&dir, Some(folder.path().to_path_buf()));
+    app.start_demo().await.unwrap();
+    let settings = app
+        .set_callback(CallbackInput {
+            setting: CallbackSetting::WebhookSite,
+            relay_secret: None,
+        })
+        .await
+        .unwrap();
+    assert_eq!(settings.callback, CallbackSetting::WebhookSite);
+    let tested = app.test_callback("demo").await.unwrap();
+    assert_eq!(tested.transport, "webhook-site");
+    let (_, events) = backup(&app, "demo").await;
+    assert!(
+        matches!(events.last(), Some(AppJobEvent::Saved { .. })),
+        "{events:?}"
+    );
+    assert_eq!(app.history(None).unwrap()[0].transport, "webhook-site");
+}
+
+/// A relay needs its secret, which goes to the keyring and never to the settings file; a
+/// direct address must be a socket address.
+#[tokio::test(flavor = "multi_thread")]
+async fn relay_secret_goes_to_the_keyring() {
+    let dir = tempfile::tempdir().unwrap();
+    let keyring = Arc::new(MemoryStore::default());
+    let app = DesktopApp::open(AppPaths::under(dir.path()), keyring.clone(), None).unwrap();
+    let relay = CallbackSetting::Relay {
+        url: "https://relay.example".into(),
+    };
+    let missing = app
+        .set_callback(CallbackInput {
+            setting: relay.clone(),
+            relay_secret: None,
+        })
+        .await
+        .unwrap_err();
+    assert_eq!(missing.code(), "config");
+    let settings = app
+        .set_callback(CallbackInput {
+            setting: relay.clone(),
+            relay_secret: Some("relay-secret-0123456789abcdef".into()),
+        })
+        .await
+        .unwrap();
+    assert!(settings.relay_secret_saved);
+    use kluis_desktop::secrets::{SecretKind, SecretStore, APP};
+    assert_eq!(
+        keyring
+            .get(APP, SecretKind::RelaySecret)
+            .unwrap()
+            .unwrap()
+            .expose(),
+        "relay-secret-0123456789abcdef"
+    );
+    let file = std::fs::read_to_string(dir.path().join("profiles.json")).unwrap();
+    assert!(
+        file.contains("relay.example") && !file.contains("relay-secret"),
+        "{file}"
+    );
+    let bad = app
+        .set_callback(CallbackInput {
+            setting: CallbackSetting::Direct {
+                public_url: "https://office.example/kluis".into(),
+                listen: "anywhere".into(),
+            },
+            relay_secret: None,
+        })
+        .await
+        .unwrap_err();
+    assert_eq!(bad.code(), "config");
+    assert_eq!(
+        app.settings().callback,
+        relay,
+        "a refused setting changes nothing"
+    );
 }
