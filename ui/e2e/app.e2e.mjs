@@ -70,14 +70,32 @@ test("Backup owner saves a verified file and the history shows it", async () => 
   await shot("05-history");
 });
 
+test("Settings: the webhook.site choice is saved, tested, and used by the next backup", async () => {
+  await (await $t("tab-settings")).click();
+  await (await $t("cb-webhook_site")).click();
+  await (await $t("cb-save")).click();
+  await waitText("cb-saved", "Saved");
+  await (await $t("cb-test")).click();
+  await waitText("cb-test-ok", "came back through webhook-site", 30000);
+  await shot("06-callback-settings");
+  await (await $t("tab-backup")).click();
+  await (await $t("backup-owner")).click();
+  await waitText("backup-saved", "owner-backup", 120000);
+  const files = readdirSync(saveDir).filter((f) => !f.startsWith("."));
+  assert.equal(files.length, 2, `a second backup, next to the first: ${files}`);
+  await (await $t("tab-history")).click();
+  const rows = await browser.$$('[data-test="history-row"][data-stage="saved"]');
+  assert.equal(rows.length, 2);
+});
+
 test("a key without the backup endpoint is explained, and refused with a message", async () => {
   await (await $t("profile-demo-restricted")).click();
   await (await $t("tab-backup")).click();
   await waitText("permissions", "Not allowed");
-  await shot("06-permissions-denied");
+  await shot("07-permissions-denied");
   await (await $t("backup-owner")).click();
   await waitText("backup-error", "does not allow", 30000);
-  await shot("07-backup-denied");
+  await shot("08-backup-denied");
 });
 
 test("a wrong password shows the sign-in error", async () => {
@@ -87,7 +105,7 @@ test("a wrong password shows the sign-in error", async () => {
   await password.setValue("wrong-password");
   await (await $t("save-profile")).click();
   await waitText("error", "Sign-in failed", 30000);
-  await shot("08-wrong-password");
+  await shot("09-wrong-password");
 });
 
 test("a profile of one's own keeps its secrets in the keyring and signs in", async () => {
@@ -97,7 +115,7 @@ test("a profile of one's own keeps its secrets in the keyring and signs in", asy
   await (await browser.$("#f-api-key")).setValue(env("KLUIS_E2E_SIM_KEY"));
   await (await browser.$("#f-username")).setValue("demo");
   await (await browser.$("#f-password")).setValue("demo-password");
-  await shot("09-profile-form");
+  await shot("10-profile-form");
   await (await $t("save-profile")).click();
   await waitText("session", "Eigen klant", 30000);
   const profiles = readdirSync(env("KLUIS_DATA_DIR")).includes("profiles.json");
@@ -108,5 +126,5 @@ test("a profile of one's own keeps its secrets in the keyring and signs in", asy
   assert.ok(existsSync(join(env("KLUIS_DATA_DIR"), "history.sqlite3")));
   await (await $t("tab-environment")).click();
   await waitText("environment", "Demo Administratie");
-  await shot("10-own-profile");
+  await shot("11-own-profile");
 });

@@ -2,7 +2,7 @@
 import { open, save } from "@tauri-apps/plugin-dialog";
 import { api, asError } from "./api";
 import { reduce } from "./backup-state";
-import type { ProfileInput } from "./bindings";
+import type { CallbackInput, ProfileInput } from "./bindings";
 import { t } from "./i18n";
 import { render, state } from "./state";
 
@@ -23,6 +23,7 @@ async function guarded(work: () => Promise<void>): Promise<void> {
 export async function boot(): Promise<void> {
   const launch = await api.launchInfo();
   state.settings = await api.settings();
+  void resumeBackups();
   if (launch.demo) {
     await startDemo();
     return;
@@ -197,4 +198,65 @@ export function askEachTime(): Promise<void> {
 export async function filterHistory(profileId: string | null): Promise<void> {
   state.historyFilter = profileId;
   await refreshHistory();
+}
+
+/** Finishes what an earlier run left under way; each job shows in the Backup tab. */
+export async function resumeBackups(): Promise<void> {
+  // An event may come before the list of jobs does: either creates the job's entry.
+  const entry = (jobId: string) => {
+    let job = state.resumed.find((r) => r.jobId === jobId);
+    if (!job) {
+      job = { jobId, profileId: "", view: { phase: "requested" } };
+      state.resumed.push(job);
+    }
+    return job;
+  };
+  const jobs =
+    (await api
+      .resumeBackups((e) => {
+        const job = entry(e.job_id);
+        job.view = reduce(job.view, e.event, Date.now());
+        render();
+        if (e.event.kind === "saved" || e.event.kind === "failed") void refreshHistory();
+      })
+      .catch(() => null)) ?? [];
+  for (const job of jobs) entry(job.job_id).profileId = job.profile_id;
+  render();
+}
+
+/** The save dialog for a resumed backup that is staged. */
+export async function saveResumed(jobId: string): Promise<void> {
+  const job = state.resumed.find((r) => r.jobId === jobId);
+  if (!job || job.view.phase !== "choose") return;
+  const staged = job.view;
+  const path = await save({ defaultPath: staged.fileName, title: t("stageSave") }).catch(() => null);
+  if (!path) return;
+  try {
+    const saved = await api.saveBackup(jobId, path);
+    job.view = { phase: "saved", path: saved.path, bytes: saved.bytes, sha256: saved.sha256 };
+  } catch (e) {
+    state.error = asError(e);
+  }
+  await refreshHistory();
+}
+
+export function saveCallback(input: CallbackInput): Promise<void> {
+  return guarded(async () => {
+    state.settings = await api.setCallback(input);
+    state.callbackSaved = true;
+    state.callbackTest = null;
+  });
+}
+
+export async function testCallback(): Promise<void> {
+  const id = state.selected;
+  if (!id) return;
+  state.callbackTest = "testing";
+  render();
+  try {
+    state.callbackTest = { ok: await api.testCallback(id) };
+  } catch (e) {
+    state.callbackTest = { error: asError(e) };
+  }
+  render();
 }

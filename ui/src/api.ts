@@ -3,6 +3,8 @@
 import { Channel, invoke } from "@tauri-apps/api/core";
 import type {
   AppJobEvent,
+  CallbackInput,
+  CallbackTestResult,
   DemoInfo,
   ErrorPayload,
   HistoryEntry,
@@ -10,6 +12,8 @@ import type {
   Permissions,
   ProfileInput,
   ProfileView,
+  ResumedEvent,
+  ResumedJob,
   Saved,
   SessionInfo,
   Settings,
@@ -41,5 +45,12 @@ export const api = {
   showBackup: (historyId: string, select: boolean) => invoke<void>("show_backup", { historyId, select }),
   settings: () => invoke<Settings>("settings"),
   setSaveFolder: (folder: string | null) => invoke<Settings>("set_save_folder", { folder }),
+  setCallback: (input: CallbackInput) => invoke<Settings>("set_callback", { input }),
+  testCallback: (profileId: string) => invoke<CallbackTestResult>("test_callback", { profileId }),
+  resumeBackups: (onEvent: (e: ResumedEvent) => void) => {
+    const channel = new Channel<ResumedEvent>();
+    channel.onmessage = onEvent;
+    return invoke<ResumedJob[]>("resume_backups", { onEvent: channel });
+  },
   startDemo: () => invoke<DemoInfo>("start_demo"),
 };

@@ -1,21 +1,35 @@
 // The whole UI in jsdom, with the Rust side replaced by Tauri's mockIPC.
 import { clearMocks, mockIPC } from "@tauri-apps/api/mocks";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import type { AppJobEvent, ProfileView } from "./bindings";
+import type { AppJobEvent, ProfileView, ResumedEvent, Settings } from "./bindings";
 
 const demoProfile: ProfileView = { id: "demo", name: "Demo", base_url: "https://127.0.0.1:1/webservice_v2", username: "demo", openapi_url: null, demo: true };
 
 type Calls = { cmd: string; args: Record<string, unknown> }[];
 
-function fakeBackend(calls: Calls, options: { demoStarted?: boolean } = {}) {
+const defaultSettings: Settings = { save_folder: null, callback: { kind: "loopback" }, relay_secret_saved: false };
+
+function fakeBackend(calls: Calls, options: { demoStarted?: boolean; resumed?: ResumedEvent[] } = {}) {
   let started = options.demoStarted ?? false;
+  let settings = defaultSettings;
   mockIPC((cmd, args) => {
     calls.push({ cmd, args: (args ?? {}) as Record<string, unknown> });
     switch (cmd) {
       case "launch_info":
         return { demo: false };
       case "settings":
-        return { save_folder: null };
+        return settings;
+      case "set_callback":
+        settings = { ...settings, callback: (args as { input: { setting: Settings["callback"] } }).input.setting };
+        return settings;
+      case "test_callback":
+        return { transport: "webhook-site", millis: 42 };
+      case "resume_backups": {
+        const channel = (args as { onEvent: { onmessage: (e: ResumedEvent) => void } }).onEvent;
+        const events = options.resumed ?? [];
+        setTimeout(() => events.forEach((e) => channel.onmessage(e)), 0);
+        return events.length ? [{ job_id: events[0].job_id, profile_id: "demo", stage: "accepted" }] : [];
+      }
       case "profiles":
         return started ? [demoProfile] : [];
       case "start_demo":
@@ -98,7 +112,7 @@ describe("Kluis UI", () => {
     fakeBackend(calls, { demoStarted: true });
     mockIPC((cmd) => {
       if (cmd === "launch_info") return { demo: false };
-      if (cmd === "settings") return { save_folder: null };
+      if (cmd === "settings") return defaultSettings;
       if (cmd === "profiles") return [demoProfile];
       if (cmd === "sign_in") throw { code: "auth_failed", message: "The service refused the api key, username or password." };
       return null;
@@ -116,5 +130,61 @@ describe("Kluis UI", () => {
     await settle();
     expect(document.body.textContent).toContain("Welkom bij Kluis");
     expect(document.documentElement.lang).toBe("nl");
+  });
+
+  it("saves the callback choice and tests the connection", async () => {
+    fakeBackend(calls, { demoStarted: true });
+    await startUi();
+    await settle();
+    byTest("tab-settings")!.click();
+    byTest("cb-webhook_site")!.click();
+    expect(document.body.textContent).toContain("sees the call's id");
+    expect((byTest("cb-test") as HTMLButtonElement).disabled).toBe(true);
+    byTest("cb-save")!.click();
+    await settle();
+    const saved = calls.find((c) => c.cmd === "set_callback");
+    expect(saved?.args).toEqual({ input: { setting: { kind: "webhook_site" }, relay_secret: null } });
+    expect(byTest("cb-saved")).not.toBeNull();
+    byTest("cb-test")!.click();
+    await settle();
+    expect(calls.find((c) => c.cmd === "test_callback")?.args).toEqual({ profileId: "demo" });
+    expect(byTest("cb-test-ok")?.textContent).toContain("42 ms");
+  });
+
+  it("sends a typed relay secret once and keeps it out of the page", async () => {
+    fakeBackend(calls, { demoStarted: true });
+    await startUi();
+    await settle();
+    byTest("tab-settings")!.click();
+    byTest("cb-relay")!.click();
+    const url = byTest("cb-relay-url") as HTMLInputElement;
+    url.value = "https://relay.example";
+    url.dispatchEvent(new Event("input"));
+    const secret = byTest("cb-relay-secret") as HTMLInputElement;
+    secret.value = "relay-secret-value";
+    secret.dispatchEvent(new Event("input"));
+    byTest("cb-save")!.click();
+    await settle();
+    const saved = calls.find((c) => c.cmd === "set_callback");
+    expect(saved?.args).toEqual({ input: { setting: { kind: "relay", url: "https://relay.example" }, relay_secret: "relay-secret-value" } });
+    expect(document.body.innerHTML).not.toContain("relay-secret-value");
+  });
+
+  it("shows a backup resumed at start and saves it when staged", async () => {
+    fakeBackend(calls, {
+      demoStarted: true,
+      resumed: [
+        { job_id: "old-job", event: { kind: "stage", stage: "downloading" } },
+        { job_id: "old-job", event: { kind: "staged", file_name: "owner-backup.zip", bytes: 100, sha256: "f".repeat(64) } },
+      ],
+    });
+    await startUi();
+    await settle();
+    await settle();
+    expect(byTest("resumed-job")?.textContent).toContain("Demo");
+    byTest("resumed-save")!.click();
+    await settle();
+    expect(calls.find((c) => c.cmd === "save_backup")?.args).toEqual({ jobId: "old-job", path: "/home/user/chosen.zip" });
+    expect(byTest("resumed-job")?.textContent).toContain("/home/user/chosen.zip");
   });
 });

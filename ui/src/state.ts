@@ -1,8 +1,11 @@
 // The UI's state and a re-render hook. Views read it and call actions; actions change it and
 // ask for a render. Nothing secret is ever kept here: the UI never receives a secret back.
-import type { HistoryEntry, Permissions, ProfileView, Settings } from "./bindings";
+import type { CallbackTestResult, HistoryEntry, Permissions, ProfileView, Settings } from "./bindings";
 import type { BackupView } from "./backup-state";
 import type { ErrorPayload } from "./bindings";
+
+/** A backup an earlier run left unfinished, being finished now. */
+export type Resumed = { jobId: string; profileId: string; view: BackupView };
 
 export type Tab = "backup" | "history" | "environment" | "settings";
 
@@ -19,7 +22,11 @@ export const state = {
   permissions: null as Permissions | null,
   history: [] as HistoryEntry[],
   historyFilter: null as string | null,
-  settings: { save_folder: null } as Settings,
+  settings: { save_folder: null, callback: { kind: "loopback" }, relay_secret_saved: false } as Settings,
+  resumed: [] as Resumed[],
+  /** The last "Test connection": its result or error; `testing` while it runs. */
+  callbackTest: null as { ok: CallbackTestResult } | { error: ErrorPayload } | "testing" | null,
+  callbackSaved: false,
   backup: { phase: "idle" } as BackupView,
   jobId: null as string | null,
   /** Profile the current backup belongs to. */

@@ -5,7 +5,7 @@ import type { Access } from "../bindings";
 import { h } from "../dom";
 import { bytes, clock, percent, rate, secondsLeft, shortHash } from "../format";
 import { t, type Key } from "../i18n";
-import { state } from "../state";
+import { state, type Resumed } from "../state";
 
 function stageText(): HTMLElement | null {
   const v = state.backup;
@@ -102,6 +102,49 @@ function permissionsView(): HTMLElement | null {
   );
 }
 
+/** One line for a resumed job's state, and its Save button when it is staged. */
+function resumedJob(job: Resumed): HTMLElement {
+  const v = job.view;
+  const profile = state.profiles.find((p) => p.id === job.profileId)?.name ?? job.profileId;
+  let body: HTMLElement;
+  switch (v.phase) {
+    case "downloading": {
+      const pct = percent(v.bytes, v.total);
+      body = h("p", {}, pct === null ? t("stageDownloadingUnknown", { done: bytes(v.bytes), rate: rate(v.bytesPerSec) }) : t("stageDownloading", { percent: `${pct}%`, rate: rate(v.bytesPerSec), left: "—" }));
+      break;
+    }
+    case "choose":
+      body = h("button", { class: "primary", "data-test": "resumed-save", onclick: () => void actions.saveResumed(job.jobId) }, t("chooseWhere"));
+      break;
+    case "saved":
+      body = h("p", { class: "success", role: "status" }, t("savedText", { size: bytes(v.bytes), hash: shortHash(v.sha256), path: v.path }));
+      break;
+    case "failed":
+      body = h("p", { class: "error", role: "alert" }, v.error.message);
+      break;
+    case "waiting":
+      body = h("p", {}, t("stageWaiting", { elapsed: clock((Date.now() - v.since) / 1000) }));
+      break;
+    case "fetching":
+      body = h("p", {}, t("stageFetching"));
+      break;
+    default:
+      body = h("p", {}, t("loading"));
+  }
+  return h("div", { class: "resumed", "data-test": "resumed-job" }, h("strong", {}, profile), body);
+}
+
+function resumedView(): HTMLElement | null {
+  if (state.resumed.length === 0) return null;
+  return h(
+    "section",
+    { class: "card", "aria-labelledby": "resumed-title", "aria-live": "polite" },
+    h("h2", { id: "resumed-title" }, t("resumedTitle")),
+    h("p", { class: "note" }, t("resumedIntro")),
+    ...state.resumed.map(resumedJob),
+  );
+}
+
 export function backupView(): HTMLElement {
   const running = isRunning(state.backup);
   const denied = state.permissions?.backup_owner === "denied";
@@ -110,7 +153,7 @@ export function backupView(): HTMLElement {
     { class: "primary big", "data-test": "backup-owner", disabled: running || !state.selected, "aria-describedby": denied ? "not-allowed" : null, onclick: () => void actions.startBackup() },
     t("backupOwner"),
   );
-  return h(
+  const panel = h(
     "section",
     { class: "card backup", "aria-labelledby": "backup-title" },
     h("h2", { id: "backup-title" }, t("backupOwner")),
@@ -120,4 +163,5 @@ export function backupView(): HTMLElement {
     h("div", { class: "stage", "aria-live": "polite" }, stageText()),
     permissionsView(),
   );
+  return h("div", {}, resumedView(), panel);
 }

@@ -48,7 +48,7 @@ export function welcome(): HTMLElement {
   );
 }
 
-function field(id: string, label: string, input: HTMLInputElement, hint?: string): HTMLElement {
+export function field(id: string, label: string, input: HTMLInputElement, hint?: string): HTMLElement {
   input.id = id;
   return h("div", { class: "field" }, h("label", { for: id }, label), input, hint ? h("small", { id: `${id}-hint` }, hint) : null);
 }

@@ -1,8 +1,9 @@
-// Settings: where backups are saved.
+// Settings: where backups are saved, and how the service's callback reaches this computer.
 import * as actions from "../actions";
 import { h } from "../dom";
 import { t } from "../i18n";
 import { state } from "../state";
+import { callbackSettings } from "./callback";
 
 export function settingsView(): HTMLElement {
   const folder = state.settings.save_folder;
@@ -18,5 +19,6 @@ export function settingsView(): HTMLElement {
       h("button", { class: "secondary", onclick: () => void actions.chooseSaveFolder() }, t("chooseFolder")),
       folder ? h("button", { class: "secondary", onclick: () => void actions.askEachTime() }, t("useDialog")) : null,
     ),
+    callbackSettings(),
   );
 }

@@ -44,6 +44,7 @@ pub(crate) async fn finish(shared: Arc<Shared>, job: Job, faults: Faults) {
             tokio::time::sleep(faults.callback_retry_interval).await;
         }
         Stats::bump(&shared.stats.callbacks_sent);
+        shared.timeline.lock().unwrap().callback();
         if let Ok(response) = client.get(url.clone()).send().await {
             if response.status().is_success() {
                 delivered = true;

@@ -65,6 +65,7 @@ async fn download(
     headers: HeaderMap,
 ) -> Response {
     Stats::bump(&shared.stats.downloads);
+    shared.timeline.lock().unwrap().download();
     if headers.contains_key("token") {
         Stats::bump(&shared.stats.token_on_file_origin);
     }

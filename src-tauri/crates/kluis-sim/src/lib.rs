@@ -151,6 +151,13 @@ impl Sim {
         self.shared.stats.snapshot()
     }
 
+    /// Time from the last callback the simulator sent to the first download request after it:
+    /// how quickly a client turns a callback into a download (benchmarks).
+    pub fn callback_to_download(&self) -> Option<std::time::Duration> {
+        let timeline = self.shared.timeline.lock().unwrap();
+        Some(timeline.download_started? - timeline.callback_sent?)
+    }
+
     /// Makes every token issued so far invalid, as if the server had restarted or they aged out.
     pub fn expire_all_tokens(&self) {
         self.shared.tokens.lock().unwrap().clear();

@@ -33,6 +33,7 @@ pub(crate) struct Shared {
     pub results: Mutex<HashMap<Uuid, JobResult>>,
     pub files: Mutex<HashMap<String, FileInfo>>,
     pub stats: Stats,
+    pub timeline: Mutex<Timeline>,
     pub files_origin: Url,
     /// Calls back to public https URLs with full certificate checks.
     pub callback_client: reqwest::Client,
@@ -57,6 +58,7 @@ impl Shared {
             results: Mutex::default(),
             files: Mutex::default(),
             stats: Stats::default(),
+            timeline: Mutex::default(),
             files_origin,
             callback_client,
             loopback_callback_client,
@@ -80,6 +82,26 @@ impl Shared {
             .unwrap()
             .insert(key, FileInfo { size, name });
         url
+    }
+}
+
+/// When the last callback went out, and when the first download after it began: the
+/// client's callback-to-download latency, for benchmarks.
+#[derive(Default)]
+pub(crate) struct Timeline {
+    pub callback_sent: Option<std::time::Instant>,
+    pub download_started: Option<std::time::Instant>,
+}
+
+impl Timeline {
+    pub fn callback(&mut self) {
+        self.callback_sent = Some(std::time::Instant::now());
+        self.download_started = None;
+    }
+
+    pub fn download(&mut self) {
+        self.download_started
+            .get_or_insert_with(std::time::Instant::now);
     }
 }
 
