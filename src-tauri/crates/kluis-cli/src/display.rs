@@ -95,7 +95,11 @@ pub fn history(entries: &[HistoryEntry], json: bool) {
                 e.failed_stage.as_deref().unwrap_or("?"),
                 e.error_message.as_deref().unwrap_or("")
             ),
-            _ => String::new(),
+            // Running elsewhere, or stopped and kept for `kluis resume`.
+            _ => format!(
+                "unfinished: `kluis resume` finishes it, `kluis cancel {}` gives it up",
+                e.id
+            ),
         };
         println!(
             "{}  {:<8} {:<7} {:>7}  {}",

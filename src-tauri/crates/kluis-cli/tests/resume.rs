@@ -263,6 +263,11 @@ async fn cancel_ends_a_kept_job() {
     let busy = e.demo(&["cancel", &job]).await;
     assert_eq!(busy.status.code(), Some(2), "the running process owns it");
     stop(child, "KILL").await;
+    let listed = e.demo(&["history"]).await;
+    assert!(
+        String::from_utf8_lossy(&listed.stdout).contains(&format!("kluis cancel {job}")),
+        "the history names the kept job and how to end it"
+    );
 
     let cancelled = e.demo(&["cancel", &job]).await;
     assert_eq!(cancelled.status.code(), Some(0));

@@ -124,8 +124,8 @@ impl Drop for Tracker<'_> {
                 "backup interrupted; `kluis resume` or the app finishes it"
             );
         } else {
-            let _ = self.history.failed(self.id, self.stage, &Error::Cancelled);
-            self.history.forget_claim(self.id);
+            // (A no-op when the user's cancel already ended it.)
+            let _ = self.history.abandon(self.id, &Error::Cancelled);
         }
     }
 }

@@ -97,3 +97,98 @@ async fn callback_test_through_the_relay() {
         .await
         .expect("the test call comes back");
 }
+
+/// Stops the job's future once it reports `stage`: the program stopping at that point.
+async fn run_until(h: &Harness, stage: kluis_core::Stage) -> uuid::Uuid {
+    let request = h.request();
+    let (reached, mut wait) = tokio::sync::mpsc::unbounded_channel();
+    let mut events = move |e: kluis_core::JobEvent| {
+        if e == (kluis_core::JobEvent::Stage { stage }) {
+            let _ = reached.send(());
+        }
+    };
+    let job = h.job();
+    tokio::select! {
+        outcome = job.run(&request, &mut events) => panic!("the job ended early: {outcome:?}"),
+        _ = wait.recv() => {}
+    }
+    request.id
+}
+
+/// A relay job dropped after the 202 (the program stopped) stays journalled in its stage,
+/// nothing acknowledged at the relay; a later resume collects the callback from the inbox,
+/// saves the file, and only then deletes the inbox.
+#[tokio::test]
+async fn interrupted_relay_job_is_resumed() {
+    let (url, ca, _relay) = relay().await;
+    let mut h =
+        Harness::new(|c| c.faults.callback_delay = std::time::Duration::from_millis(300)).await;
+    let transport = || {
+        Arc::new(
+            RelayTransport::new(&url, Secret::new(SECRET), &h.config, Some(ca.clone())).unwrap(),
+        )
+    };
+    h.transport = transport();
+    let id = run_until(&h, kluis_core::Stage::Accepted).await;
+    let row = h.history.get(id).unwrap().unwrap();
+    assert_eq!(row.stage, "accepted", "kept, not cancelled");
+    let journal = h.history.journal(id).unwrap().expect("journalled");
+    let Some(kluis_core::callback::Reattach::Relay { inbox, .. }) = journal.callback.clone() else {
+        panic!("{journal:?}")
+    };
+
+    let unfinished = h.history.unfinished().unwrap();
+    assert_eq!(unfinished.len(), 1);
+    let resumed_transport = transport();
+    let job = kluis_core::BackupJob {
+        session: &h.session,
+        transport: &*resumed_transport,
+        downloader: &h.downloader,
+        history: &h.history,
+    };
+    let saved = job
+        .resume(&unfinished[0], &mut |_| {})
+        .await
+        .expect("resumed");
+    assert_eq!(saved.sha256, expected_sha(saved.bytes));
+    assert_eq!(h.history.get(id).unwrap().unwrap().stage, "saved");
+    assert!(
+        h.history.journal(id).unwrap().is_none(),
+        "the journal ends with the job"
+    );
+    assert_eq!(h.sim.stats().backups_started, 1);
+
+    let http = reqwest::Client::builder()
+        .add_root_certificate(reqwest::Certificate::from_pem(ca.as_bytes()).unwrap())
+        .build()
+        .unwrap();
+    let after = http
+        .get(format!("{url}/api/inboxes/{inbox}/events?after=0&wait=0"))
+        .bearer_auth(SECRET)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(
+        after.status(),
+        404,
+        "the inbox is deleted once the job has ended"
+    );
+}
+
+/// A loopback job dropped after the 202 cannot be collected by anyone else: it ends as
+/// cancelled at once.
+#[tokio::test]
+async fn interrupted_loopback_job_is_cancelled() {
+    let h = Harness::new(|c| c.faults.callback_delay = std::time::Duration::from_millis(300)).await;
+    let id = run_until(&h, kluis_core::Stage::Accepted).await;
+    let row = h.history.get(id).unwrap().unwrap();
+    assert_eq!(
+        (
+            row.stage.as_str(),
+            row.failed_stage.as_deref(),
+            row.error_code.as_deref()
+        ),
+        ("failed", Some("accepted"), Some("cancelled"))
+    );
+    assert!(h.history.unfinished().unwrap().is_empty());
+}
