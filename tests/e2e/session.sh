@@ -11,12 +11,14 @@ pids=()
 cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; }
 trap cleanup EXIT
 
-"$root/target/release/kluis-sim" --ca-out "$work/sim-ca.pem" >"$work/sim.env" 2>"$work/sim.log" &
+# A slow callback, so the app can be closed while a backup waits for it.
+"$root/target/release/kluis-sim" --ca-out "$work/sim-ca.pem" --callback-delay-ms 5000 >"$work/sim.env" 2>"$work/sim.log" &
 pids+=($!)
 for _ in $(seq 100); do grep -q '^ready' "$work/sim.env" 2>/dev/null && break; sleep 0.1; done
 export KLUIS_E2E_SIM_URL=$(grep '^base_url=' "$work/sim.env" | cut -d= -f2-)
 export KLUIS_E2E_SIM_KEY=$(grep '^api_key=' "$work/sim.env" | cut -d= -f2-)
 export KLUIS_CA_CERT="$work/sim-ca.pem"
+export KLUIS_WEBHOOK_SITE_URL=$(grep '^webhook_site_url=' "$work/sim.env" | cut -d= -f2-)
 
 export KLUIS_APP_BINARY="$root/target/release/kluis-app"
 export KLUIS_DATA_DIR="$work/data" KLUIS_E2E_SAVE_DIR="$work/saved" KLUIS_SCREENSHOTS="$work/screenshots"

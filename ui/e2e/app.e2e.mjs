@@ -27,8 +27,9 @@ async function waitText(name, text, timeout = 30000) {
   return el;
 }
 
-before(async () => {
-  browser = await remote({
+/** Starts the app (in demo mode) in a new WebDriver session. */
+const launch = () =>
+  remote({
     hostname: "127.0.0.1",
     port: 4444,
     logLevel: "warn",
@@ -38,6 +39,9 @@ before(async () => {
       "tauri:options": { application: env("KLUIS_APP_BINARY"), args: ["--demo"] },
     },
   });
+
+before(async () => {
+  browser = await launch();
 });
 
 after(async () => {
@@ -127,4 +131,19 @@ test("a profile of one's own keeps its secrets in the keyring and signs in", asy
   await (await $t("tab-environment")).click();
   await waitText("environment", "Demo Administratie");
   await shot("11-own-profile");
+});
+
+test("a backup waiting when the app closes is finished at the next start", async () => {
+  // The own profile (previous test) uses webhook.site — here the separate simulator's stand-in,
+  // whose callback comes 5 s after the request.
+  await (await $t("tab-backup")).click();
+  await (await $t("backup-owner")).click();
+  await waitText("stage-waiting", "Waiting", 30000);
+  await browser.deleteSession();
+  browser = await launch();
+  const resumed = await waitText("resumed-job", "owner-backup", 60000);
+  assert.match(await resumed.getText(), /Eigen klant/);
+  // (No screenshot: WebKitWebDriver's screenshot hangs in a second session under Xvfb.)
+  const files = readdirSync(saveDir).filter((f) => !f.startsWith("."));
+  assert.equal(files.length, 3, `the resumed backup lands next to the others: ${files}`);
 });

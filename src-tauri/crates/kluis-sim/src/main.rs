@@ -56,6 +56,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     println!("username={DEMO_USERNAME}");
     println!("password={DEMO_PASSWORD}");
     println!("file_url={}", sim.file_url(args.payload_size));
+    println!("webhook_site_url={}", sim.webhook_site_url());
     println!("ready");
     tokio::signal::ctrl_c().await?;
     Ok(())
