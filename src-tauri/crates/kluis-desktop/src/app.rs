@@ -422,7 +422,7 @@ impl DesktopApp {
                 }
             }
         }
-        // One per profile: jobs waiting on one listen address or relay share its transport.
+        // One per profile: jobs waiting at one relay share its client.
         let mut reattachers: HashMap<String, Reattacher> = HashMap::new();
         for base_url in services {
             let sweep = self.history.sweep(&base_url)?;
@@ -444,7 +444,22 @@ impl DesktopApp {
                     reattachers.insert(profile.clone(), Reattacher::new(config, relay_secret));
                 }
                 let reattacher = reattachers.get_mut(&profile).expect("inserted above");
-                let transport = match reattacher.transport(&spec).await {
+                let transport = match &spec {
+                    // The same listener new direct backups use: one per address.
+                    kluis_core::callback::Reattach::Direct {
+                        public_url, listen, ..
+                    } => {
+                        let build = async {
+                            let listener =
+                                kluis_core::ListenerTransport::direct(public_url, *listen).await?;
+                            Ok(Arc::new(listener) as Arc<dyn CallbackTransport>)
+                        };
+                        let key = crate::callback::direct_key(&listen.to_string());
+                        self.transports.get_or_build(&key, build).await
+                    }
+                    _ => reattacher.transport(&spec).await.map_err(AppError::from),
+                };
+                let transport = match transport {
                     Ok(transport) => transport,
                     Err(e) => {
                         tracing::warn!(code = e.code(), "a backup could not be resumed now");
@@ -728,7 +743,7 @@ impl DesktopApp {
         };
         self.transports
             .get_or_build(
-                profile_id,
+                &setting.cache_key(profile_id),
                 setting.build(&config, relay_secret, &webhook_site),
             )
             .await

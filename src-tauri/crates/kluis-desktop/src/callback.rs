@@ -104,6 +104,28 @@ impl CallbackSetting {
     }
 }
 
+impl CallbackSetting {
+    /// Which built transport serves `profile`'s jobs: listeners and tunnels belong to this
+    /// computer (one per address, or two would compete for it); relay and webhook.site
+    /// clients use the profile's TLS trust.
+    pub(crate) fn cache_key(&self, profile: &str) -> String {
+        match self {
+            CallbackSetting::Loopback => "loopback".into(),
+            CallbackSetting::Direct { listen, .. } => direct_key(
+                &parse_listen(listen).map_or_else(|_| listen.trim().to_string(), |a| a.to_string()),
+            ),
+            CallbackSetting::Tunnel { program } => format!("tunnel {}", program.trim()),
+            CallbackSetting::Relay { .. } => format!("relay {profile}"),
+            CallbackSetting::WebhookSite => format!("webhook-site {profile}"),
+        }
+    }
+}
+
+/// The cache key of a direct listener on `listen`.
+pub(crate) fn direct_key(listen: &str) -> String {
+    format!("direct {listen}")
+}
+
 fn parse_listen(text: &str) -> AppResult<SocketAddr> {
     text.trim().parse().map_err(|_| {
         Error::Config(
@@ -118,22 +140,23 @@ pub fn default_webhook_site() -> String {
     std::env::var("KLUIS_WEBHOOK_SITE_URL").unwrap_or_else(|_| webhook_site::DEFAULT_BASE.into())
 }
 
-/// Built transports, per profile, for the current setting (emptied when it changes).
+/// Built transports of the current setting, by [`CallbackSetting::cache_key`] (emptied when
+/// the setting changes).
 #[derive(Default)]
 pub(crate) struct Transports(tokio::sync::Mutex<HashMap<String, Arc<dyn CallbackTransport>>>);
 
 impl Transports {
     pub(crate) async fn get_or_build(
         &self,
-        profile: &str,
+        key: &str,
         build: impl std::future::Future<Output = AppResult<Arc<dyn CallbackTransport>>>,
     ) -> AppResult<Arc<dyn CallbackTransport>> {
         let mut built = self.0.lock().await;
-        if let Some(transport) = built.get(profile) {
+        if let Some(transport) = built.get(key) {
             return Ok(transport.clone());
         }
         let transport = build.await?;
-        built.insert(profile.to_string(), transport.clone());
+        built.insert(key.to_string(), transport.clone());
         Ok(transport)
     }
 

@@ -354,3 +354,29 @@ async fn relay_secret_goes_to_the_keyring() {
         "a refused setting changes nothing"
     );
 }
+
+/// Two profiles with a direct address share its one listener: the second is not refused for
+/// an address in use (the test call then fails for want of a proxy, as a network error).
+#[tokio::test(flavor = "multi_thread")]
+async fn profiles_share_the_direct_listener() {
+    let dir = tempfile::tempdir().unwrap();
+    let app = app(&dir, None);
+    app.start_demo().await.unwrap();
+    let listen = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap();
+    app.set_callback(CallbackInput {
+        setting: CallbackSetting::Direct {
+            public_url: "https://127.0.0.1:1/kluis".into(),
+            listen: listen.to_string(),
+        },
+        relay_secret: None,
+    })
+    .await
+    .unwrap();
+    for profile in ["demo", "demo-restricted"] {
+        let err = app.test_callback(profile).await.unwrap_err();
+        assert_eq!(err.code(), "network", "{profile}: {err}");
+    }
+}

@@ -89,7 +89,7 @@ impl ListenerTransport {
             .ok_or_else(|| Error::Config("The public callback URL must be an https URL without a query, e.g. https://office.example/kluis.".into()))?;
         let listener = TcpListener::bind(listen).await.map_err(|e| {
             Error::Config(format!(
-                "Could not listen on {listen} for callbacks: {e}. Choose another --listen address."
+                "Could not listen on {listen} for callbacks: {e}. Choose another local address (--listen)."
             ))
         })?;
         let local_addr = listener
