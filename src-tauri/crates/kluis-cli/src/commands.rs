@@ -30,8 +30,9 @@ pub async fn run(cli: Cli) -> Result<()> {
             let config = cli.connection.service_config()?;
             let history = open_history(cli.history_db.as_ref())?;
             let id = Uuid::new_v4();
-            let saved =
-                crate::stop::backup(&history, id, backup(config, &history, &args, id)).await?;
+            let cancel = tokio::sync::Notify::new();
+            let job = backup(config, &history, &args, id, Some(&cancel));
+            let saved = crate::stop::backup(&history, id, &cancel, job).await?;
             report(id, &saved, args.json);
             Ok(())
         }
@@ -82,6 +83,7 @@ async fn backup(
     history: &History,
     args: &BackupArgs,
     id: Uuid,
+    cancel: Option<&tokio::sync::Notify>,
 ) -> Result<Saved> {
     let destination = Destination::from_out(&args.out)?;
     let transport = transport(&args.callback, args.listen, &config).await?;
@@ -96,6 +98,7 @@ async fn backup(
         transport: &*transport,
         downloader: &downloader,
         history,
+        cancel,
     };
     let request = BackupRequest {
         id,
@@ -179,6 +182,7 @@ async fn resume(config: ServiceConfig, history: &History, json: bool) -> Result<
                         transport: &*transport,
                         downloader,
                         history,
+                        cancel: None, // signals only stop a resume: the jobs stay kept
                     };
                     run.resume(job, &mut |_| {}).await
                 }
@@ -238,7 +242,7 @@ async fn demo(out: &Path, size_mib: u64, history_db: Option<&std::path::PathBuf>
         profile: "demo".into(),
     };
     let id = Uuid::new_v4();
-    let saved = backup(config, &history, &args, id).await?;
+    let saved = backup(config, &history, &args, id, None).await?;
     eprintln!("Saved {} bytes, SHA-256 {}:", saved.bytes, saved.sha256);
     report(id, &saved, false);
     Ok(())

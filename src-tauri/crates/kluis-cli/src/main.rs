@@ -48,10 +48,17 @@ fn main() {
             std::process::exit(1);
         }
     };
-    // `backup` and `resume` watch the signals themselves (see `stop`); other commands just end.
+    // `backup` and `resume` watch the signals themselves (see `stop`) and must not be cut
+    // short while they settle a job; other commands just end.
+    let watches_signals = matches!(
+        cli.command,
+        settings::Command::Backup(_) | settings::Command::Resume { .. }
+    );
     let outcome = runtime.block_on(async {
+        if watches_signals {
+            return commands::run(cli).await;
+        }
         tokio::select! {
-            biased;
             outcome = commands::run(cli) => outcome,
             _ = stop::requested() => Err(Error::Cancelled),
         }

@@ -10,6 +10,7 @@
 use std::future::Future;
 
 use kluis_core::{Error, History, Result};
+use tokio::sync::Notify;
 use uuid::Uuid;
 
 pub enum Signal {
@@ -33,31 +34,37 @@ pub async fn requested() -> Signal {
     Signal::Interrupt
 }
 
-/// Runs `backup` (job `id`) until it ends or a signal comes, and settles the job's fate then.
+/// Runs `backup` (job `id`, which ends as cancelled when `cancel` is notified) until it ends
+/// or a signal comes, and settles the job's fate then.
 pub async fn backup<T>(
     history: &History,
     id: Uuid,
+    cancel: &Notify,
     job: impl Future<Output = Result<T>>,
 ) -> Result<T> {
-    let signal = {
-        tokio::pin!(job);
-        tokio::select! {
-            biased;
-            outcome = &mut job => return outcome,
-            signal = requested() => signal,
-        }
-        // the job's future is dropped here: its part file is gone, its claim released
+    let mut job = Box::pin(job);
+    let signal = tokio::select! {
+        biased;
+        outcome = &mut job => return outcome,
+        signal = requested() => signal,
     };
-    let kept = history
-        .get(id)?
-        .is_some_and(|entry| entry.stage != "saved" && entry.stage != "failed");
     match signal {
+        // The job ends itself as cancelled: recorded, part file removed, relay inbox deleted.
         Signal::Interrupt => {
-            history.abandon(id, &Error::Cancelled)?;
-            Err(Error::Cancelled)
+            cancel.notify_one();
+            job.await
         }
-        Signal::Terminate if kept => Err(Error::Interrupted),
-        Signal::Terminate => Err(Error::Cancelled),
+        Signal::Terminate => {
+            drop(job); // its part file is gone and its claim released
+            let kept = history
+                .get(id)?
+                .is_some_and(|entry| entry.stage != "saved" && entry.stage != "failed");
+            Err(if kept {
+                Error::Interrupted
+            } else {
+                Error::Cancelled
+            })
+        }
     }
 }
 

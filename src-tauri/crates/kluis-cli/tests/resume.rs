@@ -60,6 +60,19 @@ impl Env {
     }
 }
 
+/// A relay backup started and waiting for its callback: the process, the job's id and the CA
+/// bundle that trusts the relay.
+async fn relay_job_waiting(e: &Env) -> (Child, String, String) {
+    let (callback, bundle) = e.relay().await;
+    let vars = [
+        ("KLUIS_RELAY_SECRET", RELAY_SECRET),
+        ("KLUIS_CA_CERT", bundle.as_str()),
+    ];
+    let child = e.start_backup(&["--callback", &callback], &vars);
+    let job = e.wait_for_stage("accepted").await;
+    (child, job, bundle)
+}
+
 /// The JSON lines of `kluis resume --json`.
 fn lines(output: &Output) -> Vec<Value> {
     String::from_utf8_lossy(&output.stdout)
@@ -112,13 +125,11 @@ fn parts_in(dir: &Path) -> Vec<(PathBuf, u64)> {
 #[tokio::test(flavor = "multi_thread")]
 async fn relay_backup_survives_a_kill_after_the_202() {
     let e = slow_env(|_| {}).await;
-    let (callback, bundle) = e.relay().await;
+    let (child, job, bundle) = relay_job_waiting(&e).await;
     let vars = [
         ("KLUIS_RELAY_SECRET", RELAY_SECRET),
         ("KLUIS_CA_CERT", bundle.as_str()),
     ];
-    let child = e.start_backup(&["--callback", &callback], &vars);
-    let job = e.wait_for_stage("accepted").await;
     stop(child, "KILL").await;
 
     let resumed = e.demo_with(&["resume", "--json"], &vars).await;
@@ -275,5 +286,49 @@ async fn cancel_ends_a_kept_job() {
     assert_eq!(row.error_code.as_deref(), Some("cancelled"));
     let resumed = e.demo_with(&["resume", "--json"], &vars).await;
     assert_eq!(resumed.status.code(), Some(0));
+    assert!(lines(&resumed).is_empty());
+}
+
+/// Ctrl-C is the user's "no", even for a job that could be kept: exit 130, the history says
+/// cancelled, the relay inbox (which holds the service's callback id) is deleted, and there
+/// is nothing to resume.
+#[tokio::test(flavor = "multi_thread")]
+async fn ctrl_c_cancels_and_clears_the_relay_inbox() {
+    let e = slow_env(|_| {}).await;
+    let (child, job, bundle) = relay_job_waiting(&e).await;
+    let vars = [
+        ("KLUIS_RELAY_SECRET", RELAY_SECRET),
+        ("KLUIS_CA_CERT", bundle.as_str()),
+    ];
+    let journal = e
+        .history()
+        .journal(uuid::Uuid::parse_str(&job).unwrap())
+        .unwrap()
+        .expect("journalled");
+    let Some(kluis_core::callback::Reattach::Relay { url, inbox }) = journal.callback else {
+        panic!("a relay job")
+    };
+    let status = stop(child, "INT").await;
+    assert_eq!(status.code(), Some(130));
+    let row = &e.history().list(None, 1).unwrap()[0];
+    assert_eq!(
+        (row.stage.as_str(), row.error_code.as_deref()),
+        ("failed", Some("cancelled"))
+    );
+    let ca = std::fs::read(&bundle).unwrap();
+    let http = reqwest::Certificate::from_pem_bundle(&ca)
+        .unwrap()
+        .into_iter()
+        .fold(reqwest::Client::builder(), |b, c| b.add_root_certificate(c))
+        .build()
+        .unwrap();
+    let events = http
+        .get(format!("{}api/inboxes/{inbox}/events?after=0&wait=0", url))
+        .bearer_auth(RELAY_SECRET)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(events.status(), 404, "the inbox is gone");
+    let resumed = e.demo_with(&["resume", "--json"], &vars).await;
     assert!(lines(&resumed).is_empty());
 }

@@ -72,6 +72,7 @@ async fn main() {
         transport: &transport,
         downloader: &downloader,
         history: &history,
+        cancel: None,
     };
 
     let mut latencies = Vec::with_capacity(runs);

@@ -6,8 +6,11 @@
 //! [`BackupJob::run`] journals the job (see [`crate::journal`]) before the POST. If its future
 //! is dropped — the program stops — a job whose callback can still be collected stays
 //! unfinished in its stage, and [`BackupJob::resume`] in a later process takes it from there;
-//! one whose callback URL died with the process ends as failed (`cancelled`). A user's own
-//! cancel ends the job with [`History::abandon`].
+//! one whose callback URL died with the process ends as failed (`cancelled`). A user's cancel
+//! is a transition of its own: [`BackupJob::cancel`] is notified, and the job ends as failed
+//! (`cancelled`) through the same path as any failure — recorded, its part file removed, its
+//! callback's cleanup run (a relay inbox deleted). A job of an earlier process that nobody runs
+//! is cancelled with [`History::abandon`].
 
 use std::time::Duration;
 
@@ -98,6 +101,8 @@ pub struct BackupJob<'a> {
     pub transport: &'a dyn CallbackTransport,
     pub downloader: &'a Downloader,
     pub history: &'a History,
+    /// When notified, the job ends as cancelled (a permit given before it waits counts too).
+    pub cancel: Option<&'a tokio::sync::Notify>,
 }
 
 type Events<'e> = &'e mut (dyn FnMut(JobEvent) + Send);
@@ -157,10 +162,20 @@ impl BackupJob<'_> {
             stage: Stage::Requested,
         });
         let mut cleanup = None;
-        let outcome = self
-            .request(request, &mut tracker, &mut cleanup, events)
-            .await;
+        let outcome = tokio::select! {
+            biased;
+            _ = self.cancelled() => Err(Error::Cancelled),
+            outcome = self.request(request, &mut tracker, &mut cleanup, events) => outcome,
+        };
         self.finish(tracker, outcome, cleanup, events).await
+    }
+
+    /// Resolves when the user cancels (never, without a cancel signal).
+    async fn cancelled(&self) {
+        match self.cancel {
+            Some(cancel) => cancel.notified().await,
+            None => std::future::pending().await,
+        }
     }
 
     async fn request(
@@ -233,9 +248,11 @@ impl BackupJob<'_> {
         events(JobEvent::Stage { stage });
         let left = Duration::from_millis((journal.callback_deadline_ms - now_ms()).max(0) as u64);
         let deadline = tokio::time::Instant::now() + left.max(RESUME_GRACE);
-        let outcome = self
-            .collect(registration, deadline, &mut journal, &mut tracker, events)
-            .await;
+        let outcome = tokio::select! {
+            biased;
+            _ = self.cancelled() => Err(Error::Cancelled),
+            outcome = self.collect(registration, deadline, &mut journal, &mut tracker, events) => outcome,
+        };
         self.finish(tracker, outcome, cleanup, events).await
     }
 

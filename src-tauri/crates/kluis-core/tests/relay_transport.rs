@@ -145,6 +145,7 @@ async fn interrupted_relay_job_is_resumed() {
         transport: &*resumed_transport,
         downloader: &h.downloader,
         history: &h.history,
+        cancel: None,
     };
     let saved = job
         .resume(&unfinished[0], &mut |_| {})

@@ -91,7 +91,8 @@ pub struct DemoInfo {
 enum JobSlot {
     Running {
         task: JoinHandle<()>,
-        staging: Option<PathBuf>,
+        /// Notified by the user's Cancel: the job then ends as cancelled by itself.
+        cancel: Arc<tokio::sync::Notify>,
     },
     /// Verified in the staging folder; waiting for a save dialog's answer.
     Staged { saved: Saved, staging: PathBuf },
@@ -514,13 +515,18 @@ impl DesktopApp {
         let jobs = self.jobs.clone();
         let profile_id = profile_id.to_string();
         let learn = self.denial_learner();
-        let staging_for_task = staging.clone();
+        let cancel = Arc::new(tokio::sync::Notify::new());
+        let cancel_for_task = cancel.clone();
+        // The slot is filled before the task can end and clear it: the lock is held across.
+        let jobs_for_slot = self.jobs.clone();
+        let mut slots = jobs_for_slot.lock().unwrap();
         let task = tokio::spawn(async move {
             let job = BackupJob {
                 session: &connection.session,
                 transport: &*transport,
                 downloader: &connection.downloader,
                 history: &history,
+                cancel: Some(&cancel_for_task),
             };
             let forward = sink.clone();
             let mut events = move |event: kluis_core::JobEvent| forward(event.into());
@@ -529,7 +535,7 @@ impl DesktopApp {
                 JobWork::Resume(unfinished) => job.resume(unfinished, &mut events).await,
             };
             match outcome {
-                Ok(saved) => match staging_for_task {
+                Ok(saved) => match staging {
                     Some(staging) => {
                         let file_name = saved
                             .path
@@ -553,7 +559,7 @@ impl DesktopApp {
                 },
                 Err(error) => {
                     jobs.lock().unwrap().remove(&job_id);
-                    if let Some(staging) = staging_for_task {
+                    if let Some(staging) = staging {
                         let _ = std::fs::remove_dir_all(staging);
                     }
                     let failed_at = history
@@ -573,10 +579,7 @@ impl DesktopApp {
                 }
             }
         });
-        self.jobs
-            .lock()
-            .unwrap()
-            .insert(job_id, JobSlot::Running { task, staging });
+        slots.insert(job_id, JobSlot::Running { task, cancel });
     }
 
     /// Moves a staged, verified backup to `path` (the save dialog's answer, which already
@@ -614,21 +617,18 @@ impl DesktopApp {
         }
     }
 
-    /// Cancels a job at any stage; nothing is left behind.
+    /// Cancels a job at any stage; nothing is left behind. A running job ends itself as
+    /// cancelled (its events say so); a staged file is removed here.
     pub async fn cancel_backup(&self, job: Uuid) -> AppResult<()> {
-        let slot = self.jobs.lock().unwrap().remove(&job);
-        match slot {
-            Some(JobSlot::Running { task, staging }) => {
-                task.abort();
-                // The user's "no": the job ends now, even one that could be resumed.
-                self.history.abandon(job, &Error::Cancelled)?;
-                if let Some(staging) = staging {
-                    let _ = std::fs::remove_dir_all(staging);
-                }
+        let mut jobs = self.jobs.lock().unwrap();
+        match jobs.get(&job) {
+            Some(JobSlot::Running { cancel, .. }) => {
+                cancel.notify_one();
                 Ok(())
             }
             Some(JobSlot::Staged { staging, .. }) => {
                 let _ = std::fs::remove_dir_all(staging);
+                jobs.remove(&job);
                 self.history.failed(job, Stage::Saved, &Error::Cancelled)?;
                 Ok(())
             }

@@ -130,7 +130,7 @@ async fn cancel_staged_backup_leaves_nothing() {
     );
 }
 
-/// Cancelling while the job runs aborts it: no file, history says cancelled.
+/// Cancelling while the job runs ends it: no file, history and events say cancelled.
 #[tokio::test(flavor = "multi_thread")]
 async fn cancel_running_backup() {
     let dir = tempfile::tempdir().unwrap();
@@ -153,8 +153,15 @@ async fn cancel_running_backup() {
         }
     }
     app.cancel_backup(job).await.unwrap();
-    // The aborted task's sink is dropped when it ends: the channel closes.
-    while rx.recv().await.is_some() {}
+    // The job ends itself as cancelled, says so, and its sink is dropped: the channel closes.
+    let mut last = None;
+    while let Some(event) = rx.recv().await {
+        last = Some(event);
+    }
+    assert!(
+        matches!(&last, Some(AppJobEvent::Failed { code, .. }) if code == "cancelled"),
+        "{last:?}"
+    );
     let row = &app.history(None).unwrap()[0];
     assert_eq!(row.error_code.as_deref(), Some("cancelled"));
     assert!(!dir

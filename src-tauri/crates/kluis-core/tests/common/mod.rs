@@ -118,6 +118,7 @@ impl Harness {
             transport: &*self.transport,
             downloader: &self.downloader,
             history: &self.history,
+            cancel: None,
         }
     }
 
