@@ -108,7 +108,7 @@ pub struct BackupJob<'a> {
 type Events<'e> = &'e mut (dyn FnMut(JobEvent) + Send);
 
 /// The job while it runs: its stage, and what happens if it ends without reaching `saved` or
-/// `failed` (its future was dropped: a cancel, or the program is stopping).
+/// `failed` (its future was dropped: the program is stopping, or its task was aborted).
 struct Tracker<'a> {
     history: &'a History,
     id: Uuid,
