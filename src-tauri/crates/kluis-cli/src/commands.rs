@@ -52,7 +52,7 @@ pub async fn run(cli: Cli) -> Result<()> {
                 None => Err(Error::Config(
                     "There is no backup with that id (see `kluis history`).".into(),
                 )),
-                Some(entry) if entry.stage == "saved" || entry.stage == "failed" => {
+                Some(entry) if entry.reached().is_final() => {
                     Err(Error::Config("That backup has already ended.".into()))
                 }
                 Some(_) => {

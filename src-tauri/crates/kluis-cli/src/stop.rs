@@ -58,7 +58,7 @@ pub async fn backup<T>(
             drop(job); // its part file is gone and its claim released
             let kept = history
                 .get(id)?
-                .is_some_and(|entry| entry.stage != "saved" && entry.stage != "failed");
+                .is_some_and(|entry| !entry.reached().is_final());
             Err(if kept {
                 Error::Interrupted
             } else {

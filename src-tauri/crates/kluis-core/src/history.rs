@@ -37,6 +37,13 @@ pub struct HistoryEntry {
     pub error_message: Option<String>,
 }
 
+impl HistoryEntry {
+    /// The stage this job reached.
+    pub fn reached(&self) -> Stage {
+        Stage::parse(&self.stage).unwrap_or(Stage::Requested)
+    }
+}
+
 /// The history store. Cheap calls (one small transaction each), made directly from async code.
 pub struct History {
     pub(crate) conn: Mutex<Connection>,
@@ -71,11 +78,18 @@ CREATE TABLE IF NOT EXISTS journal (
 );
 ";
 
-const SELECT_JOBS: &str =
-    "SELECT id, profile, transport, started_at_ms, finished_at_ms, stage, bytes, sha256, path,
-    failed_stage, error_code, error_message FROM jobs";
+/// The `jobs` columns [`entry_from_row`] reads, in its order.
+macro_rules! job_columns {
+    () => {
+        "jobs.id, profile, transport, started_at_ms, finished_at_ms, stage, bytes, sha256, path,
+        failed_stage, error_code, error_message"
+    };
+}
+pub(crate) use job_columns;
 
-fn entry_from_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<HistoryEntry> {
+const SELECT_JOBS: &str = concat!("SELECT ", job_columns!(), " FROM jobs");
+
+pub(crate) fn entry_from_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<HistoryEntry> {
     Ok(HistoryEntry {
         id: row.get(0)?,
         profile: row.get(1)?,
@@ -163,7 +177,7 @@ impl History {
         let now = now_ms();
         let mut conn = self.conn.lock().unwrap();
         let tx = conn.transaction().map_err(db_error)?;
-        if matches!(stage, Stage::Saved | Stage::Failed) {
+        if stage.is_final() {
             tx.execute(
                 "DELETE FROM journal WHERE job_id = ?1",
                 params![id.to_string()],

@@ -59,6 +59,11 @@ impl Stage {
         }
     }
 
+    /// `saved` or `failed`: the job has ended.
+    pub fn is_final(self) -> bool {
+        matches!(self, Stage::Saved | Stage::Failed)
+    }
+
     pub fn parse(text: &str) -> Option<Stage> {
         [
             Stage::Requested,
@@ -229,10 +234,10 @@ impl BackupJob<'_> {
         };
         // Re-read after claiming: the process that let go may have just finished it.
         let stage = match self.history.get(id)? {
-            Some(entry) => Stage::parse(&entry.stage).unwrap_or(Stage::Requested),
+            Some(entry) => entry.reached(),
             None => return Err(Error::Config("This backup is not in the history.".into())),
         };
-        if matches!(stage, Stage::Saved | Stage::Failed) {
+        if stage.is_final() {
             return Err(Error::Config("This backup has already ended.".into()));
         }
         let mut registration = self.transport.reattach(&spec).await?;
@@ -344,10 +349,7 @@ impl BackupJob<'_> {
                     stage = tracker.stage.as_str(),
                     "backup failed"
                 );
-                if let Some(part) = self.history.journal(id)?.and_then(|j| j.download) {
-                    let _ = std::fs::remove_file(part.part);
-                }
-                self.history.failed(id, tracker.stage, error)?;
+                self.history.abandon(id, error)?;
                 events(JobEvent::Stage {
                     stage: Stage::Failed,
                 });

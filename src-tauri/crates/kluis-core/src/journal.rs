@@ -25,7 +25,7 @@ use uuid::Uuid;
 use crate::callback::Reattach;
 use crate::download::{Destination, PartialDownload};
 use crate::error::{Error, Result};
-use crate::history::{db_error, History, HistoryEntry};
+use crate::history::{db_error, entry_from_row, job_columns, History, HistoryEntry};
 use crate::job::Stage;
 
 /// A job's resumable state.
@@ -56,7 +56,7 @@ impl UnfinishedJob {
     }
 
     pub fn stage(&self) -> Stage {
-        Stage::parse(&self.entry.stage).unwrap_or(Stage::Requested)
+        self.entry.reached()
     }
 }
 
@@ -181,26 +181,25 @@ impl History {
     /// Jobs that have not reached `saved` or `failed`, oldest first — whether another process
     /// still runs them is for [`History::claim`] to say.
     pub fn unfinished(&self) -> Result<Vec<UnfinishedJob>> {
-        let ids: Vec<String> = {
-            let conn = self.conn.lock().unwrap();
-            let mut statement = conn
-                .prepare("SELECT id FROM jobs WHERE stage NOT IN ('saved', 'failed') ORDER BY started_at_ms, rowid")
-                .map_err(db_error)?;
-            let rows = statement
-                .query_map([], |row| row.get(0))
-                .map_err(db_error)?;
-            rows.collect::<rusqlite::Result<_>>().map_err(db_error)?
-        };
-        let mut jobs = Vec::new();
-        for id in ids.iter().filter_map(|id| Uuid::parse_str(id).ok()) {
-            if let Some(entry) = self.get(id)? {
-                jobs.push(UnfinishedJob {
-                    entry,
-                    journal: self.journal(id)?,
-                });
-            }
-        }
-        Ok(jobs)
+        let conn = self.conn.lock().unwrap();
+        let mut statement = conn
+            .prepare(concat!(
+                "SELECT ",
+                job_columns!(),
+                ", journal.body FROM jobs LEFT JOIN journal ON journal.job_id = jobs.id
+                 WHERE stage NOT IN ('saved', 'failed') ORDER BY started_at_ms, jobs.rowid"
+            ))
+            .map_err(db_error)?;
+        let rows = statement
+            .query_map([], |row| {
+                let body: Option<String> = row.get(12)?;
+                Ok(UnfinishedJob {
+                    entry: entry_from_row(row)?,
+                    journal: body.and_then(|b| serde_json::from_str::<Journal>(&b).ok()),
+                })
+            })
+            .map_err(db_error)?;
+        rows.collect::<rusqlite::Result<_>>().map_err(db_error)
     }
 
     /// Looks at every unfinished job of the service at `base_url`: ends those that can never
@@ -244,8 +243,8 @@ impl History {
         let Some(entry) = self.get(id)? else {
             return Ok(());
         };
-        let stage = Stage::parse(&entry.stage).unwrap_or(Stage::Requested);
-        if matches!(stage, Stage::Saved | Stage::Failed) {
+        let stage = entry.reached();
+        if stage.is_final() {
             return Ok(());
         }
         if let Some(part) = self.journal(id)?.and_then(|j| j.download) {
