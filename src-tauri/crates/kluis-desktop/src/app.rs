@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use kluis_core::callback::Reattacher;
+use kluis_core::callback::{Reattach, Reattacher};
 use kluis_core::{
     BackupJob, BackupRequest, CallbackTransport, Destination, DownloadOptions, Downloader, Error,
     History, HistoryEntry, Saved, Secret, ServiceClient, ServiceConfig, Session, Stage,
@@ -423,8 +423,15 @@ impl DesktopApp {
                 }
             }
         }
-        // One per profile: jobs waiting at one relay share its client.
-        let mut reattachers: HashMap<String, Reattacher> = HashMap::new();
+        // Read once, and only when there is something to resume.
+        let relay_secret = match services.is_empty() {
+            true => None,
+            false => self
+                .secret(APP, SecretKind::RelaySecret, false)
+                .await
+                .ok()
+                .flatten(),
+        };
         for base_url in services {
             let sweep = self.history.sweep(&base_url)?;
             for job in sweep.resumable {
@@ -435,31 +442,18 @@ impl DesktopApp {
                 ) else {
                     continue;
                 };
-                if !reattachers.contains_key(&profile) {
-                    let relay_secret = self
-                        .secret(APP, SecretKind::RelaySecret, false)
-                        .await
-                        .ok()
-                        .flatten();
-                    let config = connection.session.client().config().clone();
-                    reattachers.insert(profile.clone(), Reattacher::new(config, relay_secret));
-                }
-                let reattacher = reattachers.get_mut(&profile).expect("inserted above");
-                let transport = match &spec {
-                    // The same listener new direct backups use: one per address.
-                    kluis_core::callback::Reattach::Direct {
-                        public_url, listen, ..
-                    } => {
-                        let build = async {
-                            let listener =
-                                kluis_core::ListenerTransport::direct(public_url, *listen).await?;
-                            Ok(Arc::new(listener) as Arc<dyn CallbackTransport>)
-                        };
-                        let key = crate::callback::direct_key(&listen.to_string());
-                        self.transports.get_or_build(&key, build).await
-                    }
-                    _ => reattacher.transport(&spec).await.map_err(AppError::from),
+                // A direct listener is this computer's, shared with new backups (same key as
+                // the setting's); a relay or webhook.site client uses the profile's trust.
+                let key = match &spec {
+                    Reattach::Direct { .. } => Reattacher::key(&spec),
+                    _ => format!("{} for {profile}", Reattacher::key(&spec)),
                 };
+                let reattacher = Reattacher::new(
+                    connection.session.client().config().clone(),
+                    relay_secret.clone(),
+                );
+                let build = async { Ok(reattacher.build(&spec).await?) };
+                let transport = self.transports.get_or_build(&key, build).await;
                 let transport = match transport {
                     Ok(transport) => transport,
                     Err(e) => {
@@ -729,23 +723,24 @@ impl DesktopApp {
     ) -> AppResult<Arc<dyn CallbackTransport>> {
         let setting = self.profiles.settings().callback;
         let config = connection.session.client().config().clone();
-        let relay_secret = match setting {
-            crate::CallbackSetting::Relay { .. } => {
-                self.secret(APP, SecretKind::RelaySecret, false).await?
-            }
-            _ => None,
-        };
-        let webhook_site = match self.demo.lock().await.as_ref() {
-            Some(sim) if self.profiles.get(profile_id).is_ok_and(|p| p.demo) => {
-                sim.webhook_site_url().to_string()
-            }
-            _ => self.webhook_site.clone(),
+        // The keyring and the demo are only asked when the transport is built, not per backup.
+        let build = async {
+            let relay_secret = match setting {
+                crate::CallbackSetting::Relay { .. } => {
+                    self.secret(APP, SecretKind::RelaySecret, false).await?
+                }
+                _ => None,
+            };
+            let webhook_site = match self.demo.lock().await.as_ref() {
+                Some(sim) if self.profiles.get(profile_id).is_ok_and(|p| p.demo) => {
+                    sim.webhook_site_url().to_string()
+                }
+                _ => self.webhook_site.clone(),
+            };
+            setting.build(&config, relay_secret, &webhook_site).await
         };
         self.transports
-            .get_or_build(
-                &setting.cache_key(profile_id),
-                setting.build(&config, relay_secret, &webhook_site),
-            )
+            .get_or_build(&setting.cache_key(profile_id), build)
             .await
     }
 

@@ -7,7 +7,9 @@ use std::collections::HashMap;
 use std::net::SocketAddr;
 use std::sync::Arc;
 
-use kluis_core::callback::{webhook_site, RelayTransport, TunnelTransport, WebhookSiteTransport};
+use kluis_core::callback::{
+    reattach, webhook_site, RelayTransport, TunnelTransport, WebhookSiteTransport,
+};
 use kluis_core::{CallbackTransport, Error, ListenerTransport, Secret, ServiceConfig};
 use serde::{Deserialize, Serialize};
 
@@ -111,19 +113,15 @@ impl CallbackSetting {
     pub(crate) fn cache_key(&self, profile: &str) -> String {
         match self {
             CallbackSetting::Loopback => "loopback".into(),
-            CallbackSetting::Direct { listen, .. } => direct_key(
-                &parse_listen(listen).map_or_else(|_| listen.trim().to_string(), |a| a.to_string()),
-            ),
+            CallbackSetting::Direct { listen, .. } => match parse_listen(listen) {
+                Ok(listen) => reattach::direct_key(listen),
+                Err(_) => format!("direct {}", listen.trim()),
+            },
             CallbackSetting::Tunnel { program } => format!("tunnel {}", program.trim()),
             CallbackSetting::Relay { .. } => format!("relay {profile}"),
             CallbackSetting::WebhookSite => format!("webhook-site {profile}"),
         }
     }
-}
-
-/// The cache key of a direct listener on `listen`.
-pub(crate) fn direct_key(listen: &str) -> String {
-    format!("direct {listen}")
 }
 
 fn parse_listen(text: &str) -> AppResult<SocketAddr> {

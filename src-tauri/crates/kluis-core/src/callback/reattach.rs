@@ -27,17 +27,29 @@ impl Reattacher {
         }
     }
 
-    /// The transport that collects `spec`'s callback.
-    pub async fn transport(&mut self, spec: &Reattach) -> Result<Arc<dyn CallbackTransport>> {
-        let key = match spec {
+    /// Which transport serves `spec`: jobs with the same key share one.
+    pub fn key(spec: &Reattach) -> String {
+        match spec {
             Reattach::Relay { url, .. } => format!("relay {url}"),
-            Reattach::Direct { listen, .. } => format!("direct {listen}"),
+            Reattach::Direct { listen, .. } => direct_key(*listen),
             Reattach::WebhookSite { base, .. } => format!("webhook-site {base}"),
-        };
+        }
+    }
+
+    /// The transport that collects `spec`'s callback, shared with earlier jobs of its key.
+    pub async fn transport(&mut self, spec: &Reattach) -> Result<Arc<dyn CallbackTransport>> {
+        let key = Self::key(spec);
         if let Some(transport) = self.built.get(&key) {
             return Ok(transport.clone());
         }
-        let transport: Arc<dyn CallbackTransport> = match spec {
+        let transport = self.build(spec).await?;
+        self.built.insert(key, transport.clone());
+        Ok(transport)
+    }
+
+    /// A new transport that collects `spec`'s callback (for a caller with its own cache).
+    pub async fn build(&self, spec: &Reattach) -> Result<Arc<dyn CallbackTransport>> {
+        Ok(match spec {
             Reattach::Relay { url, .. } => {
                 let secret = self.relay_secret.clone().ok_or_else(|| {
                     Error::Config(format!(
@@ -52,8 +64,12 @@ impl Reattacher {
             Reattach::WebhookSite { base, .. } => {
                 Arc::new(WebhookSiteTransport::new(base, &self.config)?)
             }
-        };
-        self.built.insert(key, transport.clone());
-        Ok(transport)
+        })
     }
+}
+
+/// The key of a direct listener on `listen`: one listener per address, or two would compete
+/// for it.
+pub fn direct_key(listen: std::net::SocketAddr) -> String {
+    format!("direct {listen}")
 }
