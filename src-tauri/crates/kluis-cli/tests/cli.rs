@@ -16,12 +16,7 @@ async fn backup_json_prints_one_line() {
     let output = e
         .demo(&["backup", "--out", out.to_str().unwrap(), "--json"])
         .await;
-    assert_eq!(
-        output.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
+    assert_succeeded(&output);
     let stdout = String::from_utf8(output.stdout.clone()).unwrap();
     assert_eq!(stdout.lines().count(), 1, "exactly one line: {stdout}");
     let line: serde_json::Value = serde_json::from_str(stdout.trim()).unwrap();
@@ -218,13 +213,11 @@ async fn terminated_backup_leaves_nothing() {
 #[tokio::test(flavor = "multi_thread")]
 async fn backup_through_a_relay() {
     let e = env(|_| {}).await;
-    let (url, relay_ca) = start_relay().await;
-    let bundle = e.trust_also(&relay_ca);
+    let (callback, bundle) = e.relay().await;
     let out = e.out();
-    let callback = format!("relay={url}");
     let vars = [
         ("KLUIS_RELAY_SECRET", RELAY_SECRET),
-        ("KLUIS_CA_CERT", bundle.to_str().unwrap()),
+        ("KLUIS_CA_CERT", bundle.as_str()),
     ];
     let output = e
         .demo_with(
@@ -239,12 +232,7 @@ async fn backup_through_a_relay() {
             &vars,
         )
         .await;
-    assert_eq!(
-        output.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
+    assert_succeeded(&output);
     let line: Value = serde_json::from_slice(&output.stdout).unwrap();
     assert_no_secrets_except(
         &output,
@@ -268,12 +256,7 @@ async fn backup_through_a_relay() {
 async fn callback_test_reports_round_trip() {
     let e = env(|_| {}).await;
     let output = e.demo(&["callback-test"]).await;
-    assert_eq!(
-        output.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
+    assert_succeeded(&output);
     assert!(String::from_utf8_lossy(&output.stdout)
         .contains("came back through the loopback transport"));
     let missing_listen = e
@@ -305,12 +288,7 @@ async fn backup_through_webhook_site_warns() {
             &[("KLUIS_WEBHOOK_SITE_URL", site.as_str())],
         )
         .await;
-    assert_eq!(
-        output.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
+    assert_succeeded(&output);
     assert!(String::from_utf8_lossy(&output.stderr).contains("third party"));
     assert_no_secrets(&output, &[DEMO_PASSWORD]);
 }

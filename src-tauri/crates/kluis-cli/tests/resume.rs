@@ -23,16 +23,6 @@ async fn slow_env(configure: impl FnOnce(&mut SimConfig)) -> Env {
 }
 
 impl Env {
-    /// Starts a relay; returns the `--callback` value and a CA bundle that trusts it.
-    async fn relay(&self) -> (String, String) {
-        let (url, ca) = start_relay().await;
-        let bundle = self.trust_also(&ca);
-        (
-            format!("relay={url}"),
-            bundle.to_string_lossy().into_owned(),
-        )
-    }
-
     /// Starts `kluis backup --out OUT --json ARGS` in the background.
     fn start_backup(&self, args: &[&str], vars: &[(&str, &str)]) -> Child {
         let out = self.out();
@@ -83,12 +73,7 @@ fn lines(output: &Output) -> Vec<Value> {
 
 /// The one saved job of `output`: checks it is `job`, lies in `out` and matches its SHA-256.
 fn assert_saved(output: &Output, job: &str, out: &Path) -> PathBuf {
-    assert_eq!(
-        output.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
+    assert_succeeded(output);
     let lines = lines(output);
     assert_eq!(lines.len(), 1, "one line per finished job: {lines:?}");
     assert_eq!(lines[0]["job"], job);

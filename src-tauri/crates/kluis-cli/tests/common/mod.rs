@@ -104,6 +104,16 @@ pub fn assert_no_secrets_except(output: &Output, secrets: &[&str], job_ids: &[&s
     );
 }
 
+/// Exit 0; otherwise the failure shows with the command's stderr.
+pub fn assert_succeeded(output: &Output) {
+    assert_eq!(
+        output.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+}
+
 pub fn files_in(dir: &Path) -> usize {
     std::fs::read_dir(dir).unwrap().count()
 }
@@ -134,6 +144,17 @@ pub async fn start_relay() -> (String, String) {
 }
 
 impl Env {
+    /// Starts a relay; returns the `--callback` value and a CA bundle that trusts it and the
+    /// simulator.
+    pub async fn relay(&self) -> (String, String) {
+        let (url, ca) = start_relay().await;
+        let bundle = self.trust_also(&ca);
+        (
+            format!("relay={url}"),
+            bundle.to_string_lossy().into_owned(),
+        )
+    }
+
     /// A CA bundle that trusts the simulator and `pem` (for KLUIS_CA_CERT).
     pub fn trust_also(&self, pem: &str) -> std::path::PathBuf {
         let bundle = self
