@@ -61,15 +61,7 @@ async fn main() {
     let mut paths = Vec::new();
     let arrivals: Arc<Mutex<Vec<(String, Instant)>>> = Arc::default();
     for _ in 0..POLLERS {
-        let created: serde_json::Value = client
-            .post(format!("{base}/api/inboxes"))
-            .bearer_auth(SECRET)
-            .send()
-            .await
-            .unwrap()
-            .json()
-            .await
-            .unwrap();
+        let created = api(client.post(format!("{base}/api/inboxes"))).await;
         let inbox = created["inbox"].as_str().unwrap().to_string();
         paths.push(created["callback_path"].as_str().unwrap().to_string());
         let (client, base, arrivals) = (client.clone(), base.clone(), arrivals.clone());
@@ -96,15 +88,7 @@ async fn main() {
     }
     // Let every poll park.
     loop {
-        let stats: serde_json::Value = client
-            .get(format!("{base}/api/stats"))
-            .bearer_auth(SECRET)
-            .send()
-            .await
-            .unwrap()
-            .json()
-            .await
-            .unwrap();
+        let stats = api(client.get(format!("{base}/api/stats"))).await;
         if stats["polls_waiting"].as_u64() == Some(POLLERS as u64) {
             break;
         }
@@ -178,4 +162,16 @@ async fn main() {
     );
     let _ = child.kill();
     let _ = child.wait();
+}
+
+/// An inbox-API call with the relay's secret, answered with JSON.
+async fn api(request: reqwest::RequestBuilder) -> serde_json::Value {
+    request
+        .bearer_auth(SECRET)
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap()
 }
