@@ -7,7 +7,8 @@ use futures_util::stream::{FuturesUnordered, StreamExt};
 use kluis_core::callback::{Reattacher, RelayTransport, TunnelTransport, WebhookSiteTransport};
 use kluis_core::{
     BackupJob, BackupRequest, CallbackTransport, Destination, DownloadOptions, Downloader, Error,
-    History, ListenerTransport, Result, Saved, Secret, ServiceClient, ServiceConfig, Session,
+    History, ListenerTransport, Owner, Result, Saved, Secret, ServiceClient, ServiceConfig,
+    Session,
 };
 use kluis_sim::{Sim, SimConfig};
 use uuid::Uuid;
@@ -36,10 +37,11 @@ pub async fn run(cli: Cli) -> Result<()> {
             report(id, &saved, args.json);
             Ok(())
         }
-        Command::Resume { json } => {
+        Command::Resume { json, include_app } => {
             let config = cli.connection.service_config()?;
             let history = open_history(cli.history_db.as_ref())?;
-            crate::stop::resume(resume(config, &history, json)).await
+            let owner = (!include_app).then_some(Owner::Cli);
+            crate::stop::resume(resume(config, &history, owner, json)).await
         }
         Command::Cancel { job } => {
             let history = open_history(cli.history_db.as_ref())?;
@@ -103,6 +105,7 @@ async fn backup(
     let request = BackupRequest {
         id,
         profile: args.profile.clone(),
+        owner: Owner::Cli,
         destination,
         callback_timeout: Duration::from_secs(args.timeout),
     };
@@ -131,8 +134,13 @@ fn report_failure(id: Uuid, error: &Error, json: bool) {
 
 /// `kluis resume`: ends what can never finish, then finishes the rest side by side, reporting
 /// each as it ends. Fails with the first failure's error, so the exit code tells a scheduler.
-async fn resume(config: ServiceConfig, history: &History, json: bool) -> Result<()> {
-    let sweep = history.sweep(config.base_url.as_str())?;
+async fn resume(
+    config: ServiceConfig,
+    history: &History,
+    owner: Option<Owner>,
+    json: bool,
+) -> Result<()> {
+    let sweep = history.sweep(config.base_url.as_str(), owner)?;
     let mut first_error = None;
     for (id, error) in sweep.ended {
         report_failure(id, &error, json);
@@ -142,6 +150,12 @@ async fn resume(config: ServiceConfig, history: &History, json: bool) -> Result<
         eprintln!(
             "kluis: {} backup(s) are still running in another Kluis process; left to it.",
             sweep.running_elsewhere
+        );
+    }
+    if sweep.other_owner > 0 {
+        eprintln!(
+            "kluis: {} backup(s) were started by the Kluis app; it finishes them at its next start (or use --include-app).",
+            sweep.other_owner
         );
     }
     if sweep.other_service > 0 {

@@ -47,13 +47,18 @@ pub enum Command {
     Environment,
     /// Back up the owner's data and save the file.
     Backup(BackupArgs),
-    /// Finish the backups an earlier `kluis backup` (or the app) began but could not end: a
-    /// stop, a crash or a reboot while it waited or downloaded. Each is saved where it was
-    /// meant to go. Backups that cannot be finished (loopback, tunnel) are marked failed.
+    /// Finish the backups an earlier `kluis backup` began but could not end: a stop, a crash
+    /// or a reboot while it waited or downloaded. Each is saved where it was meant to go.
+    /// Backups that cannot be finished (loopback, tunnel) are marked failed. The desktop app's
+    /// backups are left to the app unless --include-app is given.
     Resume {
         /// One JSON line per ended job: {"job","path","bytes","sha256"} or {"job","error"}.
         #[arg(long)]
         json: bool,
+        /// Also finish backups the desktop app started (and older ones whose program is not
+        /// recorded).
+        #[arg(long)]
+        include_app: bool,
     },
     /// Cancel an unfinished backup (see `kluis history`), so `resume` leaves it.
     Cancel {

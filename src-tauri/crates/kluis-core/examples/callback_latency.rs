@@ -80,6 +80,7 @@ async fn main() {
         let request = BackupRequest {
             id: uuid::Uuid::new_v4(),
             profile: "bench".into(),
+            owner: kluis_core::Owner::Cli,
             destination: Destination::Folder(out.path().to_path_buf()),
             callback_timeout: Duration::from_secs(30),
         };

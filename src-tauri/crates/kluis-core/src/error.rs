@@ -1,7 +1,9 @@
 //! The one error type of kluis-core: a stable `code` for the UI and CLI to branch on, and a
 //! message that tells the user what to do. Messages never contain secrets: reqwest errors are
-//! stripped of their URL (which may carry the api_key or password), and response excerpts are
-//! cut short and have every UUID-shaped string masked.
+//! stripped of their URL (which may carry the api_key or password); response excerpts are cut
+//! short, scrubbed of every live secret by value and have every UUID-shaped string masked; and
+//! every message is scrubbed once more when it is shown (`Display`, and so the history, the
+//! CLI's stderr and `--json`, and the UI's `{code, message}`).
 
 use serde::ser::SerializeStruct;
 
@@ -9,31 +11,31 @@ use serde::ser::SerializeStruct;
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
     /// The service refused the credentials or the session token.
-    #[error("{0}")]
+    #[error("{}", kluis_https::scrub::scrub(.0))]
     AuthFailed(String),
     /// The api_key may not use an endpoint.
-    #[error("{0}")]
+    #[error("{}", kluis_https::scrub::scrub(.0))]
     PermissionDenied(String),
     /// The service did not call back in time.
-    #[error("{0}")]
+    #[error("{}", kluis_https::scrub::scrub(.0))]
     CallbackTimeout(String),
     /// The service answered with an error status.
-    #[error("{0}")]
+    #[error("{}", kluis_https::scrub::scrub(.0))]
     ServiceError(String),
     /// The service or the file host could not be reached.
-    #[error("{0}")]
+    #[error("{}", kluis_https::scrub::scrub(.0))]
     Network(String),
     /// The backup file could not be downloaded or verified.
-    #[error("{0}")]
+    #[error("{}", kluis_https::scrub::scrub(.0))]
     DownloadFailed(String),
     /// The service answered something Kluis cannot understand.
-    #[error("{0}")]
+    #[error("{}", kluis_https::scrub::scrub(.0))]
     BadResponse(String),
     /// A setting is missing or wrong.
-    #[error("{0}")]
+    #[error("{}", kluis_https::scrub::scrub(.0))]
     Config(String),
     /// Reading or writing a local file failed.
-    #[error("{0}")]
+    #[error("{}", kluis_https::scrub::scrub(.0))]
     Io(String),
     /// The user cancelled.
     #[error("The backup was cancelled; nothing was saved.")]
@@ -43,7 +45,7 @@ pub enum Error {
     #[error("Kluis was stopped before the backup was saved. It is kept: `kluis resume` (or opening the Kluis app) finishes it.")]
     Interrupted,
     /// A stopped job cannot be finished (its callback address ended with the program).
-    #[error("{0}")]
+    #[error("{}", kluis_https::scrub::scrub(.0))]
     NotResumable(String),
 }
 
@@ -102,10 +104,11 @@ impl serde::Serialize for Error {
 
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
-/// A short, printable excerpt of `text` (at most `max` characters) with control characters
-/// dropped and every UUID-shaped run (tokens, api keys, webhook ids look like that) masked.
+/// A short, printable excerpt of `text` (at most `max` characters) with every live secret
+/// scrubbed by value, control characters dropped and every UUID-shaped run (tokens, api keys,
+/// webhook ids look like that) masked.
 pub fn mask_secrets(text: &str, max: usize) -> String {
-    let cleaned: String = text
+    let cleaned: String = kluis_https::scrub::scrub(text)
         .chars()
         .map(|c| if c.is_control() { ' ' } else { c })
         .collect();
@@ -147,6 +150,29 @@ mod tests {
         let text = "token 49cfcabd-ae97-47de-a900-76a83082a1cb expired\n\u{1b}[31m";
         let masked = mask_secrets(text, 200);
         assert_eq!(masked, "token «hidden» expired  [31m");
+    }
+
+    /// A live password echoed by a server leaves neither the excerpt nor the message, in any
+    /// encoding.
+    #[test]
+    fn scrubs_live_secrets_by_value() {
+        let password = crate::Secret::new("Zomer 2026!/ü");
+        let query: String =
+            url::form_urlencoded::byte_serialize(password.expose().as_bytes()).collect();
+        let echoed = format!(
+            "<h1>500</h1> GET /authenticate?password={query} and \"{}\"",
+            password.expose()
+        );
+        let error = Error::ServiceError(format!(
+            "The service answered 500: \"{}\"",
+            mask_secrets(&echoed, 500)
+        ));
+        for text in [error.to_string(), serde_json::to_string(&error).unwrap()] {
+            assert!(!text.contains("Zomer") && !text.contains("2026"), "{text}");
+        }
+        // Display scrubs too, for a message made without an excerpt.
+        let raw = Error::Config(format!("echo {}", password.expose()));
+        assert_eq!(raw.to_string(), "echo «hidden»");
     }
 
     /// Long bodies are cut to the limit.

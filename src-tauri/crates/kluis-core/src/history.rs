@@ -118,12 +118,15 @@ pub fn now_ms() -> i64 {
 }
 
 impl History {
-    /// Opens (creating if needed) the store at `path`.
+    /// Opens (creating if needed) the store at `path`: an owner-only file in an owner-only
+    /// folder when Kluis creates them (a file an older version left readable is tightened).
     pub fn open(path: &Path) -> Result<Self> {
-        if let Some(dir) = path.parent() {
-            std::fs::create_dir_all(dir)
+        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+            kluis_https::private::create_dir_all(dir)
                 .map_err(|e| Error::io(format!("create {}", dir.display()), e))?;
         }
+        kluis_https::private::prepare_file(path)
+            .map_err(|e| Error::io(format!("create {}", path.display()), e))?;
         let claims = crate::journal::Claims::beside(path);
         Self::setup(Connection::open(path).map_err(db_error)?, claims)
     }

@@ -72,15 +72,23 @@ pub fn build_client(config: &ServiceConfig, rule: RedirectRule) -> Result<reqwes
 }
 
 /// Reads an answer's body as JSON, refusing more than [`MAX_JSON_BYTES`].
-pub async fn read_json(mut response: reqwest::Response, what: &str) -> Result<Value> {
-    let body = read_capped(&mut response, MAX_JSON_BYTES)
-        .await?
-        .ok_or_else(|| {
-            Error::BadResponse(format!(
-                "The answer to {what} was larger than {} KiB; it was not read.",
-                MAX_JSON_BYTES / 1024
-            ))
-        })?;
+pub async fn read_json(response: reqwest::Response, what: &str) -> Result<Value> {
+    read_json_as(response, what, MAX_JSON_BYTES).await
+}
+
+/// Reads an answer's body as JSON of type `T`, refusing more than `cap` bytes: every answer
+/// Kluis reads into memory (the service's, the relay's, webhook.site's) goes through here.
+pub async fn read_json_as<T: serde::de::DeserializeOwned>(
+    mut response: reqwest::Response,
+    what: &str,
+    cap: usize,
+) -> Result<T> {
+    let body = read_capped(&mut response, cap).await?.ok_or_else(|| {
+        Error::BadResponse(format!(
+            "The answer to {what} was larger than {} KiB; it was not read.",
+            cap / 1024
+        ))
+    })?;
     serde_json::from_slice(&body).map_err(|_| {
         Error::BadResponse(format!(
             "The answer to {what} was not valid JSON: \"{}\". The service may be down or the base URL may point elsewhere.",

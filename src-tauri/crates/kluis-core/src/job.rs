@@ -14,6 +14,7 @@
 
 use std::time::Duration;
 
+use futures_util::stream::{FuturesUnordered, StreamExt};
 use serde::Serialize;
 use uuid::Uuid;
 
@@ -21,7 +22,7 @@ use crate::callback::{CallbackTransport, Cleanup, Registration};
 use crate::download::{Destination, Downloader, Progress, Saved};
 use crate::error::{Error, Result};
 use crate::history::{now_ms, History};
-use crate::journal::{Journal, UnfinishedJob};
+use crate::journal::{Journal, Owner, UnfinishedJob};
 use crate::session::Session;
 
 /// Least time a resumed job still waits for its callback, even if its deadline passed while
@@ -95,6 +96,8 @@ pub struct BackupRequest {
     pub id: Uuid,
     /// Profile name, for the history.
     pub profile: String,
+    /// The program starting the job (journalled: it finishes the job after a restart).
+    pub owner: Owner,
     pub destination: Destination,
     /// Longest wait for the service's callback after the 202.
     pub callback_timeout: Duration,
@@ -194,6 +197,7 @@ impl BackupJob<'_> {
         let mut registration = self.transport.prepare(request.id).await?;
         *cleanup = registration.cleanup.take();
         let mut journal = Journal {
+            owner: Some(request.owner),
             base_url: self.base_url(),
             destination: request.destination.clone(),
             callback_deadline_ms: now_ms() + request.callback_timeout.as_millis() as i64,
@@ -275,27 +279,41 @@ impl BackupJob<'_> {
             guard: _guard,
             ..
         } = registration;
-        let timeout = deadline - tokio::time::Instant::now();
+        let timeout = deadline.saturating_duration_since(tokio::time::Instant::now());
+        // Every distinct id is redeemed, a few at once, so junk ids sent to the callback URL
+        // cannot hold the real one back; an id the service does not know is ignored.
+        let mut redeeming = FuturesUnordered::new();
+        let mut receiving = true;
+        let mut not_ours = 0u32;
         let payload = loop {
-            let id = match tokio::time::timeout_at(deadline, ids.recv()).await {
-                Ok(Some(id)) => id,
-                Ok(None) => return Err(Error::CallbackTimeout("The callback receiver stopped before the service called back. Try the backup again.".into())),
-                Err(_) => {
+            tokio::select! {
+                id = ids.recv(), if receiving && redeeming.len() < REDEEM_AT_ONCE => match id {
+                    Some(id) => {
+                        if tracker.stage < Stage::CallbackReceived {
+                            tracker.enter(Stage::CallbackReceived, events)?;
+                        }
+                        let session = self.session;
+                        redeeming.push(async move { (session.webhook(&id).await, id) });
+                    }
+                    None => receiving = false,
+                },
+                Some((redeemed, id)) = redeeming.next() => match redeemed? {
+                    Some(payload) => break payload,
+                    None => {
+                        not_ours += 1;
+                        tracing::warn!(callback_id = %id, "the service does not know this callback id; still waiting");
+                    }
+                },
+                _ = tokio::time::sleep_until(deadline) => {
                     return Err(Error::CallbackTimeout(format!(
-                        "The service did not report the backup as finished in time{}. It may still be working: try again later, or allow more time (--timeout).",
-                        describe(timeout)
+                        "The service did not report the backup as finished in time{}{}. It may still be working: try again later, or allow more time (--timeout).",
+                        describe(timeout),
+                        unknown_ids(not_ours),
                     )))
                 }
-            };
-            if tracker.stage < Stage::CallbackReceived {
-                tracker.enter(Stage::CallbackReceived, events)?;
             }
-            // The id is only a hint: an id the service does not know is ignored.
-            match self.session.webhook(&id).await? {
-                Some(payload) => break payload,
-                None => {
-                    tracing::warn!(callback_id = %id, "the service does not know this callback id; still waiting")
-                }
+            if !receiving && redeeming.is_empty() {
+                return Err(Error::CallbackTimeout("The callback receiver stopped before the service called back. Try the backup again.".into()));
             }
         };
         if tracker.stage < Stage::ResultFetched {
@@ -364,6 +382,18 @@ impl BackupJob<'_> {
 
     fn base_url(&self) -> String {
         self.session.client().config().base_url.to_string()
+    }
+}
+
+/// How many callback ids a job redeems at once.
+const REDEEM_AT_ONCE: usize = 4;
+
+/// Tells the user that callbacks came but the service did not recognise them.
+fn unknown_ids(count: u32) -> String {
+    match count {
+        0 => String::new(),
+        1 => "; one callback arrived, but the service did not recognise its id".into(),
+        n => format!("; {n} callbacks arrived, but the service recognised none of their ids"),
     }
 }
 

@@ -28,9 +28,24 @@ use crate::error::{Error, Result};
 use crate::history::{db_error, entry_from_row, job_columns, History, HistoryEntry};
 use crate::job::Stage;
 
+/// The program that started a job, and so the one that finishes it after a restart: `kluis
+/// resume` leaves the app's jobs to the app (unless told to take them), and the app leaves the
+/// CLI's to `kluis resume`. Two programs sharing one history then never take each other's
+/// backups.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Owner {
+    Cli,
+    App,
+}
+
 /// A job's resumable state.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Journal {
+    /// Who started the job; `None` in journals written before owners were recorded, which
+    /// only a resume that takes every owner's jobs picks up.
+    #[serde(default)]
+    pub owner: Option<Owner>,
     /// The service the job was started against; a resume with another one is refused.
     pub base_url: String,
     pub destination: Destination,
@@ -71,6 +86,8 @@ pub struct Sweep {
     pub running_elsewhere: usize,
     /// Journalled against another service (left for a resume with its settings).
     pub other_service: usize,
+    /// Started by another program (left to it).
+    pub other_owner: usize,
 }
 
 /// Where claims are kept.
@@ -120,8 +137,8 @@ impl History {
             })),
             Claims::Folder(folder) => {
                 let io = |e| Error::io(format!("use {}", folder.display()), e);
-                std::fs::create_dir_all(folder).map_err(io)?;
-                let file = File::options()
+                kluis_https::private::create_dir_all(folder).map_err(io)?;
+                let file = kluis_https::private::options()
                     .create(true)
                     .truncate(false)
                     .write(true)
@@ -202,10 +219,11 @@ impl History {
         rows.collect::<rusqlite::Result<_>>().map_err(db_error)
     }
 
-    /// Looks at every unfinished job of the service at `base_url`: ends those that can never
-    /// finish (never sent, or their callback address died with their process) and returns the
-    /// rest. Jobs another process still runs are left alone.
-    pub fn sweep(&self, base_url: &str) -> Result<Sweep> {
+    /// Looks at every unfinished job of the service at `base_url` that `owner` started (`None`:
+    /// every program's): ends those that can never finish (never sent, or their callback
+    /// address died with their process) and returns the rest. Jobs another process still runs,
+    /// and jobs of another owner, are left alone.
+    pub fn sweep(&self, base_url: &str, owner: Option<Owner>) -> Result<Sweep> {
         let mut sweep = Sweep::default();
         for job in self.unfinished()? {
             let id = job.id();
@@ -215,6 +233,10 @@ impl History {
             }
             let reason = match &job.journal {
                 None => Some("Kluis stopped before it asked the service for this backup, so nothing was started. Start a new backup.".to_string()),
+                Some(journal) if owner.is_some() && journal.owner != owner => {
+                    sweep.other_owner += 1;
+                    None
+                }
                 Some(journal) if journal.base_url != base_url => {
                     sweep.other_service += 1;
                     None
@@ -262,6 +284,7 @@ mod tests {
 
     fn journal() -> Journal {
         Journal {
+            owner: Some(Owner::Cli),
             base_url: "https://service.example/".into(),
             destination: Destination::Folder("/tmp".into()),
             callback_deadline_ms: 1,
@@ -326,7 +349,7 @@ mod tests {
         history.transition(finished, Stage::Saved).unwrap();
         let _claim = history.claim(busy).unwrap().unwrap();
 
-        let sweep = history.sweep(base).unwrap();
+        let sweep = history.sweep(base, Some(Owner::Cli)).unwrap();
         let ended: Vec<Uuid> = sweep.ended.iter().map(|(id, _)| *id).collect();
         assert_eq!(ended, vec![never_sent, loopback]);
         assert!(sweep.ended.iter().all(|(_, e)| e.code() == "not_resumable"));

@@ -48,6 +48,6 @@ pub use download::{Destination, DownloadOptions, Downloader, PartialDownload, Pr
 pub use error::{Error, Result};
 pub use history::{History, HistoryEntry};
 pub use job::{BackupJob, BackupRequest, JobEvent, Stage};
-pub use journal::{Journal, UnfinishedJob};
+pub use journal::{Journal, Owner, UnfinishedJob};
 pub use secret::Secret;
 pub use session::Session;

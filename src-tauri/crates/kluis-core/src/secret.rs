@@ -1,24 +1,40 @@
-//! [`Secret`]: a string that never shows itself in `Debug` or `Display`.
+//! [`Secret`]: a string that never shows itself in `Debug` or `Display`, and that the
+//! [scrubber](kluis_https::scrub) removes from every message while it lives.
 
-/// An api_key, password, token or webhook id. Formatting it prints a placeholder, so a secret
-/// cannot slip into a log line or an error message by accident; [`Secret::expose`] is the one
-/// deliberate way out (used only to build requests).
-#[derive(Clone, PartialEq, Eq)]
-pub struct Secret(String);
+/// An api_key, password, token, relay secret or webhook id. Formatting it prints a
+/// placeholder, so a secret cannot slip into a log line or an error message by accident;
+/// [`Secret::expose`] is the one deliberate way out (used only to build requests). Creating
+/// one registers its value with the scrubber, so a server that echoes it back (an error page
+/// quoting the request) cannot carry it into a message either.
+#[derive(Clone)]
+pub struct Secret {
+    value: String,
+    _scrubbed: kluis_https::scrub::Registered,
+}
 
 impl Secret {
     pub fn new(value: impl Into<String>) -> Self {
-        Secret(value.into())
+        let value = value.into();
+        let _scrubbed = kluis_https::scrub::register(&value);
+        Secret { value, _scrubbed }
     }
 
     pub fn expose(&self) -> &str {
-        &self.0
+        &self.value
     }
 
     pub fn is_empty(&self) -> bool {
-        self.0.is_empty()
+        self.value.is_empty()
     }
 }
+
+impl PartialEq for Secret {
+    fn eq(&self, other: &Self) -> bool {
+        self.value == other.value
+    }
+}
+
+impl Eq for Secret {}
 
 impl std::fmt::Debug for Secret {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -34,13 +50,13 @@ impl std::fmt::Display for Secret {
 
 impl From<String> for Secret {
     fn from(value: String) -> Self {
-        Secret(value)
+        Secret::new(value)
     }
 }
 
 impl From<&str> for Secret {
     fn from(value: &str) -> Self {
-        Secret(value.to_owned())
+        Secret::new(value)
     }
 }
 
@@ -54,5 +70,17 @@ mod tests {
         let s = Secret::new("hunter2");
         assert!(!format!("{s:?} {s}").contains("hunter2"));
         assert_eq!(s.expose(), "hunter2");
+    }
+
+    /// While a secret lives, the scrubber removes it from any text.
+    #[test]
+    fn a_live_secret_is_scrubbed() {
+        let s = Secret::new("correct horse battery");
+        let echoed = "bad request: password=correct+horse+battery";
+        assert_eq!(
+            kluis_https::scrub::scrub(echoed),
+            "bad request: password=«hidden»"
+        );
+        drop(s);
     }
 }

@@ -101,17 +101,16 @@ impl Session {
         .await
     }
 
-    /// The result for callback `id`, or `None` when the service does not know the id (404):
-    /// the callback was not genuine, or not for us.
+    /// The result for callback `id`, or `None` when the service refuses the id with a client
+    /// error other than 401/403 (404, 400, 410, 422 …: the document names none): the callback
+    /// was not genuine, or not for us. A made-up id must never fail the job, or whoever learns
+    /// the callback URL could end any backup with one request. (401 and 403 are about the
+    /// session and the api key, not the id, and stay errors.)
     pub async fn webhook(&self, id: &CallbackId) -> Result<Option<WebhookPayload>> {
         let fetched = self
             .call("fetching the backup result", |t| async move {
                 match self.client.webhook(&t, id).await {
-                    Err(CallError::Status { status, .. })
-                        if status == reqwest::StatusCode::NOT_FOUND =>
-                    {
-                        Ok(None)
-                    }
+                    Err(CallError::Status { status, .. }) if status.is_client_error() => Ok(None),
                     other => other.map(Some),
                 }
             })

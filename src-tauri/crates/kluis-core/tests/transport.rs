@@ -12,13 +12,13 @@ use axum::http::StatusCode;
 use common::*;
 use kluis_core::callback::Registration;
 use kluis_core::{CallbackId, CallbackTransport, Result};
-use tokio::sync::{mpsc, watch};
+use tokio::sync::watch;
 use url::Url;
 use uuid::Uuid;
 
 struct Flaky {
     failures_left: u32,
-    ids: Option<mpsc::Sender<CallbackId>>,
+    ids: Option<kluis_core::callback::ids::IdSender>,
 }
 
 /// Answers 503 to the first `failures` callbacks, then delivers ids.
@@ -75,7 +75,7 @@ async fn receive(State(state): State<Arc<Mutex<Flaky>>>, RawQuery(query): RawQue
         .and_then(CallbackId::parse);
     match (id, &state.ids) {
         (Some(id), Some(ids)) => {
-            let _ = ids.try_send(id);
+            ids.push(id);
             StatusCode::OK
         }
         _ => StatusCode::NOT_FOUND,
@@ -89,7 +89,7 @@ impl CallbackTransport for FlakyTransport {
     }
 
     async fn prepare(&self, _job: Uuid) -> Result<Registration> {
-        let (tx, rx) = mpsc::channel(4);
+        let (tx, rx) = kluis_core::callback::ids::channel();
         self.state.lock().unwrap().ids = Some(tx);
         Ok(Registration::local(self.url.clone(), rx, Box::new(())))
     }

@@ -9,7 +9,7 @@ use std::time::Duration;
 use kluis_core::callback::{Reattach, Reattacher};
 use kluis_core::{
     BackupJob, BackupRequest, CallbackTransport, Destination, DownloadOptions, Downloader, Error,
-    History, HistoryEntry, Saved, Secret, ServiceClient, ServiceConfig, Session, Stage,
+    History, HistoryEntry, Owner, Saved, Secret, ServiceClient, ServiceConfig, Session, Stage,
     UnfinishedJob,
 };
 use kluis_sim::{Sim, SimConfig};
@@ -150,21 +150,7 @@ impl DesktopApp {
     ) -> AppResult<Self> {
         let history = History::open(&paths.history_db)?;
         let profiles = Arc::new(ProfileStore::open(paths.profiles_file.clone())?);
-        // Staged downloads of an earlier run were never chosen a place: they are not the
-        // user's files yet, so they are cleared rather than left to pile up — except the
-        // folders of unfinished jobs, which a resume downloads into.
-        let keep: Vec<String> = history
-            .unfinished()?
-            .iter()
-            .map(|job| job.id().simple().to_string())
-            .collect();
-        if let Ok(entries) = std::fs::read_dir(&paths.staging_dir) {
-            for entry in entries.flatten() {
-                if !keep.contains(&entry.file_name().to_string_lossy().into_owned()) {
-                    let _ = std::fs::remove_dir_all(entry.path());
-                }
-            }
-        }
+        crate::staging::clear_leftovers(&history, &paths.staging_dir)?;
         Ok(Self {
             paths,
             profiles,
@@ -371,7 +357,7 @@ impl DesktopApp {
             Some(folder) => (Destination::from_out(folder)?, None),
             None => {
                 let staging = self.paths.staging_dir.join(job_id.simple().to_string());
-                std::fs::create_dir_all(&staging)
+                kluis_https::private::create_dir_all(&staging)
                     .map_err(|e| Error::io(format!("create {}", staging.display()), e))?;
                 (Destination::Folder(staging.clone()), Some(staging))
             }
@@ -379,6 +365,7 @@ impl DesktopApp {
         let request = BackupRequest {
             id: job_id,
             profile: id.to_string(),
+            owner: Owner::App,
             destination,
             callback_timeout: self.callback_timeout,
         };
@@ -399,7 +386,7 @@ impl DesktopApp {
     /// Jobs that can never finish are ended with the reason; jobs whose profile cannot sign in
     /// now (no saved secrets, keyring locked) are left for a later start.
     pub async fn resume_backups(&self, sink: ResumeSink) -> AppResult<Vec<ResumedJob>> {
-        let mut resumed = Vec::new();
+        let mut resumed = self.offer_staged(&sink)?;
         let mut services: Vec<String> = Vec::new();
         for job in self.history.unfinished()? {
             let profile = job.entry.profile.as_str();
@@ -433,7 +420,7 @@ impl DesktopApp {
                 .flatten(),
         };
         for base_url in services {
-            let sweep = self.history.sweep(&base_url)?;
+            let sweep = self.history.sweep(&base_url, Some(Owner::App))?;
             for job in sweep.resumable {
                 let profile = job.entry.profile.clone();
                 let (Some(spec), Ok(connection)) = (
@@ -491,6 +478,44 @@ impl DesktopApp {
             }
         }
         Ok(resumed)
+    }
+
+    /// Offers again the verified backups that wait in the staging folder for a place (the app
+    /// was closed before the user chose one, or `kluis resume --include-app` finished them).
+    fn offer_staged(&self, sink: &ResumeSink) -> AppResult<Vec<ResumedJob>> {
+        let mut offered = Vec::new();
+        for (job_id, saved, staging) in
+            crate::staging::saved_in_staging(&self.history, &self.paths.staging_dir)?
+        {
+            let mut jobs = self.jobs.lock().unwrap();
+            if jobs.contains_key(&job_id) {
+                continue;
+            }
+            let Some(entry) = self.history.get(job_id)? else {
+                continue;
+            };
+            let event = AppJobEvent::Staged {
+                file_name: saved
+                    .path
+                    .file_name()
+                    .map(|n| n.to_string_lossy().into_owned())
+                    .unwrap_or_default(),
+                bytes: saved.bytes,
+                sha256: saved.sha256.clone(),
+            };
+            jobs.insert(job_id, JobSlot::Staged { saved, staging });
+            drop(jobs);
+            sink(ResumedEvent {
+                job_id: job_id.to_string(),
+                event,
+            });
+            offered.push(ResumedJob {
+                job_id: job_id.to_string(),
+                profile_id: entry.profile,
+                stage: entry.stage,
+            });
+        }
+        Ok(offered)
     }
 
     /// Runs a job in a task; its outcome goes to `sink` and to the job slots.
@@ -553,8 +578,15 @@ impl DesktopApp {
                 },
                 Err(error) => {
                     jobs.lock().unwrap().remove(&job_id);
-                    if let Some(staging) = staging {
-                        let _ = std::fs::remove_dir_all(staging);
+                    // Only a job that has ended leaves its folder; one that failed because
+                    // another process holds it keeps it for that process.
+                    let ended = history
+                        .get(job_id)
+                        .ok()
+                        .flatten()
+                        .is_some_and(|e| e.reached() == Stage::Failed);
+                    if let (Some(staging), true) = (staging, ended) {
+                        crate::staging::remove_parts(&staging);
                     }
                     let failed_at = history
                         .get(job_id)
@@ -597,7 +629,7 @@ impl DesktopApp {
         match moved {
             Ok(moved) => {
                 self.history.relocate(job, &moved.path)?;
-                let _ = std::fs::remove_dir_all(&staging);
+                crate::staging::remove_parts(&staging);
                 Ok(moved)
             }
             Err(e) => {
@@ -620,8 +652,9 @@ impl DesktopApp {
                 cancel.notify_one();
                 Ok(())
             }
-            Some(JobSlot::Staged { staging, .. }) => {
-                let _ = std::fs::remove_dir_all(staging);
+            Some(JobSlot::Staged { saved, staging }) => {
+                // The user declined the verified file that waited for a place.
+                crate::staging::remove_folder_of(saved, staging);
                 jobs.remove(&job);
                 self.history.failed(job, Stage::Saved, &Error::Cancelled)?;
                 Ok(())

@@ -34,10 +34,23 @@ pub enum CallbackSetting {
 
 /// What the Settings form sends: the choice, and the relay's secret when it is entered or
 /// changed (empty or absent: keep the saved one).
-#[derive(Debug, Clone, Deserialize, ts_rs::TS)]
+#[derive(Clone, Deserialize, ts_rs::TS)]
 pub struct CallbackInput {
     pub setting: CallbackSetting,
     pub relay_secret: Option<String>,
+}
+
+/// Shows whether a relay secret was given, never its value.
+impl std::fmt::Debug for CallbackInput {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("CallbackInput")
+            .field("setting", &self.setting)
+            .field(
+                "relay_secret",
+                &self.relay_secret.as_ref().map(|_| "«hidden»"),
+            )
+            .finish()
+    }
 }
 
 /// A successful "Test connection".

@@ -1,5 +1,6 @@
 //! The desktop logic's one error type. It crosses to the UI as `{code, message}`; the codes
 //! are kluis-core's plus a few of the app's own.
+//! Every message is scrubbed of live secrets when shown, like kluis-core's.
 
 use serde::ser::SerializeStruct;
 
@@ -8,13 +9,13 @@ pub enum AppError {
     #[error(transparent)]
     Core(#[from] kluis_core::Error),
     /// The OS keyring could not be used.
-    #[error("{0}")]
+    #[error("{}", kluis_https::scrub::scrub(.0))]
     Keyring(String),
     /// A profile, job or history entry that does not exist (any more).
-    #[error("{0}")]
+    #[error("{}", kluis_https::scrub::scrub(.0))]
     NotFound(String),
     /// The request does not fit the current state (e.g. saving a job that is not staged).
-    #[error("{0}")]
+    #[error("{}", kluis_https::scrub::scrub(.0))]
     InvalidState(String),
 }
 

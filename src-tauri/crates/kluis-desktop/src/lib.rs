@@ -14,6 +14,8 @@
 //! - [`callback`]: Settings → "How the service reaches this computer" (relay, direct, tunnel,
 //!   webhook.site, loopback) and its "Test connection". Jobs interrupted by closing the app are
 //!   finished at the next start ([`DesktopApp::resume_backups`]), as `kluis resume` does.
+//! - [`staging`]: the staging folders, cleared at start only of what is provably Kluis's
+//!   leftover; saved files still waiting there are offered to the save dialog again.
 //! - [`permissions`]: what the api key allows, from the OpenAPI description or learnt 403s.
 //! - [`open`]: showing a saved file in the file manager.
 //! - [`bindings`]: the TypeScript declarations of every type the UI receives or sends.
@@ -28,6 +30,7 @@ pub mod open;
 pub mod permissions;
 pub mod profiles;
 pub mod secrets;
+pub mod staging;
 
 pub use app::{AppPaths, DemoInfo, DesktopApp, LaunchInfo, ResumedJob, SessionInfo};
 pub use callback::{CallbackInput, CallbackSetting, CallbackTestResult};

@@ -56,7 +56,7 @@ impl From<&Profile> for ProfileView {
 
 /// What the UI sends to create or change a profile. Empty secrets on an existing profile
 /// mean "keep the stored ones" (the UI never receives them back to show).
-#[derive(Debug, Clone, Deserialize, ts_rs::TS)]
+#[derive(Clone, Deserialize, ts_rs::TS)]
 pub struct ProfileInput {
     pub id: Option<String>,
     pub name: String,
@@ -65,6 +65,22 @@ pub struct ProfileInput {
     pub api_key: Option<String>,
     pub password: Option<String>,
     pub openapi_url: Option<String>,
+}
+
+/// Shows whether a secret was given, never its value.
+impl std::fmt::Debug for ProfileInput {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let given = |s: &Option<String>| s.as_ref().map(|_| "«hidden»");
+        f.debug_struct("ProfileInput")
+            .field("id", &self.id)
+            .field("name", &self.name)
+            .field("base_url", &self.base_url)
+            .field("username", &self.username)
+            .field("api_key", &given(&self.api_key))
+            .field("password", &given(&self.password))
+            .field("openapi_url", &self.openapi_url)
+            .finish()
+    }
 }
 
 /// App settings the UI may read and change.
@@ -170,23 +186,16 @@ impl ProfileStore {
         self.write(&stored)
     }
 
-    /// Writes atomically: a temporary file, fsync, rename.
+    /// Writes atomically (a temporary file, fsync, rename), owner-only.
     fn write(&self, stored: &Stored) -> AppResult<()> {
         let Some(path) = &self.path else {
             return Ok(());
         };
         let io = |e| kluis_core::Error::io(format!("write {}", path.display()), e);
         let dir = path.parent().unwrap_or(Path::new("."));
-        std::fs::create_dir_all(dir).map_err(io)?;
-        let tmp = path.with_extension("json.tmp");
+        kluis_https::private::create_dir_all(dir).map_err(io)?;
         let bytes = serde_json::to_vec_pretty(stored).expect("profiles serialise");
-        {
-            use std::io::Write;
-            let mut file = std::fs::File::create(&tmp).map_err(io)?;
-            file.write_all(&bytes).map_err(io)?;
-            file.sync_all().map_err(io)?;
-        }
-        std::fs::rename(&tmp, path).map_err(io)?;
+        kluis_https::private::write_atomic(path, &bytes).map_err(io)?;
         Ok(())
     }
 }

@@ -1,24 +1,31 @@
-//! kluis-https: the small piece of HTTPS serving that Kluis needs in three places — the loopback
-//! callback receiver (kluis-core), the service simulator (kluis-sim) and, later, the relay.
+//! kluis-https: the plumbing every Kluis program shares — HTTPS serving for the callback
+//! receiver (kluis-core), the service simulator (kluis-sim) and the relay, logging, the secret
+//! scrubber and owner-only files.
 //!
 //! - [`cert`]: [`LocalCa`] makes a throw-away certificate authority with rcgen and issues server
 //!   certificates for loopback names from it. Clients trust the CA's PEM, never "any certificate".
 //! - [`logging`]: `KLUIS_LOG` set-up that keeps the HTTP libraries from logging secrets.
 //! - [`rate`]: [`RateLimit`], a token bucket for small public endpoints.
-//! - [`serve`]: [`serve_tls`] accepts TCP connections, runs the rustls handshake with a timeout
-//!   and hands each connection to hyper with an axum `Router`, until a shutdown signal fires.
+//! - [`serve`]: [`serve_tls`] / [`serve()`] accept TCP connections (up to a cap), run the rustls
+//!   handshake with a timeout (or none, for plain HTTP behind a proxy) and hand each connection
+//!   to hyper with a header-read timeout and an axum `Router`, until a shutdown signal fires.
+//! - [`scrub`]: every secret alive registers itself; [`scrub::scrub`] removes each, in every
+//!   encoding a server may echo it in, from text on its way to a log, a file or a screen.
+//! - [`private`]: owner-only files (0600) and folders (0700), whatever the umask.
 //!
 //! Data flow: `LocalCa::generate` → `LocalCa::server_config(hosts)` → `serve_tls(listener,
 //! config, router, shutdown)`; the CA PEM goes to whoever must trust the server.
 
 pub mod cert;
 pub mod logging;
+pub mod private;
 pub mod rate;
+pub mod scrub;
 pub mod serve;
 
 pub use cert::{server_config_from_pem, CertError, LocalCa};
 pub use rate::RateLimit;
-pub use serve::{serve_tls, ServeLimits};
+pub use serve::{serve, serve_tls, ServeLimits};
 
 /// Installs ring as rustls's process-wide crypto provider, once. Every Kluis crate calls this
 /// before building a TLS config so that no crate depends on which provider cargo's feature

@@ -1,6 +1,8 @@
 //! Logging set-up shared by Kluis's programs: `KLUIS_LOG` (an env-filter) to stderr, with the
 //! HTTP and TLS libraries capped at `info` whatever `KLUIS_LOG` asks — at debug and trace they
-//! print request lines and headers, which carry tokens, api keys and webhook ids.
+//! print request lines and headers, which carry tokens, api keys and webhook ids. Every line
+//! passes through the [`crate::scrub`]ber on its way to stderr, so a secret that slipped into a
+//! field is still not written.
 
 const LIBRARIES: [&str; 8] = [
     "hyper",
@@ -28,9 +30,33 @@ pub fn filter(default: &str) -> tracing_subscriber::EnvFilter {
 /// Installs the subscriber (once per process).
 pub fn init(default: &str) {
     let _ = tracing_subscriber::fmt()
-        .with_writer(std::io::stderr)
+        .with_writer(|| ScrubbedLine(Vec::new()))
         .with_env_filter(filter(default))
         .try_init();
+}
+
+/// One formatted event, scrubbed of secrets and written to stderr when it is complete.
+struct ScrubbedLine(Vec<u8>);
+
+impl std::io::Write for ScrubbedLine {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0.extend_from_slice(buf);
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+impl Drop for ScrubbedLine {
+    fn drop(&mut self) {
+        let line = String::from_utf8_lossy(&self.0);
+        let _ = std::io::Write::write_all(
+            &mut std::io::stderr(),
+            crate::scrub::scrub(&line).as_bytes(),
+        );
+    }
 }
 
 #[cfg(test)]

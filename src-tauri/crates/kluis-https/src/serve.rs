@@ -1,4 +1,7 @@
-//! Serving an axum router over rustls.
+//! Serving an axum router over rustls or plain HTTP, with the same bounds either way: a cap
+//! on connections served at once, a handshake timeout and a header-read timeout (so a
+//! slowloris client that sends its request one byte a minute holds one slot for 10 s, not
+//! forever), and a bounded read buffer.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -40,7 +43,19 @@ pub async fn serve_tls(
     limits: ServeLimits,
     shutdown: impl std::future::Future<Output = ()> + Send + 'static,
 ) {
-    let acceptor = TlsAcceptor::from(tls);
+    serve(listener, Some(tls), router, limits, shutdown).await
+}
+
+/// [`serve_tls`], or plain HTTP when `tls` is `None` (a server behind a reverse proxy that
+/// terminates TLS), under the same limits.
+pub async fn serve(
+    listener: TcpListener,
+    tls: Option<Arc<rustls::ServerConfig>>,
+    router: Router,
+    limits: ServeLimits,
+    shutdown: impl std::future::Future<Output = ()> + Send + 'static,
+) {
+    let acceptor = tls.map(TlsAcceptor::from);
     let permits = Arc::new(Semaphore::new(limits.max_connections));
     tokio::pin!(shutdown);
     loop {
@@ -68,6 +83,10 @@ pub async fn serve_tls(
         let router = router.clone();
         tokio::spawn(async move {
             let _permit = permit;
+            let Some(acceptor) = acceptor else {
+                serve_connection(TokioIo::new(tcp), router, limits).await;
+                return;
+            };
             let tls =
                 match tokio::time::timeout(limits.handshake_timeout, acceptor.accept(tcp)).await {
                     Ok(Ok(tls)) => tls,
@@ -77,15 +96,23 @@ pub async fn serve_tls(
                     }
                     Err(_) => return,
                 };
-            let mut builder = hyper::server::conn::http1::Builder::new();
-            builder
-                .timer(hyper_util::rt::TokioTimer::new())
-                .header_read_timeout(limits.header_read_timeout)
-                .max_buf_size(64 * 1024);
-            let service = TowerToHyperService::new(router);
-            if let Err(error) = builder.serve_connection(TokioIo::new(tls), service).await {
-                tracing::debug!(%error, "connection ended with an error");
-            }
+            serve_connection(TokioIo::new(tls), router, limits).await;
         });
+    }
+}
+
+/// One HTTP/1 connection, with the header-read timeout and a bounded buffer.
+async fn serve_connection<I>(io: I, router: Router, limits: ServeLimits)
+where
+    I: hyper::rt::Read + hyper::rt::Write + Unpin + Send + 'static,
+{
+    let mut builder = hyper::server::conn::http1::Builder::new();
+    builder
+        .timer(hyper_util::rt::TokioTimer::new())
+        .header_read_timeout(limits.header_read_timeout)
+        .max_buf_size(64 * 1024);
+    let service = TowerToHyperService::new(router);
+    if let Err(error) = builder.serve_connection(io, service).await {
+        tracing::debug!(%error, "connection ended with an error");
     }
 }

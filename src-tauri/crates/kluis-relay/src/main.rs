@@ -34,7 +34,7 @@ async fn main() {
         eprintln!("kluis-relay: set KLUIS_RELAY_SECRET to a random secret of at least 24 characters (clients use the same).");
         std::process::exit(2);
     }
-    if let Err(e) = std::fs::create_dir_all(&args.data) {
+    if let Err(e) = kluis_https::private::create_dir_all(&args.data) {
         eprintln!("kluis-relay: cannot create {}: {e}", args.data.display());
         std::process::exit(2);
     }

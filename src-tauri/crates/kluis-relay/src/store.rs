@@ -35,8 +35,12 @@ pub struct Event {
 }
 
 #[derive(Debug, thiserror::Error)]
-#[error("relay store: {0}")]
-pub struct StoreError(#[from] rusqlite::Error);
+pub enum StoreError {
+    #[error("relay store: {0}")]
+    Db(#[from] rusqlite::Error),
+    #[error("relay store: {0}")]
+    Io(std::io::Error),
+}
 
 pub struct Store {
     conn: Mutex<Connection>,
@@ -50,7 +54,10 @@ pub fn now_ms() -> i64 {
 }
 
 impl Store {
+    /// Opens (creating if needed) the database at `path`, owner-only: it holds the callback
+    /// queries, which carry the service's secret ids.
     pub fn open(path: &Path) -> Result<Self, StoreError> {
+        kluis_https::private::prepare_file(path).map_err(StoreError::Io)?;
         Self::setup(Connection::open(path)?)
     }
 

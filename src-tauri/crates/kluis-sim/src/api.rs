@@ -38,8 +38,15 @@ pub(crate) fn error(status: StatusCode, message: &str) -> Response {
     (status, Json(body)).into_response()
 }
 
-async fn authenticate(State(shared): State<Arc<Shared>>, Query(q): Params) -> Response {
+async fn authenticate(
+    State(shared): State<Arc<Shared>>,
+    uri: axum::http::Uri,
+    Query(q): Params,
+) -> Response {
     Stats::bump(&shared.stats.authenticate);
+    if let Some(status) = shared.faults().echo_authenticate {
+        return echo_request(status, &uri, &q);
+    }
     let (Some(api_key), Some(org), Some(username), Some(password)) = (
         q.get("api_key"),
         q.get("organization_name"),
@@ -73,6 +80,20 @@ async fn authenticate(State(shared): State<Arc<Shared>>, Query(q): Params) -> Re
         },
     );
     Json(json!({ "token": token })).into_response()
+}
+
+/// An error page that quotes the request, in the forms a careless proxy shows it.
+fn echo_request(status: u16, uri: &axum::http::Uri, q: &HashMap<String, String>) -> Response {
+    use base64::Engine;
+    let decoded: Vec<String> = q.iter().map(|(k, v)| format!("{k}: {v}")).collect();
+    let page = format!(
+        "<html><body><h1>Request rejected</h1><pre>GET {uri}</pre><p>{}</p><p>{}</p><p>{}</p></body></html>",
+        decoded.join("; "),
+        serde_json::to_string(q).unwrap_or_default(),
+        base64::engine::general_purpose::STANDARD.encode(uri.to_string()),
+    );
+    let status = StatusCode::from_u16(status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+    (status, [("content-type", "text/html")], page).into_response()
 }
 
 /// Why a request was refused: its status and message.

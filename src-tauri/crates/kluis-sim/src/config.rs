@@ -91,6 +91,10 @@ pub struct Faults {
     pub no_etag: bool,
     /// The download answers with this status instead of the file.
     pub download_status: Option<u16>,
+    /// `/authenticate` answers with this status and an HTML page that echoes the request — its
+    /// query as sent (percent-encoded), decoded, and in base64 — as some proxies' and
+    /// firewalls' error pages do.
+    pub echo_authenticate: Option<u16>,
 }
 
 impl Default for Faults {
@@ -112,6 +116,7 @@ impl Default for Faults {
             send_digest: true,
             no_etag: false,
             download_status: None,
+            echo_authenticate: None,
         }
     }
 }

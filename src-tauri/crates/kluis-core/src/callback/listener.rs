@@ -12,7 +12,10 @@
 //! which is also all a direct job journals: a restarted Kluis listening on the same address
 //! recognises the path without the path itself being written anywhere. The listener answers 200 only to a GET of a
 //! live path with exactly one `id` that is a UUID and no body; everything else gets 404 (so it
-//! tells a scanner nothing), and more than [`RATE_PER_SEC`] requests a second get 429.
+//! tells a scanner nothing). Rate limits come after the capability check: requests for no live
+//! path share one budget ([`RATE_PER_SEC`]), and each live path has its own
+//! ([`ROUTE_RATE_PER_SEC`]), so a flood of junk elsewhere never costs the real callback its
+//! answer. Both plain and TLS listeners cap connections and time out slow request heads.
 
 use std::collections::HashMap;
 use std::net::SocketAddr;
@@ -23,22 +26,25 @@ use axum::extract::{RawQuery, State};
 use axum::http::{HeaderMap, Method, StatusCode};
 use axum::Router;
 use tokio::net::TcpListener;
-use tokio::sync::{mpsc, watch};
+use tokio::sync::watch;
 use url::Url;
 use uuid::Uuid;
 
-use super::{
-    below, CallbackId, CallbackTransport, NewIds, Reattach, Registration, MAX_IDS_PER_JOB,
-};
+use super::ids::{self, IdSender};
+use super::{below, CallbackId, CallbackTransport, Reattach, Registration};
 use crate::error::{Error, Result};
 
-/// Requests per second the listener answers before it starts to refuse (a bucket this deep).
+/// Requests per second for paths that are not live, before the listener answers 429 (a bucket
+/// this deep).
 pub const RATE_PER_SEC: f64 = 50.0;
+/// Requests per second one live path takes (with a burst of [`ROUTE_BURST`]).
+pub const ROUTE_RATE_PER_SEC: f64 = 10.0;
+pub const ROUTE_BURST: f64 = 40.0;
 const MAX_QUERY_LEN: usize = 512;
 
 struct Route {
-    ids: mpsc::Sender<CallbackId>,
-    seen: NewIds,
+    ids: IdSender,
+    rate: kluis_https::RateLimit,
 }
 
 struct Shared {
@@ -140,28 +146,17 @@ impl ListenerTransport {
         let local_addr = listener
             .local_addr()
             .unwrap_or_else(|_| "127.0.0.1:0".parse().unwrap());
-        match tls {
-            Some(tls) => {
-                let limits = kluis_https::ServeLimits {
-                    max_connections: 64,
-                    ..Default::default()
-                };
-                tokio::spawn(kluis_https::serve_tls(
-                    listener,
-                    tls,
-                    router,
-                    limits,
-                    until_stopped,
-                ));
-            }
-            None => {
-                tokio::spawn(async move {
-                    let _ = axum::serve(listener, router)
-                        .with_graceful_shutdown(until_stopped)
-                        .await;
-                });
-            }
-        }
+        let limits = kluis_https::ServeLimits {
+            max_connections: 64,
+            ..Default::default()
+        };
+        tokio::spawn(kluis_https::serve(
+            listener,
+            tls,
+            router,
+            limits,
+            until_stopped,
+        ));
         Self {
             public_base,
             name,
@@ -235,12 +230,12 @@ impl CallbackTransport for ListenerTransport {
 
 impl ListenerTransport {
     fn route(&self, hash: String, webhook_url: Url) -> Registration {
-        let (tx, rx) = mpsc::channel(MAX_IDS_PER_JOB);
+        let (tx, rx) = ids::channel();
         self.shared.routes.lock().unwrap().insert(
             hash.clone(),
             Route {
                 ids: tx,
-                seen: NewIds::default(),
+                rate: kluis_https::RateLimit::new(ROUTE_RATE_PER_SEC, ROUTE_BURST),
             },
         );
         let guard = RouteGuard {
@@ -270,30 +265,30 @@ async fn receive(
     RawQuery(query): RawQuery,
     headers: HeaderMap,
 ) -> StatusCode {
-    if !shared.rate.admit() {
-        return StatusCode::TOO_MANY_REQUESTS;
-    }
     let has_body = headers
         .get(axum::http::header::CONTENT_LENGTH)
         .is_some_and(|v| v.as_bytes() != b"0")
         || headers.contains_key(axum::http::header::TRANSFER_ENCODING);
+    let routes = shared.routes.lock().unwrap();
+    let route = capability_of(uri.path()).and_then(|c| routes.get(&capability_hash(c)));
+    let Some(route) = route else {
+        // Not a live path: one shared budget, so scanners cannot make the listener busy.
+        return match shared.rate.admit() {
+            true => StatusCode::NOT_FOUND,
+            false => StatusCode::TOO_MANY_REQUESTS,
+        };
+    };
+    if !route.rate.admit() {
+        return StatusCode::TOO_MANY_REQUESTS;
+    }
     if method != Method::GET || has_body {
         return StatusCode::NOT_FOUND;
     }
     let Some(id) = query.as_deref().and_then(single_id) else {
         return StatusCode::NOT_FOUND;
     };
-    let Some(capability) = capability_of(uri.path()) else {
-        return StatusCode::NOT_FOUND;
-    };
-    let mut routes = shared.routes.lock().unwrap();
-    let Some(route) = routes.get_mut(&capability_hash(capability)) else {
-        return StatusCode::NOT_FOUND;
-    };
-    if route.seen.admit(&id) {
+    if route.ids.push(id.clone()) {
         tracing::info!(callback_id = %id, "callback received");
-        // The channel holds MAX_IDS_PER_JOB, as many as `seen` admits: this cannot be full.
-        let _ = route.ids.try_send(id);
     }
     StatusCode::OK
 }

@@ -11,6 +11,7 @@
 //! job journals that, and after a restart [`CallbackTransport::reattach`] picks the job's
 //! callback up again. Loopback and tunnel URLs die with the process: they give `None`.
 
+pub mod ids;
 pub mod listener;
 pub mod reattach;
 pub mod relay;
@@ -23,7 +24,6 @@ use std::pin::Pin;
 
 use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
-use tokio::sync::mpsc;
 use url::Url;
 use uuid::Uuid;
 
@@ -36,18 +36,37 @@ pub use relay::RelayTransport;
 pub use tunnel::TunnelTransport;
 pub use webhook_site::WebhookSiteTransport;
 
-/// The secret id the service appends to the webhook URL. Prints only its first 4 characters.
-#[derive(Clone, PartialEq, Eq, Hash)]
-pub struct CallbackId(Uuid);
+/// The secret id the service appends to the webhook URL. Prints only its first 4 characters,
+/// and is known to the scrubber while it lives.
+#[derive(Clone)]
+pub struct CallbackId(Uuid, Secret);
 
 impl CallbackId {
     /// Parses a callback's `id` parameter; anything but a UUID is refused.
     pub fn parse(text: &str) -> Option<CallbackId> {
-        Uuid::parse_str(text).ok().map(CallbackId)
+        Uuid::parse_str(text).ok().map(CallbackId::from_uuid)
+    }
+
+    fn from_uuid(id: Uuid) -> CallbackId {
+        CallbackId(id, Secret::new(id.hyphenated().to_string()))
     }
 
     pub fn expose(&self) -> Secret {
-        Secret::new(self.0.hyphenated().to_string())
+        self.1.clone()
+    }
+}
+
+impl PartialEq for CallbackId {
+    fn eq(&self, other: &Self) -> bool {
+        self.0 == other.0
+    }
+}
+
+impl Eq for CallbackId {}
+
+impl std::hash::Hash for CallbackId {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        self.0.hash(state)
     }
 }
 
@@ -61,21 +80,6 @@ impl std::fmt::Display for CallbackId {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         let text = self.0.simple().to_string();
         write!(f, "{}…", &text[..4])
-    }
-}
-
-/// Distinct ids kept per job: a flood of made-up ids cannot grow memory or the channel.
-pub(crate) const MAX_IDS_PER_JOB: usize = 16;
-
-/// Lets each callback id through once, and at most [`MAX_IDS_PER_JOB`] of them — the rule
-/// every transport applies before an id reaches the job.
-#[derive(Default)]
-pub(crate) struct NewIds(std::collections::HashSet<CallbackId>);
-
-impl NewIds {
-    /// Whether `id` is new and still within the bound (it is then remembered).
-    pub(crate) fn admit(&mut self, id: &CallbackId) -> bool {
-        self.0.len() < MAX_IDS_PER_JOB && self.0.insert(id.clone())
     }
 }
 
@@ -126,8 +130,9 @@ pub type Cleanup = Pin<Box<dyn Future<Output = ()> + Send>>;
 pub struct Registration {
     /// What to send as `webhook_url` (for a reattached job: not used).
     pub webhook_url: Url,
-    /// Distinct ids received for this job, in arrival order (duplicates already dropped).
-    pub ids: mpsc::Receiver<CallbackId>,
+    /// Distinct ids received for this job, in arrival order (duplicates already dropped; see
+    /// [`ids`] for why the newest is never lost).
+    pub ids: ids::IdReceiver,
     /// Keeps the transport's route for this job alive.
     pub guard: Box<dyn Send + Sync>,
     /// How to collect the callback after a restart, if this transport can.
@@ -138,11 +143,7 @@ pub struct Registration {
 
 impl Registration {
     /// A registration that cannot be resumed elsewhere and needs no cleanup.
-    pub fn local(
-        webhook_url: Url,
-        ids: mpsc::Receiver<CallbackId>,
-        guard: Box<dyn Send + Sync>,
-    ) -> Self {
+    pub fn local(webhook_url: Url, ids: ids::IdReceiver, guard: Box<dyn Send + Sync>) -> Self {
         Self {
             webhook_url,
             ids,
@@ -203,7 +204,7 @@ pub async fn test_callback(
         )));
     }
     match tokio::time::timeout(std::time::Duration::from_secs(15), registration.ids.recv()).await {
-        Ok(Some(got)) if got == CallbackId(id) => Ok(started.elapsed()),
+        Ok(Some(got)) if got.0 == id => Ok(started.elapsed()),
         Ok(Some(_)) => Err(crate::Error::BadResponse("A different call than the test arrived; try again.".into())),
         _ => Err(crate::Error::CallbackTimeout(
             "The test call was accepted but never reached Kluis. Check where the proxy forwards to, or the relay secret.".into(),
@@ -231,18 +232,5 @@ mod tests {
             below(&base("https://h"), "/api/inboxes").as_str(),
             "https://h/api/inboxes"
         );
-    }
-
-    /// Each id passes once, and no more than MAX_IDS_PER_JOB distinct ones.
-    #[test]
-    fn admits_new_ids_up_to_the_bound() {
-        let mut ids = NewIds::default();
-        let first = CallbackId(Uuid::new_v4());
-        assert!(ids.admit(&first));
-        assert!(!ids.admit(&first), "a duplicate is dropped");
-        let admitted = (0..40)
-            .filter(|_| ids.admit(&CallbackId(Uuid::new_v4())))
-            .count();
-        assert_eq!(admitted, MAX_IDS_PER_JOB - 1);
     }
 }

@@ -15,16 +15,14 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use serde::Deserialize;
-use tokio::sync::mpsc;
 use url::Url;
 use uuid::Uuid;
 
-use super::{
-    below, CallbackId, CallbackTransport, NewIds, Reattach, Registration, MAX_IDS_PER_JOB,
-};
+use super::ids::{self, IdSender};
+use super::{below, CallbackId, CallbackTransport, Reattach, Registration};
 use crate::config::{check_url, ServiceConfig};
 use crate::error::{mask_secrets, Error, Result};
-use crate::http::{build_client, RedirectRule};
+use crate::http::{build_client, read_json_as, RedirectRule, MAX_JSON_BYTES};
 use crate::secret::Secret;
 
 /// How long one long-poll may wait at the relay.
@@ -108,11 +106,13 @@ impl RelayTransport {
             .await
             .map_err(|e| self.relay_error("be reached", e.without_url().to_string()))?;
         match response.status() {
-            s if s.is_success() => response.json().await.map_err(|_| {
-                Error::BadResponse(
-                    "The relay's answer was not understood. Is the relay URL right?".into(),
-                )
-            }),
+            s if s.is_success() => read_json_as(response, "creating a relay inbox", MAX_JSON_BYTES)
+                .await
+                .map_err(|_| {
+                    Error::BadResponse(
+                        "The relay's answer was not understood. Is the relay URL right?".into(),
+                    )
+                }),
             reqwest::StatusCode::UNAUTHORIZED => Err(Error::Config(
                 "The relay refused the secret. Check KLUIS_RELAY_SECRET.".into(),
             )),
@@ -121,9 +121,8 @@ impl RelayTransport {
     }
 
     /// Long-polls `inbox` until the receiver is dropped, sending each distinct id once.
-    async fn poll(self, inbox: String, ids: mpsc::Sender<CallbackId>) {
+    async fn poll(self, inbox: String, ids: IdSender) {
         let mut cursor = 0i64;
-        let mut seen = NewIds::default();
         let mut failures = 0u32;
         while !ids.is_closed() {
             let mut url = self.api(&format!("/api/inboxes/{inbox}/events"));
@@ -135,7 +134,11 @@ impl RelayTransport {
                 .send()
                 .await
             {
-                Ok(r) if r.status().is_success() => r.json::<Events>().await.ok(),
+                Ok(r) if r.status().is_success() => {
+                    read_json_as::<Events>(r, "the relay's events", MAX_JSON_BYTES)
+                        .await
+                        .ok()
+                }
                 _ => None,
             };
             let Some(batch) = batch else {
@@ -150,9 +153,7 @@ impl RelayTransport {
                     .find(|(k, _)| k == "id")
                     .and_then(|(_, v)| CallbackId::parse(&v));
                 if let Some(id) = id {
-                    if seen.admit(&id) && ids.send(id).await.is_err() {
-                        return;
-                    }
+                    ids.push(id);
                 }
             }
             cursor = cursor.max(batch.next);
@@ -161,7 +162,7 @@ impl RelayTransport {
 
     /// Polls `inbox` for a job; the cleanup deletes the inbox.
     fn listen(&self, inbox: String, webhook_url: Url) -> Registration {
-        let (tx, rx) = mpsc::channel(MAX_IDS_PER_JOB);
+        let (tx, rx) = ids::channel();
         let poller = tokio::spawn(self.clone().poll(inbox.clone(), tx));
         let delete = self
             .http

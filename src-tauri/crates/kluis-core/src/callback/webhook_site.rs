@@ -13,16 +13,18 @@ use std::time::Duration;
 use async_trait::async_trait;
 use serde::Deserialize;
 use serde_json::Value;
-use tokio::sync::mpsc;
 use url::Url;
 use uuid::Uuid;
 
-use super::{
-    below, CallbackId, CallbackTransport, NewIds, Reattach, Registration, MAX_IDS_PER_JOB,
-};
+use super::ids::{self, IdSender};
+use super::{below, CallbackId, CallbackTransport, Reattach, Registration};
 use crate::config::ServiceConfig;
 use crate::error::{mask_secrets, Error, Result};
-use crate::http::{build_client, RedirectRule};
+use crate::http::{build_client, read_json_as, RedirectRule, MAX_JSON_BYTES};
+
+/// Largest listing of webhook.site's caught requests read: anyone who knows the URL can send
+/// it requests with bodies, so the listing is capped like every answer, more generously.
+const LISTING_MAX_BYTES: usize = 8 * 1024 * 1024;
 
 pub const DEFAULT_BASE: &str = "https://webhook.site";
 const POLL_EVERY: Duration = Duration::from_secs(3);
@@ -68,8 +70,7 @@ impl WebhookSiteTransport {
         below(&self.base, path)
     }
 
-    async fn poll(self, token: String, ids: mpsc::Sender<CallbackId>) {
-        let mut seen = NewIds::default();
+    async fn poll(self, token: String, ids: IdSender) {
         while !ids.is_closed() {
             let listed = match self
                 .http
@@ -78,7 +79,11 @@ impl WebhookSiteTransport {
                 .send()
                 .await
             {
-                Ok(r) if r.status().is_success() => r.json::<Requests>().await.ok(),
+                Ok(r) if r.status().is_success() => {
+                    read_json_as::<Requests>(r, "webhook.site's requests", LISTING_MAX_BYTES)
+                        .await
+                        .ok()
+                }
                 _ => None,
             };
             // Oldest first, so ids reach the job in arrival order.
@@ -88,9 +93,7 @@ impl WebhookSiteTransport {
                     .and_then(Value::as_str)
                     .and_then(CallbackId::parse);
                 if let Some(id) = id {
-                    if seen.admit(&id) && ids.send(id).await.is_err() {
-                        return;
-                    }
+                    ids.push(id);
                 }
             }
             tokio::time::sleep(self.poll_every).await;
@@ -131,8 +134,7 @@ impl CallbackTransport for WebhookSiteTransport {
                 response.status()
             )));
         }
-        let token: Token = response
-            .json()
+        let token: Token = read_json_as(response, "creating a webhook.site URL", MAX_JSON_BYTES)
             .await
             .map_err(|_| Error::BadResponse("webhook.site's answer was not understood.".into()))?;
         if Uuid::parse_str(&token.uuid).is_err() {
@@ -162,7 +164,7 @@ impl CallbackTransport for WebhookSiteTransport {
 
 impl WebhookSiteTransport {
     fn listen(&self, token: String, webhook_url: Url) -> Registration {
-        let (tx, rx) = mpsc::channel(MAX_IDS_PER_JOB);
+        let (tx, rx) = ids::channel();
         let poller = tokio::spawn(self.clone().poll(token.clone(), tx));
         Registration {
             webhook_url,

@@ -82,6 +82,11 @@ pub struct PartialDownload {
     pub validator: String,
     pub total: Option<u64>,
     pub disposition: Option<String>,
+    /// The SHA-256 (hex) the server declared for the whole file, checked again after a
+    /// resume: the bytes already in the part file are re-hashed, so a part file changed while
+    /// no Kluis ran is caught.
+    #[serde(default)]
+    pub sha256: Option<String>,
 }
 
 const PROGRESS_INTERVAL: Duration = Duration::from_millis(100);
@@ -277,6 +282,7 @@ impl Downloader {
                         validator: validator.clone(),
                         total: t.total,
                         disposition: t.disposition.clone(),
+                        sha256: t.expected_sha256.map(hex::encode),
                     });
                 }
             }
@@ -358,11 +364,15 @@ fn continue_part(resume: PartialDownload, folder: &std::path::Path) -> Option<(W
         bytes = written,
         "continuing the download left by an earlier run"
     );
+    let expected_sha256 = resume
+        .sha256
+        .and_then(|hex| <[u8; 32]>::try_from(hex::decode(hex).ok()?).ok());
     let transfer = Transfer {
         written,
         total: resume.total,
         validator: Some(resume.validator),
         disposition: resume.disposition,
+        expected_sha256,
         ..Transfer::default()
     };
     Some((writer, transfer))

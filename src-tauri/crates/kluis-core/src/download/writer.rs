@@ -32,10 +32,13 @@ pub(crate) struct PartFile {
 }
 
 impl PartFile {
-    /// A new, empty hidden part file in `dir`.
+    /// A new, empty, owner-only hidden part file in `dir` (the finished backup keeps its mode).
     pub fn create_in(dir: &Path) -> io::Result<(File, PartFile)> {
         let path = dir.join(format!(".kluis-{}.part", uuid::Uuid::new_v4().simple()));
-        let file = File::options().write(true).create_new(true).open(&path)?;
+        let file = kluis_https::private::options()
+            .write(true)
+            .create_new(true)
+            .open(&path)?;
         Ok((file, PartFile { path, keep: false }))
     }
 
@@ -96,20 +99,40 @@ impl Drop for Writer {
 impl Writer {
     /// Creates a new part file in `dir` and starts the thread.
     pub fn create(dir: &Path) -> io::Result<Writer> {
-        let path = dir.join(format!(".kluis-{}.part", uuid::Uuid::new_v4().simple()));
-        let file = File::options().write(true).create_new(true).open(&path)?;
-        let part = PartFile {
-            path: path.clone(),
-            keep: false,
-        };
+        let (file, part) = PartFile::create_in(dir)?;
         Self::spawn(part, file, false)
     }
 
     /// Continues the part file an earlier process left at `path`; returns its length. The
     /// thread first reads what is there into the hash.
+    ///
+    /// The journal names the file, but what is at that name now is not trusted: it is opened
+    /// without following a link (a link planted there would otherwise have its target
+    /// truncated by a restart), and must be a regular file of this user with no other name.
     pub fn reopen(path: &Path) -> io::Result<(Writer, u64)> {
-        let file = File::options().read(true).write(true).open(path)?;
-        let len = file.metadata()?.len();
+        let mut options = kluis_https::private::options();
+        options.read(true).write(true);
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::OpenOptionsExt;
+            options.custom_flags(libc::O_NOFOLLOW);
+        }
+        let file = options.open(path)?;
+        let meta = file.metadata()?;
+        let not_ours = |why: &str| io::Error::new(io::ErrorKind::InvalidData, why.to_string());
+        if !meta.is_file() {
+            return Err(not_ours("the part file is not a regular file"));
+        }
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::MetadataExt;
+            // SAFETY: geteuid has no preconditions and cannot fail.
+            if meta.uid() != unsafe { libc::geteuid() } || meta.nlink() != 1 {
+                return Err(not_ours("the part file is not this user's own"));
+            }
+        }
+        kluis_https::private::restrict(&file)?;
+        let len = meta.len();
         let part = PartFile {
             path: path.to_path_buf(),
             keep: false,

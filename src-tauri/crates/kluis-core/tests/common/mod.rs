@@ -107,6 +107,7 @@ impl Harness {
         BackupRequest {
             id: uuid::Uuid::new_v4(),
             profile: "test".into(),
+            owner: kluis_core::Owner::Cli,
             destination: Destination::from_out(out).expect("destination"),
             callback_timeout: Duration::from_secs(10),
         }

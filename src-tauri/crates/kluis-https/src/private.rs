@@ -1,0 +1,161 @@
+//! Owner-only files and folders, whatever the umask.
+//!
+//! Everything a Kluis program creates — backups and their part files, staging folders, the
+//! history and relay databases, profile and settings files — holds an organisation's books or
+//! what leads to them, so it is made readable by its owner only: files 0600, folders 0700. The
+//! mode is given when the file or folder is created (never a window in which it is 0644), and
+//! Kluis's own databases are tightened when an older version left them open. Folders the user
+//! chose are never changed: only what Kluis creates in them. (On Windows a new file inherits
+//! the folder's ACL, which for the user's profile folders is the user's own already.)
+
+use std::fs::{File, OpenOptions};
+use std::io;
+use std::path::Path;
+
+/// Mode of every file Kluis creates.
+pub const FILE_MODE: u32 = 0o600;
+/// Mode of every folder Kluis creates.
+pub const FOLDER_MODE: u32 = 0o700;
+
+/// `OpenOptions` whose `create`/`create_new` makes an owner-only file.
+pub fn options() -> OpenOptions {
+    #[allow(unused_mut)]
+    let mut options = OpenOptions::new();
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        options.mode(FILE_MODE);
+    }
+    options
+}
+
+/// Creates `path` and any missing parents as owner-only folders (existing ones are left as
+/// they are).
+pub fn create_dir_all(path: &Path) -> io::Result<()> {
+    #[allow(unused_mut)]
+    let mut builder = std::fs::DirBuilder::new();
+    builder.recursive(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::DirBuilderExt;
+        builder.mode(FOLDER_MODE);
+    }
+    builder.create(path)
+}
+
+/// Writes `contents` to a new owner-only file beside `path` and renames it over `path`, so a
+/// reader sees the old or the new file, whole, and never a file others may read.
+pub fn write_atomic(path: &Path, contents: &[u8]) -> io::Result<()> {
+    use std::io::Write;
+    let folder = path
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    let name = path.file_name().unwrap_or_default().to_string_lossy();
+    let temp = folder.join(format!(".{name}.{}.tmp", std::process::id()));
+    let result = (|| {
+        let mut file = options()
+            .write(true)
+            .create(true)
+            .truncate(true)
+            .open(&temp)?;
+        restrict(&file)?;
+        file.write_all(contents)?;
+        file.sync_all()?;
+        std::fs::rename(&temp, path)
+    })();
+    if result.is_err() {
+        let _ = std::fs::remove_file(&temp);
+    }
+    result
+}
+
+/// Makes an existing file of Kluis's own (a database an older version created 0644) owner-only.
+pub fn restrict_path(path: &Path) -> io::Result<()> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let meta = std::fs::symlink_metadata(path)?;
+        let mode = if meta.is_dir() {
+            FOLDER_MODE
+        } else {
+            FILE_MODE
+        };
+        if meta.permissions().mode() & 0o777 != mode {
+            std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode))?;
+        }
+    }
+    #[cfg(not(unix))]
+    let _ = path;
+    Ok(())
+}
+
+/// Makes an open file owner-only (it may have been created by an older version).
+pub fn restrict(file: &File) -> io::Result<()> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        if file.metadata()?.permissions().mode() & 0o777 != FILE_MODE {
+            file.set_permissions(std::fs::Permissions::from_mode(FILE_MODE))?;
+        }
+    }
+    #[cfg(not(unix))]
+    let _ = file;
+    Ok(())
+}
+
+/// Creates an empty owner-only file at `path` if there is none, and makes an existing one
+/// owner-only: called before a library (SQLite) opens the path with its own default mode.
+/// SQLite gives its `-wal` and `-shm` files the database file's mode.
+pub fn prepare_file(path: &Path) -> io::Result<()> {
+    match options().write(true).create_new(true).open(path) {
+        Ok(_) => Ok(()),
+        Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {
+            restrict_path(path)?;
+            for suffix in ["-wal", "-shm", "-journal"] {
+                let mut side = path.as_os_str().to_owned();
+                side.push(suffix);
+                match restrict_path(Path::new(&side)) {
+                    Err(e) if e.kind() != io::ErrorKind::NotFound => return Err(e),
+                    _ => {}
+                }
+            }
+            Ok(())
+        }
+        Err(e) => Err(e),
+    }
+}
+
+#[cfg(all(test, unix))]
+mod tests {
+    use super::*;
+    use std::os::unix::fs::PermissionsExt;
+
+    fn mode(path: &Path) -> u32 {
+        std::fs::metadata(path).unwrap().permissions().mode() & 0o777
+    }
+
+    /// New folders are 0700 and new files 0600 whatever the umask (the process's umask is 022
+    /// in CI, which would give 0755/0644); an old 0644 database is tightened.
+    #[test]
+    fn creates_owner_only() {
+        // SAFETY: umask only sets the process's creation mask; 022 is the usual default.
+        unsafe { libc::umask(0o022) };
+        let dir = tempfile::tempdir().unwrap();
+        let nested = dir.path().join("a/b");
+        create_dir_all(&nested).unwrap();
+        assert_eq!(mode(&dir.path().join("a")), 0o700);
+        assert_eq!(mode(&nested), 0o700);
+        let file = nested.join("f");
+        options().write(true).create_new(true).open(&file).unwrap();
+        assert_eq!(mode(&file), 0o600);
+        let written = nested.join("w.json");
+        write_atomic(&written, b"{}").unwrap();
+        assert_eq!(mode(&written), 0o600);
+        let old = nested.join("old.sqlite3");
+        std::fs::write(&old, b"").unwrap();
+        std::fs::set_permissions(&old, std::fs::Permissions::from_mode(0o644)).unwrap();
+        prepare_file(&old).unwrap();
+        assert_eq!(mode(&old), 0o600);
+    }
+}
