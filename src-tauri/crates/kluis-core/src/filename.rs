@@ -14,9 +14,33 @@ pub fn choose(content_disposition: Option<&str>, url: &Url, now: time::OffsetDat
         .and_then(|n| sanitize(&n))
         .or_else(|| {
             let last = url.path_segments()?.next_back()?;
-            sanitize(&percent_decode_str(last).decode_utf8_lossy())
+            let name = percent_decode_str(last).decode_utf8_lossy();
+            looks_like_a_file_name(&name).then(|| sanitize(&name))?
         })
         .unwrap_or_else(|| fallback(now))
+}
+
+/// Whether a download URL's last segment is a file name rather than a secret: a signed or
+/// capability URL often ends in a token (`/download/9f3c…`), which must not become the name of
+/// a file that is listed, shown and shared. A name has an extension of 1–5 letters or digits,
+/// and neither a UUID nor a run of 20 or more letters and digits (128 random bits in hex or
+/// base64 are longer than that).
+fn looks_like_a_file_name(name: &str) -> bool {
+    let has_extension = name.rsplit_once('.').is_some_and(|(stem, ext)| {
+        !stem.is_empty()
+            && (1..=5).contains(&ext.len())
+            && ext.chars().all(|c| c.is_ascii_alphanumeric())
+    });
+    let longest_run = name
+        .split(|c: char| !c.is_ascii_alphanumeric())
+        .map(str::len)
+        .max()
+        .unwrap_or(0);
+    let has_uuid = name
+        .as_bytes()
+        .windows(36)
+        .any(|w| std::str::from_utf8(w).is_ok_and(|w| uuid::Uuid::try_parse(w).is_ok()));
+    has_extension && longest_run < 20 && !has_uuid
 }
 
 /// `owner-backup-20261122T155000Z.zip`.
@@ -198,7 +222,32 @@ mod tests {
         );
     }
 
-    /// Content-Disposition, then the URL, then the timestamped fallback.
+    /// A URL segment that looks like a token (or has no extension) never names the file.
+    #[test]
+    fn ignores_url_segments_that_look_like_tokens() {
+        for secret_url in [
+            "https://files/download/9f3c2b7e4d1a4c8b9e0f1a2b3c4d5e6f",
+            "https://files/d/9f3c2b7e4d1a4c8b9e0f1a2b3c4d5e6f.zip",
+            "https://files/d/49cfcabd-ae97-47de-a900-76a83082a1cb.zip",
+            "https://files/d/backup",
+        ] {
+            assert_eq!(
+                choose(None, &url(secret_url), NOW),
+                "owner-backup-20261122T155000Z.zip",
+                "{secret_url}"
+            );
+        }
+        assert_eq!(
+            choose(
+                None,
+                &url("https://files/x/owner-backup-20261122.tar.gz"),
+                NOW
+            ),
+            "owner-backup-20261122.tar.gz"
+        );
+    }
+
+    /// Content-Disposition first, then the URL's name, then the fallback.
     #[test]
     fn chooses_in_order() {
         let u = url("https://files/download/backup%202026.zip");

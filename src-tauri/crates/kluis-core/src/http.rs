@@ -50,6 +50,12 @@ pub fn build_client(config: &ServiceConfig, rule: RedirectRule) -> Result<reqwes
         .connect_timeout(config.timeouts.connect)
         .read_timeout(config.timeouts.read)
         .redirect(policy);
+    if allow_http {
+        // Plain http exists only for a service on this machine. Through a proxy (HTTP_PROXY)
+        // the whole request line — `/authenticate`'s query carries the password — would go to
+        // the proxy in clear text; loopback needs no proxy.
+        builder = builder.no_proxy();
+    }
     if let Some(pem) = &config.extra_ca_pem {
         let certs = reqwest::Certificate::from_pem_bundle(pem.as_bytes()).map_err(|_| {
             Error::Config("The extra CA certificate file is not valid PEM. Point --ca-cert / KLUIS_CA_CERT at a PEM certificate.".into())

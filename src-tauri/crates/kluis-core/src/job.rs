@@ -200,7 +200,9 @@ impl BackupJob<'_> {
             owner: Some(request.owner),
             base_url: self.base_url(),
             destination: request.destination.clone(),
-            callback_deadline_ms: now_ms() + request.callback_timeout.as_millis() as i64,
+            callback_deadline_ms: now_ms().saturating_add(
+                i64::try_from(request.callback_timeout.as_millis()).unwrap_or(i64::MAX),
+            ),
             callback: registration.resume.clone(),
             download: None,
         };
@@ -208,7 +210,7 @@ impl BackupJob<'_> {
         tracker.resumable = journal.callback.is_some();
         self.session.backup_owner(&registration.webhook_url).await?;
         tracker.enter(Stage::Accepted, events)?;
-        let deadline = tokio::time::Instant::now() + request.callback_timeout;
+        let deadline = deadline_after(request.callback_timeout);
         self.collect(registration, deadline, &mut journal, tracker, events)
             .await
     }
@@ -255,8 +257,8 @@ impl BackupJob<'_> {
         };
         tracing::info!(stage = stage.as_str(), "resuming backup");
         events(JobEvent::Stage { stage });
-        let left = Duration::from_millis((journal.callback_deadline_ms - now_ms()).max(0) as u64);
-        let deadline = tokio::time::Instant::now() + left.max(RESUME_GRACE);
+        let left = journal.callback_deadline_ms.saturating_sub(now_ms()).max(0);
+        let deadline = deadline_after(Duration::from_millis(left as u64).max(RESUME_GRACE));
         let outcome = tokio::select! {
             biased;
             _ = self.cancelled() => Err(Error::Cancelled),
@@ -383,6 +385,15 @@ impl BackupJob<'_> {
     fn base_url(&self) -> String {
         self.session.client().config().base_url.to_string()
     }
+}
+
+/// `timeout` from now; a timeout too long for the clock (`--timeout` near `u64::MAX`) waits
+/// about a century instead of panicking after the POST was sent.
+fn deadline_after(timeout: Duration) -> tokio::time::Instant {
+    let now = tokio::time::Instant::now();
+    now.checked_add(timeout)
+        .or_else(|| now.checked_add(Duration::from_secs(100 * 365 * 24 * 3600)))
+        .unwrap_or(now)
 }
 
 /// How many callback ids a job redeems at once.

@@ -238,6 +238,8 @@ async fn webhook(
     let Some(id) = q.get("id").and_then(|id| Uuid::parse_str(id).ok()) else {
         return error(StatusCode::BAD_REQUEST, "id must be a UUID");
     };
+    let unknown = StatusCode::from_u16(shared.faults().unknown_webhook_status)
+        .unwrap_or(StatusCode::NOT_FOUND);
     let results = shared.results.lock().unwrap();
     match results.get(&id) {
         Some(result) if result.api_key == account => Json(json!({
@@ -245,6 +247,6 @@ async fn webhook(
             "successCode": 200,
         }))
         .into_response(),
-        _ => error(StatusCode::NOT_FOUND, "unknown webhook id"),
+        _ => error(unknown, "unknown webhook id"),
     }
 }

@@ -95,6 +95,9 @@ pub struct Faults {
     /// query as sent (percent-encoded), decoded, and in base64 — as some proxies' and
     /// firewalls' error pages do.
     pub echo_authenticate: Option<u16>,
+    /// `GET /webhook` answers an id it does not know with this status instead of 404 (the
+    /// document names none).
+    pub unknown_webhook_status: u16,
 }
 
 impl Default for Faults {
@@ -117,6 +120,7 @@ impl Default for Faults {
             no_etag: false,
             download_status: None,
             echo_authenticate: None,
+            unknown_webhook_status: 404,
         }
     }
 }
