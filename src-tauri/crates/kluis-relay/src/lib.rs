@@ -15,4 +15,4 @@ pub mod server;
 pub mod store;
 
 pub use server::{router, Relay, RelayConfig};
-pub use store::{Event, Store};
+pub use store::{Event, Full, Limits, Store};

@@ -64,27 +64,26 @@ async fn main() {
     let stop = async {
         let _ = tokio::signal::ctrl_c().await;
     };
-    match (&args.tls_cert, &args.tls_key) {
-        (Some(cert), Some(key)) => {
-            let tls = match kluis_https::server_config_from_pem(cert, key) {
-                Ok(tls) => tls,
-                Err(e) => {
-                    eprintln!("kluis-relay: {e}");
-                    std::process::exit(2);
-                }
-            };
-            tracing::info!(addr = %args.listen, "serving HTTPS");
-            let limits = kluis_https::ServeLimits {
-                max_connections: 4096,
-                ..Default::default()
-            };
-            kluis_https::serve_tls(listener, tls, app, limits, stop).await;
-        }
+    let tls = match (&args.tls_cert, &args.tls_key) {
+        (Some(cert), Some(key)) => match kluis_https::server_config_from_pem(cert, key) {
+            Ok(tls) => {
+                tracing::info!(addr = %args.listen, "serving HTTPS");
+                Some(tls)
+            }
+            Err(e) => {
+                eprintln!("kluis-relay: {e}");
+                std::process::exit(2);
+            }
+        },
         _ => {
             tracing::info!(addr = %args.listen, "serving HTTP (put TLS in front of it)");
-            let _ = axum::serve(listener, app)
-                .with_graceful_shutdown(stop)
-                .await;
+            None
         }
-    }
+    };
+    // The same bounds with or without TLS: a connection cap and a header-read timeout.
+    let limits = kluis_https::ServeLimits {
+        max_connections: 4096,
+        ..Default::default()
+    };
+    kluis_https::serve(listener, tls, app, limits, stop).await;
 }

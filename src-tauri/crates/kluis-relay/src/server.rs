@@ -1,8 +1,11 @@
 //! The relay's HTTP API.
 //!
 //! Public (what the service calls): `GET /cb/<inbox>/<token>?…` stores the request (method,
-//! query, time) and answers 200 at once; anything that is not a live inbox and token gets 404,
-//! and floods get 429.
+//! query, time) and answers 200 at once; anything that is not a live inbox and token gets 404.
+//! Rate limits come after the capability check, so a flood of junk cannot cost a real
+//! callback its answer: requests for no live inbox share one budget, each inbox has its own
+//! (429 beyond either). An inbox holds at most `max_events_per_inbox` unacknowledged events
+//! and the database at most `max_db_bytes` (507 beyond, so the service may retry later).
 //!
 //! Private (needs `Authorization: Bearer <KLUIS_RELAY_SECRET>`):
 //! - `POST /api/inboxes` → `{inbox, callback_path}`: a new inbox with a 128-bit id and a
@@ -12,6 +15,8 @@
 //! - `POST /api/inboxes/<inbox>/ack {up_to}`: forget delivered events;
 //! - `DELETE /api/inboxes/<inbox>`;
 //! - `GET /api/stats` → `{polls_waiting}`.
+//!
+//! The private API has a rate limit of its own (429), checked before the secret.
 //!
 //! Delivery is at least once: events stay until acknowledged (or expire), so a client that
 //! was away gets what arrived meanwhile by polling from its last cursor.
@@ -42,8 +47,16 @@ pub struct RelayConfig {
     pub event_ttl: Duration,
     /// Inboxes unused this long are removed.
     pub inbox_ttl: Duration,
-    /// Public callback requests a second (with an equal burst).
+    /// Public requests a second for paths that are no live inbox (with an equal burst).
     pub callbacks_per_sec: f64,
+    /// Callbacks a second one inbox takes (with a burst of 4×).
+    pub inbox_callbacks_per_sec: f64,
+    /// Unacknowledged events one inbox holds; beyond, callbacks get 507.
+    pub max_events_per_inbox: u64,
+    /// Size of the database beyond which callbacks get 507.
+    pub max_db_bytes: u64,
+    /// Private API requests a second (with a burst of 2×).
+    pub api_per_sec: f64,
     /// Longest query string stored.
     pub max_query: usize,
     /// Most events returned by one poll.
@@ -58,6 +71,10 @@ impl RelayConfig {
             event_ttl: Duration::from_secs(7 * 24 * 3600),
             inbox_ttl: Duration::from_secs(30 * 24 * 3600),
             callbacks_per_sec: 500.0,
+            inbox_callbacks_per_sec: 10.0,
+            max_events_per_inbox: 1000,
+            max_db_bytes: 1024 * 1024 * 1024,
+            api_per_sec: 2000.0,
             max_query: 2048,
             max_batch: 100,
         }
@@ -68,7 +85,11 @@ pub struct Relay {
     pub store: Store,
     config: RelayConfig,
     waiters: Mutex<HashMap<String, Arc<Notify>>>,
+    /// For requests that match no live inbox.
     rate: kluis_https::RateLimit,
+    /// One budget per inbox that received callbacks lately.
+    inbox_rates: Mutex<HashMap<String, Arc<kluis_https::RateLimit>>>,
+    api_rate: kluis_https::RateLimit,
     /// Long-polls parked right now (reported by `/api/stats`).
     parked: std::sync::atomic::AtomicUsize,
 }
@@ -85,13 +106,29 @@ impl Drop for Parked<'_> {
 impl Relay {
     pub fn new(store: Store, config: RelayConfig) -> Arc<Self> {
         let rate = kluis_https::RateLimit::new(config.callbacks_per_sec, config.callbacks_per_sec);
+        let api_rate = kluis_https::RateLimit::new(config.api_per_sec, 2.0 * config.api_per_sec);
         Arc::new(Self {
             store,
             config,
             waiters: Mutex::default(),
             rate,
+            inbox_rates: Mutex::default(),
+            api_rate,
             parked: Default::default(),
         })
+    }
+
+    /// The rate budget of a live inbox.
+    fn inbox_rate(&self, inbox: &str) -> Arc<kluis_https::RateLimit> {
+        let per_sec = self.config.inbox_callbacks_per_sec;
+        let mut rates = self.inbox_rates.lock().unwrap();
+        if rates.len() > 100_000 {
+            rates.clear(); // a full budget for each is the worst this costs
+        }
+        rates
+            .entry(inbox.to_string())
+            .or_insert_with(|| Arc::new(kluis_https::RateLimit::new(per_sec, 4.0 * per_sec)))
+            .clone()
     }
 
     fn waiter(&self, inbox: &str) -> Arc<Notify> {
@@ -148,6 +185,9 @@ impl axum::extract::FromRequestParts<Arc<Relay>> for Authorized {
         parts: &mut axum::http::request::Parts,
         relay: &Arc<Relay>,
     ) -> Result<Self, StatusCode> {
+        if !relay.api_rate.admit() {
+            return Err(StatusCode::TOO_MANY_REQUESTS);
+        }
         if authorized(relay, &parts.headers) {
             Ok(Authorized)
         } else {
@@ -177,25 +217,42 @@ async fn callback(
     RawQuery(query): RawQuery,
     headers: HeaderMap,
 ) -> Response {
-    if !relay.rate.admit() {
-        return StatusCode::TOO_MANY_REQUESTS.into_response();
-    }
     let query = query.unwrap_or_default();
     let has_body = headers
         .get(axum::http::header::CONTENT_LENGTH)
         .is_some_and(|v| v.as_bytes() != b"0")
         || headers.contains_key(axum::http::header::TRANSFER_ENCODING);
-    if method != Method::GET || has_body || query.len() > relay.config.max_query {
-        return StatusCode::NOT_FOUND.into_response();
+    let well_formed = method == Method::GET && !has_body && query.len() <= relay.config.max_query;
+    let live = well_formed && matches!(relay.store.is_live(&inbox, &token), Ok(true));
+    if !live {
+        // One shared budget for everything that is no live inbox.
+        return match relay.rate.admit() {
+            true => StatusCode::NOT_FOUND.into_response(),
+            false => StatusCode::TOO_MANY_REQUESTS.into_response(),
+        };
     }
-    match relay.store.record(&inbox, &token, method.as_str(), &query) {
-        Ok(Some(_)) => {
+    if !relay.inbox_rate(&inbox).admit() {
+        return StatusCode::TOO_MANY_REQUESTS.into_response();
+    }
+    let limits = crate::store::Limits {
+        max_events_per_inbox: relay.config.max_events_per_inbox,
+        max_db_bytes: relay.config.max_db_bytes,
+    };
+    match relay
+        .store
+        .record(&inbox, &token, method.as_str(), &query, limits)
+    {
+        Ok(Err(full)) => {
+            tracing::warn!(inbox = &inbox[..6.min(inbox.len())], %full, "callback refused");
+            (StatusCode::INSUFFICIENT_STORAGE, full.to_string()).into_response()
+        }
+        Ok(Ok(Some(_))) => {
             // Logged without the query: it carries the service's secret id.
             tracing::info!(inbox = &inbox[..6.min(inbox.len())], "callback stored");
             relay.waiter(&inbox).notify_waiters();
             (StatusCode::OK, "ok").into_response()
         }
-        Ok(None) => StatusCode::NOT_FOUND.into_response(),
+        Ok(Ok(None)) => StatusCode::NOT_FOUND.into_response(),
         Err(e) => internal(e),
     }
 }
@@ -288,6 +345,7 @@ async fn delete_inbox(
     Path(inbox): Path<String>,
 ) -> Response {
     relay.waiters.lock().unwrap().remove(&inbox);
+    relay.inbox_rates.lock().unwrap().remove(&inbox);
     match relay.store.delete_inbox(&inbox) {
         Ok(true) => StatusCode::NO_CONTENT.into_response(),
         Ok(false) => StatusCode::NOT_FOUND.into_response(),

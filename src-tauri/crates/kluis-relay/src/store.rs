@@ -24,6 +24,30 @@ CREATE TABLE IF NOT EXISTS events (
 CREATE INDEX IF NOT EXISTS events_inbox ON events(inbox, seq);
 ";
 
+/// Bounds on what callbacks may store.
+#[derive(Debug, Clone, Copy)]
+pub struct Limits {
+    pub max_events_per_inbox: u64,
+    pub max_db_bytes: u64,
+}
+
+impl Limits {
+    /// No bound (tests of the store alone).
+    pub const NONE: Limits = Limits {
+        max_events_per_inbox: u64::MAX,
+        max_db_bytes: u64::MAX,
+    };
+}
+
+/// Why a callback was not stored.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub enum Full {
+    #[error("this inbox holds as many unacknowledged callbacks as it may")]
+    Inbox,
+    #[error("the relay's database is full")]
+    Database,
+}
+
 /// One received callback.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, serde::Deserialize)]
 pub struct Event {
@@ -96,15 +120,13 @@ impl Store {
         Ok(found.is_some())
     }
 
-    /// Stores a callback if `inbox` exists with `token`; returns its sequence number.
-    pub fn record(
-        &self,
-        inbox: &str,
-        token: &str,
-        method: &str,
-        query: &str,
-    ) -> Result<Option<i64>, StoreError> {
+    /// Whether `inbox` exists with `token`.
+    pub fn is_live(&self, inbox: &str, token: &str) -> Result<bool, StoreError> {
         let conn = self.conn.lock().unwrap();
+        Self::token_matches(&conn, inbox, token)
+    }
+
+    fn token_matches(conn: &Connection, inbox: &str, token: &str) -> Result<bool, StoreError> {
         let stored: Option<String> = conn
             .query_row(
                 "SELECT token FROM inboxes WHERE id = ?1",
@@ -112,8 +134,38 @@ impl Store {
                 |r| r.get(0),
             )
             .optional()?;
-        if !stored.is_some_and(|t| constant_time_eq(t.as_bytes(), token.as_bytes())) {
-            return Ok(None);
+        Ok(stored.is_some_and(|t| constant_time_eq(t.as_bytes(), token.as_bytes())))
+    }
+
+    /// Stores a callback if `inbox` exists with `token`; returns its sequence number, or why
+    /// it did not fit within `limits`.
+    pub fn record(
+        &self,
+        inbox: &str,
+        token: &str,
+        method: &str,
+        query: &str,
+        limits: Limits,
+    ) -> Result<Result<Option<i64>, Full>, StoreError> {
+        let conn = self.conn.lock().unwrap();
+        if !Self::token_matches(&conn, inbox, token)? {
+            return Ok(Ok(None));
+        }
+        let held: u64 = conn.query_row(
+            "SELECT COUNT(*) FROM events WHERE inbox = ?1",
+            params![inbox],
+            |r| r.get(0),
+        )?;
+        if held >= limits.max_events_per_inbox {
+            return Ok(Err(Full::Inbox));
+        }
+        let size: u64 = conn.query_row(
+            "SELECT page_count * page_size FROM pragma_page_count(), pragma_page_size()",
+            [],
+            |r| r.get(0),
+        )?;
+        if size >= limits.max_db_bytes {
+            return Ok(Err(Full::Database));
         }
         let now = now_ms();
         conn.execute(
@@ -125,7 +177,7 @@ impl Store {
             "UPDATE inboxes SET used_ms = ?2 WHERE id = ?1",
             params![inbox, now],
         )?;
-        Ok(Some(seq))
+        Ok(Ok(Some(seq)))
     }
 
     /// Events of `inbox` after `after`, oldest first, at most `limit`.
@@ -202,10 +254,28 @@ mod tests {
     fn records_lists_and_acks() {
         let store = Store::in_memory().unwrap();
         store.create_inbox("a", "tok").unwrap();
-        assert_eq!(store.record("a", "wrong", "GET", "id=1").unwrap(), None);
-        assert_eq!(store.record("b", "tok", "GET", "id=1").unwrap(), None);
-        let first = store.record("a", "tok", "GET", "id=1").unwrap().unwrap();
-        let second = store.record("a", "tok", "GET", "id=2").unwrap().unwrap();
+        assert_eq!(
+            store
+                .record("a", "wrong", "GET", "id=1", Limits::NONE)
+                .unwrap(),
+            Ok(None)
+        );
+        assert_eq!(
+            store
+                .record("b", "tok", "GET", "id=1", Limits::NONE)
+                .unwrap(),
+            Ok(None)
+        );
+        let first = store
+            .record("a", "tok", "GET", "id=1", Limits::NONE)
+            .unwrap()
+            .unwrap()
+            .unwrap();
+        let second = store
+            .record("a", "tok", "GET", "id=2", Limits::NONE)
+            .unwrap()
+            .unwrap()
+            .unwrap();
         let all = store.events_after("a", 0, 10).unwrap();
         assert_eq!(
             all.iter().map(|e| e.query.as_str()).collect::<Vec<_>>(),
@@ -221,7 +291,10 @@ mod tests {
     fn expires_old_data() {
         let store = Store::in_memory().unwrap();
         store.create_inbox("a", "t").unwrap();
-        store.record("a", "t", "GET", "id=1").unwrap();
+        store
+            .record("a", "t", "GET", "id=1", Limits::NONE)
+            .unwrap()
+            .unwrap();
         let later = now_ms() + 10_000;
         assert_eq!(store.expire(later, 5_000, 60_000).unwrap(), (1, 0));
         assert_eq!(store.expire(later + 100_000, 5_000, 60_000).unwrap().1, 1);
