@@ -1,5 +1,5 @@
 // The app's command names, shared by build.rs (permissions) and lib.rs (handler).
-pub const ALL: [&str; 19] = [
+pub const ALL: [&str; 21] = [
     "launch_info",
     "profiles",
     "save_profile",
@@ -14,7 +14,9 @@ pub const ALL: [&str; 19] = [
     "history",
     "show_backup",
     "settings",
-    "set_save_folder",
+    "choose_save_folder",
+    "clear_save_folder",
+    "choose_tunnel_program",
     "set_callback",
     "test_callback",
     "resume_backups",

@@ -1,6 +1,5 @@
 //! The commands: one line each into `DesktopApp`.
 
-use std::path::PathBuf;
 use std::sync::Arc;
 
 use kluis_desktop::profiles::{ProfileInput, ProfileView, Settings};
@@ -72,8 +71,8 @@ async fn start_backup(
 }
 
 #[tauri::command]
-async fn save_backup(app: App<'_>, job_id: String, path: PathBuf) -> Res<kluis_desktop::Saved> {
-    app.save_backup(self::job_id(&job_id)?, path).await
+async fn save_backup(app: App<'_>, job_id: String) -> Res<Option<kluis_desktop::Saved>> {
+    app.save_backup(self::job_id(&job_id)?).await
 }
 
 #[tauri::command]
@@ -97,8 +96,18 @@ fn settings(app: App<'_>) -> Settings {
 }
 
 #[tauri::command]
-fn set_save_folder(app: App<'_>, folder: Option<String>) -> Res<Settings> {
-    app.set_save_folder(folder)
+async fn choose_save_folder(app: App<'_>) -> Res<Settings> {
+    app.choose_save_folder().await
+}
+
+#[tauri::command]
+fn clear_save_folder(app: App<'_>) -> Res<Settings> {
+    app.clear_save_folder()
+}
+
+#[tauri::command]
+async fn choose_tunnel_program(app: App<'_>) -> Res<Settings> {
+    app.choose_tunnel_program().await
 }
 
 #[tauri::command]
@@ -139,7 +148,9 @@ pub fn handler<R: tauri::Runtime>() -> impl Fn(tauri::ipc::Invoke<R>) -> bool + 
         history,
         show_backup,
         settings,
-        set_save_folder,
+        choose_save_folder,
+        clear_save_folder,
+        choose_tunnel_program,
         set_callback,
         test_callback,
         resume_backups,

@@ -1,6 +1,8 @@
 //! The Kluis desktop app's Tauri shell: plugins, state, the window, and commands that each
 //! delegate in one line to [`kluis_desktop::DesktopApp`]. Errors cross as `{code, message}`;
-//! a backup's progress streams over a `tauri::ipc::Channel` given by the UI per job.
+//! a backup's progress streams over a `tauri::ipc::Channel` given by the UI per job. The
+//! native dialogs are opened from Rust (`dialogs.rs`): no path or program comes from the
+//! webview.
 //!
 //! Start-up flags: `--demo` opens the app in demo mode (an in-process simulator);
 //! `--baseline-window` opens only an empty window (for footprint measurements).
@@ -8,6 +10,7 @@
 //! every backup land in that folder (end-to-end tests cannot drive a native save dialog).
 
 mod commands;
+mod dialogs;
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -51,6 +54,8 @@ pub fn run() {
     };
     builder::<tauri::Wry>(app, launch)
         .setup(move |app| {
+            let dialogs = dialogs::TauriDialogs(app.handle().clone());
+            app.state::<DesktopApp>().set_dialogs(Arc::new(dialogs));
             let page = if baseline {
                 "baseline.html"
             } else {

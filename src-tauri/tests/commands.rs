@@ -74,17 +74,36 @@ fn errors_cross_as_code_and_message() {
         .contains("Choose or add another"));
     let err = invoke(
         &window,
-        "set_save_folder",
-        json!({ "folder": "/no/such/folder" }),
-    )
-    .unwrap_err();
-    assert_eq!(err["code"], "config");
-    let err = invoke(
-        &window,
         "save_profile",
         json!({ "input": { "id": null, "name": "x", "base_url": "http://example.com/x", "username": "u",
                            "api_key": "123e4567-e89b-42d3-a456-426614174000", "password": "p", "openapi_url": null } }),
     )
     .unwrap_err();
     assert_eq!(err["code"], "config", "plain http is refused: {err}");
+}
+
+/// Attack (a compromised webview): no command takes a path or a program. The old
+/// path-taking command is gone, a path sent along is ignored, and the folder comes only from
+/// the Rust-side dialog (none here, so nothing changes).
+#[test]
+fn the_webview_cannot_hand_over_a_path() {
+    let dir = tempfile::tempdir().unwrap();
+    let (_app, window) = window(&dir);
+    assert!(invoke(&window, "set_save_folder", json!({ "folder": "/tmp" })).is_err());
+    let settings = invoke(&window, "choose_save_folder", json!({ "folder": "/tmp" })).unwrap();
+    assert_eq!(settings["save_folder"], Value::Null);
+    let err = invoke(
+        &window,
+        "save_backup",
+        json!({ "jobId": uuid::Uuid::new_v4().to_string(), "path": "/etc/passwd" }),
+    )
+    .unwrap_err();
+    assert_eq!(err["code"], "invalid_state");
+    let err = invoke(
+        &window,
+        "set_callback",
+        json!({ "input": { "setting": { "kind": "tunnel", "program": "/bin/sh" }, "relay_secret": null } }),
+    )
+    .unwrap_err();
+    assert_eq!(err["code"], "config");
 }

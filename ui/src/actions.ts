@@ -1,5 +1,4 @@
 // What the UI does: each action calls the Rust commands through `api` and updates `state`.
-import { open, save } from "@tauri-apps/plugin-dialog";
 import { api, asError } from "./api";
 import { reduce } from "./backup-state";
 import type { CallbackInput, ProfileInput } from "./bindings";
@@ -152,17 +151,16 @@ async function refreshAfterJob(): Promise<void> {
   render();
 }
 
-/** The save dialog, prefilled with the file's (sanitised) name. */
+/** The save dialog (opened by Rust), prefilled with the file's (sanitised) name. */
 export async function chooseWhereToSave(): Promise<void> {
   const view = state.backup;
   if (view.phase !== "choose" || !state.jobId) return;
-  const path = await save({ defaultPath: view.fileName, title: t("stageSave") }).catch(() => null);
-  if (!path) return; // dialog closed: the file stays staged; the panel offers to choose or discard
   state.backup = { phase: "saving" };
   render();
   try {
-    const saved = await api.saveBackup(state.jobId, path);
-    state.backup = { phase: "saved", path: saved.path, bytes: saved.bytes, sha256: saved.sha256 };
+    const saved = await api.saveBackup(state.jobId);
+    // Dialog closed: the file stays staged; the panel offers to choose or discard.
+    state.backup = saved ? { phase: "saved", path: saved.path, bytes: saved.bytes, sha256: saved.sha256 } : view;
   } catch (e) {
     state.error = asError(e);
     state.backup = view; // still staged: the user may choose another place
@@ -184,14 +182,22 @@ export function showBackup(historyId: string, select: boolean): Promise<void> {
 
 export function chooseSaveFolder(): Promise<void> {
   return guarded(async () => {
-    const folder = await open({ directory: true, multiple: false, title: t("saveFolderTitle") });
-    if (typeof folder === "string") state.settings = await api.setSaveFolder(folder);
+    state.settings = await api.chooseSaveFolder();
   });
 }
 
 export function askEachTime(): Promise<void> {
   return guarded(async () => {
-    state.settings = await api.setSaveFolder(null);
+    state.settings = await api.clearSaveFolder();
+  });
+}
+
+/** cloudflared picked in a file dialog opened by Rust (the webview names no program). */
+export function chooseTunnelProgram(): Promise<void> {
+  return guarded(async () => {
+    state.settings = await api.chooseTunnelProgram();
+    state.callbackSaved = state.settings.callback.kind === "tunnel";
+    state.callbackTest = null;
   });
 }
 
@@ -228,11 +234,9 @@ export async function resumeBackups(): Promise<void> {
 export async function saveResumed(jobId: string): Promise<void> {
   const job = state.resumed.find((r) => r.jobId === jobId);
   if (!job || job.view.phase !== "choose") return;
-  const staged = job.view;
-  const path = await save({ defaultPath: staged.fileName, title: t("stageSave") }).catch(() => null);
-  if (!path) return;
   try {
-    const saved = await api.saveBackup(jobId, path);
+    const saved = await api.saveBackup(jobId);
+    if (!saved) return; // dialog closed: still staged
     job.view = { phase: "saved", path: saved.path, bytes: saved.bytes, sha256: saved.sha256 };
   } catch (e) {
     state.error = asError(e);

@@ -39,12 +39,17 @@ export const api = {
     channel.onmessage = onEvent;
     return invoke<string>("start_backup", { profileId, onEvent: channel });
   },
-  saveBackup: (jobId: string, path: string) => invoke<Saved>("save_backup", { jobId, path }),
+  /** Rust opens the save dialog (no path ever leaves the webview); null: the dialog was cancelled. */
+  saveBackup: (jobId: string) => invoke<Saved | null>("save_backup", { jobId }),
   cancelBackup: (jobId: string) => invoke<void>("cancel_backup", { jobId }),
   history: (profileId: string | null) => invoke<HistoryEntry[]>("history", { profileId }),
   showBackup: (historyId: string, select: boolean) => invoke<void>("show_backup", { historyId, select }),
   settings: () => invoke<Settings>("settings"),
-  setSaveFolder: (folder: string | null) => invoke<Settings>("set_save_folder", { folder }),
+  /** Rust opens the folder dialog; the settings come back unchanged when it was cancelled. */
+  chooseSaveFolder: () => invoke<Settings>("choose_save_folder"),
+  clearSaveFolder: () => invoke<Settings>("clear_save_folder"),
+  /** Rust opens a file dialog for cloudflared; the tunnel setting comes back with it. */
+  chooseTunnelProgram: () => invoke<Settings>("choose_tunnel_program"),
   setCallback: (input: CallbackInput) => invoke<Settings>("set_callback", { input }),
   testCallback: (profileId: string) => invoke<CallbackTestResult>("test_callback", { profileId }),
   resumeBackups: (onEvent: (e: ResumedEvent) => void) => {

@@ -55,8 +55,9 @@ function fakeBackend(calls: Calls, options: { demoStarted?: boolean; resumed?: R
         setTimeout(() => events.forEach((e) => channel.onmessage(e)), 0);
         return "job-1";
       }
-      case "plugin:dialog|save":
-        return "/home/user/chosen.zip";
+      case "choose_tunnel_program":
+        settings = { ...settings, callback: { kind: "tunnel", program: "/opt/cloudflare/cloudflared" } };
+        return settings;
       case "save_backup":
         return { path: "/home/user/chosen.zip", bytes: 100, sha256: "f".repeat(64) };
       default:
@@ -102,9 +103,8 @@ describe("Kluis UI", () => {
     await settle();
     await settle();
     const save = calls.find((c) => c.cmd === "save_backup");
-    expect(save?.args).toEqual({ jobId: "job-1", path: "/home/user/chosen.zip" });
-    const dialog = calls.find((c) => c.cmd === "plugin:dialog|save");
-    expect(JSON.stringify(dialog?.args)).toContain("owner-backup.zip");
+    expect(save?.args, "the webview hands over no path: Rust opens the dialog").toEqual({ jobId: "job-1" });
+    expect(calls.some((c) => c.cmd.startsWith("plugin:dialog")), "the webview opens no dialog").toBe(false);
     expect(byTest("backup-saved")?.textContent).toContain("/home/user/chosen.zip");
   });
 
@@ -151,6 +151,20 @@ describe("Kluis UI", () => {
     expect(byTest("cb-test-ok")?.textContent).toContain("42 ms");
   });
 
+  it("names no tunnel program itself: cloudflared is picked in Rust's dialog", async () => {
+    fakeBackend(calls, { demoStarted: true });
+    await startUi();
+    await settle();
+    byTest("tab-settings")!.click();
+    byTest("cb-tunnel")!.click();
+    expect(byTest("cb-program")?.tagName, "shown, not typed").toBe("CODE");
+    expect(byTest("cb-program")?.textContent).toBe("cloudflared");
+    byTest("cb-choose-program")!.click();
+    await settle();
+    expect(calls.find((c) => c.cmd === "choose_tunnel_program")?.args).toEqual({});
+    expect(byTest("cb-program")?.textContent).toBe("/opt/cloudflare/cloudflared");
+  });
+
   it("sends a typed relay secret once and keeps it out of the page", async () => {
     fakeBackend(calls, { demoStarted: true });
     await startUi();
@@ -184,7 +198,7 @@ describe("Kluis UI", () => {
     expect(byTest("resumed-job")?.textContent).toContain("Demo");
     byTest("resumed-save")!.click();
     await settle();
-    expect(calls.find((c) => c.cmd === "save_backup")?.args).toEqual({ jobId: "old-job", path: "/home/user/chosen.zip" });
+    expect(calls.find((c) => c.cmd === "save_backup")?.args).toEqual({ jobId: "old-job" });
     expect(byTest("resumed-job")?.textContent).toContain("/home/user/chosen.zip");
   });
 });

@@ -74,8 +74,20 @@ function fields(kind: Kind): HTMLElement | null {
     }
     case "direct":
       return h("div", {}, text("cb-public-url", "cbPublicUrl", "public_url", "url"), text("cb-listen", "cbListen", "listen"));
-    case "tunnel":
-      return text("cb-program", "cbProgram", "program");
+    case "tunnel": {
+      // The program is shown, never typed: cloudflared from the PATH, or one picked in a
+      // file dialog that Rust opens (a webview that could name a program could run any).
+      const saved = state.settings.callback;
+      const program = saved.kind === "tunnel" ? saved.program : "cloudflared";
+      current().program = program;
+      return h(
+        "div",
+        { class: "field" },
+        h("span", { id: "cb-program-label" }, t("cbProgram")),
+        h("code", { "data-test": "cb-program", "aria-labelledby": "cb-program-label" }, program),
+        h("button", { type: "button", "data-test": "cb-choose-program", onclick: () => void actions.chooseTunnelProgram() }, t("cbChooseProgram")),
+      );
+    }
     default:
       return null;
   }

@@ -18,12 +18,16 @@ use serde_json::Value;
 use tokio::task::JoinHandle;
 use uuid::Uuid;
 
-use crate::callback::{CallbackInput, CallbackTestResult, Transports};
+use crate::callback::{CallbackInput, CallbackSetting, CallbackTestResult, Transports};
+use crate::dialogs::{Dialogs, NoDialogs};
 use crate::error::{AppError, AppResult};
 use crate::events::{AppJobEvent, EventSink, ResumeSink, ResumedEvent};
 use crate::permissions::{Endpoint, Permissions};
 use crate::profiles::{Profile, ProfileInput, ProfileStore, ProfileView, Settings};
 use crate::secrets::{MemoryStore, SecretKind, SecretStore, APP};
+
+/// The tunnel program looked up on `PATH`; any other must be picked in a native dialog.
+pub const TUNNEL_PROGRAM: &str = "cloudflared";
 
 /// Where the app keeps its files.
 #[derive(Debug, Clone)]
@@ -116,6 +120,8 @@ pub struct DesktopApp {
     demo: tokio::sync::Mutex<Option<Sim>>,
     /// A save folder that overrides the settings (the e2e tests' stand-in for a save dialog).
     save_folder_override: Option<PathBuf>,
+    /// The native dialogs (see [`crate::dialogs`]): set by the shell once it runs.
+    dialogs: std::sync::RwLock<Arc<dyn Dialogs>>,
     /// How long a backup waits for the service's callback.
     pub callback_timeout: Duration,
     /// webhook.site's address (tests; the demo uses its simulator's stand-in).
@@ -162,6 +168,7 @@ impl DesktopApp {
             jobs: Arc::default(),
             demo: tokio::sync::Mutex::new(None),
             save_folder_override,
+            dialogs: std::sync::RwLock::new(Arc::new(NoDialogs)),
             callback_timeout: Duration::from_secs(30 * 60),
             webhook_site: crate::callback::default_webhook_site(),
         })
@@ -608,9 +615,45 @@ impl DesktopApp {
         slots.insert(job_id, JobSlot::Running { task, cancel });
     }
 
-    /// Moves a staged, verified backup to `path` (the save dialog's answer, which already
-    /// asked the user about replacing an existing file).
-    pub async fn save_backup(&self, job: Uuid, path: PathBuf) -> AppResult<Saved> {
+    /// The dialogs the shell opens (see [`crate::dialogs`]).
+    pub fn set_dialogs(&self, dialogs: Arc<dyn Dialogs>) {
+        *self.dialogs.write().unwrap() = dialogs;
+    }
+
+    fn dialogs(&self) -> Arc<dyn Dialogs> {
+        self.dialogs.read().unwrap().clone()
+    }
+
+    /// Asks where to keep a staged, verified backup (a native save dialog, opened here: the
+    /// webview never hands over a path) and moves it there. `None` when the dialog was
+    /// cancelled; the staged file then waits for another try.
+    pub async fn save_backup(&self, job: Uuid) -> AppResult<Option<Saved>> {
+        let file_name = match self.jobs.lock().unwrap().get(&job) {
+            Some(JobSlot::Staged { saved, .. }) => saved
+                .path
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_default(),
+            _ => {
+                return Err(AppError::InvalidState(
+                    "This backup is not waiting to be saved.".into(),
+                ))
+            }
+        };
+        let folder = crate::dialogs::default_folder();
+        let Some(path) = self
+            .dialogs()
+            .save_file(&file_name, folder.as_deref())
+            .await
+        else {
+            return Ok(None);
+        };
+        self.move_staged(job, path).await.map(Some)
+    }
+
+    /// Moves a staged, verified backup to `path`, which the user chose in the save dialog
+    /// (the dialog asked before replacing an existing file, so it is replaced).
+    async fn move_staged(&self, job: Uuid, path: PathBuf) -> AppResult<Saved> {
         let slot = self.jobs.lock().unwrap().remove(&job);
         let Some(JobSlot::Staged { saved, staging }) = slot else {
             if let Some(slot) = slot {
@@ -689,16 +732,46 @@ impl DesktopApp {
         settings
     }
 
-    pub fn set_save_folder(&self, folder: Option<String>) -> AppResult<Settings> {
+    /// "Always save to this folder": the folder comes from a native dialog opened here.
+    /// Unchanged when the dialog is cancelled.
+    pub async fn choose_save_folder(&self) -> AppResult<Settings> {
+        match self.dialogs().pick_folder().await {
+            Some(folder) => self.set_save_folder(Some(folder)),
+            None => Ok(self.settings()),
+        }
+    }
+
+    /// Back to asking where to save each backup.
+    pub fn clear_save_folder(&self) -> AppResult<Settings> {
+        self.set_save_folder(None)
+    }
+
+    fn set_save_folder(&self, folder: Option<PathBuf>) -> AppResult<Settings> {
         if let Some(folder) = &folder {
-            if !Path::new(folder).is_dir() {
+            if !folder.is_dir() {
+                let folder = folder.display();
                 return Err(Error::Config(format!("The folder {folder} does not exist.")).into());
             }
         }
         self.profiles.set_settings(Settings {
-            save_folder: folder,
+            save_folder: folder.map(|f| f.to_string_lossy().into_owned()),
             ..self.profiles.settings()
         })?;
+        Ok(self.settings())
+    }
+
+    /// Settings → tunnel: cloudflared picked in a native dialog opened here (when it is not
+    /// on `PATH`), and saved as the tunnel setting. Unchanged when the dialog is cancelled.
+    pub async fn choose_tunnel_program(&self) -> AppResult<Settings> {
+        let Some(program) = self.dialogs().pick_program().await else {
+            return Ok(self.settings());
+        };
+        let mut settings = self.profiles.settings();
+        settings.callback = CallbackSetting::Tunnel {
+            program: program.to_string_lossy().into_owned(),
+        };
+        self.profiles.set_settings(settings)?;
+        self.transports.clear().await;
         Ok(self.settings())
     }
 
@@ -706,6 +779,17 @@ impl DesktopApp {
     pub async fn set_callback(&self, input: CallbackInput) -> AppResult<Settings> {
         input.setting.check()?;
         let mut settings = self.profiles.settings();
+        // The webview names no program: `cloudflared` (found on PATH), or the one the user
+        // picked in the dialog of [`DesktopApp::choose_tunnel_program`], unchanged.
+        if let CallbackSetting::Tunnel { program } = &input.setting {
+            let picked = matches!(&settings.callback, CallbackSetting::Tunnel { program: p } if p == program);
+            if program.trim() != TUNNEL_PROGRAM && !picked {
+                return Err(Error::Config(
+                    "Choose the cloudflared program with “Choose…”, or use cloudflared from the PATH.".into(),
+                )
+                .into());
+            }
+        }
         if let Some(secret) = input.relay_secret.filter(|s| !s.trim().is_empty()) {
             self.store_secret(
                 APP,

@@ -9,13 +9,15 @@
 //! - [`app`]: [`DesktopApp`] — sign-in (a kluis-core `Session` per profile), environment,
 //!   permissions, and backups: a kluis-core `BackupJob` runs in a task, its events go out as
 //!   [`AppJobEvent`]s ([`events`]); the verified file waits in a staging folder until the
-//!   save dialog's answer reaches [`DesktopApp::save_backup`], which moves it into place (or
+//!   save dialog [`DesktopApp::save_backup`] opens gives it a place, and it is moved there (or
 //!   goes straight to the "always save here" folder). Cancel aborts the task at any stage.
 //! - [`callback`]: Settings → "How the service reaches this computer" (relay, direct, tunnel,
 //!   webhook.site, loopback) and its "Test connection". Jobs interrupted by closing the app are
 //!   finished at the next start ([`DesktopApp::resume_backups`]), as `kluis resume` does.
 //! - [`staging`]: the staging folders, cleared at start only of what is provably Kluis's
 //!   leftover; saved files still waiting there are offered to the save dialog again.
+//! - [`dialogs`]: the native save, folder and program dialogs, opened by the Rust side so
+//!   that no path or program ever comes from the webview.
 //! - [`permissions`]: what the api key allows, from the OpenAPI description or learnt 403s.
 //! - [`open`]: showing a saved file in the file manager.
 //! - [`bindings`]: the TypeScript declarations of every type the UI receives or sends.
@@ -24,6 +26,7 @@
 pub mod app;
 pub mod bindings;
 pub mod callback;
+pub mod dialogs;
 pub mod error;
 pub mod events;
 pub mod open;
@@ -34,6 +37,7 @@ pub mod staging;
 
 pub use app::{AppPaths, DemoInfo, DesktopApp, LaunchInfo, ResumedJob, SessionInfo};
 pub use callback::{CallbackInput, CallbackSetting, CallbackTestResult};
+pub use dialogs::{Dialogs, NoDialogs};
 pub use error::{AppError, AppResult, ErrorPayload};
 pub use events::{AppJobEvent, EventSink, ResumeSink, ResumedEvent};
 pub use kluis_core::{HistoryEntry, Saved};

@@ -8,6 +8,9 @@ use kluis_desktop::{
 };
 use tokio::sync::mpsc;
 
+mod common;
+use common::Chooses;
+
 fn app(dir: &tempfile::TempDir, save_folder: Option<std::path::PathBuf>) -> DesktopApp {
     DesktopApp::open(
         AppPaths::under(dir.path()),
@@ -72,7 +75,18 @@ async fn demo_backup_is_staged_then_saved_where_chosen() {
         "progress is streamed"
     );
     let target = dir.path().join("chosen.zip");
-    let saved = app.save_backup(job, target.clone()).await.unwrap();
+    let user = Chooses::new(&target);
+    app.set_dialogs(user.clone());
+    let saved = app
+        .save_backup(job)
+        .await
+        .unwrap()
+        .expect("a place was chosen");
+    assert_eq!(
+        *user.asked.lock().unwrap(),
+        ["owner-backup.zip"],
+        "the dialog proposed the name"
+    );
     assert_eq!(
         (saved.path.clone(), saved.bytes, saved.sha256.clone()),
         (target.clone(), bytes, sha256)
@@ -121,11 +135,9 @@ async fn cancel_staged_backup_leaves_nothing() {
         (row.stage.as_str(), row.error_code.as_deref()),
         ("failed", Some("cancelled"))
     );
+    app.set_dialogs(Chooses::new(dir.path().join("x.zip")));
     assert_eq!(
-        app.save_backup(job, dir.path().join("x.zip"))
-            .await
-            .unwrap_err()
-            .code(),
+        app.save_backup(job).await.unwrap_err().code(),
         "invalid_state"
     );
 }
@@ -386,4 +398,91 @@ async fn profiles_share_the_direct_listener() {
         let err = app.test_callback(profile).await.unwrap_err();
         assert_eq!(err.code(), "network", "{profile}: {err}");
     }
+}
+
+/// Attack (a compromised webview): the tunnel program is `cloudflared` from PATH or the one
+/// the user picked in the Rust-side dialog — any other program is refused (on 197df1f any
+/// path became "cloudflared"); the save folder comes only from the folder dialog.
+#[tokio::test(flavor = "multi_thread")]
+async fn the_webview_names_no_program_and_no_folder() {
+    let dir = tempfile::tempdir().unwrap();
+    let app = app(&dir, None);
+    let tunnel = |program: &str| CallbackInput {
+        setting: CallbackSetting::Tunnel {
+            program: program.into(),
+        },
+        relay_secret: None,
+    };
+    let refused = app.set_callback(tunnel("/bin/sh")).await.unwrap_err();
+    assert_eq!(refused.code(), "config", "{refused}");
+    app.set_callback(tunnel("cloudflared"))
+        .await
+        .expect("from PATH");
+
+    let picked = dir.path().join("tools/cloudflared");
+    app.set_dialogs(Chooses::new(&picked));
+    let settings = app.choose_tunnel_program().await.unwrap();
+    assert_eq!(
+        settings.callback,
+        CallbackSetting::Tunnel {
+            program: picked.to_string_lossy().into_owned()
+        }
+    );
+    app.set_callback(tunnel(&picked.to_string_lossy()))
+        .await
+        .expect("the picked program, unchanged, may be saved again");
+    assert_eq!(
+        app.set_callback(tunnel("/usr/bin/python3"))
+            .await
+            .unwrap_err()
+            .code(),
+        "config"
+    );
+
+    let folder = tempfile::tempdir().unwrap();
+    app.set_dialogs(Chooses::new(folder.path()));
+    let settings = app.choose_save_folder().await.unwrap();
+    assert_eq!(settings.save_folder.as_deref(), folder.path().to_str());
+    assert_eq!(app.clear_save_folder().unwrap().save_folder, None);
+}
+
+/// A verified backup that waited for the save dialog when the app was closed is still there
+/// at the next start and offered again (on 197df1f the start deleted it although the history
+/// listed it as saved).
+#[tokio::test(flavor = "multi_thread")]
+async fn a_staged_backup_survives_a_restart_and_is_offered_again() {
+    let dir = tempfile::tempdir().unwrap();
+    let first = app(&dir, None);
+    first.start_demo().await.unwrap();
+    let (job, events) = backup(&first, "demo").await;
+    assert!(
+        matches!(events.last(), Some(AppJobEvent::Staged { .. })),
+        "{events:?}"
+    );
+    first.shutdown().await;
+    drop(first);
+
+    let second = app(&dir, None);
+    let (tx, mut rx) = mpsc::unbounded_channel();
+    let offered = second
+        .resume_backups(Arc::new(move |e| {
+            let _ = tx.send(e);
+        }))
+        .await
+        .unwrap();
+    assert_eq!(offered.len(), 1);
+    assert_eq!(offered[0].job_id, job.to_string());
+    let event = rx.recv().await.unwrap();
+    assert!(
+        matches!(event.event, AppJobEvent::Staged { .. }),
+        "{event:?}"
+    );
+    let target = dir.path().join("kept.zip");
+    second.set_dialogs(Chooses::new(&target));
+    let saved = second.save_backup(job).await.unwrap().expect("saved");
+    assert_eq!(saved.path, target);
+    assert_eq!(
+        saved.sha256,
+        hex::encode(kluis_sim::payload::sha256(saved.bytes))
+    );
 }

@@ -1,6 +1,8 @@
 //! Closing the app while a backup waits does not lose it: the next start finishes it.
 //! (Its own test binary: it points the app at a simulator's CA through KLUIS_CA_CERT.)
 
+mod common;
+
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -99,7 +101,8 @@ async fn closed_app_finishes_its_backup_at_the_next_start() {
         }
     };
     let target = dir.path().join("chosen.zip");
-    let saved = second.save_backup(job, target.clone()).await.unwrap();
+    second.set_dialogs(common::Chooses::new(&target));
+    let saved = second.save_backup(job).await.unwrap().expect("saved");
     assert_eq!((saved.bytes, saved.sha256.clone()), staged);
     assert_eq!(
         saved.sha256,

@@ -1,0 +1,39 @@
+//! The native dialogs, opened from Rust with the dialog plugin's API (see
+//! `kluis_desktop::dialogs` for why the webview never opens one itself).
+
+use std::path::{Path, PathBuf};
+
+use async_trait::async_trait;
+use tauri_plugin_dialog::{DialogExt, FilePath};
+
+pub struct TauriDialogs<R: tauri::Runtime>(pub tauri::AppHandle<R>);
+
+/// Waits for a dialog's answer, given to a callback on the UI thread.
+async fn answer(
+    open: impl FnOnce(tokio::sync::oneshot::Sender<Option<FilePath>>),
+) -> Option<PathBuf> {
+    let (tx, rx) = tokio::sync::oneshot::channel();
+    open(tx);
+    rx.await.ok().flatten().and_then(|p| p.into_path().ok())
+}
+
+#[async_trait]
+impl<R: tauri::Runtime> kluis_desktop::Dialogs for TauriDialogs<R> {
+    async fn save_file(&self, file_name: &str, folder: Option<&Path>) -> Option<PathBuf> {
+        let mut dialog = self.0.dialog().file().set_file_name(file_name);
+        if let Some(folder) = folder {
+            dialog = dialog.set_directory(folder);
+        }
+        answer(|tx| dialog.save_file(move |p| drop(tx.send(p)))).await
+    }
+
+    async fn pick_folder(&self) -> Option<PathBuf> {
+        let dialog = self.0.dialog().file().set_can_create_directories(true);
+        answer(|tx| dialog.pick_folder(move |p| drop(tx.send(p)))).await
+    }
+
+    async fn pick_program(&self) -> Option<PathBuf> {
+        let dialog = self.0.dialog().file();
+        answer(|tx| dialog.pick_file(move |p| drop(tx.send(p)))).await
+    }
+}
