@@ -90,18 +90,7 @@ impl ServiceClient {
             }
             Err(e) => return Err(finish_error(e, "signing in")),
         };
-        let body = read_json(response, "signing in").await?;
-        let token = body
-            .get("token")
-            .and_then(Value::as_str)
-            .unwrap_or_default();
-        if token.is_empty()
-            || token.len() > 256
-            || reqwest::header::HeaderValue::from_str(token).is_err()
-        {
-            return Err(Error::BadResponse("The service's answer to signing in held no usable token. Check that the base URL points at webservice_v2.".into()));
-        }
-        Ok(Secret::new(token))
+        token_from(&read_json(response, "signing in").await?)
     }
 
     /// `GET /util/environment?username=` → the answer as it came.
@@ -177,18 +166,7 @@ impl ServiceClient {
             )
             .await?;
         let body = read_json(response, "the result request").await?;
-        let data = body.get("data").cloned().unwrap_or(Value::Null);
-        let bad = |why: &str| {
-            CallError::Other(Error::BadResponse(format!("The service's result {why}. The backup may have failed on the service's side; try again.")))
-        };
-        let text = data
-            .get("url")
-            .and_then(Value::as_str)
-            .ok_or_else(|| bad("held no data.url"))?;
-        let url = Url::parse(text).map_err(|_| bad("held a data.url that is not a URL"))?;
-        check_url(&url, self.config.allow_http_loopback)
-            .map_err(|_| bad("held a data.url that is not https"))?;
-        Ok(WebhookPayload { url, data })
+        Ok(payload_from(&body, self.config.allow_http_loopback)?)
     }
 
     /// Sends one request, retrying as its kind allows, and sorts the answer's status.
@@ -235,6 +213,37 @@ impl ServiceClient {
             tokio::time::sleep(self.retry.delay(attempt)).await;
         }
     }
+}
+
+/// The token of `/authenticate`'s answer: a non-empty string that can be sent as a header.
+pub(crate) fn token_from(body: &Value) -> Result<Secret> {
+    let token = body
+        .get("token")
+        .and_then(Value::as_str)
+        .unwrap_or_default();
+    if token.is_empty()
+        || token.len() > 256
+        || reqwest::header::HeaderValue::from_str(token).is_err()
+    {
+        return Err(Error::BadResponse("The service's answer to signing in held no usable token. Check that the base URL points at webservice_v2.".into()));
+    }
+    Ok(Secret::new(token))
+}
+
+/// `data.url` (https, or loopback http with the opt-in) and the rest of `data` from
+/// `GET /webhook`'s answer.
+pub(crate) fn payload_from(body: &Value, allow_http_loopback: bool) -> Result<WebhookPayload> {
+    let data = body.get("data").cloned().unwrap_or(Value::Null);
+    let bad = |why: &str| {
+        Error::BadResponse(format!("The service's result {why}. The backup may have failed on the service's side; try again."))
+    };
+    let text = data
+        .get("url")
+        .and_then(Value::as_str)
+        .ok_or_else(|| bad("held no data.url"))?;
+    let url = Url::parse(text).map_err(|_| bad("held a data.url that is not a URL"))?;
+    check_url(&url, allow_http_loopback).map_err(|_| bad("held a data.url that is not https"))?;
+    Ok(WebhookPayload { url, data })
 }
 
 async fn classify(response: reqwest::Response) -> Result<reqwest::Response, CallError> {

@@ -5,7 +5,7 @@ use percent_encoding::percent_decode_str;
 use url::Url;
 
 /// Longest name kept, in bytes (most file systems allow 255).
-const MAX_NAME_BYTES: usize = 150;
+pub(crate) const MAX_NAME_BYTES: usize = 150;
 
 /// Picks the file name for a download.
 pub fn choose(content_disposition: Option<&str>, url: &Url, now: time::OffsetDateTime) -> String {

@@ -21,7 +21,8 @@
 //!    app at start); a claim (a file lock) keeps two processes off one job.
 //!
 //! [`error`] holds the one error type, with stable codes and messages that say what to do.
-//! [`filename`] turns a hostile `Content-Disposition` into a safe name.
+//! [`filename`] turns a hostile `Content-Disposition` into a safe name. Every parser that sees
+//! the network is property-tested in `fuzz.rs`.
 //!
 //! Where the service's document is silent, the choices are a careful client's and are written
 //! beside the code that makes them (status handling in [`client`], retries in [`http`], token
@@ -34,6 +35,8 @@ pub mod config;
 pub mod download;
 pub mod error;
 pub mod filename;
+#[cfg(test)]
+mod fuzz;
 pub mod history;
 pub mod http;
 pub mod job;

@@ -93,6 +93,18 @@ async fn junk_ids_do_not_stop_a_backup() {
     }
 }
 
+/// Continues `partial` (as a resumed job would) into the harness's output folder.
+async fn continue_download(
+    h: &Harness,
+    url: &url::Url,
+    partial: PartialDownload,
+) -> Result<kluis_core::Saved> {
+    let into = Destination::Folder(h.out.path().to_path_buf());
+    h.downloader
+        .download_resumable(url, &into, Some(partial), &mut |_| {}, &mut |_| {})
+        .await
+}
+
 /// A part file the journal names may have been replaced by a link to another file meanwhile;
 /// continuing the download must not write through it (the victim keeps its bytes).
 #[tokio::test]
@@ -114,15 +126,7 @@ async fn a_symlinked_part_file_is_not_followed() {
         disposition: None,
         sha256: None,
     };
-    let saved = h
-        .downloader
-        .download_resumable(
-            &url,
-            &Destination::Folder(h.out.path().to_path_buf()),
-            Some(partial),
-            &mut |_| {},
-            &mut |_| {},
-        )
+    let saved = continue_download(&h, &url, partial)
         .await
         .expect("downloaded afresh");
     assert_eq!(std::fs::read(&victim).unwrap(), b"the user's own file");
@@ -160,15 +164,7 @@ async fn a_corrupted_part_file_is_caught_after_a_resume() {
         disposition: None,
         sha256: Some(expected_sha(size)),
     };
-    let error = h
-        .downloader
-        .download_resumable(
-            &url,
-            &Destination::Folder(h.out.path().to_path_buf()),
-            Some(partial),
-            &mut |_| {},
-            &mut |_| {},
-        )
+    let error = continue_download(&h, &url, partial)
         .await
         .expect_err("the corrupted prefix is detected");
     assert_eq!(error.code(), "download_failed", "{error}");
@@ -210,4 +206,36 @@ async fn an_echoed_password_is_scrubbed_from_errors() {
             assert!(!shown.contains(leak), "{status}: {shown}");
         }
     }
+}
+
+/// A relay (or anything at its address) that answers with a huge body is refused after the
+/// cap, not buffered whole (on 197df1f the relay's and webhook.site's answers had no cap).
+#[tokio::test]
+async fn a_huge_relay_answer_is_not_read_into_memory() {
+    use axum::routing::post;
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let huge = || async {
+        let filler = "x".repeat(16 * 1024 * 1024);
+        format!("{{\"inbox\":\"a\",\"callback_path\":\"/cb/a/b\",\"pad\":\"{filler}\"}}")
+    };
+    let router = axum::Router::new().route("/api/inboxes", post(huge));
+    tokio::spawn(async move { axum::serve(listener, router).await });
+    let config = kluis_core::ServiceConfig::new(
+        "http://127.0.0.1:1/webservice_v2",
+        kluis_core::Secret::new(Uuid::new_v4().to_string()),
+        "klant".into(),
+        kluis_core::Secret::new("password"),
+        true,
+    )
+    .unwrap();
+    let relay = kluis_core::callback::RelayTransport::new(
+        &format!("http://{addr}"),
+        kluis_core::Secret::new("relay-secret-relay-secret"),
+        &config,
+        None,
+    )
+    .unwrap();
+    let refused = relay.prepare(Uuid::new_v4()).await.err().expect("refused");
+    assert_eq!(refused.code(), "bad_response", "{refused}");
 }

@@ -180,6 +180,16 @@ impl Transports {
 mod tests {
     use super::*;
 
+    /// The relay secret the Settings form sends prints as a placeholder in `Debug`.
+    #[test]
+    fn input_debug_hides_the_relay_secret() {
+        let input = CallbackInput {
+            setting: CallbackSetting::Loopback,
+            relay_secret: Some("relay-secret-value".into()),
+        };
+        assert!(!format!("{input:?}").contains("relay-secret-value"));
+    }
+
     /// Each choice's fields are checked: https addresses, a socket address, a program.
     #[test]
     fn checks_the_fields() {

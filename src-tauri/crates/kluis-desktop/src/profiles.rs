@@ -204,6 +204,26 @@ impl ProfileStore {
 mod tests {
     use super::*;
 
+    /// What the UI sends prints no secret in `Debug` (a log line or a panic message).
+    #[test]
+    fn input_debug_hides_secrets() {
+        let input = ProfileInput {
+            id: None,
+            name: "Klant".into(),
+            base_url: "https://h/webservice_v2".into(),
+            username: "u".into(),
+            api_key: Some("api-key-value-1234".into()),
+            password: Some("password-value-5678".into()),
+            openapi_url: None,
+        };
+        let shown = format!("{input:?}");
+        assert!(
+            !shown.contains("api-key-value") && !shown.contains("password-value"),
+            "{shown}"
+        );
+        assert!(shown.contains("Klant"));
+    }
+
     fn profile(id: &str) -> Profile {
         Profile {
             id: id.into(),

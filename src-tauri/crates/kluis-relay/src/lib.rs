@@ -8,9 +8,12 @@
 //! - [`store`]: SQLite (embedded): inboxes with their capability tokens, and events.
 //! - [`server`]: the HTTP API (public callback path; secret-protected inbox API with
 //!   long-poll, cursor and acknowledgement), limits and expiry.
+//! - `fuzz.rs` (tests): every API path, query and body, generated, never makes it panic or fail.
 //! - `main.rs`: `kluis-relay --listen ADDR --data DIR [--tls-cert PEM --tls-key PEM]`, with the
 //!   client secret from `KLUIS_RELAY_SECRET`.
 
+#[cfg(test)]
+mod fuzz;
 pub mod server;
 pub mod store;
 

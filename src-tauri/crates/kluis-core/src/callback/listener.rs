@@ -40,7 +40,7 @@ pub const RATE_PER_SEC: f64 = 50.0;
 /// Requests per second one live path takes (with a burst of [`ROUTE_BURST`]).
 pub const ROUTE_RATE_PER_SEC: f64 = 10.0;
 pub const ROUTE_BURST: f64 = 40.0;
-const MAX_QUERY_LEN: usize = 512;
+pub(crate) const MAX_QUERY_LEN: usize = 512;
 
 struct Route {
     ids: IdSender,
@@ -252,7 +252,7 @@ fn capability_hash(capability: &str) -> String {
 }
 
 /// The capability of a path ending in `/cb/<capability>` (any prefix before it).
-fn capability_of(path: &str) -> Option<&str> {
+pub(crate) fn capability_of(path: &str) -> Option<&str> {
     let mut segments = path.rsplit('/');
     let capability = segments.next()?;
     (segments.next()? == "cb" && !capability.is_empty()).then_some(capability)
@@ -294,7 +294,7 @@ async fn receive(
 }
 
 /// The `id` of a query that holds exactly one parameter, `id`, a UUID.
-fn single_id(query: &str) -> Option<CallbackId> {
+pub(crate) fn single_id(query: &str) -> Option<CallbackId> {
     if query.len() > MAX_QUERY_LEN {
         return None;
     }

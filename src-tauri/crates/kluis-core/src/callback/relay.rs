@@ -42,7 +42,7 @@ struct Created {
 }
 
 #[derive(Deserialize)]
-struct Events {
+pub(crate) struct Events {
     events: Vec<RelayEvent>,
     next: i64,
 }

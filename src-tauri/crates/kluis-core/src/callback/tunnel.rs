@@ -108,20 +108,21 @@ async fn wait_until_ready(
             .await
             .is_ok_and(|r| r.status().is_success());
         if ready {
-            let answer: serde_json::Value = http
+            let response = http
                 .get(format!("http://{metrics}/quicktunnel"))
                 .send()
                 .await
                 .map_err(|_| {
                     Error::BadResponse("cloudflared did not tell the tunnel's hostname.".into())
-                })?
-                .json()
-                .await
-                .map_err(|_| {
-                    Error::BadResponse(
-                        "cloudflared's /quicktunnel answer was not understood.".into(),
-                    )
                 })?;
+            let answer: serde_json::Value =
+                crate::http::read_json_as(response, "cloudflared's /quicktunnel", 64 * 1024)
+                    .await
+                    .map_err(|_| {
+                        Error::BadResponse(
+                            "cloudflared's /quicktunnel answer was not understood.".into(),
+                        )
+                    })?;
             return answer
                 .get("hostname")
                 .and_then(|h| h.as_str())

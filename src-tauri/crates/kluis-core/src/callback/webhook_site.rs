@@ -42,7 +42,7 @@ struct Token {
 }
 
 #[derive(Deserialize)]
-struct Requests {
+pub(crate) struct Requests {
     data: Vec<Value>,
 }
 

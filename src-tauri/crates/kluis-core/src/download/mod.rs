@@ -398,14 +398,14 @@ fn header_text(headers: &HeaderMap, name: header::HeaderName) -> Option<String> 
 }
 
 /// A strong ETag, else Last-Modified (RFC 9110 allows both in If-Range; weak tags are not).
-fn validator(headers: &HeaderMap) -> Option<String> {
+pub(crate) fn validator(headers: &HeaderMap) -> Option<String> {
     header_text(headers, header::ETAG)
         .filter(|tag| !tag.starts_with("W/"))
         .or_else(|| header_text(headers, header::LAST_MODIFIED))
 }
 
 /// `bytes START-END/TOTAL` → (START, Some(TOTAL)); a `*` total gives `None`.
-fn parse_content_range(value: &str) -> Option<(u64, Option<u64>)> {
+pub(crate) fn parse_content_range(value: &str) -> Option<(u64, Option<u64>)> {
     let rest = value.trim().strip_prefix("bytes ")?;
     let (span, total) = rest.split_once('/')?;
     let (start, end) = span.split_once('-')?;
@@ -422,7 +422,7 @@ fn parse_content_range(value: &str) -> Option<(u64, Option<u64>)> {
 
 /// The SHA-256 a server declares in `Repr-Digest: sha-256=:B64:` (RFC 9530) or the older
 /// `Digest: SHA-256=B64` (RFC 3230).
-fn declared_sha256(headers: &HeaderMap) -> Option<[u8; 32]> {
+pub(crate) fn declared_sha256(headers: &HeaderMap) -> Option<[u8; 32]> {
     let decode = |b64: &str| -> Option<[u8; 32]> {
         base64::engine::general_purpose::STANDARD
             .decode(b64.trim())
