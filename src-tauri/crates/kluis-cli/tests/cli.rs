@@ -297,15 +297,8 @@ async fn backup_through_webhook_site_warns() {
 #[tokio::test(flavor = "multi_thread")]
 async fn tunnel_without_cloudflared_exits_2() {
     let e = env(|_| {}).await;
-    let out = e.out();
     let output = e
-        .demo(&[
-            "backup",
-            "--out",
-            out.to_str().unwrap(),
-            "--callback",
-            "tunnel=/nonexistent/cloudflared",
-        ])
+        .backup(&["--callback", "tunnel=/nonexistent/cloudflared"])
         .await;
     assert_eq!(output.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&output.stderr).contains("Install cloudflared"));

@@ -4,68 +4,19 @@
 
 use std::time::Duration;
 
-use kluis_relay::{router, Relay, RelayConfig, Store};
+use kluis_relay::{RelayConfig, Store};
 use reqwest::StatusCode;
-use serde_json::Value;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
-const SECRET: &str = "limits-secret-limits-secret-1234";
+mod common;
+use common::{Running, SECRET};
 
-struct Running {
-    base: String,
-    addr: std::net::SocketAddr,
-    client: reqwest::Client,
-}
-
-/// The relay as `kluis-relay` serves it without TLS (behind a proxy), with `configure`d limits.
+/// An in-memory relay with `configure`d settings, served under `limits`.
 async fn start(
     configure: impl FnOnce(&mut RelayConfig),
     limits: kluis_https::ServeLimits,
 ) -> Running {
-    let mut config = RelayConfig::new(SECRET.into());
-    configure(&mut config);
-    let relay = Relay::new(Store::in_memory().unwrap(), config);
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    tokio::spawn(kluis_https::serve(
-        listener,
-        None,
-        router(relay),
-        limits,
-        std::future::pending(),
-    ));
-    Running {
-        base: format!("http://{addr}"),
-        addr,
-        client: reqwest::Client::new(),
-    }
-}
-
-impl Running {
-    async fn create(&self) -> (String, String) {
-        let r = self
-            .client
-            .post(format!("{}/api/inboxes", self.base))
-            .bearer_auth(SECRET)
-            .send()
-            .await
-            .unwrap();
-        let body: Value = r.json().await.unwrap();
-        (
-            body["inbox"].as_str().unwrap().into(),
-            body["callback_path"].as_str().unwrap().into(),
-        )
-    }
-
-    async fn call(&self, path: &str) -> StatusCode {
-        let id = uuid::Uuid::new_v4();
-        self.client
-            .get(format!("{}{path}?id={id}", self.base))
-            .send()
-            .await
-            .unwrap()
-            .status()
-    }
+    common::start_with(Store::in_memory().unwrap(), configure, limits).await
 }
 
 /// An inbox takes a bounded number of unacknowledged callbacks (507 beyond, so the service
@@ -75,9 +26,12 @@ async fn an_inbox_holds_a_bounded_number_of_events() {
     let relay = start(|c| c.max_events_per_inbox = 5, Default::default()).await;
     let (inbox, path) = relay.create().await;
     for _ in 0..5 {
-        assert_eq!(relay.call(&path).await, StatusCode::OK);
+        assert_eq!(relay.callback(&path).await, StatusCode::OK);
     }
-    assert_eq!(relay.call(&path).await, StatusCode::INSUFFICIENT_STORAGE);
+    assert_eq!(
+        relay.callback(&path).await,
+        StatusCode::INSUFFICIENT_STORAGE
+    );
     let acked = relay
         .client
         .post(format!("{}/api/inboxes/{inbox}/ack", relay.base))
@@ -88,7 +42,7 @@ async fn an_inbox_holds_a_bounded_number_of_events() {
         .unwrap();
     assert!(acked.status().is_success());
     assert_eq!(
-        relay.call(&path).await,
+        relay.callback(&path).await,
         StatusCode::OK,
         "room again after the ack"
     );
@@ -99,7 +53,10 @@ async fn an_inbox_holds_a_bounded_number_of_events() {
 async fn a_full_database_refuses_with_507() {
     let relay = start(|c| c.max_db_bytes = 1, Default::default()).await;
     let (_, path) = relay.create().await;
-    assert_eq!(relay.call(&path).await, StatusCode::INSUFFICIENT_STORAGE);
+    assert_eq!(
+        relay.callback(&path).await,
+        StatusCode::INSUFFICIENT_STORAGE
+    );
 }
 
 /// A flood of junk paths, and a flood of one inbox, exhaust only their own budgets: another
@@ -123,10 +80,10 @@ async fn floods_do_not_crowd_out_a_real_callback() {
             uuid::Uuid::new_v4().simple(),
             uuid::Uuid::new_v4().simple()
         );
-        if relay.call(&junk).await == StatusCode::TOO_MANY_REQUESTS {
+        if relay.callback(&junk).await == StatusCode::TOO_MANY_REQUESTS {
             limited.0 += 1;
         }
-        if relay.call(&flooded).await == StatusCode::TOO_MANY_REQUESTS {
+        if relay.callback(&flooded).await == StatusCode::TOO_MANY_REQUESTS {
             limited.1 += 1;
         }
     }
@@ -135,7 +92,7 @@ async fn floods_do_not_crowd_out_a_real_callback() {
         "both floods hit a limit: {limited:?}"
     );
     assert_eq!(
-        relay.call(&real).await,
+        relay.callback(&real).await,
         StatusCode::OK,
         "the real callback is stored"
     );

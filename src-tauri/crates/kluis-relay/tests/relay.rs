@@ -4,80 +4,12 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use kluis_relay::{router, Relay, RelayConfig, Store};
+use kluis_relay::Store;
 use reqwest::StatusCode;
 use serde_json::{json, Value};
 
-const SECRET: &str = "test-secret-test-secret-1234";
-
-struct Running {
-    base: String,
-    client: reqwest::Client,
-    _stop: tokio::sync::oneshot::Sender<()>,
-}
-
-async fn start(store: Store) -> Running {
-    let relay = Relay::new(store, RelayConfig::new(SECRET.into()));
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let base = format!("http://{}", listener.local_addr().unwrap());
-    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-    tokio::spawn(async move {
-        axum::serve(listener, router(relay))
-            .with_graceful_shutdown(async {
-                let _ = stopped.await;
-            })
-            .await
-            .unwrap();
-    });
-    Running {
-        base,
-        client: reqwest::Client::new(),
-        _stop: stop,
-    }
-}
-
-impl Running {
-    async fn create(&self) -> (String, String) {
-        let r = self
-            .client
-            .post(format!("{}/api/inboxes", self.base))
-            .bearer_auth(SECRET)
-            .send()
-            .await
-            .unwrap();
-        assert_eq!(r.status(), StatusCode::CREATED);
-        let body: Value = r.json().await.unwrap();
-        (
-            body["inbox"].as_str().unwrap().into(),
-            body["callback_path"].as_str().unwrap().into(),
-        )
-    }
-
-    async fn poll(&self, inbox: &str, after: i64, wait: u64) -> Value {
-        let url = format!(
-            "{}/api/inboxes/{inbox}/events?after={after}&wait={wait}",
-            self.base
-        );
-        self.client
-            .get(url)
-            .bearer_auth(SECRET)
-            .send()
-            .await
-            .unwrap()
-            .json()
-            .await
-            .unwrap()
-    }
-
-    async fn call(&self, path: &str) -> StatusCode {
-        self.client
-            .get(format!("{}{path}", self.base))
-            .send()
-            .await
-            .unwrap()
-            .status()
-    }
-}
+mod common;
+use common::{start, SECRET};
 
 /// The inbox API needs the secret; the callback path does not, but needs the token.
 #[tokio::test]

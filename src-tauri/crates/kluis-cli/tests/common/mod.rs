@@ -74,6 +74,14 @@ impl Env {
         command
     }
 
+    /// `kluis backup --out <out> EXTRA…` with the demo settings.
+    pub async fn backup(&self, extra: &[&str]) -> Output {
+        let out = self.out();
+        let mut args = vec!["backup", "--out", out.to_str().unwrap()];
+        args.extend_from_slice(extra);
+        self.demo(&args).await
+    }
+
     pub async fn demo(&self, args: &[&str]) -> Output {
         self.kluis(args, &DEMO_API_KEY.to_string(), DEMO_PASSWORD)
             .await
