@@ -6,11 +6,7 @@ mod common;
 use std::sync::Arc;
 use std::time::Duration;
 
-use kluis_desktop::{
-    AppJobEvent, AppPaths, CallbackInput, CallbackSetting, DesktopApp, MemoryStore, ProfileInput,
-    ResumedEvent,
-};
-use kluis_sim::config::{DEMO_API_KEY, DEMO_PASSWORD, DEMO_USERNAME};
+use kluis_desktop::{AppJobEvent, DesktopApp, MemoryStore, ResumedEvent};
 use kluis_sim::{Sim, SimConfig};
 use tokio::sync::mpsc;
 
@@ -28,53 +24,8 @@ async fn closed_app_finishes_its_backup_at_the_next_start() {
     std::env::set_var("KLUIS_CA_CERT", ca.path());
     let dir = tempfile::tempdir().unwrap();
     let keyring = Arc::new(MemoryStore::default());
-    let open = || {
-        let mut app = DesktopApp::open(AppPaths::under(dir.path()), keyring.clone(), None).unwrap();
-        app.webhook_site = sim.webhook_site_url().to_string();
-        app
-    };
-
-    let first = open();
-    let profile = first
-        .save_profile(ProfileInput {
-            id: None,
-            name: "Office".into(),
-            base_url: sim.base_url().to_string(),
-            username: DEMO_USERNAME.into(),
-            api_key: Some(DEMO_API_KEY.to_string()),
-            password: Some(DEMO_PASSWORD.into()),
-            openapi_url: None,
-        })
-        .await
-        .unwrap();
-    first
-        .set_callback(CallbackInput {
-            setting: CallbackSetting::WebhookSite,
-            relay_secret: None,
-        })
-        .await
-        .unwrap();
-    let (tx, mut rx) = mpsc::unbounded_channel();
-    let job = first
-        .start_backup(
-            &profile.id,
-            Arc::new(move |e| {
-                let _ = tx.send(e);
-            }),
-        )
-        .await
-        .unwrap();
-    while let Some(event) = rx.recv().await {
-        if event
-            == (AppJobEvent::Stage {
-                stage: kluis_core::Stage::Accepted,
-            })
-        {
-            break;
-        }
-    }
-    first.shutdown().await;
-    drop(first);
+    let open = || common::open_app(dir.path(), &keyring, &sim);
+    let (_, job) = common::close_while_a_backup_waits(dir.path(), &keyring, &sim).await;
     assert_eq!(
         first_row_stage(&open()),
         "accepted",

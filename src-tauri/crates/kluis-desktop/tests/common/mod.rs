@@ -4,8 +4,16 @@
 
 use std::path::{Path, PathBuf};
 
+use std::sync::Arc;
+
 use async_trait::async_trait;
-use kluis_desktop::Dialogs;
+use kluis_desktop::{
+    AppJobEvent, AppPaths, CallbackInput, CallbackSetting, DesktopApp, Dialogs, MemoryStore,
+    ProfileInput,
+};
+use kluis_sim::config::{DEMO_API_KEY, DEMO_PASSWORD, DEMO_USERNAME};
+use kluis_sim::Sim;
+use tokio::sync::mpsc;
 
 /// A user who answers every dialog with `path` (and the file name asked about is recorded).
 pub struct Chooses {
@@ -36,4 +44,63 @@ impl Dialogs for Chooses {
     async fn pick_program(&self) -> Option<PathBuf> {
         Some(self.path.clone())
     }
+}
+
+/// The app on `dir`'s files, with webhook.site played by `sim`'s stand-in. (The test binary
+/// must trust `sim` through `KLUIS_CA_CERT`.)
+pub fn open_app(dir: &Path, keyring: &Arc<MemoryStore>, sim: &Sim) -> DesktopApp {
+    let mut app = DesktopApp::open(AppPaths::under(dir), keyring.clone(), None).unwrap();
+    app.webhook_site = sim.webhook_site_url().to_string();
+    app
+}
+
+/// A profile of one's own against `sim`, backups through webhook.site, a backup started and
+/// the app closed once the service accepted it (so the backup waits). Returns the profile's
+/// id and the job's.
+pub async fn close_while_a_backup_waits(
+    dir: &Path,
+    keyring: &Arc<MemoryStore>,
+    sim: &Sim,
+) -> (String, uuid::Uuid) {
+    let first = open_app(dir, keyring, sim);
+    let profile = first
+        .save_profile(ProfileInput {
+            id: None,
+            name: "Office".into(),
+            base_url: sim.base_url().to_string(),
+            username: DEMO_USERNAME.into(),
+            api_key: Some(DEMO_API_KEY.to_string()),
+            password: Some(DEMO_PASSWORD.into()),
+            openapi_url: None,
+        })
+        .await
+        .unwrap();
+    first
+        .set_callback(CallbackInput {
+            setting: CallbackSetting::WebhookSite,
+            relay_secret: None,
+        })
+        .await
+        .unwrap();
+    let (tx, mut rx) = mpsc::unbounded_channel();
+    let job = first
+        .start_backup(
+            &profile.id,
+            Arc::new(move |e| {
+                let _ = tx.send(e);
+            }),
+        )
+        .await
+        .unwrap();
+    while let Some(event) = rx.recv().await {
+        if event
+            == (AppJobEvent::Stage {
+                stage: kluis_core::Stage::Accepted,
+            })
+        {
+            break;
+        }
+    }
+    first.shutdown().await;
+    (profile.id, job)
 }
