@@ -97,6 +97,46 @@ impl Permissions {
 mod tests {
     use super::*;
 
+    /// Any JSON the OpenAPI address answers (capped at 1 MiB when read) gives a verdict or
+    /// none, never a panic. The long run: `cargo test --release -p kluis-desktop -- --ignored
+    /// fuzz`.
+    fn fuzz_openapi(cases: u32) {
+        use proptest::prelude::*;
+        let document = prop_oneof![
+            proptest::string::string_regex(
+                r#"\{"paths": ?(\{("[^"]{0,24}": ?(\{\}|null|1|\[\]),?){0,5}\}|\[\]|null|"x")\}"#
+            )
+            .unwrap(),
+            any::<String>(),
+        ];
+        let mut runner = proptest::test_runner::TestRunner::new(proptest::test_runner::Config {
+            cases,
+            failure_persistence: None,
+            ..Default::default()
+        });
+        runner
+            .run(&document, |text| {
+                if let Ok(value) = serde_json::from_str::<Value>(&text) {
+                    if let Some(p) = Permissions::from_openapi(&value) {
+                        prop_assert_eq!(p.source, PermissionSource::Openapi);
+                    }
+                }
+                Ok(())
+            })
+            .unwrap();
+    }
+
+    #[test]
+    fn fuzz_openapi_documents() {
+        fuzz_openapi(512);
+    }
+
+    #[test]
+    #[ignore = "long run: cargo test --release -p kluis-desktop -- --ignored fuzz"]
+    fn fuzz_openapi_documents_long() {
+        fuzz_openapi(100_000);
+    }
+
     /// Paths are matched with or without the base path prefix.
     #[test]
     fn reads_openapi_paths() {
