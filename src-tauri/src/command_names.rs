@@ -1,4 +1,5 @@
-// The app's command names, shared by build.rs (permissions) and lib.rs (handler).
+// The app's command names, shared by build.rs (the app manifest, so each needs a grant) and
+// the tests that check the handler, the capability and the UI's `api.ts` name the same ones.
 pub const ALL: [&str; 21] = [
     "launch_info",
     "profiles",

@@ -9,6 +9,8 @@
 //! Environment: `KLUIS_DATA_DIR` keeps all files under one folder; `KLUIS_E2E_SAVE_DIR` makes
 //! every backup land in that folder (end-to-end tests cannot drive a native save dialog).
 
+/// The command names (one list for build.rs, the handler check and the UI check).
+pub mod command_names;
 mod commands;
 mod dialogs;
 

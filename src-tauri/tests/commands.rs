@@ -107,3 +107,66 @@ fn the_webview_cannot_hand_over_a_path() {
     .unwrap_err();
     assert_eq!(err["code"], "config");
 }
+
+/// Commands are declared in one list (`command_names.rs`, which `build.rs` turns into the app
+/// manifest); the handler, the capability's grants and the UI's `api.ts` must name exactly
+/// the same commands — this fails when one of the four is changed without the others.
+#[test]
+fn the_four_command_lists_agree() {
+    use std::collections::BTreeSet;
+    let declared: BTreeSet<String> = kluis_app::command_names::ALL
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+    assert_eq!(
+        declared.len(),
+        kluis_app::command_names::ALL.len(),
+        "no name twice"
+    );
+
+    let capability: Value =
+        serde_json::from_str(include_str!("../capabilities/default.json")).unwrap();
+    let granted: BTreeSet<String> = capability["permissions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| {
+            let p = p.as_str().unwrap();
+            let own = p.strip_prefix("allow-").unwrap_or_else(|| {
+                panic!("the capability grants more than the app's commands: {p}")
+            });
+            own.replace('-', "_")
+        })
+        .collect();
+    assert_eq!(granted, declared, "capabilities/default.json");
+
+    let api = include_str!("../../ui/src/api.ts");
+    let called: BTreeSet<String> = api
+        .split("invoke<")
+        .skip(1)
+        .filter_map(|rest| {
+            rest.split_once("(\"")?
+                .1
+                .split_once('"')
+                .map(|(n, _)| n.to_string())
+        })
+        .collect();
+    assert_eq!(called, declared, "ui/src/api.ts");
+
+    // Each is handled: called without arguments, it answers, or says what is missing —
+    // never what it says of a name it does not know.
+    let dir = tempfile::tempdir().unwrap();
+    let (_app, window) = window(&dir);
+    let not_found = |name: &str| format!("Command {name} not found");
+    let unknown = invoke(&window, "no_such_command", json!({})).unwrap_err();
+    assert_eq!(
+        unknown,
+        json!(not_found("no_such_command")),
+        "how an unknown name is answered"
+    );
+    for name in &declared {
+        if let Err(error) = invoke(&window, name, json!({})) {
+            assert_ne!(error, json!(not_found(name)), "the handler lacks {name}");
+        }
+    }
+}

@@ -125,7 +125,7 @@ async fn resume_leaves_the_apps_backups_to_the_app() {
         owner: Some(Owner::App),
         base_url: e.sim.base_url().to_string(),
         destination: Destination::Folder(e.out()),
-        callback_deadline_ms: kluis_core::history::now_ms() + 60_000,
+        callback_deadline_ms: kluis_core::clock::now_ms() + 60_000,
         callback: None::<Reattach>,
         download: None,
     };

@@ -1,4 +1,5 @@
-//! [`Clock`]: where the session reads the time, so tests can move it.
+//! Time: [`Clock`], where the session reads the monotonic time (so tests can move it), and
+//! [`now_ms`], the wall-clock time the history and the journal record.
 
 use tokio::time::Instant;
 
@@ -15,4 +16,12 @@ impl Clock for TokioClock {
     fn now(&self) -> Instant {
         Instant::now()
     }
+}
+
+/// Unix milliseconds now (0 if the system clock is before 1970).
+pub fn now_ms() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
+        .unwrap_or(0)
 }

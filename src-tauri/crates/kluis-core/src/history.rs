@@ -9,9 +9,10 @@ use rusqlite::{params, Connection, OptionalExtension};
 use serde::Serialize;
 use uuid::Uuid;
 
+use crate::clock::now_ms;
 use crate::download::Saved;
 use crate::error::{Error, Result};
-use crate::job::Stage;
+use crate::stage::Stage;
 
 /// One past or running backup.
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
@@ -108,13 +109,6 @@ pub(crate) fn entry_from_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<Histor
 
 pub(crate) fn db_error(e: rusqlite::Error) -> Error {
     Error::Io(format!("The backup history could not be read or written ({e}). Check that the data folder is writable."))
-}
-
-pub fn now_ms() -> i64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_millis() as i64)
-        .unwrap_or(0)
 }
 
 impl History {

@@ -19,66 +19,17 @@ use serde::Serialize;
 use uuid::Uuid;
 
 use crate::callback::{CallbackTransport, Cleanup, Registration};
+use crate::clock::now_ms;
 use crate::download::{Destination, Downloader, Progress, Saved};
 use crate::error::{Error, Result};
-use crate::history::{now_ms, History};
+use crate::history::History;
 use crate::journal::{Journal, Owner, UnfinishedJob};
 use crate::session::Session;
+pub use crate::stage::Stage;
 
 /// Least time a resumed job still waits for its callback, even if its deadline passed while
 /// Kluis was not running: the callback may have reached the relay in time.
 pub const RESUME_GRACE: Duration = Duration::from_secs(30);
-
-/// Where a job is.
-#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Stage {
-    /// Recorded; the callback receiver is ready and the POST is being sent.
-    Requested,
-    /// The service answered 202: it is making the backup.
-    Accepted,
-    /// A callback with an id arrived.
-    CallbackReceived,
-    /// `GET /webhook` gave the download link.
-    ResultFetched,
-    Downloading,
-    Saved,
-    Failed,
-}
-
-impl Stage {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Stage::Requested => "requested",
-            Stage::Accepted => "accepted",
-            Stage::CallbackReceived => "callback_received",
-            Stage::ResultFetched => "result_fetched",
-            Stage::Downloading => "downloading",
-            Stage::Saved => "saved",
-            Stage::Failed => "failed",
-        }
-    }
-
-    /// `saved` or `failed`: the job has ended.
-    pub fn is_final(self) -> bool {
-        matches!(self, Stage::Saved | Stage::Failed)
-    }
-
-    pub fn parse(text: &str) -> Option<Stage> {
-        [
-            Stage::Requested,
-            Stage::Accepted,
-            Stage::CallbackReceived,
-            Stage::ResultFetched,
-            Stage::Downloading,
-            Stage::Saved,
-            Stage::Failed,
-        ]
-        .into_iter()
-        .find(|s| s.as_str() == text)
-    }
-}
 
 /// What a running job tells its caller.
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]

@@ -26,7 +26,7 @@ use crate::callback::Reattach;
 use crate::download::{Destination, PartialDownload};
 use crate::error::{Error, Result};
 use crate::history::{db_error, entry_from_row, job_columns, History, HistoryEntry};
-use crate::job::Stage;
+use crate::stage::Stage;
 
 /// The program that started a job, and so the one that finishes it after a restart: `kluis
 /// resume` leaves the app's jobs to the app (unless told to take them), and the app leaves the

@@ -20,6 +20,7 @@
 //!    by a stop or a crash is finished later by [`BackupJob::resume`] (`kluis resume`, the
 //!    app at start); a claim (a file lock) keeps two processes off one job.
 //!
+//! [`stage`] and [`clock`] are leaves the others import: where a job is, and what time it is.
 //! [`error`] holds the one error type, with stable codes and messages that say what to do.
 //! [`filename`] turns a hostile `Content-Disposition` into a safe name. Every parser that sees
 //! the network is property-tested in `fuzz.rs`.
@@ -43,6 +44,7 @@ pub mod job;
 pub mod journal;
 pub mod secret;
 pub mod session;
+pub mod stage;
 
 pub use callback::{CallbackId, CallbackTransport, ListenerTransport};
 pub use client::{ServiceClient, WebhookPayload};
@@ -50,7 +52,8 @@ pub use config::ServiceConfig;
 pub use download::{Destination, DownloadOptions, Downloader, PartialDownload, Progress, Saved};
 pub use error::{Error, Result};
 pub use history::{History, HistoryEntry};
-pub use job::{BackupJob, BackupRequest, JobEvent, Stage};
+pub use job::{BackupJob, BackupRequest, JobEvent};
 pub use journal::{Journal, Owner, UnfinishedJob};
 pub use secret::Secret;
 pub use session::Session;
+pub use stage::Stage;
