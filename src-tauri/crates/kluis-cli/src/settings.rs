@@ -10,7 +10,7 @@ use kluis_core::{Error, History, Result, Secret, ServiceConfig};
 #[command(name = "kluis", version)]
 pub struct Cli {
     #[command(flatten)]
-    pub connection: Connection,
+    pub connection: ServiceArgs,
     /// The history database (default: the platform's data folder).
     #[arg(long, env = "KLUIS_HISTORY_DB", global = true)]
     pub history_db: Option<PathBuf>,
@@ -18,8 +18,9 @@ pub struct Cli {
     pub command: Command,
 }
 
+/// The service's settings, from flags or the environment.
 #[derive(Args)]
-pub struct Connection {
+pub struct ServiceArgs {
     /// The API's base address, e.g. https://host/webservice_v2.
     #[arg(long, env = "KLUIS_BASE_URL", global = true)]
     pub base_url: Option<String>,
@@ -153,7 +154,7 @@ fn parse_callback(text: &str) -> Result<CallbackKind, String> {
     }
 }
 
-impl Connection {
+impl ServiceArgs {
     /// The service settings, with a clear error naming each missing one.
     pub fn service_config(&self) -> Result<ServiceConfig> {
         let missing = |what: &str, var: &str| {

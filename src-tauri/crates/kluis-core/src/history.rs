@@ -49,7 +49,7 @@ impl HistoryEntry {
 pub struct History {
     pub(crate) conn: Mutex<Connection>,
     /// Where jobs are claimed by the process that runs them (see [`crate::journal`]).
-    pub(crate) claims: crate::journal::Claims,
+    pub(crate) claims: crate::claims::Claims,
 }
 
 const SCHEMA: &str = "
@@ -121,7 +121,7 @@ impl History {
         }
         kluis_https::private::prepare_file(path)
             .map_err(|e| Error::io(format!("create {}", path.display()), e))?;
-        let claims = crate::journal::Claims::beside(path);
+        let claims = crate::claims::Claims::beside(path);
         Self::setup(Connection::open(path).map_err(db_error)?, claims)
     }
 
@@ -135,11 +135,11 @@ impl History {
     pub fn in_memory() -> Result<Self> {
         Self::setup(
             Connection::open_in_memory().map_err(db_error)?,
-            crate::journal::Claims::in_memory(),
+            crate::claims::Claims::in_memory(),
         )
     }
 
-    fn setup(conn: Connection, claims: crate::journal::Claims) -> Result<Self> {
+    fn setup(conn: Connection, claims: crate::claims::Claims) -> Result<Self> {
         conn.busy_timeout(std::time::Duration::from_secs(5))
             .map_err(db_error)?;
         conn.pragma_update(None, "journal_mode", "WAL")

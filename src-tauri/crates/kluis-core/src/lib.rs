@@ -30,6 +30,7 @@
 //! renewal in [`session`], the callback receiver's rules in [`callback::listener`]).
 
 pub mod callback;
+pub mod claims;
 pub mod client;
 pub mod clock;
 pub mod config;

@@ -102,7 +102,8 @@ enum JobSlot {
     Staged { saved: Saved, staging: PathBuf },
 }
 
-struct Connection {
+/// A profile's signed-in session and its downloader, kept while the app runs.
+struct ProfileSession {
     session: Arc<Session>,
     downloader: Arc<Downloader>,
 }
@@ -114,7 +115,7 @@ pub struct DesktopApp {
     keyring: Arc<dyn SecretStore>,
     demo_secrets: Arc<MemoryStore>,
     history: Arc<History>,
-    connections: Mutex<HashMap<String, Arc<Connection>>>,
+    connections: Mutex<HashMap<String, Arc<ProfileSession>>>,
     transports: Transports,
     jobs: Arc<Mutex<HashMap<Uuid, JobSlot>>>,
     demo: tokio::sync::Mutex<Option<Sim>>,
@@ -531,7 +532,7 @@ impl DesktopApp {
         &self,
         job_id: Uuid,
         profile_id: &str,
-        connection: Arc<Connection>,
+        connection: Arc<ProfileSession>,
         transport: Arc<dyn CallbackTransport>,
         staging: Option<PathBuf>,
         work: JobWork,
@@ -836,7 +837,7 @@ impl DesktopApp {
     async fn transport(
         &self,
         profile_id: &str,
-        connection: &Connection,
+        connection: &ProfileSession,
     ) -> AppResult<Arc<dyn CallbackTransport>> {
         let setting = self.profiles.settings().callback;
         let config = connection.session.client().config().clone();
@@ -951,7 +952,7 @@ impl DesktopApp {
     }
 
     /// The session and downloader of a profile, made on first use.
-    async fn connection(&self, id: &str) -> AppResult<Arc<Connection>> {
+    async fn connection(&self, id: &str) -> AppResult<Arc<ProfileSession>> {
         if let Some(c) = self.connections.lock().unwrap().get(id) {
             return Ok(c.clone());
         }
@@ -982,7 +983,7 @@ impl DesktopApp {
                 .ok()
                 .and_then(|p| std::fs::read_to_string(p).ok())
         });
-        let connection = Arc::new(Connection {
+        let connection = Arc::new(ProfileSession {
             downloader: Arc::new(Downloader::new(&config, DownloadOptions::default())?),
             session: Arc::new(Session::new(ServiceClient::new(config)?)),
         });

@@ -14,6 +14,7 @@ use url::Url;
 use uuid::Uuid;
 
 use crate::config::{Account, Endpoint};
+use crate::error_body::error;
 use crate::state::{Shared, Stats, TokenInfo};
 use crate::{callback, openapi, BASE_PATH};
 
@@ -30,12 +31,6 @@ pub(crate) fn router(shared: Arc<Shared>) -> Router {
         .fallback(|| async { error(StatusCode::NOT_FOUND, "no such endpoint") })
         .with_state(shared);
     Router::new().nest(BASE_PATH, api)
-}
-
-/// The simulator's error body. The real service's shape is not documented.
-pub(crate) fn error(status: StatusCode, message: &str) -> Response {
-    let body = json!({ "error": { "status": status.as_u16(), "message": message } });
-    (status, Json(body)).into_response()
 }
 
 async fn authenticate(

@@ -13,7 +13,7 @@ use base64::Engine;
 use bytes::Bytes;
 use futures_util::stream;
 
-use crate::api::error;
+use crate::error_body::error;
 use crate::payload;
 use crate::state::{Shared, Stats};
 

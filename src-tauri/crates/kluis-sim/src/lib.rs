@@ -13,6 +13,8 @@
 //! - [`files`]: a second origin that serves the backup file with `Range`/`If-Range`, streamed
 //!   from [`payload`] (a deterministic pattern of any size, never held in memory), and that
 //!   counts every request which wrongly carries the service token.
+//! - `error_body`: the error answer both origins give (`api`, `openapi` and `files` import
+//!   it; `api` imports `openapi`, never the other way round).
 //! - `webhook_site`: a fake of webhook.site's API on the file origin (`/webhook-site`), for
 //!   the webhook.site transport's offline tests ([`Sim::webhook_site_url`]).
 //! - [`Sim`] (this file) starts both HTTPS listeners with a fresh CA from kluis-https and hands
@@ -26,6 +28,7 @@
 pub mod api;
 pub mod callback;
 pub mod config;
+mod error_body;
 pub mod files;
 pub mod openapi;
 pub mod payload;

@@ -9,8 +9,8 @@ use axum::response::{Html, IntoResponse, Response};
 use axum::Json;
 use serde_json::{json, Map, Value};
 
-use crate::api::error;
 use crate::config::Endpoint;
+use crate::error_body::error;
 use crate::state::Shared;
 
 fn path_of(endpoint: Endpoint) -> (&'static str, Value) {
