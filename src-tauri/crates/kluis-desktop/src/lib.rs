@@ -6,7 +6,8 @@
 //! - [`profiles`]: profiles (one per klant) and settings in a JSON file — nothing secret.
 //! - [`secrets`]: a profile's api key and password in the OS keyring ([`KeyringStore`]), or in
 //!   memory for demo profiles and tests ([`MemoryStore`]).
-//! - [`app`]: [`DesktopApp`] — sign-in (a kluis-core `Session` per profile), environment,
+//! - [`app`]: [`DesktopApp`], its commands grouped by concern (`app/accounts.rs`, `backups.rs`,
+//!   `settings.rs`, `demo.rs`) — sign-in (a kluis-core `Session` per profile), environment,
 //!   permissions, and backups: a kluis-core `BackupJob` runs in a task, its events go out as
 //!   [`AppJobEvent`]s ([`events`]); the verified file waits in a staging folder until the
 //!   save dialog [`DesktopApp::save_backup`] opens gives it a place, and it is moved there (or

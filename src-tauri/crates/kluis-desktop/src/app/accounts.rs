@@ -1,0 +1,158 @@
+//! Profiles (one per klant, secrets in the keyring) and their sessions: sign-in, environment,
+//! permissions.
+
+use super::*;
+
+impl DesktopApp {
+    pub fn profiles(&self) -> Vec<ProfileView> {
+        self.profiles.list().iter().map(ProfileView::from).collect()
+    }
+
+    /// Creates or updates a profile; the secrets go to the keyring, the rest to the file.
+    pub async fn save_profile(&self, input: ProfileInput) -> AppResult<ProfileView> {
+        let existing = match &input.id {
+            Some(id) => Some(self.profiles.get(id)?),
+            None => None,
+        };
+        let id = existing
+            .as_ref()
+            .map(|p| p.id.clone())
+            .unwrap_or_else(|| Uuid::new_v4().to_string());
+        let demo = existing.as_ref().is_some_and(|p| p.demo);
+        let given = |v: &Option<String>| {
+            v.as_ref()
+                .filter(|s| !s.is_empty())
+                .map(|s| Secret::new(s.clone()))
+        };
+        let api_key = match given(&input.api_key) {
+            Some(key) => key,
+            None => self
+                .secret(&id, SecretKind::ApiKey, demo)
+                .await?
+                .ok_or_else(|| {
+                    AppError::Core(Error::Config(
+                        "Enter the api key the service operator gave your organisation.".into(),
+                    ))
+                })?,
+        };
+        let password = match given(&input.password) {
+            Some(password) => password,
+            None => self
+                .secret(&id, SecretKind::Password, demo)
+                .await?
+                .ok_or_else(|| {
+                    AppError::Core(Error::Config("Enter the klant's password.".into()))
+                })?,
+        };
+        // Validates the URL and the key's form before anything is stored.
+        let config = ServiceConfig::new(
+            &input.base_url,
+            api_key.clone(),
+            input.username.trim().to_string(),
+            password.clone(),
+            false,
+        )?;
+        let openapi_url = input
+            .openapi_url
+            .as_deref()
+            .map(str::trim)
+            .filter(|u| !u.is_empty())
+            .map(|u| check_openapi_url(u, &config))
+            .transpose()?;
+        let name = if input.name.trim().is_empty() {
+            input.username.trim().to_string()
+        } else {
+            input.name.trim().to_string()
+        };
+        let profile = Profile {
+            id: id.clone(),
+            name,
+            base_url: config.base_url.to_string(),
+            username: config.username.clone(),
+            openapi_url,
+            denied: Vec::new(),
+            demo,
+            extra_ca_pem: existing.and_then(|p| p.extra_ca_pem),
+        };
+        self.store_secret(&id, SecretKind::ApiKey, api_key, demo)
+            .await?;
+        self.store_secret(&id, SecretKind::Password, password, demo)
+            .await?;
+        self.profiles.put(profile.clone())?;
+        self.connections.lock().unwrap().remove(&id);
+        Ok(ProfileView::from(&profile))
+    }
+
+    /// Signs out and removes the profile and its secrets from the keyring.
+    pub async fn forget_profile(&self, id: &str) -> AppResult<()> {
+        let profile = self.profiles.get(id)?;
+        self.sign_out(id).await?;
+        for kind in [SecretKind::ApiKey, SecretKind::Password] {
+            let store = self.store_for(profile.demo);
+            let id = id.to_string();
+            tokio::task::spawn_blocking(move || store.delete(&id, kind))
+                .await
+                .expect("keyring task")?;
+        }
+        self.profiles.remove(id)
+    }
+
+    // ---- session --------------------------------------------------------------------------
+
+    pub async fn sign_in(&self, id: &str) -> AppResult<SessionInfo> {
+        let connection = self.connection(id).await?;
+        if let Err(e) = connection.session.sign_in().await {
+            self.connections.lock().unwrap().remove(id);
+            return Err(e.into());
+        }
+        Ok(SessionInfo {
+            profile_id: id.to_string(),
+            username: self.profiles.get(id)?.username,
+        })
+    }
+
+    pub async fn sign_out(&self, id: &str) -> AppResult<()> {
+        let removed = self.connections.lock().unwrap().remove(id);
+        if let Some(connection) = removed {
+            connection.session.sign_out().await;
+        }
+        Ok(())
+    }
+
+    pub async fn environment(&self, id: &str) -> AppResult<Value> {
+        let connection = self.connection(id).await?;
+        let outcome = connection.session.environment().await;
+        if let Err(e) = &outcome {
+            self.learn_denial(id, e, Endpoint::Environment);
+        }
+        Ok(outcome?)
+    }
+
+    pub async fn permissions(&self, id: &str) -> AppResult<Permissions> {
+        let profile = self.profiles.get(id)?;
+        let Some(openapi_url) = &profile.openapi_url else {
+            return Ok(Permissions::learnt(&profile.denied));
+        };
+        let connection = self.connection(id).await?;
+        let config = connection.session.client().config().clone();
+        let mut url = url::Url::parse(openapi_url)
+            .map_err(|_| Error::Config("The OpenAPI URL is not valid.".into()))?;
+        // The service's test page reaches the description with the api key as a parameter.
+        url.query_pairs_mut()
+            .append_pair("api_key", config.api_key.expose());
+        let client =
+            kluis_core::http::build_client(&config, kluis_core::http::RedirectRule::SameOrigin)?;
+        let response = client.get(url).send().await.map_err(|e| {
+            Error::Network(format!(
+                "Could not load the service's description ({}).",
+                e.without_url()
+            ))
+        })?;
+        if !response.status().is_success() {
+            return Ok(Permissions::learnt(&profile.denied));
+        }
+        let document = kluis_core::http::read_json(response, "the description request").await?;
+        Ok(Permissions::from_openapi(&document)
+            .unwrap_or_else(|| Permissions::learnt(&profile.denied)))
+    }
+}

@@ -1,0 +1,365 @@
+//! Backups: start, resume at start-up, the job tasks and their slots, save (through the
+//! Rust-side dialog), cancel, history.
+
+use super::*;
+
+impl DesktopApp {
+    /// Starts a backup; its events go to `sink`. Returns the job id (for save and cancel).
+    pub async fn start_backup(&self, id: &str, sink: EventSink) -> AppResult<Uuid> {
+        let connection = self.connection(id).await?;
+        let transport = self.transport(id, &connection).await?;
+        let job_id = Uuid::new_v4();
+        let save_folder = self.save_folder();
+        let (destination, staging) = match &save_folder {
+            Some(folder) => (Destination::from_out(folder)?, None),
+            None => {
+                let staging = self.paths.staging_dir.join(job_id.simple().to_string());
+                kluis_https::private::create_dir_all(&staging)
+                    .map_err(|e| Error::io(format!("create {}", staging.display()), e))?;
+                (Destination::Folder(staging.clone()), Some(staging))
+            }
+        };
+        let request = BackupRequest {
+            id: job_id,
+            profile: id.to_string(),
+            owner: Owner::App,
+            destination,
+            callback_timeout: self.callback_timeout,
+        };
+        self.spawn_job(
+            job_id,
+            id,
+            connection,
+            transport,
+            staging,
+            JobWork::New(request),
+            sink,
+        );
+        Ok(job_id)
+    }
+
+    /// Finishes the backups an earlier run left unfinished (the app was closed or stopped
+    /// while they waited or downloaded), as `kluis resume` does; their events go to `sink`.
+    /// Jobs that can never finish are ended with the reason; jobs whose profile cannot sign in
+    /// now (no saved secrets, keyring locked) are left for a later start.
+    pub async fn resume_backups(&self, sink: ResumeSink) -> AppResult<Vec<ResumedJob>> {
+        let mut resumed = self.offer_staged(&sink)?;
+        let mut services: Vec<String> = Vec::new();
+        for job in self.history.unfinished()? {
+            let profile = job.entry.profile.as_str();
+            if profile == DEMO_ID || profile == DEMO_RESTRICTED_ID {
+                // The demo's service ended with the app that ran it.
+                if self.history.claim(job.id())?.is_some() {
+                    self.history.abandon(
+                        job.id(),
+                        &Error::NotResumable(
+                            "The demo service ended when the app was closed; start a new backup."
+                                .into(),
+                        ),
+                    )?;
+                }
+                continue;
+            }
+            // Jobs of other profiles (the CLI's, a removed one's) are left to `kluis resume`.
+            if let (Ok(_), Some(journal)) = (self.profiles.get(profile), &job.journal) {
+                if !services.contains(&journal.base_url) {
+                    services.push(journal.base_url.clone());
+                }
+            }
+        }
+        // Read once, and only when there is something to resume.
+        let relay_secret = match services.is_empty() {
+            true => None,
+            false => self
+                .secret(APP, SecretKind::RelaySecret, false)
+                .await
+                .ok()
+                .flatten(),
+        };
+        for base_url in services {
+            let sweep = self.history.sweep(&base_url, Some(Owner::App))?;
+            for job in sweep.resumable {
+                let profile = job.entry.profile.clone();
+                let (Some(spec), Ok(connection)) = (
+                    job.journal.as_ref().and_then(|j| j.callback.clone()),
+                    self.connection(&profile).await,
+                ) else {
+                    continue;
+                };
+                // A direct listener is this computer's, shared with new backups (same key as
+                // the setting's); a relay or webhook.site client uses the profile's trust.
+                let key = match &spec {
+                    Reattach::Direct { .. } => Reattacher::key(&spec),
+                    _ => format!("{} for {profile}", Reattacher::key(&spec)),
+                };
+                let reattacher = Reattacher::new(
+                    connection.session.client().config().clone(),
+                    relay_secret.clone(),
+                );
+                let build = async { Ok(reattacher.build(&spec).await?) };
+                let transport = self.transports.get_or_build(&key, build).await;
+                let transport = match transport {
+                    Ok(transport) => transport,
+                    Err(e) => {
+                        tracing::warn!(code = e.code(), "a backup could not be resumed now");
+                        continue;
+                    }
+                };
+                let job_id = job.id();
+                let staging = job
+                    .journal
+                    .as_ref()
+                    .map(|j| j.destination.folder().to_path_buf())
+                    .filter(|folder| folder.starts_with(&self.paths.staging_dir));
+                resumed.push(ResumedJob {
+                    job_id: job_id.to_string(),
+                    profile_id: profile.clone(),
+                    stage: job.entry.stage.clone(),
+                });
+                let sink = sink.clone();
+                let tagged: EventSink = Arc::new(move |event| {
+                    sink(ResumedEvent {
+                        job_id: job_id.to_string(),
+                        event,
+                    })
+                });
+                self.spawn_job(
+                    job_id,
+                    &profile,
+                    connection,
+                    transport,
+                    staging,
+                    JobWork::Resume(Box::new(job)),
+                    tagged,
+                );
+            }
+        }
+        Ok(resumed)
+    }
+
+    /// Offers again the verified backups that wait in the staging folder for a place (the app
+    /// was closed before the user chose one, or `kluis resume --include-app` finished them).
+    fn offer_staged(&self, sink: &ResumeSink) -> AppResult<Vec<ResumedJob>> {
+        let mut offered = Vec::new();
+        for (job_id, saved, staging) in
+            crate::staging::saved_in_staging(&self.history, &self.paths.staging_dir)?
+        {
+            let mut jobs = self.jobs.lock().unwrap();
+            if jobs.contains_key(&job_id) {
+                continue;
+            }
+            let Some(entry) = self.history.get(job_id)? else {
+                continue;
+            };
+            let event = AppJobEvent::Staged {
+                file_name: saved
+                    .path
+                    .file_name()
+                    .map(|n| n.to_string_lossy().into_owned())
+                    .unwrap_or_default(),
+                bytes: saved.bytes,
+                sha256: saved.sha256.clone(),
+            };
+            jobs.insert(job_id, JobSlot::Staged { saved, staging });
+            drop(jobs);
+            sink(ResumedEvent {
+                job_id: job_id.to_string(),
+                event,
+            });
+            offered.push(ResumedJob {
+                job_id: job_id.to_string(),
+                profile_id: entry.profile,
+                stage: entry.stage,
+            });
+        }
+        Ok(offered)
+    }
+
+    /// Runs a job in a task; its outcome goes to `sink` and to the job slots.
+    #[allow(clippy::too_many_arguments)]
+    fn spawn_job(
+        &self,
+        job_id: Uuid,
+        profile_id: &str,
+        connection: Arc<ProfileSession>,
+        transport: Arc<dyn CallbackTransport>,
+        staging: Option<PathBuf>,
+        work: JobWork,
+        sink: EventSink,
+    ) {
+        let history = self.history.clone();
+        let jobs = self.jobs.clone();
+        let profile_id = profile_id.to_string();
+        let learn = self.denial_learner();
+        let cancel = Arc::new(tokio::sync::Notify::new());
+        let cancel_for_task = cancel.clone();
+        // The slot is filled before the task can end and clear it: the lock is held across.
+        let jobs_for_slot = self.jobs.clone();
+        let mut slots = jobs_for_slot.lock().unwrap();
+        let task = tokio::spawn(async move {
+            let job = BackupJob {
+                session: &connection.session,
+                transport: &*transport,
+                downloader: &connection.downloader,
+                history: &history,
+                cancel: Some(&cancel_for_task),
+            };
+            let forward = sink.clone();
+            let mut events = move |event: kluis_core::JobEvent| forward(event.into());
+            let outcome = match &work {
+                JobWork::New(request) => job.run(request, &mut events).await,
+                JobWork::Resume(unfinished) => job.resume(unfinished, &mut events).await,
+            };
+            match outcome {
+                Ok(saved) => match staging {
+                    Some(staging) => {
+                        let file_name = saved
+                            .path
+                            .file_name()
+                            .map(|n| n.to_string_lossy().into_owned())
+                            .unwrap_or_default();
+                        let event = AppJobEvent::Staged {
+                            file_name,
+                            bytes: saved.bytes,
+                            sha256: saved.sha256.clone(),
+                        };
+                        jobs.lock()
+                            .unwrap()
+                            .insert(job_id, JobSlot::Staged { saved, staging });
+                        sink(event);
+                    }
+                    None => {
+                        jobs.lock().unwrap().remove(&job_id);
+                        sink(AppJobEvent::saved(&saved));
+                    }
+                },
+                Err(error) => {
+                    jobs.lock().unwrap().remove(&job_id);
+                    // Only a job that has ended leaves its folder; one that failed because
+                    // another process holds it keeps it for that process.
+                    let ended = history
+                        .get(job_id)
+                        .ok()
+                        .flatten()
+                        .is_some_and(|e| e.reached() == Stage::Failed);
+                    if let (Some(staging), true) = (staging, ended) {
+                        crate::staging::remove_parts(&staging);
+                    }
+                    let failed_at = history
+                        .get(job_id)
+                        .ok()
+                        .flatten()
+                        .and_then(|e| e.failed_stage);
+                    let endpoint = match failed_at.as_deref() {
+                        Some("callback_received") => Endpoint::Webhook,
+                        _ => Endpoint::BackupOwner,
+                    };
+                    learn(&profile_id, &error, endpoint);
+                    sink(AppJobEvent::Failed {
+                        code: error.code().into(),
+                        message: error.to_string(),
+                    });
+                }
+            }
+        });
+        slots.insert(job_id, JobSlot::Running { task, cancel });
+    }
+
+    /// Asks where to keep a staged, verified backup (a native save dialog, opened here: the
+    /// webview never hands over a path) and moves it there. `None` when the dialog was
+    /// cancelled; the staged file then waits for another try.
+    pub async fn save_backup(&self, job: Uuid) -> AppResult<Option<Saved>> {
+        let file_name = match self.jobs.lock().unwrap().get(&job) {
+            Some(JobSlot::Staged { saved, .. }) => saved
+                .path
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_default(),
+            _ => {
+                return Err(AppError::InvalidState(
+                    "This backup is not waiting to be saved.".into(),
+                ))
+            }
+        };
+        let folder = crate::dialogs::default_folder();
+        let Some(path) = self
+            .dialogs()
+            .save_file(&file_name, folder.as_deref())
+            .await
+        else {
+            return Ok(None);
+        };
+        self.move_staged(job, path).await.map(Some)
+    }
+
+    /// Moves a staged, verified backup to `path`, which the user chose in the save dialog
+    /// (the dialog asked before replacing an existing file, so it is replaced).
+    async fn move_staged(&self, job: Uuid, path: PathBuf) -> AppResult<Saved> {
+        let slot = self.jobs.lock().unwrap().remove(&job);
+        let Some(JobSlot::Staged { saved, staging }) = slot else {
+            if let Some(slot) = slot {
+                self.jobs.lock().unwrap().insert(job, slot);
+            }
+            return Err(AppError::InvalidState(
+                "This backup is not waiting to be saved.".into(),
+            ));
+        };
+        let moved = tokio::task::spawn_blocking({
+            let saved = saved.clone();
+            move || kluis_core::download::destination::relocate(&saved, &path, true)
+        })
+        .await
+        .expect("save task");
+        match moved {
+            Ok(moved) => {
+                self.history.relocate(job, &moved.path)?;
+                crate::staging::remove_parts(&staging);
+                Ok(moved)
+            }
+            Err(e) => {
+                // Keep the staged file so the user can choose another place.
+                self.jobs
+                    .lock()
+                    .unwrap()
+                    .insert(job, JobSlot::Staged { saved, staging });
+                Err(e.into())
+            }
+        }
+    }
+
+    /// Cancels a job at any stage; nothing is left behind. A running job ends itself as
+    /// cancelled (its events say so); a staged file is removed here.
+    pub async fn cancel_backup(&self, job: Uuid) -> AppResult<()> {
+        let mut jobs = self.jobs.lock().unwrap();
+        match jobs.get(&job) {
+            Some(JobSlot::Running { cancel, .. }) => {
+                cancel.notify_one();
+                Ok(())
+            }
+            Some(JobSlot::Staged { saved, staging }) => {
+                // The user declined the verified file that waited for a place.
+                crate::staging::remove_folder_of(saved, staging);
+                jobs.remove(&job);
+                self.history.failed(job, Stage::Saved, &Error::Cancelled)?;
+                Ok(())
+            }
+            None => Err(AppError::NotFound("That backup has already ended.".into())),
+        }
+    }
+
+    pub fn history(&self, profile: Option<&str>) -> AppResult<Vec<HistoryEntry>> {
+        Ok(self.history.list(profile, 500)?)
+    }
+
+    /// Opens the folder of a saved backup (`select`: with the file selected).
+    pub fn show_backup(&self, history_id: Uuid, select: bool) -> AppResult<()> {
+        let entry = self
+            .history
+            .get(history_id)?
+            .ok_or_else(|| AppError::NotFound("That backup is not in the history.".into()))?;
+        let path = entry
+            .path
+            .ok_or_else(|| AppError::NotFound("That backup was not saved.".into()))?;
+        crate::open::show_in_folder(Path::new(&path), select)
+    }
+}

@@ -1,0 +1,327 @@
+//! [`DesktopApp`]: every command of the desktop app, as plain async methods. The Tauri shell
+//! calls each in one line; tests call them directly against the simulator.
+//!
+//! This file holds the state, start-up and shutdown and the internals the commands share
+//! (secrets, sessions, learnt denials); the commands are grouped by concern in
+//! `accounts` (profiles and sessions), `backups`, `settings` and `demo`.
+
+mod accounts;
+mod backups;
+mod demo;
+mod settings;
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use kluis_core::callback::{Reattach, Reattacher};
+use kluis_core::{
+    BackupJob, BackupRequest, CallbackTransport, Destination, DownloadOptions, Downloader, Error,
+    History, HistoryEntry, Owner, Saved, Secret, ServiceClient, ServiceConfig, Session, Stage,
+    UnfinishedJob,
+};
+use kluis_sim::{Sim, SimConfig};
+use serde::Serialize;
+use serde_json::Value;
+use tokio::task::JoinHandle;
+use uuid::Uuid;
+
+use crate::callback::{CallbackInput, CallbackSetting, CallbackTestResult, Transports};
+use crate::dialogs::{Dialogs, NoDialogs};
+use crate::error::{AppError, AppResult};
+use crate::events::{AppJobEvent, EventSink, ResumeSink, ResumedEvent};
+use crate::permissions::{Endpoint, Permissions};
+use crate::profiles::{Profile, ProfileInput, ProfileStore, ProfileView, Settings};
+use crate::secrets::{MemoryStore, SecretKind, SecretStore, APP};
+
+/// The tunnel program looked up on `PATH`; any other must be picked in a native dialog.
+pub const TUNNEL_PROGRAM: &str = "cloudflared";
+
+/// Where the app keeps its files.
+#[derive(Debug, Clone)]
+pub struct AppPaths {
+    pub profiles_file: PathBuf,
+    pub history_db: PathBuf,
+    /// Downloads wait here, verified, until the user chooses where to keep them.
+    pub staging_dir: PathBuf,
+}
+
+impl AppPaths {
+    /// The platform's config and data folders.
+    pub fn platform() -> AppResult<Self> {
+        let dirs = directories::ProjectDirs::from("nl", "Kluis", "kluis").ok_or_else(|| {
+            AppError::Core(Error::Config(
+                "No home folder was found for Kluis's settings.".into(),
+            ))
+        })?;
+        Ok(Self {
+            profiles_file: dirs.config_dir().join("profiles.json"),
+            history_db: dirs.data_dir().join("history.sqlite3"),
+            staging_dir: dirs.data_dir().join("staging"),
+        })
+    }
+
+    /// Everything below one folder (tests, portable use).
+    pub fn under(dir: &Path) -> Self {
+        Self {
+            profiles_file: dir.join("profiles.json"),
+            history_db: dir.join("history.sqlite3"),
+            staging_dir: dir.join("staging"),
+        }
+    }
+}
+
+/// How the app was started (`kluis-app --demo`).
+#[derive(Debug, Clone, Copy, Serialize, ts_rs::TS)]
+pub struct LaunchInfo {
+    pub demo: bool,
+}
+
+/// Who is signed in.
+#[derive(Debug, Clone, Serialize, ts_rs::TS)]
+pub struct SessionInfo {
+    pub profile_id: String,
+    pub username: String,
+}
+
+/// A backup an earlier run of the app left unfinished, now being finished.
+#[derive(Debug, Clone, Serialize, ts_rs::TS)]
+pub struct ResumedJob {
+    pub job_id: String,
+    pub profile_id: String,
+    /// The stage it had reached.
+    pub stage: String,
+}
+
+/// About the running demo.
+#[derive(Debug, Clone, Serialize, ts_rs::TS)]
+pub struct DemoInfo {
+    pub base_url: String,
+    pub profiles: Vec<ProfileView>,
+}
+
+enum JobSlot {
+    Running {
+        task: JoinHandle<()>,
+        /// Notified by the user's Cancel: the job then ends as cancelled by itself.
+        cancel: Arc<tokio::sync::Notify>,
+    },
+    /// Verified in the staging folder; waiting for a save dialog's answer.
+    Staged { saved: Saved, staging: PathBuf },
+}
+
+/// A profile's signed-in session and its downloader, kept while the app runs.
+struct ProfileSession {
+    session: Arc<Session>,
+    downloader: Arc<Downloader>,
+}
+
+/// The desktop app's state and commands.
+pub struct DesktopApp {
+    paths: AppPaths,
+    profiles: Arc<ProfileStore>,
+    keyring: Arc<dyn SecretStore>,
+    demo_secrets: Arc<MemoryStore>,
+    history: Arc<History>,
+    connections: Mutex<HashMap<String, Arc<ProfileSession>>>,
+    transports: Transports,
+    jobs: Arc<Mutex<HashMap<Uuid, JobSlot>>>,
+    demo: tokio::sync::Mutex<Option<Sim>>,
+    /// A save folder that overrides the settings (the e2e tests' stand-in for a save dialog).
+    save_folder_override: Option<PathBuf>,
+    /// The native dialogs (see [`crate::dialogs`]): set by the shell once it runs.
+    dialogs: std::sync::RwLock<Arc<dyn Dialogs>>,
+    /// How long a backup waits for the service's callback.
+    pub callback_timeout: Duration,
+    /// webhook.site's address (tests; the demo uses its simulator's stand-in).
+    pub webhook_site: String,
+}
+
+/// Closing the app interrupts its running jobs (see [`DesktopApp::shutdown`]).
+impl Drop for DesktopApp {
+    fn drop(&mut self) {
+        for slot in self.jobs.lock().unwrap().values() {
+            if let JobSlot::Running { task, .. } = slot {
+                task.abort();
+            }
+        }
+    }
+}
+
+/// What a job task does: a new backup, or finishing one from an earlier run.
+enum JobWork {
+    New(BackupRequest),
+    Resume(Box<UnfinishedJob>),
+}
+
+const DEMO_ID: &str = "demo";
+const DEMO_RESTRICTED_ID: &str = "demo-restricted";
+
+impl DesktopApp {
+    pub fn open(
+        paths: AppPaths,
+        keyring: Arc<dyn SecretStore>,
+        save_folder_override: Option<PathBuf>,
+    ) -> AppResult<Self> {
+        let history = History::open(&paths.history_db)?;
+        let profiles = Arc::new(ProfileStore::open(paths.profiles_file.clone())?);
+        crate::staging::clear_leftovers(&history, &paths.staging_dir)?;
+        Ok(Self {
+            paths,
+            profiles,
+            keyring,
+            demo_secrets: Arc::default(),
+            history: Arc::new(history),
+            connections: Mutex::default(),
+            transports: Transports::default(),
+            jobs: Arc::default(),
+            demo: tokio::sync::Mutex::new(None),
+            save_folder_override,
+            dialogs: std::sync::RwLock::new(Arc::new(NoDialogs)),
+            callback_timeout: Duration::from_secs(30 * 60),
+            webhook_site: crate::callback::default_webhook_site(),
+        })
+    }
+
+    /// Stops every running job and waits until each has let go of its files: those whose
+    /// callback can still be collected stay journalled and are finished at the next start;
+    /// the others end as cancelled.
+    pub async fn shutdown(&self) {
+        let running: Vec<JoinHandle<()>> = {
+            let mut jobs = self.jobs.lock().unwrap();
+            let ids: Vec<Uuid> = jobs
+                .iter()
+                .filter(|(_, slot)| matches!(slot, JobSlot::Running { .. }))
+                .map(|(id, _)| *id)
+                .collect();
+            ids.iter()
+                .filter_map(|id| match jobs.remove(id) {
+                    Some(JobSlot::Running { task, .. }) => Some(task),
+                    _ => None,
+                })
+                .collect()
+        };
+        for task in running {
+            task.abort();
+            let _ = task.await;
+        }
+    }
+
+    /// The dialogs the shell opens (see [`crate::dialogs`]).
+    pub fn set_dialogs(&self, dialogs: Arc<dyn Dialogs>) {
+        *self.dialogs.write().unwrap() = dialogs;
+    }
+
+    fn dialogs(&self) -> Arc<dyn Dialogs> {
+        self.dialogs.read().unwrap().clone()
+    }
+
+    fn store_for(&self, demo: bool) -> Arc<dyn SecretStore> {
+        if demo {
+            self.demo_secrets.clone()
+        } else {
+            self.keyring.clone()
+        }
+    }
+
+    async fn secret(&self, id: &str, kind: SecretKind, demo: bool) -> AppResult<Option<Secret>> {
+        let store = self.store_for(demo);
+        let id = id.to_string();
+        tokio::task::spawn_blocking(move || store.get(&id, kind))
+            .await
+            .expect("keyring task")
+    }
+
+    async fn store_secret(
+        &self,
+        id: &str,
+        kind: SecretKind,
+        value: Secret,
+        demo: bool,
+    ) -> AppResult<()> {
+        let store = self.store_for(demo);
+        let id = id.to_string();
+        tokio::task::spawn_blocking(move || store.set(&id, kind, &value))
+            .await
+            .expect("keyring task")
+    }
+
+    /// The session and downloader of a profile, made on first use.
+    async fn connection(&self, id: &str) -> AppResult<Arc<ProfileSession>> {
+        if let Some(c) = self.connections.lock().unwrap().get(id) {
+            return Ok(c.clone());
+        }
+        let profile = self.profiles.get(id)?;
+        let missing = || {
+            AppError::Core(Error::Config(
+                "This profile has no saved api key or password. Edit the profile and enter them."
+                    .into(),
+            ))
+        };
+        let api_key = self
+            .secret(id, SecretKind::ApiKey, profile.demo)
+            .await?
+            .ok_or_else(missing)?;
+        let password = self
+            .secret(id, SecretKind::Password, profile.demo)
+            .await?
+            .ok_or_else(missing)?;
+        let mut config = ServiceConfig::new(
+            &profile.base_url,
+            api_key,
+            profile.username.clone(),
+            password,
+            false,
+        )?;
+        config.extra_ca_pem = profile.extra_ca_pem.clone().or_else(|| {
+            std::env::var("KLUIS_CA_CERT")
+                .ok()
+                .and_then(|p| std::fs::read_to_string(p).ok())
+        });
+        let connection = Arc::new(ProfileSession {
+            downloader: Arc::new(Downloader::new(&config, DownloadOptions::default())?),
+            session: Arc::new(Session::new(ServiceClient::new(config)?)),
+        });
+        self.connections
+            .lock()
+            .unwrap()
+            .insert(id.to_string(), connection.clone());
+        Ok(connection)
+    }
+
+    fn learn_denial(&self, id: &str, error: &Error, endpoint: Endpoint) {
+        (self.denial_learner())(id, error, endpoint)
+    }
+
+    /// Records a 403 for the permissions view (usable from a job's task).
+    fn denial_learner(&self) -> impl Fn(&str, &Error, Endpoint) + Send + 'static {
+        let profiles = self.profiles.clone();
+        move |id: &str, error: &Error, endpoint: Endpoint| {
+            if error.code() != "permission_denied" {
+                return;
+            }
+            if let Ok(mut profile) = profiles.get(id) {
+                if !profile.denied.contains(&endpoint) {
+                    profile.denied.push(endpoint);
+                    let _ = profiles.put(profile);
+                }
+            }
+        }
+    }
+}
+
+/// Checks that the description URL is https on the base URL's origin: the api key is sent to
+/// it as a parameter, and must go nowhere else.
+fn check_openapi_url(text: &str, config: &ServiceConfig) -> AppResult<String> {
+    let url = url::Url::parse(text)
+        .map_err(|_| Error::Config("The OpenAPI URL is not a valid URL.".into()))?;
+    if url.origin() != config.base_url.origin() {
+        return Err(Error::Config(
+            "The OpenAPI URL must be on the same host as the base URL (the api key is sent to it)."
+                .into(),
+        )
+        .into());
+    }
+    Ok(url.to_string())
+}

@@ -1,0 +1,147 @@
+//! Settings: the save folder and the tunnel program (from Rust-side dialogs), how the
+//! service reaches this computer, Test connection, and the transport each job uses.
+
+use super::*;
+
+impl DesktopApp {
+    pub fn settings(&self) -> Settings {
+        let mut settings = self.profiles.settings();
+        if let Some(folder) = &self.save_folder_override {
+            settings.save_folder = Some(folder.to_string_lossy().into_owned());
+        }
+        settings
+    }
+
+    /// "Always save to this folder": the folder comes from a native dialog opened here.
+    /// Unchanged when the dialog is cancelled.
+    pub async fn choose_save_folder(&self) -> AppResult<Settings> {
+        match self.dialogs().pick_folder().await {
+            Some(folder) => self.set_save_folder(Some(folder)),
+            None => Ok(self.settings()),
+        }
+    }
+
+    /// Back to asking where to save each backup.
+    pub fn clear_save_folder(&self) -> AppResult<Settings> {
+        self.set_save_folder(None)
+    }
+
+    fn set_save_folder(&self, folder: Option<PathBuf>) -> AppResult<Settings> {
+        if let Some(folder) = &folder {
+            if !folder.is_dir() {
+                let folder = folder.display();
+                return Err(Error::Config(format!("The folder {folder} does not exist.")).into());
+            }
+        }
+        self.profiles.set_settings(Settings {
+            save_folder: folder.map(|f| f.to_string_lossy().into_owned()),
+            ..self.profiles.settings()
+        })?;
+        Ok(self.settings())
+    }
+
+    /// Settings → tunnel: cloudflared picked in a native dialog opened here (when it is not
+    /// on `PATH`), and saved as the tunnel setting. Unchanged when the dialog is cancelled.
+    pub async fn choose_tunnel_program(&self) -> AppResult<Settings> {
+        let Some(program) = self.dialogs().pick_program().await else {
+            return Ok(self.settings());
+        };
+        let mut settings = self.profiles.settings();
+        settings.callback = CallbackSetting::Tunnel {
+            program: program.to_string_lossy().into_owned(),
+        };
+        self.profiles.set_settings(settings)?;
+        self.transports.clear().await;
+        Ok(self.settings())
+    }
+
+    /// Saves how the service reaches this computer (and the relay's secret, to the keyring).
+    pub async fn set_callback(&self, input: CallbackInput) -> AppResult<Settings> {
+        input.setting.check()?;
+        let mut settings = self.profiles.settings();
+        // The webview names no program: `cloudflared` (found on PATH), or the one the user
+        // picked in the dialog of [`DesktopApp::choose_tunnel_program`], unchanged.
+        if let CallbackSetting::Tunnel { program } = &input.setting {
+            let picked = matches!(&settings.callback, CallbackSetting::Tunnel { program: p } if p == program);
+            if program.trim() != TUNNEL_PROGRAM && !picked {
+                return Err(Error::Config(
+                    "Choose the cloudflared program with “Choose…”, or use cloudflared from the PATH.".into(),
+                )
+                .into());
+            }
+        }
+        if let Some(secret) = input.relay_secret.filter(|s| !s.trim().is_empty()) {
+            self.store_secret(
+                APP,
+                SecretKind::RelaySecret,
+                Secret::new(secret.trim().to_string()),
+                false,
+            )
+            .await?;
+            settings.relay_secret_saved = true;
+        }
+        if matches!(input.setting, crate::CallbackSetting::Relay { .. })
+            && !settings.relay_secret_saved
+        {
+            return Err(Error::Config(
+                "Enter the relay's secret (KLUIS_RELAY_SECRET on the relay server).".into(),
+            )
+            .into());
+        }
+        settings.callback = input.setting;
+        self.profiles.set_settings(settings)?;
+        self.transports.clear().await;
+        Ok(self.settings())
+    }
+
+    /// Sends a test call through the chosen transport's public address, as the service
+    /// would, and reports how long it took to come back — or which step failed.
+    pub async fn test_callback(&self, profile_id: &str) -> AppResult<CallbackTestResult> {
+        let connection = self.connection(profile_id).await?;
+        let transport = self.transport(profile_id, &connection).await?;
+        let mut config = connection.session.client().config().clone();
+        if let Some(pem) = transport.test_trust_pem() {
+            config.extra_ca_pem = Some(config.extra_ca_pem.take().unwrap_or_default() + &pem);
+        }
+        let http =
+            kluis_core::http::build_client(&config, kluis_core::http::RedirectRule::SameOrigin)?;
+        let took = kluis_core::callback::test_callback(&*transport, &http).await?;
+        Ok(CallbackTestResult {
+            transport: transport.name().to_string(),
+            millis: took.as_millis() as u64,
+        })
+    }
+
+    /// The callback transport of the current setting, for `profile_id`'s jobs.
+    pub(super) async fn transport(
+        &self,
+        profile_id: &str,
+        connection: &ProfileSession,
+    ) -> AppResult<Arc<dyn CallbackTransport>> {
+        let setting = self.profiles.settings().callback;
+        let config = connection.session.client().config().clone();
+        // The keyring and the demo are only asked when the transport is built, not per backup.
+        let build = async {
+            let relay_secret = match setting {
+                crate::CallbackSetting::Relay { .. } => {
+                    self.secret(APP, SecretKind::RelaySecret, false).await?
+                }
+                _ => None,
+            };
+            let webhook_site = match self.demo.lock().await.as_ref() {
+                Some(sim) if self.profiles.get(profile_id).is_ok_and(|p| p.demo) => {
+                    sim.webhook_site_url().to_string()
+                }
+                _ => self.webhook_site.clone(),
+            };
+            setting.build(&config, relay_secret, &webhook_site).await
+        };
+        self.transports
+            .get_or_build(&setting.cache_key(profile_id), build)
+            .await
+    }
+
+    pub(super) fn save_folder(&self) -> Option<PathBuf> {
+        self.settings().save_folder.map(PathBuf::from)
+    }
+}
