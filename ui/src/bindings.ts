@@ -40,9 +40,9 @@ export type ProfileView = { id: string, name: string, base_url: string, username
 
 export type ProfileInput = { id: string | null, name: string, base_url: string, username: string, api_key: string | null, password: string | null, openapi_url: string | null, };
 
-export type CallbackSetting = { "kind": "loopback" } | { "kind": "relay", url: string, } | { "kind": "direct", public_url: string, listen: string, } | { "kind": "tunnel", program: string, } | { "kind": "webhook_site" };
+export type CallbackChoice = { "kind": "loopback" } | { "kind": "relay", url: string, } | { "kind": "direct", public_url: string, listen: string, } | { "kind": "tunnel", program: string, } | { "kind": "webhook_site" };
 
-export type CallbackInput = { setting: CallbackSetting, relay_secret: string | null, };
+export type CallbackInput = { setting: CallbackChoice, relay_secret: string | null, };
 
 export type CallbackTestResult = { transport: string, millis: number, };
 
@@ -54,7 +54,7 @@ save_folder: string | null,
 /**
  * How the service's callback reaches this computer.
  */
-callback: CallbackSetting, 
+callback: CallbackChoice, 
 /**
  * Whether a relay secret is in the keyring (the secret itself never leaves it).
  */

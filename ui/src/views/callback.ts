@@ -2,13 +2,13 @@
 // "Test connection". The form keeps a draft across re-renders; the relay secret is sent once
 // to the keyring and never shown again.
 import * as actions from "../actions";
-import type { CallbackSetting } from "../bindings";
+import type { CallbackChoice } from "../bindings";
 import { h } from "../dom";
 import { t, type Key } from "../i18n";
 import { render, state } from "../state";
 import { field } from "./profiles";
 
-type Kind = CallbackSetting["kind"];
+type Kind = CallbackChoice["kind"];
 
 const choices: [Kind, Key, Key][] = [
   ["relay", "cbRelay", "cbRelayNote"],
@@ -36,7 +36,7 @@ function current(): NonNullable<typeof draft> {
   return draft;
 }
 
-function setting(d: NonNullable<typeof draft>): CallbackSetting {
+function setting(d: NonNullable<typeof draft>): CallbackChoice {
   switch (d.kind) {
     case "relay":
       return { kind: "relay", url: d.url };

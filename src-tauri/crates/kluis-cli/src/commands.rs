@@ -1,20 +1,25 @@
-//! The subcommands.
+//! The subcommands: each a thin host over kluis-core's [`Engine`] — it starts, watches and
+//! reports jobs; the engine runs them.
 
 use std::path::Path;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use futures_util::stream::{FuturesUnordered, StreamExt};
-use kluis_core::callback::{Reattacher, RelayTransport, TunnelTransport, WebhookSiteTransport};
+use kluis_core::engine::{
+    test_transport, CallbackChoice, EventSink, Launch, ResumeScope, ServiceConnection,
+    TransportNeeds, Work,
+};
 use kluis_core::{
-    BackupJob, BackupRequest, CallbackTransport, Destination, DownloadOptions, Downloader, Error,
-    History, ListenerTransport, Owner, Result, Saved, Secret, ServiceClient, ServiceConfig,
-    Session,
+    BackupRequest, CallbackTransport, Destination, DownloadOptions, Engine, Error, Owner, Result,
+    Saved, Secret, ServiceClient, ServiceConfig, Session,
 };
 use kluis_sim::{Sim, SimConfig};
+use tokio::sync::Notify;
 use uuid::Uuid;
 
 use crate::display::{self, StageDisplay};
-use crate::settings::{open_history, BackupArgs, CallbackKind, Cli, Command};
+use crate::settings::{open_history, BackupArgs, Cli, Command};
 
 pub async fn run(cli: Cli) -> Result<()> {
     match cli.command {
@@ -29,19 +34,19 @@ pub async fn run(cli: Cli) -> Result<()> {
         }
         Command::Backup(args) => {
             let config = cli.connection.service_config()?;
-            let history = open_history(cli.history_db.as_ref())?;
+            let engine = Engine::new(Arc::new(open_history(cli.history_db.as_ref())?));
             let id = Uuid::new_v4();
-            let cancel = tokio::sync::Notify::new();
-            let job = backup(config, &history, &args, id, Some(&cancel));
-            let saved = crate::stop::backup(&history, id, &cancel, job).await?;
+            let cancel = Arc::new(Notify::new());
+            let job = backup(&engine, config, &args, id, Some(cancel.clone()));
+            let saved = crate::stop::backup(&engine, id, &cancel, job).await?;
             report(id, &saved, args.json);
             Ok(())
         }
         Command::Resume { json, include_app } => {
             let config = cli.connection.service_config()?;
-            let history = open_history(cli.history_db.as_ref())?;
+            let engine = Engine::new(Arc::new(open_history(cli.history_db.as_ref())?));
             let owner = (!include_app).then_some(Owner::Cli);
-            crate::stop::resume(resume(config, &history, owner, json)).await
+            crate::stop::resume(&engine, resume(&engine, config, owner, json)).await
         }
         Command::Cancel { job } => {
             let history = open_history(cli.history_db.as_ref())?;
@@ -80,27 +85,21 @@ pub async fn run(cli: Cli) -> Result<()> {
     }
 }
 
+/// Starts a backup in `engine` and waits for it to end; `cancel` (when given) cancels it,
+/// even before it has started.
 async fn backup(
+    engine: &Engine,
     config: ServiceConfig,
-    history: &History,
     args: &BackupArgs,
     id: Uuid,
-    cancel: Option<&tokio::sync::Notify>,
+    cancel: Option<Arc<Notify>>,
 ) -> Result<Saved> {
     let destination = Destination::from_out(&args.out)?;
-    let transport = transport(&args.callback, args.listen, &config).await?;
+    let choice = args.callback.clone().listening_on(args.listen)?;
+    let transport = transport(&choice, &config).await?;
     let options = DownloadOptions {
         max_bytes: args.max_bytes,
         ..DownloadOptions::default()
-    };
-    let downloader = Downloader::new(&config, options)?;
-    let session = Session::new(ServiceClient::new(config)?);
-    let job = BackupJob {
-        session: &session,
-        transport: &*transport,
-        downloader: &downloader,
-        history,
-        cancel,
     };
     let request = BackupRequest {
         id,
@@ -109,8 +108,16 @@ async fn backup(
         destination,
         callback_timeout: Duration::from_secs(args.timeout),
     };
-    let mut stages = StageDisplay::new(request.callback_timeout);
-    job.run(&request, &mut |event| stages.show(event)).await
+    let stages = Mutex::new(StageDisplay::new(request.callback_timeout));
+    let events: EventSink = Arc::new(move |event| stages.lock().unwrap().show(event));
+    let handle = engine.start(Launch {
+        work: Work::New(request),
+        connection: Arc::new(ServiceConnection::open(config, options)?),
+        transport,
+        events,
+        cancel,
+    });
+    handle.finished().await
 }
 
 fn report(id: Uuid, saved: &Saved, json: bool) {
@@ -135,75 +142,65 @@ fn report_failure(id: Uuid, error: &Error, json: bool) {
 /// `kluis resume`: ends what can never finish, then finishes the rest side by side, reporting
 /// each as it ends. Fails with the first failure's error, so the exit code tells a scheduler.
 async fn resume(
+    engine: &Engine,
     config: ServiceConfig,
-    history: &History,
     owner: Option<Owner>,
     json: bool,
 ) -> Result<()> {
-    let sweep = history.sweep(config.base_url.as_str(), owner)?;
+    let connection = Arc::new(ServiceConnection::open(
+        config.clone(),
+        DownloadOptions::default(),
+    )?);
+    let scope = ResumeScope {
+        base_url: config.base_url.to_string(),
+        owner,
+        relay_secret: std::env::var("KLUIS_RELAY_SECRET").ok().map(Secret::new),
+    };
+    let connect = |_profile: String| {
+        let connection = connection.clone();
+        async move { Ok(connection) }
+    };
+    let quiet: EventSink = Arc::new(|_| {});
+    let resumed = engine.resume(scope, connect, |_| quiet.clone()).await?;
     let mut first_error = None;
-    for (id, error) in sweep.ended {
+    for (id, error) in resumed.ended.into_iter().chain(resumed.not_started) {
         report_failure(id, &error, json);
         first_error.get_or_insert(error);
     }
-    if sweep.running_elsewhere > 0 {
+    if resumed.running_elsewhere > 0 {
         eprintln!(
             "kluis: {} backup(s) are still running in another Kluis process; left to it.",
-            sweep.running_elsewhere
+            resumed.running_elsewhere
         );
     }
-    if sweep.other_owner > 0 {
+    if resumed.other_owner > 0 {
         eprintln!(
             "kluis: {} backup(s) were started by the Kluis app; it finishes them at its next start (or use --include-app).",
-            sweep.other_owner
+            resumed.other_owner
         );
     }
-    if sweep.other_service > 0 {
+    if resumed.other_service > 0 {
         eprintln!(
             "kluis: {} backup(s) belong to another service; resume them with its settings.",
-            sweep.other_service
+            resumed.other_service
         );
     }
-    if sweep.resumable.is_empty() {
+    if resumed.started.is_empty() {
         if first_error.is_none() {
             eprintln!("kluis: no backup to resume.");
         }
         return first_error.map_or(Ok(()), Err);
     }
-    let relay_secret = std::env::var("KLUIS_RELAY_SECRET").ok().map(Secret::new);
-    let mut reattacher = Reattacher::new(config.clone(), relay_secret);
-    let downloader = Downloader::new(&config, DownloadOptions::default())?;
-    let session = Session::new(ServiceClient::new(config)?);
     let mut running = FuturesUnordered::new();
-    for job in &sweep.resumable {
-        let spec = job.journal.as_ref().and_then(|j| j.callback.clone());
-        let transport = match spec {
-            Some(spec) => reattacher.transport(&spec).await,
-            None => continue, // the sweep only keeps jobs with one
-        };
-        let (session, downloader) = (&session, &downloader);
+    for job in resumed.started {
         eprintln!(
             "kluis: resuming backup {} (started {}, {}).",
-            job.id(),
-            kluis_core::history::format_utc(job.entry.started_at_ms),
-            job.entry.stage
+            job.id,
+            kluis_core::history::format_utc(job.started_at_ms),
+            job.stage
         );
-        running.push(async move {
-            let outcome = match transport {
-                Ok(transport) => {
-                    let run = BackupJob {
-                        session,
-                        transport: &*transport,
-                        downloader,
-                        history,
-                        cancel: None, // signals only stop a resume: the jobs stay kept
-                    };
-                    run.resume(job, &mut |_| {}).await
-                }
-                Err(e) => Err(e),
-            };
-            (job.id(), outcome)
-        });
+        let id = job.id;
+        running.push(async move { (id, job.handle.finished().await) });
     }
     while let Some((id, outcome)) = running.next().await {
         match outcome {
@@ -239,7 +236,7 @@ async fn demo(out: &Path, size_mib: u64, history_db: Option<&std::path::PathBuf>
         false,
     )?;
     config.extra_ca_pem = Some(sim.ca_pem().to_string());
-    let history = open_history(history_db)?;
+    let engine = Engine::new(Arc::new(open_history(history_db)?));
     let session = Session::new(ServiceClient::new(config.clone())?);
     let environment = session.environment().await?;
     eprintln!(
@@ -248,7 +245,7 @@ async fn demo(out: &Path, size_mib: u64, history_db: Option<&std::path::PathBuf>
     );
     let args = BackupArgs {
         out: out.to_path_buf(),
-        callback: CallbackKind::Loopback,
+        callback: CallbackChoice::Loopback,
         listen: None,
         timeout: 60,
         json: false,
@@ -256,57 +253,41 @@ async fn demo(out: &Path, size_mib: u64, history_db: Option<&std::path::PathBuf>
         profile: "demo".into(),
     };
     let id = Uuid::new_v4();
-    let saved = backup(config, &history, &args, id, None).await?;
+    let saved = backup(&engine, config, &args, id, None).await?;
     eprintln!("Saved {} bytes, SHA-256 {}:", saved.bytes, saved.sha256);
     report(id, &saved, false);
     Ok(())
 }
 
-/// The callback transport chosen with `--callback` (and `--listen`).
+/// The transport of `--callback` (its relay secret from `KLUIS_RELAY_SECRET`).
 async fn transport(
-    kind: &CallbackKind,
-    listen: Option<std::net::SocketAddr>,
+    choice: &CallbackChoice,
     config: &ServiceConfig,
-) -> Result<Box<dyn CallbackTransport>> {
-    Ok(match kind {
-        CallbackKind::Loopback => Box::new(ListenerTransport::loopback().await?),
-        CallbackKind::Direct(url) => {
-            let listen = listen.ok_or_else(|| {
-                Error::Config("--callback direct=… needs --listen ADDR: the local address your reverse proxy forwards the callback to.".into())
-            })?;
-            Box::new(ListenerTransport::direct(url, listen).await?)
-        }
-        CallbackKind::Tunnel(program) => {
-            Box::new(TunnelTransport::start(std::path::Path::new(program)).await?)
-        }
-        CallbackKind::WebhookSite => {
-            eprintln!(
-                "kluis: note: with --callback webhook-site the service's callback id passes through webhook.site, a third party. \
-                 It never sees your token or credentials; use a relay to keep even the id in house."
-            );
-            let base = std::env::var("KLUIS_WEBHOOK_SITE_URL")
-                .unwrap_or_else(|_| kluis_core::callback::webhook_site::DEFAULT_BASE.into());
-            Box::new(WebhookSiteTransport::new(&base, config)?)
-        }
-        CallbackKind::Relay(url) => {
-            let secret = Secret::new(std::env::var("KLUIS_RELAY_SECRET").unwrap_or_default());
-            Box::new(RelayTransport::new(url, secret, config, None)?)
-        }
-    })
+) -> Result<Arc<dyn CallbackTransport>> {
+    if *choice == CallbackChoice::WebhookSite {
+        eprintln!(
+            "kluis: note: with --callback webhook-site the service's callback id passes through webhook.site, a third party. \
+             It never sees your token or credentials; use a relay to keep even the id in house."
+        );
+    }
+    let needs = TransportNeeds {
+        relay_secret: Some(Secret::new(
+            std::env::var("KLUIS_RELAY_SECRET").unwrap_or_default(),
+        )),
+        webhook_site: None,
+    };
+    choice.build(config, needs).await
 }
 
 /// `kluis callback-test`: one test call through the transport, timed.
 async fn callback_test(
-    kind: &CallbackKind,
+    choice: &CallbackChoice,
     listen: Option<std::net::SocketAddr>,
-    mut config: ServiceConfig,
+    config: ServiceConfig,
 ) -> Result<()> {
-    let transport = transport(kind, listen, &config).await?;
-    if let Some(pem) = transport.test_trust_pem() {
-        config.extra_ca_pem = Some(config.extra_ca_pem.take().unwrap_or_default() + &pem);
-    }
-    let http = kluis_core::http::build_client(&config, kluis_core::http::RedirectRule::SameOrigin)?;
-    let took = kluis_core::callback::test_callback(&*transport, &http).await?;
+    let choice = choice.clone().listening_on(listen)?;
+    let transport = transport(&choice, &config).await?;
+    let took = test_transport(&*transport, &config).await?;
     println!(
         "The test call came back through the {} transport in {} ms.",
         transport.name(),

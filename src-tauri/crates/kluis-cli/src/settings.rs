@@ -3,7 +3,7 @@
 use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand};
-use kluis_core::{Error, History, Result, Secret, ServiceConfig};
+use kluis_core::{CallbackChoice, Error, History, Result, Secret, ServiceConfig};
 
 /// Back up an organisation's data from the service's webservice_v2 API.
 #[derive(Parser)]
@@ -81,8 +81,8 @@ pub enum Command {
     /// transport's public URL and wait for it to come back.
     CallbackTest {
         /// The transport, as for `backup --callback`.
-        #[arg(long, value_parser = parse_callback, default_value = "loopback")]
-        callback: CallbackKind,
+        #[arg(long, value_parser = CallbackChoice::parse, default_value = "loopback")]
+        callback: CallbackChoice,
         /// With --callback direct=…: the local address the reverse proxy forwards to.
         #[arg(long)]
         listen: Option<std::net::SocketAddr>,
@@ -108,8 +108,8 @@ pub struct BackupArgs {
     /// `direct=https://public.example/kluis` (your reverse proxy forwards it to --listen) or
     /// `tunnel=cloudflared` (a Cloudflare quick tunnel; the value is the program or its path) or
     /// `webhook-site` (no server; webhook.site sees the callback id, never your credentials).
-    #[arg(long, value_parser = parse_callback, default_value = "loopback")]
-    pub callback: CallbackKind,
+    #[arg(long, value_parser = CallbackChoice::parse, default_value = "loopback")]
+    pub callback: CallbackChoice,
     /// With --callback direct=…: the local address the reverse proxy forwards to.
     #[arg(long)]
     pub listen: Option<std::net::SocketAddr>,
@@ -125,33 +125,6 @@ pub struct BackupArgs {
     /// Name recorded in the history.
     #[arg(long, env = "KLUIS_PROFILE", default_value = "default")]
     pub profile: String,
-}
-
-#[derive(Clone, Debug)]
-pub enum CallbackKind {
-    /// An HTTPS listener on 127.0.0.1: only reachable by a service on this machine (simulator).
-    Loopback,
-    /// A kluis-relay at this URL, long-polled.
-    Relay(String),
-    /// A public https URL that the office's proxy forwards to the --listen address.
-    Direct(String),
-    /// A catcher URL at webhook.site, polled (opt-in: a third party sees the callback id).
-    WebhookSite,
-    /// A cloudflared quick tunnel; the value is the cloudflared program (name or path).
-    Tunnel(String),
-}
-
-fn parse_callback(text: &str) -> Result<CallbackKind, String> {
-    match text {
-        "loopback" => Ok(CallbackKind::Loopback),
-        "webhook-site" => Ok(CallbackKind::WebhookSite),
-        _ => match text.split_once('=') {
-            Some(("relay", url)) if !url.is_empty() => Ok(CallbackKind::Relay(url.to_string())),
-            Some(("direct", url)) if !url.is_empty() => Ok(CallbackKind::Direct(url.to_string())),
-            Some(("tunnel", program)) if !program.is_empty() => Ok(CallbackKind::Tunnel(program.to_string())),
-            _ => Err("expected `loopback`, `relay=URL`, `direct=URL`, `tunnel=cloudflared` or `webhook-site`".into()),
-        },
-    }
 }
 
 impl ServiceArgs {

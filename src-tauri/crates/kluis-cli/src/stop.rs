@@ -9,7 +9,7 @@
 
 use std::future::Future;
 
-use kluis_core::{Error, History, Result};
+use kluis_core::{Engine, Error, Result};
 use tokio::sync::Notify;
 use uuid::Uuid;
 
@@ -34,10 +34,10 @@ pub async fn requested() -> Signal {
     Signal::Interrupt
 }
 
-/// Runs `backup` (job `id`, which ends as cancelled when `cancel` is notified) until it ends
-/// or a signal comes, and settles the job's fate then.
+/// Runs `backup` (job `id` in `engine`, which ends as cancelled when `cancel` is notified)
+/// until it ends or a signal comes, and settles the job's fate then.
 pub async fn backup<T>(
-    history: &History,
+    engine: &Engine,
     id: Uuid,
     cancel: &Notify,
     job: impl Future<Output = Result<T>>,
@@ -55,8 +55,10 @@ pub async fn backup<T>(
             job.await
         }
         Signal::Terminate => {
-            drop(job); // its part file is gone and its claim released
-            let kept = history
+            drop(job);
+            engine.stop(id).await; // its part file is gone and its claim released
+            let kept = engine
+                .history()
                 .get(id)?
                 .is_some_and(|entry| !entry.reached().is_final());
             Err(if kept {
@@ -69,10 +71,13 @@ pub async fn backup<T>(
 }
 
 /// Runs `resume` until it ends or a signal comes; the jobs stay journalled either way.
-pub async fn resume<T>(work: impl Future<Output = Result<T>>) -> Result<T> {
+pub async fn resume<T>(engine: &Engine, work: impl Future<Output = Result<T>>) -> Result<T> {
     tokio::select! {
         biased;
         outcome = work => outcome,
-        _ = requested() => Err(Error::Interrupted),
+        _ = requested() => {
+            engine.shutdown().await;
+            Err(Error::Interrupted)
+        }
     }
 }

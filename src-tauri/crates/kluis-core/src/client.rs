@@ -110,6 +110,32 @@ impl ServiceClient {
         Ok(read_json(response, "the environment request").await?)
     }
 
+    /// The service's OpenAPI description at `url`, as its test page loads it (the api key as a
+    /// parameter — so only on the base URL's origin). `None` when it is not served (any error
+    /// status): what the key allows is then learnt from the service's 403s.
+    pub async fn description(&self, url: &str) -> Result<Option<Value>> {
+        let mut url =
+            Url::parse(url).map_err(|_| Error::Config("The OpenAPI URL is not valid.".into()))?;
+        if url.origin() != self.config.base_url.origin() {
+            return Err(Error::Config(
+                "The OpenAPI URL must be on the same host as the base URL (the api key is sent to it)."
+                    .into(),
+            ));
+        }
+        url.query_pairs_mut()
+            .append_pair("api_key", self.config.api_key.expose());
+        let response = self.http.get(url).send().await.map_err(|e| {
+            Error::Network(format!(
+                "Could not load the service's description ({}).",
+                e.without_url()
+            ))
+        })?;
+        if !response.status().is_success() {
+            return Ok(None);
+        }
+        Ok(Some(read_json(response, "the description request").await?))
+    }
+
     /// `POST /backup/owner {webhook_url}`: must be 202 with `successCode` 202.
     ///
     /// Never re-sent once it may have reached the server, because a second POST starts a second

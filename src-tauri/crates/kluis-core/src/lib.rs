@@ -20,6 +20,10 @@
 //!    by a stop or a crash is finished later by [`BackupJob::resume`] (`kluis resume`, the
 //!    app at start); a claim (a file lock) keeps two processes off one job.
 //!
+//! 7. [`engine`] — [`Engine`]: what the front ends (the `kluis` CLI, the desktop app) drive:
+//!    the callback choice built into a transport, one connection per service, jobs started
+//!    as tasks with a stream of events, cancel/stop/shutdown, and the one resume loop.
+//!
 //! [`stage`] and [`clock`] are leaves the others import: where a job is, and what time it is.
 //! [`error`] holds the one error type, with stable codes and messages that say what to do.
 //! [`filename`] turns a hostile `Content-Disposition` into a safe name. Every parser that sees
@@ -35,6 +39,7 @@ pub mod client;
 pub mod clock;
 pub mod config;
 pub mod download;
+pub mod engine;
 pub mod error;
 pub mod filename;
 #[cfg(test)]
@@ -51,6 +56,7 @@ pub use callback::{CallbackId, CallbackTransport, ListenerTransport};
 pub use client::{ServiceClient, WebhookPayload};
 pub use config::ServiceConfig;
 pub use download::{Destination, DownloadOptions, Downloader, PartialDownload, Progress, Saved};
+pub use engine::{CallbackChoice, Engine, ServiceConnection};
 pub use error::{Error, Result};
 pub use history::{History, HistoryEntry};
 pub use job::{BackupJob, BackupRequest, JobEvent};

@@ -53,3 +53,10 @@ impl Stage {
         .find(|s| s.as_str() == text)
     }
 }
+
+/// The stable name, as the history stores it.
+impl std::fmt::Display for Stage {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}

@@ -8,32 +8,8 @@ use std::sync::Arc;
 use common::*;
 use kluis_core::callback::RelayTransport;
 use kluis_core::Secret;
-use kluis_relay::{router, Relay, RelayConfig, Store};
 
-const SECRET: &str = "relay-secret-for-tests-0123456789";
-
-/// Starts a relay over TLS; returns its URL, its CA and a handle that keeps it alive.
-async fn relay() -> (String, String, tokio::sync::watch::Sender<bool>) {
-    let ca = kluis_https::LocalCa::generate("relay test CA").unwrap();
-    let tls = ca.server_config(&["127.0.0.1"]).unwrap();
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let url = format!(
-        "https://127.0.0.1:{}",
-        listener.local_addr().unwrap().port()
-    );
-    let relay = Relay::new(Store::in_memory().unwrap(), RelayConfig::new(SECRET.into()));
-    let (stop, mut stopped) = tokio::sync::watch::channel(false);
-    tokio::spawn(kluis_https::serve_tls(
-        listener,
-        tls,
-        router(relay),
-        Default::default(),
-        async move {
-            let _ = stopped.wait_for(|s| *s).await;
-        },
-    ));
-    (url, ca.ca_pem(), stop)
-}
+const SECRET: &str = RELAY_SECRET;
 
 /// The service's callback goes to the relay, and the job collects it from there.
 #[tokio::test]

@@ -18,7 +18,7 @@ pub fn typescript() -> String {
         crate::error::ErrorPayload::decl(&cfg),
         crate::profiles::ProfileView::decl(&cfg),
         crate::profiles::ProfileInput::decl(&cfg),
-        crate::callback::CallbackSetting::decl(&cfg),
+        kluis_core::CallbackChoice::decl(&cfg),
         crate::callback::CallbackInput::decl(&cfg),
         crate::callback::CallbackTestResult::decl(&cfg),
         crate::profiles::Settings::decl(&cfg),

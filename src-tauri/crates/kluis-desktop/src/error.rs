@@ -30,6 +30,17 @@ impl AppError {
     }
 }
 
+impl AppError {
+    /// As kluis-core's error, for the engine (which keeps what the app could not do, e.g. a
+    /// profile it could not connect, as a reason).
+    pub fn into_core(self) -> kluis_core::Error {
+        match self {
+            AppError::Core(error) => error,
+            other => kluis_core::Error::Config(other.to_string()),
+        }
+    }
+}
+
 impl serde::Serialize for AppError {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         let mut s = serializer.serialize_struct("AppError", 2)?;

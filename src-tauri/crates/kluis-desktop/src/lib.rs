@@ -7,14 +7,15 @@
 //! - [`secrets`]: a profile's api key and password in the OS keyring ([`KeyringStore`]), or in
 //!   memory for demo profiles and tests ([`MemoryStore`]).
 //! - [`app`]: [`DesktopApp`], its commands grouped by concern (`app/accounts.rs`, `backups.rs`,
-//!   `settings.rs`, `demo.rs`) — sign-in (a kluis-core `Session` per profile), environment,
-//!   permissions, and backups: a kluis-core `BackupJob` runs in a task, its events go out as
-//!   [`AppJobEvent`]s ([`events`]); the verified file waits in a staging folder until the
-//!   save dialog [`DesktopApp::save_backup`] opens gives it a place, and it is moved there (or
-//!   goes straight to the "always save here" folder). Cancel aborts the task at any stage.
-//! - [`callback`]: Settings → "How the service reaches this computer" (relay, direct, tunnel,
-//!   webhook.site, loopback) and its "Test connection". Jobs interrupted by closing the app are
-//!   finished at the next start ([`DesktopApp::resume_backups`]), as `kluis resume` does.
+//!   `settings.rs`, `demo.rs`) — sign-in (a kluis-core `ServiceConnection` per profile),
+//!   environment, permissions, and backups: kluis-core's `Engine` runs each job, its events go
+//!   out as [`AppJobEvent`]s ([`events`]); the verified file waits in a staging folder until
+//!   the save dialog [`DesktopApp::save_backup`] opens gives it a place, and it is moved there
+//!   (or goes straight to the "always save here" folder). Cancel ends the job as cancelled at
+//!   any stage. Jobs interrupted by closing the app are finished at the next start
+//!   ([`DesktopApp::resume_backups`]) by the engine's resume loop, the one `kluis resume` uses.
+//! - [`callback`]: Settings → "How the service reaches this computer" (kluis-core's
+//!   `CallbackChoice`: relay, direct, tunnel, webhook.site, loopback) and "Test connection".
 //! - [`staging`]: the staging folders, cleared at start only of what is provably Kluis's
 //!   leftover; saved files still waiting there are offered to the save dialog again.
 //! - [`dialogs`]: the native save, folder and program dialogs, opened by the Rust side so
@@ -37,11 +38,11 @@ pub mod secrets;
 pub mod staging;
 
 pub use app::{AppPaths, DemoInfo, DesktopApp, LaunchInfo, ResumedJob, SessionInfo};
-pub use callback::{CallbackInput, CallbackSetting, CallbackTestResult};
+pub use callback::{CallbackInput, CallbackTestResult};
 pub use dialogs::{Dialogs, NoDialogs};
 pub use error::{AppError, AppResult, ErrorPayload};
 pub use events::{AppJobEvent, EventSink, ResumeSink, ResumedEvent};
-pub use kluis_core::{HistoryEntry, Saved};
+pub use kluis_core::{CallbackChoice, HistoryEntry, Saved};
 pub use permissions::Permissions;
 pub use profiles::{ProfileInput, ProfileView, Settings};
 pub use secrets::{KeyringStore, MemoryStore, SecretStore};

@@ -90,7 +90,7 @@ pub struct Settings {
     pub save_folder: Option<String>,
     /// How the service's callback reaches this computer.
     #[serde(default)]
-    pub callback: crate::callback::CallbackSetting,
+    pub callback: kluis_core::CallbackChoice,
     /// Whether a relay secret is in the keyring (the secret itself never leaves it).
     #[serde(default)]
     pub relay_secret_saved: bool,

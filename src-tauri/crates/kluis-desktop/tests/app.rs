@@ -4,7 +4,7 @@ use std::sync::Arc;
 
 use kluis_desktop::permissions::{Access, PermissionSource};
 use kluis_desktop::{
-    AppJobEvent, AppPaths, CallbackInput, CallbackSetting, DesktopApp, MemoryStore, ProfileInput,
+    AppJobEvent, AppPaths, CallbackChoice, CallbackInput, DesktopApp, MemoryStore, ProfileInput,
 };
 use tokio::sync::mpsc;
 
@@ -300,12 +300,12 @@ async fn webhook_site_setting_is_tested_and_used() {
     app.start_demo().await.unwrap();
     let settings = app
         .set_callback(CallbackInput {
-            setting: CallbackSetting::WebhookSite,
+            setting: CallbackChoice::WebhookSite,
             relay_secret: None,
         })
         .await
         .unwrap();
-    assert_eq!(settings.callback, CallbackSetting::WebhookSite);
+    assert_eq!(settings.callback, CallbackChoice::WebhookSite);
     let tested = app.test_callback("demo").await.unwrap();
     assert_eq!(tested.transport, "webhook-site");
     let (_, events) = backup(&app, "demo").await;
@@ -323,7 +323,7 @@ async fn relay_secret_goes_to_the_keyring() {
     let dir = tempfile::tempdir().unwrap();
     let keyring = Arc::new(MemoryStore::default());
     let app = DesktopApp::open(AppPaths::under(dir.path()), keyring.clone(), None).unwrap();
-    let relay = CallbackSetting::Relay {
+    let relay = CallbackChoice::Relay {
         url: "https://relay.example".into(),
     };
     let missing = app
@@ -358,7 +358,7 @@ async fn relay_secret_goes_to_the_keyring() {
     );
     let bad = app
         .set_callback(CallbackInput {
-            setting: CallbackSetting::Direct {
+            setting: CallbackChoice::Direct {
                 public_url: "https://office.example/kluis".into(),
                 listen: "anywhere".into(),
             },
@@ -386,7 +386,7 @@ async fn profiles_share_the_direct_listener() {
         .local_addr()
         .unwrap();
     app.set_callback(CallbackInput {
-        setting: CallbackSetting::Direct {
+        setting: CallbackChoice::Direct {
             public_url: "https://127.0.0.1:1/kluis".into(),
             listen: listen.to_string(),
         },
@@ -408,7 +408,7 @@ async fn the_webview_names_no_program_and_no_folder() {
     let dir = tempfile::tempdir().unwrap();
     let app = app(&dir, None);
     let tunnel = |program: &str| CallbackInput {
-        setting: CallbackSetting::Tunnel {
+        setting: CallbackChoice::Tunnel {
             program: program.into(),
         },
         relay_secret: None,
@@ -424,7 +424,7 @@ async fn the_webview_names_no_program_and_no_folder() {
     let settings = app.choose_tunnel_program().await.unwrap();
     assert_eq!(
         settings.callback,
-        CallbackSetting::Tunnel {
+        CallbackChoice::Tunnel {
             program: picked.to_string_lossy().into_owned()
         }
     );

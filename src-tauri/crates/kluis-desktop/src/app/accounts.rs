@@ -134,24 +134,9 @@ impl DesktopApp {
             return Ok(Permissions::learnt(&profile.denied));
         };
         let connection = self.connection(id).await?;
-        let config = connection.session.client().config().clone();
-        let mut url = url::Url::parse(openapi_url)
-            .map_err(|_| Error::Config("The OpenAPI URL is not valid.".into()))?;
-        // The service's test page reaches the description with the api key as a parameter.
-        url.query_pairs_mut()
-            .append_pair("api_key", config.api_key.expose());
-        let client =
-            kluis_core::http::build_client(&config, kluis_core::http::RedirectRule::SameOrigin)?;
-        let response = client.get(url).send().await.map_err(|e| {
-            Error::Network(format!(
-                "Could not load the service's description ({}).",
-                e.without_url()
-            ))
-        })?;
-        if !response.status().is_success() {
+        let Some(document) = connection.session.client().description(openapi_url).await? else {
             return Ok(Permissions::learnt(&profile.denied));
-        }
-        let document = kluis_core::http::read_json(response, "the description request").await?;
+        };
         Ok(Permissions::from_openapi(&document)
             .unwrap_or_else(|| Permissions::learnt(&profile.denied)))
     }

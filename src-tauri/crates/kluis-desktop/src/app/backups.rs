@@ -1,5 +1,6 @@
-//! Backups: start, resume at start-up, the job tasks and their slots, save (through the
-//! Rust-side dialog), cancel, history.
+//! Backups: start and resume at start-up (run by kluis-core's [`Engine`]), the app's job
+//! slots (running, or staged and waiting for a place), save (through the Rust-side dialog),
+//! cancel, history.
 
 use super::*;
 
@@ -26,15 +27,7 @@ impl DesktopApp {
             destination,
             callback_timeout: self.callback_timeout,
         };
-        self.spawn_job(
-            job_id,
-            id,
-            connection,
-            transport,
-            staging,
-            JobWork::New(request),
-            sink,
-        );
+        self.run_job(Work::New(request), id, connection, transport, staging, sink);
         Ok(job_id)
     }
 
@@ -77,61 +70,41 @@ impl DesktopApp {
                 .flatten(),
         };
         for base_url in services {
-            let sweep = self.history.sweep(&base_url, Some(Owner::App))?;
-            for job in sweep.resumable {
-                let profile = job.entry.profile.clone();
-                let (Some(spec), Ok(connection)) = (
-                    job.journal.as_ref().and_then(|j| j.callback.clone()),
-                    self.connection(&profile).await,
-                ) else {
-                    continue;
-                };
-                // A direct listener is this computer's, shared with new backups (same key as
-                // the setting's); a relay or webhook.site client uses the profile's trust.
-                let key = match &spec {
-                    Reattach::Direct { .. } => Reattacher::key(&spec),
-                    _ => format!("{} for {profile}", Reattacher::key(&spec)),
-                };
-                let reattacher = Reattacher::new(
-                    connection.session.client().config().clone(),
-                    relay_secret.clone(),
-                );
-                let build = async { Ok(reattacher.build(&spec).await?) };
-                let transport = self.transports.get_or_build(&key, build).await;
-                let transport = match transport {
-                    Ok(transport) => transport,
-                    Err(e) => {
-                        tracing::warn!(code = e.code(), "a backup could not be resumed now");
-                        continue;
-                    }
-                };
-                let job_id = job.id();
-                let staging = job
-                    .journal
-                    .as_ref()
-                    .map(|j| j.destination.folder().to_path_buf())
-                    .filter(|folder| folder.starts_with(&self.paths.staging_dir));
-                resumed.push(ResumedJob {
-                    job_id: job_id.to_string(),
-                    profile_id: profile.clone(),
-                    stage: job.entry.stage.clone(),
-                });
+            let scope = ResumeScope {
+                base_url,
+                owner: Some(Owner::App),
+                relay_secret: relay_secret.clone(),
+            };
+            let connect = |profile: String| async move {
+                self.connection(&profile).await.map_err(AppError::into_core)
+            };
+            // Each job's events go to `sink` tagged with the job.
+            let tagged = |job_id: Uuid| -> EventSink {
                 let sink = sink.clone();
-                let tagged: EventSink = Arc::new(move |event| {
+                Arc::new(move |event| {
                     sink(ResumedEvent {
                         job_id: job_id.to_string(),
                         event,
                     })
+                })
+            };
+            let events = |job_id: Uuid| -> JobEventSink {
+                let tagged = tagged(job_id);
+                Arc::new(move |event| tagged(event.into()))
+            };
+            let started = self.engine.resume(scope, connect, events).await?;
+            for (_, error) in started.not_started {
+                tracing::warn!(code = error.code(), "a backup could not be resumed now");
+            }
+            for job in started.started {
+                let staging = Some(job.destination.folder().to_path_buf())
+                    .filter(|folder| folder.starts_with(&self.paths.staging_dir));
+                resumed.push(ResumedJob {
+                    job_id: job.id.to_string(),
+                    profile_id: job.profile.clone(),
+                    stage: job.stage.to_string(),
                 });
-                self.spawn_job(
-                    job_id,
-                    &profile,
-                    connection,
-                    transport,
-                    staging,
-                    JobWork::Resume(Box::new(job)),
-                    tagged,
-                );
+                self.follow(job.handle, &job.profile, staging, tagged(job.id));
             }
         }
         Ok(resumed)
@@ -175,41 +148,46 @@ impl DesktopApp {
         Ok(offered)
     }
 
-    /// Runs a job in a task; its outcome goes to `sink` and to the job slots.
-    #[allow(clippy::too_many_arguments)]
-    fn spawn_job(
+    /// Starts a job in the engine; its events and outcome go to `sink`.
+    fn run_job(
         &self,
-        job_id: Uuid,
+        work: Work,
         profile_id: &str,
-        connection: Arc<ProfileSession>,
+        connection: Arc<ServiceConnection>,
         transport: Arc<dyn CallbackTransport>,
         staging: Option<PathBuf>,
-        work: JobWork,
         sink: EventSink,
     ) {
+        let forward = sink.clone();
+        let handle = self.engine.start(Launch {
+            work,
+            connection,
+            transport,
+            events: Arc::new(move |event| forward(event.into())),
+            cancel: None,
+        });
+        self.follow(handle, profile_id, staging, sink);
+    }
+
+    /// Keeps a running job's slot and, when it ends, settles it: a verified file in the
+    /// staging folder waits for the save dialog; a failure is reported (and a 403 learnt).
+    fn follow(
+        &self,
+        handle: JobHandle,
+        profile_id: &str,
+        staging: Option<PathBuf>,
+        sink: EventSink,
+    ) {
+        let job_id = handle.id;
+        // The slot is filled before the follower can settle it (it is spawned after).
+        self.jobs.lock().unwrap().insert(job_id, JobSlot::Running);
         let history = self.history.clone();
         let jobs = self.jobs.clone();
         let profile_id = profile_id.to_string();
         let learn = self.denial_learner();
-        let cancel = Arc::new(tokio::sync::Notify::new());
-        let cancel_for_task = cancel.clone();
-        // The slot is filled before the task can end and clear it: the lock is held across.
-        let jobs_for_slot = self.jobs.clone();
-        let mut slots = jobs_for_slot.lock().unwrap();
-        let task = tokio::spawn(async move {
-            let job = BackupJob {
-                session: &connection.session,
-                transport: &*transport,
-                downloader: &connection.downloader,
-                history: &history,
-                cancel: Some(&cancel_for_task),
-            };
-            let forward = sink.clone();
-            let mut events = move |event: kluis_core::JobEvent| forward(event.into());
-            let outcome = match &work {
-                JobWork::New(request) => job.run(request, &mut events).await,
-                JobWork::Resume(unfinished) => job.resume(unfinished, &mut events).await,
-            };
+        tokio::spawn(async move {
+            let outcome = handle.finished().await;
+            let mut slots = jobs.lock().unwrap();
             match outcome {
                 Ok(saved) => match staging {
                     Some(staging) => {
@@ -223,34 +201,30 @@ impl DesktopApp {
                             bytes: saved.bytes,
                             sha256: saved.sha256.clone(),
                         };
-                        jobs.lock()
-                            .unwrap()
-                            .insert(job_id, JobSlot::Staged { saved, staging });
+                        slots.insert(job_id, JobSlot::Staged { saved, staging });
+                        drop(slots);
                         sink(event);
                     }
                     None => {
-                        jobs.lock().unwrap().remove(&job_id);
+                        slots.remove(&job_id);
+                        drop(slots);
                         sink(AppJobEvent::saved(&saved));
                     }
                 },
                 Err(error) => {
-                    jobs.lock().unwrap().remove(&job_id);
+                    slots.remove(&job_id);
+                    drop(slots);
+                    let entry = history.get(job_id).ok().flatten();
+                    let ended = entry.as_ref().is_some_and(|e| e.reached() == Stage::Failed);
+                    if matches!(error, Error::Interrupted) && !ended {
+                        return; // stopped at shutdown: finished at the next start
+                    }
                     // Only a job that has ended leaves its folder; one that failed because
                     // another process holds it keeps it for that process.
-                    let ended = history
-                        .get(job_id)
-                        .ok()
-                        .flatten()
-                        .is_some_and(|e| e.reached() == Stage::Failed);
                     if let (Some(staging), true) = (staging, ended) {
                         crate::staging::remove_parts(&staging);
                     }
-                    let failed_at = history
-                        .get(job_id)
-                        .ok()
-                        .flatten()
-                        .and_then(|e| e.failed_stage);
-                    let endpoint = match failed_at.as_deref() {
+                    let endpoint = match entry.and_then(|e| e.failed_stage).as_deref() {
                         Some("callback_received") => Endpoint::Webhook,
                         _ => Endpoint::BackupOwner,
                     };
@@ -262,7 +236,6 @@ impl DesktopApp {
                 }
             }
         });
-        slots.insert(job_id, JobSlot::Running { task, cancel });
     }
 
     /// Asks where to keep a staged, verified backup (a native save dialog, opened here: the
@@ -332,8 +305,9 @@ impl DesktopApp {
     pub async fn cancel_backup(&self, job: Uuid) -> AppResult<()> {
         let mut jobs = self.jobs.lock().unwrap();
         match jobs.get(&job) {
-            Some(JobSlot::Running { cancel, .. }) => {
-                cancel.notify_one();
+            // (When it is ending just now, there is nothing left to cancel.)
+            Some(JobSlot::Running) => {
+                self.engine.cancel(job);
                 Ok(())
             }
             Some(JobSlot::Staged { saved, staging }) => {

@@ -2,8 +2,9 @@
 //! calls each in one line; tests call them directly against the simulator.
 //!
 //! This file holds the state, start-up and shutdown and the internals the commands share
-//! (secrets, sessions, learnt denials); the commands are grouped by concern in
-//! `accounts` (profiles and sessions), `backups`, `settings` and `demo`.
+//! (secrets, connections, learnt denials); the commands are grouped by concern in
+//! `accounts` (profiles and sessions), `backups` (jobs on kluis-core's [`Engine`], which runs
+//! them; this app adds the staging folder and the save dialog), `settings` and `demo`.
 
 mod accounts;
 mod backups;
@@ -15,19 +16,20 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use kluis_core::callback::{Reattach, Reattacher};
+use kluis_core::engine::{
+    CallbackChoice, EventSink as JobEventSink, JobHandle, Launch, ResumeScope, ServiceConnection,
+    TransportNeeds, Work,
+};
 use kluis_core::{
-    BackupJob, BackupRequest, CallbackTransport, Destination, DownloadOptions, Downloader, Error,
-    History, HistoryEntry, Owner, Saved, Secret, ServiceClient, ServiceConfig, Session, Stage,
-    UnfinishedJob,
+    BackupRequest, CallbackTransport, Destination, DownloadOptions, Engine, Error, History,
+    HistoryEntry, Owner, Saved, Secret, ServiceConfig, Stage,
 };
 use kluis_sim::{Sim, SimConfig};
 use serde::Serialize;
 use serde_json::Value;
-use tokio::task::JoinHandle;
 use uuid::Uuid;
 
-use crate::callback::{CallbackInput, CallbackSetting, CallbackTestResult, Transports};
+use crate::callback::{CallbackInput, CallbackTestResult};
 use crate::dialogs::{Dialogs, NoDialogs};
 use crate::error::{AppError, AppResult};
 use crate::events::{AppJobEvent, EventSink, ResumeSink, ResumedEvent};
@@ -101,20 +103,12 @@ pub struct DemoInfo {
     pub profiles: Vec<ProfileView>,
 }
 
+/// The app's view of a job: the engine runs it, then the app keeps what waits for the user.
 enum JobSlot {
-    Running {
-        task: JoinHandle<()>,
-        /// Notified by the user's Cancel: the job then ends as cancelled by itself.
-        cancel: Arc<tokio::sync::Notify>,
-    },
+    /// Runs in the engine.
+    Running,
     /// Verified in the staging folder; waiting for a save dialog's answer.
     Staged { saved: Saved, staging: PathBuf },
-}
-
-/// A profile's signed-in session and its downloader, kept while the app runs.
-struct ProfileSession {
-    session: Arc<Session>,
-    downloader: Arc<Downloader>,
 }
 
 /// The desktop app's state and commands.
@@ -124,9 +118,13 @@ pub struct DesktopApp {
     keyring: Arc<dyn SecretStore>,
     demo_secrets: Arc<MemoryStore>,
     history: Arc<History>,
-    connections: Mutex<HashMap<String, Arc<ProfileSession>>>,
-    transports: Transports,
+    /// Runs the jobs (and holds the transports they share).
+    engine: Engine,
+    /// Each profile's session and downloader, made on first use.
+    connections: Mutex<HashMap<String, Arc<ServiceConnection>>>,
     jobs: Arc<Mutex<HashMap<Uuid, JobSlot>>>,
+    /// `KLUIS_CA_CERT`'s certificates, read at start: trusted by profiles without their own.
+    env_ca_pem: Option<String>,
     demo: tokio::sync::Mutex<Option<Sim>>,
     /// A save folder that overrides the settings (the e2e tests' stand-in for a save dialog).
     save_folder_override: Option<PathBuf>,
@@ -136,23 +134,6 @@ pub struct DesktopApp {
     pub callback_timeout: Duration,
     /// webhook.site's address (tests; the demo uses its simulator's stand-in).
     pub webhook_site: String,
-}
-
-/// Closing the app interrupts its running jobs (see [`DesktopApp::shutdown`]).
-impl Drop for DesktopApp {
-    fn drop(&mut self) {
-        for slot in self.jobs.lock().unwrap().values() {
-            if let JobSlot::Running { task, .. } = slot {
-                task.abort();
-            }
-        }
-    }
-}
-
-/// What a job task does: a new backup, or finishing one from an earlier run.
-enum JobWork {
-    New(BackupRequest),
-    Resume(Box<UnfinishedJob>),
 }
 
 const DEMO_ID: &str = "demo";
@@ -167,20 +148,24 @@ impl DesktopApp {
         let history = History::open(&paths.history_db)?;
         let profiles = Arc::new(ProfileStore::open(paths.profiles_file.clone())?);
         crate::staging::clear_leftovers(&history, &paths.staging_dir)?;
+        let history = Arc::new(history);
         Ok(Self {
             paths,
             profiles,
             keyring,
             demo_secrets: Arc::default(),
-            history: Arc::new(history),
+            engine: Engine::new(history.clone()),
+            history,
             connections: Mutex::default(),
-            transports: Transports::default(),
             jobs: Arc::default(),
+            env_ca_pem: std::env::var("KLUIS_CA_CERT")
+                .ok()
+                .and_then(|path| std::fs::read_to_string(path).ok()),
             demo: tokio::sync::Mutex::new(None),
             save_folder_override,
             dialogs: std::sync::RwLock::new(Arc::new(NoDialogs)),
             callback_timeout: Duration::from_secs(30 * 60),
-            webhook_site: crate::callback::default_webhook_site(),
+            webhook_site: kluis_core::engine::default_webhook_site(),
         })
     }
 
@@ -188,24 +173,11 @@ impl DesktopApp {
     /// callback can still be collected stay journalled and are finished at the next start;
     /// the others end as cancelled.
     pub async fn shutdown(&self) {
-        let running: Vec<JoinHandle<()>> = {
-            let mut jobs = self.jobs.lock().unwrap();
-            let ids: Vec<Uuid> = jobs
-                .iter()
-                .filter(|(_, slot)| matches!(slot, JobSlot::Running { .. }))
-                .map(|(id, _)| *id)
-                .collect();
-            ids.iter()
-                .filter_map(|id| match jobs.remove(id) {
-                    Some(JobSlot::Running { task, .. }) => Some(task),
-                    _ => None,
-                })
-                .collect()
-        };
-        for task in running {
-            task.abort();
-            let _ = task.await;
-        }
+        self.engine.shutdown().await;
+        self.jobs
+            .lock()
+            .unwrap()
+            .retain(|_, slot| !matches!(slot, JobSlot::Running));
     }
 
     /// The dialogs the shell opens (see [`crate::dialogs`]).
@@ -248,7 +220,7 @@ impl DesktopApp {
     }
 
     /// The session and downloader of a profile, made on first use.
-    async fn connection(&self, id: &str) -> AppResult<Arc<ProfileSession>> {
+    async fn connection(&self, id: &str) -> AppResult<Arc<ServiceConnection>> {
         if let Some(c) = self.connections.lock().unwrap().get(id) {
             return Ok(c.clone());
         }
@@ -274,15 +246,11 @@ impl DesktopApp {
             password,
             false,
         )?;
-        config.extra_ca_pem = profile.extra_ca_pem.clone().or_else(|| {
-            std::env::var("KLUIS_CA_CERT")
-                .ok()
-                .and_then(|p| std::fs::read_to_string(p).ok())
-        });
-        let connection = Arc::new(ProfileSession {
-            downloader: Arc::new(Downloader::new(&config, DownloadOptions::default())?),
-            session: Arc::new(Session::new(ServiceClient::new(config)?)),
-        });
+        config.extra_ca_pem = profile
+            .extra_ca_pem
+            .clone()
+            .or_else(|| self.env_ca_pem.clone());
+        let connection = Arc::new(ServiceConnection::open(config, DownloadOptions::default())?);
         self.connections
             .lock()
             .unwrap()

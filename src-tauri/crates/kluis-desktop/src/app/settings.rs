@@ -47,11 +47,11 @@ impl DesktopApp {
             return Ok(self.settings());
         };
         let mut settings = self.profiles.settings();
-        settings.callback = CallbackSetting::Tunnel {
+        settings.callback = CallbackChoice::Tunnel {
             program: program.to_string_lossy().into_owned(),
         };
         self.profiles.set_settings(settings)?;
-        self.transports.clear().await;
+        self.engine.transports().clear().await;
         Ok(self.settings())
     }
 
@@ -61,8 +61,9 @@ impl DesktopApp {
         let mut settings = self.profiles.settings();
         // The webview names no program: `cloudflared` (found on PATH), or the one the user
         // picked in the dialog of [`DesktopApp::choose_tunnel_program`], unchanged.
-        if let CallbackSetting::Tunnel { program } = &input.setting {
-            let picked = matches!(&settings.callback, CallbackSetting::Tunnel { program: p } if p == program);
+        if let CallbackChoice::Tunnel { program } = &input.setting {
+            let picked =
+                matches!(&settings.callback, CallbackChoice::Tunnel { program: p } if p == program);
             if program.trim() != TUNNEL_PROGRAM && !picked {
                 return Err(Error::Config(
                     "Choose the cloudflared program with “Choose…”, or use cloudflared from the PATH.".into(),
@@ -80,9 +81,7 @@ impl DesktopApp {
             .await?;
             settings.relay_secret_saved = true;
         }
-        if matches!(input.setting, crate::CallbackSetting::Relay { .. })
-            && !settings.relay_secret_saved
-        {
+        if matches!(input.setting, CallbackChoice::Relay { .. }) && !settings.relay_secret_saved {
             return Err(Error::Config(
                 "Enter the relay's secret (KLUIS_RELAY_SECRET on the relay server).".into(),
             )
@@ -90,7 +89,7 @@ impl DesktopApp {
         }
         settings.callback = input.setting;
         self.profiles.set_settings(settings)?;
-        self.transports.clear().await;
+        self.engine.transports().clear().await;
         Ok(self.settings())
     }
 
@@ -99,13 +98,7 @@ impl DesktopApp {
     pub async fn test_callback(&self, profile_id: &str) -> AppResult<CallbackTestResult> {
         let connection = self.connection(profile_id).await?;
         let transport = self.transport(profile_id, &connection).await?;
-        let mut config = connection.session.client().config().clone();
-        if let Some(pem) = transport.test_trust_pem() {
-            config.extra_ca_pem = Some(config.extra_ca_pem.take().unwrap_or_default() + &pem);
-        }
-        let http =
-            kluis_core::http::build_client(&config, kluis_core::http::RedirectRule::SameOrigin)?;
-        let took = kluis_core::callback::test_callback(&*transport, &http).await?;
+        let took = kluis_core::engine::test_transport(&*transport, connection.config()).await?;
         Ok(CallbackTestResult {
             transport: transport.name().to_string(),
             millis: took.as_millis() as u64,
@@ -116,14 +109,13 @@ impl DesktopApp {
     pub(super) async fn transport(
         &self,
         profile_id: &str,
-        connection: &ProfileSession,
+        connection: &ServiceConnection,
     ) -> AppResult<Arc<dyn CallbackTransport>> {
-        let setting = self.profiles.settings().callback;
-        let config = connection.session.client().config().clone();
+        let choice = self.profiles.settings().callback;
         // The keyring and the demo are only asked when the transport is built, not per backup.
         let build = async {
-            let relay_secret = match setting {
-                crate::CallbackSetting::Relay { .. } => {
+            let relay_secret = match choice {
+                CallbackChoice::Relay { .. } => {
                     self.secret(APP, SecretKind::RelaySecret, false).await?
                 }
                 _ => None,
@@ -134,11 +126,14 @@ impl DesktopApp {
                 }
                 _ => self.webhook_site.clone(),
             };
-            setting.build(&config, relay_secret, &webhook_site).await
+            let needs = TransportNeeds {
+                relay_secret,
+                webhook_site: Some(webhook_site),
+            };
+            Ok::<_, AppError>(choice.build(connection.config(), needs).await?)
         };
-        self.transports
-            .get_or_build(&setting.cache_key(profile_id), build)
-            .await
+        let key = choice.cache_key(profile_id);
+        self.engine.transports().get_or_build(&key, build).await
     }
 
     pub(super) fn save_folder(&self) -> Option<PathBuf> {

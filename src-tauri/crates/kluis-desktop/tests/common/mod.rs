@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use async_trait::async_trait;
 use kluis_desktop::{
-    AppJobEvent, AppPaths, CallbackInput, CallbackSetting, DesktopApp, Dialogs, MemoryStore,
+    AppJobEvent, AppPaths, CallbackChoice, CallbackInput, DesktopApp, Dialogs, MemoryStore,
     ProfileInput,
 };
 use kluis_sim::config::{DEMO_API_KEY, DEMO_PASSWORD, DEMO_USERNAME};
@@ -77,7 +77,7 @@ pub async fn close_while_a_backup_waits(
         .unwrap();
     first
         .set_callback(CallbackInput {
-            setting: CallbackSetting::WebhookSite,
+            setting: CallbackChoice::WebhookSite,
             relay_secret: None,
         })
         .await

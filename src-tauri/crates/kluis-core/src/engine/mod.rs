@@ -1,0 +1,23 @@
+//! The job engine that every front end drives — the `kluis` CLI and the desktop app are thin
+//! hosts over it, each adding only what it shows and asks.
+//!
+//! - [`CallbackChoice`] (`choice`): how the service reaches this computer — the CLI's
+//!   `--callback` and the app's setting, one type — checked, then built into a transport.
+//! - [`ServiceConnection`] (`connection`): a service's session and downloader, made once.
+//! - [`Transports`] (`transports`): built transports, shared by the jobs of one key.
+//! - [`Engine`] (`jobs`): starts jobs as tasks — a [`Launch`] in, a [`JobHandle`] and a
+//!   stream of [`crate::JobEvent`]s out — and cancels, stops or shuts them down.
+//! - [`Engine::resume`] (`resume`): the one resume loop: sweep the history, rebuild each
+//!   journalled job's transport, start it.
+
+mod choice;
+mod connection;
+mod jobs;
+mod resume;
+mod transports;
+
+pub use choice::{default_webhook_site, test_transport, CallbackChoice, TransportNeeds};
+pub use connection::ServiceConnection;
+pub use jobs::{Engine, EventSink, JobHandle, Launch, Work};
+pub use resume::{ResumeScope, Resumed, ResumedJob};
+pub use transports::Transports;
