@@ -19,8 +19,12 @@ import type {
   Settings,
 } from "./bindings";
 
+/** An error as the UI shows it: a command's `{code, message}`, or "internal" for anything
+ * else that rejects (a bug, or Tauri refusing a call before it reaches the command). */
+export type UiError = Omit<ErrorPayload, "code"> & { code: ErrorPayload["code"] | "internal" };
+
 /** Every command error has this shape; anything else (a bug) is wrapped into it. */
-export function asError(e: unknown): ErrorPayload {
+export function asError(e: unknown): UiError {
   if (e && typeof e === "object" && "code" in e && "message" in e) return e as ErrorPayload;
   return { code: "internal", message: String(e) };
 }

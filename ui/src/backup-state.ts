@@ -1,6 +1,7 @@
 // The backup panel's state machine: AppJobEvents from Rust in, what to show out. Pure, so
 // that Vitest covers it without a window.
-import type { AppJobEvent, ErrorPayload } from "./bindings";
+import type { UiError } from "./api";
+import type { AppJobEvent } from "./bindings";
 
 export type BackupView =
   | { phase: "idle" }
@@ -11,7 +12,7 @@ export type BackupView =
   | { phase: "choose"; fileName: string; bytes: number; sha256: string }
   | { phase: "saving" }
   | { phase: "saved"; path: string; bytes: number; sha256: string }
-  | { phase: "failed"; error: ErrorPayload }
+  | { phase: "failed"; error: UiError }
   | { phase: "cancelled" };
 
 /** Whether a job is under way (Cancel is offered). */

@@ -2,6 +2,12 @@
 
 export type Stage = "requested" | "accepted" | "callback_received" | "result_fetched" | "downloading" | "saved" | "failed";
 
+export type Code = "auth_failed" | "permission_denied" | "callback_timeout" | "service_error" | "network" | "download_failed" | "bad_response" | "config" | "io" | "cancelled" | "interrupted" | "not_resumable";
+
+export type AppOnlyCode = "keyring" | "not_found" | "invalid_state";
+
+export type AppCode = Code | AppOnlyCode;
+
 export type Progress = { bytes: number, total: number | null, bytes_per_sec: number, };
 
 export type Saved = { path: string, bytes: number, 
@@ -18,13 +24,13 @@ started_at_ms: number, finished_at_ms: number | null,
 /**
  * The last stage reached (`saved`, `failed`, or a stage still under way).
  */
-stage: string, bytes: number | null, sha256: string | null, path: string | null, 
+stage: Stage, bytes: number | null, sha256: string | null, path: string | null, 
 /**
  * For failures: the stage that failed, the error code and message.
  */
-failed_stage: string | null, error_code: string | null, error_message: string | null, };
+failed_stage: Stage | null, error_code: Code | null, error_message: string | null, };
 
-export type AppJobEvent = { "kind": "stage", stage: Stage, } | { "kind": "progress", bytes: number, total: number | null, bytes_per_sec: number, } | { "kind": "staged", file_name: string, bytes: number, sha256: string, } | { "kind": "saved", path: string, bytes: number, sha256: string, } | { "kind": "failed", code: string, message: string, };
+export type AppJobEvent = { "kind": "stage", stage: Stage, } | { "kind": "progress", bytes: number, total: number | null, bytes_per_sec: number, } | { "kind": "staged", file_name: string, bytes: number, sha256: string, } | { "kind": "saved", path: string, bytes: number, sha256: string, } | { "kind": "failed", code: Code, message: string, };
 
 export type ResumedEvent = { job_id: string, event: AppJobEvent, };
 
@@ -32,9 +38,9 @@ export type ResumedJob = { job_id: string, profile_id: string,
 /**
  * The stage it had reached.
  */
-stage: string, };
+stage: Stage, };
 
-export type ErrorPayload = { code: string, message: string, };
+export type ErrorPayload = { code: AppCode, message: string, };
 
 export type ProfileView = { id: string, name: string, base_url: string, username: string, openapi_url: string | null, demo: boolean, };
 

@@ -2,7 +2,7 @@
 // ask for a render. Nothing secret is ever kept here: the UI never receives a secret back.
 import type { CallbackTestResult, HistoryEntry, Permissions, ProfileView, Settings } from "./bindings";
 import type { BackupView } from "./backup-state";
-import type { ErrorPayload } from "./bindings";
+import type { UiError } from "./api";
 
 /** A backup an earlier run left unfinished, being finished now. */
 export type Resumed = { jobId: string; profileId: string; view: BackupView };
@@ -25,13 +25,13 @@ export const state = {
   settings: { save_folder: null, callback: { kind: "loopback" }, relay_secret_saved: false } as Settings,
   resumed: [] as Resumed[],
   /** The last "Test connection": its result or error; `testing` while it runs. */
-  callbackTest: null as { ok: CallbackTestResult } | { error: ErrorPayload } | "testing" | null,
+  callbackTest: null as { ok: CallbackTestResult } | { error: UiError } | "testing" | null,
   callbackSaved: false,
   backup: { phase: "idle" } as BackupView,
   jobId: null as string | null,
   /** Profile the current backup belongs to. */
   jobProfile: null as string | null,
-  error: null as ErrorPayload | null,
+  error: null as UiError | null,
   busy: false,
 };
 

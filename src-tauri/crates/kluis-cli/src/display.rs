@@ -80,8 +80,8 @@ pub fn history(entries: &[HistoryEntry], json: bool) {
             .finished_at_ms
             .map(|f| format!("{:.1}s", (f - e.started_at_ms) as f64 / 1000.0))
             .unwrap_or_default();
-        let detail = match e.stage.as_str() {
-            "saved" => format!(
+        let detail = match e.stage {
+            Stage::Saved => format!(
                 "{} bytes  sha256 {}  {}",
                 e.bytes.unwrap_or(0),
                 e.sha256
@@ -90,9 +90,9 @@ pub fn history(entries: &[HistoryEntry], json: bool) {
                     .unwrap_or(""),
                 e.path.as_deref().unwrap_or("")
             ),
-            "failed" => format!(
+            Stage::Failed => format!(
                 "at {}: {}",
-                e.failed_stage.as_deref().unwrap_or("?"),
+                e.failed_stage.map(kluis_core::Stage::as_str).unwrap_or("?"),
                 e.error_message.as_deref().unwrap_or("")
             ),
             // Running elsewhere, or stopped and kept for `kluis resume`.

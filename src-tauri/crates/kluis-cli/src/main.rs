@@ -17,18 +17,18 @@ mod settings;
 mod stop;
 
 use clap::Parser;
-use kluis_core::Error;
+use kluis_core::{Code, Error};
 
 fn exit_code(error: &Error) -> i32 {
     match error.code() {
-        "config" => 2,
-        "auth_failed" => 3,
-        "permission_denied" => 4,
-        "callback_timeout" => 5,
-        "download_failed" => 6,
-        "interrupted" => 75,
-        "cancelled" => 130,
-        _ => 1,
+        Code::Config => 2,
+        Code::AuthFailed => 3,
+        Code::PermissionDenied => 4,
+        Code::CallbackTimeout => 5,
+        Code::DownloadFailed => 6,
+        Code::Interrupted => 75,
+        Code::Cancelled => 130,
+        Code::ServiceError | Code::Network | Code::BadResponse | Code::Io | Code::NotResumable => 1,
     }
 }
 

@@ -146,7 +146,10 @@ async fn resume_leaves_the_apps_backups_to_the_app() {
     assert_ne!(taken.status.code(), Some(0));
     let entry = e.history().get(id).unwrap().unwrap();
     assert_eq!(
-        (entry.stage.as_str(), entry.error_code.as_deref()),
+        (
+            entry.stage.as_str(),
+            entry.error_code.map(kluis_core::Code::as_str)
+        ),
         ("failed", Some("not_resumable")),
         "taken on purpose"
     );

@@ -241,7 +241,10 @@ async fn loopback_backup_is_ended_with_a_reason() {
     assert!(message.contains("loopback"), "names the reason: {message}");
     let row = &e.history().list(None, 1).unwrap()[0];
     assert_eq!(
-        (row.stage.as_str(), row.error_code.as_deref()),
+        (
+            row.stage.as_str(),
+            row.error_code.map(kluis_core::Code::as_str)
+        ),
         ("failed", Some("not_resumable"))
     );
     assert_no_secrets_except(&resumed, &[DEMO_PASSWORD], &[&job]);
@@ -268,7 +271,10 @@ async fn cancel_ends_a_kept_job() {
     let cancelled = e.demo(&["cancel", &job]).await;
     assert_eq!(cancelled.status.code(), Some(0));
     let row = &e.history().list(None, 1).unwrap()[0];
-    assert_eq!(row.error_code.as_deref(), Some("cancelled"));
+    assert_eq!(
+        row.error_code.map(kluis_core::Code::as_str),
+        Some("cancelled")
+    );
     let resumed = e.demo_with(&["resume", "--json"], &vars).await;
     assert_eq!(resumed.status.code(), Some(0));
     assert!(lines(&resumed).is_empty());
@@ -297,7 +303,10 @@ async fn ctrl_c_cancels_and_clears_the_relay_inbox() {
     assert_eq!(status.code(), Some(130));
     let row = &e.history().list(None, 1).unwrap()[0];
     assert_eq!(
-        (row.stage.as_str(), row.error_code.as_deref()),
+        (
+            row.stage.as_str(),
+            row.error_code.map(kluis_core::Code::as_str)
+        ),
         ("failed", Some("cancelled"))
     );
     let ca = std::fs::read(&bundle).unwrap();

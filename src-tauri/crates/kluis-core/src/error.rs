@@ -49,22 +49,83 @@ pub enum Error {
     NotResumable(String),
 }
 
-impl Error {
-    /// The stable code, e.g. `auth_failed`.
-    pub fn code(&self) -> &'static str {
+/// An error's stable code, which the UI, the CLI's exit codes and the history branch on.
+/// Serialised (and stored) as its snake_case name, e.g. `auth_failed`.
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Code {
+    AuthFailed,
+    PermissionDenied,
+    CallbackTimeout,
+    ServiceError,
+    Network,
+    DownloadFailed,
+    BadResponse,
+    Config,
+    Io,
+    Cancelled,
+    Interrupted,
+    NotResumable,
+}
+
+impl Code {
+    pub const ALL: [Code; 12] = [
+        Code::AuthFailed,
+        Code::PermissionDenied,
+        Code::CallbackTimeout,
+        Code::ServiceError,
+        Code::Network,
+        Code::DownloadFailed,
+        Code::BadResponse,
+        Code::Config,
+        Code::Io,
+        Code::Cancelled,
+        Code::Interrupted,
+        Code::NotResumable,
+    ];
+
+    /// The stable name.
+    pub fn as_str(self) -> &'static str {
         match self {
-            Error::AuthFailed(_) => "auth_failed",
-            Error::PermissionDenied(_) => "permission_denied",
-            Error::CallbackTimeout(_) => "callback_timeout",
-            Error::ServiceError(_) => "service_error",
-            Error::Network(_) => "network",
-            Error::DownloadFailed(_) => "download_failed",
-            Error::BadResponse(_) => "bad_response",
-            Error::Config(_) => "config",
-            Error::Io(_) => "io",
-            Error::Cancelled => "cancelled",
-            Error::Interrupted => "interrupted",
-            Error::NotResumable(_) => "not_resumable",
+            Code::AuthFailed => "auth_failed",
+            Code::PermissionDenied => "permission_denied",
+            Code::CallbackTimeout => "callback_timeout",
+            Code::ServiceError => "service_error",
+            Code::Network => "network",
+            Code::DownloadFailed => "download_failed",
+            Code::BadResponse => "bad_response",
+            Code::Config => "config",
+            Code::Io => "io",
+            Code::Cancelled => "cancelled",
+            Code::Interrupted => "interrupted",
+            Code::NotResumable => "not_resumable",
+        }
+    }
+
+    pub fn parse(text: &str) -> Option<Code> {
+        Code::ALL.into_iter().find(|c| c.as_str() == text)
+    }
+}
+
+crate::stable_names!(Code);
+
+impl Error {
+    /// The stable code.
+    pub fn code(&self) -> Code {
+        match self {
+            Error::AuthFailed(_) => Code::AuthFailed,
+            Error::PermissionDenied(_) => Code::PermissionDenied,
+            Error::CallbackTimeout(_) => Code::CallbackTimeout,
+            Error::ServiceError(_) => Code::ServiceError,
+            Error::Network(_) => Code::Network,
+            Error::DownloadFailed(_) => Code::DownloadFailed,
+            Error::BadResponse(_) => Code::BadResponse,
+            Error::Config(_) => Code::Config,
+            Error::Io(_) => Code::Io,
+            Error::Cancelled => Code::Cancelled,
+            Error::Interrupted => Code::Interrupted,
+            Error::NotResumable(_) => Code::NotResumable,
         }
     }
 
@@ -96,7 +157,7 @@ impl serde::Serialize for Error {
     /// `{code, message}`, the shape the UI receives.
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         let mut s = serializer.serialize_struct("Error", 2)?;
-        s.serialize_field("code", self.code())?;
+        s.serialize_field("code", &self.code())?;
         s.serialize_field("message", &self.to_string())?;
         s.end()
     }
@@ -143,6 +204,14 @@ fn is_uuid_at(chars: &[char], i: usize) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// An error crosses to the UI and `--json` as `{code, message}`.
+    #[test]
+    fn serialises_as_code_and_message() {
+        let shown = serde_json::to_value(Error::Cancelled).unwrap();
+        assert_eq!(shown["code"], "cancelled");
+        assert_eq!(shown["message"], Error::Cancelled.to_string());
+    }
 
     /// UUIDs (the shape of every secret the service hands out) never survive into an excerpt.
     #[test]

@@ -11,7 +11,7 @@ use uuid::Uuid;
 
 use crate::clock::now_ms;
 use crate::download::Saved;
-use crate::error::{Error, Result};
+use crate::error::{Code, Error, Result};
 use crate::stage::Stage;
 
 /// One past or running backup.
@@ -27,21 +27,21 @@ pub struct HistoryEntry {
     #[cfg_attr(feature = "ts", ts(type = "number | null"))]
     pub finished_at_ms: Option<i64>,
     /// The last stage reached (`saved`, `failed`, or a stage still under way).
-    pub stage: String,
+    pub stage: Stage,
     #[cfg_attr(feature = "ts", ts(type = "number | null"))]
     pub bytes: Option<u64>,
     pub sha256: Option<String>,
     pub path: Option<String>,
     /// For failures: the stage that failed, the error code and message.
-    pub failed_stage: Option<String>,
-    pub error_code: Option<String>,
+    pub failed_stage: Option<Stage>,
+    pub error_code: Option<Code>,
     pub error_message: Option<String>,
 }
 
 impl HistoryEntry {
     /// The stage this job reached.
     pub fn reached(&self) -> Stage {
-        Stage::parse(&self.stage).unwrap_or(Stage::Requested)
+        self.stage
     }
 }
 
@@ -97,12 +97,18 @@ pub(crate) fn entry_from_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<Histor
         transport: row.get(2)?,
         started_at_ms: row.get(3)?,
         finished_at_ms: row.get(4)?,
-        stage: row.get(5)?,
+        // Names this version does not know (a newer Kluis wrote the row) read as the least
+        // advanced stage and no code, so nothing is taken for finished on a guess.
+        stage: Stage::parse(&row.get::<_, String>(5)?).unwrap_or(Stage::Requested),
         bytes: row.get::<_, Option<i64>>(6)?.map(|b| b as u64),
         sha256: row.get(7)?,
         path: row.get(8)?,
-        failed_stage: row.get(9)?,
-        error_code: row.get(10)?,
+        failed_stage: row
+            .get::<_, Option<String>>(9)?
+            .and_then(|s| Stage::parse(&s)),
+        error_code: row
+            .get::<_, Option<String>>(10)?
+            .and_then(|c| Code::parse(&c)),
         error_message: row.get(11)?,
     })
 }
@@ -214,7 +220,7 @@ impl History {
             .unwrap()
             .execute(
                 "UPDATE jobs SET finished_at_ms = ?2, failed_stage = ?3, error_code = ?4, error_message = ?5 WHERE id = ?1",
-                params![id.to_string(), now_ms(), at.as_str(), error.code(), error.to_string()],
+                params![id.to_string(), now_ms(), at.as_str(), error.code().as_str(), error.to_string()],
             )
             .map_err(db_error)?;
         Ok(())
@@ -276,4 +282,30 @@ pub fn format_utc(ms: i64) -> String {
         .ok()
         .and_then(|t| t.format(&format).ok())
         .unwrap_or_else(|| ms.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A row with names this version does not know (written by a newer Kluis, or edited by
+    /// hand) reads as the least advanced stage and no code — not as finished, not as an error.
+    #[test]
+    fn unknown_names_read_safely() {
+        let history = History::in_memory().unwrap();
+        let id = Uuid::new_v4();
+        history.start(id, "klant", "relay").unwrap();
+        history
+            .conn
+            .lock()
+            .unwrap()
+            .execute(
+                "UPDATE jobs SET stage = 'archived', failed_stage = 'x', error_code = 'quota' WHERE id = ?1",
+                params![id.to_string()],
+            )
+            .unwrap();
+        let entry = history.get(id).unwrap().unwrap();
+        assert_eq!(entry.stage, Stage::Requested);
+        assert_eq!((entry.failed_stage, entry.error_code), (None, None));
+    }
 }

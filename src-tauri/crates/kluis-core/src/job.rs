@@ -283,7 +283,10 @@ impl BackupJob<'_> {
         let mut checkpoint = |partial: &crate::download::PartialDownload| {
             journal.download = Some(partial.clone());
             if let Err(e) = history.write_journal(id, journal) {
-                tracing::warn!(code = e.code(), "the download could not be journalled");
+                tracing::warn!(
+                    code = e.code().as_str(),
+                    "the download could not be journalled"
+                );
             }
         };
         self.downloader
@@ -316,7 +319,7 @@ impl BackupJob<'_> {
             }
             Err(error) => {
                 tracing::warn!(
-                    code = error.code(),
+                    code = error.code().as_str(),
                     stage = tracker.stage.as_str(),
                     "backup failed"
                 );

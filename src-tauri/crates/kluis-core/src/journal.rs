@@ -247,8 +247,14 @@ mod tests {
             "the journal went with the job"
         );
         let entry = history.get(id).unwrap().unwrap();
-        assert_eq!(entry.failed_stage.as_deref(), Some("accepted"));
-        assert_eq!(entry.error_code.as_deref(), Some("cancelled"));
+        assert_eq!(
+            entry.failed_stage.map(crate::stage::Stage::as_str),
+            Some("accepted")
+        );
+        assert_eq!(
+            entry.error_code.map(crate::error::Code::as_str),
+            Some("cancelled")
+        );
     }
 
     /// The sweep ends jobs that can never finish, keeps resumable ones, leaves other services'
@@ -298,7 +304,7 @@ mod tests {
                 .unwrap()
                 .unwrap()
                 .error_code
-                .as_deref(),
+                .map(crate::error::Code::as_str),
             Some("not_resumable")
         );
     }

@@ -50,6 +50,7 @@ pub mod job;
 pub mod journal;
 pub mod secret;
 pub mod session;
+mod stable_name;
 pub mod stage;
 
 pub use callback::{CallbackId, CallbackTransport, ListenerTransport};
@@ -57,7 +58,7 @@ pub use client::{ServiceClient, WebhookPayload};
 pub use config::ServiceConfig;
 pub use download::{Destination, DownloadOptions, Downloader, PartialDownload, Progress, Saved};
 pub use engine::{CallbackChoice, Engine, ServiceConnection};
-pub use error::{Error, Result};
+pub use error::{Code, Error, Result};
 pub use history::{History, HistoryEntry};
 pub use job::{BackupJob, BackupRequest, JobEvent};
 pub use journal::{Journal, Owner, UnfinishedJob};

@@ -1,11 +1,11 @@
 //! [`Stage`]: where a backup job is — a leaf that the job, the history and the journal all
 //! import, and that imports nothing of theirs.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// Where a job is.
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Stage {
     /// Recorded; the callback receiver is ready and the POST is being sent.
@@ -39,24 +39,19 @@ impl Stage {
         matches!(self, Stage::Saved | Stage::Failed)
     }
 
+    pub const ALL: [Stage; 7] = [
+        Stage::Requested,
+        Stage::Accepted,
+        Stage::CallbackReceived,
+        Stage::ResultFetched,
+        Stage::Downloading,
+        Stage::Saved,
+        Stage::Failed,
+    ];
+
     pub fn parse(text: &str) -> Option<Stage> {
-        [
-            Stage::Requested,
-            Stage::Accepted,
-            Stage::CallbackReceived,
-            Stage::ResultFetched,
-            Stage::Downloading,
-            Stage::Saved,
-            Stage::Failed,
-        ]
-        .into_iter()
-        .find(|s| s.as_str() == text)
+        Stage::ALL.into_iter().find(|s| s.as_str() == text)
     }
 }
 
-/// The stable name, as the history stores it.
-impl std::fmt::Display for Stage {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
+crate::stable_names!(Stage);

@@ -109,10 +109,16 @@ async fn missing_callback_times_out_and_saves_nothing() {
     assert_eq!(stages(&events).last(), Some(&Stage::Failed));
     let row = &h.history.list(None, 1).unwrap()[0];
     assert_eq!(
-        (row.stage.as_str(), row.failed_stage.as_deref()),
+        (
+            row.stage.as_str(),
+            row.failed_stage.map(kluis_core::Stage::as_str)
+        ),
         ("failed", Some("accepted"))
     );
-    assert_eq!(row.error_code.as_deref(), Some("callback_timeout"));
+    assert_eq!(
+        row.error_code.map(kluis_core::Code::as_str),
+        Some("callback_timeout")
+    );
 }
 
 /// `/webhook` failing with 5xx a few times is retried (it is an idempotent GET).
@@ -193,7 +199,10 @@ async fn download_that_keeps_failing_leaves_nothing() {
     let (saved, _) = h.backup().await;
     let err = saved.unwrap_err();
     assert!(
-        matches!(err.code(), "download_failed" | "network"),
+        matches!(
+            err.code(),
+            kluis_core::Code::DownloadFailed | kluis_core::Code::Network
+        ),
         "{}",
         err.code()
     );
@@ -203,7 +212,10 @@ async fn download_that_keeps_failing_leaves_nothing() {
         h.out_entries()
     );
     let row = &h.history.list(None, 1).unwrap()[0];
-    assert_eq!(row.failed_stage.as_deref(), Some("downloading"));
+    assert_eq!(
+        row.failed_stage.map(kluis_core::Stage::as_str),
+        Some("downloading")
+    );
 }
 
 /// A file whose bytes do not match the server's Repr-Digest is not saved.
@@ -392,7 +404,10 @@ async fn cancel_mid_download_leaves_nothing() {
     assert!(h.out_entries().is_empty(), "{:?}", h.out_entries());
     let row = &h.history.list(None, 1).unwrap()[0];
     assert_eq!(
-        (row.stage.as_str(), row.error_code.as_deref()),
+        (
+            row.stage.as_str(),
+            row.error_code.map(kluis_core::Code::as_str)
+        ),
         ("failed", Some("cancelled"))
     );
 }

@@ -117,7 +117,10 @@ async fn cancel_ends_a_job_as_cancelled() {
     assert!(matches!(job.finished().await, Err(Error::Cancelled)));
     let entry = engine.history().get(id).unwrap().unwrap();
     assert_eq!(
-        (entry.reached(), entry.error_code.as_deref()),
+        (
+            entry.reached(),
+            entry.error_code.map(kluis_core::Code::as_str)
+        ),
         (Stage::Failed, Some("cancelled"))
     );
     assert!(!engine.cancel(id), "nothing left to cancel");

@@ -162,8 +162,8 @@ async fn interrupted_loopback_job_is_cancelled() {
     assert_eq!(
         (
             row.stage.as_str(),
-            row.failed_stage.as_deref(),
-            row.error_code.as_deref()
+            row.failed_stage.map(kluis_core::Stage::as_str),
+            row.error_code.map(kluis_core::Code::as_str)
         ),
         ("failed", Some("accepted"), Some("cancelled"))
     );

@@ -9,6 +9,9 @@ pub fn typescript() -> String {
     let cfg = ts_rs::Config::default();
     let declarations = [
         kluis_core::Stage::decl(&cfg),
+        kluis_core::Code::decl(&cfg),
+        crate::error::AppOnlyCode::decl(&cfg),
+        crate::error::AppCode::decl(&cfg),
         kluis_core::Progress::decl(&cfg),
         kluis_core::Saved::decl(&cfg),
         kluis_core::HistoryEntry::decl(&cfg),

@@ -19,13 +19,44 @@ pub enum AppError {
     InvalidState(String),
 }
 
-impl AppError {
-    pub fn code(&self) -> &'static str {
+/// The app's own codes, beside kluis-core's.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, ts_rs::TS)]
+#[serde(rename_all = "snake_case")]
+pub enum AppOnlyCode {
+    Keyring,
+    NotFound,
+    InvalidState,
+}
+
+/// Every code the UI may receive: kluis-core's or the app's own (in TypeScript, a union of
+/// their names).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, ts_rs::TS)]
+#[serde(untagged)]
+pub enum AppCode {
+    Core(kluis_core::Code),
+    App(AppOnlyCode),
+}
+
+impl AppCode {
+    pub fn as_str(self) -> &'static str {
         match self {
-            AppError::Core(e) => e.code(),
-            AppError::Keyring(_) => "keyring",
-            AppError::NotFound(_) => "not_found",
-            AppError::InvalidState(_) => "invalid_state",
+            AppCode::Core(code) => code.as_str(),
+            AppCode::App(AppOnlyCode::Keyring) => "keyring",
+            AppCode::App(AppOnlyCode::NotFound) => "not_found",
+            AppCode::App(AppOnlyCode::InvalidState) => "invalid_state",
+        }
+    }
+}
+
+kluis_core::stable_names!(AppCode);
+
+impl AppError {
+    pub fn code(&self) -> AppCode {
+        match self {
+            AppError::Core(e) => AppCode::Core(e.code()),
+            AppError::Keyring(_) => AppCode::App(AppOnlyCode::Keyring),
+            AppError::NotFound(_) => AppCode::App(AppOnlyCode::NotFound),
+            AppError::InvalidState(_) => AppCode::App(AppOnlyCode::InvalidState),
         }
     }
 }
@@ -44,7 +75,7 @@ impl AppError {
 impl serde::Serialize for AppError {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         let mut s = serializer.serialize_struct("AppError", 2)?;
-        s.serialize_field("code", self.code())?;
+        s.serialize_field("code", &self.code())?;
         s.serialize_field("message", &self.to_string())?;
         s.end()
     }
@@ -53,17 +84,33 @@ impl serde::Serialize for AppError {
 /// The shape of every error the UI receives.
 #[derive(Debug, Clone, serde::Serialize, ts_rs::TS)]
 pub struct ErrorPayload {
-    pub code: String,
+    pub code: AppCode,
     pub message: String,
 }
 
 impl From<&AppError> for ErrorPayload {
     fn from(e: &AppError) -> Self {
         ErrorPayload {
-            code: e.code().into(),
+            code: e.code(),
             message: e.to_string(),
         }
     }
 }
 
 pub type AppResult<T> = Result<T, AppError>;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The UI receives every code, the core's and the app's own, as a plain name.
+    #[test]
+    fn codes_cross_as_plain_names() {
+        let core = AppError::Core(kluis_core::Error::Config("x".into()));
+        let app = AppError::NotFound("x".into());
+        assert_eq!(serde_json::to_value(core.code()).unwrap(), "config");
+        assert_eq!(serde_json::to_value(app.code()).unwrap(), "not_found");
+        assert_eq!(serde_json::to_value(&app).unwrap()["code"], "not_found");
+        assert_eq!(app.code().to_string(), "not_found");
+    }
+}

@@ -1,6 +1,6 @@
 //! What a running backup tells the UI, streamed over a channel keyed by job.
 
-use kluis_core::{JobEvent, Progress, Saved, Stage};
+use kluis_core::{Code, JobEvent, Progress, Saved, Stage};
 use serde::Serialize;
 
 #[derive(Debug, Clone, PartialEq, Serialize, ts_rs::TS)]
@@ -33,7 +33,7 @@ pub enum AppJobEvent {
         sha256: String,
     },
     Failed {
-        code: String,
+        code: Code,
         message: String,
     },
 }

@@ -132,7 +132,10 @@ async fn cancel_staged_backup_leaves_nothing() {
         .is_none());
     let row = &app.history(None).unwrap()[0];
     assert_eq!(
-        (row.stage.as_str(), row.error_code.as_deref()),
+        (
+            row.stage.as_str(),
+            row.error_code.map(kluis_core::Code::as_str)
+        ),
         ("failed", Some("cancelled"))
     );
     app.set_dialogs(Chooses::new(dir.path().join("x.zip")));
@@ -175,7 +178,10 @@ async fn cancel_running_backup() {
         "{last:?}"
     );
     let row = &app.history(None).unwrap()[0];
-    assert_eq!(row.error_code.as_deref(), Some("cancelled"));
+    assert_eq!(
+        row.error_code.map(kluis_core::Code::as_str),
+        Some("cancelled")
+    );
     assert!(!dir
         .path()
         .join("staging")

@@ -64,5 +64,5 @@ async fn closed_app_finishes_its_backup_at_the_next_start() {
 }
 
 fn first_row_stage(app: &DesktopApp) -> String {
-    app.history(None).unwrap()[0].stage.clone()
+    app.history(None).unwrap()[0].stage.to_string()
 }

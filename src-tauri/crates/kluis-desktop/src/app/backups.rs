@@ -94,7 +94,10 @@ impl DesktopApp {
             };
             let started = self.engine.resume(scope, connect, events).await?;
             for (_, error) in started.not_started {
-                tracing::warn!(code = error.code(), "a backup could not be resumed now");
+                tracing::warn!(
+                    code = error.code().as_str(),
+                    "a backup could not be resumed now"
+                );
             }
             for job in started.started {
                 let staging = Some(job.destination.folder().to_path_buf())
@@ -102,7 +105,7 @@ impl DesktopApp {
                 resumed.push(ResumedJob {
                     job_id: job.id.to_string(),
                     profile_id: job.profile.clone(),
-                    stage: job.stage.to_string(),
+                    stage: job.stage,
                 });
                 self.follow(job.handle, &job.profile, staging, tagged(job.id));
             }
@@ -224,13 +227,13 @@ impl DesktopApp {
                     if let (Some(staging), true) = (staging, ended) {
                         crate::staging::remove_parts(&staging);
                     }
-                    let endpoint = match entry.and_then(|e| e.failed_stage).as_deref() {
-                        Some("callback_received") => Endpoint::Webhook,
+                    let endpoint = match entry.and_then(|e| e.failed_stage) {
+                        Some(Stage::CallbackReceived) => Endpoint::Webhook,
                         _ => Endpoint::BackupOwner,
                     };
                     learn(&profile_id, &error, endpoint);
                     sink(AppJobEvent::Failed {
-                        code: error.code().into(),
+                        code: error.code(),
                         message: error.to_string(),
                     });
                 }

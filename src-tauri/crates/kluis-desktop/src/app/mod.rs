@@ -93,7 +93,7 @@ pub struct ResumedJob {
     pub job_id: String,
     pub profile_id: String,
     /// The stage it had reached.
-    pub stage: String,
+    pub stage: Stage,
 }
 
 /// About the running demo.
@@ -266,7 +266,7 @@ impl DesktopApp {
     fn denial_learner(&self) -> impl Fn(&str, &Error, Endpoint) + Send + 'static {
         let profiles = self.profiles.clone();
         move |id: &str, error: &Error, endpoint: Endpoint| {
-            if error.code() != "permission_denied" {
+            if error.code() != kluis_core::Code::PermissionDenied {
                 return;
             }
             if let Ok(mut profile) = profiles.get(id) {
