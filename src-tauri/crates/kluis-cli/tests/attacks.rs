@@ -126,7 +126,7 @@ async fn resume_leaves_the_apps_backups_to_the_app() {
         base_url: e.sim.base_url().to_string(),
         destination: Destination::Folder(e.out()),
         callback_deadline_ms: kluis_core::clock::now_ms() + 60_000,
-        callback: None::<Reattach>,
+        reattach: None::<Reattach>,
         download: None,
     };
     history.write_journal(id, &journal).unwrap();

@@ -296,7 +296,7 @@ async fn ctrl_c_cancels_and_clears_the_relay_inbox() {
         .journal(uuid::Uuid::parse_str(&job).unwrap())
         .unwrap()
         .expect("journalled");
-    let Some(kluis_core::callback::Reattach::Relay { url, inbox }) = journal.callback else {
+    let Some(kluis_core::callback::Reattach::Relay { url, inbox }) = journal.reattach else {
         panic!("a relay job")
     };
     let status = stop(child, "INT").await;

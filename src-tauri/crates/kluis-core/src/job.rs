@@ -154,11 +154,11 @@ impl BackupJob<'_> {
             callback_deadline_ms: now_ms().saturating_add(
                 i64::try_from(request.callback_timeout.as_millis()).unwrap_or(i64::MAX),
             ),
-            callback: registration.resume.clone(),
+            reattach: registration.reattach.clone(),
             download: None,
         };
         self.history.write_journal(request.id, &journal)?;
-        tracker.resumable = journal.callback.is_some();
+        tracker.resumable = journal.reattach.is_some();
         self.session.backup_owner(&registration.webhook_url).await?;
         tracker.enter(Stage::Accepted, events)?;
         let deadline = deadline_after(request.callback_timeout);
@@ -181,7 +181,7 @@ impl BackupJob<'_> {
                 journal.base_url
             )));
         }
-        let spec = journal.callback.clone().ok_or_else(|| {
+        let reattach = journal.reattach.clone().ok_or_else(|| {
             Error::Config("This backup's callback address ended with the program that started it; it cannot be resumed.".into())
         })?;
         let Some(_claim) = self.history.claim(id)? else {
@@ -197,7 +197,7 @@ impl BackupJob<'_> {
         if stage.is_final() {
             return Err(Error::Config("This backup has already ended.".into()));
         }
-        let mut registration = self.transport.reattach(&spec).await?;
+        let mut registration = self.transport.reattach(&reattach).await?;
         let cleanup = registration.cleanup.take();
         let mut tracker = Tracker {
             history: self.history,

@@ -44,8 +44,11 @@ pub struct Journal {
     pub destination: Destination,
     /// Unix milliseconds after which the service is no longer waited for.
     pub callback_deadline_ms: i64,
-    /// `None` when the callback's URL died with the process (loopback, tunnel).
-    pub callback: Option<Reattach>,
+    /// How another process collects the callback (the same [`Reattach`] the transport's
+    /// registration gave); `None` when the callback's URL died with the process (loopback,
+    /// tunnel). Read under its earlier name `callback` too, so older journals still resume.
+    #[serde(alias = "callback")]
+    pub reattach: Option<Reattach>,
     /// Set once the download has begun and can be continued.
     pub download: Option<PartialDownload>,
 }
@@ -172,7 +175,7 @@ impl History {
                     sweep.other_service += 1;
                     None
                 }
-                Some(Journal { callback: None, .. }) => Some(format!(
+                Some(Journal { reattach: None, .. }) => Some(format!(
                     "Kluis stopped while this backup waited, and its callback address ({}) ended with it, so the service's answer cannot be collected. Start a new backup; to let backups survive a restart, use a relay.",
                     job.entry.transport
                 )),
@@ -219,12 +222,22 @@ mod tests {
             base_url: "https://service.example/".into(),
             destination: Destination::Folder("/tmp".into()),
             callback_deadline_ms: 1,
-            callback: Some(Reattach::Relay {
+            reattach: Some(Reattach::Relay {
                 url: "https://relay.example/".into(),
                 inbox: "abc".into(),
             }),
             download: None,
         }
+    }
+
+    /// A journal written before the field was named `reattach` (as `callback`) still reads,
+    /// so a job an older Kluis left is resumed, not ended.
+    #[test]
+    fn older_journals_still_read() {
+        let written = serde_json::to_string(&journal()).unwrap();
+        let older = written.replace("\"reattach\"", "\"callback\"");
+        assert_ne!(older, written);
+        assert_eq!(serde_json::from_str::<Journal>(&older).unwrap(), journal());
     }
 
     /// A journalled job is unfinished until its final stage, which removes the journal.
@@ -273,7 +286,7 @@ mod tests {
         };
         let never_sent = add(None);
         let loopback = add(Some(Journal {
-            callback: None,
+            reattach: None,
             ..journal()
         }));
         let relay = add(Some(journal()));

@@ -109,7 +109,7 @@ async fn interrupted_relay_job_is_resumed() {
     let row = h.history.get(id).unwrap().unwrap();
     assert_eq!(row.stage, "accepted", "kept, not cancelled");
     let journal = h.history.journal(id).unwrap().expect("journalled");
-    let Some(kluis_core::callback::Reattach::Relay { inbox, .. }) = journal.callback.clone() else {
+    let Some(kluis_core::callback::Reattach::Relay { inbox, .. }) = journal.reattach.clone() else {
         panic!("{journal:?}")
     };
 

@@ -196,7 +196,7 @@ impl CallbackTransport for ListenerTransport {
         let webhook_url = below(&self.public_base, &format!("/cb/{capability}"));
         let mut registration = self.route(hash.clone(), webhook_url);
         if self.name == "direct" {
-            registration.resume = Some(Reattach::Direct {
+            registration.reattach = Some(Reattach::Direct {
                 public_url: self.public_base.to_string(),
                 listen: self.local_addr,
                 capability_sha256: hash,
@@ -205,8 +205,8 @@ impl CallbackTransport for ListenerTransport {
         Ok(registration)
     }
 
-    async fn reattach(&self, spec: &Reattach) -> Result<Registration> {
-        match spec {
+    async fn reattach(&self, reattach: &Reattach) -> Result<Registration> {
+        match reattach {
             Reattach::Direct {
                 listen,
                 capability_sha256,
@@ -214,7 +214,7 @@ impl CallbackTransport for ListenerTransport {
             } if self.name == "direct" && *listen == self.local_addr => {
                 let mut registration =
                     self.route(capability_sha256.clone(), self.public_base.clone());
-                registration.resume = Some(spec.clone());
+                registration.reattach = Some(reattach.clone());
                 Ok(registration)
             }
             Reattach::Direct { listen, .. } => Err(Error::Config(format!(

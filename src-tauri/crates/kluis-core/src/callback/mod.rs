@@ -7,7 +7,7 @@
 //! authenticated `GET /webhook`, so a forged callback can at worst cost one request.
 //!
 //! A transport whose callback can still be collected after this process is gone (the relay,
-//! webhook.site, a direct listener on a fixed address) says how in [`Registration::resume`]; the
+//! webhook.site, a direct listener on a fixed address) says how in [`Registration::reattach`]; the
 //! job journals that, and after a restart [`CallbackTransport::reattach`] picks the job's
 //! callback up again. Loopback and tunnel URLs die with the process: they give `None`.
 
@@ -136,7 +136,7 @@ pub struct Registration {
     /// Keeps the transport's route for this job alive.
     pub guard: Box<dyn Send + Sync>,
     /// How to collect the callback after a restart, if this transport can.
-    pub resume: Option<Reattach>,
+    pub reattach: Option<Reattach>,
     /// Run when the job has ended (saved or failed), not when it was merely interrupted.
     pub cleanup: Option<Cleanup>,
 }
@@ -148,7 +148,7 @@ impl Registration {
             webhook_url,
             ids,
             guard,
-            resume: None,
+            reattach: None,
             cleanup: None,
         }
     }
@@ -165,11 +165,11 @@ pub trait CallbackTransport: Send + Sync {
     async fn prepare(&self, job: Uuid) -> Result<Registration>;
 
     /// Listens again for a job prepared by an earlier process (see [`Reattach`]).
-    async fn reattach(&self, spec: &Reattach) -> Result<Registration> {
+    async fn reattach(&self, reattach: &Reattach) -> Result<Registration> {
         Err(crate::Error::Config(format!(
             "The {} transport cannot collect a {} callback.",
             self.name(),
-            spec.transport_name()
+            reattach.transport_name()
         )))
     }
 

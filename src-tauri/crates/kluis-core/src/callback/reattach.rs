@@ -27,29 +27,29 @@ impl Reattacher {
         }
     }
 
-    /// Which transport serves `spec`: jobs with the same key share one.
-    pub fn key(spec: &Reattach) -> String {
-        match spec {
+    /// Which transport serves `reattach`: jobs with the same key share one.
+    pub fn key(reattach: &Reattach) -> String {
+        match reattach {
             Reattach::Relay { url, .. } => format!("relay {url}"),
             Reattach::Direct { listen, .. } => direct_key(*listen),
             Reattach::WebhookSite { base, .. } => format!("webhook-site {base}"),
         }
     }
 
-    /// The transport that collects `spec`'s callback, shared with earlier jobs of its key.
-    pub async fn transport(&mut self, spec: &Reattach) -> Result<Arc<dyn CallbackTransport>> {
-        let key = Self::key(spec);
+    /// The transport that collects `reattach`'s callback, shared with earlier jobs of its key.
+    pub async fn transport(&mut self, reattach: &Reattach) -> Result<Arc<dyn CallbackTransport>> {
+        let key = Self::key(reattach);
         if let Some(transport) = self.built.get(&key) {
             return Ok(transport.clone());
         }
-        let transport = self.build(spec).await?;
+        let transport = self.build(reattach).await?;
         self.built.insert(key, transport.clone());
         Ok(transport)
     }
 
-    /// A new transport that collects `spec`'s callback (for a caller with its own cache).
-    pub async fn build(&self, spec: &Reattach) -> Result<Arc<dyn CallbackTransport>> {
-        Ok(match spec {
+    /// A new transport that collects `reattach`'s callback (for a caller with its own cache).
+    pub async fn build(&self, reattach: &Reattach) -> Result<Arc<dyn CallbackTransport>> {
+        Ok(match reattach {
             Reattach::Relay { url, .. } => {
                 let secret = self.relay_secret.clone().ok_or_else(|| {
                     Error::Config(format!(

@@ -172,7 +172,7 @@ impl RelayTransport {
             webhook_url,
             ids: rx,
             guard: Box::new(PollerGuard(poller)),
-            resume: Some(Reattach::Relay {
+            reattach: Some(Reattach::Relay {
                 url: self.base.to_string(),
                 inbox,
             }),
@@ -206,8 +206,8 @@ impl CallbackTransport for RelayTransport {
         Ok(self.listen(created.inbox, webhook_url))
     }
 
-    async fn reattach(&self, spec: &Reattach) -> Result<Registration> {
-        match spec {
+    async fn reattach(&self, reattach: &Reattach) -> Result<Registration> {
+        match reattach {
             Reattach::Relay { url, inbox } if Url::parse(url).ok().as_ref() == Some(&self.base) => {
                 Ok(self.listen(inbox.clone(), self.base.clone()))
             }

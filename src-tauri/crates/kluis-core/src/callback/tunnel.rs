@@ -159,7 +159,7 @@ impl CallbackTransport for TunnelTransport {
     async fn prepare(&self, job: Uuid) -> Result<Registration> {
         let mut registration = self.listener.prepare(job).await?;
         // The quick tunnel's hostname dies with this process: nothing to resume elsewhere.
-        registration.resume = None;
+        registration.reattach = None;
         Ok(registration)
     }
 }

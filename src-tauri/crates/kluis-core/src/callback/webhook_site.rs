@@ -146,8 +146,8 @@ impl CallbackTransport for WebhookSiteTransport {
         Ok(self.listen(token.uuid, webhook_url))
     }
 
-    async fn reattach(&self, spec: &Reattach) -> Result<Registration> {
-        match spec {
+    async fn reattach(&self, reattach: &Reattach) -> Result<Registration> {
+        match reattach {
             Reattach::WebhookSite { base, token }
                 if Url::parse(base).ok().as_ref() == Some(&self.base) =>
             {
@@ -170,7 +170,7 @@ impl WebhookSiteTransport {
             webhook_url,
             ids: rx,
             guard: Box::new(PollGuard(poller)),
-            resume: Some(Reattach::WebhookSite {
+            reattach: Some(Reattach::WebhookSite {
                 base: self.base.to_string(),
                 token,
             }),

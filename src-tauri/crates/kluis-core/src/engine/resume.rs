@@ -79,7 +79,7 @@ impl Engine {
             let Some((reattach, destination)) = job
                 .journal
                 .as_ref()
-                .and_then(|j| Some((j.callback.clone()?, j.destination.clone())))
+                .and_then(|j| Some((j.reattach.clone()?, j.destination.clone())))
             else {
                 continue; // the sweep only keeps jobs with one
             };
