@@ -1,6 +1,7 @@
 import { defineConfig } from "vitest/config";
 
-// The UI is plain TypeScript: no framework, nothing to configure but the test environment.
+// The UI is TypeScript on Preact (components written with `h()`, no JSX): nothing to configure
+// but the test environment.
 export default defineConfig({
   clearScreen: false,
   server: { port: 5173, strictPort: true },

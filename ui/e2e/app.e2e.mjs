@@ -74,6 +74,28 @@ test("Backup owner saves a verified file and the history shows it", async () => 
   await shot("05-history");
 });
 
+test("typing in Settings while a backup runs keeps the text, the caret and the focus", async () => {
+  const announced = () => browser.execute(() => document.querySelector('[data-test="announce"]')?.textContent ?? "");
+  const focused = () => browser.execute(() => {
+    const el = document.activeElement;
+    return { test: el?.getAttribute("data-test"), value: el?.value, caret: el?.selectionStart };
+  });
+  await (await $t("tab-backup")).click();
+  await (await $t("backup-owner")).click();
+  await (await $t("tab-settings")).click();
+  await (await $t("cb-relay")).click();
+  await (await $t("cb-relay-url")).click();
+  const before = await announced();
+  await browser.keys([..."https://relay"]);
+  // The backup goes on while the field has the focus: its stages reach the live region.
+  await browser.waitUntil(async () => (await announced()).includes("Backup saved"), { timeout: 120000, timeoutMsg: "the backup never finished" });
+  assert.notEqual(before, await announced(), "stages arrived while typing");
+  await browser.keys([..."-office.example/kluis"]);
+  const typed = "https://relay-office.example/kluis";
+  assert.deepEqual(await focused(), { test: "cb-relay-url", value: typed, caret: typed.length });
+  await shot("05b-typing-during-backup");
+});
+
 test("Settings: the webhook.site choice is saved, tested, and used by the next backup", async () => {
   await (await $t("tab-settings")).click();
   await (await $t("cb-webhook_site")).click();
@@ -86,10 +108,10 @@ test("Settings: the webhook.site choice is saved, tested, and used by the next b
   await (await $t("backup-owner")).click();
   await waitText("backup-saved", "owner-backup", 120000);
   const files = readdirSync(saveDir).filter((f) => !f.startsWith("."));
-  assert.equal(files.length, 2, `a second backup, next to the first: ${files}`);
+  assert.equal(files.length, 3, `a third backup, next to the others: ${files}`);
   await (await $t("tab-history")).click();
   const rows = await browser.$$('[data-test="history-row"][data-stage="saved"]');
-  assert.equal(rows.length, 2);
+  assert.equal(rows.length, 3);
 });
 
 test("a key without the backup endpoint is explained, and refused with a message", async () => {
@@ -145,5 +167,5 @@ test("a backup waiting when the app closes is finished at the next start", async
   assert.match(await resumed.getText(), /Eigen klant/);
   // (No screenshot: WebKitWebDriver's screenshot hangs in a second session under Xvfb.)
   const files = readdirSync(saveDir).filter((f) => !f.startsWith("."));
-  assert.equal(files.length, 3, `the resumed backup lands next to the others: ${files}`);
+  assert.equal(files.length, 4, `the resumed backup lands next to the others: ${files}`);
 });

@@ -1,57 +1,63 @@
-// What the UI does: each action calls the Rust commands through `api` and updates `state`.
+// What the UI does: each action calls the Rust commands through `api` and writes the state's
+// signals; the views that read them follow.
+import { batch } from "@preact/signals";
 import { api, asError } from "./api";
-import { reduce } from "./backup-state";
-import type { CallbackInput, ProfileInput } from "./bindings";
+import { isRunning, reduce } from "./backup-state";
+import type { CallbackChoice, ProfileView } from "./bindings";
 import { t } from "./i18n";
-import { render, state } from "./state";
+import { findJob, state, updateJob, type CallbackDraft, type Job, type ProfileDraft } from "./state";
 
 async function guarded(work: () => Promise<void>): Promise<void> {
-  state.error = null;
-  state.busy = true;
-  render();
+  batch(() => {
+    state.error.value = null;
+    state.busy.value = true;
+  });
   try {
     await work();
   } catch (e) {
-    state.error = asError(e);
+    state.error.value = asError(e);
   } finally {
-    state.busy = false;
-    render();
+    state.busy.value = false;
   }
 }
 
 export async function boot(): Promise<void> {
   const launch = await api.launchInfo();
-  state.settings = await api.settings();
+  state.settings.value = await api.settings();
   void resumeBackups();
   if (launch.demo) {
     await startDemo();
     return;
   }
-  state.profiles = await api.profiles();
-  state.selected = state.profiles[0]?.id ?? null;
-  render();
-  if (state.selected) await loadProfile();
+  const profiles = await api.profiles();
+  batch(() => {
+    state.profiles.value = profiles;
+    state.selected.value = profiles[0]?.id ?? null;
+  });
+  if (state.selected.value) await loadProfile();
 }
 
 export function startDemo(): Promise<void> {
   return guarded(async () => {
     const demo = await api.startDemo();
-    state.demo = true;
-    state.demoBaseUrl = demo.base_url;
-    state.profiles = await api.profiles();
-    state.selected = demo.profiles[0]?.id ?? null;
-    state.editing = null;
+    const profiles = await api.profiles();
+    batch(() => {
+      state.demo.value = true;
+      state.demoBaseUrl.value = demo.base_url;
+      state.profiles.value = profiles;
+      state.selected.value = demo.profiles[0]?.id ?? null;
+      state.editing.value = null;
+    });
     await signInAndLoad();
   });
 }
 
 export function selectProfile(id: string): Promise<void> {
-  state.selected = id;
-  state.environment = null;
-  state.permissions = null;
-  if (state.backup.phase !== "idle" && state.jobProfile !== id && !["requested", "waiting", "fetching", "downloading", "choose", "saving"].includes(state.backup.phase)) {
-    state.backup = { phase: "idle" };
-  }
+  batch(() => {
+    state.selected.value = id;
+    state.environment.value = null;
+    state.permissions.value = null;
+  });
   return loadProfile();
 }
 
@@ -59,20 +65,28 @@ async function loadProfile(): Promise<void> {
   await guarded(signInAndLoad);
 }
 
+function setSignedIn(id: string, signedIn: boolean): void {
+  const next = new Set(state.signedIn.value);
+  if (signedIn) next.add(id);
+  else next.delete(id);
+  state.signedIn.value = next;
+}
+
 async function signInAndLoad(): Promise<void> {
-  const id = state.selected;
+  const id = state.selected.value;
   if (!id) return;
   await api.signIn(id);
-  state.signedIn.add(id);
-  render();
+  setSignedIn(id, true);
   const [environment, permissions, history] = await Promise.all([
     api.environment(id).catch((e) => ({ error: asError(e) })),
     api.permissions(id).catch(() => null),
-    api.history(state.historyFilter),
+    api.history(state.historyFilter.value),
   ]);
-  state.environment = environment;
-  state.permissions = permissions;
-  state.history = history;
+  batch(() => {
+    state.environment.value = environment;
+    state.permissions.value = permissions;
+    state.history.value = history;
+  });
 }
 
 export function signIn(): Promise<void> {
@@ -81,98 +95,147 @@ export function signIn(): Promise<void> {
 
 export function signOut(): Promise<void> {
   return guarded(async () => {
-    if (!state.selected) return;
-    await api.signOut(state.selected);
-    state.signedIn.delete(state.selected);
-    state.environment = null;
+    const id = state.selected.value;
+    if (!id) return;
+    await api.signOut(id);
+    setSignedIn(id, false);
+    state.environment.value = null;
   });
 }
 
 export function forget(): Promise<void> {
-  const id = state.selected;
+  const id = state.selected.value;
   if (!id || !window.confirm(t("forgetConfirm"))) return Promise.resolve();
   return guarded(async () => {
     await api.forgetProfile(id);
-    state.signedIn.delete(id);
-    state.profiles = await api.profiles();
-    state.selected = state.profiles[0]?.id ?? null;
-    state.environment = null;
+    setSignedIn(id, false);
+    const profiles = await api.profiles();
+    batch(() => {
+      state.profiles.value = profiles;
+      state.selected.value = profiles[0]?.id ?? null;
+      state.environment.value = null;
+    });
   });
 }
 
-export function saveProfile(input: ProfileInput): Promise<void> {
+/** Opens the profile form: empty for a new profile, or with `existing`'s fields (its secrets
+ * are never shown: left empty, they are kept). */
+export function editProfile(existing: ProfileView | null): void {
+  state.editing.value = {
+    id: existing?.id ?? null,
+    name: existing?.name ?? "",
+    base_url: existing?.base_url ?? "",
+    username: existing?.username ?? "",
+    api_key: "",
+    password: "",
+    openapi_url: existing?.openapi_url ?? "",
+  };
+}
+
+export function closeProfileForm(): void {
+  state.editing.value = null;
+}
+
+/** Keeps what is typed into the profile form. */
+export function editDraft(field: keyof Omit<ProfileDraft, "id">, value: string): void {
+  const draft = state.editing.value;
+  if (draft) state.editing.value = { ...draft, [field]: value };
+}
+
+export function saveProfile(): Promise<void> {
+  const draft = state.editing.value;
+  if (!draft) return Promise.resolve();
   return guarded(async () => {
-    const saved = await api.saveProfile(input);
-    state.profiles = await api.profiles();
-    state.selected = saved.id;
-    state.editing = null;
-    state.signedIn.delete(saved.id);
+    const saved = await api.saveProfile({
+      id: draft.id,
+      name: draft.name,
+      base_url: draft.base_url,
+      username: draft.username,
+      api_key: draft.api_key || null,
+      password: draft.password || null,
+      openapi_url: draft.openapi_url || null,
+    });
+    const profiles = await api.profiles();
+    batch(() => {
+      state.profiles.value = profiles;
+      state.selected.value = saved.id;
+      state.editing.value = null;
+    });
+    setSignedIn(saved.id, false);
     await signInAndLoad();
   });
 }
 
 export async function refreshHistory(): Promise<void> {
-  state.history = await api.history(state.historyFilter);
-  render();
+  state.history.value = await api.history(state.historyFilter.value);
 }
 
 export function refreshEnvironment(): Promise<void> {
   return guarded(async () => {
-    if (state.selected) state.environment = await api.environment(state.selected);
+    const id = state.selected.value;
+    if (id) state.environment.value = await api.environment(id);
   });
 }
 
+let nextKey = 0;
+
 export function startBackup(): Promise<void> {
-  const id = state.selected;
-  if (!id) return Promise.resolve();
-  state.error = null;
-  state.backup = { phase: "requested" };
-  state.jobProfile = id;
-  render();
+  const profileId = state.selected.value;
+  if (!profileId) return Promise.resolve();
+  const key = `new-${++nextKey}`;
+  batch(() => {
+    state.error.value = null;
+    // One panel per profile: an ended job of this profile makes way for the new one.
+    const kept = state.jobs.value.filter((j) => j.resumed || j.profileId !== profileId || isRunning(j.view));
+    state.jobs.value = [...kept, { key, jobId: null, profileId, resumed: false, view: { phase: "requested" } }];
+  });
   return api
-    .startBackup(id, (event) => {
-      state.backup = reduce(state.backup, event, Date.now());
-      render();
-      if (event.kind === "staged") void chooseWhereToSave();
+    .startBackup(profileId, (event) => {
+      updateJob(key, (job) => ({ ...job, view: reduce(job.view, event, Date.now()) }));
+      if (event.kind === "staged") void saveJob(key);
       if (event.kind === "saved" || event.kind === "failed") void refreshAfterJob();
     })
     .then((jobId) => {
-      state.jobId = jobId;
+      updateJob(key, (job) => ({ ...job, jobId }));
+      const job = findJob(key);
+      if (job?.view.phase === "choose") void saveJob(key); // staged before the id came back
     })
     .catch((e) => {
-      state.backup = { phase: "failed", error: asError(e) };
-      render();
+      updateJob(key, (job) => ({ ...job, view: { phase: "failed", error: asError(e) } }));
     });
 }
 
 async function refreshAfterJob(): Promise<void> {
   await refreshHistory();
-  if (state.selected) state.permissions = await api.permissions(state.selected).catch(() => state.permissions);
-  render();
+  const id = state.selected.value;
+  if (id) state.permissions.value = await api.permissions(id).catch(() => state.permissions.value);
 }
 
-/** The save dialog (opened by Rust), prefilled with the file's (sanitised) name. */
-export async function chooseWhereToSave(): Promise<void> {
-  const view = state.backup;
-  if (view.phase !== "choose" || !state.jobId) return;
-  state.backup = { phase: "saving" };
-  render();
+/** The one save flow, for every staged job: the save dialog (opened by Rust, prefilled with
+ * the file's sanitised name). Closing it keeps the file staged: the job offers to choose or
+ * discard. */
+export async function saveJob(key: string): Promise<void> {
+  const job = findJob(key);
+  if (!job || job.view.phase !== "choose" || !job.jobId) return;
+  const staged = job.view;
+  updateJob(key, (j) => ({ ...j, view: { phase: "saving" } }));
   try {
-    const saved = await api.saveBackup(state.jobId);
-    // Dialog closed: the file stays staged; the panel offers to choose or discard.
-    state.backup = saved ? { phase: "saved", path: saved.path, bytes: saved.bytes, sha256: saved.sha256 } : view;
+    const saved = await api.saveBackup(job.jobId);
+    updateJob(key, (j) => ({ ...j, view: saved ? { phase: "saved", path: saved.path, bytes: saved.bytes, sha256: saved.sha256 } : staged }));
   } catch (e) {
-    state.error = asError(e);
-    state.backup = view; // still staged: the user may choose another place
+    batch(() => {
+      state.error.value = asError(e);
+      updateJob(key, (j) => ({ ...j, view: staged })); // still staged: another place may work
+    });
   }
   await refreshHistory();
 }
 
-export async function cancelBackup(): Promise<void> {
-  const job = state.jobId;
-  state.backup = { phase: "cancelled" };
-  render();
-  if (job) await api.cancelBackup(job).catch(() => undefined);
+export async function cancelJob(key: string): Promise<void> {
+  const job: Job | undefined = findJob(key);
+  if (!job) return;
+  updateJob(key, (j) => ({ ...j, view: { phase: "cancelled" } }));
+  if (job.jobId) await api.cancelBackup(job.jobId).catch(() => undefined);
   await refreshHistory();
 }
 
@@ -182,85 +245,124 @@ export function showBackup(historyId: string, select: boolean): Promise<void> {
 
 export function chooseSaveFolder(): Promise<void> {
   return guarded(async () => {
-    state.settings = await api.chooseSaveFolder();
+    state.settings.value = await api.chooseSaveFolder();
   });
 }
 
 export function askEachTime(): Promise<void> {
   return guarded(async () => {
-    state.settings = await api.clearSaveFolder();
-  });
-}
-
-/** cloudflared picked in a file dialog opened by Rust (the webview names no program). */
-export function chooseTunnelProgram(): Promise<void> {
-  return guarded(async () => {
-    state.settings = await api.chooseTunnelProgram();
-    state.callbackSaved = state.settings.callback.kind === "tunnel";
-    state.callbackTest = null;
+    state.settings.value = await api.clearSaveFolder();
   });
 }
 
 export async function filterHistory(profileId: string | null): Promise<void> {
-  state.historyFilter = profileId;
+  state.historyFilter.value = profileId;
   await refreshHistory();
 }
 
 /** Finishes what an earlier run left under way; each job shows in the Backup tab. */
 export async function resumeBackups(): Promise<void> {
   // An event may come before the list of jobs does: either creates the job's entry.
-  const entry = (jobId: string) => {
-    let job = state.resumed.find((r) => r.jobId === jobId);
-    if (!job) {
-      job = { jobId, profileId: "", view: { phase: "requested" } };
-      state.resumed.push(job);
+  const ensure = (jobId: string) => {
+    if (!findJob(jobId)) {
+      const job: Job = { key: jobId, jobId, profileId: "", resumed: true, view: { phase: "requested" } };
+      state.jobs.value = [...state.jobs.value, job];
     }
-    return job;
   };
   const jobs =
     (await api
       .resumeBackups((e) => {
-        const job = entry(e.job_id);
-        job.view = reduce(job.view, e.event, Date.now());
-        render();
+        ensure(e.job_id);
+        updateJob(e.job_id, (job) => ({ ...job, view: reduce(job.view, e.event, Date.now()) }));
         if (e.event.kind === "saved" || e.event.kind === "failed") void refreshHistory();
       })
       .catch(() => null)) ?? [];
-  for (const job of jobs) entry(job.job_id).profileId = job.profile_id;
-  render();
+  batch(() => {
+    for (const job of jobs) {
+      ensure(job.job_id);
+      updateJob(job.job_id, (j) => ({ ...j, profileId: job.profile_id }));
+    }
+  });
 }
 
-/** The save dialog for a resumed backup that is staged. */
-export async function saveResumed(jobId: string): Promise<void> {
-  const job = state.resumed.find((r) => r.jobId === jobId);
-  if (!job || job.view.phase !== "choose") return;
-  try {
-    const saved = await api.saveBackup(jobId);
-    if (!saved) return; // dialog closed: still staged
-    job.view = { phase: "saved", path: saved.path, bytes: saved.bytes, sha256: saved.sha256 };
-  } catch (e) {
-    state.error = asError(e);
+// ---- Settings → how the service reaches this computer ------------------------------------
+
+/** The callback form's draft, made from the saved choice when the form first shows. */
+export function callbackDraft(): CallbackDraft {
+  const existing = state.callbackDraft.value;
+  if (existing) return existing;
+  const saved = state.settings.value.callback;
+  const draft: CallbackDraft = {
+    kind: saved.kind,
+    url: saved.kind === "relay" ? saved.url : "",
+    public_url: saved.kind === "direct" ? saved.public_url : "",
+    listen: saved.kind === "direct" ? saved.listen : "127.0.0.1:8787",
+    program: saved.kind === "tunnel" ? saved.program : "cloudflared",
+    relaySecret: "",
+  };
+  state.callbackDraft.value = draft;
+  return draft;
+}
+
+export function editCallback(change: Partial<CallbackDraft>): void {
+  batch(() => {
+    state.callbackDraft.value = { ...callbackDraft(), ...change };
+    state.callbackSaved.value = false;
+    if (change.kind) state.callbackTest.value = null;
+  });
+}
+
+/** The choice the draft describes. */
+export function choiceOf(d: CallbackDraft): CallbackChoice {
+  switch (d.kind) {
+    case "relay":
+      return { kind: "relay", url: d.url };
+    case "direct":
+      return { kind: "direct", public_url: d.public_url, listen: d.listen };
+    case "tunnel":
+      return { kind: "tunnel", program: d.program };
+    case "webhook_site":
+      return { kind: "webhook_site" };
+    case "loopback":
+      return { kind: "loopback" };
   }
-  await refreshHistory();
 }
 
-export function saveCallback(input: CallbackInput): Promise<void> {
+export function saveCallback(): Promise<void> {
+  const draft = callbackDraft();
+  const secret = draft.relaySecret;
+  // The secret leaves the page's state as it is sent.
+  state.callbackDraft.value = { ...draft, relaySecret: "" };
   return guarded(async () => {
-    state.settings = await api.setCallback(input);
-    state.callbackSaved = true;
-    state.callbackTest = null;
+    state.settings.value = await api.setCallback({ setting: choiceOf(draft), relay_secret: secret || null });
+    batch(() => {
+      state.callbackSaved.value = true;
+      state.callbackTest.value = null;
+    });
+  });
+}
+
+/** cloudflared picked in a file dialog opened by Rust (the webview names no program). */
+export function chooseTunnelProgram(): Promise<void> {
+  return guarded(async () => {
+    const settings = await api.chooseTunnelProgram();
+    batch(() => {
+      state.settings.value = settings;
+      const saved = settings.callback;
+      if (saved.kind === "tunnel") state.callbackDraft.value = { ...callbackDraft(), kind: "tunnel", program: saved.program };
+      state.callbackSaved.value = saved.kind === "tunnel";
+      state.callbackTest.value = null;
+    });
   });
 }
 
 export async function testCallback(): Promise<void> {
-  const id = state.selected;
+  const id = state.selected.value;
   if (!id) return;
-  state.callbackTest = "testing";
-  render();
+  state.callbackTest.value = "testing";
   try {
-    state.callbackTest = { ok: await api.testCallback(id) };
+    state.callbackTest.value = { ok: await api.testCallback(id) };
   } catch (e) {
-    state.callbackTest = { error: asError(e) };
+    state.callbackTest.value = { error: asError(e) };
   }
-  render();
 }

@@ -9,7 +9,10 @@ type Calls = { cmd: string; args: Record<string, unknown> }[];
 
 const defaultSettings: Settings = { save_folder: null, callback: { kind: "loopback" }, relay_secret_saved: false };
 
-function fakeBackend(calls: Calls, options: { demoStarted?: boolean; resumed?: ResumedEvent[] } = {}) {
+/** The channel of the last `start_backup`, when the test sends the job's events itself. */
+let heldBackup: { onmessage: (e: AppJobEvent) => void } | null = null;
+
+function fakeBackend(calls: Calls, options: { demoStarted?: boolean; resumed?: ResumedEvent[]; holdBackup?: boolean } = {}) {
   let started = options.demoStarted ?? false;
   let settings = defaultSettings;
   mockIPC((cmd, args) => {
@@ -45,6 +48,10 @@ function fakeBackend(calls: Calls, options: { demoStarted?: boolean; resumed?: R
         return [];
       case "start_backup": {
         const channel = (args as { onEvent: { onmessage: (e: AppJobEvent) => void } }).onEvent;
+        if (options.holdBackup) {
+          heldBackup = channel;
+          return "job-1";
+        }
         const events: AppJobEvent[] = [
           { kind: "stage", stage: "requested" },
           { kind: "stage", stage: "accepted" },
@@ -74,6 +81,23 @@ async function startUi(): Promise<void> {
 
 const settle = () => new Promise((r) => setTimeout(r, 10));
 const byTest = (name: string) => document.querySelector<HTMLElement>(`[data-test="${name}"]`);
+/** Clicks `name` and lets the UI update (Preact renders after the event, not inside it). */
+async function click(name: string): Promise<void> {
+  const el = byTest(name);
+  expect(el, `[data-test="${name}"] is shown`).not.toBeNull();
+  el!.click();
+  await settle();
+}
+/** Types `text` into `input` as a user would (one input event per character). */
+async function type(input: HTMLInputElement, text: string): Promise<void> {
+  for (const ch of text) {
+    const at = input.selectionStart ?? input.value.length;
+    input.value = input.value.slice(0, at) + ch + input.value.slice(input.selectionEnd ?? at);
+    input.setSelectionRange(at + 1, at + 1);
+    input.dispatchEvent(new Event("input", { bubbles: true }));
+  }
+  await settle();
+}
 
 describe("Kluis UI", () => {
   let calls: Calls;
@@ -88,8 +112,7 @@ describe("Kluis UI", () => {
     await startUi();
     await settle();
     expect(document.body.textContent).toContain("Welcome to Kluis");
-    byTest("try-demo")!.click();
-    await settle();
+    await click("try-demo");
     expect(calls.map((c) => c.cmd)).toContain("start_demo");
     expect(byTest("demo-badge")?.textContent).toContain("Demo");
     expect(byTest("session")?.textContent).toContain("Signed in as demo");
@@ -99,8 +122,7 @@ describe("Kluis UI", () => {
     fakeBackend(calls, { demoStarted: true });
     await startUi();
     await settle();
-    byTest("backup-owner")!.click();
-    await settle();
+    await click("backup-owner");
     await settle();
     const save = calls.find((c) => c.cmd === "save_backup");
     expect(save?.args, "the webview hands over no path: Rust opens the dialog").toEqual({ jobId: "job-1" });
@@ -136,17 +158,15 @@ describe("Kluis UI", () => {
     fakeBackend(calls, { demoStarted: true });
     await startUi();
     await settle();
-    byTest("tab-settings")!.click();
-    byTest("cb-webhook_site")!.click();
+    await click("tab-settings");
+    await click("cb-webhook_site");
     expect(document.body.textContent).toContain("sees the call's id");
     expect((byTest("cb-test") as HTMLButtonElement).disabled).toBe(true);
-    byTest("cb-save")!.click();
-    await settle();
+    await click("cb-save");
     const saved = calls.find((c) => c.cmd === "set_callback");
     expect(saved?.args).toEqual({ input: { setting: { kind: "webhook_site" }, relay_secret: null } });
     expect(byTest("cb-saved")).not.toBeNull();
-    byTest("cb-test")!.click();
-    await settle();
+    await click("cb-test");
     expect(calls.find((c) => c.cmd === "test_callback")?.args).toEqual({ profileId: "demo" });
     expect(byTest("cb-test-ok")?.textContent).toContain("42 ms");
   });
@@ -155,12 +175,11 @@ describe("Kluis UI", () => {
     fakeBackend(calls, { demoStarted: true });
     await startUi();
     await settle();
-    byTest("tab-settings")!.click();
-    byTest("cb-tunnel")!.click();
+    await click("tab-settings");
+    await click("cb-tunnel");
     expect(byTest("cb-program")?.tagName, "shown, not typed").toBe("CODE");
     expect(byTest("cb-program")?.textContent).toBe("cloudflared");
-    byTest("cb-choose-program")!.click();
-    await settle();
+    await click("cb-choose-program");
     expect(calls.find((c) => c.cmd === "choose_tunnel_program")?.args).toEqual({});
     expect(byTest("cb-program")?.textContent).toBe("/opt/cloudflare/cloudflared");
   });
@@ -169,16 +188,11 @@ describe("Kluis UI", () => {
     fakeBackend(calls, { demoStarted: true });
     await startUi();
     await settle();
-    byTest("tab-settings")!.click();
-    byTest("cb-relay")!.click();
-    const url = byTest("cb-relay-url") as HTMLInputElement;
-    url.value = "https://relay.example";
-    url.dispatchEvent(new Event("input"));
-    const secret = byTest("cb-relay-secret") as HTMLInputElement;
-    secret.value = "relay-secret-value";
-    secret.dispatchEvent(new Event("input"));
-    byTest("cb-save")!.click();
-    await settle();
+    await click("tab-settings");
+    await click("cb-relay");
+    await type(byTest("cb-relay-url") as HTMLInputElement, "https://relay.example");
+    await type(byTest("cb-relay-secret") as HTMLInputElement, "relay-secret-value");
+    await click("cb-save");
     const saved = calls.find((c) => c.cmd === "set_callback");
     expect(saved?.args).toEqual({ input: { setting: { kind: "relay", url: "https://relay.example" }, relay_secret: "relay-secret-value" } });
     expect(document.body.innerHTML).not.toContain("relay-secret-value");
@@ -196,9 +210,101 @@ describe("Kluis UI", () => {
     await settle();
     await settle();
     expect(byTest("resumed-job")?.textContent).toContain("Demo");
-    byTest("resumed-save")!.click();
-    await settle();
+    await click("resumed-save");
     expect(calls.find((c) => c.cmd === "save_backup")?.args).toEqual({ jobId: "old-job" });
     expect(byTest("resumed-job")?.textContent).toContain("/home/user/chosen.zip");
+  });
+
+  /** Sends the held backup's events as Rust would: accepted, then a download in progress. */
+  function emit(...events: AppJobEvent[]): void {
+    for (const e of events) heldBackup!.onmessage(e);
+  }
+  const progress = (bytes: number): AppJobEvent => ({ kind: "progress", bytes, total: 1000, bytes_per_sec: 1048576 });
+  /** The demo's window with a backup that has begun to download (its events sent by the test). */
+  async function downloading(): Promise<void> {
+    fakeBackend(calls, { demoStarted: true, holdBackup: true });
+    await startUi();
+    await settle();
+    await click("backup-owner");
+    emit({ kind: "stage", stage: "accepted" }, { kind: "stage", stage: "downloading" });
+  }
+
+  it("keeps the profile form's text, caret and focus while a backup downloads", async () => {
+    await downloading();
+    await click("add-profile");
+    const name = document.getElementById("f-name") as HTMLInputElement;
+    name.focus();
+    await type(name, "Bakker B.V.");
+    name.setSelectionRange(6, 6);
+    for (let i = 1; i <= 5; i++) {
+      emit(progress(i * 100));
+      await settle();
+    }
+    expect(document.getElementById("f-name"), "the same input, not a new one").toBe(name);
+    expect(name.value).toBe("Bakker B.V.");
+    expect([name.selectionStart, name.selectionEnd], "the caret stays").toEqual([6, 6]);
+    expect(document.activeElement, "the focus stays").toBe(name);
+    await type(name, ",");
+    expect(name.value).toBe("Bakker, B.V.");
+    await type(document.getElementById("f-base-url") as HTMLInputElement, "https://service.example/webservice_v2");
+    await type(document.getElementById("f-api-key") as HTMLInputElement, "key");
+    await type(document.getElementById("f-username") as HTMLInputElement, "bakker");
+    await type(document.getElementById("f-password") as HTMLInputElement, "pw");
+    await click("save-profile");
+    expect(calls.find((c) => c.cmd === "save_profile")?.args).toMatchObject({ input: { name: "Bakker, B.V." } });
+  });
+
+  it("keeps the callback settings' text, caret and focus while a backup downloads", async () => {
+    await downloading();
+    await click("tab-settings");
+    await click("cb-relay");
+    const url = byTest("cb-relay-url") as HTMLInputElement;
+    url.focus();
+    await type(url, "https://relay.example");
+    for (let i = 1; i <= 5; i++) {
+      emit(progress(i * 100));
+      await settle();
+    }
+    await click("tab-backup");
+    await click("tab-settings");
+    const again = byTest("cb-relay-url") as HTMLInputElement;
+    expect(again.value, "the draft survives leaving the tab").toBe("https://relay.example");
+    again.focus();
+    again.setSelectionRange(8, 8);
+    emit(progress(900), { kind: "saved", path: "/home/user/b.zip", bytes: 1000, sha256: "f".repeat(64) });
+    await settle();
+    expect(byTest("cb-relay-url")).toBe(again);
+    expect([again.selectionStart, document.activeElement]).toEqual([8, again]);
+  });
+
+  it("announces each stage once in the live region, not every second", async () => {
+    vi.useFakeTimers({ toFake: ["setInterval", "Date"] });
+    try {
+      fakeBackend(calls, { demoStarted: true, holdBackup: true });
+      await startUi();
+      await settle();
+      await click("backup-owner");
+      emit({ kind: "stage", stage: "accepted" });
+      await settle();
+      const live = byTest("announce")!;
+      expect(live.getAttribute("aria-live")).toBe("polite");
+      expect(live.textContent).toBe("Demo: The service is making the backup.");
+      const said: string[] = [];
+      new MutationObserver(() => said.push(live.textContent ?? "")).observe(live, { subtree: true, childList: true, characterData: true });
+      vi.advanceTimersByTime(3000);
+      await settle();
+      expect(byTest("stage-waiting")?.textContent, "the elapsed time moves").toContain("0:03");
+      expect(said, "but nothing new is announced").toEqual([]);
+      expect(byTest("stage-waiting")?.closest("[aria-live]"), "the ticking text is outside any live region").toBeNull();
+      emit({ kind: "stage", stage: "downloading" }, progress(100));
+      await settle();
+      emit(progress(500));
+      await settle();
+      emit(progress(900));
+      await settle();
+      expect(said, "one announcement for the new stage, none for progress").toEqual(["Demo: Downloading the backup."]);
+    } finally {
+      vi.useRealTimers();
+    }
   });
 });

@@ -1,5 +1,6 @@
 // English and Dutch. The language follows the OS (navigator.language) until the user picks
 // one; the choice is kept in localStorage (it is not a secret).
+import { signal } from "@preact/signals";
 
 const en = {
   appTitle: "Kluis",
@@ -42,6 +43,8 @@ const en = {
   stageDownloading: "Downloading: {percent} — {rate}, {left} left",
   stageDownloadingUnknown: "Downloading: {done} — {rate}",
   stageSave: "Choose where to keep the backup.",
+  announceWaiting: "The service is making the backup.",
+  announceDownloading: "Downloading the backup.",
   chooseWhere: "Choose where to save…",
   discard: "Discard",
   savedTitle: "Backup saved",
@@ -162,6 +165,8 @@ const nl: Dictionary = {
   stageDownloading: "Downloaden: {percent} — {rate}, nog {left}",
   stageDownloadingUnknown: "Downloaden: {done} — {rate}",
   stageSave: "Kies waar de back-up bewaard wordt.",
+  announceWaiting: "De dienst maakt de back-up.",
+  announceDownloading: "De back-up wordt gedownload.",
   chooseWhere: "Kies waar u opslaat…",
   discard: "Weggooien",
   savedTitle: "Back-up opgeslagen",
@@ -241,7 +246,8 @@ const nl: Dictionary = {
 export const languages = { en, nl } as const;
 export type Language = keyof typeof languages;
 
-let current: Language = detect();
+/** A signal: views that show text re-render when the language changes. */
+const current = signal<Language>(detect());
 
 function detect(): Language {
   const chosen = globalThis.localStorage?.getItem("kluis.language");
@@ -250,20 +256,20 @@ function detect(): Language {
 }
 
 export function language(): Language {
-  return current;
+  return current.value;
 }
 
 export function setLanguage(lang: Language): void {
-  current = lang;
+  current.value = lang;
   globalThis.localStorage?.setItem("kluis.language", lang);
   document.documentElement.lang = lang;
 }
 
 /** The text for `key` in the current language, with `{name}` placeholders filled in. */
 export function t(key: Key, values: Record<string, string> = {}): string {
-  return languages[current][key].replace(/\{(\w+)\}/g, (_, name: string) => values[name] ?? `{${name}}`);
+  return languages[current.value][key].replace(/\{(\w+)\}/g, (_, name: string) => values[name] ?? `{${name}}`);
 }
 
 export function locale(): string {
-  return current === "nl" ? "nl-NL" : "en-GB";
+  return current.value === "nl" ? "nl-NL" : "en-GB";
 }

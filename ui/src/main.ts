@@ -1,89 +1,90 @@
-// Kluis's window: header (demo label, session, language), profiles, and the tabs.
+// Kluis's window: header (demo label, session, language), profiles, the tabs, and one live
+// region. Preact components over the state's signals: each re-renders when a signal it reads
+// changes, and Preact updates only the DOM that differs (inputs keep their text, caret and
+// focus while a backup reports progress).
+import { h, render } from "preact";
 import * as actions from "./actions";
 import { asError } from "./api";
-import { h } from "./dom";
 import { language, languages, setLanguage, t, type Key, type Language } from "./i18n";
-import { onRender, render, selectedProfile, state, type Tab } from "./state";
-import { backupView } from "./views/backup";
-import { environmentView } from "./views/environment";
-import { historyView } from "./views/history";
-import { profileForm, profileList, welcome } from "./views/profiles";
-import { settingsView } from "./views/settings";
+import { selectedProfile, state, type Tab } from "./state";
+import { Announcer, BackupPanel } from "./views/backup";
+import { EnvironmentPanel } from "./views/environment";
+import { HistoryPanel } from "./views/history";
+import { ProfileForm, ProfileList, Welcome } from "./views/profiles";
+import { SettingsPanel } from "./views/settings";
 
-const errorTitles: Record<string, Key> = { auth_failed: "errAuth", permission_denied: "errPermission", network: "errNetwork" };
+const errorTitles: Partial<Record<string, Key>> = { auth_failed: "errAuth", permission_denied: "errPermission", network: "errNetwork" };
 
-function header(): HTMLElement {
-  const profile = selectedProfile();
-  const signedIn = profile && state.signedIn.has(profile.id);
-  const langSelect = h(
-    "select",
-    { id: "language", onchange: (e: Event) => { setLanguage((e.target as HTMLSelectElement).value as Language); render(); } },
-    ...Object.keys(languages).map((l) => h("option", { value: l, selected: l === language() }, l === "nl" ? "Nederlands" : "English")),
-  );
+function Header() {
+  const profile = selectedProfile.value;
+  const signedIn = profile !== undefined && state.signedIn.value.has(profile.id);
   return h(
     "header",
     { class: "top" },
     h("div", { class: "brand" }, h("img", { src: "/icon.png", alt: "", width: 32, height: 32 }), h("h1", {}, t("appTitle"))),
-    state.demo ? h("p", { class: "demo-badge", "data-test": "demo-badge", title: state.demoBaseUrl ?? "" }, t("demoBadge")) : null,
+    state.demo.value ? h("p", { class: "demo-badge", "data-test": "demo-badge", title: state.demoBaseUrl.value ?? "" }, t("demoBadge")) : null,
     h(
       "div",
       { class: "session", "data-test": "session" },
       profile
-        ? h(
-            "span",
-            { class: signedIn ? "dot on" : "dot" },
-            signedIn ? t("signedInAs", { user: `${profile.username} (${profile.name})` }) : t("notSignedIn"),
-          )
+        ? h("span", { class: signedIn ? "dot on" : "dot" }, signedIn ? t("signedInAs", { user: `${profile.username} (${profile.name})` }) : t("notSignedIn"))
         : null,
-      profile && signedIn ? h("button", { class: "link", onclick: () => void actions.signOut() }, t("signOut")) : null,
-      profile && !signedIn ? h("button", { class: "link", onclick: () => void actions.signIn() }, t("signIn")) : null,
-      profile ? h("button", { class: "link", "data-test": "edit-profile", onclick: () => { state.editing = profile; render(); } }, t("editProfile")) : null,
-      profile ? h("button", { class: "link danger", onclick: () => void actions.forget() }, t("forget")) : null,
+      profile && signedIn ? h("button", { class: "link", onClick: () => void actions.signOut() }, t("signOut")) : null,
+      profile && !signedIn ? h("button", { class: "link", onClick: () => void actions.signIn() }, t("signIn")) : null,
+      profile ? h("button", { class: "link", "data-test": "edit-profile", onClick: () => actions.editProfile(profile) }, t("editProfile")) : null,
+      profile ? h("button", { class: "link danger", onClick: () => void actions.forget() }, t("forget")) : null,
       h("label", { for: "language", class: "visually-hidden" }, t("language")),
-      langSelect,
+      h(
+        "select",
+        { id: "language", value: language(), onChange: (e: Event) => setLanguage((e.target as HTMLSelectElement).value as Language) },
+        Object.keys(languages).map((l) => h("option", { key: l, value: l }, l === "nl" ? "Nederlands" : "English")),
+      ),
     ),
   );
 }
 
-function tabs(): HTMLElement {
-  const all: [Tab, Key][] = [["backup", "tabBackup"], ["history", "tabHistory"], ["environment", "tabEnvironment"], ["settings", "tabSettings"]];
-  const list = h("div", { role: "tablist", class: "tabs", "aria-label": t("appTitle") });
-  all.forEach(([tab, key], i) => {
-    const selected = state.tab === tab;
-    list.append(
+const allTabs: [Tab, Key][] = [["backup", "tabBackup"], ["history", "tabHistory"], ["environment", "tabEnvironment"], ["settings", "tabSettings"]];
+
+function Tabs() {
+  const current = state.tab.value;
+  const onKeyDown = (i: number) => (e: KeyboardEvent) => {
+    if (e.key !== "ArrowRight" && e.key !== "ArrowLeft") return;
+    const next = allTabs[(i + (e.key === "ArrowRight" ? 1 : allTabs.length - 1)) % allTabs.length][0];
+    state.tab.value = next;
+    document.getElementById(`tab-${next}`)?.focus();
+  };
+  return h(
+    "div",
+    { role: "tablist", class: "tabs", "aria-label": t("appTitle") },
+    allTabs.map(([tab, key], i) =>
       h(
         "button",
         {
+          key: tab,
           role: "tab",
           id: `tab-${tab}`,
-          "aria-selected": selected ? "true" : "false",
+          "aria-selected": current === tab ? "true" : "false",
           "aria-controls": "panel",
-          tabindex: selected ? 0 : -1,
+          tabIndex: current === tab ? 0 : -1,
           "data-test": `tab-${tab}`,
-          onclick: () => { state.tab = tab; render(); },
-          onkeydown: (e: Event) => {
-            const key = (e as KeyboardEvent).key;
-            if (key !== "ArrowRight" && key !== "ArrowLeft") return;
-            const next = all[(i + (key === "ArrowRight" ? 1 : all.length - 1)) % all.length][0];
-            state.tab = next;
-            render();
-            document.getElementById(`tab-${next}`)?.focus();
-          },
+          onClick: () => (state.tab.value = tab),
+          onKeyDown: onKeyDown(i),
         },
         t(key),
       ),
-    );
-  });
-  return list;
+    ),
+  );
 }
 
-function panel(): HTMLElement {
-  const content = { backup: backupView, history: historyView, environment: environmentView, settings: settingsView }[state.tab]();
-  return h("div", { role: "tabpanel", id: "panel", "aria-labelledby": `tab-${state.tab}` }, content);
+const panels = { backup: BackupPanel, history: HistoryPanel, environment: EnvironmentPanel, settings: SettingsPanel };
+
+function Panel() {
+  const tab = state.tab.value;
+  return h("div", { role: "tabpanel", id: "panel", "aria-labelledby": `tab-${tab}` }, h(panels[tab], {}));
 }
 
-function errorBanner(): HTMLElement | null {
-  const e = state.error;
+function ErrorBanner() {
+  const e = state.error.value;
   if (!e) return null;
   return h(
     "div",
@@ -91,41 +92,35 @@ function errorBanner(): HTMLElement | null {
     h("strong", {}, t(errorTitles[e.code] ?? "errOther")),
     " ",
     h("span", { "data-test": "error-message" }, e.message),
-    h("button", { class: "icon", "aria-label": t("cancel"), onclick: () => { state.error = null; render(); } }, "×"),
+    h("button", { class: "icon", "aria-label": t("cancel"), onClick: () => (state.error.value = null) }, "×"),
   );
 }
 
-function page(): HTMLElement {
-  let main: HTMLElement;
-  if (state.editing) main = profileForm(state.editing === "new" ? null : state.editing);
-  else if (state.profiles.length === 0) main = welcome();
-  else main = h("div", {}, tabs(), panel());
+function Main() {
+  if (state.editing.value) return h(ProfileForm, {});
+  if (state.profiles.value.length === 0) return h(Welcome, {});
+  return h("div", {}, h(Tabs, {}), h(Panel, {}));
+}
+
+function App() {
   return h(
     "div",
-    { class: state.busy ? "shell busy" : "shell" },
-    header(),
-    h("div", { class: "body" }, state.profiles.length > 0 ? profileList() : null, h("main", {}, errorBanner(), main)),
+    { class: state.busy.value ? "shell busy" : "shell" },
+    h(Header, {}),
+    h("div", { class: "body" }, state.profiles.value.length > 0 ? h(ProfileList, {}) : null, h("main", {}, h(ErrorBanner, {}), h(Main, {}))),
+    h(Announcer, {}),
   );
 }
 
-/** Re-renders the page, keeping keyboard focus on the element that had it. */
-function draw(): void {
-  const root = document.getElementById("app");
-  if (!root) return;
-  const focused = document.activeElement as HTMLElement | null;
-  const focusKey = focused?.id || focused?.getAttribute("data-test");
-  root.replaceChildren(page());
-  if (focusKey) (document.getElementById(focusKey) ?? document.querySelector<HTMLElement>(`[data-test="${focusKey}"]`))?.focus();
-}
-
-onRender(draw);
 document.documentElement.lang = language();
-// The waiting stage shows elapsed time: redraw it every second while waiting.
+// A waiting job shows its elapsed time: the clock ticks each second while one waits (only the
+// elapsed-time text reads it).
 setInterval(() => {
-  if (state.backup.phase === "waiting") render();
+  if (state.jobs.value.some((j) => j.view.phase === "waiting")) state.now.value = Date.now();
 }, 1000);
-draw();
+const root = document.getElementById("app");
+if (root) render(h(App, {}), root);
 actions.boot().catch((e) => {
-  state.error = asError(e);
-  render();
+  state.error.value = asError(e);
 });
+

@@ -1,50 +1,89 @@
-// The UI's state and a re-render hook. Views read it and call actions; actions change it and
-// ask for a render. Nothing secret is ever kept here: the UI never receives a secret back.
-import type { CallbackTestResult, HistoryEntry, Permissions, ProfileView, Settings } from "./bindings";
-import type { BackupView } from "./backup-state";
+// The UI's state, as Preact signals: a view reads the signals it shows and re-renders when
+// one of those changes — a progress event redraws the job's line, nothing else. Actions write
+// them. Form drafts live here too, so nothing typed is lost when something else changes.
+// Nothing secret is kept here but what the user is typing, until it is sent (the UI never
+// receives a secret back).
+import { computed, signal } from "@preact/signals";
 import type { UiError } from "./api";
-
-/** A backup an earlier run left unfinished, being finished now. */
-export type Resumed = { jobId: string; profileId: string; view: BackupView };
+import type { BackupView } from "./backup-state";
+import type { CallbackChoice, CallbackTestResult, HistoryEntry, Permissions, ProfileView, Settings } from "./bindings";
 
 export type Tab = "backup" | "history" | "environment" | "settings";
 
-export const state = {
-  demo: false,
-  demoBaseUrl: null as string | null,
-  profiles: [] as ProfileView[],
-  selected: null as string | null,
-  /** Profile ids with a live session. */
-  signedIn: new Set<string>(),
-  editing: null as ProfileView | "new" | null,
-  tab: "backup" as Tab,
-  environment: null as unknown,
-  permissions: null as Permissions | null,
-  history: [] as HistoryEntry[],
-  historyFilter: null as string | null,
-  settings: { save_folder: null, callback: { kind: "loopback" }, relay_secret_saved: false } as Settings,
-  resumed: [] as Resumed[],
-  /** The last "Test connection": its result or error; `testing` while it runs. */
-  callbackTest: null as { ok: CallbackTestResult } | { error: UiError } | "testing" | null,
-  callbackSaved: false,
-  backup: { phase: "idle" } as BackupView,
-  jobId: null as string | null,
-  /** Profile the current backup belongs to. */
-  jobProfile: null as string | null,
-  error: null as UiError | null,
-  busy: false,
+/** A backup this window follows: one started here, or one an earlier run left (resumed). */
+export type Job = {
+  /** Stable while the job lives (its list key); the job id once Rust has given it. */
+  key: string;
+  jobId: string | null;
+  profileId: string;
+  resumed: boolean;
+  view: BackupView;
 };
 
-let renderer: () => void = () => {};
+/** What the profile form holds while it is open (`id` null: a new profile). */
+export type ProfileDraft = {
+  id: string | null;
+  name: string;
+  base_url: string;
+  username: string;
+  api_key: string;
+  password: string;
+  openapi_url: string;
+};
 
-export function onRender(fn: () => void): void {
-  renderer = fn;
+/** The callback settings form: the chosen kind and every kind's fields, so switching back
+ * and forth keeps what was typed; the relay secret until it is sent. */
+export type CallbackDraft = {
+  kind: CallbackChoice["kind"];
+  url: string;
+  public_url: string;
+  listen: string;
+  program: string;
+  relaySecret: string;
+};
+
+export const state = {
+  demo: signal(false),
+  demoBaseUrl: signal<string | null>(null),
+  profiles: signal<ProfileView[]>([]),
+  selected: signal<string | null>(null),
+  /** Profile ids with a live session. */
+  signedIn: signal<ReadonlySet<string>>(new Set()),
+  /** The open profile form's draft, or null. */
+  editing: signal<ProfileDraft | null>(null),
+  tab: signal<Tab>("backup"),
+  environment: signal<unknown>(null),
+  permissions: signal<Permissions | null>(null),
+  history: signal<HistoryEntry[]>([]),
+  historyFilter: signal<string | null>(null),
+  settings: signal<Settings>({ save_folder: null, callback: { kind: "loopback" }, relay_secret_saved: false }),
+  callbackDraft: signal<CallbackDraft | null>(null),
+  /** The last "Test connection": its result or error; `testing` while it runs. */
+  callbackTest: signal<{ ok: CallbackTestResult } | { error: UiError } | "testing" | null>(null),
+  callbackSaved: signal(false),
+  jobs: signal<Job[]>([]),
+  error: signal<UiError | null>(null),
+  busy: signal(false),
+  /** The wall clock, ticking each second while a job waits (only its elapsed time reads it). */
+  now: signal(Date.now()),
+};
+
+export const selectedProfile = computed(() => state.profiles.value.find((p) => p.id === state.selected.value));
+
+/** The newest backup started here for the selected profile (the Backup panel shows it). */
+export const currentJob = computed(() => {
+  const id = state.selected.value;
+  const mine = state.jobs.value.filter((j) => !j.resumed && j.profileId === id);
+  return mine[mine.length - 1];
+});
+
+export const resumedJobs = computed(() => state.jobs.value.filter((j) => j.resumed));
+
+/** Replaces job `key`'s entry with `change(entry)`. */
+export function updateJob(key: string, change: (job: Job) => Job): void {
+  state.jobs.value = state.jobs.value.map((j) => (j.key === key ? change(j) : j));
 }
 
-export function render(): void {
-  renderer();
-}
-
-export function selectedProfile(): ProfileView | undefined {
-  return state.profiles.find((p) => p.id === state.selected);
+export function findJob(key: string): Job | undefined {
+  return state.jobs.value.find((j) => j.key === key);
 }

@@ -1,54 +1,70 @@
-// The Backup owner panel: one prominent button, live stages, cancel, save, saved.
+// The Backup tab: the Backup owner button, the selected profile's job, the jobs an earlier
+// run left (one job view serves both), what the api key allows — and the window's one live
+// region, which announces a job's stage changes (not its progress or elapsed time).
+import { computed } from "@preact/signals";
+import { h } from "preact";
 import * as actions from "../actions";
-import { isRunning } from "../backup-state";
+import { isRunning, type BackupView } from "../backup-state";
 import type { Access } from "../bindings";
-import { h } from "../dom";
 import { bytes, clock, percent, rate, secondsLeft, shortHash } from "../format";
 import { t, type Key } from "../i18n";
-import { state, type Resumed } from "../state";
+import { currentJob, resumedJobs, state, type Job } from "../state";
 
-function stageText(): HTMLElement | null {
-  const v = state.backup;
+/** Time since `since`: the only part that changes each second while a job waits. */
+function Elapsed({ since }: { since: number }) {
+  return h("span", {}, clock((state.now.value - since) / 1000));
+}
+
+function Downloading({ view, full }: { view: Extract<BackupView, { phase: "downloading" }>; full: boolean }) {
+  const pct = percent(view.bytes, view.total);
+  const left = secondsLeft(view.bytes, view.total, view.bytesPerSec);
+  const text =
+    pct === null
+      ? t("stageDownloadingUnknown", { done: bytes(view.bytes), rate: rate(view.bytesPerSec) })
+      : t("stageDownloading", { percent: `${pct}%`, rate: rate(view.bytesPerSec), left: left === null || !full ? "—" : clock(left) });
+  return h(
+    "div",
+    {},
+    full ? h("progress", { max: 100, value: pct ?? undefined, "aria-label": t("tabBackup") }) : null,
+    h("p", { "data-test": full ? "stage-downloading" : null }, text),
+  );
+}
+
+function openLatest(select: boolean): Promise<void> {
+  const latest = state.history.value.find((e) => e.stage === "saved");
+  return latest ? actions.showBackup(latest.id, select) : Promise.resolve();
+}
+
+/** A job's stage, with what can be done now. `full`: the Backup panel's own job (waiting
+ * explained, retry and open-folder offered); otherwise a line in the list of resumed jobs. */
+function JobView({ job, full }: { job: Job; full: boolean }) {
+  const v = job.view;
   switch (v.phase) {
     case "requested":
       return h("p", {}, t("stageRequested"));
-    case "waiting":
+    case "waiting": {
+      const [before, after] = t("stageWaiting").split("{elapsed}");
       return h(
         "div",
         {},
-        h("p", { "data-test": "stage-waiting" }, t("stageWaiting", { elapsed: clock((Date.now() - v.since) / 1000) })),
-        h("p", { class: "note" }, t("stageWaitingWhy")),
-      );
-    case "fetching":
-      return h("p", {}, t("stageFetching"));
-    case "downloading": {
-      const pct = percent(v.bytes, v.total);
-      const left = secondsLeft(v.bytes, v.total, v.bytesPerSec);
-      const bar = h("progress", { max: 100, "aria-label": t("tabBackup") });
-      if (pct !== null) bar.value = pct;
-      return h(
-        "div",
-        {},
-        bar,
-        h(
-          "p",
-          { "data-test": "stage-downloading" },
-          pct === null
-            ? t("stageDownloadingUnknown", { done: bytes(v.bytes), rate: rate(v.bytesPerSec) })
-            : t("stageDownloading", { percent: `${pct}%`, rate: rate(v.bytesPerSec), left: left === null ? "—" : clock(left) }),
-        ),
+        h("p", { "data-test": full ? "stage-waiting" : null }, before, h(Elapsed, { since: v.since }), after),
+        full ? h("p", { class: "note" }, t("stageWaitingWhy")) : null,
       );
     }
+    case "fetching":
+      return h("p", {}, t("stageFetching"));
+    case "downloading":
+      return h(Downloading, { view: v, full });
     case "choose":
       return h(
         "div",
         {},
-        h("p", {}, t("stageSave")),
+        full ? h("p", {}, t("stageSave")) : null,
         h(
           "div",
           { class: "row" },
-          h("button", { class: "primary", "data-test": "choose-where", onclick: () => void actions.chooseWhereToSave() }, t("chooseWhere")),
-          h("button", { class: "secondary", onclick: () => void actions.cancelBackup() }, t("discard")),
+          h("button", { class: "primary", "data-test": full ? "choose-where" : "resumed-save", onClick: () => void actions.saveJob(job.key) }, t("chooseWhere")),
+          full ? h("button", { class: "secondary", onClick: () => void actions.cancelJob(job.key) }, t("discard")) : null,
         ),
       );
     case "saving":
@@ -56,40 +72,37 @@ function stageText(): HTMLElement | null {
     case "saved":
       return h(
         "div",
-        { class: "success", role: "status", "data-test": "backup-saved" },
-        h("h3", {}, t("savedTitle")),
+        { class: "success", "data-test": full ? "backup-saved" : null },
+        full ? h("h3", {}, t("savedTitle")) : null,
         h("p", {}, t("savedText", { size: bytes(v.bytes), hash: shortHash(v.sha256), path: v.path })),
-        h(
-          "div",
-          { class: "row" },
-          h("button", { class: "secondary", onclick: () => void openLatest(false) }, t("openFolder")),
-          h("button", { class: "secondary", onclick: () => void openLatest(true) }, t("showFile")),
-        ),
+        full
+          ? h(
+              "div",
+              { class: "row" },
+              h("button", { class: "secondary", onClick: () => void openLatest(false) }, t("openFolder")),
+              h("button", { class: "secondary", onClick: () => void openLatest(true) }, t("showFile")),
+            )
+          : null,
       );
     case "failed":
       return h(
         "div",
-        { class: "error", role: "alert", "data-test": "backup-failed" },
-        h("h3", {}, t("failedTitle")),
-        h("p", { "data-test": "backup-error" }, v.error.message),
-        h("button", { class: "secondary", onclick: () => void actions.startBackup() }, t("retry")),
+        { class: "error", "data-test": full ? "backup-failed" : null },
+        full ? h("h3", {}, t("failedTitle")) : null,
+        h("p", { "data-test": full ? "backup-error" : null }, v.error.message),
+        full ? h("button", { class: "secondary", onClick: () => void actions.startBackup() }, t("retry")) : null,
       );
     case "cancelled":
-      return h("p", { role: "status" }, t("cancelled"));
+      return h("p", {}, t("cancelled"));
     case "idle":
       return null;
   }
 }
 
-function openLatest(select: boolean): Promise<void> {
-  const latest = state.history.find((e) => e.stage === "saved");
-  return latest ? actions.showBackup(latest.id, select) : Promise.resolve();
-}
-
 const accessText: Record<Access, Key> = { allowed: "allowed", denied: "denied", unknown: "unknown" };
 
-function permissionsView(): HTMLElement | null {
-  const p = state.permissions;
+function PermissionsView() {
+  const p = state.permissions.value;
   if (!p) return null;
   const row = (label: Key, access: Access) =>
     h("li", { class: `access ${access}` }, h("span", { class: "mark", "aria-hidden": "true" }, access === "allowed" ? "✓" : access === "denied" ? "✗" : "?"), `${t(label)}: ${t(accessText[access])}`);
@@ -102,66 +115,82 @@ function permissionsView(): HTMLElement | null {
   );
 }
 
-/** One line for a resumed job's state, and its Save button when it is staged. */
-function resumedJob(job: Resumed): HTMLElement {
-  const v = job.view;
-  const profile = state.profiles.find((p) => p.id === job.profileId)?.name ?? job.profileId;
-  let body: HTMLElement;
-  switch (v.phase) {
-    case "downloading": {
-      const pct = percent(v.bytes, v.total);
-      body = h("p", {}, pct === null ? t("stageDownloadingUnknown", { done: bytes(v.bytes), rate: rate(v.bytesPerSec) }) : t("stageDownloading", { percent: `${pct}%`, rate: rate(v.bytesPerSec), left: "—" }));
-      break;
-    }
-    case "choose":
-      body = h("button", { class: "primary", "data-test": "resumed-save", onclick: () => void actions.saveResumed(job.jobId) }, t("chooseWhere"));
-      break;
-    case "saved":
-      body = h("p", { class: "success", role: "status" }, t("savedText", { size: bytes(v.bytes), hash: shortHash(v.sha256), path: v.path }));
-      break;
-    case "failed":
-      body = h("p", { class: "error", role: "alert" }, v.error.message);
-      break;
-    case "waiting":
-      body = h("p", {}, t("stageWaiting", { elapsed: clock((Date.now() - v.since) / 1000) }));
-      break;
-    case "fetching":
-      body = h("p", {}, t("stageFetching"));
-      break;
-    default:
-      body = h("p", {}, t("loading"));
-  }
-  return h("div", { class: "resumed", "data-test": "resumed-job" }, h("strong", {}, profile), body);
+function profileName(id: string): string {
+  return state.profiles.value.find((p) => p.id === id)?.name ?? id;
 }
 
-function resumedView(): HTMLElement | null {
-  if (state.resumed.length === 0) return null;
+function ResumedList() {
+  const jobs = resumedJobs.value;
+  if (jobs.length === 0) return null;
   return h(
     "section",
-    { class: "card", "aria-labelledby": "resumed-title", "aria-live": "polite" },
+    { class: "card", "aria-labelledby": "resumed-title" },
     h("h2", { id: "resumed-title" }, t("resumedTitle")),
     h("p", { class: "note" }, t("resumedIntro")),
-    ...state.resumed.map(resumedJob),
+    jobs.map((job) => h("div", { key: job.key, class: "resumed", "data-test": "resumed-job" }, h("strong", {}, profileName(job.profileId)), h(JobView, { job, full: false }))),
   );
 }
 
-export function backupView(): HTMLElement {
-  const running = isRunning(state.backup);
-  const denied = state.permissions?.backup_owner === "denied";
-  const button = h(
-    "button",
-    { class: "primary big", "data-test": "backup-owner", disabled: running || !state.selected, "aria-describedby": denied ? "not-allowed" : null, onclick: () => void actions.startBackup() },
-    t("backupOwner"),
+export function BackupPanel() {
+  const job = currentJob.value;
+  const running = job !== undefined && isRunning(job.view);
+  const denied = state.permissions.value?.backup_owner === "denied";
+  return h(
+    "div",
+    {},
+    h(ResumedList, {}),
+    h(
+      "section",
+      { class: "card backup", "aria-labelledby": "backup-title" },
+      h("h2", { id: "backup-title" }, t("backupOwner")),
+      h("p", { class: "note" }, t("backupIntro")),
+      denied ? h("p", { class: "warning", id: "not-allowed", role: "note" }, t("notAllowed")) : null,
+      h(
+        "div",
+        { class: "row" },
+        h(
+          "button",
+          {
+            class: "primary big",
+            "data-test": "backup-owner",
+            disabled: running || !state.selected.value,
+            "aria-describedby": denied ? "not-allowed" : undefined,
+            onClick: () => void actions.startBackup(),
+          },
+          t("backupOwner"),
+        ),
+        job && running && job.view.phase !== "choose"
+          ? h("button", { class: "secondary", "data-test": "cancel-backup", onClick: () => void actions.cancelJob(job.key) }, t("cancelBackup"))
+          : null,
+      ),
+      h("div", { class: "stage" }, job ? h(JobView, { job, full: true }) : null),
+      h(PermissionsView, {}),
+    ),
   );
-  const panel = h(
-    "section",
-    { class: "card backup", "aria-labelledby": "backup-title" },
-    h("h2", { id: "backup-title" }, t("backupOwner")),
-    h("p", { class: "note" }, t("backupIntro")),
-    denied ? h("p", { class: "warning", id: "not-allowed", role: "note" }, t("notAllowed")) : null,
-    h("div", { class: "row" }, button, running && state.backup.phase !== "choose" ? h("button", { class: "secondary", "data-test": "cancel-backup", onclick: () => void actions.cancelBackup() }, t("cancelBackup")) : null),
-    h("div", { class: "stage", "aria-live": "polite" }, stageText()),
-    permissionsView(),
-  );
-  return h("div", {}, resumedView(), panel);
+}
+
+const announced: Record<BackupView["phase"], Key | null> = {
+  idle: null,
+  requested: "stageRequested",
+  waiting: "announceWaiting",
+  fetching: "stageFetching",
+  downloading: "announceDownloading",
+  choose: "stageSave",
+  saving: "stageSave",
+  saved: "savedTitle",
+  failed: "failedTitle",
+  cancelled: "cancelled",
+};
+
+/** What the live region says: the newest backup started here, by klant and stage. It
+ * changes only when the stage does, so a screen reader hears each stage once. */
+const announcement = computed(() => {
+  const started = state.jobs.value.filter((j) => !j.resumed);
+  const job = started[started.length - 1];
+  const key = job ? announced[job.view.phase] : null;
+  return job && key ? `${profileName(job.profileId)}: ${t(key)}` : "";
+});
+
+export function Announcer() {
+  return h("p", { class: "visually-hidden", role: "status", "aria-live": "polite", "data-test": "announce" }, announcement.value);
 }

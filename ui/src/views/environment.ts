@@ -1,18 +1,24 @@
 // The /util/environment answer as a readable, collapsible, copyable tree.
+import { useState } from "preact/hooks";
+import { h } from "preact";
 import * as actions from "../actions";
-import { copyText, h } from "../dom";
+import { copyText } from "../dom";
 import { t } from "../i18n";
 import { state } from "../state";
 
-function copyButton(text: string, label: string): HTMLElement {
-  const button = h("button", { class: "icon", type: "button", "aria-label": `${t("copy")}: ${label}`, title: t("copy") }, t("copy"));
-  button.addEventListener("click", () => {
-    void copyText(text).then(() => {
-      button.textContent = "✓";
-      button.setAttribute("aria-label", t("copied"));
-    });
-  });
-  return button;
+function CopyButton({ text, label }: { text: string; label: string }) {
+  const [copied, setCopied] = useState(false);
+  return h(
+    "button",
+    {
+      class: "icon",
+      type: "button",
+      "aria-label": copied ? t("copied") : `${t("copy")}: ${label}`,
+      title: t("copy"),
+      onClick: () => void copyText(text).then(() => setCopied(true)),
+    },
+    copied ? "✓" : t("copy"),
+  );
 }
 
 function scalar(value: unknown): string {
@@ -20,38 +26,38 @@ function scalar(value: unknown): string {
 }
 
 /** One node of the tree: objects and arrays collapse, values can be copied. */
-export function tree(key: string, value: unknown, depth = 0): HTMLElement {
+export function Tree({ name, value, depth = 0 }: { name: string; value: unknown; depth?: number }) {
   if (value !== null && typeof value === "object") {
     const entries = Array.isArray(value) ? value.map((v, i) => [String(i), v] as const) : Object.entries(value);
-    const details = h(
+    return h(
       "details",
       { open: depth < 2 },
-      h("summary", {}, h("span", { class: "key" }, key), h("span", { class: "count" }, Array.isArray(value) ? `[${entries.length}]` : `{${entries.length}}`)),
-      h("ul", { class: "tree" }, ...entries.map(([k, v]) => h("li", {}, tree(k, v, depth + 1)))),
+      h("summary", {}, h("span", { class: "key" }, name), h("span", { class: "count" }, Array.isArray(value) ? `[${entries.length}]` : `{${entries.length}}`)),
+      h("ul", { class: "tree" }, entries.map(([k, v]) => h("li", { key: k }, h(Tree, { name: k, value: v, depth: depth + 1 })))),
     );
-    return details;
   }
-  return h("div", { class: "leaf" }, h("span", { class: "key" }, key), h("span", { class: "value" }, scalar(value)), copyButton(scalar(value), key));
+  return h("div", { class: "leaf" }, h("span", { class: "key" }, name), h("span", { class: "value" }, scalar(value)), h(CopyButton, { text: scalar(value), label: name }));
 }
 
-export function environmentView(): HTMLElement {
-  const env = state.environment as { error?: { message: string } } | null;
-  let body: HTMLElement;
-  if (env === null) body = h("p", {}, t("loading"));
-  else if (env && typeof env === "object" && "error" in env && env.error) body = h("p", { class: "error", role: "alert" }, env.error.message);
-  else
-    body = h(
-      "div",
-      { "data-test": "environment" },
-      h("ul", { class: "tree root" }, ...Object.entries(env as object).map(([k, v]) => h("li", {}, tree(k, v)))),
-      h("button", { class: "secondary", type: "button", onclick: () => void copyText(JSON.stringify(env, null, 2)) }, t("copyAll")),
-    );
+function Body() {
+  const env = state.environment.value as { error?: { message: string } } | null;
+  if (env === null) return h("p", {}, t("loading"));
+  if (typeof env === "object" && "error" in env && env.error) return h("p", { class: "error", role: "alert" }, env.error.message);
+  return h(
+    "div",
+    { "data-test": "environment" },
+    h("ul", { class: "tree root" }, Object.entries(env as object).map(([k, v]) => h("li", { key: k }, h(Tree, { name: k, value: v })))),
+    h("button", { class: "secondary", type: "button", onClick: () => void copyText(JSON.stringify(env, null, 2)) }, t("copyAll")),
+  );
+}
+
+export function EnvironmentPanel() {
   return h(
     "section",
     { class: "card", "aria-labelledby": "env-title" },
     h("h2", { id: "env-title" }, t("tabEnvironment")),
     h("p", { class: "note" }, t("environmentIntro")),
-    body,
-    h("button", { class: "secondary", type: "button", onclick: () => void actions.refreshEnvironment() }, t("refresh")),
+    h(Body, {}),
+    h("button", { class: "secondary", type: "button", onClick: () => void actions.refreshEnvironment() }, t("refresh")),
   );
 }

@@ -1,58 +1,65 @@
 // The history table: when, duration, size, SHA-256, where, status; retry and open folder.
+import { h } from "preact";
 import * as actions from "../actions";
 import type { HistoryEntry } from "../bindings";
-import { copyText, h } from "../dom";
+import { copyText } from "../dom";
 import { bytes, dateTime, duration, shortHash } from "../format";
 import { locale, t } from "../i18n";
 import { state } from "../state";
 
 function profileName(id: string): string {
-  return state.profiles.find((p) => p.id === id)?.name ?? id;
+  return state.profiles.value.find((p) => p.id === id)?.name ?? id;
 }
 
-function row(e: HistoryEntry): HTMLElement {
+function Row({ e }: { e: HistoryEntry }) {
   const status =
     e.stage === "saved"
       ? h("span", { class: "status ok" }, t("statusSaved"))
       : e.stage === "failed"
-        ? h("span", { class: "status failed" }, t("statusFailed"), h("br"), h("small", {}, e.error_message ?? ""))
+        ? h("span", { class: "status failed" }, t("statusFailed"), h("br", {}), h("small", {}, e.error_message ?? ""))
         : h("span", { class: "status" }, t("statusRunning"));
   const hash = e.sha256
-    ? h("span", {}, h("code", { title: e.sha256 }, shortHash(e.sha256)), h("button", { class: "icon", "aria-label": `${t("copy")} SHA-256`, onclick: () => void copyText(e.sha256 ?? "") }, t("copy")))
+    ? h("span", {}, h("code", { title: e.sha256 }, shortHash(e.sha256)), h("button", { class: "icon", "aria-label": `${t("copy")} SHA-256`, onClick: () => void copyText(e.sha256 ?? "") }, t("copy")))
     : "—";
-  const actionsCell =
+  const action =
     e.stage === "saved"
-      ? h("button", { class: "link", onclick: () => void actions.showBackup(e.id, false) }, t("openFolder"))
-      : e.stage === "failed" && e.profile === state.selected
-        ? h("button", { class: "link", onclick: () => void actions.startBackup() }, t("retry"))
+      ? h("button", { class: "link", onClick: () => void actions.showBackup(e.id, false) }, t("openFolder"))
+      : e.stage === "failed" && e.profile === state.selected.value
+        ? h("button", { class: "link", onClick: () => void actions.startBackup() }, t("retry"))
         : "";
   return h(
     "tr",
     { "data-test": "history-row", "data-stage": e.stage },
-    h("td", {}, dateTime(e.started_at_ms, locale()), h("br"), h("small", {}, profileName(e.profile))),
+    h("td", {}, dateTime(e.started_at_ms, locale()), h("br", {}), h("small", {}, profileName(e.profile))),
     h("td", {}, duration(e.started_at_ms, e.finished_at_ms)),
     h("td", {}, bytes(e.bytes)),
     h("td", {}, hash),
     h("td", { class: "path" }, e.path ?? "—"),
     h("td", {}, status),
-    h("td", {}, actionsCell),
+    h("td", {}, action),
   );
 }
 
-export function historyView(): HTMLElement {
-  const filter = h(
-    "select",
-    { id: "history-filter", onchange: (ev: Event) => void actions.filterHistory((ev.target as HTMLSelectElement).value || null) },
-    h("option", { value: "" }, t("allProfiles")),
-    ...state.profiles.map((p) => h("option", { value: p.id, selected: p.id === state.historyFilter }, p.name)),
-  );
-  const headers = ["colWhen", "colDuration", "colSize", "colHash", "colWhere", "colStatus", "colActions"] as const;
+const headers = ["colWhen", "colDuration", "colSize", "colHash", "colWhere", "colStatus", "colActions"] as const;
+
+export function HistoryPanel() {
+  const history = state.history.value;
   return h(
     "section",
     { class: "card", "aria-labelledby": "history-title" },
     h("h2", { id: "history-title" }, t("tabHistory")),
-    h("div", { class: "field inline" }, h("label", { for: "history-filter" }, t("historyFilter")), filter),
-    state.history.length === 0
+    h(
+      "div",
+      { class: "field inline" },
+      h("label", { for: "history-filter" }, t("historyFilter")),
+      h(
+        "select",
+        { id: "history-filter", value: state.historyFilter.value ?? "", onChange: (ev: Event) => void actions.filterHistory((ev.target as HTMLSelectElement).value || null) },
+        h("option", { value: "" }, t("allProfiles")),
+        state.profiles.value.map((p) => h("option", { key: p.id, value: p.id }, p.name)),
+      ),
+    ),
+    history.length === 0
       ? h("p", {}, t("noHistory"))
       : h(
           "div",
@@ -60,8 +67,8 @@ export function historyView(): HTMLElement {
           h(
             "table",
             { "data-test": "history" },
-            h("thead", {}, h("tr", {}, ...headers.map((k) => h("th", { scope: "col" }, t(k))))),
-            h("tbody", {}, ...state.history.map(row)),
+            h("thead", {}, h("tr", {}, headers.map((k) => h("th", { key: k, scope: "col" }, t(k))))),
+            h("tbody", {}, history.map((e) => h(Row, { key: e.id, e }))),
           ),
         ),
   );

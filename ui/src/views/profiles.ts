@@ -1,39 +1,42 @@
-// The profile list, the profile form and the first-run welcome.
+// The profile list, the profile form (its draft lives in the state) and the first-run welcome.
+import { h, type ComponentChildren } from "preact";
 import * as actions from "../actions";
-import type { ProfileView } from "../bindings";
-import { h } from "../dom";
 import { t } from "../i18n";
-import { render, state } from "../state";
+import { state, type ProfileDraft } from "../state";
 
-export function profileList(): HTMLElement {
-  const items = state.profiles.map((p) =>
-    h(
-      "li",
-      {},
-      h(
-        "button",
-        {
-          class: p.id === state.selected ? "profile selected" : "profile",
-          "aria-current": p.id === state.selected ? "true" : null,
-          "data-test": `profile-${p.id}`,
-          onclick: () => void actions.selectProfile(p.id),
-        },
-        p.name,
-        p.demo ? h("span", { class: "tag" }, "demo") : null,
-      ),
-    ),
-  );
+export function ProfileList() {
+  const selected = state.selected.value;
   return h(
     "nav",
     { class: "sidebar", "aria-label": t("profiles") },
     h("h2", {}, t("profiles")),
-    h("ul", { class: "profiles" }, ...items),
-    h("button", { class: "secondary", "data-test": "add-profile", onclick: () => { state.editing = "new"; render(); } }, t("addProfile")),
-    !state.demo ? h("button", { class: "secondary", "data-test": "try-demo", onclick: () => void actions.startDemo() }, t("tryDemo")) : null,
+    h(
+      "ul",
+      { class: "profiles" },
+      state.profiles.value.map((p) =>
+        h(
+          "li",
+          { key: p.id },
+          h(
+            "button",
+            {
+              class: p.id === selected ? "profile selected" : "profile",
+              "aria-current": p.id === selected ? "true" : undefined,
+              "data-test": `profile-${p.id}`,
+              onClick: () => void actions.selectProfile(p.id),
+            },
+            p.name,
+            p.demo ? h("span", { class: "tag" }, "demo") : null,
+          ),
+        ),
+      ),
+    ),
+    h("button", { class: "secondary", "data-test": "add-profile", onClick: () => actions.editProfile(null) }, t("addProfile")),
+    !state.demo.value ? h("button", { class: "secondary", "data-test": "try-demo", onClick: () => void actions.startDemo() }, t("tryDemo")) : null,
   );
 }
 
-export function welcome(): HTMLElement {
+export function Welcome() {
   return h(
     "section",
     { class: "welcome card" },
@@ -42,63 +45,66 @@ export function welcome(): HTMLElement {
     h(
       "div",
       { class: "row" },
-      h("button", { class: "primary", "data-test": "try-demo", onclick: () => void actions.startDemo() }, t("tryDemo")),
-      h("button", { class: "secondary", "data-test": "add-profile", onclick: () => { state.editing = "new"; render(); } }, t("addProfile")),
+      h("button", { class: "primary", "data-test": "try-demo", onClick: () => void actions.startDemo() }, t("tryDemo")),
+      h("button", { class: "secondary", "data-test": "add-profile", onClick: () => actions.editProfile(null) }, t("addProfile")),
     ),
   );
 }
 
-export function field(id: string, label: string, input: HTMLInputElement, hint?: string): HTMLElement {
-  input.id = id;
-  return h("div", { class: "field" }, h("label", { for: id }, label), input, hint ? h("small", { id: `${id}-hint` }, hint) : null);
+/** A labelled form field around `input` (given its `id`), with an optional hint. */
+export function Field({ id, label, hint, children }: { id: string; label: string; hint?: string; children?: ComponentChildren }) {
+  return h("div", { class: "field" }, h("label", { for: id }, label), children, hint ? h("small", { id: `${id}-hint` }, hint) : null);
 }
 
-export function profileForm(existing: ProfileView | null): HTMLElement {
-  const input = (name: string, type: string, value: string, required = true) =>
-    h("input", { name, type, value, required, autocomplete: "off", spellcheck: "false" });
-  const name = input("name", "text", existing?.name ?? "", false);
-  const baseUrl = input("base_url", "url", existing?.base_url ?? "");
-  baseUrl.setAttribute("aria-describedby", "f-base-url-hint");
-  const username = input("username", "text", existing?.username ?? "");
-  const apiKey = input("api_key", "password", "", !existing);
-  const password = input("password", "password", "", !existing);
-  if (existing) {
-    apiKey.placeholder = t("keepSecret");
-    password.placeholder = t("keepSecret");
-  }
-  const openapi = input("openapi_url", "url", existing?.openapi_url ?? "", false);
-  const form = h(
+type DraftField = keyof Omit<ProfileDraft, "id">;
+
+/** An input bound to the draft's `field`: what is typed goes to the state at once. */
+function DraftInput({ id, field, type, required, placeholder, describedBy }: { id: string; field: DraftField; type: string; required: boolean; placeholder?: string; describedBy?: string }) {
+  const draft = state.editing.value;
+  return h("input", {
+    id,
+    name: field,
+    type,
+    required,
+    placeholder,
+    autocomplete: "off",
+    spellcheck: false,
+    "aria-describedby": describedBy,
+    value: draft?.[field] ?? "",
+    onInput: (e: Event) => actions.editDraft(field, (e.target as HTMLInputElement).value),
+  });
+}
+
+export function ProfileForm() {
+  const draft = state.editing.value;
+  if (!draft) return null;
+  const existing = draft.id !== null;
+  const keep = existing ? t("keepSecret") : undefined;
+  const input = (id: string, label: string, field: DraftField, type: string, required: boolean, extra: { placeholder?: string; hint?: string } = {}) =>
+    h(Field, { id, label, hint: extra.hint }, h(DraftInput, { id, field, type, required, placeholder: extra.placeholder, describedBy: extra.hint ? `${id}-hint` : undefined }));
+  return h(
     "form",
     {
       class: "card profile-form",
       "aria-labelledby": "profile-form-title",
-      onsubmit: (e: Event) => {
+      onSubmit: (e: Event) => {
         e.preventDefault();
-        void actions.saveProfile({
-          id: existing?.id ?? null,
-          name: name.value,
-          base_url: baseUrl.value,
-          username: username.value,
-          api_key: apiKey.value || null,
-          password: password.value || null,
-          openapi_url: openapi.value || null,
-        });
+        void actions.saveProfile();
       },
     },
     h("h2", { id: "profile-form-title" }, existing ? t("editProfile") : t("addProfile")),
-    field("f-name", t("name"), name),
-    field("f-base-url", t("baseUrl"), baseUrl, t("baseUrlHint")),
-    field("f-api-key", t("apiKey"), apiKey),
-    field("f-username", t("username"), username),
-    field("f-password", t("password"), password),
-    field("f-openapi", t("openapiUrl"), openapi),
+    input("f-name", t("name"), "name", "text", false),
+    input("f-base-url", t("baseUrl"), "base_url", "url", true, { hint: t("baseUrlHint") }),
+    input("f-api-key", t("apiKey"), "api_key", "password", !existing, { placeholder: keep }),
+    input("f-username", t("username"), "username", "text", true),
+    input("f-password", t("password"), "password", "password", !existing, { placeholder: keep }),
+    input("f-openapi", t("openapiUrl"), "openapi_url", "url", false),
     h("p", { class: "note" }, t("secretsNote")),
     h(
       "div",
       { class: "row" },
       h("button", { type: "submit", class: "primary", "data-test": "save-profile" }, t("save")),
-      h("button", { type: "button", class: "secondary", onclick: () => { state.editing = null; render(); } }, t("cancel")),
+      h("button", { type: "button", class: "secondary", onClick: () => actions.closeProfileForm() }, t("cancel")),
     ),
   );
-  return form;
 }

@@ -1,12 +1,12 @@
 // Settings: where backups are saved, and how the service's callback reaches this computer.
+import { h } from "preact";
 import * as actions from "../actions";
-import { h } from "../dom";
 import { t } from "../i18n";
 import { state } from "../state";
-import { callbackSettings } from "./callback";
+import { CallbackSettings } from "./callback";
 
-export function settingsView(): HTMLElement {
-  const folder = state.settings.save_folder;
+export function SettingsPanel() {
+  const folder = state.settings.value.save_folder;
   return h(
     "section",
     { class: "card", "aria-labelledby": "settings-title" },
@@ -16,9 +16,9 @@ export function settingsView(): HTMLElement {
     h(
       "div",
       { class: "row" },
-      h("button", { class: "secondary", onclick: () => void actions.chooseSaveFolder() }, t("chooseFolder")),
-      folder ? h("button", { class: "secondary", onclick: () => void actions.askEachTime() }, t("useDialog")) : null,
+      h("button", { class: "secondary", onClick: () => void actions.chooseSaveFolder() }, t("chooseFolder")),
+      folder ? h("button", { class: "secondary", onClick: () => void actions.askEachTime() }, t("useDialog")) : null,
     ),
-    callbackSettings(),
+    h(CallbackSettings, {}),
   );
 }
