@@ -7,14 +7,13 @@ use std::time::Duration;
 
 use futures_util::stream::{FuturesUnordered, StreamExt};
 use kluis_core::engine::{
-    test_transport, CallbackChoice, EventSink, Launch, ResumeScope, ServiceConnection,
-    TransportNeeds, Work,
+    test_transport, CallbackChoice, Demo, EventSink, Launch, ResumeScope, ServiceConnection,
+    TransportNeeds, Work, DEMO_ACCOUNTS,
 };
 use kluis_core::{
     BackupRequest, CallbackTransport, Destination, DownloadOptions, Engine, Error, Owner, Result,
     Saved, Secret, ServiceClient, ServiceConfig, Session,
 };
-use kluis_sim::{Sim, SimConfig};
 use tokio::sync::Notify;
 use uuid::Uuid;
 
@@ -216,26 +215,13 @@ async fn resume(
 
 /// Starts the simulator in this process and backs up from it, as a newcomer's first try.
 async fn demo(out: &Path, size_mib: u64, history_db: Option<&std::path::PathBuf>) -> Result<()> {
-    let config = SimConfig {
-        payload_size: size_mib * 1024 * 1024,
-        ..SimConfig::default()
-    };
-    let sim = Sim::start(config)
-        .await
-        .map_err(|e| Error::Io(e.to_string()))?;
+    let demo = Demo::start(size_mib * 1024 * 1024, false).await?;
     eprintln!(
         "Demo: a simulated service runs at {} (no real data).",
-        sim.base_url()
+        demo.base_url()
     );
     std::fs::create_dir_all(out).map_err(|e| Error::io(format!("create {}", out.display()), e))?;
-    let mut config = ServiceConfig::new(
-        sim.base_url().as_str(),
-        Secret::new(kluis_sim::config::DEMO_API_KEY.to_string()),
-        kluis_sim::config::DEMO_USERNAME.into(),
-        Secret::new(kluis_sim::config::DEMO_PASSWORD),
-        false,
-    )?;
-    config.extra_ca_pem = Some(sim.ca_pem().to_string());
+    let config = demo.config(&DEMO_ACCOUNTS[0])?;
     let engine = Engine::new(Arc::new(open_history(history_db)?));
     let session = Session::new(ServiceClient::new(config.clone())?);
     let environment = session.environment().await?;

@@ -9,15 +9,20 @@
 //!   stream of [`crate::JobEvent`]s out — and cancels, stops or shuts them down.
 //! - [`Engine::resume`] (`resume`): the one resume loop: sweep the history, rebuild each
 //!   journalled job's transport, start it.
+//! - `Demo` (`demo`, feature `demo`): the simulator in this process with its accounts.
 
 mod choice;
 mod connection;
+#[cfg(feature = "demo")]
+mod demo;
 mod jobs;
 mod resume;
 mod transports;
 
 pub use choice::{default_webhook_site, test_transport, CallbackChoice, TransportNeeds};
 pub use connection::ServiceConnection;
+#[cfg(feature = "demo")]
+pub use demo::{Demo, DemoAccount, DEMO_ACCOUNTS};
 pub use jobs::{Engine, EventSink, JobHandle, Launch, Work};
 pub use resume::{ResumeScope, Resumed, ResumedJob};
 pub use transports::Transports;

@@ -40,7 +40,7 @@ impl DesktopApp {
         let mut services: Vec<String> = Vec::new();
         for job in self.history.unfinished()? {
             let profile = job.entry.profile.as_str();
-            if profile == DEMO_ID || profile == DEMO_RESTRICTED_ID {
+            if DemoAccount::is_demo(profile) {
                 // The demo's service ended with the app that ran it.
                 if self.history.claim(job.id())?.is_some() {
                     self.history.abandon(

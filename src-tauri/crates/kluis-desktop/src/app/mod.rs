@@ -3,11 +3,13 @@
 //!
 //! This file holds the state, start-up and shutdown and the internals the commands share
 //! (secrets, connections, learnt denials); the commands are grouped by concern in
-//! `accounts` (profiles and sessions), `backups` (jobs on kluis-core's [`Engine`], which runs
+//! `accounts` (profiles and sessions), `connections` (secrets and each profile's
+//! connection), `backups` (jobs on kluis-core's [`Engine`], which runs
 //! them; this app adds the staging folder and the save dialog), `settings` and `demo`.
 
 mod accounts;
 mod backups;
+mod connections;
 mod demo;
 mod settings;
 
@@ -17,14 +19,13 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use kluis_core::engine::{
-    CallbackChoice, EventSink as JobEventSink, JobHandle, Launch, ResumeScope, ServiceConnection,
-    TransportNeeds, Work,
+    CallbackChoice, Demo, DemoAccount, EventSink as JobEventSink, JobHandle, Launch, ResumeScope,
+    ServiceConnection, TransportNeeds, Work, DEMO_ACCOUNTS,
 };
 use kluis_core::{
     BackupRequest, CallbackTransport, Destination, DownloadOptions, Engine, Error, History,
     HistoryEntry, Owner, Saved, Secret, ServiceConfig, Stage,
 };
-use kluis_sim::{Sim, SimConfig};
 use serde::Serialize;
 use serde_json::Value;
 use uuid::Uuid;
@@ -125,7 +126,7 @@ pub struct DesktopApp {
     jobs: Arc<Mutex<HashMap<Uuid, JobSlot>>>,
     /// `KLUIS_CA_CERT`'s certificates, read at start: trusted by profiles without their own.
     env_ca_pem: Option<String>,
-    demo: tokio::sync::Mutex<Option<Sim>>,
+    demo: tokio::sync::Mutex<Option<Demo>>,
     /// A save folder that overrides the settings (the e2e tests' stand-in for a save dialog).
     save_folder_override: Option<PathBuf>,
     /// The native dialogs (see [`crate::dialogs`]): set by the shell once it runs.
@@ -135,9 +136,6 @@ pub struct DesktopApp {
     /// webhook.site's address (tests; the demo uses its simulator's stand-in).
     pub webhook_site: String,
 }
-
-const DEMO_ID: &str = "demo";
-const DEMO_RESTRICTED_ID: &str = "demo-restricted";
 
 impl DesktopApp {
     pub fn open(
@@ -187,75 +185,6 @@ impl DesktopApp {
 
     fn dialogs(&self) -> Arc<dyn Dialogs> {
         self.dialogs.read().unwrap().clone()
-    }
-
-    fn store_for(&self, demo: bool) -> Arc<dyn SecretStore> {
-        if demo {
-            self.demo_secrets.clone()
-        } else {
-            self.keyring.clone()
-        }
-    }
-
-    async fn secret(&self, id: &str, kind: SecretKind, demo: bool) -> AppResult<Option<Secret>> {
-        let store = self.store_for(demo);
-        let id = id.to_string();
-        tokio::task::spawn_blocking(move || store.get(&id, kind))
-            .await
-            .expect("keyring task")
-    }
-
-    async fn store_secret(
-        &self,
-        id: &str,
-        kind: SecretKind,
-        value: Secret,
-        demo: bool,
-    ) -> AppResult<()> {
-        let store = self.store_for(demo);
-        let id = id.to_string();
-        tokio::task::spawn_blocking(move || store.set(&id, kind, &value))
-            .await
-            .expect("keyring task")
-    }
-
-    /// The session and downloader of a profile, made on first use.
-    async fn connection(&self, id: &str) -> AppResult<Arc<ServiceConnection>> {
-        if let Some(c) = self.connections.lock().unwrap().get(id) {
-            return Ok(c.clone());
-        }
-        let profile = self.profiles.get(id)?;
-        let missing = || {
-            AppError::Core(Error::Config(
-                "This profile has no saved api key or password. Edit the profile and enter them."
-                    .into(),
-            ))
-        };
-        let api_key = self
-            .secret(id, SecretKind::ApiKey, profile.demo)
-            .await?
-            .ok_or_else(missing)?;
-        let password = self
-            .secret(id, SecretKind::Password, profile.demo)
-            .await?
-            .ok_or_else(missing)?;
-        let mut config = ServiceConfig::new(
-            &profile.base_url,
-            api_key,
-            profile.username.clone(),
-            password,
-            false,
-        )?;
-        config.extra_ca_pem = profile
-            .extra_ca_pem
-            .clone()
-            .or_else(|| self.env_ca_pem.clone());
-        let connection = Arc::new(ServiceConnection::open(config, DownloadOptions::default())?);
-        self.connections
-            .lock()
-            .unwrap()
-            .insert(id.to_string(), connection.clone());
-        Ok(connection)
     }
 
     fn learn_denial(&self, id: &str, error: &Error, endpoint: Endpoint) {

@@ -121,8 +121,8 @@ impl DesktopApp {
                 _ => None,
             };
             let webhook_site = match self.demo.lock().await.as_ref() {
-                Some(sim) if self.profiles.get(profile_id).is_ok_and(|p| p.demo) => {
-                    sim.webhook_site_url().to_string()
+                Some(demo) if self.profiles.get(profile_id).is_ok_and(|p| p.demo) => {
+                    demo.webhook_site_url()
                 }
                 _ => self.webhook_site.clone(),
             };

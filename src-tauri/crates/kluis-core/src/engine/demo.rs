@@ -1,0 +1,103 @@
+//! [`Demo`]: the service simulator started in this process, so a newcomer can try the whole
+//! flow without an account — `kluis demo` and the app's demo mode. Its accounts hold no real
+//! secret: the simulator's fixed demo key (and one restricted key, to show a refusal).
+
+use kluis_sim::{config as sim, Sim, SimConfig};
+use std::time::Duration;
+use url::Url;
+
+use crate::config::ServiceConfig;
+use crate::error::{Error, Result};
+use crate::secret::Secret;
+
+/// A demo account: the profile it becomes in the app, and its api key.
+#[derive(Debug, Clone, Copy)]
+pub struct DemoAccount {
+    pub id: &'static str,
+    pub name: &'static str,
+    api_key: uuid::Uuid,
+}
+
+/// The full demo key, and one whose key may not use `/backup/owner`.
+pub const DEMO_ACCOUNTS: [DemoAccount; 2] = [
+    DemoAccount {
+        id: "demo",
+        name: "Demo",
+        api_key: sim::DEMO_API_KEY,
+    },
+    DemoAccount {
+        id: "demo-restricted",
+        name: "Demo (key without backups)",
+        api_key: sim::RESTRICTED_API_KEY,
+    },
+];
+
+impl DemoAccount {
+    pub fn api_key(&self) -> Secret {
+        Secret::new(self.api_key.to_string())
+    }
+
+    pub fn username(&self) -> &'static str {
+        sim::DEMO_USERNAME
+    }
+
+    pub fn password(&self) -> Secret {
+        Secret::new(sim::DEMO_PASSWORD)
+    }
+
+    /// Whether `profile` is one of the demo's (whose service ends with the program).
+    pub fn is_demo(profile: &str) -> bool {
+        DEMO_ACCOUNTS.iter().any(|a| a.id == profile)
+    }
+}
+
+/// The running demo service; it stops when dropped.
+pub struct Demo {
+    sim: Sim,
+}
+
+impl Demo {
+    /// Starts the simulator with a backup of `payload_bytes`. `paced`: slow enough that each
+    /// stage can be seen (the app), or as fast as it goes (the CLI).
+    pub async fn start(payload_bytes: u64, paced: bool) -> Result<Demo> {
+        let mut config = SimConfig {
+            payload_size: payload_bytes,
+            ..SimConfig::default()
+        };
+        if paced {
+            config.faults.callback_delay = Duration::from_millis(1500);
+            config.faults.download_rate = Some(24 * 1024 * 1024);
+        }
+        let sim = Sim::start(config)
+            .await
+            .map_err(|e| Error::Io(format!("The demo service could not start ({e}).")))?;
+        Ok(Demo { sim })
+    }
+
+    pub fn base_url(&self) -> &Url {
+        self.sim.base_url()
+    }
+
+    /// The certificate of the demo's own CA, which only the demo's profiles trust.
+    pub fn ca_pem(&self) -> &str {
+        self.sim.ca_pem()
+    }
+
+    /// The demo's stand-in for webhook.site.
+    pub fn webhook_site_url(&self) -> String {
+        self.sim.webhook_site_url().to_string()
+    }
+
+    /// The service settings of `account`, trusting the demo's CA.
+    pub fn config(&self, account: &DemoAccount) -> Result<ServiceConfig> {
+        let mut config = ServiceConfig::new(
+            self.base_url().as_str(),
+            account.api_key(),
+            account.username().into(),
+            account.password(),
+            false,
+        )?;
+        config.extra_ca_pem = Some(self.ca_pem().to_string());
+        Ok(config)
+    }
+}

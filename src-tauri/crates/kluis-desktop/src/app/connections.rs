@@ -1,0 +1,80 @@
+//! Connections: a profile's secrets (the OS keyring, or memory for the demo's) and its
+//! kluis-core `ServiceConnection`, made on first use and kept while the app runs.
+
+use super::*;
+
+impl DesktopApp {
+    pub(super) fn store_for(&self, demo: bool) -> Arc<dyn SecretStore> {
+        if demo {
+            self.demo_secrets.clone()
+        } else {
+            self.keyring.clone()
+        }
+    }
+
+    pub(super) async fn secret(
+        &self,
+        id: &str,
+        kind: SecretKind,
+        demo: bool,
+    ) -> AppResult<Option<Secret>> {
+        let store = self.store_for(demo);
+        let id = id.to_string();
+        tokio::task::spawn_blocking(move || store.get(&id, kind))
+            .await
+            .expect("keyring task")
+    }
+
+    pub(super) async fn store_secret(
+        &self,
+        id: &str,
+        kind: SecretKind,
+        value: Secret,
+        demo: bool,
+    ) -> AppResult<()> {
+        let store = self.store_for(demo);
+        let id = id.to_string();
+        tokio::task::spawn_blocking(move || store.set(&id, kind, &value))
+            .await
+            .expect("keyring task")
+    }
+
+    /// The session and downloader of a profile, made on first use.
+    pub(super) async fn connection(&self, id: &str) -> AppResult<Arc<ServiceConnection>> {
+        if let Some(c) = self.connections.lock().unwrap().get(id) {
+            return Ok(c.clone());
+        }
+        let profile = self.profiles.get(id)?;
+        let missing = || {
+            AppError::Core(Error::Config(
+                "This profile has no saved api key or password. Edit the profile and enter them."
+                    .into(),
+            ))
+        };
+        let api_key = self
+            .secret(id, SecretKind::ApiKey, profile.demo)
+            .await?
+            .ok_or_else(missing)?;
+        let password = self
+            .secret(id, SecretKind::Password, profile.demo)
+            .await?
+            .ok_or_else(missing)?;
+        let mut config = ServiceConfig::new(
+            &profile.base_url,
+            api_key,
+            profile.username.clone(),
+            password,
+            false,
+        )?;
+        config.extra_ca_pem = profile
+            .extra_ca_pem
+            .clone()
+            .or_else(|| self.env_ca_pem.clone());
+        let connection = Arc::new(ServiceConnection::open(config, DownloadOptions::default())?);
+        self.connections
+            .lock()
+            .unwrap()
+            .insert(id.to_string(), connection.clone());
+        Ok(connection)
+    }
+}
