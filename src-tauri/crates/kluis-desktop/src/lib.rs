@@ -6,14 +6,16 @@
 //! - [`profiles`]: profiles (one per klant) and settings in a JSON file — nothing secret.
 //! - [`secrets`]: a profile's api key and password in the OS keyring ([`KeyringStore`]), or in
 //!   memory for demo profiles and tests ([`MemoryStore`]).
-//! - [`app`]: [`DesktopApp`], its commands grouped by concern (`app/accounts.rs`, `backups.rs`,
-//!   `settings.rs`, `demo.rs`) — sign-in (a kluis-core `ServiceConnection` per profile),
-//!   environment, permissions, and backups: kluis-core's `Engine` runs each job, its events go
-//!   out as [`AppJobEvent`]s ([`events`]); the verified file waits in a staging folder until
-//!   the save dialog [`DesktopApp::save_backup`] opens gives it a place, and it is moved there
-//!   (or goes straight to the "always save here" folder). Cancel ends the job as cancelled at
-//!   any stage. Jobs interrupted by closing the app are finished at the next start
-//!   ([`DesktopApp::resume_backups`]) by the engine's resume loop, the one `kluis resume` uses.
+//! - [`app`]: [`DesktopApp`], its commands grouped by concern (`app/accounts.rs`,
+//!   `connections.rs`, `jobs.rs`, `backups.rs`, `settings.rs`, `demo.rs`) — sign-in (a
+//!   kluis-core `ServiceConnection` per profile), environment, permissions, and backups:
+//!   kluis-core's `Engine` runs each job, its events go out as [`AppJobEvent`]s
+//!   ([`events`]); the verified file waits in a staging folder until the save dialog
+//!   [`DesktopApp::save_backup`] opens gives it a place, and it is moved there (or goes
+//!   straight to the "always save here" folder). Cancel ends the job as cancelled at any
+//!   stage. Jobs interrupted by closing the app are finished at the next start
+//!   ([`DesktopApp::resume_backups`]) by the engine's resume loop, the one `kluis resume`
+//!   uses.
 //! - [`callback`]: Settings → "How the service reaches this computer" (kluis-core's
 //!   `CallbackChoice`: relay, direct, tunnel, webhook.site, loopback) and "Test connection".
 //! - [`staging`]: the staging folders, cleared at start only of what is provably Kluis's

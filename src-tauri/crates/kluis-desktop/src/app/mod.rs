@@ -4,13 +4,15 @@
 //! This file holds the state, start-up and shutdown and the internals the commands share
 //! (secrets, connections, learnt denials); the commands are grouped by concern in
 //! `accounts` (profiles and sessions), `connections` (secrets and each profile's
-//! connection), `backups` (jobs on kluis-core's [`Engine`], which runs
+//! connection), `jobs` (the app's registry of jobs: running in the engine, or staged and
+//! waiting for a place), `backups` (jobs on kluis-core's [`Engine`], which runs
 //! them; this app adds the staging folder and the save dialog), `settings` and `demo`.
 
 mod accounts;
 mod backups;
 mod connections;
 mod demo;
+mod jobs;
 mod settings;
 
 use std::collections::HashMap;
@@ -37,6 +39,7 @@ use crate::events::{AppJobEvent, EventSink, ResumeSink, ResumedEvent};
 use crate::permissions::{Endpoint, Permissions};
 use crate::profiles::{Profile, ProfileInput, ProfileStore, ProfileView, Settings};
 use crate::secrets::{MemoryStore, SecretKind, SecretStore, APP};
+use jobs::JobSlot;
 
 /// The tunnel program looked up on `PATH`; any other must be picked in a native dialog.
 pub const TUNNEL_PROGRAM: &str = "cloudflared";
@@ -102,14 +105,6 @@ pub struct ResumedJob {
 pub struct DemoInfo {
     pub base_url: String,
     pub profiles: Vec<ProfileView>,
-}
-
-/// The app's view of a job: the engine runs it, then the app keeps what waits for the user.
-enum JobSlot {
-    /// Runs in the engine.
-    Running,
-    /// Verified in the staging folder; waiting for a save dialog's answer.
-    Staged { saved: Saved, staging: PathBuf },
 }
 
 /// The desktop app's state and commands.

@@ -1,0 +1,105 @@
+//! The app's registry of jobs: each job's slot — running in kluis-core's engine, or staged
+//! (verified in the staging folder) and waiting for the save dialog — and the follower that
+//! settles a slot when its job ends.
+
+use super::*;
+
+/// The app's view of a job: the engine runs it, then the app keeps what waits for the user.
+pub(super) enum JobSlot {
+    /// Runs in the engine.
+    Running,
+    /// Verified in the staging folder; waiting for a save dialog's answer.
+    Staged { saved: Saved, staging: PathBuf },
+}
+
+impl DesktopApp {
+    /// Starts a job in the engine; its events and outcome go to `sink`.
+    pub(super) fn run_job(
+        &self,
+        work: Work,
+        profile_id: &str,
+        connection: Arc<ServiceConnection>,
+        transport: Arc<dyn CallbackTransport>,
+        staging: Option<PathBuf>,
+        sink: EventSink,
+    ) {
+        let forward = sink.clone();
+        let handle = self.engine.start(Launch {
+            work,
+            connection,
+            transport,
+            events: Arc::new(move |event| forward(event.into())),
+            cancel: None,
+        });
+        self.follow(handle, profile_id, staging, sink);
+    }
+
+    /// Keeps a running job's slot and, when it ends, settles it: a verified file in the
+    /// staging folder waits for the save dialog; a failure is reported (and a 403 learnt).
+    pub(super) fn follow(
+        &self,
+        handle: JobHandle,
+        profile_id: &str,
+        staging: Option<PathBuf>,
+        sink: EventSink,
+    ) {
+        let job_id = handle.id;
+        // The slot is filled before the follower can settle it (it is spawned after).
+        self.jobs.lock().unwrap().insert(job_id, JobSlot::Running);
+        let history = self.history.clone();
+        let jobs = self.jobs.clone();
+        let profile_id = profile_id.to_string();
+        let learn = self.denial_learner();
+        tokio::spawn(async move {
+            let outcome = handle.finished().await;
+            let mut slots = jobs.lock().unwrap();
+            match outcome {
+                Ok(saved) => match staging {
+                    Some(staging) => {
+                        let file_name = saved
+                            .path
+                            .file_name()
+                            .map(|n| n.to_string_lossy().into_owned())
+                            .unwrap_or_default();
+                        let event = AppJobEvent::Staged {
+                            file_name,
+                            bytes: saved.bytes,
+                            sha256: saved.sha256.clone(),
+                        };
+                        slots.insert(job_id, JobSlot::Staged { saved, staging });
+                        drop(slots);
+                        sink(event);
+                    }
+                    None => {
+                        slots.remove(&job_id);
+                        drop(slots);
+                        sink(AppJobEvent::saved(&saved));
+                    }
+                },
+                Err(error) => {
+                    slots.remove(&job_id);
+                    drop(slots);
+                    let entry = history.get(job_id).ok().flatten();
+                    let ended = entry.as_ref().is_some_and(|e| e.reached() == Stage::Failed);
+                    if matches!(error, Error::Interrupted) && !ended {
+                        return; // stopped at shutdown: finished at the next start
+                    }
+                    // Only a job that has ended leaves its folder; one that failed because
+                    // another process holds it keeps it for that process.
+                    if let (Some(staging), true) = (staging, ended) {
+                        crate::staging::remove_parts(&staging);
+                    }
+                    let endpoint = match entry.and_then(|e| e.failed_stage) {
+                        Some(Stage::CallbackReceived) => Endpoint::Webhook,
+                        _ => Endpoint::BackupOwner,
+                    };
+                    learn(&profile_id, &error, endpoint);
+                    sink(AppJobEvent::Failed {
+                        code: error.code(),
+                        message: error.to_string(),
+                    });
+                }
+            }
+        });
+    }
+}
