@@ -120,7 +120,10 @@ test("a key without the backup endpoint is explained, and refused with a message
   await waitText("permissions", "Not allowed");
   await shot("07-permissions-denied");
   await (await $t("backup-owner")).click();
-  await waitText("backup-error", "does not allow", 30000);
+  // A title and advice for people; the service's own words behind "Details".
+  await waitText("backup-failed", "Ask the service operator", 30000);
+  const detail = await browser.execute(() => document.querySelector('[data-test="backup-error"]')?.textContent ?? "");
+  assert.match(detail, /does not allow/);
   await shot("08-backup-denied");
 });
 

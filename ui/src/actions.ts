@@ -103,9 +103,9 @@ export function signOut(): Promise<void> {
   });
 }
 
-export function forget(): Promise<void> {
-  const id = state.selected.value;
-  if (!id || !window.confirm(t("forgetConfirm"))) return Promise.resolve();
+/** Forgets profile `id` (asked first): the profile and its secrets; saved backups stay. */
+export function forget(id: string): Promise<void> {
+  if (!window.confirm(t("forgetConfirm"))) return Promise.resolve();
   return guarded(async () => {
     await api.forgetProfile(id);
     setSignedIn(id, false);
@@ -114,6 +114,7 @@ export function forget(): Promise<void> {
       state.profiles.value = profiles;
       state.selected.value = profiles[0]?.id ?? null;
       state.environment.value = null;
+      state.editing.value = null;
     });
   });
 }
@@ -234,6 +235,8 @@ export async function saveJob(key: string): Promise<void> {
 export async function cancelJob(key: string): Promise<void> {
   const job: Job | undefined = findJob(key);
   if (!job) return;
+  // A downloaded, verified backup is deleted by a discard: asked first.
+  if (job.view.phase === "choose" && !window.confirm(t("discardConfirm"))) return;
   updateJob(key, (j) => ({ ...j, view: { phase: "cancelled" } }));
   if (job.jobId) await api.cancelBackup(job.jobId).catch(() => undefined);
   await refreshHistory();

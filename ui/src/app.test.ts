@@ -1,7 +1,7 @@
 // The whole UI in jsdom, with the Rust side replaced by Tauri's mockIPC.
 import { clearMocks, mockIPC } from "@tauri-apps/api/mocks";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import type { AppJobEvent, ProfileView, ResumedEvent, Settings } from "./bindings";
+import type { AppJobEvent, HistoryEntry, ProfileView, ResumedEvent, Settings } from "./bindings";
 
 const demoProfile: ProfileView = { id: "demo", name: "Demo", base_url: "https://127.0.0.1:1/webservice_v2", username: "demo", openapi_url: null, demo: true };
 
@@ -12,7 +12,7 @@ const defaultSettings: Settings = { save_folder: null, callback: { kind: "loopba
 /** The channel of the last `start_backup`, when the test sends the job's events itself. */
 let heldBackup: { onmessage: (e: AppJobEvent) => void } | null = null;
 
-function fakeBackend(calls: Calls, options: { demoStarted?: boolean; resumed?: ResumedEvent[]; holdBackup?: boolean } = {}) {
+function fakeBackend(calls: Calls, options: { demoStarted?: boolean; resumed?: ResumedEvent[]; holdBackup?: boolean; history?: HistoryEntry[]; dialogClosed?: boolean; profiles?: ProfileView[] } = {}) {
   let started = options.demoStarted ?? false;
   let settings = defaultSettings;
   mockIPC((cmd, args) => {
@@ -34,7 +34,7 @@ function fakeBackend(calls: Calls, options: { demoStarted?: boolean; resumed?: R
         return events.length ? [{ job_id: events[0].job_id, profile_id: "demo", stage: "accepted" }] : [];
       }
       case "profiles":
-        return started ? [demoProfile] : [];
+        return options.profiles ?? (started ? [demoProfile] : []);
       case "start_demo":
         started = true;
         return { base_url: demoProfile.base_url, profiles: [demoProfile] };
@@ -45,7 +45,12 @@ function fakeBackend(calls: Calls, options: { demoStarted?: boolean; resumed?: R
       case "permissions":
         return { source: "openapi", environment: "allowed", backup_owner: "allowed", webhook: "allowed" };
       case "history":
-        return [];
+        return options.history ?? [];
+      case "forget_profile":
+        started = false;
+        return null;
+      case "cancel_backup":
+        return null;
       case "start_backup": {
         const channel = (args as { onEvent: { onmessage: (e: AppJobEvent) => void } }).onEvent;
         if (options.holdBackup) {
@@ -66,7 +71,7 @@ function fakeBackend(calls: Calls, options: { demoStarted?: boolean; resumed?: R
         settings = { ...settings, callback: { kind: "tunnel", program: "/opt/cloudflare/cloudflared" } };
         return settings;
       case "save_backup":
-        return { path: "/home/user/chosen.zip", bytes: 100, sha256: "f".repeat(64) };
+        return options.dialogClosed ? null : { path: "/home/user/chosen.zip", bytes: 100, sha256: "f".repeat(64) };
       default:
         throw { code: "internal", message: `unexpected ${cmd}` };
     }
@@ -221,8 +226,8 @@ describe("Kluis UI", () => {
   }
   const progress = (bytes: number): AppJobEvent => ({ kind: "progress", bytes, total: 1000, bytes_per_sec: 1048576 });
   /** The demo's window with a backup that has begun to download (its events sent by the test). */
-  async function downloading(): Promise<void> {
-    fakeBackend(calls, { demoStarted: true, holdBackup: true });
+  async function downloading(options: { dialogClosed?: boolean } = {}): Promise<void> {
+    fakeBackend(calls, { demoStarted: true, holdBackup: true, ...options });
     await startUi();
     await settle();
     await click("backup-owner");
@@ -306,5 +311,129 @@ describe("Kluis UI", () => {
     } finally {
       vi.useRealTimers();
     }
+  });
+
+  it("moves the focus to the next step after each action, never to the page", async () => {
+    await downloading();
+    expect(document.activeElement, "Backup owner, now disabled, hands the focus to Cancel").toBe(byTest("cancel-backup"));
+    vi.spyOn(window, "confirm").mockReturnValue(true);
+    await click("cancel-backup");
+    expect(document.activeElement, "Cancel, now gone, hands it back to Backup owner").toBe(byTest("backup-owner"));
+    await click("add-profile");
+    expect(document.activeElement, "a form opens on its first field").toBe(document.getElementById("f-name"));
+  });
+
+  it("moves between tabs with the arrows, Home and End", async () => {
+    fakeBackend(calls, { demoStarted: true });
+    await startUi();
+    await settle();
+    const press = async (key: string) => {
+      document.activeElement!.dispatchEvent(new KeyboardEvent("keydown", { key, bubbles: true }));
+      await settle();
+    };
+    byTest("tab-backup")!.focus();
+    await press("End");
+    expect(document.activeElement).toBe(byTest("tab-settings"));
+    expect(byTest("tab-settings")?.getAttribute("aria-selected")).toBe("true");
+    await press("Home");
+    expect(document.activeElement).toBe(byTest("tab-backup"));
+    await press("ArrowLeft");
+    expect(document.activeElement, "wraps around").toBe(byTest("tab-settings"));
+  });
+
+  it("shows a cancelled backup as cancelled, without a size, hash or path", async () => {
+    const row: HistoryEntry = {
+      id: "h1", profile: "demo", transport: "loopback", started_at_ms: 0, finished_at_ms: 1000, stage: "failed",
+      bytes: 100, sha256: "f".repeat(64), path: "/staging/owner-backup.zip", failed_stage: "saved", error_code: "cancelled", error_message: "The backup was cancelled; nothing was saved.",
+    };
+    fakeBackend(calls, { demoStarted: true, history: [row] });
+    await startUi();
+    await settle();
+    await click("tab-history");
+    const shown = byTest("history-row")!;
+    expect(shown.getAttribute("data-stage")).toBe("cancelled");
+    expect(shown.textContent).toContain("Cancelled");
+    expect(shown.textContent).not.toContain("Failed");
+    expect(shown.textContent).not.toContain("/staging/owner-backup.zip");
+    expect(shown.textContent).not.toContain("ffffffffffff");
+  });
+
+  it("forgets a profile only from its form, and only after asking", async () => {
+    fakeBackend(calls, { demoStarted: true });
+    await startUi();
+    await settle();
+    expect(byTest("forget-profile"), "not beside the everyday buttons").toBeNull();
+    await click("edit-profile");
+    const confirm = vi.spyOn(window, "confirm").mockReturnValue(false);
+    await click("forget-profile");
+    expect(confirm).toHaveBeenCalled();
+    expect(calls.some((c) => c.cmd === "forget_profile"), "declined: nothing removed").toBe(false);
+    confirm.mockReturnValue(true);
+    await click("forget-profile");
+    expect(calls.find((c) => c.cmd === "forget_profile")?.args).toEqual({ profileId: "demo" });
+    confirm.mockRestore();
+  });
+
+  it("asks before a downloaded backup is discarded", async () => {
+    await downloading({ dialogClosed: true });
+    emit({ kind: "staged", file_name: "owner-backup.zip", bytes: 1000, sha256: "f".repeat(64) });
+    await settle();
+    expect(calls.filter((c) => c.cmd === "save_backup"), "the save dialog opened and was closed").toHaveLength(1);
+    const discard = [...document.querySelectorAll("button")].find((b) => b.textContent === "Discard")!;
+    const confirm = vi.spyOn(window, "confirm").mockReturnValue(false);
+    discard.click();
+    await settle();
+    expect(confirm).toHaveBeenCalled();
+    expect(calls.some((c) => c.cmd === "cancel_backup"), "declined: the file stays").toBe(false);
+    expect(byTest("choose-where"), "still offered").not.toBeNull();
+    confirm.mockReturnValue(true);
+    discard.click();
+    await settle();
+    expect(calls.find((c) => c.cmd === "cancel_backup")?.args).toEqual({ jobId: "job-1" });
+    confirm.mockRestore();
+  });
+
+  it("shows and hides a typed secret on request", async () => {
+    fakeBackend(calls, { demoStarted: true });
+    await startUi();
+    await settle();
+    await click("add-profile");
+    const key = document.getElementById("f-api-key") as HTMLInputElement;
+    await type(key, "secret-key");
+    expect(key.type).toBe("password");
+    await click("f-api-key-show");
+    const shown = document.getElementById("f-api-key") as HTMLInputElement;
+    expect([shown.type, shown.value]).toEqual(["text", "secret-key"]);
+    expect(byTest("f-api-key-show")?.getAttribute("aria-pressed")).toBe("true");
+    await click("f-api-key-show");
+    expect((document.getElementById("f-api-key") as HTMLInputElement).type).toBe("password");
+  });
+
+  it("formats numbers the Dutch way in Dutch", async () => {
+    localStorage.setItem("kluis.language", "nl");
+    await downloading();
+    emit({ kind: "progress", bytes: 500, total: 1000, bytes_per_sec: 256 * 1024 * 1024 });
+    await settle();
+    expect(byTest("stage-downloading")?.textContent).toContain("256,0 MB/s");
+  });
+
+  it("warns a real profile that “This computer only” cannot work, and leads to Settings", async () => {
+    const own: ProfileView = { ...demoProfile, id: "own", name: "Bakker B.V.", demo: false };
+    fakeBackend(calls, { profiles: [own] });
+    await startUi();
+    await settle();
+    expect(byTest("loopback-warning")?.textContent).toContain("works only with the demo");
+    const open = [...byTest("loopback-warning")!.querySelectorAll("button")][0];
+    open.click();
+    await settle();
+    expect(byTest("tab-settings")?.getAttribute("aria-selected")).toBe("true");
+  });
+
+  it("does not warn the demo about “This computer only”", async () => {
+    fakeBackend(calls, { demoStarted: true });
+    await startUi();
+    await settle();
+    expect(byTest("backup-owner")).not.toBeNull();
+    expect(byTest("loopback-warning")).toBeNull();
   });
 });

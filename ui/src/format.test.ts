@@ -1,12 +1,17 @@
 import { describe, expect, it } from "vitest";
-import { bytes, clock, percent, secondsLeft, shortHash } from "./format";
+import { bytes, clock, percent, rate, secondsLeft, shortHash } from "./format";
 
 describe("format", () => {
   it("sizes use binary units with one decimal below 10", () => {
-    expect(bytes(512)).toBe("512 B");
-    expect(bytes(1536)).toBe("1.5 KB");
-    expect(bytes(48 * 1024 * 1024)).toBe("48 MB");
+    expect(bytes(512, "en-GB")).toBe("512 B");
+    expect(bytes(1536, "en-GB")).toBe("1.5 KB");
+    expect(bytes(48 * 1024 * 1024, "en-GB")).toBe("48 MB");
     expect(bytes(null)).toBe("—");
+  });
+  it("numbers use the language's decimal mark", () => {
+    expect(bytes(1536, "nl-NL")).toBe("1,5 KB");
+    expect(rate(256 * 1024 * 1024, "nl-NL")).toBe("256,0 MB/s");
+    expect(rate(256 * 1024 * 1024, "en-GB")).toBe("256.0 MB/s");
   });
   it("clock shows m:ss and h:mm:ss", () => {
     expect(clock(75)).toBe("1:15");

@@ -1,6 +1,13 @@
-// Human-readable sizes, rates and times.
+// Human-readable sizes, rates and times, with the UI language's decimal mark (`256,0 MB/s`
+// in Dutch).
+import { locale } from "./i18n";
 
-export function bytes(n: number | null | undefined): string {
+/** `value` with exactly `digits` decimals, as `loc` writes numbers. */
+function decimal(value: number, digits: number, loc: string): string {
+  return new Intl.NumberFormat(loc, { minimumFractionDigits: digits, maximumFractionDigits: digits }).format(value);
+}
+
+export function bytes(n: number | null | undefined, loc = locale()): string {
   if (n === null || n === undefined) return "—";
   if (n < 1024) return `${n} B`;
   const units = ["KB", "MB", "GB", "TB"];
@@ -10,11 +17,11 @@ export function bytes(n: number | null | undefined): string {
     value /= 1024;
     unit += 1;
   }
-  return `${value.toFixed(value < 10 ? 1 : 0)} ${units[unit]}`;
+  return `${decimal(value, value < 10 ? 1 : 0, loc)} ${units[unit]}`;
 }
 
-export function rate(bytesPerSec: number): string {
-  return `${(bytesPerSec / (1024 * 1024)).toFixed(1)} MB/s`;
+export function rate(bytesPerSec: number, loc = locale()): string {
+  return `${decimal(bytesPerSec / (1024 * 1024), 1, loc)} MB/s`;
 }
 
 /** 75 → "1:15", 3725 → "1:02:05". */

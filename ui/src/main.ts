@@ -5,6 +5,7 @@
 import { h, render } from "preact";
 import * as actions from "./actions";
 import { asError } from "./api";
+import { ErrorBody, errorTitle } from "./errors";
 import { language, languages, setLanguage, t, type Key, type Language } from "./i18n";
 import { selectedProfile, state, type Tab } from "./state";
 import { Announcer, BackupPanel } from "./views/backup";
@@ -12,8 +13,6 @@ import { EnvironmentPanel } from "./views/environment";
 import { HistoryPanel } from "./views/history";
 import { ProfileForm, ProfileList, Welcome } from "./views/profiles";
 import { SettingsPanel } from "./views/settings";
-
-const errorTitles: Partial<Record<string, Key>> = { auth_failed: "errAuth", permission_denied: "errPermission", network: "errNetwork" };
 
 function Header() {
   const profile = selectedProfile.value;
@@ -32,7 +31,6 @@ function Header() {
       profile && signedIn ? h("button", { class: "link", onClick: () => void actions.signOut() }, t("signOut")) : null,
       profile && !signedIn ? h("button", { class: "link", onClick: () => void actions.signIn() }, t("signIn")) : null,
       profile ? h("button", { class: "link", "data-test": "edit-profile", onClick: () => actions.editProfile(profile) }, t("editProfile")) : null,
-      profile ? h("button", { class: "link danger", onClick: () => void actions.forget() }, t("forget")) : null,
       h("label", { for: "language", class: "visually-hidden" }, t("language")),
       h(
         "select",
@@ -47,9 +45,14 @@ const allTabs: [Tab, Key][] = [["backup", "tabBackup"], ["history", "tabHistory"
 
 function Tabs() {
   const current = state.tab.value;
+  // Arrows move to the next or previous tab, Home and End to the first or last (the ARIA
+  // tabs pattern); the focus follows.
   const onKeyDown = (i: number) => (e: KeyboardEvent) => {
-    if (e.key !== "ArrowRight" && e.key !== "ArrowLeft") return;
-    const next = allTabs[(i + (e.key === "ArrowRight" ? 1 : allTabs.length - 1)) % allTabs.length][0];
+    const n = allTabs.length;
+    const to = { ArrowRight: (i + 1) % n, ArrowLeft: (i + n - 1) % n, Home: 0, End: n - 1 }[e.key];
+    if (to === undefined) return;
+    e.preventDefault();
+    const next = allTabs[to][0];
     state.tab.value = next;
     document.getElementById(`tab-${next}`)?.focus();
   };
@@ -89,9 +92,8 @@ function ErrorBanner() {
   return h(
     "div",
     { class: "error banner", role: "alert", "data-test": "error" },
-    h("strong", {}, t(errorTitles[e.code] ?? "errOther")),
-    " ",
-    h("span", { "data-test": "error-message" }, e.message),
+    h("strong", {}, errorTitle(e)),
+    h(ErrorBody, { error: e, testId: "error-message" }),
     h("button", { class: "icon", "aria-label": t("cancel"), onClick: () => (state.error.value = null) }, "×"),
   );
 }

@@ -3,12 +3,14 @@
 // region, which announces a job's stage changes (not its progress or elapsed time).
 import { computed } from "@preact/signals";
 import { h } from "preact";
+import { useLayoutEffect } from "preact/hooks";
 import * as actions from "../actions";
 import { isRunning, type BackupView } from "../backup-state";
 import type { Access } from "../bindings";
+import { ErrorBody, errorTitle } from "../errors";
 import { bytes, clock, percent, rate, secondsLeft, shortHash } from "../format";
 import { t, type Key } from "../i18n";
-import { currentJob, resumedJobs, state, type Job } from "../state";
+import { currentJob, resumedJobs, selectedProfile, state, type Job } from "../state";
 
 /** Time since `since`: the only part that changes each second while a job waits. */
 function Elapsed({ since }: { since: number }) {
@@ -63,7 +65,7 @@ function JobView({ job, full }: { job: Job; full: boolean }) {
         h(
           "div",
           { class: "row" },
-          h("button", { class: "primary", "data-test": full ? "choose-where" : "resumed-save", onClick: () => void actions.saveJob(job.key) }, t("chooseWhere")),
+          h("button", { class: "primary", "data-test": full ? "choose-where" : "resumed-save", "data-focus-next": full || undefined, onClick: () => void actions.saveJob(job.key) }, t("chooseWhere")),
           full ? h("button", { class: "secondary", onClick: () => void actions.cancelJob(job.key) }, t("discard")) : null,
         ),
       );
@@ -88,8 +90,8 @@ function JobView({ job, full }: { job: Job; full: boolean }) {
       return h(
         "div",
         { class: "error", "data-test": full ? "backup-failed" : null },
-        full ? h("h3", {}, t("failedTitle")) : null,
-        h("p", { "data-test": full ? "backup-error" : null }, v.error.message),
+        h(full ? "h3" : "strong", {}, errorTitle(v.error)),
+        h(ErrorBody, { error: v.error, testId: full ? "backup-error" : undefined }),
         full ? h("button", { class: "secondary", onClick: () => void actions.startBackup() }, t("retry")) : null,
       );
     case "cancelled":
@@ -131,10 +133,31 @@ function ResumedList() {
   );
 }
 
+/** A real profile on "This computer only" would wait in vain: said before anyone clicks. */
+function LoopbackWarning() {
+  const profile = selectedProfile.value;
+  if (!profile || profile.demo || state.settings.value.callback.kind !== "loopback") return null;
+  return h(
+    "div",
+    { class: "warning", role: "note", "data-test": "loopback-warning" },
+    h("p", {}, t("loopbackWarning")),
+    h("button", { type: "button", class: "secondary", onClick: () => (state.tab.value = "settings") }, t("openSettings")),
+  );
+}
+
 export function BackupPanel() {
   const job = currentJob.value;
   const running = job !== undefined && isRunning(job.view);
   const denied = state.permissions.value?.backup_owner === "denied";
+  const phase = job?.view.phase;
+  // When the control that had the focus goes away or is disabled (Backup owner once it runs,
+  // Cancel when the job ends, the save dialog closing), the focus moves to the next step
+  // instead of falling to the page.
+  useLayoutEffect(() => {
+    const active = document.activeElement as HTMLButtonElement | null;
+    if (active && active !== document.body && !active.disabled) return;
+    document.querySelector<HTMLElement>("[data-focus-next]")?.focus();
+  }, [phase]);
   return h(
     "div",
     {},
@@ -145,6 +168,7 @@ export function BackupPanel() {
       h("h2", { id: "backup-title" }, t("backupOwner")),
       h("p", { class: "note" }, t("backupIntro")),
       denied ? h("p", { class: "warning", id: "not-allowed", role: "note" }, t("notAllowed")) : null,
+      h(LoopbackWarning, {}),
       h(
         "div",
         { class: "row" },
@@ -153,6 +177,7 @@ export function BackupPanel() {
           {
             class: "primary big",
             "data-test": "backup-owner",
+            "data-focus-next": !running || undefined,
             disabled: running || !state.selected.value,
             "aria-describedby": denied ? "not-allowed" : undefined,
             onClick: () => void actions.startBackup(),
@@ -160,7 +185,7 @@ export function BackupPanel() {
           t("backupOwner"),
         ),
         job && running && job.view.phase !== "choose"
-          ? h("button", { class: "secondary", "data-test": "cancel-backup", onClick: () => void actions.cancelJob(job.key) }, t("cancelBackup"))
+          ? h("button", { class: "secondary", "data-test": "cancel-backup", "data-focus-next": true, onClick: () => void actions.cancelJob(job.key) }, t("cancelBackup"))
           : null,
       ),
       h("div", { class: "stage" }, job ? h(JobView, { job, full: true }) : null),

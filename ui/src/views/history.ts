@@ -12,13 +12,17 @@ function profileName(id: string): string {
 }
 
 function Row({ e }: { e: HistoryEntry }) {
-  const status =
-    e.stage === "saved"
+  // A cancelled or discarded backup is the user's choice, not a failure, and left no file:
+  // no size, hash or path that does not exist.
+  const cancelled = e.stage === "failed" && e.error_code === "cancelled";
+  const status = cancelled
+    ? h("span", { class: "status" }, t("statusCancelled"))
+    : e.stage === "saved"
       ? h("span", { class: "status ok" }, t("statusSaved"))
       : e.stage === "failed"
         ? h("span", { class: "status failed" }, t("statusFailed"), h("br", {}), h("small", {}, e.error_message ?? ""))
         : h("span", { class: "status" }, t("statusRunning"));
-  const hash = e.sha256
+  const hash = e.sha256 && !cancelled
     ? h("span", {}, h("code", { title: e.sha256 }, shortHash(e.sha256)), h("button", { class: "icon", "aria-label": `${t("copy")} SHA-256`, onClick: () => void copyText(e.sha256 ?? "") }, t("copy")))
     : "—";
   const action =
@@ -29,12 +33,12 @@ function Row({ e }: { e: HistoryEntry }) {
         : "";
   return h(
     "tr",
-    { "data-test": "history-row", "data-stage": e.stage },
-    h("td", {}, dateTime(e.started_at_ms, locale()), h("br", {}), h("small", {}, profileName(e.profile))),
+    { "data-test": "history-row", "data-stage": cancelled ? "cancelled" : e.stage },
+    h("td", { class: "when" }, dateTime(e.started_at_ms, locale()), h("br", {}), h("small", {}, profileName(e.profile))),
     h("td", {}, duration(e.started_at_ms, e.finished_at_ms)),
-    h("td", {}, bytes(e.bytes)),
+    h("td", {}, cancelled ? "—" : bytes(e.bytes)),
     h("td", {}, hash),
-    h("td", { class: "path" }, e.path ?? "—"),
+    h("td", { class: "path" }, (!cancelled && e.path) || "—"),
     h("td", {}, status),
     h("td", {}, action),
   );

@@ -1,5 +1,6 @@
 // The profile list, the profile form (its draft lives in the state) and the first-run welcome.
 import { h, type ComponentChildren } from "preact";
+import { useLayoutEffect, useState } from "preact/hooks";
 import * as actions from "../actions";
 import { t } from "../i18n";
 import { state, type ProfileDraft } from "../state";
@@ -58,13 +59,16 @@ export function Field({ id, label, hint, children }: { id: string; label: string
 
 type DraftField = keyof Omit<ProfileDraft, "id">;
 
-/** An input bound to the draft's `field`: what is typed goes to the state at once. */
+/** An input bound to the draft's `field`: what is typed goes to the state at once. A secret
+ * field (`type` password) has a Show/Hide toggle, so a long key can be checked. */
 function DraftInput({ id, field, type, required, placeholder, describedBy }: { id: string; field: DraftField; type: string; required: boolean; placeholder?: string; describedBy?: string }) {
   const draft = state.editing.value;
-  return h("input", {
+  const [shown, setShown] = useState(false);
+  const secret = type === "password";
+  const input = h("input", {
     id,
     name: field,
-    type,
+    type: secret && shown ? "text" : type,
     required,
     placeholder,
     autocomplete: "off",
@@ -73,10 +77,30 @@ function DraftInput({ id, field, type, required, placeholder, describedBy }: { i
     value: draft?.[field] ?? "",
     onInput: (e: Event) => actions.editDraft(field, (e.target as HTMLInputElement).value),
   });
+  if (!secret) return input;
+  return h(
+    "div",
+    { class: "with-toggle" },
+    input,
+    h("button", { type: "button", class: "secondary", "aria-pressed": shown ? "true" : "false", "aria-controls": id, "data-test": `${id}-show`, onClick: () => setShown(!shown) }, shown ? t("hide") : t("show")),
+  );
+}
+
+/** Forgetting a profile: apart from the form's everyday buttons, and confirmed first. */
+function ForgetProfile({ id }: { id: string }) {
+  return h(
+    "section",
+    { class: "danger-zone", "aria-labelledby": "forget-title" },
+    h("h3", { id: "forget-title" }, t("forgetTitle")),
+    h("p", { class: "note" }, t("forgetNote")),
+    h("button", { type: "button", class: "danger", "data-test": "forget-profile", onClick: () => void actions.forget(id) }, t("forget")),
+  );
 }
 
 export function ProfileForm() {
   const draft = state.editing.value;
+  // The form's first field takes the focus when it opens.
+  useLayoutEffect(() => document.getElementById("f-name")?.focus(), []);
   if (!draft) return null;
   const existing = draft.id !== null;
   const keep = existing ? t("keepSecret") : undefined;
@@ -93,7 +117,7 @@ export function ProfileForm() {
       },
     },
     h("h2", { id: "profile-form-title" }, existing ? t("editProfile") : t("addProfile")),
-    input("f-name", t("name"), "name", "text", false),
+    input("f-name", t("name"), "name", "text", true),
     input("f-base-url", t("baseUrl"), "base_url", "url", true, { hint: t("baseUrlHint") }),
     input("f-api-key", t("apiKey"), "api_key", "password", !existing, { placeholder: keep }),
     input("f-username", t("username"), "username", "text", true),
@@ -106,5 +130,6 @@ export function ProfileForm() {
       h("button", { type: "submit", class: "primary", "data-test": "save-profile" }, t("save")),
       h("button", { type: "button", class: "secondary", onClick: () => actions.closeProfileForm() }, t("cancel")),
     ),
+    draft.id !== null ? h(ForgetProfile, { id: draft.id }) : null,
   );
 }

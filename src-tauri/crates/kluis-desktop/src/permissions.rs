@@ -1,5 +1,6 @@
 //! Which of the endpoints Kluis uses a profile's api key allows: from the service's OpenAPI
-//! description (filtered by api key) when its URL is configured, otherwise learnt from 403s.
+//! description (filtered by api key) when its URL is configured, otherwise learnt from the
+//! service's answers (an answer: allowed; a 403: denied).
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -81,11 +82,14 @@ impl Permissions {
         }))
     }
 
-    /// From the 403s seen so far: denied ones are known, the rest unknown.
-    pub fn learnt(denied: &[Endpoint]) -> Self {
+    /// From the service's answers seen so far: refused (403) ones denied, answered ones
+    /// allowed, the rest unknown.
+    pub fn learnt(denied: &[Endpoint], allowed: &[Endpoint]) -> Self {
         Self::from_fn(PermissionSource::Learnt, |e| {
             if denied.contains(&e) {
                 Access::Denied
+            } else if allowed.contains(&e) {
+                Access::Allowed
             } else {
                 Access::Unknown
             }

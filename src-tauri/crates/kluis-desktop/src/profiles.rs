@@ -22,6 +22,9 @@ pub struct Profile {
     /// Endpoints the service refused with 403 for this profile's key.
     #[serde(default)]
     pub denied: Vec<Endpoint>,
+    /// Endpoints that answered this profile's key (the newest answer wins over a 403).
+    #[serde(default)]
+    pub allowed: Vec<Endpoint>,
     /// A demo profile (simulator, secrets in memory): never written to disk.
     #[serde(skip)]
     pub demo: bool,
@@ -232,6 +235,7 @@ mod tests {
             username: "u".into(),
             openapi_url: None,
             denied: vec![],
+            allowed: vec![],
             demo: false,
             extra_ca_pem: None,
         }

@@ -20,6 +20,13 @@ fn app(dir: &tempfile::TempDir, save_folder: Option<std::path::PathBuf>) -> Desk
     .unwrap()
 }
 
+/// The app with its demo started, saving straight to `folder` (no save dialog).
+async fn demo_saving_to(dir: &tempfile::TempDir, folder: &tempfile::TempDir) -> DesktopApp {
+    let app = app(dir, Some(folder.path().to_path_buf()));
+    app.start_demo().await.unwrap();
+    app
+}
+
 /// Runs a backup and returns its events up to the first final one (staged, saved, failed).
 async fn backup(app: &DesktopApp, profile: &str) -> (uuid::Uuid, Vec<AppJobEvent>) {
     let (tx, mut rx) = mpsc::unbounded_channel();
@@ -109,8 +116,7 @@ async fn demo_backup_is_staged_then_saved_where_chosen() {
 async fn save_folder_skips_the_dialog() {
     let dir = tempfile::tempdir().unwrap();
     let folder = tempfile::tempdir().unwrap();
-    let app = app(&dir, Some(folder.path().to_path_buf()));
-    app.start_demo().await.unwrap();
+    let app = demo_saving_to(&dir, &folder).await;
     let (_, events) = backup(&app, "demo").await;
     let Some(AppJobEvent::Saved { path, .. }) = events.last() else {
         panic!("{events:?}")
@@ -491,4 +497,39 @@ async fn a_staged_backup_survives_a_restart_and_is_offered_again() {
         saved.sha256,
         hex::encode(kluis_sim::payload::sha256(saved.bytes))
     );
+}
+
+/// Without an OpenAPI description, what a key allows is learnt from the service's answers:
+/// unknown at first, allowed once an endpoint has answered, denied after its 403 (on 197df1f
+/// it stayed "not known yet" after every call had succeeded).
+#[tokio::test(flavor = "multi_thread")]
+async fn permissions_are_learnt_from_answers() {
+    use kluis_desktop::permissions::Permissions;
+    let dir = tempfile::tempdir().unwrap();
+    let out = tempfile::tempdir().unwrap();
+    let app = demo_saving_to(&dir, &out).await;
+    for view in app.profiles() {
+        let input = ProfileInput {
+            id: Some(view.id.clone()),
+            name: view.name,
+            base_url: view.base_url,
+            username: view.username,
+            api_key: None,
+            password: None,
+            openapi_url: None,
+        };
+        app.save_profile(input).await.unwrap();
+    }
+    let learnt = |p: Permissions| (p.source, p.environment, p.backup_owner, p.webhook);
+    let unknown = (PermissionSource::Learnt, Access::Unknown, Access::Unknown, Access::Unknown);
+    assert_eq!(learnt(app.permissions("demo").await.unwrap()), unknown);
+    app.environment("demo").await.unwrap();
+    let (_, events) = backup(&app, "demo").await;
+    assert!(matches!(events.last(), Some(AppJobEvent::Saved { .. })), "{events:?}");
+    let allowed = (PermissionSource::Learnt, Access::Allowed, Access::Allowed, Access::Allowed);
+    assert_eq!(learnt(app.permissions("demo").await.unwrap()), allowed);
+    let (_, events) = backup(&app, "demo-restricted").await;
+    assert!(matches!(events.last(), Some(AppJobEvent::Failed { .. })), "{events:?}");
+    let restricted = app.permissions("demo-restricted").await.unwrap();
+    assert_eq!(restricted.backup_owner, Access::Denied);
 }

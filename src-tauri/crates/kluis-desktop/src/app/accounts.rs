@@ -71,6 +71,7 @@ impl DesktopApp {
             username: config.username.clone(),
             openapi_url,
             denied: Vec::new(),
+            allowed: Vec::new(),
             demo,
             extra_ca_pem: existing.and_then(|p| p.extra_ca_pem),
         };
@@ -122,22 +123,20 @@ impl DesktopApp {
     pub async fn environment(&self, id: &str) -> AppResult<Value> {
         let connection = self.connection(id).await?;
         let outcome = connection.session.environment().await;
-        if let Err(e) = &outcome {
-            self.learn_denial(id, e, Endpoint::Environment);
-        }
+        self.learn_access(id, outcome.as_ref().map(|_| ()), Endpoint::Environment);
         Ok(outcome?)
     }
 
     pub async fn permissions(&self, id: &str) -> AppResult<Permissions> {
         let profile = self.profiles.get(id)?;
         let Some(openapi_url) = &profile.openapi_url else {
-            return Ok(Permissions::learnt(&profile.denied));
+            return Ok(Permissions::learnt(&profile.denied, &profile.allowed));
         };
         let connection = self.connection(id).await?;
         let Some(document) = connection.session.client().description(openapi_url).await? else {
-            return Ok(Permissions::learnt(&profile.denied));
+            return Ok(Permissions::learnt(&profile.denied, &profile.allowed));
         };
         Ok(Permissions::from_openapi(&document)
-            .unwrap_or_else(|| Permissions::learnt(&profile.denied)))
+            .unwrap_or_else(|| Permissions::learnt(&profile.denied, &profile.allowed)))
     }
 }

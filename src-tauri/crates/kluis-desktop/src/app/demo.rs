@@ -22,6 +22,7 @@ impl DesktopApp {
                     username: account.username().into(),
                     openapi_url: Some(format!("{}/openapi.json", demo.base_url())),
                     denied: Vec::new(),
+                    allowed: Vec::new(),
                     demo: true,
                     extra_ca_pem: Some(demo.ca_pem().to_string()),
                 })?;

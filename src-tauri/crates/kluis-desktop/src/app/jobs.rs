@@ -35,7 +35,7 @@ impl DesktopApp {
     }
 
     /// Keeps a running job's slot and, when it ends, settles it: a verified file in the
-    /// staging folder waits for the save dialog; a failure is reported (and a 403 learnt).
+    /// staging folder waits for the save dialog; a failure is reported; what the service allowed or refused is learnt.
     pub(super) fn follow(
         &self,
         handle: JobHandle,
@@ -49,9 +49,15 @@ impl DesktopApp {
         let history = self.history.clone();
         let jobs = self.jobs.clone();
         let profile_id = profile_id.to_string();
-        let learn = self.denial_learner();
+        let learn = self.access_learner();
         tokio::spawn(async move {
             let outcome = handle.finished().await;
+            if outcome.is_ok() {
+                // The service took the POST and answered the webhook: both are allowed.
+                for endpoint in [Endpoint::BackupOwner, Endpoint::Webhook] {
+                    learn(&profile_id, Ok(()), endpoint);
+                }
+            }
             let mut slots = jobs.lock().unwrap();
             match outcome {
                 Ok(saved) => match staging {
@@ -93,7 +99,7 @@ impl DesktopApp {
                         Some(Stage::CallbackReceived) => Endpoint::Webhook,
                         _ => Endpoint::BackupOwner,
                     };
-                    learn(&profile_id, &error, endpoint);
+                    learn(&profile_id, Err(&error), endpoint);
                     sink(AppJobEvent::Failed {
                         code: error.code(),
                         message: error.to_string(),

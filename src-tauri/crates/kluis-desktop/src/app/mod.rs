@@ -2,7 +2,7 @@
 //! calls each in one line; tests call them directly against the simulator.
 //!
 //! This file holds the state, start-up and shutdown and the internals the commands share
-//! (secrets, connections, learnt denials); the commands are grouped by concern in
+//! (secrets, connections, learnt permissions); the commands are grouped by concern in
 //! `accounts` (profiles and sessions), `connections` (secrets and each profile's
 //! connection), `jobs` (the app's registry of jobs: running in the engine, or staged and
 //! waiting for a place), `backups` (jobs on kluis-core's [`Engine`], which runs
@@ -182,23 +182,35 @@ impl DesktopApp {
         self.dialogs.read().unwrap().clone()
     }
 
-    fn learn_denial(&self, id: &str, error: &Error, endpoint: Endpoint) {
-        (self.denial_learner())(id, error, endpoint)
+    fn learn_access(&self, id: &str, outcome: Result<(), &Error>, endpoint: Endpoint) {
+        (self.access_learner())(id, outcome, endpoint)
     }
 
-    /// Records a 403 for the permissions view (usable from a job's task).
-    fn denial_learner(&self) -> impl Fn(&str, &Error, Endpoint) + Send + 'static {
+    /// Records what the service said of an endpoint for the permissions view (usable from a
+    /// job's task): an answer means allowed, a 403 denied; other failures say nothing.
+    fn access_learner(&self) -> impl Fn(&str, Result<(), &Error>, Endpoint) + Send + 'static {
         let profiles = self.profiles.clone();
-        move |id: &str, error: &Error, endpoint: Endpoint| {
-            if error.code() != kluis_core::Code::PermissionDenied {
+        move |id: &str, outcome: Result<(), &Error>, endpoint: Endpoint| {
+            let allowed = match outcome {
+                Ok(()) => true,
+                Err(e) if e.code() == kluis_core::Code::PermissionDenied => false,
+                Err(_) => return,
+            };
+            let Ok(mut profile) = profiles.get(id) else {
                 return;
+            };
+            let (add, remove) = match allowed {
+                true => (&mut profile.allowed, &mut profile.denied),
+                false => (&mut profile.denied, &mut profile.allowed),
+            };
+            if add.contains(&endpoint) && !remove.contains(&endpoint) {
+                return; // nothing new: no write
             }
-            if let Ok(mut profile) = profiles.get(id) {
-                if !profile.denied.contains(&endpoint) {
-                    profile.denied.push(endpoint);
-                    let _ = profiles.put(profile);
-                }
+            remove.retain(|e| *e != endpoint);
+            if !add.contains(&endpoint) {
+                add.push(endpoint);
             }
+            let _ = profiles.put(profile);
         }
     }
 }

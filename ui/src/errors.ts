@@ -1,0 +1,42 @@
+// What a person reads about an error: a title and the advice that fits that failure, in the
+// UI's language, for every code the Rust side can send (the compiler refuses a missing one);
+// Rust's own message — the technical detail — goes behind "Details".
+import { h } from "preact";
+import type { UiError } from "./api";
+import { t, type Key } from "./i18n";
+
+export type ShownCode = UiError["code"];
+
+export const errorText: Record<ShownCode, { title: Key; advice: Key }> = {
+  auth_failed: { title: "errAuthFailed", advice: "errAuthFailedAdvice" },
+  permission_denied: { title: "errPermissionDenied", advice: "errPermissionDeniedAdvice" },
+  callback_timeout: { title: "errCallbackTimeout", advice: "errCallbackTimeoutAdvice" },
+  service_error: { title: "errServiceError", advice: "errServiceErrorAdvice" },
+  network: { title: "errNetwork", advice: "errNetworkAdvice" },
+  download_failed: { title: "errDownloadFailed", advice: "errDownloadFailedAdvice" },
+  bad_response: { title: "errBadResponse", advice: "errBadResponseAdvice" },
+  config: { title: "errConfig", advice: "errConfigAdvice" },
+  io: { title: "errIo", advice: "errIoAdvice" },
+  cancelled: { title: "errCancelled", advice: "errCancelledAdvice" },
+  interrupted: { title: "errInterrupted", advice: "errInterruptedAdvice" },
+  not_resumable: { title: "errNotResumable", advice: "errNotResumableAdvice" },
+  keyring: { title: "errKeyring", advice: "errKeyringAdvice" },
+  not_found: { title: "errNotFound", advice: "errNotFoundAdvice" },
+  invalid_state: { title: "errInvalidState", advice: "errInvalidStateAdvice" },
+  internal: { title: "errInternal", advice: "errInternalAdvice" },
+};
+
+/** Codes whose Rust message names what to change (which setting): shown, not hidden. */
+const messageIsTheAdvice: ReadonlySet<ShownCode> = new Set(["config"]);
+
+export function errorTitle(e: UiError): string {
+  return t((errorText[e.code] ?? errorText.internal).title);
+}
+
+/** The advice, and Rust's message (behind "Details" unless it is the advice itself). */
+export function ErrorBody({ error, testId }: { error: UiError; testId?: string }) {
+  const text = errorText[error.code] ?? errorText.internal;
+  const message = h("span", { "data-test": testId }, error.message);
+  if (messageIsTheAdvice.has(error.code)) return h("p", {}, t(text.advice), " ", message);
+  return h("div", {}, h("p", {}, t(text.advice)), h("details", {}, h("summary", {}, t("details")), h("p", {}, message)));
+}
