@@ -2,7 +2,7 @@
 
 export type Stage = "requested" | "accepted" | "callback_received" | "result_fetched" | "downloading" | "saved" | "failed";
 
-export type Code = "auth_failed" | "permission_denied" | "callback_timeout" | "service_error" | "network" | "download_failed" | "bad_response" | "config" | "io" | "cancelled" | "interrupted" | "not_resumable";
+export type Code = "auth_failed" | "permission_denied" | "callback_timeout" | "service_error" | "network" | "file_host_unreachable" | "certificate" | "download_failed" | "bad_response" | "config" | "io" | "cancelled" | "interrupted" | "not_resumable";
 
 export type AppOnlyCode = "keyring" | "not_found" | "invalid_state";
 

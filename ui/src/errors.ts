@@ -13,6 +13,8 @@ export const errorText: Record<ShownCode, { title: Key; advice: Key }> = {
   callback_timeout: { title: "errCallbackTimeout", advice: "errCallbackTimeoutAdvice" },
   service_error: { title: "errServiceError", advice: "errServiceErrorAdvice" },
   network: { title: "errNetwork", advice: "errNetworkAdvice" },
+  file_host_unreachable: { title: "errFileHostUnreachable", advice: "errFileHostUnreachableAdvice" },
+  certificate: { title: "errCertificate", advice: "errCertificateAdvice" },
   download_failed: { title: "errDownloadFailed", advice: "errDownloadFailedAdvice" },
   bad_response: { title: "errBadResponse", advice: "errBadResponseAdvice" },
   config: { title: "errConfig", advice: "errConfigAdvice" },

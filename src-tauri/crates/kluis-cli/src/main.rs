@@ -6,8 +6,9 @@
 //! - [`stop`]: Ctrl-C and SIGTERM — what each means for a running backup.
 //! - [`display`]: the progress bar (only when stderr is a terminal) and the history table.
 //!
-//! Exit codes: 0 ok, 2 usage/config, 3 authentication failed, 4 permission denied by the
-//! api_key, 5 no callback before the timeout, 6 download failed, 75 stopped but kept for
+//! Exit codes: 0 ok, 2 usage/config (an untrusted certificate too: `--ca-cert`), 3
+//! authentication failed, 4 permission denied by the api_key, 5 no callback before the
+//! timeout, 6 download failed (the file host unreachable too), 75 stopped but kept for
 //! `kluis resume`, 130 cancelled, 1 anything else — always with one clear line on stderr,
 //! never with a secret in it.
 
@@ -21,11 +22,11 @@ use kluis_core::{Code, Error};
 
 fn exit_code(error: &Error) -> i32 {
     match error.code() {
-        Code::Config => 2,
+        Code::Config | Code::Certificate => 2,
         Code::AuthFailed => 3,
         Code::PermissionDenied => 4,
         Code::CallbackTimeout => 5,
-        Code::DownloadFailed => 6,
+        Code::DownloadFailed | Code::FileHostUnreachable => 6,
         Code::Interrupted => 75,
         Code::Cancelled => 130,
         Code::ServiceError | Code::Network | Code::BadResponse | Code::Io | Code::NotResumable => 1,

@@ -8,7 +8,7 @@ use url::Url;
 
 use crate::callback::CallbackId;
 use crate::config::{check_url, ServiceConfig};
-use crate::error::{Error, Result};
+use crate::error::{Error, Peer, Result};
 use crate::http::{
     self, body_excerpt, is_transient, is_transient_status, read_json, RedirectRule, RetryPolicy,
 };
@@ -231,7 +231,7 @@ impl ServiceClient {
                         err.is_connect()
                     };
                     if !(may_retry && retry_left) {
-                        return Err(CallError::Other(Error::network("the service", err)));
+                        return Err(CallError::Other(Error::unreachable(Peer::Service, err)));
                     }
                     tracing::info!(what, attempt, "network error; retrying");
                 }

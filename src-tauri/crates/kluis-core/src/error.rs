@@ -22,9 +22,15 @@ pub enum Error {
     /// The service answered with an error status.
     #[error("{}", kluis_https::scrub::scrub(.0))]
     ServiceError(String),
-    /// The service or the file host could not be reached.
+    /// The service could not be reached (or a callback transport's server).
     #[error("{}", kluis_https::scrub::scrub(.0))]
     Network(String),
+    /// The host serving the backup file could not be reached.
+    #[error("{}", kluis_https::scrub::scrub(.0))]
+    FileHostUnreachable(String),
+    /// A server's TLS certificate is not trusted (a private CA, or TLS inspection).
+    #[error("{}", kluis_https::scrub::scrub(.0))]
+    Certificate(String),
     /// The backup file could not be downloaded or verified.
     #[error("{}", kluis_https::scrub::scrub(.0))]
     DownloadFailed(String),
@@ -60,6 +66,8 @@ pub enum Code {
     CallbackTimeout,
     ServiceError,
     Network,
+    FileHostUnreachable,
+    Certificate,
     DownloadFailed,
     BadResponse,
     Config,
@@ -70,12 +78,14 @@ pub enum Code {
 }
 
 impl Code {
-    pub const ALL: [Code; 12] = [
+    pub const ALL: [Code; 14] = [
         Code::AuthFailed,
         Code::PermissionDenied,
         Code::CallbackTimeout,
         Code::ServiceError,
         Code::Network,
+        Code::FileHostUnreachable,
+        Code::Certificate,
         Code::DownloadFailed,
         Code::BadResponse,
         Code::Config,
@@ -93,6 +103,8 @@ impl Code {
             Code::CallbackTimeout => "callback_timeout",
             Code::ServiceError => "service_error",
             Code::Network => "network",
+            Code::FileHostUnreachable => "file_host_unreachable",
+            Code::Certificate => "certificate",
             Code::DownloadFailed => "download_failed",
             Code::BadResponse => "bad_response",
             Code::Config => "config",
@@ -119,6 +131,8 @@ impl Error {
             Error::CallbackTimeout(_) => Code::CallbackTimeout,
             Error::ServiceError(_) => Code::ServiceError,
             Error::Network(_) => Code::Network,
+            Error::FileHostUnreachable(_) => Code::FileHostUnreachable,
+            Error::Certificate(_) => Code::Certificate,
             Error::DownloadFailed(_) => Code::DownloadFailed,
             Error::BadResponse(_) => Code::BadResponse,
             Error::Config(_) => Code::Config,
@@ -136,9 +150,13 @@ impl Error {
         ))
     }
 
-    /// A transport error while talking to `whom` ("the service", "the file host").
-    pub(crate) fn network(whom: &str, err: reqwest::Error) -> Error {
+    /// A transport error while talking to `peer`, named for what it is: a certificate that
+    /// is not trusted, a file host that cannot be reached, or the service that cannot — each
+    /// with the advice that fits it.
+    pub(crate) fn unreachable(peer: Peer, err: reqwest::Error) -> Error {
+        let timed_out = err.is_timeout();
         let err = err.without_url();
+        let untrusted = is_untrusted_certificate(&err);
         let mut detail = err.to_string();
         let mut source = std::error::Error::source(&err);
         while let Some(inner) = source {
@@ -146,11 +164,57 @@ impl Error {
             detail.push_str(&inner.to_string());
             source = inner.source();
         }
-        Error::Network(format!(
-            "Could not reach {whom} ({}). Check the internet connection and the base URL, then try again.",
-            mask_secrets(&detail, 300)
-        ))
+        let detail = mask_secrets(&detail, 300);
+        let whom = match peer {
+            Peer::Service => "the service",
+            Peer::FileHost => "the file host that serves the backup",
+        };
+        if untrusted {
+            return Error::Certificate(format!(
+                "The TLS certificate of {whom} is not trusted ({detail}). If it uses a private certificate authority, or your office network inspects TLS, add that authority's certificate to the profile; otherwise do not go on: the connection may be intercepted."
+            ));
+        }
+        let what = if timed_out {
+            "did not answer in time"
+        } else {
+            "could not be reached"
+        };
+        match peer {
+            Peer::Service => Error::Network(format!(
+                "The service {what} ({detail}). Check the internet connection and the base URL, then try again."
+            )),
+            Peer::FileHost => Error::FileHostUnreachable(format!(
+                "The file host that serves the backup {what} ({detail}). The service's download link may have expired or its file server is down; try the backup again later."
+            )),
+        }
     }
+}
+
+/// Which side of a backup a transport error came from.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Peer {
+    Service,
+    FileHost,
+}
+
+/// Whether rustls refused the server's certificate, anywhere in `err`'s chain of causes (it
+/// comes wrapped in hyper's error and in `io::Error`s, whose `source()` skips what they wrap).
+fn is_untrusted_certificate(err: &(dyn std::error::Error + 'static)) -> bool {
+    fn rustls_in<'a>(e: &'a (dyn std::error::Error + 'static)) -> Option<&'a rustls::Error> {
+        if let Some(found) = e.downcast_ref::<rustls::Error>() {
+            return Some(found);
+        }
+        let wrapped = e.downcast_ref::<std::io::Error>()?.get_ref()?;
+        rustls_in(wrapped)
+    }
+    let mut cause: Option<&(dyn std::error::Error + 'static)> = Some(err);
+    while let Some(e) = cause {
+        if matches!(rustls_in(e), Some(rustls::Error::InvalidCertificate(_))) {
+            return true;
+        }
+        cause = e.source();
+    }
+    false
 }
 
 impl serde::Serialize for Error {

@@ -7,7 +7,7 @@ use reqwest::redirect::{Attempt, Policy};
 use serde_json::Value;
 
 use crate::config::{check_url, ServiceConfig};
-use crate::error::{mask_secrets, Error, Result};
+use crate::error::{mask_secrets, Error, Peer, Result};
 
 /// Largest JSON answer Kluis reads from the service; anything bigger is refused, not buffered.
 pub const MAX_JSON_BYTES: usize = 1024 * 1024;
@@ -109,7 +109,7 @@ pub async fn read_capped(response: &mut reqwest::Response, cap: usize) -> Result
     while let Some(chunk) = response
         .chunk()
         .await
-        .map_err(|e| Error::network("the service", e))?
+        .map_err(|e| Error::unreachable(Peer::Service, e))?
     {
         if body.len() + chunk.len() > cap {
             return Ok(None);

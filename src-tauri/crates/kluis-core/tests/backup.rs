@@ -201,7 +201,7 @@ async fn download_that_keeps_failing_leaves_nothing() {
     assert!(
         matches!(
             err.code(),
-            kluis_core::Code::DownloadFailed | kluis_core::Code::Network
+            kluis_core::Code::DownloadFailed | kluis_core::Code::FileHostUnreachable
         ),
         "{}",
         err.code()

@@ -179,14 +179,18 @@ async fn http_webhook_url_is_refused_by_the_service() {
     assert!(err.to_string().contains("400"), "{err}");
 }
 
-/// The server's own certificate must be trusted: without the extra CA the call fails.
+/// The server's own certificate must be trusted: without the extra CA the call fails — named
+/// as a certificate this computer does not trust (a private CA, or an office proxy that
+/// inspects TLS), never as "check the internet connection and the base URL" (197df1f).
 #[tokio::test]
 async fn untrusted_certificate_is_refused() {
     let sim = sim(|_| {}).await;
     let mut config = demo_config(&sim);
     config.extra_ca_pem = None;
     let err = session(config).environment().await.unwrap_err();
-    assert_eq!(err.code(), "network");
+    assert_eq!(err.code(), "certificate");
+    assert!(err.to_string().contains("not trusted"), "{err}");
+    assert!(!err.to_string().contains("base URL"), "{err}");
     assert_eq!(
         sim.stats().authenticate,
         0,

@@ -22,7 +22,7 @@ pub use destination::Destination;
 use writer::Writer;
 
 use crate::config::ServiceConfig;
-use crate::error::{Error, Result};
+use crate::error::{Error, Peer, Result};
 use crate::filename;
 use crate::http::{build_client, RedirectRule, RetryPolicy};
 
@@ -262,7 +262,7 @@ impl Downloader {
         let mut response = request
             .send()
             .await
-            .map_err(|e| Failure::Transient(Error::network("the file host", e)))?;
+            .map_err(|e| Failure::Transient(Error::unreachable(Peer::FileHost, e)))?;
         let status = response.status();
         match status {
             StatusCode::OK => {
@@ -326,7 +326,7 @@ impl Downloader {
             let chunk = match response.chunk().await {
                 Ok(Some(chunk)) => chunk,
                 Ok(None) => break,
-                Err(e) => return Err(Failure::Transient(Error::network("the file host", e))),
+                Err(e) => return Err(Failure::Transient(Error::unreachable(Peer::FileHost, e))),
             };
             t.written += chunk.len() as u64;
             if self.options.max_bytes.is_some_and(|max| t.written > max) {
