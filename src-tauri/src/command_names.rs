@@ -1,10 +1,12 @@
 // The app's command names, shared by build.rs (the app manifest, so each needs a grant) and
 // the tests that check the handler, the capability and the UI's `api.ts` name the same ones.
-pub const ALL: [&str; 21] = [
+pub const ALL: [&str; 23] = [
     "launch_info",
     "profiles",
     "save_profile",
     "forget_profile",
+    "choose_profile_ca",
+    "clear_profile_ca",
     "sign_in",
     "sign_out",
     "environment",

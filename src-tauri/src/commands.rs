@@ -40,6 +40,16 @@ async fn forget_profile(app: App<'_>, profile_id: String) -> Res<()> {
 }
 
 #[tauri::command]
+async fn choose_profile_ca(app: App<'_>, profile_id: String) -> Res<ProfileView> {
+    app.choose_profile_ca(&profile_id).await
+}
+
+#[tauri::command]
+fn clear_profile_ca(app: App<'_>, profile_id: String) -> Res<ProfileView> {
+    app.clear_profile_ca(&profile_id)
+}
+
+#[tauri::command]
 async fn sign_in(app: App<'_>, profile_id: String) -> Res<SessionInfo> {
     app.sign_in(&profile_id).await
 }
@@ -138,6 +148,8 @@ pub fn handler<R: tauri::Runtime>() -> impl Fn(tauri::ipc::Invoke<R>) -> bool + 
         profiles,
         save_profile,
         forget_profile,
+        choose_profile_ca,
+        clear_profile_ca,
         sign_in,
         sign_out,
         environment,

@@ -6,7 +6,12 @@ use std::path::{Path, PathBuf};
 use async_trait::async_trait;
 use tauri_plugin_dialog::{DialogExt, FilePath};
 
-pub struct TauriDialogs<R: tauri::Runtime>(pub tauri::AppHandle<R>);
+pub struct TauriDialogs<R: tauri::Runtime> {
+    pub handle: tauri::AppHandle<R>,
+    /// The end-to-end tests' answer to the certificate dialog (`KLUIS_E2E_CERTIFICATE`):
+    /// WebDriver cannot drive a native dialog.
+    pub certificate: Option<PathBuf>,
+}
 
 /// Waits for a dialog's answer, given to a callback on the UI thread.
 async fn answer(
@@ -20,7 +25,7 @@ async fn answer(
 #[async_trait]
 impl<R: tauri::Runtime> kluis_desktop::Dialogs for TauriDialogs<R> {
     async fn save_file(&self, file_name: &str, folder: Option<&Path>) -> Option<PathBuf> {
-        let mut dialog = self.0.dialog().file().set_file_name(file_name);
+        let mut dialog = self.handle.dialog().file().set_file_name(file_name);
         if let Some(folder) = folder {
             dialog = dialog.set_directory(folder);
         }
@@ -28,12 +33,24 @@ impl<R: tauri::Runtime> kluis_desktop::Dialogs for TauriDialogs<R> {
     }
 
     async fn pick_folder(&self) -> Option<PathBuf> {
-        let dialog = self.0.dialog().file().set_can_create_directories(true);
+        let dialog = self.handle.dialog().file().set_can_create_directories(true);
         answer(|tx| dialog.pick_folder(move |p| drop(tx.send(p)))).await
     }
 
     async fn pick_program(&self) -> Option<PathBuf> {
-        let dialog = self.0.dialog().file();
+        let dialog = self.handle.dialog().file();
+        answer(|tx| dialog.pick_file(move |p| drop(tx.send(p)))).await
+    }
+
+    async fn pick_certificate(&self) -> Option<PathBuf> {
+        if let Some(path) = &self.certificate {
+            return Some(path.clone());
+        }
+        let dialog = self
+            .handle
+            .dialog()
+            .file()
+            .add_filter("Certificates", &["pem", "crt", "cer"]);
         answer(|tx| dialog.pick_file(move |p| drop(tx.send(p)))).await
     }
 }

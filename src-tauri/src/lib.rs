@@ -7,7 +7,8 @@
 //! Start-up flags: `--demo` opens the app in demo mode (an in-process simulator);
 //! `--baseline-window` opens only an empty window (for footprint measurements).
 //! Environment: `KLUIS_DATA_DIR` keeps all files under one folder; `KLUIS_E2E_SAVE_DIR` makes
-//! every backup land in that folder (end-to-end tests cannot drive a native save dialog).
+//! every backup land in that folder and `KLUIS_E2E_CERTIFICATE` answers the certificate
+//! dialog (end-to-end tests cannot drive a native dialog).
 
 /// The command names (one list for build.rs, the handler check and the UI check).
 pub mod command_names;
@@ -56,7 +57,10 @@ pub fn run() {
     };
     builder::<tauri::Wry>(app, launch)
         .setup(move |app| {
-            let dialogs = dialogs::TauriDialogs(app.handle().clone());
+            let dialogs = dialogs::TauriDialogs {
+                handle: app.handle().clone(),
+                certificate: std::env::var_os("KLUIS_E2E_CERTIFICATE").map(PathBuf::from),
+            };
             app.state::<DesktopApp>().set_dialogs(Arc::new(dialogs));
             let page = if baseline {
                 "baseline.html"

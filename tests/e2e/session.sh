@@ -18,6 +18,14 @@ for _ in $(seq 100); do grep -q '^ready' "$work/sim.env" 2>/dev/null && break; s
 export KLUIS_E2E_SIM_URL=$(grep '^base_url=' "$work/sim.env" | cut -d= -f2-)
 export KLUIS_E2E_SIM_KEY=$(grep '^api_key=' "$work/sim.env" | cut -d= -f2-)
 export KLUIS_CA_CERT="$work/sim-ca.pem"
+# A service with a private CA that nothing trusts until a profile is given its certificate
+# (the app's certificate dialog answers with that file: KLUIS_E2E_CERTIFICATE).
+"$root/target/release/kluis-sim" --ca-out "$work/private-ca.pem" >"$work/private-sim.env" 2>"$work/private-sim.log" &
+pids+=($!)
+for _ in $(seq 100); do grep -q '^ready' "$work/private-sim.env" 2>/dev/null && break; sleep 0.1; done
+export KLUIS_E2E_PRIVATE_SIM_URL=$(grep '^base_url=' "$work/private-sim.env" | cut -d= -f2-)
+export KLUIS_E2E_PRIVATE_SIM_KEY=$(grep '^api_key=' "$work/private-sim.env" | cut -d= -f2-)
+export KLUIS_E2E_CERTIFICATE="$work/private-ca.pem"
 export KLUIS_WEBHOOK_SITE_URL=$(grep '^webhook_site_url=' "$work/sim.env" | cut -d= -f2-)
 
 export KLUIS_APP_BINARY="$root/target/release/kluis-app"

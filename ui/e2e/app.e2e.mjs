@@ -27,6 +27,16 @@ async function waitText(name, text, timeout = 30000) {
   return el;
 }
 
+/** Opens "Add profile" and fills it in for a simulator's demo account. */
+async function addProfile(name, baseUrl, apiKey) {
+  await (await $t("add-profile")).click();
+  await (await browser.$("#f-name")).setValue(name);
+  await (await browser.$("#f-base-url")).setValue(baseUrl);
+  await (await browser.$("#f-api-key")).setValue(apiKey);
+  await (await browser.$("#f-username")).setValue("demo");
+  await (await browser.$("#f-password")).setValue("demo-password");
+}
+
 /** Starts the app (in demo mode) in a new WebDriver session. */
 const launch = () =>
   remote({
@@ -51,6 +61,7 @@ after(async () => {
 test("demo mode signs in, labels itself and shows the environment", async () => {
   await waitText("demo-badge", "Demo");
   await waitText("session", "demo");
+  assert.ok(await browser.execute(() => Object.isFrozen(Object.prototype)), "the UI froze Object.prototype");
   await shot("01-demo-backup-tab");
   await (await $t("tab-environment")).click();
   await waitText("environment", "Demo Administratie");
@@ -138,12 +149,7 @@ test("a wrong password shows the sign-in error", async () => {
 });
 
 test("a profile of one's own keeps its secrets in the keyring and signs in", async () => {
-  await (await $t("add-profile")).click();
-  await (await browser.$("#f-name")).setValue("Eigen klant");
-  await (await browser.$("#f-base-url")).setValue(env("KLUIS_E2E_SIM_URL"));
-  await (await browser.$("#f-api-key")).setValue(env("KLUIS_E2E_SIM_KEY"));
-  await (await browser.$("#f-username")).setValue("demo");
-  await (await browser.$("#f-password")).setValue("demo-password");
+  await addProfile("Eigen klant", env("KLUIS_E2E_SIM_URL"), env("KLUIS_E2E_SIM_KEY"));
   await shot("10-profile-form");
   await (await $t("save-profile")).click();
   await waitText("session", "Eigen klant", 30000);
@@ -171,4 +177,18 @@ test("a backup waiting when the app closes is finished at the next start", async
   // (No screenshot: WebKitWebDriver's screenshot hangs in a second session under Xvfb.)
   const files = readdirSync(saveDir).filter((f) => !f.startsWith("."));
   assert.equal(files.length, 4, `the resumed backup lands next to the others: ${files}`);
+});
+
+test("a service with a private CA: refused as untrusted, then trusted from its certificate", async () => {
+  await addProfile("Privé CA", env("KLUIS_E2E_PRIVATE_SIM_URL"), env("KLUIS_E2E_PRIVATE_SIM_KEY"));
+  await (await $t("save-profile")).click();
+  await waitText("error", "Certificate not trusted", 30000);
+  await (await $t("edit-profile")).click();
+  await (await $t("choose-ca")).click(); // the dialog answers with the private CA's file
+  const trusted = await waitText("trusted-cas", ":", 15000);
+  assert.match(await trusted.getText(), /([0-9A-F]{2}:){31}[0-9A-F]{2}/, "the fingerprint is shown");
+  await (await $t("save-profile")).click();
+  await waitText("session", "Privé CA", 30000);
+  await (await $t("tab-environment")).click();
+  await waitText("environment", "Demo Administratie");
 });

@@ -137,6 +137,20 @@ export function closeProfileForm(): void {
   state.editing.value = null;
 }
 
+/** "Trust a certificate": Rust opens the file dialog and checks the file; the profile then
+ * shows what it trusts (subject and fingerprint). */
+export function chooseProfileCa(id: string): Promise<void> {
+  return guarded(async () => replaceProfile(await api.chooseProfileCa(id)));
+}
+
+export function clearProfileCa(id: string): Promise<void> {
+  return guarded(async () => replaceProfile(await api.clearProfileCa(id)));
+}
+
+function replaceProfile(view: ProfileView): void {
+  state.profiles.value = state.profiles.value.map((p) => (p.id === view.id ? view : p));
+}
+
 /** Keeps what is typed into the profile form. */
 export function editDraft(field: keyof Omit<ProfileDraft, "id">, value: string): void {
   const draft = state.editing.value;

@@ -34,6 +34,9 @@ export const api = {
   profiles: () => invoke<ProfileView[]>("profiles"),
   saveProfile: (input: ProfileInput) => invoke<ProfileView>("save_profile", { input }),
   forgetProfile: (profileId: string) => invoke<void>("forget_profile", { profileId }),
+  /** Rust opens the file dialog (no path leaves the webview). */
+  chooseProfileCa: (profileId: string) => invoke<ProfileView>("choose_profile_ca", { profileId }),
+  clearProfileCa: (profileId: string) => invoke<ProfileView>("clear_profile_ca", { profileId }),
   signIn: (profileId: string) => invoke<SessionInfo>("sign_in", { profileId }),
   signOut: (profileId: string) => invoke<void>("sign_out", { profileId }),
   environment: (profileId: string) => invoke<unknown>("environment", { profileId }),

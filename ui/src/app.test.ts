@@ -3,7 +3,7 @@ import { clearMocks, mockIPC } from "@tauri-apps/api/mocks";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import type { AppJobEvent, HistoryEntry, ProfileView, ResumedEvent, Settings } from "./bindings";
 
-const demoProfile: ProfileView = { id: "demo", name: "Demo", base_url: "https://127.0.0.1:1/webservice_v2", username: "demo", openapi_url: null, demo: true };
+const demoProfile: ProfileView = { id: "demo", name: "Demo", base_url: "https://127.0.0.1:1/webservice_v2", username: "demo", openapi_url: null, demo: true, trusted_cas: [] };
 
 type Calls = { cmd: string; args: Record<string, unknown> }[];
 
@@ -46,6 +46,8 @@ function fakeBackend(calls: Calls, options: { demoStarted?: boolean; resumed?: R
         return { source: "openapi", environment: "allowed", backup_owner: "allowed", webhook: "allowed" };
       case "history":
         return options.history ?? [];
+      case "choose_profile_ca":
+        return { ...(options.profiles?.[0] ?? demoProfile), trusted_cas: [{ subject: "CN=Office Proxy CA", sha256: "AB:CD" }] };
       case "forget_profile":
         started = false;
         return null;
@@ -435,5 +437,18 @@ describe("Kluis UI", () => {
     await settle();
     expect(byTest("backup-owner")).not.toBeNull();
     expect(byTest("loopback-warning")).toBeNull();
+  });
+
+  it("trusts a certificate chosen in Rust's dialog and shows its subject and fingerprint", async () => {
+    const own: ProfileView = { ...demoProfile, id: "own", name: "Bakker B.V.", demo: false };
+    fakeBackend(calls, { profiles: [own] });
+    await startUi();
+    await settle();
+    await click("edit-profile");
+    expect(byTest("trusted-none")).not.toBeNull();
+    await click("choose-ca");
+    expect(calls.find((c) => c.cmd === "choose_profile_ca")?.args, "no path from the webview").toEqual({ profileId: "own" });
+    expect(byTest("trusted-cas")?.textContent).toContain("CN=Office Proxy CA");
+    expect(byTest("trusted-cas")?.textContent).toContain("AB:CD");
   });
 });

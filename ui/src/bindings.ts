@@ -42,7 +42,21 @@ stage: Stage, };
 
 export type ErrorPayload = { code: AppCode, message: string, };
 
-export type ProfileView = { id: string, name: string, base_url: string, username: string, openapi_url: string | null, demo: boolean, };
+export type TrustedCa = { 
+/**
+ * The subject's distinguished name, e.g. `CN=Office Proxy CA, O=Bakker B.V.`.
+ */
+subject: string, 
+/**
+ * SHA-256 of the certificate, as `AB:CD:…` (what certificate viewers show).
+ */
+sha256: string, };
+
+export type ProfileView = { id: string, name: string, base_url: string, username: string, openapi_url: string | null, demo: boolean, 
+/**
+ * The extra CAs this profile trusts (none for the demo, whose CA is its own).
+ */
+trusted_cas: Array<TrustedCa>, };
 
 export type ProfileInput = { id: string | null, name: string, base_url: string, username: string, api_key: string | null, password: string | null, openapi_url: string | null, };
 

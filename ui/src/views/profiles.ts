@@ -59,6 +59,8 @@ export function Field({ id, label, hint, children }: { id: string; label: string
 
 type DraftField = keyof Omit<ProfileDraft, "id">;
 
+const isDemo = (id: string) => state.profiles.value.some((p) => p.id === id && p.demo);
+
 /** An input bound to the draft's `field`: what is typed goes to the state at once. A secret
  * field (`type` password) has a Show/Hide toggle, so a long key can be checked. */
 function DraftInput({ id, field, type, required, placeholder, describedBy }: { id: string; field: DraftField; type: string; required: boolean; placeholder?: string; describedBy?: string }) {
@@ -83,6 +85,26 @@ function DraftInput({ id, field, type, required, placeholder, describedBy }: { i
     { class: "with-toggle" },
     input,
     h("button", { type: "button", class: "secondary", "aria-pressed": shown ? "true" : "false", "aria-controls": id, "data-test": `${id}-show`, onClick: () => setShown(!shown) }, shown ? t("hide") : t("show")),
+  );
+}
+
+/** The extra CA the profile trusts, shown so it can be compared before it is relied on. */
+function TrustedCertificate({ id }: { id: string }) {
+  const cas = state.profiles.value.find((p) => p.id === id)?.trusted_cas ?? [];
+  return h(
+    "section",
+    { class: "trust", "aria-labelledby": "trust-title" },
+    h("h3", { id: "trust-title" }, t("trustTitle")),
+    h("p", { class: "note" }, t("trustNote")),
+    cas.length === 0
+      ? h("p", { "data-test": "trusted-none" }, t("trustNone"))
+      : h("ul", { "data-test": "trusted-cas" }, cas.map((ca) => h("li", { key: ca.sha256 }, h("strong", {}, ca.subject), h("br", {}), h("code", { class: "fingerprint" }, ca.sha256)))),
+    h(
+      "div",
+      { class: "row" },
+      h("button", { type: "button", class: "secondary", "data-test": "choose-ca", onClick: () => void actions.chooseProfileCa(id) }, t("trustChoose")),
+      cas.length > 0 ? h("button", { type: "button", class: "secondary", "data-test": "clear-ca", onClick: () => void actions.clearProfileCa(id) }, t("trustRemove")) : null,
+    ),
   );
 }
 
@@ -130,6 +152,7 @@ export function ProfileForm() {
       h("button", { type: "submit", class: "primary", "data-test": "save-profile" }, t("save")),
       h("button", { type: "button", class: "secondary", onClick: () => actions.closeProfileForm() }, t("cancel")),
     ),
+    draft.id !== null && !isDemo(draft.id) ? h(TrustedCertificate, { id: draft.id }) : null,
     draft.id !== null ? h(ForgetProfile, { id: draft.id }) : null,
   );
 }

@@ -25,6 +25,7 @@
 //!    as tasks with a stream of events, cancel/stop/shutdown, and the one resume loop.
 //!
 //! [`stage`] and [`clock`] are leaves the others import: where a job is, and what time it is.
+//! [`trust`] reads and describes the extra CAs a profile may trust (subject, fingerprint).
 //! [`error`] holds the one error type, with stable codes and messages that say what to do.
 //! [`filename`] turns a hostile `Content-Disposition` into a safe name. Every parser that sees
 //! the network is property-tested in `fuzz.rs`.
@@ -52,6 +53,7 @@ pub mod secret;
 pub mod session;
 mod stable_name;
 pub mod stage;
+pub mod trust;
 
 pub use callback::{CallbackId, CallbackTransport, ListenerTransport};
 pub use client::{ServiceClient, WebhookPayload};

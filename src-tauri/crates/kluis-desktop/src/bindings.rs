@@ -19,6 +19,7 @@ pub fn typescript() -> String {
         crate::events::ResumedEvent::decl(&cfg),
         crate::app::ResumedJob::decl(&cfg),
         crate::error::ErrorPayload::decl(&cfg),
+        kluis_core::trust::TrustedCa::decl(&cfg),
         crate::profiles::ProfileView::decl(&cfg),
         crate::profiles::ProfileInput::decl(&cfg),
         kluis_core::CallbackChoice::decl(&cfg),

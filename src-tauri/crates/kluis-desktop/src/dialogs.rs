@@ -24,6 +24,8 @@ pub trait Dialogs: Send + Sync {
     async fn pick_folder(&self) -> Option<PathBuf>;
     /// A program (cloudflared, when it is not on `PATH`).
     async fn pick_program(&self) -> Option<PathBuf>;
+    /// A CA certificate file (PEM) for a profile to trust.
+    async fn pick_certificate(&self) -> Option<PathBuf>;
 }
 
 /// No dialogs (headless use before the shell set its own): every dialog counts as cancelled.
@@ -40,6 +42,10 @@ impl Dialogs for NoDialogs {
     }
 
     async fn pick_program(&self) -> Option<PathBuf> {
+        None
+    }
+
+    async fn pick_certificate(&self) -> Option<PathBuf> {
         None
     }
 }

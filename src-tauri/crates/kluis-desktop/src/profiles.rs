@@ -28,8 +28,10 @@ pub struct Profile {
     /// A demo profile (simulator, secrets in memory): never written to disk.
     #[serde(skip)]
     pub demo: bool,
-    /// The extra CA a demo profile needs to trust its simulator.
-    #[serde(skip)]
+    /// Extra CA certificates (PEM) this profile trusts: the user's choice for a service with a
+    /// private CA or behind a TLS-inspecting proxy, or the demo's simulator CA. Public, not
+    /// secret, so it is kept in the profile file.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub extra_ca_pem: Option<String>,
 }
 
@@ -42,6 +44,8 @@ pub struct ProfileView {
     pub username: String,
     pub openapi_url: Option<String>,
     pub demo: bool,
+    /// The extra CAs this profile trusts (none for the demo, whose CA is its own).
+    pub trusted_cas: Vec<kluis_core::trust::TrustedCa>,
 }
 
 impl From<&Profile> for ProfileView {
@@ -53,6 +57,10 @@ impl From<&Profile> for ProfileView {
             username: p.username.clone(),
             openapi_url: p.openapi_url.clone(),
             demo: p.demo,
+            trusted_cas: match (&p.extra_ca_pem, p.demo) {
+                (Some(pem), false) => kluis_core::trust::describe(pem).unwrap_or_default(),
+                _ => Vec::new(),
+            },
         }
     }
 }

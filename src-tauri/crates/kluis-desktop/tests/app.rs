@@ -549,3 +549,57 @@ async fn permissions_are_learnt_from_answers() {
     let restricted = app.permissions("demo-restricted").await.unwrap();
     assert_eq!(restricted.backup_owner, Access::Denied);
 }
+
+/// A service with a private CA (or behind a TLS-inspecting proxy): sign-in fails as an
+/// untrusted certificate; the CA's certificate picked in the Rust-side dialog is shown by
+/// subject and fingerprint, kept with the profile (also for the next start), and sign-in then
+/// works; a file that is no certificate is refused and changes nothing; "Stop trusting" undoes
+/// it (on 197df1f only an environment variable could do this).
+#[tokio::test(flavor = "multi_thread")]
+async fn a_private_ca_is_trusted_from_a_file() {
+    let sim = kluis_sim::Sim::start(kluis_sim::SimConfig::default())
+        .await
+        .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let keyring = Arc::new(MemoryStore::default());
+    let open = || DesktopApp::open(AppPaths::under(dir.path()), keyring.clone(), None).unwrap();
+    let app = open();
+    let profile = app.save_profile(common::office(&sim, None)).await.unwrap();
+    assert!(profile.trusted_cas.is_empty());
+    let refused = app.sign_in(&profile.id).await.unwrap_err();
+    assert_eq!(refused.code(), "certificate", "{refused}");
+
+    let ca_file = dir.path().join("office-ca.pem");
+    std::fs::write(&ca_file, sim.ca_pem()).unwrap();
+    app.set_dialogs(Chooses::new(&ca_file));
+    let trusted = app.choose_profile_ca(&profile.id).await.unwrap();
+    let [ca] = trusted.trusted_cas.as_slice() else {
+        panic!("{trusted:?}")
+    };
+    assert!(!ca.subject.is_empty() && ca.sha256.len() == 95, "{ca:?}");
+    app.sign_in(&profile.id)
+        .await
+        .expect("the CA is trusted now");
+    let next_start = open();
+    next_start
+        .sign_in(&profile.id)
+        .await
+        .expect("kept with the profile");
+
+    let not_a_certificate = dir.path().join("notes.txt");
+    std::fs::write(&not_a_certificate, "hello").unwrap();
+    app.set_dialogs(Chooses::new(&not_a_certificate));
+    let wrong = app.choose_profile_ca(&profile.id).await.unwrap_err();
+    assert_eq!(wrong.code(), "config", "{wrong}");
+    let unchanged = app
+        .profiles()
+        .into_iter()
+        .find(|p| p.id == profile.id)
+        .unwrap();
+    assert_eq!(unchanged.trusted_cas, trusted.trusted_cas);
+
+    let cleared = app.clear_profile_ca(&profile.id).unwrap();
+    assert!(cleared.trusted_cas.is_empty());
+    let again = app.sign_in(&profile.id).await.unwrap_err();
+    assert_eq!(again.code(), "certificate");
+}

@@ -8,8 +8,7 @@ mod common;
 use std::sync::Arc;
 use std::time::Duration;
 
-use kluis_desktop::{AppJobEvent, MemoryStore, ProfileInput};
-use kluis_sim::config::{DEMO_API_KEY, DEMO_PASSWORD, DEMO_USERNAME};
+use kluis_desktop::{AppJobEvent, MemoryStore};
 use kluis_sim::{Sim, SimConfig};
 use tokio::sync::mpsc;
 
@@ -31,15 +30,7 @@ async fn a_refused_resume_keeps_the_staging_folder() {
 
     let second = common::open_app(dir.path(), &keyring, &sim);
     second
-        .save_profile(ProfileInput {
-            id: Some(profile),
-            name: "Office".into(),
-            base_url: other.base_url().to_string(),
-            username: DEMO_USERNAME.into(),
-            api_key: Some(DEMO_API_KEY.to_string()),
-            password: Some(DEMO_PASSWORD.into()),
-            openapi_url: None,
-        })
+        .save_profile(common::office(&other, Some(profile)))
         .await
         .unwrap();
     let (tx, mut rx) = mpsc::unbounded_channel();

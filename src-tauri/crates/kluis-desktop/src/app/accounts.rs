@@ -139,4 +139,50 @@ impl DesktopApp {
         Ok(Permissions::from_openapi(&document)
             .unwrap_or_else(|| Permissions::learnt(&profile.denied, &profile.allowed)))
     }
+
+    /// "Trust a certificate": a CA certificate file picked in a native dialog opened here (the
+    /// webview names no path), checked and kept with the profile; the profile's connection is
+    /// made again with it. Unchanged when the dialog is cancelled.
+    pub async fn choose_profile_ca(&self, id: &str) -> AppResult<ProfileView> {
+        let mut profile = self.profiles.get(id)?;
+        let Some(path) = self.dialogs().pick_certificate().await else {
+            return Ok(ProfileView::from(&profile));
+        };
+        let pem = read_certificate_file(&path)?;
+        kluis_core::trust::describe(&pem)?;
+        profile.extra_ca_pem = Some(pem);
+        self.profiles.put(profile.clone())?;
+        self.connections.lock().unwrap().remove(id);
+        Ok(ProfileView::from(&profile))
+    }
+
+    /// Stops trusting the profile's extra CA.
+    pub fn clear_profile_ca(&self, id: &str) -> AppResult<ProfileView> {
+        let mut profile = self.profiles.get(id)?;
+        if !profile.demo {
+            profile.extra_ca_pem = None;
+            self.profiles.put(profile.clone())?;
+            self.connections.lock().unwrap().remove(id);
+        }
+        Ok(ProfileView::from(&profile))
+    }
+}
+
+/// The text of a certificate file the user picked, read no further than a certificate needs.
+fn read_certificate_file(path: &Path) -> AppResult<String> {
+    use std::io::Read;
+    let mut bytes = Vec::new();
+    std::fs::File::open(path)
+        .and_then(|file| {
+            file.take(kluis_core::trust::MAX_PEM_BYTES as u64 + 1)
+                .read_to_end(&mut bytes)
+        })
+        .map_err(|e| Error::io(format!("read {}", path.display()), e))?;
+    String::from_utf8(bytes).map_err(|_| {
+        Error::Config(
+            "That certificate is in binary (DER) form. Export it as PEM (\"Base-64 encoded\"), or ask for a .pem file."
+                .into(),
+        )
+        .into()
+    })
 }

@@ -44,6 +44,23 @@ impl Dialogs for Chooses {
     async fn pick_program(&self) -> Option<PathBuf> {
         Some(self.path.clone())
     }
+
+    async fn pick_certificate(&self) -> Option<PathBuf> {
+        Some(self.path.clone())
+    }
+}
+
+/// The profile "Office" of one's own against `sim` (`id`: an existing one, to change it).
+pub fn office(sim: &Sim, id: Option<String>) -> ProfileInput {
+    ProfileInput {
+        id,
+        name: "Office".into(),
+        base_url: sim.base_url().to_string(),
+        username: DEMO_USERNAME.into(),
+        api_key: Some(DEMO_API_KEY.to_string()),
+        password: Some(DEMO_PASSWORD.into()),
+        openapi_url: None,
+    }
 }
 
 /// The app on `dir`'s files, with webhook.site played by `sim`'s stand-in. (The test binary
@@ -63,18 +80,7 @@ pub async fn close_while_a_backup_waits(
     sim: &Sim,
 ) -> (String, uuid::Uuid) {
     let first = open_app(dir, keyring, sim);
-    let profile = first
-        .save_profile(ProfileInput {
-            id: None,
-            name: "Office".into(),
-            base_url: sim.base_url().to_string(),
-            username: DEMO_USERNAME.into(),
-            api_key: Some(DEMO_API_KEY.to_string()),
-            password: Some(DEMO_PASSWORD.into()),
-            openapi_url: None,
-        })
-        .await
-        .unwrap();
+    let profile = first.save_profile(office(sim, None)).await.unwrap();
     first
         .set_callback(CallbackInput {
             setting: CallbackChoice::WebhookSite,
