@@ -14,13 +14,6 @@ import { HistoryPanel } from "./views/history";
 import { ProfileForm, ProfileList, Welcome } from "./views/profiles";
 import { SettingsPanel } from "./views/settings";
 
-// Object.prototype is frozen here, once every module has loaded, so that nothing later —
-// no parsed answer, no injected script — can pollute it. (Tauri's `freezePrototype` would
-// freeze it before any script runs, and @preact/signals' own `Signal.prototype.toString`
-// assignment then throws: the "override mistake" of a frozen prototype.) Not under Vitest,
-// which loads the modules again for each test in the same realm.
-if (import.meta.env.MODE !== "test") Object.freeze(Object.prototype);
-
 function Header() {
   const profile = selectedProfile.value;
   const signedIn = profile !== undefined && state.signedIn.value.has(profile.id);
