@@ -17,8 +17,14 @@ const shots = env("KLUIS_SCREENSHOTS");
 let browser;
 
 const $t = (name) => browser.$(`[data-test="${name}"]`);
+/** A screenshot for the artifacts — best effort: WebKitWebDriver sometimes never answers one
+ * (the page idle, nothing painted), and a missing picture must not fail a test. */
 async function shot(name) {
-  await browser.saveScreenshot(join(shots, `${name}.png`));
+  try {
+    await browser.saveScreenshot(join(shots, `${name}.png`));
+  } catch (e) {
+    console.log(`# screenshot ${name} not taken: ${e.message}`);
+  }
 }
 async function waitText(name, text, timeout = 30000) {
   const el = await $t(name);
@@ -42,7 +48,10 @@ const launch = () =>
   remote({
     hostname: "127.0.0.1",
     port: 4444,
-    logLevel: "warn",
+    logLevel: "error",
+    // One try, 30 s at most, per WebDriver request (a hung screenshot must not take minutes).
+    connectionRetryTimeout: 30000,
+    connectionRetryCount: 0,
     capabilities: {
       browserName: "wry",
       "wdio:enforceWebDriverClassic": true,
@@ -94,15 +103,19 @@ test("typing in Settings while a backup runs keeps the text, the caret and the f
   await (await $t("backup-owner")).click();
   await (await $t("tab-settings")).click();
   await (await $t("cb-relay")).click();
-  await (await $t("cb-relay-url")).click();
+  const url = await $t("cb-relay-url");
+  await url.click();
   const before = await announced();
-  await browser.keys([..."https://relay"]);
+  // (Element send-keys, not the actions API: WebKitWebDriver's key actions drop a repeated
+  // character even in a plain input.)
+  await url.addValue("https://relay");
   // The backup goes on while the field has the focus: its stages reach the live region.
   await browser.waitUntil(async () => (await announced()).includes("Backup saved"), { timeout: 120000, timeoutMsg: "the backup never finished" });
   assert.notEqual(before, await announced(), "stages arrived while typing");
-  await browser.keys([..."-office.example/kluis"]);
-  const typed = "https://relay-office.example/kluis";
-  assert.deepEqual(await focused(), { test: "cb-relay-url", value: typed, caret: typed.length });
+  const during = "https://relay";
+  assert.deepEqual(await focused(), { test: "cb-relay-url", value: during, caret: during.length }, "text, caret and focus kept");
+  await url.addValue("-office.example/kluis");
+  assert.equal(await url.getValue(), "https://relay-office.example/kluis");
   await shot("05b-typing-during-backup");
 });
 
