@@ -79,6 +79,11 @@ export const currentJob = computed(() => {
 
 export const resumedJobs = computed(() => state.jobs.value.filter((j) => j.resumed));
 
+/** A profile's name (its id when it is gone). */
+export function profileName(id: string): string {
+  return state.profiles.value.find((p) => p.id === id)?.name ?? id;
+}
+
 /** Replaces job `key`'s entry with `change(entry)`. */
 export function updateJob(key: string, change: (job: Job) => Job): void {
   state.jobs.value = state.jobs.value.map((j) => (j.key === key ? change(j) : j));

@@ -10,7 +10,7 @@ import type { Access } from "../bindings";
 import { ErrorBody, errorTitle } from "../errors";
 import { bytes, clock, percent, rate, secondsLeft, shortHash } from "../format";
 import { t, type Key } from "../i18n";
-import { currentJob, resumedJobs, selectedProfile, state, type Job } from "../state";
+import { currentJob, profileName, resumedJobs, selectedProfile, state, type Job } from "../state";
 
 /** Time since `since`: the only part that changes each second while a job waits. */
 function Elapsed({ since }: { since: number }) {
@@ -115,10 +115,6 @@ function PermissionsView() {
     h("ul", {}, row("permEnvironment", p.environment), row("permBackup", p.backup_owner), row("permWebhook", p.webhook)),
     h("p", { class: "note" }, t(p.source === "openapi" ? "permFromOpenapi" : "permLearnt")),
   );
-}
-
-function profileName(id: string): string {
-  return state.profiles.value.find((p) => p.id === id)?.name ?? id;
 }
 
 function ResumedList() {

@@ -5,11 +5,7 @@ import type { HistoryEntry } from "../bindings";
 import { copyText } from "../dom";
 import { bytes, dateTime, duration, shortHash } from "../format";
 import { locale, t } from "../i18n";
-import { state } from "../state";
-
-function profileName(id: string): string {
-  return state.profiles.value.find((p) => p.id === id)?.name ?? id;
-}
+import { profileName, state } from "../state";
 
 function Row({ e }: { e: HistoryEntry }) {
   // A cancelled or discarded backup is the user's choice, not a failure, and left no file:

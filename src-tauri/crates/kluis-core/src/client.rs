@@ -114,14 +114,7 @@ impl ServiceClient {
     /// parameter — so only on the base URL's origin). `None` when it is not served (any error
     /// status): what the key allows is then learnt from the service's 403s.
     pub async fn description(&self, url: &str) -> Result<Option<Value>> {
-        let mut url =
-            Url::parse(url).map_err(|_| Error::Config("The OpenAPI URL is not valid.".into()))?;
-        if url.origin() != self.config.base_url.origin() {
-            return Err(Error::Config(
-                "The OpenAPI URL must be on the same host as the base URL (the api key is sent to it)."
-                    .into(),
-            ));
-        }
+        let mut url = self.config.openapi_url(url)?;
         url.query_pairs_mut()
             .append_pair("api_key", self.config.api_key.expose());
         let response = self.http.get(url).send().await.map_err(|e| {

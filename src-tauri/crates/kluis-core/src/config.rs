@@ -78,6 +78,20 @@ impl ServiceConfig {
     }
 
     /// The URL of `endpoint` (e.g. `["util", "environment"]`) below the base URL's path.
+    /// The service's OpenAPI description URL, checked to be on the base URL's origin: the api
+    /// key is sent to it as a parameter, and must go nowhere else.
+    pub fn openapi_url(&self, text: &str) -> Result<Url> {
+        let url = Url::parse(text)
+            .map_err(|_| Error::Config("The OpenAPI URL is not a valid URL.".into()))?;
+        if url.origin() != self.base_url.origin() {
+            return Err(Error::Config(
+                "The OpenAPI URL must be on the same host as the base URL (the api key is sent to it)."
+                    .into(),
+            ));
+        }
+        Ok(url)
+    }
+
     pub fn endpoint(&self, segments: &[&str]) -> Url {
         let mut url = self.base_url.clone();
         url.path_segments_mut()

@@ -55,7 +55,25 @@ impl From<JobEvent> for AppJobEvent {
     }
 }
 
+/// The name a saved file has (what the save dialog is prefilled with).
+pub(crate) fn file_name(saved: &Saved) -> String {
+    saved
+        .path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default()
+}
+
 impl AppJobEvent {
+    /// Verified in the staging folder, waiting for the user to choose a place.
+    pub fn staged(saved: &Saved) -> Self {
+        AppJobEvent::Staged {
+            file_name: file_name(saved),
+            bytes: saved.bytes,
+            sha256: saved.sha256.clone(),
+        }
+    }
+
     pub fn saved(saved: &Saved) -> Self {
         AppJobEvent::Saved {
             path: saved.path.to_string_lossy().into_owned(),

@@ -521,26 +521,21 @@ async fn permissions_are_learnt_from_answers() {
         app.save_profile(input).await.unwrap();
     }
     let learnt = |p: Permissions| (p.source, p.environment, p.backup_owner, p.webhook);
-    let unknown = (
-        PermissionSource::Learnt,
-        Access::Unknown,
-        Access::Unknown,
-        Access::Unknown,
+    let all = |access| (PermissionSource::Learnt, access, access, access);
+    assert_eq!(
+        learnt(app.permissions("demo").await.unwrap()),
+        all(Access::Unknown)
     );
-    assert_eq!(learnt(app.permissions("demo").await.unwrap()), unknown);
     app.environment("demo").await.unwrap();
     let (_, events) = backup(&app, "demo").await;
     assert!(
         matches!(events.last(), Some(AppJobEvent::Saved { .. })),
         "{events:?}"
     );
-    let allowed = (
-        PermissionSource::Learnt,
-        Access::Allowed,
-        Access::Allowed,
-        Access::Allowed,
+    assert_eq!(
+        learnt(app.permissions("demo").await.unwrap()),
+        all(Access::Allowed)
     );
-    assert_eq!(learnt(app.permissions("demo").await.unwrap()), allowed);
     let (_, events) = backup(&app, "demo-restricted").await;
     assert!(
         matches!(events.last(), Some(AppJobEvent::Failed { .. })),

@@ -1,8 +1,8 @@
 //! Transports for resumed jobs: each job's journal says how its callback can be collected
-//! ([`Reattach`]); [`Reattacher`] builds the transport that does it, once per relay, listen
-//! address or webhook.site, however many jobs share it.
+//! ([`Reattach`]); [`Reattacher`] builds the transport that does it. Jobs that share a relay,
+//! listen address or webhook.site share one transport through the engine's
+//! [`crate::engine::Transports`], by [`Reattacher::key`].
 
-use std::collections::HashMap;
 use std::sync::Arc;
 
 use super::{CallbackTransport, ListenerTransport, Reattach, RelayTransport, WebhookSiteTransport};
@@ -13,7 +13,6 @@ use crate::secret::Secret;
 pub struct Reattacher {
     config: ServiceConfig,
     relay_secret: Option<Secret>,
-    built: HashMap<String, Arc<dyn CallbackTransport>>,
 }
 
 impl Reattacher {
@@ -23,7 +22,6 @@ impl Reattacher {
         Self {
             config,
             relay_secret,
-            built: HashMap::new(),
         }
     }
 
@@ -36,18 +34,7 @@ impl Reattacher {
         }
     }
 
-    /// The transport that collects `reattach`'s callback, shared with earlier jobs of its key.
-    pub async fn transport(&mut self, reattach: &Reattach) -> Result<Arc<dyn CallbackTransport>> {
-        let key = Self::key(reattach);
-        if let Some(transport) = self.built.get(&key) {
-            return Ok(transport.clone());
-        }
-        let transport = self.build(reattach).await?;
-        self.built.insert(key, transport.clone());
-        Ok(transport)
-    }
-
-    /// A new transport that collects `reattach`'s callback (for a caller with its own cache).
+    /// A new transport that collects `reattach`'s callback.
     pub async fn build(&self, reattach: &Reattach) -> Result<Arc<dyn CallbackTransport>> {
         Ok(match reattach {
             Reattach::Relay { url, .. } => {

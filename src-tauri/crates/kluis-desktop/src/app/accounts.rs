@@ -57,7 +57,7 @@ impl DesktopApp {
             .as_deref()
             .map(str::trim)
             .filter(|u| !u.is_empty())
-            .map(|u| check_openapi_url(u, &config))
+            .map(|u| config.openapi_url(u).map(String::from))
             .transpose()?;
         let name = if input.name.trim().is_empty() {
             input.username.trim().to_string()
@@ -123,7 +123,7 @@ impl DesktopApp {
     pub async fn environment(&self, id: &str) -> AppResult<Value> {
         let connection = self.connection(id).await?;
         let outcome = connection.session.environment().await;
-        self.learn_access(id, outcome.as_ref().map(|_| ()), Endpoint::Environment);
+        self.learn_access(id, outcome.as_ref().map(|_| ()), &[Endpoint::Environment]);
         Ok(outcome?)
     }
 

@@ -126,15 +126,7 @@ impl DesktopApp {
             let Some(entry) = self.history.get(job_id)? else {
                 continue;
             };
-            let event = AppJobEvent::Staged {
-                file_name: saved
-                    .path
-                    .file_name()
-                    .map(|n| n.to_string_lossy().into_owned())
-                    .unwrap_or_default(),
-                bytes: saved.bytes,
-                sha256: saved.sha256.clone(),
-            };
+            let event = AppJobEvent::staged(&saved);
             jobs.insert(job_id, JobSlot::Staged { saved, staging });
             drop(jobs);
             sink(ResumedEvent {
@@ -155,11 +147,7 @@ impl DesktopApp {
     /// cancelled; the staged file then waits for another try.
     pub async fn save_backup(&self, job: Uuid) -> AppResult<Option<Saved>> {
         let file_name = match self.jobs.lock().unwrap().get(&job) {
-            Some(JobSlot::Staged { saved, .. }) => saved
-                .path
-                .file_name()
-                .map(|n| n.to_string_lossy().into_owned())
-                .unwrap_or_default(),
+            Some(JobSlot::Staged { saved, .. }) => crate::events::file_name(saved),
             _ => {
                 return Err(AppError::InvalidState(
                     "This backup is not waiting to be saved.".into(),

@@ -54,24 +54,17 @@ impl DesktopApp {
             let outcome = handle.finished().await;
             if outcome.is_ok() {
                 // The service took the POST and answered the webhook: both are allowed.
-                for endpoint in [Endpoint::BackupOwner, Endpoint::Webhook] {
-                    learn(&profile_id, Ok(()), endpoint);
-                }
+                learn(
+                    &profile_id,
+                    Ok(()),
+                    &[Endpoint::BackupOwner, Endpoint::Webhook],
+                );
             }
             let mut slots = jobs.lock().unwrap();
             match outcome {
                 Ok(saved) => match staging {
                     Some(staging) => {
-                        let file_name = saved
-                            .path
-                            .file_name()
-                            .map(|n| n.to_string_lossy().into_owned())
-                            .unwrap_or_default();
-                        let event = AppJobEvent::Staged {
-                            file_name,
-                            bytes: saved.bytes,
-                            sha256: saved.sha256.clone(),
-                        };
+                        let event = AppJobEvent::staged(&saved);
                         slots.insert(job_id, JobSlot::Staged { saved, staging });
                         drop(slots);
                         sink(event);
@@ -99,7 +92,7 @@ impl DesktopApp {
                         Some(Stage::CallbackReceived) => Endpoint::Webhook,
                         _ => Endpoint::BackupOwner,
                     };
-                    learn(&profile_id, Err(&error), endpoint);
+                    learn(&profile_id, Err(&error), &[endpoint]);
                     sink(AppJobEvent::Failed {
                         code: error.code(),
                         message: error.to_string(),

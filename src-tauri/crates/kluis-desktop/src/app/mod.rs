@@ -182,15 +182,16 @@ impl DesktopApp {
         self.dialogs.read().unwrap().clone()
     }
 
-    fn learn_access(&self, id: &str, outcome: Result<(), &Error>, endpoint: Endpoint) {
-        (self.access_learner())(id, outcome, endpoint)
+    fn learn_access(&self, id: &str, outcome: Result<(), &Error>, endpoints: &[Endpoint]) {
+        (self.access_learner())(id, outcome, endpoints)
     }
 
-    /// Records what the service said of an endpoint for the permissions view (usable from a
-    /// job's task): an answer means allowed, a 403 denied; other failures say nothing.
-    fn access_learner(&self) -> impl Fn(&str, Result<(), &Error>, Endpoint) + Send + 'static {
+    /// Records what the service said of `endpoints` for the permissions view (usable from a
+    /// job's task): an answer means allowed, a 403 denied; other failures say nothing. The
+    /// profile is read once and written only when something changed.
+    fn access_learner(&self) -> impl Fn(&str, Result<(), &Error>, &[Endpoint]) + Send + 'static {
         let profiles = self.profiles.clone();
-        move |id: &str, outcome: Result<(), &Error>, endpoint: Endpoint| {
+        move |id: &str, outcome: Result<(), &Error>, endpoints: &[Endpoint]| {
             let allowed = match outcome {
                 Ok(()) => true,
                 Err(e) if e.code() == kluis_core::Code::PermissionDenied => false,
@@ -203,29 +204,20 @@ impl DesktopApp {
                 true => (&mut profile.allowed, &mut profile.denied),
                 false => (&mut profile.denied, &mut profile.allowed),
             };
-            if add.contains(&endpoint) && !remove.contains(&endpoint) {
-                return; // nothing new: no write
+            let mut changed = false;
+            for endpoint in endpoints {
+                if remove.contains(endpoint) {
+                    remove.retain(|e| e != endpoint);
+                    changed = true;
+                }
+                if !add.contains(endpoint) {
+                    add.push(*endpoint);
+                    changed = true;
+                }
             }
-            remove.retain(|e| *e != endpoint);
-            if !add.contains(&endpoint) {
-                add.push(endpoint);
+            if changed {
+                let _ = profiles.put(profile);
             }
-            let _ = profiles.put(profile);
         }
     }
-}
-
-/// Checks that the description URL is https on the base URL's origin: the api key is sent to
-/// it as a parameter, and must go nowhere else.
-fn check_openapi_url(text: &str, config: &ServiceConfig) -> AppResult<String> {
-    let url = url::Url::parse(text)
-        .map_err(|_| Error::Config("The OpenAPI URL is not a valid URL.".into()))?;
-    if url.origin() != config.base_url.origin() {
-        return Err(Error::Config(
-            "The OpenAPI URL must be on the same host as the base URL (the api key is sent to it)."
-                .into(),
-        )
-        .into());
-    }
-    Ok(url.to_string())
 }
