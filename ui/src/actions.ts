@@ -5,9 +5,10 @@ import { api, asError } from "./api";
 import { isRunning, reduce } from "./backup-state";
 import type { CallbackChoice, ProfileView } from "./bindings";
 import { t } from "./i18n";
-import { findJob, state, updateJob, type CallbackDraft, type Job, type ProfileDraft } from "./state";
+import { findJob, state, updateJob, withEntry, type CallbackDraft, type EnvironmentView, type Job, type ProfileDraft } from "./state";
 
-async function guarded(work: () => Promise<void>): Promise<void> {
+/** Runs `work`, showing its error — as klant `profileId`'s when it is about one klant. */
+async function guarded(work: () => Promise<void>, profileId: string | null = null): Promise<void> {
   batch(() => {
     state.error.value = null;
     state.busy.value = true;
@@ -15,10 +16,14 @@ async function guarded(work: () => Promise<void>): Promise<void> {
   try {
     await work();
   } catch (e) {
-    state.error.value = asError(e);
+    showError(e, profileId);
   } finally {
     state.busy.value = false;
   }
+}
+
+export function showError(e: unknown, profileId: string | null): void {
+  state.error.value = { error: asError(e), profileId };
 }
 
 export async function boot(): Promise<void> {
@@ -53,16 +58,12 @@ export function startDemo(): Promise<void> {
 }
 
 export function selectProfile(id: string): Promise<void> {
-  batch(() => {
-    state.selected.value = id;
-    state.environment.value = null;
-    state.permissions.value = null;
-  });
+  state.selected.value = id;
   return loadProfile();
 }
 
-async function loadProfile(): Promise<void> {
-  await guarded(signInAndLoad);
+function loadProfile(): Promise<void> {
+  return guarded(signInAndLoad, state.selected.value);
 }
 
 function setSignedIn(id: string, signedIn: boolean): void {
@@ -78,19 +79,31 @@ async function signInAndLoad(): Promise<void> {
   await api.signIn(id);
   setSignedIn(id, true);
   const [environment, permissions, history] = await Promise.all([
-    api.environment(id).catch((e) => ({ error: asError(e) })),
-    api.permissions(id).catch(() => null),
+    api.environment(id).then(
+      (ok): EnvironmentView => ({ ok }),
+      (e): EnvironmentView => ({ error: asError(e) }),
+    ),
+    api.permissions(id).catch(() => undefined),
     api.history(state.historyFilter.value),
   ]);
   batch(() => {
-    state.environment.value = environment;
-    state.permissions.value = permissions;
+    state.environments.value = withEntry(state.environments.value, id, environment);
+    state.permissions.value = withEntry(state.permissions.value, id, permissions);
     state.history.value = history;
   });
 }
 
+/** Drops what was loaded for profile `id` (signed out, forgotten). */
+function unload(id: string): void {
+  batch(() => {
+    setSignedIn(id, false);
+    state.environments.value = withEntry(state.environments.value, id, undefined);
+    state.permissions.value = withEntry(state.permissions.value, id, undefined);
+  });
+}
+
 export function signIn(): Promise<void> {
-  return guarded(signInAndLoad);
+  return loadProfile();
 }
 
 export function signOut(): Promise<void> {
@@ -98,9 +111,8 @@ export function signOut(): Promise<void> {
     const id = state.selected.value;
     if (!id) return;
     await api.signOut(id);
-    setSignedIn(id, false);
-    state.environment.value = null;
-  });
+    unload(id);
+  }, state.selected.value);
 }
 
 /** Forgets profile `id` (asked first): the profile and its secrets; saved backups stay. */
@@ -108,20 +120,21 @@ export function forget(id: string): Promise<void> {
   if (!window.confirm(t("forgetConfirm"))) return Promise.resolve();
   return guarded(async () => {
     await api.forgetProfile(id);
-    setSignedIn(id, false);
+    unload(id);
     const profiles = await api.profiles();
     batch(() => {
       state.profiles.value = profiles;
       state.selected.value = profiles[0]?.id ?? null;
-      state.environment.value = null;
       state.editing.value = null;
     });
-  });
+  }, id);
 }
 
 /** Opens the profile form: empty for a new profile, or with `existing`'s fields (its secrets
  * are never shown: left empty, they are kept). */
 export function editProfile(existing: ProfileView | null): void {
+  // An error about another klant (or the last one) does not stand over the form.
+  if (state.error.value?.profileId !== existing?.id) state.error.value = null;
   state.editing.value = {
     id: existing?.id ?? null,
     name: existing?.name ?? "",
@@ -140,11 +153,11 @@ export function closeProfileForm(): void {
 /** "Trust a certificate": Rust opens the file dialog and checks the file; the profile then
  * shows what it trusts (subject and fingerprint). */
 export function chooseProfileCa(id: string): Promise<void> {
-  return guarded(async () => replaceProfile(await api.chooseProfileCa(id)));
+  return guarded(async () => replaceProfile(await api.chooseProfileCa(id)), id);
 }
 
 export function clearProfileCa(id: string): Promise<void> {
-  return guarded(async () => replaceProfile(await api.clearProfileCa(id)));
+  return guarded(async () => replaceProfile(await api.clearProfileCa(id)), id);
 }
 
 function replaceProfile(view: ProfileView): void {
@@ -171,14 +184,14 @@ export function saveProfile(): Promise<void> {
       openapi_url: draft.openapi_url || null,
     });
     const profiles = await api.profiles();
+    unload(saved.id); // its settings may have changed: what was loaded no longer counts
     batch(() => {
       state.profiles.value = profiles;
       state.selected.value = saved.id;
       state.editing.value = null;
     });
-    setSignedIn(saved.id, false);
     await signInAndLoad();
-  });
+  }, draft.id);
 }
 
 export async function refreshHistory(): Promise<void> {
@@ -186,10 +199,12 @@ export async function refreshHistory(): Promise<void> {
 }
 
 export function refreshEnvironment(): Promise<void> {
+  const id = state.selected.value;
+  if (!id) return Promise.resolve();
   return guarded(async () => {
-    const id = state.selected.value;
-    if (id) state.environment.value = await api.environment(id);
-  });
+    const ok = await api.environment(id);
+    state.environments.value = withEntry(state.environments.value, id, { ok });
+  }, id);
 }
 
 let nextKey = 0;
@@ -208,7 +223,7 @@ export function startBackup(): Promise<void> {
     .startBackup(profileId, (event) => {
       updateJob(key, (job) => ({ ...job, view: reduce(job.view, event, Date.now()) }));
       if (event.kind === "staged") void saveJob(key);
-      if (event.kind === "saved" || event.kind === "failed") void refreshAfterJob();
+      if (event.kind === "saved" || event.kind === "failed") void refreshAfterJob(profileId);
     })
     .then((jobId) => {
       updateJob(key, (job) => ({ ...job, jobId }));
@@ -220,10 +235,11 @@ export function startBackup(): Promise<void> {
     });
 }
 
-async function refreshAfterJob(): Promise<void> {
+/** After a job of `profileId`: the history, and what its answers taught about its api key. */
+async function refreshAfterJob(profileId: string): Promise<void> {
   await refreshHistory();
-  const id = state.selected.value;
-  if (id) state.permissions.value = await api.permissions(id).catch(() => state.permissions.value);
+  const permissions = await api.permissions(profileId).catch(() => undefined);
+  if (permissions) state.permissions.value = withEntry(state.permissions.value, profileId, permissions);
 }
 
 /** The one save flow, for every staged job: the save dialog (opened by Rust, prefilled with
@@ -239,7 +255,7 @@ export async function saveJob(key: string): Promise<void> {
     updateJob(key, (j) => ({ ...j, view: saved ? { phase: "saved", path: saved.path, bytes: saved.bytes, sha256: saved.sha256 } : staged }));
   } catch (e) {
     batch(() => {
-      state.error.value = asError(e);
+      showError(e, job.profileId);
       updateJob(key, (j) => ({ ...j, view: staged })); // still staged: another place may work
     });
   }

@@ -2,6 +2,7 @@
 import { clearMocks, mockIPC } from "@tauri-apps/api/mocks";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import type { AppJobEvent, HistoryEntry, ProfileView, ResumedEvent, Settings } from "./bindings";
+import { languages } from "./i18n";
 
 const demoProfile: ProfileView = { id: "demo", name: "Demo", base_url: "https://127.0.0.1:1/webservice_v2", username: "demo", openapi_url: null, demo: true, trusted_cas: [] };
 
@@ -12,7 +13,10 @@ const defaultSettings: Settings = { save_folder: null, callback: { kind: "loopba
 /** The channel of the last `start_backup`, when the test sends the job's events itself. */
 let heldBackup: { onmessage: (e: AppJobEvent) => void } | null = null;
 
-function fakeBackend(calls: Calls, options: { demoStarted?: boolean; resumed?: ResumedEvent[]; holdBackup?: boolean; history?: HistoryEntry[]; dialogClosed?: boolean; profiles?: ProfileView[] } = {}) {
+function fakeBackend(
+  calls: Calls,
+  options: { demoStarted?: boolean; resumed?: ResumedEvent[]; holdBackup?: boolean; history?: HistoryEntry[]; dialogClosed?: boolean; profiles?: ProfileView[]; refuseSignIn?: string[] } = {},
+) {
   let started = options.demoStarted ?? false;
   let settings = defaultSettings;
   mockIPC((cmd, args) => {
@@ -38,10 +42,15 @@ function fakeBackend(calls: Calls, options: { demoStarted?: boolean; resumed?: R
       case "start_demo":
         started = true;
         return { base_url: demoProfile.base_url, profiles: [demoProfile] };
-      case "sign_in":
-        return { profile_id: "demo", username: "demo" };
-      case "environment":
-        return { username: "demo", klant: { name: "Demo B.V." } };
+      case "sign_in": {
+        const id = (args as { profileId: string }).profileId;
+        if (options.refuseSignIn?.includes(id)) throw { code: "auth_failed", message: "The service refused the api key, username or password." };
+        return { profile_id: id, username: "demo" };
+      }
+      case "environment": {
+        const id = (args as { profileId: string }).profileId;
+        return { username: "demo", klant: { name: id === "demo" ? "Demo B.V." : `Administratie van ${id}` } };
+      }
       case "permissions":
         return { source: "openapi", environment: "allowed", backup_owner: "allowed", webhook: "allowed" };
       case "history":
@@ -150,6 +159,25 @@ describe("Kluis UI", () => {
     await settle();
     expect(byTest("error")?.textContent).toContain("Sign-in failed");
     expect(byTest("error-message")?.textContent).toContain("refused the api key");
+  });
+
+  it("names the certificate a server sent, in the UI's language, outside the technical details", async () => {
+    localStorage.setItem("kluis.language", "nl");
+    const presented = { subject: "CN=service.example", issuer: "CN=Kantoor Proxy CA", sha256: "AA:BB", top: { subject: "CN=Kantoor Proxy CA", sha256: "CC:DD" } };
+    mockIPC((cmd) => {
+      if (cmd === "launch_info") return { demo: false };
+      if (cmd === "settings") return defaultSettings;
+      if (cmd === "profiles") return [demoProfile];
+      if (cmd === "sign_in") throw { code: "certificate", message: "The TLS certificate of the service is not trusted.", presented };
+      return null;
+    });
+    await startUi();
+    await settle();
+    const shown = byTest("presented-certificate");
+    expect(shown?.textContent).toContain("De server stuurde een certificaat voor CN=service.example, uitgegeven door CN=Kantoor Proxy CA");
+    expect(shown?.textContent).toContain("AA:BB");
+    expect(shown?.textContent).toContain("CC:DD");
+    expect(shown?.closest("details"), "not hidden behind Details").toBeNull();
   });
 
   it("speaks Dutch when chosen", async () => {
@@ -451,4 +479,180 @@ describe("Kluis UI", () => {
     expect(byTest("trusted-cas")?.textContent).toContain("CN=Office Proxy CA");
     expect(byTest("trusted-cas")?.textContent).toContain("AB:CD");
   });
+
+  describe("two klanten", () => {
+    const bakker: ProfileView = { ...demoProfile, id: "bakker", name: "Bakker B.V.", demo: false };
+    const jansen: ProfileView = { ...demoProfile, id: "jansen", name: "Jansen & Zn", demo: false };
+
+    it("shows nothing of one klant under the other: environment, errors, the running backup", async () => {
+      fakeBackend(calls, { profiles: [bakker, jansen], refuseSignIn: ["jansen"], holdBackup: true });
+      await startUi();
+      await settle();
+      await click("tab-environment");
+      expect(byTest("environment")?.textContent).toContain("Administratie van bakker");
+      await click("tab-backup");
+      await click("backup-owner");
+      emit({ kind: "stage", stage: "accepted" });
+      await settle();
+      expect(byTest("stage-waiting"), "Bakker's backup waits").not.toBeNull();
+
+      await click("profile-jansen");
+      expect(byTest("error")?.textContent, "the error names its klant").toContain("Jansen & Zn: Sign-in failed");
+      expect(byTest("backup-title")?.textContent).toContain("Jansen & Zn");
+      expect(byTest("stage-waiting"), "Bakker's backup is not shown under Jansen").toBeNull();
+      expect(byTest("cancel-backup")).toBeNull();
+      expect(byTest("running-bakker"), "the running backup is marked at its own klant").not.toBeNull();
+      expect(byTest("running-jansen")).toBeNull();
+      await click("tab-environment");
+      expect(byTest("environment"), "Bakker's environment is not shown under Jansen").toBeNull();
+      expect(byTest("environment-signed-out")?.textContent).toContain("Jansen & Zn");
+      expect(document.body.textContent).not.toContain("Administratie van bakker");
+
+      await click("profile-bakker");
+      expect(byTest("error"), "Jansen's error does not follow to Bakker").toBeNull();
+      expect(byTest("environment")?.textContent).toContain("Administratie van bakker");
+      await click("tab-backup");
+      expect(byTest("stage-waiting")).not.toBeNull();
+    });
+
+    it("clears another klant's error when a profile form opens", async () => {
+      fakeBackend(calls, { profiles: [jansen, bakker], refuseSignIn: ["jansen"] });
+      await startUi();
+      await settle();
+      expect(byTest("error")?.textContent).toContain("Jansen & Zn");
+      await click("add-profile");
+      expect(byTest("error"), "no stale banner over a new profile's form").toBeNull();
+    });
+  });
+
+  it("says when the service stops answering while the backup waits, and when it is back", async () => {
+    fakeBackend(calls, { demoStarted: true, holdBackup: true });
+    await startUi();
+    await settle();
+    await click("backup-owner");
+    emit({ kind: "stage", stage: "accepted" }, { kind: "service", answering: false });
+    await settle();
+    expect(byTest("service-silent")?.textContent).toContain("has not answered since");
+    expect(byTest("session")?.textContent).toContain("service not answering");
+    emit({ kind: "service", answering: true });
+    await settle();
+    expect(byTest("service-silent")).toBeNull();
+    expect(byTest("session")?.textContent).not.toContain("service not answering");
+    expect(byTest("stage-waiting")).not.toBeNull();
+  });
+
+  it("says within seconds that a download stalled, and stops saying it when bytes come again", async () => {
+    vi.useFakeTimers({ toFake: ["Date", "setInterval"] });
+    try {
+      await downloading();
+      emit(progress(100));
+      await settle();
+      vi.advanceTimersByTime(9_000);
+      await settle();
+      expect(byTest("stage-stalled"), "not after 9 s").toBeNull();
+      vi.advanceTimersByTime(2_000);
+      await settle();
+      expect(byTest("stage-stalled")?.textContent).toContain("No data from the file host for 11 s");
+      emit(progress(200));
+      await settle();
+      expect(byTest("stage-stalled")).toBeNull();
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
+  it("gives a failed backup's reason in Dutch in the history, the system's words behind Details", async () => {
+    localStorage.setItem("kluis.language", "nl");
+    const failed: HistoryEntry = {
+      id: "h1", profile: "demo", started_at_ms: 0, finished_at_ms: 1000, stage: "failed", failed_stage: "downloading",
+      error_code: "file_host_unreachable", error_message: "Could not reach the file host that serves the backup.", path: null, bytes: null, sha256: null,
+    } as HistoryEntry;
+    fakeBackend(calls, { demoStarted: true, history: [failed] });
+    await startUi();
+    await settle();
+    await click("tab-history");
+    const reason = byTest("history-reason")!;
+    expect(reason.firstChild?.textContent).toBe(languages.nl.errFileHostUnreachable);
+    expect(reason.querySelector("details")?.textContent).toContain("Could not reach the file host");
+  });
+
+  it("gives the browser's validation tips in Dutch", async () => {
+    localStorage.setItem("kluis.language", "nl");
+    fakeBackend(calls, { demoStarted: true });
+    await startUi();
+    await settle();
+    await click("add-profile");
+    const form = document.querySelector("form")!;
+    await type(document.getElementById("f-base-url") as HTMLInputElement, "geen adres");
+    form.reportValidity();
+    expect((document.getElementById("f-name") as HTMLInputElement).validationMessage).toBe("Vul dit veld in.");
+    expect((document.getElementById("f-base-url") as HTMLInputElement).validationMessage).toContain("https://");
+  });
+
+  it("shows no English on any screen of the Dutch UI (Rust's own words only behind Details)", async () => {
+    localStorage.setItem("kluis.language", "nl");
+    const failed = { id: "h1", profile: "demo", started_at_ms: 0, finished_at_ms: 1000, stage: "failed", failed_stage: "accepted", error_code: "callback_timeout", error_message: "The service did not report the backup as finished in time.", path: null, bytes: null, sha256: null } as HistoryEntry;
+    const saved = { id: "h2", profile: "demo", started_at_ms: 0, finished_at_ms: 1000, stage: "saved", failed_stage: null, error_code: null, error_message: null, path: "/home/u/b.zip", bytes: 100, sha256: "ab".repeat(32) } as HistoryEntry;
+    const seen: string[] = [];
+    const look = (screen: string) => seen.push(...visibleText(document.body).map((text) => `${screen}: ${text}`));
+    fakeBackend(calls);
+    await startUi();
+    await settle();
+    look("welcome");
+    clearMocks();
+    fakeBackend(calls, { demoStarted: true, holdBackup: true, history: [failed, saved] });
+    await startUi();
+    await settle();
+    look("backup");
+    await click("backup-owner");
+    emit({ kind: "stage", stage: "accepted" }, { kind: "service", answering: false });
+    await settle();
+    look("waiting");
+    emit({ kind: "stage", stage: "downloading" }, progress(10));
+    await settle();
+    look("downloading");
+    emit({ kind: "failed", code: "network", message: "Could not reach the service." });
+    await settle();
+    look("failed");
+    for (const tab of ["tab-history", "tab-environment", "tab-settings"]) {
+      await click(tab);
+      look(tab);
+    }
+    for (const kind of ["cb-relay", "cb-direct", "cb-tunnel", "cb-webhook_site"]) {
+      await click(kind);
+      look(kind);
+    }
+    await click("edit-profile");
+    look("profile form");
+    const english = seen.filter((line) => englishWords.test(line.slice(line.indexOf(": ") + 2)));
+    expect(english, "English in the Dutch UI").toEqual([]);
+    expect(seen.length, "the screens were looked at").toBeGreaterThan(50);
+  });
 });
+
+/** Words that mark a text as English (none of them is Dutch). */
+const englishWords = /\b(the|and|your|with|this|could|should|please|will|not|from|failed|there|which|what|when|saved|waiting|download(ing)?|sign(ed)? in|backups?)\b/i;
+
+/** Every text a person sees or hears in `root` (text, labels, titles, placeholders), except
+ * inside a closed <details> (Rust's technical words) and code (paths, hashes, names). */
+function visibleText(root: Element): string[] {
+  const out: string[] = [];
+  const walk = (el: Element) => {
+    if (el.tagName === "DETAILS" && !(el as HTMLDetailsElement).open) {
+      const summary = el.querySelector("summary");
+      if (summary) walk(summary);
+      return;
+    }
+    if (el.tagName === "CODE" || el.tagName === "SCRIPT" || el.tagName === "STYLE") return;
+    for (const attr of ["aria-label", "title", "placeholder"]) {
+      const value = el.getAttribute(attr);
+      if (value) out.push(value);
+    }
+    for (const node of el.childNodes) {
+      if (node.nodeType === Node.TEXT_NODE && node.textContent?.trim()) out.push(node.textContent.trim());
+      else if (node.nodeType === Node.ELEMENT_NODE) walk(node as Element);
+    }
+  };
+  walk(root);
+  return out;
+}

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { isRunning, reduce, type BackupView } from "./backup-state";
+import { isRunning, reduce, stalledFor, STALL_AFTER_MS, type BackupView } from "./backup-state";
 import type { AppJobEvent } from "./bindings";
 
 const run = (events: AppJobEvent[]): BackupView => events.reduce<BackupView>((v, e) => reduce(v, e, 1000), { phase: "idle" });
@@ -10,7 +10,7 @@ describe("backup panel state", () => {
       { kind: "stage", stage: "requested" },
       { kind: "stage", stage: "accepted" },
     ]);
-    expect(view).toEqual({ phase: "waiting", since: 1000 });
+    expect(view).toEqual({ phase: "waiting", since: 1000, silentSince: null });
     const later = run([
       { kind: "stage", stage: "requested" },
       { kind: "stage", stage: "downloading" },
@@ -31,5 +31,25 @@ describe("backup panel state", () => {
     const cancelled = reduce({ phase: "cancelled" }, { kind: "progress", bytes: 5, total: 9, bytes_per_sec: 1 }, 0);
     expect(cancelled).toEqual({ phase: "cancelled" });
     expect(run([{ kind: "failed", code: "cancelled", message: "" }])).toEqual({ phase: "cancelled" });
+  });
+
+  it("marks the service silent while it does not answer, from the first time it did not", () => {
+    let view = reduce({ phase: "idle" }, { kind: "stage", stage: "accepted" }, 0);
+    view = reduce(view, { kind: "service", answering: false }, 60_000);
+    view = reduce(view, { kind: "service", answering: false }, 120_000);
+    expect(view).toEqual({ phase: "waiting", since: 0, silentSince: 60_000 });
+    view = reduce(view, { kind: "service", answering: true }, 180_000);
+    expect(view).toEqual({ phase: "waiting", since: 0, silentSince: null });
+  });
+
+  it("calls a download stalled only after a stretch without new bytes", () => {
+    let view = reduce({ phase: "idle" }, { kind: "stage", stage: "downloading" }, 0);
+    view = reduce(view, { kind: "progress", bytes: 10, total: 100, bytes_per_sec: 5 }, 1_000);
+    expect(stalledFor(view, 1_000 + STALL_AFTER_MS - 1), "not yet").toBeNull();
+    // A report with the same byte count (the download retrying) is no progress.
+    view = reduce(view, { kind: "progress", bytes: 10, total: 100, bytes_per_sec: 0 }, 5_000);
+    expect(stalledFor(view, 1_000 + STALL_AFTER_MS)).toBe(STALL_AFTER_MS);
+    view = reduce(view, { kind: "progress", bytes: 20, total: 100, bytes_per_sec: 5 }, 12_000);
+    expect(stalledFor(view, 13_000), "bytes came again").toBeNull();
   });
 });

@@ -6,14 +6,26 @@ import type { AppJobEvent } from "./bindings";
 export type BackupView =
   | { phase: "idle" }
   | { phase: "requested" }
-  | { phase: "waiting"; since: number }
+  /** `silentSince`: when the service stopped answering (its liveness checks), or null. */
+  | { phase: "waiting"; since: number; silentSince: number | null }
   | { phase: "fetching" }
-  | { phase: "downloading"; bytes: number; total: number | null; bytesPerSec: number }
+  /** `changedAt`: when the last bytes came (a stall shows after {@link STALL_AFTER_MS}). */
+  | { phase: "downloading"; bytes: number; total: number | null; bytesPerSec: number; changedAt: number }
   | { phase: "choose"; fileName: string; bytes: number; sha256: string }
   | { phase: "saving" }
   | { phase: "saved"; path: string; bytes: number; sha256: string }
   | { phase: "failed"; error: UiError }
   | { phase: "cancelled" };
+
+/** No bytes for this long, and the download says it stalled (the core keeps retrying). */
+export const STALL_AFTER_MS = 10_000;
+
+/** Whether the download has had no bytes for {@link STALL_AFTER_MS}: how long, else null. */
+export function stalledFor(view: BackupView, now: number): number | null {
+  if (view.phase !== "downloading") return null;
+  const quiet = now - view.changedAt;
+  return quiet >= STALL_AFTER_MS ? quiet : null;
+}
 
 /** Whether a job is under way (Cancel is offered). */
 export function isRunning(view: BackupView): boolean {
@@ -28,17 +40,23 @@ export function reduce(view: BackupView, event: AppJobEvent, now: number): Backu
         case "requested":
           return { phase: "requested" };
         case "accepted":
-          return { phase: "waiting", since: now };
+          return { phase: "waiting", since: now, silentSince: null };
         case "callback_received":
         case "result_fetched":
           return { phase: "fetching" };
         case "downloading":
-          return { phase: "downloading", bytes: 0, total: null, bytesPerSec: 0 };
+          return { phase: "downloading", bytes: 0, total: null, bytesPerSec: 0, changedAt: now };
         default:
           return view; // saved/failed arrive as their own events with details
       }
-    case "progress":
-      return { phase: "downloading", bytes: event.bytes, total: event.total, bytesPerSec: event.bytes_per_sec };
+    case "progress": {
+      const grew = view.phase !== "downloading" || event.bytes !== view.bytes;
+      const changedAt = grew || view.phase !== "downloading" ? now : view.changedAt;
+      return { phase: "downloading", bytes: event.bytes, total: event.total, bytesPerSec: event.bytes_per_sec, changedAt };
+    }
+    case "service":
+      if (view.phase !== "waiting") return view;
+      return { ...view, silentSince: event.answering ? null : (view.silentSince ?? now) };
     case "staged":
       return { phase: "choose", fileName: event.file_name, bytes: event.bytes, sha256: event.sha256 };
     case "saved":

@@ -30,7 +30,7 @@ stage: Stage, bytes: number | null, sha256: string | null, path: string | null,
  */
 failed_stage: Stage | null, error_code: Code | null, error_message: string | null, };
 
-export type AppJobEvent = { "kind": "stage", stage: Stage, } | { "kind": "progress", bytes: number, total: number | null, bytes_per_sec: number, } | { "kind": "staged", file_name: string, bytes: number, sha256: string, } | { "kind": "saved", path: string, bytes: number, sha256: string, } | { "kind": "failed", code: Code, message: string, };
+export type AppJobEvent = { "kind": "stage", stage: Stage, } | { "kind": "progress", bytes: number, total: number | null, bytes_per_sec: number, } | { "kind": "service", answering: boolean, } | { "kind": "staged", file_name: string, bytes: number, sha256: string, } | { "kind": "saved", path: string, bytes: number, sha256: string, } | { "kind": "failed", code: Code, message: string, };
 
 export type ResumedEvent = { job_id: string, event: AppJobEvent, };
 
@@ -40,7 +40,11 @@ export type ResumedJob = { job_id: string, profile_id: string,
  */
 stage: Stage, };
 
-export type ErrorPayload = { code: AppCode, message: string, };
+export type ErrorPayload = { code: AppCode, message: string, 
+/**
+ * For `certificate`: what the server sent, shown in the UI's language to compare.
+ */
+presented?: Presented, };
 
 export type TrustedCa = { 
 /**
@@ -51,6 +55,17 @@ subject: string,
  * SHA-256 of the certificate, as `AB:CD:…` (what certificate viewers show).
  */
 sha256: string, };
+
+export type Presented = { subject: string, issuer: string, 
+/**
+ * SHA-256 of the server's own certificate, `AB:CD:…`.
+ */
+sha256: string, 
+/**
+ * The last certificate of the chain the server sent, when it sent more than its own
+ * (usually the issuing CA): the one to compare with a CA file before trusting it.
+ */
+top: TrustedCa | null, };
 
 export type ProfileView = { id: string, name: string, base_url: string, username: string, openapi_url: string | null, demo: boolean, 
 /**

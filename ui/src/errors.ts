@@ -35,10 +35,29 @@ export function errorTitle(e: UiError): string {
   return t((errorText[e.code] ?? errorText.internal).title);
 }
 
+/** What the server sent when its certificate was not trusted: to compare, not to trust. */
+function Presented({ presented }: { presented: NonNullable<UiError["presented"]> }) {
+  return h(
+    "div",
+    { class: "presented", "data-test": "presented-certificate" },
+    h("p", {}, t("certPresented", { subject: presented.subject, issuer: presented.issuer })),
+    h("code", { class: "fingerprint" }, presented.sha256),
+    presented.top
+      ? h("div", {}, h("p", {}, t("certChainTop", { subject: presented.top.subject })), h("code", { class: "fingerprint" }, presented.top.sha256))
+      : null,
+  );
+}
+
 /** The advice, and Rust's message (behind "Details" unless it is the advice itself). */
 export function ErrorBody({ error, testId }: { error: UiError; testId?: string }) {
   const text = errorText[error.code] ?? errorText.internal;
   const message = h("span", { "data-test": testId }, error.message);
   if (messageIsTheAdvice.has(error.code)) return h("p", {}, t(text.advice), " ", message);
-  return h("div", {}, h("p", {}, t(text.advice)), h("details", {}, h("summary", {}, t("details")), h("p", {}, message)));
+  return h(
+    "div",
+    {},
+    h("p", {}, t(text.advice)),
+    error.presented ? h(Presented, { presented: error.presented }) : null,
+    h("details", {}, h("summary", {}, t("details")), h("p", {}, message)),
+  );
 }

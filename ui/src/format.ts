@@ -48,6 +48,11 @@ export function dateTime(ms: number, locale: string): string {
   return new Date(ms).toLocaleString(locale, { dateStyle: "medium", timeStyle: "short" });
 }
 
+/** The time of day, hours and minutes ("14:05"). */
+export function timeOfDay(ms: number, loc = locale()): string {
+  return new Date(ms).toLocaleTimeString(loc, { hour: "2-digit", minute: "2-digit" });
+}
+
 export function duration(startMs: number, endMs: number | null): string {
   return endMs === null ? "—" : clock((endMs - startMs) / 1000);
 }

@@ -165,6 +165,16 @@ const en = {
   cbTestFailed: "The test call did not come back",
   resumedTitle: "Finishing backups started earlier",
   resumedIntro: "Kluis was closed while these backups were under way; they continue now.",
+  demoTag: "demo",
+  certPresented: "The server sent a certificate for {subject}, issued by {issuer}. Its SHA-256 fingerprint:",
+  certChainTop: "The chain it sent ends at {subject}. Compare this fingerprint with the certificate file you were given before you trust it:",
+  backupRunning: "backup running",
+  environmentSignedOut: "Sign in to see the environment of {klant}.",
+  stageStalled: "No data from the file host for {seconds} s. Kluis keeps trying and continues where the download stopped.",
+  serviceSilent: "The service has not answered since {time}. Kluis checks every minute and keeps waiting: a backup the service still finishes is collected.",
+  serviceSilentShort: "service not answering",
+  invalidRequired: "Fill in this field.",
+  invalidUrl: "Enter a web address that starts with https://, for example https://service.example/webservice_v2",
 };
 
 type Dictionary = typeof en;
@@ -333,6 +343,16 @@ const nl: Dictionary = {
   cbTestFailed: "De testoproep kwam niet terug",
   resumedTitle: "Eerder gestarte back-ups afronden",
   resumedIntro: "Kluis werd gesloten terwijl deze back-ups liepen; ze gaan nu verder.",
+  demoTag: "demo",
+  certPresented: "De server stuurde een certificaat voor {subject}, uitgegeven door {issuer}. De SHA-256-vingerafdruk:",
+  certChainTop: "De keten die hij stuurde eindigt bij {subject}. Vergelijk deze vingerafdruk met het certificaatbestand dat u kreeg, voordat u het vertrouwt:",
+  backupRunning: "back-up bezig",
+  environmentSignedOut: "Meld u aan om de omgeving van {klant} te zien.",
+  stageStalled: "Al {seconds} s geen gegevens van de bestandsserver. Kluis blijft het proberen en gaat verder waar de download stopte.",
+  serviceSilent: "De dienst antwoordt niet meer sinds {time}. Kluis kijkt elke minuut en blijft wachten: een back-up die de dienst alsnog afmaakt, wordt opgehaald.",
+  serviceSilentShort: "dienst antwoordt niet",
+  invalidRequired: "Vul dit veld in.",
+  invalidUrl: "Vul een webadres in dat met https:// begint, bijvoorbeeld https://service.example/webservice_v2",
 };
 
 export const languages = { en, nl } as const;

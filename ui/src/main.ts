@@ -4,10 +4,9 @@
 // focus while a backup reports progress).
 import { h, render } from "preact";
 import * as actions from "./actions";
-import { asError } from "./api";
 import { ErrorBody, errorTitle } from "./errors";
 import { language, languages, setLanguage, t, type Key, type Language } from "./i18n";
-import { selectedProfile, state, type Tab } from "./state";
+import { profileName, selectedProfile, state, type Tab } from "./state";
 import { Announcer, BackupPanel } from "./views/backup";
 import { EnvironmentPanel } from "./views/environment";
 import { HistoryPanel } from "./views/history";
@@ -17,6 +16,8 @@ import { SettingsPanel } from "./views/settings";
 function Header() {
   const profile = selectedProfile.value;
   const signedIn = profile !== undefined && state.signedIn.value.has(profile.id);
+  // Signed in, but a job of this klant finds the service silent: not shown as all green.
+  const silent = profile !== undefined && state.jobs.value.some((j) => j.profileId === profile.id && j.view.phase === "waiting" && j.view.silentSince !== null);
   return h(
     "header",
     { class: "top" },
@@ -26,7 +27,12 @@ function Header() {
       "div",
       { class: "session", "data-test": "session" },
       profile
-        ? h("span", { class: signedIn ? "dot on" : "dot" }, signedIn ? t("signedInAs", { user: `${profile.username} (${profile.name})` }) : t("notSignedIn"))
+        ? h(
+            "span",
+            { class: silent ? "dot warn" : signedIn ? "dot on" : "dot" },
+            signedIn ? t("signedInAs", { user: `${profile.username} (${profile.name})` }) : t("notSignedIn"),
+            silent ? ` — ${t("serviceSilentShort")}` : "",
+          )
         : null,
       profile && signedIn ? h("button", { class: "link", onClick: () => void actions.signOut() }, t("signOut")) : null,
       profile && !signedIn ? h("button", { class: "link", onClick: () => void actions.signIn() }, t("signIn")) : null,
@@ -86,13 +92,15 @@ function Panel() {
   return h("div", { role: "tabpanel", id: "panel", "aria-labelledby": `tab-${tab}` }, h(panels[tab], {}));
 }
 
+/** The last action's error, named for its klant when it is about one. */
 function ErrorBanner() {
-  const e = state.error.value;
-  if (!e) return null;
+  const shown = state.error.value;
+  if (!shown) return null;
+  const e = shown.error;
   return h(
     "div",
     { class: "error banner", role: "alert", "data-test": "error" },
-    h("strong", {}, errorTitle(e)),
+    h("strong", {}, shown.profileId ? `${profileName(shown.profileId)}: ${errorTitle(e)}` : errorTitle(e)),
     h(ErrorBody, { error: e, testId: "error-message" }),
     h("button", { class: "icon", "aria-label": t("cancel"), onClick: () => (state.error.value = null) }, "×"),
   );
@@ -115,14 +123,14 @@ function App() {
 }
 
 document.documentElement.lang = language();
-// A waiting job shows its elapsed time: the clock ticks each second while one waits (only the
-// elapsed-time text reads it).
+// A waiting job shows its elapsed time, a downloading one whether it stalled: the clock ticks
+// each second while one waits or downloads (only those texts read it).
 setInterval(() => {
-  if (state.jobs.value.some((j) => j.view.phase === "waiting")) state.now.value = Date.now();
+  if (state.jobs.value.some((j) => j.view.phase === "waiting" || j.view.phase === "downloading")) state.now.value = Date.now();
 }, 1000);
 const root = document.getElementById("app");
 if (root) render(h(App, {}), root);
 actions.boot().catch((e) => {
-  state.error.value = asError(e);
+  actions.showError(e, null);
 });
 

@@ -5,10 +5,16 @@
 // receives a secret back).
 import { computed, signal } from "@preact/signals";
 import type { UiError } from "./api";
-import type { BackupView } from "./backup-state";
+import { isRunning, type BackupView } from "./backup-state";
 import type { CallbackChoice, CallbackTestResult, HistoryEntry, Permissions, ProfileView, Settings } from "./bindings";
 
 export type Tab = "backup" | "history" | "environment" | "settings";
+
+/** An error on screen, and the klant it belongs to (null: not one klant's, e.g. a setting). */
+export type ShownError = { error: UiError; profileId: string | null };
+
+/** The /util/environment answer, or why there is none. */
+export type EnvironmentView = { ok: unknown } | { error: UiError };
 
 /** A backup this window follows: one started here, or one an earlier run left (resumed). */
 export type Job = {
@@ -52,8 +58,10 @@ export const state = {
   /** The open profile form's draft, or null. */
   editing: signal<ProfileDraft | null>(null),
   tab: signal<Tab>("backup"),
-  environment: signal<unknown>(null),
-  permissions: signal<Permissions | null>(null),
+  /** Per profile id: what is on screen belongs to the klant it was loaded for, so another
+   * klant's environment or permissions never show under the selected one. */
+  environments: signal<ReadonlyMap<string, EnvironmentView>>(new Map()),
+  permissions: signal<ReadonlyMap<string, Permissions>>(new Map()),
   history: signal<HistoryEntry[]>([]),
   historyFilter: signal<string | null>(null),
   settings: signal<Settings>({ save_folder: null, callback: { kind: "loopback" }, relay_secret_saved: false }),
@@ -62,7 +70,7 @@ export const state = {
   callbackTest: signal<{ ok: CallbackTestResult } | { error: UiError } | "testing" | null>(null),
   callbackSaved: signal(false),
   jobs: signal<Job[]>([]),
-  error: signal<UiError | null>(null),
+  error: signal<ShownError | null>(null),
   busy: signal(false),
   /** The wall clock, ticking each second while a job waits (only its elapsed time reads it). */
   now: signal(Date.now()),
@@ -76,6 +84,20 @@ export const currentJob = computed(() => {
   const mine = state.jobs.value.filter((j) => !j.resumed && j.profileId === id);
   return mine[mine.length - 1];
 });
+
+export const selectedEnvironment = computed(() => (state.selected.value ? state.environments.value.get(state.selected.value) : undefined));
+export const selectedPermissions = computed(() => (state.selected.value ? state.permissions.value.get(state.selected.value) : undefined));
+
+/** Profile ids with a backup running (the profile list marks them). */
+export const runningProfiles = computed(() => new Set(state.jobs.value.filter((j) => isRunning(j.view)).map((j) => j.profileId)));
+
+/** `map` with `key` set to `value`, or removed when `value` is undefined. */
+export function withEntry<V>(map: ReadonlyMap<string, V>, key: string, value: V | undefined): ReadonlyMap<string, V> {
+  const next = new Map(map);
+  if (value === undefined) next.delete(key);
+  else next.set(key, value);
+  return next;
+}
 
 export const resumedJobs = computed(() => state.jobs.value.filter((j) => j.resumed));
 

@@ -5,16 +5,23 @@ import { computed } from "@preact/signals";
 import { h } from "preact";
 import { useLayoutEffect } from "preact/hooks";
 import * as actions from "../actions";
-import { isRunning, type BackupView } from "../backup-state";
+import { isRunning, stalledFor, type BackupView } from "../backup-state";
 import type { Access } from "../bindings";
 import { ErrorBody, errorTitle } from "../errors";
-import { bytes, clock, percent, rate, secondsLeft, shortHash } from "../format";
+import { bytes, clock, percent, rate, secondsLeft, shortHash, timeOfDay } from "../format";
 import { t, type Key } from "../i18n";
-import { currentJob, profileName, resumedJobs, selectedProfile, state, type Job } from "../state";
+import { currentJob, profileName, resumedJobs, selectedPermissions, selectedProfile, state, type Job } from "../state";
 
 /** Time since `since`: the only part that changes each second while a job waits. */
 function Elapsed({ since }: { since: number }) {
   return h("span", {}, clock((state.now.value - since) / 1000));
+}
+
+/** A download without bytes for a while says so (read each second, like the elapsed time). */
+function Stalled({ view }: { view: BackupView }) {
+  const quiet = stalledFor(view, state.now.value);
+  if (quiet === null) return null;
+  return h("p", { class: "warning", role: "note", "data-test": "stage-stalled" }, t("stageStalled", { seconds: String(Math.floor(quiet / 1000)) }));
 }
 
 function Downloading({ view, full }: { view: Extract<BackupView, { phase: "downloading" }>; full: boolean }) {
@@ -29,12 +36,13 @@ function Downloading({ view, full }: { view: Extract<BackupView, { phase: "downl
     {},
     full ? h("progress", { max: 100, value: pct ?? undefined, "aria-label": t("tabBackup") }) : null,
     h("p", { "data-test": full ? "stage-downloading" : null }, text),
+    h(Stalled, { view }),
   );
 }
 
-function openLatest(select: boolean): Promise<void> {
-  const latest = state.history.value.find((e) => e.stage === "saved");
-  return latest ? actions.showBackup(latest.id, select) : Promise.resolve();
+/** Shows job's own saved file (its history entry has the job's id). */
+function openSaved(job: Job, select: boolean): Promise<void> {
+  return job.jobId ? actions.showBackup(job.jobId, select) : Promise.resolve();
 }
 
 /** A job's stage, with what can be done now. `full`: the Backup panel's own job (waiting
@@ -50,7 +58,11 @@ function JobView({ job, full }: { job: Job; full: boolean }) {
         "div",
         {},
         h("p", { "data-test": full ? "stage-waiting" : null }, before, h(Elapsed, { since: v.since }), after),
-        full ? h("p", { class: "note" }, t("stageWaitingWhy")) : null,
+        v.silentSince !== null
+          ? h("p", { class: "warning", role: "note", "data-test": full ? "service-silent" : null }, t("serviceSilent", { time: timeOfDay(v.silentSince) }))
+          : full
+            ? h("p", { class: "note" }, t("stageWaitingWhy"))
+            : null,
       );
     }
     case "fetching":
@@ -81,8 +93,8 @@ function JobView({ job, full }: { job: Job; full: boolean }) {
           ? h(
               "div",
               { class: "row" },
-              h("button", { class: "secondary", onClick: () => void openLatest(false) }, t("openFolder")),
-              h("button", { class: "secondary", onClick: () => void openLatest(true) }, t("showFile")),
+              h("button", { class: "secondary", onClick: () => void openSaved(job, false) }, t("openFolder")),
+              h("button", { class: "secondary", onClick: () => void openSaved(job, true) }, t("showFile")),
             )
           : null,
       );
@@ -104,7 +116,7 @@ function JobView({ job, full }: { job: Job; full: boolean }) {
 const accessText: Record<Access, Key> = { allowed: "allowed", denied: "denied", unknown: "unknown" };
 
 function PermissionsView() {
-  const p = state.permissions.value;
+  const p = selectedPermissions.value;
   if (!p) return null;
   const row = (label: Key, access: Access) =>
     h("li", { class: `access ${access}` }, h("span", { class: "mark", "aria-hidden": "true" }, access === "allowed" ? "✓" : access === "denied" ? "✗" : "?"), `${t(label)}: ${t(accessText[access])}`);
@@ -144,7 +156,8 @@ function LoopbackWarning() {
 export function BackupPanel() {
   const job = currentJob.value;
   const running = job !== undefined && isRunning(job.view);
-  const denied = state.permissions.value?.backup_owner === "denied";
+  const denied = selectedPermissions.value?.backup_owner === "denied";
+  const klant = selectedProfile.value?.name;
   const phase = job?.view.phase;
   // When the control that had the focus goes away or is disabled (Backup owner once it runs,
   // Cancel when the job ends, the save dialog closing), the focus moves to the next step
@@ -161,7 +174,7 @@ export function BackupPanel() {
     h(
       "section",
       { class: "card backup", "aria-labelledby": "backup-title" },
-      h("h2", { id: "backup-title" }, t("backupOwner")),
+      h("h2", { id: "backup-title", "data-test": "backup-title" }, t("backupOwner"), klant ? ` — ${klant}` : ""),
       h("p", { class: "note" }, t("backupIntro")),
       denied ? h("p", { class: "warning", id: "not-allowed", role: "note" }, t("notAllowed")) : null,
       h(LoopbackWarning, {}),

@@ -4,7 +4,8 @@ import { h } from "preact";
 import * as actions from "../actions";
 import { copyText } from "../dom";
 import { t } from "../i18n";
-import { state } from "../state";
+import { selectedEnvironment, selectedProfile, state } from "../state";
+import { ErrorBody, errorTitle } from "../errors";
 
 function CopyButton({ text, label }: { text: string; label: string }) {
   const [copied, setCopied] = useState(false);
@@ -39,10 +40,22 @@ export function Tree({ name, value, depth = 0 }: { name: string; value: unknown;
   return h("div", { class: "leaf" }, h("span", { class: "key" }, name), h("span", { class: "value" }, scalar(value)), h(CopyButton, { text: scalar(value), label: name }));
 }
 
+/** The selected klant's environment — never another's: not signed in, it says so. */
 function Body() {
-  const env = state.environment.value as { error?: { message: string } } | null;
-  if (env === null) return h("p", {}, t("loading"));
-  if (typeof env === "object" && "error" in env && env.error) return h("p", { class: "error", role: "alert" }, env.error.message);
+  const profile = selectedProfile.value;
+  if (!profile) return null;
+  const loaded = selectedEnvironment.value;
+  if (!loaded) {
+    if (state.signedIn.value.has(profile.id)) return h("p", {}, t("loading"));
+    return h(
+      "div",
+      { "data-test": "environment-signed-out" },
+      h("p", {}, t("environmentSignedOut", { klant: profile.name })),
+      h("button", { class: "primary", type: "button", onClick: () => void actions.signIn() }, t("signIn")),
+    );
+  }
+  if ("error" in loaded) return h("div", { class: "error", "data-test": "environment-error" }, h("strong", {}, errorTitle(loaded.error)), h(ErrorBody, { error: loaded.error }));
+  const env = loaded.ok;
   return h(
     "div",
     { "data-test": "environment" },
@@ -55,7 +68,7 @@ export function EnvironmentPanel() {
   return h(
     "section",
     { class: "card", "aria-labelledby": "env-title" },
-    h("h2", { id: "env-title" }, t("tabEnvironment")),
+    h("h2", { id: "env-title" }, t("tabEnvironment"), selectedProfile.value ? ` — ${selectedProfile.value.name}` : ""),
     h("p", { class: "note" }, t("environmentIntro")),
     h(Body, {}),
     h("button", { class: "secondary", type: "button", onClick: () => void actions.refreshEnvironment() }, t("refresh")),

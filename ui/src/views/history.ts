@@ -1,11 +1,25 @@
 // The history table: when, duration, size, SHA-256, where, status; retry and open folder.
 import { h } from "preact";
 import * as actions from "../actions";
+import type { UiError } from "../api";
 import type { HistoryEntry } from "../bindings";
 import { copyText } from "../dom";
+import { errorTitle } from "../errors";
 import { bytes, dateTime, duration, shortHash } from "../format";
 import { locale, t } from "../i18n";
 import { profileName, state } from "../state";
+
+/** Why a backup failed, in the UI's language (from its error code); the service's or
+ * system's own words behind "Details". */
+function Reason({ e }: { e: HistoryEntry }) {
+  const error: UiError = { code: e.error_code ?? "internal", message: e.error_message ?? "" };
+  return h(
+    "small",
+    { "data-test": "history-reason" },
+    errorTitle(error),
+    error.message ? h("details", {}, h("summary", {}, t("details")), h("span", {}, error.message)) : null,
+  );
+}
 
 function Row({ e }: { e: HistoryEntry }) {
   // A cancelled or discarded backup is the user's choice, not a failure, and left no file:
@@ -16,7 +30,7 @@ function Row({ e }: { e: HistoryEntry }) {
     : e.stage === "saved"
       ? h("span", { class: "status ok" }, t("statusSaved"))
       : e.stage === "failed"
-        ? h("span", { class: "status failed" }, t("statusFailed"), h("br", {}), h("small", {}, e.error_message ?? ""))
+        ? h("span", { class: "status failed" }, t("statusFailed"), h("br", {}), h(Reason, { e }))
         : h("span", { class: "status" }, t("statusRunning"));
   const hash = e.sha256 && !cancelled
     ? h("span", {}, h("code", { title: e.sha256 }, shortHash(e.sha256)), h("button", { class: "icon", "aria-label": `${t("copy")} SHA-256`, onClick: () => void copyText(e.sha256 ?? "") }, t("copy")))

@@ -3,10 +3,11 @@ import { h, type ComponentChildren } from "preact";
 import { useLayoutEffect, useState } from "preact/hooks";
 import * as actions from "../actions";
 import { t } from "../i18n";
-import { state, type ProfileDraft } from "../state";
+import { runningProfiles, state, type ProfileDraft } from "../state";
 
 export function ProfileList() {
   const selected = state.selected.value;
+  const running = runningProfiles.value;
   return h(
     "nav",
     { class: "sidebar", "aria-label": t("profiles") },
@@ -27,7 +28,8 @@ export function ProfileList() {
               onClick: () => void actions.selectProfile(p.id),
             },
             p.name,
-            p.demo ? h("span", { class: "tag" }, "demo") : null,
+            p.demo ? h("span", { class: "tag" }, t("demoTag")) : null,
+            running.has(p.id) ? h("span", { class: "tag running", "data-test": `running-${p.id}` }, t("backupRunning")) : null,
           ),
         ),
       ),
@@ -61,6 +63,12 @@ type DraftField = keyof Omit<ProfileDraft, "id">;
 
 const isDemo = (id: string) => state.profiles.value.some((p) => p.id === id && p.demo);
 
+/** The browser's validation tip in the UI's language (the webview's own would be English). */
+function explainInvalid(el: HTMLInputElement): void {
+  const v = el.validity;
+  el.setCustomValidity(v.valueMissing ? t("invalidRequired") : v.typeMismatch ? t("invalidUrl") : "");
+}
+
 /** An input bound to the draft's `field`: what is typed goes to the state at once. A secret
  * field (`type` password) has a Show/Hide toggle, so a long key can be checked. */
 function DraftInput({ id, field, type, required, placeholder, describedBy }: { id: string; field: DraftField; type: string; required: boolean; placeholder?: string; describedBy?: string }) {
@@ -77,7 +85,12 @@ function DraftInput({ id, field, type, required, placeholder, describedBy }: { i
     spellcheck: false,
     "aria-describedby": describedBy,
     value: draft?.[field] ?? "",
-    onInput: (e: Event) => actions.editDraft(field, (e.target as HTMLInputElement).value),
+    onInput: (e: Event) => {
+      const el = e.target as HTMLInputElement;
+      el.setCustomValidity(""); // checked afresh at the next submit
+      actions.editDraft(field, el.value);
+    },
+    onInvalid: (e: Event) => explainInvalid(e.target as HTMLInputElement),
   });
   if (!secret) return input;
   return h(

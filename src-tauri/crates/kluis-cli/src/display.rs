@@ -56,6 +56,11 @@ impl StageDisplay {
                 }
                 bar.set_position(p.bytes);
             }
+            JobEvent::Service { answering } => bar.set_message(if answering {
+                "The service answers again; waiting for it to call back…"
+            } else {
+                "The service does not answer (checked every minute); still waiting for its callback…"
+            }),
         }
     }
 }

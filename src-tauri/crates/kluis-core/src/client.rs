@@ -44,6 +44,9 @@ pub struct WebhookPayload {
     pub data: Value,
 }
 
+/// Longest wait for a liveness check's answer.
+const LIVENESS_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);
+
 /// The endpoints of the service.
 pub struct ServiceClient {
     config: ServiceConfig,
@@ -71,8 +74,43 @@ impl ServiceClient {
         &self.config
     }
 
-    /// `GET /authenticate` → a fresh token.
+    /// Whether the service answers at all: a plain `GET {base_url}` without token or
+    /// credentials, where any HTTP answer (a 404 too) counts. The document names no health
+    /// endpoint, so this asks the one thing every web server does — answer — and nothing the
+    /// api key might not allow. Used while a job waits, at most once a minute.
+    pub async fn is_answering(&self) -> bool {
+        let request = self
+            .http
+            .get(self.config.base_url.clone())
+            .timeout(LIVENESS_TIMEOUT);
+        match request.send().await {
+            Ok(_) => true,
+            Err(e) => {
+                tracing::info!(error = %e.without_url(), "the service did not answer a liveness check");
+                false
+            }
+        }
+    }
+
+    /// `GET /authenticate` → a fresh token. A certificate failure names the certificate the
+    /// server sent (subject, issuer, fingerprint), so it can be compared before it is trusted.
     pub async fn authenticate(&self) -> Result<Secret> {
+        match self.request_token().await {
+            Err(Error::Certificate { message, .. }) => {
+                let presented = crate::presented::presented_by(&self.config.base_url).await;
+                Err(Error::Certificate {
+                    message: match &presented {
+                        Some(presented) => format!("{message} {presented}"),
+                        None => message,
+                    },
+                    presented: presented.map(Box::new),
+                })
+            }
+            outcome => outcome,
+        }
+    }
+
+    async fn request_token(&self) -> Result<Secret> {
         let c = &self.config;
         let query = [
             ("api_key", c.api_key.expose()),

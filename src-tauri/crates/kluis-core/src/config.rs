@@ -29,6 +29,10 @@ pub struct Timeouts {
     pub connect: Duration,
     /// Longest silence while waiting for any bytes of an answer.
     pub read: Duration,
+    /// While a job waits for its callback, how often the service is asked whether it still
+    /// answers (see [`crate::client::ServiceClient::is_answering`]), so a stopped service is
+    /// said within about this time instead of at the callback deadline.
+    pub liveness_check: Duration,
 }
 
 impl Default for Timeouts {
@@ -36,6 +40,7 @@ impl Default for Timeouts {
         Self {
             connect: Duration::from_secs(15),
             read: Duration::from_secs(60),
+            liveness_check: Duration::from_secs(60),
         }
     }
 }

@@ -28,9 +28,13 @@ pub enum Error {
     /// The host serving the backup file could not be reached.
     #[error("{}", kluis_https::scrub::scrub(.0))]
     FileHostUnreachable(String),
-    /// A server's TLS certificate is not trusted (a private CA, or TLS inspection).
-    #[error("{}", kluis_https::scrub::scrub(.0))]
-    Certificate(String),
+    /// A server's TLS certificate is not trusted (a private CA, or TLS inspection); what the
+    /// server sent, when it could be seen (the message names it too).
+    #[error("{}", kluis_https::scrub::scrub(.message))]
+    Certificate {
+        message: String,
+        presented: Option<Box<crate::presented::Presented>>,
+    },
     /// The backup file could not be downloaded or verified.
     #[error("{}", kluis_https::scrub::scrub(.0))]
     DownloadFailed(String),
@@ -132,7 +136,7 @@ impl Error {
             Error::ServiceError(_) => Code::ServiceError,
             Error::Network(_) => Code::Network,
             Error::FileHostUnreachable(_) => Code::FileHostUnreachable,
-            Error::Certificate(_) => Code::Certificate,
+            Error::Certificate { .. } => Code::Certificate,
             Error::DownloadFailed(_) => Code::DownloadFailed,
             Error::BadResponse(_) => Code::BadResponse,
             Error::Config(_) => Code::Config,
@@ -170,9 +174,12 @@ impl Error {
             Peer::FileHost => "the file host that serves the backup",
         };
         if untrusted {
-            return Error::Certificate(format!(
-                "The TLS certificate of {whom} is not trusted ({detail}). If it uses a private certificate authority, or your office network inspects TLS, add that authority's certificate to the profile; otherwise do not go on: the connection may be intercepted."
-            ));
+            return Error::Certificate {
+                message: format!(
+                    "The TLS certificate of {whom} is not trusted ({detail}). If it uses a private certificate authority, or your office network inspects TLS, add that authority's certificate to the profile; otherwise do not go on: the connection may be intercepted."
+                ),
+                presented: None,
+            };
         }
         let what = if timed_out {
             "did not answer in time"

@@ -36,8 +36,15 @@ pub const RESUME_GRACE: Duration = Duration::from_secs(30);
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum JobEvent {
-    Stage { stage: Stage },
+    Stage {
+        stage: Stage,
+    },
     Progress(Progress),
+    /// While the job waits for its callback: the service stopped answering (`false`) or
+    /// answers again (`true`). Sent on a change only; a job starts out answered.
+    Service {
+        answering: bool,
+    },
 }
 
 /// What to back up and where to.
@@ -238,8 +245,25 @@ impl BackupJob<'_> {
         let mut redeeming = FuturesUnordered::new();
         let mut receiving = true;
         let mut not_ours = 0u32;
+        // A stopped service would otherwise show only at the deadline (30 minutes): it is
+        // asked now and then whether it still answers, and a change is reported.
+        let client = self.session.client();
+        let every = client.config().timeouts.liveness_check;
+        let check = || async move {
+            tokio::time::sleep(every).await;
+            client.is_answering().await
+        };
+        let mut checking = Box::pin(check());
+        let mut answering = true; // it has just accepted the job (or the job's reattach)
         let payload = loop {
             tokio::select! {
+                now = &mut checking => {
+                    if now != answering {
+                        answering = now;
+                        events(JobEvent::Service { answering });
+                    }
+                    checking = Box::pin(check());
+                }
                 id = ids.recv(), if receiving && redeeming.len() < REDEEM_AT_ONCE => match id {
                     Some(id) => {
                         if tracker.stage < Stage::CallbackReceived {

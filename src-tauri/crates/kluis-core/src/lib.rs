@@ -25,7 +25,8 @@
 //!    as tasks with a stream of events, cancel/stop/shutdown, and the one resume loop.
 //!
 //! [`stage`] and [`clock`] are leaves the others import: where a job is, and what time it is.
-//! [`trust`] reads and describes the extra CAs a profile may trust (subject, fingerprint).
+//! [`trust`] reads and describes the extra CAs a profile may trust (subject, fingerprint);
+//! [`presented`] describes the certificate a server sent, for a certificate failure's message.
 //! [`error`] holds the one error type, with stable codes and messages that say what to do.
 //! [`filename`] turns a hostile `Content-Disposition` into a safe name. Every parser that sees
 //! the network is property-tested in `fuzz.rs`.
@@ -49,6 +50,7 @@ pub mod history;
 pub mod http;
 pub mod job;
 pub mod journal;
+pub mod presented;
 pub mod secret;
 pub mod session;
 mod stable_name;

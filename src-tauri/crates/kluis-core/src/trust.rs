@@ -23,6 +23,15 @@ pub struct TrustedCa {
     pub sha256: String,
 }
 
+/// SHA-256 of a certificate as certificate viewers show it: `AB:CD:…`.
+pub fn fingerprint(der: &[u8]) -> String {
+    Sha256::digest(der)
+        .iter()
+        .map(|b| format!("{b:02X}"))
+        .collect::<Vec<_>>()
+        .join(":")
+}
+
 /// The certificates in `pem`, described; refused (with what to do) when there is none, one
 /// does not parse, or there are more than a bundle would hold.
 pub fn describe(pem: &str) -> Result<Vec<TrustedCa>> {
@@ -39,15 +48,9 @@ pub fn describe(pem: &str) -> Result<Vec<TrustedCa>> {
         let der = der.map_err(|_| refuse("That file is not a readable PEM certificate."))?;
         let (_, certificate) = x509_parser::parse_x509_certificate(&der)
             .map_err(|_| refuse("That file holds something that is not a certificate."))?;
-        let digest = Sha256::digest(der.as_ref());
-        let sha256 = digest
-            .iter()
-            .map(|b| format!("{b:02X}"))
-            .collect::<Vec<_>>()
-            .join(":");
         described.push(TrustedCa {
             subject: certificate.subject().to_string(),
-            sha256,
+            sha256: fingerprint(&der),
         });
         if described.len() > 32 {
             return Err(refuse("That file holds too many certificates."));

@@ -80,6 +80,9 @@ async fn jobs_run_side_by_side_with_their_own_events() {
             match event {
                 JobEvent::Stage { stage } => stages.push(stage),
                 JobEvent::Progress(_) => progress += 1,
+                JobEvent::Service { answering } => {
+                    panic!("the service answered all along, yet answering = {answering}")
+                }
             }
         }
         use Stage::*;

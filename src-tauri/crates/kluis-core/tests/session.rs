@@ -191,10 +191,21 @@ async fn untrusted_certificate_is_refused() {
     assert_eq!(err.code(), "certificate");
     assert!(err.to_string().contains("not trusted"), "{err}");
     assert!(!err.to_string().contains("base URL"), "{err}");
+    // What the server sent is named, to compare with the CA file before trusting it.
+    let ca = &kluis_core::trust::describe(sim.ca_pem()).unwrap()[0];
+    let message = err.to_string();
+    assert!(
+        message.contains("issued by CN=kluis-sim local CA"),
+        "{message}"
+    );
+    assert!(
+        message.contains(&format!("ends at {} (SHA-256 {})", ca.subject, ca.sha256)),
+        "{message}"
+    );
     assert_eq!(
         sim.stats().authenticate,
         0,
-        "no request may pass an unverified TLS handshake"
+        "no request may pass an unverified TLS handshake (the look at the certificate sends none)"
     );
 }
 

@@ -20,6 +20,7 @@ pub fn typescript() -> String {
         crate::app::ResumedJob::decl(&cfg),
         crate::error::ErrorPayload::decl(&cfg),
         kluis_core::trust::TrustedCa::decl(&cfg),
+        kluis_core::presented::Presented::decl(&cfg),
         crate::profiles::ProfileView::decl(&cfg),
         crate::profiles::ProfileInput::decl(&cfg),
         kluis_core::CallbackChoice::decl(&cfg),

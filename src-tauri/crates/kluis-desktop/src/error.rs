@@ -86,13 +86,24 @@ impl serde::Serialize for AppError {
 pub struct ErrorPayload {
     pub code: AppCode,
     pub message: String,
+    /// For `certificate`: what the server sent, shown in the UI's language to compare.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub presented: Option<kluis_core::presented::Presented>,
 }
 
 impl From<&AppError> for ErrorPayload {
     fn from(e: &AppError) -> Self {
+        let presented = match e {
+            AppError::Core(kluis_core::Error::Certificate { presented, .. }) => {
+                presented.as_deref().cloned()
+            }
+            _ => None,
+        };
         ErrorPayload {
             code: e.code(),
             message: e.to_string(),
+            presented,
         }
     }
 }

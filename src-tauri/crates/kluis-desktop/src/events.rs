@@ -18,6 +18,10 @@ pub enum AppJobEvent {
         #[ts(type = "number")]
         bytes_per_sec: u64,
     },
+    /// While the job waits: the service stopped answering, or answers again.
+    Service {
+        answering: bool,
+    },
     /// Downloaded and verified; waiting for the user to choose where to keep it.
     Staged {
         file_name: String,
@@ -51,6 +55,7 @@ impl From<JobEvent> for AppJobEvent {
                 total,
                 bytes_per_sec,
             },
+            JobEvent::Service { answering } => AppJobEvent::Service { answering },
         }
     }
 }

@@ -35,7 +35,9 @@ impl Default for ServeLimits {
 }
 
 /// Serves `router` over TLS on `listener` until `shutdown` completes. Each connection runs in
-/// its own task; a failed handshake or a broken connection only ends that connection.
+/// its own task; a failed handshake or a broken connection only ends that connection. When
+/// `shutdown` completes, open connections (idle keep-alive ones too) are closed: a stopped
+/// server answers nothing, as a stopped process would.
 pub async fn serve_tls(
     listener: TcpListener,
     tls: Arc<rustls::ServerConfig>,
@@ -57,6 +59,8 @@ pub async fn serve(
 ) {
     let acceptor = tls.map(TlsAcceptor::from);
     let permits = Arc::new(Semaphore::new(limits.max_connections));
+    // Dropped when this function returns: every connection task sees it and ends.
+    let (_serving, stopped) = tokio::sync::watch::channel(());
     tokio::pin!(shutdown);
     loop {
         let permit = tokio::select! {
@@ -81,24 +85,37 @@ pub async fn serve(
         let _ = tcp.set_nodelay(true);
         let acceptor = acceptor.clone();
         let router = router.clone();
+        let mut stopped = stopped.clone();
         tokio::spawn(async move {
             let _permit = permit;
-            let Some(acceptor) = acceptor else {
-                serve_connection(TokioIo::new(tcp), router, limits).await;
-                return;
-            };
-            let tls =
-                match tokio::time::timeout(limits.handshake_timeout, acceptor.accept(tcp)).await {
-                    Ok(Ok(tls)) => tls,
-                    Ok(Err(error)) => {
-                        tracing::debug!(%error, "TLS handshake failed");
-                        return;
-                    }
-                    Err(_) => return,
-                };
-            serve_connection(TokioIo::new(tls), router, limits).await;
+            tokio::select! {
+                _ = stopped.changed() => {}
+                _ = serve_accepted(tcp, acceptor, router, limits) => {}
+            }
         });
     }
+}
+
+/// One accepted connection: the TLS handshake (if any), then HTTP.
+async fn serve_accepted(
+    tcp: tokio::net::TcpStream,
+    acceptor: Option<TlsAcceptor>,
+    router: Router,
+    limits: ServeLimits,
+) {
+    let Some(acceptor) = acceptor else {
+        serve_connection(TokioIo::new(tcp), router, limits).await;
+        return;
+    };
+    let tls = match tokio::time::timeout(limits.handshake_timeout, acceptor.accept(tcp)).await {
+        Ok(Ok(tls)) => tls,
+        Ok(Err(error)) => {
+            tracing::debug!(%error, "TLS handshake failed");
+            return;
+        }
+        Err(_) => return,
+    };
+    serve_connection(TokioIo::new(tls), router, limits).await;
 }
 
 /// One HTTP/1 connection, with the header-read timeout and a bounded buffer.

@@ -28,9 +28,18 @@ pub(crate) fn router(shared: Arc<Shared>) -> Router {
         .route("/webhook", get(webhook))
         .route("/openapi.json", get(openapi::document))
         .route("/swagger", get(openapi::test_page))
-        .fallback(|| async { error(StatusCode::NOT_FOUND, "no such endpoint") })
-        .with_state(shared);
-    Router::new().nest(BASE_PATH, api)
+        .fallback(unknown_path)
+        .with_state(shared.clone());
+    Router::new()
+        .nest(BASE_PATH, api)
+        .fallback(unknown_path)
+        .with_state(shared)
+}
+
+/// Any path the document does not name: 404, counted (a client's liveness check lands here).
+async fn unknown_path(State(shared): State<Arc<Shared>>) -> Response {
+    Stats::bump(&shared.stats.unknown_paths);
+    error(StatusCode::NOT_FOUND, "no such endpoint")
 }
 
 async fn authenticate(

@@ -116,6 +116,7 @@ pub(crate) struct Stats {
     pub downloads: AtomicU64,
     pub partial_downloads: AtomicU64,
     pub token_on_file_origin: AtomicU64,
+    pub unknown_paths: AtomicU64,
 }
 
 /// A copy of the counters at one moment.
@@ -135,6 +136,8 @@ pub struct StatsSnapshot {
     pub partial_downloads: u64,
     /// Requests to the file origin that carried a `token` header: must stay 0.
     pub token_on_file_origin: u64,
+    /// Requests to the service's origin for a path the document does not name (404).
+    pub unknown_paths: u64,
 }
 
 impl Stats {
@@ -153,6 +156,7 @@ impl Stats {
             downloads: get(&self.downloads),
             partial_downloads: get(&self.partial_downloads),
             token_on_file_origin: get(&self.token_on_file_origin),
+            unknown_paths: get(&self.unknown_paths),
         }
     }
 }
