@@ -17,7 +17,9 @@ pids+=($!)
 for _ in $(seq 100); do grep -q '^ready' "$work/sim.env" 2>/dev/null && break; sleep 0.1; done
 export KLUIS_E2E_SIM_URL=$(grep '^base_url=' "$work/sim.env" | cut -d= -f2-)
 export KLUIS_E2E_SIM_KEY=$(grep '^api_key=' "$work/sim.env" | cut -d= -f2-)
-export KLUIS_CA_CERT="$work/sim-ca.pem"
+# The CAs the app trusts from the start (KLUIS_CA_CERT): this simulator's, and the stopping ones'.
+cat "$work/sim-ca.pem" >"$work/trusted.pem"
+export KLUIS_CA_CERT="$work/trusted.pem"
 # A service with a private CA that nothing trusts until a profile is given its certificate
 # (the app's certificate dialog answers with that file: KLUIS_E2E_CERTIFICATE).
 "$root/target/release/kluis-sim" --ca-out "$work/private-ca.pem" >"$work/private-sim.env" 2>"$work/private-sim.log" &
@@ -26,6 +28,20 @@ for _ in $(seq 100); do grep -q '^ready' "$work/private-sim.env" 2>/dev/null && 
 export KLUIS_E2E_PRIVATE_SIM_URL=$(grep '^base_url=' "$work/private-sim.env" | cut -d= -f2-)
 export KLUIS_E2E_PRIVATE_SIM_KEY=$(grep '^api_key=' "$work/private-sim.env" | cut -d= -f2-)
 export KLUIS_E2E_CERTIFICATE="$work/private-ca.pem"
+# Two services the tests stop halfway (their PIDs are given to the tests): one whose callback
+# never comes in time (a service stopped while a backup waits), one whose file host serves
+# slowly (stopped while a backup downloads).
+start_sim() { # name, extra arguments...
+  local name=$1; shift
+  "$root/target/release/kluis-sim" --ca-out "$work/$name-ca.pem" "$@" >"$work/$name.env" 2>"$work/$name.log" &
+  pids+=($!)
+  for _ in $(seq 100); do grep -q '^ready' "$work/$name.env" 2>/dev/null && break; sleep 0.1; done
+  cat "$work/$name-ca.pem" >>"$KLUIS_CA_CERT"
+}
+start_sim stopping --callback-delay-ms 3600000
+export KLUIS_E2E_STOPPING_SIM_URL=$(grep '^base_url=' "$work/stopping.env" | cut -d= -f2-) KLUIS_E2E_STOPPING_SIM_PID=${pids[-1]}
+start_sim vanishing --payload-size $((64 * 1024 * 1024)) --download-bytes-per-sec $((1024 * 1024))
+export KLUIS_E2E_VANISHING_SIM_URL=$(grep '^base_url=' "$work/vanishing.env" | cut -d= -f2-) KLUIS_E2E_VANISHING_SIM_PID=${pids[-1]}
 export KLUIS_WEBHOOK_SITE_URL=$(grep '^webhook_site_url=' "$work/sim.env" | cut -d= -f2-)
 
 export KLUIS_APP_BINARY="$root/target/release/kluis-app"

@@ -6,6 +6,7 @@ import { existsSync, readdirSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { after, before, test } from "node:test";
 import { remote } from "webdriverio";
+import { saveScreen } from "./screen.mjs";
 
 const env = (name) => {
   const value = process.env[name];
@@ -14,17 +15,40 @@ const env = (name) => {
 };
 const saveDir = env("KLUIS_E2E_SAVE_DIR");
 const shots = env("KLUIS_SCREENSHOTS");
+const fbdir = env("KLUIS_FBDIR");
 let browser;
 
 const $t = (name) => browser.$(`[data-test="${name}"]`);
-/** A screenshot for the artifacts — best effort: WebKitWebDriver sometimes never answers one
- * (the page idle, nothing painted), and a missing picture must not fail a test. */
+/** Switches the UI's language as a person does, with the header's selector. */
+async function setLanguage(lang) {
+  await browser.execute((l) => {
+    const select = document.getElementById("language");
+    select.value = l;
+    select.dispatchEvent(new Event("change", { bubbles: true }));
+  }, lang);
+}
+/** Resolves once the page has painted twice since now (the framebuffer then shows it). */
+const painted = () => browser.executeAsync((done) => requestAnimationFrame(() => requestAnimationFrame(() => setTimeout(done, 150))));
+/** The screen as it is now, in English and in Dutch, for the artifacts (from Xvfb's
+ * framebuffer: WebKitWebDriver's own screenshot can hang). */
 async function shot(name) {
-  try {
-    await browser.saveScreenshot(join(shots, `${name}.png`));
-  } catch (e) {
-    console.log(`# screenshot ${name} not taken: ${e.message}`);
+  for (const lang of ["en", "nl"]) {
+    await setLanguage(lang);
+    await painted();
+    if (!saveScreen(fbdir, join(shots, `${name}-${lang}.png`))) throw new Error("no framebuffer: run tests/e2e/run.sh");
   }
+  await setLanguage("en");
+}
+/** What the live region says (it is visually hidden, so read as text, not as rendered). */
+const announced = () => browser.execute(() => document.querySelector('[data-test="announce"]')?.textContent ?? "");
+/** The data-test name, or else the id, of the element that has the focus. */
+const focused = () => browser.execute(() => document.activeElement?.getAttribute("data-test") ?? document.activeElement?.id ?? null);
+/** The button of profile `name` in the list. */
+async function profileButton(name) {
+  for (const button of await browser.$$('nav [data-test^="profile-"]')) {
+    if ((await button.getText()).startsWith(name)) return button;
+  }
+  throw new Error(`no profile named ${name}`);
 }
 async function waitText(name, text, timeout = 30000) {
   const el = await $t(name);
@@ -36,11 +60,21 @@ async function waitText(name, text, timeout = 30000) {
 /** Opens "Add profile" and fills it in for a simulator's demo account. */
 async function addProfile(name, baseUrl, apiKey) {
   await (await $t("add-profile")).click();
+  assert.equal(await focused(), "f-name", "the form's first field has the focus");
   await (await browser.$("#f-name")).setValue(name);
   await (await browser.$("#f-base-url")).setValue(baseUrl);
   await (await browser.$("#f-api-key")).setValue(apiKey);
   await (await browser.$("#f-username")).setValue("demo");
   await (await browser.$("#f-password")).setValue("demo-password");
+}
+
+/** Adds profile `name` for the simulator at `baseUrl`, signs in and clicks Backup owner. */
+async function backupOfNewProfile(name, baseUrl) {
+  await addProfile(name, baseUrl, env("KLUIS_E2E_SIM_KEY"));
+  await (await $t("save-profile")).click();
+  await waitText("session", name, 30000);
+  await (await $t("tab-backup")).click();
+  await (await $t("backup-owner")).click();
 }
 
 /** Starts the app (in demo mode) in a new WebDriver session. */
@@ -94,8 +128,7 @@ test("Backup owner saves a verified file and the history shows it", async () => 
 });
 
 test("typing in Settings while a backup runs keeps the text, the caret and the focus", async () => {
-  const announced = () => browser.execute(() => document.querySelector('[data-test="announce"]')?.textContent ?? "");
-  const focused = () => browser.execute(() => {
+  const focusedField = () => browser.execute(() => {
     const el = document.activeElement;
     return { test: el?.getAttribute("data-test"), value: el?.value, caret: el?.selectionStart };
   });
@@ -113,7 +146,7 @@ test("typing in Settings while a backup runs keeps the text, the caret and the f
   await browser.waitUntil(async () => (await announced()).includes("Backup saved"), { timeout: 120000, timeoutMsg: "the backup never finished" });
   assert.notEqual(before, await announced(), "stages arrived while typing");
   const during = "https://relay";
-  assert.deepEqual(await focused(), { test: "cb-relay-url", value: during, caret: during.length }, "text, caret and focus kept");
+  assert.deepEqual(await focusedField(), { test: "cb-relay-url", value: during, caret: during.length }, "text, caret and focus kept");
   await url.addValue("-office.example/kluis");
   assert.equal(await url.getValue(), "https://relay-office.example/kluis");
   await shot("05b-typing-during-backup");
@@ -194,13 +227,75 @@ test("a backup waiting when the app closes is finished at the next start", async
 test("a service with a private CA: refused as untrusted, then trusted from its certificate", async () => {
   await addProfile("Privé CA", env("KLUIS_E2E_PRIVATE_SIM_URL"), env("KLUIS_E2E_PRIVATE_SIM_KEY"));
   await (await $t("save-profile")).click();
-  await waitText("error", "Certificate not trusted", 30000);
+  await waitText("error", "Privé CA: Certificate not trusted", 30000); // named for its klant
+  // What the server sent is named (its chain ends at the private CA), outside "Details".
+  const presented = await waitText("presented-certificate", "CN=kluis-sim local CA");
+  const sent = (await presented.getText()).match(/([0-9A-F]{2}:){31}[0-9A-F]{2}/g);
+  await shot("12-certificate-not-trusted");
+  // Nothing of the klant before shows under this one.
+  await (await $t("tab-environment")).click();
+  await waitText("environment-signed-out", "Privé CA");
+  assert.equal(await (await $t("environment")).isExisting(), false, "no other klant's environment");
   await (await $t("edit-profile")).click();
   await (await $t("choose-ca")).click(); // the dialog answers with the private CA's file
   const trusted = await waitText("trusted-cas", ":", 15000);
-  assert.match(await trusted.getText(), /([0-9A-F]{2}:){31}[0-9A-F]{2}/, "the fingerprint is shown");
+  const fingerprint = (await trusted.getText()).match(/([0-9A-F]{2}:){31}[0-9A-F]{2}/)?.[0];
+  assert.ok(fingerprint, "the fingerprint is shown");
+  assert.equal(sent?.at(-1), fingerprint, "the CA the server sent is the one now trusted");
   await (await $t("save-profile")).click();
   await waitText("session", "Privé CA", 30000);
   await (await $t("tab-environment")).click();
   await waitText("environment", "Demo Administratie");
+});
+
+test("two klanten: a backup stays with its own klant; a service that stops while it waits is said", async () => {
+  await backupOfNewProfile("Stilgevallen", env("KLUIS_E2E_STOPPING_SIM_URL"));
+  await waitText("stage-waiting", "Waiting", 30000);
+  assert.equal(await focused(), "cancel-backup", "the focus moves to Cancel, not to the page");
+
+  await (await profileButton("Privé CA")).click();
+  await waitText("backup-title", "Privé CA");
+  assert.equal(await (await $t("stage-waiting")).isExisting(), false, "Stilgevallen's backup is not shown under Privé CA");
+  const running = await browser.$('[data-test^="running-"]');
+  assert.match(await (await running.parentElement()).getText(), /^Stilgevallen/, "the running backup is marked at its klant");
+  await shot("13-two-klanten");
+
+  await (await profileButton("Stilgevallen")).click();
+  await waitText("stage-waiting", "Waiting");
+  process.kill(Number(env("KLUIS_E2E_STOPPING_SIM_PID")));
+  // A liveness check each minute: said within about a minute, not at the 30-minute deadline.
+  await waitText("service-silent", "has not answered since", 100000);
+  await waitText("session", "service not answering");
+  await shot("14-service-stopped");
+  await (await $t("cancel-backup")).click();
+  await browser.waitUntil(async () => (await announced()).includes("Stilgevallen: Cancelled"), { timeout: 10000, timeoutMsg: "the cancel was not announced" });
+  assert.equal(await focused(), "backup-owner", "after Cancel the focus is on Backup owner");
+});
+
+test("a file host that vanishes mid-download: said stalled within seconds, then named", async () => {
+  const before = readdirSync(saveDir);
+  await backupOfNewProfile("Verdwenen host", env("KLUIS_E2E_VANISHING_SIM_URL"));
+  await waitText("stage-downloading", "Downloading", 60000);
+  process.kill(Number(env("KLUIS_E2E_VANISHING_SIM_PID")));
+  await waitText("stage-stalled", "No data from the file host", 15000);
+  await shot("15-download-stalled");
+  await waitText("backup-failed", "file server could not be reached", 60000);
+  await shot("16-file-host-gone");
+  assert.deepEqual(readdirSync(saveDir), before, "nothing left where the user looks");
+});
+
+test("forgetting a profile asks first, and only a yes forgets it", async () => {
+  await (await $t("edit-profile")).click();
+  await (await $t("forget-profile")).click();
+  await waitText("confirm", "Remove this profile");
+  assert.equal(await focused(), "confirm-no", "the safe answer has the focus");
+  await shot("17-confirm-forget");
+  await (await $t("confirm-no")).click();
+  assert.equal(await focused(), "forget-profile", "the focus is back on the button that asked");
+  await profileButton("Verdwenen host"); // still there
+  await (await $t("forget-profile")).click();
+  await (await $t("confirm-yes")).click();
+  await browser.waitUntil(async () => !(await (await $t("session")).getText()).includes("Verdwenen host"), { timeout: 10000, timeoutMsg: "the profile was not forgotten" });
+  await assert.rejects(profileButton("Verdwenen host"), /no profile named/);
+  await shot("18-after-forget");
 });

@@ -4,7 +4,7 @@ import { batch } from "@preact/signals";
 import { api, asError } from "./api";
 import { isRunning, reduce } from "./backup-state";
 import type { CallbackChoice, ProfileView } from "./bindings";
-import { t } from "./i18n";
+import type { Key } from "./i18n";
 import { findJob, state, updateJob, withEntry, type CallbackDraft, type EnvironmentView, type Job, type ProfileDraft } from "./state";
 
 /** Runs `work`, showing its error — as klant `profileId`'s when it is about one klant. */
@@ -20,6 +20,14 @@ async function guarded(work: () => Promise<void>, profileId: string | null = nul
   } finally {
     state.busy.value = false;
   }
+}
+
+/** Asks `text` in the confirmation dialog; true when the user said `yes`. */
+export function confirmed(title: Key, text: Key, yes: Key): Promise<boolean> {
+  return new Promise((resolve) => {
+    state.confirming.peek()?.resolve(false); // one question at a time
+    state.confirming.value = { title, text, yes, resolve };
+  });
 }
 
 export function showError(e: unknown, profileId: string | null): void {
@@ -116,8 +124,8 @@ export function signOut(): Promise<void> {
 }
 
 /** Forgets profile `id` (asked first): the profile and its secrets; saved backups stay. */
-export function forget(id: string): Promise<void> {
-  if (!window.confirm(t("forgetConfirm"))) return Promise.resolve();
+export async function forget(id: string): Promise<void> {
+  if (!(await confirmed("forgetTitle", "forgetConfirm", "forget"))) return;
   return guarded(async () => {
     await api.forgetProfile(id);
     unload(id);
@@ -190,7 +198,8 @@ export function saveProfile(): Promise<void> {
       state.selected.value = saved.id;
       state.editing.value = null;
     });
-    await signInAndLoad();
+    // A new profile's id is known only now: its sign-in error is named for it.
+    await signInAndLoad().catch((e) => showError(e, saved.id));
   }, draft.id);
 }
 
@@ -266,7 +275,7 @@ export async function cancelJob(key: string): Promise<void> {
   const job: Job | undefined = findJob(key);
   if (!job) return;
   // A downloaded, verified backup is deleted by a discard: asked first.
-  if (job.view.phase === "choose" && !window.confirm(t("discardConfirm"))) return;
+  if (job.view.phase === "choose" && !(await confirmed("discard", "discardConfirm", "discard"))) return;
   updateJob(key, (j) => ({ ...j, view: { phase: "cancelled" } }));
   if (job.jobId) await api.cancelBackup(job.jobId).catch(() => undefined);
   await refreshHistory();

@@ -346,7 +346,6 @@ describe("Kluis UI", () => {
   it("moves the focus to the next step after each action, never to the page", async () => {
     await downloading();
     expect(document.activeElement, "Backup owner, now disabled, hands the focus to Cancel").toBe(byTest("cancel-backup"));
-    vi.spyOn(window, "confirm").mockReturnValue(true);
     await click("cancel-backup");
     expect(document.activeElement, "Cancel, now gone, hands it back to Backup owner").toBe(byTest("backup-owner"));
     await click("add-profile");
@@ -394,14 +393,21 @@ describe("Kluis UI", () => {
     await settle();
     expect(byTest("forget-profile"), "not beside the everyday buttons").toBeNull();
     await click("edit-profile");
-    const confirm = vi.spyOn(window, "confirm").mockReturnValue(false);
+    byTest("forget-profile")!.focus(); // as a click or Enter on it does
     await click("forget-profile");
-    expect(confirm).toHaveBeenCalled();
+    expect(byTest("confirm")?.textContent).toContain("Remove this profile and its api key and password");
+    expect(document.activeElement, "the safe answer has the focus").toBe(byTest("confirm-no"));
+    await click("confirm-no");
     expect(calls.some((c) => c.cmd === "forget_profile"), "declined: nothing removed").toBe(false);
-    confirm.mockReturnValue(true);
+    expect(byTest("confirm")).toBeNull();
+    expect(document.activeElement, "the focus is back where it was").toBe(byTest("forget-profile"));
     await click("forget-profile");
+    byTest("confirm")!.dispatchEvent(new KeyboardEvent("keydown", { key: "Escape", bubbles: true }));
+    await settle();
+    expect(calls.some((c) => c.cmd === "forget_profile"), "Escape declines").toBe(false);
+    await click("forget-profile");
+    await click("confirm-yes");
     expect(calls.find((c) => c.cmd === "forget_profile")?.args).toEqual({ profileId: "demo" });
-    confirm.mockRestore();
   });
 
   it("asks before a downloaded backup is discarded", async () => {
@@ -410,17 +416,16 @@ describe("Kluis UI", () => {
     await settle();
     expect(calls.filter((c) => c.cmd === "save_backup"), "the save dialog opened and was closed").toHaveLength(1);
     const discard = [...document.querySelectorAll("button")].find((b) => b.textContent === "Discard")!;
-    const confirm = vi.spyOn(window, "confirm").mockReturnValue(false);
     discard.click();
     await settle();
-    expect(confirm).toHaveBeenCalled();
+    expect(byTest("confirm")?.textContent).toContain("Discard the downloaded backup?");
+    await click("confirm-no");
     expect(calls.some((c) => c.cmd === "cancel_backup"), "declined: the file stays").toBe(false);
     expect(byTest("choose-where"), "still offered").not.toBeNull();
-    confirm.mockReturnValue(true);
     discard.click();
     await settle();
+    await click("confirm-yes");
     expect(calls.find((c) => c.cmd === "cancel_backup")?.args).toEqual({ jobId: "job-1" });
-    confirm.mockRestore();
   });
 
   it("shows and hides a typed secret on request", async () => {
@@ -624,6 +629,8 @@ describe("Kluis UI", () => {
     }
     await click("edit-profile");
     look("profile form");
+    await click("forget-profile");
+    look("confirm");
     const english = seen.filter((line) => englishWords.test(line.slice(line.indexOf(": ") + 2)));
     expect(english, "English in the Dutch UI").toEqual([]);
     expect(seen.length, "the screens were looked at").toBeGreaterThan(50);

@@ -6,8 +6,9 @@ import { h, render } from "preact";
 import * as actions from "./actions";
 import { ErrorBody, errorTitle } from "./errors";
 import { language, languages, setLanguage, t, type Key, type Language } from "./i18n";
-import { profileName, selectedProfile, state, type Tab } from "./state";
+import { displayName, profileName, selectedProfile, state, type Tab } from "./state";
 import { Announcer, BackupPanel } from "./views/backup";
+import { ConfirmDialog } from "./views/confirm";
 import { EnvironmentPanel } from "./views/environment";
 import { HistoryPanel } from "./views/history";
 import { ProfileForm, ProfileList, Welcome } from "./views/profiles";
@@ -30,7 +31,7 @@ function Header() {
         ? h(
             "span",
             { class: silent ? "dot warn" : signedIn ? "dot on" : "dot" },
-            signedIn ? t("signedInAs", { user: `${profile.username} (${profile.name})` }) : t("notSignedIn"),
+            signedIn ? t("signedInAs", { user: `${profile.username} (${displayName(profile)})` }) : t("notSignedIn"),
             silent ? ` — ${t("serviceSilentShort")}` : "",
           )
         : null,
@@ -118,6 +119,7 @@ function App() {
     { class: state.busy.value ? "shell busy" : "shell" },
     h(Header, {}),
     h("div", { class: "body" }, state.profiles.value.length > 0 ? h(ProfileList, {}) : null, h("main", {}, h(ErrorBanner, {}), h(Main, {}))),
+    h(ConfirmDialog, {}),
     h(Announcer, {}),
   );
 }

@@ -6,11 +6,16 @@
 import { computed, signal } from "@preact/signals";
 import type { UiError } from "./api";
 import { isRunning, type BackupView } from "./backup-state";
+import { t, type Key } from "./i18n";
 import type { CallbackChoice, CallbackTestResult, HistoryEntry, Permissions, ProfileView, Settings } from "./bindings";
 
 export type Tab = "backup" | "history" | "environment" | "settings";
 
 /** An error on screen, and the klant it belongs to (null: not one klant's, e.g. a setting). */
+/** A question the confirmation dialog asks (as texts, so it follows a change of language);
+ * `resolve` gets the answer. */
+export type Confirmation = { title: Key; text: Key; yes: Key; resolve: (yes: boolean) => void };
+
 export type ShownError = { error: UiError; profileId: string | null };
 
 /** The /util/environment answer, or why there is none. */
@@ -72,6 +77,8 @@ export const state = {
   jobs: signal<Job[]>([]),
   error: signal<ShownError | null>(null),
   busy: signal(false),
+  /** The open confirmation, or null. */
+  confirming: signal<Confirmation | null>(null),
   /** The wall clock, ticking each second while a job waits (only its elapsed time reads it). */
   now: signal(Date.now()),
 };
@@ -101,9 +108,19 @@ export function withEntry<V>(map: ReadonlyMap<string, V>, key: string, value: V 
 
 export const resumedJobs = computed(() => state.jobs.value.filter((j) => j.resumed));
 
+/** The demo's profiles have names in the UI's language (the stored ones are English). */
+const demoNames: Record<string, Key> = { demo: "demoName", "demo-restricted": "demoRestrictedName" };
+
+/** How a profile is named on screen. */
+export function displayName(profile: ProfileView): string {
+  const key = profile.demo ? demoNames[profile.id] : undefined;
+  return key ? t(key) : profile.name;
+}
+
 /** A profile's name (its id when it is gone). */
 export function profileName(id: string): string {
-  return state.profiles.value.find((p) => p.id === id)?.name ?? id;
+  const profile = state.profiles.value.find((p) => p.id === id);
+  return profile ? displayName(profile) : id;
 }
 
 /** Replaces job `key`'s entry with `change(entry)`. */

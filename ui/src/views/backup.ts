@@ -10,7 +10,7 @@ import type { Access } from "../bindings";
 import { ErrorBody, errorTitle } from "../errors";
 import { bytes, clock, percent, rate, secondsLeft, shortHash, timeOfDay } from "../format";
 import { t, type Key } from "../i18n";
-import { currentJob, profileName, resumedJobs, selectedPermissions, selectedProfile, state, type Job } from "../state";
+import { currentJob, displayName, profileName, resumedJobs, selectedPermissions, selectedProfile, state, type Job } from "../state";
 
 /** Time since `since`: the only part that changes each second while a job waits. */
 function Elapsed({ since }: { since: number }) {
@@ -157,7 +157,7 @@ export function BackupPanel() {
   const job = currentJob.value;
   const running = job !== undefined && isRunning(job.view);
   const denied = selectedPermissions.value?.backup_owner === "denied";
-  const klant = selectedProfile.value?.name;
+  const klant = selectedProfile.value && displayName(selectedProfile.value);
   const phase = job?.view.phase;
   // When the control that had the focus goes away or is disabled (Backup owner once it runs,
   // Cancel when the job ends, the save dialog closing), the focus moves to the next step

@@ -4,7 +4,7 @@ import { h } from "preact";
 import * as actions from "../actions";
 import { copyText } from "../dom";
 import { t } from "../i18n";
-import { selectedEnvironment, selectedProfile, state } from "../state";
+import { displayName, selectedEnvironment, selectedProfile, state } from "../state";
 import { ErrorBody, errorTitle } from "../errors";
 
 function CopyButton({ text, label }: { text: string; label: string }) {
@@ -50,7 +50,7 @@ function Body() {
     return h(
       "div",
       { "data-test": "environment-signed-out" },
-      h("p", {}, t("environmentSignedOut", { klant: profile.name })),
+      h("p", {}, t("environmentSignedOut", { klant: displayName(profile) })),
       h("button", { class: "primary", type: "button", onClick: () => void actions.signIn() }, t("signIn")),
     );
   }
@@ -68,7 +68,7 @@ export function EnvironmentPanel() {
   return h(
     "section",
     { class: "card", "aria-labelledby": "env-title" },
-    h("h2", { id: "env-title" }, t("tabEnvironment"), selectedProfile.value ? ` — ${selectedProfile.value.name}` : ""),
+    h("h2", { id: "env-title" }, t("tabEnvironment"), selectedProfile.value ? ` — ${displayName(selectedProfile.value)}` : ""),
     h("p", { class: "note" }, t("environmentIntro")),
     h(Body, {}),
     h("button", { class: "secondary", type: "button", onClick: () => void actions.refreshEnvironment() }, t("refresh")),

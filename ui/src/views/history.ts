@@ -7,7 +7,7 @@ import { copyText } from "../dom";
 import { errorTitle } from "../errors";
 import { bytes, dateTime, duration, shortHash } from "../format";
 import { locale, t } from "../i18n";
-import { profileName, state } from "../state";
+import { displayName, profileName, state } from "../state";
 
 /** Why a backup failed, in the UI's language (from its error code); the service's or
  * system's own words behind "Details". */
@@ -70,7 +70,7 @@ export function HistoryPanel() {
         "select",
         { id: "history-filter", value: state.historyFilter.value ?? "", onChange: (ev: Event) => void actions.filterHistory((ev.target as HTMLSelectElement).value || null) },
         h("option", { value: "" }, t("allProfiles")),
-        state.profiles.value.map((p) => h("option", { key: p.id, value: p.id }, p.name)),
+        state.profiles.value.map((p) => h("option", { key: p.id, value: p.id }, displayName(p))),
       ),
     ),
     history.length === 0

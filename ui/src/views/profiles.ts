@@ -3,7 +3,7 @@ import { h, type ComponentChildren } from "preact";
 import { useLayoutEffect, useState } from "preact/hooks";
 import * as actions from "../actions";
 import { t } from "../i18n";
-import { runningProfiles, state, type ProfileDraft } from "../state";
+import { displayName, runningProfiles, state, type ProfileDraft } from "../state";
 
 export function ProfileList() {
   const selected = state.selected.value;
@@ -27,7 +27,7 @@ export function ProfileList() {
               "data-test": `profile-${p.id}`,
               onClick: () => void actions.selectProfile(p.id),
             },
-            p.name,
+            displayName(p),
             p.demo ? h("span", { class: "tag" }, t("demoTag")) : null,
             running.has(p.id) ? h("span", { class: "tag running", "data-test": `running-${p.id}` }, t("backupRunning")) : null,
           ),

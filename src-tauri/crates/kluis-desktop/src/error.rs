@@ -1,8 +1,7 @@
-//! The desktop logic's one error type. It crosses to the UI as `{code, message}`; the codes
-//! are kluis-core's plus a few of the app's own.
+//! The desktop logic's one error type. It crosses to the UI as `{code, message}` (and, for a
+//! certificate failure, what the server sent); the codes are kluis-core's plus a few of the
+//! app's own.
 //! Every message is scrubbed of live secrets when shown, like kluis-core's.
-
-use serde::ser::SerializeStruct;
 
 #[derive(Debug, thiserror::Error)]
 pub enum AppError {
@@ -73,11 +72,9 @@ impl AppError {
 }
 
 impl serde::Serialize for AppError {
+    /// As [`ErrorPayload`]: the one shape the UI receives.
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        let mut s = serializer.serialize_struct("AppError", 2)?;
-        s.serialize_field("code", &self.code())?;
-        s.serialize_field("message", &self.to_string())?;
-        s.end()
+        ErrorPayload::from(self).serialize(serializer)
     }
 }
 
@@ -123,5 +120,25 @@ mod tests {
         assert_eq!(serde_json::to_value(app.code()).unwrap(), "not_found");
         assert_eq!(serde_json::to_value(&app).unwrap()["code"], "not_found");
         assert_eq!(app.code().to_string(), "not_found");
+    }
+
+    /// A certificate failure carries what the server sent to the UI; other errors do not.
+    #[test]
+    fn a_certificate_failure_crosses_with_what_the_server_sent() {
+        let presented = kluis_core::presented::Presented {
+            subject: "CN=service.example".into(),
+            issuer: "CN=Proxy CA".into(),
+            sha256: "AA:BB".into(),
+            top: None,
+        };
+        let error = AppError::Core(kluis_core::Error::Certificate {
+            message: "not trusted".into(),
+            presented: Some(Box::new(presented)),
+        });
+        let sent = serde_json::to_value(&error).unwrap();
+        assert_eq!(sent["code"], "certificate");
+        assert_eq!(sent["presented"]["issuer"], "CN=Proxy CA");
+        let other = serde_json::to_value(AppError::NotFound("x".into())).unwrap();
+        assert!(other.get("presented").is_none(), "{other}");
     }
 }

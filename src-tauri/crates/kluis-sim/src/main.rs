@@ -33,6 +33,9 @@ struct Args {
     /// Do not send Repr-Digest with downloads.
     #[arg(long)]
     no_digest: bool,
+    /// Serve downloads at this many bytes per second (a slow file host).
+    #[arg(long)]
+    download_bytes_per_sec: Option<u64>,
 }
 
 #[tokio::main]
@@ -46,6 +49,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     };
     config.faults.callback_delay = Duration::from_millis(args.callback_delay_ms);
     config.faults.send_digest = !args.no_digest;
+    config.faults.download_rate = args.download_bytes_per_sec;
     let sim = Sim::start_on(config, args.listen, args.files_listen).await?;
     std::fs::write(&args.ca_out, sim.ca_pem())?;
     // One `key=value` a line, so scripts can read it; these are demo credentials, not secrets.
