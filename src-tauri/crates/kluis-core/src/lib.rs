@@ -27,6 +27,8 @@
 //! [`stage`] and [`clock`] are leaves the others import: where a job is, and what time it is.
 //! [`trust`] reads and describes the extra CAs a profile may trust (subject, fingerprint);
 //! [`presented`] describes the certificate a server sent, for a certificate failure's message.
+//! [`plan`] holds a profile's backup plan and the one due-computation (catch-up once,
+//! daylight-saving safe) that the app and `kluis run-due` share.
 //! [`error`] holds the one error type, with stable codes and messages that say what to do.
 //! [`filename`] turns a hostile `Content-Disposition` into a safe name. Every parser that sees
 //! the network is property-tested in `fuzz.rs`.
@@ -50,6 +52,7 @@ pub mod history;
 pub mod http;
 pub mod job;
 pub mod journal;
+pub mod plan;
 pub mod presented;
 pub mod secret;
 pub mod session;
