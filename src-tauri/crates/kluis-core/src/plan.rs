@@ -5,15 +5,12 @@
 //! "now" (in the computer's time zone), and answers [`Due::Now`] or [`Due::At`] the next slot
 //! (or [`Due::Never`]: manual, paused). A slot missed while the computer was off or asleep
 //! makes the plan due *once* at the next chance, however many slots were missed; the next slot
-//! after that counts from the run. [`stagger`] spreads plans that are due at the same moment
-//! (twenty catch-ups after a weekend) so they do not all start in the same second.
+//! after that counts from the run. [`crate::engine::Scheduler`] runs the due ones.
 //!
 //! Times are local wall-clock times (jiff, with the time zone database bundled): "daily at
 //! 02:00" stays 02:00 across a daylight-saving change; a time that does not exist that night
 //! (inside the spring-forward gap) is moved on by the gap (02:30 → 03:30), and one that occurs
 //! twice in the autumn runs at the first.
-
-use std::time::Duration;
 
 use jiff::civil::{Date, Time, Weekday};
 use jiff::{Timestamp, Zoned};
@@ -236,12 +233,6 @@ impl<'de> Deserialize<'de> for ClockTime {
     }
 }
 
-/// When each of `count` plans that are due together starts, relative to now: one every
-/// `spacing`, so a batch of catch-ups does not hit the service in the same second.
-pub fn stagger(count: usize, spacing: Duration) -> impl Iterator<Item = Duration> {
-    (0..count).map(move |i| spacing.saturating_mul(u32::try_from(i).unwrap_or(u32::MAX)))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -414,17 +405,5 @@ mod tests {
         );
         assert_eq!(serde_json::from_str::<Plan>(&json).unwrap(), p);
         assert!(serde_json::from_str::<Plan>(&json.replace("06:15", "6:75")).is_err());
-    }
-
-    /// Twenty plans due together start one spacing apart.
-    #[test]
-    fn plans_due_together_are_spread_out() {
-        let starts: Vec<_> = stagger(20, Duration::from_secs(15)).collect();
-        assert_eq!(starts.len(), 20);
-        assert_eq!(starts[0], Duration::ZERO);
-        assert_eq!(starts[19], Duration::from_secs(19 * 15));
-        assert!(starts
-            .windows(2)
-            .all(|w| w[1] - w[0] == Duration::from_secs(15)));
     }
 }

@@ -9,6 +9,8 @@
 //!   stream of [`crate::JobEvent`]s out — and cancels, stops or shuts them down.
 //! - [`Engine::resume`] (`resume`): the one resume loop: sweep the history, rebuild each
 //!   journalled job's transport, start it.
+//! - [`Scheduler`] (`scheduler`): runs the profiles' plans — due ones started one spacing
+//!   apart, each once, then the next look at the next slot (or within a minute).
 //! - `Demo` (`demo`, feature `demo`): the simulator in this process with its accounts.
 
 mod choice;
@@ -17,6 +19,7 @@ mod connection;
 mod demo;
 mod jobs;
 mod resume;
+mod scheduler;
 mod transports;
 
 pub use choice::{default_webhook_site, test_transport, CallbackChoice, TransportNeeds};
@@ -25,4 +28,7 @@ pub use connection::ServiceConnection;
 pub use demo::{Demo, DemoAccount, DEMO_ACCOUNTS};
 pub use jobs::{Engine, EventSink, JobHandle, Launch, Work};
 pub use resume::{ResumeScope, Resumed, ResumedJob};
+pub use scheduler::{
+    PlanBook, PlannedProfile, Scheduler, SystemWallClock, WallClock, LOOK_AT_LEAST_EVERY,
+};
 pub use transports::Transports;
