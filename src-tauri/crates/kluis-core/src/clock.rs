@@ -1,5 +1,6 @@
-//! Time: [`Clock`], where the session reads the monotonic time (so tests can move it), and
-//! [`now_ms`], the wall-clock time the history and the journal record.
+//! Time: [`Clock`], where the session reads the monotonic time (so tests can move it);
+//! [`WallClock`], the local date and time plans are due at; and [`now_ms`], the wall-clock
+//! time the history and the journal record.
 
 use tokio::time::Instant;
 
@@ -15,6 +16,21 @@ pub struct TokioClock;
 impl Clock for TokioClock {
     fn now(&self) -> Instant {
         Instant::now()
+    }
+}
+
+/// The wall clock in the computer's time zone (tests: one that follows tokio's paused time).
+pub trait WallClock: Send + Sync {
+    fn now(&self) -> jiff::Zoned;
+}
+
+/// The system's clock and time zone.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct SystemWallClock;
+
+impl WallClock for SystemWallClock {
+    fn now(&self) -> jiff::Zoned {
+        jiff::Zoned::now()
     }
 }
 

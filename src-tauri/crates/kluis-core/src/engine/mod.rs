@@ -28,7 +28,5 @@ pub use connection::ServiceConnection;
 pub use demo::{Demo, DemoAccount, DEMO_ACCOUNTS};
 pub use jobs::{Engine, EventSink, JobHandle, Launch, Work};
 pub use resume::{ResumeScope, Resumed, ResumedJob};
-pub use scheduler::{
-    PlanBook, PlannedProfile, Scheduler, SystemWallClock, WallClock, LOOK_AT_LEAST_EVERY,
-};
+pub use scheduler::{PlanBook, PlannedProfile, Scheduler, LOOK_AT_LEAST_EVERY};
 pub use transports::Transports;

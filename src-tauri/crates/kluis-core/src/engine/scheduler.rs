@@ -12,6 +12,7 @@ use std::time::Duration;
 use jiff::{Timestamp, Zoned};
 use tokio::sync::Notify;
 
+use crate::clock::WallClock;
 use crate::plan::{Due, Plan};
 
 /// Longest sleep between two looks at the plans.
@@ -33,21 +34,6 @@ pub trait PlanBook: Send + Sync {
     /// Starts a backup of profile `id`; an error is the book's to record (the scheduler goes
     /// on with the others).
     fn start(&self, id: &str);
-}
-
-/// The wall clock in the computer's time zone (tests: one that follows tokio's paused time).
-pub trait WallClock: Send + Sync {
-    fn now(&self) -> Zoned;
-}
-
-/// The system's clock and time zone.
-#[derive(Debug, Default, Clone, Copy)]
-pub struct SystemWallClock;
-
-impl WallClock for SystemWallClock {
-    fn now(&self) -> Zoned {
-        Zoned::now()
-    }
 }
 
 pub struct Scheduler {
