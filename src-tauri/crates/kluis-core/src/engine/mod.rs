@@ -9,8 +9,8 @@
 //!   stream of [`crate::JobEvent`]s out — and cancels, stops or shuts them down.
 //! - [`Engine::resume`] (`resume`): the one resume loop: sweep the history, rebuild each
 //!   journalled job's transport, start it.
-//! - [`Scheduler`] (`scheduler`): runs the profiles' plans — due ones started one spacing
-//!   apart, each once, then the next look at the next slot (or within a minute).
+//! - [`Scheduler`] (`scheduler`): hands its host the profiles whose plans are due — one
+//!   spacing apart, each once — and otherwise sleeps until the next slot (or a minute).
 //! - `Demo` (`demo`, feature `demo`): the simulator in this process with its accounts.
 
 mod choice;

@@ -1,11 +1,13 @@
-//! [`Scheduler`]: runs the plans. It asks its [`PlanBook`] for every profile's plan and last
-//! backup, starts the due ones (one spacing apart, so twenty catch-ups do not hit the service
-//! in the same second), and sleeps until the next slot — at most a minute at a
-//! time, because the wall clock jumps when the computer sleeps, and at once when told that the
-//! plans changed. A profile it started is not started again until the book reports a backup
-//! at least that recent, so a slow history write never causes a second run.
+//! [`Scheduler`]: decides which profile's plan runs next. Its host (the app) loops on
+//! [`Scheduler::next`] and starts a backup of each profile it returns. It asks a [`PlanBook`]
+//! for every profile's plan and last backup, hands out the due ones one spacing apart (so
+//! twenty catch-ups do not hit the service in the same second), and otherwise sleeps until the
+//! next slot — at most a minute at a time, because the wall clock jumps when the computer
+//! sleeps, and no longer once told that the plans changed. A profile it handed out is not due
+//! again until a backup at least that recent counts, so a slow history never causes a second
+//! run.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -27,31 +29,33 @@ pub struct PlannedProfile {
     pub last_started: Option<Timestamp>,
 }
 
-/// Where plans come from, and how a due profile is started (the app: its profiles file and
-/// history, and its job registry; a test: a list).
+/// Where plans come from (the app: its profiles file and history; a test: a list).
 pub trait PlanBook: Send + Sync {
     fn planned(&self) -> Vec<PlannedProfile>;
-    /// Starts a backup of profile `id`; an error is the book's to record (the scheduler goes
-    /// on with the others).
-    fn start(&self, id: &str);
 }
 
 pub struct Scheduler {
-    book: Arc<dyn PlanBook>,
     clock: Arc<dyn WallClock>,
     /// Time between the starts of plans due together.
     spacing: Duration,
     /// Notified when plans change (set, paused, a profile added or removed).
     changed: Arc<Notify>,
+    /// Profiles handed out, and when: due again only after that.
+    started: HashMap<String, Timestamp>,
+    /// Due profiles not handed out yet (a batch being spread out).
+    queue: VecDeque<String>,
+    last_handed_out: Option<tokio::time::Instant>,
 }
 
 impl Scheduler {
-    pub fn new(book: Arc<dyn PlanBook>, clock: Arc<dyn WallClock>, spacing: Duration) -> Self {
+    pub fn new(clock: Arc<dyn WallClock>, spacing: Duration) -> Self {
         Scheduler {
-            book,
             clock,
             spacing,
             changed: Arc::new(Notify::new()),
+            started: HashMap::new(),
+            queue: VecDeque::new(),
+            last_handed_out: None,
         }
     }
 
@@ -60,51 +64,57 @@ impl Scheduler {
         self.changed.clone()
     }
 
-    /// Runs until the task is dropped.
-    pub async fn run(self) {
-        let mut started: HashMap<String, Timestamp> = HashMap::new();
+    /// The next profile whose plan is due, when it is its turn to start.
+    pub async fn next(&mut self, book: &dyn PlanBook) -> String {
         loop {
-            let now = self.clock.now();
-            let mut due = Vec::new();
-            let mut next: Option<Zoned> = None;
-            for profile in self.book.planned() {
-                let ours = started.get(&profile.id).copied();
-                let last = match (profile.last_started, ours) {
-                    (Some(a), Some(b)) => Some(a.max(b)),
-                    (a, b) => a.or(b),
-                };
-                match profile.plan.due(last, &now) {
-                    Due::Now { missed } => due.push((profile.id, missed)),
-                    Due::At(slot) => {
-                        if next.as_ref().is_none_or(|n| slot < *n) {
-                            next = Some(slot);
-                        }
-                    }
-                    Due::Never => {}
+            if let Some(id) = self.queue.pop_front() {
+                if let Some(last) = self.last_handed_out {
+                    tokio::time::sleep_until(last + self.spacing).await;
                 }
+                self.last_handed_out = Some(tokio::time::Instant::now());
+                self.started
+                    .insert(id.clone(), self.clock.now().timestamp());
+                return id;
             }
-            for (i, (id, missed)) in due.into_iter().enumerate() {
-                if i > 0 {
-                    tokio::time::sleep(self.spacing).await;
+            let wait = self.look(book);
+            if self.queue.is_empty() {
+                tokio::select! {
+                    _ = tokio::time::sleep(wait) => {}
+                    _ = self.changed.notified() => {}
                 }
-                tracing::info!(profile = %id, catch_up = missed, "starting a planned backup");
-                started.insert(id.clone(), self.clock.now().timestamp());
-                self.book.start(&id);
-            }
-            let until_next = next
-                .map(|slot| {
-                    let wait = slot
-                        .timestamp()
-                        .duration_since(self.clock.now().timestamp());
-                    Duration::try_from(wait).unwrap_or(Duration::ZERO)
-                })
-                .unwrap_or(LOOK_AT_LEAST_EVERY)
-                .min(LOOK_AT_LEAST_EVERY);
-            tokio::select! {
-                _ = tokio::time::sleep(until_next) => {}
-                _ = self.changed.notified() => {}
             }
         }
+    }
+
+    /// Queues the due profiles; returns how long until the next slot (at most a minute).
+    fn look(&mut self, book: &dyn PlanBook) -> Duration {
+        let now = self.clock.now();
+        let mut next: Option<Zoned> = None;
+        for profile in book.planned() {
+            let ours = self.started.get(&profile.id).copied();
+            let last = match (profile.last_started, ours) {
+                (Some(a), Some(b)) => Some(a.max(b)),
+                (a, b) => a.or(b),
+            };
+            match profile.plan.due(last, &now) {
+                Due::Now { missed } => {
+                    tracing::info!(profile = %profile.id, catch_up = missed, "a planned backup is due");
+                    self.queue.push_back(profile.id);
+                }
+                Due::At(slot) => {
+                    if next.as_ref().is_none_or(|n| slot < *n) {
+                        next = Some(slot);
+                    }
+                }
+                Due::Never => {}
+            }
+        }
+        next.map(|slot| {
+            let wait = slot.timestamp().duration_since(now.timestamp());
+            Duration::try_from(wait).unwrap_or(Duration::ZERO)
+        })
+        .unwrap_or(LOOK_AT_LEAST_EVERY)
+        .min(LOOK_AT_LEAST_EVERY)
     }
 }
 
@@ -144,6 +154,9 @@ mod tests {
         fn planned(&self) -> Vec<PlannedProfile> {
             self.profiles.lock().unwrap().clone()
         }
+    }
+
+    impl TestBook {
         fn start(&self, id: &str) {
             let now = self.clock.now();
             if !self.history_is_slow {
@@ -154,6 +167,14 @@ mod tests {
                 }
             }
             self.starts.lock().unwrap().push((id.to_string(), now));
+        }
+    }
+
+    /// The host's loop: start each profile the scheduler hands out.
+    async fn host(mut scheduler: Scheduler, book: Arc<TestBook>) {
+        loop {
+            let id = scheduler.next(&*book).await;
+            book.start(&id);
         }
     }
 
@@ -180,7 +201,7 @@ mod tests {
             starts: Mutex::default(),
             history_is_slow,
         });
-        let scheduler = Scheduler::new(book.clone(), clock, Duration::from_secs(15));
+        let scheduler = Scheduler::new(clock, Duration::from_secs(15));
         (book, scheduler)
     }
 
@@ -205,7 +226,7 @@ mod tests {
         for history_is_slow in [false, true] {
             let profiles = (0..20).map(|i| daily(i, "2026-11-20T02:00")).collect();
             let (book, scheduler) = setup("2026-11-23T08:30", profiles, history_is_slow);
-            let running = tokio::spawn(scheduler.run());
+            let running = tokio::spawn(host(scheduler, book.clone()));
             tokio::time::sleep(Duration::from_secs(3600)).await;
             let starts = book.starts.lock().unwrap().clone();
             assert_eq!(
@@ -241,7 +262,7 @@ mod tests {
     async fn a_changed_plan_is_looked_at_at_once() {
         let (book, scheduler) = setup("2026-11-23T08:30", Vec::new(), false);
         let changed = scheduler.changed();
-        let running = tokio::spawn(scheduler.run());
+        let running = tokio::spawn(host(scheduler, book.clone()));
         tokio::time::sleep(Duration::from_secs(5)).await;
         let every = Plan::new(
             Schedule::Every { hours: 1 },
@@ -275,7 +296,7 @@ mod tests {
             last_started: None,
         };
         let (book, scheduler) = setup("2026-11-23T08:30", vec![paused, manual], false);
-        let running = tokio::spawn(scheduler.run());
+        let running = tokio::spawn(host(scheduler, book.clone()));
         tokio::time::sleep(Duration::from_secs(3 * 24 * 3600)).await;
         assert!(book.starts.lock().unwrap().is_empty());
         running.abort();
