@@ -1,6 +1,6 @@
 // The app's command names, shared by build.rs (the app manifest, so each needs a grant) and
 // the tests that check the handler, the capability and the UI's `api.ts` name the same ones.
-pub const ALL: [&str; 23] = [
+pub const ALL: [&str; 26] = [
     "launch_info",
     "profiles",
     "save_profile",
@@ -24,4 +24,7 @@ pub const ALL: [&str; 23] = [
     "test_callback",
     "resume_backups",
     "start_demo",
+    "set_plan",
+    "watch_planned",
+    "backup_all",
 ];

@@ -5,7 +5,7 @@ use std::sync::Arc;
 use kluis_desktop::profiles::{ProfileInput, ProfileView, Settings};
 use kluis_desktop::{
     AppError, AppJobEvent, CallbackInput, CallbackTestResult, DemoInfo, DesktopApp, Permissions,
-    ResumedEvent, ResumedJob, SessionInfo,
+    PlanInput, PlannedEvent, ResumedEvent, ResumedJob, SessionInfo,
 };
 use tauri::ipc::Channel;
 use tauri::State;
@@ -141,6 +141,21 @@ async fn start_demo(app: App<'_>) -> Res<DemoInfo> {
     app.start_demo().await
 }
 
+#[tauri::command]
+fn set_plan(app: App<'_>, profile_id: String, input: PlanInput) -> Res<ProfileView> {
+    app.set_plan(&profile_id, input)
+}
+
+#[tauri::command]
+async fn backup_all(app: App<'_>) -> Res<usize> {
+    app.backup_all().await
+}
+
+#[tauri::command]
+fn watch_planned(app: App<'_>, on_event: Channel<PlannedEvent>) {
+    app.watch_planned(Arc::new(move |e| drop(on_event.send(e))))
+}
+
 pub fn handler<R: tauri::Runtime>() -> impl Fn(tauri::ipc::Invoke<R>) -> bool + Send + Sync + 'static
 {
     tauri::generate_handler![
@@ -167,5 +182,8 @@ pub fn handler<R: tauri::Runtime>() -> impl Fn(tauri::ipc::Invoke<R>) -> bool + 
         test_callback,
         resume_backups,
         start_demo,
+        set_plan,
+        watch_planned,
+        backup_all,
     ]
 }

@@ -62,6 +62,11 @@ pub fn run() {
                 certificate: std::env::var_os("KLUIS_E2E_CERTIFICATE").map(PathBuf::from),
             };
             app.state::<DesktopApp>().set_dialogs(Arc::new(dialogs));
+            // The plans run as long as the app does.
+            let handle = app.handle().clone();
+            tauri::async_runtime::spawn(async move {
+                handle.state::<DesktopApp>().run_plans().await;
+            });
             let page = if baseline {
                 "baseline.html"
             } else {

@@ -299,3 +299,51 @@ test("forgetting a profile asks first, and only a yes forgets it", async () => {
   await assert.rejects(profileButton("Verdwenen host"), /no profile named/);
   await shot("18-after-forget");
 });
+
+test("a plan runs a backup by itself at its time, into the klant's folder, shown under the klant", async () => {
+  await (await $t("profile-demo")).click();
+  await waitText("session", "(Demo)");
+  await (await $t("edit-profile")).click();
+  await browser.execute(() => {
+    const select = document.getElementById("plan-kind");
+    select.value = "daily";
+    select.dispatchEvent(new Event("change", { bubbles: true }));
+  });
+  // The next whole minute (two when this one is nearly over), in the app's local time.
+  const at = new Date(Date.now() + (new Date().getSeconds() > 50 ? 120000 : 60000));
+  const hhmm = `${String(at.getHours()).padStart(2, "0")}:${String(at.getMinutes()).padStart(2, "0")}`;
+  // (Set as the time picker does: WebKitWebDriver cannot type into its segmented fields.)
+  await browser.execute((value) => {
+    const input = document.getElementById("plan-at");
+    input.value = value;
+    input.dispatchEvent(new Event("input", { bubbles: true }));
+  }, hhmm);
+  await (await $t("plan-save")).click();
+  await waitText("plan", `Next planned backup`);
+  await shot("19-plan");
+  await (await $t("save-profile")).click();
+  await (await $t("tab-backup")).click();
+  // Nobody clicks: the scheduler starts it at its slot, and the window shows it under Demo.
+  await waitText("backup-saved", "owner-backup", 240000);
+  await shot("20-planned-backup-saved");
+  const folder = join(saveDir, "Demo");
+  assert.ok(existsSync(folder) && readdirSync(folder).some((f) => f.startsWith("owner-backup")), "in the klant's own folder");
+});
+
+test("Backup all: every klant, each into its own folder; klanten that fail say why and stop none", async () => {
+  const demoFolder = join(saveDir, "Demo");
+  const before = readdirSync(demoFolder).length;
+  const busy = () => browser.execute(() => document.querySelectorAll('[data-test^="queued-"], [data-test^="running-"]').length);
+  await (await $t("tab-backup")).click();
+  await (await $t("backup-all")).click();
+  await shot("21-backup-all");
+  // Every klant's backup ends: Demo's saved, the restricted key's refused, the stopped
+  // service's (Stilgevallen) unreachable — the failures stop none of the others.
+  await browser.waitUntil(async () => (await busy()) === 0, { timeout: 180000, timeoutMsg: "Backup all never ended" });
+  assert.equal(readdirSync(demoFolder).length, before + 1, "a new backup in the Demo folder");
+  await (await $t("profile-demo-restricted")).click();
+  await waitText("backup-failed", "Ask the service operator");
+  await (await profileButton("Stilgevallen")).click();
+  await waitText("backup-failed", "No connection");
+  await shot("22-backup-all-done");
+});

@@ -3,9 +3,9 @@
 import { batch } from "@preact/signals";
 import { api, asError } from "./api";
 import { isRunning, reduce } from "./backup-state";
-import type { CallbackChoice, ProfileView } from "./bindings";
+import type { CallbackChoice, ProfileView, Schedule } from "./bindings";
 import type { Key } from "./i18n";
-import { findJob, state, updateJob, withEntry, type CallbackDraft, type EnvironmentView, type Job, type ProfileDraft } from "./state";
+import { findJob, state, updateJob, withEntry, type CallbackDraft, type EnvironmentView, type Job, type PlanDraft, type ProfileDraft } from "./state";
 
 /** Runs `work`, showing its error — as klant `profileId`'s when it is about one klant. */
 async function guarded(work: () => Promise<void>, profileId: string | null = null): Promise<void> {
@@ -38,6 +38,7 @@ export async function boot(): Promise<void> {
   const launch = await api.launchInfo();
   state.settings.value = await api.settings();
   void resumeBackups();
+  void watchPlanned();
   if (launch.demo) {
     await startDemo();
     return;
@@ -135,6 +136,8 @@ export async function forget(id: string): Promise<void> {
       state.selected.value = profiles[0]?.id ?? null;
       state.editing.value = null;
     });
+    // The klant now selected is loaded as if it had been clicked.
+    await signInAndLoad().catch((e) => showError(e, state.selected.value));
   }, id);
 }
 
@@ -143,6 +146,7 @@ export async function forget(id: string): Promise<void> {
 export function editProfile(existing: ProfileView | null): void {
   // An error about another klant (or the last one) does not stand over the form.
   if (state.error.value?.profileId !== existing?.id) state.error.value = null;
+  state.planDraft.value = null;
   state.editing.value = {
     id: existing?.id ?? null,
     name: existing?.name ?? "",
@@ -156,6 +160,7 @@ export function editProfile(existing: ProfileView | null): void {
 
 export function closeProfileForm(): void {
   state.editing.value = null;
+  state.planDraft.value = null;
 }
 
 /** "Trust a certificate": Rust opens the file dialog and checks the file; the profile then
@@ -325,6 +330,87 @@ export async function resumeBackups(): Promise<void> {
       updateJob(job.job_id, (j) => ({ ...j, profileId: job.profile_id }));
     }
   });
+}
+
+// ---- Plans ----------------------------------------------------------------------------------
+
+/** The plan form's draft for profile `profile`, made from its plan when the form first shows. */
+export function planDraft(profile: ProfileView): PlanDraft {
+  const existing = state.planDraft.value;
+  if (existing?.profileId === profile.id) return existing;
+  const s = profile.plan?.schedule;
+  const draft: PlanDraft = {
+    profileId: profile.id,
+    kind: s?.kind ?? "manual",
+    at: s && "at" in s ? s.at : "02:00",
+    day: s?.kind === "weekly" ? s.day : "monday",
+    hours: s?.kind === "every" ? String(s.hours) : "6",
+    paused: profile.plan?.paused ?? false,
+  };
+  state.planDraft.value = draft;
+  return draft;
+}
+
+export function editPlan(profile: ProfileView, change: Partial<PlanDraft>): void {
+  state.planDraft.value = { ...planDraft(profile), ...change };
+}
+
+/** The schedule the draft describes. */
+export function scheduleOf(d: PlanDraft): Schedule {
+  switch (d.kind) {
+    case "manual":
+      return { kind: "manual" };
+    case "daily":
+      return { kind: "daily", at: d.at };
+    case "weekdays":
+      return { kind: "weekdays", at: d.at };
+    case "weekly":
+      return { kind: "weekly", day: d.day, at: d.at };
+    case "every":
+      return { kind: "every", hours: Number(d.hours) };
+  }
+}
+
+export function savePlan(profile: ProfileView): Promise<void> {
+  const draft = planDraft(profile);
+  return guarded(async () => replaceProfile(await api.setPlan(profile.id, { schedule: scheduleOf(draft), paused: draft.paused })), profile.id);
+}
+
+/** Backup all: every klant queued; each leaves the queue when its backup starts (its events
+ * then show under it). */
+export function backupAll(): Promise<void> {
+  return guarded(async () => {
+    state.queued.value = new Set(state.profiles.value.map((p) => p.id));
+    try {
+      await api.backupAll();
+    } finally {
+      state.queued.value = new Set();
+    }
+  });
+}
+
+/** Follows the backups plans start: each shows under its klant like one started here. */
+export async function watchPlanned(): Promise<void> {
+  await api
+    .watchPlanned((e) => {
+      if (state.queued.value.has(e.profile_id)) {
+        const queued = new Set(state.queued.value);
+        queued.delete(e.profile_id);
+        state.queued.value = queued;
+      }
+      if (!findJob(e.job_id)) {
+        const job: Job = { key: e.job_id, jobId: e.job_id, profileId: e.profile_id, resumed: false, view: { phase: "requested" } };
+        state.jobs.value = [...state.jobs.value.filter((j) => j.resumed || j.profileId !== e.profile_id || isRunning(j.view)), job];
+      }
+      updateJob(e.job_id, (job) => ({ ...job, view: reduce(job.view, e.event, Date.now()) }));
+      if (e.event.kind === "saved" || e.event.kind === "failed") void refreshAfterJob(e.profile_id).then(refreshProfiles);
+    })
+    .catch(() => undefined);
+}
+
+/** The profiles again (their next planned backups moved on). */
+async function refreshProfiles(): Promise<void> {
+  state.profiles.value = await api.profiles();
 }
 
 // ---- Settings → how the service reaches this computer ------------------------------------

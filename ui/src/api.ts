@@ -10,6 +10,8 @@ import type {
   HistoryEntry,
   LaunchInfo,
   Permissions,
+  PlanInput,
+  PlannedEvent,
   ProfileInput,
   ProfileView,
   ResumedEvent,
@@ -65,4 +67,13 @@ export const api = {
     return invoke<ResumedJob[]>("resume_backups", { onEvent: channel });
   },
   startDemo: () => invoke<DemoInfo>("start_demo"),
+  /** Every profile, a few at a time, into the save folder; resolves when the last has started. */
+  backupAll: () => invoke<number>("backup_all"),
+  setPlan: (profileId: string, input: PlanInput) => invoke<ProfileView>("set_plan", { profileId, input }),
+  /** The events of backups their plans start (each tagged with its job and klant). */
+  watchPlanned: (onEvent: (e: PlannedEvent) => void) => {
+    const channel = new Channel<PlannedEvent>();
+    channel.onmessage = onEvent;
+    return invoke<void>("watch_planned", { onEvent: channel });
+  },
 };

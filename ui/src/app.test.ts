@@ -1,10 +1,10 @@
 // The whole UI in jsdom, with the Rust side replaced by Tauri's mockIPC.
 import { clearMocks, mockIPC } from "@tauri-apps/api/mocks";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import type { AppJobEvent, HistoryEntry, ProfileView, ResumedEvent, Settings } from "./bindings";
+import type { AppJobEvent, HistoryEntry, Plan, PlannedEvent, ProfileView, ResumedEvent, Settings } from "./bindings";
 import { languages } from "./i18n";
 
-const demoProfile: ProfileView = { id: "demo", name: "Demo", base_url: "https://127.0.0.1:1/webservice_v2", username: "demo", openapi_url: null, demo: true, trusted_cas: [] };
+const demoProfile: ProfileView = { id: "demo", name: "Demo", base_url: "https://127.0.0.1:1/webservice_v2", username: "demo", openapi_url: null, demo: true, trusted_cas: [], plan: null, next_backup_ms: null };
 
 type Calls = { cmd: string; args: Record<string, unknown> }[];
 
@@ -12,13 +12,17 @@ const defaultSettings: Settings = { save_folder: null, callback: { kind: "loopba
 
 /** The channel of the last `start_backup`, when the test sends the job's events itself. */
 let heldBackup: { onmessage: (e: AppJobEvent) => void } | null = null;
+/** The channel `watch_planned` gave: the test sends planned backups' events through it. */
+let plannedChannel: { onmessage: (e: PlannedEvent) => void } | null = null;
+/** Ends the pending `backup_all` (it resolves once the last klant has started). */
+let finishBackupAll: (() => void) | null = null;
 
 function fakeBackend(
   calls: Calls,
-  options: { demoStarted?: boolean; resumed?: ResumedEvent[]; holdBackup?: boolean; history?: HistoryEntry[]; dialogClosed?: boolean; profiles?: ProfileView[]; refuseSignIn?: string[] } = {},
+  options: { demoStarted?: boolean; resumed?: ResumedEvent[]; holdBackup?: boolean; history?: HistoryEntry[]; dialogClosed?: boolean; profiles?: ProfileView[]; refuseSignIn?: string[]; saveFolder?: string } = {},
 ) {
   let started = options.demoStarted ?? false;
-  let settings = defaultSettings;
+  let settings: Settings = { ...defaultSettings, save_folder: options.saveFolder ?? null };
   mockIPC((cmd, args) => {
     calls.push({ cmd, args: (args ?? {}) as Record<string, unknown> });
     switch (cmd) {
@@ -62,6 +66,15 @@ function fakeBackend(
         return null;
       case "cancel_backup":
         return null;
+      case "backup_all":
+        return new Promise((resolve) => (finishBackupAll = () => resolve(2)));
+      case "watch_planned":
+        plannedChannel = (args as { onEvent: { onmessage: (e: PlannedEvent) => void } }).onEvent;
+        return null;
+      case "set_plan": {
+        const { input } = args as { input: { schedule: Plan["schedule"]; paused: boolean } };
+        return { ...demoProfile, plan: { schedule: input.schedule, paused: input.paused, set_at_ms: 0 }, next_backup_ms: Date.UTC(2026, 10, 24, 2, 0) };
+      }
       case "start_backup": {
         const channel = (args as { onEvent: { onmessage: (e: AppJobEvent) => void } }).onEvent;
         if (options.holdBackup) {
@@ -520,6 +533,19 @@ describe("Kluis UI", () => {
       expect(byTest("stage-waiting")).not.toBeNull();
     });
 
+    it("signs in to the klant selected after one is forgotten", async () => {
+      fakeBackend(calls, { profiles: [jansen, bakker] });
+      await startUi();
+      await settle();
+      await click("profile-bakker");
+      await click("edit-profile");
+      await click("forget-profile");
+      await click("confirm-yes");
+      const after = calls.slice(calls.findIndex((c) => c.cmd === "forget_profile"));
+      expect(after.find((c) => c.cmd === "sign_in")?.args, "the next klant is loaded, not left signed out").toEqual({ profileId: "jansen" });
+      expect(byTest("session")?.textContent).toContain("Signed in as demo (Jansen & Zn)");
+    });
+
     it("clears another klant's error when a profile form opens", async () => {
       fakeBackend(calls, { profiles: [jansen, bakker], refuseSignIn: ["jansen"] });
       await startUi();
@@ -634,6 +660,82 @@ describe("Kluis UI", () => {
     const english = seen.filter((line) => englishWords.test(line.slice(line.indexOf(": ") + 2)));
     expect(english, "English in the Dutch UI").toEqual([]);
     expect(seen.length, "the screens were looked at").toBeGreaterThan(50);
+  });
+
+  describe("plans", () => {
+    /** Picks `value` in select `id` as a person does. */
+    async function choose(id: string, value: string): Promise<void> {
+      const select = document.getElementById(id) as HTMLSelectElement;
+      select.value = value;
+      select.dispatchEvent(new Event("change", { bubbles: true }));
+      await settle();
+    }
+
+    it("sets a plan in the profile form and shows when the next backup runs", async () => {
+      fakeBackend(calls, { demoStarted: true, saveFolder: "/home/user/Backups" });
+      await startUi();
+      await settle();
+      expect(byTest("next-backup")?.textContent).toContain("No plan");
+      await click("edit-profile");
+      await choose("plan-kind", "weekly");
+      await choose("plan-day", "wednesday");
+      const at = document.getElementById("plan-at") as HTMLInputElement;
+      at.value = "03:15";
+      at.dispatchEvent(new Event("input", { bubbles: true }));
+      await settle();
+      await click("plan-save");
+      expect(calls.find((c) => c.cmd === "set_plan")?.args).toEqual({ profileId: "demo", input: { schedule: { kind: "weekly", day: "wednesday", at: "03:15" }, paused: false } });
+      expect(byTest("plan")?.querySelector('[data-test="next-backup"]')?.textContent).toContain("Next planned backup: 24 Nov 2026");
+      await click("save-profile");
+      expect(byTest("next-backup")?.textContent, "the Backup panel says it too").toContain("Next planned backup");
+    });
+
+    it("asks for a save folder before a plan can run, and leads to Settings", async () => {
+      fakeBackend(calls, { demoStarted: true });
+      await startUi();
+      await settle();
+      await click("edit-profile");
+      await choose("plan-kind", "daily");
+      expect(byTest("plan-needs-folder")?.textContent).toContain("cannot ask where to save");
+      expect((byTest("plan-save") as HTMLButtonElement).disabled).toBe(true);
+      byTest("plan-paused")!.click(); // a paused plan needs no folder yet
+      await settle();
+      expect(byTest("plan-needs-folder")).toBeNull();
+    });
+
+    it("Backup all queues every klant, each leaving the queue as its backup starts", async () => {
+      const bakker: ProfileView = { ...demoProfile, id: "bakker", name: "Bakker B.V.", demo: false };
+      fakeBackend(calls, { profiles: [demoProfile, bakker], saveFolder: "/home/user/Backups" });
+      await startUi();
+      await settle();
+      await click("backup-all");
+      expect(calls.some((c) => c.cmd === "backup_all")).toBe(true);
+      expect([byTest("queued-demo"), byTest("queued-bakker")].every(Boolean), "both wait their turn").toBe(true);
+      expect((byTest("backup-all") as HTMLButtonElement).disabled, "not twice at once").toBe(true);
+      plannedChannel!.onmessage({ job_id: "all-1", profile_id: "bakker", event: { kind: "stage", stage: "requested" } });
+      await settle();
+      expect(byTest("queued-bakker")).toBeNull();
+      expect(byTest("running-bakker")).not.toBeNull();
+      expect(byTest("queued-demo")).not.toBeNull();
+      finishBackupAll!();
+      await settle();
+      expect(byTest("queued-demo")).toBeNull();
+      expect((byTest("backup-all") as HTMLButtonElement).disabled).toBe(false);
+    });
+
+    it("shows a backup its plan started under its own klant, like one started here", async () => {
+      fakeBackend(calls, { demoStarted: true });
+      await startUi();
+      await settle();
+      expect(plannedChannel, "the window subscribes to planned backups").not.toBeNull();
+      plannedChannel!.onmessage({ job_id: "planned-1", profile_id: "demo", event: { kind: "stage", stage: "accepted" } });
+      await settle();
+      expect(byTest("stage-waiting")).not.toBeNull();
+      expect(byTest("running-demo")).not.toBeNull();
+      plannedChannel!.onmessage({ job_id: "planned-1", profile_id: "demo", event: { kind: "saved", path: "/home/user/Backups/Demo/owner-backup.zip", bytes: 10, sha256: "ab".repeat(32) } });
+      await settle();
+      expect(byTest("backup-saved")?.textContent).toContain("/home/user/Backups/Demo/owner-backup.zip");
+    });
   });
 });
 

@@ -34,6 +34,20 @@ export type AppJobEvent = { "kind": "stage", stage: Stage, } | { "kind": "progre
 
 export type ResumedEvent = { job_id: string, event: AppJobEvent, };
 
+export type PlannedEvent = { job_id: string, profile_id: string, event: AppJobEvent, };
+
+export type Day = "monday" | "tuesday" | "wednesday" | "thursday" | "friday" | "saturday" | "sunday";
+
+export type Schedule = { "kind": "manual" } | { "kind": "daily", at: string, } | { "kind": "weekdays", at: string, } | { "kind": "weekly", day: Day, at: string, } | { "kind": "every", hours: number, };
+
+export type Plan = { schedule: Schedule, paused: boolean, 
+/**
+ * When the schedule was set (ms since the epoch): slots before it are not "missed".
+ */
+set_at_ms: number, };
+
+export type PlanInput = { schedule: Schedule, paused: boolean, };
+
 export type ResumedJob = { job_id: string, profile_id: string, 
 /**
  * The stage it had reached.
@@ -71,7 +85,11 @@ export type ProfileView = { id: string, name: string, base_url: string, username
 /**
  * The extra CAs this profile trusts (none for the demo, whose CA is its own).
  */
-trusted_cas: Array<TrustedCa>, };
+trusted_cas: Array<TrustedCa>, plan: Plan | null, 
+/**
+ * When the plan runs next (ms since the epoch; now when due), or null.
+ */
+next_backup_ms: number | null, };
 
 export type ProfileInput = { id: string | null, name: string, base_url: string, username: string, api_key: string | null, password: string | null, openapi_url: string | null, };
 

@@ -7,7 +7,7 @@ import { computed, signal } from "@preact/signals";
 import type { UiError } from "./api";
 import { isRunning, type BackupView } from "./backup-state";
 import { t, type Key } from "./i18n";
-import type { CallbackChoice, CallbackTestResult, HistoryEntry, Permissions, ProfileView, Settings } from "./bindings";
+import type { CallbackChoice, CallbackTestResult, Day, HistoryEntry, Permissions, ProfileView, Schedule, Settings } from "./bindings";
 
 export type Tab = "backup" | "history" | "environment" | "settings";
 
@@ -40,6 +40,16 @@ export type ProfileDraft = {
   api_key: string;
   password: string;
   openapi_url: string;
+};
+
+/** The plan form: every kind's fields, so switching kinds keeps what was chosen. */
+export type PlanDraft = {
+  profileId: string;
+  kind: Schedule["kind"];
+  at: string;
+  day: Day;
+  hours: string;
+  paused: boolean;
 };
 
 /** The callback settings form: the chosen kind and every kind's fields, so switching back
@@ -77,6 +87,10 @@ export const state = {
   jobs: signal<Job[]>([]),
   error: signal<ShownError | null>(null),
   busy: signal(false),
+  /** Profiles waiting in Backup all's queue for their turn. */
+  queued: signal<ReadonlySet<string>>(new Set()),
+  /** The plan form's draft (for the profile in the form), or null. */
+  planDraft: signal<PlanDraft | null>(null),
   /** The open confirmation, or null. */
   confirming: signal<Confirmation | null>(null),
   /** The wall clock, ticking each second while a job waits (only its elapsed time reads it). */
@@ -117,10 +131,10 @@ export function displayName(profile: ProfileView): string {
   return key ? t(key) : profile.name;
 }
 
-/** A profile's name (its id when it is gone). */
+/** A profile's name ("removed profile" when it was forgotten since). */
 export function profileName(id: string): string {
   const profile = state.profiles.value.find((p) => p.id === id);
-  return profile ? displayName(profile) : id;
+  return profile ? displayName(profile) : t("removedProfile");
 }
 
 /** Replaces job `key`'s entry with `change(entry)`. */

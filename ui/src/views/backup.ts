@@ -10,6 +10,7 @@ import type { Access } from "../bindings";
 import { ErrorBody, errorTitle } from "../errors";
 import { bytes, clock, percent, rate, secondsLeft, shortHash, timeOfDay } from "../format";
 import { t, type Key } from "../i18n";
+import { NextBackup } from "./plan";
 import { currentJob, displayName, profileName, resumedJobs, selectedPermissions, selectedProfile, state, type Job } from "../state";
 
 /** Time since `since`: the only part that changes each second while a job waits. */
@@ -198,6 +199,7 @@ export function BackupPanel() {
           : null,
       ),
       h("div", { class: "stage" }, job ? h(JobView, { job, full: true }) : null),
+      selectedProfile.value ? h(NextBackup, { profile: selectedProfile.value }) : null,
       h(PermissionsView, {}),
     ),
   );

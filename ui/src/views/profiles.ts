@@ -4,6 +4,7 @@ import { useLayoutEffect, useState } from "preact/hooks";
 import * as actions from "../actions";
 import { t } from "../i18n";
 import { displayName, runningProfiles, state, type ProfileDraft } from "../state";
+import { PlanSection } from "./plan";
 
 export function ProfileList() {
   const selected = state.selected.value;
@@ -30,11 +31,13 @@ export function ProfileList() {
             displayName(p),
             p.demo ? h("span", { class: "tag" }, t("demoTag")) : null,
             running.has(p.id) ? h("span", { class: "tag running", "data-test": `running-${p.id}` }, t("backupRunning")) : null,
+            state.queued.value.has(p.id) ? h("span", { class: "tag", "data-test": `queued-${p.id}` }, t("queued")) : null,
           ),
         ),
       ),
     ),
     h("button", { class: "secondary", "data-test": "add-profile", onClick: () => actions.editProfile(null) }, t("addProfile")),
+    h("button", { class: "secondary", "data-test": "backup-all", disabled: state.queued.value.size > 0, onClick: () => void actions.backupAll() }, t("backupAll")),
     !state.demo.value ? h("button", { class: "secondary", "data-test": "try-demo", onClick: () => void actions.startDemo() }, t("tryDemo")) : null,
   );
 }
@@ -138,6 +141,7 @@ export function ProfileForm() {
   useLayoutEffect(() => document.getElementById("f-name")?.focus(), []);
   if (!draft) return null;
   const existing = draft.id !== null;
+  const saved = state.profiles.value.find((p) => p.id === draft.id);
   const keep = existing ? t("keepSecret") : undefined;
   const input = (id: string, label: string, field: DraftField, type: string, required: boolean, extra: { placeholder?: string; hint?: string } = {}) =>
     h(Field, { id, label, hint: extra.hint }, h(DraftInput, { id, field, type, required, placeholder: extra.placeholder, describedBy: extra.hint ? `${id}-hint` : undefined }));
@@ -165,6 +169,7 @@ export function ProfileForm() {
       h("button", { type: "submit", class: "primary", "data-test": "save-profile" }, t("save")),
       h("button", { type: "button", class: "secondary", onClick: () => actions.closeProfileForm() }, t("cancel")),
     ),
+    saved ? h(PlanSection, { profile: saved }) : null,
     draft.id !== null && !isDemo(draft.id) ? h(TrustedCertificate, { id: draft.id }) : null,
     draft.id !== null ? h(ForgetProfile, { id: draft.id }) : null,
   );

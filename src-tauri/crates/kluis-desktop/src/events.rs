@@ -100,3 +100,14 @@ pub struct ResumedEvent {
 
 /// Receives the events of every resumed job.
 pub type ResumeSink = std::sync::Arc<dyn Fn(ResumedEvent) + Send + Sync>;
+
+/// An event of a backup its plan started, tagged with the job and its klant.
+#[derive(Debug, Clone, PartialEq, Serialize, ts_rs::TS)]
+pub struct PlannedEvent {
+    pub job_id: String,
+    pub profile_id: String,
+    pub event: AppJobEvent,
+}
+
+/// Receives the events of every planned backup.
+pub type PlannedSink = std::sync::Arc<dyn Fn(PlannedEvent) + Send + Sync>;

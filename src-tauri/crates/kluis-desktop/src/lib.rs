@@ -7,7 +7,7 @@
 //! - [`secrets`]: a profile's api key and password in the OS keyring ([`KeyringStore`]), or in
 //!   memory for demo profiles and tests ([`MemoryStore`]).
 //! - [`app`]: [`DesktopApp`], its commands grouped by concern (`app/accounts.rs`,
-//!   `connections.rs`, `jobs.rs`, `backups.rs`, `settings.rs`, `demo.rs`) — sign-in (a
+//!   `connections.rs`, `jobs.rs`, `backups.rs`, `plans.rs`, `settings.rs`, `demo.rs`) — sign-in (a
 //!   kluis-core `ServiceConnection` per profile), environment, permissions, and backups:
 //!   kluis-core's `Engine` runs each job, its events go out as [`AppJobEvent`]s
 //!   ([`events`]); the verified file waits in a staging folder until the save dialog
@@ -15,7 +15,9 @@
 //!   straight to the "always save here" folder). Cancel ends the job as cancelled at any
 //!   stage. Jobs interrupted by closing the app are finished at the next start
 //!   ([`DesktopApp::resume_backups`]) by the engine's resume loop, the one `kluis resume`
-//!   uses.
+//!   uses. Each profile may have a plan ([`DesktopApp::set_plan`]); [`DesktopApp::run_plans`]
+//!   starts the due ones (kluis-core's `Scheduler` decides) into a folder per klant, and their
+//!   events go to the window as [`PlannedEvent`]s.
 //! - [`callback`]: Settings → "How the service reaches this computer" (kluis-core's
 //!   `CallbackChoice`: relay, direct, tunnel, webhook.site, loopback) and "Test connection".
 //! - [`staging`]: the staging folders, cleared at start only of what is provably Kluis's
@@ -39,11 +41,11 @@ pub mod profiles;
 pub mod secrets;
 pub mod staging;
 
-pub use app::{AppPaths, DemoInfo, DesktopApp, LaunchInfo, ResumedJob, SessionInfo};
+pub use app::{AppPaths, DemoInfo, DesktopApp, LaunchInfo, PlanInput, ResumedJob, SessionInfo};
 pub use callback::{CallbackInput, CallbackTestResult};
 pub use dialogs::{Dialogs, NoDialogs};
 pub use error::{AppError, AppResult, ErrorPayload};
-pub use events::{AppJobEvent, EventSink, ResumeSink, ResumedEvent};
+pub use events::{AppJobEvent, EventSink, PlannedEvent, PlannedSink, ResumeSink, ResumedEvent};
 pub use kluis_core::{CallbackChoice, HistoryEntry, Saved};
 pub use permissions::Permissions;
 pub use profiles::{ProfileInput, ProfileView, Settings};

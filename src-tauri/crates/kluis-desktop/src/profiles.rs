@@ -33,6 +33,9 @@ pub struct Profile {
     /// secret, so it is kept in the profile file.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub extra_ca_pem: Option<String>,
+    /// When this klant is backed up without a click (none: only by hand).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub plan: Option<kluis_core::plan::Plan>,
 }
 
 /// What the UI sees of a profile.
@@ -46,6 +49,10 @@ pub struct ProfileView {
     pub demo: bool,
     /// The extra CAs this profile trusts (none for the demo, whose CA is its own).
     pub trusted_cas: Vec<kluis_core::trust::TrustedCa>,
+    pub plan: Option<kluis_core::plan::Plan>,
+    /// When the plan runs next (ms since the epoch; now when due), or null.
+    #[ts(type = "number | null")]
+    pub next_backup_ms: Option<i64>,
 }
 
 impl From<&Profile> for ProfileView {
@@ -61,6 +68,8 @@ impl From<&Profile> for ProfileView {
                 (Some(pem), false) => kluis_core::trust::describe(pem).unwrap_or_default(),
                 _ => Vec::new(),
             },
+            plan: p.plan.clone(),
+            next_backup_ms: None,
         }
     }
 }
@@ -246,6 +255,7 @@ mod tests {
             allowed: vec![],
             demo: false,
             extra_ca_pem: None,
+            plan: None,
         }
     }
 

@@ -9,16 +9,7 @@ use kluis_desktop::{
 use tokio::sync::mpsc;
 
 mod common;
-use common::Chooses;
-
-fn app(dir: &tempfile::TempDir, save_folder: Option<std::path::PathBuf>) -> DesktopApp {
-    DesktopApp::open(
-        AppPaths::under(dir.path()),
-        Arc::new(MemoryStore::default()),
-        save_folder,
-    )
-    .unwrap()
-}
+use common::{app, Chooses};
 
 /// The app with its demo started, saving straight to `folder` (no save dialog).
 async fn demo_saving_to(dir: &tempfile::TempDir, folder: &tempfile::TempDir) -> DesktopApp {

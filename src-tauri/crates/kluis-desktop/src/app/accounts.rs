@@ -5,7 +5,7 @@ use super::*;
 
 impl DesktopApp {
     pub fn profiles(&self) -> Vec<ProfileView> {
-        self.profiles.list().iter().map(ProfileView::from).collect()
+        self.profiles.list().iter().map(|p| self.view(p)).collect()
     }
 
     /// Creates or updates a profile; the secrets go to the keyring, the rest to the file.
@@ -64,6 +64,10 @@ impl DesktopApp {
         } else {
             input.name.trim().to_string()
         };
+        // What the form does not edit is kept: the trusted CA, the plan.
+        let (extra_ca_pem, plan) = existing
+            .map(|p| (p.extra_ca_pem, p.plan))
+            .unwrap_or_default();
         let profile = Profile {
             id: id.clone(),
             name,
@@ -73,7 +77,8 @@ impl DesktopApp {
             denied: Vec::new(),
             allowed: Vec::new(),
             demo,
-            extra_ca_pem: existing.and_then(|p| p.extra_ca_pem),
+            extra_ca_pem,
+            plan,
         };
         self.store_secret(&id, SecretKind::ApiKey, api_key, demo)
             .await?;
@@ -81,7 +86,7 @@ impl DesktopApp {
             .await?;
         self.profiles.put(profile.clone())?;
         self.connections.lock().unwrap().remove(&id);
-        Ok(ProfileView::from(&profile))
+        Ok(self.view(&profile))
     }
 
     /// Signs out and removes the profile and its secrets from the keyring.
@@ -146,14 +151,14 @@ impl DesktopApp {
     pub async fn choose_profile_ca(&self, id: &str) -> AppResult<ProfileView> {
         let mut profile = self.profiles.get(id)?;
         let Some(path) = self.dialogs().pick_certificate().await else {
-            return Ok(ProfileView::from(&profile));
+            return Ok(self.view(&profile));
         };
         let pem = read_certificate_file(&path)?;
         kluis_core::trust::describe(&pem)?;
         profile.extra_ca_pem = Some(pem);
         self.profiles.put(profile.clone())?;
         self.connections.lock().unwrap().remove(id);
-        Ok(ProfileView::from(&profile))
+        Ok(self.view(&profile))
     }
 
     /// Stops trusting the profile's extra CA.
@@ -164,7 +169,7 @@ impl DesktopApp {
             self.profiles.put(profile.clone())?;
             self.connections.lock().unwrap().remove(id);
         }
-        Ok(ProfileView::from(&profile))
+        Ok(self.view(&profile))
     }
 }
 

@@ -26,7 +26,12 @@ impl DesktopApp {
             destination,
             callback_timeout: self.callback_timeout,
         };
-        self.run_job(Work::New(request), id, connection, transport, staging, sink);
+        let follow = Follow {
+            sink,
+            staging,
+            permit: None,
+        };
+        self.run_job(Work::New(request), id, connection, transport, follow);
         Ok(job_id)
     }
 
@@ -106,7 +111,12 @@ impl DesktopApp {
                     profile_id: job.profile.clone(),
                     stage: job.stage,
                 });
-                self.follow(job.handle, &job.profile, staging, tagged(job.id));
+                let follow = Follow {
+                    sink: tagged(job.id),
+                    staging,
+                    permit: None,
+                };
+                self.follow(job.handle, &job.profile, follow);
             }
         }
         Ok(resumed)

@@ -25,6 +25,7 @@ impl DesktopApp {
                     allowed: Vec::new(),
                     demo: true,
                     extra_ca_pem: Some(demo.ca_pem().to_string()),
+                    plan: None,
                 })?;
             }
             *running = Some(demo);

@@ -12,18 +12,25 @@ pub(super) enum JobSlot {
     Staged { saved: Saved, staging: PathBuf },
 }
 
+/// What the app does around a job: where its events go, the staging folder its verified file
+/// waits in (none: it is saved straight away), and the unattended slot it holds until it ends.
+pub(super) struct Follow {
+    pub sink: EventSink,
+    pub staging: Option<PathBuf>,
+    pub permit: Option<tokio::sync::OwnedSemaphorePermit>,
+}
+
 impl DesktopApp {
-    /// Starts a job in the engine; its events and outcome go to `sink`.
+    /// Starts a job in the engine; its events and outcome go to `follow.sink`.
     pub(super) fn run_job(
         &self,
         work: Work,
         profile_id: &str,
         connection: Arc<ServiceConnection>,
         transport: Arc<dyn CallbackTransport>,
-        staging: Option<PathBuf>,
-        sink: EventSink,
+        follow: Follow,
     ) {
-        let forward = sink.clone();
+        let forward = follow.sink.clone();
         let handle = self.engine.start(Launch {
             work,
             connection,
@@ -31,18 +38,17 @@ impl DesktopApp {
             events: Arc::new(move |event| forward(event.into())),
             cancel: None,
         });
-        self.follow(handle, profile_id, staging, sink);
+        self.follow(handle, profile_id, follow);
     }
 
     /// Keeps a running job's slot and, when it ends, settles it: a verified file in the
     /// staging folder waits for the save dialog; a failure is reported; what the service allowed or refused is learnt.
-    pub(super) fn follow(
-        &self,
-        handle: JobHandle,
-        profile_id: &str,
-        staging: Option<PathBuf>,
-        sink: EventSink,
-    ) {
+    pub(super) fn follow(&self, handle: JobHandle, profile_id: &str, follow: Follow) {
+        let Follow {
+            sink,
+            staging,
+            permit,
+        } = follow;
         let job_id = handle.id;
         // The slot is filled before the follower can settle it (it is spawned after).
         self.jobs.lock().unwrap().insert(job_id, JobSlot::Running);
@@ -52,6 +58,7 @@ impl DesktopApp {
         let learn = self.access_learner();
         tokio::spawn(async move {
             let outcome = handle.finished().await;
+            drop(permit); // the next unattended job may start
             if outcome.is_ok() {
                 // The service took the POST and answered the webhook: both are allowed.
                 learn(

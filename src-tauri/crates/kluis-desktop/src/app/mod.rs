@@ -6,13 +6,15 @@
 //! `accounts` (profiles and sessions), `connections` (secrets and each profile's
 //! connection), `jobs` (the app's registry of jobs: running in the engine, or staged and
 //! waiting for a place), `backups` (jobs on kluis-core's [`Engine`], which runs
-//! them; this app adds the staging folder and the save dialog), `settings` and `demo`.
+//! them; this app adds the staging folder and the save dialog), `plans` (each profile's
+//! schedule, and the loop that starts the due ones), `settings` and `demo`.
 
 mod accounts;
 mod backups;
 mod connections;
 mod demo;
 mod jobs;
+mod plans;
 mod settings;
 
 use std::collections::HashMap;
@@ -39,7 +41,8 @@ use crate::events::{AppJobEvent, EventSink, ResumeSink, ResumedEvent};
 use crate::permissions::{Endpoint, Permissions};
 use crate::profiles::{Profile, ProfileInput, ProfileStore, ProfileView, Settings};
 use crate::secrets::{MemoryStore, SecretKind, SecretStore, APP};
-use jobs::JobSlot;
+use jobs::{Follow, JobSlot};
+pub use plans::PlanInput;
 
 /// The tunnel program looked up on `PATH`; any other must be picked in a native dialog.
 pub const TUNNEL_PROGRAM: &str = "cloudflared";
@@ -130,7 +133,19 @@ pub struct DesktopApp {
     pub callback_timeout: Duration,
     /// webhook.site's address (tests; the demo uses its simulator's stand-in).
     pub webhook_site: String,
+    /// The plans' scheduler, until [`DesktopApp::run_plans`] takes it.
+    scheduler: Mutex<Option<kluis_core::engine::Scheduler>>,
+    /// Notified when a plan changes, so the scheduler looks again at once.
+    plans_changed: Arc<tokio::sync::Notify>,
+    /// Where planned backups' events go (the window, once it subscribed).
+    planned_sink: Mutex<Option<crate::events::PlannedSink>>,
+    /// Slots for unattended backups (plans, Backup all): a batch of klanten runs a few at a
+    /// time, so the service and this computer are not asked for everything at once.
+    unattended: Arc<tokio::sync::Semaphore>,
 }
+
+/// Unattended backups running at once, unless [`DesktopApp::with_unattended_at_once`].
+pub const UNATTENDED_AT_ONCE: usize = 2;
 
 impl DesktopApp {
     pub fn open(
@@ -142,7 +157,12 @@ impl DesktopApp {
         let profiles = Arc::new(ProfileStore::open(paths.profiles_file.clone())?);
         crate::staging::clear_leftovers(&history, &paths.staging_dir)?;
         let history = Arc::new(history);
+        let scheduler = plans::new_scheduler();
         Ok(Self {
+            plans_changed: scheduler.changed(),
+            scheduler: Mutex::new(Some(scheduler)),
+            planned_sink: Mutex::default(),
+            unattended: Arc::new(tokio::sync::Semaphore::new(UNATTENDED_AT_ONCE)),
             paths,
             profiles,
             keyring,
@@ -160,6 +180,12 @@ impl DesktopApp {
             callback_timeout: Duration::from_secs(30 * 60),
             webhook_site: kluis_core::engine::default_webhook_site(),
         })
+    }
+
+    /// Runs at most `n` (at least one) unattended backups at once.
+    pub fn with_unattended_at_once(mut self, n: usize) -> Self {
+        self.unattended = Arc::new(tokio::sync::Semaphore::new(n.max(1)));
+        self
     }
 
     /// Stops every running job and waits until each has let go of its files: those whose

@@ -50,6 +50,16 @@ impl Dialogs for Chooses {
     }
 }
 
+/// The app on `dir`'s files with an in-memory keyring, saving to `save_folder` when given.
+pub fn app(dir: &tempfile::TempDir, save_folder: Option<PathBuf>) -> DesktopApp {
+    DesktopApp::open(
+        AppPaths::under(dir.path()),
+        Arc::new(MemoryStore::default()),
+        save_folder,
+    )
+    .unwrap()
+}
+
 /// The profile "Office" of one's own against `sim` (`id`: an existing one, to change it).
 pub fn office(sim: &Sim, id: Option<String>) -> ProfileInput {
     ProfileInput {

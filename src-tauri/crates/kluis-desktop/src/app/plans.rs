@@ -1,0 +1,229 @@
+//! Plans: each profile's schedule (set here, kept in its profile) and the loop that runs them
+//! — kluis-core's [`Scheduler`] decides which profile is due; this file starts its backup into
+//! the save folder, in a folder of its own per klant (a planned backup cannot ask where), and
+//! tells the window, which shows the job under its klant.
+
+use jiff::Timestamp;
+use kluis_core::engine::{PlanBook, PlannedProfile, Scheduler};
+use kluis_core::plan::{Due, Plan, Schedule};
+
+use super::*;
+use crate::events::{PlannedEvent, PlannedSink};
+
+/// What the UI sends to set a profile's plan.
+#[derive(Debug, Clone, serde::Deserialize, ts_rs::TS)]
+pub struct PlanInput {
+    pub schedule: Schedule,
+    #[serde(default)]
+    pub paused: bool,
+}
+
+/// The profiles file and the history, as the scheduler reads them.
+struct AppPlans {
+    profiles: Arc<ProfileStore>,
+    history: Arc<History>,
+}
+
+impl PlanBook for AppPlans {
+    fn planned(&self) -> Vec<PlannedProfile> {
+        self.profiles
+            .list()
+            .into_iter()
+            .filter_map(|p| {
+                let plan = p.plan?;
+                Some(PlannedProfile {
+                    last_started: last_started(&self.history, &p.id),
+                    id: p.id,
+                    plan,
+                })
+            })
+            .collect()
+    }
+}
+
+/// When profile `id`'s latest backup started (any outcome).
+fn last_started(history: &History, id: &str) -> Option<Timestamp> {
+    let latest = history.list(Some(id), 1).ok()?.into_iter().next()?;
+    Timestamp::from_millisecond(latest.started_at_ms).ok()
+}
+
+impl DesktopApp {
+    /// Sets profile `id`'s plan. A plan that runs needs "Always save to this folder" (nobody
+    /// is there to answer a save dialog); a changed schedule counts its slots from now.
+    pub fn set_plan(&self, id: &str, input: PlanInput) -> AppResult<ProfileView> {
+        let mut profile = self.profiles.get(id)?;
+        input.schedule.check()?;
+        let runs = input.schedule != Schedule::Manual && !input.paused;
+        if runs && self.save_folder().is_none() {
+            return Err(AppError::Core(Error::Config(
+                "A planned backup cannot ask where to save: first choose a folder under Settings → “Where backups are saved”.".into(),
+            )));
+        }
+        profile.plan = match (&profile.plan, input.schedule) {
+            (_, Schedule::Manual) => None,
+            (Some(plan), schedule) if plan.schedule == schedule => Some(Plan {
+                paused: input.paused,
+                ..plan.clone()
+            }),
+            (_, schedule) => Some(Plan {
+                paused: input.paused,
+                ..Plan::new(schedule, Timestamp::now())?
+            }),
+        };
+        self.profiles.put(profile.clone())?;
+        self.plans_changed.notify_one();
+        Ok(self.view(&profile))
+    }
+
+    /// Where planned backups' events go (the window subscribes once it runs).
+    pub fn watch_planned(&self, sink: PlannedSink) {
+        *self.planned_sink.lock().unwrap() = Some(sink);
+    }
+
+    /// Runs the plans until the app ends: each profile the scheduler hands out is backed up.
+    /// (A second call returns at once: there is one scheduler.)
+    pub async fn run_plans(&self) {
+        let Some(mut scheduler) = self.scheduler.lock().unwrap().take() else {
+            return;
+        };
+        let book = AppPlans {
+            profiles: self.profiles.clone(),
+            history: self.history.clone(),
+        };
+        loop {
+            let id = scheduler.next(&book).await;
+            let permit = self.unattended.clone().acquire_owned().await.ok();
+            if let Err(e) = self.start_unattended(&id, permit).await {
+                tracing::warn!(code = %e.code(), "a planned backup could not start");
+                self.tell_window(&id, Uuid::new_v4(), failed(e));
+            }
+        }
+    }
+
+    /// Backup all: every profile, a few at a time (see [`UNATTENDED_AT_ONCE`]), each into its
+    /// own folder; one that cannot start is reported and the others go on. Returns when the
+    /// last one has started (their events go where [`DesktopApp::watch_planned`] said).
+    pub async fn backup_all(&self) -> AppResult<usize> {
+        self.unattended_folder()?;
+        let mut started = 0;
+        for profile in self.profiles.list() {
+            let permit = self.unattended.clone().acquire_owned().await.ok();
+            match self.start_unattended(&profile.id, permit).await {
+                Ok(_) => started += 1,
+                Err(e) => self.tell_window(&profile.id, Uuid::new_v4(), failed(e)),
+            }
+        }
+        Ok(started)
+    }
+
+    /// Starts profile `id`'s backup as a plan does, outside the plan (tests, "Back up now").
+    pub async fn start_planned(&self, id: &str) -> AppResult<Uuid> {
+        let permit = self.unattended.clone().acquire_owned().await.ok();
+        self.start_unattended(id, permit).await
+    }
+
+    /// Where unattended backups go: the save folder (nobody answers a save dialog).
+    fn unattended_folder(&self) -> AppResult<PathBuf> {
+        self.save_folder().ok_or_else(|| {
+            AppError::Core(Error::Config(
+                "A backup nobody watches cannot ask where to save: first choose a folder under Settings → “Where backups are saved”.".into(),
+            ))
+        })
+    }
+
+    /// Sends `event` of job `job_id` of klant `profile_id` to the window.
+    fn tell_window(&self, profile_id: &str, job_id: Uuid, event: AppJobEvent) {
+        if let Some(watcher) = self.planned_sink.lock().unwrap().clone() {
+            watcher(PlannedEvent {
+                job_id: job_id.to_string(),
+                profile_id: profile_id.to_string(),
+                event,
+            });
+        }
+    }
+
+    /// Starts profile `id`'s unattended backup (holding `permit` until it ends): into its own
+    /// folder under the save folder.
+    async fn start_unattended(
+        &self,
+        id: &str,
+        permit: Option<tokio::sync::OwnedSemaphorePermit>,
+    ) -> AppResult<Uuid> {
+        let profile = self.profiles.get(id)?;
+        let folder = self.unattended_folder()?.join(klant_folder(&profile));
+        kluis_https::private::create_dir_all(&folder)
+            .map_err(|e| Error::io(format!("create {}", folder.display()), e))?;
+        let connection = self.connection(id).await?;
+        let transport = self.transport(id, &connection).await?;
+        let job_id = Uuid::new_v4();
+        let request = BackupRequest {
+            id: job_id,
+            profile: id.to_string(),
+            owner: Owner::App,
+            destination: Destination::from_out(&folder)?,
+            callback_timeout: self.callback_timeout,
+        };
+        let watcher = self.planned_sink.lock().unwrap().clone();
+        let (profile_id, job) = (id.to_string(), job_id.to_string());
+        let sink: EventSink = Arc::new(move |event| {
+            if let Some(watcher) = &watcher {
+                watcher(PlannedEvent {
+                    job_id: job.clone(),
+                    profile_id: profile_id.clone(),
+                    event,
+                });
+            }
+        });
+        let follow = Follow {
+            sink,
+            staging: None,
+            permit,
+        };
+        self.run_job(Work::New(request), id, connection, transport, follow);
+        Ok(job_id)
+    }
+
+    /// When profile `profile`'s plan runs next (ms since the epoch; now when it is due), or
+    /// `None` without a running plan.
+    pub(super) fn next_backup_ms(&self, profile: &Profile) -> Option<i64> {
+        let plan = profile.plan.as_ref()?;
+        let now = jiff::Zoned::now();
+        match plan.due(last_started(&self.history, &profile.id), &now) {
+            Due::Now { .. } => Some(now.timestamp().as_millisecond()),
+            Due::At(slot) => Some(slot.timestamp().as_millisecond()),
+            Due::Never => None,
+        }
+    }
+
+    /// What the UI sees of `profile`, with its next planned backup.
+    pub(super) fn view(&self, profile: &Profile) -> ProfileView {
+        ProfileView {
+            next_backup_ms: self.next_backup_ms(profile),
+            ..ProfileView::from(profile)
+        }
+    }
+}
+
+/// A backup that could not start, as the window hears of it (the app's own codes, such as a
+/// locked keyring, go as `config` with their message).
+fn failed(e: AppError) -> AppJobEvent {
+    let e = e.into_core();
+    AppJobEvent::Failed {
+        code: e.code(),
+        message: e.to_string(),
+    }
+}
+
+/// A klant's folder under the save folder: its name made safe as a file name (its id when
+/// nothing of the name is left).
+fn klant_folder(profile: &Profile) -> String {
+    kluis_core::filename::sanitize(&profile.name).unwrap_or_else(|| profile.id.clone())
+}
+
+/// The scheduler the app starts with: due plans 15 s apart.
+pub(super) fn new_scheduler() -> Scheduler {
+    Scheduler::new(
+        Arc::new(kluis_core::clock::SystemWallClock),
+        Duration::from_secs(15),
+    )
+}

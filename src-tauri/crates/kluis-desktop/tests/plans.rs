@@ -1,0 +1,187 @@
+//! Unattended backups in the app: plans set on a profile (only with a save folder) and shown
+//! with their next backup; a planned backup saved in its klant's own folder and told to the
+//! window; Backup all within its limit — against the in-process demo simulator over real TLS.
+//! (When plans are due is kluis-core's `plan`/`Scheduler` tests.)
+
+use std::sync::Arc;
+
+use kluis_core::plan::{ClockTime, Schedule};
+use kluis_desktop::{AppJobEvent, PlanInput, PlannedEvent};
+use tokio::sync::mpsc;
+
+mod common;
+use common::app;
+
+fn daily_at_two() -> PlanInput {
+    PlanInput {
+        schedule: Schedule::Daily {
+            at: ClockTime::parse("02:00").unwrap(),
+        },
+        paused: false,
+    }
+}
+
+/// Without a save folder a plan is refused, saying what to choose; with it,
+/// the profile shows when it is backed up next (the next 02:00 here), and nothing once paused.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_plan_needs_a_save_folder_and_shows_its_next_backup() {
+    let dir = tempfile::tempdir().unwrap();
+    let without = app(&dir, None);
+    without.start_demo().await.unwrap();
+    let refused = without.set_plan("demo", daily_at_two()).unwrap_err();
+    assert_eq!(refused.code(), "config");
+    assert!(
+        refused.to_string().contains("Where backups are saved"),
+        "{refused}"
+    );
+
+    let folder = tempfile::tempdir().unwrap();
+    let app = app(&dir, Some(folder.path().to_path_buf()));
+    app.start_demo().await.unwrap();
+    let view = app.set_plan("demo", daily_at_two()).unwrap();
+    let next =
+        jiff::Timestamp::from_millisecond(view.next_backup_ms.expect("a next backup")).unwrap();
+    let local = next.to_zoned(jiff::tz::TimeZone::system());
+    assert_eq!((local.hour(), local.minute()), (2, 0));
+    let wait = next.duration_since(jiff::Timestamp::now());
+    assert!(
+        wait > jiff::SignedDuration::ZERO && wait <= jiff::SignedDuration::from_hours(25),
+        "{wait:?}"
+    );
+    let listed = app.profiles().into_iter().find(|p| p.id == "demo").unwrap();
+    assert_eq!(
+        listed.next_backup_ms, view.next_backup_ms,
+        "the list shows it too"
+    );
+
+    let paused = app
+        .set_plan(
+            "demo",
+            PlanInput {
+                paused: true,
+                ..daily_at_two()
+            },
+        )
+        .unwrap();
+    assert_eq!(paused.next_backup_ms, None);
+    assert_eq!(
+        paused.plan.map(|p| (p.paused, p.set_at_ms)),
+        view.plan.map(|p| (true, p.set_at_ms)),
+        "pausing keeps the schedule and when it was set"
+    );
+    let manual = app
+        .set_plan(
+            "demo",
+            PlanInput {
+                schedule: Schedule::Manual,
+                paused: false,
+            },
+        )
+        .unwrap();
+    assert_eq!((manual.plan, manual.next_backup_ms), (None, None));
+}
+
+/// A planned backup goes to its klant's folder under the save folder, verified, and its
+/// events reach the window tagged with the job and the klant.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_planned_backup_lands_in_its_klants_folder_and_is_told_to_the_window() {
+    let dir = tempfile::tempdir().unwrap();
+    let folder = tempfile::tempdir().unwrap();
+    let app = app(&dir, Some(folder.path().to_path_buf()));
+    app.start_demo().await.unwrap();
+    let (tx, mut rx) = mpsc::unbounded_channel::<PlannedEvent>();
+    app.watch_planned(Arc::new(move |e| drop(tx.send(e))));
+    let job = app.start_planned("demo").await.unwrap();
+    let saved = loop {
+        let event = rx.recv().await.expect("the job's events");
+        assert_eq!(
+            (event.job_id.as_str(), event.profile_id.as_str()),
+            (job.to_string().as_str(), "demo")
+        );
+        match event.event {
+            AppJobEvent::Saved { path, sha256, .. } => break (path, sha256),
+            AppJobEvent::Failed { code, message } => panic!("{code}: {message}"),
+            _ => {}
+        }
+    };
+    let path = std::path::Path::new(&saved.0);
+    assert_eq!(
+        path.parent(),
+        Some(folder.path().join("Demo").as_path()),
+        "the klant's own folder"
+    );
+    let bytes = std::fs::read(path).unwrap();
+    assert_eq!(
+        hex::encode(<sha2::Sha256 as sha2::Digest>::digest(&bytes)),
+        saved.1
+    );
+    let row = &app.history(Some("demo")).unwrap()[0];
+    assert_eq!(
+        (row.id.as_str(), row.stage.as_str()),
+        (job.to_string().as_str(), "saved")
+    );
+}
+
+/// Backup all: every klant, one at a time here (the limit set to 1): the second starts only
+/// after the first has ended; the klant whose key may not make backups fails with its reason
+/// and the other is saved in its own folder all the same.
+#[tokio::test(flavor = "multi_thread")]
+async fn backup_all_runs_every_klant_within_the_limit_and_one_failure_stops_none() {
+    let dir = tempfile::tempdir().unwrap();
+    let folder = tempfile::tempdir().unwrap();
+    let app = app(&dir, Some(folder.path().to_path_buf())).with_unattended_at_once(1);
+    app.start_demo().await.unwrap();
+    let (tx, mut rx) = mpsc::unbounded_channel::<PlannedEvent>();
+    app.watch_planned(Arc::new(move |e| drop(tx.send(e))));
+    assert_eq!(app.backup_all().await.unwrap(), 2, "both klanten started");
+    let mut events = Vec::new();
+    let mut ended = 0;
+    while ended < 2 {
+        let event = rx.recv().await.expect("events of both");
+        if matches!(
+            event.event,
+            AppJobEvent::Saved { .. } | AppJobEvent::Failed { .. }
+        ) {
+            ended += 1;
+        }
+        events.push(event);
+    }
+    let first = events[0].profile_id.clone();
+    let first_end = events
+        .iter()
+        .position(|e| {
+            e.profile_id == first
+                && matches!(
+                    e.event,
+                    AppJobEvent::Saved { .. } | AppJobEvent::Failed { .. }
+                )
+        })
+        .unwrap();
+    let second_start = events.iter().position(|e| e.profile_id != first).unwrap();
+    assert!(first_end < second_start, "one at a time: {events:?}");
+    let outcome = |id: &str| {
+        events
+            .iter()
+            .rev()
+            .find(|e| e.profile_id == id)
+            .map(|e| e.event.clone())
+            .unwrap()
+    };
+    assert!(
+        matches!(outcome("demo-restricted"), AppJobEvent::Failed { code, .. } if code == "permission_denied")
+    );
+    let AppJobEvent::Saved { path, .. } = outcome("demo") else {
+        panic!("{events:?}")
+    };
+    assert!(path.contains("/Demo/"), "{path}");
+}
+
+/// Backup all without a save folder is refused before anything starts.
+#[tokio::test(flavor = "multi_thread")]
+async fn backup_all_needs_a_save_folder() {
+    let dir = tempfile::tempdir().unwrap();
+    let app = app(&dir, None);
+    app.start_demo().await.unwrap();
+    assert_eq!(app.backup_all().await.unwrap_err().code(), "config");
+    assert!(app.history(None).unwrap().is_empty(), "nothing started");
+}

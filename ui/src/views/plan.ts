@@ -1,0 +1,69 @@
+// A profile's plan (in its form): when Kluis backs the klant up on its own, and when next.
+// The draft lives in the state; the schedule is checked by Rust when it is saved.
+import { h } from "preact";
+import * as actions from "../actions";
+import type { Day, ProfileView, Schedule } from "../bindings";
+import { dateTime } from "../format";
+import { locale, t, type Key } from "../i18n";
+import { state } from "../state";
+import { Field } from "./profiles";
+
+const kinds: [Schedule["kind"], Key][] = [
+  ["manual", "planManual"],
+  ["daily", "planDaily"],
+  ["weekdays", "planWeekdays"],
+  ["weekly", "planWeekly"],
+  ["every", "planEvery"],
+];
+const days: Day[] = ["monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"];
+
+/** When the profile is backed up next, or why not (for the form and the Backup panel). */
+export function NextBackup({ profile }: { profile: ProfileView }) {
+  const text =
+    profile.next_backup_ms !== null
+      ? t("planNext", { when: dateTime(profile.next_backup_ms, locale()) })
+      : profile.plan?.paused
+        ? t("planIsPaused")
+        : t("planNone");
+  return h("p", { class: "note", "data-test": "next-backup" }, text);
+}
+
+export function PlanSection({ profile }: { profile: ProfileView }) {
+  const d = actions.planDraft(profile);
+  const edit = (change: Parameters<typeof actions.editPlan>[1]) => actions.editPlan(profile, change);
+  const value = (e: Event) => (e.target as HTMLInputElement).value;
+  const noFolder = d.kind !== "manual" && !d.paused && !state.settings.value.save_folder;
+  return h(
+    "section",
+    { class: "plan", "aria-labelledby": "plan-title", "data-test": "plan" },
+    h("h3", { id: "plan-title" }, t("planTitle")),
+    h("p", { class: "note" }, t("planNote")),
+    h(
+      Field,
+      { id: "plan-kind", label: t("planKind") },
+      h("select", { id: "plan-kind", value: d.kind, onChange: (e: Event) => edit({ kind: value(e) as Schedule["kind"] }) }, kinds.map(([kind, key]) => h("option", { key: kind, value: kind }, t(key)))),
+    ),
+    d.kind === "weekly"
+      ? h(Field, { id: "plan-day", label: t("planDay") }, h("select", { id: "plan-day", value: d.day, onChange: (e: Event) => edit({ day: value(e) as Day }) }, days.map((day) => h("option", { key: day, value: day }, t(day)))))
+      : null,
+    d.kind === "daily" || d.kind === "weekdays" || d.kind === "weekly"
+      ? h(Field, { id: "plan-at", label: t("planAt") }, h("input", { id: "plan-at", type: "time", required: true, value: d.at, onInput: (e: Event) => edit({ at: value(e) }) }))
+      : null,
+    d.kind === "every"
+      ? h(Field, { id: "plan-hours", label: t("planHours") }, h("input", { id: "plan-hours", type: "number", min: 1, max: 168, required: true, value: d.hours, onInput: (e: Event) => edit({ hours: value(e) }) }))
+      : null,
+    d.kind !== "manual"
+      ? h("label", { class: "check" }, h("input", { type: "checkbox", "data-test": "plan-paused", checked: d.paused, onChange: (e: Event) => edit({ paused: (e.target as HTMLInputElement).checked }) }), " ", t("planPaused"))
+      : null,
+    noFolder
+      ? h(
+          "div",
+          { class: "warning", role: "note", "data-test": "plan-needs-folder" },
+          h("p", {}, t("planNeedsFolder")),
+          h("button", { type: "button", class: "secondary", onClick: () => { actions.closeProfileForm(); state.tab.value = "settings"; } }, t("openSettings")),
+        )
+      : null,
+    h("div", { class: "row" }, h("button", { type: "button", class: "secondary", "data-test": "plan-save", disabled: noFolder, onClick: () => void actions.savePlan(profile) }, t("planSave"))),
+    h(NextBackup, { profile }),
+  );
+}
