@@ -324,10 +324,10 @@ test("a plan runs a backup by itself at its time, into the klant's folder, shown
   await (await $t("save-profile")).click();
   await (await $t("tab-backup")).click();
   // Nobody clicks: the scheduler starts it at its slot, and the window shows it under Demo.
-  await waitText("backup-saved", "owner-backup", 240000);
+  await waitText("backup-saved", "/Demo/Demo ", 240000); // named by klant and date
   await shot("20-planned-backup-saved");
   const folder = join(saveDir, "Demo");
-  assert.ok(existsSync(folder) && readdirSync(folder).some((f) => f.startsWith("owner-backup")), "in the klant's own folder");
+  assert.ok(existsSync(folder) && readdirSync(folder).some((f) => /^Demo \d{4}-\d\d-\d\d \d{4}\.zip$/.test(f)), "in the klant's own folder, named by klant and date");
 });
 
 test("Backup all: every klant, each into its own folder; klanten that fail say why and stop none", async () => {

@@ -110,6 +110,12 @@ async fn a_planned_backup_lands_in_its_klants_folder_and_is_told_to_the_window()
         Some(folder.path().join("Demo").as_path()),
         "the klant's own folder"
     );
+    let name = path.file_name().unwrap().to_string_lossy();
+    let today = jiff::Zoned::now().strftime("%Y-%m-%d").to_string();
+    assert!(
+        name.starts_with(&format!("Demo {today} ")) && name.ends_with(".zip"),
+        "named by klant and date: {name}"
+    );
     let bytes = std::fs::read(path).unwrap();
     assert_eq!(
         hex::encode(<sha2::Sha256 as sha2::Digest>::digest(&bytes)),

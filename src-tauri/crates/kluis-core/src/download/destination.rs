@@ -16,6 +16,12 @@ use crate::error::{Error, Result};
 pub enum Destination {
     Folder(PathBuf),
     File(PathBuf),
+    /// In `folder`, named `stem` plus the download's own extension (`Bakker B.V. 2026-11-23
+    /// 0200.zip`): the app's unattended backups, named by klant and date.
+    Named {
+        folder: PathBuf,
+        stem: String,
+    },
 }
 
 impl Destination {
@@ -56,7 +62,7 @@ impl Destination {
     /// same-file-system link or rename).
     pub fn folder(&self) -> &Path {
         match self {
-            Destination::Folder(dir) => dir,
+            Destination::Folder(dir) | Destination::Named { folder: dir, .. } => dir,
             Destination::File(path) => path
                 .parent()
                 .filter(|p| !p.as_os_str().is_empty())
@@ -72,8 +78,26 @@ impl Destination {
                 .file_name()
                 .map(|n| n.to_string_lossy().into_owned())
                 .unwrap_or_else(|| suggested.to_string()),
+            Destination::Named { stem, .. } => format!("{stem}{}", extension(suggested)),
         }
     }
+}
+
+/// Where `name`'s extension starts (`.tar.gz` counted whole), if it has one.
+fn extension_at(name: &str) -> Option<usize> {
+    let lower = name.to_ascii_lowercase();
+    let double = [".tar.gz", ".tar.bz2", ".tar.xz", ".tar.zst"]
+        .iter()
+        .find(|ext| lower.ends_with(*ext));
+    match double {
+        Some(ext) => Some(name.len() - ext.len()),
+        None => name.rfind('.').filter(|&dot| dot > 0),
+    }
+}
+
+/// `name`'s extension with its dot (`.zip`, `.tar.gz`), or nothing.
+fn extension(name: &str) -> &str {
+    extension_at(name).map_or("", |at| &name[at..])
 }
 
 /// `name`, or `name (n)` with the counter before the extension (`backup (2).zip`,
@@ -82,15 +106,7 @@ pub fn numbered(name: &str, n: u32) -> String {
     if n == 0 {
         return name.to_string();
     }
-    let lower = name.to_ascii_lowercase();
-    let double = [".tar.gz", ".tar.bz2", ".tar.xz", ".tar.zst"]
-        .iter()
-        .find(|ext| lower.ends_with(*ext));
-    let split = match double {
-        Some(ext) => Some(name.len() - ext.len()),
-        None => name.rfind('.').filter(|&dot| dot > 0),
-    };
-    match split {
+    match extension_at(name) {
         Some(at) => format!("{} ({n}){}", &name[..at], &name[at..]),
         None => format!("{name} ({n})"),
     }
@@ -247,6 +263,28 @@ mod tests {
         assert_eq!(numbered("backup.zip", 2), "backup (2).zip");
         assert_eq!(numbered("data.tar.gz", 1), "data (1).tar.gz");
         assert_eq!(numbered("README", 1), "README (1)");
+    }
+
+    /// A named destination keeps the download's extension (double ones whole), and has none
+    /// when the download has none; it is stored in the journal as it is.
+    #[test]
+    fn a_named_destination_keeps_the_downloads_extension() {
+        let named = Destination::Named {
+            folder: "/backups/Bakker".into(),
+            stem: "Bakker 2026-11-23 0200".into(),
+        };
+        assert_eq!(named.folder(), Path::new("/backups/Bakker"));
+        assert_eq!(
+            named.file_name("owner-backup.zip"),
+            "Bakker 2026-11-23 0200.zip"
+        );
+        assert_eq!(
+            named.file_name("export.tar.gz"),
+            "Bakker 2026-11-23 0200.tar.gz"
+        );
+        assert_eq!(named.file_name("owner-backup"), "Bakker 2026-11-23 0200");
+        let json = serde_json::to_string(&named).unwrap();
+        assert_eq!(serde_json::from_str::<Destination>(&json).unwrap(), named);
     }
 
     /// Relocating keeps the content, never overwrites unless asked, and removes the original.

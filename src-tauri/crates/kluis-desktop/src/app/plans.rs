@@ -143,14 +143,16 @@ impl DesktopApp {
     }
 
     /// Starts profile `id`'s unattended backup (holding `permit` until it ends): into its own
-    /// folder under the save folder.
+    /// folder under the save folder, named `<klant> <YYYY-MM-DD HHmm>` and the download's
+    /// extension.
     async fn start_unattended(
         &self,
         id: &str,
         permit: Option<tokio::sync::OwnedSemaphorePermit>,
     ) -> AppResult<Uuid> {
         let profile = self.profiles.get(id)?;
-        let folder = self.unattended_folder()?.join(klant_folder(&profile));
+        let klant = klant_folder(&profile);
+        let folder = self.unattended_folder()?.join(&klant);
         kluis_https::private::create_dir_all(&folder)
             .map_err(|e| Error::io(format!("create {}", folder.display()), e))?;
         let connection = self.connection(id).await?;
@@ -160,7 +162,12 @@ impl DesktopApp {
             id: job_id,
             profile: id.to_string(),
             owner: Owner::App,
-            destination: Destination::from_out(&folder)?,
+            // Named by klant and local date and time, never `owner-backup (7).zip`.
+            destination: Destination::Named {
+                stem: format!("{klant} {}", jiff::Zoned::now().strftime("%Y-%m-%d %H%M")),
+                folder: std::path::absolute(&folder)
+                    .map_err(|e| Error::io(format!("find {}", folder.display()), e))?,
+            },
             callback_timeout: self.callback_timeout,
         };
         let watcher = self.planned_sink.lock().unwrap().clone();
