@@ -3,7 +3,7 @@
 import { batch } from "@preact/signals";
 import { api, asError } from "./api";
 import { isRunning, reduce } from "./backup-state";
-import type { CallbackChoice, ProfileView, Schedule } from "./bindings";
+import type { AppJobEvent, CallbackChoice, ProfileView, Schedule } from "./bindings";
 import type { Key } from "./i18n";
 import { findJob, state, updateJob, withEntry, type CallbackDraft, type EnvironmentView, type Job, type PlanDraft, type ProfileDraft } from "./state";
 
@@ -237,6 +237,7 @@ export function startBackup(): Promise<void> {
     .startBackup(profileId, (event) => {
       updateJob(key, (job) => ({ ...job, view: reduce(job.view, event, Date.now()) }));
       if (event.kind === "staged") void saveJob(key);
+      if (accepted(event)) void refreshPermissions(profileId);
       if (event.kind === "saved" || event.kind === "failed") void refreshAfterJob(profileId);
     })
     .then((jobId) => {
@@ -252,9 +253,16 @@ export function startBackup(): Promise<void> {
 /** After a job of `profileId`: the history, and what its answers taught about its api key. */
 async function refreshAfterJob(profileId: string): Promise<void> {
   await refreshHistory();
+  await refreshPermissions(profileId);
+}
+
+/** What `profileId`'s api key allows, as learnt so far (an accepted backup says "allowed"). */
+async function refreshPermissions(profileId: string): Promise<void> {
   const permissions = await api.permissions(profileId).catch(() => undefined);
   if (permissions) state.permissions.value = withEntry(state.permissions.value, profileId, permissions);
 }
+
+const accepted = (e: AppJobEvent) => e.kind === "stage" && e.stage === "accepted";
 
 /** The one save flow, for every staged job: the save dialog (opened by Rust, prefilled with
  * the file's sanitised name). Closing it keeps the file staged: the job offers to choose or
@@ -403,6 +411,7 @@ export async function watchPlanned(): Promise<void> {
         state.jobs.value = [...state.jobs.value.filter((j) => j.resumed || j.profileId !== e.profile_id || isRunning(j.view)), job];
       }
       updateJob(e.job_id, (job) => ({ ...job, view: reduce(job.view, e.event, Date.now()) }));
+      if (accepted(e.event)) void refreshPermissions(e.profile_id);
       if (e.event.kind === "saved" || e.event.kind === "failed") void refreshAfterJob(e.profile_id).then(refreshProfiles);
     })
     .catch(() => undefined);

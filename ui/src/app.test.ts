@@ -365,6 +365,18 @@ describe("Kluis UI", () => {
     expect(document.activeElement, "a form opens on its first field").toBe(document.getElementById("f-name"));
   });
 
+  it("asks again what the key allows as soon as the service accepted the backup", async () => {
+    fakeBackend(calls, { demoStarted: true, holdBackup: true });
+    await startUi();
+    await settle();
+    await click("backup-owner");
+    const asked = () => calls.filter((c) => c.cmd === "permissions").length;
+    const before = asked();
+    emit({ kind: "stage", stage: "accepted" });
+    await settle();
+    expect(asked(), "re-read at the accepted stage, not only at the end").toBe(before + 1);
+  });
+
   it("moves between tabs with the arrows, Home and End", async () => {
     fakeBackend(calls, { demoStarted: true });
     await startUi();

@@ -536,6 +536,28 @@ async fn permissions_are_learnt_from_answers() {
     assert_eq!(restricted.backup_owner, Access::Denied);
 }
 
+/// "Start a backup: allowed" is known as soon as the service accepts one — before the job
+/// ends (on 197df1f it said "not known yet" while a backup it had accepted ran).
+#[tokio::test(flavor = "multi_thread")]
+async fn a_backup_accepted_is_allowed_at_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = tempfile::tempdir().unwrap();
+    let app = demo_saving_to(&dir, &out).await;
+    let input = ProfileInput {
+        id: Some("demo".into()),
+        name: "Demo".into(),
+        base_url: app.profiles()[0].base_url.clone(),
+        username: "demo".into(),
+        api_key: None,
+        password: None,
+        openapi_url: None,
+    };
+    app.save_profile(input).await.unwrap(); // no OpenAPI URL: permissions are learnt
+    common::start_until_accepted(&app, "demo").await;
+    let p = app.permissions("demo").await.unwrap();
+    assert_eq!(p.backup_owner, Access::Allowed, "allowed once accepted");
+}
+
 /// A service with a private CA (or behind a TLS-inspecting proxy): sign-in fails as an
 /// untrusted certificate; the CA's certificate picked in the Rust-side dialog is shown by
 /// subject and fingerprint, kept with the profile (also for the next start), and sign-in then

@@ -31,11 +31,24 @@ impl DesktopApp {
         follow: Follow,
     ) {
         let forward = follow.sink.clone();
+        let learn = self.access_learner();
+        let profile = profile_id.to_string();
         let handle = self.engine.start(Launch {
             work,
             connection,
             transport,
-            events: Arc::new(move |event| forward(event.into())),
+            events: Arc::new(move |event| {
+                // The service took the POST: the key may start backups — known now, not only
+                // when the job ends (learnt before the window hears of the stage).
+                if event
+                    == (kluis_core::JobEvent::Stage {
+                        stage: Stage::Accepted,
+                    })
+                {
+                    learn(&profile, Ok(()), &[Endpoint::BackupOwner]);
+                }
+                forward(event.into())
+            }),
             cancel: None,
         });
         self.follow(handle, profile_id, follow);

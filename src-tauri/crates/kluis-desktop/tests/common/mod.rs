@@ -50,6 +50,24 @@ impl Dialogs for Chooses {
     }
 }
 
+/// Starts a backup of `profile` and returns its id once the service has accepted it.
+pub async fn start_until_accepted(app: &DesktopApp, profile: &str) -> uuid::Uuid {
+    let (tx, mut rx) = mpsc::unbounded_channel();
+    let job = app
+        .start_backup(profile, Arc::new(move |e| drop(tx.send(e))))
+        .await
+        .unwrap();
+    let accepted = AppJobEvent::Stage {
+        stage: kluis_core::Stage::Accepted,
+    };
+    while let Some(event) = rx.recv().await {
+        if event == accepted {
+            return job;
+        }
+    }
+    panic!("the backup was never accepted");
+}
+
 /// The app on `dir`'s files with an in-memory keyring, saving to `save_folder` when given.
 pub fn app(dir: &tempfile::TempDir, save_folder: Option<PathBuf>) -> DesktopApp {
     DesktopApp::open(
@@ -98,25 +116,7 @@ pub async fn close_while_a_backup_waits(
         })
         .await
         .unwrap();
-    let (tx, mut rx) = mpsc::unbounded_channel();
-    let job = first
-        .start_backup(
-            &profile.id,
-            Arc::new(move |e| {
-                let _ = tx.send(e);
-            }),
-        )
-        .await
-        .unwrap();
-    while let Some(event) = rx.recv().await {
-        if event
-            == (AppJobEvent::Stage {
-                stage: kluis_core::Stage::Accepted,
-            })
-        {
-            break;
-        }
-    }
+    let job = start_until_accepted(&first, &profile.id).await;
     first.shutdown().await;
     (profile.id, job)
 }
