@@ -229,16 +229,12 @@ export function startBackup(): Promise<void> {
   const key = `new-${++nextKey}`;
   batch(() => {
     state.error.value = null;
-    // One panel per profile: an ended job of this profile makes way for the new one.
-    const kept = state.jobs.value.filter((j) => j.resumed || j.profileId !== profileId || isRunning(j.view));
-    state.jobs.value = [...kept, { key, jobId: null, profileId, resumed: false, view: { phase: "requested" } }];
+    addJob({ key, jobId: null, profileId, resumed: false, view: { phase: "requested" } });
   });
   return api
     .startBackup(profileId, (event) => {
-      updateJob(key, (job) => ({ ...job, view: reduce(job.view, event, Date.now()) }));
+      followJob(key, profileId, event);
       if (event.kind === "staged") void saveJob(key);
-      if (accepted(event)) void refreshPermissions(profileId);
-      if (event.kind === "saved" || event.kind === "failed") void refreshAfterJob(profileId);
     })
     .then((jobId) => {
       updateJob(key, (job) => ({ ...job, jobId }));
@@ -248,6 +244,21 @@ export function startBackup(): Promise<void> {
     .catch((e) => {
       updateJob(key, (job) => ({ ...job, view: { phase: "failed", error: asError(e) } }));
     });
+}
+
+/** Shows `job` in its klant's panel: one panel per profile, so an ended job of that profile
+ * makes way for it. */
+function addJob(job: Job): void {
+  const kept = state.jobs.value.filter((j) => j.resumed || j.profileId !== job.profileId || isRunning(j.view));
+  state.jobs.value = [...kept, job];
+}
+
+/** Job `key` of klant `profileId` reported `event`: its view follows; once the service
+ * accepted it, what the key allows is read again; when it ends, the history too. */
+function followJob(key: string, profileId: string, event: AppJobEvent): void {
+  updateJob(key, (job) => ({ ...job, view: reduce(job.view, event, Date.now()) }));
+  if (event.kind === "stage" && event.stage === "accepted") void refreshPermissions(profileId);
+  if (event.kind === "saved" || event.kind === "failed") void refreshAfterJob(profileId);
 }
 
 /** After a job of `profileId`: the history, and what its answers taught about its api key. */
@@ -261,8 +272,6 @@ async function refreshPermissions(profileId: string): Promise<void> {
   const permissions = await api.permissions(profileId).catch(() => undefined);
   if (permissions) state.permissions.value = withEntry(state.permissions.value, profileId, permissions);
 }
-
-const accepted = (e: AppJobEvent) => e.kind === "stage" && e.stage === "accepted";
 
 /** The one save flow, for every staged job: the save dialog (opened by Rust, prefilled with
  * the file's sanitised name). Closing it keeps the file staged: the job offers to choose or
@@ -406,13 +415,10 @@ export async function watchPlanned(): Promise<void> {
         queued.delete(e.profile_id);
         state.queued.value = queued;
       }
-      if (!findJob(e.job_id)) {
-        const job: Job = { key: e.job_id, jobId: e.job_id, profileId: e.profile_id, resumed: false, view: { phase: "requested" } };
-        state.jobs.value = [...state.jobs.value.filter((j) => j.resumed || j.profileId !== e.profile_id || isRunning(j.view)), job];
-      }
-      updateJob(e.job_id, (job) => ({ ...job, view: reduce(job.view, e.event, Date.now()) }));
-      if (accepted(e.event)) void refreshPermissions(e.profile_id);
-      if (e.event.kind === "saved" || e.event.kind === "failed") void refreshAfterJob(e.profile_id).then(refreshProfiles);
+      if (!findJob(e.job_id)) addJob({ key: e.job_id, jobId: e.job_id, profileId: e.profile_id, resumed: false, view: { phase: "requested" } });
+      followJob(e.job_id, e.profile_id, e.event);
+      // Its klant's next planned backup has moved on.
+      if (e.event.kind === "saved" || e.event.kind === "failed") void refreshProfiles();
     })
     .catch(() => undefined);
 }
