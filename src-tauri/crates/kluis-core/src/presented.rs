@@ -86,13 +86,7 @@ fn describe(chain: &[CertificateDer<'static>]) -> Option<Presented> {
     let leaf = chain.first()?;
     let (_, certificate) = x509_parser::parse_x509_certificate(leaf).ok()?;
     let top = match chain {
-        [_, .., last] => {
-            let (_, top) = x509_parser::parse_x509_certificate(last).ok()?;
-            Some(TrustedCa {
-                subject: top.subject().to_string(),
-                sha256: crate::trust::fingerprint(last),
-            })
-        }
+        [_, .., last] => Some(TrustedCa::of(last)?),
         _ => None,
     };
     Some(Presented {

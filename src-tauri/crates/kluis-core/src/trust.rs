@@ -23,6 +23,17 @@ pub struct TrustedCa {
     pub sha256: String,
 }
 
+impl TrustedCa {
+    /// Certificate `der` described (`None`: it is not one).
+    pub fn of(der: &[u8]) -> Option<TrustedCa> {
+        let (_, certificate) = x509_parser::parse_x509_certificate(der).ok()?;
+        Some(TrustedCa {
+            subject: certificate.subject().to_string(),
+            sha256: fingerprint(der),
+        })
+    }
+}
+
 /// SHA-256 of a certificate as certificate viewers show it: `AB:CD:…`.
 pub fn fingerprint(der: &[u8]) -> String {
     Sha256::digest(der)
@@ -46,12 +57,9 @@ pub fn describe(pem: &str) -> Result<Vec<TrustedCa>> {
     let mut described = Vec::new();
     for der in CertificateDer::pem_slice_iter(pem.as_bytes()) {
         let der = der.map_err(|_| refuse("That file is not a readable PEM certificate."))?;
-        let (_, certificate) = x509_parser::parse_x509_certificate(&der)
-            .map_err(|_| refuse("That file holds something that is not a certificate."))?;
-        described.push(TrustedCa {
-            subject: certificate.subject().to_string(),
-            sha256: fingerprint(&der),
-        });
+        let ca = TrustedCa::of(&der)
+            .ok_or_else(|| refuse("That file holds something that is not a certificate."))?;
+        described.push(ca);
         if described.len() > 32 {
             return Err(refuse("That file holds too many certificates."));
         }

@@ -79,6 +79,14 @@ impl AppJobEvent {
         }
     }
 
+    /// The job ended with `error` (or could not start).
+    pub fn failed(error: &kluis_core::Error) -> Self {
+        AppJobEvent::Failed {
+            code: error.code(),
+            message: error.to_string(),
+        }
+    }
+
     pub fn saved(saved: &Saved) -> Self {
         AppJobEvent::Saved {
             path: saved.path.to_string_lossy().into_owned(),

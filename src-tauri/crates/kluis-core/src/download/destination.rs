@@ -28,8 +28,7 @@ impl Destination {
     /// An existing folder means "save in it"; anything else is a file path whose folder must
     /// exist.
     pub fn from_out(out: &Path) -> Result<Destination> {
-        let out = &std::path::absolute(out)
-            .map_err(|e| Error::io(format!("find {}", out.display()), e))?;
+        let out = &absolute(out)?;
         if out.is_dir() {
             return Ok(Destination::Folder(out.to_path_buf()));
         }
@@ -58,6 +57,15 @@ impl Destination {
         Ok(Destination::File(out.to_path_buf()))
     }
 
+    /// In `folder` (made absolute, like every destination), named `stem` and the download's
+    /// extension.
+    pub fn named(folder: &Path, stem: String) -> Result<Destination> {
+        Ok(Destination::Named {
+            folder: absolute(folder)?,
+            stem,
+        })
+    }
+
     /// The folder the file lands in (the part file is made there too, so the final step is a
     /// same-file-system link or rename).
     pub fn folder(&self) -> &Path {
@@ -81,6 +89,10 @@ impl Destination {
             Destination::Named { stem, .. } => format!("{stem}{}", extension(suggested)),
         }
     }
+}
+
+fn absolute(path: &Path) -> Result<PathBuf> {
+    std::path::absolute(path).map_err(|e| Error::io(format!("find {}", path.display()), e))
 }
 
 /// Where `name`'s extension starts (`.tar.gz` counted whole), if it has one.

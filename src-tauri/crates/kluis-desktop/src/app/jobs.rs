@@ -113,10 +113,7 @@ impl DesktopApp {
                         _ => Endpoint::BackupOwner,
                     };
                     learn(&profile_id, Err(&error), &[endpoint]);
-                    sink(AppJobEvent::Failed {
-                        code: error.code(),
-                        message: error.to_string(),
-                    });
+                    sink(AppJobEvent::failed(&error));
                 }
             }
         });

@@ -48,16 +48,13 @@ fn last_started(history: &History, id: &str) -> Option<Timestamp> {
 }
 
 impl DesktopApp {
-    /// Sets profile `id`'s plan. A plan that runs needs "Always save to this folder" (nobody
+    /// Sets profile `id`'s plan. A plan that runs needs a save folder (nobody
     /// is there to answer a save dialog); a changed schedule counts its slots from now.
     pub fn set_plan(&self, id: &str, input: PlanInput) -> AppResult<ProfileView> {
         let mut profile = self.profiles.get(id)?;
         input.schedule.check()?;
-        let runs = input.schedule != Schedule::Manual && !input.paused;
-        if runs && self.save_folder().is_none() {
-            return Err(AppError::Core(Error::Config(
-                "A planned backup cannot ask where to save: first choose a folder under Settings → “Where backups are saved”.".into(),
-            )));
+        if input.schedule != Schedule::Manual && !input.paused {
+            self.unattended_folder()?;
         }
         profile.plan = match (&profile.plan, input.schedule) {
             (_, Schedule::Manual) => None,
@@ -92,10 +89,9 @@ impl DesktopApp {
         };
         loop {
             let id = scheduler.next(&book).await;
-            let permit = self.unattended.clone().acquire_owned().await.ok();
-            if let Err(e) = self.start_unattended(&id, permit).await {
+            if let Err(e) = self.start_planned(&id).await {
                 tracing::warn!(code = %e.code(), "a planned backup could not start");
-                self.tell_window(&id, Uuid::new_v4(), failed(e));
+                self.tell_not_started(&id, e);
             }
         }
     }
@@ -107,49 +103,19 @@ impl DesktopApp {
         self.unattended_folder()?;
         let mut started = 0;
         for profile in self.profiles.list() {
-            let permit = self.unattended.clone().acquire_owned().await.ok();
-            match self.start_unattended(&profile.id, permit).await {
+            match self.start_planned(&profile.id).await {
                 Ok(_) => started += 1,
-                Err(e) => self.tell_window(&profile.id, Uuid::new_v4(), failed(e)),
+                Err(e) => self.tell_not_started(&profile.id, e),
             }
         }
         Ok(started)
     }
 
-    /// Starts profile `id`'s backup as a plan does, outside the plan (tests, "Back up now").
+    /// Starts profile `id`'s backup as a plan does, once an unattended slot is free (held
+    /// until the job ends): into its own folder under the save folder, named `<klant>
+    /// <YYYY-MM-DD HHmm>` and the download's extension.
     pub async fn start_planned(&self, id: &str) -> AppResult<Uuid> {
         let permit = self.unattended.clone().acquire_owned().await.ok();
-        self.start_unattended(id, permit).await
-    }
-
-    /// Where unattended backups go: the save folder (nobody answers a save dialog).
-    fn unattended_folder(&self) -> AppResult<PathBuf> {
-        self.save_folder().ok_or_else(|| {
-            AppError::Core(Error::Config(
-                "A backup nobody watches cannot ask where to save: first choose a folder under Settings → “Where backups are saved”.".into(),
-            ))
-        })
-    }
-
-    /// Sends `event` of job `job_id` of klant `profile_id` to the window.
-    fn tell_window(&self, profile_id: &str, job_id: Uuid, event: AppJobEvent) {
-        if let Some(watcher) = self.planned_sink.lock().unwrap().clone() {
-            watcher(PlannedEvent {
-                job_id: job_id.to_string(),
-                profile_id: profile_id.to_string(),
-                event,
-            });
-        }
-    }
-
-    /// Starts profile `id`'s unattended backup (holding `permit` until it ends): into its own
-    /// folder under the save folder, named `<klant> <YYYY-MM-DD HHmm>` and the download's
-    /// extension.
-    async fn start_unattended(
-        &self,
-        id: &str,
-        permit: Option<tokio::sync::OwnedSemaphorePermit>,
-    ) -> AppResult<Uuid> {
         let profile = self.profiles.get(id)?;
         let klant = klant_folder(&profile);
         let folder = self.unattended_folder()?.join(&klant);
@@ -163,31 +129,50 @@ impl DesktopApp {
             profile: id.to_string(),
             owner: Owner::App,
             // Named by klant and local date and time, never `owner-backup (7).zip`.
-            destination: Destination::Named {
-                stem: format!("{klant} {}", jiff::Zoned::now().strftime("%Y-%m-%d %H%M")),
-                folder: std::path::absolute(&folder)
-                    .map_err(|e| Error::io(format!("find {}", folder.display()), e))?,
-            },
+            destination: Destination::named(
+                &folder,
+                format!("{klant} {}", jiff::Zoned::now().strftime("%Y-%m-%d %H%M")),
+            )?,
             callback_timeout: self.callback_timeout,
         };
-        let watcher = self.planned_sink.lock().unwrap().clone();
-        let (profile_id, job) = (id.to_string(), job_id.to_string());
-        let sink: EventSink = Arc::new(move |event| {
-            if let Some(watcher) = &watcher {
-                watcher(PlannedEvent {
-                    job_id: job.clone(),
-                    profile_id: profile_id.clone(),
-                    event,
-                });
-            }
-        });
         let follow = Follow {
-            sink,
+            sink: self.window_sink(id, job_id),
             staging: None,
             permit,
         };
         self.run_job(Work::New(request), id, connection, transport, follow);
         Ok(job_id)
+    }
+
+    /// Where unattended backups go: the save folder (nobody answers a save dialog).
+    fn unattended_folder(&self) -> AppResult<PathBuf> {
+        self.save_folder().ok_or_else(|| {
+            AppError::Core(Error::Config(
+                "A backup nobody watches cannot ask where to save: first choose a folder under Settings → “Where backups are saved”.".into(),
+            ))
+        })
+    }
+
+    /// Where events of unattended job `job_id` of klant `profile_id` go: to the window (when it
+    /// watches), tagged with both.
+    fn window_sink(&self, profile_id: &str, job_id: Uuid) -> EventSink {
+        let watcher = self.planned_sink.lock().unwrap().clone();
+        let (profile_id, job_id) = (profile_id.to_string(), job_id.to_string());
+        Arc::new(move |event| {
+            if let Some(watcher) = &watcher {
+                watcher(PlannedEvent {
+                    job_id: job_id.clone(),
+                    profile_id: profile_id.clone(),
+                    event,
+                });
+            }
+        })
+    }
+
+    /// Tells the window that klant `profile_id`'s backup could not start (the app's own codes,
+    /// such as a locked keyring, go as `config` with their message).
+    fn tell_not_started(&self, profile_id: &str, e: AppError) {
+        self.window_sink(profile_id, Uuid::new_v4())(AppJobEvent::failed(&e.into_core()))
     }
 
     /// When profile `profile`'s plan runs next (ms since the epoch; now when it is due), or
@@ -208,16 +193,6 @@ impl DesktopApp {
             next_backup_ms: self.next_backup_ms(profile),
             ..ProfileView::from(profile)
         }
-    }
-}
-
-/// A backup that could not start, as the window hears of it (the app's own codes, such as a
-/// locked keyring, go as `config` with their message).
-fn failed(e: AppError) -> AppJobEvent {
-    let e = e.into_core();
-    AppJobEvent::Failed {
-        code: e.code(),
-        message: e.to_string(),
     }
 }
 
