@@ -18,7 +18,10 @@ use tokio::sync::Notify;
 use uuid::Uuid;
 
 use crate::display::{self, StageDisplay};
-use crate::settings::{open_history, BackupArgs, Cli, Command};
+use crate::settings::{
+    open_history, open_profiles, BackupArgs, BatchArgs, BatchOptions, Cli, Command,
+};
+use crate::unattended::{self, Unattended};
 
 pub async fn run(cli: Cli) -> Result<()> {
     match cli.command {
@@ -30,6 +33,30 @@ pub async fn run(cli: Cli) -> Result<()> {
                 serde_json::to_string_pretty(&environment).expect("JSON values serialise")
             );
             Ok(())
+        }
+        Command::Backup(ref args) if args.all => {
+            let profiles = open_profiles(cli.profiles_file.as_ref())?;
+            let all = profiles.list();
+            if all.is_empty() {
+                return Err(Error::Config(
+                    "There are no profiles to back up: add one with `kluis profiles add`.".into(),
+                ));
+            }
+            let unattended = Unattended::new(
+                Arc::new(open_history(cli.history_db.as_ref())?),
+                &profiles.settings(),
+                args.out.as_deref(),
+                args.callback.clone(),
+                Duration::from_secs(args.timeout),
+            )?;
+            unattended.root()?;
+            let batch = unattended.batch(all, &args.batch, false, args.json);
+            unattended::until_signal(&unattended, batch).await
+        }
+        Command::Backup(ref args) if stored_profile(&cli, args)? => {
+            let profiles = open_profiles(cli.profiles_file.as_ref())?;
+            let name = args.profile.as_deref().unwrap_or_default();
+            backup_profile(&cli, args, unattended::find(&profiles, name)?, &profiles).await
         }
         Command::Backup(args) => {
             let config = cli.connection.service_config()?;
@@ -80,8 +107,90 @@ pub async fn run(cli: Cli) -> Result<()> {
         Command::CallbackTest { callback, listen } => {
             callback_test(&callback, listen, cli.connection.service_config()?).await
         }
+        Command::Profiles(ref command) => crate::profiles::run(&cli, command).await,
+        Command::Plan(ref args) => crate::profiles::plan(&cli, args),
+        Command::Status { json } => crate::profiles::status(&cli, json),
+        Command::RunDue(ref args) => run_due(&cli, args).await,
+        Command::Schedule(command) => crate::schedule::run(&command),
         Command::Demo { out, size_mib } => demo(&out, size_mib, cli.history_db.as_ref()).await,
     }
+}
+
+/// Whether `backup --profile NAME` names a saved profile. Without one of that name, the
+/// service's settings from flags or `KLUIS_*` are used and NAME only labels the history (as
+/// before profiles were saved); with neither, the missing profile is the error.
+fn stored_profile(cli: &Cli, args: &BackupArgs) -> Result<bool> {
+    let Some(name) = &args.profile else {
+        return Ok(false);
+    };
+    let profiles = open_profiles(cli.profiles_file.as_ref())?;
+    match profiles.find(name) {
+        Ok(_) => Ok(true),
+        Err(_) if cli.connection.base_url.is_some() => Ok(false),
+        Err(e) => Err(e.into_core()),
+    }
+}
+
+/// `kluis backup --profile NAME`: a saved profile's backup, watched with the progress bar,
+/// under the klant's turn.
+async fn backup_profile(
+    cli: &Cli,
+    args: &BackupArgs,
+    profile: kluis_profiles::Profile,
+    profiles: &kluis_profiles::ProfileStore,
+) -> Result<()> {
+    let callback = match &args.callback {
+        Some(choice) => Some(choice.clone().listening_on(args.listen)?),
+        None => None,
+    };
+    let mut unattended = Unattended::new(
+        Arc::new(open_history(cli.history_db.as_ref())?),
+        &profiles.settings(),
+        None,
+        callback,
+        Duration::from_secs(args.timeout),
+    )?;
+    unattended.max_bytes = args.max_bytes;
+    let Some(_turn) = kluis_profiles::take_turn(unattended.engine.history(), &profile.id)? else {
+        return Err(Error::Config(format!(
+            "A backup of \"{}\" is running in another Kluis process; wait for it to end.",
+            profile.name
+        )));
+    };
+    let destination = args.out.as_deref().map(Destination::from_out).transpose()?;
+    let id = Uuid::new_v4();
+    let cancel = Arc::new(Notify::new());
+    let stages = Mutex::new(StageDisplay::new(Duration::from_secs(args.timeout)));
+    let events: EventSink = Arc::new(move |event| stages.lock().unwrap().show(event));
+    let job = unattended.back_up_once(&profile, destination, id, events, Some(cancel.clone()));
+    let saved = crate::stop::backup(&unattended.engine, id, &cancel, job).await?;
+    report(id, &saved, args.json);
+    Ok(())
+}
+
+/// `kluis run-due`: every profile whose plan is due, once.
+async fn run_due(cli: &Cli, args: &BatchArgs) -> Result<()> {
+    let profiles = open_profiles(cli.profiles_file.as_ref())?;
+    let history = Arc::new(open_history(cli.history_db.as_ref())?);
+    let due: Vec<_> = profiles
+        .list()
+        .into_iter()
+        .filter(|p| unattended::is_due(p, &history))
+        .collect();
+    if due.is_empty() {
+        eprintln!("kluis: no plan is due.");
+        return Ok(());
+    }
+    let unattended = Unattended::new(
+        history,
+        &profiles.settings(),
+        args.out.as_deref(),
+        None,
+        Duration::from_secs(args.timeout),
+    )?;
+    unattended.root()?;
+    let batch = unattended.batch(due, &args.batch, true, args.json);
+    unattended::until_signal(&unattended, batch).await
 }
 
 /// Starts a backup in `engine` and waits for it to end; `cancel` (when given) cancels it,
@@ -93,8 +202,15 @@ async fn backup(
     id: Uuid,
     cancel: Option<Arc<Notify>>,
 ) -> Result<Saved> {
-    let destination = Destination::from_out(&args.out)?;
-    let choice = args.callback.clone().listening_on(args.listen)?;
+    let out = args.out.as_deref().ok_or_else(|| {
+        Error::Config("Say where to save the backup: --out FOLDER (or a file path).".into())
+    })?;
+    let destination = Destination::from_out(out)?;
+    let choice = args
+        .callback
+        .clone()
+        .unwrap_or_default()
+        .listening_on(args.listen)?;
     let transport = transport(&choice, &config).await?;
     let options = DownloadOptions {
         max_bytes: args.max_bytes,
@@ -102,7 +218,7 @@ async fn backup(
     };
     let request = BackupRequest {
         id,
-        profile: args.profile.clone(),
+        profile: args.profile.clone().unwrap_or_else(|| "default".into()),
         owner: Owner::Cli,
         destination,
         callback_timeout: Duration::from_secs(args.timeout),
@@ -230,13 +346,19 @@ async fn demo(out: &Path, size_mib: u64, history_db: Option<&std::path::PathBuf>
         serde_json::to_string(&environment).unwrap_or_default()
     );
     let args = BackupArgs {
-        out: out.to_path_buf(),
-        callback: CallbackChoice::Loopback,
+        out: Some(out.to_path_buf()),
+        all: false,
+        batch: BatchOptions {
+            concurrency: 1,
+            retries: 0,
+            retry_delay: 0,
+        },
+        callback: Some(CallbackChoice::Loopback),
         listen: None,
         timeout: 60,
         json: false,
         max_bytes: None,
-        profile: "demo".into(),
+        profile: Some("demo".into()),
     };
     let id = Uuid::new_v4();
     let saved = backup(&engine, config, &args, id, None).await?;

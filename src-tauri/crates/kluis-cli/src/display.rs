@@ -116,3 +116,131 @@ pub fn history(entries: &[HistoryEntry], json: bool) {
         );
     }
 }
+
+/// A plan in words: "daily at 02:00", "every 6 hours (paused)", "manual".
+pub fn describe_plan(plan: Option<&kluis_core::plan::Plan>) -> String {
+    use kluis_core::plan::Schedule;
+    let Some(plan) = plan else {
+        return "manual".into();
+    };
+    let words = match &plan.schedule {
+        Schedule::Manual => "manual".to_string(),
+        Schedule::Daily { at } => format!("daily at {at}"),
+        Schedule::Weekdays { at } => format!("weekdays at {at}"),
+        Schedule::Weekly { day, at } => {
+            let day = serde_json::to_value(day).ok();
+            let day = day.as_ref().and_then(|d| d.as_str()).unwrap_or("?");
+            format!("weekly on {day} at {at}")
+        }
+        Schedule::Every { hours } => format!("every {hours} hours"),
+    };
+    if plan.paused {
+        format!("{words} (paused)")
+    } else {
+        words
+    }
+}
+
+/// Local date and time of `ms`, minutes precision.
+fn local(ms: i64) -> String {
+    jiff::Timestamp::from_millisecond(ms)
+        .map(|t| {
+            t.to_zoned(jiff::tz::TimeZone::system())
+                .strftime("%Y-%m-%d %H:%M")
+                .to_string()
+        })
+        .unwrap_or_else(|_| "?".into())
+}
+
+/// "Bakker B.V.: daily at 02:00; next backup 2026-11-24 02:00."
+pub fn plan_line(status: &kluis_profiles::KlantStatus) -> String {
+    let next = match status.next_due_ms {
+        Some(ms) => format!("; next backup {}", local(ms)),
+        None => String::new(),
+    };
+    format!(
+        "{}: {}{next}.",
+        status.name,
+        describe_plan(status.plan.as_ref())
+    )
+}
+
+/// Prints the profiles as a table, or as one JSON object per line (no secret is in them).
+pub fn profiles(profiles: &[kluis_profiles::Profile], json: bool) {
+    if json {
+        for p in profiles {
+            let line = serde_json::json!({
+                "id": p.id, "name": p.name, "base_url": p.base_url, "username": p.username,
+                "plan": p.plan,
+            });
+            println!("{line}");
+        }
+        return;
+    }
+    if profiles.is_empty() {
+        eprintln!("No profiles yet: add one with `kluis profiles add NAME`.");
+        return;
+    }
+    for p in profiles {
+        println!(
+            "{:<24} {}  {}@{}  {}",
+            p.name,
+            p.id,
+            p.username,
+            p.base_url,
+            describe_plan(p.plan.as_ref())
+        );
+    }
+}
+
+/// Prints each klant's standing: a table, or one JSON object per line.
+pub fn status(statuses: &[kluis_profiles::KlantStatus], now: &jiff::Zoned, json: bool) {
+    if json {
+        for s in statuses {
+            println!("{}", serde_json::to_string(s).expect("statuses serialise"));
+        }
+        return;
+    }
+    if statuses.is_empty() {
+        eprintln!("No profiles yet: add one with `kluis profiles add NAME`.");
+        return;
+    }
+    let now_ms = now.timestamp().as_millisecond();
+    for s in statuses {
+        let last = match s.last_success_ms {
+            Some(ms) => format!("{} ({} ago)", local(ms), age(now_ms - ms)),
+            None => "never".into(),
+        };
+        let state = if s.running {
+            "running"
+        } else if s.overdue {
+            "OVERDUE"
+        } else if s.last_error.is_some() {
+            "FAILED"
+        } else if s.last_success_ms.is_some() {
+            "ok"
+        } else {
+            "-"
+        };
+        let next = s.next_due_ms.map(local).unwrap_or_else(|| "-".into());
+        let error = s
+            .last_error
+            .as_ref()
+            .map(|e| format!("  last error: {} ({})", e.message, e.code))
+            .unwrap_or_default();
+        println!(
+            "{:<24} {:<8} last verified {:<30} next {}{error}",
+            s.name, state, last, next
+        );
+    }
+}
+
+/// "3 min", "5 h", "2 d".
+fn age(ms: i64) -> String {
+    let minutes = ms.max(0) / 60_000;
+    match minutes {
+        0..=59 => format!("{minutes} min"),
+        60..=2879 => format!("{} h", minutes / 60),
+        _ => format!("{} d", minutes / 1440),
+    }
+}

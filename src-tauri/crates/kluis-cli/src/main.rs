@@ -3,6 +3,12 @@
 //! - [`settings`]: flags and `KLUIS_*` environment variables → `ServiceConfig`, history path.
 //! - [`commands`]: `environment`, `backup`, `resume`, `cancel`, `history`, `callback-test` and
 //!   `demo` (a backup from an in-process simulator), each a thin layer over kluis-core.
+//! - [`profiles`]: `profiles add|list|remove`, `plan`, `status` — the app's profiles (from
+//!   kluis-profiles), secrets in the keyring or `KLUIS_SECRETS_DIR`.
+//! - [`unattended`]: backups of saved profiles — `backup --profile`, `backup --all` and
+//!   `run-due`: a folder per klant, a few at a time, passing failures tried again, each klant
+//!   under its turn so the app and a timer never back it up twice.
+//! - [`schedule`]: `schedule install|remove`, the systemd user timer that runs `run-due`.
 //! - [`stop`]: Ctrl-C and SIGTERM — what each means for a running backup.
 //! - [`display`]: the progress bar (only when stderr is a terminal) and the history table.
 //!
@@ -14,8 +20,11 @@
 
 mod commands;
 mod display;
+mod profiles;
+mod schedule;
 mod settings;
 mod stop;
+mod unattended;
 
 use clap::Parser;
 use kluis_core::{Code, Error};
@@ -53,7 +62,9 @@ fn main() {
     // short while they settle a job; other commands just end.
     let watches_signals = matches!(
         cli.command,
-        settings::Command::Backup(_) | settings::Command::Resume { .. }
+        settings::Command::Backup(_)
+            | settings::Command::Resume { .. }
+            | settings::Command::RunDue(_)
     );
     let outcome = runtime.block_on(async {
         if watches_signals {

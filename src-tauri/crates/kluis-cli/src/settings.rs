@@ -11,9 +11,12 @@ use kluis_core::{CallbackChoice, Error, History, Result, Secret, ServiceConfig};
 pub struct Cli {
     #[command(flatten)]
     pub connection: ServiceArgs,
-    /// The history database (default: the platform's data folder).
+    /// The history database (default: the platform's data folder, shared with the app).
     #[arg(long, env = "KLUIS_HISTORY_DB", global = true)]
     pub history_db: Option<PathBuf>,
+    /// The profiles file (default: the platform's config folder, shared with the app).
+    #[arg(long, env = "KLUIS_PROFILES_FILE", global = true)]
+    pub profiles_file: Option<PathBuf>,
     #[command(subcommand)]
     pub command: Command,
 }
@@ -87,6 +90,24 @@ pub enum Command {
         #[arg(long)]
         listen: Option<std::net::SocketAddr>,
     },
+    /// The klanten (profiles) Kluis backs up — the same ones the app shows.
+    #[command(subcommand)]
+    Profiles(ProfilesCommand),
+    /// Set when a profile is backed up without anyone clicking.
+    Plan(PlanArgs),
+    /// Per profile: the last verified backup, the last failure since, next due, overdue.
+    Status {
+        /// One JSON object per profile, one a line.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Back up every profile whose plan is due (once, however many slots were missed) and
+    /// exit: for a timer (see `kluis schedule install`). Never runs a klant that another Kluis
+    /// process (the app, an earlier run) is backing up.
+    RunDue(BatchArgs),
+    /// Run `kluis run-due` every 15 minutes from a systemd user timer.
+    #[command(subcommand)]
+    Schedule(ScheduleCommand),
     /// Try Kluis without an account: start a local simulator of the service and back up from it.
     Demo {
         /// Folder to save the demo backup in.
@@ -98,18 +119,115 @@ pub enum Command {
     },
 }
 
+#[derive(Subcommand)]
+pub enum ProfilesCommand {
+    /// Add a profile. Its api key and password come from KLUIS_API_KEY and KLUIS_PASSWORD, or
+    /// with --stdin from two lines on standard input (api key, then password) — never from
+    /// arguments — and go to the OS keyring (or KLUIS_SECRETS_DIR). It signs in first.
+    Add {
+        /// The klant's name, as shown by the app and used for its backup folder.
+        name: String,
+        /// Read the api key and the password from standard input, one a line.
+        #[arg(long)]
+        stdin: bool,
+    },
+    /// List the profiles.
+    List {
+        /// One JSON object per profile, one a line.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Remove a profile and its saved secrets (its backups and history stay).
+    Remove {
+        /// The profile's name or id.
+        profile: String,
+    },
+}
+
+#[derive(Args)]
+#[command(group(clap::ArgGroup::new("when").required(true).args(["daily", "weekdays", "weekly", "every", "manual", "pause", "resume"])))]
+pub struct PlanArgs {
+    /// The profile's name or id.
+    pub profile: String,
+    /// Every day at HH:MM (local time).
+    #[arg(long, value_name = "HH:MM")]
+    pub daily: Option<String>,
+    /// Monday to Friday at HH:MM.
+    #[arg(long, value_name = "HH:MM")]
+    pub weekdays: Option<String>,
+    /// Once a week: a day (monday … sunday) and HH:MM.
+    #[arg(long, num_args = 2, value_names = ["DAY", "HH:MM"])]
+    pub weekly: Option<Vec<String>>,
+    /// Every N hours, e.g. 6h (or 6).
+    #[arg(long, value_name = "HOURS")]
+    pub every: Option<String>,
+    /// Only when someone asks (no plan).
+    #[arg(long)]
+    pub manual: bool,
+    /// Pause the plan (it is kept).
+    #[arg(long)]
+    pub pause: bool,
+    /// Resume a paused plan.
+    #[arg(long)]
+    pub resume: bool,
+}
+
+/// `run-due`'s options.
+#[derive(Args, Clone)]
+pub struct BatchArgs {
+    /// Where the klanten's folders go (default: the save folder chosen in the app).
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+    /// Seconds to wait for the service to finish each backup.
+    #[arg(long, default_value_t = 1800)]
+    pub timeout: u64,
+    /// One JSON line per klant: {"profile","name","job","path","bytes","sha256"} or
+    /// {"profile","name","error"}.
+    #[arg(long)]
+    pub json: bool,
+    #[command(flatten)]
+    pub batch: BatchOptions,
+}
+
+#[derive(Subcommand)]
+pub enum ScheduleCommand {
+    /// Write and enable a systemd user timer that runs `kluis run-due` every 15 minutes.
+    Install {
+        /// Where the klanten's folders go (default: the save folder chosen in the app).
+        #[arg(long)]
+        out: Option<PathBuf>,
+        /// Only write the unit files; do not call systemctl.
+        #[arg(long)]
+        no_enable: bool,
+    },
+    /// Disable and remove that timer.
+    Remove {
+        /// Only remove the unit files; do not call systemctl.
+        #[arg(long)]
+        no_enable: bool,
+    },
+}
+
 #[derive(Args)]
 pub struct BackupArgs {
-    /// A folder to save in (the file keeps the service's name) or a file path.
+    /// A folder to save in (the file keeps the service's name) or a file path. With --profile
+    /// or --all it may be left out: each klant then goes to its own folder under the save
+    /// folder chosen in the app, named `<klant> <YYYY-MM-DD HHmm>`.
     #[arg(long)]
-    pub out: PathBuf,
+    pub out: Option<PathBuf>,
+    /// Back up every profile (see `kluis profiles list`), a few at a time.
+    #[arg(long, conflicts_with = "profile")]
+    pub all: bool,
+    #[command(flatten)]
+    pub batch: BatchOptions,
     /// How the service's callback reaches this computer: `loopback` (a listener on 127.0.0.1,
     /// for the simulator), `relay=URL` (a kluis-relay inbox; secret in KLUIS_RELAY_SECRET) or
     /// `direct=https://public.example/kluis` (your reverse proxy forwards it to --listen) or
     /// `tunnel=cloudflared` (a Cloudflare quick tunnel; the value is the program or its path) or
     /// `webhook-site` (no server; webhook.site sees the callback id, never your credentials).
-    #[arg(long, value_parser = CallbackChoice::parse, default_value = "loopback")]
-    pub callback: CallbackChoice,
+    /// Default: `loopback`, or with a saved profile the app's choice (Settings).
+    #[arg(long, value_parser = CallbackChoice::parse)]
+    pub callback: Option<CallbackChoice>,
     /// With --callback direct=…: the local address the reverse proxy forwards to.
     #[arg(long)]
     pub listen: Option<std::net::SocketAddr>,
@@ -122,9 +240,26 @@ pub struct BackupArgs {
     /// Refuse backup files larger than this many bytes.
     #[arg(long)]
     pub max_bytes: Option<u64>,
-    /// Name recorded in the history.
-    #[arg(long, env = "KLUIS_PROFILE", default_value = "default")]
-    pub profile: String,
+    /// A saved profile (name or id): its settings and keyring secrets are used. Without
+    /// saved profiles, and with the service given by flags or KLUIS_* variables, the name
+    /// recorded in the history.
+    #[arg(long, env = "KLUIS_PROFILE")]
+    pub profile: Option<String>,
+}
+
+/// How several klanten are backed up unattended (`backup --all`, `run-due`).
+#[derive(Args, Clone)]
+pub struct BatchOptions {
+    /// Backups running at once (--all, run-due).
+    #[arg(long, default_value_t = 2, value_parser = clap::value_parser!(u32).range(1..=16))]
+    pub concurrency: u32,
+    /// Times a klant whose backup failed for a passing reason (the service, the network or
+    /// the file host) is tried again (--all, run-due).
+    #[arg(long, default_value_t = 2)]
+    pub retries: u32,
+    /// Seconds before the first retry; each next one waits twice as long (--all, run-due).
+    #[arg(long, default_value_t = 60)]
+    pub retry_delay: u64,
 }
 
 impl ServiceArgs {
@@ -159,17 +294,35 @@ impl ServiceArgs {
             Secret::new(password),
             self.allow_http_loopback,
         )?;
-        if let Some(path) = &self.ca_cert {
-            let pem = std::fs::read_to_string(path).map_err(|e| {
-                Error::Config(format!(
-                    "Could not read the CA certificate {}: {e}.",
-                    path.display()
-                ))
-            })?;
-            config.extra_ca_pem = Some(pem);
-        }
+        config.extra_ca_pem = self.ca_pem()?;
         Ok(config)
     }
+
+    /// The PEM of `--ca-cert` / `KLUIS_CA_CERT`, when given.
+    pub fn ca_pem(&self) -> Result<Option<String>> {
+        let Some(path) = &self.ca_cert else {
+            return Ok(None);
+        };
+        std::fs::read_to_string(path).map(Some).map_err(|e| {
+            Error::Config(format!(
+                "Could not read the CA certificate {}: {e}.",
+                path.display()
+            ))
+        })
+    }
+}
+
+/// The profiles file the app uses (or `--profiles-file`).
+pub fn open_profiles(path: Option<&PathBuf>) -> Result<kluis_profiles::ProfileStore> {
+    let path = match path {
+        Some(path) => path.clone(),
+        None => {
+            kluis_profiles::KluisPaths::platform()
+                .map_err(kluis_profiles::ProfileError::into_core)?
+                .profiles_file
+        }
+    };
+    kluis_profiles::ProfileStore::open(path).map_err(kluis_profiles::ProfileError::into_core)
 }
 
 pub fn open_history(path: Option<&PathBuf>) -> Result<History> {

@@ -122,6 +122,17 @@ impl Code {
     pub fn parse(text: &str) -> Option<Code> {
         Code::ALL.into_iter().find(|c| c.as_str() == text)
     }
+
+    /// Whether a whole backup that failed with this code is worth starting again a little
+    /// later, unattended: the service, the network or the file host may be back. A refused
+    /// key or password, an untrusted certificate, a bad answer or a full disk will fail the
+    /// same way again, and a callback timeout has already waited half an hour.
+    pub fn is_transient(self) -> bool {
+        matches!(
+            self,
+            Code::ServiceError | Code::Network | Code::FileHostUnreachable | Code::DownloadFailed
+        )
+    }
 }
 
 crate::stable_names!(Code);

@@ -49,6 +49,17 @@ impl AppCode {
 
 kluis_core::stable_names!(AppCode);
 
+impl From<kluis_profiles::ProfileError> for AppError {
+    fn from(e: kluis_profiles::ProfileError) -> Self {
+        use kluis_profiles::ProfileError;
+        match e {
+            ProfileError::NotFound(message) => AppError::NotFound(message),
+            ProfileError::Secrets(message) => AppError::Keyring(message),
+            ProfileError::Core(e) => AppError::Core(e),
+        }
+    }
+}
+
 impl AppError {
     pub fn code(&self) -> AppCode {
         match self {

@@ -3,9 +3,9 @@
 //! one line.
 //!
 //! Parts and data flow:
-//! - [`profiles`]: profiles (one per klant) and settings in a JSON file — nothing secret.
-//! - [`secrets`]: a profile's api key and password in the OS keyring ([`KeyringStore`]), or in
-//!   memory for demo profiles and tests ([`MemoryStore`]).
+//! - [`profiles`]: what the UI sees and sends of a profile; the profiles themselves (one per
+//!   klant, with their plans), their file and their secrets in the OS keyring ([`secrets`]) are
+//!   kluis-profiles', shared with the `kluis` CLI.
 //! - [`app`]: [`DesktopApp`], its commands grouped by concern (`app/accounts.rs`,
 //!   `connections.rs`, `jobs.rs`, `backups.rs`, `plans.rs`, `settings.rs`, `demo.rs`) — sign-in (a
 //!   kluis-core `ServiceConnection` per profile), environment, permissions, and backups:
@@ -38,7 +38,8 @@ pub mod events;
 pub mod open;
 pub mod permissions;
 pub mod profiles;
-pub mod secrets;
+/// The keyring and the other stores of secrets (kluis-profiles', shared with the CLI).
+pub use kluis_profiles::secrets;
 pub mod staging;
 
 pub use app::{AppPaths, DemoInfo, DesktopApp, LaunchInfo, PlanInput, ResumedJob, SessionInfo};

@@ -2,34 +2,10 @@
 //! description (filtered by api key) when its URL is configured, otherwise learnt from the
 //! service's answers (an answer: allowed; a 403: denied).
 
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 use serde_json::Value;
 
-/// The endpoints Kluis uses (besides `/authenticate`, which every key may use).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ts_rs::TS)]
-#[serde(rename_all = "snake_case")]
-pub enum Endpoint {
-    Environment,
-    BackupOwner,
-    Webhook,
-}
-
-impl Endpoint {
-    pub const ALL: [Endpoint; 3] = [
-        Endpoint::Environment,
-        Endpoint::BackupOwner,
-        Endpoint::Webhook,
-    ];
-
-    /// The path below the base URL.
-    pub fn path(self) -> &'static str {
-        match self {
-            Endpoint::Environment => "/util/environment",
-            Endpoint::BackupOwner => "/backup/owner",
-            Endpoint::Webhook => "/webhook",
-        }
-    }
-}
+pub use kluis_profiles::Endpoint;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, ts_rs::TS)]
 #[serde(rename_all = "snake_case")]

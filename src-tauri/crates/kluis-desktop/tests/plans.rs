@@ -12,6 +12,21 @@ use tokio::sync::mpsc;
 mod common;
 use common::app;
 
+/// The demo app with `folder` as its save folder, and the window's end of planned events.
+async fn watched_demo(
+    dir: &tempfile::TempDir,
+    folder: &tempfile::TempDir,
+) -> (
+    kluis_desktop::DesktopApp,
+    mpsc::UnboundedReceiver<PlannedEvent>,
+) {
+    let app = app(dir, Some(folder.path().to_path_buf()));
+    app.start_demo().await.unwrap();
+    let (tx, rx) = mpsc::unbounded_channel::<PlannedEvent>();
+    app.watch_planned(Arc::new(move |e| drop(tx.send(e))));
+    (app, rx)
+}
+
 fn daily_at_two() -> PlanInput {
     PlanInput {
         schedule: Schedule::Daily {
@@ -85,12 +100,8 @@ async fn a_plan_needs_a_save_folder_and_shows_its_next_backup() {
 /// events reach the window tagged with the job and the klant.
 #[tokio::test(flavor = "multi_thread")]
 async fn a_planned_backup_lands_in_its_klants_folder_and_is_told_to_the_window() {
-    let dir = tempfile::tempdir().unwrap();
-    let folder = tempfile::tempdir().unwrap();
-    let app = app(&dir, Some(folder.path().to_path_buf()));
-    app.start_demo().await.unwrap();
-    let (tx, mut rx) = mpsc::unbounded_channel::<PlannedEvent>();
-    app.watch_planned(Arc::new(move |e| drop(tx.send(e))));
+    let (dir, folder) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let (app, mut rx) = watched_demo(&dir, &folder).await;
     let job = app.start_planned("demo").await.unwrap();
     let saved = loop {
         let event = rx.recv().await.expect("the job's events");
@@ -190,4 +201,39 @@ async fn backup_all_needs_a_save_folder() {
     app.start_demo().await.unwrap();
     assert_eq!(app.backup_all().await.unwrap_err().code(), "config");
     assert!(app.history(None).unwrap().is_empty(), "nothing started");
+}
+
+/// A klant whose turn another process holds (`kluis run-due` from a timer backing it up) is
+/// not started twice by the app: refused with the reason, nothing recorded; once the turn is
+/// let go, the app starts it — and holds the turn itself while its backup runs.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_klant_another_process_backs_up_is_not_started_twice() {
+    let (dir, folder) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let (app, mut rx) = watched_demo(&dir, &folder).await;
+    // The timer's process: the same history file, opened on its own.
+    let timer = kluis_core::History::open(&dir.path().join("history.sqlite3")).unwrap();
+    let turn = kluis_profiles::take_turn(&timer, "demo").unwrap().unwrap();
+    let refused = app.start_planned("demo").await.unwrap_err();
+    assert!(
+        refused.to_string().contains("another Kluis process"),
+        "{refused}"
+    );
+    assert!(
+        app.history(Some("demo")).unwrap().is_empty(),
+        "nothing started"
+    );
+    drop(turn);
+
+    app.start_planned("demo").await.unwrap();
+    assert!(
+        kluis_profiles::take_turn(&timer, "demo").unwrap().is_none(),
+        "the app holds the klant's turn while its backup runs"
+    );
+    loop {
+        match rx.recv().await.expect("the job's events").event {
+            AppJobEvent::Saved { .. } => break,
+            AppJobEvent::Failed { code, message } => panic!("{code}: {message}"),
+            _ => {}
+        }
+    }
 }

@@ -68,21 +68,24 @@ async fn authenticate(
             "organization_name must be sent empty",
         );
     }
-    let Some(account) = shared.config.account_by_key(api_key) else {
+    // One third party's key serves many klanten: the key and the klant's username together
+    // name the account.
+    let mut with_key = shared.config.accounts_with_key(api_key).peekable();
+    if with_key.peek().is_none() {
         return error(StatusCode::UNAUTHORIZED, "unknown api_key");
-    };
-    if account.username != *username || account.password != *password {
-        return error(StatusCode::UNAUTHORIZED, "wrong username or password");
     }
+    let Some((account, _)) =
+        with_key.find(|(_, a)| a.username == *username && a.password == *password)
+    else {
+        return error(StatusCode::UNAUTHORIZED, "wrong username or password");
+    };
     let token = Uuid::new_v4();
     let expires = Instant::now() + shared.config.token_lifetime;
-    shared.tokens.lock().unwrap().insert(
-        token,
-        TokenInfo {
-            api_key: account.api_key,
-            expires,
-        },
-    );
+    shared
+        .tokens
+        .lock()
+        .unwrap()
+        .insert(token, TokenInfo { account, expires });
     Json(json!({ "token": token })).into_response()
 }
 
@@ -108,7 +111,7 @@ fn authorize<'a>(
     shared: &'a Shared,
     headers: &HeaderMap,
     endpoint: Endpoint,
-) -> Result<&'a Account, Refusal> {
+) -> Result<(usize, &'a Account), Refusal> {
     let unauthorized = || {
         (
             StatusCode::UNAUTHORIZED,
@@ -120,10 +123,10 @@ fn authorize<'a>(
         .and_then(|v| v.to_str().ok())
         .and_then(|v| Uuid::parse_str(v).ok())
         .ok_or_else(unauthorized)?;
-    let api_key = {
+    let index = {
         let mut tokens = shared.tokens.lock().unwrap();
         match tokens.get(&token) {
-            Some(info) if info.expires > Instant::now() => info.api_key,
+            Some(info) if info.expires > Instant::now() => info.account,
             Some(_) => {
                 tokens.remove(&token);
                 return Err(unauthorized());
@@ -131,19 +134,14 @@ fn authorize<'a>(
             None => return Err(unauthorized()),
         }
     };
-    let account = shared
-        .config
-        .accounts
-        .iter()
-        .find(|a| a.api_key == api_key)
-        .ok_or_else(unauthorized)?;
+    let account = shared.config.accounts.get(index).ok_or_else(unauthorized)?;
     if !account.allowed.contains(&endpoint) {
         return Err((
             StatusCode::FORBIDDEN,
             "this api_key may not use this endpoint",
         ));
     }
-    Ok(account)
+    Ok((index, account))
 }
 
 async fn environment(
@@ -153,7 +151,7 @@ async fn environment(
 ) -> Response {
     Stats::bump(&shared.stats.environment);
     let account = match authorize(&shared, &headers, Endpoint::Environment) {
-        Ok(account) => account,
+        Ok((_, account)) => account,
         Err((status, message)) => return error(status, message),
     };
     let Some(username) = q.get("username") else {
@@ -176,7 +174,7 @@ async fn backup_owner(
     body: axum::body::Bytes,
 ) -> Response {
     let account = match authorize(&shared, &headers, Endpoint::BackupOwner) {
-        Ok(account) => account.clone(),
+        Ok((index, _)) => index,
         Err((status, message)) => return error(status, message),
     };
     let Ok(body) = serde_json::from_slice::<Value>(&body) else {
@@ -193,7 +191,7 @@ async fn backup_owner(
     let faults = shared.faults();
     let file_url = shared.add_file(shared.config.payload_size, None);
     let job = callback::Job {
-        api_key: account.api_key,
+        account,
         webhook_url,
         file_url,
     };
@@ -229,7 +227,7 @@ async fn webhook(
 ) -> Response {
     Stats::bump(&shared.stats.webhook);
     let account = match authorize(&shared, &headers, Endpoint::Webhook) {
-        Ok(account) => account.api_key,
+        Ok((index, _)) => index,
         Err((status, message)) => return error(status, message),
     };
     {
@@ -246,7 +244,7 @@ async fn webhook(
         .unwrap_or(StatusCode::NOT_FOUND);
     let results = shared.results.lock().unwrap();
     match results.get(&id) {
-        Some(result) if result.api_key == account => Json(json!({
+        Some(result) if result.account == account => Json(json!({
             "data": { "url": result.file_url.as_str(), "kind": "backup/owner" },
             "successCode": 200,
         }))

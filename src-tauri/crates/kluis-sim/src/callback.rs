@@ -9,7 +9,8 @@ use crate::config::Faults;
 use crate::state::{JobResult, Shared, Stats};
 
 pub(crate) struct Job {
-    pub api_key: Uuid,
+    /// The account (its index) that asked: only its token may redeem the result.
+    pub account: usize,
     pub webhook_url: Url,
     pub file_url: Url,
 }
@@ -25,7 +26,7 @@ pub(crate) async fn finish(shared: Arc<Shared>, job: Job, faults: Faults) {
     shared.results.lock().unwrap().insert(
         id,
         JobResult {
-            api_key: job.api_key,
+            account: job.account,
             file_url: job.file_url,
         },
     );

@@ -148,8 +148,16 @@ impl Default for SimConfig {
 }
 
 impl SimConfig {
-    pub(crate) fn account_by_key(&self, api_key: &str) -> Option<&Account> {
-        let key = Uuid::parse_str(api_key).ok()?;
-        self.accounts.iter().find(|a| a.api_key == key)
+    /// The accounts of `api_key`, with their index (an account's identity in tokens and
+    /// results).
+    pub(crate) fn accounts_with_key<'a>(
+        &'a self,
+        api_key: &str,
+    ) -> impl Iterator<Item = (usize, &'a Account)> + 'a {
+        let key = Uuid::parse_str(api_key).ok();
+        self.accounts
+            .iter()
+            .enumerate()
+            .filter(move |(_, a)| Some(a.api_key) == key)
     }
 }

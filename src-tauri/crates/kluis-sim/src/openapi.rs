@@ -49,7 +49,7 @@ pub(crate) async fn document(
 ) -> Response {
     let Some(account) = q
         .get("api_key")
-        .and_then(|key| shared.config.account_by_key(key))
+        .and_then(|key| shared.config.accounts_with_key(key).next().map(|(_, a)| a))
     else {
         return error(StatusCode::UNAUTHORIZED, "a valid api_key is required");
     };

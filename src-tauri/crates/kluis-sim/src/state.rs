@@ -11,13 +11,14 @@ use uuid::Uuid;
 use crate::config::{Faults, SimConfig};
 
 pub(crate) struct TokenInfo {
-    pub api_key: Uuid,
+    /// The account's index in the configuration.
+    pub account: usize,
     pub expires: Instant,
 }
 
 /// A finished backup, known by the secret webhook id.
 pub(crate) struct JobResult {
-    pub api_key: Uuid,
+    pub account: usize,
     pub file_url: Url,
 }
 

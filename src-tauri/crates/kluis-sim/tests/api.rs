@@ -196,3 +196,54 @@ async fn downloads_support_ranges() {
         .unwrap();
     assert_eq!(beyond.status(), StatusCode::RANGE_NOT_SATISFIABLE);
 }
+
+/// One third party's api key serves many klanten: each signs in with its own username and
+/// password under the same key, a klant's password does not open another klant's account,
+/// and the token is that klant's (the environment names who is signed in).
+#[tokio::test]
+async fn one_api_key_serves_many_klanten() {
+    let mut config = SimConfig::default();
+    config.accounts.push(kluis_sim::config::Account {
+        username: "bakker".into(),
+        password: "bakker-pw".into(),
+        ..kluis_sim::config::Account::demo()
+    });
+    let sim = Sim::start(config).await.unwrap();
+    let client = reqwest::Client::builder()
+        .add_root_certificate(reqwest::Certificate::from_pem(sim.ca_pem().as_bytes()).unwrap())
+        .build()
+        .unwrap();
+    let key = DEMO_API_KEY.to_string();
+    let sign_in = |username: &'static str, password: &'static str| {
+        let (sim, client, key) = (&sim, &client, key.clone());
+        async move {
+            let query = [
+                ("api_key", key.as_str()),
+                ("organization_name", ""),
+                ("username", username),
+                ("password", password),
+            ];
+            authenticate(sim, client, &query).await
+        }
+    };
+    assert_eq!(
+        sign_in("bakker", DEMO_PASSWORD).await.status(),
+        StatusCode::UNAUTHORIZED
+    );
+    for (username, password) in [("demo", DEMO_PASSWORD), ("bakker", "bakker-pw")] {
+        let response = sign_in(username, password).await;
+        assert_eq!(response.status(), StatusCode::OK, "{username}");
+        let token: Value = response.json().await.unwrap();
+        let environment: Value = client
+            .get(url(&sim, "/util/environment"))
+            .query(&[("username", username)])
+            .header("token", token["token"].as_str().unwrap())
+            .send()
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap();
+        assert_eq!(environment["klant"]["signed_in_as"], username);
+    }
+}

@@ -100,7 +100,7 @@ impl DesktopApp {
                 .await
                 .expect("keyring task")?;
         }
-        self.profiles.remove(id)
+        Ok(self.profiles.remove(id)?)
     }
 
     // ---- session --------------------------------------------------------------------------

@@ -30,6 +30,7 @@ impl DesktopApp {
             sink,
             staging,
             permit: None,
+            turn: None,
         };
         self.run_job(Work::New(request), id, connection, transport, follow);
         Ok(job_id)
@@ -115,6 +116,7 @@ impl DesktopApp {
                     sink: tagged(job.id),
                     staging,
                     permit: None,
+                    turn: None,
                 };
                 self.follow(job.handle, &job.profile, follow);
             }

@@ -20,9 +20,9 @@ impl DesktopApp {
     ) -> AppResult<Option<Secret>> {
         let store = self.store_for(demo);
         let id = id.to_string();
-        tokio::task::spawn_blocking(move || store.get(&id, kind))
+        Ok(tokio::task::spawn_blocking(move || store.get(&id, kind))
             .await
-            .expect("keyring task")
+            .expect("keyring task")?)
     }
 
     pub(super) async fn store_secret(
@@ -34,9 +34,11 @@ impl DesktopApp {
     ) -> AppResult<()> {
         let store = self.store_for(demo);
         let id = id.to_string();
-        tokio::task::spawn_blocking(move || store.set(&id, kind, &value))
-            .await
-            .expect("keyring task")
+        Ok(
+            tokio::task::spawn_blocking(move || store.set(&id, kind, &value))
+                .await
+                .expect("keyring task")?,
+        )
     }
 
     /// The session and downloader of a profile, made on first use.
@@ -59,17 +61,7 @@ impl DesktopApp {
             .secret(id, SecretKind::Password, profile.demo)
             .await?
             .ok_or_else(missing)?;
-        let mut config = ServiceConfig::new(
-            &profile.base_url,
-            api_key,
-            profile.username.clone(),
-            password,
-            false,
-        )?;
-        config.extra_ca_pem = profile
-            .extra_ca_pem
-            .clone()
-            .or_else(|| self.env_ca_pem.clone());
+        let config = profile.service_config(api_key, password, self.env_ca_pem.as_deref())?;
         let connection = Arc::new(ServiceConnection::open(config, DownloadOptions::default())?);
         self.connections
             .lock()

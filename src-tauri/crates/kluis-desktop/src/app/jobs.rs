@@ -13,11 +13,13 @@ pub(super) enum JobSlot {
 }
 
 /// What the app does around a job: where its events go, the staging folder its verified file
-/// waits in (none: it is saved straight away), and the unattended slot it holds until it ends.
+/// waits in (none: it is saved straight away), and the unattended slot and the klant's turn
+/// (see `kluis_profiles::turn`) it holds until it ends.
 pub(super) struct Follow {
     pub sink: EventSink,
     pub staging: Option<PathBuf>,
     pub permit: Option<tokio::sync::OwnedSemaphorePermit>,
+    pub turn: Option<kluis_core::claims::Claim>,
 }
 
 impl DesktopApp {
@@ -61,6 +63,7 @@ impl DesktopApp {
             sink,
             staging,
             permit,
+            turn,
         } = follow;
         let job_id = handle.id;
         // The slot is filled before the follower can settle it (it is spawned after).
@@ -71,7 +74,7 @@ impl DesktopApp {
         let learn = self.access_learner();
         tokio::spawn(async move {
             let outcome = handle.finished().await;
-            drop(permit); // the next unattended job may start
+            drop((permit, turn)); // the next unattended job (of this klant too) may start
             if outcome.is_ok() {
                 // The service took the POST and answered the webhook: both are allowed.
                 learn(

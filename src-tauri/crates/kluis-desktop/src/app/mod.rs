@@ -47,39 +47,8 @@ pub use plans::PlanInput;
 /// The tunnel program looked up on `PATH`; any other must be picked in a native dialog.
 pub const TUNNEL_PROGRAM: &str = "cloudflared";
 
-/// Where the app keeps its files.
-#[derive(Debug, Clone)]
-pub struct AppPaths {
-    pub profiles_file: PathBuf,
-    pub history_db: PathBuf,
-    /// Downloads wait here, verified, until the user chooses where to keep them.
-    pub staging_dir: PathBuf,
-}
-
-impl AppPaths {
-    /// The platform's config and data folders.
-    pub fn platform() -> AppResult<Self> {
-        let dirs = directories::ProjectDirs::from("nl", "Kluis", "kluis").ok_or_else(|| {
-            AppError::Core(Error::Config(
-                "No home folder was found for Kluis's settings.".into(),
-            ))
-        })?;
-        Ok(Self {
-            profiles_file: dirs.config_dir().join("profiles.json"),
-            history_db: dirs.data_dir().join("history.sqlite3"),
-            staging_dir: dirs.data_dir().join("staging"),
-        })
-    }
-
-    /// Everything below one folder (tests, portable use).
-    pub fn under(dir: &Path) -> Self {
-        Self {
-            profiles_file: dir.join("profiles.json"),
-            history_db: dir.join("history.sqlite3"),
-            staging_dir: dir.join("staging"),
-        }
-    }
-}
+/// Where the app keeps its files (the same as the CLI's).
+pub use kluis_profiles::KluisPaths as AppPaths;
 
 /// How the app was started (`kluis-app --demo`).
 #[derive(Debug, Clone, Copy, Serialize, ts_rs::TS)]

@@ -6,6 +6,7 @@
 use jiff::Timestamp;
 use kluis_core::engine::{PlanBook, PlannedProfile, Scheduler};
 use kluis_core::plan::{Due, Plan, Schedule};
+use kluis_profiles::last_started;
 
 use super::*;
 use crate::events::{PlannedEvent, PlannedSink};
@@ -39,12 +40,6 @@ impl PlanBook for AppPlans {
             })
             .collect()
     }
-}
-
-/// When profile `id`'s latest backup started (any outcome).
-fn last_started(history: &History, id: &str) -> Option<Timestamp> {
-    let latest = history.list(Some(id), 1).ok()?.into_iter().next()?;
-    Timestamp::from_millisecond(latest.started_at_ms).ok()
 }
 
 impl DesktopApp {
@@ -89,7 +84,7 @@ impl DesktopApp {
         };
         loop {
             let id = scheduler.next(&book).await;
-            if let Err(e) = self.start_planned(&id).await {
+            if let Err(e) = self.start_unattended(&id, true).await {
                 tracing::warn!(code = %e.code(), "a planned backup could not start");
                 self.tell_not_started(&id, e);
             }
@@ -115,10 +110,33 @@ impl DesktopApp {
     /// until the job ends): into its own folder under the save folder, named `<klant>
     /// <YYYY-MM-DD HHmm>` and the download's extension.
     pub async fn start_planned(&self, id: &str) -> AppResult<Uuid> {
+        self.start_unattended(id, false)
+            .await?
+            .ok_or_else(|| AppError::InvalidState("The backup was not started.".into()))
+    }
+
+    /// [`DesktopApp::start_planned`], holding the klant's turn (`kluis_profiles::turn`) until
+    /// the job ends: a klant that `kluis run-due` (or anyone) is backing up now is not started
+    /// twice. With `only_when_due`, the plan is looked at again under the turn, and `None`
+    /// says another process has just done it.
+    async fn start_unattended(&self, id: &str, only_when_due: bool) -> AppResult<Option<Uuid>> {
         let permit = self.unattended.clone().acquire_owned().await.ok();
         let profile = self.profiles.get(id)?;
-        let klant = klant_folder(&profile);
-        let folder = self.unattended_folder()?.join(&klant);
+        let Some(turn) = kluis_profiles::take_turn(&self.history, id)? else {
+            return Err(AppError::InvalidState(
+                "A backup of this klant is already running in another Kluis process (a scheduled `kluis run-due`?); it was not started twice.".into(),
+            ));
+        };
+        if only_when_due {
+            let due = profile
+                .plan
+                .as_ref()
+                .map(|plan| plan.due(last_started(&self.history, id), &jiff::Zoned::now()));
+            if !matches!(due, Some(Due::Now { .. })) {
+                return Ok(None);
+            }
+        }
+        let folder = self.unattended_folder()?.join(profile.folder_name());
         kluis_https::private::create_dir_all(&folder)
             .map_err(|e| Error::io(format!("create {}", folder.display()), e))?;
         let connection = self.connection(id).await?;
@@ -129,19 +147,17 @@ impl DesktopApp {
             profile: id.to_string(),
             owner: Owner::App,
             // Named by klant and local date and time, never `owner-backup (7).zip`.
-            destination: Destination::named(
-                &folder,
-                format!("{klant} {}", jiff::Zoned::now().strftime("%Y-%m-%d %H%M")),
-            )?,
+            destination: Destination::named(&folder, profile.backup_stem(&jiff::Zoned::now()))?,
             callback_timeout: self.callback_timeout,
         };
         let follow = Follow {
             sink: self.window_sink(id, job_id),
             staging: None,
             permit,
+            turn: Some(turn),
         };
         self.run_job(Work::New(request), id, connection, transport, follow);
-        Ok(job_id)
+        Ok(Some(job_id))
     }
 
     /// Where unattended backups go: the save folder (nobody answers a save dialog).
@@ -194,12 +210,6 @@ impl DesktopApp {
             ..ProfileView::from(profile)
         }
     }
-}
-
-/// A klant's folder under the save folder: its name made safe as a file name (its id when
-/// nothing of the name is left).
-fn klant_folder(profile: &Profile) -> String {
-    kluis_core::filename::sanitize(&profile.name).unwrap_or_else(|| profile.id.clone())
 }
 
 /// The scheduler the app starts with: due plans 15 s apart.

@@ -1,0 +1,287 @@
+//! `kluis profiles add|list|remove`, `kluis plan` and `kluis status`: the klanten the app
+//! shows, managed from a terminal. Profiles live in the app's profiles file
+//! (kluis-profiles), their secrets in the OS keyring — or, where none can be unlocked and
+//! only when asked for, in the owner-only folder `KLUIS_SECRETS_DIR`.
+
+use std::io::BufRead;
+use std::sync::Arc;
+
+use kluis_core::plan::{ClockTime, Day, Plan, Schedule};
+use kluis_core::{Error, Result, Secret, ServiceClient, Session};
+use kluis_profiles::{
+    klant_status, KeyringStore, Profile, ProfileError, SecretKind, SecretStore, SecretsFolder,
+};
+
+use crate::display;
+use crate::settings::{open_history, open_profiles, Cli, PlanArgs, ProfilesCommand};
+
+/// Where this run keeps secrets: `KLUIS_SECRETS_DIR` when set (owner-only files), else the OS
+/// keyring. A keyring that cannot be used is an error that names the alternative — never a
+/// silent switch to files.
+pub fn secret_store() -> Arc<dyn SecretStore> {
+    match std::env::var_os("KLUIS_SECRETS_DIR").filter(|d| !d.is_empty()) {
+        Some(dir) => Arc::new(SecretsFolder::new(dir)),
+        None => Arc::new(KeyringStore),
+    }
+}
+
+/// A secret store call off the async thread (the keyring talks D-Bus and may block).
+pub async fn secret(
+    store: &Arc<dyn SecretStore>,
+    id: &str,
+    kind: SecretKind,
+) -> Result<Option<Secret>> {
+    let (store, id) = (store.clone(), id.to_string());
+    tokio::task::spawn_blocking(move || store.get(&id, kind))
+        .await
+        .map_err(|e| Error::Config(format!("The keyring could not be asked: {e}.")))?
+        .map_err(ProfileError::into_core)
+}
+
+pub async fn run(cli: &Cli, command: &ProfilesCommand) -> Result<()> {
+    let profiles = open_profiles(cli.profiles_file.as_ref())?;
+    match command {
+        ProfilesCommand::Add { name, stdin } => add(cli, &profiles, name, *stdin).await,
+        ProfilesCommand::List { json } => {
+            display::profiles(&profiles.list(), *json);
+            Ok(())
+        }
+        ProfilesCommand::Remove { profile } => {
+            let profile = profiles.find(profile).map_err(ProfileError::into_core)?;
+            let store = secret_store();
+            let id = profile.id.clone();
+            tokio::task::spawn_blocking(move || {
+                for kind in [SecretKind::ApiKey, SecretKind::Password] {
+                    store.delete(&id, kind)?;
+                }
+                Ok::<_, ProfileError>(())
+            })
+            .await
+            .map_err(|e| Error::Config(format!("The keyring could not be asked: {e}.")))?
+            .map_err(ProfileError::into_core)?;
+            profiles
+                .remove(&profile.id)
+                .map_err(ProfileError::into_core)?;
+            eprintln!(
+                "kluis: profile \"{}\" removed (its backups and history are kept).",
+                profile.name
+            );
+            Ok(())
+        }
+    }
+}
+
+/// `kluis profiles add NAME`: signs in with the given settings first (a wrong password is said
+/// now, not at two in the morning), then stores the secrets and the profile.
+async fn add(
+    cli: &Cli,
+    profiles: &kluis_profiles::ProfileStore,
+    name: &str,
+    from_stdin: bool,
+) -> Result<()> {
+    if name.trim().is_empty() {
+        return Err(Error::Config(
+            "Give the profile a name, e.g. the klant's.".into(),
+        ));
+    }
+    if profiles.find(name).is_ok() {
+        return Err(Error::Config(format!(
+            "A profile named \"{}\" exists already; remove it first or choose another name.",
+            name.trim()
+        )));
+    }
+    let connection = &cli.connection;
+    for (flag, value, var) in [
+        ("--api-key", &connection.api_key, "KLUIS_API_KEY"),
+        ("--password", &connection.password, "KLUIS_PASSWORD"),
+    ] {
+        // clap fills these from the flag or the variable; a value that is not the variable's
+        // came from an argument, which other users can read in the process list.
+        if value.is_some() && std::env::var(var).ok() != *value {
+            return Err(Error::Config(format!(
+                "A saved secret is never taken from an argument ({flag}): other users of this computer can read those. Set {var}, or use --stdin."
+            )));
+        }
+    }
+    let (api_key, password) = if from_stdin {
+        read_secrets(std::io::stdin().lock())?
+    } else {
+        let need = |value: &Option<String>, var: &str| {
+            value.clone().map(Secret::new).ok_or_else(|| {
+                Error::Config(format!(
+                    "Set {var} (or use --stdin) to give the profile's secret."
+                ))
+            })
+        };
+        (
+            need(&connection.api_key, "KLUIS_API_KEY")?,
+            need(&connection.password, "KLUIS_PASSWORD")?,
+        )
+    };
+    let base_url = connection.base_url.as_deref().ok_or_else(|| {
+        Error::Config("The base url is not set. Use --base-url or KLUIS_BASE_URL.".into())
+    })?;
+    let username = connection.username.as_deref().ok_or_else(|| {
+        Error::Config("The username is not set. Use --username or KLUIS_USERNAME.".into())
+    })?;
+    let mut profile = Profile::new(name, base_url, username);
+    if let Some(pem) = connection.ca_pem()? {
+        kluis_core::trust::describe(&pem)?;
+        profile.extra_ca_pem = Some(pem);
+    }
+    let config = profile.service_config(api_key.clone(), password.clone(), None)?;
+    Session::new(ServiceClient::new(config)?).sign_in().await?;
+
+    let store = secret_store();
+    let id = profile.id.clone();
+    tokio::task::spawn_blocking(move || {
+        store.set(&id, SecretKind::ApiKey, &api_key)?;
+        store.set(&id, SecretKind::Password, &password)
+    })
+    .await
+    .map_err(|e| Error::Config(format!("The keyring could not be asked: {e}.")))?
+    .map_err(ProfileError::into_core)?;
+    profiles
+        .put(profile.clone())
+        .map_err(ProfileError::into_core)?;
+    println!("{}", profile.id);
+    eprintln!(
+        "kluis: profile \"{}\" added; signed in as {}.",
+        profile.name, profile.username
+    );
+    Ok(())
+}
+
+/// Two lines: the api key, then the password (a trailing newline is not part of either).
+fn read_secrets(input: impl BufRead) -> Result<(Secret, Secret)> {
+    let mut lines = input.lines();
+    let mut next = |what: &str| -> Result<Secret> {
+        let line = lines
+            .next()
+            .transpose()
+            .map_err(|e| Error::Config(format!("Could not read standard input: {e}.")))?
+            .unwrap_or_default();
+        let line = line.trim_end_matches('\r');
+        if line.is_empty() {
+            return Err(Error::Config(format!(
+                "Standard input has no {what}: give the api key on the first line and the password on the second."
+            )));
+        }
+        Ok(Secret::new(line.to_string()))
+    };
+    Ok((next("api key")?, next("password")?))
+}
+
+/// `kluis plan PROFILE …`: sets, pauses or resumes a profile's plan.
+pub fn plan(cli: &Cli, args: &PlanArgs) -> Result<()> {
+    let profiles = open_profiles(cli.profiles_file.as_ref())?;
+    let mut profile = profiles
+        .find(&args.profile)
+        .map_err(ProfileError::into_core)?;
+    let now = jiff::Timestamp::now();
+    profile.plan = if args.pause || args.resume {
+        let Some(plan) = profile.plan.take() else {
+            return Err(Error::Config(format!(
+                "\"{}\" has no plan to {}; set one first, e.g. --daily 02:00.",
+                profile.name,
+                if args.pause { "pause" } else { "resume" }
+            )));
+        };
+        Some(Plan {
+            paused: args.pause,
+            ..plan
+        })
+    } else {
+        match schedule(args)? {
+            Schedule::Manual => None,
+            // The same schedule again keeps its count of slots; a new one counts from now.
+            schedule => match profile.plan.take() {
+                Some(plan) if plan.schedule == schedule => Some(Plan {
+                    paused: false,
+                    ..plan
+                }),
+                _ => Some(Plan::new(schedule, now)?),
+            },
+        }
+    };
+    profiles
+        .put(profile.clone())
+        .map_err(ProfileError::into_core)?;
+    let history = open_history(cli.history_db.as_ref())?;
+    let status = klant_status(&profile, &history, &jiff::Zoned::now())?;
+    eprintln!("kluis: {}", display::plan_line(&status));
+    Ok(())
+}
+
+fn schedule(args: &PlanArgs) -> Result<Schedule> {
+    if let Some(at) = &args.daily {
+        return Ok(Schedule::Daily {
+            at: ClockTime::parse(at)?,
+        });
+    }
+    if let Some(at) = &args.weekdays {
+        return Ok(Schedule::Weekdays {
+            at: ClockTime::parse(at)?,
+        });
+    }
+    if let Some([day, at]) = args.weekly.as_deref() {
+        let day: Day = serde_json::from_value(serde_json::Value::String(day.trim().to_lowercase()))
+            .map_err(|_| {
+                Error::Config(format!(
+                    "\"{}\" is not a day; write monday, tuesday … sunday.",
+                    day.chars().take(16).collect::<String>()
+                ))
+            })?;
+        return Ok(Schedule::Weekly {
+            day,
+            at: ClockTime::parse(at)?,
+        });
+    }
+    if let Some(every) = &args.every {
+        let text = every.trim();
+        let hours = text
+            .strip_suffix('h')
+            .unwrap_or(text)
+            .parse::<u32>()
+            .map_err(|_| {
+                Error::Config(format!(
+                    "\"{}\" is not a number of hours; write it as 6h.",
+                    text.chars().take(16).collect::<String>()
+                ))
+            })?;
+        let schedule = Schedule::Every { hours };
+        schedule.check()?;
+        return Ok(schedule);
+    }
+    Ok(Schedule::Manual)
+}
+
+/// `kluis status`.
+pub fn status(cli: &Cli, json: bool) -> Result<()> {
+    let profiles = open_profiles(cli.profiles_file.as_ref())?;
+    let history = open_history(cli.history_db.as_ref())?;
+    let now = jiff::Zoned::now();
+    let statuses = profiles
+        .list()
+        .iter()
+        .map(|p| klant_status(p, &history, &now))
+        .collect::<Result<Vec<_>>>()?;
+    display::status(&statuses, &now, json);
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Secrets from standard input: two lines, CRLF or LF, and a clear error when one is
+    /// missing that does not echo what was read.
+    #[test]
+    fn secrets_are_read_from_two_lines() {
+        let (key, password) = read_secrets(&b"key-1\r\npass word\n"[..]).unwrap();
+        assert_eq!((key.expose(), password.expose()), ("key-1", "pass word"));
+        let error = read_secrets(&b"key-2\n"[..]).unwrap_err().to_string();
+        assert!(error.contains("no password"), "{error}");
+        assert!(!error.contains("key-2"), "{error}");
+    }
+}

@@ -1,0 +1,325 @@
+//! Backups of saved profiles: `kluis backup --profile NAME`, `kluis backup --all` and
+//! `kluis run-due` (from a timer). Each klant's file goes to its own folder under the save
+//! folder the app uses (or `--out`), named `<klant> <YYYY-MM-DD HHmm>` and the download's
+//! extension.
+//!
+//! A batch runs a few klanten at once (`--concurrency`, default 2); one that fails stops none
+//! of the others; a failure with a passing cause (the service, the network, the file host:
+//! [`kluis_core::Code::is_transient`]) is tried again after a growing pause (`--retries`,
+//! `--retry-delay`) before the klant counts as failed. Every klant is backed up under its turn
+//! (`kluis_profiles::take_turn`): one the app or another run is backing up now is skipped, and
+//! `run-due` looks at the plan again under the turn, so a plan never runs twice.
+//! Ctrl-C cancels every running backup (exit 130); SIGTERM stops them, keeping those that can
+//! be resumed for `kluis resume` (exit 75).
+
+use std::collections::HashSet;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use futures_util::stream::{FuturesUnordered, StreamExt};
+use kluis_core::engine::{
+    CallbackChoice, EventSink, Launch, ServiceConnection, TransportNeeds, Work,
+};
+use kluis_core::plan::Due;
+use kluis_core::{
+    BackupRequest, Destination, DownloadOptions, Engine, Error, History, Owner, Result, Saved,
+};
+use kluis_profiles::{last_started, take_turn, Profile, ProfileError, SecretKind, SecretStore};
+use tokio::sync::Semaphore;
+use uuid::Uuid;
+
+use crate::profiles::{secret, secret_store};
+use crate::settings::BatchOptions;
+
+/// What every klant's backup in one run shares.
+pub struct Unattended {
+    pub engine: Engine,
+    secrets: Arc<dyn SecretStore>,
+    choice: CallbackChoice,
+    /// The folder the klanten's folders go in.
+    root: Option<PathBuf>,
+    callback_timeout: Duration,
+    /// `KLUIS_CA_CERT`, for profiles without a CA of their own.
+    fallback_ca_pem: Option<String>,
+    /// `--max-bytes`.
+    pub max_bytes: Option<u64>,
+    running: Mutex<HashSet<Uuid>>,
+    /// Set by Ctrl-C: nothing more starts or is tried again.
+    stopping: AtomicBool,
+}
+
+/// How one klant's backup ended.
+pub enum Outcome {
+    Saved(Uuid, Saved),
+    Failed(Error),
+    /// Another Kluis process is backing this klant up now.
+    Busy,
+    /// `run-due`: the plan was no longer due once the klant's turn was had.
+    NotDue,
+}
+
+impl Unattended {
+    pub fn new(
+        history: Arc<History>,
+        settings: &kluis_profiles::Settings,
+        out: Option<&Path>,
+        callback: Option<CallbackChoice>,
+        callback_timeout: Duration,
+    ) -> Result<Self> {
+        let root = out
+            .map(Path::to_path_buf)
+            .or_else(|| settings.save_folder.as_ref().map(PathBuf::from));
+        Ok(Self {
+            engine: Engine::new(history),
+            secrets: secret_store(),
+            choice: callback.unwrap_or_else(|| settings.callback.clone()),
+            root,
+            callback_timeout,
+            fallback_ca_pem: std::env::var("KLUIS_CA_CERT")
+                .ok()
+                .and_then(|path| std::fs::read_to_string(path).ok()),
+            max_bytes: None,
+            running: Mutex::default(),
+            stopping: AtomicBool::new(false),
+        })
+    }
+
+    /// The folder the klanten's folders go in, or what to do to have one.
+    pub fn root(&self) -> Result<&Path> {
+        self.root.as_deref().ok_or_else(|| {
+            Error::Config(
+                "Say where the klanten's backups go: --out FOLDER, or choose a save folder in the app (Settings → Where backups are saved).".into(),
+            )
+        })
+    }
+
+    /// Backs up `profile` once, to `destination` (default: its folder under the root), as
+    /// job `id`; `cancel` ends it as cancelled.
+    pub async fn back_up_once(
+        &self,
+        profile: &Profile,
+        destination: Option<Destination>,
+        id: Uuid,
+        events: EventSink,
+        cancel: Option<Arc<tokio::sync::Notify>>,
+    ) -> Result<Saved> {
+        let missing = || {
+            Error::Config(format!(
+                "The profile \"{}\" has no saved api key or password here. Add it again with `kluis profiles add`, or set KLUIS_SECRETS_DIR to where they are kept.",
+                profile.name
+            ))
+        };
+        let api_key = secret(&self.secrets, &profile.id, SecretKind::ApiKey)
+            .await?
+            .ok_or_else(missing)?;
+        let password = secret(&self.secrets, &profile.id, SecretKind::Password)
+            .await?
+            .ok_or_else(missing)?;
+        let config = profile.service_config(api_key, password, self.fallback_ca_pem.as_deref())?;
+        let destination = match destination {
+            Some(destination) => destination,
+            None => {
+                let folder = self.root()?.join(profile.folder_name());
+                kluis_https::private::create_dir_all(&folder)
+                    .map_err(|e| Error::io(format!("create {}", folder.display()), e))?;
+                Destination::named(&folder, profile.backup_stem(&jiff::Zoned::now()))?
+            }
+        };
+        let relay_secret = match self.choice {
+            CallbackChoice::Relay { .. } => match std::env::var("KLUIS_RELAY_SECRET") {
+                Ok(value) => Some(kluis_core::Secret::new(value)),
+                Err(_) => {
+                    secret(&self.secrets, kluis_profiles::APP, SecretKind::RelaySecret).await?
+                }
+            },
+            _ => None,
+        };
+        let needs = TransportNeeds {
+            relay_secret,
+            webhook_site: None,
+        };
+        let transport = self.choice.build(&config, needs).await?;
+        let request = BackupRequest {
+            id,
+            profile: profile.id.clone(),
+            owner: Owner::Cli,
+            destination,
+            callback_timeout: self.callback_timeout,
+        };
+        if self.stopping.load(Ordering::SeqCst) {
+            return Err(Error::Cancelled);
+        }
+        self.running.lock().unwrap().insert(id);
+        let handle = self.engine.start(Launch {
+            work: Work::New(request),
+            connection: Arc::new(ServiceConnection::open(
+                config,
+                DownloadOptions {
+                    max_bytes: self.max_bytes,
+                    ..DownloadOptions::default()
+                },
+            )?),
+            transport,
+            events,
+            cancel,
+        });
+        let outcome = handle.finished().await;
+        self.running.lock().unwrap().remove(&id);
+        outcome
+    }
+
+    /// One klant of a batch, under its turn: tried again after passing failures.
+    async fn back_up_klant(
+        &self,
+        profile: &Profile,
+        options: &BatchOptions,
+        only_due: bool,
+    ) -> Outcome {
+        let history = self.engine.history().clone();
+        let turn = match take_turn(&history, &profile.id) {
+            Ok(Some(turn)) => turn,
+            Ok(None) => return Outcome::Busy,
+            Err(e) => return Outcome::Failed(e),
+        };
+        if only_due && !is_due(profile, &history) {
+            return Outcome::NotDue;
+        }
+        let mut delay = Duration::from_secs(options.retry_delay);
+        let mut tries_left = options.retries;
+        let outcome = loop {
+            if self.stopping.load(Ordering::SeqCst) {
+                break Outcome::Failed(Error::Cancelled);
+            }
+            let id = Uuid::new_v4();
+            let quiet: EventSink = Arc::new(|_| {});
+            match self.back_up_once(profile, None, id, quiet, None).await {
+                Ok(saved) => break Outcome::Saved(id, saved),
+                Err(e) if e.code().is_transient() && tries_left > 0 => {
+                    eprintln!(
+                        "kluis: {}: {e} — trying again in {} s.",
+                        profile.name,
+                        delay.as_secs()
+                    );
+                    tokio::time::sleep(delay).await;
+                    delay = delay.saturating_mul(2);
+                    tries_left -= 1;
+                }
+                Err(e) => break Outcome::Failed(e),
+            }
+        };
+        drop(turn);
+        outcome
+    }
+
+    /// Backs up `profiles`, `options.concurrency` at a time, reporting each as it ends.
+    /// Fails with the first failure's error (the exit code tells a scheduler).
+    pub async fn batch(
+        &self,
+        profiles: Vec<Profile>,
+        options: &BatchOptions,
+        only_due: bool,
+        json: bool,
+    ) -> Result<()> {
+        let slots = Semaphore::new(options.concurrency.max(1) as usize);
+        let mut running: FuturesUnordered<_> = profiles
+            .into_iter()
+            .map(|profile| {
+                let slots = &slots;
+                async move {
+                    let _slot = slots.acquire().await;
+                    let outcome = self.back_up_klant(&profile, options, only_due).await;
+                    (profile, outcome)
+                }
+            })
+            .collect();
+        let mut first_error = None;
+        while let Some((profile, outcome)) = running.next().await {
+            match outcome {
+                Outcome::Saved(id, saved) => report_saved(&profile, id, &saved, json),
+                Outcome::Failed(error) => {
+                    report_failed(&profile, &error, json);
+                    first_error.get_or_insert(error);
+                }
+                Outcome::Busy => eprintln!(
+                    "kluis: {}: a backup of this klant is running in another Kluis process; left to it.",
+                    profile.name
+                ),
+                Outcome::NotDue => {}
+            }
+        }
+        first_error.map_or(Ok(()), Err)
+    }
+
+    /// Ctrl-C: nothing more starts, and every running backup ends as cancelled.
+    pub fn cancel_all(&self) {
+        self.stopping.store(true, Ordering::SeqCst);
+        for id in self.running.lock().unwrap().iter() {
+            self.engine.cancel(*id);
+        }
+    }
+}
+
+/// Whether `profile`'s plan is due now (the one due-computation the app uses too).
+pub fn is_due(profile: &Profile, history: &History) -> bool {
+    profile.plan.as_ref().is_some_and(|plan| {
+        matches!(
+            plan.due(last_started(history, &profile.id), &jiff::Zoned::now()),
+            Due::Now { .. }
+        )
+    })
+}
+
+fn report_saved(profile: &Profile, id: Uuid, saved: &Saved, json: bool) {
+    if json {
+        let line = serde_json::json!({
+            "profile": profile.id, "name": profile.name, "job": id,
+            "path": saved.path, "bytes": saved.bytes, "sha256": saved.sha256,
+        });
+        println!("{line}");
+    } else {
+        println!("{}", saved.path.display());
+    }
+}
+
+fn report_failed(profile: &Profile, error: &Error, json: bool) {
+    if json {
+        let line =
+            serde_json::json!({ "profile": profile.id, "name": profile.name, "error": error });
+        println!("{line}");
+    } else {
+        eprintln!("kluis: {}: {error}", profile.name);
+    }
+}
+
+/// Runs `batch` until it ends or a signal comes: Ctrl-C cancels every backup (and waits for
+/// them to end so), SIGTERM stops them (resumable ones stay for `kluis resume`).
+pub async fn until_signal(
+    unattended: &Unattended,
+    batch: impl std::future::Future<Output = Result<()>>,
+) -> Result<()> {
+    let mut batch = Box::pin(batch);
+    let signal = tokio::select! {
+        biased;
+        outcome = &mut batch => return outcome,
+        signal = crate::stop::requested() => signal,
+    };
+    match signal {
+        crate::stop::Signal::Interrupt => {
+            unattended.cancel_all();
+            let _ = batch.await;
+            Err(Error::Cancelled)
+        }
+        crate::stop::Signal::Terminate => {
+            drop(batch);
+            unattended.engine.shutdown().await;
+            Err(Error::Interrupted)
+        }
+    }
+}
+
+/// The profile `--profile` names, as kluis-core's error when there is none.
+pub fn find(profiles: &kluis_profiles::ProfileStore, name: &str) -> Result<Profile> {
+    profiles.find(name).map_err(ProfileError::into_core)
+}

@@ -1,0 +1,575 @@
+//! Saved profiles from the command line, against the simulator over TLS: `profiles
+//! add|list|remove`, `plan`, `status`, `backup --profile`, `backup --all`, `run-due` and
+//! `schedule install|remove`. Secrets go to an owner-only `KLUIS_SECRETS_DIR` here (no keyring
+//! in `cargo test`; the keyring itself is tested in `tests/keyring.rs` under a real Secret
+//! Service).
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::Output;
+
+use common::{assert_no_secrets_except, assert_succeeded, env, Env};
+use kluis_sim::config::{Account, RESTRICTED_API_KEY};
+use serde_json::Value;
+
+const KLANT_PASSWORD: &str = "klant-password-77";
+
+/// A simulator with three klanten of one office (one api key), plus the restricted key.
+async fn office() -> Env {
+    env(|config| {
+        for name in ["bakker", "visser"] {
+            config.accounts.push(Account {
+                username: name.into(),
+                password: KLANT_PASSWORD.into(),
+                ..Account::demo()
+            });
+        }
+        config.payload_size = 256 * 1024;
+    })
+    .await
+}
+
+impl Env {
+    fn profiles_file(&self) -> PathBuf {
+        self.dir.path().join("profiles.json")
+    }
+
+    fn secrets_dir(&self) -> PathBuf {
+        self.dir.path().join("secrets")
+    }
+
+    /// `kluis ARGS` with this test's profiles file and secrets folder, and `vars`.
+    async fn saved(&self, args: &[&str], vars: &[(&str, &str)]) -> Output {
+        let mut all = vec![
+            (
+                "KLUIS_PROFILES_FILE",
+                self.profiles_file().to_str().unwrap().to_string(),
+            ),
+            (
+                "KLUIS_SECRETS_DIR",
+                self.secrets_dir().to_str().unwrap().to_string(),
+            ),
+        ];
+        all.extend(vars.iter().map(|(k, v)| (*k, v.to_string())));
+        let vars: Vec<(&str, &str)> = all.iter().map(|(k, v)| (*k, v.as_str())).collect();
+        self.demo_with(args, &vars).await
+    }
+
+    /// Adds profile `name` for simulator user `username` (secrets from the environment).
+    async fn add(&self, name: &str, username: &str, api_key: &str, password: &str) -> String {
+        let output = self
+            .saved(
+                &["profiles", "add", name],
+                &[
+                    ("KLUIS_USERNAME", username),
+                    ("KLUIS_API_KEY", api_key),
+                    ("KLUIS_PASSWORD", password),
+                ],
+            )
+            .await;
+        assert_succeeded(&output);
+        String::from_utf8(output.stdout).unwrap().trim().to_string()
+    }
+
+    /// `kluis backup --all --out ROOT EXTRA…` with the saved profiles.
+    async fn backup_all(&self, root: &Path, extra: &[&str]) -> Output {
+        let mut args = vec!["backup", "--all", "--out", root.to_str().unwrap()];
+        args.extend_from_slice(extra);
+        self.saved(&args, &[]).await
+    }
+
+    /// The profiles file as JSON, for a test to move a plan's start into the past.
+    fn edit_profiles(&self, change: impl FnOnce(&mut Value)) {
+        let mut stored: Value =
+            serde_json::from_slice(&std::fs::read(self.profiles_file()).unwrap()).unwrap();
+        change(&mut stored);
+        std::fs::write(self.profiles_file(), serde_json::to_vec(&stored).unwrap()).unwrap();
+    }
+
+    /// Makes every saved plan as if it had been set `hours` ago.
+    fn plans_set_hours_ago(&self, hours: i64) {
+        let then = jiff::Timestamp::now().as_millisecond() - hours * 3_600_000;
+        self.edit_profiles(|stored| {
+            for profile in stored["profiles"].as_array_mut().unwrap() {
+                if let Some(plan) = profile.get_mut("plan").filter(|p| p.is_object()) {
+                    plan["set_at_ms"] = then.into();
+                }
+            }
+        });
+    }
+}
+
+fn json_lines(output: &Output) -> Vec<Value> {
+    String::from_utf8_lossy(&output.stdout)
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap())
+        .collect()
+}
+
+fn stderr(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stderr).into_owned()
+}
+
+/// Exit `code`, saying `says` on stderr, and no profiles file written.
+fn assert_refused_before_saving(env: &Env, output: &Output, code: i32, says: &str) {
+    assert_eq!(output.status.code(), Some(code), "{}", stderr(output));
+    assert!(stderr(output).contains(says), "{}", stderr(output));
+    assert!(
+        !env.profiles_file().exists(),
+        "nothing saved after a refusal"
+    );
+}
+
+/// The files below `dir`, relative, sorted.
+fn files_below(dir: &Path) -> Vec<String> {
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_dir() {
+            for inner in files_below(&path) {
+                found.push(format!(
+                    "{}/{inner}",
+                    path.file_name().unwrap().to_string_lossy()
+                ));
+            }
+        } else {
+            found.push(path.file_name().unwrap().to_string_lossy().into_owned());
+        }
+    }
+    found.sort();
+    found
+}
+
+/// A profile added from the command line keeps its secrets only in the owner-only secrets
+/// folder (not in the profiles file, not in the output), is listed with its plan, shows in
+/// `status`, and is removed with its secrets; a secret given as an argument is refused.
+#[tokio::test]
+async fn profiles_are_added_planned_listed_and_removed() {
+    let env = office().await;
+    let key = kluis_sim::config::DEMO_API_KEY.to_string();
+    let refused = env
+        .saved(
+            &["profiles", "add", "Bakker", "--password", KLANT_PASSWORD],
+            &[("KLUIS_USERNAME", "bakker")],
+        )
+        .await;
+    assert_refused_before_saving(&env, &refused, 2, "never taken from an argument");
+
+    let wrong = env
+        .saved(
+            &["profiles", "add", "Bakker"],
+            &[("KLUIS_USERNAME", "bakker"), ("KLUIS_PASSWORD", "wrong")],
+        )
+        .await;
+    assert_eq!(
+        wrong.status.code(),
+        Some(3),
+        "a wrong password is said at once: {}",
+        stderr(&wrong)
+    );
+
+    let bakker = env.add("Bakker B.V.", "bakker", &key, KLANT_PASSWORD).await;
+    // The second from standard input: the api key, then the password.
+    let mut command = env.command(&["profiles", "add", "Visser", "--stdin"]);
+    command
+        .env_remove("KLUIS_API_KEY")
+        .env_remove("KLUIS_PASSWORD")
+        .env("KLUIS_USERNAME", "visser")
+        .env("KLUIS_PROFILES_FILE", env.profiles_file())
+        .env("KLUIS_SECRETS_DIR", env.secrets_dir())
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped());
+    let mut child = command.spawn().unwrap();
+    use std::io::Write;
+    write!(child.stdin.take().unwrap(), "{key}\n{KLANT_PASSWORD}\n").unwrap();
+    // Waited for off the runtime the simulator runs on.
+    let visser = tokio::task::spawn_blocking(move || child.wait_with_output().unwrap())
+        .await
+        .unwrap();
+    assert_succeeded(&visser);
+
+    let file = std::fs::read_to_string(env.profiles_file()).unwrap();
+    assert!(
+        !file.contains(KLANT_PASSWORD) && !file.contains(&key),
+        "no secret in {file}"
+    );
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode(&env.secrets_dir()), 0o700);
+        assert_eq!(
+            mode(&env.secrets_dir().join(format!("{bakker}.password"))),
+            0o600
+        );
+        assert_eq!(mode(&env.profiles_file()), 0o600);
+    }
+
+    let plan = env
+        .saved(&["plan", "bakker b.v.", "--daily", "02:00"], &[])
+        .await;
+    assert_succeeded(&plan);
+    assert!(
+        stderr(&plan).contains("daily at 02:00; next backup"),
+        "{}",
+        stderr(&plan)
+    );
+    let bad = env
+        .saved(&["plan", "Visser", "--weekly", "someday", "02:00"], &[])
+        .await;
+    assert_eq!(bad.status.code(), Some(2));
+    assert!(stderr(&bad).contains("is not a day"), "{}", stderr(&bad));
+    assert_succeeded(&env.saved(&["plan", "Visser", "--every", "6h"], &[]).await);
+    assert_succeeded(&env.saved(&["plan", "Visser", "--pause"], &[]).await);
+
+    let listed = env.saved(&["profiles", "list", "--json"], &[]).await;
+    assert_succeeded(&listed);
+    let listed = json_lines(&listed);
+    assert_eq!(listed.len(), 2);
+    assert_eq!(listed[0]["name"], "Bakker B.V.");
+    assert_eq!(listed[0]["plan"]["schedule"]["kind"], "daily");
+    assert_eq!(listed[1]["plan"]["paused"], true);
+    let table = env.saved(&["profiles", "list"], &[]).await;
+    assert!(String::from_utf8_lossy(&table.stdout).contains("every 6 hours (paused)"));
+    assert_no_secrets_except(
+        &table,
+        &[KLANT_PASSWORD, &key],
+        &[&bakker, listed[1]["id"].as_str().unwrap()],
+    );
+
+    let status = env.saved(&["status", "--json"], &[]).await;
+    assert_succeeded(&status);
+    let status = json_lines(&status);
+    assert_eq!(
+        status[0]["overdue"], false,
+        "a plan set just now is not overdue"
+    );
+    assert!(status[0]["next_due_ms"].as_i64().unwrap() > jiff::Timestamp::now().as_millisecond());
+    assert_eq!(
+        status[1]["next_due_ms"],
+        Value::Null,
+        "a paused plan has no next backup"
+    );
+
+    assert_succeeded(&env.saved(&["profiles", "remove", "Bakker B.V."], &[]).await);
+    assert!(
+        !env.secrets_dir()
+            .join(format!("{bakker}.password"))
+            .exists(),
+        "its secrets are gone"
+    );
+    let listed = json_lines(&env.saved(&["profiles", "list", "--json"], &[]).await);
+    assert_eq!(listed.len(), 1);
+    let gone = env.saved(&["plan", "Bakker B.V.", "--manual"], &[]).await;
+    assert_eq!(gone.status.code(), Some(2));
+    assert!(
+        stderr(&gone).contains("no profile named"),
+        "{}",
+        stderr(&gone)
+    );
+}
+
+/// Backup all: each klant into its own folder under --out, named by klant and date; the klant
+/// whose key may not make backups fails with its reason and stops none of the others; the
+/// exit code is that failure's.
+#[tokio::test]
+async fn backup_all_saves_each_klant_and_one_failure_stops_none() {
+    let env = office().await;
+    let key = kluis_sim::config::DEMO_API_KEY.to_string();
+    env.add("Bakker", "bakker", &key, KLANT_PASSWORD).await;
+    env.add("Visser", "visser", &key, KLANT_PASSWORD).await;
+    env.add(
+        "De Vries",
+        "demo",
+        &RESTRICTED_API_KEY.to_string(),
+        kluis_sim::config::DEMO_PASSWORD,
+    )
+    .await;
+    let root = env.dir.path().join("backups");
+    std::fs::create_dir(&root).unwrap();
+    let output = env
+        .backup_all(&root, &["--json", "--retry-delay", "0"])
+        .await;
+    assert_eq!(
+        output.status.code(),
+        Some(4),
+        "the refused key's exit code: {}",
+        stderr(&output)
+    );
+    let lines = json_lines(&output);
+    assert_eq!(lines.len(), 3, "one line per klant: {lines:?}");
+    let failed: Vec<_> = lines.iter().filter(|l| l.get("error").is_some()).collect();
+    assert_eq!(failed.len(), 1);
+    assert_eq!(failed[0]["name"], "De Vries");
+    assert_eq!(failed[0]["error"]["code"], "permission_denied");
+    let files = files_below(&root);
+    assert_eq!(files.len(), 2, "{files:?}");
+    let today = jiff::Zoned::now().strftime("%Y-%m-%d").to_string();
+    assert!(
+        files[0].starts_with(&format!("Bakker/Bakker {today} ")),
+        "{files:?}"
+    );
+    assert!(
+        files[1].starts_with(&format!("Visser/Visser {today} ")),
+        "{files:?}"
+    );
+    // The history knows each klant by its profile id, as the app does.
+    let saved_ids: Vec<_> = lines
+        .iter()
+        .filter_map(|l| l.get("path").map(|_| l["profile"].clone()))
+        .collect();
+    for id in saved_ids {
+        let rows = env.history().list(Some(id.as_str().unwrap()), 10).unwrap();
+        assert_eq!(rows.len(), 1);
+        assert_eq!(rows[0].stage, kluis_core::Stage::Saved);
+    }
+}
+
+/// A failure with a passing cause (the service answers 500 to the first POST) is tried again
+/// after the delay, and the klant ends saved; the history keeps both tries.
+#[tokio::test]
+async fn a_passing_failure_is_tried_again() {
+    let env = office().await;
+    let key = kluis_sim::config::DEMO_API_KEY.to_string();
+    let id = env.add("Bakker", "bakker", &key, KLANT_PASSWORD).await;
+    env.sim.set_faults(|f| f.backup_failures_after_start = 1);
+    let root = env.out();
+    let output = env
+        .backup_all(&root, &["--retries", "1", "--retry-delay", "0"])
+        .await;
+    assert_succeeded(&output);
+    assert!(
+        stderr(&output).contains("trying again"),
+        "{}",
+        stderr(&output)
+    );
+    let rows = env.history().list(Some(&id), 10).unwrap();
+    let stages: Vec<_> = rows.iter().map(|r| r.stage).collect();
+    assert_eq!(
+        stages,
+        [kluis_core::Stage::Saved, kluis_core::Stage::Failed],
+        "newest first"
+    );
+    assert_eq!(rows[1].error_code, Some(kluis_core::Code::ServiceError));
+
+    // Without retries the same failure ends the klant as failed.
+    env.sim.set_faults(|f| f.backup_failures_after_start = 1);
+    let output = env.backup_all(&root, &["--retries", "0"]).await;
+    assert_eq!(output.status.code(), Some(1), "{}", stderr(&output));
+}
+
+/// `run-due` backs up a due plan once (a catch-up of many missed slots is one backup), then
+/// nothing until the next slot; it leaves a klant whose turn another process holds (the app
+/// backing it up) alone; and `status` says overdue before and not after.
+#[tokio::test]
+async fn run_due_runs_each_due_plan_once() {
+    let env = office().await;
+    let key = kluis_sim::config::DEMO_API_KEY.to_string();
+    let bakker = env.add("Bakker", "bakker", &key, KLANT_PASSWORD).await;
+    let visser = env.add("Visser", "visser", &key, KLANT_PASSWORD).await;
+    assert_succeeded(&env.saved(&["plan", "Bakker", "--every", "1h"], &[]).await);
+    assert_succeeded(&env.saved(&["plan", "Visser", "--every", "1h"], &[]).await);
+    let root = env.out();
+    let out = root.to_str().unwrap();
+
+    let nothing = env.saved(&["run-due", "--out", out], &[]).await;
+    assert_succeeded(&nothing);
+    assert!(
+        stderr(&nothing).contains("no plan is due"),
+        "{}",
+        stderr(&nothing)
+    );
+
+    env.plans_set_hours_ago(5);
+    let status = json_lines(&env.saved(&["status", "--json"], &[]).await);
+    assert_eq!(
+        status[0]["overdue"], true,
+        "five missed hourly slots: {status:?}"
+    );
+
+    // Another process (the app) is backing Visser up: run-due leaves it.
+    let history = env.history();
+    let turn = kluis_profiles::take_turn(&history, &visser)
+        .unwrap()
+        .unwrap();
+    let first = env.saved(&["run-due", "--out", out, "--json"], &[]).await;
+    assert_succeeded(&first);
+    let lines = json_lines(&first);
+    assert_eq!(lines.len(), 1, "{lines:?}");
+    assert_eq!(lines[0]["profile"], bakker.as_str());
+    assert!(
+        stderr(&first)
+            .contains("Visser: a backup of this klant is running in another Kluis process"),
+        "{}",
+        stderr(&first)
+    );
+    drop(turn);
+
+    let second = env.saved(&["run-due", "--out", out, "--json"], &[]).await;
+    assert_succeeded(&second);
+    let lines = json_lines(&second);
+    assert_eq!(lines.len(), 1, "only Visser was still due: {lines:?}");
+    assert_eq!(lines[0]["profile"], visser.as_str());
+
+    let third = env.saved(&["run-due", "--out", out], &[]).await;
+    assert!(
+        stderr(&third).contains("no plan is due"),
+        "each plan ran once: {}",
+        stderr(&third)
+    );
+    assert_eq!(files_below(&root).len(), 2);
+    let status = json_lines(&env.saved(&["status", "--json"], &[]).await);
+    for klant in &status {
+        assert_eq!(klant["overdue"], false, "{klant}");
+        assert!(klant["last_success_ms"].is_i64(), "{klant}");
+    }
+}
+
+/// `backup --profile NAME` uses the saved profile's settings and secrets (no KLUIS_* service
+/// settings needed), saves into --out, and records the backup under the profile's id.
+#[tokio::test]
+async fn backup_of_a_saved_profile() {
+    let env = office().await;
+    let key = kluis_sim::config::DEMO_API_KEY.to_string();
+    let id = env.add("Bakker", "bakker", &key, KLANT_PASSWORD).await;
+    let out = env.out();
+    let mut command = env.command(&[
+        "backup",
+        "--profile",
+        "Bakker",
+        "--out",
+        out.to_str().unwrap(),
+        "--json",
+    ]);
+    for var in [
+        "KLUIS_BASE_URL",
+        "KLUIS_API_KEY",
+        "KLUIS_USERNAME",
+        "KLUIS_PASSWORD",
+    ] {
+        command.env_remove(var);
+    }
+    command
+        .env("KLUIS_PROFILES_FILE", env.profiles_file())
+        .env("KLUIS_SECRETS_DIR", env.secrets_dir());
+    let output = tokio::task::spawn_blocking(move || command.output().unwrap())
+        .await
+        .unwrap();
+    assert_succeeded(&output);
+    let line = &json_lines(&output)[0];
+    assert!(Path::new(line["path"].as_str().unwrap()).starts_with(&out));
+    assert_eq!(
+        env.history().list(Some(&id), 1).unwrap()[0].stage,
+        kluis_core::Stage::Saved
+    );
+}
+
+/// With no keyring to reach (no D-Bus session) and no KLUIS_SECRETS_DIR, adding a profile
+/// fails with what to do — and nothing is saved in plain text instead.
+#[cfg(target_os = "linux")]
+#[tokio::test]
+async fn no_keyring_is_a_clear_error_not_a_plain_text_fallback() {
+    let env = office().await;
+    let mut command = env.command(&["profiles", "add", "Bakker"]);
+    command
+        .env("KLUIS_USERNAME", "bakker")
+        .env("KLUIS_PASSWORD", KLANT_PASSWORD)
+        .env("KLUIS_PROFILES_FILE", env.profiles_file())
+        .env(
+            "DBUS_SESSION_BUS_ADDRESS",
+            format!("unix:path={}", env.dir.path().join("no-bus").display()),
+        );
+    let output = tokio::task::spawn_blocking(move || command.output().unwrap())
+        .await
+        .unwrap();
+    assert_refused_before_saving(&env, &output, 2, "KLUIS_SECRETS_DIR");
+    let mut written = Vec::new();
+    for entry in std::fs::read_dir(env.dir.path()).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_file()
+            && std::fs::read(&path)
+                .unwrap()
+                .windows(KLANT_PASSWORD.len())
+                .any(|w| w == KLANT_PASSWORD.as_bytes())
+        {
+            written.push(path);
+        }
+    }
+    assert!(
+        written.is_empty(),
+        "the password was written to {written:?}"
+    );
+}
+
+/// `schedule install` writes a systemd user timer (every 15 minutes, catching up after a
+/// boot) and a service that runs this `kluis run-due` with the same files, and enables it
+/// through `systemctl --user`; `remove` disables and deletes both.
+#[cfg(unix)]
+#[tokio::test]
+async fn schedule_installs_and_removes_a_systemd_user_timer() {
+    let env = office().await;
+    let config = env.dir.path().join("config");
+    let bin = env.dir.path().join("bin");
+    std::fs::create_dir(&bin).unwrap();
+    let calls = env.dir.path().join("systemctl-calls");
+    let fake = bin.join("systemctl");
+    std::fs::write(
+        &fake,
+        format!("#!/bin/sh\necho \"$@\" >> '{}'\n", calls.display()),
+    )
+    .unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&fake, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let vars = [
+        ("XDG_CONFIG_HOME", config.to_str().unwrap()),
+        ("HOME", env.dir.path().to_str().unwrap()),
+        ("PATH", bin.to_str().unwrap()),
+    ];
+    let install = env
+        .saved(
+            &["schedule", "install", "--out", "/srv/kluis backups"],
+            &vars,
+        )
+        .await;
+    assert_succeeded(&install);
+    let units = config.join("systemd/user");
+    let timer = std::fs::read_to_string(units.join("kluis-run-due.timer")).unwrap();
+    assert!(
+        timer.contains("OnCalendar=*:0/15") && timer.contains("Persistent=true"),
+        "{timer}"
+    );
+    let service = std::fs::read_to_string(units.join("kluis-run-due.service")).unwrap();
+    let exe = env!("CARGO_BIN_EXE_kluis");
+    assert!(
+        service.contains(&format!(
+            "ExecStart=\"{exe}\" run-due --out \"/srv/kluis backups\""
+        )),
+        "{service}"
+    );
+    assert!(
+        service.contains(&format!(
+            "Environment=\"KLUIS_PROFILES_FILE={}\"",
+            env.profiles_file().display()
+        )),
+        "{service}"
+    );
+    assert!(
+        !service.contains("KLUIS_PASSWORD") && !service.contains(KLANT_PASSWORD),
+        "no secret in the unit: {service}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(&calls).unwrap(),
+        "--user daemon-reload\n--user enable --now kluis-run-due.timer\n"
+    );
+
+    assert_succeeded(&env.saved(&["schedule", "remove"], &vars).await);
+    assert!(
+        !units.join("kluis-run-due.timer").exists()
+            && !units.join("kluis-run-due.service").exists()
+    );
+    assert!(std::fs::read_to_string(&calls)
+        .unwrap()
+        .contains("--user disable --now kluis-run-due.timer\n"));
+}

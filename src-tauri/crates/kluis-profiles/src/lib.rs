@@ -1,0 +1,33 @@
+//! kluis-profiles: the klanten Kluis backs up, shared by the desktop app and the `kluis` CLI
+//! so that both see the same profiles, plans and history. No Tauri, no UI.
+//!
+//! Parts and data flow:
+//! - [`paths`]: [`KluisPaths`], where the profiles file, the history and the app's staging
+//!   folder live (the platform's folders, or one folder for tests).
+//! - [`store`]: [`Profile`] (name, base URL, username, what the key was seen to allow, an extra
+//!   CA, a [`kluis_core::plan::Plan`]) and the app's [`Settings`], in one owner-only JSON file
+//!   written atomically ([`ProfileStore`]). A profile becomes a `ServiceConfig` with its
+//!   secrets ([`Profile::service_config`]); unattended backups are named by
+//!   [`Profile::backup_stem`] in [`Profile::folder_name`].
+//! - [`secrets`]: the api key, password and relay secret, kept by a [`SecretStore`]: the OS
+//!   keyring ([`KeyringStore`]), memory ([`MemoryStore`], demo and tests) or, where no keyring
+//!   can be unlocked and only when asked for, owner-only files ([`SecretsFolder`]).
+//! - [`status`]: a klant's standing ([`KlantStatus`]) read from its plan and the history: last
+//!   verified backup, last failure since, next due, overdue.
+//! - [`turn`]: one backup of a klant at a time across processes ([`take_turn`]), so the app's
+//!   plans and `kluis run-due` from a timer never run the same plan twice.
+//! - [`error`]: [`ProfileError`], the crate's one error type.
+
+pub mod error;
+pub mod paths;
+pub mod secrets;
+pub mod status;
+pub mod store;
+pub mod turn;
+
+pub use error::{ProfileError, ProfileResult};
+pub use paths::KluisPaths;
+pub use secrets::{KeyringStore, MemoryStore, SecretKind, SecretStore, SecretsFolder, APP};
+pub use status::{klant_status, last_started, KlantStatus, LastError};
+pub use store::{Endpoint, Profile, ProfileStore, Settings};
+pub use turn::take_turn;

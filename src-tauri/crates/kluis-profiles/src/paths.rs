@@ -1,0 +1,39 @@
+//! Where Kluis keeps its files: the same for the app and the CLI, so both see one set of
+//! profiles and one history.
+
+use std::path::{Path, PathBuf};
+
+use crate::error::{ProfileError, ProfileResult};
+
+#[derive(Debug, Clone)]
+pub struct KluisPaths {
+    pub profiles_file: PathBuf,
+    pub history_db: PathBuf,
+    /// The app's downloads wait here, verified, until the user chooses where to keep them.
+    pub staging_dir: PathBuf,
+}
+
+impl KluisPaths {
+    /// The platform's config and data folders.
+    pub fn platform() -> ProfileResult<Self> {
+        let dirs = directories::ProjectDirs::from("nl", "Kluis", "kluis").ok_or_else(|| {
+            ProfileError::Core(kluis_core::Error::Config(
+                "No home folder was found for Kluis's settings.".into(),
+            ))
+        })?;
+        Ok(Self {
+            profiles_file: dirs.config_dir().join("profiles.json"),
+            history_db: dirs.data_dir().join("history.sqlite3"),
+            staging_dir: dirs.data_dir().join("staging"),
+        })
+    }
+
+    /// Everything below one folder (tests, portable use).
+    pub fn under(dir: &Path) -> Self {
+        Self {
+            profiles_file: dir.join("profiles.json"),
+            history_db: dir.join("history.sqlite3"),
+            staging_dir: dir.join("staging"),
+        }
+    }
+}

@@ -1,0 +1,103 @@
+//! A klant's standing, read from its plan and the history: the last verified backup, the last
+//! failure since, when the next one is due and whether it is overdue. `kluis status` prints it;
+//! the app's plans ask [`last_started`] when a plan is due.
+
+use jiff::{Timestamp, Zoned};
+use kluis_core::plan::Due;
+use kluis_core::{Code, History, HistoryEntry, Stage};
+use serde::Serialize;
+
+use crate::store::Profile;
+
+/// How many of a klant's newest history rows are read: enough to find the last success
+/// behind a run of failures (a month of hourly attempts is more than anyone lets happen).
+const ROWS_READ: usize = 1000;
+
+/// One klant's standing.
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[derive(Debug, Clone, Serialize)]
+pub struct KlantStatus {
+    pub profile_id: String,
+    pub name: String,
+    pub plan: Option<kluis_core::plan::Plan>,
+    /// When the last verified backup was saved (ms since the epoch).
+    #[cfg_attr(feature = "ts", ts(type = "number | null"))]
+    pub last_success_ms: Option<i64>,
+    #[cfg_attr(feature = "ts", ts(type = "number | null"))]
+    pub last_success_bytes: Option<u64>,
+    pub last_success_path: Option<String>,
+    /// The newest failure after the last success (cancelled ones are not failures).
+    pub last_error: Option<LastError>,
+    /// A backup of this klant is under way (or was left unfinished).
+    pub running: bool,
+    /// When the plan runs next (ms since the epoch; now when due), or none.
+    #[cfg_attr(feature = "ts", ts(type = "number | null"))]
+    pub next_due_ms: Option<i64>,
+    /// The plan had a slot more than a little while ago with no verified backup since.
+    pub overdue: bool,
+}
+
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[derive(Debug, Clone, Serialize)]
+pub struct LastError {
+    #[cfg_attr(feature = "ts", ts(type = "number"))]
+    pub at_ms: i64,
+    pub code: Code,
+    pub message: String,
+}
+
+/// When profile `id`'s latest backup started (any outcome): what a plan counts from.
+pub fn last_started(history: &History, id: &str) -> Option<Timestamp> {
+    let latest = history.list(Some(id), 1).ok()?.into_iter().next()?;
+    Timestamp::from_millisecond(latest.started_at_ms).ok()
+}
+
+/// `profile`'s standing at `now`.
+pub fn klant_status(
+    profile: &Profile,
+    history: &History,
+    now: &Zoned,
+) -> kluis_core::Result<KlantStatus> {
+    let rows = history.list(Some(&profile.id), ROWS_READ)?;
+    let success = rows.iter().find(|e| e.stage == Stage::Saved);
+    let newer_than_success =
+        |e: &&HistoryEntry| success.is_none_or(|s| e.started_at_ms > s.started_at_ms);
+    let last_error = rows
+        .iter()
+        .filter(newer_than_success)
+        .find(|e| e.stage == Stage::Failed && e.error_code != Some(Code::Cancelled))
+        .map(|e| LastError {
+            at_ms: e.finished_at_ms.unwrap_or(e.started_at_ms),
+            code: e.error_code.unwrap_or(Code::ServiceError),
+            message: e.error_message.clone().unwrap_or_default(),
+        });
+    let started = |e: &HistoryEntry| Timestamp::from_millisecond(e.started_at_ms).ok();
+    let (next_due_ms, overdue) = match &profile.plan {
+        None => (None, false),
+        Some(plan) => {
+            let next = match plan.due(rows.first().and_then(started), now) {
+                Due::Now { .. } => Some(now.timestamp().as_millisecond()),
+                Due::At(slot) => Some(slot.timestamp().as_millisecond()),
+                Due::Never => None,
+            };
+            // Overdue counts from the last *verified* backup: tries that failed do not count.
+            let overdue = matches!(
+                plan.due(success.and_then(started), now),
+                Due::Now { missed: true }
+            );
+            (next, overdue)
+        }
+    };
+    Ok(KlantStatus {
+        profile_id: profile.id.clone(),
+        name: profile.name.clone(),
+        plan: profile.plan.clone(),
+        last_success_ms: success.map(|s| s.finished_at_ms.unwrap_or(s.started_at_ms)),
+        last_success_bytes: success.and_then(|s| s.bytes),
+        last_success_path: success.and_then(|s| s.path.clone()),
+        last_error,
+        running: rows.first().is_some_and(|e| !e.stage.is_final()),
+        next_due_ms,
+        overdue,
+    })
+}

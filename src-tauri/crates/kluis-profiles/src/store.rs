@@ -1,0 +1,324 @@
+//! Profiles (one per klant) and app settings, in a small JSON file in the config folder — the
+//! same file for the app and the CLI. Nothing secret is in it: the api key and password of a
+//! profile live in the keyring ([`crate::secrets`]).
+
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::{ProfileError, ProfileResult};
+
+/// The endpoints Kluis uses (besides `/authenticate`, which every key may use).
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Endpoint {
+    Environment,
+    BackupOwner,
+    Webhook,
+}
+
+impl Endpoint {
+    pub const ALL: [Endpoint; 3] = [
+        Endpoint::Environment,
+        Endpoint::BackupOwner,
+        Endpoint::Webhook,
+    ];
+
+    /// The path below the base URL.
+    pub fn path(self) -> &'static str {
+        match self {
+            Endpoint::Environment => "/util/environment",
+            Endpoint::BackupOwner => "/backup/owner",
+            Endpoint::Webhook => "/webhook",
+        }
+    }
+}
+
+/// A saved profile, without its secrets.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+pub struct Profile {
+    pub id: String,
+    pub name: String,
+    pub base_url: String,
+    pub username: String,
+    /// The service's OpenAPI description URL (on the base URL's origin), if known.
+    #[serde(default)]
+    pub openapi_url: Option<String>,
+    /// Endpoints the service refused with 403 for this profile's key.
+    #[serde(default)]
+    pub denied: Vec<Endpoint>,
+    /// Endpoints that answered this profile's key (the newest answer wins over a 403).
+    #[serde(default)]
+    pub allowed: Vec<Endpoint>,
+    /// A demo profile (simulator, secrets in memory): never written to disk.
+    #[serde(skip)]
+    pub demo: bool,
+    /// Extra CA certificates (PEM) this profile trusts: the user's choice for a service with a
+    /// private CA or behind a TLS-inspecting proxy, or the demo's simulator CA. Public, not
+    /// secret, so it is kept in the profile file.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub extra_ca_pem: Option<String>,
+    /// When this klant is backed up without a click (none: only by hand).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub plan: Option<kluis_core::plan::Plan>,
+}
+
+impl Profile {
+    /// A new profile with a fresh id: nothing learnt, no plan, no extra CA.
+    pub fn new(name: &str, base_url: &str, username: &str) -> Profile {
+        Profile {
+            id: uuid::Uuid::new_v4().to_string(),
+            name: name.trim().to_string(),
+            base_url: base_url.trim().to_string(),
+            username: username.trim().to_string(),
+            openapi_url: None,
+            denied: Vec::new(),
+            allowed: Vec::new(),
+            demo: false,
+            extra_ca_pem: None,
+            plan: None,
+        }
+    }
+
+    /// The service settings of this profile with its secrets; its own extra CA, else
+    /// `fallback_ca_pem` (`KLUIS_CA_CERT`).
+    pub fn service_config(
+        &self,
+        api_key: kluis_core::Secret,
+        password: kluis_core::Secret,
+        fallback_ca_pem: Option<&str>,
+    ) -> kluis_core::Result<kluis_core::ServiceConfig> {
+        let mut config = kluis_core::ServiceConfig::new(
+            &self.base_url,
+            api_key,
+            self.username.clone(),
+            password,
+            false,
+        )?;
+        config.extra_ca_pem = self
+            .extra_ca_pem
+            .clone()
+            .or_else(|| fallback_ca_pem.map(str::to_string));
+        Ok(config)
+    }
+
+    /// The klant's folder under the save folder: its name made safe as a file name (its id
+    /// when nothing of the name is left).
+    pub fn folder_name(&self) -> String {
+        kluis_core::filename::sanitize(&self.name).unwrap_or_else(|| self.id.clone())
+    }
+
+    /// An unattended backup's file name without extension: `<klant> <YYYY-MM-DD HHmm>` in
+    /// local time, never `owner-backup (7).zip`.
+    pub fn backup_stem(&self, now: &jiff::Zoned) -> String {
+        format!("{} {}", self.folder_name(), now.strftime("%Y-%m-%d %H%M"))
+    }
+}
+
+/// App settings the UI may read and change.
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct Settings {
+    /// Save every backup in this folder instead of asking with a save dialog.
+    pub save_folder: Option<String>,
+    /// How the service's callback reaches this computer.
+    #[serde(default)]
+    pub callback: kluis_core::CallbackChoice,
+    /// Whether a relay secret is in the keyring (the secret itself never leaves it).
+    #[serde(default)]
+    pub relay_secret_saved: bool,
+}
+
+#[derive(Debug, Default, Serialize, Deserialize)]
+struct Stored {
+    #[serde(default)]
+    profiles: Vec<Profile>,
+    #[serde(default)]
+    settings: Settings,
+}
+
+/// The profiles file, or memory only (tests).
+pub struct ProfileStore {
+    path: Option<PathBuf>,
+    stored: Mutex<Stored>,
+    demo: Mutex<Vec<Profile>>,
+}
+
+impl ProfileStore {
+    /// Loads `path`. A file that cannot be parsed is kept aside as `*.unreadable` (so nothing
+    /// is lost) and an empty store is used.
+    pub fn open(path: PathBuf) -> ProfileResult<Self> {
+        let stored = match std::fs::read(&path) {
+            Ok(bytes) => serde_json::from_slice(&bytes).unwrap_or_else(|e| {
+                tracing::warn!(%e, "the profiles file is unreadable; keeping it aside");
+                let _ = std::fs::rename(&path, path.with_extension("unreadable"));
+                Stored::default()
+            }),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Stored::default(),
+            Err(e) => {
+                return Err(kluis_core::Error::io(format!("read {}", path.display()), e).into())
+            }
+        };
+        Ok(Self {
+            path: Some(path),
+            stored: Mutex::new(stored),
+            demo: Mutex::default(),
+        })
+    }
+
+    pub fn in_memory() -> Self {
+        Self {
+            path: None,
+            stored: Mutex::default(),
+            demo: Mutex::default(),
+        }
+    }
+
+    pub fn list(&self) -> Vec<Profile> {
+        let mut all = self.demo.lock().unwrap().clone();
+        all.extend(self.stored.lock().unwrap().profiles.iter().cloned());
+        all
+    }
+
+    pub fn get(&self, id: &str) -> ProfileResult<Profile> {
+        self.list().into_iter().find(|p| p.id == id).ok_or_else(|| {
+            ProfileError::NotFound(
+                "That profile no longer exists. Choose or add another one.".into(),
+            )
+        })
+    }
+
+    /// The profile whose id is `name_or_id`, or whose name is (ignoring case and spaces at
+    /// either end). Two profiles of that name: refused with their ids, so the user can pick.
+    pub fn find(&self, name_or_id: &str) -> ProfileResult<Profile> {
+        let all = self.list();
+        if let Some(p) = all.iter().find(|p| p.id == name_or_id) {
+            return Ok(p.clone());
+        }
+        let wanted = name_or_id.trim().to_lowercase();
+        let named: Vec<_> = all
+            .into_iter()
+            .filter(|p| p.name.trim().to_lowercase() == wanted)
+            .collect();
+        match named.as_slice() {
+            [one] => Ok(one.clone()),
+            [] => Err(ProfileError::NotFound(format!(
+                "There is no profile named \"{}\". See `kluis profiles list`, or add one with `kluis profiles add`.",
+                name_or_id.chars().take(80).collect::<String>()
+            ))),
+            many => Err(ProfileError::NotFound(format!(
+                "{} profiles are named \"{}\"; name one by its id: {}.",
+                many.len(),
+                name_or_id.trim(),
+                many.iter().map(|p| p.id.as_str()).collect::<Vec<_>>().join(", ")
+            ))),
+        }
+    }
+
+    /// Adds or replaces a profile (demo profiles stay in memory).
+    pub fn put(&self, profile: Profile) -> ProfileResult<()> {
+        if profile.demo {
+            let mut demo = self.demo.lock().unwrap();
+            demo.retain(|p| p.id != profile.id);
+            demo.push(profile);
+            return Ok(());
+        }
+        let mut stored = self.stored.lock().unwrap();
+        match stored.profiles.iter_mut().find(|p| p.id == profile.id) {
+            Some(existing) => *existing = profile,
+            None => stored.profiles.push(profile),
+        }
+        self.write(&stored)
+    }
+
+    pub fn remove(&self, id: &str) -> ProfileResult<()> {
+        self.demo.lock().unwrap().retain(|p| p.id != id);
+        let mut stored = self.stored.lock().unwrap();
+        stored.profiles.retain(|p| p.id != id);
+        self.write(&stored)
+    }
+
+    pub fn settings(&self) -> Settings {
+        self.stored.lock().unwrap().settings.clone()
+    }
+
+    pub fn set_settings(&self, settings: Settings) -> ProfileResult<()> {
+        let mut stored = self.stored.lock().unwrap();
+        stored.settings = settings;
+        self.write(&stored)
+    }
+
+    /// Writes atomically (a temporary file, fsync, rename), owner-only.
+    fn write(&self, stored: &Stored) -> ProfileResult<()> {
+        let Some(path) = &self.path else {
+            return Ok(());
+        };
+        let io = |e| kluis_core::Error::io(format!("write {}", path.display()), e);
+        let dir = path.parent().unwrap_or(Path::new("."));
+        kluis_https::private::create_dir_all(dir).map_err(io)?;
+        let bytes = serde_json::to_vec_pretty(stored).expect("profiles serialise");
+        kluis_https::private::write_atomic(path, &bytes).map_err(io)?;
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn profile(id: &str) -> Profile {
+        Profile {
+            id: id.into(),
+            name: "Klant".into(),
+            base_url: "https://h/webservice_v2".into(),
+            username: "u".into(),
+            openapi_url: None,
+            denied: vec![],
+            allowed: vec![],
+            demo: false,
+            extra_ca_pem: None,
+            plan: None,
+        }
+    }
+
+    /// Profiles survive a reopen; demo profiles never reach the file.
+    #[test]
+    fn persists_real_profiles_only() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("profiles.json");
+        let store = ProfileStore::open(path.clone()).unwrap();
+        store.put(profile("a")).unwrap();
+        store
+            .put(Profile {
+                demo: true,
+                ..profile("demo")
+            })
+            .unwrap();
+        let reopened = ProfileStore::open(path.clone()).unwrap();
+        assert_eq!(
+            reopened
+                .list()
+                .iter()
+                .map(|p| p.id.as_str())
+                .collect::<Vec<_>>(),
+            ["a"]
+        );
+        assert!(!std::fs::read_to_string(&path).unwrap().contains("demo"));
+    }
+
+    /// A corrupt file is kept aside, not overwritten or fatal.
+    #[test]
+    fn corrupt_file_is_kept_aside() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("profiles.json");
+        std::fs::write(&path, b"{not json").unwrap();
+        let store = ProfileStore::open(path.clone()).unwrap();
+        assert!(store.list().is_empty());
+        assert_eq!(
+            std::fs::read(path.with_extension("unreadable")).unwrap(),
+            b"{not json"
+        );
+    }
+}
