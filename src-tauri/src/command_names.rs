@@ -1,6 +1,6 @@
 // The app's command names, shared by build.rs (the app manifest, so each needs a grant) and
 // the tests that check the handler, the capability and the UI's `api.ts` name the same ones.
-pub const ALL: [&str; 26] = [
+pub const ALL: [&str; 28] = [
     "launch_info",
     "profiles",
     "save_profile",
@@ -27,4 +27,6 @@ pub const ALL: [&str; 26] = [
     "set_plan",
     "watch_planned",
     "backup_all",
+    "set_monitor",
+    "test_monitor",
 ];

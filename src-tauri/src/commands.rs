@@ -147,6 +147,16 @@ fn set_plan(app: App<'_>, profile_id: String, input: PlanInput) -> Res<ProfileVi
 }
 
 #[tauri::command]
+fn set_monitor(app: App<'_>, profile_id: String, ping_url: Option<String>) -> Res<ProfileView> {
+    app.set_monitor(&profile_id, ping_url)
+}
+
+#[tauri::command]
+async fn test_monitor(app: App<'_>, profile_id: String) -> Res<()> {
+    app.test_monitor(&profile_id).await
+}
+
+#[tauri::command]
 async fn backup_all(app: App<'_>) -> Res<usize> {
     app.backup_all().await
 }
@@ -185,5 +195,7 @@ pub fn handler<R: tauri::Runtime>() -> impl Fn(tauri::ipc::Invoke<R>) -> bool + 
         set_plan,
         watch_planned,
         backup_all,
+        set_monitor,
+        test_monitor,
     ]
 }

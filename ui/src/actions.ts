@@ -363,6 +363,7 @@ export function planDraft(profile: ProfileView): PlanDraft {
     day: s?.kind === "weekly" ? s.day : "monday",
     hours: s?.kind === "every" ? String(s.hours) : "6",
     paused: profile.plan?.paused ?? false,
+    pingUrl: "",
   };
   state.planDraft.value = draft;
   return draft;
@@ -391,6 +392,29 @@ export function scheduleOf(d: PlanDraft): Schedule {
 export function savePlan(profile: ProfileView): Promise<void> {
   const draft = planDraft(profile);
   return guarded(async () => replaceProfile(await api.setPlan(profile.id, { schedule: scheduleOf(draft), paused: draft.paused })), profile.id);
+}
+
+/** Saves the typed ping URL as the klant's monitor (or removes it with `null`). */
+export function saveMonitor(profile: ProfileView, remove = false): Promise<void> {
+  const draft = planDraft(profile);
+  return guarded(async () => {
+    replaceProfile(await api.setMonitor(profile.id, remove ? null : draft.pingUrl.trim()));
+    batch(() => {
+      editPlan(profile, { pingUrl: "" });
+      state.monitorTest.value = null;
+    });
+  }, profile.id);
+}
+
+/** "Send test": one test ping to the klant's monitor; the answer shows beside the button. */
+export async function testMonitor(profile: ProfileView): Promise<void> {
+  state.monitorTest.value = { profileId: profile.id, result: "testing" };
+  try {
+    await api.testMonitor(profile.id);
+    state.monitorTest.value = { profileId: profile.id, result: "ok" };
+  } catch (e) {
+    state.monitorTest.value = { profileId: profile.id, result: { error: asError(e) } };
+  }
 }
 
 /** Backup all: every klant queued; each leaves the queue when its backup starts (its events

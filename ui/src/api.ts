@@ -70,6 +70,9 @@ export const api = {
   /** Every profile, a few at a time, into the save folder; resolves when the last has started. */
   backupAll: () => invoke<number>("backup_all"),
   setPlan: (profileId: string, input: PlanInput) => invoke<ProfileView>("set_plan", { profileId, input }),
+  /** The klant's outside monitor (a ping URL; null removes it). The URL never comes back. */
+  setMonitor: (profileId: string, pingUrl: string | null) => invoke<ProfileView>("set_monitor", { profileId, pingUrl }),
+  testMonitor: (profileId: string) => invoke<void>("test_monitor", { profileId }),
   /** The events of backups their plans start (each tagged with its job and klant). */
   watchPlanned: (onEvent: (e: PlannedEvent) => void) => {
     const channel = new Channel<PlannedEvent>();

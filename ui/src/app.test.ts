@@ -4,7 +4,7 @@ import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import type { AppJobEvent, HistoryEntry, Plan, PlannedEvent, ProfileView, ResumedEvent, Settings } from "./bindings";
 import { languages } from "./i18n";
 
-const demoProfile: ProfileView = { id: "demo", name: "Demo", base_url: "https://127.0.0.1:1/webservice_v2", username: "demo", openapi_url: null, demo: true, trusted_cas: [], plan: null, next_backup_ms: null };
+const demoProfile: ProfileView = { id: "demo", name: "Demo", base_url: "https://127.0.0.1:1/webservice_v2", username: "demo", openapi_url: null, demo: true, trusted_cas: [], plan: null, monitor: false, next_backup_ms: null };
 
 type Calls = { cmd: string; args: Record<string, unknown> }[];
 
@@ -19,7 +19,7 @@ let finishBackupAll: (() => void) | null = null;
 
 function fakeBackend(
   calls: Calls,
-  options: { demoStarted?: boolean; resumed?: ResumedEvent[]; holdBackup?: boolean; history?: HistoryEntry[]; dialogClosed?: boolean; profiles?: ProfileView[]; refuseSignIn?: string[]; saveFolder?: string } = {},
+  options: { demoStarted?: boolean; resumed?: ResumedEvent[]; holdBackup?: boolean; history?: HistoryEntry[]; dialogClosed?: boolean; profiles?: ProfileView[]; refuseSignIn?: string[]; saveFolder?: string; monitorDown?: boolean } = {},
 ) {
   let started = options.demoStarted ?? false;
   let settings: Settings = { ...defaultSettings, save_folder: options.saveFolder ?? null };
@@ -70,6 +70,14 @@ function fakeBackend(
         return new Promise((resolve) => (finishBackupAll = () => resolve(2)));
       case "watch_planned":
         plannedChannel = (args as { onEvent: { onmessage: (e: PlannedEvent) => void } }).onEvent;
+        return null;
+      case "set_monitor": {
+        const { pingUrl } = args as { pingUrl: string | null };
+        if (pingUrl !== null && !pingUrl.startsWith("https://")) throw { code: "config", message: "The monitor's ping URL is not https." };
+        return { ...demoProfile, monitor: pingUrl !== null };
+      }
+      case "test_monitor":
+        if (options.monitorDown) throw { code: "network", message: "The monitor could not be pinged." };
         return null;
       case "set_plan": {
         const { input } = args as { input: { schedule: Plan["schedule"]; paused: boolean } };
@@ -700,6 +708,38 @@ describe("Kluis UI", () => {
       expect(byTest("plan")?.querySelector('[data-test="next-backup"]')?.textContent).toContain("Next planned backup: 24 Nov 2026");
       await click("save-profile");
       expect(byTest("next-backup")?.textContent, "the Backup panel says it too").toContain("Next planned backup");
+    });
+
+    it("sets a klant's monitor, sends a test, and never shows its URL again", async () => {
+      fakeBackend(calls, { demoStarted: true, saveFolder: "/home/user/Backups", monitorDown: false });
+      await startUi();
+      await settle();
+      await click("edit-profile");
+      expect(byTest("monitor-state")?.textContent).toBe("No monitor.");
+      expect(byTest("monitor-test"), "nothing to test yet").toBeNull();
+      const url = document.getElementById("monitor-url") as HTMLInputElement;
+      url.value = "https://hc-ping.com/0f0e";
+      url.dispatchEvent(new Event("input", { bubbles: true }));
+      await settle();
+      await click("monitor-save");
+      expect(calls.find((c) => c.cmd === "set_monitor")?.args).toEqual({ profileId: "demo", pingUrl: "https://hc-ping.com/0f0e" });
+      expect(byTest("monitor-state")?.textContent).toContain("A monitor is set");
+      expect((document.getElementById("monitor-url") as HTMLInputElement).value, "the field is emptied").toBe("");
+      expect(document.body.innerHTML).not.toContain("0f0e");
+      await click("monitor-test");
+      expect(byTest("monitor-test-ok")?.textContent).toContain("answered the test ping");
+      await click("monitor-remove");
+      expect(calls.filter((c) => c.cmd === "set_monitor").at(-1)?.args).toEqual({ profileId: "demo", pingUrl: null });
+      expect(byTest("monitor-state")?.textContent).toBe("No monitor.");
+    });
+
+    it("says why a test ping did not arrive", async () => {
+      fakeBackend(calls, { demoStarted: true, profiles: [{ ...demoProfile, monitor: true }], monitorDown: true });
+      await startUi();
+      await settle();
+      await click("edit-profile");
+      await click("monitor-test");
+      expect(byTest("monitor-test-failed")?.textContent).toContain("could not be pinged");
     });
 
     it("asks for a save folder before a plan can run, and leads to Settings", async () => {

@@ -87,6 +87,11 @@ export type ProfileView = { id: string, name: string, base_url: string, username
  */
 trusted_cas: Array<TrustedCa>, plan: Plan | null, 
 /**
+ * Whether an outside monitor is pinged after each unattended backup (its URL, a
+ * capability like a password, is not sent back).
+ */
+monitor: boolean, 
+/**
  * When the plan runs next (ms since the epoch; now when due), or null.
  */
 next_backup_ms: number | null, };

@@ -50,6 +50,8 @@ export type PlanDraft = {
   day: Day;
   hours: string;
   paused: boolean;
+  /** A monitor's ping URL being typed (the saved one is never sent back). */
+  pingUrl: string;
 };
 
 /** The callback settings form: the chosen kind and every kind's fields, so switching back
@@ -89,6 +91,8 @@ export const state = {
   busy: signal(false),
   /** Profiles waiting in Backup all's queue for their turn. */
   queued: signal<ReadonlySet<string>>(new Set()),
+  /** "Send test" to a klant's monitor: under way, answered, or refused. */
+  monitorTest: signal<{ profileId: string; result: "testing" | "ok" | { error: UiError } } | null>(null),
   /** The plan form's draft (for the profile in the form), or null. */
   planDraft: signal<PlanDraft | null>(null),
   /** The open confirmation, or null. */

@@ -65,5 +65,38 @@ export function PlanSection({ profile }: { profile: ProfileView }) {
       : null,
     h("div", { class: "row" }, h("button", { type: "button", class: "secondary", "data-test": "plan-save", disabled: noFolder, onClick: () => void actions.savePlan(profile) }, t("planSave"))),
     h(NextBackup, { profile }),
+    h(MonitorSection, { profile }),
+  );
+}
+
+/** The klant's outside monitor: a ping URL told of each unattended backup, and Send test. */
+function MonitorSection({ profile }: { profile: ProfileView }) {
+  const d = actions.planDraft(profile);
+  const test = state.monitorTest.value?.profileId === profile.id ? state.monitorTest.value.result : null;
+  return h(
+    "div",
+    { class: "monitor", role: "group", "aria-labelledby": "monitor-title", "data-test": "monitor" },
+    h("h4", { id: "monitor-title" }, t("monitorTitle")),
+    h("p", { class: "note" }, t("monitorNote")),
+    h("p", { "data-test": "monitor-state" }, profile.monitor ? t("monitorSet") : t("monitorNone")),
+    h(
+      Field,
+      { id: "monitor-url", label: profile.monitor ? t("monitorReplace") : t("monitorUrl") },
+      h("input", { id: "monitor-url", type: "url", inputMode: "url", autoComplete: "off", spellcheck: false, placeholder: "https://hc-ping.com/…", value: d.pingUrl, onInput: (e: Event) => actions.editPlan(profile, { pingUrl: (e.target as HTMLInputElement).value }) }),
+    ),
+    h(
+      "div",
+      { class: "row" },
+      h("button", { type: "button", class: "secondary", "data-test": "monitor-save", disabled: d.pingUrl.trim() === "", onClick: () => void actions.saveMonitor(profile) }, t("monitorSave")),
+      profile.monitor ? h("button", { type: "button", class: "secondary", "data-test": "monitor-test", disabled: test === "testing", onClick: () => void actions.testMonitor(profile) }, t("monitorTest")) : null,
+      profile.monitor ? h("button", { type: "button", class: "secondary", "data-test": "monitor-remove", onClick: () => void actions.saveMonitor(profile, true) }, t("monitorRemove")) : null,
+    ),
+    test === null
+      ? null
+      : test === "testing"
+        ? h("p", { role: "status" }, t("loading"))
+        : test === "ok"
+          ? h("p", { class: "success", role: "status", "data-test": "monitor-test-ok" }, t("monitorTestOk"))
+          : h("div", { class: "error", role: "alert", "data-test": "monitor-test-failed" }, h("strong", {}, t("monitorTestFailed")), h("p", {}, test.error.message)),
   );
 }

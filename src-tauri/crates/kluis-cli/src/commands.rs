@@ -163,8 +163,13 @@ async fn backup_profile(
     let stages = Mutex::new(StageDisplay::new(Duration::from_secs(args.timeout)));
     let events: EventSink = Arc::new(move |event| stages.lock().unwrap().show(event));
     let job = unattended.back_up_once(&profile, destination, id, events, Some(cancel.clone()));
-    let saved = crate::stop::backup(&unattended.engine, id, &cancel, job).await?;
-    report(id, &saved, args.json);
+    let outcome = crate::stop::backup(&unattended.engine, id, &cancel, job).await;
+    let ran = match &outcome {
+        Ok(saved) => Some(kluis_profiles::Ran::saved(saved)),
+        Err(e) => kluis_profiles::Ran::failed(e),
+    };
+    unattended.tell_monitor(&profile, ran).await;
+    report(id, &outcome?, args.json);
     Ok(())
 }
 

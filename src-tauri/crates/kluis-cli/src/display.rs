@@ -165,13 +165,22 @@ pub fn plan_line(status: &kluis_profiles::KlantStatus) -> String {
     )
 }
 
+/// "; the monitor is pinged" when the profile has one (its URL is a capability: not shown).
+pub fn monitor_note(profile: &kluis_profiles::Profile) -> &'static str {
+    if profile.ping_url.is_some() {
+        " Its monitor is pinged after each unattended backup."
+    } else {
+        ""
+    }
+}
+
 /// Prints the profiles as a table, or as one JSON object per line (no secret is in them).
 pub fn profiles(profiles: &[kluis_profiles::Profile], json: bool) {
     if json {
         for p in profiles {
             let line = serde_json::json!({
                 "id": p.id, "name": p.name, "base_url": p.base_url, "username": p.username,
-                "plan": p.plan,
+                "plan": p.plan, "monitor": p.ping_url.is_some(),
             });
             println!("{line}");
         }

@@ -46,6 +46,22 @@ pub async fn run(cli: &Cli, command: &ProfilesCommand) -> Result<()> {
             display::profiles(&profiles.list(), *json);
             Ok(())
         }
+        ProfilesCommand::TestPing { profile } => {
+            let profile = profiles.find(profile).map_err(ProfileError::into_core)?;
+            let fallback = connection_ca(cli)?;
+            let Some(monitor) = kluis_profiles::Monitor::of(&profile, fallback.as_deref()) else {
+                return Err(Error::Config(format!(
+                    "\"{}\" has no monitor; set one with `kluis plan \"{}\" --ping URL`.",
+                    profile.name, profile.name
+                )));
+            };
+            monitor.ping(&kluis_profiles::Ran::Test).await?;
+            eprintln!(
+                "kluis: the monitor of \"{}\" answered the test ping.",
+                profile.name
+            );
+            Ok(())
+        }
         ProfilesCommand::Remove { profile } => {
             let profile = profiles.find(profile).map_err(ProfileError::into_core)?;
             let store = secret_store();
@@ -152,6 +168,11 @@ async fn add(
     Ok(())
 }
 
+/// `KLUIS_CA_CERT` / `--ca-cert`, trusted for profiles without a CA of their own.
+pub fn connection_ca(cli: &Cli) -> Result<Option<String>> {
+    cli.connection.ca_pem()
+}
+
 /// Two lines: the api key, then the password (a trailing newline is not part of either).
 fn read_secrets(input: impl BufRead) -> Result<(Secret, Secret)> {
     let mut lines = input.lines();
@@ -179,7 +200,27 @@ pub fn plan(cli: &Cli, args: &PlanArgs) -> Result<()> {
         .find(&args.profile)
         .map_err(ProfileError::into_core)?;
     let now = jiff::Timestamp::now();
-    profile.plan = if args.pause || args.resume {
+    let changes_schedule = args.daily.is_some()
+        || args.weekdays.is_some()
+        || args.weekly.is_some()
+        || args.every.is_some()
+        || args.manual
+        || args.pause
+        || args.resume;
+    if !changes_schedule && args.ping.is_none() && !args.no_ping {
+        return Err(Error::Config(
+            "Say what to change: --daily HH:MM, --weekdays HH:MM, --weekly DAY HH:MM, --every 6h, --manual, --pause, --resume, --ping URL or --no-ping.".into(),
+        ));
+    }
+    if let Some(url) = &args.ping {
+        profile.ping_url = Some(kluis_profiles::monitor::check_ping_url(url)?);
+    }
+    if args.no_ping {
+        profile.ping_url = None;
+    }
+    profile.plan = if !changes_schedule {
+        profile.plan.take()
+    } else if args.pause || args.resume {
         let Some(plan) = profile.plan.take() else {
             return Err(Error::Config(format!(
                 "\"{}\" has no plan to {}; set one first, e.g. --daily 02:00.",
@@ -209,7 +250,11 @@ pub fn plan(cli: &Cli, args: &PlanArgs) -> Result<()> {
         .map_err(ProfileError::into_core)?;
     let history = open_history(cli.history_db.as_ref())?;
     let status = klant_status(&profile, &history, &jiff::Zoned::now())?;
-    eprintln!("kluis: {}", display::plan_line(&status));
+    eprintln!(
+        "kluis: {}{}",
+        display::plan_line(&status),
+        display::monitor_note(&profile)
+    );
     Ok(())
 }
 

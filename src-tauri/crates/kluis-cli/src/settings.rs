@@ -137,6 +137,11 @@ pub enum ProfilesCommand {
         #[arg(long)]
         json: bool,
     },
+    /// Send a test ping to the profile's monitor (see `kluis plan --ping`).
+    TestPing {
+        /// The profile's name or id.
+        profile: String,
+    },
     /// Remove a profile and its saved secrets (its backups and history stay).
     Remove {
         /// The profile's name or id.
@@ -145,7 +150,8 @@ pub enum ProfilesCommand {
 }
 
 #[derive(Args)]
-#[command(group(clap::ArgGroup::new("when").required(true).args(["daily", "weekdays", "weekly", "every", "manual", "pause", "resume"])))]
+#[command(group(clap::ArgGroup::new("when").args(["daily", "weekdays", "weekly", "every", "manual", "pause", "resume"])))]
+#[command(group(clap::ArgGroup::new("monitor").args(["ping", "no_ping"])))]
 pub struct PlanArgs {
     /// The profile's name or id.
     pub profile: String,
@@ -170,6 +176,13 @@ pub struct PlanArgs {
     /// Resume a paused plan.
     #[arg(long)]
     pub resume: bool,
+    /// Ping this URL after each unattended backup of the klant, with /fail appended when it
+    /// failed (healthchecks.io style), so an outside monitor notices failures and silence.
+    #[arg(long, value_name = "URL")]
+    pub ping: Option<String>,
+    /// Stop pinging the klant's monitor.
+    #[arg(long)]
+    pub no_ping: bool,
 }
 
 /// `run-due`'s options.

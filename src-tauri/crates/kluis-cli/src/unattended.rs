@@ -26,7 +26,9 @@ use kluis_core::plan::Due;
 use kluis_core::{
     BackupRequest, Destination, DownloadOptions, Engine, Error, History, Owner, Result, Saved,
 };
-use kluis_profiles::{last_started, take_turn, Profile, ProfileError, SecretKind, SecretStore};
+use kluis_profiles::{
+    last_started, take_turn, Monitor, Profile, ProfileError, Ran, SecretKind, SecretStore,
+};
 use tokio::sync::Semaphore;
 use uuid::Uuid;
 
@@ -190,12 +192,12 @@ impl Unattended {
         let mut tries_left = options.retries;
         let outcome = loop {
             if self.stopping.load(Ordering::SeqCst) {
-                break Outcome::Failed(Error::Cancelled);
+                break Err(Error::Cancelled);
             }
             let id = Uuid::new_v4();
             let quiet: EventSink = Arc::new(|_| {});
             match self.back_up_once(profile, None, id, quiet, None).await {
-                Ok(saved) => break Outcome::Saved(id, saved),
+                Ok(saved) => break Ok((id, saved)),
                 Err(e) if e.code().is_transient() && tries_left > 0 => {
                     eprintln!(
                         "kluis: {}: {e} — trying again in {} s.",
@@ -206,11 +208,33 @@ impl Unattended {
                     delay = delay.saturating_mul(2);
                     tries_left -= 1;
                 }
-                Err(e) => break Outcome::Failed(e),
+                Err(e) => break Err(e),
             }
         };
         drop(turn);
-        outcome
+        // The klant's outcome after its tries, not each try: a monitor that flips to "down"
+        // for a failure that the next try mends would cry wolf.
+        let ran = match &outcome {
+            Ok((_, saved)) => Some(Ran::saved(saved)),
+            Err(e) => Ran::failed(e),
+        };
+        self.tell_monitor(profile, ran).await;
+        match outcome {
+            Ok((id, saved)) => Outcome::Saved(id, saved),
+            Err(e) => Outcome::Failed(e),
+        }
+    }
+
+    /// Pings `profile`'s monitor (if it has one) for `outcome`; a ping that fails is said,
+    /// and changes nothing else.
+    pub async fn tell_monitor(&self, profile: &Profile, ran: Option<Ran>) {
+        let fallback = self.fallback_ca_pem.as_deref();
+        let (Some(monitor), Some(ran)) = (Monitor::of(profile, fallback), ran) else {
+            return;
+        };
+        if let Err(e) = monitor.ping(&ran).await {
+            eprintln!("kluis: {}: {e}", profile.name);
+        }
     }
 
     /// Backs up `profiles`, `options.concurrency` at a time, reporting each as it ends.

@@ -79,6 +79,13 @@ impl Env {
         self.saved(&args, &[]).await
     }
 
+    /// Adds profile `name` whose api key may sign in but not make backups.
+    async fn add_refused_klant(&self, name: &str) -> String {
+        let password = kluis_sim::config::DEMO_PASSWORD;
+        self.add(name, "demo", &RESTRICTED_API_KEY.to_string(), password)
+            .await
+    }
+
     /// The profiles file as JSON, for a test to move a plan's start into the past.
     fn edit_profiles(&self, change: impl FnOnce(&mut Value)) {
         let mut stored: Value =
@@ -280,13 +287,7 @@ async fn backup_all_saves_each_klant_and_one_failure_stops_none() {
     let key = kluis_sim::config::DEMO_API_KEY.to_string();
     env.add("Bakker", "bakker", &key, KLANT_PASSWORD).await;
     env.add("Visser", "visser", &key, KLANT_PASSWORD).await;
-    env.add(
-        "De Vries",
-        "demo",
-        &RESTRICTED_API_KEY.to_string(),
-        kluis_sim::config::DEMO_PASSWORD,
-    )
-    .await;
+    env.add_refused_klant("De Vries").await;
     let root = env.dir.path().join("backups");
     std::fs::create_dir(&root).unwrap();
     let output = env
@@ -572,4 +573,68 @@ async fn schedule_installs_and_removes_a_systemd_user_timer() {
     assert!(std::fs::read_to_string(&calls)
         .unwrap()
         .contains("--user disable --now kluis-run-due.timer\n"));
+}
+
+/// Each klant's monitor hears of its unattended backup: the saved klant's ping URL with the
+/// size and SHA-256, the failed klant's `<url>/fail` with the reason; `profiles test-ping` is
+/// the "Send test"; a ping URL that is not https is refused, and the URL is never printed.
+#[tokio::test]
+async fn each_klants_monitor_is_pinged() {
+    let env = office().await;
+    let key = kluis_sim::config::DEMO_API_KEY.to_string();
+    env.add("Bakker", "bakker", &key, KLANT_PASSWORD).await;
+    env.add_refused_klant("De Vries").await;
+    let plain = env
+        .saved(
+            &["plan", "Bakker", "--ping", "http://monitor.example/x"],
+            &[],
+        )
+        .await;
+    assert_eq!(plain.status.code(), Some(2), "{}", stderr(&plain));
+    let bakker_url = env.sim.monitor_url("bakker").to_string();
+    let set = env
+        .saved(&["plan", "Bakker", "--ping", &bakker_url], &[])
+        .await;
+    assert_succeeded(&set);
+    assert!(
+        !stderr(&set).contains("/ping/"),
+        "the URL is a capability: {}",
+        stderr(&set)
+    );
+    let devries_url = env.sim.monitor_url("devries").to_string();
+    assert_succeeded(
+        &env.saved(&["plan", "De Vries", "--ping", &devries_url], &[])
+            .await,
+    );
+
+    let root = env.out();
+    let output = env
+        .backup_all(&root, &["--retries", "0", "--retry-delay", "0"])
+        .await;
+    assert_eq!(output.status.code(), Some(4), "{}", stderr(&output));
+    let mut pings = env.sim.pings();
+    pings.sort();
+    assert_eq!(pings.len(), 2, "{pings:?}");
+    assert_eq!(pings[0].path, "bakker");
+    let saved = &pings[0].body;
+    assert!(
+        saved.contains("backup saved") && saved.contains("SHA-256"),
+        "{saved}"
+    );
+    assert_eq!(pings[1].path, "devries/fail");
+    assert!(pings[1].body.contains("permission_denied"), "{pings:?}");
+    assert!(!pings[1].body.contains(kluis_sim::config::DEMO_PASSWORD));
+
+    let test = env.saved(&["profiles", "test-ping", "Bakker"], &[]).await;
+    assert_succeeded(&test);
+    let pings = env.sim.pings();
+    assert_eq!(pings.len(), 3);
+    assert!(
+        pings[2].path == "bakker" && pings[2].body.contains("test ping"),
+        "{pings:?}"
+    );
+
+    assert_succeeded(&env.saved(&["plan", "Bakker", "--no-ping"], &[]).await);
+    let none = env.saved(&["profiles", "test-ping", "Bakker"], &[]).await;
+    assert_eq!(none.status.code(), Some(2), "{}", stderr(&none));
 }

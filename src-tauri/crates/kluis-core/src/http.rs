@@ -26,8 +26,23 @@ pub enum RedirectRule {
 
 /// Builds a client that trusts the system roots, the webpki roots and the configured extra CA.
 pub fn build_client(config: &ServiceConfig, rule: RedirectRule) -> Result<reqwest::Client> {
+    client_trusting(
+        config.extra_ca_pem.as_deref(),
+        config.allow_http_loopback,
+        &config.timeouts,
+        rule,
+    )
+}
+
+/// A client like [`build_client`]'s for a server that is not the service (a monitor's ping
+/// URL): the same roots plus `extra_ca_pem`, timeouts and redirect rule.
+pub fn client_trusting(
+    extra_ca_pem: Option<&str>,
+    allow_http: bool,
+    timeouts: &crate::config::Timeouts,
+    rule: RedirectRule,
+) -> Result<reqwest::Client> {
     kluis_https::install_crypto_provider();
-    let allow_http = config.allow_http_loopback;
     let policy = Policy::custom(move |attempt: Attempt| {
         if attempt.previous().len() >= MAX_REDIRECTS {
             return attempt.error("too many redirects");
@@ -47,8 +62,8 @@ pub fn build_client(config: &ServiceConfig, rule: RedirectRule) -> Result<reqwes
         .use_rustls_tls()
         .https_only(!allow_http)
         .user_agent(concat!("kluis/", env!("CARGO_PKG_VERSION")))
-        .connect_timeout(config.timeouts.connect)
-        .read_timeout(config.timeouts.read)
+        .connect_timeout(timeouts.connect)
+        .read_timeout(timeouts.read)
         .redirect(policy);
     if allow_http {
         // Plain http exists only for a service on this machine. Through a proxy (HTTP_PROXY)
@@ -56,7 +71,7 @@ pub fn build_client(config: &ServiceConfig, rule: RedirectRule) -> Result<reqwes
         // the proxy in clear text; loopback needs no proxy.
         builder = builder.no_proxy();
     }
-    if let Some(pem) = &config.extra_ca_pem {
+    if let Some(pem) = extra_ca_pem {
         let certs = reqwest::Certificate::from_pem_bundle(pem.as_bytes()).map_err(|_| {
             Error::Config("The extra CA certificate file is not valid PEM. Point --ca-cert / KLUIS_CA_CERT at a PEM certificate.".into())
         })?;

@@ -18,6 +18,9 @@ pub struct ProfileView {
     /// The extra CAs this profile trusts (none for the demo, whose CA is its own).
     pub trusted_cas: Vec<kluis_core::trust::TrustedCa>,
     pub plan: Option<kluis_core::plan::Plan>,
+    /// Whether an outside monitor is pinged after each unattended backup (its URL, a
+    /// capability like a password, is not sent back).
+    pub monitor: bool,
     /// When the plan runs next (ms since the epoch; now when due), or null.
     #[ts(type = "number | null")]
     pub next_backup_ms: Option<i64>,
@@ -37,6 +40,7 @@ impl From<&Profile> for ProfileView {
                 _ => Vec::new(),
             },
             plan: p.plan.clone(),
+            monitor: p.ping_url.is_some(),
             next_backup_ms: None,
         }
     }

@@ -237,3 +237,96 @@ async fn a_klant_another_process_backs_up_is_not_started_twice() {
         }
     }
 }
+
+/// A monitor on plain http on 127.0.0.1 (allowed for loopback only): its URL, and each
+/// ping's path and body as they arrive.
+async fn loopback_monitor() -> (String, mpsc::UnboundedReceiver<(String, String)>) {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}/ping/demo", listener.local_addr().unwrap());
+    let (tx, rx) = mpsc::unbounded_channel();
+    tokio::spawn(async move {
+        while let Ok((mut stream, _)) = listener.accept().await {
+            let mut request = Vec::new();
+            let mut buffer = [0u8; 4096];
+            // One small request a connection: its head, then as much body as it announced.
+            let (head, body) = loop {
+                let n = stream.read(&mut buffer).await.unwrap();
+                request.extend_from_slice(&buffer[..n]);
+                let text = String::from_utf8_lossy(&request).into_owned();
+                if let Some((head, body)) = text.split_once("\r\n\r\n") {
+                    let length = head
+                        .lines()
+                        .find_map(|l| {
+                            l.to_ascii_lowercase()
+                                .strip_prefix("content-length:")
+                                .map(|v| v.trim().parse::<usize>().unwrap())
+                        })
+                        .unwrap_or(0);
+                    if body.len() >= length || n == 0 {
+                        break (head.to_string(), body.to_string());
+                    }
+                }
+            };
+            let path = head
+                .split_whitespace()
+                .nth(1)
+                .unwrap_or_default()
+                .to_string();
+            tx.send((path, body)).unwrap();
+            let _ = stream
+                .write_all(b"HTTP/1.1 200 OK\r\ncontent-length: 2\r\nconnection: close\r\n\r\nOK")
+                .await;
+        }
+    });
+    (url, rx)
+}
+
+/// A klant's outside monitor: set from the form (a URL that is not https refused, the URL
+/// itself never sent back), told of each unattended backup — the saved one with its size and
+/// SHA-256, a failed one at `/fail` with the reason — and "Send test" reaches it.
+#[tokio::test(flavor = "multi_thread")]
+async fn the_klants_monitor_hears_of_each_unattended_backup() {
+    let (dir, folder) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let (app, mut rx) = watched_demo(&dir, &folder).await;
+    let (url, mut pings) = loopback_monitor().await;
+    let refused = app
+        .set_monitor("demo", Some("http://monitor.example/x".into()))
+        .unwrap_err();
+    assert_eq!(refused.code(), "config", "{refused}");
+    let view = app.set_monitor("demo", Some(url.clone())).unwrap();
+    assert!(view.monitor);
+    assert!(
+        !serde_json::to_string(&view).unwrap().contains("/ping/"),
+        "the URL is not sent back"
+    );
+    app.set_monitor("demo-restricted", Some(url.replace("demo", "restricted")))
+        .unwrap();
+
+    app.start_planned("demo").await.unwrap();
+    let sha256 = loop {
+        match rx.recv().await.expect("the job's events").event {
+            AppJobEvent::Saved { sha256, .. } => break sha256,
+            AppJobEvent::Failed { code, message } => panic!("{code}: {message}"),
+            _ => {}
+        }
+    };
+    let (path, body) = pings.recv().await.unwrap();
+    assert_eq!(path, "/ping/demo");
+    assert!(body.contains(&sha256), "{body}");
+
+    app.start_planned("demo-restricted").await.unwrap();
+    let (path, body) = pings.recv().await.unwrap();
+    assert_eq!(path, "/ping/restricted/fail");
+    assert!(body.contains("permission_denied"), "{body}");
+
+    app.test_monitor("demo").await.unwrap();
+    let (path, body) = pings.recv().await.unwrap();
+    assert_eq!((path.as_str(), body.contains("test")), ("/ping/demo", true));
+    let removed = app.set_monitor("demo", None).unwrap();
+    assert!(!removed.monitor);
+    assert_eq!(
+        app.test_monitor("demo").await.unwrap_err().code(),
+        "invalid_state"
+    );
+}

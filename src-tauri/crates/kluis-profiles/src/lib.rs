@@ -14,11 +14,14 @@
 //!   can be unlocked and only when asked for, owner-only files ([`SecretsFolder`]).
 //! - [`status`]: a klant's standing ([`KlantStatus`]) read from its plan and the history: last
 //!   verified backup, last failure since, next due, overdue.
+//! - [`monitor`]: a klant's outside monitor (healthchecks style): a ping after each
+//!   unattended backup, `/fail` on failure.
 //! - [`turn`]: one backup of a klant at a time across processes ([`take_turn`]), so the app's
 //!   plans and `kluis run-due` from a timer never run the same plan twice.
 //! - [`error`]: [`ProfileError`], the crate's one error type.
 
 pub mod error;
+pub mod monitor;
 pub mod paths;
 pub mod secrets;
 pub mod status;
@@ -26,6 +29,7 @@ pub mod store;
 pub mod turn;
 
 pub use error::{ProfileError, ProfileResult};
+pub use monitor::{Monitor, Ran};
 pub use paths::KluisPaths;
 pub use secrets::{KeyringStore, MemoryStore, SecretKind, SecretStore, SecretsFolder, APP};
 pub use status::{klant_status, last_started, KlantStatus, LastError};

@@ -63,6 +63,10 @@ pub struct Profile {
     /// When this klant is backed up without a click (none: only by hand).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub plan: Option<kluis_core::plan::Plan>,
+    /// The klant's outside monitor (healthchecks style), pinged after each unattended backup
+    /// (see [`crate::monitor`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ping_url: Option<String>,
 }
 
 impl Profile {
@@ -79,6 +83,7 @@ impl Profile {
             demo: false,
             extra_ca_pem: None,
             plan: None,
+            ping_url: None,
         }
     }
 
@@ -280,6 +285,7 @@ mod tests {
             demo: false,
             extra_ca_pem: None,
             plan: None,
+            ping_url: None,
         }
     }
 

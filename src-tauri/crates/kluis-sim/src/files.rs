@@ -21,8 +21,9 @@ pub(crate) fn router(shared: Arc<Shared>) -> Router {
     Router::new()
         .route("/download/{key}", get(download))
         .fallback(|| async { error(StatusCode::NOT_FOUND, "no such file") })
-        .with_state(shared)
+        .with_state(shared.clone())
         .merge(crate::webhook_site::router())
+        .merge(crate::monitor::router(shared))
 }
 
 /// A byte range `start..end` (end exclusive) of a file of known size.

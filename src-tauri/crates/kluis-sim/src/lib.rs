@@ -17,6 +17,8 @@
 //!   it; `api` imports `openapi`, never the other way round).
 //! - `webhook_site`: a fake of webhook.site's API on the file origin (`/webhook-site`), for
 //!   the webhook.site transport's offline tests ([`Sim::webhook_site_url`]).
+//! - [`monitor`]: a stand-in for an outside monitor (healthchecks style) on the file origin,
+//!   recording the pings it hears ([`Sim::monitor_url`], [`Sim::pings`]).
 //! - [`Sim`] (this file) starts both HTTPS listeners with a fresh CA from kluis-https and hands
 //!   tests the CA PEM, the switches and counters.
 //!
@@ -30,6 +32,7 @@ pub mod callback;
 pub mod config;
 mod error_body;
 pub mod files;
+pub mod monitor;
 pub mod openapi;
 pub mod payload;
 pub mod proxy;
@@ -175,6 +178,18 @@ impl Sim {
     /// Base URL of the fake webhook.site API.
     pub fn webhook_site_url(&self) -> Url {
         self.files_origin.join("/webhook-site").expect("valid path")
+    }
+
+    /// The stand-in monitor's ping URL for check `check` (`…/fail` reports a failure).
+    pub fn monitor_url(&self, check: &str) -> Url {
+        self.files_origin
+            .join(&format!("/monitor/{check}"))
+            .expect("valid path")
+    }
+
+    /// The pings the stand-in monitor has heard, in order.
+    pub fn pings(&self) -> Vec<monitor::Ping> {
+        self.shared.pings.lock().unwrap().clone()
     }
 
     /// Stops both listeners (also done on drop).

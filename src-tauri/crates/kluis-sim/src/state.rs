@@ -35,6 +35,8 @@ pub(crate) struct Shared {
     pub files: Mutex<HashMap<String, FileInfo>>,
     pub stats: Stats,
     pub timeline: Mutex<Timeline>,
+    /// What the stand-in monitor heard.
+    pub pings: Mutex<Vec<crate::monitor::Ping>>,
     pub files_origin: Url,
     /// Calls back to public https URLs with full certificate checks.
     pub callback_client: reqwest::Client,
@@ -60,6 +62,7 @@ impl Shared {
             files: Mutex::default(),
             stats: Stats::default(),
             timeline: Mutex::default(),
+            pings: Mutex::default(),
             files_origin,
             callback_client,
             loopback_callback_client,

@@ -64,9 +64,9 @@ impl DesktopApp {
         } else {
             input.name.trim().to_string()
         };
-        // What the form does not edit is kept: the trusted CA, the plan.
-        let (extra_ca_pem, plan) = existing
-            .map(|p| (p.extra_ca_pem, p.plan))
+        // What the form does not edit is kept: the trusted CA, the plan, the monitor.
+        let (extra_ca_pem, plan, ping_url) = existing
+            .map(|p| (p.extra_ca_pem, p.plan, p.ping_url))
             .unwrap_or_default();
         let profile = Profile {
             id: id.clone(),
@@ -79,6 +79,7 @@ impl DesktopApp {
             demo,
             extra_ca_pem,
             plan,
+            ping_url,
         };
         self.store_secret(&id, SecretKind::ApiKey, api_key, demo)
             .await?;

@@ -31,6 +31,7 @@ impl DesktopApp {
             staging,
             permit: None,
             turn: None,
+            monitor: None,
         };
         self.run_job(Work::New(request), id, connection, transport, follow);
         Ok(job_id)
@@ -117,6 +118,7 @@ impl DesktopApp {
                     staging,
                     permit: None,
                     turn: None,
+                    monitor: None,
                 };
                 self.follow(job.handle, &job.profile, follow);
             }

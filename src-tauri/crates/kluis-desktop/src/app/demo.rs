@@ -26,6 +26,7 @@ impl DesktopApp {
                     demo: true,
                     extra_ca_pem: Some(demo.ca_pem().to_string()),
                     plan: None,
+                    ping_url: None,
                 })?;
             }
             *running = Some(demo);

@@ -20,6 +20,8 @@ pub(super) struct Follow {
     pub staging: Option<PathBuf>,
     pub permit: Option<tokio::sync::OwnedSemaphorePermit>,
     pub turn: Option<kluis_core::claims::Claim>,
+    /// The klant's outside monitor, pinged when an unattended job ends.
+    pub monitor: Option<kluis_profiles::Monitor>,
 }
 
 impl DesktopApp {
@@ -64,6 +66,7 @@ impl DesktopApp {
             staging,
             permit,
             turn,
+            monitor,
         } = follow;
         let job_id = handle.id;
         // The slot is filled before the follower can settle it (it is spawned after).
@@ -75,6 +78,14 @@ impl DesktopApp {
         tokio::spawn(async move {
             let outcome = handle.finished().await;
             drop((permit, turn)); // the next unattended job (of this klant too) may start
+            if let (Some(monitor), Some(ran)) = (monitor, kluis_profiles::Ran::of(&outcome)) {
+                // On its own task: a slow monitor never holds up the job's end.
+                tokio::spawn(async move {
+                    if let Err(e) = monitor.ping(&ran).await {
+                        tracing::warn!(code = %e.code(), "the klant's monitor could not be pinged");
+                    }
+                });
+            }
             if outcome.is_ok() {
                 // The service took the POST and answered the webhook: both are allowed.
                 learn(

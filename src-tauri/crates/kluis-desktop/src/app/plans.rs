@@ -67,6 +67,26 @@ impl DesktopApp {
         Ok(self.view(&profile))
     }
 
+    /// Sets (or, with `None` or an empty URL, removes) profile `id`'s outside monitor: its
+    /// ping URL, called after each unattended backup (see `kluis_profiles::monitor`).
+    pub fn set_monitor(&self, id: &str, ping_url: Option<String>) -> AppResult<ProfileView> {
+        let mut profile = self.profiles.get(id)?;
+        profile.ping_url = match ping_url.as_deref().map(str::trim) {
+            None | Some("") => None,
+            Some(url) => Some(kluis_profiles::monitor::check_ping_url(url)?),
+        };
+        self.profiles.put(profile.clone())?;
+        Ok(self.view(&profile))
+    }
+
+    /// "Send test": a test ping to profile `id`'s monitor.
+    pub async fn test_monitor(&self, id: &str) -> AppResult<()> {
+        let profile = self.profiles.get(id)?;
+        let monitor = kluis_profiles::Monitor::of(&profile, self.env_ca_pem.as_deref())
+            .ok_or_else(|| AppError::InvalidState("This profile has no monitor yet.".into()))?;
+        Ok(monitor.ping(&kluis_profiles::Ran::Test).await?)
+    }
+
     /// Where planned backups' events go (the window subscribes once it runs).
     pub fn watch_planned(&self, sink: PlannedSink) {
         *self.planned_sink.lock().unwrap() = Some(sink);
@@ -155,6 +175,7 @@ impl DesktopApp {
             staging: None,
             permit,
             turn: Some(turn),
+            monitor: kluis_profiles::Monitor::of(&profile, self.env_ca_pem.as_deref()),
         };
         self.run_job(Work::New(request), id, connection, transport, follow);
         Ok(Some(job_id))
