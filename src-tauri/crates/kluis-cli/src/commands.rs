@@ -48,7 +48,8 @@ pub async fn run(cli: Cli) -> Result<()> {
                 args.out.as_deref(),
                 args.callback.clone(),
                 Duration::from_secs(args.timeout),
-            )?;
+                cli.connection.ca_pem()?,
+            );
             unattended.root()?;
             let batch = unattended.batch(all, &args.batch, false, args.json);
             unattended::until_signal(&unattended, batch).await
@@ -149,7 +150,8 @@ async fn backup_profile(
         None,
         callback,
         Duration::from_secs(args.timeout),
-    )?;
+        cli.connection.ca_pem()?,
+    );
     unattended.max_bytes = args.max_bytes;
     let Some(_turn) = kluis_profiles::take_turn(unattended.engine.history(), &profile.id)? else {
         return Err(Error::Config(format!(
@@ -192,7 +194,8 @@ async fn run_due(cli: &Cli, args: &BatchArgs) -> Result<()> {
         args.out.as_deref(),
         None,
         Duration::from_secs(args.timeout),
-    )?;
+        cli.connection.ca_pem()?,
+    );
     unattended.root()?;
     let batch = unattended.batch(due, &args.batch, true, args.json);
     unattended::until_signal(&unattended, batch).await

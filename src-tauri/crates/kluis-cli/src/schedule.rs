@@ -95,9 +95,9 @@ WantedBy=timers.target
 ";
 
 fn service_unit(program: &Path, out: Option<&Path>) -> String {
-    let mut exec = format!("{} run-due", quoted(program));
+    let mut exec = format!("{} run-due", quoted(&program.to_string_lossy()));
     if let Some(out) = out {
-        exec.push_str(&format!(" --out {}", quoted(out)));
+        exec.push_str(&format!(" --out {}", quoted(&out.to_string_lossy())));
     }
     let environment: String = KEPT_VARIABLES
         .iter()
@@ -105,7 +105,7 @@ fn service_unit(program: &Path, out: Option<&Path>) -> String {
             let value = std::env::var(name).ok().filter(|v| !v.is_empty())?;
             Some(format!(
                 "Environment={}\n",
-                quoted(Path::new(&format!("{name}={value}")))
+                quoted(&format!("{name}={value}"))
             ))
         })
         .collect();
@@ -122,8 +122,7 @@ Type=oneshot
 }
 
 /// A word for a unit file: in double quotes, with `\\`, `\"` and systemd's `%` escaped.
-fn quoted(path: &Path) -> String {
-    let text = path.to_string_lossy();
+fn quoted(text: &str) -> String {
     let escaped = text
         .replace('\\', "\\\\")
         .replace('"', "\\\"")
@@ -154,7 +153,7 @@ mod tests {
     #[test]
     fn unit_words_are_quoted() {
         assert_eq!(
-            quoted(Path::new("/opt/my \"k\" 100%/kluis")),
+            quoted("/opt/my \"k\" 100%/kluis"),
             "\"/opt/my \\\"k\\\" 100%%/kluis\""
         );
         let unit = service_unit(

@@ -43,7 +43,7 @@ pub struct Unattended {
     /// The folder the klanten's folders go in.
     root: Option<PathBuf>,
     callback_timeout: Duration,
-    /// `KLUIS_CA_CERT`, for profiles without a CA of their own.
+    /// `--ca-cert` / `KLUIS_CA_CERT`, for profiles without a CA of their own.
     fallback_ca_pem: Option<String>,
     /// `--max-bytes`.
     pub max_bytes: Option<u64>,
@@ -63,29 +63,30 @@ pub enum Outcome {
 }
 
 impl Unattended {
+    /// `fallback_ca_pem`: `--ca-cert` / `KLUIS_CA_CERT`, trusted for profiles without a CA
+    /// of their own.
     pub fn new(
         history: Arc<History>,
         settings: &kluis_profiles::Settings,
         out: Option<&Path>,
         callback: Option<CallbackChoice>,
         callback_timeout: Duration,
-    ) -> Result<Self> {
+        fallback_ca_pem: Option<String>,
+    ) -> Self {
         let root = out
             .map(Path::to_path_buf)
             .or_else(|| settings.save_folder.as_ref().map(PathBuf::from));
-        Ok(Self {
+        Self {
             engine: Engine::new(history),
             secrets: secret_store(),
             choice: callback.unwrap_or_else(|| settings.callback.clone()),
             root,
             callback_timeout,
-            fallback_ca_pem: std::env::var("KLUIS_CA_CERT")
-                .ok()
-                .and_then(|path| std::fs::read_to_string(path).ok()),
+            fallback_ca_pem,
             max_bytes: None,
             running: Mutex::default(),
             stopping: AtomicBool::new(false),
-        })
+        }
     }
 
     /// The folder the klanten's folders go in, or what to do to have one.

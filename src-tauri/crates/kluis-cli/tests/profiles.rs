@@ -638,3 +638,45 @@ async fn each_klants_monitor_is_pinged() {
     let none = env.saved(&["profiles", "test-ping", "Bakker"], &[]).await;
     assert_eq!(none.status.code(), Some(2), "{}", stderr(&none));
 }
+
+/// A saved profile without a CA of its own trusts `--ca-cert` (here the simulator's CA); without
+/// it, the simulator's certificate is refused as untrusted (exit 2), and nothing is saved.
+#[tokio::test]
+async fn ca_cert_is_trusted_for_saved_profiles_without_their_own() {
+    let env = office().await;
+    let key = kluis_sim::config::DEMO_API_KEY.to_string();
+    env.add("Bakker", "bakker", &key, KLANT_PASSWORD).await;
+    env.edit_profiles(|stored| {
+        stored["profiles"][0]
+            .as_object_mut()
+            .unwrap()
+            .remove("extra_ca_pem");
+    });
+    let out = env.out();
+    let run = |with_ca: bool| {
+        let mut command = env.command(&[
+            "backup",
+            "--profile",
+            "Bakker",
+            "--out",
+            out.to_str().unwrap(),
+        ]);
+        command
+            .env_remove("KLUIS_CA_CERT")
+            .env("KLUIS_PROFILES_FILE", env.profiles_file())
+            .env("KLUIS_SECRETS_DIR", env.secrets_dir());
+        if with_ca {
+            command.args(["--ca-cert", env.ca.path().to_str().unwrap()]);
+        }
+        async move {
+            tokio::task::spawn_blocking(move || command.output().unwrap())
+                .await
+                .unwrap()
+        }
+    };
+    let refused = run(false).await;
+    assert_eq!(refused.status.code(), Some(2), "{}", stderr(&refused));
+    assert_eq!(common::files_in(&out), 0);
+    assert_succeeded(&run(true).await);
+    assert_eq!(common::files_in(&out), 1);
+}
