@@ -16,20 +16,13 @@ async fn saved_profiles_keep_their_secrets_in_the_keyring() {
     let bus = std::env::var("DBUS_SESSION_BUS_ADDRESS").expect("a D-Bus session");
     let profiles_file = env.dir.path().join("profiles.json");
     let run = |args: &[&str], service_settings: bool| {
-        let mut command = env.command(args);
+        let mut command = match service_settings {
+            true => env.command(args),
+            false => env.without_service(args),
+        };
         command
             .env("DBUS_SESSION_BUS_ADDRESS", &bus)
             .env("KLUIS_PROFILES_FILE", &profiles_file);
-        if !service_settings {
-            for var in [
-                "KLUIS_BASE_URL",
-                "KLUIS_API_KEY",
-                "KLUIS_USERNAME",
-                "KLUIS_PASSWORD",
-            ] {
-                command.env_remove(var);
-            }
-        }
         async move {
             tokio::task::spawn_blocking(move || command.output().unwrap())
                 .await

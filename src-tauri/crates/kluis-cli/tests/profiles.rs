@@ -79,6 +79,16 @@ impl Env {
         self.saved(&args, &[]).await
     }
 
+    /// `kluis ARGS` with this test's profiles and secrets and no service settings at all: what
+    /// it does comes from the saved profiles alone. Not yet run.
+    fn profiles_only(&self, args: &[&str]) -> std::process::Command {
+        let mut command = self.without_service(args);
+        command
+            .env("KLUIS_PROFILES_FILE", self.profiles_file())
+            .env("KLUIS_SECRETS_DIR", self.secrets_dir());
+        command
+    }
+
     /// Adds profile `name` whose api key may sign in but not make backups.
     async fn add_refused_klant(&self, name: &str) -> String {
         let password = kluis_sim::config::DEMO_PASSWORD;
@@ -105,6 +115,13 @@ impl Env {
             }
         });
     }
+}
+
+/// Runs `command` off the runtime the simulator runs on.
+async fn output_of(mut command: std::process::Command) -> Output {
+    tokio::task::spawn_blocking(move || command.output().unwrap())
+        .await
+        .unwrap()
 }
 
 fn json_lines(output: &Output) -> Vec<Value> {
@@ -436,7 +453,7 @@ async fn backup_of_a_saved_profile() {
     let key = kluis_sim::config::DEMO_API_KEY.to_string();
     let id = env.add("Bakker", "bakker", &key, KLANT_PASSWORD).await;
     let out = env.out();
-    let mut command = env.command(&[
+    let command = env.profiles_only(&[
         "backup",
         "--profile",
         "Bakker",
@@ -444,20 +461,7 @@ async fn backup_of_a_saved_profile() {
         out.to_str().unwrap(),
         "--json",
     ]);
-    for var in [
-        "KLUIS_BASE_URL",
-        "KLUIS_API_KEY",
-        "KLUIS_USERNAME",
-        "KLUIS_PASSWORD",
-    ] {
-        command.env_remove(var);
-    }
-    command
-        .env("KLUIS_PROFILES_FILE", env.profiles_file())
-        .env("KLUIS_SECRETS_DIR", env.secrets_dir());
-    let output = tokio::task::spawn_blocking(move || command.output().unwrap())
-        .await
-        .unwrap();
+    let output = output_of(command).await;
     assert_succeeded(&output);
     let line = &json_lines(&output)[0];
     assert!(Path::new(line["path"].as_str().unwrap()).starts_with(&out));
@@ -482,9 +486,7 @@ async fn no_keyring_is_a_clear_error_not_a_plain_text_fallback() {
             "DBUS_SESSION_BUS_ADDRESS",
             format!("unix:path={}", env.dir.path().join("no-bus").display()),
         );
-    let output = tokio::task::spawn_blocking(move || command.output().unwrap())
-        .await
-        .unwrap();
+    let output = output_of(command).await;
     assert_refused_before_saving(&env, &output, 2, "KLUIS_SECRETS_DIR");
     let mut written = Vec::new();
     for entry in std::fs::read_dir(env.dir.path()).unwrap() {
@@ -654,25 +656,18 @@ async fn ca_cert_is_trusted_for_saved_profiles_without_their_own() {
     });
     let out = env.out();
     let run = |with_ca: bool| {
-        let mut command = env.command(&[
+        let mut command = env.profiles_only(&[
             "backup",
             "--profile",
             "Bakker",
             "--out",
             out.to_str().unwrap(),
         ]);
-        command
-            .env_remove("KLUIS_CA_CERT")
-            .env("KLUIS_PROFILES_FILE", env.profiles_file())
-            .env("KLUIS_SECRETS_DIR", env.secrets_dir());
+        command.env_remove("KLUIS_CA_CERT");
         if with_ca {
             command.args(["--ca-cert", env.ca.path().to_str().unwrap()]);
         }
-        async move {
-            tokio::task::spawn_blocking(move || command.output().unwrap())
-                .await
-                .unwrap()
-        }
+        output_of(command)
     };
     let refused = run(false).await;
     assert_eq!(refused.status.code(), Some(2), "{}", stderr(&refused));

@@ -74,6 +74,21 @@ impl Env {
         command
     }
 
+    /// `kluis ARGS` without the demo's service settings (base url, api key, username,
+    /// password): what it does must come from saved profiles. Not yet run.
+    pub fn without_service(&self, args: &[&str]) -> std::process::Command {
+        let mut command = self.command(args);
+        for var in [
+            "KLUIS_BASE_URL",
+            "KLUIS_API_KEY",
+            "KLUIS_USERNAME",
+            "KLUIS_PASSWORD",
+        ] {
+            command.env_remove(var);
+        }
+        command
+    }
+
     /// `kluis backup --out <out> EXTRA…` with the demo settings.
     pub async fn backup(&self, extra: &[&str]) -> Output {
         let out = self.out();
