@@ -1,6 +1,6 @@
 // The app's command names, shared by build.rs (the app manifest, so each needs a grant) and
 // the tests that check the handler, the capability and the UI's `api.ts` name the same ones.
-pub const ALL: [&str; 28] = [
+pub const ALL: [&str; 30] = [
     "launch_info",
     "profiles",
     "save_profile",
@@ -29,4 +29,6 @@ pub const ALL: [&str; 28] = [
     "backup_all",
     "set_monitor",
     "test_monitor",
+    "cancel_all",
+    "set_unattended_at_once",
 ];

@@ -157,6 +157,16 @@ async fn test_monitor(app: App<'_>, profile_id: String) -> Res<()> {
 }
 
 #[tauri::command]
+fn cancel_all(app: App<'_>) -> usize {
+    app.cancel_all()
+}
+
+#[tauri::command]
+fn set_unattended_at_once(app: App<'_>, n: u32) -> Res<Settings> {
+    app.set_unattended_at_once(n)
+}
+
+#[tauri::command]
 async fn backup_all(app: App<'_>) -> Res<usize> {
     app.backup_all().await
 }
@@ -197,5 +207,7 @@ pub fn handler<R: tauri::Runtime>() -> impl Fn(tauri::ipc::Invoke<R>) -> bool + 
         backup_all,
         set_monitor,
         test_monitor,
+        cancel_all,
+        set_unattended_at_once,
     ]
 }

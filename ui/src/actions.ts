@@ -430,6 +430,22 @@ export function backupAll(): Promise<void> {
   });
 }
 
+/** "Cancel all", once confirmed: every running backup ends as cancelled, and Backup all's
+ * klanten still waiting are not started. */
+export async function cancelAll(): Promise<void> {
+  if (!(await confirmed("cancelAllTitle", "cancelAllConfirm", "cancelAllYes"))) return;
+  await guarded(async () => {
+    await api.cancelAll();
+  });
+}
+
+/** Settings → how many backups Backup all and the plans run at once. */
+export function setAtOnce(n: number): Promise<void> {
+  return guarded(async () => {
+    state.settings.value = await api.setUnattendedAtOnce(n);
+  });
+}
+
 /** Follows the backups plans start: each shows under its klant like one started here. */
 export async function watchPlanned(): Promise<void> {
   await api

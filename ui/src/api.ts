@@ -69,6 +69,9 @@ export const api = {
   startDemo: () => invoke<DemoInfo>("start_demo"),
   /** Every profile, a few at a time, into the save folder; resolves when the last has started. */
   backupAll: () => invoke<number>("backup_all"),
+  /** Every running backup cancelled, and Backup all's waiting klanten not started. */
+  cancelAll: () => invoke<number>("cancel_all"),
+  setUnattendedAtOnce: (n: number) => invoke<Settings>("set_unattended_at_once", { n }),
   setPlan: (profileId: string, input: PlanInput) => invoke<ProfileView>("set_plan", { profileId, input }),
   /** The klant's outside monitor (a ping URL; null removes it). The URL never comes back. */
   setMonitor: (profileId: string, pingUrl: string | null) => invoke<ProfileView>("set_monitor", { profileId, pingUrl }),

@@ -8,7 +8,7 @@ const demoProfile: ProfileView = { id: "demo", name: "Demo", base_url: "https://
 
 type Calls = { cmd: string; args: Record<string, unknown> }[];
 
-const defaultSettings: Settings = { save_folder: null, callback: { kind: "loopback" }, relay_secret_saved: false };
+const defaultSettings: Settings = { save_folder: null, callback: { kind: "loopback" }, relay_secret_saved: false, unattended_at_once: 2 };
 
 /** The channel of the last `start_backup`, when the test sends the job's events itself. */
 let heldBackup: { onmessage: (e: AppJobEvent) => void } | null = null;
@@ -71,6 +71,12 @@ function fakeBackend(
       case "watch_planned":
         plannedChannel = (args as { onEvent: { onmessage: (e: PlannedEvent) => void } }).onEvent;
         return null;
+      case "cancel_all":
+        finishBackupAll?.();
+        return 1;
+      case "set_unattended_at_once":
+        settings = { ...settings, unattended_at_once: (args as { n: number }).n };
+        return settings;
       case "set_monitor": {
         const { pingUrl } = args as { pingUrl: string | null };
         if (pingUrl !== null && !pingUrl.startsWith("https://")) throw { code: "config", message: "The monitor's ping URL is not https." };
@@ -731,6 +737,39 @@ describe("Kluis UI", () => {
       await click("monitor-remove");
       expect(calls.filter((c) => c.cmd === "set_monitor").at(-1)?.args).toEqual({ profileId: "demo", pingUrl: null });
       expect(byTest("monitor-state")?.textContent).toBe("No monitor.");
+    });
+
+    it("Cancel all asks first, then stops every backup and empties the queue", async () => {
+      const bakker: ProfileView = { ...demoProfile, id: "bakker", name: "Bakker B.V.", demo: false };
+      fakeBackend(calls, { profiles: [demoProfile, bakker], saveFolder: "/home/user/Backups" });
+      await startUi();
+      await settle();
+      expect(byTest("cancel-all"), "nothing to cancel yet").toBeNull();
+      await click("backup-all");
+      await click("cancel-all");
+      expect(byTest("confirm")?.textContent).toContain("Stop every backup now?");
+      await click("confirm-no");
+      expect(calls.some((c) => c.cmd === "cancel_all"), "declined: nothing cancelled").toBe(false);
+      await click("cancel-all");
+      await click("confirm-yes");
+      expect(calls.filter((c) => c.cmd === "cancel_all")).toHaveLength(1);
+      await settle();
+      expect(byTest("queued-bakker"), "the queue is empty").toBeNull();
+      expect(byTest("cancel-all")).toBeNull();
+    });
+
+    it("sets how many backups run at once", async () => {
+      fakeBackend(calls, { demoStarted: true });
+      await startUi();
+      await settle();
+      await click("tab-settings");
+      const select = byTest("at-once") as HTMLSelectElement;
+      expect(select.value).toBe("2");
+      select.value = "3";
+      select.dispatchEvent(new Event("change", { bubbles: true }));
+      await settle();
+      expect(calls.find((c) => c.cmd === "set_unattended_at_once")?.args).toEqual({ n: 3 });
+      expect((byTest("at-once") as HTMLSelectElement).value).toBe("3");
     });
 
     it("says why a test ping did not arrive", async () => {

@@ -116,7 +116,11 @@ callback: CallbackChoice,
 /**
  * Whether a relay secret is in the keyring (the secret itself never leaves it).
  */
-relay_secret_saved: boolean, };
+relay_secret_saved: boolean, 
+/**
+ * Unattended backups (plans, Backup all) running at once.
+ */
+unattended_at_once: number, };
 
 export type Endpoint = "environment" | "backup_owner" | "webhook";
 

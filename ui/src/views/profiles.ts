@@ -38,6 +38,9 @@ export function ProfileList() {
     ),
     h("button", { class: "secondary", "data-test": "add-profile", onClick: () => actions.editProfile(null) }, t("addProfile")),
     h("button", { class: "secondary", "data-test": "backup-all", disabled: state.queued.value.size > 0, onClick: () => void actions.backupAll() }, t("backupAll")),
+    state.queued.value.size > 0 || running.size > 0
+      ? h("button", { class: "secondary", "data-test": "cancel-all", onClick: () => void actions.cancelAll() }, t("cancelAll"))
+      : null,
     !state.demo.value ? h("button", { class: "secondary", "data-test": "try-demo", onClick: () => void actions.startDemo() }, t("tryDemo")) : null,
   );
 }

@@ -4,6 +4,7 @@ import * as actions from "../actions";
 import { t } from "../i18n";
 import { state } from "../state";
 import { CallbackSettings } from "./callback";
+import { Field } from "./profiles";
 
 export function SettingsPanel() {
   const folder = state.settings.value.save_folder;
@@ -18,6 +19,17 @@ export function SettingsPanel() {
       { class: "row" },
       h("button", { class: "secondary", onClick: () => void actions.chooseSaveFolder() }, t("chooseFolder")),
       folder ? h("button", { class: "secondary", onClick: () => void actions.askEachTime() }, t("useDialog")) : null,
+    ),
+    h("h3", {}, t("atOnceTitle")),
+    h("p", { class: "note" }, t("atOnceNote")),
+    h(
+      Field,
+      { id: "at-once", label: t("atOnceLabel") },
+      h(
+        "select",
+        { id: "at-once", "data-test": "at-once", value: String(state.settings.value.unattended_at_once), onChange: (e: Event) => void actions.setAtOnce(Number((e.target as HTMLSelectElement).value)) },
+        [1, 2, 3, 4, 5, 6, 7, 8].map((n) => h("option", { key: n, value: String(n) }, String(n))),
+      ),
     ),
     h(CallbackSettings, {}),
   );

@@ -330,3 +330,70 @@ async fn the_klants_monitor_hears_of_each_unattended_backup() {
         "invalid_state"
     );
 }
+
+/// "Cancel all" during Backup all (one at a time here): the running klant's backup ends as
+/// cancelled, with nothing left in its folder, and the klant still waiting is never started.
+#[tokio::test(flavor = "multi_thread")]
+async fn cancel_all_ends_the_running_backup_and_starts_no_waiting_klant() {
+    let (dir, folder) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let (app, mut rx) = watched_demo(&dir, &folder).await;
+    let app = Arc::new(app.with_unattended_at_once(1));
+    let all = tokio::spawn({
+        let app = app.clone();
+        async move { app.backup_all().await.unwrap() }
+    });
+    let first = loop {
+        let event = rx.recv().await.expect("the first klant's events");
+        if event.event
+            == (AppJobEvent::Stage {
+                stage: kluis_core::Stage::Accepted,
+            })
+        {
+            break event.profile_id;
+        }
+    };
+    assert_eq!(app.cancel_all(), 1, "one backup was running");
+    loop {
+        let event = rx.recv().await.expect("the first klant's end");
+        assert_eq!(event.profile_id, first, "no other klant starts: {event:?}");
+        match event.event {
+            AppJobEvent::Failed { code, .. } => {
+                assert_eq!(code, "cancelled");
+                break;
+            }
+            AppJobEvent::Saved { .. } => panic!("a cancelled backup was saved"),
+            _ => {}
+        }
+    }
+    assert_eq!(all.await.unwrap(), 1, "Backup all started only the first");
+    let history = app.history(None).unwrap();
+    assert_eq!(history.len(), 1, "{history:?}");
+    let klant_folder = std::fs::read_dir(folder.path())
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path();
+    assert_eq!(
+        std::fs::read_dir(klant_folder).unwrap().count(),
+        0,
+        "nothing left behind"
+    );
+}
+
+/// Settings → backups at once: 1 to 8, kept in the settings file.
+#[tokio::test(flavor = "multi_thread")]
+async fn backups_at_once_is_a_setting() {
+    let dir = tempfile::tempdir().unwrap();
+    let app = app(&dir, None);
+    assert_eq!(app.settings().unattended_at_once, 2, "two by default");
+    assert_eq!(app.set_unattended_at_once(0).unwrap_err().code(), "config");
+    assert_eq!(app.set_unattended_at_once(9).unwrap_err().code(), "config");
+    assert_eq!(app.set_unattended_at_once(3).unwrap().unattended_at_once, 3);
+    drop(app);
+    assert_eq!(
+        self::app(&dir, None).settings().unattended_at_once,
+        3,
+        "kept"
+    );
+}

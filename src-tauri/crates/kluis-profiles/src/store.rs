@@ -124,7 +124,7 @@ impl Profile {
 
 /// App settings the UI may read and change.
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
-#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Settings {
     /// Save every backup in this folder instead of asking with a save dialog.
     pub save_folder: Option<String>,
@@ -134,6 +134,30 @@ pub struct Settings {
     /// Whether a relay secret is in the keyring (the secret itself never leaves it).
     #[serde(default)]
     pub relay_secret_saved: bool,
+    /// Unattended backups (plans, Backup all) running at once.
+    #[serde(default = "default_at_once")]
+    pub unattended_at_once: u32,
+}
+
+/// Backups running at once unless the user chose otherwise: two keep a 2-core office PC and
+/// the service responsive while a batch of klanten runs.
+pub const DEFAULT_AT_ONCE: u32 = 2;
+/// The most the settings allow: more only makes the service and the disk queue.
+pub const MAX_AT_ONCE: u32 = 8;
+
+fn default_at_once() -> u32 {
+    DEFAULT_AT_ONCE
+}
+
+impl Default for Settings {
+    fn default() -> Self {
+        Settings {
+            save_folder: None,
+            callback: kluis_core::CallbackChoice::default(),
+            relay_secret_saved: false,
+            unattended_at_once: DEFAULT_AT_ONCE,
+        }
+    }
 }
 
 #[derive(Debug, Default, Serialize, Deserialize)]

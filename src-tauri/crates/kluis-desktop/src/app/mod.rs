@@ -110,11 +110,16 @@ pub struct DesktopApp {
     planned_sink: Mutex<Option<crate::events::PlannedSink>>,
     /// Slots for unattended backups (plans, Backup all): a batch of klanten runs a few at a
     /// time, so the service and this computer are not asked for everything at once.
-    unattended: Arc<tokio::sync::Semaphore>,
+    /// Replaced when the setting changes (jobs holding a slot of the old one finish as they
+    /// are). Each "Cancel all" moves `batch` on, so Backup all's klanten still waiting for a
+    /// slot are not started.
+    unattended: Mutex<Arc<tokio::sync::Semaphore>>,
+    batch: std::sync::atomic::AtomicU64,
 }
 
-/// Unattended backups running at once, unless [`DesktopApp::with_unattended_at_once`].
-pub const UNATTENDED_AT_ONCE: usize = 2;
+/// Unattended backups running at once: Settings (default 2), or
+/// [`DesktopApp::with_unattended_at_once`].
+pub use kluis_profiles::store::{DEFAULT_AT_ONCE as UNATTENDED_AT_ONCE, MAX_AT_ONCE};
 
 impl DesktopApp {
     pub fn open(
@@ -131,7 +136,10 @@ impl DesktopApp {
             plans_changed: scheduler.changed(),
             scheduler: Mutex::new(Some(scheduler)),
             planned_sink: Mutex::default(),
-            unattended: Arc::new(tokio::sync::Semaphore::new(UNATTENDED_AT_ONCE)),
+            unattended: Mutex::new(Arc::new(tokio::sync::Semaphore::new(
+                profiles.settings().unattended_at_once.clamp(1, MAX_AT_ONCE) as usize,
+            ))),
+            batch: Default::default(),
             paths,
             profiles,
             keyring,
@@ -153,7 +161,7 @@ impl DesktopApp {
 
     /// Runs at most `n` (at least one) unattended backups at once.
     pub fn with_unattended_at_once(mut self, n: usize) -> Self {
-        self.unattended = Arc::new(tokio::sync::Semaphore::new(n.max(1)));
+        self.unattended = Mutex::new(Arc::new(tokio::sync::Semaphore::new(n.max(1))));
         self
     }
 

@@ -8,6 +8,8 @@ use kluis_core::engine::{PlanBook, PlannedProfile, Scheduler};
 use kluis_core::plan::{Due, Plan, Schedule};
 use kluis_profiles::last_started;
 
+use std::sync::atomic::Ordering;
+
 use super::*;
 use crate::events::{PlannedEvent, PlannedSink};
 
@@ -104,7 +106,7 @@ impl DesktopApp {
         };
         loop {
             let id = scheduler.next(&book).await;
-            if let Err(e) = self.start_unattended(&id, true).await {
+            if let Err(e) = self.start_unattended(&id, true, None).await {
                 tracing::warn!(code = %e.code(), "a planned backup could not start");
                 self.tell_not_started(&id, e);
             }
@@ -116,21 +118,54 @@ impl DesktopApp {
     /// last one has started (their events go where [`DesktopApp::watch_planned`] said).
     pub async fn backup_all(&self) -> AppResult<usize> {
         self.unattended_folder()?;
+        let batch = Some(self.batch.load(Ordering::SeqCst));
         let mut started = 0;
         for profile in self.profiles.list() {
-            match self.start_planned(&profile.id).await {
-                Ok(_) => started += 1,
+            match self.start_unattended(&profile.id, false, batch).await {
+                Ok(Some(_)) => started += 1,
+                Ok(None) => break, // "Cancel all": the rest of the queue is not started
                 Err(e) => self.tell_not_started(&profile.id, e),
             }
         }
         Ok(started)
     }
 
+    /// "Cancel all": every running backup ends as cancelled (nothing of it is left behind),
+    /// and Backup all starts none of the klanten still waiting. Returns how many were running.
+    pub fn cancel_all(&self) -> usize {
+        self.batch.fetch_add(1, Ordering::SeqCst);
+        let running: Vec<Uuid> = (self.jobs.lock().unwrap().iter())
+            .filter(|(_, slot)| matches!(slot, JobSlot::Running))
+            .map(|(id, _)| *id)
+            .collect();
+        running
+            .into_iter()
+            .filter(|id| self.engine.cancel(*id))
+            .count()
+    }
+
+    /// Settings → how many unattended backups run at once (1 to [`MAX_AT_ONCE`]). Backups
+    /// already running keep their slots; the next ones start within the new number.
+    pub fn set_unattended_at_once(&self, n: u32) -> AppResult<Settings> {
+        if !(1..=MAX_AT_ONCE).contains(&n) {
+            return Err(Error::Config(format!(
+                "Between 1 and {MAX_AT_ONCE} backups can run at once."
+            ))
+            .into());
+        }
+        self.profiles.set_settings(Settings {
+            unattended_at_once: n,
+            ..self.profiles.settings()
+        })?;
+        *self.unattended.lock().unwrap() = Arc::new(tokio::sync::Semaphore::new(n as usize));
+        Ok(self.settings())
+    }
+
     /// Starts profile `id`'s backup as a plan does, once an unattended slot is free (held
     /// until the job ends): into its own folder under the save folder, named `<klant>
     /// <YYYY-MM-DD HHmm>` and the download's extension.
     pub async fn start_planned(&self, id: &str) -> AppResult<Uuid> {
-        self.start_unattended(id, false)
+        self.start_unattended(id, false, None)
             .await?
             .ok_or_else(|| AppError::InvalidState("The backup was not started.".into()))
     }
@@ -139,8 +174,19 @@ impl DesktopApp {
     /// the job ends: a klant that `kluis run-due` (or anyone) is backing up now is not started
     /// twice. With `only_when_due`, the plan is looked at again under the turn, and `None`
     /// says another process has just done it.
-    async fn start_unattended(&self, id: &str, only_when_due: bool) -> AppResult<Option<Uuid>> {
-        let permit = self.unattended.clone().acquire_owned().await.ok();
+    /// With `batch`, one of Backup all's klanten: `None` once "Cancel all" has moved the
+    /// batch on while it waited for a slot.
+    async fn start_unattended(
+        &self,
+        id: &str,
+        only_when_due: bool,
+        batch: Option<u64>,
+    ) -> AppResult<Option<Uuid>> {
+        let slots = self.unattended.lock().unwrap().clone();
+        let permit = slots.acquire_owned().await.ok();
+        if batch.is_some_and(|b| b != self.batch.load(Ordering::SeqCst)) {
+            return Ok(None);
+        }
         let profile = self.profiles.get(id)?;
         let Some(turn) = kluis_profiles::take_turn(&self.history, id)? else {
             return Err(AppError::InvalidState(
