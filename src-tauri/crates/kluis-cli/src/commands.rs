@@ -179,10 +179,11 @@ async fn backup_profile(
 async fn run_due(cli: &Cli, args: &BatchArgs) -> Result<()> {
     let profiles = open_profiles(cli.profiles_file.as_ref())?;
     let history = Arc::new(open_history(cli.history_db.as_ref())?);
+    let now = jiff::Zoned::now();
     let due: Vec<_> = profiles
         .list()
         .into_iter()
-        .filter(|p| unattended::is_due(p, &history))
+        .filter(|p| kluis_profiles::plan_due(p, &history, &now).is_now())
         .collect();
     if due.is_empty() {
         eprintln!("kluis: no plan is due.");

@@ -22,12 +22,11 @@ use futures_util::stream::{FuturesUnordered, StreamExt};
 use kluis_core::engine::{
     CallbackChoice, EventSink, Launch, ServiceConnection, TransportNeeds, Work,
 };
-use kluis_core::plan::Due;
 use kluis_core::{
     BackupRequest, Destination, DownloadOptions, Engine, Error, History, Owner, Result, Saved,
 };
 use kluis_profiles::{
-    last_started, take_turn, Monitor, Profile, ProfileError, Ran, SecretKind, SecretStore,
+    plan_due, take_turn, Monitor, Profile, ProfileError, Ran, SecretKind, SecretStore,
 };
 use tokio::sync::Semaphore;
 use uuid::Uuid;
@@ -186,7 +185,7 @@ impl Unattended {
             Ok(None) => return Outcome::Busy,
             Err(e) => return Outcome::Failed(e),
         };
-        if only_due && !is_due(profile, &history) {
+        if only_due && !plan_due(profile, &history, &jiff::Zoned::now()).is_now() {
             return Outcome::NotDue;
         }
         let mut delay = Duration::from_secs(options.retry_delay);
@@ -284,16 +283,6 @@ impl Unattended {
             self.engine.cancel(*id);
         }
     }
-}
-
-/// Whether `profile`'s plan is due now (the one due-computation the app uses too).
-pub fn is_due(profile: &Profile, history: &History) -> bool {
-    profile.plan.as_ref().is_some_and(|plan| {
-        matches!(
-            plan.due(last_started(history, &profile.id), &jiff::Zoned::now()),
-            Due::Now { .. }
-        )
-    })
 }
 
 fn report_saved(profile: &Profile, id: Uuid, saved: &Saved, json: bool) {

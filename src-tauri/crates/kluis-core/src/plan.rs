@@ -122,6 +122,23 @@ impl Plan {
     }
 }
 
+impl Due {
+    /// Whether a backup is due now.
+    pub fn is_now(&self) -> bool {
+        matches!(self, Due::Now { .. })
+    }
+
+    /// When the plan runs next, in ms since the epoch: `now` when it is due, its next slot, or
+    /// none (manual, paused).
+    pub fn next_ms(&self, now: &Zoned) -> Option<i64> {
+        match self {
+            Due::Now { .. } => Some(now.timestamp().as_millisecond()),
+            Due::At(slot) => Some(slot.timestamp().as_millisecond()),
+            Due::Never => None,
+        }
+    }
+}
+
 /// A slot this long past counts as missed (a catch-up), not as "due right now".
 const CATCH_UP_AFTER: jiff::SignedDuration = jiff::SignedDuration::from_mins(15);
 

@@ -32,6 +32,6 @@ pub use error::{ProfileError, ProfileResult};
 pub use monitor::{Monitor, Ran};
 pub use paths::KluisPaths;
 pub use secrets::{KeyringStore, MemoryStore, SecretKind, SecretStore, SecretsFolder, APP};
-pub use status::{klant_status, last_started, KlantStatus, LastError};
+pub use status::{klant_status, last_started, plan_due, KlantStatus, LastError};
 pub use store::{Endpoint, Profile, ProfileStore, Settings};
 pub use turn::take_turn;

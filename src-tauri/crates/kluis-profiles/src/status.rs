@@ -52,6 +52,15 @@ pub fn last_started(history: &History, id: &str) -> Option<Timestamp> {
     Timestamp::from_millisecond(latest.started_at_ms).ok()
 }
 
+/// What `profile`'s plan says at `now`, counted from its last backup's start ([`Due::Never`]
+/// without a plan): the one due-computation of the app's plans and `kluis run-due`.
+pub fn plan_due(profile: &Profile, history: &History, now: &Zoned) -> Due {
+    match &profile.plan {
+        Some(plan) => plan.due(last_started(history, &profile.id), now),
+        None => Due::Never,
+    }
+}
+
 /// `profile`'s standing at `now`.
 pub fn klant_status(
     profile: &Profile,
@@ -75,11 +84,7 @@ pub fn klant_status(
     let (next_due_ms, overdue) = match &profile.plan {
         None => (None, false),
         Some(plan) => {
-            let next = match plan.due(rows.first().and_then(started), now) {
-                Due::Now { .. } => Some(now.timestamp().as_millisecond()),
-                Due::At(slot) => Some(slot.timestamp().as_millisecond()),
-                Due::Never => None,
-            };
+            let next = plan.due(rows.first().and_then(started), now).next_ms(now);
             // Overdue counts from the last *verified* backup: tries that failed do not count.
             let overdue = matches!(
                 plan.due(success.and_then(started), now),

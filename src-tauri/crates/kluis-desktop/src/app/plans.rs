@@ -5,8 +5,8 @@
 
 use jiff::Timestamp;
 use kluis_core::engine::{PlanBook, PlannedProfile, Scheduler};
-use kluis_core::plan::{Due, Plan, Schedule};
-use kluis_profiles::last_started;
+use kluis_core::plan::{Plan, Schedule};
+use kluis_profiles::{last_started, plan_due};
 
 use std::sync::atomic::Ordering;
 
@@ -193,14 +193,8 @@ impl DesktopApp {
                 "A backup of this klant is already running in another Kluis process (a scheduled `kluis run-due`?); it was not started twice.".into(),
             ));
         };
-        if only_when_due {
-            let due = profile
-                .plan
-                .as_ref()
-                .map(|plan| plan.due(last_started(&self.history, id), &jiff::Zoned::now()));
-            if !matches!(due, Some(Due::Now { .. })) {
-                return Ok(None);
-            }
+        if only_when_due && !plan_due(&profile, &self.history, &jiff::Zoned::now()).is_now() {
+            return Ok(None);
         }
         let folder = self.unattended_folder()?.join(profile.folder_name());
         kluis_https::private::create_dir_all(&folder)
@@ -261,13 +255,8 @@ impl DesktopApp {
     /// When profile `profile`'s plan runs next (ms since the epoch; now when it is due), or
     /// `None` without a running plan.
     pub(super) fn next_backup_ms(&self, profile: &Profile) -> Option<i64> {
-        let plan = profile.plan.as_ref()?;
         let now = jiff::Zoned::now();
-        match plan.due(last_started(&self.history, &profile.id), &now) {
-            Due::Now { .. } => Some(now.timestamp().as_millisecond()),
-            Due::At(slot) => Some(slot.timestamp().as_millisecond()),
-            Due::Never => None,
-        }
+        plan_due(profile, &self.history, &now).next_ms(&now)
     }
 
     /// What the UI sees of `profile`, with its next planned backup.
