@@ -34,41 +34,7 @@ pub async fn run(cli: Cli) -> Result<()> {
             );
             Ok(())
         }
-        Command::Backup(ref args) if args.all => {
-            let profiles = open_profiles(cli.profiles_file.as_ref())?;
-            let all = profiles.list();
-            if all.is_empty() {
-                return Err(Error::Config(
-                    "There are no profiles to back up: add one with `kluis profiles add`.".into(),
-                ));
-            }
-            let unattended = Unattended::new(
-                Arc::new(open_history(cli.history_db.as_ref())?),
-                &profiles.settings(),
-                args.out.as_deref(),
-                args.callback.clone(),
-                Duration::from_secs(args.timeout),
-                cli.connection.ca_pem()?,
-            );
-            unattended.root()?;
-            let batch = unattended.batch(all, &args.batch, false, args.json);
-            unattended::until_signal(&unattended, batch).await
-        }
-        Command::Backup(ref args) if stored_profile(&cli, args)? => {
-            let profiles = open_profiles(cli.profiles_file.as_ref())?;
-            let name = args.profile.as_deref().unwrap_or_default();
-            backup_profile(&cli, args, unattended::find(&profiles, name)?, &profiles).await
-        }
-        Command::Backup(args) => {
-            let config = cli.connection.service_config()?;
-            let engine = Engine::new(Arc::new(open_history(cli.history_db.as_ref())?));
-            let id = Uuid::new_v4();
-            let cancel = Arc::new(Notify::new());
-            let job = backup(&engine, config, &args, id, Some(cancel.clone()));
-            let saved = crate::stop::backup(&engine, id, &cancel, job).await?;
-            report(id, &saved, args.json);
-            Ok(())
-        }
+        Command::Backup(ref args) => backup_command(&cli, args).await,
         Command::Resume { json, include_app } => {
             let config = cli.connection.service_config()?;
             let engine = Engine::new(Arc::new(open_history(cli.history_db.as_ref())?));
@@ -117,19 +83,63 @@ pub async fn run(cli: Cli) -> Result<()> {
     }
 }
 
-/// Whether `backup --profile NAME` names a saved profile. Without one of that name, the
-/// service's settings from flags or `KLUIS_*` are used and NAME only labels the history (as
-/// before profiles were saved); with neither, the missing profile is the error.
-fn stored_profile(cli: &Cli, args: &BackupArgs) -> Result<bool> {
+/// `kluis backup`: every saved profile (`--all`), one saved profile (`--profile`), or the
+/// service given by flags and `KLUIS_*`.
+async fn backup_command(cli: &Cli, args: &BackupArgs) -> Result<()> {
+    if args.all {
+        return backup_all(cli, args).await;
+    }
+    if let Some((profiles, profile)) = saved_profile(cli, args)? {
+        return backup_profile(cli, args, profile, &profiles).await;
+    }
+    let config = cli.connection.service_config()?;
+    let engine = Engine::new(Arc::new(open_history(cli.history_db.as_ref())?));
+    let id = Uuid::new_v4();
+    let cancel = Arc::new(Notify::new());
+    let job = backup(&engine, config, args, id, Some(cancel.clone()));
+    let saved = crate::stop::backup(&engine, id, &cancel, job).await?;
+    report(id, &saved, args.json);
+    Ok(())
+}
+
+/// The saved profile `backup --profile NAME` names, with the store it came from. Without one
+/// of that name, the service's settings from flags or `KLUIS_*` are used and NAME only labels
+/// the history (as before profiles were saved); with neither, the missing profile is the error.
+fn saved_profile(
+    cli: &Cli,
+    args: &BackupArgs,
+) -> Result<Option<(kluis_profiles::ProfileStore, kluis_profiles::Profile)>> {
     let Some(name) = &args.profile else {
-        return Ok(false);
+        return Ok(None);
     };
     let profiles = open_profiles(cli.profiles_file.as_ref())?;
     match profiles.find(name) {
-        Ok(_) => Ok(true),
-        Err(_) if cli.connection.base_url.is_some() => Ok(false),
+        Ok(profile) => Ok(Some((profiles, profile))),
+        Err(_) if cli.connection.base_url.is_some() => Ok(None),
         Err(e) => Err(e.into_core()),
     }
+}
+
+/// `kluis backup --all`: every saved profile, a few at a time.
+async fn backup_all(cli: &Cli, args: &BackupArgs) -> Result<()> {
+    let profiles = open_profiles(cli.profiles_file.as_ref())?;
+    let all = profiles.list();
+    if all.is_empty() {
+        return Err(Error::Config(
+            "There are no profiles to back up: add one with `kluis profiles add`.".into(),
+        ));
+    }
+    let unattended = Unattended::new(
+        Arc::new(open_history(cli.history_db.as_ref())?),
+        &profiles.settings(),
+        args.out.as_deref(),
+        args.callback.clone(),
+        Duration::from_secs(args.timeout),
+        cli.connection.ca_pem()?,
+    );
+    unattended.root()?;
+    let batch = unattended.batch(all, &args.batch, false, args.json);
+    unattended::until_signal(&unattended, batch).await
 }
 
 /// `kluis backup --profile NAME`: a saved profile's backup, watched with the progress bar,
@@ -166,11 +176,9 @@ async fn backup_profile(
     let events: EventSink = Arc::new(move |event| stages.lock().unwrap().show(event));
     let job = unattended.back_up_once(&profile, destination, id, events, Some(cancel.clone()));
     let outcome = crate::stop::backup(&unattended.engine, id, &cancel, job).await;
-    let ran = match &outcome {
-        Ok(saved) => Some(kluis_profiles::Ran::saved(saved)),
-        Err(e) => kluis_profiles::Ran::failed(e),
-    };
-    unattended.tell_monitor(&profile, ran).await;
+    unattended
+        .tell_monitor(&profile, kluis_profiles::Ran::of(&outcome))
+        .await;
     report(id, &outcome?, args.json);
     Ok(())
 }

@@ -25,9 +25,7 @@ use kluis_core::engine::{
 use kluis_core::{
     BackupRequest, Destination, DownloadOptions, Engine, Error, History, Owner, Result, Saved,
 };
-use kluis_profiles::{
-    plan_due, take_turn, Monitor, Profile, ProfileError, Ran, SecretKind, SecretStore,
-};
+use kluis_profiles::{plan_due, take_turn, Monitor, Profile, Ran, SecretKind, SecretStore};
 use tokio::sync::Semaphore;
 use uuid::Uuid;
 
@@ -190,14 +188,14 @@ impl Unattended {
         }
         let mut delay = Duration::from_secs(options.retry_delay);
         let mut tries_left = options.retries;
-        let outcome = loop {
-            if self.stopping.load(Ordering::SeqCst) {
-                break Err(Error::Cancelled);
-            }
+        // Each try is a job of its own; the last one's id and outcome are the klant's.
+        let (id, outcome) = loop {
             let id = Uuid::new_v4();
+            if self.stopping.load(Ordering::SeqCst) {
+                break (id, Err(Error::Cancelled));
+            }
             let quiet: EventSink = Arc::new(|_| {});
             match self.back_up_once(profile, None, id, quiet, None).await {
-                Ok(saved) => break Ok((id, saved)),
                 Err(e) if e.code().is_transient() && tries_left > 0 => {
                     eprintln!(
                         "kluis: {}: {e} — trying again in {} s.",
@@ -208,19 +206,15 @@ impl Unattended {
                     delay = delay.saturating_mul(2);
                     tries_left -= 1;
                 }
-                Err(e) => break Err(e),
+                outcome => break (id, outcome),
             }
         };
         drop(turn);
         // The klant's outcome after its tries, not each try: a monitor that flips to "down"
         // for a failure that the next try mends would cry wolf.
-        let ran = match &outcome {
-            Ok((_, saved)) => Some(Ran::saved(saved)),
-            Err(e) => Ran::failed(e),
-        };
-        self.tell_monitor(profile, ran).await;
+        self.tell_monitor(profile, Ran::of(&outcome)).await;
         match outcome {
-            Ok((id, saved)) => Outcome::Saved(id, saved),
+            Ok(saved) => Outcome::Saved(id, saved),
             Err(e) => Outcome::Failed(e),
         }
     }
@@ -331,9 +325,4 @@ pub async fn until_signal(
             Err(Error::Interrupted)
         }
     }
-}
-
-/// The profile `--profile` names, as kluis-core's error when there is none.
-pub fn find(profiles: &kluis_profiles::ProfileStore, name: &str) -> Result<Profile> {
-    profiles.find(name).map_err(ProfileError::into_core)
 }
