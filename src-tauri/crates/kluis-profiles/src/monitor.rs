@@ -10,7 +10,9 @@
 
 use std::time::Duration;
 
-use kluis_core::http::{client_trusting, is_transient, is_transient_status, RedirectRule};
+use kluis_core::http::{
+    client_trusting, is_transient, is_transient_status, RedirectRule, RetryPolicy,
+};
 use kluis_core::{Code, Error, Result, Saved};
 use url::Url;
 
@@ -86,8 +88,12 @@ impl Monitor {
     }
 }
 
-/// Tries per ping, for a monitor that is briefly unreachable.
-const TRIES: u32 = 3;
+/// A monitor that is briefly unreachable is tried again: three tries, 1 s and 2 s apart.
+const RETRY: RetryPolicy = RetryPolicy {
+    attempts: 3,
+    first_delay: Duration::from_secs(1),
+    max_delay: Duration::from_secs(2),
+};
 
 /// Checks a ping URL as the user gives it: https (plain http only to this computer, for
 /// tests), no credentials in it. Returns it normalised.
@@ -147,19 +153,19 @@ pub async fn ping(ping_url: &str, extra_ca_pem: Option<&str>, ran: &Ran) -> Resu
         RedirectRule::AnyAllowedUrl,
     )?;
     let body = body(ran);
-    let mut delay = Duration::from_secs(1);
-    for attempt in 1..=TRIES {
-        let last = attempt == TRIES;
+    let mut attempt = 1;
+    loop {
+        let retry_left = attempt < RETRY.attempts;
         match client.post(url.clone()).body(body.clone()).send().await {
             Ok(response) if response.status().is_success() => return Ok(()),
-            Ok(response) if !last && is_transient_status(response.status()) => {}
+            Ok(response) if retry_left && is_transient_status(response.status()) => {}
             Ok(response) => {
                 return Err(Error::ServiceError(format!(
                     "The monitor answered the ping with {}. Check the ping URL.",
                     response.status()
                 )))
             }
-            Err(e) if !last && is_transient(&e) => {}
+            Err(e) if retry_left && is_transient(&e) => {}
             Err(e) => {
                 // Without its URL: a ping URL is a capability, like a password.
                 return Err(Error::Network(format!(
@@ -168,10 +174,9 @@ pub async fn ping(ping_url: &str, extra_ca_pem: Option<&str>, ran: &Ran) -> Resu
                 )));
             }
         }
-        tokio::time::sleep(delay).await;
-        delay *= 2;
+        tokio::time::sleep(RETRY.delay(attempt)).await;
+        attempt += 1;
     }
-    unreachable!("the last try returns")
 }
 
 #[cfg(test)]
