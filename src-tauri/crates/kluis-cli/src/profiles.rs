@@ -233,17 +233,7 @@ pub fn plan(cli: &Cli, args: &PlanArgs) -> Result<()> {
             ..plan
         })
     } else {
-        match schedule(args)? {
-            Schedule::Manual => None,
-            // The same schedule again keeps its count of slots; a new one counts from now.
-            schedule => match profile.plan.take() {
-                Some(plan) if plan.schedule == schedule => Some(Plan {
-                    paused: false,
-                    ..plan
-                }),
-                _ => Some(Plan::new(schedule, now)?),
-            },
-        }
+        Plan::reschedule(profile.plan.take(), schedule(args)?, false, now)?
     };
     profiles
         .put(profile.clone())

@@ -97,6 +97,25 @@ impl Plan {
         })
     }
 
+    /// `current` set to `schedule` (paused or not) at `now`, as the app's form and `kluis plan`
+    /// do: manual means no plan; the same schedule again keeps when it was set (its count of
+    /// slots); a new schedule counts its slots from `now`.
+    pub fn reschedule(
+        current: Option<Plan>,
+        schedule: Schedule,
+        paused: bool,
+        now: Timestamp,
+    ) -> Result<Option<Plan>> {
+        Ok(match (current, schedule) {
+            (_, Schedule::Manual) => None,
+            (Some(plan), schedule) if plan.schedule == schedule => Some(Plan { paused, ..plan }),
+            (_, schedule) => Some(Plan {
+                paused,
+                ..Plan::new(schedule, now)?
+            }),
+        })
+    }
+
     /// Whether a backup is due at `now`, given when the profile's last backup started.
     pub fn due(&self, last_started: Option<Timestamp>, now: &Zoned) -> Due {
         if self.paused || self.schedule == Schedule::Manual {
@@ -269,6 +288,26 @@ mod tests {
 
     fn at(text: &str) -> ClockTime {
         ClockTime::parse(text).unwrap()
+    }
+
+    /// Rescheduling: manual clears the plan; the same schedule keeps when it was set (paused
+    /// or not); another schedule counts from now; a schedule that cannot run is refused.
+    #[test]
+    fn rescheduling_keeps_the_count_of_an_unchanged_schedule() {
+        let daily = Schedule::Daily { at: at("02:00") };
+        let old = plan(daily.clone(), "2026-11-01T12:00");
+        let now = amsterdam("2026-11-23T14:00").timestamp();
+        let same = Plan::reschedule(Some(old.clone()), daily, true, now)
+            .unwrap()
+            .unwrap();
+        assert_eq!((same.set_at_ms, same.paused), (old.set_at_ms, true));
+        let every = Plan::reschedule(Some(old.clone()), Schedule::Every { hours: 6 }, false, now);
+        assert_eq!(every.unwrap().unwrap().set_at_ms, now.as_millisecond());
+        assert_eq!(
+            Plan::reschedule(Some(old.clone()), Schedule::Manual, false, now).unwrap(),
+            None
+        );
+        assert!(Plan::reschedule(Some(old), Schedule::Every { hours: 0 }, false, now).is_err());
     }
 
     /// A daily plan set in the afternoon first runs the next night, not at once.

@@ -53,17 +53,12 @@ impl DesktopApp {
         if input.schedule != Schedule::Manual && !input.paused {
             self.unattended_folder()?;
         }
-        profile.plan = match (&profile.plan, input.schedule) {
-            (_, Schedule::Manual) => None,
-            (Some(plan), schedule) if plan.schedule == schedule => Some(Plan {
-                paused: input.paused,
-                ..plan.clone()
-            }),
-            (_, schedule) => Some(Plan {
-                paused: input.paused,
-                ..Plan::new(schedule, Timestamp::now())?
-            }),
-        };
+        profile.plan = Plan::reschedule(
+            profile.plan.take(),
+            input.schedule,
+            input.paused,
+            Timestamp::now(),
+        )?;
         self.profiles.put(profile.clone())?;
         self.plans_changed.notify_one();
         Ok(self.view(&profile))
