@@ -25,17 +25,26 @@ pub fn secret_store() -> Arc<dyn SecretStore> {
     }
 }
 
-/// A secret store call off the async thread (the keyring talks D-Bus and may block).
+/// Runs `work` on `store` off the async thread (the keyring talks D-Bus and may block).
+async fn on_store<T: Send + 'static>(
+    store: &Arc<dyn SecretStore>,
+    work: impl FnOnce(&dyn SecretStore) -> kluis_profiles::ProfileResult<T> + Send + 'static,
+) -> Result<T> {
+    let store = store.clone();
+    tokio::task::spawn_blocking(move || work(&*store))
+        .await
+        .map_err(|e| Error::Config(format!("The keyring could not be asked: {e}.")))?
+        .map_err(ProfileError::into_core)
+}
+
+/// Profile `id`'s secret of `kind`, if kept.
 pub async fn secret(
     store: &Arc<dyn SecretStore>,
     id: &str,
     kind: SecretKind,
 ) -> Result<Option<Secret>> {
-    let (store, id) = (store.clone(), id.to_string());
-    tokio::task::spawn_blocking(move || store.get(&id, kind))
-        .await
-        .map_err(|e| Error::Config(format!("The keyring could not be asked: {e}.")))?
-        .map_err(ProfileError::into_core)
+    let id = id.to_string();
+    on_store(store, move |store| store.get(&id, kind)).await
 }
 
 pub async fn run(cli: &Cli, command: &ProfilesCommand) -> Result<()> {
@@ -64,17 +73,14 @@ pub async fn run(cli: &Cli, command: &ProfilesCommand) -> Result<()> {
         }
         ProfilesCommand::Remove { profile } => {
             let profile = profiles.find(profile).map_err(ProfileError::into_core)?;
-            let store = secret_store();
             let id = profile.id.clone();
-            tokio::task::spawn_blocking(move || {
+            on_store(&secret_store(), move |store| {
                 for kind in [SecretKind::ApiKey, SecretKind::Password] {
                     store.delete(&id, kind)?;
                 }
-                Ok::<_, ProfileError>(())
+                Ok(())
             })
-            .await
-            .map_err(|e| Error::Config(format!("The keyring could not be asked: {e}.")))?
-            .map_err(ProfileError::into_core)?;
+            .await?;
             profiles
                 .remove(&profile.id)
                 .map_err(ProfileError::into_core)?;
@@ -148,15 +154,12 @@ async fn add(
     let config = profile.service_config(api_key.clone(), password.clone(), None)?;
     Session::new(ServiceClient::new(config)?).sign_in().await?;
 
-    let store = secret_store();
     let id = profile.id.clone();
-    tokio::task::spawn_blocking(move || {
+    on_store(&secret_store(), move |store| {
         store.set(&id, SecretKind::ApiKey, &api_key)?;
         store.set(&id, SecretKind::Password, &password)
     })
-    .await
-    .map_err(|e| Error::Config(format!("The keyring could not be asked: {e}.")))?
-    .map_err(ProfileError::into_core)?;
+    .await?;
     profiles
         .put(profile.clone())
         .map_err(ProfileError::into_core)?;
