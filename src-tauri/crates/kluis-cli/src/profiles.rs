@@ -25,15 +25,13 @@ pub fn secret_store() -> Arc<dyn SecretStore> {
     }
 }
 
-/// Runs `work` on `store` off the async thread (the keyring talks D-Bus and may block).
+/// Runs `work` on `store` off the async thread (see [`kluis_profiles::secrets::off_thread`]).
 async fn on_store<T: Send + 'static>(
     store: &Arc<dyn SecretStore>,
     work: impl FnOnce(&dyn SecretStore) -> kluis_profiles::ProfileResult<T> + Send + 'static,
 ) -> Result<T> {
-    let store = store.clone();
-    tokio::task::spawn_blocking(move || work(&*store))
+    kluis_profiles::secrets::off_thread(store.clone(), work)
         .await
-        .map_err(|e| Error::Config(format!("The keyring could not be asked: {e}.")))?
         .map_err(ProfileError::into_core)
 }
 

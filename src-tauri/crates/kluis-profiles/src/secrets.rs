@@ -9,7 +9,7 @@
 //! silent fallback when the keyring fails.
 
 use std::collections::HashMap;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 use kluis_core::Secret;
 
@@ -46,6 +46,17 @@ pub trait SecretStore: Send + Sync {
     fn set(&self, profile: &str, kind: SecretKind, value: &Secret) -> ProfileResult<()>;
     /// Removes the secret; removing one that is not there is fine.
     fn delete(&self, profile: &str, kind: SecretKind) -> ProfileResult<()>;
+}
+
+/// Runs `work` on `store` off the async threads: a keyring call talks D-Bus and may block.
+/// (A task that could not finish is said as a keyring failure, never a panic.)
+pub async fn off_thread<T: Send + 'static>(
+    store: Arc<dyn SecretStore>,
+    work: impl FnOnce(&dyn SecretStore) -> ProfileResult<T> + Send + 'static,
+) -> ProfileResult<T> {
+    tokio::task::spawn_blocking(move || work(&*store))
+        .await
+        .map_err(|e| ProfileError::Secrets(format!("The keyring could not be asked: {e}.")))?
 }
 
 /// The OS keyring.

@@ -94,13 +94,14 @@ impl DesktopApp {
     pub async fn forget_profile(&self, id: &str) -> AppResult<()> {
         let profile = self.profiles.get(id)?;
         self.sign_out(id).await?;
-        for kind in [SecretKind::ApiKey, SecretKind::Password] {
-            let store = self.store_for(profile.demo);
-            let id = id.to_string();
-            tokio::task::spawn_blocking(move || store.delete(&id, kind))
-                .await
-                .expect("keyring task")?;
-        }
+        let owned_id = id.to_string();
+        kluis_profiles::secrets::off_thread(self.store_for(profile.demo), move |store| {
+            for kind in [SecretKind::ApiKey, SecretKind::Password] {
+                store.delete(&owned_id, kind)?;
+            }
+            Ok(())
+        })
+        .await?;
         Ok(self.profiles.remove(id)?)
     }
 

@@ -1,6 +1,8 @@
 //! Connections: a profile's secrets (the OS keyring, or memory for the demo's) and its
 //! kluis-core `ServiceConnection`, made on first use and kept while the app runs.
 
+use kluis_profiles::secrets::off_thread;
+
 use super::*;
 
 impl DesktopApp {
@@ -18,11 +20,8 @@ impl DesktopApp {
         kind: SecretKind,
         demo: bool,
     ) -> AppResult<Option<Secret>> {
-        let store = self.store_for(demo);
         let id = id.to_string();
-        Ok(tokio::task::spawn_blocking(move || store.get(&id, kind))
-            .await
-            .expect("keyring task")?)
+        Ok(off_thread(self.store_for(demo), move |store| store.get(&id, kind)).await?)
     }
 
     pub(super) async fn store_secret(
@@ -32,13 +31,11 @@ impl DesktopApp {
         value: Secret,
         demo: bool,
     ) -> AppResult<()> {
-        let store = self.store_for(demo);
         let id = id.to_string();
-        Ok(
-            tokio::task::spawn_blocking(move || store.set(&id, kind, &value))
-                .await
-                .expect("keyring task")?,
-        )
+        Ok(off_thread(self.store_for(demo), move |store| {
+            store.set(&id, kind, &value)
+        })
+        .await?)
     }
 
     /// The session and downloader of a profile, made on first use.
