@@ -17,6 +17,37 @@ pub const FILE_MODE: u32 = 0o600;
 /// Mode of every folder Kluis creates.
 pub const FOLDER_MODE: u32 = 0o700;
 
+/// Whether a file or folder belongs to the user running Kluis (always so where the system has
+/// no Unix owners).
+pub fn is_own(meta: &std::fs::Metadata) -> bool {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        // SAFETY: geteuid has no preconditions and cannot fail.
+        meta.uid() == unsafe { libc::geteuid() }
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = meta;
+        true
+    }
+}
+
+/// Whether no other user may read, write or enter it (its group and other bits are clear;
+/// always so where the system has no Unix modes).
+pub fn is_closed_to_others(meta: &std::fs::Metadata) -> bool {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        meta.mode() & 0o077 == 0
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = meta;
+        true
+    }
+}
+
 /// `OpenOptions` whose `create`/`create_new` makes an owner-only file.
 pub fn options() -> OpenOptions {
     #[allow(unused_mut)]

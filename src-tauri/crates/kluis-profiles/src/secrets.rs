@@ -158,19 +158,12 @@ impl SecretsFolder {
 
     /// Refuses a path that another user owns or may read.
     fn check_private(&self, path: &std::path::Path, meta: &std::fs::Metadata) -> ProfileResult<()> {
-        #[cfg(unix)]
-        {
-            use std::os::unix::fs::MetadataExt;
-            // SAFETY: geteuid has no preconditions and cannot fail.
-            let me = unsafe { libc::geteuid() };
-            if meta.uid() != me {
-                return Err(self.refuse(path, "belongs to another user"));
-            }
-            if meta.mode() & 0o077 != 0 {
-                return Err(self.refuse(path, "can be read by other users"));
-            }
+        if !kluis_https::private::is_own(meta) {
+            return Err(self.refuse(path, "belongs to another user"));
         }
-        let _ = (path, meta);
+        if !kluis_https::private::is_closed_to_others(meta) {
+            return Err(self.refuse(path, "can be read by other users"));
+        }
         Ok(())
     }
 

@@ -123,11 +123,13 @@ impl Writer {
         if !meta.is_file() {
             return Err(not_ours("the part file is not a regular file"));
         }
+        if !kluis_https::private::is_own(&meta) {
+            return Err(not_ours("the part file is not this user's own"));
+        }
         #[cfg(unix)]
         {
             use std::os::unix::fs::MetadataExt;
-            // SAFETY: geteuid has no preconditions and cannot fail.
-            if meta.uid() != unsafe { libc::geteuid() } || meta.nlink() != 1 {
+            if meta.nlink() != 1 {
                 return Err(not_ours("the part file is not this user's own"));
             }
         }
