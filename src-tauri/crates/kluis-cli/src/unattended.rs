@@ -120,12 +120,7 @@ impl Unattended {
         let config = profile.service_config(api_key, password, self.fallback_ca_pem.as_deref())?;
         let destination = match destination {
             Some(destination) => destination,
-            None => {
-                let folder = self.root()?.join(profile.folder_name());
-                kluis_https::private::create_dir_all(&folder)
-                    .map_err(|e| Error::io(format!("create {}", folder.display()), e))?;
-                Destination::named(&folder, profile.backup_stem(&jiff::Zoned::now()))?
-            }
+            None => profile.unattended_destination(self.root()?, &jiff::Zoned::now())?,
         };
         let relay_secret = match self.choice {
             CallbackChoice::Relay { .. } => match std::env::var("KLUIS_RELAY_SECRET") {

@@ -7,8 +7,8 @@
 //! - [`store`]: [`Profile`] (name, base URL, username, what the key was seen to allow, an extra
 //!   CA, a [`kluis_core::plan::Plan`]) and the app's [`Settings`], in one owner-only JSON file
 //!   written atomically ([`ProfileStore`]). A profile becomes a `ServiceConfig` with its
-//!   secrets ([`Profile::service_config`]); unattended backups are named by
-//!   [`Profile::backup_stem`] in [`Profile::folder_name`].
+//!   secrets ([`Profile::service_config`]); an unattended backup goes where
+//!   [`Profile::unattended_destination`] says (a folder per klant, named by klant and date).
 //! - [`secrets`]: the api key, password and relay secret, kept by a [`SecretStore`]: the OS
 //!   keyring ([`KeyringStore`]), memory ([`MemoryStore`], demo and tests) or, where no keyring
 //!   can be unlocked and only when asked for, owner-only files ([`SecretsFolder`]).

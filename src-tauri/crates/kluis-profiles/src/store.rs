@@ -109,16 +109,21 @@ impl Profile {
         Ok(config)
     }
 
-    /// The klant's folder under the save folder: its name made safe as a file name (its id
-    /// when nothing of the name is left).
-    pub fn folder_name(&self) -> String {
-        kluis_core::filename::sanitize(&self.name).unwrap_or_else(|| self.id.clone())
-    }
-
-    /// An unattended backup's file name without extension: `<klant> <YYYY-MM-DD HHmm>` in
-    /// local time, never `owner-backup (7).zip`.
-    pub fn backup_stem(&self, now: &jiff::Zoned) -> String {
-        format!("{} {}", self.folder_name(), now.strftime("%Y-%m-%d %H%M"))
+    /// Where an unattended backup of this klant started at `now` goes: its own folder under
+    /// `root` (made owner-only when missing), named by its name made safe as a file name (its
+    /// id when nothing of the name is left), and the file `<klant> <YYYY-MM-DD HHmm>` in local
+    /// time plus the download's extension — never `owner-backup (7).zip`.
+    pub fn unattended_destination(
+        &self,
+        root: &Path,
+        now: &jiff::Zoned,
+    ) -> kluis_core::Result<kluis_core::Destination> {
+        let klant = kluis_core::filename::sanitize(&self.name).unwrap_or_else(|| self.id.clone());
+        let folder = root.join(&klant);
+        kluis_https::private::create_dir_all(&folder)
+            .map_err(|e| kluis_core::Error::io(format!("create {}", folder.display()), e))?;
+        let stem = format!("{klant} {}", now.strftime("%Y-%m-%d %H%M"));
+        kluis_core::Destination::named(&folder, stem)
     }
 }
 

@@ -191,9 +191,8 @@ impl DesktopApp {
         if only_when_due && !plan_due(&profile, &self.history, &jiff::Zoned::now()).is_now() {
             return Ok(None);
         }
-        let folder = self.unattended_folder()?.join(profile.folder_name());
-        kluis_https::private::create_dir_all(&folder)
-            .map_err(|e| Error::io(format!("create {}", folder.display()), e))?;
+        let destination =
+            profile.unattended_destination(&self.unattended_folder()?, &jiff::Zoned::now())?;
         let connection = self.connection(id).await?;
         let transport = self.transport(id, &connection).await?;
         let job_id = Uuid::new_v4();
@@ -201,8 +200,7 @@ impl DesktopApp {
             id: job_id,
             profile: id.to_string(),
             owner: Owner::App,
-            // Named by klant and local date and time, never `owner-backup (7).zip`.
-            destination: Destination::named(&folder, profile.backup_stem(&jiff::Zoned::now()))?,
+            destination,
             callback_timeout: self.callback_timeout,
         };
         let follow = Follow {
