@@ -21,7 +21,7 @@ use crate::display::{self, StageDisplay};
 use crate::settings::{
     open_history, open_profiles, BackupArgs, BatchArgs, BatchOptions, Cli, Command,
 };
-use crate::unattended::{self, Unattended};
+use crate::unattended::Unattended;
 
 pub async fn run(cli: Cli) -> Result<()> {
     match cli.command {
@@ -137,9 +137,7 @@ async fn backup_all(cli: &Cli, args: &BackupArgs) -> Result<()> {
         Duration::from_secs(args.timeout),
         cli.connection.ca_pem()?,
     );
-    unattended.root()?;
-    let batch = unattended.batch(all, &args.batch, false, args.json);
-    unattended::until_signal(&unattended, batch).await
+    unattended.run(all, &args.batch, false, args.json).await
 }
 
 /// `kluis backup --profile NAME`: a saved profile's backup, watched with the progress bar,
@@ -205,9 +203,7 @@ async fn run_due(cli: &Cli, args: &BatchArgs) -> Result<()> {
         Duration::from_secs(args.timeout),
         cli.connection.ca_pem()?,
     );
-    unattended.root()?;
-    let batch = unattended.batch(due, &args.batch, true, args.json);
-    unattended::until_signal(&unattended, batch).await
+    unattended.run(due, &args.batch, true, args.json).await
 }
 
 /// Starts a backup in `engine` and waits for it to end; `cancel` (when given) cancels it,

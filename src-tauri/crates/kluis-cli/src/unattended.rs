@@ -87,7 +87,7 @@ impl Unattended {
     }
 
     /// The folder the klanten's folders go in, or what to do to have one.
-    pub fn root(&self) -> Result<&Path> {
+    fn root(&self) -> Result<&Path> {
         self.root.as_deref().ok_or_else(|| {
             Error::Config(
                 "Say where the klanten's backups go: --out FOLDER, or choose a save folder in the app (Settings → Where backups are saved).".into(),
@@ -226,9 +226,23 @@ impl Unattended {
         }
     }
 
+    /// `backup --all` and `run-due`: backs up `profiles` (with `only_due`, those whose plan is
+    /// still due under their turn) into their folders under the root, until they end or a
+    /// signal comes (see [`until_signal`]).
+    pub async fn run(
+        &self,
+        profiles: Vec<Profile>,
+        options: &BatchOptions,
+        only_due: bool,
+        json: bool,
+    ) -> Result<()> {
+        self.root()?;
+        until_signal(self, self.batch(profiles, options, only_due, json)).await
+    }
+
     /// Backs up `profiles`, `options.concurrency` at a time, reporting each as it ends.
     /// Fails with the first failure's error (the exit code tells a scheduler).
-    pub async fn batch(
+    async fn batch(
         &self,
         profiles: Vec<Profile>,
         options: &BatchOptions,
@@ -298,7 +312,7 @@ fn report_failed(profile: &Profile, error: &Error, json: bool) {
 
 /// Runs `batch` until it ends or a signal comes: Ctrl-C cancels every backup (and waits for
 /// them to end so), SIGTERM stops them (resumable ones stay for `kluis resume`).
-pub async fn until_signal(
+async fn until_signal(
     unattended: &Unattended,
     batch: impl std::future::Future<Output = Result<()>>,
 ) -> Result<()> {
