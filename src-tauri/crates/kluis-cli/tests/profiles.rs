@@ -675,3 +675,30 @@ async fn ca_cert_is_trusted_for_saved_profiles_without_their_own() {
     assert_succeeded(&run(true).await);
     assert_eq!(common::files_in(&out), 1);
 }
+
+/// A service that echoes the sign-in request (the password in it) fails a klant's unattended
+/// backup; its monitor hears of the failure with the echo scrubbed — no password, no api key —
+/// although the profile's secrets are no longer in memory when the ping is sent.
+#[tokio::test]
+async fn a_monitor_hears_no_secret_from_an_echoing_service() {
+    let env = office().await;
+    let key = kluis_sim::config::DEMO_API_KEY.to_string();
+    env.add("Bakker", "bakker", &key, KLANT_PASSWORD).await;
+    let url = env.sim.monitor_url("bakker").to_string();
+    assert_succeeded(&env.saved(&["plan", "Bakker", "--ping", &url], &[]).await);
+    env.sim.set_faults(|f| f.echo_authenticate = Some(500));
+    let output = env.backup_all(&env.out(), &["--retries", "0"]).await;
+    assert_ne!(output.status.code(), Some(0), "{}", stderr(&output));
+    let pings = env.sim.pings();
+    assert_eq!(pings.len(), 1, "{pings:?}");
+    assert_eq!(pings[0].path, "bakker/fail");
+    let body = &pings[0].body;
+    assert!(
+        body.contains("«hidden»"),
+        "the echo reached the monitor, scrubbed: {body}"
+    );
+    assert!(
+        !body.contains(KLANT_PASSWORD) && !body.contains(&key),
+        "{body}"
+    );
+}
