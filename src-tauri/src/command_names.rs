@@ -1,6 +1,6 @@
 // The app's command names, shared by build.rs (the app manifest, so each needs a grant) and
 // the tests that check the handler, the capability and the UI's `api.ts` name the same ones.
-pub const ALL: [&str; 30] = [
+pub const ALL: [&str; 31] = [
     "launch_info",
     "profiles",
     "save_profile",
@@ -31,4 +31,5 @@ pub const ALL: [&str; 30] = [
     "test_monitor",
     "cancel_all",
     "set_unattended_at_once",
+    "dashboard",
 ];

@@ -4,8 +4,8 @@ use std::sync::Arc;
 
 use kluis_desktop::profiles::{ProfileInput, ProfileView, Settings};
 use kluis_desktop::{
-    AppError, AppJobEvent, CallbackInput, CallbackTestResult, DemoInfo, DesktopApp, Permissions,
-    PlanInput, PlannedEvent, ResumedEvent, ResumedJob, SessionInfo,
+    AppError, AppJobEvent, CallbackInput, CallbackTestResult, DemoInfo, DesktopApp, KlantStatus,
+    Permissions, PlanInput, PlannedEvent, ResumedEvent, ResumedJob, SessionInfo,
 };
 use tauri::ipc::Channel;
 use tauri::State;
@@ -166,6 +166,12 @@ fn set_unattended_at_once(app: App<'_>, n: u32) -> Res<Settings> {
     app.set_unattended_at_once(n)
 }
 
+/// Async, so the history is read off the main thread (a sync command runs on it).
+#[tauri::command]
+async fn dashboard(app: App<'_>) -> Res<Vec<KlantStatus>> {
+    app.dashboard()
+}
+
 #[tauri::command]
 async fn backup_all(app: App<'_>) -> Res<usize> {
     app.backup_all().await
@@ -209,5 +215,6 @@ pub fn handler<R: tauri::Runtime>() -> impl Fn(tauri::ipc::Invoke<R>) -> bool + 
         test_monitor,
         cancel_all,
         set_unattended_at_once,
+        dashboard,
     ]
 }

@@ -101,8 +101,13 @@ after(async () => {
   await browser?.deleteSession();
 });
 
-test("demo mode signs in, labels itself and shows the environment", async () => {
+test("demo mode opens on the dashboard of its klanten, signs in to one and shows the environment", async () => {
   await waitText("demo-badge", "Demo");
+  // More than one klant: the dashboard is the first screen, a row per klant.
+  await waitText("dash-demo", "never");
+  await waitText("dash-demo-restricted", "never");
+  await shot("00-dashboard");
+  await (await $t("profile-demo")).click();
   await waitText("session", "demo");
   await shot("01-demo-backup-tab");
   await (await $t("tab-environment")).click();
@@ -346,4 +351,17 @@ test("Backup all: every klant, each into its own folder; klanten that fail say w
   await (await profileButton("Stilgevallen")).click();
   await waitText("backup-failed", "No connection");
   await shot("22-backup-all-done");
+
+  // The dashboard: Demo saved today, the refused klant red with its reason, and "needs
+  // attention" leaves only those that failed.
+  await (await $t("overview")).click();
+  await waitText("dash-demo", "Saved");
+  await waitText("dash-demo-restricted", "Not allowed");
+  const demoStrip = await browser.execute(() => document.querySelector('[data-test="dash-demo"] .strip')?.getAttribute("aria-label"));
+  assert.match(demoStrip, /[1-9]\d* saved/, "today is marked saved in Demo's strip");
+  await shot("23-dashboard-after-backup-all");
+  await (await $t("attention-only")).click();
+  const shown = await browser.execute(() => [...document.querySelectorAll("table.dash tbody tr")].map((r) => r.getAttribute("data-test")));
+  assert.ok(!shown.includes("dash-demo") && shown.includes("dash-demo-restricted"), `only those that need attention: ${shown}`);
+  await (await $t("attention-only")).click();
 });

@@ -47,8 +47,25 @@ export async function boot(): Promise<void> {
   batch(() => {
     state.profiles.value = profiles;
     state.selected.value = profiles[0]?.id ?? null;
+    state.overview.value = profiles.length > 1;
   });
-  if (state.selected.value) await loadProfile();
+  if (state.overview.value) await refreshDashboard();
+  else if (state.selected.value) await loadProfile();
+}
+
+/** The dashboard, the first screen when there is more than one klant. */
+export function showOverview(): Promise<void> {
+  state.overview.value = true;
+  return refreshDashboard();
+}
+
+/** Every klant's standing again (after a backup ended, or as time passes). */
+export async function refreshDashboard(): Promise<void> {
+  try {
+    state.dashboard.value = await api.dashboard();
+  } catch (e) {
+    showError(e, null);
+  }
 }
 
 export function startDemo(): Promise<void> {
@@ -61,13 +78,17 @@ export function startDemo(): Promise<void> {
       state.profiles.value = profiles;
       state.selected.value = demo.profiles[0]?.id ?? null;
       state.editing.value = null;
+      state.overview.value = profiles.length > 1;
     });
-    await signInAndLoad();
+    await Promise.all([signInAndLoad(), refreshDashboard()]);
   });
 }
 
 export function selectProfile(id: string): Promise<void> {
-  state.selected.value = id;
+  batch(() => {
+    state.selected.value = id;
+    state.overview.value = false;
+  });
   return loadProfile();
 }
 
@@ -136,8 +157,8 @@ export async function forget(id: string): Promise<void> {
       state.selected.value = profiles[0]?.id ?? null;
       state.editing.value = null;
     });
-    // The klant now selected is loaded as if it had been clicked.
-    await signInAndLoad().catch((e) => showError(e, state.selected.value));
+    // The klant now selected is loaded as if it had been clicked; the dashboard drops it.
+    await Promise.all([signInAndLoad().catch((e) => showError(e, state.selected.value)), refreshDashboard()]);
   }, id);
 }
 
@@ -202,9 +223,10 @@ export function saveProfile(): Promise<void> {
       state.profiles.value = profiles;
       state.selected.value = saved.id;
       state.editing.value = null;
+      state.overview.value = false; // the klant just saved is shown
     });
     // A new profile's id is known only now: its sign-in error is named for it.
-    await signInAndLoad().catch((e) => showError(e, saved.id));
+    await Promise.all([signInAndLoad().catch((e) => showError(e, saved.id)), refreshDashboard()]);
   }, draft.id);
 }
 
@@ -261,9 +283,10 @@ function followJob(key: string, profileId: string, event: AppJobEvent): void {
   if (event.kind === "saved" || event.kind === "failed") void refreshAfterJob(profileId);
 }
 
-/** After a job of `profileId`: the history, and what its answers taught about its api key. */
+/** After a job of `profileId`: the history, the dashboard, and what its answers taught about
+ * its api key. */
 async function refreshAfterJob(profileId: string): Promise<void> {
-  await refreshHistory();
+  await Promise.all([refreshHistory(), refreshDashboard()]);
   await refreshPermissions(profileId);
 }
 

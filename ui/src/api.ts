@@ -8,6 +8,7 @@ import type {
   DemoInfo,
   ErrorPayload,
   HistoryEntry,
+  KlantStatus,
   LaunchInfo,
   Permissions,
   PlanInput,
@@ -71,6 +72,8 @@ export const api = {
   backupAll: () => invoke<number>("backup_all"),
   /** Every running backup cancelled, and Backup all's waiting klanten not started. */
   cancelAll: () => invoke<number>("cancel_all"),
+  /** Every klant's standing: last verified backup, last failure, next due, 30 days. */
+  dashboard: () => invoke<KlantStatus[]>("dashboard"),
   setUnattendedAtOnce: (n: number) => invoke<Settings>("set_unattended_at_once", { n }),
   setPlan: (profileId: string, input: PlanInput) => invoke<ProfileView>("set_plan", { profileId, input }),
   /** The klant's outside monitor (a ping URL; null removes it). The URL never comes back. */

@@ -1,10 +1,15 @@
 // The whole UI in jsdom, with the Rust side replaced by Tauri's mockIPC.
 import { clearMocks, mockIPC } from "@tauri-apps/api/mocks";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import type { AppJobEvent, HistoryEntry, Plan, PlannedEvent, ProfileView, ResumedEvent, Settings } from "./bindings";
+import type { AppJobEvent, HistoryEntry, KlantStatus, Plan, PlannedEvent, ProfileView, ResumedEvent, Settings } from "./bindings";
 import { languages } from "./i18n";
 
 const demoProfile: ProfileView = { id: "demo", name: "Demo", base_url: "https://127.0.0.1:1/webservice_v2", username: "demo", openapi_url: null, demo: true, trusted_cas: [], plan: null, monitor: false, next_backup_ms: null };
+
+/** A klant's standing as the dashboard receives it: never backed up, no plan, unless told. */
+function klant(id: string, name: string, change: Partial<KlantStatus> = {}): KlantStatus {
+  return { profile_id: id, name, plan: null, last_success_ms: null, last_success_bytes: null, last_success_path: null, last_error: null, running: false, next_due_ms: null, overdue: false, days: Array(30).fill("free"), ...change };
+}
 
 type Calls = { cmd: string; args: Record<string, unknown> }[];
 
@@ -19,7 +24,7 @@ let finishBackupAll: (() => void) | null = null;
 
 function fakeBackend(
   calls: Calls,
-  options: { demoStarted?: boolean; resumed?: ResumedEvent[]; holdBackup?: boolean; history?: HistoryEntry[]; dialogClosed?: boolean; profiles?: ProfileView[]; refuseSignIn?: string[]; saveFolder?: string; monitorDown?: boolean } = {},
+  options: { demoStarted?: boolean; resumed?: ResumedEvent[]; holdBackup?: boolean; history?: HistoryEntry[]; dialogClosed?: boolean; profiles?: ProfileView[]; refuseSignIn?: string[]; saveFolder?: string; monitorDown?: boolean; dashboard?: KlantStatus[] } = {},
 ) {
   let started = options.demoStarted ?? false;
   let settings: Settings = { ...defaultSettings, save_folder: options.saveFolder ?? null };
@@ -59,6 +64,8 @@ function fakeBackend(
         return { source: "openapi", environment: "allowed", backup_owner: "allowed", webhook: "allowed" };
       case "history":
         return options.history ?? [];
+      case "dashboard":
+        return options.dashboard ?? (options.profiles ?? (started ? [demoProfile] : [])).map((p) => klant(p.id, p.name));
       case "choose_profile_ca":
         return { ...(options.profiles?.[0] ?? demoProfile), trusted_cas: [{ subject: "CN=Office Proxy CA", sha256: "AB:CD" }] };
       case "forget_profile":
@@ -532,6 +539,7 @@ describe("Kluis UI", () => {
       fakeBackend(calls, { profiles: [bakker, jansen], refuseSignIn: ["jansen"], holdBackup: true });
       await startUi();
       await settle();
+      await click("profile-bakker");
       await click("tab-environment");
       expect(byTest("environment")?.textContent).toContain("Administratie van bakker");
       await click("tab-backup");
@@ -559,6 +567,76 @@ describe("Kluis UI", () => {
       expect(byTest("stage-waiting")).not.toBeNull();
     });
 
+    it("opens on the dashboard, signed in to nobody, and a klant's name opens that klant", async () => {
+      const hour = 3_600_000;
+      const now = Date.now();
+      const days = [...Array(27).fill("free"), "saved", "missed", "failed"];
+      fakeBackend(calls, {
+        profiles: [bakker, jansen],
+        dashboard: [
+          klant("bakker", "Bakker B.V.", { last_success_ms: now - 3 * hour, last_success_bytes: 5 * 1048576, next_due_ms: now + 20 * hour }),
+          klant("jansen", "Jansen & Zn", { last_success_ms: now - 50 * hour, overdue: true, days, last_error: { at_ms: now - hour, code: "permission_denied", message: "The api key may not make backups." } }),
+        ],
+      });
+      await startUi();
+      await settle();
+      expect(byTest("dashboard"), "the first screen with more than one klant").not.toBeNull();
+      expect(calls.some((c) => c.cmd === "sign_in"), "nobody is signed in for the dashboard").toBe(false);
+      expect(byTest("overview")?.getAttribute("aria-current")).toBe("page");
+      const rows = () => [...document.querySelectorAll<HTMLElement>("table.dash tbody tr")].map((r) => r.dataset.test);
+      expect(rows(), "needs attention first").toEqual(["dash-jansen", "dash-bakker"]);
+      const jansenRow = byTest("dash-jansen")!;
+      expect(jansenRow.querySelector('[data-test="dash-age"]')?.textContent).toBe("2 days agooverdue");
+      expect(jansenRow.querySelector(".age.overdue"), "overdue is marked").not.toBeNull();
+      expect(jansenRow.querySelector('[data-test="dash-result"]')?.textContent).toContain("Not allowed");
+      expect(jansenRow.querySelector('[data-test="dash-reason"]')?.textContent).toContain("The api key may not make backups.");
+      expect(jansenRow.querySelector(".strip")?.getAttribute("aria-label")).toBe("Last 30 days: 1 saved, 1 failed, 1 missed");
+      expect(byTest("dash-bakker")!.querySelector('[data-test="dash-age"]')?.textContent).toBe("3 hours ago");
+      expect(byTest("dash-bakker")!.textContent).toContain("5.0 MB");
+
+      await click("sort-klant");
+      expect(rows(), "by name").toEqual(["dash-bakker", "dash-jansen"]);
+      expect(document.querySelector('th[aria-sort="ascending"]')?.textContent).toContain("Klant");
+      await click("sort-klant");
+      expect(rows(), "by name, the other way").toEqual(["dash-jansen", "dash-bakker"]);
+      await click("sort-age");
+      expect(rows(), "the oldest backup first").toEqual(["dash-jansen", "dash-bakker"]);
+      await click("sort-size");
+      expect(rows(), "a klant without a size last").toEqual(["dash-bakker", "dash-jansen"]);
+      await click("attention-only");
+      expect(rows(), "only those that need attention").toEqual(["dash-jansen"]);
+
+      (jansenRow.querySelector("th button") as HTMLElement).click();
+      await settle();
+      expect(byTest("dashboard")).toBeNull();
+      expect(calls.filter((c) => c.cmd === "sign_in").map((c) => c.args)).toEqual([{ profileId: "jansen" }]);
+      expect(byTest("session")?.textContent).toContain("Jansen & Zn");
+      await click("overview");
+      expect(byTest("dashboard")).not.toBeNull();
+      expect(byTest("session")?.textContent, "no one klant's session over the dashboard").not.toContain("Jansen");
+    });
+
+    it("says so when no klant needs attention, in Dutch too", async () => {
+      fakeBackend(calls, { profiles: [bakker, jansen] });
+      localStorage.setItem("kluis.language", "nl");
+      await startUi();
+      await settle();
+      await click("attention-only");
+      expect(byTest("dash-all-well")?.textContent).toContain("Geen klant vraagt aandacht");
+      await click("attention-only");
+      expect(byTest("dash-bakker")?.textContent).toContain("nooit");
+    });
+
+    it("reads the dashboard again when a backup ends", async () => {
+      fakeBackend(calls, { profiles: [bakker, jansen] });
+      await startUi();
+      await settle();
+      const before = calls.filter((c) => c.cmd === "dashboard").length;
+      plannedChannel?.onmessage({ job_id: "p-1", profile_id: "bakker", event: { kind: "saved", path: "/b/Bakker.zip", bytes: 1, sha256: "f".repeat(64) } });
+      await settle();
+      expect(calls.filter((c) => c.cmd === "dashboard").length).toBe(before + 1);
+    });
+
     it("signs in to the klant selected after one is forgotten", async () => {
       fakeBackend(calls, { profiles: [jansen, bakker] });
       await startUi();
@@ -576,6 +654,7 @@ describe("Kluis UI", () => {
       fakeBackend(calls, { profiles: [jansen, bakker], refuseSignIn: ["jansen"] });
       await startUi();
       await settle();
+      await click("profile-jansen");
       expect(byTest("error")?.textContent).toContain("Jansen & Zn");
       await click("add-profile");
       expect(byTest("error"), "no stale banner over a new profile's form").toBeNull();

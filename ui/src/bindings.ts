@@ -54,6 +54,36 @@ export type ResumedJob = { job_id: string, profile_id: string,
  */
 stage: Stage, };
 
+export type DayMark = "saved" | "failed" | "missed" | "free";
+
+export type LastError = { at_ms: number, code: Code, message: string, };
+
+export type KlantStatus = { profile_id: string, name: string, plan: Plan | null, 
+/**
+ * When the last verified backup was saved (ms since the epoch).
+ */
+last_success_ms: number | null, last_success_bytes: number | null, last_success_path: string | null, 
+/**
+ * The newest failure after the last success (cancelled ones are not failures).
+ */
+last_error: LastError | null, 
+/**
+ * A backup of this klant is under way (or was left unfinished).
+ */
+running: boolean, 
+/**
+ * When the plan runs next (ms since the epoch; now when due), or none.
+ */
+next_due_ms: number | null, 
+/**
+ * The plan had a slot more than a little while ago with no verified backup since.
+ */
+overdue: boolean, 
+/**
+ * The last [`crate::days::STRIP_DAYS`] local days, oldest first (the dashboard's strip).
+ */
+days: Array<DayMark>, };
+
 export type ErrorPayload = { code: AppCode, message: string, 
 /**
  * For `certificate`: what the server sent, shown in the UI's language to compare.

@@ -9,13 +9,15 @@ import { language, languages, setLanguage, t, type Key, type Language } from "./
 import { displayName, profileName, selectedProfile, state, type Tab } from "./state";
 import { Announcer, BackupPanel } from "./views/backup";
 import { ConfirmDialog } from "./views/confirm";
+import { Dashboard } from "./views/dashboard";
 import { EnvironmentPanel } from "./views/environment";
 import { HistoryPanel } from "./views/history";
 import { ProfileForm, ProfileList, Welcome } from "./views/profiles";
 import { SettingsPanel } from "./views/settings";
 
 function Header() {
-  const profile = selectedProfile.value;
+  // The dashboard is about every klant: no one klant's session stands over it.
+  const profile = state.overview.value ? undefined : selectedProfile.value;
   const signedIn = profile !== undefined && state.signedIn.value.has(profile.id);
   // Signed in, but a job of this klant finds the service silent: not shown as all green.
   const silent = profile !== undefined && state.jobs.value.some((j) => j.profileId === profile.id && j.view.phase === "waiting" && j.view.silentSince !== null);
@@ -110,6 +112,7 @@ function ErrorBanner() {
 function Main() {
   if (state.editing.value) return h(ProfileForm, {});
   if (state.profiles.value.length === 0) return h(Welcome, {});
+  if (state.overview.value) return h(Dashboard, {});
   return h("div", {}, h(Tabs, {}), h(Panel, {}));
 }
 
@@ -130,6 +133,10 @@ document.documentElement.lang = language();
 setInterval(() => {
   if (state.jobs.value.some((j) => j.view.phase === "waiting" || j.view.phase === "downloading")) state.now.value = Date.now();
 }, 1000);
+// The dashboard's ages and "overdue" move on with time even when nothing runs.
+setInterval(() => {
+  if (state.overview.value) void actions.refreshDashboard().then(() => (state.now.value = Date.now()));
+}, 60_000);
 const root = document.getElementById("app");
 if (root) render(h(App, {}), root);
 actions.boot().catch((e) => {

@@ -7,7 +7,8 @@ import { computed, signal } from "@preact/signals";
 import type { UiError } from "./api";
 import { isRunning, type BackupView } from "./backup-state";
 import { t, type Key } from "./i18n";
-import type { CallbackChoice, CallbackTestResult, Day, HistoryEntry, Permissions, ProfileView, Schedule, Settings } from "./bindings";
+import type { CallbackChoice, CallbackTestResult, Day, HistoryEntry, KlantStatus, Permissions, ProfileView, Schedule, Settings } from "./bindings";
+import { defaultSort, type Sort } from "./dashboard";
 
 export type Tab = "backup" | "history" | "environment" | "settings";
 
@@ -70,6 +71,13 @@ export const state = {
   demoBaseUrl: signal<string | null>(null),
   profiles: signal<ProfileView[]>([]),
   selected: signal<string | null>(null),
+  /** The dashboard is on screen (instead of the selected profile's tabs). */
+  overview: signal(false),
+  /** Every klant's standing, as the dashboard shows it. */
+  dashboard: signal<KlantStatus[]>([]),
+  dashboardSort: signal<Sort>(defaultSort),
+  /** The dashboard shows only the klanten that need attention. */
+  attentionOnly: signal(false),
   /** Profile ids with a live session. */
   signedIn: signal<ReadonlySet<string>>(new Set()),
   /** The open profile form's draft, or null. */

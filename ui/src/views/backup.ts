@@ -130,7 +130,8 @@ function PermissionsView() {
   );
 }
 
-function ResumedList() {
+/** Backups an earlier run left, finished now (on the dashboard too: the first screen). */
+export function ResumedList() {
   const jobs = resumedJobs.value;
   if (jobs.length === 0) return null;
   return h(

@@ -13,6 +13,13 @@ export function ProfileList() {
     "nav",
     { class: "sidebar", "aria-label": t("profiles") },
     h("h2", {}, t("profiles")),
+    state.profiles.value.length > 1
+      ? h(
+          "button",
+          { class: state.overview.value ? "profile selected" : "profile", "aria-current": state.overview.value ? "page" : undefined, "data-test": "overview", onClick: () => void actions.showOverview() },
+          t("dashTitle"),
+        )
+      : null,
     h(
       "ul",
       { class: "profiles" },
@@ -23,8 +30,8 @@ export function ProfileList() {
           h(
             "button",
             {
-              class: p.id === selected ? "profile selected" : "profile",
-              "aria-current": p.id === selected ? "true" : undefined,
+              class: p.id === selected && !state.overview.value ? "profile selected" : "profile",
+              "aria-current": p.id === selected && !state.overview.value ? "true" : undefined,
               "data-test": `profile-${p.id}`,
               onClick: () => void actions.selectProfile(p.id),
             },

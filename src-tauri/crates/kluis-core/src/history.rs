@@ -73,6 +73,7 @@ CREATE TABLE IF NOT EXISTS transitions (
     stage TEXT NOT NULL
 );
 CREATE INDEX IF NOT EXISTS jobs_started ON jobs(started_at_ms);
+CREATE INDEX IF NOT EXISTS jobs_profile_started ON jobs(profile, started_at_ms);
 CREATE TABLE IF NOT EXISTS journal (
     job_id TEXT PRIMARY KEY REFERENCES jobs(id),
     body TEXT NOT NULL

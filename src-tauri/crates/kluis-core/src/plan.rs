@@ -159,7 +159,7 @@ impl Due {
 }
 
 /// A slot this long past counts as missed (a catch-up), not as "due right now".
-const CATCH_UP_AFTER: jiff::SignedDuration = jiff::SignedDuration::from_mins(15);
+pub const CATCH_UP_AFTER: jiff::SignedDuration = jiff::SignedDuration::from_mins(15);
 
 impl Schedule {
     /// Refuses schedules that cannot run (every 0 hours, or more than a week).
@@ -197,6 +197,20 @@ impl Schedule {
             let slot = date.to_datetime(at).to_zoned(t.time_zone().clone()).ok()?;
             (slot.timestamp() > t.timestamp()).then_some(slot)
         })
+    }
+
+    /// A timed schedule's slot on `date` in `tz`; none on a day it does not run, for a manual
+    /// plan, and for "every N hours" (whose slots follow the last backup, not the calendar).
+    /// The dashboard's day strip asks, to tell a missed day from a free one.
+    pub fn slot_on(&self, date: Date, tz: &jiff::tz::TimeZone) -> Option<Zoned> {
+        let (Schedule::Daily { at } | Schedule::Weekdays { at } | Schedule::Weekly { at, .. }) =
+            self
+        else {
+            return None;
+        };
+        self.runs_on(date.weekday())
+            .then(|| date.to_datetime(at.0).to_zoned(tz.clone()).ok())
+            .flatten()
     }
 
     /// Whether a timed schedule has a slot on a day like `day`.

@@ -48,6 +48,7 @@ pub use dialogs::{Dialogs, NoDialogs};
 pub use error::{AppError, AppResult, ErrorPayload};
 pub use events::{AppJobEvent, EventSink, PlannedEvent, PlannedSink, ResumeSink, ResumedEvent};
 pub use kluis_core::{CallbackChoice, HistoryEntry, Saved};
+pub use kluis_profiles::KlantStatus;
 pub use permissions::Permissions;
 pub use profiles::{ProfileInput, ProfileView, Settings};
 pub use secrets::{KeyringStore, MemoryStore, SecretStore};

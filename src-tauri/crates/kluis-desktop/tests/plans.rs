@@ -7,6 +7,7 @@ use std::sync::Arc;
 
 use kluis_core::plan::{ClockTime, Schedule};
 use kluis_desktop::{AppJobEvent, PlanInput, PlannedEvent};
+use kluis_profiles::DayMark;
 use tokio::sync::mpsc;
 
 mod common;
@@ -141,7 +142,7 @@ async fn a_planned_backup_lands_in_its_klants_folder_and_is_told_to_the_window()
 
 /// Backup all: every klant, one at a time here (the limit set to 1): the second starts only
 /// after the first has ended; the klant whose key may not make backups fails with its reason
-/// and the other is saved in its own folder all the same.
+/// and the other is saved in its own folder all the same; the dashboard shows both outcomes.
 #[tokio::test(flavor = "multi_thread")]
 async fn backup_all_runs_every_klant_within_the_limit_and_one_failure_stops_none() {
     let dir = tempfile::tempdir().unwrap();
@@ -191,6 +192,20 @@ async fn backup_all_runs_every_klant_within_the_limit_and_one_failure_stops_none
         panic!("{events:?}")
     };
     assert!(path.contains("/Demo/"), "{path}");
+
+    // The dashboard shows each klant's outcome: the saved one with its size and today saved,
+    // the refused one with its reason and today failed.
+    let dashboard = app.dashboard().unwrap();
+    let row = |id: &str| dashboard.iter().find(|k| k.profile_id == id).unwrap();
+    let (saved, refused) = (row("demo"), row("demo-restricted"));
+    assert!(saved.last_success_ms.is_some() && saved.last_error.is_none());
+    assert_eq!(saved.last_success_path.as_deref(), Some(path.as_str()));
+    assert!(saved.last_success_bytes.unwrap() > 0);
+    assert_eq!(saved.days.last(), Some(&DayMark::Saved));
+    assert!(refused.last_success_ms.is_none());
+    let error = refused.last_error.as_ref().expect("the refusal is shown");
+    assert_eq!(error.code, kluis_core::Code::PermissionDenied);
+    assert_eq!(refused.days.last(), Some(&DayMark::Failed));
 }
 
 /// Backup all without a save folder is refused before anything starts.

@@ -13,13 +13,15 @@
 //!   keyring ([`KeyringStore`]), memory ([`MemoryStore`], demo and tests) or, where no keyring
 //!   can be unlocked and only when asked for, owner-only files ([`SecretsFolder`]).
 //! - [`status`]: a klant's standing ([`KlantStatus`]) read from its plan and the history: last
-//!   verified backup, last failure since, next due, overdue.
+//!   verified backup, last failure since, next due, overdue, and its last 30 days ([`days`]:
+//!   saved, failed, missed or free), which the app's dashboard shows.
 //! - [`monitor`]: a klant's outside monitor (healthchecks style): a ping after each
 //!   unattended backup, `/fail` on failure.
 //! - [`turn`]: one backup of a klant at a time across processes ([`take_turn`]), so the app's
 //!   plans and `kluis run-due` from a timer never run the same plan twice.
 //! - [`error`]: [`ProfileError`], the crate's one error type.
 
+pub mod days;
 pub mod error;
 pub mod monitor;
 pub mod paths;
@@ -28,6 +30,7 @@ pub mod status;
 pub mod store;
 pub mod turn;
 
+pub use days::{DayMark, STRIP_DAYS};
 pub use error::{ProfileError, ProfileResult};
 pub use monitor::{Monitor, Ran};
 pub use paths::KluisPaths;

@@ -7,6 +7,7 @@ use kluis_core::plan::Due;
 use kluis_core::{Code, History, HistoryEntry, Stage};
 use serde::Serialize;
 
+use crate::days::{day_strip, DayMark};
 use crate::store::Profile;
 
 /// How many of a klant's newest history rows are read: enough to find the last success
@@ -35,6 +36,8 @@ pub struct KlantStatus {
     pub next_due_ms: Option<i64>,
     /// The plan had a slot more than a little while ago with no verified backup since.
     pub overdue: bool,
+    /// The last [`crate::days::STRIP_DAYS`] local days, oldest first (the dashboard's strip).
+    pub days: Vec<DayMark>,
 }
 
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
@@ -104,5 +107,6 @@ pub fn klant_status(
         running: rows.first().is_some_and(|e| !e.stage.is_final()),
         next_due_ms,
         overdue,
+        days: day_strip(&rows, profile.plan.as_ref(), now),
     })
 }

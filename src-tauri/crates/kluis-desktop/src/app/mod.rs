@@ -7,11 +7,13 @@
 //! connection), `jobs` (the app's registry of jobs: running in the engine, or staged and
 //! waiting for a place), `backups` (jobs on kluis-core's [`Engine`], which runs
 //! them; this app adds the staging folder and the save dialog), `plans` (each profile's
-//! schedule, and the loop that starts the due ones), `settings` and `demo`.
+//! schedule, and the loop that starts the due ones), `dashboard` (every klant's standing),
+//! `settings` and `demo`.
 
 mod accounts;
 mod backups;
 mod connections;
+mod dashboard;
 mod demo;
 mod jobs;
 mod plans;

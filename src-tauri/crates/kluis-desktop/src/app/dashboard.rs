@@ -1,0 +1,19 @@
+//! The dashboard: every klant's standing at once (kluis-profiles' `klant_status`, which
+//! `kluis status` prints too), in the profiles' order.
+
+use kluis_profiles::{klant_status, KlantStatus};
+
+use super::*;
+
+impl DesktopApp {
+    /// Each klant's last verified backup, last failure since, next due, overdue and the
+    /// strip of its last 30 days.
+    pub fn dashboard(&self) -> AppResult<Vec<KlantStatus>> {
+        let now = jiff::Zoned::now();
+        self.profiles
+            .list()
+            .iter()
+            .map(|p| Ok(klant_status(p, &self.history, &now)?))
+            .collect()
+    }
+}

@@ -1,0 +1,46 @@
+import { beforeEach, describe, expect, it } from "vitest";
+import type { KlantStatus } from "./bindings";
+import { ago, arrange, daysSummary, nextSort } from "./dashboard";
+import { setLanguage } from "./i18n";
+
+const row = (id: string, change: Partial<KlantStatus> = {}): KlantStatus => ({
+  profile_id: id, name: id, plan: null, last_success_ms: null, last_success_bytes: null, last_success_path: null,
+  last_error: null, running: false, next_due_ms: null, overdue: false, days: [], ...change,
+});
+const names = (k: KlantStatus) => k.name;
+const ids = (rows: KlantStatus[]) => rows.map((k) => k.profile_id);
+
+describe("dashboard", () => {
+  beforeEach(() => setLanguage("en"));
+
+  it("puts a klant never saved first when the oldest backups come first, and last the other way", () => {
+    const rows = [row("b", { last_success_ms: 2 }), row("never"), row("a", { last_success_ms: 1 })];
+    expect(ids(arrange(rows, { key: "age", ascending: true }, false, names))).toEqual(["never", "a", "b"]);
+    expect(ids(arrange(rows, { key: "age", ascending: false }, false, names))).toEqual(["b", "a", "never"]);
+  });
+
+  it("puts an unknown next due or size last whichever way it sorts, ties by name", () => {
+    const rows = [row("c"), row("b", { next_due_ms: 5 }), row("a", { next_due_ms: 5 }), row("d", { next_due_ms: 9 })];
+    expect(ids(arrange(rows, { key: "next", ascending: true }, false, names))).toEqual(["a", "b", "d", "c"]);
+    expect(ids(arrange(rows, { key: "next", ascending: false }, false, names))).toEqual(["d", "a", "b", "c"]);
+  });
+
+  it("filters to the klanten that are overdue or failed last", () => {
+    const rows = [row("ok", { last_success_ms: 1 }), row("late", { overdue: true }), row("failed", { last_error: { at_ms: 1, code: "network", message: "" } })];
+    expect(ids(arrange(rows, { key: "klant", ascending: true }, true, names))).toEqual(["failed", "late"]);
+  });
+
+  it("turns a column's order around on a second click", () => {
+    expect(nextSort({ key: "age", ascending: true }, "age")).toEqual({ key: "age", ascending: false });
+    expect(nextSort({ key: "age", ascending: false }, "size")).toEqual({ key: "size", ascending: true });
+  });
+
+  it("says ages and days in the UI's language", () => {
+    const now = Date.UTC(2026, 10, 23, 12);
+    expect(ago(now - 5 * 60_000, now)).toBe("5 minutes ago");
+    expect(ago(now - 3 * 86_400_000, now)).toBe("3 days ago");
+    setLanguage("nl");
+    expect(ago(now - 3 * 3_600_000, now)).toBe("3 uur geleden");
+    expect(daysSummary(["saved", "saved", "missed", "free"])).toBe("Laatste 4 dagen: 2 opgeslagen, 0 mislukt, 1 gemist");
+  });
+});

@@ -1,0 +1,61 @@
+// The dashboard's logic, apart from its view: which klanten need attention, how the rows sort,
+// and how a klant's age and days are said (in the UI's language).
+import type { DayMark, KlantStatus } from "./bindings";
+import { locale, t } from "./i18n";
+
+export type SortKey = "klant" | "age" | "result" | "next" | "size";
+export type Sort = { key: SortKey; ascending: boolean };
+
+/** The dashboard opens on the klanten that need attention first, then by name. */
+export const defaultSort: Sort = { key: "result", ascending: true };
+
+/** A klant needs attention when its plan is overdue or its last backup failed. */
+export function needsAttention(k: KlantStatus): boolean {
+  return k.overdue || k.last_error !== null;
+}
+
+/** Missing values (never saved, no plan, no size) sort after every known one, either way. */
+function byNumber(a: number | null, b: number | null, ascending: boolean): number {
+  if (a === null || b === null) return a === b ? 0 : a === null ? 1 : -1;
+  return ascending ? a - b : b - a;
+}
+
+const compare: Record<SortKey, (a: KlantStatus, b: KlantStatus, ascending: boolean, names: (k: KlantStatus) => string) => number> = {
+  klant: (a, b, asc, names) => (asc ? 1 : -1) * names(a).localeCompare(names(b), locale()),
+  // Ascending age: the oldest backup first (the one that worries most); never saved is oldest.
+  age: (a, b, asc) => {
+    const [x, y] = [a.last_success_ms ?? -Infinity, b.last_success_ms ?? -Infinity];
+    return x === y ? 0 : (x < y) === asc ? -1 : 1;
+  },
+  result: (a, b, asc) => (asc ? 1 : -1) * (Number(needsAttention(b)) - Number(needsAttention(a))),
+  next: (a, b, asc) => byNumber(a.next_due_ms, b.next_due_ms, asc),
+  size: (a, b, asc) => byNumber(a.last_success_bytes, b.last_success_bytes, asc),
+};
+
+/** `rows` sorted by `sort` (ties by name, so the order never jumps), only those that need
+ * attention when `attentionOnly`. */
+export function arrange(rows: readonly KlantStatus[], sort: Sort, attentionOnly: boolean, names: (k: KlantStatus) => string): KlantStatus[] {
+  const shown = attentionOnly ? rows.filter(needsAttention) : [...rows];
+  return shown.sort((a, b) => compare[sort.key](a, b, sort.ascending, names) || names(a).localeCompare(names(b), locale()));
+}
+
+/** Clicking a column's header sorts by it; clicking it again turns the order around. */
+export function nextSort(current: Sort, key: SortKey): Sort {
+  return current.key === key ? { key, ascending: !current.ascending } : { key, ascending: true };
+}
+
+/** How long ago `ms` was, in words ("3 hours ago", "3 uur geleden"). */
+export function ago(ms: number, now: number): string {
+  const format = new Intl.RelativeTimeFormat(locale(), { numeric: "auto" });
+  const minutes = Math.round((ms - now) / 60000);
+  if (Math.abs(minutes) < 60) return format.format(minutes, "minute");
+  const hours = Math.round(minutes / 60);
+  if (Math.abs(hours) < 48) return format.format(hours, "hour");
+  return format.format(Math.round(hours / 24), "day");
+}
+
+/** The strip in words, for screen readers: "Last 30 days: 20 saved, 2 failed, 1 missed". */
+export function daysSummary(days: readonly DayMark[]): string {
+  const count = (mark: DayMark) => days.filter((d) => d === mark).length;
+  return t("daysSummary", { days: String(days.length), saved: String(count("saved")), failed: String(count("failed")), missed: String(count("missed")) });
+}

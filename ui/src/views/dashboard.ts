@@ -1,0 +1,129 @@
+// The dashboard: every klant in one table — the age of its last verified backup (marked when
+// overdue for its plan), its last result and reason, next due, size and its last 30 days —
+// sortable by each column, filterable to those that need attention. A klant's name opens it.
+import { h } from "preact";
+import * as actions from "../actions";
+import type { DayMark, KlantStatus } from "../bindings";
+import { ago, arrange, daysSummary, needsAttention, nextSort, type SortKey } from "../dashboard";
+import { errorTitle } from "../errors";
+import { bytes, dateTime } from "../format";
+import { locale, t, type Key } from "../i18n";
+import { profileName, runningProfiles, state } from "../state";
+import { ResumedList } from "./backup";
+
+const markText: Record<DayMark, Key> = { saved: "daySaved", failed: "dayFailed", missed: "dayMissed", free: "dayFree" };
+
+const columns: [SortKey, Key][] = [
+  ["klant", "dashKlant"],
+  ["age", "dashAge"],
+  ["result", "dashResult"],
+  ["next", "dashNext"],
+  ["size", "dashSize"],
+];
+
+/** A column header: a button that sorts by it, `aria-sort` telling which way. */
+function Header({ column, label }: { column: SortKey; label: Key }) {
+  const sort = state.dashboardSort.value;
+  const sorted = sort.key === column;
+  return h(
+    "th",
+    { scope: "col", "aria-sort": sorted ? (sort.ascending ? "ascending" : "descending") : undefined },
+    h(
+      "button",
+      { class: "sort", "data-test": `sort-${column}`, onClick: () => (state.dashboardSort.value = nextSort(sort, column)) },
+      t(label),
+      h("span", { "aria-hidden": "true" }, sorted ? (sort.ascending ? " ▲" : " ▼") : ""),
+    ),
+  );
+}
+
+/** The last 30 days, a cell each (oldest first), said in words to a screen reader. */
+function Strip({ days, today }: { days: DayMark[]; today: number }) {
+  const day = (i: number) => new Date(today - (days.length - 1 - i) * 86_400_000).toLocaleDateString(locale(), { day: "numeric", month: "short" });
+  return h(
+    "div",
+    { class: "strip", role: "img", "aria-label": daysSummary(days) },
+    days.map((mark, i) => h("span", { key: i, class: `day ${mark}`, title: `${day(i)}: ${t(markText[mark])}` })),
+  );
+}
+
+function Result({ k, running }: { k: KlantStatus; running: boolean }) {
+  if (running) return h("span", { class: "status" }, t("backupRunning"));
+  if (k.last_error) {
+    const error = { code: k.last_error.code, message: k.last_error.message };
+    return h(
+      "span",
+      { class: "status failed" },
+      errorTitle(error),
+      h("br", {}),
+      h("small", { class: "reason", "data-test": "dash-reason", title: error.message }, dateTime(k.last_error.at_ms, locale()), error.message ? ` — ${error.message}` : ""),
+    );
+  }
+  if (k.last_success_ms !== null) return h("span", { class: "status ok" }, t("statusSaved"));
+  return h("span", { class: "status" }, t("dashNever"));
+}
+
+function Next({ k }: { k: KlantStatus }) {
+  if (k.next_due_ms !== null) return dateTime(k.next_due_ms, locale());
+  return k.plan?.paused ? t("dashPaused") : t("dashManual");
+}
+
+function Row({ k, now, running }: { k: KlantStatus; now: number; running: boolean }) {
+  const attention = needsAttention(k);
+  return h(
+    "tr",
+    { class: attention ? "attention" : undefined, "data-test": `dash-${k.profile_id}` },
+    h("th", { scope: "row" }, h("button", { class: "link", onClick: () => void actions.selectProfile(k.profile_id) }, profileName(k.profile_id))),
+    h(
+      "td",
+      { class: k.overdue ? "age overdue" : "age", "data-test": "dash-age" },
+      k.last_success_ms !== null ? ago(k.last_success_ms, now) : t("dashNever"),
+      k.overdue ? h("span", { class: "tag bad" }, t("dashOverdue")) : null,
+    ),
+    h("td", { "data-test": "dash-result" }, h(Result, { k, running })),
+    h("td", {}, h(Next, { k })),
+    h("td", { class: "num" }, bytes(k.last_success_bytes)),
+    h("td", {}, h(Strip, { days: k.days, today: now })),
+  );
+}
+
+/** The table of every klant, its filter and Backup all. */
+function KlantTable() {
+  const all = state.dashboard.value;
+  const attentionOnly = state.attentionOnly.value;
+  const now = state.now.value;
+  const running = runningProfiles.value;
+  const rows = arrange(all, state.dashboardSort.value, attentionOnly, (k) => profileName(k.profile_id));
+  const waiting = all.filter(needsAttention).length;
+  return h(
+    "section",
+    { class: "card dashboard", "aria-labelledby": "dash-title", "data-test": "dashboard" },
+    h("h2", { id: "dash-title" }, t("dashTitle")),
+    h(
+      "div",
+      { class: "row" },
+      h(
+        "label",
+        { class: "check" },
+        h("input", { type: "checkbox", "data-test": "attention-only", checked: attentionOnly, onChange: (e: Event) => (state.attentionOnly.value = (e.target as HTMLInputElement).checked) }),
+        " ",
+        t("dashAttentionOnly", { count: String(waiting) }),
+      ),
+      h("button", { class: "secondary", "data-test": "dash-backup-all", disabled: state.queued.value.size > 0, onClick: () => void actions.backupAll() }, t("backupAll")),
+    ),
+    rows.length === 0
+      ? h("p", { class: "note", "data-test": "dash-all-well" }, attentionOnly ? t("dashAllWell") : t("dashEmpty"))
+      : h(
+          "table",
+          { class: "dash" },
+          h("caption", { class: "visually-hidden" }, t("dashCaption")),
+          h("thead", {}, h("tr", {}, columns.map(([column, label]) => h(Header, { key: column, column, label })), h("th", { scope: "col" }, t("dashDays")))),
+          h("tbody", {}, rows.map((k) => h(Row, { key: k.profile_id, k, now, running: running.has(k.profile_id) || k.running }))),
+        ),
+  );
+}
+
+/** The first screen with more than one klant: backups resumed at start, then every klant. */
+export function Dashboard() {
+  return h("div", {}, h(ResumedList, {}), h(KlantTable, {}));
+}
