@@ -1,6 +1,6 @@
 // The app's command names, shared by build.rs (the app manifest, so each needs a grant) and
 // the tests that check the handler, the capability and the UI's `api.ts` name the same ones.
-pub const ALL: [&str; 31] = [
+pub const ALL: [&str; 33] = [
     "launch_info",
     "profiles",
     "save_profile",
@@ -32,4 +32,6 @@ pub const ALL: [&str; 31] = [
     "cancel_all",
     "set_unattended_at_once",
     "dashboard",
+    "set_notify_desktop",
+    "test_notification",
 ];

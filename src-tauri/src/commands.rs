@@ -166,6 +166,16 @@ fn set_unattended_at_once(app: App<'_>, n: u32) -> Res<Settings> {
     app.set_unattended_at_once(n)
 }
 
+#[tauri::command]
+fn set_notify_desktop(app: App<'_>, on: bool) -> Res<Settings> {
+    app.set_notify_desktop(on)
+}
+
+#[tauri::command]
+async fn test_notification(app: App<'_>) -> Res<()> {
+    app.test_notification().await
+}
+
 /// Async, so the history is read off the main thread (a sync command runs on it).
 #[tauri::command]
 async fn dashboard(app: App<'_>) -> Res<Vec<KlantStatus>> {
@@ -216,5 +226,7 @@ pub fn handler<R: tauri::Runtime>() -> impl Fn(tauri::ipc::Invoke<R>) -> bool + 
         cancel_all,
         set_unattended_at_once,
         dashboard,
+        set_notify_desktop,
+        test_notification,
     ]
 }

@@ -67,6 +67,11 @@ pub fn run() {
             tauri::async_runtime::spawn(async move {
                 handle.state::<DesktopApp>().run_plans().await;
             });
+            // And so does the look for klanten that became overdue (told as a notification).
+            let handle = app.handle().clone();
+            tauri::async_runtime::spawn(async move {
+                handle.state::<DesktopApp>().watch_overdue().await;
+            });
             let page = if baseline {
                 "baseline.html"
             } else {

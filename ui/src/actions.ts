@@ -469,6 +469,24 @@ export function setAtOnce(n: number): Promise<void> {
   });
 }
 
+/** Settings → desktop notifications on or off. */
+export function setNotifyDesktop(on: boolean): Promise<void> {
+  return guarded(async () => {
+    state.settings.value = await api.setNotifyDesktop(on);
+  });
+}
+
+/** "Send test": a notification now; said whether it could be shown. */
+export async function testNotification(): Promise<void> {
+  state.notificationTest.value = "testing";
+  try {
+    await api.testNotification();
+    state.notificationTest.value = "ok";
+  } catch (e) {
+    state.notificationTest.value = { error: asError(e) };
+  }
+}
+
 /** Follows the backups plans start: each shows under its klant like one started here. */
 export async function watchPlanned(): Promise<void> {
   await api

@@ -74,6 +74,10 @@ export const api = {
   cancelAll: () => invoke<number>("cancel_all"),
   /** Every klant's standing: last verified backup, last failure, next due, 30 days. */
   dashboard: () => invoke<KlantStatus[]>("dashboard"),
+  /** Settings → desktop notifications on failures and overdue klanten. */
+  setNotifyDesktop: (on: boolean) => invoke<Settings>("set_notify_desktop", { on }),
+  /** "Send test": a desktop notification now. */
+  testNotification: () => invoke<void>("test_notification"),
   setUnattendedAtOnce: (n: number) => invoke<Settings>("set_unattended_at_once", { n }),
   setPlan: (profileId: string, input: PlanInput) => invoke<ProfileView>("set_plan", { profileId, input }),
   /** The klant's outside monitor (a ping URL; null removes it). The URL never comes back. */

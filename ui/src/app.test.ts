@@ -13,7 +13,7 @@ function klant(id: string, name: string, change: Partial<KlantStatus> = {}): Kla
 
 type Calls = { cmd: string; args: Record<string, unknown> }[];
 
-const defaultSettings: Settings = { save_folder: null, callback: { kind: "loopback" }, relay_secret_saved: false, unattended_at_once: 2 };
+const defaultSettings: Settings = { save_folder: null, callback: { kind: "loopback" }, relay_secret_saved: false, unattended_at_once: 2, notify_desktop: true };
 
 /** The channel of the last `start_backup`, when the test sends the job's events itself. */
 let heldBackup: { onmessage: (e: AppJobEvent) => void } | null = null;
@@ -81,6 +81,12 @@ function fakeBackend(
       case "cancel_all":
         finishBackupAll?.();
         return 1;
+      case "set_notify_desktop":
+        settings = { ...settings, notify_desktop: (args as { on: boolean }).on };
+        return settings;
+      case "test_notification":
+        if (options.monitorDown) throw { code: "config", message: "The desktop notification could not be shown (no session bus)." };
+        return null;
       case "set_unattended_at_once":
         settings = { ...settings, unattended_at_once: (args as { n: number }).n };
         return settings;
@@ -849,6 +855,29 @@ describe("Kluis UI", () => {
       await settle();
       expect(calls.find((c) => c.cmd === "set_unattended_at_once")?.args).toEqual({ n: 3 });
       expect((byTest("at-once") as HTMLSelectElement).value).toBe("3");
+    });
+
+    it("turns desktop notifications off and on, and sends a test that says whether it showed", async () => {
+      fakeBackend(calls, { demoStarted: true });
+      await startUi();
+      await settle();
+      await click("tab-settings");
+      const box = byTest("notify-desktop") as HTMLInputElement;
+      expect(box.checked, "on unless turned off").toBe(true);
+      await click("notify-desktop");
+      expect(calls.find((c) => c.cmd === "set_notify_desktop")?.args).toEqual({ on: false });
+      expect((byTest("notify-desktop") as HTMLInputElement).checked).toBe(false);
+      await click("notify-test");
+      expect(byTest("notify-test-result")?.textContent).toContain("A test notification was sent");
+    });
+
+    it("says why a test notification could not be shown", async () => {
+      fakeBackend(calls, { demoStarted: true, monitorDown: true });
+      await startUi();
+      await settle();
+      await click("tab-settings");
+      await click("notify-test");
+      expect(byTest("notify-test-result")?.textContent).toContain("The notification could not be shown: The desktop notification could not be shown (no session bus).");
     });
 
     it("says why a test ping did not arrive", async () => {

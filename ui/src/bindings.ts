@@ -150,7 +150,12 @@ relay_secret_saved: boolean,
 /**
  * Unattended backups (plans, Backup all) running at once.
  */
-unattended_at_once: number, };
+unattended_at_once: number, 
+/**
+ * A desktop notification when unattended backups fail or klanten become overdue (the app
+ * and `kluis backup --all`/`run-due` alike).
+ */
+notify_desktop: boolean, };
 
 export type Endpoint = "environment" | "backup_owner" | "webhook";
 

@@ -89,7 +89,7 @@ export const state = {
   permissions: signal<ReadonlyMap<string, Permissions>>(new Map()),
   history: signal<HistoryEntry[]>([]),
   historyFilter: signal<string | null>(null),
-  settings: signal<Settings>({ save_folder: null, callback: { kind: "loopback" }, relay_secret_saved: false, unattended_at_once: 2 }),
+  settings: signal<Settings>({ save_folder: null, callback: { kind: "loopback" }, relay_secret_saved: false, unattended_at_once: 2, notify_desktop: true }),
   callbackDraft: signal<CallbackDraft | null>(null),
   /** The last "Test connection": its result or error; `testing` while it runs. */
   callbackTest: signal<{ ok: CallbackTestResult } | { error: UiError } | "testing" | null>(null),
@@ -101,6 +101,8 @@ export const state = {
   queued: signal<ReadonlySet<string>>(new Set()),
   /** "Send test" to a klant's monitor: under way, answered, or refused. */
   monitorTest: signal<{ profileId: string; result: "testing" | "ok" | { error: UiError } } | null>(null),
+  /** "Send test" of desktop notifications: under way, shown, or refused. */
+  notificationTest: signal<"testing" | "ok" | { error: UiError } | null>(null),
   /** The plan form's draft (for the profile in the form), or null. */
   planDraft: signal<PlanDraft | null>(null),
   /** The open confirmation, or null. */

@@ -31,6 +31,35 @@ export function SettingsPanel() {
         [1, 2, 3, 4, 5, 6, 7, 8].map((n) => h("option", { key: n, value: String(n) }, String(n))),
       ),
     ),
+    h(Notifications, {}),
     h(CallbackSettings, {}),
+  );
+}
+
+/** Desktop notifications of failed unattended backups and overdue klanten, with a test. */
+function Notifications() {
+  const test = state.notificationTest.value;
+  return h(
+    "section",
+    { "aria-labelledby": "notify-title" },
+    h("h3", { id: "notify-title" }, t("notifyTitle")),
+    h("p", { class: "note" }, t("notifyNote")),
+    h(
+      "div",
+      { class: "row" },
+      h(
+        "label",
+        { class: "check" },
+        h("input", { type: "checkbox", "data-test": "notify-desktop", checked: state.settings.value.notify_desktop, onChange: (e: Event) => void actions.setNotifyDesktop((e.target as HTMLInputElement).checked) }),
+        " ",
+        t("notifyDesktop"),
+      ),
+      h("button", { class: "secondary", "data-test": "notify-test", disabled: test === "testing", onClick: () => void actions.testNotification() }, t("monitorTest")),
+    ),
+    h(
+      "p",
+      { role: "status", "data-test": "notify-test-result" },
+      test === "ok" ? t("notifyTestOk") : test && typeof test === "object" ? `${t("notifyTestFailed")}: ${test.error.message}` : "",
+    ),
   );
 }

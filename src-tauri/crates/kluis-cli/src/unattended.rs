@@ -9,6 +9,8 @@
 //! `--retry-delay`) before the klant counts as failed. Every klant is backed up under its turn
 //! (`kluis_profiles::take_turn`): one the app or another run is backing up now is skipped, and
 //! `run-due` looks at the plan again under the turn, so a plan never runs twice.
+//! A batch's failures are told in one desktop notification (kluis-profiles' `alerts`, the
+//! app's too) when Settings → *Notifications* is on.
 //! Ctrl-C cancels every running backup (exit 130); SIGTERM stops them, keeping those that can
 //! be resumed for `kluis resume` (exit 75).
 
@@ -25,7 +27,10 @@ use kluis_core::engine::{
 use kluis_core::{
     BackupRequest, Destination, DownloadOptions, Engine, Error, History, Owner, Result, Saved,
 };
-use kluis_profiles::{plan_due, take_turn, Monitor, Profile, Ran, SecretKind, SecretStore};
+use kluis_profiles::{
+    plan_due, take_turn, Alert, DesktopNotifier, Failed, Monitor, Notifier, Profile, Ran,
+    SecretKind, SecretStore,
+};
 use tokio::sync::Semaphore;
 use uuid::Uuid;
 
@@ -47,6 +52,8 @@ pub struct Unattended {
     running: Mutex<HashSet<Uuid>>,
     /// Set by Ctrl-C: nothing more starts or is tried again.
     stopping: AtomicBool,
+    /// Settings → *Notifications*: the batch's failures told on the desktop, in one summary.
+    notify_desktop: bool,
 }
 
 /// How one klant's backup ended.
@@ -83,6 +90,7 @@ impl Unattended {
             max_bytes: None,
             running: Mutex::default(),
             stopping: AtomicBool::new(false),
+            notify_desktop: settings.notify_desktop,
         }
     }
 
@@ -262,11 +270,16 @@ impl Unattended {
             })
             .collect();
         let mut first_error = None;
+        let mut failures = Vec::new();
         while let Some((profile, outcome)) = running.next().await {
             match outcome {
                 Outcome::Saved(id, saved) => report_saved(&profile, id, &saved, json),
                 Outcome::Failed(error) => {
                     report_failed(&profile, &error, json);
+                    if let Some(Ran::Failed { code, message }) = Ran::failed(&error) {
+                        let klant = profile.name.clone();
+                        failures.push(Failed { klant, code, message });
+                    }
                     first_error.get_or_insert(error);
                 }
                 Outcome::Busy => eprintln!(
@@ -276,7 +289,19 @@ impl Unattended {
                 Outcome::NotDue => {}
             }
         }
+        self.notify(&failures).await;
         first_error.map_or(Ok(()), Err)
+    }
+
+    /// The batch's failures, in one desktop notification (when Settings → *Notifications* is
+    /// on). Where no desktop session runs (a server), that is said in one line.
+    async fn notify(&self, failures: &[Failed]) {
+        let Some(alert) = Alert::failed(failures).filter(|_| self.notify_desktop) else {
+            return;
+        };
+        if let Err(e) = DesktopNotifier.notify(&alert).await {
+            eprintln!("kluis: {e}");
+        }
     }
 
     /// Ctrl-C: nothing more starts, and every running backup ends as cancelled.

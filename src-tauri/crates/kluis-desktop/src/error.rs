@@ -56,6 +56,7 @@ impl From<kluis_profiles::ProfileError> for AppError {
             ProfileError::NotFound(message) => AppError::NotFound(message),
             ProfileError::Secrets(message) => AppError::Keyring(message),
             ProfileError::Core(e) => AppError::Core(e),
+            notify @ ProfileError::Notify(_) => AppError::Core(notify.into_core()),
         }
     }
 }

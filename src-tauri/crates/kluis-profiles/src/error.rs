@@ -10,6 +10,10 @@ pub enum ProfileError {
     /// The OS keyring, or the secrets folder standing in for it, could not be used.
     #[error("{}", kluis_https::scrub::scrub(.0))]
     Secrets(String),
+    /// The desktop notification could not be shown (no desktop session, no notification
+    /// service).
+    #[error("{0}")]
+    Notify(String),
     /// A file could not be read or written, or a value is not valid.
     #[error(transparent)]
     Core(#[from] kluis_core::Error),
@@ -21,6 +25,7 @@ impl ProfileError {
         match self {
             ProfileError::NotFound(_) => "not_found",
             ProfileError::Secrets(_) => "keyring",
+            ProfileError::Notify(_) => "config",
             ProfileError::Core(e) => e.code().as_str(),
         }
     }

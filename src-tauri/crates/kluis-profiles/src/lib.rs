@@ -17,10 +17,13 @@
 //!   saved, failed, missed or free), which the app's dashboard shows.
 //! - [`monitor`]: a klant's outside monitor (healthchecks style): a ping after each
 //!   unattended backup, `/fail` on failure.
+//! - [`alerts`]: desktop notifications when unattended backups fail (one summary when many
+//!   fail together) or klanten become overdue, the same from the app and the CLI.
 //! - [`turn`]: one backup of a klant at a time across processes ([`take_turn`]), so the app's
 //!   plans and `kluis run-due` from a timer never run the same plan twice.
 //! - [`error`]: [`ProfileError`], the crate's one error type.
 
+pub mod alerts;
 pub mod days;
 pub mod error;
 pub mod monitor;
@@ -30,6 +33,7 @@ pub mod status;
 pub mod store;
 pub mod turn;
 
+pub use alerts::{Alert, DesktopNotifier, Failed, FailureBatch, Notifier, OverdueWatch};
 pub use days::{DayMark, STRIP_DAYS};
 pub use error::{ProfileError, ProfileResult};
 pub use monitor::{Monitor, Ran};

@@ -142,6 +142,14 @@ pub struct Settings {
     /// Unattended backups (plans, Backup all) running at once.
     #[serde(default = "default_at_once")]
     pub unattended_at_once: u32,
+    /// A desktop notification when unattended backups fail or klanten become overdue (the app
+    /// and `kluis backup --all`/`run-due` alike).
+    #[serde(default = "notify_by_default")]
+    pub notify_desktop: bool,
+}
+
+fn notify_by_default() -> bool {
+    true
 }
 
 /// Backups running at once unless the user chose otherwise: two keep a 2-core office PC and
@@ -161,6 +169,7 @@ impl Default for Settings {
             callback: kluis_core::CallbackChoice::default(),
             relay_secret_saved: false,
             unattended_at_once: DEFAULT_AT_ONCE,
+            notify_desktop: true,
         }
     }
 }

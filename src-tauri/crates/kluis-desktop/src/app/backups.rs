@@ -32,6 +32,7 @@ impl DesktopApp {
             permit: None,
             turn: None,
             monitor: None,
+            tell_failure: None,
         };
         self.run_job(Work::New(request), id, connection, transport, follow);
         Ok(job_id)
@@ -119,6 +120,7 @@ impl DesktopApp {
                     permit: None,
                     turn: None,
                     monitor: None,
+                    tell_failure: None,
                 };
                 self.follow(job.handle, &job.profile, follow);
             }

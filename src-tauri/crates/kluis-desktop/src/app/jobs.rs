@@ -22,6 +22,8 @@ pub(super) struct Follow {
     pub turn: Option<kluis_core::claims::Claim>,
     /// The klant's outside monitor, pinged when an unattended job ends.
     pub monitor: Option<kluis_profiles::Monitor>,
+    /// Tells an unattended job's failure on the desktop (see `alerts`).
+    pub tell_failure: Option<alerts::TellFailure>,
 }
 
 impl DesktopApp {
@@ -67,6 +69,7 @@ impl DesktopApp {
             permit,
             turn,
             monitor,
+            tell_failure,
         } = follow;
         let job_id = handle.id;
         // The slot is filled before the follower can settle it (it is spawned after).
@@ -78,6 +81,9 @@ impl DesktopApp {
         tokio::spawn(async move {
             let outcome = handle.finished().await;
             drop((permit, turn)); // the next unattended job (of this klant too) may start
+            if let Some(tell) = tell_failure {
+                tell(&outcome);
+            }
             if let (Some(monitor), Some(ran)) = (monitor, kluis_profiles::Ran::of(&outcome)) {
                 // On its own task: a slow monitor never holds up the job's end.
                 tokio::spawn(async move {

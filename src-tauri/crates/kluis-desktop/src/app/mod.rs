@@ -7,10 +7,12 @@
 //! connection), `jobs` (the app's registry of jobs: running in the engine, or staged and
 //! waiting for a place), `backups` (jobs on kluis-core's [`Engine`], which runs
 //! them; this app adds the staging folder and the save dialog), `plans` (each profile's
-//! schedule, and the loop that starts the due ones), `dashboard` (every klant's standing),
+//! schedule, and the loop that starts the due ones), `alerts` (desktop notifications),
+//! `dashboard` (every klant's standing),
 //! `settings` and `demo`.
 
 mod accounts;
+mod alerts;
 mod backups;
 mod connections;
 mod dashboard;
@@ -117,6 +119,8 @@ pub struct DesktopApp {
     /// slot are not started.
     unattended: Mutex<Arc<tokio::sync::Semaphore>>,
     batch: std::sync::atomic::AtomicU64,
+    /// Desktop notifications of failures and overdue klanten.
+    alerts: alerts::Alerts,
 }
 
 /// Unattended backups running at once: Settings (default 2), or
@@ -142,6 +146,7 @@ impl DesktopApp {
                 profiles.settings().unattended_at_once.clamp(1, MAX_AT_ONCE) as usize,
             ))),
             batch: Default::default(),
+            alerts: alerts::Alerts::desktop(),
             paths,
             profiles,
             keyring,

@@ -209,6 +209,7 @@ impl DesktopApp {
             permit,
             turn: Some(turn),
             monitor: kluis_profiles::Monitor::of(&profile, self.env_ca_pem.as_deref()),
+            tell_failure: Some(self.failure_teller(profile.name.clone())),
         };
         self.run_job(Work::New(request), id, connection, transport, follow);
         Ok(Some(job_id))

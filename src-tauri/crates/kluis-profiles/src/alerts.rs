@@ -1,0 +1,305 @@
+//! Telling the person at the computer: a desktop notification when unattended backups fail —
+//! one summary when many fail together, not one per klant — and when klanten become overdue.
+//! The app and the CLI both send them through [`DesktopNotifier`] (notify-rust: D-Bus's
+//! `org.freedesktop.Notifications` on Linux, the notification centre on macOS and Windows),
+//! so they read the same; [`FailureBatch`] gathers the app's failures into one summary.
+//!
+//! An alert names klanten and the reason's code and message (already free of secrets: errors
+//! never carry one); never a path, a URL or a key.
+
+use std::collections::HashSet;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use kluis_core::Code;
+
+use crate::error::{ProfileError, ProfileResult};
+use crate::status::KlantStatus;
+
+/// How many klanten a summary names before it says "and N more".
+const NAMED: usize = 5;
+
+/// Failures this close together are told in one summary (Backup all's klanten fail within
+/// seconds of each other when, say, the office's internet is down).
+pub const GATHER_FOR: Duration = Duration::from_secs(30);
+
+/// A notification's text.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Alert {
+    pub title: String,
+    pub body: String,
+}
+
+/// One klant's failed unattended backup.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Failed {
+    pub klant: String,
+    pub code: Code,
+    pub message: String,
+}
+
+impl Alert {
+    /// What `failures` say together: the one klant and its reason, or how many failed and
+    /// which. None for none.
+    pub fn failed(failures: &[Failed]) -> Option<Alert> {
+        match failures {
+            [] => None,
+            [one] => Some(Alert {
+                title: format!("Backup of {} failed", one.klant),
+                body: first_line(&one.message),
+            }),
+            many => Some(Alert {
+                title: format!("{} backups failed", many.len()),
+                body: named(many.iter().map(|f| format!("{} ({})", f.klant, f.code))),
+            }),
+        }
+    }
+
+    /// Klanten that became overdue for their plan (no verified backup since a slot well past).
+    pub fn overdue(klanten: &[String]) -> Option<Alert> {
+        match klanten {
+            [] => None,
+            [one] => Some(Alert {
+                title: format!("{one} is overdue"),
+                body: "Its plan's backup did not happen. Open Kluis to see why.".into(),
+            }),
+            many => Some(Alert {
+                title: format!("{} klanten are overdue", many.len()),
+                body: named(many.iter().cloned()),
+            }),
+        }
+    }
+
+    /// "Send test".
+    pub fn test() -> Alert {
+        Alert {
+            title: "Kluis test notification".into(),
+            body: "Notifications work: Kluis tells you here when an unattended backup fails."
+                .into(),
+        }
+    }
+}
+
+fn first_line(text: &str) -> String {
+    let line = text.lines().next().unwrap_or_default();
+    line.chars().take(300).collect()
+}
+
+/// "a, b, c, d, e and 3 more".
+fn named(names: impl ExactSizeIterator<Item = String>) -> String {
+    let total = names.len();
+    let shown: Vec<String> = names.take(NAMED).collect();
+    match total - shown.len() {
+        0 => shown.join(", "),
+        more => format!("{} and {more} more", shown.join(", ")),
+    }
+}
+
+/// Where alerts go: the desktop ([`DesktopNotifier`]) or, in tests, a recorder.
+pub trait Notifier: Send + Sync {
+    fn notify<'a>(
+        &'a self,
+        alert: &'a Alert,
+    ) -> Pin<Box<dyn Future<Output = ProfileResult<()>> + Send + 'a>>;
+}
+
+/// The desktop's notifications (notify-rust).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct DesktopNotifier;
+
+impl Notifier for DesktopNotifier {
+    fn notify<'a>(
+        &'a self,
+        alert: &'a Alert,
+    ) -> Pin<Box<dyn Future<Output = ProfileResult<()>> + Send + 'a>> {
+        Box::pin(async move {
+            let mut notification = notify_rust::Notification::new();
+            notification
+                .appname("Kluis")
+                .summary(&alert.title)
+                .body(&alert.body);
+            show(notification).await.map_err(|e| {
+                ProfileError::Notify(format!(
+                    "The desktop notification could not be shown ({e}). Is a desktop session running?"
+                ))
+            })
+        })
+    }
+}
+
+#[cfg(all(unix, not(target_os = "macos")))]
+async fn show(n: notify_rust::Notification) -> Result<(), notify_rust::error::Error> {
+    n.show_async().await.map(drop)
+}
+
+/// macOS and Windows show it synchronously: off the async threads.
+#[cfg(not(all(unix, not(target_os = "macos"))))]
+async fn show(n: notify_rust::Notification) -> Result<(), String> {
+    tokio::task::spawn_blocking(move || n.show().map(drop).map_err(|e| e.to_string()))
+        .await
+        .map_err(|e| e.to_string())?
+}
+
+/// Which klanten became overdue since it last looked: each is told once, until a verified
+/// backup ends its lateness (then a new lateness is told again).
+#[derive(Debug, Default)]
+pub struct OverdueWatch {
+    told: HashSet<String>,
+}
+
+impl OverdueWatch {
+    /// The names of the klanten in `statuses` overdue now and not told yet.
+    pub fn newly_overdue(&mut self, statuses: &[KlantStatus]) -> Vec<String> {
+        self.told
+            .retain(|id| statuses.iter().any(|k| &k.profile_id == id && k.overdue));
+        statuses
+            .iter()
+            .filter(|k| k.overdue && self.told.insert(k.profile_id.clone()))
+            .map(|k| k.name.clone())
+            .collect()
+    }
+}
+
+/// Gathers failures for [`GATHER_FOR`] after the first, then tells them in one alert.
+pub struct FailureBatch {
+    pending: Mutex<Vec<Failed>>,
+    notifier: Arc<dyn Notifier>,
+    gather_for: Duration,
+}
+
+impl FailureBatch {
+    pub fn new(notifier: Arc<dyn Notifier>, gather_for: Duration) -> Arc<Self> {
+        Arc::new(FailureBatch {
+            pending: Mutex::new(Vec::new()),
+            notifier,
+            gather_for,
+        })
+    }
+
+    /// Adds `failed`; the first of a batch sends the summary once the gathering time is over.
+    /// (Needs a tokio runtime; the alert is sent on its own task.)
+    pub fn add(self: &Arc<Self>, failed: Failed) {
+        let first = {
+            let mut pending = self.pending.lock().unwrap();
+            pending.push(failed);
+            pending.len() == 1
+        };
+        if first {
+            let batch = self.clone();
+            tokio::spawn(async move {
+                tokio::time::sleep(batch.gather_for).await;
+                let failures = std::mem::take(&mut *batch.pending.lock().unwrap());
+                if let Some(alert) = Alert::failed(&failures) {
+                    if let Err(e) = batch.notifier.notify(&alert).await {
+                        tracing::warn!(code = %e.code(), "a failure could not be notified");
+                    }
+                }
+            });
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn failed(klant: &str, code: Code) -> Failed {
+        Failed {
+            klant: klant.into(),
+            code,
+            message: "The service could not be reached.\nDetails: connect refused".into(),
+        }
+    }
+
+    /// Records what it was asked to show.
+    #[derive(Default)]
+    pub struct Recorder(pub Mutex<Vec<Alert>>);
+
+    impl Notifier for Recorder {
+        fn notify<'a>(
+            &'a self,
+            alert: &'a Alert,
+        ) -> Pin<Box<dyn Future<Output = ProfileResult<()>> + Send + 'a>> {
+            self.0.lock().unwrap().push(alert.clone());
+            Box::pin(async { Ok(()) })
+        }
+    }
+
+    /// One failure names its klant and the first line of its reason; many are counted and
+    /// named (five, then "and N more"); none says nothing.
+    #[test]
+    fn failures_are_said_once() {
+        assert_eq!(Alert::failed(&[]), None);
+        let one = Alert::failed(&[failed("Bakker B.V.", Code::Network)]).unwrap();
+        assert_eq!(one.title, "Backup of Bakker B.V. failed");
+        assert_eq!(one.body, "The service could not be reached.");
+        let many: Vec<Failed> = (1..=7)
+            .map(|i| failed(&format!("Klant {i}"), Code::ServiceError))
+            .collect();
+        let summary = Alert::failed(&many).unwrap();
+        assert_eq!(summary.title, "7 backups failed");
+        assert_eq!(
+            summary.body,
+            "Klant 1 (service_error), Klant 2 (service_error), Klant 3 (service_error), \
+             Klant 4 (service_error), Klant 5 (service_error) and 2 more"
+        );
+        assert_eq!(
+            Alert::overdue(&["A".into(), "B".into()]).unwrap().title,
+            "2 klanten are overdue"
+        );
+    }
+
+    /// An overdue klant is told once; again only after it was back on time in between.
+    #[test]
+    fn overdue_is_told_once_per_lateness() {
+        let status = |id: &str, overdue: bool| KlantStatus {
+            profile_id: id.into(),
+            name: format!("Klant {id}"),
+            plan: None,
+            last_success_ms: None,
+            last_success_bytes: None,
+            last_success_path: None,
+            last_error: None,
+            running: false,
+            next_due_ms: None,
+            overdue,
+            days: Vec::new(),
+        };
+        let mut watch = OverdueWatch::default();
+        assert_eq!(
+            watch.newly_overdue(&[status("a", true), status("b", false)]),
+            ["Klant a"]
+        );
+        assert!(watch
+            .newly_overdue(&[status("a", true), status("b", false)])
+            .is_empty());
+        assert_eq!(
+            watch.newly_overdue(&[status("a", true), status("b", true)]),
+            ["Klant b"]
+        );
+        assert!(watch.newly_overdue(&[status("a", false)]).is_empty());
+        assert_eq!(watch.newly_overdue(&[status("a", true)]), ["Klant a"]);
+    }
+
+    /// Failures within the gathering time make one summary; one after it starts a new one.
+    #[tokio::test(start_paused = true)]
+    async fn failures_close_together_make_one_alert() {
+        let recorder = Arc::new(Recorder::default());
+        let batch = FailureBatch::new(recorder.clone(), GATHER_FOR);
+        batch.add(failed("A", Code::Network));
+        tokio::time::sleep(Duration::from_secs(10)).await;
+        batch.add(failed("B", Code::Network));
+        batch.add(failed("C", Code::AuthFailed));
+        tokio::time::sleep(Duration::from_secs(25)).await;
+        let told = recorder.0.lock().unwrap().clone();
+        assert_eq!(told.len(), 1, "{told:?}");
+        assert_eq!(told[0].title, "3 backups failed");
+        batch.add(failed("D", Code::Network));
+        tokio::time::sleep(GATHER_FOR + Duration::from_secs(1)).await;
+        let told = recorder.0.lock().unwrap().clone();
+        assert_eq!(told.len(), 2);
+        assert_eq!(told[1].title, "Backup of D failed");
+    }
+}
