@@ -59,8 +59,11 @@ export function showOverview(): Promise<void> {
   return refreshDashboard();
 }
 
-/** Every klant's standing again (after a backup ended, or as time passes). */
+/** Every klant's standing again (after a backup ended, or as time passes) — only while the
+ * dashboard is on screen: it reads every klant's history, and showing it reads it anyway, so
+ * a Backup all of many klanten does not read them all again at each klant's end unseen. */
 export async function refreshDashboard(): Promise<void> {
+  if (!state.overview.value) return;
   try {
     state.dashboard.value = await api.dashboard();
   } catch (e) {

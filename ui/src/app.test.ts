@@ -633,7 +633,7 @@ describe("Kluis UI", () => {
       expect(byTest("dash-bakker")?.textContent).toContain("nooit");
     });
 
-    it("reads the dashboard again when a backup ends", async () => {
+    it("reads the dashboard again when a backup ends while it is shown", async () => {
       fakeBackend(calls, { profiles: [bakker, jansen] });
       await startUi();
       await settle();
@@ -641,6 +641,14 @@ describe("Kluis UI", () => {
       plannedChannel?.onmessage({ job_id: "p-1", profile_id: "bakker", event: { kind: "saved", path: "/b/Bakker.zip", bytes: 1, sha256: "f".repeat(64) } });
       await settle();
       expect(calls.filter((c) => c.cmd === "dashboard").length).toBe(before + 1);
+
+      // With a klant open the dashboard is not read at each backup's end, but when shown.
+      await click("profile-bakker");
+      plannedChannel?.onmessage({ job_id: "p-2", profile_id: "jansen", event: { kind: "saved", path: "/j/Jansen.zip", bytes: 1, sha256: "f".repeat(64) } });
+      await settle();
+      expect(calls.filter((c) => c.cmd === "dashboard").length, "not read while unseen").toBe(before + 1);
+      await click("overview");
+      expect(calls.filter((c) => c.cmd === "dashboard").length, "read when shown").toBe(before + 2);
     });
 
     it("signs in to the klant selected after one is forgotten", async () => {
