@@ -276,10 +276,7 @@ impl Unattended {
                 Outcome::Saved(id, saved) => report_saved(&profile, id, &saved, json),
                 Outcome::Failed(error) => {
                     report_failed(&profile, &error, json);
-                    if let Some(Ran::Failed { code, message }) = Ran::failed(&error) {
-                        let klant = profile.name.clone();
-                        failures.push(Failed { klant, code, message });
-                    }
+                    failures.extend(Failed::of(&profile.name, &error));
                     first_error.get_or_insert(error);
                 }
                 Outcome::Busy => eprintln!(

@@ -16,6 +16,7 @@ use std::time::Duration;
 use kluis_core::Code;
 
 use crate::error::{ProfileError, ProfileResult};
+use crate::monitor::Ran;
 use crate::status::KlantStatus;
 
 /// How many klanten a summary names before it says "and N more".
@@ -38,6 +39,21 @@ pub struct Failed {
     pub klant: String,
     pub code: Code,
     pub message: String,
+}
+
+impl Failed {
+    /// Klant `klant`'s backup that ended with `error`; none for a cancel or a stop (which
+    /// say nothing about the klant's backups), as for its monitor.
+    pub fn of(klant: &str, error: &kluis_core::Error) -> Option<Failed> {
+        match Ran::failed(error)? {
+            Ran::Failed { code, message } => Some(Failed {
+                klant: klant.to_string(),
+                code,
+                message,
+            }),
+            Ran::Saved { .. } | Ran::Test => None,
+        }
+    }
 }
 
 impl Alert {
@@ -176,6 +192,11 @@ impl FailureBatch {
             notifier,
             gather_for,
         })
+    }
+
+    /// Where its alerts go (for alerts told at once, such as "Send test").
+    pub fn notifier(&self) -> &dyn Notifier {
+        self.notifier.as_ref()
     }
 
     /// Adds `failed`; the first of a batch sends the summary once the gathering time is over.

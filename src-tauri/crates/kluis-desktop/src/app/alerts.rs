@@ -3,7 +3,7 @@
 //! (looked at every few minutes); both only while Settings → *Notifications* is on.
 
 use kluis_profiles::alerts::GATHER_FOR;
-use kluis_profiles::{Alert, DesktopNotifier, Failed, FailureBatch, Notifier, OverdueWatch, Ran};
+use kluis_profiles::{Alert, DesktopNotifier, Failed, FailureBatch, Notifier, OverdueWatch};
 
 use super::*;
 
@@ -13,29 +13,15 @@ const OVERDUE_EVERY: Duration = Duration::from_secs(5 * 60);
 /// What tells one unattended job's failure, given its outcome.
 pub(super) type TellFailure = Box<dyn FnOnce(&kluis_core::Result<Saved>) + Send>;
 
-/// The desktop's notifier and the batch the failures gather in.
-pub(super) struct Alerts {
-    notifier: Arc<dyn Notifier>,
-    failures: Arc<FailureBatch>,
-}
-
-impl Alerts {
-    pub(super) fn new(notifier: Arc<dyn Notifier>, gather_for: Duration) -> Self {
-        Alerts {
-            failures: FailureBatch::new(notifier.clone(), gather_for),
-            notifier,
-        }
-    }
-
-    pub(super) fn desktop() -> Self {
-        Alerts::new(Arc::new(DesktopNotifier), GATHER_FOR)
-    }
+/// The desktop's notifications: failures gather in a batch, told through its notifier.
+pub(super) fn desktop_alerts() -> Arc<FailureBatch> {
+    FailureBatch::new(Arc::new(DesktopNotifier), GATHER_FOR)
 }
 
 impl DesktopApp {
     /// Sends notifications to `notifier`, gathering failures for `gather_for` (tests).
     pub fn with_notifier(mut self, notifier: Arc<dyn Notifier>, gather_for: Duration) -> Self {
-        self.alerts = Alerts::new(notifier, gather_for);
+        self.alerts = FailureBatch::new(notifier, gather_for);
         self
     }
 
@@ -49,7 +35,7 @@ impl DesktopApp {
 
     /// "Send test": a notification now, whatever the setting.
     pub async fn test_notification(&self) -> AppResult<()> {
-        Ok(self.alerts.notifier.notify(&Alert::test()).await?)
+        Ok(self.alerts.notifier().notify(&Alert::test()).await?)
     }
 
     /// Looks every few minutes (and at once) for klanten that became overdue, and tells each
@@ -60,7 +46,7 @@ impl DesktopApp {
         loop {
             every.tick().await;
             if let Some(alert) = self.newly_overdue(&mut watch) {
-                if let Err(e) = self.alerts.notifier.notify(&alert).await {
+                if let Err(e) = self.alerts.notifier().notify(&alert).await {
                     tracing::warn!(code = %e.code(), "an overdue klant could not be notified");
                 }
             }
@@ -80,16 +66,11 @@ impl DesktopApp {
     /// What tells an unattended job's failure (usable from the job's task): into the batch,
     /// named for klant `klant`, when notifications are on. Cancels and stops say nothing.
     pub(super) fn failure_teller(&self, klant: String) -> TellFailure {
-        let (profiles, failures) = (self.profiles.clone(), self.alerts.failures.clone());
+        let (profiles, failures) = (self.profiles.clone(), self.alerts.clone());
         Box::new(move |outcome| {
-            if let (Some(Ran::Failed { code, message }), true) =
-                (Ran::of(outcome), profiles.settings().notify_desktop)
-            {
-                failures.add(Failed {
-                    klant,
-                    code,
-                    message,
-                });
+            let failed = outcome.as_ref().err().and_then(|e| Failed::of(&klant, e));
+            if let (Some(failed), true) = (failed, profiles.settings().notify_desktop) {
+                failures.add(failed);
             }
         })
     }

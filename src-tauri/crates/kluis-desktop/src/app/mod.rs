@@ -120,7 +120,7 @@ pub struct DesktopApp {
     unattended: Mutex<Arc<tokio::sync::Semaphore>>,
     batch: std::sync::atomic::AtomicU64,
     /// Desktop notifications of failures and overdue klanten.
-    alerts: alerts::Alerts,
+    alerts: Arc<kluis_profiles::FailureBatch>,
 }
 
 /// Unattended backups running at once: Settings (default 2), or
@@ -146,7 +146,7 @@ impl DesktopApp {
                 profiles.settings().unattended_at_once.clamp(1, MAX_AT_ONCE) as usize,
             ))),
             batch: Default::default(),
-            alerts: alerts::Alerts::desktop(),
+            alerts: alerts::desktop_alerts(),
             paths,
             profiles,
             keyring,
