@@ -13,11 +13,13 @@ echo "== UI build and unit tests (Vitest)"
 echo "== Rust tests"
 cargo test --workspace --locked
 
+# (--workspace, as above: selecting packages with -p would unify their features differently
+# and build every dependency again.)
 echo "== The OS keyring and desktop notifications (Secret Service, a stand-in notification daemon, in a private D-Bus session)"
 dbus-run-session -- bash -c '
   export HOME=$(mktemp -d) CARGO_HOME=${CARGO_HOME:-'"$HOME"'/.cargo} RUSTUP_HOME=${RUSTUP_HOME:-'"$HOME"'/.rustup}
   echo -n keyring-test | gnome-keyring-daemon --unlock --components=secrets >/dev/null
-  cargo test --locked -p kluis-desktop --test keyring -p kluis-cli --test keyring -p kluis-profiles --test notify -- --ignored'
+  cargo test --workspace --locked --test keyring --test notify -- --ignored'
 
 echo "== Release build and .deb"
 cargo build --release --locked --bin kluis-sim

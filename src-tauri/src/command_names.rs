@@ -1,6 +1,6 @@
 // The app's command names, shared by build.rs (the app manifest, so each needs a grant) and
 // the tests that check the handler, the capability and the UI's `api.ts` name the same ones.
-pub const ALL: [&str; 33] = [
+pub const ALL: [&str; 36] = [
     "launch_info",
     "profiles",
     "save_profile",
@@ -34,4 +34,7 @@ pub const ALL: [&str; 33] = [
     "dashboard",
     "set_notify_desktop",
     "test_notification",
+    "tray_action",
+    "start_at_login",
+    "set_start_at_login",
 ];

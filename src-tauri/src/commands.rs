@@ -5,7 +5,7 @@ use std::sync::Arc;
 use kluis_desktop::profiles::{ProfileInput, ProfileView, Settings};
 use kluis_desktop::{
     AppError, AppJobEvent, CallbackInput, CallbackTestResult, DemoInfo, DesktopApp, KlantStatus,
-    Permissions, PlanInput, PlannedEvent, ResumedEvent, ResumedJob, SessionInfo,
+    Permissions, PlanInput, PlannedEvent, ResumedEvent, ResumedJob, SessionInfo, TrayAction,
 };
 use tauri::ipc::Channel;
 use tauri::State;
@@ -192,6 +192,23 @@ fn watch_planned(app: App<'_>, on_event: Channel<PlannedEvent>) {
     app.watch_planned(Arc::new(move |e| drop(on_event.send(e))))
 }
 
+/// The tray menu's actions, from the webview (the UI's "Pause plans"; the tests, where no tray
+/// host shows the icon): the menu's own path.
+#[tauri::command]
+async fn tray_action<R: tauri::Runtime>(app: tauri::AppHandle<R>, action: TrayAction) -> Res<()> {
+    crate::tray::act(&app, action).await
+}
+
+#[tauri::command]
+fn start_at_login(app: App<'_>) -> Res<bool> {
+    app.start_at_login()
+}
+
+#[tauri::command]
+fn set_start_at_login(app: App<'_>, on: bool) -> Res<bool> {
+    app.set_start_at_login(on)
+}
+
 pub fn handler<R: tauri::Runtime>() -> impl Fn(tauri::ipc::Invoke<R>) -> bool + Send + Sync + 'static
 {
     tauri::generate_handler![
@@ -228,5 +245,8 @@ pub fn handler<R: tauri::Runtime>() -> impl Fn(tauri::ipc::Invoke<R>) -> bool + 
         dashboard,
         set_notify_desktop,
         test_notification,
+        tray_action,
+        start_at_login,
+        set_start_at_login,
     ]
 }

@@ -4,7 +4,12 @@
 //! native dialogs are opened from Rust (`dialogs.rs`): no path or program comes from the
 //! webview.
 //!
+//! Running without the window (`tray.rs`): the tray icon and its menu; closing the window
+//! while plans are set keeps Kluis in the tray; one instance per data folder (a second start
+//! brings the first one's window back); an optional login item.
+//!
 //! Start-up flags: `--demo` opens the app in demo mode (an in-process simulator);
+//! `--hidden` (the login item's) starts in the tray, when plans are set;
 //! `--baseline-window` opens only an empty window (for footprint measurements).
 //! Environment: `KLUIS_DATA_DIR` keeps all files under one folder; `KLUIS_E2E_SAVE_DIR` makes
 //! every backup land in that folder and `KLUIS_E2E_CERTIFICATE` answers the certificate
@@ -14,6 +19,7 @@
 pub mod command_names;
 mod commands;
 mod dialogs;
+mod tray;
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -34,11 +40,34 @@ pub fn desktop_app() -> Result<DesktopApp, kluis_desktop::AppError> {
 
 /// The builder with every plugin, command and piece of state, shared by `run` and tests.
 pub fn builder<R: tauri::Runtime>(app: DesktopApp, launch: LaunchInfo) -> tauri::Builder<R> {
-    tauri::Builder::<R>::new()
+    with_commands(tauri::Builder::<R>::new(), launch).manage(app)
+}
+
+/// `builder`'s plugins and commands, without the app's state (which `run` opens only once it
+/// is the one Kluis running).
+fn with_commands<R: tauri::Runtime>(
+    builder: tauri::Builder<R>,
+    launch: LaunchInfo,
+) -> tauri::Builder<R> {
+    builder
         .plugin(tauri_plugin_dialog::init())
-        .manage(app)
         .manage(launch)
         .invoke_handler(commands::handler())
+}
+
+/// One Kluis per data folder: the first owns a name on the session bus (Linux), a second
+/// start hands its arguments over and ends, and the first shows its window. A data folder of
+/// its own (`KLUIS_DATA_DIR`) is another Kluis, with a name of its own.
+fn single_instance<R: tauri::Runtime>() -> tauri::plugin::TauriPlugin<R> {
+    let mut plugin = tauri_plugin_single_instance::Builder::new()
+        .callback(|app, _args, _cwd| tray::show_window(app));
+    if let Some(dir) = std::env::var_os("KLUIS_DATA_DIR") {
+        use std::hash::{Hash, Hasher};
+        let mut hasher = std::hash::DefaultHasher::new();
+        dir.hash(&mut hasher);
+        plugin = plugin.dbus_id(format!("nl.kluis.desktop.d{:016x}", hasher.finish()));
+    }
+    plugin.build()
 }
 
 pub fn run() {
@@ -48,20 +77,36 @@ pub fn run() {
         demo: args.iter().any(|a| a == "--demo"),
     };
     let baseline = args.iter().any(|a| a == "--baseline-window");
-    let app = match desktop_app() {
-        Ok(app) => app,
-        Err(e) => {
-            eprintln!("kluis-app: {e}");
-            std::process::exit(1);
-        }
-    };
-    builder::<tauri::Wry>(app, launch)
+    let hidden = args.iter().any(|a| a == kluis_desktop::HIDDEN_FLAG);
+    // The single instance comes first: a second start hands over and ends before it opens
+    // anything (the history, the staging folder) of the Kluis that runs.
+    let first = tauri::Builder::<tauri::Wry>::new().plugin(single_instance());
+    with_commands(first, launch)
+        .plugin(
+            tauri_plugin_autostart::Builder::new()
+                .app_name("Kluis")
+                .arg(kluis_desktop::HIDDEN_FLAG)
+                .build(),
+        )
+        .on_window_event(tray::on_window_event)
         .setup(move |app| {
+            match desktop_app() {
+                Ok(desktop) => app.manage(desktop),
+                Err(e) => {
+                    eprintln!("kluis-app: {e}");
+                    std::process::exit(1);
+                }
+            };
             let dialogs = dialogs::TauriDialogs {
                 handle: app.handle().clone(),
                 certificate: std::env::var_os("KLUIS_E2E_CERTIFICATE").map(PathBuf::from),
             };
             app.state::<DesktopApp>().set_dialogs(Arc::new(dialogs));
+            (app.state::<DesktopApp>())
+                .set_login_start(Arc::new(tray::AutostartLogin(app.handle().clone())));
+            if let Err(e) = tray::install(app.handle()) {
+                tracing::warn!(%e, "no tray icon: Kluis runs without one");
+            }
             // The plans run as long as the app does.
             let handle = app.handle().clone();
             tauri::async_runtime::spawn(async move {
@@ -77,7 +122,10 @@ pub fn run() {
             } else {
                 "index.html"
             };
+            // Started at login: in the tray only, if there is something to run unseen.
+            let visible = !(hidden && app.state::<DesktopApp>().keep_running_when_closed());
             WebviewWindowBuilder::new(app, "main", WebviewUrl::App(page.into()))
+                .visible(visible)
                 .title(if launch.demo {
                     "Kluis — demo"
                 } else {

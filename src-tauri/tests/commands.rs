@@ -53,13 +53,40 @@ fn commands_answer_over_ipc() {
     assert_eq!(invoke(&window, "profiles", json!({})).unwrap(), json!([]));
     assert_eq!(
         invoke(&window, "settings", json!({})).unwrap(),
-        json!({ "save_folder": null, "callback": { "kind": "loopback" }, "relay_secret_saved": false, "unattended_at_once": 2, "notify_desktop": true })
+        json!({ "save_folder": null, "callback": { "kind": "loopback" }, "relay_secret_saved": false, "unattended_at_once": 2, "notify_desktop": true, "paused_together": [] })
     );
     assert_eq!(invoke(&window, "dashboard", json!({})).unwrap(), json!([]));
     assert_eq!(
         invoke(&window, "history", json!({ "profileId": null })).unwrap(),
         json!([])
     );
+}
+
+/// The tray's actions answer over the command path the tests and the UI use (no tray host
+/// shows the icon under Xvfb): Open shows the window, pausing with no plan pauses nothing,
+/// an unknown action is refused, and start at login says what it can.
+#[test]
+fn tray_actions_answer_over_ipc() {
+    let dir = tempfile::tempdir().unwrap();
+    let (_app, window) = window(&dir);
+    window.hide().unwrap();
+    invoke(&window, "tray_action", json!({ "action": "open" })).unwrap();
+    assert!(window.is_visible().unwrap(), "Open brings the window back");
+    invoke(&window, "tray_action", json!({ "action": "pause_plans" })).unwrap();
+    let settings = invoke(&window, "settings", json!({})).unwrap();
+    assert_eq!(
+        settings["paused_together"],
+        json!([]),
+        "no plan, nothing paused"
+    );
+    invoke(&window, "tray_action", json!({ "action": "resume_plans" })).unwrap();
+    assert!(invoke(&window, "tray_action", json!({ "action": "rm -rf /" })).is_err());
+    assert_eq!(
+        invoke(&window, "start_at_login", json!({})).unwrap(),
+        json!(false)
+    );
+    let err = invoke(&window, "set_start_at_login", json!({ "on": true })).unwrap_err();
+    assert_eq!(err["code"], "config", "{err}");
 }
 
 /// Errors reach the UI as `{code, message}`, with the message telling what to do.

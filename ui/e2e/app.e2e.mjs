@@ -2,8 +2,10 @@
 // WebKitWebDriver under Xvfb, against the in-process demo simulator and, for a user-made
 // profile, a separate kluis-sim with the real Secret Service keyring. Run by tests/e2e/run.sh.
 import assert from "node:assert/strict";
-import { existsSync, readdirSync, statSync } from "node:fs";
-import { join } from "node:path";
+import { execFileSync, spawnSync } from "node:child_process";
+import { existsSync, readFileSync, readdirSync, statSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
 import { after, before, test } from "node:test";
 import { remote } from "webdriverio";
 import { saveScreen } from "./screen.mjs";
@@ -364,4 +366,42 @@ test("Backup all: every klant, each into its own folder; klanten that fail say w
   const shown = await browser.execute(() => [...document.querySelectorAll("table.dash tbody tr")].map((r) => r.getAttribute("data-test")));
   assert.ok(!shown.includes("dash-demo") && shown.includes("dash-demo-restricted"), `only those that need attention: ${shown}`);
   await (await $t("attention-only")).click();
+});
+
+/** The X ids of Kluis's windows (only those shown with `visible`). */
+function kluisWindows(visible) {
+  const found = spawnSync("xdotool", ["search", ...(visible ? ["--onlyvisible"] : []), "--name", "^Kluis"], { encoding: "utf8" });
+  return found.stdout.split("\n").filter(Boolean);
+}
+
+test("closing the window keeps Kluis in the tray while plans are set; the tray's Backup all runs without it; a second start brings it back", async () => {
+  const demoFolder = join(saveDir, "Demo");
+  const before = readdirSync(demoFolder).length;
+  assert.ok(kluisWindows(true).length > 0, "the window is shown");
+  // The window's close button, as a window manager sends it (Xvfb has none).
+  const closer = join(dirname(fileURLToPath(import.meta.url)), "../../tests/e2e/close-window.py");
+  execFileSync("/usr/bin/python3", [closer, ...kluisWindows(false)]);
+  await browser.waitUntil(async () => kluisWindows(true).length === 0, { timeout: 10000, timeoutMsg: "the window never went" });
+  // Still running (Demo has a plan): the tray's Backup all now, by the menu's own path.
+  await browser.execute(() => window.__TAURI_INTERNALS__.invoke("tray_action", { action: "backup_all" }));
+  await browser.waitUntil(async () => readdirSync(demoFolder).length > before, { timeout: 180000, timeoutMsg: "the tray's Backup all saved nothing" });
+  assert.equal(kluisWindows(true).length, 0, "the backup ran with the window closed");
+
+  // Starting Kluis again hands over to the one running, whose window comes back.
+  const second = spawnSync(env("KLUIS_APP_BINARY"), ["--demo"], { timeout: 30000, encoding: "utf8" });
+  assert.equal(second.status, 0, `the second start hands over and ends: ${second.stderr}`);
+  await browser.waitUntil(async () => kluisWindows(true).length > 0, { timeout: 10000, timeoutMsg: "the window never came back" });
+  await (await $t("overview")).click();
+  await waitText("dash-demo", "Saved");
+
+  // Settings → start at login writes the login item (with --hidden), and removes it.
+  await (await $t("profile-demo")).click();
+  await (await $t("tab-settings")).click();
+  const loginItem = join(process.env.HOME, ".config/autostart/Kluis.desktop");
+  await (await $t("start-at-login")).click();
+  await browser.waitUntil(async () => existsSync(loginItem), { timeout: 10000, timeoutMsg: "no login item was written" });
+  assert.match(readFileSync(loginItem, "utf8"), /^Exec=.*kluis-app.* --hidden/m, "the login item starts Kluis in the tray");
+  await shot("24-settings-background");
+  await (await $t("start-at-login")).click();
+  await browser.waitUntil(async () => !existsSync(loginItem), { timeout: 10000, timeoutMsg: "the login item was not removed" });
 });

@@ -37,6 +37,10 @@ export function showError(e: unknown, profileId: string | null): void {
 export async function boot(): Promise<void> {
   const launch = await api.launchInfo();
   state.settings.value = await api.settings();
+  api.startAtLogin().then(
+    (on) => (state.startAtLogin.value = on),
+    () => (state.startAtLogin.value = null),
+  );
   void resumeBackups();
   void watchPlanned();
   if (launch.demo) {
@@ -476,6 +480,32 @@ export function setAtOnce(n: number): Promise<void> {
 export function setNotifyDesktop(on: boolean): Promise<void> {
   return guarded(async () => {
     state.settings.value = await api.setNotifyDesktop(on);
+  });
+}
+
+/** "Pause plans" / "Resume plans" for every klant at once. The tray's own action, so its
+ * check mark follows; the klanten's plans and the dashboard are read again. */
+export function setPlansPaused(paused: boolean): Promise<void> {
+  return guarded(async () => {
+    await api.trayAction(paused ? "pause_plans" : "resume_plans");
+    await refreshSettings();
+  });
+}
+
+/** The settings and profiles again (the tray may have paused or resumed the plans). */
+export async function refreshSettings(): Promise<void> {
+  const [settings, profiles] = await Promise.all([api.settings(), api.profiles()]);
+  batch(() => {
+    state.settings.value = settings;
+    state.profiles.value = state.profiles.value.map((p) => profiles.find((q) => q.id === p.id) ?? p);
+  });
+  await refreshDashboard();
+}
+
+/** Settings → start Kluis at login (in the tray); shows what the OS now says. */
+export function setStartAtLogin(on: boolean): Promise<void> {
+  return guarded(async () => {
+    state.startAtLogin.value = await api.setStartAtLogin(on);
   });
 }
 

@@ -20,6 +20,7 @@ import type {
   Saved,
   SessionInfo,
   Settings,
+  TrayAction,
 } from "./bindings";
 
 /** An error as the UI shows it: a command's `{code, message}`, or "internal" for anything
@@ -78,6 +79,12 @@ export const api = {
   setNotifyDesktop: (on: boolean) => invoke<Settings>("set_notify_desktop", { on }),
   /** "Send test": a desktop notification now. */
   testNotification: () => invoke<void>("test_notification"),
+  /** What the tray menu does (Open, Backup all now, Pause/Resume plans, Quit) — the UI's
+   * "Pause plans" takes this path too, so the tray's check mark follows. */
+  trayAction: (action: TrayAction) => invoke<void>("tray_action", { action }),
+  /** Settings → start Kluis at login (in the tray). */
+  startAtLogin: () => invoke<boolean>("start_at_login"),
+  setStartAtLogin: (on: boolean) => invoke<boolean>("set_start_at_login", { on }),
   setUnattendedAtOnce: (n: number) => invoke<Settings>("set_unattended_at_once", { n }),
   setPlan: (profileId: string, input: PlanInput) => invoke<ProfileView>("set_plan", { profileId, input }),
   /** The klant's outside monitor (a ping URL; null removes it). The URL never comes back. */

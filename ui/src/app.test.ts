@@ -13,7 +13,7 @@ function klant(id: string, name: string, change: Partial<KlantStatus> = {}): Kla
 
 type Calls = { cmd: string; args: Record<string, unknown> }[];
 
-const defaultSettings: Settings = { save_folder: null, callback: { kind: "loopback" }, relay_secret_saved: false, unattended_at_once: 2, notify_desktop: true };
+const defaultSettings: Settings = { save_folder: null, callback: { kind: "loopback" }, relay_secret_saved: false, unattended_at_once: 2, notify_desktop: true, paused_together: [] };
 
 /** The channel of the last `start_backup`, when the test sends the job's events itself. */
 let heldBackup: { onmessage: (e: AppJobEvent) => void } | null = null;
@@ -24,10 +24,11 @@ let finishBackupAll: (() => void) | null = null;
 
 function fakeBackend(
   calls: Calls,
-  options: { demoStarted?: boolean; resumed?: ResumedEvent[]; holdBackup?: boolean; history?: HistoryEntry[]; dialogClosed?: boolean; profiles?: ProfileView[]; refuseSignIn?: string[]; saveFolder?: string; monitorDown?: boolean; dashboard?: KlantStatus[] } = {},
+  options: { loginStart?: boolean | "refused"; demoStarted?: boolean; resumed?: ResumedEvent[]; holdBackup?: boolean; history?: HistoryEntry[]; dialogClosed?: boolean; profiles?: ProfileView[]; refuseSignIn?: string[]; saveFolder?: string; monitorDown?: boolean; dashboard?: KlantStatus[] } = {},
 ) {
   let started = options.demoStarted ?? false;
   let settings: Settings = { ...defaultSettings, save_folder: options.saveFolder ?? null };
+  let loginStart = options.loginStart === true;
   mockIPC((cmd, args) => {
     calls.push({ cmd, args: (args ?? {}) as Record<string, unknown> });
     switch (cmd) {
@@ -87,6 +88,19 @@ function fakeBackend(
       case "test_notification":
         if (options.monitorDown) throw { code: "config", message: "The desktop notification could not be shown (no session bus)." };
         return null;
+      case "tray_action": {
+        const { action } = args as { action: string };
+        if (action === "pause_plans") settings = { ...settings, paused_together: ["bakker"] };
+        else if (action === "resume_plans") settings = { ...settings, paused_together: [] };
+        else throw { code: "internal", message: `unexpected tray action ${action}` };
+        return null;
+      }
+      case "start_at_login":
+        if (options.loginStart === "refused") throw { code: "config", message: "Starting at login is only available in the desktop app." };
+        return loginStart;
+      case "set_start_at_login":
+        loginStart = (args as { on: boolean }).on;
+        return loginStart;
       case "set_unattended_at_once":
         settings = { ...settings, unattended_at_once: (args as { n: number }).n };
         return settings;
@@ -573,6 +587,34 @@ describe("Kluis UI", () => {
       expect(byTest("stage-waiting")).not.toBeNull();
     });
 
+    it("pauses every plan at once through the tray's action, says so on the dashboard, and resumes", async () => {
+      fakeBackend(calls, { profiles: [bakker, jansen] });
+      await startUi();
+      await settle();
+      expect(byTest("plans-paused"), "nothing said while plans run").toBeNull();
+      await click("profile-bakker");
+      await click("tab-settings");
+      await click("pause-plans");
+      expect(calls.filter((c) => c.cmd === "tray_action").map((c) => c.args)).toEqual([{ action: "pause_plans" }]);
+      expect(byTest("plans-paused-note")?.textContent).toContain("Plans are paused");
+      expect(byTest("pause-plans")?.textContent).toBe("Resume plans");
+      await click("overview");
+      expect(byTest("plans-paused")?.textContent).toContain("no klant is backed up by its plan");
+      await click("resume-plans");
+      expect(calls.filter((c) => c.cmd === "tray_action").map((c) => c.args)).toEqual([{ action: "pause_plans" }, { action: "resume_plans" }]);
+      expect(byTest("plans-paused"), "gone once resumed").toBeNull();
+    });
+
+    it("reads the settings again when the window gets the focus (the tray may have paused the plans)", async () => {
+      fakeBackend(calls, { profiles: [bakker, jansen] });
+      await startUi();
+      await settle();
+      const before = calls.filter((c) => c.cmd === "settings").length;
+      window.dispatchEvent(new Event("focus"));
+      await settle();
+      expect(calls.filter((c) => c.cmd === "settings").length).toBeGreaterThan(before);
+    });
+
     it("opens on the dashboard, signed in to nobody, and a klant's name opens that klant", async () => {
       const hour = 3_600_000;
       const now = Date.now();
@@ -877,6 +919,23 @@ describe("Kluis UI", () => {
       expect((byTest("notify-desktop") as HTMLInputElement).checked).toBe(false);
       await click("notify-test");
       expect(byTest("notify-test-result")?.textContent).toContain("A test notification was sent");
+    });
+
+    it("turns start at login on, and leaves the box off and disabled where the OS cannot tell", async () => {
+      fakeBackend(calls, { demoStarted: true });
+      await startUi();
+      await settle();
+      await click("tab-settings");
+      expect((byTest("start-at-login") as HTMLInputElement).checked, "off unless turned on").toBe(false);
+      await click("start-at-login");
+      expect(calls.find((c) => c.cmd === "set_start_at_login")?.args).toEqual({ on: true });
+      expect((byTest("start-at-login") as HTMLInputElement).checked).toBe(true);
+
+      fakeBackend(calls, { demoStarted: true, loginStart: "refused" });
+      await startUi();
+      await settle();
+      await click("tab-settings");
+      expect((byTest("start-at-login") as HTMLInputElement).disabled).toBe(true);
     });
 
     it("says why a test notification could not be shown", async () => {

@@ -155,7 +155,13 @@ unattended_at_once: number,
  * A desktop notification when unattended backups fail or klanten become overdue (the app
  * and `kluis backup --all`/`run-due` alike).
  */
-notify_desktop: boolean, };
+notify_desktop: boolean, 
+/**
+ * The profiles whose plans "Pause plans" paused (the tray's, for all klanten at once):
+ * "Resume plans" resumes exactly these, so a plan paused by hand stays paused. Empty when
+ * plans are not paused as a whole.
+ */
+paused_together: Array<string>, };
 
 export type Endpoint = "environment" | "backup_owner" | "webhook";
 
@@ -170,3 +176,5 @@ export type SessionInfo = { profile_id: string, username: string, };
 export type DemoInfo = { base_url: string, profiles: Array<ProfileView>, };
 
 export type LaunchInfo = { demo: boolean, };
+
+export type TrayAction = "open" | "backup_all" | "pause_plans" | "resume_plans" | "quit";

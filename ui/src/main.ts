@@ -137,6 +137,8 @@ setInterval(() => {
 setInterval(() => {
   if (state.overview.value) void actions.refreshDashboard().then(() => (state.now.value = Date.now()));
 }, 60_000);
+// The tray may have paused or resumed the plans while the window was elsewhere.
+window.addEventListener("focus", () => void actions.refreshSettings().catch(() => undefined));
 const root = document.getElementById("app");
 if (root) render(h(App, {}), root);
 actions.boot().catch((e) => {

@@ -125,5 +125,16 @@ function KlantTable() {
 
 /** The first screen with more than one klant: backups resumed at start, then every klant. */
 export function Dashboard() {
-  return h("div", {}, h(ResumedList, {}), h(KlantTable, {}));
+  return h("div", {}, h(PausedBanner, {}), h(ResumedList, {}), h(KlantTable, {}));
+}
+
+/** While every plan is paused ("Pause plans", in the tray or Settings): said, with Resume. */
+function PausedBanner() {
+  if (state.settings.value.paused_together.length === 0) return null;
+  return h(
+    "div",
+    { class: "card paused", role: "status", "data-test": "plans-paused" },
+    h("p", {}, t("plansPausedNote")),
+    h("button", { "data-test": "resume-plans", onClick: () => void actions.setPlansPaused(false) }, t("resumePlans")),
+  );
 }

@@ -31,8 +31,34 @@ export function SettingsPanel() {
         [1, 2, 3, 4, 5, 6, 7, 8].map((n) => h("option", { key: n, value: String(n) }, String(n))),
       ),
     ),
+    h(Background, {}),
     h(Notifications, {}),
     h(CallbackSettings, {}),
+  );
+}
+
+/** Running without the window: start at login, and pausing every plan at once. */
+function Background() {
+  const paused = state.settings.value.paused_together.length > 0;
+  const login = state.startAtLogin.value;
+  return h(
+    "section",
+    { "aria-labelledby": "background-title" },
+    h("h3", { id: "background-title" }, t("backgroundTitle")),
+    h("p", { class: "note" }, t("backgroundNote")),
+    h(
+      "div",
+      { class: "row" },
+      h(
+        "label",
+        { class: "check" },
+        h("input", { type: "checkbox", "data-test": "start-at-login", checked: login === true, disabled: login === null, onChange: (e: Event) => void actions.setStartAtLogin((e.target as HTMLInputElement).checked) }),
+        " ",
+        t("startAtLogin"),
+      ),
+      h("button", { class: "secondary", "data-test": "pause-plans", onClick: () => void actions.setPlansPaused(!paused) }, paused ? t("resumePlans") : t("pausePlans")),
+    ),
+    paused ? h("p", { role: "status", "data-test": "plans-paused-note" }, t("plansPausedNote")) : null,
   );
 }
 

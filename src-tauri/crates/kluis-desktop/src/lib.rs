@@ -7,7 +7,8 @@
 //!   klant, with their plans), their file and their secrets in the OS keyring ([`secrets`]) are
 //!   kluis-profiles', shared with the `kluis` CLI.
 //! - [`app`]: [`DesktopApp`], its commands grouped by concern (`app/accounts.rs`,
-//!   `connections.rs`, `jobs.rs`, `backups.rs`, `plans.rs`, `settings.rs`, `demo.rs`) — sign-in (a
+//!   `connections.rs`, `jobs.rs`, `backups.rs`, `plans.rs`, `settings.rs`, `demo.rs`,
+//!   `background.rs` — the tray and closing the window while plans run) — sign-in (a
 //!   kluis-core `ServiceConnection` per profile), environment, permissions, and backups:
 //!   kluis-core's `Engine` runs each job, its events go out as [`AppJobEvent`]s
 //!   ([`events`]); the verified file waits in a staging folder until the save dialog
@@ -42,7 +43,10 @@ pub mod profiles;
 pub use kluis_profiles::secrets;
 pub mod staging;
 
-pub use app::{AppPaths, DemoInfo, DesktopApp, LaunchInfo, PlanInput, ResumedJob, SessionInfo};
+pub use app::{
+    AppPaths, DemoInfo, DesktopApp, LaunchInfo, LoginStart, PlanInput, ResumedJob, SessionInfo,
+    TrayAction, HIDDEN_FLAG,
+};
 pub use callback::{CallbackInput, CallbackTestResult};
 pub use dialogs::{Dialogs, NoDialogs};
 pub use error::{AppError, AppResult, ErrorPayload};

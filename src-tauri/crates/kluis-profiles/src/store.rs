@@ -146,6 +146,11 @@ pub struct Settings {
     /// and `kluis backup --all`/`run-due` alike).
     #[serde(default = "notify_by_default")]
     pub notify_desktop: bool,
+    /// The profiles whose plans "Pause plans" paused (the tray's, for all klanten at once):
+    /// "Resume plans" resumes exactly these, so a plan paused by hand stays paused. Empty when
+    /// plans are not paused as a whole.
+    #[serde(default)]
+    pub paused_together: Vec<String>,
 }
 
 fn notify_by_default() -> bool {
@@ -170,6 +175,7 @@ impl Default for Settings {
             relay_secret_saved: false,
             unattended_at_once: DEFAULT_AT_ONCE,
             notify_desktop: true,
+            paused_together: Vec::new(),
         }
     }
 }
@@ -280,6 +286,7 @@ impl ProfileStore {
         self.demo.lock().unwrap().retain(|p| p.id != id);
         let mut stored = self.stored.lock().unwrap();
         stored.profiles.retain(|p| p.id != id);
+        stored.settings.paused_together.retain(|p| p != id);
         self.write(&stored)
     }
 
@@ -291,6 +298,56 @@ impl ProfileStore {
         let mut stored = self.stored.lock().unwrap();
         stored.settings = settings;
         self.write(&stored)
+    }
+
+    /// "Pause plans": pauses every plan that runs, at once, and remembers which (see
+    /// [`Settings::paused_together`]). Returns how many it paused; none when already paused.
+    pub fn pause_plans(&self) -> ProfileResult<usize> {
+        let mut stored = self.stored.lock().unwrap();
+        if !stored.settings.paused_together.is_empty() {
+            return Ok(0);
+        }
+        let mut demo = self.demo.lock().unwrap();
+        let mut paused = Vec::new();
+        for profile in demo.iter_mut().chain(stored.profiles.iter_mut()) {
+            if let Some(plan) = profile.plan.as_mut().filter(|plan| !plan.paused) {
+                plan.paused = true;
+                paused.push(profile.id.clone());
+            }
+        }
+        let count = paused.len();
+        stored.settings.paused_together = paused;
+        self.write(&stored)?;
+        Ok(count)
+    }
+
+    /// "Resume plans": resumes the plans [`ProfileStore::pause_plans`] paused (those since
+    /// removed or set again by hand are left as they are). Returns how many it resumed.
+    pub fn resume_plans(&self) -> ProfileResult<usize> {
+        let mut stored = self.stored.lock().unwrap();
+        let ids = std::mem::take(&mut stored.settings.paused_together);
+        let mut demo = self.demo.lock().unwrap();
+        let mut resumed = 0;
+        for profile in demo.iter_mut().chain(stored.profiles.iter_mut()) {
+            if let Some(plan) = profile.plan.as_mut().filter(|_| ids.contains(&profile.id)) {
+                resumed += usize::from(plan.paused);
+                plan.paused = false;
+            }
+        }
+        self.write(&stored)?;
+        Ok(resumed)
+    }
+
+    /// Whether any plan would run by itself, now or once "Resume plans" is chosen: a plan
+    /// that is not paused, or one paused by "Pause plans".
+    pub fn plans_active(&self) -> bool {
+        let paused_together = self.settings().paused_together;
+        self.list().iter().any(|p| {
+            p.plan.as_ref().is_some_and(|plan| {
+                plan.schedule != kluis_core::plan::Schedule::Manual
+                    && (!plan.paused || paused_together.contains(&p.id))
+            })
+        })
     }
 
     /// Writes atomically (a temporary file, fsync, rename), owner-only.
@@ -350,6 +407,65 @@ mod tests {
             ["a"]
         );
         assert!(!std::fs::read_to_string(&path).unwrap().contains("demo"));
+    }
+
+    fn planned(id: &str, paused: bool) -> Profile {
+        let schedule: kluis_core::plan::Schedule =
+            serde_json::from_str(r#"{"kind":"daily","at":"02:00"}"#).unwrap();
+        let plan =
+            kluis_core::plan::Plan::reschedule(None, schedule, paused, jiff::Timestamp::now());
+        Profile {
+            plan: plan.unwrap(),
+            ..profile(id)
+        }
+    }
+
+    fn paused_ids(store: &ProfileStore) -> Vec<String> {
+        (store.list().into_iter())
+            .filter(|p| p.plan.as_ref().is_some_and(|plan| plan.paused))
+            .map(|p| p.id)
+            .collect()
+    }
+
+    /// "Pause plans" pauses every running plan and says so across a restart; "Resume plans"
+    /// resumes exactly those, leaving a plan paused by hand paused.
+    #[test]
+    fn pause_plans_resumes_only_what_it_paused() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("profiles.json");
+        let store = ProfileStore::open(path.clone()).unwrap();
+        store.put(planned("a", false)).unwrap();
+        store.put(planned("by-hand", true)).unwrap();
+        store.put(profile("manual")).unwrap();
+        assert!(store.plans_active());
+
+        assert_eq!(store.pause_plans().unwrap(), 1, "only a's plan was running");
+        assert_eq!(
+            store.pause_plans().unwrap(),
+            0,
+            "a second pause changes nothing"
+        );
+        let reopened = ProfileStore::open(path).unwrap();
+        assert_eq!(paused_ids(&reopened), ["a", "by-hand"]);
+        assert_eq!(reopened.settings().paused_together, ["a"]);
+        assert!(
+            reopened.plans_active(),
+            "paused together, the plans are still meant to run"
+        );
+
+        assert_eq!(reopened.resume_plans().unwrap(), 1);
+        assert_eq!(paused_ids(&reopened), ["by-hand"]);
+        assert!(reopened.settings().paused_together.is_empty());
+        reopened.pause_plans().unwrap();
+        reopened.remove("a").unwrap();
+        assert!(
+            !reopened.plans_active(),
+            "with only a plan paused by hand left, nothing would run"
+        );
+        assert!(
+            reopened.settings().paused_together.is_empty(),
+            "a removed profile is not remembered as paused"
+        );
     }
 
     /// A corrupt file is kept aside, not overwritten or fatal.

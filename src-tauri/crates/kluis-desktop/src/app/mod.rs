@@ -8,11 +8,13 @@
 //! waiting for a place), `backups` (jobs on kluis-core's [`Engine`], which runs
 //! them; this app adds the staging folder and the save dialog), `plans` (each profile's
 //! schedule, and the loop that starts the due ones), `alerts` (desktop notifications),
-//! `dashboard` (every klant's standing),
+//! `dashboard` (every klant's standing), `background` (the tray, "Pause plans", closing the
+//! window while plans run, start at login),
 //! `settings` and `demo`.
 
 mod accounts;
 mod alerts;
+mod background;
 mod backups;
 mod connections;
 mod dashboard;
@@ -45,6 +47,7 @@ use crate::events::{AppJobEvent, EventSink, ResumeSink, ResumedEvent};
 use crate::permissions::{Endpoint, Permissions};
 use crate::profiles::{Profile, ProfileInput, ProfileStore, ProfileView, Settings};
 use crate::secrets::{MemoryStore, SecretKind, SecretStore, APP};
+pub use background::{LoginStart, NoLoginStart, TrayAction, HIDDEN_FLAG};
 use jobs::{Follow, JobSlot};
 pub use plans::PlanInput;
 
@@ -121,6 +124,8 @@ pub struct DesktopApp {
     batch: std::sync::atomic::AtomicU64,
     /// Desktop notifications of failures and overdue klanten.
     alerts: Arc<kluis_profiles::FailureBatch>,
+    /// Starting at login (see [`background::LoginStart`]): set by the shell once it runs.
+    login_start: std::sync::RwLock<Arc<dyn LoginStart>>,
 }
 
 /// Unattended backups running at once: Settings (default 2), or
@@ -161,6 +166,7 @@ impl DesktopApp {
             demo: tokio::sync::Mutex::new(None),
             save_folder_override,
             dialogs: std::sync::RwLock::new(Arc::new(NoDialogs)),
+            login_start: std::sync::RwLock::new(Arc::new(NoLoginStart)),
             callback_timeout: Duration::from_secs(30 * 60),
             webhook_site: kluis_core::engine::default_webhook_site(),
         })

@@ -1,0 +1,270 @@
+//! Running without the window: whether closing the window keeps Kluis running (in the tray),
+//! the tray menu's actions, "Pause plans" for all klanten at once, and starting at login.
+//!
+//! The shell owns the tray icon, the window and the login item (they are Tauri's and the
+//! OS's); what each does is decided here, so the app's tests and the UI reach the same paths.
+
+use super::*;
+
+/// The tray menu's entries (and the `tray_action` command, which the tests use: under Xvfb
+/// no tray host shows the icon).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Deserialize, Serialize, ts_rs::TS)]
+#[serde(rename_all = "snake_case")]
+pub enum TrayAction {
+    /// Show the window (and bring it to the front).
+    Open,
+    /// Backup all, with nobody watching: a failure to start is told as a notification.
+    BackupAll,
+    PausePlans,
+    ResumePlans,
+    Quit,
+}
+
+impl TrayAction {
+    /// The menu entry's id.
+    pub fn id(self) -> &'static str {
+        match self {
+            TrayAction::Open => "open",
+            TrayAction::BackupAll => "backup_all",
+            TrayAction::PausePlans => "pause_plans",
+            TrayAction::ResumePlans => "resume_plans",
+            TrayAction::Quit => "quit",
+        }
+    }
+
+    /// The action of menu entry `id`.
+    pub fn of_id(id: &str) -> Option<TrayAction> {
+        [
+            TrayAction::Open,
+            TrayAction::BackupAll,
+            TrayAction::PausePlans,
+            TrayAction::ResumePlans,
+            TrayAction::Quit,
+        ]
+        .into_iter()
+        .find(|a| a.id() == id)
+    }
+
+    /// What clicking menu entry `id` does: the one "Pause plans" check pauses, or resumes
+    /// while plans are `paused`.
+    pub fn of_menu(id: &str, paused: bool) -> Option<TrayAction> {
+        match TrayAction::of_id(id)? {
+            TrayAction::PausePlans | TrayAction::ResumePlans if paused => {
+                Some(TrayAction::ResumePlans)
+            }
+            TrayAction::ResumePlans => Some(TrayAction::PausePlans),
+            action => Some(action),
+        }
+    }
+}
+
+/// Starting Kluis when the user logs in: the OS's login items (the shell's, through
+/// tauri-plugin-autostart); tests give their own.
+pub trait LoginStart: Send + Sync {
+    fn enabled(&self) -> Result<bool, String>;
+    fn set(&self, on: bool) -> Result<(), String>;
+}
+
+/// No login item (headless use before the shell set its own).
+pub struct NoLoginStart;
+
+impl LoginStart for NoLoginStart {
+    fn enabled(&self) -> Result<bool, String> {
+        Ok(false)
+    }
+
+    fn set(&self, _: bool) -> Result<(), String> {
+        Err("Starting at login is only available in the desktop app.".into())
+    }
+}
+
+/// The command-line flag the login item starts Kluis with: in the tray, without the window
+/// (when plans are set; otherwise the window opens, as nothing would run unseen).
+pub const HIDDEN_FLAG: &str = "--hidden";
+
+impl DesktopApp {
+    /// Whether closing the window should keep Kluis running in the tray: while a plan is set
+    /// (paused as a whole or not — "Resume plans" is in the tray) or a backup is running.
+    /// Otherwise closing the window ends Kluis, as users of a plain app expect.
+    pub fn keep_running_when_closed(&self) -> bool {
+        self.profiles.plans_active() || self.running_jobs() > 0
+    }
+
+    /// Whether plans are paused as a whole ("Pause plans").
+    pub fn plans_paused(&self) -> bool {
+        !self.profiles.settings().paused_together.is_empty()
+    }
+
+    /// "Pause plans": no plan starts a backup until "Resume plans" (backups already running
+    /// go on). Returns how many plans it paused.
+    pub fn pause_plans(&self) -> AppResult<Settings> {
+        self.profiles.pause_plans()?;
+        self.plans_changed.notify_one();
+        Ok(self.settings())
+    }
+
+    /// "Resume plans": the plans "Pause plans" paused run again (a plan whose time passed
+    /// meanwhile runs once, spread out like every catch-up).
+    pub fn resume_plans(&self) -> AppResult<Settings> {
+        self.profiles.resume_plans()?;
+        self.plans_changed.notify_one();
+        Ok(self.settings())
+    }
+
+    /// The tray's "Backup all now": like the button, but nobody may be looking, so a batch that
+    /// cannot start (no save folder yet) is told as a notification too.
+    pub async fn backup_all_from_tray(&self) -> AppResult<usize> {
+        let outcome = self.backup_all().await;
+        if let Err(e) = &outcome {
+            let alert = kluis_profiles::Alert {
+                title: "Backup all could not start".into(),
+                body: e.to_string(),
+            };
+            if let Err(e) = self.alerts.notifier().notify(&alert).await {
+                tracing::warn!(code = %e.code(), "Backup all's failure could not be notified");
+            }
+        }
+        outcome
+    }
+
+    /// Said once when closing the window left Kluis running: where it went, and how to end it.
+    /// (Not while notifications are turned off.)
+    pub async fn tell_still_running(&self) {
+        if !self.profiles.settings().notify_desktop {
+            return;
+        }
+        let alert = kluis_profiles::Alert {
+            title: "Kluis is still running".into(),
+            body: "Your plans keep running in the background. Open Kluis or quit it from its icon in the tray, or start Kluis again to bring back its window.".into(),
+        };
+        if let Err(e) = self.alerts.notifier().notify(&alert).await {
+            tracing::warn!(code = %e.code(), "the tray notice could not be shown");
+        }
+    }
+
+    /// The login item the shell manages (see [`LoginStart`]).
+    pub fn set_login_start(&self, login: Arc<dyn LoginStart>) {
+        *self.login_start.write().unwrap() = login;
+    }
+
+    /// Settings → "Start Kluis when I log in": whether it does.
+    pub fn start_at_login(&self) -> AppResult<bool> {
+        let login = self.login_start.read().unwrap().clone();
+        login.enabled().map_err(login_error)
+    }
+
+    /// Turns starting at login on or off; answers whether it is on now.
+    pub fn set_start_at_login(&self, on: bool) -> AppResult<bool> {
+        let login = self.login_start.read().unwrap().clone();
+        login.set(on).map_err(login_error)?;
+        login.enabled().map_err(login_error)
+    }
+
+    /// How many backups are running now (any kind).
+    fn running_jobs(&self) -> usize {
+        (self.jobs.lock().unwrap().values())
+            .filter(|slot| matches!(slot, JobSlot::Running))
+            .count()
+    }
+}
+
+fn login_error(message: String) -> AppError {
+    AppError::Core(Error::Config(format!(
+        "Kluis could not change its start at login: {message}"
+    )))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// An app whose unattended backups go to `dir`/saved.
+    fn app(dir: &Path) -> DesktopApp {
+        let saved = dir.join("saved");
+        std::fs::create_dir_all(&saved).unwrap();
+        let keyring = Arc::new(MemoryStore::default());
+        DesktopApp::open(AppPaths::under(dir), keyring, Some(saved)).unwrap()
+    }
+
+    /// Every tray entry's id leads back to its action.
+    #[test]
+    fn tray_ids_round_trip() {
+        for action in [
+            TrayAction::Open,
+            TrayAction::BackupAll,
+            TrayAction::PausePlans,
+            TrayAction::ResumePlans,
+            TrayAction::Quit,
+        ] {
+            assert_eq!(TrayAction::of_id(action.id()), Some(action));
+        }
+        assert_eq!(TrayAction::of_id("rm -rf"), None);
+        let pause = TrayAction::PausePlans.id();
+        assert_eq!(
+            TrayAction::of_menu(pause, false),
+            Some(TrayAction::PausePlans)
+        );
+        assert_eq!(
+            TrayAction::of_menu(pause, true),
+            Some(TrayAction::ResumePlans),
+            "the check resumes paused plans"
+        );
+        assert_eq!(TrayAction::of_menu("open", true), Some(TrayAction::Open));
+    }
+
+    /// Without plans or backups, closing the window ends Kluis; a plan keeps it in the tray,
+    /// also while plans are paused as a whole, and the pause shows in the settings.
+    #[tokio::test]
+    async fn a_plan_keeps_kluis_running_when_the_window_closes() {
+        let dir = tempfile::tempdir().unwrap();
+        let app = app(dir.path());
+        let klant = kluis_profiles::Profile::new("Klant", "https://h/webservice_v2", "u");
+        let profile = klant.id.clone();
+        app.profiles.put(klant).unwrap();
+        assert!(
+            !app.keep_running_when_closed(),
+            "nothing to run: closing ends Kluis"
+        );
+
+        let daily = serde_json::from_str(r#"{"kind":"daily","at":"02:00"}"#).unwrap();
+        app.set_plan(
+            &profile,
+            PlanInput {
+                schedule: daily,
+                paused: false,
+            },
+        )
+        .unwrap();
+        assert!(app.keep_running_when_closed(), "a plan runs unseen");
+
+        let settings = app.pause_plans().unwrap();
+        assert_eq!(settings.paused_together, std::slice::from_ref(&profile));
+        assert!(app.plans_paused());
+        assert!(
+            app.keep_running_when_closed(),
+            "paused as a whole, still in the tray"
+        );
+        assert_eq!(
+            app.dashboard().unwrap()[0].next_due_ms,
+            None,
+            "a paused plan is not due"
+        );
+
+        app.resume_plans().unwrap();
+        assert!(!app.plans_paused());
+        assert!(app.dashboard().unwrap()[0].next_due_ms.is_some());
+    }
+
+    /// Without the shell's login item, turning start at login on is refused with a reason.
+    #[test]
+    fn start_at_login_needs_the_desktop() {
+        let dir = tempfile::tempdir().unwrap();
+        let app = app(dir.path());
+        assert!(!app.start_at_login().unwrap());
+        let e = app.set_start_at_login(true).unwrap_err();
+        assert!(
+            e.to_string().contains("only available in the desktop app"),
+            "{e}"
+        );
+    }
+}

@@ -1,0 +1,137 @@
+//! The tray icon and its menu (Open, Backup all now, Pause plans, Quit), closing the window
+//! into the tray while plans are set, and the login item. What each does is kluis-desktop's
+//! (`DesktopApp`'s background methods); this file wires Tauri's tray, window and app handle
+//! to it. The `tray_action` command takes the same [`act`] path as the menu, so the tests
+//! reach the menu's actions where no tray host shows the icon (Xvfb), and the UI's
+//! "Pause plans" button keeps the tray's check mark true.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use kluis_desktop::{AppError, DesktopApp, LoginStart, TrayAction};
+use tauri::menu::{CheckMenuItem, Menu, MenuItem, PredefinedMenuItem};
+use tauri::tray::TrayIconBuilder;
+use tauri::{AppHandle, Manager, Runtime, Window, WindowEvent};
+use tauri_plugin_autostart::ManagerExt;
+
+/// The tray menu's "Pause plans" check, kept to show the plans' state after a change made
+/// anywhere.
+struct PauseCheck<R: Runtime>(CheckMenuItem<R>);
+
+/// Whether the "still running in the tray" notice was shown (once per run).
+static TOLD_IN_TRAY: AtomicBool = AtomicBool::new(false);
+
+/// Puts Kluis in the tray. Without a tray host (some desktops, Xvfb) the icon is not shown
+/// and Kluis still runs: starting it again brings the window back (one instance).
+pub fn install<R: Runtime>(app: &AppHandle<R>) -> tauri::Result<()> {
+    let paused = app.state::<DesktopApp>().plans_paused();
+    let item = |action: TrayAction, text: &str| {
+        MenuItem::with_id(app, action.id(), text, true, None::<&str>)
+    };
+    let pause = CheckMenuItem::with_id(
+        app,
+        TrayAction::PausePlans.id(),
+        "Pause plans",
+        true,
+        paused,
+        None::<&str>,
+    )?;
+    let menu = Menu::with_items(
+        app,
+        &[
+            &item(TrayAction::Open, "Open Kluis")?,
+            &item(TrayAction::BackupAll, "Backup all now")?,
+            &pause,
+            &PredefinedMenuItem::separator(app)?,
+            &item(TrayAction::Quit, "Quit Kluis")?,
+        ],
+    )?;
+    app.manage(PauseCheck(pause));
+    let mut tray = TrayIconBuilder::with_id("kluis")
+        .tooltip("Kluis")
+        .menu(&menu)
+        .on_menu_event(|app, event| {
+            let paused = app.state::<DesktopApp>().plans_paused();
+            if let Some(action) = TrayAction::of_menu(event.id().as_ref(), paused) {
+                let app = app.clone();
+                tauri::async_runtime::spawn(async move {
+                    if let Err(e) = act(&app, action).await {
+                        tracing::warn!(code = %e.code(), "a tray action failed");
+                    }
+                });
+            }
+        });
+    if let Some(icon) = app.default_window_icon() {
+        tray = tray.icon(icon.clone());
+    }
+    tray.build(app)?;
+    Ok(())
+}
+
+/// Does tray action `action` (from the menu or the `tray_action` command).
+pub async fn act<R: Runtime>(app: &AppHandle<R>, action: TrayAction) -> Result<(), AppError> {
+    let state = app.state::<DesktopApp>();
+    match action {
+        TrayAction::Open => show_window(app),
+        TrayAction::BackupAll => {
+            let app = app.clone();
+            tauri::async_runtime::spawn(async move {
+                let _ = app.state::<DesktopApp>().backup_all_from_tray().await;
+            });
+        }
+        TrayAction::PausePlans => drop(state.pause_plans()?),
+        TrayAction::ResumePlans => drop(state.resume_plans()?),
+        TrayAction::Quit => app.exit(0),
+    }
+    if let Some(check) = app.try_state::<PauseCheck<R>>() {
+        let _ = check.0.set_checked(state.plans_paused());
+    }
+    Ok(())
+}
+
+/// Shows the window and brings it to the front (the tray's Open, a second start of Kluis).
+pub fn show_window<R: Runtime>(app: &AppHandle<R>) {
+    if let Some(window) = app.get_webview_window("main") {
+        let _ = window.show();
+        let _ = window.unminimize();
+        let _ = window.set_focus();
+    }
+}
+
+/// Closing the window: while plans are set or a backup runs, Kluis goes on in the tray (and
+/// says so the first time); otherwise it ends as usual.
+pub fn on_window_event<R: Runtime>(window: &Window<R>, event: &WindowEvent) {
+    let WindowEvent::CloseRequested { api, .. } = event else {
+        return;
+    };
+    let state = window.state::<DesktopApp>();
+    if !state.keep_running_when_closed() {
+        return;
+    }
+    api.prevent_close();
+    let _ = window.hide();
+    if !TOLD_IN_TRAY.swap(true, Ordering::SeqCst) {
+        let app = window.app_handle().clone();
+        tauri::async_runtime::spawn(async move {
+            app.state::<DesktopApp>().tell_still_running().await;
+        });
+    }
+}
+
+/// The OS's login items, through tauri-plugin-autostart (it starts Kluis with
+/// [`kluis_desktop::HIDDEN_FLAG`]).
+pub struct AutostartLogin<R: Runtime>(pub AppHandle<R>);
+
+impl<R: Runtime> LoginStart for AutostartLogin<R> {
+    fn enabled(&self) -> Result<bool, String> {
+        self.0.autolaunch().is_enabled().map_err(|e| e.to_string())
+    }
+
+    fn set(&self, on: bool) -> Result<(), String> {
+        let login = self.0.autolaunch();
+        match on {
+            true => login.enable(),
+            false => login.disable(),
+        }
+        .map_err(|e| e.to_string())
+    }
+}
