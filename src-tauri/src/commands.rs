@@ -200,6 +200,11 @@ async fn tray_action<R: tauri::Runtime>(app: tauri::AppHandle<R>, action: TrayAc
 }
 
 #[tauri::command]
+fn set_file_name_template(app: App<'_>, template: String) -> Res<Settings> {
+    app.set_file_name_template(&template)
+}
+
+#[tauri::command]
 fn start_at_login(app: App<'_>) -> Res<bool> {
     app.start_at_login()
 }
@@ -248,5 +253,6 @@ pub fn handler<R: tauri::Runtime>() -> impl Fn(tauri::ipc::Invoke<R>) -> bool + 
         tray_action,
         start_at_login,
         set_start_at_login,
+        set_file_name_template,
     ]
 }

@@ -502,6 +502,15 @@ export async function refreshSettings(): Promise<void> {
   await refreshDashboard();
 }
 
+/** Settings → saves the typed file name template (the Rust side checks it and says why
+ * not); the field then shows the saved one. */
+export function saveFileNameTemplate(): Promise<void> {
+  return guarded(async () => {
+    state.settings.value = await api.setFileNameTemplate(state.fileNameDraft.value ?? "");
+    state.fileNameDraft.value = null;
+  });
+}
+
 /** Settings → start Kluis at login (in the tray); shows what the OS now says. */
 export function setStartAtLogin(on: boolean): Promise<void> {
   return guarded(async () => {

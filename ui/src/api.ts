@@ -85,6 +85,8 @@ export const api = {
   /** Settings → start Kluis at login (in the tray). */
   startAtLogin: () => invoke<boolean>("start_at_login"),
   setStartAtLogin: (on: boolean) => invoke<boolean>("set_start_at_login", { on }),
+  /** Settings → how unattended backups' files are named ("" for the default). */
+  setFileNameTemplate: (template: string) => invoke<Settings>("set_file_name_template", { template }),
   setUnattendedAtOnce: (n: number) => invoke<Settings>("set_unattended_at_once", { n }),
   setPlan: (profileId: string, input: PlanInput) => invoke<ProfileView>("set_plan", { profileId, input }),
   /** The klant's outside monitor (a ping URL; null removes it). The URL never comes back. */

@@ -13,7 +13,7 @@ function klant(id: string, name: string, change: Partial<KlantStatus> = {}): Kla
 
 type Calls = { cmd: string; args: Record<string, unknown> }[];
 
-const defaultSettings: Settings = { save_folder: null, callback: { kind: "loopback" }, relay_secret_saved: false, unattended_at_once: 2, notify_desktop: true, paused_together: [] };
+const defaultSettings: Settings = { save_folder: null, callback: { kind: "loopback" }, relay_secret_saved: false, unattended_at_once: 2, notify_desktop: true, paused_together: [], file_name_template: null };
 
 /** The channel of the last `start_backup`, when the test sends the job's events itself. */
 let heldBackup: { onmessage: (e: AppJobEvent) => void } | null = null;
@@ -94,6 +94,12 @@ function fakeBackend(
         else if (action === "resume_plans") settings = { ...settings, paused_together: [] };
         else throw { code: "internal", message: `unexpected tray action ${action}` };
         return null;
+      }
+      case "set_file_name_template": {
+        const { template } = args as { template: string };
+        if (template && !template.includes("{date}")) throw { code: "config", message: "A file name template needs {date}, so each day's backup has a name of its own." };
+        settings = { ...settings, file_name_template: template.trim() || null };
+        return settings;
       }
       case "start_at_login":
         if (options.loginStart === "refused") throw { code: "config", message: "Starting at login is only available in the desktop app." };
@@ -936,6 +942,32 @@ describe("Kluis UI", () => {
       await settle();
       await click("tab-settings");
       expect((byTest("start-at-login") as HTMLInputElement).disabled).toBe(true);
+    });
+
+    it("names backups nobody watches by the office's template, previewed as typed; a refused one says why", async () => {
+      fakeBackend(calls, { demoStarted: true });
+      await startUi();
+      await settle();
+      await click("tab-settings");
+      const field = () => byTest("file-name-template") as HTMLInputElement;
+      expect(field().value).toBe("{klant} {date} {time}");
+      expect(byTest("file-name-preview")?.textContent).toMatch(/^For example: Bakker B\.V\. \d{4}-\d\d-\d\d \d{4}\.zip$/);
+      expect((byTest("file-name-save") as HTMLButtonElement).disabled, "nothing to save yet").toBe(true);
+      const type = async (text: string) => {
+        field().value = text;
+        field().dispatchEvent(new Event("input", { bubbles: true }));
+        await settle();
+      };
+      await type("{klant} backup");
+      expect(byTest("file-name-preview")?.textContent).toBe("For example: Bakker B.V. backup.zip");
+      await click("file-name-save");
+      expect(byTest("error")?.textContent).toContain("needs {date}");
+      expect(field().value, "the typed text stays to be mended").toBe("{klant} backup");
+      await type("{date} {klant}");
+      await click("file-name-save");
+      expect(calls.filter((c) => c.cmd === "set_file_name_template").map((c) => c.args)).toEqual([{ template: "{klant} backup" }, { template: "{date} {klant}" }]);
+      expect(field().value).toBe("{date} {klant}");
+      expect((byTest("file-name-save") as HTMLButtonElement).disabled).toBe(true);
     });
 
     it("says why a test notification could not be shown", async () => {

@@ -161,7 +161,12 @@ notify_desktop: boolean,
  * "Resume plans" resumes exactly these, so a plan paused by hand stays paused. Empty when
  * plans are not paused as a whole.
  */
-paused_together: Array<string>, };
+paused_together: Array<string>, 
+/**
+ * How unattended backups' files are named (see [`crate::file_names`]); the default when
+ * none is set.
+ */
+file_name_template: string | null, };
 
 export type Endpoint = "environment" | "backup_owner" | "webhook";
 

@@ -60,3 +60,16 @@ export function duration(startMs: number, endMs: number | null): string {
 export function shortHash(sha256: string | null): string {
   return sha256 ? `${sha256.slice(0, 12)}…` : "—";
 }
+
+/** The template unattended backups are named by unless the office chose another (kept in
+ * step with kluis-profiles' `file_names::DEFAULT_TEMPLATE`). */
+export const DEFAULT_FILE_NAME = "{klant} {date} {time}";
+
+/** What `template` names a backup of `klant` made at `at` (local time), as the Rust side
+ * does: `{date}` YYYY-MM-DD, `{time}` HHmm — for the preview under the field. */
+export function fileNamePreview(template: string, klant: string, at: Date): string {
+  const two = (n: number) => String(n).padStart(2, "0");
+  const date = `${at.getFullYear()}-${two(at.getMonth() + 1)}-${two(at.getDate())}`;
+  const time = `${two(at.getHours())}${two(at.getMinutes())}`;
+  return `${template.trim().replaceAll("{date}", date).replaceAll("{time}", time).replaceAll("{klant}", klant)}.zip`;
+}

@@ -89,7 +89,9 @@ export const state = {
   permissions: signal<ReadonlyMap<string, Permissions>>(new Map()),
   history: signal<HistoryEntry[]>([]),
   historyFilter: signal<string | null>(null),
-  settings: signal<Settings>({ save_folder: null, callback: { kind: "loopback" }, relay_secret_saved: false, unattended_at_once: 2, notify_desktop: true, paused_together: [] }),
+  settings: signal<Settings>({ save_folder: null, callback: { kind: "loopback" }, relay_secret_saved: false, unattended_at_once: 2, notify_desktop: true, paused_together: [], file_name_template: null }),
+  /** The file name template being typed (null: the saved one is shown). */
+  fileNameDraft: signal<string | null>(null),
   /** Whether Kluis starts at login (null until known, or where it cannot be told). */
   startAtLogin: signal<boolean | null>(null),
   callbackDraft: signal<CallbackDraft | null>(null),

@@ -2,6 +2,7 @@
 import { h } from "preact";
 import * as actions from "../actions";
 import { t } from "../i18n";
+import { DEFAULT_FILE_NAME, fileNamePreview } from "../format";
 import { state } from "../state";
 import { CallbackSettings } from "./callback";
 import { Field } from "./profiles";
@@ -20,6 +21,7 @@ export function SettingsPanel() {
       h("button", { class: "secondary", onClick: () => void actions.chooseSaveFolder() }, t("chooseFolder")),
       folder ? h("button", { class: "secondary", onClick: () => void actions.askEachTime() }, t("useDialog")) : null,
     ),
+    h(FileNames, {}),
     h("h3", {}, t("atOnceTitle")),
     h("p", { class: "note" }, t("atOnceNote")),
     h(
@@ -34,6 +36,24 @@ export function SettingsPanel() {
     h(Background, {}),
     h(Notifications, {}),
     h(CallbackSettings, {}),
+  );
+}
+
+/** How backups nobody watches are named: the template, with a preview. */
+function FileNames() {
+  const saved = state.settings.value.file_name_template ?? DEFAULT_FILE_NAME;
+  const draft = state.fileNameDraft.value;
+  const shown = draft ?? saved;
+  return h(
+    "form",
+    { class: "file-names", onSubmit: (e: Event) => (e.preventDefault(), void actions.saveFileNameTemplate()) },
+    h(
+      Field,
+      { id: "file-name-template", label: t("fileNameLabel"), hint: t("fileNameHint") },
+      h("input", { id: "file-name-template", "data-test": "file-name-template", "aria-describedby": "file-name-template-hint file-name-preview", value: shown, onInput: (e: Event) => (state.fileNameDraft.value = (e.target as HTMLInputElement).value) }),
+    ),
+    h("p", { id: "file-name-preview", class: "note", "data-test": "file-name-preview" }, t("fileNameExample", { name: fileNamePreview(shown || DEFAULT_FILE_NAME, "Bakker B.V.", new Date()) })),
+    h("button", { class: "secondary", type: "submit", "data-test": "file-name-save", disabled: draft === null || draft === saved }, t("fileNameSave")),
   );
 }
 

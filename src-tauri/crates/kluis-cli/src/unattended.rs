@@ -54,6 +54,8 @@ pub struct Unattended {
     stopping: AtomicBool,
     /// Settings → *Notifications*: the batch's failures told on the desktop, in one summary.
     notify_desktop: bool,
+    /// Settings → how unattended backups' files are named.
+    file_names: kluis_profiles::FileNameTemplate,
 }
 
 /// How one klant's backup ended.
@@ -91,6 +93,9 @@ impl Unattended {
             running: Mutex::default(),
             stopping: AtomicBool::new(false),
             notify_desktop: settings.notify_desktop,
+            file_names: kluis_profiles::FileNameTemplate::of_setting(
+                settings.file_name_template.as_deref(),
+            ),
         }
     }
 
@@ -128,7 +133,10 @@ impl Unattended {
         let config = profile.service_config(api_key, password, self.fallback_ca_pem.as_deref())?;
         let destination = match destination {
             Some(destination) => destination,
-            None => profile.unattended_destination(self.root()?, &jiff::Zoned::now())?,
+            None => {
+                let now = jiff::Zoned::now();
+                profile.unattended_destination(self.root()?, &self.file_names, &now)?
+            }
         };
         let relay_secret = match self.choice {
             CallbackChoice::Relay { .. } => match std::env::var("KLUIS_RELAY_SECRET") {

@@ -140,6 +140,45 @@ async fn a_planned_backup_lands_in_its_klants_folder_and_is_told_to_the_window()
     );
 }
 
+/// The office's own file name template names the next unattended backup (the extension
+/// still the download's); one that would give each day's backups the same name is refused with
+/// the reason, and an empty one goes back to the default.
+#[tokio::test(flavor = "multi_thread")]
+async fn the_file_name_template_names_unattended_backups() {
+    let (dir, folder) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let (app, mut rx) = watched_demo(&dir, &folder).await;
+    let e = app.set_file_name_template("{klant} backup").unwrap_err();
+    assert_eq!(e.code().as_str(), "config");
+    assert!(e.to_string().contains("needs {date}"), "{e}");
+    let settings = app
+        .set_file_name_template(" {date} backup {klant} ")
+        .unwrap();
+    assert_eq!(
+        settings.file_name_template.as_deref(),
+        Some("{date} backup {klant}")
+    );
+
+    app.start_planned("demo").await.unwrap();
+    let path = loop {
+        match rx.recv().await.expect("the job's events").event {
+            AppJobEvent::Saved { path, .. } => break path,
+            AppJobEvent::Failed { code, message } => panic!("{code}: {message}"),
+            _ => {}
+        }
+    };
+    let today = jiff::Zoned::now().strftime("%Y-%m-%d").to_string();
+    let name = std::path::Path::new(&path)
+        .file_name()
+        .unwrap()
+        .to_string_lossy()
+        .into_owned();
+    assert_eq!(name, format!("{today} backup Demo.zip"));
+    assert_eq!(
+        app.set_file_name_template("").unwrap().file_name_template,
+        None
+    );
+}
+
 /// Backup all: every klant, one at a time here (the limit set to 1): the second starts only
 /// after the first has ended; the klant whose key may not make backups fails with its reason
 /// and the other is saved in its own folder all the same; the dashboard shows both outcomes.

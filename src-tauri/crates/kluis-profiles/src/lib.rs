@@ -8,7 +8,8 @@
 //!   CA, a [`kluis_core::plan::Plan`]) and the app's [`Settings`], in one owner-only JSON file
 //!   written atomically ([`ProfileStore`]). A profile becomes a `ServiceConfig` with its
 //!   secrets ([`Profile::service_config`]); an unattended backup goes where
-//!   [`Profile::unattended_destination`] says (a folder per klant, named by klant and date).
+//!   [`Profile::unattended_destination`] says (a folder per klant, the file named by the
+//!   office's [`FileNameTemplate`], [`file_names`]: klant and date unless changed).
 //! - [`secrets`]: the api key, password and relay secret, kept by a [`SecretStore`]: the OS
 //!   keyring ([`KeyringStore`]), memory ([`MemoryStore`], demo and tests) or, where no keyring
 //!   can be unlocked and only when asked for, owner-only files ([`SecretsFolder`]).
@@ -26,6 +27,7 @@
 pub mod alerts;
 pub mod days;
 pub mod error;
+pub mod file_names;
 pub mod monitor;
 pub mod paths;
 pub mod secrets;
@@ -36,6 +38,7 @@ pub mod turn;
 pub use alerts::{Alert, DesktopNotifier, Failed, FailureBatch, Notifier, OverdueWatch};
 pub use days::{DayMark, STRIP_DAYS};
 pub use error::{ProfileError, ProfileResult};
+pub use file_names::FileNameTemplate;
 pub use monitor::{Monitor, Ran};
 pub use paths::KluisPaths;
 pub use secrets::{KeyringStore, MemoryStore, SecretKind, SecretStore, SecretsFolder, APP};

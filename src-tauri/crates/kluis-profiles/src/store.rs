@@ -111,18 +111,21 @@ impl Profile {
 
     /// Where an unattended backup of this klant started at `now` goes: its own folder under
     /// `root` (made owner-only when missing), named by its name made safe as a file name (its
-    /// id when nothing of the name is left), and the file `<klant> <YYYY-MM-DD HHmm>` in local
-    /// time plus the download's extension — never `owner-backup (7).zip`.
+    /// id when nothing of the name is left), and the file `template` names (`<klant>
+    /// <YYYY-MM-DD HHmm>` by default, in local time) plus the download's extension — never
+    /// `owner-backup (7).zip`.
     pub fn unattended_destination(
         &self,
         root: &Path,
+        template: &crate::FileNameTemplate,
         now: &jiff::Zoned,
     ) -> kluis_core::Result<kluis_core::Destination> {
         let klant = kluis_core::filename::sanitize(&self.name).unwrap_or_else(|| self.id.clone());
         let folder = root.join(&klant);
         kluis_https::private::create_dir_all(&folder)
             .map_err(|e| kluis_core::Error::io(format!("create {}", folder.display()), e))?;
-        let stem = format!("{klant} {}", now.strftime("%Y-%m-%d %H%M"));
+        let stem = kluis_core::filename::sanitize(&template.render(&klant, now))
+            .unwrap_or_else(|| crate::FileNameTemplate::default().render(&klant, now));
         kluis_core::Destination::named(&folder, stem)
     }
 }
@@ -151,6 +154,10 @@ pub struct Settings {
     /// plans are not paused as a whole.
     #[serde(default)]
     pub paused_together: Vec<String>,
+    /// How unattended backups' files are named (see [`crate::file_names`]); the default when
+    /// none is set.
+    #[serde(default)]
+    pub file_name_template: Option<String>,
 }
 
 fn notify_by_default() -> bool {
@@ -176,6 +183,7 @@ impl Default for Settings {
             unattended_at_once: DEFAULT_AT_ONCE,
             notify_desktop: true,
             paused_together: Vec::new(),
+            file_name_template: None,
         }
     }
 }
@@ -298,6 +306,11 @@ impl ProfileStore {
         let mut stored = self.stored.lock().unwrap();
         stored.settings = settings;
         self.write(&stored)
+    }
+
+    /// The file name template unattended backups are named by.
+    pub fn file_name_template(&self) -> crate::FileNameTemplate {
+        crate::FileNameTemplate::of_setting(self.settings().file_name_template.as_deref())
     }
 
     /// "Pause plans": pauses every plan that runs, at once, and remembers which (see

@@ -191,8 +191,11 @@ impl DesktopApp {
         if only_when_due && !plan_due(&profile, &self.history, &jiff::Zoned::now()).is_now() {
             return Ok(None);
         }
-        let destination =
-            profile.unattended_destination(&self.unattended_folder()?, &jiff::Zoned::now())?;
+        let destination = profile.unattended_destination(
+            &self.unattended_folder()?,
+            &self.profiles.file_name_template(),
+            &jiff::Zoned::now(),
+        )?;
         let connection = self.connection(id).await?;
         let transport = self.transport(id, &connection).await?;
         let job_id = Uuid::new_v4();

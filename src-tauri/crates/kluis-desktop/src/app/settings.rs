@@ -40,6 +40,25 @@ impl DesktopApp {
         Ok(self.settings())
     }
 
+    /// Settings → how unattended backups' files are named (see `kluis_profiles::file_names`);
+    /// an empty template goes back to the default. Refused, with the reason, when it cannot
+    /// name each day's backup.
+    pub fn set_file_name_template(&self, template: &str) -> AppResult<Settings> {
+        let template = match template.trim() {
+            "" => None,
+            text => Some(
+                kluis_profiles::FileNameTemplate::parse(text)?
+                    .as_str()
+                    .to_string(),
+            ),
+        };
+        self.profiles.set_settings(Settings {
+            file_name_template: template,
+            ..self.profiles.settings()
+        })?;
+        Ok(self.settings())
+    }
+
     /// Settings → tunnel: cloudflared picked in a native dialog opened here (when it is not
     /// on `PATH`), and saved as the tunnel setting. Unchanged when the dialog is cancelled.
     pub async fn choose_tunnel_program(&self) -> AppResult<Settings> {
