@@ -195,8 +195,8 @@ fn watch_planned(app: App<'_>, on_event: Channel<PlannedEvent>) {
 /// The tray menu's actions, from the webview (the UI's "Pause plans"; the tests, where no tray
 /// host shows the icon): the menu's own path.
 #[tauri::command]
-async fn tray_action<R: tauri::Runtime>(app: tauri::AppHandle<R>, action: TrayAction) -> Res<()> {
-    crate::tray::act(&app, action).await
+fn tray_action<R: tauri::Runtime>(app: tauri::AppHandle<R>, action: TrayAction) -> Res<()> {
+    crate::tray::act(&app, action)
 }
 
 #[tauri::command]

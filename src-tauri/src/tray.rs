@@ -52,12 +52,9 @@ pub fn install<R: Runtime>(app: &AppHandle<R>) -> tauri::Result<()> {
         .on_menu_event(|app, event| {
             let paused = app.state::<DesktopApp>().plans_paused();
             if let Some(action) = TrayAction::of_menu(event.id().as_ref(), paused) {
-                let app = app.clone();
-                tauri::async_runtime::spawn(async move {
-                    if let Err(e) = act(&app, action).await {
-                        tracing::warn!(code = %e.code(), "a tray action failed");
-                    }
-                });
+                if let Err(e) = act(app, action) {
+                    tracing::warn!(code = %e.code(), "a tray action failed");
+                }
             }
         });
     if let Some(icon) = app.default_window_icon() {
@@ -67,8 +64,9 @@ pub fn install<R: Runtime>(app: &AppHandle<R>) -> tauri::Result<()> {
     Ok(())
 }
 
-/// Does tray action `action` (from the menu or the `tray_action` command).
-pub async fn act<R: Runtime>(app: &AppHandle<R>, action: TrayAction) -> Result<(), AppError> {
+/// Does tray action `action` (from the menu or the `tray_action` command). Backup all runs
+/// on its own task; the others are done when this returns.
+pub fn act<R: Runtime>(app: &AppHandle<R>, action: TrayAction) -> Result<(), AppError> {
     let state = app.state::<DesktopApp>();
     match action {
         TrayAction::Open => show_window(app),
@@ -78,8 +76,8 @@ pub async fn act<R: Runtime>(app: &AppHandle<R>, action: TrayAction) -> Result<(
                 let _ = app.state::<DesktopApp>().backup_all_from_tray().await;
             });
         }
-        TrayAction::PausePlans => drop(state.pause_plans()?),
-        TrayAction::ResumePlans => drop(state.resume_plans()?),
+        TrayAction::PausePlans => state.pause_plans()?,
+        TrayAction::ResumePlans => state.resume_plans()?,
         TrayAction::Quit => app.exit(0),
     }
     if let Some(check) = app.try_state::<PauseCheck<R>>() {

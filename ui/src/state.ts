@@ -115,6 +115,9 @@ export const state = {
   now: signal(Date.now()),
 };
 
+/** Plans are paused as a whole ("Pause plans", in the tray or Settings). */
+export const plansPaused = computed(() => state.settings.value.paused_together.length > 0);
+
 export const selectedProfile = computed(() => state.profiles.value.find((p) => p.id === state.selected.value));
 
 /** The newest backup started here for the selected profile (the Backup panel shows it). */

@@ -8,8 +8,9 @@ import { ago, arrange, daysSummary, needsAttention, nextSort, type SortKey } fro
 import { errorTitle } from "../errors";
 import { bytes, dateTime } from "../format";
 import { locale, t, type Key } from "../i18n";
-import { profileName, runningProfiles, state } from "../state";
+import { plansPaused, profileName, runningProfiles, state } from "../state";
 import { ResumedList } from "./backup";
+import { Check } from "./profiles";
 
 const markText: Record<DayMark, Key> = { saved: "daySaved", failed: "dayFailed", missed: "dayMissed", free: "dayFree" };
 
@@ -102,13 +103,7 @@ function KlantTable() {
     h(
       "div",
       { class: "row" },
-      h(
-        "label",
-        { class: "check" },
-        h("input", { type: "checkbox", "data-test": "attention-only", checked: attentionOnly, onChange: (e: Event) => (state.attentionOnly.value = (e.target as HTMLInputElement).checked) }),
-        " ",
-        t("dashAttentionOnly", { count: String(waiting) }),
-      ),
+      h(Check, { test: "attention-only", label: t("dashAttentionOnly", { count: String(waiting) }), checked: attentionOnly, onToggle: (on) => (state.attentionOnly.value = on) }),
       h("button", { class: "secondary", "data-test": "dash-backup-all", disabled: state.queued.value.size > 0, onClick: () => void actions.backupAll() }, t("backupAll")),
     ),
     rows.length === 0
@@ -130,7 +125,7 @@ export function Dashboard() {
 
 /** While every plan is paused ("Pause plans", in the tray or Settings): said, with Resume. */
 function PausedBanner() {
-  if (state.settings.value.paused_together.length === 0) return null;
+  if (!plansPaused.value) return null;
   return h(
     "div",
     { class: "card paused", role: "status", "data-test": "plans-paused" },

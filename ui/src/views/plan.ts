@@ -6,7 +6,7 @@ import type { Day, ProfileView, Schedule } from "../bindings";
 import { dateTime } from "../format";
 import { locale, t, type Key } from "../i18n";
 import { state } from "../state";
-import { Field } from "./profiles";
+import { Check, Field } from "./profiles";
 
 const kinds: [Schedule["kind"], Key][] = [
   ["manual", "planManual"],
@@ -53,7 +53,7 @@ export function PlanSection({ profile }: { profile: ProfileView }) {
       ? h(Field, { id: "plan-hours", label: t("planHours") }, h("input", { id: "plan-hours", type: "number", min: 1, max: 168, required: true, value: d.hours, onInput: (e: Event) => edit({ hours: value(e) }) }))
       : null,
     d.kind !== "manual"
-      ? h("label", { class: "check" }, h("input", { type: "checkbox", "data-test": "plan-paused", checked: d.paused, onChange: (e: Event) => edit({ paused: (e.target as HTMLInputElement).checked }) }), " ", t("planPaused"))
+      ? h(Check, { test: "plan-paused", label: t("planPaused"), checked: d.paused, onToggle: (paused) => edit({ paused }) })
       : null,
     noFolder
       ? h(

@@ -72,6 +72,11 @@ export function Field({ id, label, hint, children }: { id: string; label: string
   return h("div", { class: "field" }, h("label", { for: id }, label), children, hint ? h("small", { id: `${id}-hint` }, hint) : null);
 }
 
+/** A checkbox with its label after it; `onToggle` gets the new state. */
+export function Check({ test, label, checked, disabled, onToggle }: { test: string; label: string; checked: boolean; disabled?: boolean; onToggle: (on: boolean) => void }) {
+  return h("label", { class: "check" }, h("input", { type: "checkbox", "data-test": test, checked, disabled, onChange: (e: Event) => onToggle((e.target as HTMLInputElement).checked) }), " ", label);
+}
+
 type DraftField = keyof Omit<ProfileDraft, "id">;
 
 const isDemo = (id: string) => state.profiles.value.some((p) => p.id === id && p.demo);

@@ -3,9 +3,9 @@ import { h } from "preact";
 import * as actions from "../actions";
 import { t } from "../i18n";
 import { DEFAULT_FILE_NAME, fileNamePreview } from "../format";
-import { state } from "../state";
+import { plansPaused, state } from "../state";
 import { CallbackSettings } from "./callback";
-import { Field } from "./profiles";
+import { Check, Field } from "./profiles";
 
 export function SettingsPanel() {
   const folder = state.settings.value.save_folder;
@@ -59,7 +59,7 @@ function FileNames() {
 
 /** Running without the window: start at login, and pausing every plan at once. */
 function Background() {
-  const paused = state.settings.value.paused_together.length > 0;
+  const paused = plansPaused.value;
   const login = state.startAtLogin.value;
   return h(
     "section",
@@ -69,13 +69,7 @@ function Background() {
     h(
       "div",
       { class: "row" },
-      h(
-        "label",
-        { class: "check" },
-        h("input", { type: "checkbox", "data-test": "start-at-login", checked: login === true, disabled: login === null, onChange: (e: Event) => void actions.setStartAtLogin((e.target as HTMLInputElement).checked) }),
-        " ",
-        t("startAtLogin"),
-      ),
+      h(Check, { test: "start-at-login", label: t("startAtLogin"), checked: login === true, disabled: login === null, onToggle: (on) => void actions.setStartAtLogin(on) }),
       h("button", { class: "secondary", "data-test": "pause-plans", onClick: () => void actions.setPlansPaused(!paused) }, paused ? t("resumePlans") : t("pausePlans")),
     ),
     paused ? h("p", { role: "status", "data-test": "plans-paused-note" }, t("plansPausedNote")) : null,
@@ -93,13 +87,7 @@ function Notifications() {
     h(
       "div",
       { class: "row" },
-      h(
-        "label",
-        { class: "check" },
-        h("input", { type: "checkbox", "data-test": "notify-desktop", checked: state.settings.value.notify_desktop, onChange: (e: Event) => void actions.setNotifyDesktop((e.target as HTMLInputElement).checked) }),
-        " ",
-        t("notifyDesktop"),
-      ),
+      h(Check, { test: "notify-desktop", label: t("notifyDesktop"), checked: state.settings.value.notify_desktop, onToggle: (on) => void actions.setNotifyDesktop(on) }),
       h("button", { class: "secondary", "data-test": "notify-test", disabled: test === "testing", onClick: () => void actions.testNotification() }, t("monitorTest")),
     ),
     h(

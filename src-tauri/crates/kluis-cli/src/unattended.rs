@@ -93,9 +93,7 @@ impl Unattended {
             running: Mutex::default(),
             stopping: AtomicBool::new(false),
             notify_desktop: settings.notify_desktop,
-            file_names: kluis_profiles::FileNameTemplate::of_setting(
-                settings.file_name_template.as_deref(),
-            ),
+            file_names: settings.file_names(),
         }
     }
 

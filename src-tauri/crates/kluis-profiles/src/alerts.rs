@@ -96,6 +96,22 @@ impl Alert {
                 .into(),
         }
     }
+
+    /// The tray's Backup all could not start, for `reason`.
+    pub fn backup_all_not_started(reason: &str) -> Alert {
+        Alert {
+            title: "Backup all could not start".into(),
+            body: reason.to_string(),
+        }
+    }
+
+    /// Closing the window left Kluis running in the tray: where it went, and how to end it.
+    pub fn still_running() -> Alert {
+        Alert {
+            title: "Kluis is still running".into(),
+            body: "Your plans keep running in the background. Open Kluis or quit it from its icon in the tray, or start Kluis again to bring back its window.".into(),
+        }
+    }
 }
 
 fn first_line(text: &str) -> String {

@@ -164,6 +164,18 @@ fn notify_by_default() -> bool {
     true
 }
 
+impl Settings {
+    /// Whether plans are paused as a whole ("Pause plans").
+    pub fn plans_paused(&self) -> bool {
+        !self.paused_together.is_empty()
+    }
+
+    /// The template unattended backups' files are named by.
+    pub fn file_names(&self) -> crate::FileNameTemplate {
+        crate::FileNameTemplate::of_setting(self.file_name_template.as_deref())
+    }
+}
+
 /// Backups running at once unless the user chose otherwise: two keep a 2-core office PC and
 /// the service responsive while a batch of klanten runs.
 pub const DEFAULT_AT_ONCE: u32 = 2;
@@ -308,16 +320,11 @@ impl ProfileStore {
         self.write(&stored)
     }
 
-    /// The file name template unattended backups are named by.
-    pub fn file_name_template(&self) -> crate::FileNameTemplate {
-        crate::FileNameTemplate::of_setting(self.settings().file_name_template.as_deref())
-    }
-
     /// "Pause plans": pauses every plan that runs, at once, and remembers which (see
     /// [`Settings::paused_together`]). Returns how many it paused; none when already paused.
     pub fn pause_plans(&self) -> ProfileResult<usize> {
         let mut stored = self.stored.lock().unwrap();
-        if !stored.settings.paused_together.is_empty() {
+        if stored.settings.plans_paused() {
             return Ok(0);
         }
         let mut demo = self.demo.lock().unwrap();

@@ -46,10 +46,16 @@ impl DesktopApp {
         loop {
             every.tick().await;
             if let Some(alert) = self.newly_overdue(&mut watch) {
-                if let Err(e) = self.alerts.notifier().notify(&alert).await {
-                    tracing::warn!(code = %e.code(), "an overdue klant could not be notified");
-                }
+                self.show(&alert).await;
             }
+        }
+    }
+
+    /// Shows `alert` on the desktop; one that cannot be shown is logged, and changes nothing
+    /// else.
+    pub(super) async fn show(&self, alert: &Alert) {
+        if let Err(e) = self.alerts.notifier().notify(alert).await {
+            tracing::warn!(code = %e.code(), title = %alert.title, "a notification could not be shown");
         }
     }
 

@@ -4,6 +4,8 @@
 //! The shell owns the tray icon, the window and the login item (they are Tauri's and the
 //! OS's); what each does is decided here, so the app's tests and the UI reach the same paths.
 
+use kluis_profiles::Alert;
+
 use super::*;
 
 /// The tray menu's entries (and the `tray_action` command, which the tests use: under Xvfb
@@ -21,6 +23,14 @@ pub enum TrayAction {
 }
 
 impl TrayAction {
+    pub const ALL: [TrayAction; 5] = [
+        TrayAction::Open,
+        TrayAction::BackupAll,
+        TrayAction::PausePlans,
+        TrayAction::ResumePlans,
+        TrayAction::Quit,
+    ];
+
     /// The menu entry's id.
     pub fn id(self) -> &'static str {
         match self {
@@ -34,15 +44,7 @@ impl TrayAction {
 
     /// The action of menu entry `id`.
     pub fn of_id(id: &str) -> Option<TrayAction> {
-        [
-            TrayAction::Open,
-            TrayAction::BackupAll,
-            TrayAction::PausePlans,
-            TrayAction::ResumePlans,
-            TrayAction::Quit,
-        ]
-        .into_iter()
-        .find(|a| a.id() == id)
+        TrayAction::ALL.into_iter().find(|a| a.id() == id)
     }
 
     /// What clicking menu entry `id` does: the one "Pause plans" check pauses, or resumes
@@ -87,42 +89,38 @@ impl DesktopApp {
     /// (paused as a whole or not — "Resume plans" is in the tray) or a backup is running.
     /// Otherwise closing the window ends Kluis, as users of a plain app expect.
     pub fn keep_running_when_closed(&self) -> bool {
-        self.profiles.plans_active() || self.running_jobs() > 0
+        self.profiles.plans_active() || !self.running_job_ids().is_empty()
     }
 
     /// Whether plans are paused as a whole ("Pause plans").
     pub fn plans_paused(&self) -> bool {
-        !self.profiles.settings().paused_together.is_empty()
+        self.profiles.settings().plans_paused()
     }
 
     /// "Pause plans": no plan starts a backup until "Resume plans" (backups already running
-    /// go on). Returns how many plans it paused.
-    pub fn pause_plans(&self) -> AppResult<Settings> {
+    /// go on).
+    pub fn pause_plans(&self) -> AppResult<()> {
         self.profiles.pause_plans()?;
         self.plans_changed.notify_one();
-        Ok(self.settings())
+        Ok(())
     }
 
     /// "Resume plans": the plans "Pause plans" paused run again (a plan whose time passed
     /// meanwhile runs once, spread out like every catch-up).
-    pub fn resume_plans(&self) -> AppResult<Settings> {
+    pub fn resume_plans(&self) -> AppResult<()> {
         self.profiles.resume_plans()?;
         self.plans_changed.notify_one();
-        Ok(self.settings())
+        Ok(())
     }
 
     /// The tray's "Backup all now": like the button, but nobody may be looking, so a batch that
-    /// cannot start (no save folder yet) is told as a notification too.
+    /// cannot start (no save folder yet) is told as a notification too — whatever the setting:
+    /// it answers the user's own click, which has no other place to say why.
     pub async fn backup_all_from_tray(&self) -> AppResult<usize> {
         let outcome = self.backup_all().await;
         if let Err(e) = &outcome {
-            let alert = kluis_profiles::Alert {
-                title: "Backup all could not start".into(),
-                body: e.to_string(),
-            };
-            if let Err(e) = self.alerts.notifier().notify(&alert).await {
-                tracing::warn!(code = %e.code(), "Backup all's failure could not be notified");
-            }
+            self.show(&Alert::backup_all_not_started(&e.to_string()))
+                .await;
         }
         outcome
     }
@@ -130,15 +128,8 @@ impl DesktopApp {
     /// Said once when closing the window left Kluis running: where it went, and how to end it.
     /// (Not while notifications are turned off.)
     pub async fn tell_still_running(&self) {
-        if !self.profiles.settings().notify_desktop {
-            return;
-        }
-        let alert = kluis_profiles::Alert {
-            title: "Kluis is still running".into(),
-            body: "Your plans keep running in the background. Open Kluis or quit it from its icon in the tray, or start Kluis again to bring back its window.".into(),
-        };
-        if let Err(e) = self.alerts.notifier().notify(&alert).await {
-            tracing::warn!(code = %e.code(), "the tray notice could not be shown");
+        if self.profiles.settings().notify_desktop {
+            self.show(&Alert::still_running()).await;
         }
     }
 
@@ -158,13 +149,6 @@ impl DesktopApp {
         let login = self.login_start.read().unwrap().clone();
         login.set(on).map_err(login_error)?;
         login.enabled().map_err(login_error)
-    }
-
-    /// How many backups are running now (any kind).
-    fn running_jobs(&self) -> usize {
-        (self.jobs.lock().unwrap().values())
-            .filter(|slot| matches!(slot, JobSlot::Running))
-            .count()
     }
 }
 
@@ -189,13 +173,7 @@ mod tests {
     /// Every tray entry's id leads back to its action.
     #[test]
     fn tray_ids_round_trip() {
-        for action in [
-            TrayAction::Open,
-            TrayAction::BackupAll,
-            TrayAction::PausePlans,
-            TrayAction::ResumePlans,
-            TrayAction::Quit,
-        ] {
+        for action in TrayAction::ALL {
             assert_eq!(TrayAction::of_id(action.id()), Some(action));
         }
         assert_eq!(TrayAction::of_id("rm -rf"), None);
@@ -237,8 +215,11 @@ mod tests {
         .unwrap();
         assert!(app.keep_running_when_closed(), "a plan runs unseen");
 
-        let settings = app.pause_plans().unwrap();
-        assert_eq!(settings.paused_together, std::slice::from_ref(&profile));
+        app.pause_plans().unwrap();
+        assert_eq!(
+            app.settings().paused_together,
+            std::slice::from_ref(&profile)
+        );
         assert!(app.plans_paused());
         assert!(
             app.keep_running_when_closed(),

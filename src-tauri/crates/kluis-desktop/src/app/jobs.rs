@@ -27,6 +27,14 @@ pub(super) struct Follow {
 }
 
 impl DesktopApp {
+    /// The jobs running in the engine now (any kind; not those staged for a save dialog).
+    pub(super) fn running_job_ids(&self) -> Vec<Uuid> {
+        (self.jobs.lock().unwrap().iter())
+            .filter(|(_, slot)| matches!(slot, JobSlot::Running))
+            .map(|(id, _)| *id)
+            .collect()
+    }
+
     /// Starts a job in the engine; its events and outcome go to `follow.sink`.
     pub(super) fn run_job(
         &self,

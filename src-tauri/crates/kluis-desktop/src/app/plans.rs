@@ -129,11 +129,7 @@ impl DesktopApp {
     /// and Backup all starts none of the klanten still waiting. Returns how many were running.
     pub fn cancel_all(&self) -> usize {
         self.batch.fetch_add(1, Ordering::SeqCst);
-        let running: Vec<Uuid> = (self.jobs.lock().unwrap().iter())
-            .filter(|(_, slot)| matches!(slot, JobSlot::Running))
-            .map(|(id, _)| *id)
-            .collect();
-        running
+        self.running_job_ids()
             .into_iter()
             .filter(|id| self.engine.cancel(*id))
             .count()
@@ -193,7 +189,7 @@ impl DesktopApp {
         }
         let destination = profile.unattended_destination(
             &self.unattended_folder()?,
-            &self.profiles.file_name_template(),
+            &self.profiles.settings().file_names(),
             &jiff::Zoned::now(),
         )?;
         let connection = self.connection(id).await?;
