@@ -1,6 +1,6 @@
 // The app's command names, shared by build.rs (the app manifest, so each needs a grant) and
 // the tests that check the handler, the capability and the UI's `api.ts` name the same ones.
-pub const ALL: [&str; 37] = [
+pub const ALL: [&str; 40] = [
     "launch_info",
     "profiles",
     "save_profile",
@@ -38,4 +38,7 @@ pub const ALL: [&str; 37] = [
     "start_at_login",
     "set_start_at_login",
     "set_file_name_template",
+    "set_mail",
+    "remove_mail",
+    "test_mail",
 ];

@@ -5,7 +5,8 @@ use std::sync::Arc;
 use kluis_desktop::profiles::{ProfileInput, ProfileView, Settings};
 use kluis_desktop::{
     AppError, AppJobEvent, CallbackInput, CallbackTestResult, DemoInfo, DesktopApp, KlantStatus,
-    Permissions, PlanInput, PlannedEvent, ResumedEvent, ResumedJob, SessionInfo, TrayAction,
+    MailInput, Permissions, PlanInput, PlannedEvent, ResumedEvent, ResumedJob, SessionInfo,
+    TrayAction,
 };
 use tauri::ipc::Channel;
 use tauri::State;
@@ -176,6 +177,21 @@ async fn test_notification(app: App<'_>) -> Res<()> {
     app.test_notification().await
 }
 
+#[tauri::command]
+async fn set_mail(app: App<'_>, input: MailInput) -> Res<Settings> {
+    app.set_mail(input).await
+}
+
+#[tauri::command]
+async fn remove_mail(app: App<'_>) -> Res<Settings> {
+    app.remove_mail().await
+}
+
+#[tauri::command]
+async fn test_mail(app: App<'_>) -> Res<()> {
+    app.test_mail().await
+}
+
 /// Async, so the history is read off the main thread (a sync command runs on it).
 #[tauri::command]
 async fn dashboard(app: App<'_>) -> Res<Vec<KlantStatus>> {
@@ -254,5 +270,8 @@ pub fn handler<R: tauri::Runtime>() -> impl Fn(tauri::ipc::Invoke<R>) -> bool + 
         start_at_login,
         set_start_at_login,
         set_file_name_template,
+        set_mail,
+        remove_mail,
+        test_mail,
     ]
 }

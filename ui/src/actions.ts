@@ -1,11 +1,11 @@
 // What the UI does: each action calls the Rust commands through `api` and writes the state's
 // signals; the views that read them follow.
-import { batch } from "@preact/signals";
-import { api, asError } from "./api";
+import { batch, type Signal } from "@preact/signals";
+import { api, asError, type UiError } from "./api";
 import { isRunning, reduce } from "./backup-state";
 import type { AppJobEvent, CallbackChoice, ProfileView, Schedule } from "./bindings";
 import type { Key } from "./i18n";
-import { findJob, state, updateJob, withEntry, type CallbackDraft, type EnvironmentView, type Job, type PlanDraft, type ProfileDraft } from "./state";
+import { findJob, mailInputOf, state, updateJob, withEntry, type CallbackDraft, type EnvironmentView, type Job, type PlanDraft, type ProfileDraft } from "./state";
 
 /** Runs `work`, showing its error — as klant `profileId`'s when it is about one klant. */
 async function guarded(work: () => Promise<void>, profileId: string | null = null): Promise<void> {
@@ -511,6 +511,45 @@ export function saveFileNameTemplate(): Promise<void> {
   });
 }
 
+/** Settings → E-mail saved (checked by the Rust side, which says what is wrong); the form
+ * then shows the saved settings. */
+export function saveMail(): Promise<void> {
+  const draft = state.mailDraft.value;
+  if (!draft) return Promise.resolve();
+  return guarded(async () => {
+    state.settings.value = await api.setMail(mailInputOf(draft));
+    state.mailDraft.value = null;
+    state.mailTest.value = null;
+  });
+}
+
+/** No more e-mail: the settings and the saved password removed. */
+export function removeMail(): Promise<void> {
+  return guarded(async () => {
+    state.settings.value = await api.removeMail();
+    state.mailDraft.value = null;
+    state.mailTest.value = null;
+  });
+}
+
+type TestShown = Signal<"testing" | "ok" | { error: UiError } | null>;
+
+/** A "Send test": `shown` says it is under way, then that it went or why not. */
+async function sendTest(shown: TestShown, send: () => Promise<void>): Promise<void> {
+  shown.value = "testing";
+  try {
+    await send();
+    shown.value = "ok";
+  } catch (e) {
+    shown.value = { error: asError(e) };
+  }
+}
+
+/** "Send test": a mail now, through the saved settings; said whether it went. */
+export function testMail(): Promise<void> {
+  return sendTest(state.mailTest, api.testMail);
+}
+
 /** Settings → start Kluis at login (in the tray); shows what the OS now says. */
 export function setStartAtLogin(on: boolean): Promise<void> {
   return guarded(async () => {
@@ -519,14 +558,8 @@ export function setStartAtLogin(on: boolean): Promise<void> {
 }
 
 /** "Send test": a notification now; said whether it could be shown. */
-export async function testNotification(): Promise<void> {
-  state.notificationTest.value = "testing";
-  try {
-    await api.testNotification();
-    state.notificationTest.value = "ok";
-  } catch (e) {
-    state.notificationTest.value = { error: asError(e) };
-  }
+export function testNotification(): Promise<void> {
+  return sendTest(state.notificationTest, api.testNotification);
 }
 
 /** Follows the backups plans start: each shows under its klant like one started here. */

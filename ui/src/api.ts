@@ -10,6 +10,7 @@ import type {
   HistoryEntry,
   KlantStatus,
   LaunchInfo,
+  MailInput,
   Permissions,
   PlanInput,
   PlannedEvent,
@@ -82,6 +83,11 @@ export const api = {
   /** What the tray menu does (Open, Backup all now, Pause/Resume plans, Quit) — the UI's
    * "Pause plans" takes this path too, so the tray's check mark follows. */
   trayAction: (action: TrayAction) => invoke<void>("tray_action", { action }),
+  /** Settings → e-mail through the office's SMTP server (the password goes to the keyring). */
+  setMail: (input: MailInput) => invoke<Settings>("set_mail", { input }),
+  removeMail: () => invoke<Settings>("remove_mail"),
+  /** "Send test": a mail now, through the saved settings. */
+  testMail: () => invoke<void>("test_mail"),
   /** Settings → start Kluis at login (in the tray). */
   startAtLogin: () => invoke<boolean>("start_at_login"),
   setStartAtLogin: (on: boolean) => invoke<boolean>("set_start_at_login", { on }),

@@ -1,7 +1,7 @@
 // The whole UI in jsdom, with the Rust side replaced by Tauri's mockIPC.
 import { clearMocks, mockIPC } from "@tauri-apps/api/mocks";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import type { AppJobEvent, HistoryEntry, KlantStatus, Plan, PlannedEvent, ProfileView, ResumedEvent, Settings } from "./bindings";
+import type { AppJobEvent, HistoryEntry, KlantStatus, MailInput, Plan, PlannedEvent, ProfileView, ResumedEvent, Settings } from "./bindings";
 import { languages } from "./i18n";
 
 const demoProfile: ProfileView = { id: "demo", name: "Demo", base_url: "https://127.0.0.1:1/webservice_v2", username: "demo", openapi_url: null, demo: true, trusted_cas: [], plan: null, monitor: false, next_backup_ms: null };
@@ -13,7 +13,7 @@ function klant(id: string, name: string, change: Partial<KlantStatus> = {}): Kla
 
 type Calls = { cmd: string; args: Record<string, unknown> }[];
 
-const defaultSettings: Settings = { save_folder: null, callback: { kind: "loopback" }, relay_secret_saved: false, unattended_at_once: 2, notify_desktop: true, paused_together: [], file_name_template: null };
+const defaultSettings: Settings = { save_folder: null, callback: { kind: "loopback" }, relay_secret_saved: false, unattended_at_once: 2, notify_desktop: true, paused_together: [], file_name_template: null, mail: null };
 
 /** The channel of the last `start_backup`, when the test sends the job's events itself. */
 let heldBackup: { onmessage: (e: AppJobEvent) => void } | null = null;
@@ -95,6 +95,19 @@ function fakeBackend(
         else throw { code: "internal", message: `unexpected tray action ${action}` };
         return null;
       }
+      case "set_mail": {
+        const { input } = args as { input: MailInput };
+        if (!input.settings.from.includes("@")) throw { code: "config", message: `The sender "${input.settings.from}" is not an e-mail address; write it as name@example.nl.` };
+        const to = input.settings.to.flatMap((list) => list.split(",")).map((s) => s.trim());
+        settings = { ...settings, mail: { ...input.settings, to, password_saved: settings.mail?.password_saved || input.password !== null } };
+        return settings;
+      }
+      case "remove_mail":
+        settings = { ...settings, mail: null };
+        return settings;
+      case "test_mail":
+        if (options.monitorDown) throw { code: "mail", message: "The e-mail could not be sent through smtp.office.test:587 (connection refused)." };
+        return null;
       case "set_file_name_template": {
         const { template } = args as { template: string };
         if (template && !template.includes("{date}")) throw { code: "config", message: "A file name template needs {date}, so each day's backup has a name of its own." };
@@ -165,6 +178,14 @@ async function click(name: string): Promise<void> {
   await settle();
 }
 /** Types `text` into `input` as a user would (one input event per character). */
+/** Sets the field `test` to `text` at once, as a paste would. */
+async function fillIn(test: string, text: string): Promise<void> {
+  const field = byTest(test) as HTMLInputElement;
+  field.value = text;
+  field.dispatchEvent(new Event("input", { bubbles: true }));
+  await settle();
+}
+
 async function type(input: HTMLInputElement, text: string): Promise<void> {
   for (const ch of text) {
     const at = input.selectionStart ?? input.value.length;
@@ -968,6 +989,54 @@ describe("Kluis UI", () => {
       expect(calls.filter((c) => c.cmd === "set_file_name_template").map((c) => c.args)).toEqual([{ template: "{klant} backup" }, { template: "{date} {klant}" }]);
       expect(field().value).toBe("{date} {klant}");
       expect((byTest("file-name-save") as HTMLButtonElement).disabled).toBe(true);
+    });
+
+    it("sets up e-mail: the password is sent once and never shown, a refusal says why, Send test says whether it went", async () => {
+      fakeBackend(calls, { demoStarted: true });
+      await startUi();
+      await settle();
+      await click("tab-settings");
+      expect((byTest("mail-test") as HTMLButtonElement).disabled, "nothing saved to test").toBe(true);
+      await fillIn("mail-server", "smtp.office.test");
+      await fillIn("mail-username", "kluis");
+      await fillIn("mail-password", "mail-secret");
+      await fillIn("mail-from", "kluis at office");
+      await fillIn("mail-to", "beheer@office.test, ict@office.test");
+      await click("mail-daily");
+      await fillIn("mail-at", "07:30");
+      await click("mail-save");
+      expect(byTest("error")?.textContent).toContain("is not an e-mail address");
+      expect((byTest("mail-from") as HTMLInputElement).value, "the typed text stays to be mended").toBe("kluis at office");
+      await fillIn("mail-from", "kluis@office.test");
+      await click("mail-save");
+      expect(calls.filter((c) => c.cmd === "set_mail").at(-1)?.args).toEqual({
+        input: {
+          settings: { server: "smtp.office.test", port: 587, username: "kluis", password_saved: false, from: "kluis@office.test", to: ["beheer@office.test, ict@office.test"], when: { kind: "daily", at: "07:30" } },
+          password: "mail-secret",
+        },
+      });
+      const password = byTest("mail-password") as HTMLInputElement;
+      expect(password.value, "the password is not kept in the page").toBe("");
+      expect(password.placeholder).toBe("Unchanged (kept in the keyring)");
+      expect((byTest("mail-to") as HTMLInputElement).value).toBe("beheer@office.test, ict@office.test");
+      await click("mail-test");
+      expect(byTest("mail-test-result")?.textContent).toBe("A test e-mail was sent: check the recipients' inbox.");
+      await click("mail-remove");
+      expect((byTest("mail-server") as HTMLInputElement).value).toBe("");
+    });
+
+    it("says why a test e-mail could not be sent", async () => {
+      fakeBackend(calls, { demoStarted: true, monitorDown: true });
+      await startUi();
+      await settle();
+      await click("tab-settings");
+      await click("mail-daily");
+      await fillIn("mail-server", "smtp.office.test");
+      await fillIn("mail-from", "kluis@office.test");
+      await fillIn("mail-to", "beheer@office.test");
+      await click("mail-save");
+      await click("mail-test");
+      expect(byTest("mail-test-result")?.textContent).toBe("The e-mail could not be sent: The e-mail could not be sent through smtp.office.test:587 (connection refused).");
     });
 
     it("says why a test notification could not be shown", async () => {

@@ -4,7 +4,7 @@ export type Stage = "requested" | "accepted" | "callback_received" | "result_fet
 
 export type Code = "auth_failed" | "permission_denied" | "callback_timeout" | "service_error" | "network" | "file_host_unreachable" | "certificate" | "download_failed" | "bad_response" | "config" | "io" | "cancelled" | "interrupted" | "not_resumable";
 
-export type AppOnlyCode = "keyring" | "not_found" | "invalid_state";
+export type AppOnlyCode = "keyring" | "not_found" | "invalid_state" | "mail";
 
 export type AppCode = Code | AppOnlyCode;
 
@@ -134,6 +134,28 @@ export type CallbackInput = { setting: CallbackChoice, relay_secret: string | nu
 
 export type CallbackTestResult = { transport: string, millis: number, };
 
+export type MailWhen = { "kind": "each_failure" } | { "kind": "daily", at: string, };
+
+export type MailSettings = { 
+/**
+ * The server's host name, such as `smtp.office.nl`.
+ */
+server: string, port: number, 
+/**
+ * The login; empty for a server that takes mail without one.
+ */
+username: string, 
+/**
+ * Whether a password is in the keyring (the password itself never leaves it).
+ */
+password_saved: boolean, 
+/**
+ * The sender, `kluis@office.nl` or `Kluis <kluis@office.nl>`.
+ */
+from: string, to: Array<string>, when: MailWhen, };
+
+export type MailInput = { settings: MailSettings, password: string | null, };
+
 export type Settings = { 
 /**
  * Save every backup in this folder instead of asking with a save dialog.
@@ -166,7 +188,11 @@ paused_together: Array<string>,
  * How unattended backups' files are named (see [`crate::file_names`]); the default when
  * none is set.
  */
-file_name_template: string | null, };
+file_name_template: string | null, 
+/**
+ * E-mail through the office's SMTP server, if set up (see [`crate::mail`]).
+ */
+mail: MailSettings | null, };
 
 export type Endpoint = "environment" | "backup_owner" | "webhook";
 

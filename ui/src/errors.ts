@@ -25,6 +25,7 @@ export const errorText: Record<ShownCode, { title: Key; advice: Key }> = {
   keyring: { title: "errKeyring", advice: "errKeyringAdvice" },
   not_found: { title: "errNotFound", advice: "errNotFoundAdvice" },
   invalid_state: { title: "errInvalidState", advice: "errInvalidStateAdvice" },
+  mail: { title: "errMail", advice: "errMailAdvice" },
   internal: { title: "errInternal", advice: "errInternalAdvice" },
 };
 

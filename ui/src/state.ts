@@ -7,7 +7,7 @@ import { computed, signal } from "@preact/signals";
 import type { UiError } from "./api";
 import { isRunning, type BackupView } from "./backup-state";
 import { t, type Key } from "./i18n";
-import type { CallbackChoice, CallbackTestResult, Day, HistoryEntry, KlantStatus, Permissions, ProfileView, Schedule, Settings } from "./bindings";
+import type { CallbackChoice, CallbackTestResult, Day, HistoryEntry, KlantStatus, MailInput, MailSettings, Permissions, ProfileView, Schedule, Settings } from "./bindings";
 import { defaultSort, type Sort } from "./dashboard";
 
 export type Tab = "backup" | "history" | "environment" | "settings";
@@ -89,7 +89,7 @@ export const state = {
   permissions: signal<ReadonlyMap<string, Permissions>>(new Map()),
   history: signal<HistoryEntry[]>([]),
   historyFilter: signal<string | null>(null),
-  settings: signal<Settings>({ save_folder: null, callback: { kind: "loopback" }, relay_secret_saved: false, unattended_at_once: 2, notify_desktop: true, paused_together: [], file_name_template: null }),
+  settings: signal<Settings>({ save_folder: null, callback: { kind: "loopback" }, relay_secret_saved: false, unattended_at_once: 2, notify_desktop: true, paused_together: [], file_name_template: null, mail: null }),
   /** The file name template being typed (null: the saved one is shown). */
   fileNameDraft: signal<string | null>(null),
   /** Whether Kluis starts at login (null until known, or where it cannot be told). */
@@ -105,6 +105,10 @@ export const state = {
   queued: signal<ReadonlySet<string>>(new Set()),
   /** "Send test" to a klant's monitor: under way, answered, or refused. */
   monitorTest: signal<{ profileId: string; result: "testing" | "ok" | { error: UiError } } | null>(null),
+  /** Settings → E-mail being edited (null: the saved settings are shown). */
+  mailDraft: signal<MailDraft | null>(null),
+  /** "Send test" of e-mail: under way, sent, or refused. */
+  mailTest: signal<"testing" | "ok" | { error: UiError } | null>(null),
   /** "Send test" of desktop notifications: under way, shown, or refused. */
   notificationTest: signal<"testing" | "ok" | { error: UiError } | null>(null),
   /** The plan form's draft (for the profile in the form), or null. */
@@ -165,4 +169,37 @@ export function updateJob(key: string, change: (job: Job) => Job): void {
 
 export function findJob(key: string): Job | undefined {
   return state.jobs.value.find((j) => j.key === key);
+}
+
+/** The e-mail form's fields as typed (the password only when typed: it never comes back). */
+export type MailDraft = { server: string; port: string; username: string; password: string; from: string; to: string; daily: boolean; at: string };
+
+/** The form's fields for the saved settings (empty ones when none are saved). */
+export function mailDraftOf(mail: MailSettings | null): MailDraft {
+  return {
+    server: mail?.server ?? "",
+    port: String(mail?.port ?? 587),
+    username: mail?.username ?? "",
+    password: "",
+    from: mail?.from ?? "",
+    to: mail?.to.join(", ") ?? "",
+    daily: mail?.when.kind === "daily",
+    at: mail?.when.kind === "daily" ? mail.when.at : "08:00",
+  };
+}
+
+/** What Save sends for `draft` (the Rust side checks it and says what is wrong). */
+export function mailInputOf(draft: MailDraft): MailInput {
+  return {
+    settings: {
+      server: draft.server,
+      port: Number(draft.port) || 0,
+      username: draft.username,
+      password_saved: false,
+      from: draft.from,
+      to: [draft.to],
+      when: draft.daily ? { kind: "daily", at: draft.at } : { kind: "each_failure" },
+    },
+    password: draft.password || null,
+  };
 }

@@ -5,6 +5,7 @@ import { t } from "../i18n";
 import { DEFAULT_FILE_NAME, fileNamePreview } from "../format";
 import { plansPaused, state } from "../state";
 import { CallbackSettings } from "./callback";
+import { MailSettingsForm } from "./mail";
 import { Check, Field } from "./profiles";
 
 export function SettingsPanel() {
@@ -35,6 +36,7 @@ export function SettingsPanel() {
     ),
     h(Background, {}),
     h(Notifications, {}),
+    h(MailSettingsForm, {}),
     h(CallbackSettings, {}),
   );
 }

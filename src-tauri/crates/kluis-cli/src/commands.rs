@@ -79,6 +79,7 @@ pub async fn run(cli: Cli) -> Result<()> {
         Command::Status { json } => crate::profiles::status(&cli, json),
         Command::RunDue(ref args) => run_due(&cli, args).await,
         Command::Schedule(command) => crate::schedule::run(&command),
+        Command::Mail(ref command) => crate::mail::run(&cli, command).await,
         Command::Demo { out, size_mib } => demo(&out, size_mib, cli.history_db.as_ref()).await,
     }
 }
@@ -129,15 +130,18 @@ async fn backup_all(cli: &Cli, args: &BackupArgs) -> Result<()> {
             "There are no profiles to back up: add one with `kluis profiles add`.".into(),
         ));
     }
+    let history = Arc::new(open_history(cli.history_db.as_ref())?);
     let unattended = Unattended::new(
-        Arc::new(open_history(cli.history_db.as_ref())?),
+        history.clone(),
         &profiles.settings(),
         args.out.as_deref(),
         args.callback.clone(),
         Duration::from_secs(args.timeout),
         cli.connection.ca_pem()?,
     );
-    unattended.run(all, &args.batch, false, args.json).await
+    let outcome = unattended.run(all, &args.batch, false, args.json).await;
+    crate::mail::daily_report(cli, &profiles, &history).await;
+    outcome
 }
 
 /// `kluis backup --profile NAME`: a saved profile's backup, watched with the progress bar,
@@ -191,19 +195,26 @@ async fn run_due(cli: &Cli, args: &BatchArgs) -> Result<()> {
         .into_iter()
         .filter(|p| kluis_profiles::plan_due(p, &history, &now).is_now())
         .collect();
-    if due.is_empty() {
-        eprintln!("kluis: no plan is due.");
-        return Ok(());
-    }
-    let unattended = Unattended::new(
-        history,
-        &profiles.settings(),
-        args.out.as_deref(),
-        None,
-        Duration::from_secs(args.timeout),
-        cli.connection.ca_pem()?,
-    );
-    unattended.run(due, &args.batch, true, args.json).await
+    let outcome = match due.is_empty() {
+        true => {
+            eprintln!("kluis: no plan is due.");
+            Ok(())
+        }
+        false => {
+            let unattended = Unattended::new(
+                history.clone(),
+                &profiles.settings(),
+                args.out.as_deref(),
+                None,
+                Duration::from_secs(args.timeout),
+                cli.connection.ca_pem()?,
+            );
+            unattended.run(due, &args.batch, true, args.json).await
+        }
+    };
+    // The timer runs this every 15 minutes: the daily report's heartbeat where no app runs.
+    crate::mail::daily_report(cli, &profiles, &history).await;
+    outcome
 }
 
 /// Starts a backup in `engine` and waits for it to end; `cancel` (when given) cancels it,

@@ -20,6 +20,7 @@
 
 mod commands;
 mod display;
+mod mail;
 mod profiles;
 mod schedule;
 mod settings;

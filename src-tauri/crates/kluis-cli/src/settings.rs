@@ -105,6 +105,10 @@ pub enum Command {
     /// exit: for a timer (see `kluis schedule install`). Never runs a klant that another Kluis
     /// process (the app, an earlier run) is backing up.
     RunDue(BatchArgs),
+    /// E-mail through the office's SMTP server: each failure, or a daily report (the same
+    /// settings as the app's Settings → E-mail).
+    #[command(subcommand)]
+    Mail(MailCommand),
     /// Run `kluis run-due` every 15 minutes from a systemd user timer.
     #[command(subcommand)]
     Schedule(ScheduleCommand),
@@ -117,6 +121,42 @@ pub enum Command {
         #[arg(long, default_value_t = 64)]
         size_mib: u64,
     },
+}
+
+#[derive(Subcommand)]
+pub enum MailCommand {
+    /// Set up e-mail. The password comes from KLUIS_MAIL_PASSWORD or, with --stdin, the first
+    /// line of standard input — never an argument — and goes to the keyring (or
+    /// KLUIS_SECRETS_DIR). The connection is always encrypted: STARTTLS, or TLS on port 465.
+    Set(MailArgs),
+    /// Send a test e-mail now, through the saved settings.
+    Test,
+    /// Send no more e-mail (the saved password is removed too).
+    Remove,
+}
+
+#[derive(clap::Args)]
+pub struct MailArgs {
+    /// The mail server's host name, such as smtp.office.nl.
+    #[arg(long)]
+    pub server: String,
+    #[arg(long, default_value_t = kluis_profiles::mail::DEFAULT_PORT)]
+    pub port: u16,
+    /// The login (none: the server takes mail without one).
+    #[arg(long, default_value = "")]
+    pub user: String,
+    /// The sender, such as kluis@office.nl.
+    #[arg(long)]
+    pub from: String,
+    /// A recipient (repeat, or separate with commas).
+    #[arg(long, required = true)]
+    pub to: Vec<String>,
+    /// One report a day at this local time (HH:MM) instead of a mail for each failure.
+    #[arg(long, value_name = "HH:MM")]
+    pub daily: Option<String>,
+    /// Read the password from standard input.
+    #[arg(long)]
+    pub stdin: bool,
 }
 
 #[derive(Subcommand)]

@@ -9,8 +9,9 @@
 //! `--retry-delay`) before the klant counts as failed. Every klant is backed up under its turn
 //! (`kluis_profiles::take_turn`): one the app or another run is backing up now is skipped, and
 //! `run-due` looks at the plan again under the turn, so a plan never runs twice.
-//! A batch's failures are told in one desktop notification (kluis-profiles' `alerts`, the
-//! app's too) when Settings → *Notifications* is on.
+//! A batch's failures are told in one summary through kluis-profiles' `Outbox`, as the app's
+//! are: a desktop notification when Settings → *Notifications* is on, an e-mail when e-mail is
+//! set to each failure.
 //! Ctrl-C cancels every running backup (exit 130); SIGTERM stops them, keeping those that can
 //! be resumed for `kluis resume` (exit 75).
 
@@ -28,8 +29,8 @@ use kluis_core::{
     BackupRequest, Destination, DownloadOptions, Engine, Error, History, Owner, Result, Saved,
 };
 use kluis_profiles::{
-    plan_due, take_turn, Alert, DesktopNotifier, Failed, Monitor, Notifier, Profile, Ran,
-    SecretKind, SecretStore,
+    plan_due, take_turn, Alert, DesktopNotifier, Failed, Monitor, Notifier, OfficeMail, Outbox,
+    Profile, Ran, SecretKind, SecretStore,
 };
 use tokio::sync::Semaphore;
 use uuid::Uuid;
@@ -52,8 +53,10 @@ pub struct Unattended {
     running: Mutex<HashSet<Uuid>>,
     /// Set by Ctrl-C: nothing more starts or is tried again.
     stopping: AtomicBool,
-    /// Settings → *Notifications*: the batch's failures told on the desktop, in one summary.
-    notify_desktop: bool,
+    /// Where the batch's failures are told, in one summary (the desktop, e-mail), and whether
+    /// the settings tell them anywhere.
+    outbox: Outbox,
+    tell_failures: bool,
     /// Settings → how unattended backups' files are named.
     file_names: kluis_profiles::FileNameTemplate,
 }
@@ -82,9 +85,16 @@ impl Unattended {
         let root = out
             .map(Path::to_path_buf)
             .or_else(|| settings.save_folder.as_ref().map(PathBuf::from));
+        let secrets = secret_store();
+        let snapshot = settings.clone();
+        let outbox = Outbox::new(
+            Arc::new(DesktopNotifier),
+            OfficeMail::new(secrets.clone()),
+            Arc::new(move || snapshot.clone()),
+        );
         Self {
             engine: Engine::new(history),
-            secrets: secret_store(),
+            secrets,
             choice: callback.unwrap_or_else(|| settings.callback.clone()),
             root,
             callback_timeout,
@@ -92,7 +102,8 @@ impl Unattended {
             max_bytes: None,
             running: Mutex::default(),
             stopping: AtomicBool::new(false),
-            notify_desktop: settings.notify_desktop,
+            outbox,
+            tell_failures: Outbox::wants(settings),
             file_names: settings.file_names(),
         }
     }
@@ -296,13 +307,13 @@ impl Unattended {
         first_error.map_or(Ok(()), Err)
     }
 
-    /// The batch's failures, in one desktop notification (when Settings → *Notifications* is
-    /// on). Where no desktop session runs (a server), that is said in one line.
+    /// The batch's failures, in one summary where the settings say. Where it cannot be told
+    /// (no desktop session on a server, a mail server that refuses), that is said in a line.
     async fn notify(&self, failures: &[Failed]) {
-        let Some(alert) = Alert::failed(failures).filter(|_| self.notify_desktop) else {
+        let Some(alert) = Alert::failed(failures).filter(|_| self.tell_failures) else {
             return;
         };
-        if let Err(e) = DesktopNotifier.notify(&alert).await {
+        if let Err(e) = self.outbox.notify(&alert).await {
             eprintln!("kluis: {e}");
         }
     }

@@ -702,3 +702,108 @@ async fn a_monitor_hears_no_secret_from_an_echoing_service() {
         "{body}"
     );
 }
+
+/// E-mail set from the command line keeps its password in the secrets folder (not in the
+/// profiles file, not in the output) and `mail test` arrives through STARTTLS; on each
+/// failure, `backup --all`'s failing klant is mailed; set to a daily report, `run-due` mails
+/// it once a day (a second run sends nothing).
+#[tokio::test]
+async fn failures_and_the_daily_report_are_mailed() {
+    const MAIL_PASSWORD: &str = "mail-password-91";
+    let env = office().await;
+    let sink = kluis_sim::smtp::SmtpSink::start(true, MAIL_PASSWORD).await;
+    let mail_ca = env.dir.path().join("mail-ca.pem");
+    std::fs::write(&mail_ca, &sink.ca_pem).unwrap();
+    let port = sink.addr.port().to_string();
+    let set = |daily: Option<&'static str>| {
+        let mut args = vec![
+            "mail",
+            "set",
+            "--server",
+            "127.0.0.1",
+            "--port",
+            &port,
+            "--user",
+            kluis_sim::smtp::USER,
+            "--from",
+            "kluis@office.test",
+            "--to",
+            "beheer@office.test",
+        ];
+        args.extend(daily.map(|at| ["--daily", at]).into_iter().flatten());
+        args.into_iter().map(str::to_string).collect::<Vec<_>>()
+    };
+    let vars = [
+        ("KLUIS_MAIL_PASSWORD", MAIL_PASSWORD),
+        ("KLUIS_MAIL_CA_CERT", mail_ca.to_str().unwrap()),
+    ];
+    let run = |args: Vec<String>| {
+        let env = &env;
+        async move {
+            let args: Vec<&str> = args.iter().map(String::as_str).collect();
+            env.saved(&args, &vars).await
+        }
+    };
+    let output = run(set(None)).await;
+    assert_succeeded(&output);
+    let file = std::fs::read_to_string(env.profiles_file()).unwrap();
+    assert!(file.contains("beheer@office.test") && !file.contains(MAIL_PASSWORD));
+
+    let output = run(vec!["mail".into(), "test".into()]).await;
+    assert_succeeded(&output);
+    assert_no_secrets_except(&output, &[MAIL_PASSWORD], &[]);
+    let subjects = || -> Vec<String> {
+        (sink.seen().mails.iter())
+            .map(|m| {
+                m.data
+                    .lines()
+                    .find(|l| l.starts_with("Subject: "))
+                    .unwrap_or_default()
+                    .to_string()
+            })
+            .collect()
+    };
+    assert_eq!(subjects(), ["Subject: [Kluis] Test e-mail"]);
+
+    let key = kluis_sim::config::DEMO_API_KEY.to_string();
+    env.add("Bakker", "bakker", &key, KLANT_PASSWORD).await;
+    env.add_refused_klant("De Vries").await;
+    let root = env.dir.path().join("backups");
+    std::fs::create_dir(&root).unwrap();
+    let args = [
+        "backup",
+        "--all",
+        "--out",
+        root.to_str().unwrap(),
+        "--retry-delay",
+        "0",
+    ];
+    let output = env.saved(&args, &vars).await;
+    assert_eq!(output.status.code(), Some(4), "{}", stderr(&output));
+    assert_eq!(subjects()[1], "Subject: [Kluis] Backup of De Vries failed");
+
+    assert_succeeded(&run(set(Some("00:00"))).await);
+    let output = env.saved(&["run-due"], &vars).await;
+    assert!(
+        stderr(&output).contains("the daily report was mailed"),
+        "{}",
+        stderr(&output)
+    );
+    assert_eq!(
+        subjects()[2],
+        "Subject: [Kluis] Daily report: 1 of 2 klanten need attention"
+    );
+    let report = &sink.seen().mails[2].data;
+    assert!(report.contains("- De Vries: failed"), "{report}");
+    assert!(
+        report.contains("- Bakker: last verified backup"),
+        "{report}"
+    );
+    let again = env.saved(&["run-due"], &vars).await;
+    assert!(
+        !stderr(&again).contains("daily report"),
+        "{}",
+        stderr(&again)
+    );
+    assert_eq!(sink.seen().mails.len(), 3, "one report a day");
+}

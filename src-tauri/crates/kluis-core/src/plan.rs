@@ -262,6 +262,11 @@ impl ClockTime {
         }
         Time::new(h, m, 0, 0).map(ClockTime).map_err(|_| refuse())
     }
+
+    /// The time of day.
+    pub fn time(self) -> Time {
+        self.0
+    }
 }
 
 impl std::fmt::Display for ClockTime {

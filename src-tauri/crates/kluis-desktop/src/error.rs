@@ -13,6 +13,9 @@ pub enum AppError {
     /// A profile, job or history entry that does not exist (any more).
     #[error("{}", kluis_https::scrub::scrub(.0))]
     NotFound(String),
+    /// An e-mail could not be sent.
+    #[error("{}", kluis_https::scrub::scrub(.0))]
+    Mail(String),
     /// The request does not fit the current state (e.g. saving a job that is not staged).
     #[error("{}", kluis_https::scrub::scrub(.0))]
     InvalidState(String),
@@ -25,6 +28,7 @@ pub enum AppOnlyCode {
     Keyring,
     NotFound,
     InvalidState,
+    Mail,
 }
 
 /// Every code the UI may receive: kluis-core's or the app's own (in TypeScript, a union of
@@ -43,6 +47,7 @@ impl AppCode {
             AppCode::App(AppOnlyCode::Keyring) => "keyring",
             AppCode::App(AppOnlyCode::NotFound) => "not_found",
             AppCode::App(AppOnlyCode::InvalidState) => "invalid_state",
+            AppCode::App(AppOnlyCode::Mail) => "mail",
         }
     }
 }
@@ -56,6 +61,7 @@ impl From<kluis_profiles::ProfileError> for AppError {
             ProfileError::NotFound(message) => AppError::NotFound(message),
             ProfileError::Secrets(message) => AppError::Keyring(message),
             ProfileError::Core(e) => AppError::Core(e),
+            ProfileError::Mail(message) => AppError::Mail(message),
             notify @ ProfileError::Notify(_) => AppError::Core(notify.into_core()),
         }
     }
@@ -68,6 +74,7 @@ impl AppError {
             AppError::Keyring(_) => AppCode::App(AppOnlyCode::Keyring),
             AppError::NotFound(_) => AppCode::App(AppOnlyCode::NotFound),
             AppError::InvalidState(_) => AppCode::App(AppOnlyCode::InvalidState),
+            AppError::Mail(_) => AppCode::App(AppOnlyCode::Mail),
         }
     }
 }

@@ -44,8 +44,8 @@ pub use kluis_profiles::secrets;
 pub mod staging;
 
 pub use app::{
-    AppPaths, DemoInfo, DesktopApp, LaunchInfo, LoginStart, PlanInput, ResumedJob, SessionInfo,
-    TrayAction, HIDDEN_FLAG,
+    AppPaths, DemoInfo, DesktopApp, LaunchInfo, LoginStart, MailInput, PlanInput, ResumedJob,
+    SessionInfo, TrayAction, HIDDEN_FLAG,
 };
 pub use callback::{CallbackInput, CallbackTestResult};
 pub use dialogs::{Dialogs, NoDialogs};

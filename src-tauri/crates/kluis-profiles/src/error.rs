@@ -14,6 +14,9 @@ pub enum ProfileError {
     /// service).
     #[error("{0}")]
     Notify(String),
+    /// An e-mail could not be sent (the server, the login, the connection).
+    #[error("{}", kluis_https::scrub::scrub(.0))]
+    Mail(String),
     /// A file could not be read or written, or a value is not valid.
     #[error(transparent)]
     Core(#[from] kluis_core::Error),
@@ -26,6 +29,7 @@ impl ProfileError {
             ProfileError::NotFound(_) => "not_found",
             ProfileError::Secrets(_) => "keyring",
             ProfileError::Notify(_) => "config",
+            ProfileError::Mail(_) => "mail",
             ProfileError::Core(e) => e.code().as_str(),
         }
     }

@@ -20,6 +20,11 @@
 //!   unattended backup, `/fail` on failure.
 //! - [`alerts`]: desktop notifications when unattended backups fail (one summary when many
 //!   fail together) or klanten become overdue, the same from the app and the CLI.
+//! - [`mail`]: e-mail through the office's SMTP server ([`MailSettings`], password in the
+//!   keyring): each failure summary, or a [`daily_report`] of every klant sent once a day
+//!   ([`DailyReport`]) by whichever Kluis process is running.
+//! - [`outbox`]: where a failure or an overdue klant is told, by the settings: the desktop
+//!   and/or the office's e-mail ([`Outbox`], used by the app and the CLI alike).
 //! - [`turn`]: one backup of a klant at a time across processes ([`take_turn`]), so the app's
 //!   plans and `kluis run-due` from a timer never run the same plan twice.
 //! - [`error`]: [`ProfileError`], the crate's one error type.
@@ -28,7 +33,9 @@ pub mod alerts;
 pub mod days;
 pub mod error;
 pub mod file_names;
+pub mod mail;
 pub mod monitor;
+pub mod outbox;
 pub mod paths;
 pub mod secrets;
 pub mod status;
@@ -39,7 +46,9 @@ pub use alerts::{Alert, DesktopNotifier, Failed, FailureBatch, Notifier, Overdue
 pub use days::{DayMark, STRIP_DAYS};
 pub use error::{ProfileError, ProfileResult};
 pub use file_names::FileNameTemplate;
+pub use mail::{daily_report, DailyReport, MailSettings, MailWhen, Mailer, OfficeMail};
 pub use monitor::{Monitor, Ran};
+pub use outbox::Outbox;
 pub use paths::KluisPaths;
 pub use secrets::{KeyringStore, MemoryStore, SecretKind, SecretStore, SecretsFolder, APP};
 pub use status::{klant_status, last_started, plan_due, KlantStatus, LastError};

@@ -24,6 +24,8 @@ pub enum SecretKind {
     Password,
     /// The relay's secret (stored under the id [`APP`], not a profile's).
     RelaySecret,
+    /// The office's mail server password (under [`APP`] too).
+    MailPassword,
 }
 
 /// The id under which app-wide secrets are kept.
@@ -36,6 +38,7 @@ impl SecretKind {
             SecretKind::ApiKey => format!("{profile}/api_key"),
             SecretKind::Password => format!("{profile}/password"),
             SecretKind::RelaySecret => format!("{profile}/relay_secret"),
+            SecretKind::MailPassword => format!("{profile}/mail_password"),
         }
     }
 }
@@ -125,7 +128,8 @@ impl SecretStore for MemoryStore {
 }
 
 /// Secrets as owner-only files in a folder the user named (`KLUIS_SECRETS_DIR`), for computers
-/// without a keyring: `<profile id>.api_key`, `<profile id>.password`, `app.relay_secret`.
+/// without a keyring: `<profile id>.api_key`, `<profile id>.password`, `app.relay_secret`,
+/// `app.mail_password`.
 /// The folder and each file must belong to this user and be closed to everyone else (0700 and
 /// 0600 on Unix), or they are refused unread: a secret others can read is not kept secret.
 pub struct SecretsFolder {
@@ -145,6 +149,7 @@ impl SecretsFolder {
             SecretKind::ApiKey => "api_key",
             SecretKind::Password => "password",
             SecretKind::RelaySecret => "relay_secret",
+            SecretKind::MailPassword => "mail_password",
         };
         self.dir.join(format!("{base}.{suffix}"))
     }

@@ -158,6 +158,9 @@ pub struct Settings {
     /// none is set.
     #[serde(default)]
     pub file_name_template: Option<String>,
+    /// E-mail through the office's SMTP server, if set up (see [`crate::mail`]).
+    #[serde(default)]
+    pub mail: Option<crate::MailSettings>,
 }
 
 fn notify_by_default() -> bool {
@@ -196,6 +199,7 @@ impl Default for Settings {
             notify_desktop: true,
             paused_together: Vec::new(),
             file_name_template: None,
+            mail: None,
         }
     }
 }

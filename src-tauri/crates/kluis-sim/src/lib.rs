@@ -19,6 +19,8 @@
 //!   the webhook.site transport's offline tests ([`Sim::webhook_site_url`]).
 //! - [`monitor`]: a stand-in for an outside monitor (healthchecks style) on the file origin,
 //!   recording the pings it hears ([`Sim::monitor_url`], [`Sim::pings`]).
+//! - [`smtp`]: a stand-in for an office's mail server on loopback (STARTTLS, a login), which
+//!   records the mails Kluis sends; apart from the service, started on its own.
 //! - [`Sim`] (this file) starts both HTTPS listeners with a fresh CA from kluis-https and hands
 //!   tests the CA PEM, the switches and counters.
 //!
@@ -36,6 +38,7 @@ pub mod monitor;
 pub mod openapi;
 pub mod payload;
 pub mod proxy;
+pub mod smtp;
 mod state;
 mod webhook_site;
 

@@ -1,9 +1,9 @@
-//! Notifications: a failed unattended backup is told on the desktop (failures close together
-//! in one summary, kluis-profiles' `FailureBatch`), and so is a klant that becomes overdue
-//! (looked at every few minutes); both only while Settings → *Notifications* is on.
+//! Notifications: a failed unattended backup is told (failures close together in one summary,
+//! kluis-profiles' `FailureBatch`), and so is a klant that becomes overdue (looked at every
+//! few minutes, when the daily report is looked at too) — through kluis-profiles' `Outbox`: on
+//! the desktop while Settings → *Notifications* is on, by e-mail while it mails each failure.
 
-use kluis_profiles::alerts::GATHER_FOR;
-use kluis_profiles::{Alert, DesktopNotifier, Failed, FailureBatch, Notifier, OverdueWatch};
+use kluis_profiles::{Alert, Failed, FailureBatch, Notifier, OfficeMail, Outbox, OverdueWatch};
 
 use super::*;
 
@@ -13,15 +13,29 @@ const OVERDUE_EVERY: Duration = Duration::from_secs(5 * 60);
 /// What tells one unattended job's failure, given its outcome.
 pub(super) type TellFailure = Box<dyn FnOnce(&kluis_core::Result<Saved>) + Send>;
 
-/// The desktop's notifications: failures gather in a batch, told through its notifier.
-pub(super) fn desktop_alerts() -> Arc<FailureBatch> {
-    FailureBatch::new(Arc::new(DesktopNotifier), GATHER_FOR)
+/// Failures gather in a batch for `gather_for`, then are told through an outbox: on `desktop`
+/// and by `office`'s mail as `profiles`' settings say at the time.
+pub(super) fn outbox_batch(
+    desktop: Arc<dyn Notifier>,
+    office: OfficeMail,
+    profiles: &Arc<ProfileStore>,
+    gather_for: Duration,
+) -> Arc<FailureBatch> {
+    let profiles = profiles.clone();
+    let outbox = Outbox::new(desktop, office, Arc::new(move || profiles.settings()));
+    FailureBatch::new(Arc::new(outbox), gather_for)
 }
 
 impl DesktopApp {
-    /// Sends notifications to `notifier`, gathering failures for `gather_for` (tests).
+    /// Shows desktop notifications on `notifier`, gathering failures for `gather_for` (tests).
     pub fn with_notifier(mut self, notifier: Arc<dyn Notifier>, gather_for: Duration) -> Self {
-        self.alerts = FailureBatch::new(notifier, gather_for);
+        self.alerts = outbox_batch(
+            notifier.clone(),
+            self.office.clone(),
+            &self.profiles,
+            gather_for,
+        );
+        self.desktop = notifier;
         self
     }
 
@@ -35,18 +49,23 @@ impl DesktopApp {
 
     /// "Send test": a notification now, whatever the setting.
     pub async fn test_notification(&self) -> AppResult<()> {
-        Ok(self.alerts.notifier().notify(&Alert::test()).await?)
+        Ok(self.desktop.notify(&Alert::test()).await?)
     }
 
-    /// Looks every few minutes (and at once) for klanten that became overdue, and tells each
-    /// lateness once. Runs until the app ends.
+    /// Looks every few minutes (and at once) for klanten that became overdue, telling each
+    /// lateness once, and sends the daily report when it is due. Runs until the app ends.
     pub async fn watch_overdue(&self) {
         let mut watch = OverdueWatch::default();
         let mut every = tokio::time::interval(OVERDUE_EVERY);
         loop {
             every.tick().await;
             if let Some(alert) = self.newly_overdue(&mut watch) {
-                self.show(&alert).await;
+                if let Err(e) = self.alerts.notifier().notify(&alert).await {
+                    tracing::warn!(code = %e.code(), "overdue klanten could not be told");
+                }
+            }
+            if let Err(e) = self.send_daily_report_if_due().await {
+                tracing::warn!(code = %e.code(), "the daily report could not be sent");
             }
         }
     }
@@ -54,28 +73,29 @@ impl DesktopApp {
     /// Shows `alert` on the desktop; one that cannot be shown is logged, and changes nothing
     /// else.
     pub(super) async fn show(&self, alert: &Alert) {
-        if let Err(e) = self.alerts.notifier().notify(alert).await {
+        if let Err(e) = self.desktop.notify(alert).await {
             tracing::warn!(code = %e.code(), title = %alert.title, "a notification could not be shown");
         }
     }
 
-    /// The alert for klanten overdue now and not told yet (only when notifications are on).
+    /// The alert for klanten overdue now and not told yet (only when they would be told
+    /// somewhere: the desktop, or e-mail on each failure).
     pub fn newly_overdue(&self, watch: &mut OverdueWatch) -> Option<Alert> {
         let statuses = self.dashboard().ok()?;
         let names = watch.newly_overdue(&statuses);
-        if !self.profiles.settings().notify_desktop {
+        if !Outbox::wants(&self.profiles.settings()) {
             return None;
         }
         Alert::overdue(&names)
     }
 
     /// What tells an unattended job's failure (usable from the job's task): into the batch,
-    /// named for klant `klant`, when notifications are on. Cancels and stops say nothing.
+    /// named for klant `klant`, when failures are told anywhere. Cancels and stops say nothing.
     pub(super) fn failure_teller(&self, klant: String) -> TellFailure {
         let (profiles, failures) = (self.profiles.clone(), self.alerts.clone());
         Box::new(move |outcome| {
             let failed = outcome.as_ref().err().and_then(|e| Failed::of(&klant, e));
-            if let (Some(failed), true) = (failed, profiles.settings().notify_desktop) {
+            if let (Some(failed), true) = (failed, Outbox::wants(&profiles.settings())) {
                 failures.add(failed);
             }
         })

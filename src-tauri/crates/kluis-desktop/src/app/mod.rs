@@ -7,7 +7,7 @@
 //! connection), `jobs` (the app's registry of jobs: running in the engine, or staged and
 //! waiting for a place), `backups` (jobs on kluis-core's [`Engine`], which runs
 //! them; this app adds the staging folder and the save dialog), `plans` (each profile's
-//! schedule, and the loop that starts the due ones), `alerts` (desktop notifications),
+//! schedule, and the loop that starts the due ones), `alerts` (desktop notifications), `mail` (e-mail and the daily report),
 //! `dashboard` (every klant's standing), `background` (the tray, "Pause plans", closing the
 //! window while plans run, start at login),
 //! `settings` and `demo`.
@@ -20,6 +20,7 @@ mod connections;
 mod dashboard;
 mod demo;
 mod jobs;
+mod mail;
 mod plans;
 mod settings;
 
@@ -49,6 +50,7 @@ use crate::profiles::{Profile, ProfileInput, ProfileStore, ProfileView, Settings
 use crate::secrets::{MemoryStore, SecretKind, SecretStore, APP};
 pub use background::{LoginStart, NoLoginStart, TrayAction, HIDDEN_FLAG};
 use jobs::{Follow, JobSlot};
+pub use mail::MailInput;
 pub use plans::PlanInput;
 
 /// The tunnel program looked up on `PATH`; any other must be picked in a native dialog.
@@ -122,8 +124,13 @@ pub struct DesktopApp {
     /// slot are not started.
     unattended: Mutex<Arc<tokio::sync::Semaphore>>,
     batch: std::sync::atomic::AtomicU64,
-    /// Desktop notifications of failures and overdue klanten.
+    /// Failures, gathered and told through an outbox (the desktop and/or e-mail, as the
+    /// settings say); overdue klanten are told through the same outbox.
     alerts: Arc<kluis_profiles::FailureBatch>,
+    /// The desktop's notifications (the tray's own messages, "Send test").
+    desktop: Arc<dyn kluis_profiles::Notifier>,
+    /// The office's e-mail (password from the keyring).
+    office: kluis_profiles::OfficeMail,
     /// Starting at login (see [`background::LoginStart`]): set by the shell once it runs.
     login_start: std::sync::RwLock<Arc<dyn LoginStart>>,
 }
@@ -151,7 +158,14 @@ impl DesktopApp {
                 profiles.settings().unattended_at_once.clamp(1, MAX_AT_ONCE) as usize,
             ))),
             batch: Default::default(),
-            alerts: alerts::desktop_alerts(),
+            alerts: alerts::outbox_batch(
+                Arc::new(kluis_profiles::DesktopNotifier),
+                kluis_profiles::OfficeMail::new(keyring.clone()),
+                &profiles,
+                kluis_profiles::alerts::GATHER_FOR,
+            ),
+            desktop: Arc::new(kluis_profiles::DesktopNotifier),
+            office: kluis_profiles::OfficeMail::new(keyring.clone()),
             paths,
             profiles,
             keyring,

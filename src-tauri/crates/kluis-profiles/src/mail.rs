@@ -1,0 +1,573 @@
+//! E-mail through the office's own SMTP server, for the administrator who is not at the
+//! computer where the backups run: either each failure (the same summary the desktop shows,
+//! and klanten that became overdue), or one report a day of every klant's standing.
+//!
+//! - [`MailSettings`] (in the shared [`crate::Settings`]): server, port, login, sender,
+//!   recipients and [`MailWhen`]; checked when saved ([`MailSettings::checked`]). The password
+//!   lives in the keyring ([`crate::SecretKind::MailPassword`]).
+//! - [`Mailer`] sends an [`Alert`] as a plain-text mail (lettre). The connection is always
+//!   encrypted and the server's certificate checked against the system's CAs: STARTTLS is
+//!   required (a server that does not offer it is refused, never spoken to in plain text),
+//!   and port 465 speaks TLS from the first byte (SMTPS).
+//! - [`daily_report`] writes the day's report from the klanten's [`KlantStatus`];
+//!   [`DailyReport`] says whether it is due (its time has passed today and it was not sent
+//!   today) and remembers that it was sent, in a file beside the history, so the app and
+//!   `kluis run-due` send it once between them.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use jiff::civil::Date;
+use jiff::Zoned;
+use kluis_core::plan::ClockTime;
+use kluis_core::{History, Secret};
+use lettre::message::{header::ContentType, Mailbox};
+use lettre::transport::smtp::authentication::Credentials;
+use lettre::transport::smtp::client::{Certificate, Tls, TlsParameters};
+use lettre::{AsyncSmtpTransport, AsyncTransport, Message, Tokio1Executor};
+use serde::{Deserialize, Serialize};
+
+use crate::alerts::{Alert, Notifier};
+use crate::error::{ProfileError, ProfileResult};
+use crate::secrets::{off_thread, SecretKind, SecretStore, APP};
+use crate::status::KlantStatus;
+use crate::turn::take_turn;
+
+/// The submission port (RFC 6409), with STARTTLS.
+pub const DEFAULT_PORT: u16 = 587;
+/// The port where TLS starts before SMTP does (RFC 8314).
+const SMTPS_PORT: u16 = 465;
+/// A server that does not answer within this is given up on (the next failure tries again).
+const TIMEOUT: Duration = Duration::from_secs(30);
+/// Recipients one report goes to at most: a distribution list is the office's server's job.
+const MAX_RECIPIENTS: usize = 10;
+/// The daily report's turn (see [`crate::turn`]): no profile has this id.
+const REPORT_TURN: &str = "daily-report";
+
+/// When mail is sent.
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum MailWhen {
+    /// Each failure summary (failures close together in one mail) and each klant that
+    /// becomes overdue.
+    #[default]
+    EachFailure,
+    /// One report a day, at this local time (or at the first chance after it), of every
+    /// klant: what needs attention first, then what was backed up.
+    Daily {
+        #[cfg_attr(feature = "ts", ts(type = "string"))]
+        at: ClockTime,
+    },
+}
+
+/// The office's SMTP server and who hears from Kluis.
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct MailSettings {
+    /// The server's host name, such as `smtp.office.nl`.
+    pub server: String,
+    #[serde(default = "default_port")]
+    pub port: u16,
+    /// The login; empty for a server that takes mail without one.
+    #[serde(default)]
+    pub username: String,
+    /// Whether a password is in the keyring (the password itself never leaves it).
+    #[serde(default)]
+    pub password_saved: bool,
+    /// The sender, `kluis@office.nl` or `Kluis <kluis@office.nl>`.
+    pub from: String,
+    pub to: Vec<String>,
+    #[serde(default)]
+    pub when: MailWhen,
+}
+
+fn default_port() -> u16 {
+    DEFAULT_PORT
+}
+
+fn invalid(why: impl Into<String>) -> ProfileError {
+    ProfileError::Core(kluis_core::Error::Config(why.into()))
+}
+
+/// `text` as a mailbox, or what is wrong with it (`what` names the field).
+fn mailbox(text: &str, what: &str) -> ProfileResult<Mailbox> {
+    text.trim().parse::<Mailbox>().map_err(|_| {
+        invalid(format!(
+            "The {what} \"{}\" is not an e-mail address; write it as name@example.nl.",
+            text.trim().chars().take(80).collect::<String>()
+        ))
+    })
+}
+
+impl MailSettings {
+    /// These settings tidied (spaces trimmed, recipients split at commas), or the first thing
+    /// wrong with them, said so the user can mend it.
+    pub fn checked(mut self) -> ProfileResult<MailSettings> {
+        self.server = self.server.trim().to_string();
+        let host_ok = !self.server.is_empty()
+            && self.server.len() <= 253
+            && self
+                .server
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | ':' | '[' | ']'));
+        if !host_ok {
+            return Err(invalid(
+                "Give the mail server's host name only, such as smtp.office.nl (no smtp://, no port: the port has its own field).",
+            ));
+        }
+        if self.port == 0 {
+            return Err(invalid(
+                "The mail server's port is a number from 1 to 65535; 587 is usual.",
+            ));
+        }
+        self.username = self.username.trim().to_string();
+        self.from = mailbox(&self.from, "sender")?.to_string();
+        let to: Vec<String> = (self.to.iter())
+            .flat_map(|list| list.split([',', ';']))
+            .map(str::trim)
+            .filter(|to| !to.is_empty())
+            .map(str::to_string)
+            .collect();
+        if to.is_empty() || to.len() > MAX_RECIPIENTS {
+            return Err(invalid(format!(
+                "Name 1 to {MAX_RECIPIENTS} recipients, separated by commas."
+            )));
+        }
+        for address in &to {
+            mailbox(address, "recipient")?;
+        }
+        self.to = to;
+        Ok(self)
+    }
+
+    /// Whether each failure is mailed (rather than a daily report).
+    pub fn each_failure(&self) -> bool {
+        self.when == MailWhen::EachFailure
+    }
+}
+
+/// Sends mail through the office's server.
+#[derive(Clone)]
+pub struct Mailer {
+    settings: MailSettings,
+    password: Option<Secret>,
+    /// CAs trusted besides the system's (a test's own CA).
+    extra_ca_pem: Option<String>,
+}
+
+impl Mailer {
+    /// A mailer for `settings`, logging in with `password` when the settings name a user.
+    pub fn new(settings: MailSettings, password: Option<Secret>) -> Mailer {
+        Mailer {
+            settings,
+            password,
+            extra_ca_pem: None,
+        }
+    }
+
+    /// Also trusts the CA `ca_pem` (an office's private CA; a test's).
+    pub fn trusting(mut self, ca_pem: Option<String>) -> Mailer {
+        self.extra_ca_pem = ca_pem;
+        self
+    }
+
+    /// Sends `alert` to every recipient: its title as the subject, its body as the text.
+    pub async fn send(&self, alert: &Alert) -> ProfileResult<()> {
+        let s = &self.settings;
+        let mut message = Message::builder()
+            .from(mailbox(&s.from, "sender")?)
+            .subject(format!("[Kluis] {}", alert.title));
+        for to in &s.to {
+            message = message.to(mailbox(to, "recipient")?);
+        }
+        let body = format!(
+            "{}\n\n-- \nSent by Kluis. Change or stop these e-mails in Kluis: Settings, E-mail.\n",
+            alert.body
+        );
+        let message = message
+            .header(ContentType::TEXT_PLAIN)
+            .body(body)
+            .map_err(|e| invalid(format!("The e-mail could not be written: {e}.")))?;
+        self.transport()?
+            .send(message)
+            .await
+            .map_err(|e| self.failed(&e))?;
+        Ok(())
+    }
+
+    fn transport(&self) -> ProfileResult<AsyncSmtpTransport<Tokio1Executor>> {
+        let s = &self.settings;
+        let mut tls = TlsParameters::builder(s.server.clone());
+        if let Some(pem) = &self.extra_ca_pem {
+            let ca = Certificate::from_pem(pem.as_bytes())
+                .map_err(|e| invalid(format!("The extra CA certificate is not valid: {e}.")))?;
+            tls = tls.add_root_certificate(ca);
+        }
+        let tls = tls.build_rustls().map_err(|e| self.failed(&e))?;
+        let tls = if s.port == SMTPS_PORT {
+            Tls::Wrapper(tls)
+        } else {
+            Tls::Required(tls)
+        };
+        let mut transport = AsyncSmtpTransport::<Tokio1Executor>::builder_dangerous(&s.server)
+            .port(s.port)
+            .tls(tls)
+            .timeout(Some(TIMEOUT));
+        if !s.username.is_empty() {
+            let password = self.password.as_ref().ok_or_else(|| {
+                ProfileError::Mail(
+                    "The mail server's password is not saved. Enter it in Settings, E-mail, or leave the user name empty for a server without a login.".into(),
+                )
+            })?;
+            transport = transport.credentials(Credentials::new(
+                s.username.clone(),
+                password.expose().to_string(),
+            ));
+        }
+        Ok(transport.build())
+    }
+
+    /// What went wrong, and what to look at. lettre's text names the step and the server's
+    /// answer, never the password.
+    fn failed(&self, e: &lettre::transport::smtp::Error) -> ProfileError {
+        let hint = if e.is_permanent() {
+            "The server refused it: check the user name, password and sender."
+        } else if e.is_tls() {
+            "The connection could not be encrypted: the server must offer STARTTLS (or TLS on port 465) with a valid certificate."
+        } else {
+            "Check the server's name and port, and that this computer may reach it."
+        };
+        ProfileError::Mail(format!(
+            "The e-mail could not be sent through {}:{} ({e}). {hint}",
+            self.settings.server, self.settings.port
+        ))
+    }
+}
+
+impl Notifier for Mailer {
+    fn notify<'a>(
+        &'a self,
+        alert: &'a Alert,
+    ) -> std::pin::Pin<Box<dyn std::future::Future<Output = ProfileResult<()>> + Send + 'a>> {
+        Box::pin(self.send(alert))
+    }
+}
+
+/// The office's mail for this process: the password from the keyring when a mailer is made,
+/// and the CAs `KLUIS_MAIL_CA_CERT` names (a PEM file: an office's private CA) trusted
+/// besides the system's.
+#[derive(Clone)]
+pub struct OfficeMail {
+    secrets: Arc<dyn SecretStore>,
+    ca_pem: Option<String>,
+}
+
+impl OfficeMail {
+    pub fn new(secrets: Arc<dyn SecretStore>) -> OfficeMail {
+        let ca_pem = std::env::var_os("KLUIS_MAIL_CA_CERT")
+            .and_then(|path| std::fs::read_to_string(path).ok());
+        OfficeMail { secrets, ca_pem }
+    }
+
+    /// Trusts `ca_pem` instead of `KLUIS_MAIL_CA_CERT`'s (tests).
+    pub fn trusting(mut self, ca_pem: Option<String>) -> OfficeMail {
+        self.ca_pem = ca_pem;
+        self
+    }
+
+    /// A mailer for `mail`, with the password the keyring keeps for it (when it names a user).
+    pub async fn mailer(&self, mail: &MailSettings) -> ProfileResult<Mailer> {
+        let password = match mail.username.is_empty() {
+            true => None,
+            false => {
+                off_thread(self.secrets.clone(), |s| {
+                    s.get(APP, SecretKind::MailPassword)
+                })
+                .await?
+            }
+        };
+        Ok(Mailer::new(mail.clone(), password).trusting(self.ca_pem.clone()))
+    }
+}
+
+/// "Send test".
+pub fn test_mail() -> Alert {
+    Alert {
+        title: "Test e-mail".into(),
+        body: "E-mail works: Kluis writes to this address as set in Settings, E-mail.".into(),
+    }
+}
+
+/// The day's report of `statuses`: the klanten that need attention (a failure since their last
+/// verified backup, overdue, or planned and never backed up) first, with the reason, then the
+/// others with their last verified backup.
+pub fn daily_report(statuses: &[KlantStatus], tz: &jiff::tz::TimeZone) -> Alert {
+    let when = |ms: i64| {
+        jiff::Timestamp::from_millisecond(ms)
+            .map(|t| {
+                t.to_zoned(tz.clone())
+                    .strftime("%Y-%m-%d %H:%M")
+                    .to_string()
+            })
+            .unwrap_or_default()
+    };
+    let last = |k: &KlantStatus| match k.last_success_ms {
+        Some(ms) => format!("last verified backup {}", when(ms)),
+        None => "never backed up".into(),
+    };
+    let needs_attention = |k: &KlantStatus| {
+        k.overdue || k.last_error.is_some() || (k.plan.is_some() && k.last_success_ms.is_none())
+    };
+    let (attention, fine): (Vec<&KlantStatus>, Vec<&KlantStatus>) =
+        statuses.iter().partition(|k| needs_attention(k));
+    let mut body = String::new();
+    if !attention.is_empty() {
+        body.push_str("Needs attention:\n");
+        for k in &attention {
+            let reason = match &k.last_error {
+                Some(e) => format!(
+                    "failed {}: {} ({})",
+                    when(e.at_ms),
+                    e.message.lines().next().unwrap_or_default(),
+                    e.code
+                ),
+                None if k.overdue => "overdue for its plan".into(),
+                None => "not backed up yet".into(),
+            };
+            body.push_str(&format!("- {}: {reason}; {}\n", k.name, last(k)));
+        }
+        body.push('\n');
+    }
+    if !fine.is_empty() {
+        body.push_str("Backed up:\n");
+        for k in &fine {
+            let size = k
+                .last_success_bytes
+                .map(|b| format!(", {:.1} MB", b as f64 / 1e6))
+                .unwrap_or_default();
+            body.push_str(&format!("- {}: {}{size}\n", k.name, last(k)));
+        }
+    }
+    if statuses.is_empty() {
+        body.push_str("There are no klanten in Kluis yet.\n");
+    }
+    let title = match (attention.len(), statuses.len()) {
+        (0, total) => format!("Daily report: every klant backed up ({total})"),
+        (n, total) => format!("Daily report: {n} of {total} klanten need attention"),
+    };
+    Alert {
+        title,
+        body: body.trim_end().to_string(),
+    }
+}
+
+/// When the daily report was last sent, kept in a small file (the local date it was sent on)
+/// that every Kluis process on this computer shares.
+pub struct DailyReport {
+    mark: PathBuf,
+}
+
+impl DailyReport {
+    /// The record kept beside the history database `history_db`.
+    pub fn beside(history_db: &std::path::Path) -> DailyReport {
+        DailyReport {
+            mark: history_db.with_file_name("daily-report.sent"),
+        }
+    }
+
+    /// The local date the report was last sent, if ever (an unreadable record counts as
+    /// never: one report too many beats one too few).
+    pub fn last_sent(&self) -> Option<Date> {
+        std::fs::read_to_string(&self.mark)
+            .ok()?
+            .trim()
+            .parse()
+            .ok()
+    }
+
+    /// Whether `settings` ask for a daily report and it is due at `now`: its time has passed
+    /// today and none was sent today. A computer that was off at that time sends it at the
+    /// first chance later that day; a day it was off all day has no report.
+    pub fn due(&self, settings: Option<&MailSettings>, now: &Zoned) -> bool {
+        let Some(MailWhen::Daily { at }) = settings.map(|s| &s.when) else {
+            return false;
+        };
+        now.time() >= at.time() && self.last_sent().is_none_or(|sent| sent < now.date())
+    }
+
+    /// Sends the report of `statuses` through `office`'s server when `mail` asks for one and
+    /// it is due at `now`, once between every Kluis process here: under the report's turn,
+    /// looking again once it is had (another process may have just sent it). Whether it sent.
+    pub async fn send_if_due(
+        &self,
+        office: &OfficeMail,
+        mail: Option<&MailSettings>,
+        history: &History,
+        statuses: impl FnOnce() -> ProfileResult<Vec<KlantStatus>>,
+        now: &Zoned,
+    ) -> ProfileResult<bool> {
+        let Some(mail) = mail.filter(|mail| self.due(Some(mail), now)) else {
+            return Ok(false);
+        };
+        let Some(_turn) = take_turn(history, REPORT_TURN)? else {
+            return Ok(false);
+        };
+        if !self.due(Some(mail), now) {
+            return Ok(false);
+        }
+        let report = daily_report(&statuses()?, now.time_zone());
+        office.mailer(mail).await?.send(&report).await?;
+        self.sent(now)?;
+        Ok(true)
+    }
+
+    /// Records that the report for `now`'s date was sent.
+    pub fn sent(&self, now: &Zoned) -> ProfileResult<()> {
+        let io = |e| kluis_core::Error::io(format!("write {}", self.mark.display()), e);
+        kluis_https::private::write_atomic(&self.mark, now.date().to_string().as_bytes())
+            .map_err(io)?;
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::status::LastError;
+    use kluis_core::Code;
+
+    fn settings(when: MailWhen) -> MailSettings {
+        MailSettings {
+            server: " smtp.office.nl ".into(),
+            port: DEFAULT_PORT,
+            username: "kluis".into(),
+            password_saved: false,
+            from: "Kluis <kluis@office.nl>".into(),
+            to: vec!["beheer@office.nl; ict@office.nl".into()],
+            when,
+        }
+    }
+
+    /// Settings are tidied when saved (recipients split, spaces gone) and refused with the
+    /// reason when the server is a URL, an address is not one, or nobody would receive them.
+    #[test]
+    fn settings_are_checked_with_reasons() {
+        let ok = settings(MailWhen::EachFailure).checked().unwrap();
+        assert_eq!(ok.server, "smtp.office.nl");
+        assert_eq!(ok.to, ["beheer@office.nl", "ict@office.nl"]);
+        let refused = |s: MailSettings| s.checked().unwrap_err().to_string();
+        assert!(refused(MailSettings {
+            server: "smtp://smtp.office.nl".into(),
+            ..settings(MailWhen::EachFailure)
+        })
+        .contains("host name only"));
+        assert!(refused(MailSettings {
+            from: "not an address".into(),
+            ..settings(MailWhen::EachFailure)
+        })
+        .contains("sender \"not an address\""));
+        assert!(refused(MailSettings {
+            to: vec![" , ".into()],
+            ..settings(MailWhen::EachFailure)
+        })
+        .contains("recipients"));
+        assert!(refused(MailSettings {
+            to: vec!["a@b.nl, nobody".into()],
+            ..settings(MailWhen::EachFailure)
+        })
+        .contains("recipient \"nobody\""));
+    }
+
+    fn at(text: &str) -> Zoned {
+        let tz = jiff::tz::TimeZone::get("Europe/Amsterdam").unwrap();
+        text.parse::<jiff::civil::DateTime>()
+            .unwrap()
+            .to_zoned(tz)
+            .unwrap()
+    }
+
+    /// The daily report is due once its time has passed, once a day: not before 08:00, at
+    /// 08:00 or later that day until it is sent, and again the next day.
+    #[test]
+    fn the_daily_report_is_due_once_a_day() {
+        let dir = tempfile::tempdir().unwrap();
+        let report = DailyReport::beside(&dir.path().join("history.sqlite3"));
+        let daily = settings(MailWhen::Daily {
+            at: ClockTime::parse("08:00").unwrap(),
+        });
+        assert!(!report.due(Some(&daily), &at("2026-11-23T07:59")));
+        assert!(
+            report.due(Some(&daily), &at("2026-11-23T13:10")),
+            "a late start still sends"
+        );
+        report.sent(&at("2026-11-23T13:10")).unwrap();
+        assert!(
+            !report.due(Some(&daily), &at("2026-11-23T23:59")),
+            "once a day"
+        );
+        assert!(report.due(Some(&daily), &at("2026-11-24T08:00")));
+        assert!(
+            !report.due(
+                Some(&settings(MailWhen::EachFailure)),
+                &at("2026-11-24T09:00")
+            ),
+            "not asked for"
+        );
+        assert!(
+            !report.due(None, &at("2026-11-24T09:00")),
+            "no e-mail set up"
+        );
+    }
+
+    fn klant(name: &str) -> KlantStatus {
+        KlantStatus {
+            profile_id: name.into(),
+            name: name.into(),
+            plan: None,
+            last_success_ms: Some(at("2026-11-23T02:01").timestamp().as_millisecond()),
+            last_success_bytes: Some(14_200_000),
+            last_success_path: Some("/backups/secret-path.zip".into()),
+            last_error: None,
+            running: false,
+            next_due_ms: None,
+            overdue: false,
+            days: Vec::new(),
+        }
+    }
+
+    /// The report puts klanten needing attention first with their reason, then the others
+    /// with their last backup and size, and never a file's path.
+    #[test]
+    fn the_report_puts_attention_first() {
+        let tz = jiff::tz::TimeZone::get("Europe/Amsterdam").unwrap();
+        let failed = KlantStatus {
+            last_error: Some(LastError {
+                at_ms: at("2026-11-23T02:05").timestamp().as_millisecond(),
+                code: Code::Network,
+                message: "The service could not be reached.\nDetails".into(),
+            }),
+            ..klant("Bakker B.V.")
+        };
+        let overdue = KlantStatus {
+            overdue: true,
+            last_success_ms: None,
+            ..klant("Visser")
+        };
+        let report = daily_report(&[klant("Jansen"), failed, overdue], &tz);
+        assert_eq!(report.title, "Daily report: 2 of 3 klanten need attention");
+        assert_eq!(
+            report.body,
+            "Needs attention:\n\
+             - Bakker B.V.: failed 2026-11-23 02:05: The service could not be reached. (network); last verified backup 2026-11-23 02:01\n\
+             - Visser: overdue for its plan; never backed up\n\n\
+             Backed up:\n\
+             - Jansen: last verified backup 2026-11-23 02:01, 14.2 MB"
+        );
+        assert_eq!(
+            daily_report(&[klant("Jansen")], &tz).title,
+            "Daily report: every klant backed up (1)"
+        );
+    }
+}

@@ -1,0 +1,63 @@
+// Settings → E-mail: the office's SMTP server, who hears from Kluis and when (each failure, or
+// a daily report), with Send test. The password goes to the keyring; it never comes back.
+import { h } from "preact";
+import * as actions from "../actions";
+import { t } from "../i18n";
+import { mailDraftOf, state, type MailDraft } from "../state";
+import { Check, Field } from "./profiles";
+
+/** A field of the form, bound to the draft: what is typed goes to the state at once. */
+function Input({ id, field, label, type = "text", hint, required = true }: { id: string; field: Exclude<keyof MailDraft, "daily">; label: string; type?: string; hint?: string; required?: boolean }) {
+  const draft = state.mailDraft.value ?? mailDraftOf(state.settings.value.mail);
+  return h(
+    Field,
+    { id, label, hint },
+    h("input", {
+      id,
+      type,
+      required,
+      "data-test": id,
+      "aria-describedby": hint ? `${id}-hint` : undefined,
+      autocomplete: type === "password" ? "new-password" : "off",
+      placeholder: type === "password" && state.settings.value.mail?.password_saved ? t("keepSecret") : undefined,
+      value: String(draft[field]),
+      onInput: (e: Event) => (state.mailDraft.value = { ...draft, [field]: (e.target as HTMLInputElement).value }),
+    }),
+  );
+}
+
+export function MailSettingsForm() {
+  const saved = state.settings.value.mail;
+  const draft = state.mailDraft.value ?? mailDraftOf(saved);
+  const test = state.mailTest.value;
+  return h(
+    "section",
+    { "aria-labelledby": "mail-title" },
+    h("h3", { id: "mail-title" }, t("mailTitle")),
+    h("p", { class: "note" }, t("mailNote")),
+    h(
+      "form",
+      { class: "mail", "data-test": "mail-form", onSubmit: (e: Event) => (e.preventDefault(), void actions.saveMail()) },
+      h(Input, { id: "mail-server", field: "server", label: t("mailServer"), hint: t("mailServerHint") }),
+      h(Input, { id: "mail-port", field: "port", label: t("mailPort"), type: "number" }),
+      h(Input, { id: "mail-username", field: "username", label: t("mailUsername"), required: false }),
+      h(Input, { id: "mail-password", field: "password", label: t("mailPassword"), type: "password", required: false }),
+      h(Input, { id: "mail-from", field: "from", label: t("mailFrom") }),
+      h(Input, { id: "mail-to", field: "to", label: t("mailTo"), hint: t("mailToHint") }),
+      h(Check, { test: "mail-daily", label: t("mailDaily"), checked: draft.daily, onToggle: (on) => (state.mailDraft.value = { ...draft, daily: on }) }),
+      draft.daily ? h(Input, { id: "mail-at", field: "at", label: t("mailAt"), type: "time" }) : null,
+      h(
+        "div",
+        { class: "row" },
+        h("button", { type: "submit", "data-test": "mail-save", disabled: state.mailDraft.value === null }, t("save")),
+        h("button", { type: "button", class: "secondary", "data-test": "mail-test", disabled: !saved || test === "testing", onClick: () => void actions.testMail() }, t("monitorTest")),
+        saved ? h("button", { type: "button", class: "secondary", "data-test": "mail-remove", onClick: () => void actions.removeMail() }, t("mailRemove")) : null,
+      ),
+    ),
+    h(
+      "p",
+      { role: "status", "data-test": "mail-test-result" },
+      test === "ok" ? t("mailTestOk") : test && typeof test === "object" ? `${t("mailTestFailed")}: ${test.error.message}` : "",
+    ),
+  );
+}
