@@ -175,7 +175,7 @@ export function findJob(key: string): Job | undefined {
 export type MailDraft = { server: string; port: string; username: string; password: string; from: string; to: string; daily: boolean; at: string };
 
 /** The form's fields for the saved settings (empty ones when none are saved). */
-export function mailDraftOf(mail: MailSettings | null): MailDraft {
+function mailDraftOf(mail: MailSettings | null): MailDraft {
   return {
     server: mail?.server ?? "",
     port: String(mail?.port ?? 587),
@@ -187,6 +187,9 @@ export function mailDraftOf(mail: MailSettings | null): MailDraft {
     at: mail?.when.kind === "daily" ? mail.when.at : "08:00",
   };
 }
+
+/** What the e-mail form shows: the draft being typed, else the saved settings. */
+export const mailShown = computed(() => state.mailDraft.value ?? mailDraftOf(state.settings.value.mail));
 
 /** What Save sends for `draft` (the Rust side checks it and says what is wrong). */
 export function mailInputOf(draft: MailDraft): MailInput {

@@ -3,12 +3,12 @@
 import { h } from "preact";
 import * as actions from "../actions";
 import { t } from "../i18n";
-import { mailDraftOf, state, type MailDraft } from "../state";
+import { mailShown, state, type MailDraft } from "../state";
 import { Check, Field } from "./profiles";
 
 /** A field of the form, bound to the draft: what is typed goes to the state at once. */
 function Input({ id, field, label, type = "text", hint, required = true }: { id: string; field: Exclude<keyof MailDraft, "daily">; label: string; type?: string; hint?: string; required?: boolean }) {
-  const draft = state.mailDraft.value ?? mailDraftOf(state.settings.value.mail);
+  const draft = mailShown.value;
   return h(
     Field,
     { id, label, hint },
@@ -20,7 +20,7 @@ function Input({ id, field, label, type = "text", hint, required = true }: { id:
       "aria-describedby": hint ? `${id}-hint` : undefined,
       autocomplete: type === "password" ? "new-password" : "off",
       placeholder: type === "password" && state.settings.value.mail?.password_saved ? t("keepSecret") : undefined,
-      value: String(draft[field]),
+      value: draft[field],
       onInput: (e: Event) => (state.mailDraft.value = { ...draft, [field]: (e.target as HTMLInputElement).value }),
     }),
   );
@@ -28,7 +28,7 @@ function Input({ id, field, label, type = "text", hint, required = true }: { id:
 
 export function MailSettingsForm() {
   const saved = state.settings.value.mail;
-  const draft = state.mailDraft.value ?? mailDraftOf(saved);
+  const draft = mailShown.value;
   const test = state.mailTest.value;
   return h(
     "section",

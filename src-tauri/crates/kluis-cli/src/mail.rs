@@ -7,14 +7,11 @@ use std::io::BufRead;
 
 use kluis_core::plan::ClockTime;
 use kluis_core::{Error, History, Result, Secret};
-use kluis_profiles::mail::test_mail;
-use kluis_profiles::{
-    klant_status, DailyReport, MailSettings, MailWhen, OfficeMail, ProfileError, ProfileStore,
-    SecretKind, APP,
-};
+use kluis_profiles::mail::{self, test_mail};
+use kluis_profiles::{DailyReport, MailSettings, MailWhen, OfficeMail, ProfileError, ProfileStore};
 
-use crate::profiles::secret_store;
-use crate::settings::{open_profiles, Cli, MailArgs, MailCommand};
+use crate::profiles::{secret_line, secret_store};
+use crate::settings::{history_path, open_profiles, Cli, MailArgs, MailCommand};
 
 pub async fn run(cli: &Cli, command: &MailCommand) -> Result<()> {
     let profiles = open_profiles(cli.profiles_file.as_ref())?;
@@ -34,31 +31,21 @@ pub async fn run(cli: &Cli, command: &MailCommand) -> Result<()> {
             eprintln!("kluis: a test e-mail was sent to {}.", mail.to.join(", "));
             Ok(())
         }
-        MailCommand::Remove => {
-            let store = secret_store();
-            kluis_profiles::secrets::off_thread(store, |s| s.delete(APP, SecretKind::MailPassword))
-                .await
-                .map_err(core)?;
-            let settings = kluis_profiles::Settings {
-                mail: None,
-                ..profiles.settings()
-            };
-            profiles.set_settings(settings).map_err(core)
-        }
+        MailCommand::Remove => mail::remove(&profiles, secret_store()).await.map_err(core),
     }
 }
 
-/// `kluis mail set`: checks the settings, keeps the password (from `KLUIS_MAIL_PASSWORD` or a
-/// line on standard input, never an argument) in the keyring, and saves.
+/// `kluis mail set`: the settings, checked before the password is asked for (from
+/// `KLUIS_MAIL_PASSWORD` or a line on standard input, never an argument), which it is
+/// whenever a login is named.
 async fn set(profiles: &ProfileStore, args: &MailArgs) -> Result<()> {
-    let core = ProfileError::into_core;
     let when = match &args.daily {
         Some(at) => MailWhen::Daily {
             at: ClockTime::parse(at)?,
         },
         None => MailWhen::EachFailure,
     };
-    let mut mail = MailSettings {
+    let settings = MailSettings {
         server: args.server.clone(),
         port: args.port,
         username: args.user.clone(),
@@ -68,11 +55,15 @@ async fn set(profiles: &ProfileStore, args: &MailArgs) -> Result<()> {
         when,
     }
     .checked()
-    .map_err(core)?;
-    if !mail.username.is_empty() {
-        let password = match args.stdin {
-            true => read_password(std::io::stdin().lock())?,
-            false => std::env::var("KLUIS_MAIL_PASSWORD")
+    .map_err(ProfileError::into_core)?;
+    let password = match (settings.username.is_empty(), args.stdin) {
+        (true, _) => None,
+        (false, true) => Some(secret_line(
+            &mut std::io::stdin().lock().lines(),
+            "Standard input has no password: give it on the first line.",
+        )?),
+        (false, false) => Some(
+            std::env::var("KLUIS_MAIL_PASSWORD")
                 .ok()
                 .filter(|p| !p.is_empty())
                 .map(Secret::new)
@@ -81,57 +72,24 @@ async fn set(profiles: &ProfileStore, args: &MailArgs) -> Result<()> {
                         "Give the mail server's password in KLUIS_MAIL_PASSWORD, or on standard input with --stdin.".into(),
                     )
                 })?,
-        };
-        kluis_profiles::secrets::off_thread(secret_store(), move |s| {
-            s.set(APP, SecretKind::MailPassword, &password)
-        })
-        .await
-        .map_err(core)?;
-        mail.password_saved = true;
-    }
-    let settings = kluis_profiles::Settings {
-        mail: Some(mail),
-        ..profiles.settings()
+        ),
     };
-    profiles.set_settings(settings).map_err(core)
-}
-
-fn read_password(input: impl BufRead) -> Result<Secret> {
-    let line = input
-        .lines()
-        .next()
-        .transpose()
-        .map_err(|e| Error::Config(format!("Could not read standard input: {e}.")))?
-        .unwrap_or_default();
-    match line.trim_end_matches('\r') {
-        "" => Err(Error::Config(
-            "Standard input has no password: give it on the first line.".into(),
-        )),
-        password => Ok(Secret::new(password.to_string())),
-    }
+    mail::save(profiles, secret_store(), settings, password)
+        .await
+        .map_err(ProfileError::into_core)
 }
 
 /// Sends the daily report when e-mail asks for one and it is due (see
 /// [`DailyReport::send_if_due`]). A report that cannot be sent is said; the backups' exit
 /// code is theirs.
 pub async fn daily_report(cli: &Cli, profiles: &ProfileStore, history: &History) {
-    let db = match &cli.history_db {
-        Some(path) => path.clone(),
-        None => match History::default_path() {
-            Ok(path) => path,
-            Err(_) => return,
-        },
-    };
-    let now = jiff::Zoned::now();
-    let statuses = || {
-        (profiles.list().iter())
-            .map(|p| Ok(klant_status(p, history, &now)?))
-            .collect()
+    let Ok(db) = history_path(cli.history_db.as_ref()) else {
+        return;
     };
     let office = OfficeMail::new(secret_store());
-    let mail = profiles.settings().mail;
+    let now = jiff::Zoned::now();
     match DailyReport::beside(&db)
-        .send_if_due(&office, mail.as_ref(), history, statuses, &now)
+        .send_if_due(&office, profiles, history, &now)
         .await
     {
         Ok(true) => eprintln!("kluis: the daily report was mailed."),

@@ -9,7 +9,8 @@ use std::sync::Arc;
 use kluis_core::plan::{ClockTime, Day, Plan, Schedule};
 use kluis_core::{Error, Result, Secret, ServiceClient, Session};
 use kluis_profiles::{
-    klant_status, KeyringStore, Profile, ProfileError, SecretKind, SecretStore, SecretsFolder,
+    klant_status, klant_statuses, KeyringStore, Profile, ProfileError, SecretKind, SecretStore,
+    SecretsFolder,
 };
 
 use crate::display;
@@ -177,21 +178,30 @@ pub fn connection_ca(cli: &Cli) -> Result<Option<String>> {
 /// Two lines: the api key, then the password (a trailing newline is not part of either).
 fn read_secrets(input: impl BufRead) -> Result<(Secret, Secret)> {
     let mut lines = input.lines();
-    let mut next = |what: &str| -> Result<Secret> {
-        let line = lines
-            .next()
-            .transpose()
-            .map_err(|e| Error::Config(format!("Could not read standard input: {e}.")))?
-            .unwrap_or_default();
-        let line = line.trim_end_matches('\r');
-        if line.is_empty() {
-            return Err(Error::Config(format!(
-                "Standard input has no {what}: give the api key on the first line and the password on the second."
-            )));
-        }
-        Ok(Secret::new(line.to_string()))
-    };
-    Ok((next("api key")?, next("password")?))
+    let how = "give the api key on the first line and the password on the second.";
+    let api_key = secret_line(&mut lines, &format!("Standard input has no api key: {how}"))?;
+    let password = secret_line(
+        &mut lines,
+        &format!("Standard input has no password: {how}"),
+    )?;
+    Ok((api_key, password))
+}
+
+/// The next of `lines` (standard input's) as a secret, without its line ending; an empty or
+/// missing line is refused with `missing`, which says what to give (never what was read).
+pub fn secret_line(
+    lines: &mut impl Iterator<Item = std::io::Result<String>>,
+    missing: &str,
+) -> Result<Secret> {
+    let line = lines
+        .next()
+        .transpose()
+        .map_err(|e| Error::Config(format!("Could not read standard input: {e}.")))?
+        .unwrap_or_default();
+    match line.trim_end_matches('\r') {
+        "" => Err(Error::Config(missing.to_string())),
+        secret => Ok(Secret::new(secret.to_string())),
+    }
 }
 
 /// `kluis plan PROFILE …`: sets, pauses or resumes a profile's plan.
@@ -297,11 +307,7 @@ pub fn status(cli: &Cli, json: bool) -> Result<()> {
     let profiles = open_profiles(cli.profiles_file.as_ref())?;
     let history = open_history(cli.history_db.as_ref())?;
     let now = jiff::Zoned::now();
-    let statuses = profiles
-        .list()
-        .iter()
-        .map(|p| klant_status(p, &history, &now))
-        .collect::<Result<Vec<_>>>()?;
+    let statuses = klant_statuses(&profiles, &history, &now)?;
     display::status(&statuses, &now, json);
     Ok(())
 }

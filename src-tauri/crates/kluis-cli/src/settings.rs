@@ -379,8 +379,13 @@ pub fn open_profiles(path: Option<&PathBuf>) -> Result<kluis_profiles::ProfileSt
 }
 
 pub fn open_history(path: Option<&PathBuf>) -> Result<History> {
+    History::open(&history_path(path)?)
+}
+
+/// The history database: `--history-db` / `KLUIS_HISTORY_DB`, else the platform's.
+pub fn history_path(path: Option<&PathBuf>) -> Result<PathBuf> {
     match path {
-        Some(path) => History::open(path),
-        None => History::open(&History::default_path()?),
+        Some(path) => Ok(path.clone()),
+        None => History::default_path(),
     }
 }

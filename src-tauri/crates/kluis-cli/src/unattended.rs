@@ -53,10 +53,9 @@ pub struct Unattended {
     running: Mutex<HashSet<Uuid>>,
     /// Set by Ctrl-C: nothing more starts or is tried again.
     stopping: AtomicBool,
-    /// Where the batch's failures are told, in one summary (the desktop, e-mail), and whether
-    /// the settings tell them anywhere.
+    /// Where the batch's failures are told, in one summary: the desktop, e-mail, or nowhere,
+    /// as the settings say.
     outbox: Outbox,
-    tell_failures: bool,
     /// Settings → how unattended backups' files are named.
     file_names: kluis_profiles::FileNameTemplate,
 }
@@ -103,7 +102,6 @@ impl Unattended {
             running: Mutex::default(),
             stopping: AtomicBool::new(false),
             outbox,
-            tell_failures: Outbox::wants(settings),
             file_names: settings.file_names(),
         }
     }
@@ -310,7 +308,7 @@ impl Unattended {
     /// The batch's failures, in one summary where the settings say. Where it cannot be told
     /// (no desktop session on a server, a mail server that refuses), that is said in a line.
     async fn notify(&self, failures: &[Failed]) {
-        let Some(alert) = Alert::failed(failures).filter(|_| self.tell_failures) else {
+        let Some(alert) = Alert::failed(failures) else {
             return;
         };
         if let Err(e) = self.outbox.notify(&alert).await {

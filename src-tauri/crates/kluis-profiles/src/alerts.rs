@@ -210,7 +210,7 @@ impl FailureBatch {
         })
     }
 
-    /// Where its alerts go (for alerts told at once, such as "Send test").
+    /// Where its alerts go (for alerts told at once, such as overdue klanten).
     pub fn notifier(&self) -> &dyn Notifier {
         self.notifier.as_ref()
     }

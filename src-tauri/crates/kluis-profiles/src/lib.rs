@@ -51,6 +51,6 @@ pub use monitor::{Monitor, Ran};
 pub use outbox::Outbox;
 pub use paths::KluisPaths;
 pub use secrets::{KeyringStore, MemoryStore, SecretKind, SecretStore, SecretsFolder, APP};
-pub use status::{klant_status, last_started, plan_due, KlantStatus, LastError};
+pub use status::{klant_status, klant_statuses, last_started, plan_due, KlantStatus, LastError};
 pub use store::{Endpoint, Profile, ProfileStore, Settings};
 pub use turn::take_turn;

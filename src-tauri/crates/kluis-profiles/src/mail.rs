@@ -31,7 +31,8 @@ use serde::{Deserialize, Serialize};
 use crate::alerts::{Alert, Notifier};
 use crate::error::{ProfileError, ProfileResult};
 use crate::secrets::{off_thread, SecretKind, SecretStore, APP};
-use crate::status::KlantStatus;
+use crate::status::{klant_statuses, KlantStatus};
+use crate::store::{ProfileStore, Settings};
 use crate::turn::take_turn;
 
 /// The submission port (RFC 6409), with STARTTLS.
@@ -292,6 +293,44 @@ impl OfficeMail {
     }
 }
 
+/// Saves `mail` (checked first, the reason said when refused) as the office's e-mail, and
+/// `password`, when given, into `secrets`. A login with no password saved now or before is
+/// refused.
+pub async fn save(
+    profiles: &ProfileStore,
+    secrets: Arc<dyn SecretStore>,
+    mail: MailSettings,
+    password: Option<Secret>,
+) -> ProfileResult<()> {
+    let mut mail = mail.checked()?;
+    mail.password_saved = (profiles.settings().mail).is_some_and(|m| m.password_saved);
+    if let Some(password) = password {
+        off_thread(secrets, move |s| {
+            s.set(APP, SecretKind::MailPassword, &password)
+        })
+        .await?;
+        mail.password_saved = true;
+    }
+    if !mail.username.is_empty() && !mail.password_saved {
+        return Err(invalid(
+            "Enter the mail server's password, or leave the user name empty for a server without a login.",
+        ));
+    }
+    profiles.set_settings(Settings {
+        mail: Some(mail),
+        ..profiles.settings()
+    })
+}
+
+/// No more e-mail: the settings and the saved password are removed.
+pub async fn remove(profiles: &ProfileStore, secrets: Arc<dyn SecretStore>) -> ProfileResult<()> {
+    off_thread(secrets, |s| s.delete(APP, SecretKind::MailPassword)).await?;
+    profiles.set_settings(Settings {
+        mail: None,
+        ..profiles.settings()
+    })
+}
+
 /// "Send test".
 pub fn test_mail() -> Alert {
     Alert {
@@ -397,28 +436,30 @@ impl DailyReport {
         now.time() >= at.time() && self.last_sent().is_none_or(|sent| sent < now.date())
     }
 
-    /// Sends the report of `statuses` through `office`'s server when `mail` asks for one and
-    /// it is due at `now`, once between every Kluis process here: under the report's turn,
-    /// looking again once it is had (another process may have just sent it). Whether it sent.
+    /// Sends the report of `profiles`' klanten through `office`'s server when their e-mail
+    /// settings ask for one and it is due at `now`, once between every Kluis process here:
+    /// under the report's turn, looking again once it is had (another process may have just
+    /// sent it). Whether it sent.
     pub async fn send_if_due(
         &self,
         office: &OfficeMail,
-        mail: Option<&MailSettings>,
+        profiles: &ProfileStore,
         history: &History,
-        statuses: impl FnOnce() -> ProfileResult<Vec<KlantStatus>>,
         now: &Zoned,
     ) -> ProfileResult<bool> {
+        let mail = profiles.settings().mail;
         let Some(mail) = mail.filter(|mail| self.due(Some(mail), now)) else {
             return Ok(false);
         };
         let Some(_turn) = take_turn(history, REPORT_TURN)? else {
             return Ok(false);
         };
-        if !self.due(Some(mail), now) {
+        if !self.due(Some(&mail), now) {
             return Ok(false);
         }
-        let report = daily_report(&statuses()?, now.time_zone());
-        office.mailer(mail).await?.send(&report).await?;
+        let statuses = klant_statuses(profiles, history, now)?;
+        let report = daily_report(&statuses, now.time_zone());
+        office.mailer(&mail).await?.send(&report).await?;
         self.sent(now)?;
         Ok(true)
     }

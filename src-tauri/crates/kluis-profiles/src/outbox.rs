@@ -59,10 +59,7 @@ impl Notifier for Outbox {
                 false => Ok(()),
             };
             let mail = match settings.mail.as_ref().filter(|_| Self::mails(&settings)) {
-                Some(mail) => match self.office.mailer(mail).await {
-                    Ok(mailer) => mailer.send(alert).await,
-                    Err(e) => Err(e),
-                },
+                Some(mail) => async { self.office.mailer(mail).await?.send(alert).await }.await,
                 None => Ok(()),
             };
             desktop.and(mail)

@@ -8,7 +8,7 @@ use kluis_core::{Code, History, HistoryEntry, Stage};
 use serde::Serialize;
 
 use crate::days::{day_strip, DayMark};
-use crate::store::Profile;
+use crate::store::{Profile, ProfileStore};
 
 /// How many of a klant's newest history rows are read: enough to find the last success
 /// behind a run of failures (a month of hourly attempts is more than anyone lets happen).
@@ -62,6 +62,18 @@ pub fn plan_due(profile: &Profile, history: &History, now: &Zoned) -> Due {
         Some(plan) => plan.due(last_started(history, &profile.id), now),
         None => Due::Never,
     }
+}
+
+/// Every klant's standing at `now`, in the store's order: the app's dashboard, `kluis status`
+/// and the daily report.
+pub fn klant_statuses(
+    profiles: &ProfileStore,
+    history: &History,
+    now: &Zoned,
+) -> kluis_core::Result<Vec<KlantStatus>> {
+    (profiles.list().iter())
+        .map(|p| klant_status(p, history, now))
+        .collect()
 }
 
 /// `profile`'s standing at `now`.

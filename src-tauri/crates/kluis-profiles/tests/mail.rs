@@ -7,7 +7,7 @@ use std::sync::{Arc, Mutex};
 use kluis_core::Secret;
 use kluis_profiles::{
     Alert, DailyReport, MailSettings, MailWhen, Mailer, MemoryStore, Notifier, OfficeMail, Outbox,
-    ProfileResult, SecretKind, SecretStore, Settings, APP,
+    ProfileResult, ProfileStore, SecretKind, SecretStore, Settings, APP,
 };
 use kluis_sim::smtp::SmtpSink;
 
@@ -138,14 +138,21 @@ async fn the_daily_report_is_mailed_once() {
         ..settings(&sink)
     };
     let office = office(&sink, "mail-pw-5");
+    let profiles = ProfileStore::in_memory();
+    profiles
+        .set_settings(Settings {
+            mail: Some(mail),
+            ..Settings::default()
+        })
+        .unwrap();
     let now = jiff::Zoned::now();
     let sent = report
-        .send_if_due(&office, Some(&mail), &history, || Ok(Vec::new()), &now)
+        .send_if_due(&office, &profiles, &history, &now)
         .await
         .unwrap();
     assert!(sent, "due after 00:00 and never sent");
     let again = report
-        .send_if_due(&office, Some(&mail), &history, || Ok(Vec::new()), &now)
+        .send_if_due(&office, &profiles, &history, &now)
         .await
         .unwrap();
     assert!(!again, "sent today already");

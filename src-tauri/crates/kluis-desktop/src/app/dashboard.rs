@@ -1,7 +1,7 @@
-//! The dashboard: every klant's standing at once (kluis-profiles' `klant_status`, which
+//! The dashboard: every klant's standing at once (kluis-profiles' `klant_statuses`, which
 //! `kluis status` prints too), in the profiles' order.
 
-use kluis_profiles::{klant_status, KlantStatus};
+use kluis_profiles::{klant_statuses, KlantStatus};
 
 use super::*;
 
@@ -10,10 +10,6 @@ impl DesktopApp {
     /// strip of its last 30 days.
     pub fn dashboard(&self) -> AppResult<Vec<KlantStatus>> {
         let now = jiff::Zoned::now();
-        self.profiles
-            .list()
-            .iter()
-            .map(|p| Ok(klant_status(p, &self.history, &now)?))
-            .collect()
+        Ok(klant_statuses(&self.profiles, &self.history, &now)?)
     }
 }

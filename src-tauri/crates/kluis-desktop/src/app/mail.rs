@@ -3,9 +3,8 @@
 //! few minutes, and once between the app and `kluis run-due`). Failures are mailed by the
 //! failure batch's outbox (see `alerts`).
 
-use kluis_profiles::mail::test_mail;
-use kluis_profiles::secrets::off_thread;
-use kluis_profiles::{klant_status, MailSettings};
+use kluis_profiles::mail::{self, test_mail};
+use kluis_profiles::MailSettings;
 use serde::Deserialize;
 
 use super::*;
@@ -32,37 +31,20 @@ impl DesktopApp {
     /// Saves the e-mail settings (checked first, the reason said when refused) and a newly
     /// entered password into the keyring.
     pub async fn set_mail(&self, input: MailInput) -> AppResult<Settings> {
-        let mut mail = input.settings.checked()?;
-        mail.password_saved = (self.profiles.settings().mail).is_some_and(|m| m.password_saved);
-        if let Some(password) = input.password.filter(|p| !p.is_empty()) {
-            let password = Secret::new(password);
-            self.store_secret(APP, SecretKind::MailPassword, password, false)
-                .await?;
-            mail.password_saved = true;
-        }
-        if !mail.username.is_empty() && !mail.password_saved {
-            return Err(Error::Config(
-                "Enter the mail server's password, or leave the user name empty for a server without a login.".into(),
-            )
-            .into());
-        }
-        self.profiles.set_settings(Settings {
-            mail: Some(mail),
-            ..self.profiles.settings()
-        })?;
+        let password = input.password.filter(|p| !p.is_empty()).map(Secret::new);
+        mail::save(
+            &self.profiles,
+            self.keyring.clone(),
+            input.settings,
+            password,
+        )
+        .await?;
         Ok(self.settings())
     }
 
     /// No more e-mail: the settings and the saved password are removed.
     pub async fn remove_mail(&self) -> AppResult<Settings> {
-        off_thread(self.keyring.clone(), |store| {
-            store.delete(APP, SecretKind::MailPassword)
-        })
-        .await?;
-        self.profiles.set_settings(Settings {
-            mail: None,
-            ..self.profiles.settings()
-        })?;
+        mail::remove(&self.profiles, self.keyring.clone()).await?;
         Ok(self.settings())
     }
 
@@ -76,16 +58,10 @@ impl DesktopApp {
 
     /// Sends the daily report when e-mail asks for one and it is due; whether it sent.
     pub async fn send_daily_report_if_due(&self) -> AppResult<bool> {
-        let now = jiff::Zoned::now();
-        let mail = self.profiles.settings().mail;
-        let statuses = || {
-            (self.profiles.list().iter())
-                .map(|p| Ok(klant_status(p, &self.history, &now)?))
-                .collect()
-        };
         let report = kluis_profiles::DailyReport::beside(&self.paths.history_db);
+        let now = jiff::Zoned::now();
         let sent = report
-            .send_if_due(&self.office, mail.as_ref(), &self.history, statuses, &now)
+            .send_if_due(&self.office, &self.profiles, &self.history, &now)
             .await?;
         Ok(sent)
     }

@@ -7,10 +7,10 @@
 //! connection), `jobs` (the app's registry of jobs: running in the engine, or staged and
 //! waiting for a place), `backups` (jobs on kluis-core's [`Engine`], which runs
 //! them; this app adds the staging folder and the save dialog), `plans` (each profile's
-//! schedule, and the loop that starts the due ones), `alerts` (desktop notifications), `mail` (e-mail and the daily report),
+//! schedule, and the loop that starts the due ones), `alerts` (failures and overdue klanten
+//! told on the desktop and by e-mail), `mail` (Settings → E-mail and the daily report),
 //! `dashboard` (every klant's standing), `background` (the tray, "Pause plans", closing the
-//! window while plans run, start at login),
-//! `settings` and `demo`.
+//! window while plans run, start at login), `settings` and `demo`.
 
 mod accounts;
 mod alerts;
@@ -150,6 +150,8 @@ impl DesktopApp {
         crate::staging::clear_leftovers(&history, &paths.staging_dir)?;
         let history = Arc::new(history);
         let scheduler = plans::new_scheduler();
+        let desktop: Arc<dyn kluis_profiles::Notifier> = Arc::new(kluis_profiles::DesktopNotifier);
+        let office = kluis_profiles::OfficeMail::new(keyring.clone());
         Ok(Self {
             plans_changed: scheduler.changed(),
             scheduler: Mutex::new(Some(scheduler)),
@@ -159,13 +161,13 @@ impl DesktopApp {
             ))),
             batch: Default::default(),
             alerts: alerts::outbox_batch(
-                Arc::new(kluis_profiles::DesktopNotifier),
-                kluis_profiles::OfficeMail::new(keyring.clone()),
+                desktop.clone(),
+                office.clone(),
                 &profiles,
                 kluis_profiles::alerts::GATHER_FOR,
             ),
-            desktop: Arc::new(kluis_profiles::DesktopNotifier),
-            office: kluis_profiles::OfficeMail::new(keyring.clone()),
+            desktop,
+            office,
             paths,
             profiles,
             keyring,
