@@ -231,7 +231,9 @@ impl Mailer {
     }
 
     /// What went wrong, and what to look at. lettre's text names the step and the server's
-    /// answer, never the password.
+    /// answer — which a careless server makes an echo of the password it refused — so it is
+    /// scrubbed here, while this mailer's password is still known to the scrubber (the error
+    /// is shown after the mailer is gone).
     fn failed(&self, e: &lettre::transport::smtp::Error) -> ProfileError {
         let hint = if e.is_permanent() {
             "The server refused it: check the user name, password and sender."
@@ -240,10 +242,11 @@ impl Mailer {
         } else {
             "Check the server's name and port, and that this computer may reach it."
         };
-        ProfileError::Mail(format!(
+        let message = format!(
             "The e-mail could not be sent through {}:{} ({e}). {hint}",
             self.settings.server, self.settings.port
-        ))
+        );
+        ProfileError::Mail(kluis_https::scrub::scrub(&message).into_owned())
     }
 }
 

@@ -84,7 +84,11 @@ impl Sink {
         if user == USER && password == self.password {
             mailin::response::AUTH_OK
         } else {
-            mailin::response::INVALID_CREDENTIALS
+            // A careless server that echoes what it refused: no secret may reach an error.
+            Response::custom(
+                535,
+                format!("5.7.8 Authentication failed for {user} with password {password}"),
+            )
         }
     }
 }
