@@ -207,9 +207,10 @@ pub fn secret_line(
 /// `kluis plan PROFILE …`: sets, pauses or resumes a profile's plan.
 pub fn plan(cli: &Cli, args: &PlanArgs) -> Result<()> {
     let profiles = open_profiles(cli.profiles_file.as_ref())?;
-    let mut profile = profiles
+    let id = profiles
         .find(&args.profile)
-        .map_err(ProfileError::into_core)?;
+        .map_err(ProfileError::into_core)?
+        .id;
     let now = jiff::Timestamp::now();
     let changes_schedule = args.daily.is_some()
         || args.weekdays.is_some()
@@ -223,31 +224,42 @@ pub fn plan(cli: &Cli, args: &PlanArgs) -> Result<()> {
             "Say what to change: --daily HH:MM, --weekdays HH:MM, --weekly DAY HH:MM, --every 6h, --manual, --pause, --resume, --ping URL or --no-ping.".into(),
         ));
     }
-    if let Some(url) = &args.ping {
-        profile.ping_url = Some(kluis_profiles::monitor::check_ping_url(url)?);
-    }
-    if args.no_ping {
-        profile.ping_url = None;
-    }
-    profile.plan = if !changes_schedule {
-        profile.plan.take()
-    } else if args.pause || args.resume {
-        let Some(plan) = profile.plan.take() else {
-            return Err(Error::Config(format!(
-                "\"{}\" has no plan to {}; set one first, e.g. --daily 02:00.",
-                profile.name,
-                if args.pause { "pause" } else { "resume" }
-            )));
-        };
-        Some(Plan {
-            paused: args.pause,
-            ..plan
-        })
-    } else {
-        Plan::reschedule(profile.plan.take(), schedule(args)?, false, now)?
+    let ping_url = match &args.ping {
+        Some(url) => Some(Some(kluis_profiles::monitor::check_ping_url(url)?)),
+        None if args.no_ping => Some(None),
+        None => None,
     };
-    profiles
-        .put(profile.clone())
+    let schedule = match changes_schedule && !(args.pause || args.resume) {
+        true => Some(schedule(args)?),
+        false => None,
+    };
+    // Changed in the profiles file as it is now, so an app saving at the same moment keeps
+    // this change and this keeps the app's.
+    let profile = profiles
+        .update(&id, |profile| {
+            if let Some(ping_url) = ping_url {
+                profile.ping_url = ping_url;
+            }
+            profile.plan = if let Some(schedule) = schedule {
+                Plan::reschedule(profile.plan.take(), schedule, false, now)?
+            } else if args.pause || args.resume {
+                let Some(plan) = profile.plan.take() else {
+                    return Err(Error::Config(format!(
+                        "\"{}\" has no plan to {}; set one first, e.g. --daily 02:00.",
+                        profile.name,
+                        if args.pause { "pause" } else { "resume" }
+                    ))
+                    .into());
+                };
+                Some(Plan {
+                    paused: args.pause,
+                    ..plan
+                })
+            } else {
+                profile.plan.take()
+            };
+            Ok(())
+        })
         .map_err(ProfileError::into_core)?;
     let history = open_history(cli.history_db.as_ref())?;
     let status = klant_status(&profile, &history, &jiff::Zoned::now())?;

@@ -9,7 +9,9 @@
 //!   written atomically ([`ProfileStore`]). A profile becomes a `ServiceConfig` with its
 //!   secrets ([`Profile::service_config`]); an unattended backup goes where
 //!   [`Profile::unattended_destination`] says (a folder per klant, the file named by the
-//!   office's [`FileNameTemplate`], [`file_names`]: klant and date unless changed).
+//!   office's [`FileNameTemplate`], [`file_names`]: klant and date unless changed). The
+//!   app and `kluis` commands share the file while both run (`shared_file`): each read sees
+//!   the other's last save, each change is made to the newest content under a lock beside it.
 //! - [`secrets`]: the api key, password and relay secret, kept by a [`SecretStore`]: the OS
 //!   keyring ([`KeyringStore`]), memory ([`MemoryStore`], demo and tests) or, where no keyring
 //!   can be unlocked and only when asked for, owner-only files ([`SecretsFolder`]).
@@ -38,6 +40,7 @@ pub mod monitor;
 pub mod outbox;
 pub mod paths;
 pub mod secrets;
+mod shared_file;
 pub mod status;
 pub mod store;
 pub mod turn;

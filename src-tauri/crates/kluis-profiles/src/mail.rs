@@ -32,7 +32,7 @@ use crate::alerts::{Alert, Notifier};
 use crate::error::{ProfileError, ProfileResult};
 use crate::secrets::{off_thread, SecretKind, SecretStore, APP};
 use crate::status::{klant_statuses, KlantStatus};
-use crate::store::{ProfileStore, Settings};
+use crate::store::ProfileStore;
 use crate::turn::take_turn;
 
 /// The submission port (RFC 6409), with STARTTLS.
@@ -306,32 +306,36 @@ pub async fn save(
     password: Option<Secret>,
 ) -> ProfileResult<()> {
     let mut mail = mail.checked()?;
-    mail.password_saved = (profiles.settings().mail).is_some_and(|m| m.password_saved);
+    let saved_before = (profiles.settings().mail).is_some_and(|m| m.password_saved);
     if let Some(password) = password {
         off_thread(secrets, move |s| {
             s.set(APP, SecretKind::MailPassword, &password)
         })
         .await?;
         mail.password_saved = true;
+    } else {
+        mail.password_saved = saved_before;
     }
     if !mail.username.is_empty() && !mail.password_saved {
         return Err(invalid(
             "Enter the mail server's password, or leave the user name empty for a server without a login.",
         ));
     }
-    profiles.set_settings(Settings {
-        mail: Some(mail),
-        ..profiles.settings()
-    })
+    profiles.update_settings(|settings| {
+        settings.mail = Some(mail);
+        Ok(())
+    })?;
+    Ok(())
 }
 
 /// No more e-mail: the settings and the saved password are removed.
 pub async fn remove(profiles: &ProfileStore, secrets: Arc<dyn SecretStore>) -> ProfileResult<()> {
     off_thread(secrets, |s| s.delete(APP, SecretKind::MailPassword)).await?;
-    profiles.set_settings(Settings {
-        mail: None,
-        ..profiles.settings()
-    })
+    profiles.update_settings(|settings| {
+        settings.mail = None;
+        Ok(())
+    })?;
+    Ok(())
 }
 
 /// "Send test".

@@ -8,6 +8,7 @@ use std::sync::Mutex;
 use serde::{Deserialize, Serialize};
 
 use crate::error::{ProfileError, ProfileResult};
+use crate::shared_file::SharedJson;
 
 /// The endpoints Kluis uses (besides `/authenticate`, which every key may use).
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
@@ -204,7 +205,7 @@ impl Default for Settings {
     }
 }
 
-#[derive(Debug, Default, Serialize, Deserialize)]
+#[derive(Debug, Default, Clone, Serialize, Deserialize)]
 struct Stored {
     #[serde(default)]
     profiles: Vec<Profile>,
@@ -212,10 +213,11 @@ struct Stored {
     settings: Settings,
 }
 
-/// The profiles file, or memory only (tests).
+/// The profiles file, or memory only (tests). Shared with the other Kluis processes (see
+/// [`crate::shared_file`]): reads see what another process saved, and each change is made
+/// to the file's newest content, so the app's copy never writes back over a `kluis plan`.
 pub struct ProfileStore {
-    path: Option<PathBuf>,
-    stored: Mutex<Stored>,
+    file: SharedJson<Stored>,
     demo: Mutex<Vec<Profile>>,
 }
 
@@ -223,44 +225,31 @@ impl ProfileStore {
     /// Loads `path`. A file that cannot be parsed is kept aside as `*.unreadable` (so nothing
     /// is lost) and an empty store is used.
     pub fn open(path: PathBuf) -> ProfileResult<Self> {
-        let stored = match std::fs::read(&path) {
-            Ok(bytes) => serde_json::from_slice(&bytes).unwrap_or_else(|e| {
-                tracing::warn!(%e, "the profiles file is unreadable; keeping it aside");
-                let _ = std::fs::rename(&path, path.with_extension("unreadable"));
-                Stored::default()
-            }),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Stored::default(),
-            Err(e) => {
-                return Err(kluis_core::Error::io(format!("read {}", path.display()), e).into())
-            }
-        };
         Ok(Self {
-            path: Some(path),
-            stored: Mutex::new(stored),
+            file: SharedJson::open(path)?,
             demo: Mutex::default(),
         })
     }
 
     pub fn in_memory() -> Self {
         Self {
-            path: None,
-            stored: Mutex::default(),
+            file: SharedJson::in_memory(),
             demo: Mutex::default(),
         }
     }
 
     pub fn list(&self) -> Vec<Profile> {
         let mut all = self.demo.lock().unwrap().clone();
-        all.extend(self.stored.lock().unwrap().profiles.iter().cloned());
+        self.file
+            .read(|stored| all.extend(stored.profiles.iter().cloned()));
         all
     }
 
     pub fn get(&self, id: &str) -> ProfileResult<Profile> {
-        self.list().into_iter().find(|p| p.id == id).ok_or_else(|| {
-            ProfileError::NotFound(
-                "That profile no longer exists. Choose or add another one.".into(),
-            )
-        })
+        self.list()
+            .into_iter()
+            .find(|p| p.id == id)
+            .ok_or_else(gone)
     }
 
     /// The profile whose id is `name_or_id`, or whose name is (ignoring case and spaces at
@@ -290,7 +279,8 @@ impl ProfileStore {
         }
     }
 
-    /// Adds or replaces a profile (demo profiles stay in memory).
+    /// Adds or replaces a profile as a whole (an edited profile, a new one; demo profiles
+    /// stay in memory). To change one part of a profile, use [`ProfileStore::update`].
     pub fn put(&self, profile: Profile) -> ProfileResult<()> {
         if profile.demo {
             let mut demo = self.demo.lock().unwrap();
@@ -298,68 +288,102 @@ impl ProfileStore {
             demo.push(profile);
             return Ok(());
         }
-        let mut stored = self.stored.lock().unwrap();
-        match stored.profiles.iter_mut().find(|p| p.id == profile.id) {
-            Some(existing) => *existing = profile,
-            None => stored.profiles.push(profile),
+        self.file.change(|stored| {
+            match stored.profiles.iter_mut().find(|p| p.id == profile.id) {
+                Some(existing) => *existing = profile,
+                None => stored.profiles.push(profile),
+            }
+            Ok(())
+        })
+    }
+
+    /// Changes profile `id` as `change` says, made to its newest saved state (what another
+    /// process saved a moment ago included), and returns it as saved. When `change` fails,
+    /// nothing is saved.
+    pub fn update(
+        &self,
+        id: &str,
+        change: impl FnOnce(&mut Profile) -> ProfileResult<()>,
+    ) -> ProfileResult<Profile> {
+        if let Some(profile) = self.demo.lock().unwrap().iter_mut().find(|p| p.id == id) {
+            let mut changed = profile.clone();
+            change(&mut changed)?;
+            *profile = changed.clone();
+            return Ok(changed);
         }
-        self.write(&stored)
+        self.file.change(|stored| {
+            let profile = stored
+                .profiles
+                .iter_mut()
+                .find(|p| p.id == id)
+                .ok_or_else(gone)?;
+            change(profile)?;
+            Ok(profile.clone())
+        })
     }
 
     pub fn remove(&self, id: &str) -> ProfileResult<()> {
         self.demo.lock().unwrap().retain(|p| p.id != id);
-        let mut stored = self.stored.lock().unwrap();
-        stored.profiles.retain(|p| p.id != id);
-        stored.settings.paused_together.retain(|p| p != id);
-        self.write(&stored)
+        self.file.change(|stored| {
+            stored.profiles.retain(|p| p.id != id);
+            stored.settings.paused_together.retain(|p| p != id);
+            Ok(())
+        })
     }
 
     pub fn settings(&self) -> Settings {
-        self.stored.lock().unwrap().settings.clone()
+        self.file.read(|stored| stored.settings.clone())
     }
 
-    pub fn set_settings(&self, settings: Settings) -> ProfileResult<()> {
-        let mut stored = self.stored.lock().unwrap();
-        stored.settings = settings;
-        self.write(&stored)
+    /// Changes the settings as `change` says, made to their newest saved state (so a setting
+    /// another process changed a moment ago is kept), and returns them as saved. When
+    /// `change` fails, nothing is saved.
+    pub fn update_settings(
+        &self,
+        change: impl FnOnce(&mut Settings) -> ProfileResult<()>,
+    ) -> ProfileResult<Settings> {
+        self.file.change(|stored| {
+            change(&mut stored.settings)?;
+            Ok(stored.settings.clone())
+        })
     }
 
     /// "Pause plans": pauses every plan that runs, at once, and remembers which (see
     /// [`Settings::paused_together`]). Returns how many it paused; none when already paused.
     pub fn pause_plans(&self) -> ProfileResult<usize> {
-        let mut stored = self.stored.lock().unwrap();
-        if stored.settings.plans_paused() {
-            return Ok(0);
-        }
-        let mut demo = self.demo.lock().unwrap();
-        let mut paused = Vec::new();
-        for profile in demo.iter_mut().chain(stored.profiles.iter_mut()) {
-            if let Some(plan) = profile.plan.as_mut().filter(|plan| !plan.paused) {
-                plan.paused = true;
-                paused.push(profile.id.clone());
+        self.file.change(|stored| {
+            if stored.settings.plans_paused() {
+                return Ok(0);
             }
-        }
-        let count = paused.len();
-        stored.settings.paused_together = paused;
-        self.write(&stored)?;
-        Ok(count)
+            let mut demo = self.demo.lock().unwrap();
+            let mut paused = Vec::new();
+            for profile in demo.iter_mut().chain(stored.profiles.iter_mut()) {
+                if let Some(plan) = profile.plan.as_mut().filter(|plan| !plan.paused) {
+                    plan.paused = true;
+                    paused.push(profile.id.clone());
+                }
+            }
+            let count = paused.len();
+            stored.settings.paused_together = paused;
+            Ok(count)
+        })
     }
 
     /// "Resume plans": resumes the plans [`ProfileStore::pause_plans`] paused (those since
     /// removed or set again by hand are left as they are). Returns how many it resumed.
     pub fn resume_plans(&self) -> ProfileResult<usize> {
-        let mut stored = self.stored.lock().unwrap();
-        let ids = std::mem::take(&mut stored.settings.paused_together);
-        let mut demo = self.demo.lock().unwrap();
-        let mut resumed = 0;
-        for profile in demo.iter_mut().chain(stored.profiles.iter_mut()) {
-            if let Some(plan) = profile.plan.as_mut().filter(|_| ids.contains(&profile.id)) {
-                resumed += usize::from(plan.paused);
-                plan.paused = false;
+        self.file.change(|stored| {
+            let ids = std::mem::take(&mut stored.settings.paused_together);
+            let mut demo = self.demo.lock().unwrap();
+            let mut resumed = 0;
+            for profile in demo.iter_mut().chain(stored.profiles.iter_mut()) {
+                if let Some(plan) = profile.plan.as_mut().filter(|_| ids.contains(&profile.id)) {
+                    resumed += usize::from(plan.paused);
+                    plan.paused = false;
+                }
             }
-        }
-        self.write(&stored)?;
-        Ok(resumed)
+            Ok(resumed)
+        })
     }
 
     /// Whether any plan would run by itself, now or once "Resume plans" is chosen: a plan
@@ -373,19 +397,10 @@ impl ProfileStore {
             })
         })
     }
+}
 
-    /// Writes atomically (a temporary file, fsync, rename), owner-only.
-    fn write(&self, stored: &Stored) -> ProfileResult<()> {
-        let Some(path) = &self.path else {
-            return Ok(());
-        };
-        let io = |e| kluis_core::Error::io(format!("write {}", path.display()), e);
-        let dir = path.parent().unwrap_or(Path::new("."));
-        kluis_https::private::create_dir_all(dir).map_err(io)?;
-        let bytes = serde_json::to_vec_pretty(stored).expect("profiles serialise");
-        kluis_https::private::write_atomic(path, &bytes).map_err(io)?;
-        Ok(())
-    }
+fn gone() -> ProfileError {
+    ProfileError::NotFound("That profile no longer exists. Choose or add another one.".into())
 }
 
 #[cfg(test)]
@@ -490,6 +505,120 @@ mod tests {
             reopened.settings().paused_together.is_empty(),
             "a removed profile is not remembered as paused"
         );
+    }
+
+    /// The app and a `kluis` command each hold the profiles file open: each sees what the
+    /// other saved, and neither's change is written over by the other's older copy — a
+    /// setting, another profile, or another part of the same profile.
+    #[test]
+    fn two_processes_keep_each_others_changes() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("profiles.json");
+        let app = ProfileStore::open(path.clone()).unwrap();
+        let cli = ProfileStore::open(path.clone()).unwrap();
+        app.put(profile("a")).unwrap();
+        assert_eq!(
+            cli.get("a").unwrap().name,
+            "Klant",
+            "the CLI sees the app's new profile"
+        );
+        cli.put(profile("b")).unwrap();
+        cli.update_settings(|s| {
+            s.notify_desktop = false;
+            Ok(())
+        })
+        .unwrap();
+        app.update_settings(|s| {
+            s.unattended_at_once = 3;
+            Ok(())
+        })
+        .unwrap();
+        cli.update("a", |p| {
+            p.ping_url = Some("https://hc.example/ping/a".into());
+            Ok(())
+        })
+        .unwrap();
+        app.update("a", |p| {
+            p.username = "changed".into();
+            Ok(())
+        })
+        .unwrap();
+
+        let later = ProfileStore::open(path).unwrap();
+        let settings = later.settings();
+        assert!(
+            !settings.notify_desktop,
+            "the CLI's setting survived the app's write"
+        );
+        assert_eq!(settings.unattended_at_once, 3);
+        let ids: Vec<_> = later.list().into_iter().map(|p| p.id).collect();
+        assert_eq!(
+            ids,
+            ["a", "b"],
+            "the CLI's profile survived the app's writes"
+        );
+        let a = later.get("a").unwrap();
+        assert_eq!(a.ping_url.as_deref(), Some("https://hc.example/ping/a"));
+        assert_eq!(a.username, "changed");
+        assert_eq!(app.settings().notify_desktop, settings.notify_desktop);
+    }
+
+    /// Two processes adding profiles at the same moment: every one lands (the lock beside
+    /// the file puts their changes one after the other).
+    #[test]
+    fn changes_at_the_same_moment_all_land() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("profiles.json");
+        std::thread::scope(|scope| {
+            for process in ["app", "cli"] {
+                let store = ProfileStore::open(path.clone()).unwrap();
+                scope.spawn(move || {
+                    for n in 0..25 {
+                        store.put(profile(&format!("{process}-{n}"))).unwrap();
+                    }
+                });
+            }
+        });
+        assert_eq!(ProfileStore::open(path).unwrap().list().len(), 50);
+    }
+
+    /// A change that fails (a missing profile, a refused value) writes nothing.
+    #[test]
+    fn a_failed_change_writes_nothing() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("profiles.json");
+        let store = ProfileStore::open(path.clone()).unwrap();
+        store.put(profile("a")).unwrap();
+        let before = std::fs::read(&path).unwrap();
+        let refused = store.update_settings(|s| {
+            s.unattended_at_once = 99;
+            Err(ProfileError::NotFound("refused".into()))
+        });
+        assert!(refused.is_err());
+        assert!(matches!(
+            store.update("gone", |_| Ok(())),
+            Err(ProfileError::NotFound(_))
+        ));
+        assert_eq!(std::fs::read(&path).unwrap(), before);
+        assert_eq!(store.settings().unattended_at_once, DEFAULT_AT_ONCE);
+    }
+
+    /// A file another program spoilt while the app runs is kept aside; the app goes on with
+    /// what it last read, and its next change writes that back whole.
+    #[test]
+    fn a_file_spoilt_while_open_is_kept_aside() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("profiles.json");
+        let store = ProfileStore::open(path.clone()).unwrap();
+        store.put(profile("a")).unwrap();
+        std::fs::write(&path, b"{half written").unwrap();
+        assert_eq!(store.list().len(), 1, "the copy read before is kept");
+        assert_eq!(
+            std::fs::read(path.with_extension("unreadable")).unwrap(),
+            b"{half written"
+        );
+        store.put(profile("b")).unwrap();
+        assert_eq!(ProfileStore::open(path).unwrap().list().len(), 2);
     }
 
     /// A corrupt file is kept aside, not overwritten or fatal.

@@ -141,9 +141,9 @@ async fn the_daily_report_is_mailed_once() {
     let office = office(&sink, "mail-pw-5");
     let profiles = ProfileStore::in_memory();
     profiles
-        .set_settings(Settings {
-            mail: Some(mail),
-            ..Settings::default()
+        .update_settings(|settings| {
+            settings.mail = Some(mail);
+            Ok(())
         })
         .unwrap();
     let now = jiff::Zoned::now();

@@ -151,14 +151,16 @@ impl DesktopApp {
     /// webview names no path), checked and kept with the profile; the profile's connection is
     /// made again with it. Unchanged when the dialog is cancelled.
     pub async fn choose_profile_ca(&self, id: &str) -> AppResult<ProfileView> {
-        let mut profile = self.profiles.get(id)?;
+        let profile = self.profiles.get(id)?;
         let Some(path) = self.dialogs().pick_certificate().await else {
             return Ok(self.view(&profile));
         };
         let pem = read_certificate_file(&path)?;
         kluis_core::trust::describe(&pem)?;
-        profile.extra_ca_pem = Some(pem);
-        self.profiles.put(profile.clone())?;
+        let profile = self.profiles.update(id, |profile| {
+            profile.extra_ca_pem = Some(pem);
+            Ok(())
+        })?;
         self.connections.lock().unwrap().remove(id);
         Ok(self.view(&profile))
     }
@@ -167,8 +169,10 @@ impl DesktopApp {
     pub fn clear_profile_ca(&self, id: &str) -> AppResult<ProfileView> {
         let mut profile = self.profiles.get(id)?;
         if !profile.demo {
-            profile.extra_ca_pem = None;
-            self.profiles.put(profile.clone())?;
+            profile = self.profiles.update(id, |profile| {
+                profile.extra_ca_pem = None;
+                Ok(())
+            })?;
             self.connections.lock().unwrap().remove(id);
         }
         Ok(self.view(&profile))

@@ -41,9 +41,10 @@ impl DesktopApp {
 
     /// Settings → *Notifications* on or off.
     pub fn set_notify_desktop(&self, on: bool) -> AppResult<Settings> {
-        let mut settings = self.profiles.settings();
-        settings.notify_desktop = on;
-        self.profiles.set_settings(settings)?;
+        self.profiles.update_settings(|settings| {
+            settings.notify_desktop = on;
+            Ok(())
+        })?;
         Ok(self.settings())
     }
 

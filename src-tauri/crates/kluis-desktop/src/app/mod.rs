@@ -229,26 +229,32 @@ impl DesktopApp {
                 Err(e) if e.code() == kluis_core::Code::PermissionDenied => false,
                 Err(_) => return,
             };
+            let learnt = |profile: &mut Profile| {
+                let (add, remove) = match allowed {
+                    true => (&mut profile.allowed, &mut profile.denied),
+                    false => (&mut profile.denied, &mut profile.allowed),
+                };
+                let mut changed = false;
+                for endpoint in endpoints {
+                    if remove.contains(endpoint) {
+                        remove.retain(|e| e != endpoint);
+                        changed = true;
+                    }
+                    if !add.contains(endpoint) {
+                        add.push(*endpoint);
+                        changed = true;
+                    }
+                }
+                changed
+            };
             let Ok(mut profile) = profiles.get(id) else {
                 return;
             };
-            let (add, remove) = match allowed {
-                true => (&mut profile.allowed, &mut profile.denied),
-                false => (&mut profile.denied, &mut profile.allowed),
-            };
-            let mut changed = false;
-            for endpoint in endpoints {
-                if remove.contains(endpoint) {
-                    remove.retain(|e| e != endpoint);
-                    changed = true;
-                }
-                if !add.contains(endpoint) {
-                    add.push(*endpoint);
-                    changed = true;
-                }
-            }
-            if changed {
-                let _ = profiles.put(profile);
+            if learnt(&mut profile) {
+                let _ = profiles.update(id, |profile| {
+                    learnt(profile);
+                    Ok(())
+                });
             }
         }
     }

@@ -48,18 +48,19 @@ impl DesktopApp {
     /// Sets profile `id`'s plan. A plan that runs needs a save folder (nobody
     /// is there to answer a save dialog); a changed schedule counts its slots from now.
     pub fn set_plan(&self, id: &str, input: PlanInput) -> AppResult<ProfileView> {
-        let mut profile = self.profiles.get(id)?;
         input.schedule.check()?;
         if input.schedule != Schedule::Manual && !input.paused {
             self.unattended_folder()?;
         }
-        profile.plan = Plan::reschedule(
-            profile.plan.take(),
-            input.schedule,
-            input.paused,
-            Timestamp::now(),
-        )?;
-        self.profiles.put(profile.clone())?;
+        let profile = self.profiles.update(id, |profile| {
+            profile.plan = Plan::reschedule(
+                profile.plan.take(),
+                input.schedule,
+                input.paused,
+                Timestamp::now(),
+            )?;
+            Ok(())
+        })?;
         self.plans_changed.notify_one();
         Ok(self.view(&profile))
     }
@@ -67,12 +68,14 @@ impl DesktopApp {
     /// Sets (or, with `None` or an empty URL, removes) profile `id`'s outside monitor: its
     /// ping URL, called after each unattended backup (see `kluis_profiles::monitor`).
     pub fn set_monitor(&self, id: &str, ping_url: Option<String>) -> AppResult<ProfileView> {
-        let mut profile = self.profiles.get(id)?;
-        profile.ping_url = match ping_url.as_deref().map(str::trim) {
+        let ping_url = match ping_url.as_deref().map(str::trim) {
             None | Some("") => None,
             Some(url) => Some(kluis_profiles::monitor::check_ping_url(url)?),
         };
-        self.profiles.put(profile.clone())?;
+        let profile = self.profiles.update(id, |profile| {
+            profile.ping_url = ping_url;
+            Ok(())
+        })?;
         Ok(self.view(&profile))
     }
 
@@ -144,9 +147,9 @@ impl DesktopApp {
             ))
             .into());
         }
-        self.profiles.set_settings(Settings {
-            unattended_at_once: n,
-            ..self.profiles.settings()
+        self.profiles.update_settings(|settings| {
+            settings.unattended_at_once = n;
+            Ok(())
         })?;
         *self.unattended.lock().unwrap() = Arc::new(tokio::sync::Semaphore::new(n as usize));
         Ok(self.settings())

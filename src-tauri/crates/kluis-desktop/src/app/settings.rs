@@ -33,9 +33,9 @@ impl DesktopApp {
                 return Err(Error::Config(format!("The folder {folder} does not exist.")).into());
             }
         }
-        self.profiles.set_settings(Settings {
-            save_folder: folder.map(|f| f.to_string_lossy().into_owned()),
-            ..self.profiles.settings()
+        self.profiles.update_settings(|settings| {
+            settings.save_folder = folder.map(|f| f.to_string_lossy().into_owned());
+            Ok(())
         })?;
         Ok(self.settings())
     }
@@ -52,9 +52,9 @@ impl DesktopApp {
                     .to_string(),
             ),
         };
-        self.profiles.set_settings(Settings {
-            file_name_template: template,
-            ..self.profiles.settings()
+        self.profiles.update_settings(|settings| {
+            settings.file_name_template = template;
+            Ok(())
         })?;
         Ok(self.settings())
     }
@@ -65,11 +65,12 @@ impl DesktopApp {
         let Some(program) = self.dialogs().pick_program().await else {
             return Ok(self.settings());
         };
-        let mut settings = self.profiles.settings();
-        settings.callback = CallbackChoice::Tunnel {
-            program: program.to_string_lossy().into_owned(),
-        };
-        self.profiles.set_settings(settings)?;
+        self.profiles.update_settings(|settings| {
+            settings.callback = CallbackChoice::Tunnel {
+                program: program.to_string_lossy().into_owned(),
+            };
+            Ok(())
+        })?;
         self.engine.transports().clear().await;
         Ok(self.settings())
     }
@@ -77,12 +78,10 @@ impl DesktopApp {
     /// Saves how the service reaches this computer (and the relay's secret, to the keyring).
     pub async fn set_callback(&self, input: CallbackInput) -> AppResult<Settings> {
         input.setting.check()?;
-        let mut settings = self.profiles.settings();
         // The webview names no program: `cloudflared` (found on PATH), or the one the user
         // picked in the dialog of [`DesktopApp::choose_tunnel_program`], unchanged.
         if let CallbackChoice::Tunnel { program } = &input.setting {
-            let picked =
-                matches!(&settings.callback, CallbackChoice::Tunnel { program: p } if p == program);
+            let picked = matches!(&self.profiles.settings().callback, CallbackChoice::Tunnel { program: p } if p == program);
             if program.trim() != TUNNEL_PROGRAM && !picked {
                 return Err(Error::Config(
                     "Choose the cloudflared program with “Choose…”, or use cloudflared from the PATH.".into(),
@@ -90,6 +89,7 @@ impl DesktopApp {
                 .into());
             }
         }
+        let mut secret_saved_now = false;
         if let Some(secret) = input.relay_secret.filter(|s| !s.trim().is_empty()) {
             self.store_secret(
                 APP,
@@ -98,16 +98,19 @@ impl DesktopApp {
                 false,
             )
             .await?;
-            settings.relay_secret_saved = true;
+            secret_saved_now = true;
         }
-        if matches!(input.setting, CallbackChoice::Relay { .. }) && !settings.relay_secret_saved {
-            return Err(Error::Config(
-                "Enter the relay's secret (KLUIS_RELAY_SECRET on the relay server).".into(),
-            )
-            .into());
-        }
-        settings.callback = input.setting;
-        self.profiles.set_settings(settings)?;
+        self.profiles.update_settings(|settings| {
+            settings.relay_secret_saved |= secret_saved_now;
+            if matches!(input.setting, CallbackChoice::Relay { .. }) && !settings.relay_secret_saved
+            {
+                return Err(kluis_profiles::ProfileError::Core(Error::Config(
+                    "Enter the relay's secret (KLUIS_RELAY_SECRET on the relay server).".into(),
+                )));
+            }
+            settings.callback = input.setting;
+            Ok(())
+        })?;
         self.engine.transports().clear().await;
         Ok(self.settings())
     }
