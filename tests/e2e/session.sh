@@ -20,6 +20,9 @@ export KLUIS_E2E_SIM_KEY=$(grep '^api_key=' "$work/sim.env" | cut -d= -f2-)
 # The CAs the app trusts from the start (KLUIS_CA_CERT): this simulator's, and the stopping ones'.
 cat "$work/sim-ca.pem" >"$work/trusted.pem"
 export KLUIS_CA_CERT="$work/trusted.pem"
+# A klant whose service is down is tried again after 2 s and 4 s instead of 1 and 2 minutes
+# (the tests' Backup all waits for every klant to end).
+export KLUIS_RETRY_DELAY=2
 # A service with a private CA that nothing trusts until a profile is given its certificate
 # (the app's certificate dialog answers with that file: KLUIS_E2E_CERTIFICATE).
 "$root/target/release/kluis-sim" --ca-out "$work/private-ca.pem" >"$work/private-sim.env" 2>"$work/private-sim.log" &

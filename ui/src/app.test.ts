@@ -1090,6 +1090,27 @@ describe("Kluis UI", () => {
       expect((byTest("backup-all") as HTMLButtonElement).disabled).toBe(false);
     });
 
+    it("says a klant waits to try again after a passing failure, with the reason and the time, and Cancel stops it", async () => {
+      fakeBackend(calls, { demoStarted: true });
+      await startUi();
+      await settle();
+      plannedChannel!.onmessage({ job_id: "planned-2", profile_id: "demo", event: { kind: "stage", stage: "requested" } });
+      plannedChannel!.onmessage({ job_id: "planned-2", profile_id: "demo", event: { kind: "retrying", code: "service_error", message: "The service answered 500.", in_secs: 60 } });
+      await settle();
+      const note = byTest("backup-retrying")?.textContent ?? "";
+      expect(note).toContain("The service answered 500.");
+      expect(note, "when the next try comes").toMatch(/tries again at \d\d:\d\d/);
+      expect(byTest("running-demo")?.textContent, "the klant's tag").toBe("trying again soon");
+      plannedChannel!.onmessage({ job_id: "planned-2", profile_id: "demo", event: { kind: "stage", stage: "requested" } });
+      await settle();
+      expect(byTest("backup-retrying"), "the next try replaces the note").toBeNull();
+      expect(byTest("running-demo")?.textContent).toBe("backup running");
+      plannedChannel!.onmessage({ job_id: "planned-2", profile_id: "demo", event: { kind: "retrying", code: "service_error", message: "The service answered 500.", in_secs: 120 } });
+      await settle();
+      await click("cancel-backup");
+      expect(calls.some((c) => c.cmd === "cancel_backup" && c.args.jobId === "planned-2"), "Cancel reaches the waiting job").toBe(true);
+    });
+
     it("shows a backup its plan started under its own klant, like one started here", async () => {
       fakeBackend(calls, { demoStarted: true });
       await startUi();

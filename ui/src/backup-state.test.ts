@@ -27,6 +27,15 @@ describe("backup panel state", () => {
     const failed = run([{ kind: "failed", code: "auth_failed", message: "m" }]);
     expect(failed).toEqual({ phase: "failed", error: { code: "auth_failed", message: "m" } });
   });
+  it("waits to try again after a passing failure, still running, until the next try starts", () => {
+    const waiting = run([
+      { kind: "stage", stage: "requested" },
+      { kind: "retrying", code: "network", message: "No connection.", in_secs: 120 },
+    ]);
+    expect(waiting).toEqual({ phase: "retrying", error: { code: "network", message: "No connection." }, at: 1000 + 120_000 });
+    expect(isRunning(waiting), "Cancel is offered while it waits").toBe(true);
+    expect(reduce(waiting, { kind: "stage", stage: "requested" }, 2000)).toEqual({ phase: "requested" });
+  });
   it("ignores events that arrive after a cancel", () => {
     const cancelled = reduce({ phase: "cancelled" }, { kind: "progress", bytes: 5, total: 9, bytes_per_sec: 1 }, 0);
     expect(cancelled).toEqual({ phase: "cancelled" });

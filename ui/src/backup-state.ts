@@ -14,6 +14,8 @@ export type BackupView =
   | { phase: "choose"; fileName: string; bytes: number; sha256: string }
   | { phase: "saving" }
   | { phase: "saved"; path: string; bytes: number; sha256: string }
+  /** A backup nobody watches failed for a passing reason; Kluis tries again `at` (ms). */
+  | { phase: "retrying"; error: UiError; at: number }
   | { phase: "failed"; error: UiError }
   | { phase: "cancelled" };
 
@@ -29,7 +31,7 @@ export function stalledFor(view: BackupView, now: number): number | null {
 
 /** Whether a job is under way (Cancel is offered). */
 export function isRunning(view: BackupView): boolean {
-  return ["requested", "waiting", "fetching", "downloading", "choose", "saving"].includes(view.phase);
+  return ["requested", "waiting", "fetching", "downloading", "choose", "saving", "retrying"].includes(view.phase);
 }
 
 export function reduce(view: BackupView, event: AppJobEvent, now: number): BackupView {
@@ -61,6 +63,8 @@ export function reduce(view: BackupView, event: AppJobEvent, now: number): Backu
       return { phase: "choose", fileName: event.file_name, bytes: event.bytes, sha256: event.sha256 };
     case "saved":
       return { phase: "saved", path: event.path, bytes: event.bytes, sha256: event.sha256 };
+    case "retrying":
+      return { phase: "retrying", error: { code: event.code, message: event.message }, at: now + event.in_secs * 1000 };
     case "failed":
       return event.code === "cancelled" ? { phase: "cancelled" } : { phase: "failed", error: { code: event.code, message: event.message } };
   }

@@ -30,7 +30,7 @@ stage: Stage, bytes: number | null, sha256: string | null, path: string | null,
  */
 failed_stage: Stage | null, error_code: Code | null, error_message: string | null, };
 
-export type AppJobEvent = { "kind": "stage", stage: Stage, } | { "kind": "progress", bytes: number, total: number | null, bytes_per_sec: number, } | { "kind": "service", answering: boolean, } | { "kind": "staged", file_name: string, bytes: number, sha256: string, } | { "kind": "saved", path: string, bytes: number, sha256: string, } | { "kind": "failed", code: Code, message: string, };
+export type AppJobEvent = { "kind": "stage", stage: Stage, } | { "kind": "progress", bytes: number, total: number | null, bytes_per_sec: number, } | { "kind": "service", answering: boolean, } | { "kind": "staged", file_name: string, bytes: number, sha256: string, } | { "kind": "saved", path: string, bytes: number, sha256: string, } | { "kind": "retrying", code: Code, message: string, in_secs: number, } | { "kind": "failed", code: Code, message: string, };
 
 export type ResumedEvent = { job_id: string, event: AppJobEvent, };
 

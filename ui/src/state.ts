@@ -136,6 +136,8 @@ export const selectedPermissions = computed(() => (state.selected.value ? state.
 
 /** Profile ids with a backup running (the profile list marks them). */
 export const runningProfiles = computed(() => new Set(state.jobs.value.filter((j) => isRunning(j.view)).map((j) => j.profileId)));
+/** Of those, the klanten whose backup failed for a passing reason and waits to try again. */
+export const retryingProfiles = computed(() => new Set(state.jobs.value.filter((j) => j.view.phase === "retrying").map((j) => j.profileId)));
 
 /** `map` with `key` set to `value`, or removed when `value` is undefined. */
 export function withEntry<V>(map: ReadonlyMap<string, V>, key: string, value: V | undefined): ReadonlyMap<string, V> {

@@ -99,6 +99,14 @@ function JobView({ job, full }: { job: Job; full: boolean }) {
             )
           : null,
       );
+    case "retrying":
+      return h(
+        "div",
+        { class: "warning", role: "note", "data-test": full ? "backup-retrying" : null },
+        h(full ? "h3" : "strong", {}, errorTitle(v.error)),
+        h(ErrorBody, { error: v.error }),
+        h("p", {}, t("retryingAt", { time: timeOfDay(v.at) })),
+      );
     case "failed":
       return h(
         "div",
@@ -215,6 +223,7 @@ const announced: Record<BackupView["phase"], Key | null> = {
   choose: "stageSave",
   saving: "stageSave",
   saved: "savedTitle",
+  retrying: "retryingTag",
   failed: "failedTitle",
   cancelled: "cancelled",
 };

@@ -8,7 +8,7 @@ import { ago, arrange, daysSummary, needsAttention, nextSort, type SortKey } fro
 import { errorTitle } from "../errors";
 import { bytes, dateTime } from "../format";
 import { locale, t, type Key } from "../i18n";
-import { plansPaused, profileName, runningProfiles, state } from "../state";
+import { plansPaused, profileName, retryingProfiles, runningProfiles, state } from "../state";
 import { ResumedList } from "./backup";
 import { Check } from "./profiles";
 
@@ -49,7 +49,7 @@ function Strip({ days, today }: { days: DayMark[]; today: number }) {
 }
 
 function Result({ k, running }: { k: KlantStatus; running: boolean }) {
-  if (running) return h("span", { class: "status" }, t("backupRunning"));
+  if (running) return h("span", { class: "status" }, t(retryingProfiles.value.has(k.profile_id) ? "retryingTag" : "backupRunning"));
   if (k.last_error) {
     const error = { code: k.last_error.code, message: k.last_error.message };
     return h(

@@ -3,7 +3,7 @@ import { h, type ComponentChildren } from "preact";
 import { useLayoutEffect, useState } from "preact/hooks";
 import * as actions from "../actions";
 import { t } from "../i18n";
-import { displayName, runningProfiles, state, type ProfileDraft } from "../state";
+import { displayName, retryingProfiles, runningProfiles, state, type ProfileDraft } from "../state";
 import { PlanSection } from "./plan";
 
 export function ProfileList() {
@@ -37,7 +37,7 @@ export function ProfileList() {
             },
             displayName(p),
             p.demo ? h("span", { class: "tag" }, t("demoTag")) : null,
-            running.has(p.id) ? h("span", { class: "tag running", "data-test": `running-${p.id}` }, t("backupRunning")) : null,
+            running.has(p.id) ? h("span", { class: "tag running", "data-test": `running-${p.id}` }, t(retryingProfiles.value.has(p.id) ? "retryingTag" : "backupRunning")) : null,
             state.queued.value.has(p.id) ? h("span", { class: "tag", "data-test": `queued-${p.id}` }, t("queued")) : null,
           ),
         ),

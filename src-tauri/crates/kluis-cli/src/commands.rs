@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use futures_util::stream::{FuturesUnordered, StreamExt};
 use kluis_core::engine::{
-    test_transport, CallbackChoice, Demo, EventSink, Launch, ResumeScope, ServiceConnection,
+    test_transport, CallbackChoice, Demo, EventSink, Launch, ResumeScope, Retry, ServiceConnection,
     TransportNeeds, Work, DEMO_ACCOUNTS,
 };
 use kluis_core::{
@@ -176,8 +176,17 @@ async fn backup_profile(
     let cancel = Arc::new(Notify::new());
     let stages = Mutex::new(StageDisplay::new(Duration::from_secs(args.timeout)));
     let events: EventSink = Arc::new(move |event| stages.lock().unwrap().show(event));
-    let job = unattended.back_up_once(&profile, destination, id, events, Some(cancel.clone()));
-    let outcome = crate::stop::backup(&unattended.engine, id, &cancel, job).await;
+    // Someone watches this one: a failure is said at once, for them to choose what next.
+    let job = unattended.back_up_once(
+        &profile,
+        destination,
+        id,
+        events,
+        Some(cancel.clone()),
+        Retry::NONE,
+    );
+    let outcome =
+        (crate::stop::backup(&unattended.engine, id, &cancel, job).await).map(|(_, saved)| saved);
     unattended
         .tell_monitor(&profile, kluis_profiles::Ran::of(&outcome))
         .await;
@@ -255,6 +264,7 @@ async fn backup(
         transport,
         events,
         cancel,
+        retry: Retry::NONE,
     });
     handle.finished().await
 }

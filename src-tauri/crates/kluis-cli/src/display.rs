@@ -61,6 +61,9 @@ impl StageDisplay {
             } else {
                 "The service does not answer (checked every minute); still waiting for its callback…"
             }),
+            JobEvent::Retrying {
+                message, in_secs, ..
+            } => bar.set_message(format!("{message} — trying again in {in_secs} s…")),
         }
     }
 }

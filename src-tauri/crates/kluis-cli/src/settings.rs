@@ -3,6 +3,7 @@
 use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand};
+use kluis_core::engine::Retry;
 use kluis_core::{CallbackChoice, Error, History, Result, Secret, ServiceConfig};
 
 /// Back up an organisation's data from the service's webservice_v2 API.
@@ -308,11 +309,25 @@ pub struct BatchOptions {
     pub concurrency: u32,
     /// Times a klant whose backup failed for a passing reason (the service, the network or
     /// the file host) is tried again (--all, run-due).
-    #[arg(long, default_value_t = 2)]
+    #[arg(long, env = "KLUIS_RETRIES", default_value_t = Retry::UNATTENDED.tries)]
     pub retries: u32,
     /// Seconds before the first retry; each next one waits twice as long (--all, run-due).
-    #[arg(long, default_value_t = 60)]
+    #[arg(
+        long,
+        env = "KLUIS_RETRY_DELAY",
+        default_value_t = Retry::UNATTENDED.first_delay.as_secs()
+    )]
     pub retry_delay: u64,
+}
+
+impl BatchOptions {
+    /// How the engine tries a klant again (the app's plans use [`Retry::UNATTENDED`] too).
+    pub fn retry(&self) -> Retry {
+        Retry {
+            tries: self.retries,
+            first_delay: std::time::Duration::from_secs(self.retry_delay),
+        }
+    }
 }
 
 impl ServiceArgs {

@@ -23,10 +23,11 @@ use std::time::Duration;
 
 use futures_util::stream::{FuturesUnordered, StreamExt};
 use kluis_core::engine::{
-    CallbackChoice, EventSink, Launch, ServiceConnection, TransportNeeds, Work,
+    CallbackChoice, EventSink, Launch, Retry, ServiceConnection, TransportNeeds, Work,
 };
 use kluis_core::{
-    BackupRequest, Destination, DownloadOptions, Engine, Error, History, Owner, Result, Saved,
+    BackupRequest, Destination, DownloadOptions, Engine, Error, History, JobEvent, Owner, Result,
+    Saved,
 };
 use kluis_profiles::{
     plan_due, take_turn, Alert, DesktopNotifier, Failed, Monitor, Notifier, OfficeMail, Outbox,
@@ -124,7 +125,8 @@ impl Unattended {
         id: Uuid,
         events: EventSink,
         cancel: Option<Arc<tokio::sync::Notify>>,
-    ) -> Result<Saved> {
+        retry: Retry,
+    ) -> Result<(Uuid, Saved)> {
         let missing = || {
             Error::Config(format!(
                 "The profile \"{}\" has no saved api key or password here. Add it again with `kluis profiles add`, or set KLUIS_SECRETS_DIR to where they are kept.",
@@ -182,10 +184,11 @@ impl Unattended {
             transport,
             events,
             cancel,
+            retry,
         });
-        let outcome = handle.finished().await;
+        let (last_try, outcome) = handle.finished_try().await;
         self.running.lock().unwrap().remove(&id);
-        outcome
+        Ok((last_try, outcome?))
     }
 
     /// One klant of a batch, under its turn: tried again after passing failures.
@@ -204,35 +207,34 @@ impl Unattended {
         if only_due && !plan_due(profile, &history, &jiff::Zoned::now()).is_now() {
             return Outcome::NotDue;
         }
-        let mut delay = Duration::from_secs(options.retry_delay);
-        let mut tries_left = options.retries;
-        // Each try is a job of its own; the last one's id and outcome are the klant's.
-        let (id, outcome) = loop {
-            let id = Uuid::new_v4();
-            if self.stopping.load(Ordering::SeqCst) {
-                break (id, Err(Error::Cancelled));
+        // Tried again by the engine after passing failures, as one job (so Ctrl-C and
+        // SIGTERM reach it while it waits); each try is said as it fails.
+        let name = profile.name.clone();
+        let said: EventSink = Arc::new(move |event| {
+            if let JobEvent::Retrying {
+                message, in_secs, ..
+            } = event
+            {
+                eprintln!("kluis: {name}: {message} — trying again in {in_secs} s.");
             }
-            let quiet: EventSink = Arc::new(|_| {});
-            match self.back_up_once(profile, None, id, quiet, None).await {
-                Err(e) if e.code().is_transient() && tries_left > 0 => {
-                    eprintln!(
-                        "kluis: {}: {e} — trying again in {} s.",
-                        profile.name,
-                        delay.as_secs()
-                    );
-                    tokio::time::sleep(delay).await;
-                    delay = delay.saturating_mul(2);
-                    tries_left -= 1;
-                }
-                outcome => break (id, outcome),
+        });
+        let outcome = match self.stopping.load(Ordering::SeqCst) {
+            true => Err(Error::Cancelled),
+            false => {
+                (self.back_up_once(profile, None, Uuid::new_v4(), said, None, options.retry()))
+                    .await
             }
         };
         drop(turn);
         // The klant's outcome after its tries, not each try: a monitor that flips to "down"
         // for a failure that the next try mends would cry wolf.
-        self.tell_monitor(profile, Ran::of(&outcome)).await;
+        let ran = match &outcome {
+            Ok((_, saved)) => Some(Ran::saved(saved)),
+            Err(e) => Ran::failed(e),
+        };
+        self.tell_monitor(profile, ran).await;
         match outcome {
-            Ok(saved) => Outcome::Saved(id, saved),
+            Ok((id, saved)) => Outcome::Saved(id, saved),
             Err(e) => Outcome::Failed(e),
         }
     }

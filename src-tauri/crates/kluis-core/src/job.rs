@@ -45,6 +45,14 @@ pub enum JobEvent {
     Service {
         answering: bool,
     },
+    /// The try failed for a passing reason (`code`, `message`); the job tries again in
+    /// `in_secs` (see [`crate::engine::Retry`]), and Cancel still ends it meanwhile.
+    Retrying {
+        code: crate::Code,
+        message: String,
+        #[cfg_attr(feature = "ts", ts(type = "number"))]
+        in_secs: u64,
+    },
 }
 
 /// What to back up and where to.

@@ -9,9 +9,10 @@ use std::time::Duration;
 
 use common::*;
 use kluis_core::callback::RelayTransport;
-use kluis_core::engine::{EventSink, Launch, ResumeScope, ServiceConnection, Work};
+use kluis_core::engine::{EventSink, Launch, ResumeScope, Retry, ServiceConnection, Work};
 use kluis_core::{
-    CallbackTransport, DownloadOptions, Engine, Error, History, JobEvent, Owner, Secret, Stage,
+    CallbackTransport, Code, DownloadOptions, Engine, Error, History, JobEvent, Owner, Secret,
+    Stage,
 };
 use tokio::sync::mpsc::{unbounded_channel, UnboundedReceiver};
 
@@ -42,7 +43,25 @@ fn launch(h: &Harness, transport: Arc<dyn CallbackTransport>, events: EventSink)
         transport,
         events,
         cancel: None,
+        retry: Retry::NONE,
     }
+}
+
+/// Tried again once, after a moment.
+const ONCE_MORE: Retry = Retry {
+    tries: 1,
+    first_delay: Duration::from_millis(10),
+};
+
+/// The `Retrying` events `events` received so far.
+fn retries_seen(events: &mut UnboundedReceiver<JobEvent>) -> Vec<(Code, u64)> {
+    let mut seen = Vec::new();
+    while let Ok(event) = events.try_recv() {
+        if let JobEvent::Retrying { code, in_secs, .. } = event {
+            seen.push((code, in_secs));
+        }
+    }
+    seen
 }
 
 /// A harness whose service trusts a relay too; returns the relay's URL and its keep-alive.
@@ -83,6 +102,7 @@ async fn jobs_run_side_by_side_with_their_own_events() {
                 JobEvent::Service { answering } => {
                     panic!("the service answered all along, yet answering = {answering}")
                 }
+                JobEvent::Retrying { message, .. } => panic!("nothing failed, yet: {message}"),
             }
         }
         use Stage::*;
@@ -265,4 +285,110 @@ async fn shutdown_stops_every_job_and_keeps_them() {
         let entry = engine.history().get(id).unwrap().unwrap();
         assert_eq!(entry.reached(), Stage::Accepted, "kept for the next start");
     }
+}
+
+/// A backup nobody watches that fails for a passing reason (the service answers 500 to the
+/// POST) is tried again as the same job: one handle, a `Retrying` event with the reason, and
+/// the second try saved. The history keeps both tries, the first failed with its reason.
+#[tokio::test]
+async fn a_passing_failure_is_tried_again_as_the_same_job() {
+    let h = Harness::new(|c| c.faults.backup_failures_after_start = 1).await;
+    let engine = Engine::new(Arc::new(History::in_memory().unwrap()));
+    let (events, mut seen) = sink();
+    let job = engine.start(Launch {
+        retry: ONCE_MORE,
+        ..launch(&h, h.transport.clone(), events)
+    });
+    let first_try = job.id;
+    let (last_try, outcome) = job.finished_try().await;
+    let saved = outcome.expect("saved at the second try");
+    assert_eq!(saved.sha256, expected_sha(saved.bytes));
+    assert_eq!(retries_seen(&mut seen), [(Code::ServiceError, 0)]);
+    assert_ne!(last_try, first_try, "each try is its own history entry");
+    let history = engine.history();
+    let first = history.get(first_try).unwrap().unwrap();
+    assert_eq!(first.reached(), Stage::Failed);
+    assert_eq!(first.error_code, Some(Code::ServiceError));
+    assert_eq!(
+        history.get(last_try).unwrap().unwrap().reached(),
+        Stage::Saved
+    );
+    assert_eq!(h.sim.stats().backups_started, 2);
+}
+
+/// Tries run out: the job ends with the last try's failure, after as many `Retrying` events
+/// as tries, each wait twice the one before.
+#[tokio::test]
+async fn a_lasting_passing_failure_ends_when_the_tries_run_out() {
+    let h = Harness::new(|c| c.faults.backup_failures_after_start = 10).await;
+    let engine = Engine::new(Arc::new(History::in_memory().unwrap()));
+    let (events, mut seen) = sink();
+    let job = engine.start(Launch {
+        retry: Retry {
+            tries: 2,
+            first_delay: Duration::from_millis(1),
+        },
+        ..launch(&h, h.transport.clone(), events)
+    });
+    let (last_try, outcome) = job.finished_try().await;
+    assert!(
+        matches!(outcome, Err(Error::ServiceError(_))),
+        "{outcome:?}"
+    );
+    assert_eq!(retries_seen(&mut seen).len(), 2);
+    assert_eq!(
+        h.sim.stats().backups_started,
+        3,
+        "the first try and two more"
+    );
+    let last = engine.history().get(last_try).unwrap().unwrap();
+    assert_eq!(last.error_code, Some(Code::ServiceError));
+}
+
+/// A lasting fault (a wrong password) fails the same way again: no second try.
+#[tokio::test]
+async fn a_lasting_fault_is_not_tried_again() {
+    let mut h = Harness::new(|_| {}).await;
+    h.config = service_config(
+        &h.sim,
+        &kluis_sim::config::DEMO_API_KEY.to_string(),
+        "wrong",
+    );
+    let engine = Engine::new(Arc::new(History::in_memory().unwrap()));
+    let (events, mut seen) = sink();
+    let job = engine.start(Launch {
+        retry: ONCE_MORE,
+        ..launch(&h, h.transport.clone(), events)
+    });
+    let outcome = job.finished().await;
+    assert!(matches!(outcome, Err(Error::AuthFailed(_))), "{outcome:?}");
+    assert!(retries_seen(&mut seen).is_empty());
+    assert_eq!(h.sim.stats().backups_started, 0);
+}
+
+/// Cancel reaches a job that waits to try again (by the id its host knows): it ends as
+/// cancelled at once, and no further try is made.
+#[tokio::test]
+async fn cancel_reaches_a_job_waiting_to_try_again() {
+    let h = Harness::new(|c| c.faults.backup_failures_after_start = 1).await;
+    let engine = Engine::new(Arc::new(History::in_memory().unwrap()));
+    let (events, mut seen) = sink();
+    let job = engine.start(Launch {
+        retry: Retry {
+            tries: 1,
+            first_delay: Duration::from_secs(3600),
+        },
+        ..launch(&h, h.transport.clone(), events)
+    });
+    let id = job.id;
+    while let Some(event) = seen.recv().await {
+        if matches!(event, JobEvent::Retrying { .. }) {
+            break;
+        }
+    }
+    assert!(engine.is_running(id), "waiting to try again is running");
+    assert!(engine.cancel(id));
+    assert!(matches!(job.finished().await, Err(Error::Cancelled)));
+    assert!(!engine.is_running(id));
+    assert_eq!(h.sim.stats().backups_started, 1, "no second try");
 }

@@ -36,6 +36,14 @@ pub enum AppJobEvent {
         bytes: u64,
         sha256: String,
     },
+    /// The try failed for a passing reason; the job tries again in `in_secs` (Cancel still
+    /// ends it).
+    Retrying {
+        code: Code,
+        message: String,
+        #[ts(type = "number")]
+        in_secs: u64,
+    },
     Failed {
         code: Code,
         message: String,
@@ -56,6 +64,15 @@ impl From<JobEvent> for AppJobEvent {
                 bytes_per_sec,
             },
             JobEvent::Service { answering } => AppJobEvent::Service { answering },
+            JobEvent::Retrying {
+                code,
+                message,
+                in_secs,
+            } => AppJobEvent::Retrying {
+                code,
+                message,
+                in_secs,
+            },
         }
     }
 }

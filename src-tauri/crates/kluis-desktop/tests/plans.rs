@@ -452,21 +452,6 @@ async fn backups_at_once_is_a_setting() {
     );
 }
 
-/// Hands each alert to the test as it is notified.
-struct Told(mpsc::UnboundedSender<kluis_profiles::Alert>);
-
-impl kluis_profiles::Notifier for Told {
-    fn notify<'a>(
-        &'a self,
-        alert: &'a kluis_profiles::Alert,
-    ) -> std::pin::Pin<
-        Box<dyn std::future::Future<Output = kluis_profiles::ProfileResult<()>> + Send + 'a>,
-    > {
-        let _ = self.0.send(alert.clone());
-        Box::pin(async { Ok(()) })
-    }
-}
-
 /// Backup all with one klant refused: one notification names that klant and its reason (the
 /// saved one says nothing); "Send test" is told too. (The setting's off is `app::alerts`'s
 /// unit test.)
@@ -475,8 +460,10 @@ async fn a_failed_unattended_backup_is_notified_with_its_reason() {
     let dir = tempfile::tempdir().unwrap();
     let folder = tempfile::tempdir().unwrap();
     let (tx, mut told) = mpsc::unbounded_channel();
-    let app = app(&dir, Some(folder.path().to_path_buf()))
-        .with_notifier(Arc::new(Told(tx)), std::time::Duration::from_millis(300));
+    let app = app(&dir, Some(folder.path().to_path_buf())).with_notifier(
+        Arc::new(common::Told(tx)),
+        std::time::Duration::from_millis(300),
+    );
     app.start_demo().await.unwrap();
     assert_eq!(app.backup_all().await.unwrap(), 2);
     let alert = told.recv().await.expect("the failure is told");

@@ -10,6 +10,7 @@ use tokio::sync::{oneshot, Notify};
 use tokio::task::JoinHandle;
 use uuid::Uuid;
 
+use super::retry::{self, Retry};
 use super::{ServiceConnection, Transports};
 use crate::callback::CallbackTransport;
 use crate::download::Saved;
@@ -45,11 +46,17 @@ pub struct Launch {
     /// A cancel signal the caller already holds (a cancel before the start counts too);
     /// the engine makes one when `None`.
     pub cancel: Option<Arc<Notify>>,
+    /// Whether a new backup that fails for a passing reason is tried again (see
+    /// [`super::retry`]); a resumed one is not.
+    pub retry: Retry,
 }
 
-/// A started job: its id, and its outcome when it ends.
+/// A started job: its id (what [`Engine::cancel`] and [`Engine::stop`] take), and its
+/// outcome when it ends.
 pub struct JobHandle {
     pub id: Uuid,
+    /// The id of the try running now (the history's): `id` until a retry starts another.
+    current_try: Arc<Mutex<Uuid>>,
     outcome: oneshot::Receiver<Result<Saved>>,
 }
 
@@ -57,7 +64,14 @@ impl JobHandle {
     /// Waits for the job to end. A job stopped by [`Engine::stop`] or [`Engine::shutdown`]
     /// ends as [`Error::Interrupted`].
     pub async fn finished(self) -> Result<Saved> {
-        self.outcome.await.unwrap_or(Err(Error::Interrupted))
+        self.finished_try().await.1
+    }
+
+    /// [`JobHandle::finished`], with the id of the last try (its entry in the history).
+    pub async fn finished_try(self) -> (Uuid, Result<Saved>) {
+        let ended = self.outcome.await.unwrap_or(Err(Error::Interrupted));
+        let last_try = *self.current_try.lock().unwrap();
+        (last_try, ended)
     }
 }
 
@@ -99,9 +113,11 @@ impl Engine {
             transport,
             events,
             cancel,
+            retry,
         } = launch;
         let id = work.id();
         let cancel = cancel.unwrap_or_default();
+        let current_try = Arc::new(Mutex::new(id));
         let (report, outcome) = oneshot::channel();
         let history = self.history.clone();
         let running = self.running.clone();
@@ -109,6 +125,7 @@ impl Engine {
         let mut slots = self.running.lock().unwrap();
         let task = tokio::spawn({
             let cancel = cancel.clone();
+            let current_try = current_try.clone();
             async move {
                 let job = BackupJob {
                     session: &connection.session,
@@ -119,7 +136,10 @@ impl Engine {
                 };
                 let mut forward = |event: JobEvent| events(event);
                 let ended = match &work {
-                    Work::New(request) => job.run(request, &mut forward).await,
+                    Work::New(request) => {
+                        let now_trying = |next| *current_try.lock().unwrap() = next;
+                        retry::run(&job, request, retry, &cancel, now_trying, &mut forward).await
+                    }
                     Work::Resume(unfinished) => job.resume(unfinished, &mut forward).await,
                 };
                 running.lock().unwrap().remove(&id);
@@ -127,7 +147,11 @@ impl Engine {
             }
         });
         slots.insert(id, Running { cancel, task });
-        JobHandle { id, outcome }
+        JobHandle {
+            id,
+            current_try,
+            outcome,
+        }
     }
 
     /// Whether job `id` runs in this engine now.

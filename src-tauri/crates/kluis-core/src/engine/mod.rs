@@ -7,6 +7,8 @@
 //! - [`Transports`] (`transports`): built transports, shared by the jobs of one key.
 //! - [`Engine`] (`jobs`): starts jobs as tasks — a [`Launch`] in, a [`JobHandle`] and a
 //!   stream of [`crate::JobEvent`]s out — and cancels, stops or shuts them down.
+//! - [`Retry`] (`retry`): a new unattended backup that fails for a passing reason is tried
+//!   again after a growing wait, as one job to its host (one handle, cancel, event stream).
 //! - [`Engine::resume`] (`resume`): the one resume loop: sweep the history, rebuild each
 //!   journalled job's transport, start it.
 //! - [`Scheduler`] (`scheduler`): hands its host the profiles whose plans are due — one
@@ -19,6 +21,7 @@ mod connection;
 mod demo;
 mod jobs;
 mod resume;
+mod retry;
 mod scheduler;
 mod transports;
 
@@ -28,5 +31,6 @@ pub use connection::ServiceConnection;
 pub use demo::{Demo, DemoAccount, DEMO_ACCOUNTS};
 pub use jobs::{Engine, EventSink, JobHandle, Launch, Work};
 pub use resume::{ResumeScope, Resumed, ResumedJob};
+pub use retry::Retry;
 pub use scheduler::{PlanBook, PlannedProfile, Scheduler, LOOK_AT_LEAST_EVERY};
 pub use transports::Transports;

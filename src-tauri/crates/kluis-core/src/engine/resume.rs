@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use uuid::Uuid;
 
-use super::{Engine, EventSink, JobHandle, Launch, ServiceConnection, Transports, Work};
+use super::{Engine, EventSink, JobHandle, Launch, Retry, ServiceConnection, Transports, Work};
 use crate::callback::Reattacher;
 use crate::download::Destination;
 use crate::error::{Error, Result};
@@ -109,6 +109,7 @@ impl Engine {
                 transport,
                 events: events(id),
                 cancel: None,
+                retry: Retry::NONE,
             });
             resumed.started.push(ResumedJob {
                 id,

@@ -34,7 +34,9 @@ impl DesktopApp {
             monitor: None,
             tell_failure: None,
         };
-        self.run_job(Work::New(request), id, connection, transport, follow);
+        // Someone watches this one: a failure is said at once, for them to choose what next.
+        let retry = Retry::NONE;
+        self.run_job(Work::New(request), retry, id, connection, transport, follow);
         Ok(job_id)
     }
 

@@ -35,10 +35,12 @@ impl DesktopApp {
             .collect()
     }
 
-    /// Starts a job in the engine; its events and outcome go to `follow.sink`.
+    /// Starts a job in the engine, tried again as `retry` says; its events and outcome go
+    /// to `follow.sink`.
     pub(super) fn run_job(
         &self,
         work: Work,
+        retry: Retry,
         profile_id: &str,
         connection: Arc<ServiceConnection>,
         transport: Arc<dyn CallbackTransport>,
@@ -64,6 +66,7 @@ impl DesktopApp {
                 forward(event.into())
             }),
             cancel: None,
+            retry,
         });
         self.follow(handle, profile_id, follow);
     }
@@ -87,7 +90,9 @@ impl DesktopApp {
         let profile_id = profile_id.to_string();
         let learn = self.access_learner();
         tokio::spawn(async move {
-            let outcome = handle.finished().await;
+            // The last try's entry in the history says how the job ended (a retried job's
+            // earlier tries each failed for a passing reason).
+            let (last_try, outcome) = handle.finished_try().await;
             drop((permit, turn)); // the next unattended job (of this klant too) may start
             if let Some(tell) = tell_failure {
                 tell(&outcome);
@@ -126,7 +131,7 @@ impl DesktopApp {
                 Err(error) => {
                     slots.remove(&job_id);
                     drop(slots);
-                    let entry = history.get(job_id).ok().flatten();
+                    let entry = history.get(last_try).ok().flatten();
                     let ended = entry.as_ref().is_some_and(|e| e.reached() == Stage::Failed);
                     if matches!(error, Error::Interrupted) && !ended {
                         return; // stopped at shutdown: finished at the next start

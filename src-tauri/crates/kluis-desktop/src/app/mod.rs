@@ -31,7 +31,7 @@ use std::time::Duration;
 
 use kluis_core::engine::{
     CallbackChoice, Demo, DemoAccount, EventSink as JobEventSink, JobHandle, Launch, ResumeScope,
-    ServiceConnection, TransportNeeds, Work, DEMO_ACCOUNTS,
+    Retry, ServiceConnection, TransportNeeds, Work, DEMO_ACCOUNTS,
 };
 use kluis_core::{
     BackupRequest, CallbackTransport, Destination, DownloadOptions, Engine, Error, History,
@@ -109,6 +109,9 @@ pub struct DesktopApp {
     dialogs: std::sync::RwLock<Arc<dyn Dialogs>>,
     /// How long a backup waits for the service's callback.
     pub callback_timeout: Duration,
+    /// How unattended backups (plans, Backup all) are tried again after a passing failure
+    /// before their klant counts as failed; a backup someone started is tried once.
+    pub retry: Retry,
     /// webhook.site's address (tests; the demo uses its simulator's stand-in).
     pub webhook_site: String,
     /// The plans' scheduler, until [`DesktopApp::run_plans`] takes it.
@@ -184,6 +187,7 @@ impl DesktopApp {
             dialogs: std::sync::RwLock::new(Arc::new(NoDialogs)),
             login_start: std::sync::RwLock::new(Arc::new(NoLoginStart)),
             callback_timeout: Duration::from_secs(30 * 60),
+            retry: Retry::from_env(),
             webhook_site: kluis_core::engine::default_webhook_site(),
         })
     }

@@ -213,7 +213,14 @@ impl DesktopApp {
             monitor: kluis_profiles::Monitor::of(&profile, self.env_ca_pem.as_deref()),
             tell_failure: Some(self.failure_teller(profile.name.clone())),
         };
-        self.run_job(Work::New(request), id, connection, transport, follow);
+        self.run_job(
+            Work::New(request),
+            self.retry,
+            id,
+            connection,
+            transport,
+            follow,
+        );
         Ok(Some(job_id))
     }
 

@@ -120,3 +120,18 @@ pub async fn close_while_a_backup_waits(
     first.shutdown().await;
     (profile.id, job)
 }
+
+/// Hands each alert to the test as it is notified.
+pub struct Told(pub mpsc::UnboundedSender<kluis_profiles::Alert>);
+
+impl kluis_profiles::Notifier for Told {
+    fn notify<'a>(
+        &'a self,
+        alert: &'a kluis_profiles::Alert,
+    ) -> std::pin::Pin<
+        Box<dyn std::future::Future<Output = kluis_profiles::ProfileResult<()>> + Send + 'a>,
+    > {
+        let _ = self.0.send(alert.clone());
+        Box::pin(async { Ok(()) })
+    }
+}
