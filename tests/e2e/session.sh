@@ -11,8 +11,10 @@ pids=()
 cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; }
 trap cleanup EXIT
 
-# A slow callback, so the app can be closed while a backup waits for it.
-"$root/target/release/kluis-sim" --ca-out "$work/sim-ca.pem" --callback-delay-ms 5000 >"$work/sim.env" 2>"$work/sim.log" &
+# A slow callback, so the app can be closed while a backup waits for it. It also stands in for
+# the desktop's notification service on this session's bus, writing down what the app shows.
+export KLUIS_E2E_NOTIFICATIONS="$work/notifications.jsonl"
+"$root/target/release/kluis-sim" --ca-out "$work/sim-ca.pem" --callback-delay-ms 5000 --notifications-out "$KLUIS_E2E_NOTIFICATIONS" >"$work/sim.env" 2>"$work/sim.log" &
 pids+=($!)
 for _ in $(seq 100); do grep -q '^ready' "$work/sim.env" 2>/dev/null && break; sleep 0.1; done
 export KLUIS_E2E_SIM_URL=$(grep '^base_url=' "$work/sim.env" | cut -d= -f2-)

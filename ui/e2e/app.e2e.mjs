@@ -106,8 +106,7 @@ after(async () => {
 test("demo mode opens on the dashboard of its klanten, signs in to one and shows the environment", async () => {
   await waitText("demo-badge", "Demo");
   // More than one klant: the dashboard is the first screen, a row per klant.
-  await waitText("dash-demo", "never");
-  await waitText("dash-demo-restricted", "never");
+  for (const klant of ["demo", "demo-restricted", "demo-jansen", "demo-de-vries"]) await waitText(`dash-${klant}`, "never");
   await shot("00-dashboard");
   await (await $t("profile-demo")).click();
   await waitText("session", "demo");
@@ -354,11 +353,20 @@ test("Backup all: every klant, each into its own folder; klanten that fail say w
   await waitText("backup-failed", "No connection");
   await shot("22-backup-all-done");
 
-  // The dashboard: Demo saved today, the refused klant red with its reason, and "needs
-  // attention" leaves only those that failed.
+  // The dashboard: the demo's office klanten saved today (green), the refused klant red with
+  // its reason, and "needs attention" leaves only those that failed.
   await (await $t("overview")).click();
-  await waitText("dash-demo", "Saved");
+  for (const klant of ["demo", "demo-jansen", "demo-de-vries"]) await waitText(`dash-${klant}`, "Saved");
+  assert.equal(await browser.execute(() => document.querySelectorAll('[data-test="dash-demo-jansen"] .status.ok').length), 1, "shown green");
   await waitText("dash-demo-restricted", "Not allowed");
+  assert.equal(await browser.execute(() => document.querySelectorAll('[data-test="dash-demo-restricted"] .status.failed').length), 1, "shown red");
+  // And the failures were told on the desktop, in one notification (the session's notification
+  // service is kluis-sim's stand-in, which writes down what it is shown).
+  const told = () => (existsSync(env("KLUIS_E2E_NOTIFICATIONS")) ? readFileSync(env("KLUIS_E2E_NOTIFICATIONS"), "utf8") : "");
+  await browser.waitUntil(async () => told().includes("Demo (key without backups)"), { timeout: 30000, timeoutMsg: `no notification named the refused klant: ${told()}` });
+  const notification = told().split("\n").filter(Boolean).map((line) => JSON.parse(line)).find((n) => `${n.summary} ${n.body}`.includes("Demo (key without backups)"));
+  assert.equal(notification.app, "Kluis");
+  assert.match(notification.summary, /failed/);
   const demoStrip = await browser.execute(() => document.querySelector('[data-test="dash-demo"] .strip')?.getAttribute("aria-label"));
   assert.match(demoStrip, /[1-9]\d* saved/, "today is marked saved in Demo's strip");
   await shot("23-dashboard-after-backup-all");

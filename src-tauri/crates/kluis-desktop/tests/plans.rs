@@ -181,7 +181,8 @@ async fn the_file_name_template_names_unattended_backups() {
 
 /// Backup all: every klant, one at a time here (the limit set to 1): the second starts only
 /// after the first has ended; the klant whose key may not make backups fails with its reason
-/// and the other is saved in its own folder all the same; the dashboard shows both outcomes.
+/// and the others are saved in their own folders all the same; the dashboard shows both
+/// outcomes.
 #[tokio::test(flavor = "multi_thread")]
 async fn backup_all_runs_every_klant_within_the_limit_and_one_failure_stops_none() {
     let dir = tempfile::tempdir().unwrap();
@@ -190,11 +191,16 @@ async fn backup_all_runs_every_klant_within_the_limit_and_one_failure_stops_none
     app.start_demo().await.unwrap();
     let (tx, mut rx) = mpsc::unbounded_channel::<PlannedEvent>();
     app.watch_planned(Arc::new(move |e| drop(tx.send(e))));
-    assert_eq!(app.backup_all().await.unwrap(), 2, "both klanten started");
+    let klanten = kluis_core::engine::DEMO_ACCOUNTS.len();
+    assert_eq!(
+        app.backup_all().await.unwrap(),
+        klanten,
+        "every klant started"
+    );
     let mut events = Vec::new();
     let mut ended = 0;
-    while ended < 2 {
-        let event = rx.recv().await.expect("events of both");
+    while ended < klanten {
+        let event = rx.recv().await.expect("events of every klant");
         if matches!(
             event.event,
             AppJobEvent::Saved { .. } | AppJobEvent::Failed { .. }
@@ -227,10 +233,17 @@ async fn backup_all_runs_every_klant_within_the_limit_and_one_failure_stops_none
     assert!(
         matches!(outcome("demo-restricted"), AppJobEvent::Failed { code, .. } if code == "permission_denied")
     );
-    let AppJobEvent::Saved { path, .. } = outcome("demo") else {
-        panic!("{events:?}")
+    let saved_path = |id: &str| match outcome(id) {
+        AppJobEvent::Saved { path, .. } => path,
+        other => panic!("{id}: {other:?}"),
     };
+    let path = saved_path("demo");
     assert!(path.contains("/Demo/"), "{path}");
+    let jansen = saved_path("demo-jansen");
+    assert!(
+        jansen.contains("/Bakkerij Jansen/Bakkerij Jansen "),
+        "{jansen}"
+    );
 
     // The dashboard shows each klant's outcome: the saved one with its size and today saved,
     // the refused one with its reason and today failed.
@@ -465,7 +478,8 @@ async fn a_failed_unattended_backup_is_notified_with_its_reason() {
         std::time::Duration::from_millis(300),
     );
     app.start_demo().await.unwrap();
-    assert_eq!(app.backup_all().await.unwrap(), 2);
+    let klanten = kluis_core::engine::DEMO_ACCOUNTS.len();
+    assert_eq!(app.backup_all().await.unwrap(), klanten);
     let alert = told.recv().await.expect("the failure is told");
     assert_eq!(alert.title, "Backup of Demo (key without backups) failed");
     assert!(alert.body.contains("does not allow"), "{}", alert.body);

@@ -21,6 +21,8 @@
 //!   recording the pings it hears ([`Sim::monitor_url`], [`Sim::pings`]).
 //! - [`smtp`]: a stand-in for an office's mail server on loopback (STARTTLS, a login), which
 //!   records the mails Kluis sends; apart from the service, started on its own.
+//! - `notifications` (Linux): a stand-in for the desktop's notification service on the D-Bus
+//!   session bus, recording what Kluis shows; apart from the service, started on its own.
 //! - [`Sim`] (this file) starts both HTTPS listeners with a fresh CA from kluis-https and hands
 //!   tests the CA PEM, the switches and counters.
 //!
@@ -35,6 +37,8 @@ pub mod config;
 mod error_body;
 pub mod files;
 pub mod monitor;
+#[cfg(target_os = "linux")]
+pub mod notifications;
 pub mod openapi;
 pub mod payload;
 pub mod proxy;

@@ -36,6 +36,10 @@ struct Args {
     /// Serve downloads at this many bytes per second (a slow file host).
     #[arg(long)]
     download_bytes_per_sec: Option<u64>,
+    /// Also stand in for the desktop's notification service on the D-Bus session bus (Linux),
+    /// appending each notification shown to this file as a JSON line `{app, summary, body}`.
+    #[arg(long)]
+    notifications_out: Option<PathBuf>,
 }
 
 #[tokio::main]
@@ -51,6 +55,10 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     config.faults.send_digest = !args.no_digest;
     config.faults.download_rate = args.download_bytes_per_sec;
     let sim = Sim::start_on(config, args.listen, args.files_listen).await?;
+    let _notifications = match &args.notifications_out {
+        Some(path) => Some(record_notifications(path.clone()).await?),
+        None => None,
+    };
     std::fs::write(&args.ca_out, sim.ca_pem())?;
     // One `key=value` a line, so scripts can read it; these are demo credentials, not secrets.
     println!("base_url={}", sim.base_url());
@@ -64,4 +72,33 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     println!("ready");
     tokio::signal::ctrl_c().await?;
     Ok(())
+}
+
+/// Serves the stand-in notification service until the returned connection is dropped, each
+/// notification appended to `path` as it arrives.
+#[cfg(target_os = "linux")]
+async fn record_notifications(
+    path: PathBuf,
+) -> Result<zbus::Connection, Box<dyn std::error::Error>> {
+    use std::io::Write;
+    let (tx, mut heard) = tokio::sync::mpsc::unbounded_channel();
+    let bus = kluis_sim::notifications::serve(tx).await?;
+    let mut file = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(&path)?;
+    tokio::spawn(async move {
+        while let Some(notification) = heard.recv().await {
+            let line = serde_json::to_string(&notification).expect("serialises");
+            if writeln!(file, "{line}").is_err() {
+                tracing::warn!("a notification could not be recorded");
+            }
+        }
+    });
+    Ok(bus)
+}
+
+#[cfg(not(target_os = "linux"))]
+async fn record_notifications(_path: PathBuf) -> Result<(), Box<dyn std::error::Error>> {
+    Err("--notifications-out stands in for a D-Bus service: Linux only".into())
 }

@@ -10,25 +10,42 @@ use crate::config::ServiceConfig;
 use crate::error::{Error, Result};
 use crate::secret::Secret;
 
-/// A demo account: the profile it becomes in the app, and its api key.
+/// A demo account: the profile it becomes in the app, its api key and its klant's user name.
 #[derive(Debug, Clone, Copy)]
 pub struct DemoAccount {
     pub id: &'static str,
     pub name: &'static str,
     api_key: uuid::Uuid,
+    username: &'static str,
 }
 
-/// The full demo key, and one whose key may not use `/backup/owner`.
-pub const DEMO_ACCOUNTS: [DemoAccount; 2] = [
+/// The demo's klanten: the full demo key; one whose key may not use `/backup/owner` (to show
+/// a refusal, and a klant that needs attention); and two more klanten of the same office, so
+/// that Backup all and the dashboard show an office rather than one klant.
+pub const DEMO_ACCOUNTS: [DemoAccount; 4] = [
     DemoAccount {
         id: "demo",
         name: "Demo",
         api_key: sim::DEMO_API_KEY,
+        username: sim::DEMO_USERNAME,
     },
     DemoAccount {
         id: "demo-restricted",
         name: "Demo (key without backups)",
         api_key: sim::RESTRICTED_API_KEY,
+        username: sim::DEMO_USERNAME,
+    },
+    DemoAccount {
+        id: "demo-jansen",
+        name: "Bakkerij Jansen",
+        api_key: sim::DEMO_API_KEY,
+        username: "jansen",
+    },
+    DemoAccount {
+        id: "demo-de-vries",
+        name: "Fietsen De Vries",
+        api_key: sim::DEMO_API_KEY,
+        username: "devries",
     },
 ];
 
@@ -38,7 +55,7 @@ impl DemoAccount {
     }
 
     pub fn username(&self) -> &'static str {
-        sim::DEMO_USERNAME
+        self.username
     }
 
     pub fn password(&self) -> Secret {
@@ -64,6 +81,16 @@ impl Demo {
             payload_size: payload_bytes,
             ..SimConfig::default()
         };
+        // The klanten besides the simulator's own two (same key and password, their own user).
+        for account in DEMO_ACCOUNTS
+            .iter()
+            .filter(|a| a.username != sim::DEMO_USERNAME)
+        {
+            config.accounts.push(sim::Account {
+                username: account.username.into(),
+                ..sim::Account::demo()
+            });
+        }
         if paced {
             config.faults.callback_delay = Duration::from_millis(1500);
             config.faults.download_rate = Some(24 * 1024 * 1024);
@@ -99,5 +126,23 @@ impl Demo {
         )?;
         config.extra_ca_pem = Some(self.ca_pem().to_string());
         Ok(config)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every demo klant signs in to the demo service with its own user; each sees its own
+    /// environment.
+    #[tokio::test]
+    async fn every_demo_klant_signs_in() {
+        let demo = Demo::start(1024, false).await.unwrap();
+        for account in DEMO_ACCOUNTS {
+            let client = crate::ServiceClient::new(demo.config(&account).unwrap()).unwrap();
+            let session = crate::Session::new(client);
+            let environment = session.environment().await;
+            assert!(environment.is_ok(), "{}: {environment:?}", account.name);
+        }
     }
 }
