@@ -807,3 +807,42 @@ async fn failures_and_the_daily_report_are_mailed() {
     );
     assert_eq!(sink.seen().mails.len(), 3, "one report a day");
 }
+
+/// `backup --all`'s failure is shown on the desktop — through the session's notification
+/// service (kluis-sim's stand-in on a private D-Bus session): one notification, naming the
+/// klant and its reason, and none for the klant that was saved.
+#[tokio::test]
+#[ignore = "needs a private D-Bus session: run under dbus-run-session (tests/run-all.sh)"]
+async fn a_batch_failure_is_shown_on_the_desktop() {
+    let (tx, mut shown) = tokio::sync::mpsc::unbounded_channel();
+    let _bus = kluis_sim::notifications::serve(tx)
+        .await
+        .expect("a session bus (run under dbus-run-session)");
+    let env = office().await;
+    let key = kluis_sim::config::DEMO_API_KEY.to_string();
+    env.add("Bakker", "bakker", &key, KLANT_PASSWORD).await;
+    env.add_refused_klant("De Vries").await;
+    // (The tests' `kluis` starts with an empty environment: it is given this session's bus.)
+    let bus = std::env::var("DBUS_SESSION_BUS_ADDRESS").expect("a session bus");
+    let out = env.out();
+    let args = [
+        "backup",
+        "--all",
+        "--retries",
+        "0",
+        "--out",
+        out.to_str().unwrap(),
+    ];
+    let output = env
+        .saved(&args, &[("DBUS_SESSION_BUS_ADDRESS", &bus)])
+        .await;
+    assert_eq!(output.status.code(), Some(4), "{}", stderr(&output));
+    // The CLI's call returns only once the service has taken the notification.
+    let notification = shown
+        .try_recv()
+        .unwrap_or_else(|_| panic!("not shown: {}", stderr(&output)));
+    assert_eq!(notification.app, "Kluis");
+    assert_eq!(notification.summary, "Backup of De Vries failed");
+    assert!(notification.body.contains("not allow"), "{notification:?}");
+    assert!(shown.try_recv().is_err(), "one notification only");
+}
