@@ -361,9 +361,10 @@ test("Backup all: every klant, each into its own folder; klanten that fail say w
   await waitText("dash-demo-restricted", "Not allowed");
   assert.equal(await browser.execute(() => document.querySelectorAll('[data-test="dash-demo-restricted"] .status.failed').length), 1, "shown red");
   // And the failures were told on the desktop, in one notification (the session's notification
-  // service is kluis-sim's stand-in, which writes down what it is shown).
+  // service is kluis-sim's stand-in, which writes down what it is shown), once the 30 s in
+  // which failures are gathered into one summary have passed.
   const told = () => (existsSync(env("KLUIS_E2E_NOTIFICATIONS")) ? readFileSync(env("KLUIS_E2E_NOTIFICATIONS"), "utf8") : "");
-  await browser.waitUntil(async () => told().includes("Demo (key without backups)"), { timeout: 30000, timeoutMsg: `no notification named the refused klant: ${told()}` });
+  await browser.waitUntil(async () => told().includes("Demo (key without backups)"), { timeout: 60000, timeoutMsg: `no notification named the refused klant: ${told()}` });
   const notification = told().split("\n").filter(Boolean).map((line) => JSON.parse(line)).find((n) => `${n.summary} ${n.body}`.includes("Demo (key without backups)"));
   assert.equal(notification.app, "Kluis");
   assert.match(notification.summary, /failed/);
