@@ -188,7 +188,7 @@ async fn backup_profile(
     let outcome =
         (crate::stop::backup(&unattended.engine, id, &cancel, job).await).map(|(_, saved)| saved);
     unattended
-        .tell_monitor(&profile, kluis_profiles::Ran::of(&outcome))
+        .tell_monitor(&profile, kluis_profiles::Ran::of(outcome.as_ref()))
         .await;
     report(id, &outcome?, args.json);
     Ok(())

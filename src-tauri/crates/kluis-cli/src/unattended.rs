@@ -228,10 +228,7 @@ impl Unattended {
         drop(turn);
         // The klant's outcome after its tries, not each try: a monitor that flips to "down"
         // for a failure that the next try mends would cry wolf.
-        let ran = match &outcome {
-            Ok((_, saved)) => Some(Ran::saved(saved)),
-            Err(e) => Ran::failed(e),
-        };
+        let ran = Ran::of(outcome.as_ref().map(|(_, saved)| saved));
         self.tell_monitor(profile, ran).await;
         match outcome {
             Ok((id, saved)) => Outcome::Saved(id, saved),

@@ -306,22 +306,21 @@ pub async fn save(
     password: Option<Secret>,
 ) -> ProfileResult<()> {
     let mut mail = mail.checked()?;
-    let saved_before = (profiles.settings().mail).is_some_and(|m| m.password_saved);
+    let password_given = password.is_some();
     if let Some(password) = password {
         off_thread(secrets, move |s| {
             s.set(APP, SecretKind::MailPassword, &password)
         })
         .await?;
-        mail.password_saved = true;
-    } else {
-        mail.password_saved = saved_before;
-    }
-    if !mail.username.is_empty() && !mail.password_saved {
-        return Err(invalid(
-            "Enter the mail server's password, or leave the user name empty for a server without a login.",
-        ));
     }
     profiles.update_settings(|settings| {
+        let saved_before = (settings.mail.as_ref()).is_some_and(|m| m.password_saved);
+        mail.password_saved = password_given || saved_before;
+        if !mail.username.is_empty() && !mail.password_saved {
+            return Err(invalid(
+                "Enter the mail server's password, or leave the user name empty for a server without a login.",
+            ));
+        }
         settings.mail = Some(mail);
         Ok(())
     })?;

@@ -34,7 +34,7 @@ pub enum Ran {
 impl Ran {
     /// What a backup's outcome reports; nothing for one the user cancelled or that was
     /// stopped to be finished later (neither says anything about the klant's backups).
-    pub fn of(outcome: &Result<Saved>) -> Option<Ran> {
+    pub fn of(outcome: std::result::Result<&Saved, &Error>) -> Option<Ran> {
         match outcome {
             Ok(saved) => Some(Ran::saved(saved)),
             Err(e) => Ran::failed(e),
@@ -196,7 +196,7 @@ mod tests {
         ] {
             assert!(check_ping_url(bad).is_err(), "{bad}");
         }
-        let failed = Ran::of(&Err(Error::Config("x".into()))).unwrap();
+        let failed = Ran::of(Err(&Error::Config("x".into()))).unwrap();
         assert_eq!(
             target("https://hc-ping.com/abc/", &failed)
                 .unwrap()
@@ -210,7 +210,7 @@ mod tests {
             "https://hc-ping.com/abc"
         );
         assert!(
-            Ran::of(&Err(Error::Cancelled)).is_none(),
+            Ran::of(Err(&Error::Cancelled)).is_none(),
             "a cancel is no news"
         );
     }

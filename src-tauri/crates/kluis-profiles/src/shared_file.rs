@@ -94,20 +94,29 @@ impl<T: Serialize + DeserializeOwned + Default + Clone> SharedJson<T> {
     /// lock. When `change` fails, nothing is written and the error is returned.
     pub fn change<R>(&self, change: impl FnOnce(&mut T) -> ProfileResult<R>) -> ProfileResult<R> {
         let mut copy = self.copy.lock().unwrap();
-        let Some(path) = &self.path else {
-            return change(&mut copy.value);
+        let _lock = match &self.path {
+            Some(path) => {
+                let dir = path.parent().unwrap_or(Path::new("."));
+                kluis_https::private::create_dir_all(dir)
+                    .map_err(|e| io_error("write", path, e))?;
+                let lock = lock(path)?;
+                refresh(path, &mut copy)?;
+                Some(lock)
+            }
+            None => None,
         };
-        let dir = path.parent().unwrap_or(Path::new("."));
-        kluis_https::private::create_dir_all(dir).map_err(|e| io_error("write", path, e))?;
-        let _lock = lock(path)?;
-        refresh(path, &mut copy)?;
+        // Changed on a copy, so a change that fails half-way leaves nothing behind (in
+        // memory too).
         let mut value = copy.value.clone();
         let answer = change(&mut value)?;
-        let bytes = serde_json::to_vec_pretty(&value).expect("settings serialise");
-        kluis_https::private::write_atomic(path, &bytes).map_err(|e| io_error("write", path, e))?;
-        copy.seen = Some(Stamp::of(
-            &std::fs::metadata(path).map_err(|e| io_error("write", path, e))?,
-        ));
+        if let Some(path) = &self.path {
+            let bytes = serde_json::to_vec_pretty(&value).expect("settings serialise");
+            kluis_https::private::write_atomic(path, &bytes)
+                .map_err(|e| io_error("write", path, e))?;
+            copy.seen = Some(Stamp::of(
+                &std::fs::metadata(path).map_err(|e| io_error("write", path, e))?,
+            ));
+        }
         copy.value = value;
         Ok(answer)
     }

@@ -603,6 +603,19 @@ mod tests {
         assert_eq!(store.settings().unattended_at_once, DEFAULT_AT_ONCE);
     }
 
+    /// In memory too (the demo's and the tests' store), a change that fails half-way leaves
+    /// the settings as they were.
+    #[test]
+    fn a_failed_change_leaves_memory_as_it_was() {
+        let store = ProfileStore::in_memory();
+        let refused = store.update_settings(|s| {
+            s.unattended_at_once = 99;
+            Err(ProfileError::NotFound("refused".into()))
+        });
+        assert!(refused.is_err());
+        assert_eq!(store.settings().unattended_at_once, DEFAULT_AT_ONCE);
+    }
+
     /// A file another program spoilt while the app runs is kept aside; the app goes on with
     /// what it last read, and its next change writes that back whole.
     #[test]

@@ -97,7 +97,8 @@ impl DesktopApp {
             if let Some(tell) = tell_failure {
                 tell(&outcome);
             }
-            if let (Some(monitor), Some(ran)) = (monitor, kluis_profiles::Ran::of(&outcome)) {
+            if let (Some(monitor), Some(ran)) = (monitor, kluis_profiles::Ran::of(outcome.as_ref()))
+            {
                 // On its own task: a slow monitor never holds up the job's end.
                 tokio::spawn(async move {
                     if let Err(e) = monitor.ping(&ran).await {
