@@ -43,7 +43,24 @@ fn exit_code(error: &Error) -> i32 {
     }
 }
 
+/// glibc hands freed memory at the heap's top back to the system past a threshold that it
+/// moves as it goes, and a download allocates and frees buffers of a few hundred KiB all the
+/// time (the HTTP stack's reads, the writer's batches). Measured over a 200-klant batch: a
+/// tenth of the CLI's CPU went to page faults on memory it had just handed back. Fixed
+/// thresholds keep freed memory for reuse instead; the peak RSS, which is what the batch holds
+/// at once, stays the same (42 MiB over 200 × 20 MiB, 2 at a time).
+#[cfg(all(target_os = "linux", target_env = "gnu"))]
+fn keep_freed_memory() {
+    // SAFETY: mallopt only sets allocator parameters; called before any other thread exists.
+    unsafe {
+        libc::mallopt(libc::M_MMAP_THRESHOLD, 4 << 20);
+        libc::mallopt(libc::M_TRIM_THRESHOLD, 64 << 20);
+    }
+}
+
 fn main() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    keep_freed_memory();
     let cli = settings::Cli::parse();
     kluis_https::logging::init("warn");
     // One async thread: a backup is one stream of work, and the download's writer thread takes

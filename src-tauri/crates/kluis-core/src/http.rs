@@ -42,7 +42,6 @@ pub fn client_trusting(
     timeouts: &crate::config::Timeouts,
     rule: RedirectRule,
 ) -> Result<reqwest::Client> {
-    kluis_https::install_crypto_provider();
     let policy = Policy::custom(move |attempt: Attempt| {
         if attempt.previous().len() >= MAX_REDIRECTS {
             return attempt.error("too many redirects");
@@ -59,7 +58,11 @@ pub fn client_trusting(
         attempt.follow()
     });
     let mut builder = reqwest::Client::builder()
-        .use_rustls_tls()
+        .use_preconfigured_tls(
+            crate::tls_trust::client_config(extra_ca_pem)?
+                .as_ref()
+                .clone(),
+        )
         .https_only(!allow_http)
         .user_agent(concat!("kluis/", env!("CARGO_PKG_VERSION")))
         .connect_timeout(timeouts.connect)
@@ -70,19 +73,6 @@ pub fn client_trusting(
         // the whole request line — `/authenticate`'s query carries the password — would go to
         // the proxy in clear text; loopback needs no proxy.
         builder = builder.no_proxy();
-    }
-    if let Some(pem) = extra_ca_pem {
-        let certs = reqwest::Certificate::from_pem_bundle(pem.as_bytes()).map_err(|_| {
-            Error::Config("The extra CA certificate file is not valid PEM. Point --ca-cert / KLUIS_CA_CERT at a PEM certificate.".into())
-        })?;
-        if certs.is_empty() {
-            return Err(Error::Config(
-                "The extra CA certificate file holds no certificate.".into(),
-            ));
-        }
-        for cert in certs {
-            builder = builder.add_root_certificate(cert);
-        }
     }
     builder.build().map_err(|e| {
         Error::Config(format!(

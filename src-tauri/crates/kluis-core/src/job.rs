@@ -314,7 +314,7 @@ impl BackupJob<'_> {
         let destination = journal.destination.clone();
         let mut checkpoint = |partial: &crate::download::PartialDownload| {
             journal.download = Some(partial.clone());
-            if let Err(e) = history.write_journal(id, journal) {
+            if let Err(e) = history.checkpoint_journal(id, journal) {
                 tracing::warn!(
                     code = e.code().as_str(),
                     "the download could not be journalled"

@@ -18,7 +18,7 @@ use crate::callback::Reattach;
 use crate::claims::Claim;
 use crate::download::{Destination, PartialDownload};
 use crate::error::{Error, Result};
-use crate::history::{db_error, entry_from_row, job_columns, History, HistoryEntry};
+use crate::history::{db_error, entry_from_row, job_columns, Durability, History, HistoryEntry};
 use crate::stage::Stage;
 
 /// The program that started a job, and so the one that finishes it after a restart: `kluis
@@ -97,18 +97,28 @@ impl History {
         self.claims.forget(id)
     }
 
-    /// Writes (or rewrites) job `id`'s journal.
+    /// Writes (or rewrites) job `id`'s journal, durably: a restart resumes from it, and must
+    /// find it so as not to ask the service twice.
     pub fn write_journal(&self, id: Uuid, journal: &Journal) -> Result<()> {
+        self.put_journal(id, journal, Durability::Durable)
+    }
+
+    /// Rewrites job `id`'s journal with where its download stands, as a light write: the part
+    /// file's bytes are not synced either until the download ends, so a power cut costs the
+    /// download's restart whichever way this went.
+    pub fn checkpoint_journal(&self, id: Uuid, journal: &Journal) -> Result<()> {
+        self.put_journal(id, journal, Durability::Light)
+    }
+
+    fn put_journal(&self, id: Uuid, journal: &Journal, durability: Durability) -> Result<()> {
         let body = serde_json::to_string(journal).expect("the journal serialises");
-        self.conn
-            .lock()
-            .unwrap()
-            .execute(
+        self.write(durability, |tx| {
+            tx.execute(
                 "INSERT INTO journal (job_id, body) VALUES (?1, ?2)
                  ON CONFLICT (job_id) DO UPDATE SET body = excluded.body",
                 params![id.to_string(), body],
             )
-            .map_err(db_error)?;
+        })?;
         Ok(())
     }
 

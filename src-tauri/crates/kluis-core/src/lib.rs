@@ -58,6 +58,7 @@ pub mod secret;
 pub mod session;
 mod stable_name;
 pub mod stage;
+mod tls_trust;
 pub mod trust;
 
 pub use callback::{CallbackId, CallbackTransport, ListenerTransport};
