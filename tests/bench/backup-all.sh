@@ -39,21 +39,12 @@ pids=()
 cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; rm -rf "$work" "$shm"; }
 trap cleanup EXIT
 
-"$bin/kluis-sim" --payload-size $((mib * 1024 * 1024)) --callback-delay-ms 0 --ca-out "$work/sim.pem" >"$work/sim.env" 2>"$work/sim.log" &
-pids+=($!)
-for _ in $(seq 100); do grep -q '^ready' "$work/sim.env" 2>/dev/null && break; sleep 0.1; done
-grep -q '^ready' "$work/sim.env" || { echo "kluis-sim did not start" >&2; cat "$work/sim.log" >&2; exit 1; }
-value() { grep "^$1=" "$work/sim.env" | cut -d= -f2-; }
-
+source "$PWD/tests/bench/office.sh"
+start_sim "$mib"
 export KLUIS_PROFILES_FILE=$work/profiles.json KLUIS_SECRETS_DIR=$work/secrets
 export KLUIS_HISTORY_DB=$work/history.sqlite3 KLUIS_CA_CERT=$work/sim.pem
-export KLUIS_BASE_URL; KLUIS_BASE_URL=$(value base_url)
-export KLUIS_USERNAME; KLUIS_USERNAME=$(value username)
 mkdir -m 700 "$work/secrets"
-echo "adding $klanten profiles" >&2
-for i in $(seq -w 1 "$klanten"); do
-  printf '%s\n%s\n' "$(value api_key)" "$(value password)" | "$bin/kluis" profiles add "Klant $i" --stdin >/dev/null 2>&1
-done
+add_klanten "$klanten"
 file_url=$(value file_url)
 
 # timed OUTFILE CMD...: runs CMD after a sync into an empty folder $dl; appends "seconds max_rss_kib".

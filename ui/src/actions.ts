@@ -4,6 +4,7 @@ import { batch, type Signal } from "@preact/signals";
 import { api, asError, type UiError } from "./api";
 import { isRunning, reduce } from "./backup-state";
 import type { AppJobEvent, CallbackChoice, ProfileView, Schedule } from "./bindings";
+import { coalesced, gathered } from "./coalesce";
 import type { Key } from "./i18n";
 import { findJob, mailInputOf, state, updateJob, withEntry, type CallbackDraft, type EnvironmentView, type Job, type PlanDraft, type ProfileDraft } from "./state";
 
@@ -291,11 +292,18 @@ function followJob(key: string, profileId: string, event: AppJobEvent): void {
 }
 
 /** After a job of `profileId`: the history, the dashboard, and what its answers taught about
- * its api key. */
+ * its api key. The history and the dashboard each read many klanten: after a burst of ends (a
+ * Backup all) they are read once for all of them, at most once a second. */
 async function refreshAfterJob(profileId: string): Promise<void> {
-  await Promise.all([refreshHistory(), refreshDashboard()]);
+  await Promise.all([historySoon(), dashboardSoon()]);
   await refreshPermissions(profileId);
 }
+const historySoon = coalesced(() => refreshHistory().catch(() => undefined), 1000);
+const dashboardSoon = coalesced(refreshDashboard, 1000);
+const profilesSoon = coalesced(() => refreshProfiles().catch(() => undefined), 1000);
+/** Events of backups that run unattended (plans, Backup all), applied together (see
+ * `gathered`). */
+const unattendedEvent = gathered(batch);
 
 /** What `profileId`'s api key allows, as learnt so far (an accepted backup says "allowed"). */
 async function refreshPermissions(profileId: string): Promise<void> {
@@ -565,17 +573,19 @@ export function testNotification(): Promise<void> {
 /** Follows the backups plans start: each shows under its klant like one started here. */
 export async function watchPlanned(): Promise<void> {
   await api
-    .watchPlanned((e) => {
-      if (state.queued.value.has(e.profile_id)) {
-        const queued = new Set(state.queued.value);
-        queued.delete(e.profile_id);
-        state.queued.value = queued;
-      }
-      if (!findJob(e.job_id)) addJob({ key: e.job_id, jobId: e.job_id, profileId: e.profile_id, resumed: false, view: { phase: "requested" } });
-      followJob(e.job_id, e.profile_id, e.event);
-      // Its klant's next planned backup has moved on.
-      if (e.event.kind === "saved" || e.event.kind === "failed") void refreshProfiles();
-    })
+    .watchPlanned((e) =>
+      unattendedEvent(() => {
+        if (state.queued.value.has(e.profile_id)) {
+          const queued = new Set(state.queued.value);
+          queued.delete(e.profile_id);
+          state.queued.value = queued;
+        }
+        if (!findJob(e.job_id)) addJob({ key: e.job_id, jobId: e.job_id, profileId: e.profile_id, resumed: false, view: { phase: "requested" } });
+        followJob(e.job_id, e.profile_id, e.event);
+        // Its klant's next planned backup has moved on.
+        if (e.event.kind === "saved" || e.event.kind === "failed") void profilesSoon();
+      }),
+    )
     .catch(() => undefined);
 }
 

@@ -2,6 +2,7 @@
 import { clearMocks, mockIPC } from "@tauri-apps/api/mocks";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import type { AppJobEvent, HistoryEntry, KlantStatus, MailInput, Plan, PlannedEvent, ProfileView, ResumedEvent, Settings } from "./bindings";
+import { GATHER_MS } from "./coalesce";
 import { languages } from "./i18n";
 
 const demoProfile: ProfileView = { id: "demo", name: "Demo", base_url: "https://127.0.0.1:1/webservice_v2", username: "demo", openapi_url: null, demo: true, trusted_cas: [], plan: null, monitor: false, next_backup_ms: null };
@@ -168,7 +169,8 @@ async function startUi(): Promise<void> {
   await import("./main");
 }
 
-const settle = () => new Promise((r) => setTimeout(r, 10));
+/** Lets pending work finish: IPC answers, and job events gathered for `GATHER_MS`. */
+const settle = () => new Promise((r) => setTimeout(r, GATHER_MS + 10));
 const byTest = (name: string) => document.querySelector<HTMLElement>(`[data-test="${name}"]`);
 /** Clicks `name` and lets the UI update (Preact renders after the event, not inside it). */
 async function click(name: string): Promise<void> {

@@ -134,10 +134,23 @@ export const currentJob = computed(() => {
 export const selectedEnvironment = computed(() => (state.selected.value ? state.environments.value.get(state.selected.value) : undefined));
 export const selectedPermissions = computed(() => (state.selected.value ? state.permissions.value.get(state.selected.value) : undefined));
 
+/** A computed set of profile ids that stays the same object while its members do: a job's
+ * every stage and progress changes `state.jobs`, and the views that read only which klanten
+ * run (the profile list, the dashboard's rows) need not render again for it. */
+function idSet(ids: () => string[]) {
+  let last = new Set<string>();
+  return computed(() => {
+    const next = new Set(ids());
+    if (next.size === last.size && [...next].every((id) => last.has(id))) return last;
+    last = next;
+    return next;
+  });
+}
+
 /** Profile ids with a backup running (the profile list marks them). */
-export const runningProfiles = computed(() => new Set(state.jobs.value.filter((j) => isRunning(j.view)).map((j) => j.profileId)));
+export const runningProfiles = idSet(() => state.jobs.value.filter((j) => isRunning(j.view)).map((j) => j.profileId));
 /** Of those, the klanten whose backup failed for a passing reason and waits to try again. */
-export const retryingProfiles = computed(() => new Set(state.jobs.value.filter((j) => j.view.phase === "retrying").map((j) => j.profileId)));
+export const retryingProfiles = idSet(() => state.jobs.value.filter((j) => j.view.phase === "retrying").map((j) => j.profileId));
 
 /** `map` with `key` set to `value`, or removed when `value` is undefined. */
 export function withEntry<V>(map: ReadonlyMap<string, V>, key: string, value: V | undefined): ReadonlyMap<string, V> {

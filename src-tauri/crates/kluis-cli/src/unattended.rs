@@ -117,7 +117,9 @@ impl Unattended {
     }
 
     /// Backs up `profile` once, to `destination` (default: its folder under the root), as
-    /// job `id`; `cancel` ends it as cancelled.
+    /// job `id`; `cancel` ends it as cancelled. When it cannot even start (its secrets cannot
+    /// be read — a locked keyring — or its settings are wrong), that is recorded as job `id`
+    /// failed, so `status` and the app's dashboard say why the klant has no backup.
     pub async fn back_up_once(
         &self,
         profile: &Profile,
@@ -127,6 +129,45 @@ impl Unattended {
         cancel: Option<Arc<tokio::sync::Notify>>,
         retry: Retry,
     ) -> Result<(Uuid, Saved)> {
+        if self.stopping.load(Ordering::SeqCst) {
+            return Err(Error::Cancelled);
+        }
+        let (work, connection, transport) = match self.prepare(profile, destination, id).await {
+            Ok(prepared) => prepared,
+            Err(e) => {
+                self.record_unstarted(profile, id, &e);
+                return Err(e);
+            }
+        };
+        if self.stopping.load(Ordering::SeqCst) {
+            return Err(Error::Cancelled);
+        }
+        self.running.lock().unwrap().insert(id);
+        let handle = self.engine.start(Launch {
+            work,
+            connection,
+            transport,
+            events,
+            cancel,
+            retry,
+        });
+        let (last_try, outcome) = handle.finished_try().await;
+        self.running.lock().unwrap().remove(&id);
+        Ok((last_try, outcome?))
+    }
+
+    /// What `profile`'s backup as job `id` needs: its request, its service connection (with
+    /// its secrets) and its callback transport.
+    async fn prepare(
+        &self,
+        profile: &Profile,
+        destination: Option<Destination>,
+        id: Uuid,
+    ) -> Result<(
+        Work,
+        Arc<ServiceConnection>,
+        Arc<dyn kluis_core::CallbackTransport>,
+    )> {
         let missing = || {
             Error::Config(format!(
                 "The profile \"{}\" has no saved api key or password here. Add it again with `kluis profiles add`, or set KLUIS_SECRETS_DIR to where they are kept.",
@@ -168,27 +209,25 @@ impl Unattended {
             destination,
             callback_timeout: self.callback_timeout,
         };
-        if self.stopping.load(Ordering::SeqCst) {
-            return Err(Error::Cancelled);
+        let connection = ServiceConnection::open(
+            config,
+            DownloadOptions {
+                max_bytes: self.max_bytes,
+                ..DownloadOptions::default()
+            },
+        )?;
+        Ok((Work::New(request), Arc::new(connection), transport))
+    }
+
+    /// Records job `id` of `profile` as failed before it asked the service anything.
+    fn record_unstarted(&self, profile: &Profile, id: Uuid, error: &Error) {
+        let history = self.engine.history();
+        let recorded = history
+            .start(id, &profile.id, self.choice.name())
+            .and_then(|()| history.failed(id, kluis_core::stage::Stage::Requested, error));
+        if let Err(e) = recorded {
+            tracing::warn!(code = e.code().as_str(), "a failure could not be recorded");
         }
-        self.running.lock().unwrap().insert(id);
-        let handle = self.engine.start(Launch {
-            work: Work::New(request),
-            connection: Arc::new(ServiceConnection::open(
-                config,
-                DownloadOptions {
-                    max_bytes: self.max_bytes,
-                    ..DownloadOptions::default()
-                },
-            )?),
-            transport,
-            events,
-            cancel,
-            retry,
-        });
-        let (last_try, outcome) = handle.finished_try().await;
-        self.running.lock().unwrap().remove(&id);
-        Ok((last_try, outcome?))
     }
 
     /// One klant of a batch, under its turn: tried again after passing failures.

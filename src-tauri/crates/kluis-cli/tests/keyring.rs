@@ -13,21 +13,9 @@ use common::{assert_no_secrets_except, assert_succeeded, env};
 async fn saved_profiles_keep_their_secrets_in_the_keyring() {
     let env = env(|_| {}).await;
     let password = kluis_sim::config::DEMO_PASSWORD;
-    let bus = std::env::var("DBUS_SESSION_BUS_ADDRESS").expect("a D-Bus session");
     let profiles_file = env.dir.path().join("profiles.json");
     let run = |args: &[&str], service_settings: bool| {
-        let mut command = match service_settings {
-            true => env.command(args),
-            false => env.without_service(args),
-        };
-        command
-            .env("DBUS_SESSION_BUS_ADDRESS", &bus)
-            .env("KLUIS_PROFILES_FILE", &profiles_file);
-        async move {
-            tokio::task::spawn_blocking(move || command.output().unwrap())
-                .await
-                .unwrap()
-        }
+        env.on_session_bus(args, service_settings, &profiles_file)
     };
     let added = run(&["profiles", "add", "Keyring Klant"], true).await;
     assert_succeeded(&added);

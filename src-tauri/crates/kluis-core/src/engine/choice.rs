@@ -136,6 +136,17 @@ impl CallbackChoice {
         })
     }
 
+    /// The name its transport records in the history (as [`CallbackTransport::name`]).
+    pub fn name(&self) -> &'static str {
+        match self {
+            Self::Loopback => "loopback",
+            Self::Direct { .. } => "direct",
+            Self::Tunnel { .. } => "tunnel",
+            Self::Relay { .. } => "relay",
+            Self::WebhookSite => "webhook-site",
+        }
+    }
+
     /// Which built transport serves `profile`'s jobs (see [`super::Transports`]): listeners
     /// and tunnels belong to this computer (one per address, or two would compete for it);
     /// relay and webhook.site clients use the profile's TLS trust.

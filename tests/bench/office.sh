@@ -1,0 +1,29 @@
+# Sourced by the Backup-all benchmarks: an office of klanten on one local kluis-sim.
+# Expects $bin (the release binaries), $work (a scratch folder) and a pids array.
+#
+#   start_sim MIB      starts kluis-sim with MIB-MiB backups and an instant callback; its CA
+#                      in $work/sim.pem, its ready lines in $work/sim.env
+#   value NAME         one of those lines (base_url, api_key, username, password, file_url)
+#   add_klanten N      `kluis profiles add "Klant NNN"` N times for the simulator's account,
+#                      secrets on stdin (kept where kluis keeps them: KLUIS_SECRETS_DIR or the
+#                      keyring), into KLUIS_PROFILES_FILE
+
+start_sim() {
+  "$bin/kluis-sim" --payload-size $(($1 * 1024 * 1024)) --callback-delay-ms 0 --ca-out "$work/sim.pem" >"$work/sim.env" 2>"$work/sim.log" &
+  pids+=($!)
+  for _ in $(seq 100); do grep -q '^ready' "$work/sim.env" 2>/dev/null && return 0; sleep 0.1; done
+  echo "kluis-sim did not start" >&2; cat "$work/sim.log" >&2; exit 1
+}
+
+value() { grep "^$1=" "$work/sim.env" | cut -d= -f2-; }
+
+add_klanten() {
+  echo "adding $1 profiles" >&2
+  local i
+  for i in $(seq -w 1 "$1"); do
+    printf '%s\n%s\n' "$(value api_key)" "$(value password)" |
+      KLUIS_BASE_URL=$(value base_url) KLUIS_USERNAME=$(value username) KLUIS_CA_CERT=$work/sim.pem \
+        "$bin/kluis" profiles add "Klant $i" --stdin >/dev/null 2>"$work/add.log" ||
+      { cat "$work/add.log" >&2; exit 1; }
+  done
+}
