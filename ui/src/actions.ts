@@ -5,6 +5,7 @@ import { api, asError, type UiError } from "./api";
 import { isRunning, reduce } from "./backup-state";
 import type { AppJobEvent, CallbackChoice, ProfileView, Schedule } from "./bindings";
 import { coalesced, gathered } from "./coalesce";
+import { keepUnchanged } from "./dashboard";
 import type { Key } from "./i18n";
 import { findJob, mailInputOf, state, updateJob, withEntry, type CallbackDraft, type EnvironmentView, type Job, type PlanDraft, type ProfileDraft } from "./state";
 
@@ -70,7 +71,7 @@ export function showOverview(): Promise<void> {
 export async function refreshDashboard(): Promise<void> {
   if (!state.overview.value) return;
   try {
-    state.dashboard.value = await api.dashboard();
+    state.dashboard.value = keepUnchanged(state.dashboard.peek(), await api.dashboard());
   } catch (e) {
     showError(e, null);
   }

@@ -1,6 +1,6 @@
 import { beforeEach, describe, expect, it } from "vitest";
 import type { KlantStatus } from "./bindings";
-import { ago, arrange, daysSummary, nextSort } from "./dashboard";
+import { ago, arrange, daysSummary, keepUnchanged, nextSort } from "./dashboard";
 import { setLanguage } from "./i18n";
 
 const row = (id: string, change: Partial<KlantStatus> = {}): KlantStatus => ({
@@ -28,6 +28,15 @@ describe("dashboard", () => {
   it("filters to the klanten that are overdue or failed last", () => {
     const rows = [row("ok", { last_success_ms: 1 }), row("late", { overdue: true }), row("failed", { last_error: { at_ms: 1, code: "network", message: "" } })];
     expect(ids(arrange(rows, { key: "klant", ascending: true }, true, names))).toEqual(["failed", "late"]);
+  });
+
+  it("keeps a klant whose standing did not change as the same object when read anew", () => {
+    const before = [row("a", { last_success_ms: 1 }), row("b")];
+    const next = keepUnchanged(before, [row("a", { last_success_ms: 1 }), row("b", { last_success_ms: 2 }), row("c")]);
+    expect(next[0], "unchanged: its row need not render again").toBe(before[0]);
+    expect(next[1]).not.toBe(before[1]);
+    expect(next[1].last_success_ms, "changed: the new standing").toBe(2);
+    expect(ids(next)).toEqual(["a", "b", "c"]);
   });
 
   it("turns a column's order around on a second click", () => {

@@ -1,6 +1,7 @@
 // The dashboard's logic, apart from its view: which klanten need attention, how the rows sort,
 // and how a klant's age and days are said (in the UI's language).
 import type { DayMark, KlantStatus } from "./bindings";
+import { formatter } from "./format";
 import { locale, t } from "./i18n";
 
 export type SortKey = "klant" | "age" | "result" | "next" | "size";
@@ -20,8 +21,8 @@ function byNumber(a: number | null, b: number | null, ascending: boolean): numbe
   return ascending ? a - b : b - a;
 }
 
-const compare: Record<SortKey, (a: KlantStatus, b: KlantStatus, ascending: boolean, names: (k: KlantStatus) => string) => number> = {
-  klant: (a, b, asc, names) => (asc ? 1 : -1) * names(a).localeCompare(names(b), locale()),
+const compare: Record<SortKey, (a: KlantStatus, b: KlantStatus, ascending: boolean, byName: (a: KlantStatus, b: KlantStatus) => number) => number> = {
+  klant: (a, b, asc, byName) => (asc ? 1 : -1) * byName(a, b),
   // Ascending age: the oldest backup first (the one that worries most); never saved is oldest.
   age: (a, b, asc) => {
     const [x, y] = [a.last_success_ms ?? -Infinity, b.last_success_ms ?? -Infinity];
@@ -36,7 +37,12 @@ const compare: Record<SortKey, (a: KlantStatus, b: KlantStatus, ascending: boole
  * attention when `attentionOnly`. */
 export function arrange(rows: readonly KlantStatus[], sort: Sort, attentionOnly: boolean, names: (k: KlantStatus) => string): KlantStatus[] {
   const shown = attentionOnly ? rows.filter(needsAttention) : [...rows];
-  return shown.sort((a, b) => compare[sort.key](a, b, sort.ascending, names) || names(a).localeCompare(names(b), locale()));
+  // Each name looked up once and one collator for the language: a sort of 200 rows compares
+  // about 1,500 times, and a collator made per comparison kept the window busy for tens of ms.
+  const name = new Map(shown.map((k) => [k, names(k)]));
+  const collator = formatter((l, o) => new Intl.Collator(l, o), "collator", locale(), {});
+  const byName = (a: KlantStatus, b: KlantStatus) => collator.compare(name.get(a) ?? "", name.get(b) ?? "");
+  return shown.sort((a, b) => compare[sort.key](a, b, sort.ascending, byName) || byName(a, b));
 }
 
 /** Clicking a column's header sorts by it; clicking it again turns the order around. */
@@ -46,7 +52,7 @@ export function nextSort(current: Sort, key: SortKey): Sort {
 
 /** How long ago `ms` was, in words ("3 hours ago", "3 uur geleden"). */
 export function ago(ms: number, now: number): string {
-  const format = new Intl.RelativeTimeFormat(locale(), { numeric: "auto" });
+  const format = formatter((l, o) => new Intl.RelativeTimeFormat(l, o), "relative", locale(), { numeric: "auto" });
   const minutes = Math.round((ms - now) / 60000);
   if (Math.abs(minutes) < 60) return format.format(minutes, "minute");
   const hours = Math.round(minutes / 60);
@@ -58,4 +64,14 @@ export function ago(ms: number, now: number): string {
 export function daysSummary(days: readonly DayMark[]): string {
   const count = (mark: DayMark) => days.filter((d) => d === mark).length;
   return t("daysSummary", { days: String(days.length), saved: String(count("saved")), failed: String(count("failed")), missed: String(count("missed")) });
+}
+
+/** `next` with each klant whose standing did not change kept as the same object as in
+ * `before`, so its row (memoised) does not render again when the dashboard is read anew. */
+export function keepUnchanged(before: readonly KlantStatus[], next: KlantStatus[]): KlantStatus[] {
+  const old = new Map(before.map((k) => [k.profile_id, k]));
+  return next.map((k) => {
+    const was = old.get(k.profile_id);
+    return was && JSON.stringify(was) === JSON.stringify(k) ? was : k;
+  });
 }

@@ -271,10 +271,6 @@ const en = {
   dashAttentionOnly: "Only klanten that need attention ({count})",
   dashAllWell: "No klant needs attention: each has its backups as planned.",
   dashEmpty: "No klanten yet.",
-  daySaved: "saved",
-  dayFailed: "failed",
-  dayMissed: "missed",
-  dayFree: "nothing planned",
   daysSummary: "Last {days} days: {saved} saved, {failed} failed, {missed} missed",
 };
 
@@ -550,10 +546,6 @@ const nl: Dictionary = {
   dashAttentionOnly: "Alleen klanten die aandacht vragen ({count})",
   dashAllWell: "Geen klant vraagt aandacht: elke klant heeft zijn back-ups volgens plan.",
   dashEmpty: "Nog geen klanten.",
-  daySaved: "opgeslagen",
-  dayFailed: "mislukt",
-  dayMissed: "gemist",
-  dayFree: "niets gepland",
   daysSummary: "Laatste {days} dagen: {saved} opgeslagen, {failed} mislukt, {missed} gemist",
 };
 

@@ -166,6 +166,9 @@ export const resumedJobs = computed(() => state.jobs.value.filter((j) => j.resum
 const demoNames: Record<string, Key> = { demo: "demoName", "demo-restricted": "demoRestrictedName" };
 
 /** How a profile is named on screen. */
+/** The profiles by id (the dashboard looks up 200 names per render). */
+const profilesById = computed(() => new Map(state.profiles.value.map((p) => [p.id, p])));
+
 export function displayName(profile: ProfileView): string {
   const key = profile.demo ? demoNames[profile.id] : undefined;
   return key ? t(key) : profile.name;
@@ -173,7 +176,7 @@ export function displayName(profile: ProfileView): string {
 
 /** A profile's name ("removed profile" when it was forgotten since). */
 export function profileName(id: string): string {
-  const profile = state.profiles.value.find((p) => p.id === id);
+  const profile = profilesById.value.get(id);
   return profile ? displayName(profile) : t("removedProfile");
 }
 

@@ -1,14 +1,40 @@
 // The profile list, the profile form (its draft lives in the state) and the first-run welcome.
 import { h, type ComponentChildren } from "preact";
+import { memo } from "preact/compat";
 import { useLayoutEffect, useState } from "preact/hooks";
 import * as actions from "../actions";
 import { t } from "../i18n";
 import { displayName, retryingProfiles, runningProfiles, state, type ProfileDraft } from "../state";
+import type { ProfileView } from "../bindings";
 import { PlanSection } from "./plan";
+
+/** A klant in the list. Memoised, like the dashboard's rows: it renders again only when its
+ * own profile or state changes, not at every other klant's event. */
+const ProfileItem = memo(function ProfileItem({ p, selected, running, retrying, queued }: { p: ProfileView; selected: boolean; running: boolean; retrying: boolean; queued: boolean }) {
+  return h(
+    "li",
+    {},
+    h(
+      "button",
+      {
+        class: selected ? "profile selected" : "profile",
+        "aria-current": selected ? "true" : undefined,
+        "data-test": `profile-${p.id}`,
+        onClick: () => void actions.selectProfile(p.id),
+      },
+      displayName(p),
+      p.demo ? h("span", { class: "tag" }, t("demoTag")) : null,
+      running ? h("span", { class: "tag running", "data-test": `running-${p.id}` }, t(retrying ? "retryingTag" : "backupRunning")) : null,
+      queued ? h("span", { class: "tag", "data-test": `queued-${p.id}` }, t("queued")) : null,
+    ),
+  );
+});
 
 export function ProfileList() {
   const selected = state.selected.value;
   const running = runningProfiles.value;
+  const retrying = retryingProfiles.value;
+  const queued = state.queued.value;
   return h(
     "nav",
     { class: "sidebar", "aria-label": t("profiles") },
@@ -24,23 +50,14 @@ export function ProfileList() {
       "ul",
       { class: "profiles" },
       state.profiles.value.map((p) =>
-        h(
-          "li",
-          { key: p.id },
-          h(
-            "button",
-            {
-              class: p.id === selected && !state.overview.value ? "profile selected" : "profile",
-              "aria-current": p.id === selected && !state.overview.value ? "true" : undefined,
-              "data-test": `profile-${p.id}`,
-              onClick: () => void actions.selectProfile(p.id),
-            },
-            displayName(p),
-            p.demo ? h("span", { class: "tag" }, t("demoTag")) : null,
-            running.has(p.id) ? h("span", { class: "tag running", "data-test": `running-${p.id}` }, t(retryingProfiles.value.has(p.id) ? "retryingTag" : "backupRunning")) : null,
-            state.queued.value.has(p.id) ? h("span", { class: "tag", "data-test": `queued-${p.id}` }, t("queued")) : null,
-          ),
-        ),
+        h(ProfileItem, {
+          key: p.id,
+          p,
+          selected: p.id === selected && !state.overview.value,
+          running: running.has(p.id),
+          retrying: retrying.has(p.id),
+          queued: queued.has(p.id),
+        }),
       ),
     ),
     h("button", { class: "secondary", "data-test": "add-profile", onClick: () => actions.editProfile(null) }, t("addProfile")),

@@ -92,12 +92,12 @@ impl Env {
     /// Runs `kluis ARGS` on this test's D-Bus session (the keyring's), with saved profiles in
     /// `profiles_file`; with the demo's service settings or (`service_settings` false)
     /// without them.
-    pub async fn on_session_bus(
+    pub fn on_session_bus(
         &self,
         args: &[&str],
         service_settings: bool,
         profiles_file: &Path,
-    ) -> Output {
+    ) -> impl std::future::Future<Output = Output> + 'static {
         let bus = std::env::var("DBUS_SESSION_BUS_ADDRESS").expect("a D-Bus session");
         let mut command = match service_settings {
             true => self.command(args),
@@ -106,9 +106,11 @@ impl Env {
         command
             .env("DBUS_SESSION_BUS_ADDRESS", bus)
             .env("KLUIS_PROFILES_FILE", profiles_file);
-        tokio::task::spawn_blocking(move || command.output().unwrap())
-            .await
-            .unwrap()
+        async move {
+            tokio::task::spawn_blocking(move || command.output().unwrap())
+                .await
+                .unwrap()
+        }
     }
 
     /// `kluis backup --out <out> EXTRA…` with the demo settings.
