@@ -165,10 +165,10 @@ export const resumedJobs = computed(() => state.jobs.value.filter((j) => j.resum
 /** The demo's profiles have names in the UI's language (the stored ones are English). */
 const demoNames: Record<string, Key> = { demo: "demoName", "demo-restricted": "demoRestrictedName" };
 
-/** How a profile is named on screen. */
 /** The profiles by id (the dashboard looks up 200 names per render). */
 const profilesById = computed(() => new Map(state.profiles.value.map((p) => [p.id, p])));
 
+/** How a profile is named on screen. */
 export function displayName(profile: ProfileView): string {
   const key = profile.demo ? demoNames[profile.id] : undefined;
   return key ? t(key) : profile.name;

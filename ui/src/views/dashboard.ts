@@ -13,7 +13,6 @@ import { plansPaused, profileName, retryingProfiles, runningProfiles, state } fr
 import { ResumedList } from "./backup";
 import { Check } from "./profiles";
 
-
 const columns: [SortKey, Key][] = [
   ["klant", "dashKlant"],
   ["age", "dashAge"],
@@ -117,9 +116,7 @@ function KlantTable() {
   const attentionOnly = state.attentionOnly.value;
   const now = state.now.value;
   const running = runningProfiles.value;
-  const names = new Map(all.map((k) => [k.profile_id, profileName(k.profile_id)]));
-  const name = (id: string) => names.get(id) ?? profileName(id);
-  const rows = arrange(all, state.dashboardSort.value, attentionOnly, (k) => name(k.profile_id));
+  const rows = arrange(all, state.dashboardSort.value, attentionOnly, (k) => profileName(k.profile_id));
   const waiting = all.filter(needsAttention).length;
   return h(
     "section",
@@ -138,7 +135,7 @@ function KlantTable() {
           { class: "dash" },
           h("caption", { class: "visually-hidden" }, t("dashCaption")),
           h("thead", {}, h("tr", {}, columns.map(([column, label]) => h(Header, { key: column, column, label })), h("th", { scope: "col", class: "col-days" }, t("dashDays")))),
-          h("tbody", {}, rows.map((k) => h(Row, { key: k.profile_id, k, name: name(k.profile_id), minute: Math.floor(now / 60_000), running: running.has(k.profile_id) || k.running }))),
+          h("tbody", {}, rows.map((k) => h(Row, { key: k.profile_id, k, name: profileName(k.profile_id), minute: Math.floor(now / 60_000), running: running.has(k.profile_id) || k.running }))),
         ),
   );
 }

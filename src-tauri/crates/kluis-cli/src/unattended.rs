@@ -129,9 +129,6 @@ impl Unattended {
         cancel: Option<Arc<tokio::sync::Notify>>,
         retry: Retry,
     ) -> Result<(Uuid, Saved)> {
-        if self.stopping.load(Ordering::SeqCst) {
-            return Err(Error::Cancelled);
-        }
         let (work, connection, transport) = match self.prepare(profile, destination, id).await {
             Ok(prepared) => prepared,
             Err(e) => {
