@@ -3,6 +3,7 @@ import { clearMocks, mockIPC } from "@tauri-apps/api/mocks";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import type { AppJobEvent, HistoryEntry, KlantStatus, MailInput, Plan, PlannedEvent, ProfileView, ResumedEvent, Settings } from "./bindings";
 import { GATHER_MS } from "./coalesce";
+import { FIRST_ROWS, OVERSCAN } from "./dashboard";
 import { languages } from "./i18n";
 
 const demoProfile: ProfileView = { id: "demo", name: "Demo", base_url: "https://127.0.0.1:1/webservice_v2", username: "demo", openapi_url: null, demo: true, trusted_cas: [], plan: null, monitor: false, next_backup_ms: null };
@@ -660,13 +661,14 @@ describe("Kluis UI", () => {
       expect(byTest("dashboard"), "the first screen with more than one klant").not.toBeNull();
       expect(calls.some((c) => c.cmd === "sign_in"), "nobody is signed in for the dashboard").toBe(false);
       expect(byTest("overview")?.getAttribute("aria-current")).toBe("page");
-      const rows = () => [...document.querySelectorAll<HTMLElement>("table.dash tbody tr")].map((r) => r.dataset.test);
+      const rows = () => [...document.querySelectorAll<HTMLElement>("table.dash tbody tr.klant")].map((r) => r.dataset.test);
       expect(rows(), "needs attention first").toEqual(["dash-jansen", "dash-bakker"]);
       const jansenRow = byTest("dash-jansen")!;
       expect(jansenRow.querySelector('[data-test="dash-age"]')?.textContent).toBe("2 days agooverdue");
       expect(jansenRow.querySelector(".age.overdue"), "overdue is marked").not.toBeNull();
       expect(jansenRow.querySelector('[data-test="dash-result"]')?.textContent).toContain("Not allowed");
       expect(jansenRow.querySelector('[data-test="dash-reason"]')?.textContent).toContain("The api key may not make backups.");
+      expect(jansenRow.querySelector('[data-test="dash-reason"]')?.getAttribute("title"), "when, in its tooltip").toMatch(/\d.* — The api key may not make backups\.$/);
       expect(jansenRow.querySelector(".strip")?.getAttribute("aria-label")).toBe("Last 30 days: 1 saved, 1 failed, 1 missed");
       expect(byTest("dash-bakker")!.querySelector('[data-test="dash-age"]')?.textContent).toBe("3 hours ago");
       expect(byTest("dash-bakker")!.textContent).toContain("5.0 MB");
@@ -691,6 +693,43 @@ describe("Kluis UI", () => {
       await click("overview");
       expect(byTest("dashboard")).not.toBeNull();
       expect(byTest("session")?.textContent, "no one klant's session over the dashboard").not.toContain("Jansen");
+    });
+
+    /** 200 rows took the webview longer to lay out than the window may take to answer: only
+     * those in view are drawn, and a screen reader still hears how many there are. */
+    it("draws only the klanten in view of a long dashboard, and the others as the page scrolls to them", async () => {
+      const many = Array.from({ length: 150 }, (_, i) => ({ ...demoProfile, id: `k${String(i).padStart(3, "0")}`, name: `Klant ${String(i).padStart(3, "0")}`, demo: false }));
+      fakeBackend(calls, { profiles: many, dashboard: many.map((p) => klant(p.id, p.name)) });
+      await startUi();
+      await settle();
+      const table = document.querySelector("table.dash")!;
+      const drawn = () => [...table.querySelectorAll<HTMLElement>("tbody tr.klant")];
+      expect(table.getAttribute("aria-rowcount"), "every klant and the header row").toBe("151");
+      expect(drawn().length, "before it is measured: the first FIRST_ROWS").toBe(FIRST_ROWS);
+      expect(drawn()[0].getAttribute("aria-rowindex")).toBe("2");
+
+      // Laid out: rows of 50 px, the page scrolled 3000 px into the table (rows 60 to `below` in view).
+      const below = Math.ceil((window.innerHeight + 3000) / 50);
+      const rowHeight = vi.spyOn(HTMLElement.prototype, "offsetHeight", "get").mockImplementation(function (this: HTMLElement) {
+        return this.matches("tr.klant") ? 50 : 0;
+      });
+      const bodyTop = vi.spyOn(HTMLElement.prototype, "getBoundingClientRect").mockReturnValue({ top: -3000 } as DOMRect);
+      try {
+        window.dispatchEvent(new Event("scroll"));
+        await settle();
+        await settle();
+        const shown = drawn().map((r) => r.dataset.test);
+        expect(shown[0], "from OVERSCAN rows above the view").toBe(`dash-k${String(60 - OVERSCAN).padStart(3, "0")}`);
+        expect(shown.length, "to OVERSCAN rows below it").toBe(below - 60 + 2 * OVERSCAN);
+        expect(drawn()[0].getAttribute("aria-rowindex"), "its place in the whole table").toBe(String(60 - OVERSCAN + 2));
+        const [top, bottom] = [...table.querySelectorAll<HTMLElement>("tbody tr.spacer")];
+        expect(top.style.height, "the rows above stood in for").toBe(`${(60 - OVERSCAN) * 50}px`);
+        expect(bottom.style.height, "and those below").toBe(`${(150 - below - OVERSCAN) * 50}px`);
+        expect(top.getAttribute("aria-hidden")).toBe("true");
+      } finally {
+        rowHeight.mockRestore();
+        bodyTop.mockRestore();
+      }
     });
 
     it("says so when no klant needs attention, in Dutch too", async () => {

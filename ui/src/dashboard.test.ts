@@ -1,6 +1,6 @@
 import { beforeEach, describe, expect, it } from "vitest";
 import type { KlantStatus } from "./bindings";
-import { ago, arrange, daysSummary, keepUnchanged, nextSort } from "./dashboard";
+import { ago, arrange, daysSummary, FIRST_ROWS, keepUnchanged, nextSort, OVERSCAN, rowWindow } from "./dashboard";
 import { setLanguage } from "./i18n";
 
 const row = (id: string, change: Partial<KlantStatus> = {}): KlantStatus => ({
@@ -51,5 +51,17 @@ describe("dashboard", () => {
     setLanguage("nl");
     expect(ago(now - 3 * 3_600_000, now)).toBe("3 uur geleden");
     expect(daysSummary(["saved", "saved", "missed", "free"])).toBe("Laatste 4 dagen: 2 opgeslagen, 0 mislukt, 1 gemist");
+  });
+
+  it("draws the rows in view and OVERSCAN more each side; before the table is measured, the first FIRST_ROWS", () => {
+    expect(rowWindow(200, { bodyTop: 0, viewport: 0, rowHeight: 0 }), "unmeasured").toEqual({ first: 0, end: FIRST_ROWS });
+    expect(rowWindow(3, { bodyTop: 0, viewport: 0, rowHeight: 0 }), "a short table, unmeasured").toEqual({ first: 0, end: 3 });
+    expect(rowWindow(3, { bodyTop: 300, viewport: 900, rowHeight: 50 }), "a short table: all of it").toEqual({ first: 0, end: 3 });
+    // Rows of 50 px in a 900 px viewport.
+    expect(rowWindow(200, { bodyTop: 300, viewport: 900, rowHeight: 50 }), "the body 300 px down: rows 0–11 in view").toEqual({ first: 0, end: 12 + OVERSCAN });
+    expect(rowWindow(200, { bodyTop: -2000, viewport: 900, rowHeight: 50 }), "scrolled 2000 px into it: rows 40–57 in view").toEqual({ first: 40 - OVERSCAN, end: 58 + OVERSCAN });
+    expect(rowWindow(200, { bodyTop: -9500, viewport: 900, rowHeight: 50 }), "at its end").toEqual({ first: 190 - OVERSCAN, end: 200 });
+    expect(rowWindow(200, { bodyTop: 1000, viewport: 900, rowHeight: 50 }), "below the view: the first rows, ready").toEqual({ first: 0, end: OVERSCAN });
+    expect(rowWindow(200, { bodyTop: -20000, viewport: 900, rowHeight: 50 }), "scrolled past it: nothing").toEqual({ first: 200, end: 200 });
   });
 });

@@ -75,3 +75,26 @@ export function keepUnchanged(before: readonly KlantStatus[], next: KlantStatus[
     return was && JSON.stringify(was) === JSON.stringify(k) ? was : k;
   });
 }
+
+/** Rows drawn beyond those in view, on each side: the next row is there when Tab moves on or
+ * the page scrolls a little, before the window catches up. */
+export const OVERSCAN = 10;
+/** Rows drawn before the table could be measured (its first render, or where nothing is laid
+ * out): more than any screen shows. */
+export const FIRST_ROWS = 40;
+
+/** Where the dashboard's table body is on screen: its top relative to the viewport's top
+ * (negative once scrolled past), the viewport's height, and the height of one row (every row
+ * has the same; 0 when not measured). */
+export type TableView = { bodyTop: number; viewport: number; rowHeight: number };
+
+/** The rows `[first, end)` of `count` that are in view, and `OVERSCAN` more each side. A
+ * table of 200 klanten draws about 40 rows instead of 200: in the webview laying out 200 rows
+ * took longer than the 50 ms in which the window must answer (filtering made them anew). */
+export function rowWindow(count: number, view: TableView): { first: number; end: number } {
+  if (view.rowHeight <= 0) return { first: 0, end: Math.min(count, FIRST_ROWS) };
+  const top = Math.max(0, Math.floor(-view.bodyTop / view.rowHeight));
+  const bottom = Math.max(0, Math.ceil((view.viewport - view.bodyTop) / view.rowHeight));
+  const first = Math.min(count, Math.max(0, top - OVERSCAN));
+  return { first, end: Math.min(count, Math.max(first, bottom + OVERSCAN)) };
+}

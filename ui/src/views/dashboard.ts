@@ -3,9 +3,10 @@
 // sortable by each column, filterable to those that need attention. A klant's name opens it.
 import { h } from "preact";
 import { memo } from "preact/compat";
+import { useLayoutEffect, useRef, useState } from "preact/hooks";
 import * as actions from "../actions";
 import type { DayMark, KlantStatus } from "../bindings";
-import { ago, arrange, daysSummary, needsAttention, nextSort, type SortKey } from "../dashboard";
+import { ago, arrange, daysSummary, needsAttention, nextSort, rowWindow, type SortKey, type TableView } from "../dashboard";
 import { errorTitle } from "../errors";
 import { bytes, dateTime } from "../format";
 import { locale, t, type Key } from "../i18n";
@@ -39,7 +40,7 @@ function Header({ column, label }: { column: SortKey; label: Key }) {
 
 const markColour: Record<DayMark, string> = { saved: "var(--ok)", failed: "var(--bad)", missed: "var(--focus)", free: "var(--line)" };
 /** Width of a day's cell and the gap after it, in px. */
-const CELL = 6;
+const CELL = 5;
 const GAP = 1;
 
 /** The strip's picture: a cell per day, oldest first, painted as one gradient. */
@@ -69,12 +70,13 @@ function Result({ k, running }: { k: KlantStatus; running: boolean }) {
   if (running) return h("span", { class: "status" }, t(retryingProfiles.value.has(k.profile_id) ? "retryingTag" : "backupRunning"));
   if (k.last_error) {
     const error = { code: k.last_error.code, message: k.last_error.message };
+    const when = dateTime(k.last_error.at_ms, locale());
     return h(
       "span",
-      { class: "status failed" },
+      { class: "status failed", title: errorTitle(error) },
       errorTitle(error),
-      h("br", {}),
-      h("small", { class: "reason", "data-test": "dash-reason", title: error.message }, dateTime(k.last_error.at_ms, locale()), error.message ? ` — ${error.message}` : ""),
+      // The reason first (one line, cut): when it failed is in its tooltip.
+      h("small", { class: "reason", "data-test": "dash-reason", title: error.message ? `${when} — ${error.message}` : when }, error.message || when),
     );
   }
   if (k.last_success_ms !== null) return h("span", { class: "status ok" }, t("statusSaved"));
@@ -86,17 +88,19 @@ function Next({ k }: { k: KlantStatus }) {
   return k.plan?.paused ? t("dashPaused") : t("dashManual");
 }
 
-/** One klant's row. Memoised: a row renders again only when its klant's standing, name,
- * running state or the minute changes — not for every other klant's event during a Backup
+/** One klant's row, of the same height as every other (its texts are cut to two lines, each
+ * whole in its tooltip: the table places rows by arithmetic). Memoised: a row renders again
+ * only when its klant's standing, place, name, running state or the minute changes — not for every other klant's event during a Backup
  * all (200 rows rendered per event kept the window from answering). The texts it shows
  * follow the language by themselves (`t` reads it). */
-const Row = memo(function Row({ k, name, minute, running }: { k: KlantStatus; name: string; minute: number; running: boolean }) {
+const Row = memo(function Row({ k, index, name, minute, running }: { k: KlantStatus; index: number; name: string; minute: number; running: boolean }) {
   const attention = needsAttention(k);
   const now = minute * 60_000;
   return h(
     "tr",
-    { class: attention ? "attention" : undefined, "data-test": `dash-${k.profile_id}` },
-    h("th", { scope: "row" }, h("button", { class: "link", onClick: () => void actions.selectProfile(k.profile_id) }, name)),
+    // Its place in the whole table (the header row is 1): only the rows in view are drawn.
+    { class: attention ? "klant attention" : "klant", "aria-rowindex": index + 2, "data-test": `dash-${k.profile_id}` },
+    h("th", { scope: "row" }, h("button", { class: "link", title: name, onClick: () => void actions.selectProfile(k.profile_id) }, h("span", { class: "clamp" }, name))),
     h(
       "td",
       { class: k.overdue ? "age overdue" : "age", "data-test": "dash-age" },
@@ -110,13 +114,56 @@ const Row = memo(function Row({ k, name, minute, running }: { k: KlantStatus; na
   );
 });
 
-/** The table of every klant, its filter and Backup all. */
+/** Where the table's body is on screen, measured again (in the next frame) when the page
+ * scrolls, the window resizes or the table renders; kept only when it changes which rows are
+ * drawn (`rowWindow`), so scrolling within the drawn rows renders nothing. */
+function useTableView(count: number) {
+  const body = useRef<HTMLTableSectionElement>(null);
+  const [view, setView] = useState<TableView>({ bodyTop: 0, viewport: 0, rowHeight: 0 });
+  const latest = useRef({ count, view });
+  latest.current = { count, view };
+  const frame = useRef(0);
+  const measure = () => {
+    frame.current = 0;
+    const el = body.current;
+    if (!el) return;
+    const row = el.querySelector<HTMLElement>("tr.klant");
+    const next = { bodyTop: el.getBoundingClientRect().top, viewport: window.innerHeight, rowHeight: row?.offsetHeight ?? latest.current.view.rowHeight };
+    const [was, now] = [rowWindow(latest.current.count, latest.current.view), rowWindow(latest.current.count, next)];
+    if (was.first !== now.first || was.end !== now.end || next.rowHeight !== latest.current.view.rowHeight) setView(next);
+  };
+  const soon = () => {
+    if (!frame.current) frame.current = requestAnimationFrame(measure);
+  };
+  useLayoutEffect(soon);
+  useLayoutEffect(() => {
+    window.addEventListener("scroll", soon, { passive: true });
+    window.addEventListener("resize", soon);
+    return () => {
+      window.removeEventListener("scroll", soon);
+      window.removeEventListener("resize", soon);
+      cancelAnimationFrame(frame.current);
+    };
+  }, []);
+  return { body, view, ...rowWindow(count, view) };
+}
+
+/** Stands in for the rows not drawn, above or below those in view, so the page scrolls as
+ * over the whole table. Hidden from screen readers, which learn the table's size from
+ * `aria-rowcount`. */
+function spacer(height: number, side: string) {
+  return height > 0 ? h("tr", { key: `spacer-${side}`, class: "spacer", "aria-hidden": "true", style: { height: `${height}px` } }, h("td", { colSpan: columns.length + 1 })) : null;
+}
+
+/** The table of every klant, its filter and Backup all. With many klanten only the rows in
+ * view are drawn (see `rowWindow`). */
 function KlantTable() {
   const all = state.dashboard.value;
   const attentionOnly = state.attentionOnly.value;
   const now = state.now.value;
   const running = runningProfiles.value;
   const rows = arrange(all, state.dashboardSort.value, attentionOnly, (k) => profileName(k.profile_id));
+  const { body, view, first, end } = useTableView(rows.length);
   const waiting = all.filter(needsAttention).length;
   return h(
     "section",
@@ -132,10 +179,18 @@ function KlantTable() {
       ? h("p", { class: "note", "data-test": "dash-all-well" }, attentionOnly ? t("dashAllWell") : t("dashEmpty"))
       : h(
           "table",
-          { class: "dash" },
+          { class: "dash", "aria-rowcount": rows.length + 1 },
           h("caption", { class: "visually-hidden" }, t("dashCaption")),
-          h("thead", {}, h("tr", {}, columns.map(([column, label]) => h(Header, { key: column, column, label })), h("th", { scope: "col", class: "col-days" }, t("dashDays")))),
-          h("tbody", {}, rows.map((k) => h(Row, { key: k.profile_id, k, name: profileName(k.profile_id), minute: Math.floor(now / 60_000), running: running.has(k.profile_id) || k.running }))),
+          h("thead", {}, h("tr", { "aria-rowindex": 1 }, columns.map(([column, label]) => h(Header, { key: column, column, label })), h("th", { scope: "col", class: "col-days" }, t("dashDays")))),
+          h(
+            "tbody",
+            { ref: body },
+            spacer(first * view.rowHeight, "top"),
+            rows.slice(first, end).map((k, i) =>
+              h(Row, { key: k.profile_id, k, index: first + i, name: profileName(k.profile_id), minute: Math.floor(now / 60_000), running: running.has(k.profile_id) || k.running }),
+            ),
+            spacer((rows.length - end) * view.rowHeight, "bottom"),
+          ),
         ),
   );
 }

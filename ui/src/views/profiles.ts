@@ -5,12 +5,12 @@ import { useLayoutEffect, useState } from "preact/hooks";
 import * as actions from "../actions";
 import { t } from "../i18n";
 import { displayName, retryingProfiles, runningProfiles, state, type ProfileDraft } from "../state";
-import type { ProfileView } from "../bindings";
 import { PlanSection } from "./plan";
 
 /** A klant in the list. Memoised, like the dashboard's rows: it renders again only when its
- * own profile or state changes, not at every other klant's event. */
-const ProfileItem = memo(function ProfileItem({ p, selected, running, retrying, queued }: { p: ProfileView; selected: boolean; running: boolean; retrying: boolean; queued: boolean }) {
+ * name or state changes — not at every other klant's event, nor when the profiles are read
+ * again (each is then a new object, a run moved its next due time on). */
+const ProfileItem = memo(function ProfileItem({ id, name, demo, selected, running, retrying, queued }: { id: string; name: string; demo: boolean; selected: boolean; running: boolean; retrying: boolean; queued: boolean }) {
   return h(
     "li",
     {},
@@ -19,13 +19,13 @@ const ProfileItem = memo(function ProfileItem({ p, selected, running, retrying, 
       {
         class: selected ? "profile selected" : "profile",
         "aria-current": selected ? "true" : undefined,
-        "data-test": `profile-${p.id}`,
-        onClick: () => void actions.selectProfile(p.id),
+        "data-test": `profile-${id}`,
+        onClick: () => void actions.selectProfile(id),
       },
-      displayName(p),
-      p.demo ? h("span", { class: "tag" }, t("demoTag")) : null,
-      running ? h("span", { class: "tag running", "data-test": `running-${p.id}` }, t(retrying ? "retryingTag" : "backupRunning")) : null,
-      queued ? h("span", { class: "tag", "data-test": `queued-${p.id}` }, t("queued")) : null,
+      name,
+      demo ? h("span", { class: "tag" }, t("demoTag")) : null,
+      running ? h("span", { class: "tag running", "data-test": `running-${id}` }, t(retrying ? "retryingTag" : "backupRunning")) : null,
+      queued ? h("span", { class: "tag", "data-test": `queued-${id}` }, t("queued")) : null,
     ),
   );
 });
@@ -52,7 +52,9 @@ export function ProfileList() {
       state.profiles.value.map((p) =>
         h(ProfileItem, {
           key: p.id,
-          p,
+          id: p.id,
+          name: displayName(p),
+          demo: p.demo,
           selected: p.id === selected && !state.overview.value,
           running: running.has(p.id),
           retrying: retrying.has(p.id),
