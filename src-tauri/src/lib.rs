@@ -72,6 +72,16 @@ fn single_instance<R: tauri::Runtime>() -> tauri::plugin::TauriPlugin<R> {
 
 pub fn run() {
     kluis_https::logging::init("warn");
+    // Every command and backup runs on this runtime, its threads below the window's priority
+    // (kluis_desktop::runtime says why). It lives as long as the process.
+    let runtime = match kluis_desktop::runtime::background() {
+        Ok(runtime) => Box::leak(Box::new(runtime)),
+        Err(e) => {
+            eprintln!("kluis-app: could not start: {e}");
+            std::process::exit(1);
+        }
+    };
+    tauri::async_runtime::set(runtime.handle().clone());
     let args: Vec<String> = std::env::args().collect();
     let launch = LaunchInfo {
         demo: args.iter().any(|a| a == "--demo"),

@@ -90,7 +90,8 @@ try {
   const input = await browser.executeAsync((done) => {
     const samples = [];
     const box = document.querySelector('[data-test="attention-only"]');
-    const busy = () => document.querySelector('[data-test="dash-backup-all"]')?.disabled;
+    // Running while a klant waits in the queue or runs (Cancel all is offered until then).
+    const busy = () => document.querySelector('[data-test="cancel-all"]') !== null;
     const probe = () => {
       if (!busy()) return done(samples);
       const planned = performance.now() + 250;

@@ -27,6 +27,8 @@
 //!   that no path or program ever comes from the webview.
 //! - [`permissions`]: what the api key allows, from the OpenAPI description or learnt 403s.
 //! - [`open`]: showing a saved file in the file manager.
+//! - [`runtime`]: the async runtime everything above runs on, its threads below the window's
+//!   priority so that backups yield the CPU to it.
 //! - [`bindings`]: the TypeScript declarations of every type the UI receives or sends.
 //! - [`error`]: [`AppError`], crossing to the UI as `{code, message}`.
 
@@ -39,6 +41,7 @@ pub mod events;
 pub mod open;
 pub mod permissions;
 pub mod profiles;
+pub mod runtime;
 /// The keyring and the other stores of secrets (kluis-profiles', shared with the CLI).
 pub use kluis_profiles::secrets;
 pub mod staging;

@@ -24,7 +24,7 @@ use writer::Writer;
 use crate::config::ServiceConfig;
 use crate::error::{Error, Peer, Result};
 use crate::filename;
-use crate::http::{build_client, RedirectRule, RetryPolicy};
+use crate::http::{download_client, RetryPolicy};
 
 /// Limits of one download.
 #[derive(Debug, Clone, Copy)]
@@ -119,7 +119,7 @@ enum Failure {
 impl Downloader {
     pub fn new(config: &ServiceConfig, options: DownloadOptions) -> Result<Self> {
         Ok(Self {
-            http: build_client(config, RedirectRule::AnyAllowedUrl)?,
+            http: download_client(config)?,
             options,
         })
     }
