@@ -170,6 +170,14 @@ async function startUi(): Promise<void> {
   await import("./main");
 }
 
+/** The demo's app, opened on Settings, against a fake backend with `options`. */
+async function openSettings(calls: Calls, options: Parameters<typeof fakeBackend>[1] = {}): Promise<void> {
+  fakeBackend(calls, { demoStarted: true, ...options });
+  await startUi();
+  await settle();
+  await click("tab-settings");
+}
+
 /** Lets pending work finish: IPC answers, and job events gathered for `GATHER_MS`. */
 const settle = () => new Promise((r) => setTimeout(r, GATHER_MS + 10));
 const byTest = (name: string) => document.querySelector<HTMLElement>(`[data-test="${name}"]`);
@@ -274,10 +282,7 @@ describe("Kluis UI", () => {
   });
 
   it("saves the callback choice and tests the connection", async () => {
-    fakeBackend(calls, { demoStarted: true });
-    await startUi();
-    await settle();
-    await click("tab-settings");
+    await openSettings(calls);
     await click("cb-webhook_site");
     expect(document.body.textContent).toContain("sees the call's id");
     expect((byTest("cb-test") as HTMLButtonElement).disabled).toBe(true);
@@ -291,10 +296,7 @@ describe("Kluis UI", () => {
   });
 
   it("names no tunnel program itself: cloudflared is picked in Rust's dialog", async () => {
-    fakeBackend(calls, { demoStarted: true });
-    await startUi();
-    await settle();
-    await click("tab-settings");
+    await openSettings(calls);
     await click("cb-tunnel");
     expect(byTest("cb-program")?.tagName, "shown, not typed").toBe("CODE");
     expect(byTest("cb-program")?.textContent).toBe("cloudflared");
@@ -304,10 +306,7 @@ describe("Kluis UI", () => {
   });
 
   it("sends a typed relay secret once and keeps it out of the page", async () => {
-    fakeBackend(calls, { demoStarted: true });
-    await startUi();
-    await settle();
-    await click("tab-settings");
+    await openSettings(calls);
     await click("cb-relay");
     await type(byTest("cb-relay-url") as HTMLInputElement, "https://relay.example");
     await type(byTest("cb-relay-secret") as HTMLInputElement, "relay-secret-value");
@@ -962,10 +961,7 @@ describe("Kluis UI", () => {
     });
 
     it("sets how many backups run at once", async () => {
-      fakeBackend(calls, { demoStarted: true });
-      await startUi();
-      await settle();
-      await click("tab-settings");
+      await openSettings(calls);
       const select = byTest("at-once") as HTMLSelectElement;
       expect(select.value).toBe("2");
       select.value = "3";
@@ -976,10 +972,7 @@ describe("Kluis UI", () => {
     });
 
     it("turns desktop notifications off and on, and sends a test that says whether it showed", async () => {
-      fakeBackend(calls, { demoStarted: true });
-      await startUi();
-      await settle();
-      await click("tab-settings");
+      await openSettings(calls);
       const box = byTest("notify-desktop") as HTMLInputElement;
       expect(box.checked, "on unless turned off").toBe(true);
       await click("notify-desktop");
@@ -990,27 +983,18 @@ describe("Kluis UI", () => {
     });
 
     it("turns start at login on, and leaves the box off and disabled where the OS cannot tell", async () => {
-      fakeBackend(calls, { demoStarted: true });
-      await startUi();
-      await settle();
-      await click("tab-settings");
+      await openSettings(calls);
       expect((byTest("start-at-login") as HTMLInputElement).checked, "off unless turned on").toBe(false);
       await click("start-at-login");
       expect(calls.find((c) => c.cmd === "set_start_at_login")?.args).toEqual({ on: true });
       expect((byTest("start-at-login") as HTMLInputElement).checked).toBe(true);
 
-      fakeBackend(calls, { demoStarted: true, loginStart: "refused" });
-      await startUi();
-      await settle();
-      await click("tab-settings");
+      await openSettings(calls, { loginStart: "refused" });
       expect((byTest("start-at-login") as HTMLInputElement).disabled).toBe(true);
     });
 
     it("names backups nobody watches by the office's template, previewed as typed; a refused one says why", async () => {
-      fakeBackend(calls, { demoStarted: true });
-      await startUi();
-      await settle();
-      await click("tab-settings");
+      await openSettings(calls);
       const field = () => byTest("file-name-template") as HTMLInputElement;
       expect(field().value).toBe("{klant} {date} {time}");
       expect(byTest("file-name-preview")?.textContent).toMatch(/^For example: Bakker B\.V\. \d{4}-\d\d-\d\d \d{4}\.zip$/);
@@ -1033,10 +1017,7 @@ describe("Kluis UI", () => {
     });
 
     it("sets up e-mail: the password is sent once and never shown, a refusal says why, Send test says whether it went", async () => {
-      fakeBackend(calls, { demoStarted: true });
-      await startUi();
-      await settle();
-      await click("tab-settings");
+      await openSettings(calls);
       expect((byTest("mail-test") as HTMLButtonElement).disabled, "nothing saved to test").toBe(true);
       await fillIn("mail-server", "smtp.office.test");
       await fillIn("mail-username", "kluis");
@@ -1067,10 +1048,7 @@ describe("Kluis UI", () => {
     });
 
     it("says why a test e-mail could not be sent", async () => {
-      fakeBackend(calls, { demoStarted: true, monitorDown: true });
-      await startUi();
-      await settle();
-      await click("tab-settings");
+      await openSettings(calls, { monitorDown: true });
       await click("mail-daily");
       await fillIn("mail-server", "smtp.office.test");
       await fillIn("mail-from", "kluis@office.test");
@@ -1081,10 +1059,7 @@ describe("Kluis UI", () => {
     });
 
     it("says why a test notification could not be shown", async () => {
-      fakeBackend(calls, { demoStarted: true, monitorDown: true });
-      await startUi();
-      await settle();
-      await click("tab-settings");
+      await openSettings(calls, { monitorDown: true });
       await click("notify-test");
       expect(byTest("notify-test-result")?.textContent).toContain("The notification could not be shown: The desktop notification could not be shown (no session bus).");
     });
