@@ -55,8 +55,22 @@ async function profileButton(name) {
 async function waitText(name, text, timeout = 30000) {
   const el = await $t(name);
   await el.waitForExist({ timeout });
-  await browser.waitUntil(async () => (await el.getText()).includes(text), { timeout, timeoutMsg: `${name} never showed "${text}"` });
+  await browser.waitUntil(async () => (await el.getText()).includes(text), { timeout, timeoutMsg: `${name} never showed "${text}"` }).catch(async (e) => {
+    const now = await browser.execute((n) => (document.querySelector(`[data-test="${n}"]`)?.outerHTML ?? "(none)").slice(0, 600), name);
+    throw new Error(`${e.message}; it shows: ${now}; getText: ${await el.getText().catch((x) => x.message)}`);
+  });
   return el;
+}
+
+/** Waits until the dashboard's row `name` says `text`. Read as the row's text, not WebDriver's
+ * visible text: that leaves out the text of a box that cuts it to its lines (`overflow:
+ * hidden`), and the dashboard cuts each klant's name and result so that every row has one
+ * height (the whole text is in their tooltips; the screenshots show the rows drawn). */
+async function waitRow(name, text, timeout = 30000) {
+  const says = () => browser.execute((n) => document.querySelector(`[data-test="${n}"]`)?.textContent ?? "", name);
+  await browser.waitUntil(async () => (await says()).includes(text), { timeout, timeoutMsg: `${name} never said "${text}"` }).catch(async (e) => {
+    throw new Error(`${e.message}; it says: ${await says()}`);
+  });
 }
 
 /** Opens "Add profile" and fills it in for a simulator's demo account. */
@@ -106,7 +120,7 @@ after(async () => {
 test("demo mode opens on the dashboard of its klanten, signs in to one and shows the environment", async () => {
   await waitText("demo-badge", "Demo");
   // More than one klant: the dashboard is the first screen, a row per klant.
-  for (const klant of ["demo", "demo-restricted", "demo-jansen", "demo-de-vries"]) await waitText(`dash-${klant}`, "never");
+  for (const klant of ["demo", "demo-restricted", "demo-jansen", "demo-de-vries"]) await waitRow(`dash-${klant}`, "never");
   await shot("00-dashboard");
   await (await $t("profile-demo")).click();
   await waitText("session", "demo");
@@ -356,9 +370,9 @@ test("Backup all: every klant, each into its own folder; klanten that fail say w
   // The dashboard: the demo's office klanten saved today (green), the refused klant red with
   // its reason, and "needs attention" leaves only those that failed.
   await (await $t("overview")).click();
-  for (const klant of ["demo", "demo-jansen", "demo-de-vries"]) await waitText(`dash-${klant}`, "Saved");
+  for (const klant of ["demo", "demo-jansen", "demo-de-vries"]) await waitRow(`dash-${klant}`, "Saved");
   assert.equal(await browser.execute(() => document.querySelectorAll('[data-test="dash-demo-jansen"] .status.ok').length), 1, "shown green");
-  await waitText("dash-demo-restricted", "Not allowed");
+  await waitRow("dash-demo-restricted", "Not allowed");
   assert.equal(await browser.execute(() => document.querySelectorAll('[data-test="dash-demo-restricted"] .status.failed').length), 1, "shown red");
   // And the failures were told on the desktop, in one notification (the session's notification
   // service is kluis-sim's stand-in, which writes down what it is shown), once the 30 s in
@@ -401,7 +415,7 @@ test("closing the window keeps Kluis in the tray while plans are set; the tray's
   assert.equal(second.status, 0, `the second start hands over and ends: ${second.stderr}`);
   await browser.waitUntil(async () => kluisWindows(true).length > 0, { timeout: 10000, timeoutMsg: "the window never came back" });
   await (await $t("overview")).click();
-  await waitText("dash-demo", "Saved");
+  await waitRow("dash-demo", "Saved");
 
   // Settings → start at login writes the login item (with --hidden), and removes it.
   await (await $t("profile-demo")).click();
