@@ -33,9 +33,10 @@ const rssKib = () => {
   return Number(/VmRSS:\s+(\d+)/.exec(status)[1]);
 };
 
-/** In the page: the ms from a click until the dashboard is whole (every row in view drawn) and painted. `sort`
- * reverses the table by name; `anew` goes to a klant's screen (not timed) and back to the
- * overview (timed: the table is made from nothing and every klant's standing read again). */
+/** In the page: the ms from a click until the dashboard is whole (every row in view drawn) and
+ * painted. `sort` reverses the table by name; `anew` goes to a klant's screen (not timed) and
+ * back to the overview (timed: the table is made from nothing and every klant's standing read
+ * again). */
 const timedInPage = (act) =>
   browser.executeAsync((act, done) => {
     const click = (selector) => document.querySelector(selector).click();

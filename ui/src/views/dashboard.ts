@@ -90,9 +90,9 @@ function Next({ k }: { k: KlantStatus }) {
 
 /** One klant's row, of the same height as every other (its texts are cut to two lines, each
  * whole in its tooltip: the table places rows by arithmetic). Memoised: a row renders again
- * only when its klant's standing, place, name, running state or the minute changes — not for every other klant's event during a Backup
- * all (200 rows rendered per event kept the window from answering). The texts it shows
- * follow the language by themselves (`t` reads it). */
+ * only when its klant's standing, place, name, running state or the minute changes — not for
+ * every other klant's event during a Backup all (200 rows rendered per event kept the window
+ * from answering). The texts it shows follow the language by themselves (`t` reads it). */
 const Row = memo(function Row({ k, index, name, minute, running }: { k: KlantStatus; index: number; name: string; minute: number; running: boolean }) {
   const attention = needsAttention(k);
   const now = minute * 60_000;

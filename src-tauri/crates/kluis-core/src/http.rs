@@ -26,12 +26,7 @@ pub enum RedirectRule {
 
 /// Builds a client that trusts the system roots, the webpki roots and the configured extra CA.
 pub fn build_client(config: &ServiceConfig, rule: RedirectRule) -> Result<reqwest::Client> {
-    client_trusting(
-        config.extra_ca_pem.as_deref(),
-        config.allow_http_loopback,
-        &config.timeouts,
-        rule,
-    )
+    finish(service_builder(config, rule)?)
 }
 
 /// The client that downloads backups: like [`build_client`]'s with
@@ -40,13 +35,17 @@ pub fn build_client(config: &ServiceConfig, rule: RedirectRule) -> Result<reqwes
 /// buffers the download grew (hundreds of KiB) — and the app keeps a downloader per klant: after
 /// a Backup all of 200 klanten their idle connections held ~100 MiB.
 pub fn download_client(config: &ServiceConfig) -> Result<reqwest::Client> {
-    let builder = builder_trusting(
+    finish(service_builder(config, RedirectRule::AnyAllowedUrl)?.pool_max_idle_per_host(0))
+}
+
+/// [`builder_trusting`] with a service configuration's CA, http opt-in and timeouts.
+fn service_builder(config: &ServiceConfig, rule: RedirectRule) -> Result<reqwest::ClientBuilder> {
+    builder_trusting(
         config.extra_ca_pem.as_deref(),
         config.allow_http_loopback,
         &config.timeouts,
-        RedirectRule::AnyAllowedUrl,
-    )?;
-    finish(builder.pool_max_idle_per_host(0))
+        rule,
+    )
 }
 
 /// A client like [`build_client`]'s for a server that is not the service (a monitor's ping
