@@ -468,7 +468,7 @@ describe("Kluis UI", () => {
   it("shows a cancelled backup as cancelled, without a size, hash or path", async () => {
     const row: HistoryEntry = {
       id: "h1", profile: "demo", transport: "loopback", started_at_ms: 0, finished_at_ms: 1000, stage: "failed",
-      bytes: 100, sha256: "f".repeat(64), path: "/staging/owner-backup.zip", failed_stage: "saved", error_code: "cancelled", error_message: "The backup was cancelled; nothing was saved.",
+      bytes: 100, sha256: "f".repeat(64), path: "/staging/owner-backup.zip", failed_stage: "saved", error_code: "cancelled", error_message: "The backup was cancelled; nothing was saved.", removed: null, last_check: null,
     };
     fakeBackend(calls, { demoStarted: true, history: [row] });
     await startUi();

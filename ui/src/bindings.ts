@@ -2,7 +2,7 @@
 
 export type Stage = "requested" | "accepted" | "callback_received" | "result_fetched" | "downloading" | "saved" | "failed";
 
-export type Code = "auth_failed" | "permission_denied" | "callback_timeout" | "service_error" | "network" | "file_host_unreachable" | "certificate" | "download_failed" | "bad_response" | "config" | "io" | "cancelled" | "interrupted" | "not_resumable";
+export type Code = "auth_failed" | "permission_denied" | "callback_timeout" | "service_error" | "network" | "file_host_unreachable" | "certificate" | "download_failed" | "bad_response" | "config" | "io" | "cancelled" | "interrupted" | "not_resumable" | "backups_damaged";
 
 export type AppOnlyCode = "keyring" | "not_found" | "invalid_state" | "mail";
 
@@ -16,6 +16,16 @@ export type Saved = { path: string, bytes: number,
  */
 sha256: string, };
 
+export type Finding = "intact" | "missing" | "changed" | "unreadable" | "archive_damaged";
+
+export type Removal = { at_ms: number, 
+/**
+ * The rule, in words (e.g. "keep the last 3").
+ */
+rule: string, };
+
+export type Check = { at_ms: number, finding: Finding, detail: string | null, };
+
 export type HistoryEntry = { id: string, profile: string, transport: string, 
 /**
  * Unix milliseconds.
@@ -28,7 +38,15 @@ stage: Stage, bytes: number | null, sha256: string | null, path: string | null,
 /**
  * For failures: the stage that failed, the error code and message.
  */
-failed_stage: Stage | null, error_code: Code | null, error_message: string | null, };
+failed_stage: Stage | null, error_code: Code | null, error_message: string | null, 
+/**
+ * The saved file was deleted by a retention rule (see [`crate::retention`]).
+ */
+removed: Removal | null, 
+/**
+ * What the last verification found (see [`crate::verify`]).
+ */
+last_check: Check | null, };
 
 export type AppJobEvent = { "kind": "stage", stage: Stage, } | { "kind": "progress", bytes: number, total: number | null, bytes_per_sec: number, } | { "kind": "service", answering: boolean, } | { "kind": "staged", file_name: string, bytes: number, sha256: string, } | { "kind": "saved", path: string, bytes: number, sha256: string, } | { "kind": "retrying", code: Code, message: string, in_secs: number, } | { "kind": "failed", code: Code, message: string, };
 

@@ -22,6 +22,7 @@ export const errorText: Record<ShownCode, { title: Key; advice: Key }> = {
   cancelled: { title: "errCancelled", advice: "errCancelledAdvice" },
   interrupted: { title: "errInterrupted", advice: "errInterruptedAdvice" },
   not_resumable: { title: "errNotResumable", advice: "errNotResumableAdvice" },
+  backups_damaged: { title: "errBackupsDamaged", advice: "errBackupsDamagedAdvice" },
   keyring: { title: "errKeyring", advice: "errKeyringAdvice" },
   not_found: { title: "errNotFound", advice: "errNotFoundAdvice" },
   invalid_state: { title: "errInvalidState", advice: "errInvalidStateAdvice" },

@@ -77,6 +77,15 @@ pub async fn run(cli: Cli) -> Result<()> {
         Command::Profiles(ref command) => crate::profiles::run(&cli, command).await,
         Command::Plan(ref args) => crate::profiles::plan(&cli, args),
         Command::Status { json } => crate::profiles::status(&cli, json),
+        Command::Prune {
+            ref profile,
+            ref rule,
+            dry_run,
+            json,
+        } => crate::prune::run(&cli, profile.as_deref(), rule, dry_run, json).await,
+        Command::Verify { json, ref profile } => {
+            crate::verify::run(&cli, profile.as_deref(), json).await
+        }
         Command::RunDue(ref args) => run_due(&cli, args).await,
         Command::Schedule(command) => crate::schedule::run(&command),
         Command::Mail(ref command) => crate::mail::run(&cli, command).await,
@@ -100,7 +109,15 @@ async fn backup_command(cli: &Cli, args: &BackupArgs) -> Result<()> {
     let job = backup(&engine, config, args, id, Some(cancel.clone()));
     let saved = crate::stop::backup(&engine, id, &cancel, job).await?;
     report(id, &saved, args.json);
+    let label = history_label(args);
+    crate::prune::after_save(engine.history(), &label, &label, args.retention.rule()).await;
     Ok(())
+}
+
+/// The name a backup of the service given by flags is recorded under: `--profile`'s, or
+/// "default".
+fn history_label(args: &BackupArgs) -> String {
+    args.profile.clone().unwrap_or_else(|| "default".into())
 }
 
 /// The saved profile `backup --profile NAME` names, with the store it came from. Without one
@@ -191,6 +208,10 @@ async fn backup_profile(
         .tell_monitor(&profile, kluis_profiles::Ran::of(outcome.as_ref()))
         .await;
     report(id, &outcome?, args.json);
+    // Under the klant's turn still, so no other Kluis prunes or saves it meanwhile.
+    let rule = args.retention.rule().or(profile.retention.clone());
+    let history = unattended.engine.history();
+    crate::prune::after_save(history, &profile.id, &profile.name, rule).await;
     Ok(())
 }
 
@@ -251,7 +272,7 @@ async fn backup(
     };
     let request = BackupRequest {
         id,
-        profile: args.profile.clone().unwrap_or_else(|| "default".into()),
+        profile: history_label(args),
         owner: Owner::Cli,
         destination,
         callback_timeout: Duration::from_secs(args.timeout),
@@ -393,6 +414,7 @@ async fn demo(out: &Path, size_mib: u64, history_db: Option<&std::path::PathBuf>
         json: false,
         max_bytes: None,
         profile: Some("demo".into()),
+        retention: Default::default(),
     };
     let id = Uuid::new_v4();
     let saved = backup(&engine, config, &args, id, None).await?;

@@ -9,23 +9,27 @@
 //!   `run-due`: a folder per klant, a few at a time, passing failures tried again, each klant
 //!   under its turn so the app and a timer never back it up twice.
 //! - [`schedule`]: `schedule install|remove`, the systemd user timer that runs `run-due`.
+//! - [`verify`]: `verify`, every saved backup read again (kluis-core's verify).
+//! - [`prune`]: `prune`, and the retention rule applied after each save.
 //! - [`stop`]: Ctrl-C and SIGTERM — what each means for a running backup.
 //! - [`display`]: the progress bar (only when stderr is a terminal) and the history table.
 //!
 //! Exit codes: 0 ok, 2 usage/config (an untrusted certificate too: `--ca-cert`), 3
 //! authentication failed, 4 permission denied by the api_key, 5 no callback before the
 //! timeout, 6 download failed (the file host unreachable too), 75 stopped but kept for
-//! `kluis resume`, 130 cancelled, 1 anything else — always with one clear line on stderr,
+//! `kluis resume`, 7 a verified backup is missing, changed or unreadable, 130 cancelled, 1 anything else — always with one clear line on stderr,
 //! never with a secret in it.
 
 mod commands;
 mod display;
 mod mail;
 mod profiles;
+mod prune;
 mod schedule;
 mod settings;
 mod stop;
 mod unattended;
+mod verify;
 
 use clap::Parser;
 use kluis_core::{Code, Error};
@@ -38,6 +42,7 @@ fn exit_code(error: &Error) -> i32 {
         Code::CallbackTimeout => 5,
         Code::DownloadFailed | Code::FileHostUnreachable => 6,
         Code::Interrupted => 75,
+        Code::BackupsDamaged => 7,
         Code::Cancelled => 130,
         Code::ServiceError | Code::Network | Code::BadResponse | Code::Io | Code::NotResumable => 1,
     }

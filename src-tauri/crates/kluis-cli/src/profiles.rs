@@ -219,9 +219,14 @@ pub fn plan(cli: &Cli, args: &PlanArgs) -> Result<()> {
         || args.manual
         || args.pause
         || args.resume;
-    if !changes_schedule && args.ping.is_none() && !args.no_ping {
+    let retention = match (args.retention.rule(), args.keep_all) {
+        (Some(rule), _) => Some(Some(rule)),
+        (None, true) => Some(None),
+        (None, false) => None,
+    };
+    if !changes_schedule && args.ping.is_none() && !args.no_ping && retention.is_none() {
         return Err(Error::Config(
-            "Say what to change: --daily HH:MM, --weekdays HH:MM, --weekly DAY HH:MM, --every 6h, --manual, --pause, --resume, --ping URL or --no-ping.".into(),
+            "Say what to change: --daily HH:MM, --weekdays HH:MM, --weekly DAY HH:MM, --every 6h, --manual, --pause, --resume, --ping URL, --no-ping, --keep-last N (--keep-daily/--keep-weekly/--keep-monthly N) or --keep-all.".into(),
         ));
     }
     let ping_url = match &args.ping {
@@ -239,6 +244,9 @@ pub fn plan(cli: &Cli, args: &PlanArgs) -> Result<()> {
         .update(&id, |profile| {
             if let Some(ping_url) = ping_url {
                 profile.ping_url = ping_url;
+            }
+            if let Some(retention) = retention {
+                profile.retention = retention;
             }
             profile.plan = if let Some(schedule) = schedule {
                 Plan::reschedule(profile.plan.take(), schedule, false, now)?
@@ -264,9 +272,10 @@ pub fn plan(cli: &Cli, args: &PlanArgs) -> Result<()> {
     let history = open_history(cli.history_db.as_ref())?;
     let status = klant_status(&profile, &history, &jiff::Zoned::now())?;
     eprintln!(
-        "kluis: {}{}",
+        "kluis: {}{} Retention: {}.",
         display::plan_line(&status),
-        display::monitor_note(&profile)
+        display::monitor_note(&profile),
+        profile.retention.clone().unwrap_or_default().describe()
     );
     Ok(())
 }

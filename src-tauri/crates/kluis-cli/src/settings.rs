@@ -102,6 +102,34 @@ pub enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Read every saved backup again and check its length and SHA-256 against the history (a
+    /// zip backup's entries too). Lists what is missing, changed or unreadable and exits with
+    /// 7 when anything is.
+    Verify {
+        /// One JSON object per backup, one a line.
+        #[arg(long)]
+        json: bool,
+        /// Only this profile's backups.
+        #[arg(long)]
+        profile: Option<String>,
+    },
+    /// Delete the backups a retention rule does not keep: each saved profile's own rule (see
+    /// `kluis plan NAME --keep-last N`), or the rule given here for --profile. Only files
+    /// Kluis saved and recorded, still exactly as saved; never another file, never the newest
+    /// backup that verifies. Each deletion is written to the history.
+    Prune {
+        /// Only this profile (needed with a rule given here).
+        #[arg(long)]
+        profile: Option<String>,
+        #[command(flatten)]
+        rule: RetentionArgs,
+        /// Say what would be deleted; delete nothing.
+        #[arg(long)]
+        dry_run: bool,
+        /// One JSON object per backup removed or spared, one a line.
+        #[arg(long)]
+        json: bool,
+    },
     /// Back up every profile whose plan is due (once, however many slots were missed) and
     /// exit: for a timer (see `kluis schedule install`). Never runs a klant that another Kluis
     /// process (the app, an earlier run) is backing up.
@@ -224,6 +252,42 @@ pub struct PlanArgs {
     /// Stop pinging the klant's monitor.
     #[arg(long)]
     pub no_ping: bool,
+    /// Which backups to keep after each save (deleting the others: see `kluis prune`).
+    #[command(flatten)]
+    pub retention: RetentionArgs,
+    /// Keep every backup (remove the retention rule).
+    #[arg(long, conflicts_with_all = ["keep_last", "keep_daily", "keep_weekly", "keep_monthly"])]
+    pub keep_all: bool,
+}
+
+/// A retention rule from flags: any part given makes a rule (0: not by that part).
+#[derive(Args, Clone, Default)]
+pub struct RetentionArgs {
+    /// Keep the newest N backups.
+    #[arg(long, value_name = "N")]
+    pub keep_last: Option<u32>,
+    /// Keep the newest backup of each of the last N days that have one.
+    #[arg(long, value_name = "N")]
+    pub keep_daily: Option<u32>,
+    /// Keep the newest backup of each of the last N weeks that have one.
+    #[arg(long, value_name = "N")]
+    pub keep_weekly: Option<u32>,
+    /// Keep the newest backup of each of the last N months that have one.
+    #[arg(long, value_name = "N")]
+    pub keep_monthly: Option<u32>,
+}
+
+impl RetentionArgs {
+    /// The rule the flags give, if any flag was given.
+    pub fn rule(&self) -> Option<kluis_core::retention::Retention> {
+        let rule = kluis_core::retention::Retention {
+            keep_last: self.keep_last,
+            keep_daily: self.keep_daily,
+            keep_weekly: self.keep_weekly,
+            keep_monthly: self.keep_monthly,
+        };
+        (rule != kluis_core::retention::Retention::default()).then_some(rule)
+    }
 }
 
 /// `run-due`'s options.
@@ -294,6 +358,10 @@ pub struct BackupArgs {
     /// Refuse backup files larger than this many bytes.
     #[arg(long)]
     pub max_bytes: Option<u64>,
+    /// After the save, delete what this rule does not keep of the profile's backups (in
+    /// place of a saved profile's own rule; see `kluis prune`).
+    #[command(flatten)]
+    pub retention: RetentionArgs,
     /// A saved profile (name or id): its settings and keyring secrets are used. Without
     /// saved profiles, and with the service given by flags or KLUIS_* variables, the name
     /// recorded in the history.

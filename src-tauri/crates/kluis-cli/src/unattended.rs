@@ -261,6 +261,11 @@ impl Unattended {
                     .await
             }
         };
+        if outcome.is_ok() {
+            // Under the klant's turn, so no other Kluis prunes or saves it meanwhile.
+            let rule = profile.retention.clone();
+            crate::prune::after_save(&history, &profile.id, &profile.name, rule).await;
+        }
         drop(turn);
         // The klant's outcome after its tries, not each try: a monitor that flips to "down"
         // for a failure that the next try mends would cry wolf.

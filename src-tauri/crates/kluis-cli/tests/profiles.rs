@@ -471,6 +471,60 @@ async fn backup_of_a_saved_profile() {
     );
 }
 
+/// A saved profile's retention rule (`plan NAME --keep-last 1`) is applied after each
+/// unattended backup, in the klant's own folder and nowhere else: the older backup goes, the
+/// user's file beside it and the other klant's backups stay. `kluis prune` then finds nothing
+/// more to do; `--keep-all` removes the rule.
+#[tokio::test]
+async fn a_saved_rule_prunes_after_each_backup() {
+    let env = office().await;
+    let key = kluis_sim::config::DEMO_API_KEY.to_string();
+    env.add("Bakker", "bakker", &key, KLANT_PASSWORD).await;
+    env.add("Visser", "visser", &key, KLANT_PASSWORD).await;
+    let plan = env
+        .saved(&["plan", "Bakker", "--keep-last", "1"], &[])
+        .await;
+    assert_succeeded(&plan);
+    assert!(
+        stderr(&plan).contains("Retention: keep the last 1."),
+        "{}",
+        stderr(&plan)
+    );
+    let root = env.dir.path().join("backups");
+    std::fs::create_dir_all(root.join("Bakker")).unwrap();
+    std::fs::write(root.join("Bakker/notities.txt"), "mine").unwrap();
+    for _ in 0..2 {
+        assert_succeeded(&env.backup_all(&root, &["--json"]).await);
+    }
+    let files = files_below(&root);
+    let bakker: Vec<_> = files
+        .iter()
+        .filter(|f| f.starts_with("Bakker/Bakker "))
+        .collect();
+    let visser: Vec<_> = files.iter().filter(|f| f.starts_with("Visser/")).collect();
+    assert_eq!((bakker.len(), visser.len()), (1, 2), "{files:?}");
+    assert!(files.contains(&"Bakker/notities.txt".to_string()));
+
+    let prune = env.saved(&["prune"], &[]).await;
+    assert_succeeded(&prune);
+    let said = String::from_utf8_lossy(&prune.stdout);
+    assert!(
+        said.contains("Bakker: removed 0 of its backups (keep the last 1); 1 kept."),
+        "{said}"
+    );
+    assert!(
+        !said.contains("Visser"),
+        "a klant without a rule is left alone"
+    );
+
+    assert_succeeded(&env.saved(&["plan", "Bakker", "--keep-all"], &[]).await);
+    assert_eq!(
+        env.saved(&["prune"], &[]).await.status.code(),
+        Some(2),
+        "no rule left"
+    );
+}
+
 /// With no keyring to reach (no D-Bus session) and no KLUIS_SECRETS_DIR, adding a profile
 /// fails with what to do — and nothing is saved in plain text instead.
 #[cfg(target_os = "linux")]

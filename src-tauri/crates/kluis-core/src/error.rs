@@ -57,6 +57,9 @@ pub enum Error {
     /// A stopped job cannot be finished (its callback address ended with the program).
     #[error("{}", kluis_https::scrub::scrub(.0))]
     NotResumable(String),
+    /// Verification found saved backups missing, changed or unreadable.
+    #[error("{}", kluis_https::scrub::scrub(.0))]
+    BackupsDamaged(String),
 }
 
 /// An error's stable code, which the UI, the CLI's exit codes and the history branch on.
@@ -79,10 +82,11 @@ pub enum Code {
     Cancelled,
     Interrupted,
     NotResumable,
+    BackupsDamaged,
 }
 
 impl Code {
-    pub const ALL: [Code; 14] = [
+    pub const ALL: [Code; 15] = [
         Code::AuthFailed,
         Code::PermissionDenied,
         Code::CallbackTimeout,
@@ -97,6 +101,7 @@ impl Code {
         Code::Cancelled,
         Code::Interrupted,
         Code::NotResumable,
+        Code::BackupsDamaged,
     ];
 
     /// The stable name.
@@ -116,6 +121,7 @@ impl Code {
             Code::Cancelled => "cancelled",
             Code::Interrupted => "interrupted",
             Code::NotResumable => "not_resumable",
+            Code::BackupsDamaged => "backups_damaged",
         }
     }
 
@@ -155,6 +161,7 @@ impl Error {
             Error::Cancelled => Code::Cancelled,
             Error::Interrupted => Code::Interrupted,
             Error::NotResumable(_) => Code::NotResumable,
+            Error::BackupsDamaged(_) => Code::BackupsDamaged,
         }
     }
 

@@ -36,6 +36,30 @@ pub struct HistoryEntry {
     pub failed_stage: Option<Stage>,
     pub error_code: Option<Code>,
     pub error_message: Option<String>,
+    /// The saved file was deleted by a retention rule (see [`crate::retention`]).
+    pub removed: Option<Removal>,
+    /// What the last verification found (see [`crate::verify`]).
+    pub last_check: Option<Check>,
+}
+
+/// A saved file that a retention rule deleted: when, and which rule.
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Removal {
+    #[cfg_attr(feature = "ts", ts(type = "number"))]
+    pub at_ms: i64,
+    /// The rule, in words (e.g. "keep the last 3").
+    pub rule: String,
+}
+
+/// The last verification of a saved file: when, what it found and, for a problem, what.
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Check {
+    #[cfg_attr(feature = "ts", ts(type = "number"))]
+    pub at_ms: i64,
+    pub finding: crate::verify::Finding,
+    pub detail: Option<String>,
 }
 
 impl HistoryEntry {
@@ -78,18 +102,42 @@ CREATE TABLE IF NOT EXISTS journal (
     job_id TEXT PRIMARY KEY REFERENCES jobs(id),
     body TEXT NOT NULL
 );
+CREATE TABLE IF NOT EXISTS removals (
+    job_id TEXT PRIMARY KEY REFERENCES jobs(id),
+    at_ms INTEGER NOT NULL,
+    rule TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS checks (
+    job_id TEXT PRIMARY KEY REFERENCES jobs(id),
+    at_ms INTEGER NOT NULL,
+    finding TEXT NOT NULL,
+    detail TEXT
+);
 ";
 
-/// The `jobs` columns [`entry_from_row`] reads, in its order.
+/// The columns [`entry_from_row`] reads, in its order, from [`job_tables!`].
 macro_rules! job_columns {
     () => {
         "jobs.id, profile, transport, started_at_ms, finished_at_ms, stage, bytes, sha256, path,
-        failed_stage, error_code, error_message"
+        failed_stage, error_code, error_message, removals.at_ms, removals.rule, checks.at_ms,
+        checks.finding, checks.detail"
     };
 }
 pub(crate) use job_columns;
 
-const SELECT_JOBS: &str = concat!("SELECT ", job_columns!(), " FROM jobs");
+/// A job with its removal and its last check (each one row at most: both are keyed by job).
+macro_rules! job_tables {
+    () => {
+        "jobs LEFT JOIN removals ON removals.job_id = jobs.id
+        LEFT JOIN checks ON checks.job_id = jobs.id"
+    };
+}
+pub(crate) use job_tables;
+
+/// How many columns [`job_columns!`] names: a query's own columns come after them.
+pub(crate) const JOB_COLUMNS: usize = 17;
+
+const SELECT_JOBS: &str = concat!("SELECT ", job_columns!(), " FROM ", job_tables!());
 
 pub(crate) fn entry_from_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<HistoryEntry> {
     Ok(HistoryEntry {
@@ -111,6 +159,24 @@ pub(crate) fn entry_from_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<Histor
             .get::<_, Option<String>>(10)?
             .and_then(|c| Code::parse(&c)),
         error_message: row.get(11)?,
+        removed: match row.get::<_, Option<i64>>(12)? {
+            Some(at_ms) => Some(Removal {
+                at_ms,
+                rule: row.get(13)?,
+            }),
+            None => None,
+        },
+        last_check: match row.get::<_, Option<i64>>(14)? {
+            // A finding this version does not know reads as unreadable: a problem to look at,
+            // never as intact on a guess.
+            Some(at_ms) => Some(Check {
+                at_ms,
+                finding: crate::verify::Finding::parse(&row.get::<_, String>(15)?)
+                    .unwrap_or(crate::verify::Finding::Unreadable),
+                detail: row.get(16)?,
+            }),
+            None => None,
+        },
     })
 }
 
@@ -294,7 +360,7 @@ impl History {
     /// Newest first; only `profile`'s when given.
     pub fn list(&self, profile: Option<&str>, limit: usize) -> Result<Vec<HistoryEntry>> {
         let conn = self.conn.lock().unwrap();
-        let sql = format!("{SELECT_JOBS} WHERE (?1 IS NULL OR profile = ?1) ORDER BY started_at_ms DESC, rowid DESC LIMIT ?2");
+        let sql = format!("{SELECT_JOBS} WHERE (?1 IS NULL OR profile = ?1) ORDER BY started_at_ms DESC, jobs.rowid DESC LIMIT ?2");
         let mut statement = conn.prepare(&sql).map_err(db_error)?;
         let rows = statement
             .query_map(params![profile, limit as i64], entry_from_row)
@@ -311,6 +377,40 @@ impl History {
         )
         .optional()
         .map_err(db_error)
+    }
+
+    /// Every saved backup whose file Kluis still keeps (not removed by a rule), oldest first;
+    /// only `profile`'s when given. What verification reads and retention chooses from.
+    pub fn kept(&self, profile: Option<&str>) -> Result<Vec<HistoryEntry>> {
+        let conn = self.conn.lock().unwrap();
+        let sql = format!("{SELECT_JOBS} WHERE (?1 IS NULL OR profile = ?1) AND stage = 'saved' AND jobs.path IS NOT NULL AND removals.job_id IS NULL ORDER BY started_at_ms, jobs.rowid");
+        let mut statement = conn.prepare(&sql).map_err(db_error)?;
+        let rows = statement
+            .query_map(params![profile], entry_from_row)
+            .map_err(db_error)?;
+        rows.collect::<Result<Vec<_>, _>>().map_err(db_error)
+    }
+
+    /// Records what verifying job `id`'s file found (replacing the check before it).
+    pub fn checked(&self, id: &str, check: &Check) -> Result<()> {
+        self.write(Durability::Light, |tx| {
+            tx.execute(
+                "INSERT OR REPLACE INTO checks (job_id, at_ms, finding, detail) VALUES (?1, ?2, ?3, ?4)",
+                params![id, check.at_ms, check.finding.as_str(), check.detail],
+            )?;
+            Ok(())
+        })
+    }
+
+    /// Records that job `id`'s file was deleted under `rule` — durably, as it happened.
+    pub fn removed(&self, id: &str, rule: &str) -> Result<()> {
+        self.write(Durability::Durable, |tx| {
+            tx.execute(
+                "INSERT OR REPLACE INTO removals (job_id, at_ms, rule) VALUES (?1, ?2, ?3)",
+                params![id, now_ms(), rule],
+            )?;
+            Ok(())
+        })
     }
 
     /// The stages job `id` went through, in order.

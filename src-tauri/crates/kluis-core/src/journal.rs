@@ -18,7 +18,10 @@ use crate::callback::Reattach;
 use crate::claims::Claim;
 use crate::download::{Destination, PartialDownload};
 use crate::error::{Error, Result};
-use crate::history::{db_error, entry_from_row, job_columns, Durability, History, HistoryEntry};
+use crate::history::{
+    db_error, entry_from_row, job_columns, job_tables, Durability, History, HistoryEntry,
+    JOB_COLUMNS,
+};
 use crate::stage::Stage;
 
 /// The program that started a job, and so the one that finishes it after a restart: `kluis
@@ -147,13 +150,15 @@ impl History {
             .prepare(concat!(
                 "SELECT ",
                 job_columns!(),
-                ", journal.body FROM jobs LEFT JOIN journal ON journal.job_id = jobs.id
+                ", journal.body FROM ",
+                job_tables!(),
+                " LEFT JOIN journal ON journal.job_id = jobs.id
                  WHERE stage NOT IN ('saved', 'failed') ORDER BY started_at_ms, jobs.rowid"
             ))
             .map_err(db_error)?;
         let rows = statement
             .query_map([], |row| {
-                let body: Option<String> = row.get(12)?;
+                let body: Option<String> = row.get(JOB_COLUMNS)?;
                 Ok(UnfinishedJob {
                     entry: entry_from_row(row)?,
                     journal: body.and_then(|b| serde_json::from_str::<Journal>(&b).ok()),

@@ -24,6 +24,11 @@
 //!    the callback choice built into a transport, one connection per service, jobs started
 //!    as tasks with a stream of events, cancel/stop/shutdown, and the one resume loop.
 //!
+//! After a backup is saved: [`verify`] reads every kept file again (length, SHA-256, a zip
+//! archive's entries) and records what it found in the history; [`retention`] applies a
+//! profile's rule (keep the last N, daily/weekly/monthly), deleting only files Kluis saved
+//! that still verify, never the newest good one.
+//!
 //! [`stage`] and [`clock`] are leaves the others import: where a job is, and what time it is.
 //! [`trust`] reads and describes the extra CAs a profile may trust (subject, fingerprint);
 //! [`presented`] describes the certificate a server sent, for a certificate failure's message.
@@ -54,12 +59,14 @@ pub mod job;
 pub mod journal;
 pub mod plan;
 pub mod presented;
+pub mod retention;
 pub mod secret;
 pub mod session;
 mod stable_name;
 pub mod stage;
 mod tls_trust;
 pub mod trust;
+pub mod verify;
 
 pub use callback::{CallbackId, CallbackTransport, ListenerTransport};
 pub use client::{ServiceClient, WebhookPayload};

@@ -60,4 +60,10 @@ mod tests {
     fn codes_have_one_name_everywhere() {
         one_name_everywhere(&Code::ALL, Code::as_str, Code::parse);
     }
+
+    #[test]
+    fn findings_have_one_name_everywhere() {
+        use crate::verify::Finding;
+        one_name_everywhere(&Finding::ALL, Finding::as_str, Finding::parse);
+    }
 }

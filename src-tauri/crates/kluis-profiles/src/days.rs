@@ -130,6 +130,8 @@ mod tests {
             failed_stage: None,
             error_code: code,
             error_message: None,
+            removed: None,
+            last_check: None,
         }
     }
 

@@ -68,6 +68,9 @@ pub struct Profile {
     /// (see [`crate::monitor`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ping_url: Option<String>,
+    /// Which of the klant's backups are kept; applied after each verified save (none: all).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub retention: Option<kluis_core::retention::Retention>,
 }
 
 impl Profile {
@@ -85,6 +88,7 @@ impl Profile {
             extra_ca_pem: None,
             plan: None,
             ping_url: None,
+            retention: None,
         }
     }
 
@@ -420,6 +424,7 @@ mod tests {
             extra_ca_pem: None,
             plan: None,
             ping_url: None,
+            retention: None,
         }
     }
 

@@ -59,7 +59,8 @@ impl Env {
             .unwrap()
     }
 
-    /// `kluis ARGS` set up with the demo settings in a clean environment, not yet run.
+    /// `kluis ARGS` set up with the demo settings in a clean environment (its own history and
+    /// profiles file), not yet run.
     pub fn command(&self, args: &[&str]) -> std::process::Command {
         let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_kluis"));
         command
@@ -70,7 +71,9 @@ impl Env {
             .env("KLUIS_USERNAME", DEMO_USERNAME)
             .env("KLUIS_PASSWORD", DEMO_PASSWORD)
             .env("KLUIS_CA_CERT", self.ca.path())
-            .env("KLUIS_HISTORY_DB", self.dir.path().join("history.sqlite3"));
+            .env("KLUIS_HISTORY_DB", self.dir.path().join("history.sqlite3"))
+            // This test's own (the user's profiles file is never read, nor written).
+            .env("KLUIS_PROFILES_FILE", self.dir.path().join("profiles.json"));
         command
     }
 

@@ -64,9 +64,10 @@ impl DesktopApp {
         } else {
             input.name.trim().to_string()
         };
-        // What the form does not edit is kept: the trusted CA, the plan, the monitor.
-        let (extra_ca_pem, plan, ping_url) = existing
-            .map(|p| (p.extra_ca_pem, p.plan, p.ping_url))
+        // What the form does not edit is kept: the trusted CA, the plan, the monitor, the
+        // retention rule.
+        let (extra_ca_pem, plan, ping_url, retention) = existing
+            .map(|p| (p.extra_ca_pem, p.plan, p.ping_url, p.retention))
             .unwrap_or_default();
         let profile = Profile {
             id: id.clone(),
@@ -80,6 +81,7 @@ impl DesktopApp {
             extra_ca_pem,
             plan,
             ping_url,
+            retention,
         };
         self.store_secret(&id, SecretKind::ApiKey, api_key, demo)
             .await?;

@@ -27,6 +27,7 @@ impl DesktopApp {
                     extra_ca_pem: Some(demo.ca_pem().to_string()),
                     plan: None,
                     ping_url: None,
+                    retention: None,
                 })?;
             }
             *running = Some(demo);

@@ -1,0 +1,374 @@
+//! Verification: every saved backup's file read again and checked against what the history
+//! recorded when it was saved — its length and SHA-256 — and, where the file is a zip
+//! archive, every entry read back through its CRC-32 (streamed, nothing extracted to disk).
+//!
+//! [`verify_file`] checks one file and says what it found ([`Finding`]); [`verify_kept`]
+//! checks every file the history still keeps (two at a time: reading and hashing are each
+//! about one core's work) and records each finding in the history, where the dashboard,
+//! `kluis verify` and retention read it.
+
+use std::fs::File;
+use std::io::{self, Read, Seek};
+use std::path::Path;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Mutex;
+
+use serde::Serialize;
+use sha2::{Digest, Sha256};
+
+use crate::clock::now_ms;
+use crate::error::Result;
+use crate::history::{Check, History, HistoryEntry};
+
+/// What reading a saved backup again found.
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Finding {
+    /// Length and SHA-256 as recorded (and, for a zip archive, every entry reads back).
+    Intact,
+    /// No file at the recorded place.
+    Missing,
+    /// The file is there but its length or SHA-256 is not what was saved.
+    Changed,
+    /// The file could not be read (permissions, a disk error, not a file).
+    Unreadable,
+    /// The file is as it was saved, but the zip archive in it is damaged: the service sent a
+    /// broken backup.
+    ArchiveDamaged,
+}
+
+impl Finding {
+    pub const ALL: [Finding; 5] = [
+        Finding::Intact,
+        Finding::Missing,
+        Finding::Changed,
+        Finding::Unreadable,
+        Finding::ArchiveDamaged,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Finding::Intact => "intact",
+            Finding::Missing => "missing",
+            Finding::Changed => "changed",
+            Finding::Unreadable => "unreadable",
+            Finding::ArchiveDamaged => "archive_damaged",
+        }
+    }
+
+    pub fn parse(text: &str) -> Option<Finding> {
+        Finding::ALL.into_iter().find(|f| f.as_str() == text)
+    }
+
+    /// Anything but intact: a backup that cannot be relied on.
+    pub fn is_problem(self) -> bool {
+        self != Finding::Intact
+    }
+}
+
+crate::stable_names!(Finding);
+
+/// One backup's verification: the history row it checked and what it found.
+#[derive(Debug, Clone)]
+pub struct Verified {
+    pub entry: HistoryEntry,
+    pub check: Check,
+}
+
+/// Reads are this large: big enough that the system call per read costs nothing next to
+/// hashing it, small enough to stay in the CPU's cache.
+const READ_SIZE: usize = 256 * 1024;
+
+/// Reads `path` and compares it with the recorded length and SHA-256 (lowercase hex); a zip
+/// archive is also read back entry by entry.
+pub fn verify_file(path: &Path, bytes: u64, sha256: &str) -> Check {
+    let (finding, detail) = match check_file(path, bytes, sha256) {
+        Ok(()) => (Finding::Intact, None),
+        Err((finding, detail)) => (finding, Some(detail)),
+    };
+    Check {
+        at_ms: now_ms(),
+        finding,
+        detail,
+    }
+}
+
+type Problem = (Finding, String);
+
+fn check_file(path: &Path, bytes: u64, sha256: &str) -> std::result::Result<(), Problem> {
+    let unreadable = |e: io::Error| (Finding::Unreadable, format!("It could not be read: {e}."));
+    // The recorded place, not what a link there points to: a backup Kluis saved is a file.
+    let metadata = match std::fs::symlink_metadata(path) {
+        Err(e) if e.kind() == io::ErrorKind::NotFound => {
+            return Err((
+                Finding::Missing,
+                "There is no file at the recorded place; it was moved or deleted.".into(),
+            ))
+        }
+        other => other.map_err(unreadable)?,
+    };
+    if !metadata.is_file() {
+        return Err((
+            Finding::Unreadable,
+            "Something other than a file is at the recorded place.".into(),
+        ));
+    }
+    if metadata.len() != bytes {
+        return Err((
+            Finding::Changed,
+            format!(
+                "It is {} bytes; the backup saved was {bytes} bytes.",
+                metadata.len()
+            ),
+        ));
+    }
+    let mut file = File::open(path).map_err(unreadable)?;
+    let (digest, zip) = digest_of(&mut file).map_err(unreadable)?;
+    if !digest.eq_ignore_ascii_case(sha256) {
+        return Err((
+            Finding::Changed,
+            "Its content differs from the backup saved (another SHA-256).".into(),
+        ));
+    }
+    if zip {
+        file.rewind().map_err(unreadable)?;
+        read_back_archive(file)?;
+    }
+    Ok(())
+}
+
+/// The SHA-256 (hex) of the whole file, and whether it begins as a zip archive does.
+fn digest_of(file: &mut File) -> io::Result<(String, bool)> {
+    let mut hasher = Sha256::new();
+    let mut buffer = vec![0; READ_SIZE];
+    let mut head = Vec::with_capacity(4);
+    loop {
+        let n = match file.read(&mut buffer) {
+            Ok(0) => break,
+            Ok(n) => n,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+        };
+        if head.len() < 4 {
+            let take = (4 - head.len()).min(n);
+            head.extend_from_slice(&buffer[..take]);
+        }
+        hasher.update(&buffer[..n]);
+    }
+    Ok((hex::encode(hasher.finalize()), head == b"PK\x03\x04"))
+}
+
+/// Reads every entry of the zip archive in `file` to its end, which checks its CRC-32. An
+/// entry compressed in a way this build cannot read (anything but stored and deflate) is
+/// skipped, not counted as damage: it may well be fine.
+fn read_back_archive(file: File) -> std::result::Result<(), Problem> {
+    let damaged = |what: String| (Finding::ArchiveDamaged, what);
+    let mut archive = zip::ZipArchive::new(io::BufReader::with_capacity(READ_SIZE, file))
+        .map_err(|e| damaged(format!("It is saved as received, but the zip archive in it cannot be opened ({e}); the service sent a damaged backup.")))?;
+    let mut buffer = vec![0; READ_SIZE];
+    for index in 0..archive.len() {
+        let mut entry = match archive.by_index(index) {
+            Ok(entry) => entry,
+            Err(zip::result::ZipError::UnsupportedArchive(_)) => continue,
+            Err(e) => return Err(damaged(format!("It is saved as received, but entry {} of its zip archive cannot be read ({e}); the service sent a damaged backup.", index + 1))),
+        };
+        loop {
+            match entry.read(&mut buffer) {
+                Ok(0) => break,
+                Ok(_) => {}
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => {
+                    return Err(damaged(format!(
+                        "It is saved as received, but entry {} of its zip archive ({}) does not read back ({e}); the service sent a damaged backup.",
+                        index + 1,
+                        shown_name(&entry.name().unwrap_or_default()),
+                    )))
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// An entry's name as it may be shown: the archive came from the network, so control
+/// characters are dropped and the length is bounded.
+fn shown_name(name: &str) -> String {
+    let name: String = name.chars().filter(|c| !c.is_control()).take(120).collect();
+    format!("\u{201c}{name}\u{201d}")
+}
+
+/// How many files are verified at once: one reads while another hashes.
+const AT_ONCE: usize = 2;
+
+/// Verifies every backup the history keeps (only `profile`'s when given), records each
+/// finding, and returns them oldest first. Blocking: call it from a blocking thread.
+pub fn verify_kept(history: &History, profile: Option<&str>) -> Result<Vec<Verified>> {
+    let kept = history.kept(profile)?;
+    let next = AtomicUsize::new(0);
+    let found: Mutex<Vec<Option<Check>>> = Mutex::new(vec![None; kept.len()]);
+    std::thread::scope(|scope| {
+        for _ in 0..AT_ONCE.min(kept.len()) {
+            scope.spawn(|| loop {
+                let index = next.fetch_add(1, Ordering::Relaxed);
+                let Some(entry) = kept.get(index) else { break };
+                let check = check_entry(entry);
+                found.lock().unwrap()[index] = Some(check);
+            });
+        }
+    });
+    let found = found.into_inner().unwrap();
+    let mut verified = Vec::with_capacity(kept.len());
+    for (entry, check) in kept.into_iter().zip(found) {
+        let check = check.expect("every index was taken by a worker");
+        history.checked(&entry.id, &check)?;
+        verified.push(Verified { entry, check });
+    }
+    Ok(verified)
+}
+
+/// Verifies one history row's file (a row without its digest or size cannot be checked).
+pub fn check_entry(entry: &HistoryEntry) -> Check {
+    match (&entry.path, entry.bytes, &entry.sha256) {
+        (Some(path), Some(bytes), Some(sha256)) => verify_file(Path::new(path), bytes, sha256),
+        _ => Check {
+            at_ms: now_ms(),
+            finding: Finding::Unreadable,
+            detail: Some("The history has no size or SHA-256 for this backup.".into()),
+        },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::io::Write;
+
+    use super::*;
+    use crate::download::Saved;
+
+    /// Saves `content` at `dir/name` and records it as job of `profile`, as a backup would.
+    fn saved(history: &History, dir: &Path, name: &str, content: &[u8]) -> uuid::Uuid {
+        let path = dir.join(name);
+        std::fs::write(&path, content).unwrap();
+        let id = uuid::Uuid::new_v4();
+        history.start(id, "klant", "loopback").unwrap();
+        let saved = Saved {
+            path,
+            bytes: content.len() as u64,
+            sha256: hex::encode(Sha256::digest(content)),
+        };
+        history.saved(id, &saved).unwrap();
+        id
+    }
+
+    fn zip_of(entries: &[(&str, &[u8])]) -> Vec<u8> {
+        let mut out = io::Cursor::new(Vec::new());
+        let mut zip = zip::ZipWriter::new(&mut out);
+        let options = zip::write::SimpleFileOptions::default()
+            .compression_method(zip::CompressionMethod::Deflated);
+        for (name, content) in entries {
+            zip.start_file(*name, options).unwrap();
+            zip.write_all(content).unwrap();
+        }
+        zip.finish().unwrap();
+        out.into_inner()
+    }
+
+    fn finding_of(verified: &[Verified], id: uuid::Uuid) -> &Check {
+        let verified = verified.iter().find(|v| v.entry.id == id.to_string());
+        &verified.expect("every kept backup is verified").check
+    }
+
+    /// A corrupted, a truncated and a missing backup are each found and named, intact ones
+    /// pass, and every finding is recorded in the history for the dashboard.
+    #[test]
+    fn finds_corrupted_truncated_and_missing_backups() {
+        let dir = tempfile::tempdir().unwrap();
+        let history = History::in_memory().unwrap();
+        let content: Vec<u8> = (0..300_000u32).map(|i| (i * 7 % 251) as u8).collect();
+        let intact = saved(&history, dir.path(), "intact.bin", &content);
+        let corrupted = saved(&history, dir.path(), "corrupted.bin", &content);
+        let truncated = saved(&history, dir.path(), "truncated.bin", &content);
+        let missing = saved(&history, dir.path(), "missing.bin", &content);
+        let mut bytes = content.clone();
+        bytes[123_456] ^= 1;
+        std::fs::write(dir.path().join("corrupted.bin"), &bytes).unwrap();
+        std::fs::write(dir.path().join("truncated.bin"), &content[..200_000]).unwrap();
+        std::fs::remove_file(dir.path().join("missing.bin")).unwrap();
+
+        let verified = verify_kept(&history, Some("klant")).unwrap();
+        assert_eq!(verified.len(), 4);
+        assert_eq!(finding_of(&verified, intact).finding, Finding::Intact);
+        assert_eq!(finding_of(&verified, corrupted).finding, Finding::Changed);
+        let short = finding_of(&verified, truncated);
+        assert_eq!(short.finding, Finding::Changed);
+        assert!(
+            short.detail.as_deref().unwrap().contains("200000 bytes"),
+            "says how long the file is now: {short:?}"
+        );
+        assert_eq!(finding_of(&verified, missing).finding, Finding::Missing);
+
+        let recorded = history.get(corrupted).unwrap().unwrap().last_check;
+        assert_eq!(
+            recorded.map(|c| c.finding),
+            Some(Finding::Changed),
+            "the history keeps the finding"
+        );
+        assert!(
+            verify_kept(&history, Some("another klant"))
+                .unwrap()
+                .is_empty(),
+            "only the profile asked for"
+        );
+    }
+
+    /// A zip backup is read back entry by entry: an archive that was saved as received but
+    /// whose entry no longer matches its CRC-32 is damaged; a sound archive is intact.
+    #[test]
+    fn reads_zip_archives_back() {
+        let dir = tempfile::tempdir().unwrap();
+        let history = History::in_memory().unwrap();
+        let text: Vec<u8> = b"administratie ".repeat(50_000);
+        let sound = zip_of(&[("a.txt", &text), ("map/b.xml", b"<b/>")]);
+        let sound_id = saved(&history, dir.path(), "sound.zip", &sound);
+
+        // A deflate stream that still inflates, to other bytes: flip a literal of a stored
+        // entry instead, so the only thing that can notice is the CRC.
+        let mut out = io::Cursor::new(Vec::new());
+        let mut zip = zip::ZipWriter::new(&mut out);
+        let stored = zip::write::SimpleFileOptions::default()
+            .compression_method(zip::CompressionMethod::Stored);
+        zip.start_file("gegevens.csv", stored).unwrap();
+        zip.write_all(&text).unwrap();
+        zip.finish().unwrap();
+        let mut damaged = out.into_inner();
+        let at = damaged
+            .windows(14)
+            .position(|w| w == b"administratie ")
+            .unwrap()
+            + 5000;
+        damaged[at] ^= 0x20;
+        let damaged_id = saved(&history, dir.path(), "damaged.zip", &damaged);
+
+        let verified = verify_kept(&history, None).unwrap();
+        assert_eq!(finding_of(&verified, sound_id).finding, Finding::Intact);
+        let check = finding_of(&verified, damaged_id);
+        assert_eq!(check.finding, Finding::ArchiveDamaged, "{check:?}");
+        assert!(check.detail.as_deref().unwrap().contains("gegevens.csv"));
+    }
+
+    /// Something other than a regular file at the recorded place is not read through (a link
+    /// may point anywhere) and is reported, not taken for the backup.
+    #[cfg(unix)]
+    #[test]
+    fn a_link_in_place_of_the_file_is_not_the_backup() {
+        let dir = tempfile::tempdir().unwrap();
+        let history = History::in_memory().unwrap();
+        let id = saved(&history, dir.path(), "klant.zip", b"backup");
+        std::fs::rename(dir.path().join("klant.zip"), dir.path().join("elsewhere")).unwrap();
+        std::os::unix::fs::symlink(dir.path().join("elsewhere"), dir.path().join("klant.zip"))
+            .unwrap();
+        let verified = verify_kept(&history, None).unwrap();
+        assert_eq!(finding_of(&verified, id).finding, Finding::Unreadable);
+    }
+}
