@@ -1,6 +1,6 @@
 // The app's command names, shared by build.rs (the app manifest, so each needs a grant) and
 // the tests that check the handler, the capability and the UI's `api.ts` name the same ones.
-pub const ALL: [&str; 40] = [
+pub const ALL: [&str; 46] = [
     "launch_info",
     "profiles",
     "save_profile",
@@ -41,4 +41,10 @@ pub const ALL: [&str; 40] = [
     "set_mail",
     "remove_mail",
     "test_mail",
+    "set_retention",
+    "preview_retention",
+    "verify_backups",
+    "set_bandwidth",
+    "set_verify_monthly",
+    "set_encryption",
 ];

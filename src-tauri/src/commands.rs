@@ -4,10 +4,11 @@ use std::sync::Arc;
 
 use kluis_desktop::profiles::{ProfileInput, ProfileView, Settings};
 use kluis_desktop::{
-    AppError, AppJobEvent, CallbackInput, CallbackTestResult, DemoInfo, DesktopApp, KlantStatus,
-    MailInput, Permissions, PlanInput, PlannedEvent, ResumedEvent, ResumedJob, SessionInfo,
-    TrayAction,
+    AppError, AppJobEvent, CallbackInput, CallbackTestResult, DemoInfo, DesktopApp, HistoryEntry,
+    KlantStatus, MailInput, Permissions, PlanInput, PlannedEvent, ResumedEvent, ResumedJob,
+    Retention, SessionInfo, TrayAction, VerifyReport,
 };
+use kluis_desktop::{BandwidthLimit, EncryptionInput};
 use tauri::ipc::Channel;
 use tauri::State;
 
@@ -153,6 +154,40 @@ fn set_monitor(app: App<'_>, profile_id: String, ping_url: Option<String>) -> Re
 }
 
 #[tauri::command]
+fn set_retention(app: App<'_>, profile_id: String, rule: Option<Retention>) -> Res<ProfileView> {
+    app.set_retention(&profile_id, rule)
+}
+
+#[tauri::command]
+fn preview_retention(app: App<'_>, profile_id: String, rule: Retention) -> Res<Vec<HistoryEntry>> {
+    app.preview_retention(&profile_id, rule)
+}
+
+#[tauri::command]
+async fn set_encryption(
+    app: App<'_>,
+    profile_id: String,
+    input: EncryptionInput,
+) -> Res<ProfileView> {
+    app.set_encryption(&profile_id, input).await
+}
+
+#[tauri::command]
+fn set_verify_monthly(app: App<'_>, profile_id: String, on: bool) -> Res<ProfileView> {
+    app.set_verify_monthly(&profile_id, on)
+}
+
+#[tauri::command]
+fn set_bandwidth(app: App<'_>, limit: Option<BandwidthLimit>) -> Res<Settings> {
+    app.set_bandwidth(limit)
+}
+
+#[tauri::command]
+async fn verify_backups(app: App<'_>) -> Res<VerifyReport> {
+    app.verify_backups().await
+}
+
+#[tauri::command]
 async fn test_monitor(app: App<'_>, profile_id: String) -> Res<()> {
     app.test_monitor(&profile_id).await
 }
@@ -273,5 +308,11 @@ pub fn handler<R: tauri::Runtime>() -> impl Fn(tauri::ipc::Invoke<R>) -> bool + 
         set_mail,
         remove_mail,
         test_mail,
+        set_retention,
+        preview_retention,
+        verify_backups,
+        set_bandwidth,
+        set_verify_monthly,
+        set_encryption,
     ]
 }

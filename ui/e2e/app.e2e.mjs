@@ -428,3 +428,46 @@ test("closing the window keeps Kluis in the tray while plans are set; the tray's
   await (await $t("start-at-login")).click();
   await browser.waitUntil(async () => !existsSync(loginItem), { timeout: 10000, timeoutMsg: "the login item was not removed" });
 });
+
+test("a klant's retention rule removes its oldest backup, the history says so, and Verify finds a changed file", async () => {
+  const zips = () => new Set(readdirSync(saveDir).filter((f) => f.endsWith(".zip")));
+  await (await $t("profile-demo-jansen")).click();
+  await waitText("session", "Bakkerij Jansen");
+  await (await $t("edit-profile")).click();
+  await (await browser.$("#keep-keep_last")).setValue("2");
+  await (await $t("keep-save")).click();
+  // Backups of this klant from Backup all may be there: the rule says which would go first.
+  await browser.waitUntil(async () => (await $t("keep-would-remove").isExisting()) || (await (await $t("keep-state")).getText()).includes("newest 2"), { timeout: 10000, timeoutMsg: "the rule was neither previewed nor saved" });
+  if (await (await $t("keep-would-remove")).isExisting()) {
+    await shot("25-retention-preview");
+    await (await $t("keep-confirm")).click();
+  }
+  await waitText("keep-state", "Rule: the newest 2.");
+  await (await $t("save-profile")).click();
+  await (await $t("tab-backup")).click();
+  const made = [];
+  for (let i = 0; i < 3; i++) {
+    const before = zips();
+    await (await $t("backup-owner")).click();
+    await browser.waitUntil(async () => [...zips()].some((f) => !before.has(f)), { timeout: 120000, timeoutMsg: `backup ${i + 1} was never saved` });
+    made.push([...zips()].find((f) => !before.has(f)));
+    await waitText("backup-saved", "owner-backup", 30000);
+  }
+  assert.ok(!existsSync(join(saveDir, made[0])), "the oldest of the three is removed");
+  assert.ok(existsSync(join(saveDir, made[1])) && existsSync(join(saveDir, made[2])), "the newest two are kept");
+  await (await $t("tab-history")).click();
+  await waitText("history-removed", "keep the last 2");
+  const removedRows = await browser.execute(() => [...document.querySelectorAll('[data-test="history-row"]')].filter((row) => row.querySelector('[data-test="history-removed"]')).map((row) => row.textContent));
+  assert.ok(removedRows.some((row) => row.includes(made[0])), `a removed row names the oldest file: ${removedRows}`);
+  await shot("26-history-removed");
+
+  // A kept backup changed on disk: Verify names it, and the dashboard marks its klant.
+  const { appendFileSync } = await import("node:fs");
+  appendFileSync(join(saveDir, made[2]), "x");
+  await (await $t("overview")).click();
+  await (await $t("dash-verify")).click();
+  const problems = await waitText("verify-problems", "changed", 60000);
+  assert.match(await problems.getText(), new RegExp(made[2].replace(/[()]/g, "\\$&")));
+  await waitRow("dash-demo-jansen", "Damaged backups: 1");
+  await shot("27-verify-found-changed");
+});

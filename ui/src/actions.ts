@@ -3,11 +3,11 @@
 import { batch, type Signal } from "@preact/signals";
 import { api, asError, type UiError } from "./api";
 import { isRunning, reduce } from "./backup-state";
-import type { AppJobEvent, CallbackChoice, ProfileView, Schedule } from "./bindings";
+import type { AppJobEvent, CallbackChoice, EncryptionInput, ProfileView, Retention, Schedule } from "./bindings";
 import { coalesced, gathered } from "./coalesce";
 import { keepUnchanged } from "./dashboard";
 import type { Key } from "./i18n";
-import { findJob, mailInputOf, state, updateJob, withEntry, type CallbackDraft, type EnvironmentView, type Job, type PlanDraft, type ProfileDraft } from "./state";
+import { findJob, mailInputOf, state, updateJob, withEntry, type CallbackDraft, type EnvironmentView, type Job, type KeepPart, type PlanDraft, type ProfileDraft, type SpeedDraft } from "./state";
 
 /** Runs `work`, showing its error — as klant `profileId`'s when it is about one klant. */
 async function guarded(work: () => Promise<void>, profileId: string | null = null): Promise<void> {
@@ -403,6 +403,11 @@ export function planDraft(profile: ProfileView): PlanDraft {
     hours: s?.kind === "every" ? String(s.hours) : "6",
     paused: profile.plan?.paused ?? false,
     pingUrl: "",
+    keep: keepDraft(profile.retention),
+    wouldRemove: null,
+    encryption: profile.encryption?.kind ?? "none",
+    passphrase: "",
+    recipient: profile.encryption?.kind === "recipient" ? profile.encryption.recipient : "",
   };
   state.planDraft.value = draft;
   return draft;
@@ -431,6 +436,87 @@ export function scheduleOf(d: PlanDraft): Schedule {
 export function savePlan(profile: ProfileView): Promise<void> {
   const draft = planDraft(profile);
   return guarded(async () => replaceProfile(await api.setPlan(profile.id, { schedule: scheduleOf(draft), paused: draft.paused })), profile.id);
+}
+
+const keepParts: KeepPart[] = ["keep_last", "keep_daily", "keep_weekly", "keep_monthly"];
+
+function keepDraft(rule: Retention | null): Record<KeepPart, string> {
+  const draft = {} as Record<KeepPart, string>;
+  for (const part of keepParts) draft[part] = rule?.[part] ? String(rule[part]) : "";
+  return draft;
+}
+
+/** The rule the draft describes (empty, 0 or not a whole number: not by that part). */
+export function ruleOf(keep: Record<KeepPart, string>): Retention {
+  const rule: Retention = {};
+  for (const part of keepParts) {
+    const n = Number(keep[part]);
+    if (Number.isInteger(n) && n > 0) rule[part] = n;
+  }
+  return rule;
+}
+
+/** Changes one count of the rule being typed; a preview shown for the old one goes. */
+export function editKeep(profile: ProfileView, part: KeepPart, value: string): void {
+  const d = planDraft(profile);
+  editPlan(profile, { keep: { ...d.keep, [part]: value }, wouldRemove: null });
+}
+
+/** "Save rule": first asks Rust what the rule would remove now. Nothing: saved at once;
+ * otherwise those backups are listed, and the rule is saved only once the user confirms
+ * (`confirmRetention`). */
+export function saveRetention(profile: ProfileView): Promise<void> {
+  const rule = ruleOf(planDraft(profile).keep);
+  return guarded(async () => {
+    const everything = Object.keys(rule).length === 0;
+    const wouldRemove = everything ? [] : await api.previewRetention(profile.id, rule);
+    if (wouldRemove.length > 0) {
+      editPlan(profile, { wouldRemove });
+      return;
+    }
+    replaceProfile(await api.setRetention(profile.id, everything ? null : rule));
+  }, profile.id);
+}
+
+/** The user saw what the rule removes, and saves it (or, `false`, keeps the old rule). */
+export function confirmRetention(profile: ProfileView, save: boolean): Promise<void> {
+  if (!save) {
+    editPlan(profile, { wouldRemove: null });
+    return Promise.resolve();
+  }
+  return guarded(async () => {
+    replaceProfile(await api.setRetention(profile.id, ruleOf(planDraft(profile).keep)));
+    editPlan(profile, { wouldRemove: null });
+  }, profile.id);
+}
+
+/** Saves how the klant's backups are encrypted; the typed passphrase is sent once and then
+ * forgotten here (an empty one keeps the saved passphrase). */
+export function saveEncryption(profile: ProfileView): Promise<void> {
+  const d = planDraft(profile);
+  const input: EncryptionInput =
+    d.encryption === "passphrase" ? { kind: "passphrase", passphrase: d.passphrase || null } : d.encryption === "recipient" ? { kind: "recipient", recipient: d.recipient.trim() } : { kind: "none" };
+  return guarded(async () => {
+    replaceProfile(await api.setEncryption(profile.id, input));
+    editPlan(profile, { passphrase: "" });
+  }, profile.id);
+}
+
+/** "Verify this klant's backups once a month" on or off. */
+export function setVerifyMonthly(profile: ProfileView, on: boolean): Promise<void> {
+  return guarded(async () => replaceProfile(await api.setVerifyMonthly(profile.id, on)), profile.id);
+}
+
+/** "Verify backups": every kept backup read again; the report shows under the button and
+ * the dashboard counts each klant's damaged backups. */
+export async function verifyBackups(): Promise<void> {
+  state.verifying.value = "verifying";
+  try {
+    state.verifying.value = await api.verifyBackups();
+  } catch (e) {
+    state.verifying.value = { error: asError(e) };
+  }
+  await Promise.all([refreshDashboard(), refreshHistory()]);
 }
 
 /** Saves the typed ping URL as the klant's monitor (or removes it with `null`). */
@@ -479,6 +565,36 @@ export async function cancelAll(): Promise<void> {
 }
 
 /** Settings → how many backups Backup all and the plans run at once. */
+/** The speed form's draft: what is typed, else the saved limit. */
+export function speedDraft(): SpeedDraft {
+  const saved = state.settings.value.bandwidth;
+  return (
+    state.speedDraft.value ?? {
+      mbPerSec: saved ? String(saved.mb_per_sec) : "",
+      officeHours: saved?.office_hours != null,
+      from: saved?.office_hours?.from ?? "08:00",
+      to: saved?.office_hours?.to ?? "18:00",
+    }
+  );
+}
+
+export function editSpeed(change: Partial<SpeedDraft>): void {
+  state.speedDraft.value = { ...speedDraft(), ...change };
+}
+
+/** Saves the typed limit (empty or 0: no limit); Rust checks it and says what is wrong. */
+export function saveSpeed(): Promise<void> {
+  const d = speedDraft();
+  const mbPerSec = Number(d.mbPerSec.replace(",", "."));
+  // Not a number: sent as one Rust refuses, so the message saying what to type is Rust's.
+  const mb_per_sec = Number.isFinite(mbPerSec) ? mbPerSec : -1;
+  const limit = d.mbPerSec.trim() === "" || mbPerSec === 0 ? null : { mb_per_sec, office_hours: d.officeHours ? { from: d.from, to: d.to } : undefined };
+  return guarded(async () => {
+    state.settings.value = await api.setBandwidth(limit);
+    state.speedDraft.value = null;
+  });
+}
+
 export function setAtOnce(n: number): Promise<void> {
   return guarded(async () => {
     state.settings.value = await api.setUnattendedAtOnce(n);

@@ -3,9 +3,11 @@
 import { Channel, invoke } from "@tauri-apps/api/core";
 import type {
   AppJobEvent,
+  BandwidthLimit,
   CallbackInput,
   CallbackTestResult,
   DemoInfo,
+  EncryptionInput,
   ErrorPayload,
   HistoryEntry,
   KlantStatus,
@@ -18,10 +20,12 @@ import type {
   ProfileView,
   ResumedEvent,
   ResumedJob,
+  Retention,
   Saved,
   SessionInfo,
   Settings,
   TrayAction,
+  VerifyReport,
 } from "./bindings";
 
 /** An error as the UI shows it: a command's `{code, message}`, or "internal" for anything
@@ -93,11 +97,23 @@ export const api = {
   setStartAtLogin: (on: boolean) => invoke<boolean>("set_start_at_login", { on }),
   /** Settings → how unattended backups' files are named ("" for the default). */
   setFileNameTemplate: (template: string) => invoke<Settings>("set_file_name_template", { template }),
+  /** Settings → one download speed limit for every download (null: none). */
+  setBandwidth: (limit: BandwidthLimit | null) => invoke<Settings>("set_bandwidth", { limit }),
   setUnattendedAtOnce: (n: number) => invoke<Settings>("set_unattended_at_once", { n }),
   setPlan: (profileId: string, input: PlanInput) => invoke<ProfileView>("set_plan", { profileId, input }),
   /** The klant's outside monitor (a ping URL; null removes it). The URL never comes back. */
   setMonitor: (profileId: string, pingUrl: string | null) => invoke<ProfileView>("set_monitor", { profileId, pingUrl }),
   testMonitor: (profileId: string) => invoke<void>("test_monitor", { profileId }),
+  /** The klant's retention rule (null: keep every backup); applied after each save. */
+  setRetention: (profileId: string, rule: Retention | null) => invoke<ProfileView>("set_retention", { profileId, rule }),
+  /** The backups `rule` would remove now, newest first (nothing is removed). */
+  previewRetention: (profileId: string, rule: Retention) => invoke<HistoryEntry[]>("preview_retention", { profileId, rule }),
+  /** How the klant's backups are encrypted (a passphrase goes to the keyring, never back). */
+  setEncryption: (profileId: string, input: EncryptionInput) => invoke<ProfileView>("set_encryption", { profileId, input }),
+  /** Read the klant's backups again once a month, after a save. */
+  setVerifyMonthly: (profileId: string, on: boolean) => invoke<ProfileView>("set_verify_monthly", { profileId, on }),
+  /** "Verify backups": every kept backup read again; the findings go to the history. */
+  verifyBackups: () => invoke<VerifyReport>("verify_backups"),
   /** The events of backups their plans start (each tagged with its job and klant). */
   watchPlanned: (onEvent: (e: PlannedEvent) => void) => {
     const channel = new Channel<PlannedEvent>();

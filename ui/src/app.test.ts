@@ -1,21 +1,21 @@
 // The whole UI in jsdom, with the Rust side replaced by Tauri's mockIPC.
 import { clearMocks, mockIPC } from "@tauri-apps/api/mocks";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import type { AppJobEvent, HistoryEntry, KlantStatus, MailInput, Plan, PlannedEvent, ProfileView, ResumedEvent, Settings } from "./bindings";
+import type { AppJobEvent, HistoryEntry, KlantStatus, MailInput, Plan, PlannedEvent, ProfileView, ResumedEvent, Retention, Settings, VerifyReport } from "./bindings";
 import { GATHER_MS } from "./coalesce";
 import { FIRST_ROWS, OVERSCAN } from "./dashboard";
 import { languages } from "./i18n";
 
-const demoProfile: ProfileView = { id: "demo", name: "Demo", base_url: "https://127.0.0.1:1/webservice_v2", username: "demo", openapi_url: null, demo: true, trusted_cas: [], plan: null, monitor: false, next_backup_ms: null };
+const demoProfile: ProfileView = { id: "demo", name: "Demo", base_url: "https://127.0.0.1:1/webservice_v2", username: "demo", openapi_url: null, demo: true, trusted_cas: [], plan: null, monitor: false, next_backup_ms: null, retention: null, verify_monthly: false, encryption: null };
 
 /** A klant's standing as the dashboard receives it: never backed up, no plan, unless told. */
 function klant(id: string, name: string, change: Partial<KlantStatus> = {}): KlantStatus {
-  return { profile_id: id, name, plan: null, last_success_ms: null, last_success_bytes: null, last_success_path: null, last_error: null, running: false, next_due_ms: null, overdue: false, days: Array(30).fill("free"), ...change };
+  return { profile_id: id, name, plan: null, last_success_ms: null, last_success_bytes: null, last_success_path: null, last_error: null, running: false, next_due_ms: null, overdue: false, days: Array(30).fill("free"), damaged: 0, ...change };
 }
 
 type Calls = { cmd: string; args: Record<string, unknown> }[];
 
-const defaultSettings: Settings = { save_folder: null, callback: { kind: "loopback" }, relay_secret_saved: false, unattended_at_once: 2, notify_desktop: true, paused_together: [], file_name_template: null, mail: null };
+const defaultSettings: Settings = { save_folder: null, callback: { kind: "loopback" }, relay_secret_saved: false, unattended_at_once: 2, notify_desktop: true, paused_together: [], file_name_template: null, mail: null, bandwidth: null };
 
 /** The channel of the last `start_backup`, when the test sends the job's events itself. */
 let heldBackup: { onmessage: (e: AppJobEvent) => void } | null = null;
@@ -26,7 +26,7 @@ let finishBackupAll: (() => void) | null = null;
 
 function fakeBackend(
   calls: Calls,
-  options: { loginStart?: boolean | "refused"; demoStarted?: boolean; resumed?: ResumedEvent[]; holdBackup?: boolean; history?: HistoryEntry[]; dialogClosed?: boolean; profiles?: ProfileView[]; refuseSignIn?: string[]; saveFolder?: string; monitorDown?: boolean; dashboard?: KlantStatus[] } = {},
+  options: { loginStart?: boolean | "refused"; demoStarted?: boolean; resumed?: ResumedEvent[]; holdBackup?: boolean; history?: HistoryEntry[]; dialogClosed?: boolean; profiles?: ProfileView[]; refuseSignIn?: string[]; saveFolder?: string; monitorDown?: boolean; dashboard?: KlantStatus[]; wouldRemove?: HistoryEntry[]; verifyReport?: VerifyReport } = {},
 ) {
   let started = options.demoStarted ?? false;
   let settings: Settings = { ...defaultSettings, save_folder: options.saveFolder ?? null };
@@ -122,6 +122,9 @@ function fakeBackend(
       case "set_start_at_login":
         loginStart = (args as { on: boolean }).on;
         return loginStart;
+      case "set_bandwidth":
+        settings = { ...settings, bandwidth: (args as { limit: Settings["bandwidth"] }).limit };
+        return settings;
       case "set_unattended_at_once":
         settings = { ...settings, unattended_at_once: (args as { n: number }).n };
         return settings;
@@ -130,6 +133,19 @@ function fakeBackend(
         if (pingUrl !== null && !pingUrl.startsWith("https://")) throw { code: "config", message: "The monitor's ping URL is not https." };
         return { ...demoProfile, monitor: pingUrl !== null };
       }
+      case "preview_retention":
+        return options.wouldRemove ?? [];
+      case "set_encryption": {
+        const { input } = args as { input: { kind: string; recipient?: string } };
+        const encryption = input.kind === "passphrase" ? { kind: "passphrase" } : input.kind === "recipient" ? { kind: "recipient", recipient: input.recipient } : null;
+        return { ...demoProfile, encryption };
+      }
+      case "set_verify_monthly":
+        return { ...demoProfile, verify_monthly: (args as { on: boolean }).on };
+      case "set_retention":
+        return { ...demoProfile, retention: (args as { rule: Retention | null }).rule };
+      case "verify_backups":
+        return options.verifyReport ?? { verified: 0, bytes: 0, problems: [] };
       case "test_monitor":
         if (options.monitorDown) throw { code: "network", message: "The monitor could not be pinged." };
         return null;
@@ -468,7 +484,7 @@ describe("Kluis UI", () => {
   it("shows a cancelled backup as cancelled, without a size, hash or path", async () => {
     const row: HistoryEntry = {
       id: "h1", profile: "demo", transport: "loopback", started_at_ms: 0, finished_at_ms: 1000, stage: "failed",
-      bytes: 100, sha256: "f".repeat(64), path: "/staging/owner-backup.zip", failed_stage: "saved", error_code: "cancelled", error_message: "The backup was cancelled; nothing was saved.", removed: null, last_check: null,
+      bytes: 100, sha256: "f".repeat(64), path: "/staging/owner-backup.zip", failed_stage: "saved", error_code: "cancelled", error_message: "The backup was cancelled; nothing was saved.", removed: null, last_check: null, encrypted: null,
     };
     fakeBackend(calls, { demoStarted: true, history: [row] });
     await startUi();
@@ -941,6 +957,123 @@ describe("Kluis UI", () => {
       expect(byTest("monitor-state")?.textContent).toBe("No monitor.");
     });
 
+    it("shows what a retention rule would remove before it is saved, and saves it only when confirmed", async () => {
+      const old: HistoryEntry = {
+        id: "h1", profile: "demo", transport: "loopback", started_at_ms: Date.UTC(2026, 10, 1, 2, 0), finished_at_ms: Date.UTC(2026, 10, 1, 2, 1), stage: "saved",
+        bytes: 2048, sha256: "ab".repeat(32), path: "/home/user/Backups/Demo/Demo 2026-11-01 0200.zip", failed_stage: null, error_code: null, error_message: null, removed: null, last_check: null, encrypted: null,
+      };
+      fakeBackend(calls, { demoStarted: true, saveFolder: "/home/user/Backups", wouldRemove: [old] });
+      await startUi();
+      await settle();
+      await click("edit-profile");
+      expect(byTest("keep-state")?.textContent).toBe("Every backup is kept.");
+      const last = document.getElementById("keep-keep_last") as HTMLInputElement;
+      last.value = "2";
+      last.dispatchEvent(new Event("input", { bubbles: true }));
+      await settle();
+      await click("keep-save");
+      expect(calls.find((c) => c.cmd === "preview_retention")?.args).toEqual({ profileId: "demo", rule: { keep_last: 2 } });
+      expect(calls.some((c) => c.cmd === "set_retention"), "not saved before the preview is confirmed").toBe(false);
+      expect(byTest("keep-would-remove")?.textContent).toContain("Backups this rule would remove now (1)");
+      expect(byTest("keep-would-remove-item")?.textContent).toContain("Demo 2026-11-01 0200.zip");
+      await click("keep-cancel");
+      expect(byTest("keep-would-remove"), "cancelled: the preview goes").toBeNull();
+      expect(calls.some((c) => c.cmd === "set_retention")).toBe(false);
+      await click("keep-save");
+      await click("keep-confirm");
+      expect(calls.find((c) => c.cmd === "set_retention")?.args).toEqual({ profileId: "demo", rule: { keep_last: 2 } });
+      expect(byTest("keep-state")?.textContent).toBe("Rule: the newest 2.");
+    });
+
+    it("saves a rule that removes nothing now without asking, and an empty rule as none; turns monthly verification on", async () => {
+      fakeBackend(calls, { demoStarted: true, saveFolder: "/home/user/Backups" });
+      await startUi();
+      await settle();
+      await click("edit-profile");
+      const monthly = document.getElementById("keep-keep_monthly") as HTMLInputElement;
+      monthly.value = "12";
+      monthly.dispatchEvent(new Event("input", { bubbles: true }));
+      await settle();
+      await click("keep-save");
+      expect(calls.filter((c) => c.cmd === "set_retention").at(-1)?.args).toEqual({ profileId: "demo", rule: { keep_monthly: 12 } });
+      expect(byTest("keep-state")?.textContent).toBe("Rule: 12 monthly.");
+      await click("verify-monthly");
+      expect(calls.find((c) => c.cmd === "set_verify_monthly")?.args).toEqual({ profileId: "demo", on: true });
+      expect((byTest("verify-monthly") as HTMLInputElement).checked).toBe(true);
+      monthly.value = "";
+      monthly.dispatchEvent(new Event("input", { bubbles: true }));
+      await settle();
+      await click("keep-save");
+      expect(calls.filter((c) => c.cmd === "preview_retention"), "nothing to preview for no rule").toHaveLength(1);
+      expect(calls.filter((c) => c.cmd === "set_retention").at(-1)?.args).toEqual({ profileId: "demo", rule: null });
+    });
+
+    it("encrypts a klant's backups with a passphrase that is sent once and never shown, or to a recipient", async () => {
+      fakeBackend(calls, { demoStarted: true, saveFolder: "/home/user/Backups" });
+      await startUi();
+      await settle();
+      await click("edit-profile");
+      expect(byTest("encryption-state")?.textContent).toBe("Backups are saved unencrypted.");
+      const kind = byTest("encrypt-kind") as HTMLSelectElement;
+      kind.value = "passphrase";
+      kind.dispatchEvent(new Event("change", { bubbles: true }));
+      await settle();
+      const phrase = byTest("encrypt-passphrase") as HTMLInputElement;
+      expect(phrase.type).toBe("password");
+      phrase.value = "een lange geheime zin";
+      phrase.dispatchEvent(new Event("input", { bubbles: true }));
+      await settle();
+      await click("encrypt-save");
+      expect(calls.find((c) => c.cmd === "set_encryption")?.args).toEqual({ profileId: "demo", input: { kind: "passphrase", passphrase: "een lange geheime zin" } });
+      expect(byTest("encryption-state")?.textContent).toBe("Backups are encrypted with the passphrase in the keyring.");
+      expect((byTest("encrypt-passphrase") as HTMLInputElement).value, "the passphrase is forgotten once sent").toBe("");
+      expect(document.body.innerHTML).not.toContain("een lange geheime zin");
+      const again = byTest("encrypt-kind") as HTMLSelectElement;
+      again.value = "recipient";
+      again.dispatchEvent(new Event("change", { bubbles: true }));
+      await settle();
+      const recipient = byTest("encrypt-recipient") as HTMLInputElement;
+      recipient.value = " age1qyqszqgpqyqszqgpqyqszqgpqyqszqgpqyqszqgpqyqszqgpqyqs3290gq ";
+      recipient.dispatchEvent(new Event("input", { bubbles: true }));
+      await settle();
+      await click("encrypt-save");
+      expect(calls.filter((c) => c.cmd === "set_encryption").at(-1)?.args).toEqual({ profileId: "demo", input: { kind: "recipient", recipient: "age1qyqszqgpqyqszqgpqyqszqgpqyqszqgpqyqszqgpqyqszqgpqyqs3290gq" } });
+      expect(byTest("encryption-state")?.textContent).toContain("encrypted to age1qyqs");
+    });
+
+    it("Verify backups lists each damaged backup, and the dashboard and history show them", async () => {
+      const bakker: ProfileView = { ...demoProfile, id: "bakker", name: "Bakker B.V.", demo: false };
+      const damaged: HistoryEntry = {
+        id: "h2", profile: "bakker", transport: "relay", started_at_ms: Date.UTC(2026, 10, 20, 2, 0), finished_at_ms: Date.UTC(2026, 10, 20, 2, 1), stage: "saved",
+        bytes: 4096, sha256: "cd".repeat(32), path: "/home/user/Backups/Bakker/Bakker 2026-11-20 0200.zip", failed_stage: null, error_code: null, error_message: null, removed: null,
+        last_check: { at_ms: Date.UTC(2026, 10, 24, 9, 0), finding: "changed", detail: "It is 100 bytes; the backup saved was 4096 bytes." }, encrypted: null,
+      };
+      const removed: HistoryEntry = { ...damaged, id: "h3", last_check: null, removed: { at_ms: Date.UTC(2026, 10, 21, 2, 2), rule: "keep the last 2" } };
+      fakeBackend(calls, {
+        profiles: [demoProfile, bakker],
+        saveFolder: "/home/user/Backups",
+        verifyReport: { verified: 7, bytes: 28672, problems: [damaged] },
+        dashboard: [klant("demo", "Demo"), klant("bakker", "Bakker B.V.", { last_success_ms: Date.UTC(2026, 10, 20, 2, 1), damaged: 1 })],
+        history: [damaged, removed],
+      });
+      await startUi();
+      await settle();
+      expect(byTest("dash-bakker")?.querySelector('[data-test="dash-result"]')?.textContent).toContain("Damaged backups: 1");
+      expect(byTest("dash-bakker")?.classList.contains("attention"), "a damaged backup needs attention").toBe(true);
+      await click("dash-verify");
+      expect(calls.some((c) => c.cmd === "verify_backups")).toBe(true);
+      const problems = byTest("verify-problems")?.textContent ?? "";
+      expect(problems).toContain("1 of 7 backups cannot be relied on");
+      expect(problems).toContain("Bakker B.V.");
+      expect(problems).toContain("changed");
+      expect(problems).toContain("Bakker 2026-11-20 0200.zip");
+      (byTest("dash-bakker")?.querySelector("button.link") as HTMLButtonElement).click();
+      await settle();
+      await click("tab-history");
+      expect(byTest("history-check")?.textContent).toContain("changed");
+      expect(byTest("history-removed")?.textContent).toContain("keep the last 2");
+    });
+
     it("Cancel all asks first, then stops every backup and empties the queue", async () => {
       const bakker: ProfileView = { ...demoProfile, id: "bakker", name: "Bakker B.V.", demo: false };
       fakeBackend(calls, { profiles: [demoProfile, bakker], saveFolder: "/home/user/Backups" });
@@ -969,6 +1102,27 @@ describe("Kluis UI", () => {
       await settle();
       expect(calls.find((c) => c.cmd === "set_unattended_at_once")?.args).toEqual({ n: 3 });
       expect((byTest("at-once") as HTMLSelectElement).value).toBe("3");
+    });
+
+    it("limits the download speed, in office hours only when asked, and lifts the limit again", async () => {
+      await openSettings(calls);
+      expect(byTest("speed-state")?.textContent).toBe("Downloads are not limited.");
+      const mb = byTest("speed-mb") as HTMLInputElement;
+      mb.value = "2,5";
+      mb.dispatchEvent(new Event("input", { bubbles: true }));
+      await settle();
+      await click("speed-office-hours");
+      await click("speed-save");
+      expect(calls.find((c) => c.cmd === "set_bandwidth")?.args).toEqual({ limit: { mb_per_sec: 2.5, office_hours: { from: "08:00", to: "18:00" } } });
+      expect(byTest("speed-state")?.textContent).toBe("Downloads are limited to 2.5 MB/s together on weekdays from 08:00 to 18:00.");
+      expect((byTest("speed-save") as HTMLButtonElement).disabled, "saved: nothing to save").toBe(true);
+      const again = byTest("speed-mb") as HTMLInputElement;
+      again.value = "";
+      again.dispatchEvent(new Event("input", { bubbles: true }));
+      await settle();
+      await click("speed-save");
+      expect(calls.filter((c) => c.cmd === "set_bandwidth").at(-1)?.args).toEqual({ limit: null });
+      expect(byTest("speed-state")?.textContent).toBe("Downloads are not limited.");
     });
 
     it("turns desktop notifications off and on, and sends a test that says whether it showed", async () => {

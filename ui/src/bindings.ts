@@ -14,7 +14,12 @@ export type Saved = { path: string, bytes: number,
 /**
  * Lower-case hex.
  */
-sha256: string, };
+sha256: string, 
+/**
+ * When the backup was encrypted: the encrypted file's own length and SHA-256 (`bytes` and
+ * `sha256` are the plain stream's, as the service sent it).
+ */
+encrypted: EncryptedFile | null, };
 
 export type Finding = "intact" | "missing" | "changed" | "unreadable" | "archive_damaged";
 
@@ -25,6 +30,12 @@ export type Removal = { at_ms: number,
 rule: string, };
 
 export type Check = { at_ms: number, finding: Finding, detail: string | null, };
+
+export type EncryptedFile = { bytes: number, 
+/**
+ * Lower-case hex.
+ */
+sha256: string, };
 
 export type HistoryEntry = { id: string, profile: string, transport: string, 
 /**
@@ -46,7 +57,12 @@ removed: Removal | null,
 /**
  * What the last verification found (see [`crate::verify`]).
  */
-last_check: Check | null, };
+last_check: Check | null, 
+/**
+ * For an encrypted backup: the encrypted file's length and SHA-256 (`bytes` and `sha256`
+ * are the plain stream's).
+ */
+encrypted: EncryptedFile | null, };
 
 export type AppJobEvent = { "kind": "stage", stage: Stage, } | { "kind": "progress", bytes: number, total: number | null, bytes_per_sec: number, } | { "kind": "service", answering: boolean, } | { "kind": "staged", file_name: string, bytes: number, sha256: string, } | { "kind": "saved", path: string, bytes: number, sha256: string, } | { "kind": "retrying", code: Code, message: string, in_secs: number, } | { "kind": "failed", code: Code, message: string, };
 
@@ -100,7 +116,11 @@ overdue: boolean,
 /**
  * The last [`crate::days::STRIP_DAYS`] local days, oldest first (the dashboard's strip).
  */
-days: Array<DayMark>, };
+days: Array<DayMark>, 
+/**
+ * Kept backups whose last verification found them missing, changed or unreadable.
+ */
+damaged: number, };
 
 export type ErrorPayload = { code: AppCode, message: string, 
 /**
@@ -129,6 +149,28 @@ sha256: string,
  */
 top: TrustedCa | null, };
 
+export type Retention = { 
+/**
+ * The newest N backups.
+ */
+keep_last?: number | null, 
+/**
+ * The newest backup of each of the last N days that have one.
+ */
+keep_daily?: number | null, 
+/**
+ * The newest backup of each of the last N ISO weeks that have one.
+ */
+keep_weekly?: number | null, 
+/**
+ * The newest backup of each of the last N months that have one.
+ */
+keep_monthly?: number | null, };
+
+export type EncryptionSetting = { "kind": "passphrase" } | { "kind": "recipient", recipient: string, };
+
+export type EncryptionInput = { "kind": "none" } | { "kind": "passphrase", passphrase: string | null, } | { "kind": "recipient", recipient: string, };
+
 export type ProfileView = { id: string, name: string, base_url: string, username: string, openapi_url: string | null, demo: boolean, 
 /**
  * The extra CAs this profile trusts (none for the demo, whose CA is its own).
@@ -142,7 +184,19 @@ monitor: boolean,
 /**
  * When the plan runs next (ms since the epoch; now when due), or null.
  */
-next_backup_ms: number | null, };
+next_backup_ms: number | null, 
+/**
+ * Which backups are kept (null: every one).
+ */
+retention: Retention | null, 
+/**
+ * Whether the klant's backups are read again once a month.
+ */
+verify_monthly: boolean, 
+/**
+ * How its backups are encrypted (no secret: a passphrase stays in the keyring).
+ */
+encryption: EncryptionSetting | null, };
 
 export type ProfileInput = { id: string | null, name: string, base_url: string, username: string, api_key: string | null, password: string | null, openapi_url: string | null, };
 
@@ -151,6 +205,18 @@ export type CallbackChoice = { "kind": "loopback" } | { "kind": "relay", url: st
 export type CallbackInput = { setting: CallbackChoice, relay_secret: string | null, };
 
 export type CallbackTestResult = { transport: string, millis: number, };
+
+export type OfficeHours = { from: string, to: string, };
+
+export type BandwidthLimit = { 
+/**
+ * Megabytes (10⁶ bytes) per second, for all downloads together.
+ */
+mb_per_sec: number, 
+/**
+ * Only on weekdays between these times (local); outside them, no limit.
+ */
+office_hours?: OfficeHours | null, };
 
 export type MailWhen = { "kind": "each_failure" } | { "kind": "daily", at: string, };
 
@@ -210,7 +276,12 @@ file_name_template: string | null,
 /**
  * E-mail through the office's SMTP server, if set up (see [`crate::mail`]).
  */
-mail: MailSettings | null, };
+mail: MailSettings | null, 
+/**
+ * One speed limit for all downloads together (the app's and `kluis`'s unattended runs),
+ * if set.
+ */
+bandwidth: BandwidthLimit | null, };
 
 export type Endpoint = "environment" | "backup_owner" | "webhook";
 
@@ -227,3 +298,5 @@ export type DemoInfo = { base_url: string, profiles: Array<ProfileView>, };
 export type LaunchInfo = { demo: boolean, };
 
 export type TrayAction = "open" | "backup_all" | "pause_plans" | "resume_plans" | "quit";
+
+export type VerifyReport = { verified: number, bytes: number, problems: Array<HistoryEntry>, };

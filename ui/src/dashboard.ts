@@ -12,7 +12,7 @@ export const defaultSort: Sort = { key: "result", ascending: true };
 
 /** A klant needs attention when its plan is overdue or its last backup failed. */
 export function needsAttention(k: KlantStatus): boolean {
-  return k.overdue || k.last_error !== null;
+  return k.overdue || k.last_error !== null || k.damaged > 0;
 }
 
 /** Missing values (never saved, no plan, no size) sort after every known one, either way. */

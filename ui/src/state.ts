@@ -7,7 +7,7 @@ import { computed, signal } from "@preact/signals";
 import type { UiError } from "./api";
 import { isRunning, type BackupView } from "./backup-state";
 import { t, type Key } from "./i18n";
-import type { CallbackChoice, CallbackTestResult, Day, HistoryEntry, KlantStatus, MailInput, MailSettings, Permissions, ProfileView, Schedule, Settings } from "./bindings";
+import type { CallbackChoice, CallbackTestResult, Day, HistoryEntry, KlantStatus, MailInput, MailSettings, Permissions, ProfileView, Schedule, Settings, VerifyReport } from "./bindings";
 import { defaultSort, type Sort } from "./dashboard";
 
 export type Tab = "backup" | "history" | "environment" | "settings";
@@ -53,7 +53,20 @@ export type PlanDraft = {
   paused: boolean;
   /** A monitor's ping URL being typed (the saved one is never sent back). */
   pingUrl: string;
+  /** The retention rule being typed: how many newest, daily, weekly, monthly ("" or 0: none). */
+  keep: Record<KeepPart, string>;
+  /** What saving the typed rule would remove now (shown before it is saved), or null. */
+  wouldRemove: HistoryEntry[] | null;
+  /** Encryption at rest as chosen in the form; the passphrase only until it is sent. */
+  encryption: "none" | "passphrase" | "recipient";
+  passphrase: string;
+  recipient: string;
 };
+
+/** The download limit as typed: MB/s ("" or 0: no limit), and office hours. */
+export type SpeedDraft = { mbPerSec: string; officeHours: boolean; from: string; to: string };
+
+export type KeepPart = "keep_last" | "keep_daily" | "keep_weekly" | "keep_monthly";
 
 /** The callback settings form: the chosen kind and every kind's fields, so switching back
  * and forth keeps what was typed; the relay secret until it is sent. */
@@ -89,9 +102,11 @@ export const state = {
   permissions: signal<ReadonlyMap<string, Permissions>>(new Map()),
   history: signal<HistoryEntry[]>([]),
   historyFilter: signal<string | null>(null),
-  settings: signal<Settings>({ save_folder: null, callback: { kind: "loopback" }, relay_secret_saved: false, unattended_at_once: 2, notify_desktop: true, paused_together: [], file_name_template: null, mail: null }),
+  settings: signal<Settings>({ save_folder: null, callback: { kind: "loopback" }, relay_secret_saved: false, unattended_at_once: 2, notify_desktop: true, paused_together: [], file_name_template: null, mail: null, bandwidth: null }),
   /** The file name template being typed (null: the saved one is shown). */
   fileNameDraft: signal<string | null>(null),
+  /** Settings → download speed being typed (null: showing the saved limit). */
+  speedDraft: signal<SpeedDraft | null>(null),
   /** Whether Kluis starts at login (null until known, or where it cannot be told). */
   startAtLogin: signal<boolean | null>(null),
   callbackDraft: signal<CallbackDraft | null>(null),
@@ -115,6 +130,8 @@ export const state = {
   planDraft: signal<PlanDraft | null>(null),
   /** The open confirmation, or null. */
   confirming: signal<Confirmation | null>(null),
+  /** "Verify backups": under way, its report, or its error (null: not run this session). */
+  verifying: signal<"verifying" | VerifyReport | { error: UiError } | null>(null),
   /** The wall clock, ticking each second while a job waits (only its elapsed time reads it). */
   now: signal(Date.now()),
 };

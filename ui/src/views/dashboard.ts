@@ -79,8 +79,46 @@ function Result({ k, running }: { k: KlantStatus; running: boolean }) {
       h("small", { class: "reason", "data-test": "dash-reason", title: error.message ? `${when} — ${error.message}` : when }, error.message || when),
     );
   }
+  if (k.damaged > 0) {
+    const title = t("dashDamaged", { count: String(k.damaged) });
+    return h("span", { class: "status failed", title }, title, h("small", { class: "reason", "data-test": "dash-reason" }, t("dashDamagedReason")));
+  }
   if (k.last_success_ms !== null) return h("span", { class: "status ok" }, t("statusSaved"));
   return h("span", { class: "status" }, t("dashNever"));
+}
+
+/** The report of "Verify backups": under way, all intact, or each backup that cannot be
+ * relied on (its klant, when it was saved, what was found and where it is). */
+function VerifyResult() {
+  const result = state.verifying.value;
+  if (result === null) return null;
+  if (result === "verifying") return h("p", { role: "status", "data-test": "verify-running" }, t("verifying"));
+  if ("error" in result) return h("div", { class: "error", role: "alert" }, h("strong", {}, t("verifyFailed")), h("p", {}, result.error.message));
+  if (result.problems.length === 0) {
+    return h("p", { class: "success", role: "status", "data-test": "verify-ok" }, t("verifyAllIntact", { count: String(result.verified), size: bytes(result.bytes) }));
+  }
+  return h(
+    "div",
+    { class: "error", role: "alert", "data-test": "verify-problems" },
+    h("p", {}, t("verifyProblems", { count: String(result.problems.length), total: String(result.verified) })),
+    h(
+      "ul",
+      {},
+      result.problems.map((e) => {
+        const check = e.last_check;
+        return h(
+          "li",
+          { key: e.id, "data-test": "verify-problem" },
+          h("strong", {}, profileName(e.profile)),
+          ` · ${dateTime(e.finished_at_ms ?? e.started_at_ms, locale())} · `,
+          h("span", { class: "status failed" }, check ? t(`finding_${check.finding}`) : ""),
+          h("br", {}),
+          h("span", { class: "path" }, e.path ?? ""),
+          check?.detail ? h("small", { class: "reason" }, ` — ${check.detail}`) : null,
+        );
+      }),
+    ),
+  );
 }
 
 function Next({ k }: { k: KlantStatus }) {
@@ -174,7 +212,9 @@ function KlantTable() {
       { class: "row" },
       h(Check, { test: "attention-only", label: t("dashAttentionOnly", { count: String(waiting) }), checked: attentionOnly, onToggle: (on) => (state.attentionOnly.value = on) }),
       h("button", { class: "secondary", "data-test": "dash-backup-all", disabled: state.queued.value.size > 0, onClick: () => void actions.backupAll() }, t("backupAll")),
+      h("button", { class: "secondary", "data-test": "dash-verify", disabled: state.verifying.value === "verifying", onClick: () => void actions.verifyBackups() }, t("verifyBackups")),
     ),
+    h(VerifyResult, {}),
     rows.length === 0
       ? h("p", { class: "note", "data-test": "dash-all-well" }, attentionOnly ? t("dashAllWell") : t("dashEmpty"))
       : h(

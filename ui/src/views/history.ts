@@ -27,8 +27,12 @@ function Row({ e }: { e: HistoryEntry }) {
   const cancelled = e.stage === "failed" && e.error_code === "cancelled";
   const status = cancelled
     ? h("span", { class: "status" }, t("statusCancelled"))
-    : e.stage === "saved"
-      ? h("span", { class: "status ok" }, t("statusSaved"))
+    : e.removed
+      ? h("span", { class: "status", "data-test": "history-removed" }, t("historyRemoved"), h("br", {}), h("small", { title: dateTime(e.removed.at_ms, locale()) }, t("historyRemovedBy", { rule: e.removed.rule })))
+      : e.stage === "saved" && e.last_check && e.last_check.finding !== "intact"
+        ? h("span", { class: "status failed", "data-test": "history-check" }, t(`finding_${e.last_check.finding}`), e.last_check.detail ? h("br", {}) : null, e.last_check.detail ? h("small", {}, e.last_check.detail) : null)
+        : e.stage === "saved"
+          ? h("span", { class: "status ok" }, t("statusSaved"))
       : e.stage === "failed"
         ? h("span", { class: "status failed" }, t("statusFailed"), h("br", {}), h(Reason, { e }))
         : h("span", { class: "status" }, t("statusRunning"));
@@ -36,7 +40,7 @@ function Row({ e }: { e: HistoryEntry }) {
     ? h("span", {}, h("code", { title: e.sha256 }, shortHash(e.sha256)), h("button", { class: "icon", "aria-label": `${t("copy")} SHA-256`, onClick: () => void copyText(e.sha256 ?? "") }, t("copy")))
     : "—";
   const action =
-    e.stage === "saved"
+    e.stage === "saved" && !e.removed
       ? h("button", { class: "link", onClick: () => void actions.showBackup(e.id, false) }, t("openFolder"))
       : e.stage === "failed" && e.profile === state.selected.value
         ? h("button", { class: "link", onClick: () => void actions.startBackup() }, t("retry"))

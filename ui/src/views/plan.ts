@@ -2,10 +2,10 @@
 // The draft lives in the state; the schedule is checked by Rust when it is saved.
 import { h } from "preact";
 import * as actions from "../actions";
-import type { Day, ProfileView, Schedule } from "../bindings";
-import { dateTime } from "../format";
+import type { Day, HistoryEntry, ProfileView, Retention, Schedule } from "../bindings";
+import { bytes, dateTime } from "../format";
 import { locale, t, type Key } from "../i18n";
-import { state } from "../state";
+import { state, type KeepPart } from "../state";
 import { Check, Field } from "./profiles";
 
 const kinds: [Schedule["kind"], Key][] = [
@@ -66,6 +66,101 @@ export function PlanSection({ profile }: { profile: ProfileView }) {
     h("div", { class: "row" }, h("button", { type: "button", class: "secondary", "data-test": "plan-save", disabled: noFolder, onClick: () => void actions.savePlan(profile) }, t("planSave"))),
     h(NextBackup, { profile }),
     h(MonitorSection, { profile }),
+    h(RetentionSection, { profile }),
+    h(EncryptionSection, { profile }),
+  );
+}
+
+/** Encryption at rest: none, a passphrase (kept in the keyring) or an age recipient. */
+function EncryptionSection({ profile }: { profile: ProfileView }) {
+  const d = actions.planDraft(profile);
+  const saved = profile.encryption;
+  const value = (e: Event) => (e.target as HTMLInputElement).value;
+  const kinds: [typeof d.encryption, Key][] = [
+    ["none", "encryptNone"],
+    ["passphrase", "encryptPassphrase"],
+    ["recipient", "encryptRecipient"],
+  ];
+  return h(
+    "div",
+    { class: "encryption", role: "group", "aria-labelledby": "encrypt-title", "data-test": "encryption" },
+    h("h4", { id: "encrypt-title" }, t("encryptTitle")),
+    h("p", { class: "note" }, t("encryptNote")),
+    h(
+      "p",
+      { "data-test": "encryption-state" },
+      saved === null ? t("encryptStateNone") : saved.kind === "passphrase" ? t("encryptStatePassphrase") : t("encryptStateRecipient", { recipient: saved.recipient }),
+    ),
+    h(
+      Field,
+      { id: "encrypt-kind", label: t("encryptKind") },
+      h("select", { id: "encrypt-kind", "data-test": "encrypt-kind", value: d.encryption, onChange: (e: Event) => actions.editPlan(profile, { encryption: value(e) as typeof d.encryption }) }, kinds.map(([kind, key]) => h("option", { key: kind, value: kind }, t(key)))),
+    ),
+    d.encryption === "passphrase"
+      ? h(
+          Field,
+          { id: "encrypt-passphrase", label: t("encryptPassphraseLabel"), hint: saved?.kind === "passphrase" ? t("encryptPassphraseKeep") : t("encryptPassphraseHint") },
+          h("input", { id: "encrypt-passphrase", "data-test": "encrypt-passphrase", type: "password", autoComplete: "new-password", value: d.passphrase, onInput: (e: Event) => actions.editPlan(profile, { passphrase: value(e) }) }),
+        )
+      : null,
+    d.encryption === "recipient"
+      ? h(
+          Field,
+          { id: "encrypt-recipient", label: t("encryptRecipientLabel") },
+          h("input", { id: "encrypt-recipient", "data-test": "encrypt-recipient", autoComplete: "off", spellcheck: false, placeholder: "age1…", value: d.recipient, onInput: (e: Event) => actions.editPlan(profile, { recipient: value(e) }) }),
+        )
+      : null,
+    h("div", { class: "row" }, h("button", { type: "button", class: "secondary", "data-test": "encrypt-save", onClick: () => void actions.saveEncryption(profile) }, t("encryptSave"))),
+  );
+}
+
+const keepParts: KeepPart[] = ["keep_last", "keep_daily", "keep_weekly", "keep_monthly"];
+const ruleWords: Record<KeepPart, Key> = { keep_last: "keepRuleLast", keep_daily: "keepRuleDaily", keep_weekly: "keepRuleWeekly", keep_monthly: "keepRuleMonthly" };
+
+/** A rule in words, in the UI's language: "the newest 3, 7 daily". */
+export function describeRule(rule: Retention | null): string {
+  const parts = keepParts.filter((part) => (rule?.[part] ?? 0) > 0).map((part) => t(ruleWords[part], { n: String(rule?.[part]) }));
+  return parts.length === 0 ? t("keepAll") : t("keepNow", { rule: parts.join(", ") });
+}
+
+/** A backup as the preview lists it: when it was saved, its size, where it is. */
+function PreviewItem({ e }: { e: HistoryEntry }) {
+  return h("li", { "data-test": "keep-would-remove-item" }, dateTime(e.finished_at_ms ?? e.started_at_ms, locale()), " · ", bytes(e.bytes), " · ", h("span", { class: "path" }, e.path ?? ""));
+}
+
+/** The klant's retention rule: four counts, saved only after the backups it would remove
+ * now have been shown (and confirmed). */
+function RetentionSection({ profile }: { profile: ProfileView }) {
+  const d = actions.planDraft(profile);
+  const wouldRemove = d.wouldRemove;
+  return h(
+    "div",
+    { class: "keep", role: "group", "aria-labelledby": "keep-title", "data-test": "keep" },
+    h("h4", { id: "keep-title" }, t("keepTitle")),
+    h("p", { class: "note" }, t("keepNote")),
+    h("p", { "data-test": "keep-state" }, describeRule(profile.retention)),
+    keepParts.map((part) =>
+      h(
+        Field,
+        { key: part, id: `keep-${part}`, label: t(part) },
+        h("input", { id: `keep-${part}`, type: "number", min: 0, max: 1000, step: 1, inputMode: "numeric", value: d.keep[part], onInput: (e: Event) => actions.editKeep(profile, part, (e.target as HTMLInputElement).value) }),
+      ),
+    ),
+    wouldRemove === null
+      ? h("div", { class: "row" }, h("button", { type: "button", class: "secondary", "data-test": "keep-save", onClick: () => void actions.saveRetention(profile) }, t("keepSave")))
+      : h(
+          "div",
+          { class: "warning", role: "alert", "data-test": "keep-would-remove" },
+          h("p", {}, t("keepWouldRemove", { count: String(wouldRemove.length) })),
+          h("ul", {}, wouldRemove.map((e) => h(PreviewItem, { key: e.id, e }))),
+          h(
+            "div",
+            { class: "row" },
+            h("button", { type: "button", class: "danger", "data-test": "keep-confirm", onClick: () => void actions.confirmRetention(profile, true) }, t("keepConfirm")),
+            h("button", { type: "button", class: "secondary", "data-test": "keep-cancel", onClick: () => void actions.confirmRetention(profile, false) }, t("cancel")),
+          ),
+        ),
+    h(Check, { test: "verify-monthly", label: t("verifyMonthly"), checked: profile.verify_monthly, onToggle: (on) => void actions.setVerifyMonthly(profile, on) }),
   );
 }
 

@@ -34,6 +34,7 @@ export function SettingsPanel() {
         [1, 2, 3, 4, 5, 6, 7, 8].map((n) => h("option", { key: n, value: String(n) }, String(n))),
       ),
     ),
+    h(DownloadSpeed, {}),
     h(Background, {}),
     h(Notifications, {}),
     h(MailSettingsForm, {}),
@@ -56,6 +57,35 @@ function FileNames() {
     ),
     h("p", { id: "file-name-preview", class: "note", "data-test": "file-name-preview" }, t("fileNameExample", { name: fileNamePreview(shown || DEFAULT_FILE_NAME, "Bakker B.V.", new Date()) })),
     h("button", { class: "secondary", type: "submit", "data-test": "file-name-save", disabled: draft === null || draft === saved }, t("fileNameSave")),
+  );
+}
+
+/** One speed limit for every download together, optionally in office hours only. */
+function DownloadSpeed() {
+  const d = actions.speedDraft();
+  const saved = state.settings.value.bandwidth;
+  const value = (e: Event) => (e.target as HTMLInputElement).value;
+  return h(
+    "form",
+    { class: "speed", "aria-labelledby": "speed-title", onSubmit: (e: Event) => (e.preventDefault(), void actions.saveSpeed()) },
+    h("h3", { id: "speed-title" }, t("speedTitle")),
+    h("p", { class: "note" }, t("speedNote")),
+    h(
+      "p",
+      { "data-test": "speed-state" },
+      saved ? (saved.office_hours ? t("speedLimitedHours", { mb: String(saved.mb_per_sec), from: saved.office_hours.from, to: saved.office_hours.to }) : t("speedLimited", { mb: String(saved.mb_per_sec) })) : t("speedUnlimited"),
+    ),
+    h(Field, { id: "speed-mb", label: t("speedLabel") }, h("input", { id: "speed-mb", "data-test": "speed-mb", type: "text", inputMode: "decimal", autoComplete: "off", value: d.mbPerSec, onInput: (e: Event) => actions.editSpeed({ mbPerSec: value(e) }) })),
+    h(Check, { test: "speed-office-hours", label: t("speedOfficeHours"), checked: d.officeHours, onToggle: (officeHours) => actions.editSpeed({ officeHours }) }),
+    d.officeHours
+      ? h(
+          "div",
+          { class: "row" },
+          h(Field, { id: "speed-from", label: t("speedFrom") }, h("input", { id: "speed-from", type: "time", value: d.from, onInput: (e: Event) => actions.editSpeed({ from: value(e) }) })),
+          h(Field, { id: "speed-to", label: t("speedTo") }, h("input", { id: "speed-to", type: "time", value: d.to, onInput: (e: Event) => actions.editSpeed({ to: value(e) }) })),
+        )
+      : null,
+    h("button", { class: "secondary", type: "submit", "data-test": "speed-save", disabled: state.speedDraft.value === null }, t("speedSave")),
   );
 }
 

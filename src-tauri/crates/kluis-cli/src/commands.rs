@@ -6,6 +6,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use futures_util::stream::{FuturesUnordered, StreamExt};
+use kluis_core::download::bandwidth::Bandwidth;
 use kluis_core::engine::{
     test_transport, CallbackChoice, Demo, EventSink, Launch, ResumeScope, Retry, ServiceConnection,
     TransportNeeds, Work, DEMO_ACCOUNTS,
@@ -77,12 +78,48 @@ pub async fn run(cli: Cli) -> Result<()> {
         Command::Profiles(ref command) => crate::profiles::run(&cli, command).await,
         Command::Plan(ref args) => crate::profiles::plan(&cli, args),
         Command::Status { json } => crate::profiles::status(&cli, json),
+        Command::Report {
+            csv: _,
+            html,
+            ref from,
+            ref to,
+            ref profile,
+            ref out,
+        } => {
+            let period = (from.as_deref(), to.as_deref());
+            crate::report::run(&cli, period, profile.as_deref(), html, out.as_deref())
+        }
         Command::Prune {
             ref profile,
             ref rule,
             dry_run,
             json,
         } => crate::prune::run(&cli, profile.as_deref(), rule, dry_run, json).await,
+        Command::Encryption {
+            ref profile,
+            passphrase,
+            stdin,
+            ref recipient,
+            off,
+        } => {
+            use crate::encryption::Change;
+            let change = match (passphrase, recipient, off) {
+                (true, _, _) => Change::Passphrase { stdin },
+                (_, Some(recipient), _) => Change::Recipient(recipient.clone()),
+                (_, None, true) => Change::Off,
+                _ => {
+                    return Err(Error::Config(
+                        "Say how: --passphrase, --recipient age1… or --off.".into(),
+                    ))
+                }
+            };
+            crate::encryption::set(&cli, profile, change).await
+        }
+        Command::Decrypt {
+            ref file,
+            ref out,
+            ref identity,
+        } => crate::encryption::decrypt_file(&cli, file, out, identity.as_deref()).await,
         Command::Verify { json, ref profile } => {
             crate::verify::run(&cli, profile.as_deref(), json).await
         }
@@ -106,11 +143,17 @@ async fn backup_command(cli: &Cli, args: &BackupArgs) -> Result<()> {
     let engine = Engine::new(Arc::new(open_history(cli.history_db.as_ref())?));
     let id = Uuid::new_v4();
     let cancel = Arc::new(Notify::new());
-    let job = backup(&engine, config, args, id, Some(cancel.clone()));
+    // The app's limit too, when there is a profiles file to read it from: one office line.
+    let settings = open_profiles(cli.profiles_file.as_ref())
+        .ok()
+        .map(|p| p.settings());
+    let bandwidth = args.batch.bandwidth(settings.as_ref())?;
+    let job = backup(&engine, config, args, id, Some(cancel.clone()), bandwidth);
     let saved = crate::stop::backup(&engine, id, &cancel, job).await?;
     report(id, &saved, args.json);
     let label = history_label(args);
-    crate::prune::after_save(engine.history(), &label, &label, args.retention.rule()).await;
+    let rule = args.retention.rule();
+    crate::prune::after_save(engine.history(), &label, &label, rule, false).await;
     Ok(())
 }
 
@@ -148,7 +191,7 @@ async fn backup_all(cli: &Cli, args: &BackupArgs) -> Result<()> {
         ));
     }
     let history = Arc::new(open_history(cli.history_db.as_ref())?);
-    let unattended = Unattended::new(
+    let mut unattended = Unattended::new(
         history.clone(),
         &profiles.settings(),
         args.out.as_deref(),
@@ -156,6 +199,7 @@ async fn backup_all(cli: &Cli, args: &BackupArgs) -> Result<()> {
         Duration::from_secs(args.timeout),
         cli.connection.ca_pem()?,
     );
+    unattended.bandwidth = args.batch.bandwidth(Some(&profiles.settings()))?;
     let outcome = unattended.run(all, &args.batch, false, args.json).await;
     crate::mail::daily_report(cli, &profiles, &history).await;
     outcome
@@ -182,6 +226,7 @@ async fn backup_profile(
         cli.connection.ca_pem()?,
     );
     unattended.max_bytes = args.max_bytes;
+    unattended.bandwidth = args.batch.bandwidth(Some(&profiles.settings()))?;
     let Some(_turn) = kluis_profiles::take_turn(unattended.engine.history(), &profile.id)? else {
         return Err(Error::Config(format!(
             "A backup of \"{}\" is running in another Kluis process; wait for it to end.",
@@ -211,7 +256,8 @@ async fn backup_profile(
     // Under the klant's turn still, so no other Kluis prunes or saves it meanwhile.
     let rule = args.retention.rule().or(profile.retention.clone());
     let history = unattended.engine.history();
-    crate::prune::after_save(history, &profile.id, &profile.name, rule).await;
+    let monthly = profile.verify_monthly;
+    crate::prune::after_save(history, &profile.id, &profile.name, rule, monthly).await;
     Ok(())
 }
 
@@ -231,7 +277,7 @@ async fn run_due(cli: &Cli, args: &BatchArgs) -> Result<()> {
             Ok(())
         }
         false => {
-            let unattended = Unattended::new(
+            let mut unattended = Unattended::new(
                 history.clone(),
                 &profiles.settings(),
                 args.out.as_deref(),
@@ -239,6 +285,7 @@ async fn run_due(cli: &Cli, args: &BatchArgs) -> Result<()> {
                 Duration::from_secs(args.timeout),
                 cli.connection.ca_pem()?,
             );
+            unattended.bandwidth = args.batch.bandwidth(Some(&profiles.settings()))?;
             unattended.run(due, &args.batch, true, args.json).await
         }
     };
@@ -255,6 +302,7 @@ async fn backup(
     args: &BackupArgs,
     id: Uuid,
     cancel: Option<Arc<Notify>>,
+    bandwidth: Option<Arc<Bandwidth>>,
 ) -> Result<Saved> {
     let out = args.out.as_deref().ok_or_else(|| {
         Error::Config("Say where to save the backup: --out FOLDER (or a file path).".into())
@@ -268,6 +316,11 @@ async fn backup(
     let transport = transport(&choice, &config).await?;
     let options = DownloadOptions {
         max_bytes: args.max_bytes,
+        bandwidth,
+        encryption: crate::encryption::of_flags(
+            args.encrypt_to.as_deref(),
+            args.encrypt_passphrase,
+        )?,
         ..DownloadOptions::default()
     };
     let request = BackupRequest {
@@ -407,6 +460,8 @@ async fn demo(out: &Path, size_mib: u64, history_db: Option<&std::path::PathBuf>
             concurrency: 1,
             retries: 0,
             retry_delay: 0,
+            limit_rate: None,
+            office_hours: None,
         },
         callback: Some(CallbackChoice::Loopback),
         listen: None,
@@ -415,9 +470,11 @@ async fn demo(out: &Path, size_mib: u64, history_db: Option<&std::path::PathBuf>
         max_bytes: None,
         profile: Some("demo".into()),
         retention: Default::default(),
+        encrypt_to: None,
+        encrypt_passphrase: false,
     };
     let id = Uuid::new_v4();
-    let saved = backup(&engine, config, &args, id, None).await?;
+    let saved = backup(&engine, config, &args, id, None, None).await?;
     eprintln!("Saved {} bytes, SHA-256 {}:", saved.bytes, saved.sha256);
     report(id, &saved, false);
     Ok(())

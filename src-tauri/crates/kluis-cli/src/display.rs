@@ -89,15 +89,25 @@ pub fn history(entries: &[HistoryEntry], json: bool) {
             .map(|f| format!("{:.1}s", (f - e.started_at_ms) as f64 / 1000.0))
             .unwrap_or_default();
         let detail = match e.stage {
-            Stage::Saved => format!(
-                "{} bytes  sha256 {}  {}",
-                e.bytes.unwrap_or(0),
-                e.sha256
-                    .as_deref()
-                    .map(|s| &s[..12.min(s.len())])
-                    .unwrap_or(""),
-                e.path.as_deref().unwrap_or("")
-            ),
+            Stage::Saved => {
+                // What became of the file since: removed by a rule, or found damaged.
+                let since = match (&e.removed, &e.last_check) {
+                    (Some(removed), _) => format!("  (removed: {})", removed.rule),
+                    (None, Some(check)) if check.finding.is_problem() => {
+                        format!("  ({}: see `kluis verify`)", check.finding)
+                    }
+                    _ => String::new(),
+                };
+                format!(
+                    "{} bytes  sha256 {}  {}{since}",
+                    e.bytes.unwrap_or(0),
+                    e.sha256
+                        .as_deref()
+                        .map(|s| &s[..12.min(s.len())])
+                        .unwrap_or(""),
+                    e.path.as_deref().unwrap_or("")
+                )
+            }
             Stage::Failed => format!(
                 "at {}: {}",
                 e.failed_stage.map(kluis_core::Stage::as_str).unwrap_or("?"),

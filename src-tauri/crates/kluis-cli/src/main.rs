@@ -10,7 +10,9 @@
 //!   under its turn so the app and a timer never back it up twice.
 //! - [`schedule`]: `schedule install|remove`, the systemd user timer that runs `run-due`.
 //! - [`verify`]: `verify`, every saved backup read again (kluis-core's verify).
+//! - [`encryption`]: `encryption` (a profile's), `backup --encrypt-to`, and `decrypt`.
 //! - [`prune`]: `prune`, and the retention rule applied after each save.
+//! - [`report`]: `report`, a period's backups as CSV or a printable page (kluis-profiles').
 //! - [`stop`]: Ctrl-C and SIGTERM — what each means for a running backup.
 //! - [`display`]: the progress bar (only when stderr is a terminal) and the history table.
 //!
@@ -22,9 +24,11 @@
 
 mod commands;
 mod display;
+mod encryption;
 mod mail;
 mod profiles;
 mod prune;
+mod report;
 mod schedule;
 mod settings;
 mod stop;

@@ -224,9 +224,10 @@ pub fn plan(cli: &Cli, args: &PlanArgs) -> Result<()> {
         (None, true) => Some(None),
         (None, false) => None,
     };
-    if !changes_schedule && args.ping.is_none() && !args.no_ping && retention.is_none() {
+    let nothing = args.ping.is_none() && !args.no_ping && args.verify_monthly.is_none();
+    if !changes_schedule && nothing && retention.is_none() {
         return Err(Error::Config(
-            "Say what to change: --daily HH:MM, --weekdays HH:MM, --weekly DAY HH:MM, --every 6h, --manual, --pause, --resume, --ping URL, --no-ping, --keep-last N (--keep-daily/--keep-weekly/--keep-monthly N) or --keep-all.".into(),
+            "Say what to change: --daily HH:MM, --weekdays HH:MM, --weekly DAY HH:MM, --every 6h, --manual, --pause, --resume, --ping URL, --no-ping, --keep-last N (--keep-daily/--keep-weekly/--keep-monthly N), --keep-all or --verify-monthly on|off.".into(),
         ));
     }
     let ping_url = match &args.ping {
@@ -247,6 +248,9 @@ pub fn plan(cli: &Cli, args: &PlanArgs) -> Result<()> {
             }
             if let Some(retention) = retention {
                 profile.retention = retention;
+            }
+            if let Some(on) = args.verify_monthly {
+                profile.verify_monthly = on;
             }
             profile.plan = if let Some(schedule) = schedule {
                 Plan::reschedule(profile.plan.take(), schedule, false, now)?
@@ -272,10 +276,14 @@ pub fn plan(cli: &Cli, args: &PlanArgs) -> Result<()> {
     let history = open_history(cli.history_db.as_ref())?;
     let status = klant_status(&profile, &history, &jiff::Zoned::now())?;
     eprintln!(
-        "kluis: {}{} Retention: {}.",
+        "kluis: {}{} Retention: {}.{}",
         display::plan_line(&status),
         display::monitor_note(&profile),
-        profile.retention.clone().unwrap_or_default().describe()
+        profile.retention.clone().unwrap_or_default().describe(),
+        match profile.verify_monthly {
+            true => " Its backups are verified once a month.",
+            false => "",
+        }
     );
     Ok(())
 }

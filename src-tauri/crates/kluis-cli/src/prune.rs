@@ -85,33 +85,70 @@ fn targets(cli: &Cli, profile: Option<&str>, given: Option<Retention>) -> Result
     Ok(targets)
 }
 
-/// After a verified save of `key` (`name` to the user): applies `rule`, saying on stderr
-/// what was removed and what was spared. A failure here is said, and the backup stands.
-pub async fn after_save(history: &Arc<History>, key: &str, name: &str, rule: Option<Retention>) {
-    let Some(rule) = rule.filter(|r| !r.keeps_everything()) else {
-        return;
-    };
-    let target = Target {
-        key: key.to_string(),
-        name: name.to_string(),
-        rule,
-    };
-    let pruned = prune_in_background(
-        history.clone(),
-        target.key.clone(),
-        target.rule.clone(),
-        Mode::Delete,
-    )
-    .await;
-    match pruned {
-        Ok(pruned) if pruned.removed.is_empty() && pruned.spared.is_empty() => {}
-        Ok(pruned) => {
-            eprintln!("kluis: {}", summary(&target, &pruned, Mode::Delete));
-            print_spared(&pruned);
+/// After a verified save of `key` (`name` to the user): applies `rule`, then (with
+/// `verify_monthly`) reads the klant's backups again when a month has passed since they last
+/// were — saying on stderr what was removed, spared or found. A failure here is said, and the
+/// backup stands.
+pub async fn after_save(
+    history: &Arc<History>,
+    key: &str,
+    name: &str,
+    rule: Option<Retention>,
+    verify_monthly: bool,
+) {
+    if let Some(rule) = rule.filter(|r| !r.keeps_everything()) {
+        let target = Target {
+            key: key.to_string(),
+            name: name.to_string(),
+            rule,
+        };
+        let pruned = prune_in_background(
+            history.clone(),
+            target.key.clone(),
+            target.rule.clone(),
+            Mode::Delete,
+        )
+        .await;
+        match pruned {
+            Ok(pruned) if pruned.removed.is_empty() && pruned.spared.is_empty() => {}
+            Ok(pruned) => {
+                eprintln!("kluis: {}", summary(&target, &pruned, Mode::Delete));
+                print_spared(&pruned);
+            }
+            Err(e) => eprintln!("kluis: {name}: the backup is saved, but the retention rule could not be applied: {e}"),
         }
-        Err(e) => eprintln!(
-            "kluis: {name}: the backup is saved, but the retention rule could not be applied: {e}"
-        ),
+    }
+    if verify_monthly {
+        let (history, key) = (history.clone(), key.to_string());
+        let verified =
+            tokio::task::spawn_blocking(move || {
+                match kluis_core::verify::monthly_due(&history, &key, kluis_core::clock::now_ms())?
+                {
+                    true => kluis_core::verify::verify_kept(&history, Some(&key)).map(Some),
+                    false => Ok(None),
+                }
+            })
+            .await
+            .unwrap_or_else(|e| {
+                Err(Error::Io(format!(
+                    "The monthly verification stopped ({e})."
+                )))
+            });
+        match verified {
+            Ok(Some(verified)) => {
+                let problems: Vec<_> = (verified.iter())
+                    .filter(|v| v.check.finding.is_problem())
+                    .collect();
+                eprintln!(
+                    "kluis: {name}: monthly verification: {} backups read again, {} with problems{}",
+                    verified.len(),
+                    problems.len(),
+                    if problems.is_empty() { "." } else { " (see `kluis verify`)." }
+                );
+            }
+            Ok(None) => {}
+            Err(e) => eprintln!("kluis: {name}: the monthly verification could not run: {e}"),
+        }
     }
 }
 

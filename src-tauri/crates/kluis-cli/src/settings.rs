@@ -102,6 +102,38 @@ pub enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Encrypt a profile's backups as they download (age format): with a passphrase (from
+    /// KLUIS_ENCRYPTION_PASSPHRASE, or the first line of standard input with --stdin; kept in
+    /// the keyring) or to an age recipient (age1…, whose identity you keep). --off stops it.
+    Encryption {
+        /// The profile's name or id.
+        profile: String,
+        /// Encrypt with a passphrase.
+        #[arg(long, conflicts_with_all = ["recipient", "off"])]
+        passphrase: bool,
+        /// With --passphrase: read it from the first line of standard input.
+        #[arg(long, requires = "passphrase")]
+        stdin: bool,
+        /// Encrypt to this age X25519 recipient.
+        #[arg(long, value_name = "age1…", conflicts_with = "off")]
+        recipient: Option<String>,
+        /// Save backups unencrypted again (the saved passphrase is removed).
+        #[arg(long)]
+        off: bool,
+    },
+    /// Decrypt an encrypted backup (FILE.age) into a folder, checked against the SHA-256 the
+    /// history recorded for it. The key: --identity FILE, else KLUIS_ENCRYPTION_PASSPHRASE,
+    /// else the passphrase saved for the backup's profile.
+    Decrypt {
+        /// The encrypted backup.
+        file: PathBuf,
+        /// The folder to write the decrypted file to (nothing there is overwritten).
+        #[arg(long)]
+        out: PathBuf,
+        /// An age identity file (from `age-keygen`) for a backup encrypted to its recipient.
+        #[arg(long)]
+        identity: Option<PathBuf>,
+    },
     /// Read every saved backup again and check its length and SHA-256 against the history (a
     /// zip backup's entries too). Lists what is missing, changed or unreadable and exits with
     /// 7 when anything is.
@@ -112,6 +144,29 @@ pub enum Command {
         /// Only this profile's backups.
         #[arg(long)]
         profile: Option<String>,
+    },
+    /// A report of a period's backups for auditors, per klant: every backup with when, size,
+    /// SHA-256, where it is, its status and its last verification. CSV (the default) or a
+    /// printable HTML page; to --out FILE (owner-only) or standard output.
+    Report {
+        /// One row per backup (RFC 4180, UTF-8, a header row).
+        #[arg(long)]
+        csv: bool,
+        /// One printable HTML page: a summary, then a section per klant.
+        #[arg(long, conflicts_with = "csv")]
+        html: bool,
+        /// The first day (YYYY-MM-DD, local time). Default: 30 days before --to.
+        #[arg(long, value_name = "YYYY-MM-DD")]
+        from: Option<String>,
+        /// The last day, included (YYYY-MM-DD). Default: today.
+        #[arg(long, value_name = "YYYY-MM-DD")]
+        to: Option<String>,
+        /// Only this profile's backups.
+        #[arg(long)]
+        profile: Option<String>,
+        /// Write the report to this file instead of standard output.
+        #[arg(long)]
+        out: Option<PathBuf>,
     },
     /// Delete the backups a retention rule does not keep: each saved profile's own rule (see
     /// `kluis plan NAME --keep-last N`), or the rule given here for --profile. Only files
@@ -258,6 +313,17 @@ pub struct PlanArgs {
     /// Keep every backup (remove the retention rule).
     #[arg(long, conflicts_with_all = ["keep_last", "keep_daily", "keep_weekly", "keep_monthly"])]
     pub keep_all: bool,
+    /// Read all the klant's backups again once a month, after a backup (`on` or `off`).
+    #[arg(long, value_name = "on|off", value_parser = on_off)]
+    pub verify_monthly: Option<bool>,
+}
+
+fn on_off(text: &str) -> std::result::Result<bool, String> {
+    match text {
+        "on" => Ok(true),
+        "off" => Ok(false),
+        _ => Err("say on or off".into()),
+    }
 }
 
 /// A retention rule from flags: any part given makes a rule (0: not by that part).
@@ -358,6 +424,13 @@ pub struct BackupArgs {
     /// Refuse backup files larger than this many bytes.
     #[arg(long)]
     pub max_bytes: Option<u64>,
+    /// Encrypt the backup to this age recipient (age1…) as it downloads (a saved profile uses
+    /// its own setting: `kluis encryption`).
+    #[arg(long, value_name = "age1…")]
+    pub encrypt_to: Option<String>,
+    /// Encrypt the backup with the passphrase in KLUIS_ENCRYPTION_PASSPHRASE.
+    #[arg(long, conflicts_with = "encrypt_to")]
+    pub encrypt_passphrase: bool,
     /// After the save, delete what this rule does not keep of the profile's backups (in
     /// place of a saved profile's own rule; see `kluis prune`).
     #[command(flatten)]
@@ -386,9 +459,53 @@ pub struct BatchOptions {
         default_value_t = Retry::UNATTENDED.first_delay.as_secs()
     )]
     pub retry_delay: u64,
+    /// Limit all downloads of this run together to this many MB/s (0: no limit). Default:
+    /// the app's Settings → Download speed.
+    #[arg(long, value_name = "MB_PER_SEC")]
+    pub limit_rate: Option<f64>,
+    /// With --limit-rate: only on weekdays between these local times, e.g. 08:00-18:00.
+    #[arg(long, value_name = "HH:MM-HH:MM", requires = "limit_rate")]
+    pub office_hours: Option<String>,
 }
 
 impl BatchOptions {
+    /// The speed limit this run's downloads share: the flags', else the app's setting (which
+    /// `settings` holds), else none.
+    pub fn bandwidth(
+        &self,
+        settings: Option<&kluis_profiles::Settings>,
+    ) -> Result<Option<std::sync::Arc<kluis_core::download::bandwidth::Bandwidth>>> {
+        use kluis_core::download::bandwidth::{Bandwidth, BandwidthLimit, OfficeHours};
+        let limit = match self.limit_rate {
+            Some(0.0) => None,
+            Some(mb_per_sec) => {
+                let office_hours = match &self.office_hours {
+                    Some(text) => {
+                        let (from, to) = text.split_once('-').ok_or_else(|| {
+                            Error::Config(
+                                "Give office hours as HH:MM-HH:MM, e.g. 08:00-18:00.".into(),
+                            )
+                        })?;
+                        Some(OfficeHours {
+                            from: kluis_core::plan::ClockTime::parse(from)?,
+                            to: kluis_core::plan::ClockTime::parse(to)?,
+                        })
+                    }
+                    None => None,
+                };
+                Some(BandwidthLimit {
+                    mb_per_sec,
+                    office_hours,
+                })
+            }
+            None => settings.and_then(|s| s.bandwidth.clone()),
+        };
+        match limit {
+            Some(limit) => Ok(Some(std::sync::Arc::new(Bandwidth::new(Some(limit))?))),
+            None => Ok(None),
+        }
+    }
+
     /// How the engine tries a klant again (the app's plans use [`Retry::UNATTENDED`] too).
     pub fn retry(&self) -> Retry {
         Retry {

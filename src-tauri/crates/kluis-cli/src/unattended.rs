@@ -51,6 +51,8 @@ pub struct Unattended {
     fallback_ca_pem: Option<String>,
     /// `--max-bytes`.
     pub max_bytes: Option<u64>,
+    /// The speed limit every download of this run shares (`--limit-rate`, or the app's).
+    pub bandwidth: Option<Arc<kluis_core::download::bandwidth::Bandwidth>>,
     running: Mutex<HashSet<Uuid>>,
     /// Set by Ctrl-C: nothing more starts or is tried again.
     stopping: AtomicBool,
@@ -100,6 +102,7 @@ impl Unattended {
             callback_timeout,
             fallback_ca_pem,
             max_bytes: None,
+            bandwidth: None,
             running: Mutex::default(),
             stopping: AtomicBool::new(false),
             outbox,
@@ -206,10 +209,13 @@ impl Unattended {
             destination,
             callback_timeout: self.callback_timeout,
         };
+        let encryption = crate::encryption::of_profile(&self.secrets, profile).await?;
         let connection = ServiceConnection::open(
             config,
             DownloadOptions {
                 max_bytes: self.max_bytes,
+                bandwidth: self.bandwidth.clone(),
+                encryption,
                 ..DownloadOptions::default()
             },
         )?;
@@ -264,7 +270,8 @@ impl Unattended {
         if outcome.is_ok() {
             // Under the klant's turn, so no other Kluis prunes or saves it meanwhile.
             let rule = profile.retention.clone();
-            crate::prune::after_save(&history, &profile.id, &profile.name, rule).await;
+            let monthly = profile.verify_monthly;
+            crate::prune::after_save(&history, &profile.id, &profile.name, rule, monthly).await;
         }
         drop(turn);
         // The klant's outcome after its tries, not each try: a monitor that flips to "down"

@@ -304,3 +304,21 @@ async fn tunnel_without_cloudflared_exits_2() {
     assert!(String::from_utf8_lossy(&output.stderr).contains("Install cloudflared"));
     assert_eq!(e.sim.stats().backups_started, 0);
 }
+
+/// `--limit-rate` holds the download to its MB/s (6 MB at 2 MB/s cannot take less than
+/// 2.75 s after the quarter-second burst; unlimited it takes a fraction of that), and office
+/// hours that cannot be read are a usage error.
+#[tokio::test(flavor = "multi_thread")]
+async fn limit_rate_slows_the_download() {
+    let e = env(|c| c.payload_size = 6_000_000).await;
+    let started = std::time::Instant::now();
+    let output = e.backup(&["--limit-rate", "2"]).await;
+    assert_succeeded(&output);
+    let seconds = started.elapsed().as_secs_f64();
+    assert!(seconds >= 2.75, "6 MB at 2 MB/s took {seconds:.2} s");
+    let bad = e
+        .backup(&["--limit-rate", "2", "--office-hours", "8 to 6"])
+        .await;
+    assert_eq!(bad.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("HH:MM-HH:MM"));
+}

@@ -108,6 +108,8 @@ async fn backup_keep_last_removes_the_oldest() {
         .iter()
         .find(|r| r["path"] == saved[0].to_str().unwrap());
     assert_eq!(oldest.unwrap()["removed"]["rule"], "keep the last 2");
+    let text = e.demo(&["history"]).await;
+    assert!(String::from_utf8_lossy(&text.stdout).contains("(removed: keep the last 2)"));
     assert!(
         e.demo(&["verify"]).await.status.success(),
         "a removed backup is not missing"
@@ -152,4 +154,130 @@ async fn prune_previews_then_deletes() {
     let no_rule = e.demo(&["prune"]).await;
     assert_eq!(no_rule.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&no_rule.stderr).contains("every backup is kept"));
+}
+
+/// `kluis report --csv` lists the period's backups, which parse back to what `backup --json`
+/// said of each; `--html --out` writes one printable page, owner-only; a day that is not one
+/// is a usage error.
+#[tokio::test(flavor = "multi_thread")]
+async fn report_lists_the_periods_backups() {
+    let e = env(|c| c.payload_size = 20_000).await;
+    let mut made = Vec::new();
+    for label in ["bakker", "visser"] {
+        let output = e.backup(&["--profile", label, "--json"]).await;
+        assert_succeeded(&output);
+        made.push(json_lines(&output.stdout).remove(0));
+    }
+    let today = jiff::Zoned::now().date().to_string();
+    let output = e
+        .demo(&["report", "--csv", "--from", &today, "--to", &today])
+        .await;
+    assert_succeeded(&output);
+    let mut reader = csv::Reader::from_reader(output.stdout.as_slice());
+    let headers = reader.headers().unwrap().clone();
+    let rows: Vec<csv::StringRecord> = reader.records().map(|r| r.unwrap()).collect();
+    assert_eq!(rows.len(), 2);
+    let column = |row: &csv::StringRecord, name: &str| {
+        row[headers.iter().position(|h| h == name).unwrap()].to_string()
+    };
+    for (row, line) in rows.iter().zip(&made) {
+        assert_eq!(column(row, "job"), line["job"].as_str().unwrap());
+        assert_eq!(column(row, "sha256"), line["sha256"].as_str().unwrap());
+        assert_eq!(column(row, "path"), line["path"].as_str().unwrap());
+        assert_eq!(column(row, "bytes"), "20000");
+        assert_eq!(column(row, "status"), "saved");
+    }
+    assert_eq!(column(&rows[0], "klant"), "bakker");
+
+    let page = e.dir.path().join("report.html");
+    let html = e
+        .demo(&["report", "--html", "--out", page.to_str().unwrap()])
+        .await;
+    assert_succeeded(&html);
+    let text = std::fs::read_to_string(&page).unwrap();
+    assert!(text.contains(made[1]["sha256"].as_str().unwrap()));
+    assert_eq!(text.matches("<section class=\"klant\">").count(), 2);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = std::fs::metadata(&page).unwrap().permissions().mode();
+        assert_eq!(mode & 0o077, 0, "owner-only");
+    }
+    let bad = e.demo(&["report", "--from", "24-11-2026"]).await;
+    assert_eq!(bad.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("YYYY-MM-DD"));
+}
+
+/// `backup --encrypt-passphrase` saves `….age` (no plain file anywhere in the folder), which
+/// `kluis verify` checks as it is on disk and `kluis decrypt` restores byte for byte (the
+/// digest `backup --json` reported); a wrong passphrase is refused, and nothing is decrypted
+/// over a file that is there.
+#[tokio::test(flavor = "multi_thread")]
+async fn an_encrypted_backup_is_decrypted_to_what_was_sent() {
+    let e = env(|c| c.payload_size = 1_000_003).await;
+    let passphrase = (
+        "KLUIS_ENCRYPTION_PASSPHRASE",
+        "een lange geheime zin voor kluis",
+    );
+    let out = e.out();
+    let args = [
+        "backup",
+        "--out",
+        out.to_str().unwrap(),
+        "--json",
+        "--encrypt-passphrase",
+    ];
+    let output = e.demo_with(&args, &[passphrase]).await;
+    assert_succeeded(&output);
+    let line = &json_lines(&output.stdout)[0];
+    let file = PathBuf::from(line["path"].as_str().unwrap());
+    assert!(file.to_str().unwrap().ends_with(".age"), "{file:?}");
+    assert_eq!(
+        std::fs::read_dir(&out).unwrap().count(),
+        1,
+        "only the encrypted file"
+    );
+    assert_ne!(line["encrypted"]["sha256"], line["sha256"]);
+    assert_succeeded(&e.demo(&["verify"]).await);
+
+    let restored = e.dir.path().join("restored");
+    let decrypt = [
+        "decrypt",
+        file.to_str().unwrap(),
+        "--out",
+        restored.to_str().unwrap(),
+    ];
+    let wrong = e
+        .demo_with(
+            &decrypt,
+            &[("KLUIS_ENCRYPTION_PASSPHRASE", "niet de goede zin hoor")],
+        )
+        .await;
+    assert_eq!(
+        wrong.status.code(),
+        Some(2),
+        "{}",
+        String::from_utf8_lossy(&wrong.stderr)
+    );
+    let done = e.demo_with(&decrypt, &[passphrase]).await;
+    assert_succeeded(&done);
+    let plain = PathBuf::from(String::from_utf8_lossy(&done.stdout).trim());
+    use sha2::Digest;
+    let digest = hex::encode(sha2::Sha256::digest(std::fs::read(&plain).unwrap()));
+    assert_eq!(digest, line["sha256"].as_str().unwrap(), "byte for byte");
+    assert_eq!(
+        plain.file_name().unwrap().to_str().unwrap(),
+        file.file_stem().unwrap().to_str().unwrap()
+    );
+    let again = e.demo_with(&decrypt, &[passphrase]).await;
+    assert_ne!(
+        again.status.code(),
+        Some(0),
+        "nothing decrypted over an existing file"
+    );
+    assert_eq!(
+        std::fs::read_dir(&restored).unwrap().count(),
+        1,
+        "no part file left"
+    );
 }

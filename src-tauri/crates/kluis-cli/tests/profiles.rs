@@ -473,7 +473,8 @@ async fn backup_of_a_saved_profile() {
 
 /// A saved profile's retention rule (`plan NAME --keep-last 1`) is applied after each
 /// unattended backup, in the klant's own folder and nowhere else: the older backup goes, the
-/// user's file beside it and the other klant's backups stay. `kluis prune` then finds nothing
+/// user's file beside it and the other klant's backups stay. Another klant's monthly
+/// verification reads its backups again once one is a month old. `kluis prune` then finds nothing
 /// more to do; `--keep-all` removes the rule.
 #[tokio::test]
 async fn a_saved_rule_prunes_after_each_backup() {
@@ -490,12 +491,37 @@ async fn a_saved_rule_prunes_after_each_backup() {
         "{}",
         stderr(&plan)
     );
+    let monthly = env
+        .saved(&["plan", "Visser", "--verify-monthly", "on"], &[])
+        .await;
+    assert!(stderr(&monthly).contains("Its backups are verified once a month."));
     let root = env.dir.path().join("backups");
     std::fs::create_dir_all(root.join("Bakker")).unwrap();
     std::fs::write(root.join("Bakker/notities.txt"), "mine").unwrap();
-    for _ in 0..2 {
-        assert_succeeded(&env.backup_all(&root, &["--json"]).await);
-    }
+    let first = env.backup_all(&root, &["--json"]).await;
+    assert_succeeded(&first);
+    assert!(
+        !stderr(&first).contains("monthly verification"),
+        "nothing a month old yet"
+    );
+    // Every backup as if saved 31 days ago: the next save of Visser reads its own again.
+    let history = rusqlite::Connection::open(env.dir.path().join("history.sqlite3")).unwrap();
+    let month = 31 * 24 * 3600 * 1000_i64;
+    history
+        .execute("UPDATE jobs SET started_at_ms = started_at_ms - ?1, finished_at_ms = finished_at_ms - ?1", [month])
+        .unwrap();
+    let second = env.backup_all(&root, &["--json"]).await;
+    assert_succeeded(&second);
+    assert!(
+        stderr(&second)
+            .contains("Visser: monthly verification: 2 backups read again, 0 with problems."),
+        "{}",
+        stderr(&second)
+    );
+    assert!(
+        !stderr(&second).contains("Bakker: monthly"),
+        "only where it is asked for"
+    );
     let files = files_below(&root);
     let bakker: Vec<_> = files
         .iter()
@@ -899,4 +925,60 @@ async fn a_batch_failure_is_shown_on_the_desktop() {
     assert_eq!(notification.summary, "Backup of De Vries failed");
     assert!(notification.body.contains("not allow"), "{notification:?}");
     assert!(shown.try_recv().is_err(), "one notification only");
+}
+
+/// `kluis encryption NAME --passphrase` keeps the passphrase with the profile's secrets (never
+/// in the profiles file); its unattended backups are then saved encrypted, and `kluis decrypt`
+/// opens one with the saved passphrase alone. A short passphrase is refused; `--off` ends it.
+#[tokio::test]
+async fn a_profiles_backups_are_encrypted_with_its_saved_passphrase() {
+    let env = office().await;
+    let key = kluis_sim::config::DEMO_API_KEY.to_string();
+    env.add("Bakker", "bakker", &key, KLANT_PASSWORD).await;
+    let short = env
+        .saved(
+            &["encryption", "Bakker", "--passphrase"],
+            &[("KLUIS_ENCRYPTION_PASSPHRASE", "kort")],
+        )
+        .await;
+    assert_eq!(short.status.code(), Some(2));
+    let phrase = "bakker bewaart zijn brood veilig";
+    let set = env
+        .saved(
+            &["encryption", "Bakker", "--passphrase"],
+            &[("KLUIS_ENCRYPTION_PASSPHRASE", phrase)],
+        )
+        .await;
+    assert_succeeded(&set);
+    let stored = std::fs::read_to_string(env.profiles_file()).unwrap();
+    assert!(
+        stored.contains("\"passphrase\"") && !stored.contains(phrase),
+        "the setting, not the secret"
+    );
+    let root = env.dir.path().join("backups");
+    let output = env.backup_all(&root, &["--json"]).await;
+    assert_succeeded(&output);
+    let line = &json_lines(&output)[0];
+    let file = line["path"].as_str().unwrap().to_string();
+    assert!(file.ends_with(".age"), "{file}");
+    let restored = env.dir.path().join("restored");
+    let decrypt = env
+        .saved(
+            &["decrypt", &file, "--out", restored.to_str().unwrap()],
+            &[],
+        )
+        .await;
+    assert_succeeded(&decrypt);
+    assert_eq!(
+        std::fs::metadata(String::from_utf8_lossy(&decrypt.stdout).trim())
+            .unwrap()
+            .len(),
+        256 * 1024
+    );
+    assert_succeeded(&env.saved(&["encryption", "Bakker", "--off"], &[]).await);
+    let plain = env.backup_all(&root, &["--json"]).await;
+    assert!(!json_lines(&plain)[0]["path"]
+        .as_str()
+        .unwrap()
+        .ends_with(".age"));
 }

@@ -40,6 +40,9 @@ pub struct HistoryEntry {
     pub removed: Option<Removal>,
     /// What the last verification found (see [`crate::verify`]).
     pub last_check: Option<Check>,
+    /// For an encrypted backup: the encrypted file's length and SHA-256 (`bytes` and `sha256`
+    /// are the plain stream's).
+    pub encrypted: Option<crate::download::EncryptedFile>,
 }
 
 /// A saved file that a retention rule deleted: when, and which rule.
@@ -107,6 +110,11 @@ CREATE TABLE IF NOT EXISTS removals (
     at_ms INTEGER NOT NULL,
     rule TEXT NOT NULL
 );
+CREATE TABLE IF NOT EXISTS encrypted (
+    job_id TEXT PRIMARY KEY REFERENCES jobs(id),
+    bytes INTEGER NOT NULL,
+    sha256 TEXT NOT NULL
+);
 CREATE TABLE IF NOT EXISTS checks (
     job_id TEXT PRIMARY KEY REFERENCES jobs(id),
     at_ms INTEGER NOT NULL,
@@ -118,24 +126,27 @@ CREATE TABLE IF NOT EXISTS checks (
 /// The columns [`entry_from_row`] reads, in its order, from [`job_tables!`].
 macro_rules! job_columns {
     () => {
-        "jobs.id, profile, transport, started_at_ms, finished_at_ms, stage, bytes, sha256, path,
-        failed_stage, error_code, error_message, removals.at_ms, removals.rule, checks.at_ms,
-        checks.finding, checks.detail"
+        "jobs.id, jobs.profile, jobs.transport, jobs.started_at_ms, jobs.finished_at_ms,
+        jobs.stage, jobs.bytes, jobs.sha256, jobs.path, jobs.failed_stage, jobs.error_code,
+        jobs.error_message, removals.at_ms, removals.rule, checks.at_ms,
+        checks.finding, checks.detail, encrypted.bytes, encrypted.sha256"
     };
 }
 pub(crate) use job_columns;
 
-/// A job with its removal and its last check (each one row at most: both are keyed by job).
+/// A job with its removal, its last check and its encrypted file (each one row at most: all
+/// are keyed by job).
 macro_rules! job_tables {
     () => {
         "jobs LEFT JOIN removals ON removals.job_id = jobs.id
-        LEFT JOIN checks ON checks.job_id = jobs.id"
+        LEFT JOIN checks ON checks.job_id = jobs.id
+        LEFT JOIN encrypted ON encrypted.job_id = jobs.id"
     };
 }
 pub(crate) use job_tables;
 
 /// How many columns [`job_columns!`] names: a query's own columns come after them.
-pub(crate) const JOB_COLUMNS: usize = 17;
+pub(crate) const JOB_COLUMNS: usize = 19;
 
 const SELECT_JOBS: &str = concat!("SELECT ", job_columns!(), " FROM ", job_tables!());
 
@@ -174,6 +185,13 @@ pub(crate) fn entry_from_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<Histor
                 finding: crate::verify::Finding::parse(&row.get::<_, String>(15)?)
                     .unwrap_or(crate::verify::Finding::Unreadable),
                 detail: row.get(16)?,
+            }),
+            None => None,
+        },
+        encrypted: match row.get::<_, Option<i64>>(17)? {
+            Some(bytes) => Some(crate::download::EncryptedFile {
+                bytes: bytes as u64,
+                sha256: row.get(18)?,
             }),
             None => None,
         },
@@ -276,6 +294,12 @@ impl History {
     /// Job `id` ended with `saved`: its stage, size, digest and path in one durable write.
     pub fn saved(&self, id: Uuid, saved: &Saved) -> Result<()> {
         self.reach(id, Stage::Saved, |tx| {
+            if let Some(encrypted) = &saved.encrypted {
+                tx.execute(
+                    "INSERT OR REPLACE INTO encrypted (job_id, bytes, sha256) VALUES (?1, ?2, ?3)",
+                    params![id.to_string(), encrypted.bytes as i64, encrypted.sha256],
+                )?;
+            }
             tx.execute(
                 "UPDATE jobs SET finished_at_ms = ?2, bytes = ?3, sha256 = ?4, path = ?5 WHERE id = ?1",
                 params![id.to_string(), now_ms(), saved.bytes as i64, saved.sha256, saved.path.to_string_lossy()],
@@ -379,6 +403,23 @@ impl History {
         .map_err(db_error)
     }
 
+    /// Every backup started in `[from_ms, to_ms)` (only `profile`'s when given), by profile
+    /// and then oldest first: what a report for that period lists.
+    pub fn between(
+        &self,
+        from_ms: i64,
+        to_ms: i64,
+        profile: Option<&str>,
+    ) -> Result<Vec<HistoryEntry>> {
+        let conn = self.conn.lock().unwrap();
+        let sql = format!("{SELECT_JOBS} WHERE started_at_ms >= ?1 AND started_at_ms < ?2 AND (?3 IS NULL OR profile = ?3) ORDER BY profile, started_at_ms, jobs.rowid");
+        let mut statement = conn.prepare(&sql).map_err(db_error)?;
+        let rows = statement
+            .query_map(params![from_ms, to_ms, profile], entry_from_row)
+            .map_err(db_error)?;
+        rows.collect::<Result<Vec<_>, _>>().map_err(db_error)
+    }
+
     /// Every saved backup whose file Kluis still keeps (not removed by a rule), oldest first;
     /// only `profile`'s when given. What verification reads and retention chooses from.
     pub fn kept(&self, profile: Option<&str>) -> Result<Vec<HistoryEntry>> {
@@ -389,6 +430,19 @@ impl History {
             .query_map(params![profile], entry_from_row)
             .map_err(db_error)?;
         rows.collect::<Result<Vec<_>, _>>().map_err(db_error)
+    }
+
+    /// The newest saved backup recorded at `path`, if any: what `kluis decrypt` checks a
+    /// restored file against.
+    pub fn by_path(&self, path: &str) -> Result<Option<HistoryEntry>> {
+        let conn = self.conn.lock().unwrap();
+        conn.query_row(
+            &format!("{SELECT_JOBS} WHERE jobs.path = ?1 AND jobs.stage = 'saved' ORDER BY jobs.started_at_ms DESC LIMIT 1"),
+            params![path],
+            entry_from_row,
+        )
+        .optional()
+        .map_err(db_error)
     }
 
     /// Records what verifying job `id`'s file found (replacing the check before it).
@@ -489,6 +543,7 @@ mod tests {
             path: "/backups/klant.zip".into(),
             bytes: 3,
             sha256: "ab".repeat(32),
+            encrypted: None,
         };
         assert!(history.saved(id, &saved).is_err());
         let entry = history.get(id).unwrap().unwrap();

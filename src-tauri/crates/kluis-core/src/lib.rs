@@ -14,7 +14,8 @@
 //!    behind the office's proxy), a kluis-relay inbox ([`callback::RelayTransport`]), a
 //!    cloudflared quick tunnel or webhook.site.
 //! 5. [`download`] — [`Downloader`]: plain GET of `data.url` (never with the token), streamed to
-//!    a hidden part file with SHA-256, resumed after cuts, verified, linked into place.
+//!    a hidden part file with SHA-256 (encrypted on the way when the profile asks:
+//!    [`encryption`], age), resumed after cuts, verified, linked into place.
 //! 6. [`job`] — [`BackupJob`]: the state machine that drives 2–5 and records every stage in
 //!    [`history`] (SQLite). It writes a [`journal`] before the POST, so that a job interrupted
 //!    by a stop or a crash is finished later by [`BackupJob::resume`] (`kluis resume`, the
@@ -48,6 +49,7 @@ pub mod client;
 pub mod clock;
 pub mod config;
 pub mod download;
+pub mod encryption;
 pub mod engine;
 pub mod error;
 pub mod filename;
@@ -71,7 +73,9 @@ pub mod verify;
 pub use callback::{CallbackId, CallbackTransport, ListenerTransport};
 pub use client::{ServiceClient, WebhookPayload};
 pub use config::ServiceConfig;
-pub use download::{Destination, DownloadOptions, Downloader, PartialDownload, Progress, Saved};
+pub use download::{
+    Destination, DownloadOptions, Downloader, EncryptedFile, PartialDownload, Progress, Saved,
+};
 pub use engine::{CallbackChoice, Engine, ServiceConnection};
 pub use error::{Code, Error, Result};
 pub use history::{History, HistoryEntry};

@@ -311,6 +311,7 @@ mod tests {
             path: path.to_path_buf(),
             bytes: content.len() as u64,
             sha256: hex::encode(Sha256::digest(content)),
+            encrypted: None,
         };
         history.saved(id, &saved).unwrap();
         let ms = at.timestamp().as_millisecond();

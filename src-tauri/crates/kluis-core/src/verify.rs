@@ -227,8 +227,28 @@ pub fn verify_kept(history: &History, profile: Option<&str>) -> Result<Vec<Verif
     Ok(verified)
 }
 
+/// "Verify monthly": how long a klant's backups go without being read again.
+pub const MONTH_MS: i64 = 30 * 24 * 60 * 60 * 1000;
+
+/// Whether `profile`'s kept backups are due for their monthly verification at `now_ms`: one
+/// of them has not been read for 30 days — neither saved (a save reads what it writes) nor
+/// verified since. Verifying them all then resets every one.
+pub fn monthly_due(history: &History, profile: &str, now_ms: i64) -> Result<bool> {
+    let kept = history.kept(Some(profile))?;
+    let last_read = |e: &HistoryEntry| {
+        let saved = e.finished_at_ms.unwrap_or(e.started_at_ms);
+        e.last_check.as_ref().map_or(saved, |c| c.at_ms.max(saved))
+    };
+    Ok(kept.iter().any(|e| now_ms - last_read(e) >= MONTH_MS))
+}
+
 /// Verifies one history row's file (a row without its digest or size cannot be checked).
 pub fn check_entry(entry: &HistoryEntry) -> Check {
+    // An encrypted backup is checked as it is on disk: the encrypted file's length and digest
+    // (no key is needed; `kluis decrypt` checks the plain stream against its own).
+    if let (Some(path), Some(encrypted)) = (&entry.path, &entry.encrypted) {
+        return verify_file(Path::new(path), encrypted.bytes, &encrypted.sha256);
+    }
     match (&entry.path, entry.bytes, &entry.sha256) {
         (Some(path), Some(bytes), Some(sha256)) => verify_file(Path::new(path), bytes, sha256),
         _ => Check {
@@ -256,6 +276,7 @@ mod tests {
             path,
             bytes: content.len() as u64,
             sha256: hex::encode(Sha256::digest(content)),
+            encrypted: None,
         };
         history.saved(id, &saved).unwrap();
         id
@@ -355,6 +376,48 @@ mod tests {
         let check = finding_of(&verified, damaged_id);
         assert_eq!(check.finding, Finding::ArchiveDamaged, "{check:?}");
         assert!(check.detail.as_deref().unwrap().contains("gegevens.csv"));
+    }
+
+    /// Monthly verification is due once a kept backup has gone 30 days unread (since it was
+    /// saved, or last verified), and not again once they have all been verified.
+    #[test]
+    fn monthly_verification_is_due_once_a_month() {
+        let dir = tempfile::tempdir().unwrap();
+        let history = History::in_memory().unwrap();
+        let now = now_ms();
+        assert!(
+            !monthly_due(&history, "klant", now).unwrap(),
+            "nothing to verify"
+        );
+        let old = saved(&history, dir.path(), "a.zip", b"a");
+        saved(&history, dir.path(), "b.zip", b"b");
+        assert!(
+            !monthly_due(&history, "klant", now).unwrap(),
+            "read as they were saved"
+        );
+        // (From now, after the saves: `now` was read before them.)
+        assert!(
+            monthly_due(&history, "klant", now_ms() + MONTH_MS).unwrap(),
+            "a month later"
+        );
+        history
+            .conn
+            .lock()
+            .unwrap()
+            .execute(
+                "UPDATE jobs SET finished_at_ms = finished_at_ms - ?2 WHERE id = ?1",
+                rusqlite::params![old.to_string(), MONTH_MS],
+            )
+            .unwrap();
+        assert!(
+            monthly_due(&history, "klant", now_ms()).unwrap(),
+            "one saved a month ago"
+        );
+        verify_kept(&history, Some("klant")).unwrap();
+        assert!(
+            !monthly_due(&history, "klant", now_ms()).unwrap(),
+            "all read again now"
+        );
     }
 
     /// Something other than a regular file at the recorded place is not read through (a link

@@ -361,6 +361,8 @@ async fn size_cap_is_enforced() {
         DownloadOptions {
             max_bytes: Some(1024 * 1024),
             retry: FAST_RETRY,
+            bandwidth: None,
+            encryption: None,
         },
     )
     .await;
@@ -471,4 +473,47 @@ async fn counting_forwarder(
         }
     });
     (port, watch, accepted)
+}
+
+/// The download limit is one budget for every download of the process, measured on the wire:
+/// two downloads of 10 MB (10⁶ bytes) each from the simulator over TLS, started together and
+/// sharing 2 MB/s, take 10 s between them (±10 %) — not 5 s, as two limits of their own would
+/// — and both files are whole and verified.
+#[tokio::test(flavor = "multi_thread")]
+async fn the_download_limit_is_shared_and_holds() {
+    use kluis_core::download::bandwidth::{Bandwidth, BandwidthLimit};
+    const SIZE: u64 = 10_000_000;
+    let h = Harness::new(|c| c.payload_size = SIZE).await;
+    let limit = BandwidthLimit {
+        mb_per_sec: 2.0,
+        office_hours: None,
+    };
+    let bandwidth = std::sync::Arc::new(Bandwidth::new(Some(limit)).unwrap());
+    let options = DownloadOptions {
+        max_bytes: None,
+        retry: FAST_RETRY,
+        bandwidth: Some(bandwidth),
+        encryption: None,
+    };
+    let url = h.sim.file_url(SIZE);
+    let started = std::time::Instant::now();
+    let downloads = (0..2).map(|i| {
+        let downloader = kluis_core::Downloader::new(&h.config, options.clone()).unwrap();
+        let folder = h.out.path().join(format!("{i}"));
+        std::fs::create_dir(&folder).unwrap();
+        let url = url.clone();
+        async move {
+            let destination = kluis_core::Destination::from_out(&folder).unwrap();
+            downloader.download(&url, &destination, &mut |_| {}).await
+        }
+    });
+    let saved = futures_util::future::join_all(downloads).await;
+    let seconds = started.elapsed().as_secs_f64();
+    for saved in saved {
+        assert_eq!(saved.expect("downloaded under the limit").bytes, SIZE);
+    }
+    assert!(
+        (9.0..=11.0).contains(&seconds),
+        "20 MB at a shared 2 MB/s took {seconds:.2} s"
+    );
 }

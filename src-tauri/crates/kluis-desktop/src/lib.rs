@@ -47,13 +47,15 @@ pub use kluis_profiles::secrets;
 pub mod staging;
 
 pub use app::{
-    AppPaths, DemoInfo, DesktopApp, LaunchInfo, LoginStart, MailInput, PlanInput, ResumedJob,
-    SessionInfo, TrayAction, HIDDEN_FLAG,
+    AppPaths, DemoInfo, DesktopApp, EncryptionInput, LaunchInfo, LoginStart, MailInput, PlanInput,
+    ResumedJob, SessionInfo, TrayAction, VerifyReport, HIDDEN_FLAG,
 };
 pub use callback::{CallbackInput, CallbackTestResult};
 pub use dialogs::{Dialogs, NoDialogs};
 pub use error::{AppError, AppResult, ErrorPayload};
 pub use events::{AppJobEvent, EventSink, PlannedEvent, PlannedSink, ResumeSink, ResumedEvent};
+pub use kluis_core::download::bandwidth::BandwidthLimit;
+pub use kluis_core::retention::Retention;
 pub use kluis_core::{CallbackChoice, HistoryEntry, Saved};
 pub use kluis_profiles::KlantStatus;
 pub use permissions::Permissions;

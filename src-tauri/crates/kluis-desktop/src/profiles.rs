@@ -24,6 +24,12 @@ pub struct ProfileView {
     /// When the plan runs next (ms since the epoch; now when due), or null.
     #[ts(type = "number | null")]
     pub next_backup_ms: Option<i64>,
+    /// Which backups are kept (null: every one).
+    pub retention: Option<kluis_core::retention::Retention>,
+    /// Whether the klant's backups are read again once a month.
+    pub verify_monthly: bool,
+    /// How its backups are encrypted (no secret: a passphrase stays in the keyring).
+    pub encryption: Option<kluis_core::encryption::EncryptionSetting>,
 }
 
 impl From<&Profile> for ProfileView {
@@ -42,6 +48,9 @@ impl From<&Profile> for ProfileView {
             plan: p.plan.clone(),
             monitor: p.ping_url.is_some(),
             next_backup_ms: None,
+            retention: p.retention.clone(),
+            verify_monthly: p.verify_monthly,
+            encryption: p.encryption.clone(),
         }
     }
 }

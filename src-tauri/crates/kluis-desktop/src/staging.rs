@@ -60,13 +60,16 @@ fn staged_file(history: &History, id: Uuid, folder: &Path) -> AppResult<Option<S
         return Ok(None);
     };
     let path = PathBuf::from(path);
+    // The file on disk is the encrypted one when the backup was encrypted.
+    let on_disk = entry.encrypted.as_ref().map_or(bytes, |e| e.bytes);
     let waiting = entry.reached() == Stage::Saved
         && path.parent() == Some(folder)
-        && std::fs::metadata(&path).is_ok_and(|m| m.is_file() && m.len() == bytes);
+        && std::fs::metadata(&path).is_ok_and(|m| m.is_file() && m.len() == on_disk);
     Ok(waiting.then(|| Saved {
         path,
         bytes,
         sha256: sha256.clone(),
+        encrypted: entry.encrypted.clone(),
     }))
 }
 

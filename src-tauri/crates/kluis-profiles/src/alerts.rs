@@ -303,6 +303,7 @@ mod tests {
             next_due_ms: None,
             overdue,
             days: Vec::new(),
+            damaged: 0,
         };
         let mut watch = OverdueWatch::default();
         assert_eq!(

@@ -132,6 +132,7 @@ mod tests {
             error_message: None,
             removed: None,
             last_check: None,
+            encrypted: None,
         }
     }
 

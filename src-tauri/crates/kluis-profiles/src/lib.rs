@@ -29,6 +29,8 @@
 //!   and/or the office's e-mail ([`Outbox`], used by the app and the CLI alike).
 //! - [`turn`]: one backup of a klant at a time across processes ([`take_turn`]), so the app's
 //!   plans and `kluis run-due` from a timer never run the same plan twice.
+//! - [`report`]: a period's backups per klant for auditors ([`Report`]: CSV), and
+//!   [`printable`]: the same as one printable HTML page.
 //! - [`error`]: [`ProfileError`], the crate's one error type.
 
 pub mod alerts;
@@ -39,6 +41,8 @@ pub mod mail;
 pub mod monitor;
 pub mod outbox;
 pub mod paths;
+pub mod printable;
+pub mod report;
 pub mod secrets;
 mod shared_file;
 pub mod status;
@@ -53,6 +57,7 @@ pub use mail::{daily_report, DailyReport, MailSettings, MailWhen, Mailer, Office
 pub use monitor::{Monitor, Ran};
 pub use outbox::Outbox;
 pub use paths::KluisPaths;
+pub use report::{report, Report};
 pub use secrets::{KeyringStore, MemoryStore, SecretKind, SecretStore, SecretsFolder, APP};
 pub use status::{klant_status, klant_statuses, last_started, plan_due, KlantStatus, LastError};
 pub use store::{Endpoint, Profile, ProfileStore, Settings};

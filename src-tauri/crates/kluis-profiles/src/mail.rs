@@ -346,8 +346,8 @@ pub fn test_mail() -> Alert {
 }
 
 /// The day's report of `statuses`: the klanten that need attention (a failure since their last
-/// verified backup, overdue, or planned and never backed up) first, with the reason, then the
-/// others with their last verified backup.
+/// verified backup, overdue, planned and never backed up, or kept backups that verification
+/// found damaged) first, with the reason, then the others with their last verified backup.
 pub fn daily_report(statuses: &[KlantStatus], tz: &jiff::tz::TimeZone) -> Alert {
     let when = |ms: i64| {
         jiff::Timestamp::from_millisecond(ms)
@@ -363,7 +363,10 @@ pub fn daily_report(statuses: &[KlantStatus], tz: &jiff::tz::TimeZone) -> Alert 
         None => "never backed up".into(),
     };
     let needs_attention = |k: &KlantStatus| {
-        k.overdue || k.last_error.is_some() || (k.plan.is_some() && k.last_success_ms.is_none())
+        k.overdue
+            || k.last_error.is_some()
+            || (k.plan.is_some() && k.last_success_ms.is_none())
+            || k.damaged > 0
     };
     let (attention, fine): (Vec<&KlantStatus>, Vec<&KlantStatus>) =
         statuses.iter().partition(|k| needs_attention(k));
@@ -379,6 +382,10 @@ pub fn daily_report(statuses: &[KlantStatus], tz: &jiff::tz::TimeZone) -> Alert 
                     e.code
                 ),
                 None if k.overdue => "overdue for its plan".into(),
+                None if k.damaged > 0 => format!(
+                    "{} kept backups missing, changed or unreadable (see `kluis verify`)",
+                    k.damaged
+                ),
                 None => "not backed up yet".into(),
             };
             body.push_str(&format!("- {}: {reason}; {}\n", k.name, last(k)));
@@ -581,6 +588,7 @@ mod tests {
             next_due_ms: None,
             overdue: false,
             days: Vec::new(),
+            damaged: 0,
         }
     }
 
@@ -602,13 +610,18 @@ mod tests {
             last_success_ms: None,
             ..klant("Visser")
         };
-        let report = daily_report(&[klant("Jansen"), failed, overdue], &tz);
-        assert_eq!(report.title, "Daily report: 2 of 3 klanten need attention");
+        let damaged = KlantStatus {
+            damaged: 2,
+            ..klant("De Vries")
+        };
+        let report = daily_report(&[klant("Jansen"), failed, overdue, damaged], &tz);
+        assert_eq!(report.title, "Daily report: 3 of 4 klanten need attention");
         assert_eq!(
             report.body,
             "Needs attention:\n\
              - Bakker B.V.: failed 2026-11-23 02:05: The service could not be reached. (network); last verified backup 2026-11-23 02:01\n\
-             - Visser: overdue for its plan; never backed up\n\n\
+             - Visser: overdue for its plan; never backed up\n\
+             - De Vries: 2 kept backups missing, changed or unreadable (see `kluis verify`); last verified backup 2026-11-23 02:01\n\n\
              Backed up:\n\
              - Jansen: last verified backup 2026-11-23 02:01, 14.2 MB"
         );

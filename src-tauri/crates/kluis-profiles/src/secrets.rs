@@ -26,6 +26,8 @@ pub enum SecretKind {
     RelaySecret,
     /// The office's mail server password (under [`APP`] too).
     MailPassword,
+    /// The passphrase a profile's backups are encrypted with.
+    EncryptionPassphrase,
 }
 
 /// The id under which app-wide secrets are kept.
@@ -39,6 +41,7 @@ impl SecretKind {
             SecretKind::Password => format!("{profile}/password"),
             SecretKind::RelaySecret => format!("{profile}/relay_secret"),
             SecretKind::MailPassword => format!("{profile}/mail_password"),
+            SecretKind::EncryptionPassphrase => format!("{profile}/encryption_passphrase"),
         }
     }
 }
@@ -150,6 +153,7 @@ impl SecretsFolder {
             SecretKind::Password => "password",
             SecretKind::RelaySecret => "relay_secret",
             SecretKind::MailPassword => "mail_password",
+            SecretKind::EncryptionPassphrase => "encryption_passphrase",
         };
         self.dir.join(format!("{base}.{suffix}"))
     }

@@ -38,6 +38,8 @@ pub struct KlantStatus {
     pub overdue: bool,
     /// The last [`crate::days::STRIP_DAYS`] local days, oldest first (the dashboard's strip).
     pub days: Vec<DayMark>,
+    /// Kept backups whose last verification found them missing, changed or unreadable.
+    pub damaged: u32,
 }
 
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
@@ -120,5 +122,13 @@ pub fn klant_status(
         next_due_ms,
         overdue,
         days: day_strip(&rows, profile.plan.as_ref(), now),
+        damaged: (rows.iter())
+            .filter(|e| e.stage == Stage::Saved && e.removed.is_none())
+            .filter(|e| {
+                e.last_check
+                    .as_ref()
+                    .is_some_and(|c| c.finding.is_problem())
+            })
+            .count() as u32,
     })
 }

@@ -71,6 +71,13 @@ pub struct Profile {
     /// Which of the klant's backups are kept; applied after each verified save (none: all).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub retention: Option<kluis_core::retention::Retention>,
+    /// Read all the klant's kept backups again once a month (after a save; see
+    /// [`kluis_core::verify::monthly_due`]).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub verify_monthly: bool,
+    /// Encrypt the klant's backups as they download (a passphrase's secret in the keyring).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub encryption: Option<kluis_core::encryption::EncryptionSetting>,
 }
 
 impl Profile {
@@ -89,6 +96,8 @@ impl Profile {
             plan: None,
             ping_url: None,
             retention: None,
+            verify_monthly: false,
+            encryption: None,
         }
     }
 
@@ -166,6 +175,10 @@ pub struct Settings {
     /// E-mail through the office's SMTP server, if set up (see [`crate::mail`]).
     #[serde(default)]
     pub mail: Option<crate::MailSettings>,
+    /// One speed limit for all downloads together (the app's and `kluis`'s unattended runs),
+    /// if set.
+    #[serde(default)]
+    pub bandwidth: Option<kluis_core::download::bandwidth::BandwidthLimit>,
 }
 
 fn notify_by_default() -> bool {
@@ -205,6 +218,7 @@ impl Default for Settings {
             paused_together: Vec::new(),
             file_name_template: None,
             mail: None,
+            bandwidth: None,
         }
     }
 }
@@ -425,6 +439,8 @@ mod tests {
             plan: None,
             ping_url: None,
             retention: None,
+            verify_monthly: false,
+            encryption: None,
         }
     }
 

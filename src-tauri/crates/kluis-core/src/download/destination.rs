@@ -213,7 +213,12 @@ pub fn relocate(saved: &Saved, target: &Path, replace: bool) -> Result<Saved> {
     };
     let bytes = io::copy(&mut source, &mut hasher).map_err(fail)?;
     let sha256 = hex::encode(hasher.hasher.finalize());
-    if bytes != saved.bytes || sha256 != saved.sha256 {
+    // The file on disk: the encrypted one's own length and digest when it is encrypted.
+    let (expected_bytes, expected_sha256) = match &saved.encrypted {
+        Some(encrypted) => (encrypted.bytes, encrypted.sha256.as_str()),
+        None => (saved.bytes, saved.sha256.as_str()),
+    };
+    if bytes != expected_bytes || sha256 != expected_sha256 {
         return Err(Error::Io(format!(
             "The copy at {} did not match the downloaded file; the download was kept where it was. Try another place.",
             folder.display()
@@ -232,8 +237,7 @@ pub fn relocate(saved: &Saved, target: &Path, replace: bool) -> Result<Saved> {
     std::fs::remove_file(&saved.path).map_err(fail)?;
     Ok(Saved {
         path,
-        bytes,
-        sha256,
+        ..saved.clone()
     })
 }
 
@@ -309,6 +313,7 @@ mod tests {
             path: staged.clone(),
             bytes: 7,
             sha256: hex::encode(Sha256::digest(b"payload")),
+            encrypted: None,
         };
         let target = dir.path().join("kept.zip");
         std::fs::write(&target, b"older").unwrap();

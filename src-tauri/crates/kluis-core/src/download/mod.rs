@@ -3,11 +3,15 @@
 //! with `Range` + `If-Range` after a cut connection, checked (length; digest when the server
 //! sends one), fsynced and linked into place under a name that overwrites nothing.
 //!
-//! - [`writer`]: the thread that writes and hashes (constant memory).
+//! - [`writer`]: the thread that writes and hashes (constant memory); [`sealed`], the threads
+//!   that encrypt and write when the profile asks for encryption; [`bandwidth`], the shared
+//!   speed limit.
 //! - [`destination`]: `--out` as folder or file, and the no-overwrite final step.
 //! - this file: the HTTP side — status handling, resume, retries, progress.
 
+pub mod bandwidth;
 pub mod destination;
+mod sealed;
 mod writer;
 
 use std::time::Duration;
@@ -27,12 +31,27 @@ use crate::filename;
 use crate::http::{download_client, RetryPolicy};
 
 /// Limits of one download.
-#[derive(Debug, Clone, Copy)]
+#[derive(Clone)]
 pub struct DownloadOptions {
     /// Refuse files larger than this many bytes.
     pub max_bytes: Option<u64>,
     /// Connections tried in all (the first included) before giving up.
     pub retry: RetryPolicy,
+    /// The speed limit this download shares with every other of the process, if any.
+    pub bandwidth: Option<std::sync::Arc<bandwidth::Bandwidth>>,
+    /// Encrypt the file as it arrives (the profile's choice), if set.
+    pub encryption: Option<std::sync::Arc<crate::encryption::Encryption>>,
+}
+
+impl std::fmt::Debug for DownloadOptions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("DownloadOptions")
+            .field("max_bytes", &self.max_bytes)
+            .field("retry", &self.retry)
+            .field("bandwidth", &self.bandwidth.as_ref().map(|b| b.limit()))
+            .field("encrypted", &self.encryption.is_some())
+            .finish()
+    }
 }
 
 impl Default for DownloadOptions {
@@ -44,6 +63,8 @@ impl Default for DownloadOptions {
                 first_delay: Duration::from_millis(500),
                 max_delay: Duration::from_secs(10),
             },
+            bandwidth: None,
+            encryption: None,
         }
     }
 }
@@ -66,6 +87,19 @@ pub struct Progress {
 pub struct Saved {
     #[cfg_attr(feature = "ts", ts(type = "string"))]
     pub path: std::path::PathBuf,
+    #[cfg_attr(feature = "ts", ts(type = "number"))]
+    pub bytes: u64,
+    /// Lower-case hex.
+    pub sha256: String,
+    /// When the backup was encrypted: the encrypted file's own length and SHA-256 (`bytes` and
+    /// `sha256` are the plain stream's, as the service sent it).
+    pub encrypted: Option<EncryptedFile>,
+}
+
+/// An encrypted backup file's length and SHA-256 (what is on disk).
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct EncryptedFile {
     #[cfg_attr(feature = "ts", ts(type = "number"))]
     pub bytes: u64,
     /// Lower-case hex.
@@ -148,10 +182,20 @@ impl Downloader {
         progress: &mut (dyn FnMut(Progress) + Send),
     ) -> Result<Saved> {
         let folder = destination.folder();
+        let sealing = self.options.encryption.clone();
+        // An encrypted part cannot be continued by another process (its stream's key lived in
+        // the one that began it): it is removed, and the download starts over.
+        let resume = match (resume, &sealing) {
+            (Some(resume), Some(_)) => {
+                remove_part(&resume, folder);
+                None
+            }
+            (resume, _) => resume,
+        };
         let (mut writer, mut transfer) = match resume.and_then(|r| continue_part(r, folder)) {
             Some(continued) => continued,
             None => (
-                Writer::create(folder)
+                Writer::create(folder, sealing)
                     .map_err(|e| Error::io(format!("create a file in {}", folder.display()), e))?,
                 Transfer::default(),
             ),
@@ -187,7 +231,15 @@ impl Downloader {
         let now = time::OffsetDateTime::now_utc();
         let source = transfer.final_url.as_ref().unwrap_or(url);
         let suggested = filename::choose(transfer.disposition.as_deref(), source, now);
-        let name = destination.file_name(&suggested);
+        let mut name = destination.file_name(&suggested);
+        let encrypted = written.sealed.map(|(bytes, sha256)| EncryptedFile {
+            bytes,
+            sha256: hex::encode(sha256),
+        });
+        if encrypted.is_some() {
+            name.push('.');
+            name.push_str(crate::encryption::EXTENSION);
+        }
         let (bytes, sha256) = (written.bytes, hex::encode(written.sha256));
         let path = destination::persist_no_overwrite(written.part, folder, &name)
             .map_err(|e| Error::io(format!("save the file in {}", folder.display()), e))?;
@@ -195,6 +247,7 @@ impl Downloader {
             path,
             bytes,
             sha256,
+            encrypted,
         })
     }
 
@@ -337,6 +390,10 @@ impl Downloader {
                     "The file host sent more bytes than it announced; nothing was saved. Try the backup again.".into(),
                 )));
             }
+            if let Some(bandwidth) = &self.options.bandwidth {
+                // Not reading meanwhile: TCP slows the file host down to the limit.
+                bandwidth.admit(chunk.len()).await;
+            }
             writer.write(chunk).await.map_err(write_failed)?;
             if let Some(report) = reporter.tick(t.written, t.total) {
                 progress(report);
@@ -351,12 +408,25 @@ impl Downloader {
     }
 }
 
-/// Reopens a journalled part file, if it is still there and is one of ours in `folder` (a
-/// journal cannot point the writer at any other file).
+/// Whether `part` names one of our hidden part files in `folder` (a journal cannot point the
+/// writer, or a removal, at any other file).
+fn is_our_part(part: &std::path::Path, folder: &std::path::Path) -> bool {
+    let Some(name) = part.file_name().and_then(|n| n.to_str()) else {
+        return false;
+    };
+    name.starts_with(".kluis-") && name.ends_with(".part") && part.parent() == Some(folder)
+}
+
+/// Removes the part file an earlier process left, when it is one of ours.
+fn remove_part(resume: &PartialDownload, folder: &std::path::Path) {
+    if is_our_part(&resume.part, folder) {
+        let _ = std::fs::remove_file(&resume.part);
+    }
+}
+
+/// Reopens a journalled part file, if it is still there and is one of ours in `folder`.
 fn continue_part(resume: PartialDownload, folder: &std::path::Path) -> Option<(Writer, Transfer)> {
-    let name = resume.part.file_name()?.to_str()?;
-    let ours = name.starts_with(".kluis-") && name.ends_with(".part");
-    if !ours || resume.part.parent() != Some(folder) {
+    if !is_our_part(&resume.part, folder) {
         return None;
     }
     let (writer, written) = Writer::reopen(&resume.part).ok()?;

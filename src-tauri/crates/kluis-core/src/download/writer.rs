@@ -9,6 +9,10 @@
 //! buffer), and on Linux the kernel is asked to start writing each finished 8 MiB to disk
 //! right away (`sync_file_range`), so the final `fsync` — which makes the file durable before
 //! it gets its name — finds little left to do.
+//!
+//! With encryption ([`crate::encryption`]) the plain bytes are hashed here and then handed to
+//! [`super::sealed`], which encrypts them into the part file and hashes what it writes: the
+//! plain stream is checked as always, and the encrypted file gets its own length and SHA-256.
 
 use std::fs::File;
 use std::io::{self, IoSlice, Seek, Write};
@@ -18,6 +22,9 @@ use std::sync::Arc;
 use bytes::Bytes;
 use sha2::{Digest, Sha256};
 use tokio::sync::{mpsc, oneshot, OwnedSemaphorePermit, Semaphore};
+
+use super::sealed::Sealed;
+use crate::encryption::Encryption;
 
 /// Chunks in flight between the network and the writer, at most.
 const QUEUE: usize = 32;
@@ -29,7 +36,7 @@ const IN_FLIGHT: u32 = 3 * 1024;
 /// Bytes gathered before one `writev`.
 const BATCH: usize = 1024 * 1024;
 /// Bytes between two requests to start write-back.
-const WRITEBACK_EVERY: u64 = 8 * 1024 * 1024;
+pub(super) const WRITEBACK_EVERY: u64 = 8 * 1024 * 1024;
 
 /// A hidden `.kluis-….part` file that removes itself unless it was persisted.
 pub(crate) struct PartFile {
@@ -75,17 +82,22 @@ enum Command {
 }
 
 /// A chunk with its share of the [`IN_FLIGHT`] budget, given back when it is written.
-struct Held {
-    bytes: Bytes,
+pub(super) struct Held {
+    pub bytes: Bytes,
     _budget: OwnedSemaphorePermit,
 }
 
-/// What the writer produced: the closed, fsynced part file, its length and SHA-256.
+/// What the writer produced: the closed, fsynced part file, the plain stream's length and
+/// SHA-256, and — when it was encrypted — the encrypted file's.
 pub(crate) struct Written {
     pub part: PartFile,
     pub bytes: u64,
     pub sha256: [u8; 32],
+    pub sealed: Option<Digested>,
 }
+
+/// A file's length and SHA-256.
+pub(crate) type Digested = (u64, [u8; 32]);
 
 /// The async side's handle on the writer thread. Dropping it without [`Writer::finish`]
 /// makes the thread close and remove the part file.
@@ -111,10 +123,11 @@ impl Drop for Writer {
 }
 
 impl Writer {
-    /// Creates a new part file in `dir` and starts the thread.
-    pub fn create(dir: &Path) -> io::Result<Writer> {
+    /// Creates a new part file in `dir` and starts the thread; with `sealing`, what arrives is
+    /// encrypted into it.
+    pub fn create(dir: &Path, sealing: Option<Arc<Encryption>>) -> io::Result<Writer> {
         let (file, part) = PartFile::create_in(dir)?;
-        Self::spawn(part, file, false)
+        Self::spawn(part, file, false, sealing)
     }
 
     /// Continues the part file an earlier process left at `path`; returns its length. The
@@ -153,17 +166,22 @@ impl Writer {
             path: path.to_path_buf(),
             keep: false,
         };
-        Ok((Self::spawn(part, file, true)?, len))
+        Ok((Self::spawn(part, file, true, None)?, len))
     }
 
-    fn spawn(part: PartFile, file: File, existing: bool) -> io::Result<Writer> {
+    fn spawn(
+        part: PartFile,
+        file: File,
+        existing: bool,
+        sealing: Option<Arc<Encryption>>,
+    ) -> io::Result<Writer> {
         let path = part.path.clone();
         let (commands, rx) = mpsc::channel(QUEUE);
         let (tx_done, done) = oneshot::channel();
         std::thread::Builder::new()
             .name("kluis-writer".into())
             .spawn(move || {
-                let _ = tx_done.send(run(part, file, existing, rx));
+                let _ = tx_done.send(run(part, file, existing, sealing, rx));
             })?;
         Ok(Writer {
             commands,
@@ -232,6 +250,7 @@ fn run(
     part: PartFile,
     mut file: File,
     existing: bool,
+    sealing: Option<Arc<Encryption>>,
     mut commands: mpsc::Receiver<Command>,
 ) -> io::Result<Written> {
     // `part` is declared before `out`, so on an early return the file is closed first and
@@ -241,25 +260,31 @@ fn run(
     if existing {
         len = io::copy(&mut file, &mut hasher)?;
     }
-    let mut out = BatchWriter::new(file, len);
+    let mut out = match sealing {
+        None => Out::Plain(BatchWriter::new(file, len)),
+        Some(encryption) => Out::Sealed(Sealed::new(file, encryption)?),
+    };
     while let Some(command) = commands.blocking_recv() {
         match command {
             Command::Data(chunk) => {
                 hasher.update(&chunk.bytes);
+                len += chunk.bytes.len() as u64;
                 out.push(chunk)?;
             }
             Command::Restart => {
                 out.truncate()?;
                 hasher = Sha256::new();
+                len = 0;
             }
             Command::Finish => {
-                let (file, bytes) = out.finish()?;
+                let (file, sealed) = out.finish()?;
                 file.sync_all()?;
                 drop(file);
                 return Ok(Written {
                     part,
-                    bytes,
+                    bytes: len,
                     sha256: hasher.finalize().into(),
+                    sealed,
                 });
             }
         }
@@ -268,6 +293,39 @@ fn run(
         io::ErrorKind::Interrupted,
         "the download was abandoned",
     ))
+}
+
+/// Where the bytes go: as they are, or encrypted.
+enum Out {
+    Plain(BatchWriter),
+    Sealed(Sealed),
+}
+
+impl Out {
+    fn push(&mut self, chunk: Held) -> io::Result<()> {
+        match self {
+            Out::Plain(out) => out.push(chunk),
+            Out::Sealed(out) => out.push(chunk),
+        }
+    }
+
+    fn truncate(&mut self) -> io::Result<()> {
+        match self {
+            Out::Plain(out) => out.truncate(),
+            Out::Sealed(out) => out.truncate(),
+        }
+    }
+
+    /// The file, and for an encrypted one its length and SHA-256.
+    fn finish(self) -> io::Result<(File, Option<Digested>)> {
+        match self {
+            Out::Plain(out) => Ok((out.finish()?.0, None)),
+            Out::Sealed(out) => {
+                let (file, len, sha256) = out.finish()?;
+                Ok((file, Some((len, sha256))))
+            }
+        }
+    }
 }
 
 /// Gathers chunks and writes them with `writev`, asking for early write-back on Linux.
@@ -344,7 +402,7 @@ impl BatchWriter {
 
 /// Asks the kernel to begin writing `len` bytes at `offset` to disk without waiting for it.
 #[cfg(target_os = "linux")]
-fn start_writeback(file: &File, offset: u64, len: u64) {
+pub(super) fn start_writeback(file: &File, offset: u64, len: u64) {
     use std::os::fd::AsRawFd;
     // SAFETY: plain syscall on a file descriptor we own; the result is only a hint.
     unsafe {
@@ -358,7 +416,7 @@ fn start_writeback(file: &File, offset: u64, len: u64) {
 }
 
 #[cfg(not(target_os = "linux"))]
-fn start_writeback(_file: &File, _offset: u64, _len: u64) {}
+pub(super) fn start_writeback(_file: &File, _offset: u64, _len: u64) {}
 
 #[cfg(test)]
 mod tests {
@@ -372,7 +430,7 @@ mod tests {
     #[tokio::test]
     async fn bytes_in_flight_are_bounded() {
         let dir = tempfile::tempdir().unwrap();
-        let mut writer = Writer::create(dir.path()).unwrap();
+        let mut writer = Writer::create(dir.path(), None).unwrap();
         let chunk = Bytes::from(vec![7u8; 256 * 1024]);
         let taken = writer
             .budget

@@ -77,6 +77,8 @@ impl Harness {
             DownloadOptions {
                 max_bytes: None,
                 retry: FAST_RETRY,
+                bandwidth: None,
+                encryption: None,
             },
         )
         .await

@@ -65,10 +65,8 @@ impl DesktopApp {
             input.name.trim().to_string()
         };
         // What the form does not edit is kept: the trusted CA, the plan, the monitor, the
-        // retention rule.
-        let (extra_ca_pem, plan, ping_url, retention) = existing
-            .map(|p| (p.extra_ca_pem, p.plan, p.ping_url, p.retention))
-            .unwrap_or_default();
+        // retention rule, monthly verification and encryption.
+        let kept = existing.unwrap_or_else(|| Profile::new(&name, "", ""));
         let profile = Profile {
             id: id.clone(),
             name,
@@ -78,10 +76,7 @@ impl DesktopApp {
             denied: Vec::new(),
             allowed: Vec::new(),
             demo,
-            extra_ca_pem,
-            plan,
-            ping_url,
-            retention,
+            ..kept
         };
         self.store_secret(&id, SecretKind::ApiKey, api_key, demo)
             .await?;

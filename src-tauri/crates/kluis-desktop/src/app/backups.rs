@@ -33,6 +33,7 @@ impl DesktopApp {
             turn: None,
             monitor: None,
             tell_failure: None,
+            after_save: keeping::AfterSave::of(&self.profiles.get(id)?),
         };
         // Someone watches this one: a failure is said at once, for them to choose what next.
         let retry = Retry::NONE;
@@ -123,6 +124,9 @@ impl DesktopApp {
                     turn: None,
                     monitor: None,
                     tell_failure: None,
+                    after_save: (self.profiles.get(&job.profile).ok())
+                        .map(|p| keeping::AfterSave::of(&p))
+                        .unwrap_or_default(),
                 };
                 self.follow(job.handle, &job.profile, follow);
             }
@@ -205,6 +209,13 @@ impl DesktopApp {
             Ok(moved) => {
                 self.history.relocate(job, &moved.path)?;
                 crate::staging::remove_parts(&staging);
+                // In its place now: the klant's rule applies (as after a save to the folder).
+                if let Some(profile) = self.history.get(job)?.map(|entry| entry.profile) {
+                    let what = (self.profiles.get(&profile).ok())
+                        .map(|p| keeping::AfterSave::of(&p))
+                        .unwrap_or_default();
+                    keeping::after_save(self.history.clone(), profile, what).await;
+                }
                 Ok(moved)
             }
             Err(e) => {

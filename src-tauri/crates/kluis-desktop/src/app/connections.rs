@@ -59,7 +59,12 @@ impl DesktopApp {
             .await?
             .ok_or_else(missing)?;
         let config = profile.service_config(api_key, password, self.env_ca_pem.as_deref())?;
-        let connection = Arc::new(ServiceConnection::open(config, DownloadOptions::default())?);
+        let options = DownloadOptions {
+            bandwidth: Some(self.bandwidth.clone()),
+            encryption: self.encryption_for(&profile).await?,
+            ..DownloadOptions::default()
+        };
+        let connection = Arc::new(ServiceConnection::open(config, options)?);
         self.connections
             .lock()
             .unwrap()

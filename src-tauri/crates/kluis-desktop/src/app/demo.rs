@@ -28,6 +28,8 @@ impl DesktopApp {
                     plan: None,
                     ping_url: None,
                     retention: None,
+                    verify_monthly: false,
+                    encryption: None,
                 })?;
             }
             *running = Some(demo);

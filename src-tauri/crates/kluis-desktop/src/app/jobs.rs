@@ -24,6 +24,9 @@ pub(super) struct Follow {
     pub monitor: Option<kluis_profiles::Monitor>,
     /// Tells an unattended job's failure on the desktop (see `alerts`).
     pub tell_failure: Option<alerts::TellFailure>,
+    /// The klant's retention rule and monthly verification, applied once its backup is saved
+    /// in place (a staged one: once the user has chosen where, see `backups`).
+    pub after_save: keeping::AfterSave,
 }
 
 impl DesktopApp {
@@ -81,6 +84,7 @@ impl DesktopApp {
             turn,
             monitor,
             tell_failure,
+            after_save,
         } = follow;
         let job_id = handle.id;
         // The slot is filled before the follower can settle it (it is spawned after).
@@ -93,6 +97,11 @@ impl DesktopApp {
             // The last try's entry in the history says how the job ended (a retried job's
             // earlier tries each failed for a passing reason).
             let (last_try, outcome) = handle.finished_try().await;
+            if outcome.is_ok() && staging.is_none() {
+                // Before the turn is given back: no other Kluis saves or prunes the klant
+                // meanwhile. (Before the window hears "saved", so it reads the removals too.)
+                keeping::after_save(history.clone(), profile_id.clone(), after_save).await;
+            }
             drop((permit, turn)); // the next unattended job (of this klant too) may start
             if let Some(tell) = tell_failure {
                 tell(&outcome);

@@ -9,7 +9,8 @@
 //! them; this app adds the staging folder and the save dialog), `plans` (each profile's
 //! schedule, and the loop that starts the due ones), `alerts` (failures and overdue klanten
 //! told on the desktop and by e-mail), `mail` (Settings → E-mail and the daily report),
-//! `dashboard` (every klant's standing), `background` (the tray, "Pause plans", closing the
+//! `dashboard` (every klant's standing), `encryption` (a klant's encryption at rest), `keeping` (retention rules, their preview and
+//! "Verify backups"), `background` (the tray, "Pause plans", closing the
 //! window while plans run, start at login), `settings` and `demo`.
 
 mod accounts;
@@ -19,7 +20,9 @@ mod backups;
 mod connections;
 mod dashboard;
 mod demo;
+mod encryption;
 mod jobs;
+mod keeping;
 mod mail;
 mod plans;
 mod settings;
@@ -29,6 +32,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use kluis_core::download::bandwidth::{Bandwidth, BandwidthLimit};
 use kluis_core::engine::{
     CallbackChoice, Demo, DemoAccount, EventSink as JobEventSink, JobHandle, Launch, ResumeScope,
     Retry, ServiceConnection, TransportNeeds, Work, DEMO_ACCOUNTS,
@@ -49,7 +53,9 @@ use crate::permissions::{Endpoint, Permissions};
 use crate::profiles::{Profile, ProfileInput, ProfileStore, ProfileView, Settings};
 use crate::secrets::{MemoryStore, SecretKind, SecretStore, APP};
 pub use background::{LoginStart, NoLoginStart, TrayAction, HIDDEN_FLAG};
+pub use encryption::EncryptionInput;
 use jobs::{Follow, JobSlot};
+pub use keeping::VerifyReport;
 pub use mail::MailInput;
 pub use plans::PlanInput;
 
@@ -99,6 +105,8 @@ pub struct DesktopApp {
     engine: Engine,
     /// Each profile's session and downloader, made on first use.
     connections: Mutex<HashMap<String, Arc<ServiceConnection>>>,
+    /// The download speed limit every download shares (Settings → Download speed).
+    bandwidth: Arc<Bandwidth>,
     jobs: Arc<Mutex<HashMap<Uuid, JobSlot>>>,
     /// `KLUIS_CA_CERT`'s certificates, read at start: trusted by profiles without their own.
     env_ca_pem: Option<String>,
@@ -152,6 +160,9 @@ impl DesktopApp {
         let profiles = Arc::new(ProfileStore::open(paths.profiles_file.clone())?);
         crate::staging::clear_leftovers(&history, &paths.staging_dir)?;
         let history = Arc::new(history);
+        // A limit that no longer passes the check (edited by hand) is no limit, not a failed start.
+        let bandwidth =
+            Bandwidth::new(profiles.settings().bandwidth).or_else(|_| Bandwidth::new(None))?;
         let scheduler = plans::new_scheduler();
         let desktop: Arc<dyn kluis_profiles::Notifier> = Arc::new(kluis_profiles::DesktopNotifier);
         let office = kluis_profiles::OfficeMail::new(keyring.clone());
@@ -178,6 +189,7 @@ impl DesktopApp {
             engine: Engine::new(history.clone()),
             history,
             connections: Mutex::default(),
+            bandwidth: Arc::new(bandwidth),
             jobs: Arc::default(),
             env_ca_pem: std::env::var("KLUIS_CA_CERT")
                 .ok()

@@ -212,6 +212,7 @@ impl DesktopApp {
             turn: Some(turn),
             monitor: kluis_profiles::Monitor::of(&profile, self.env_ca_pem.as_deref()),
             tell_failure: Some(self.failure_teller(profile.name.clone())),
+            after_save: keeping::AfterSave::of(&profile),
         };
         self.run_job(
             Work::New(request),

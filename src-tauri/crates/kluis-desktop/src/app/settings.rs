@@ -40,6 +40,20 @@ impl DesktopApp {
         Ok(self.settings())
     }
 
+    /// Settings → download speed: one limit for every download together (none: no limit),
+    /// optionally during office hours only; running downloads follow it at once.
+    pub fn set_bandwidth(&self, limit: Option<BandwidthLimit>) -> AppResult<Settings> {
+        if let Some(limit) = &limit {
+            limit.check()?;
+        }
+        self.profiles.update_settings(|settings| {
+            settings.bandwidth = limit.clone();
+            Ok(())
+        })?;
+        self.bandwidth.set_limit(limit)?;
+        Ok(self.settings())
+    }
+
     /// Settings → how unattended backups' files are named (see `kluis_profiles::file_names`);
     /// an empty template goes back to the default. Refused, with the reason, when it cannot
     /// name each day's backup.

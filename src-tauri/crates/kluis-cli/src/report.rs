@@ -1,0 +1,70 @@
+//! `kluis report`: a period's backups for auditors (kluis-profiles' report), as CSV or a
+//! printable HTML page, to a file (owner-only, written whole or not at all) or stdout.
+
+use std::io::Write;
+use std::path::Path;
+
+use jiff::civil::Date;
+use jiff::tz::TimeZone;
+use kluis_core::{Error, Result};
+
+use crate::settings::{open_history, open_profiles, Cli};
+
+/// How many days a report covers when --from is not given.
+const DEFAULT_DAYS: i64 = 30;
+
+pub fn run(
+    cli: &Cli,
+    (from, to): (Option<&str>, Option<&str>),
+    profile: Option<&str>,
+    html: bool,
+    out: Option<&Path>,
+) -> Result<()> {
+    let zone = TimeZone::system();
+    let to = match to {
+        Some(text) => day(text)?,
+        None => jiff::Zoned::now().with_time_zone(zone.clone()).date(),
+    };
+    let from = match from {
+        Some(text) => day(text)?,
+        None => to
+            .checked_sub(jiff::Span::new().days(DEFAULT_DAYS - 1))
+            .map_err(|e| Error::Config(format!("The period cannot be used ({e}).")))?,
+    };
+    let profiles = open_profiles(cli.profiles_file.as_ref())?;
+    // A saved profile's backups are recorded by its id; others by the name given.
+    let key = profile.map(|name| match profiles.find(name) {
+        Ok(saved) => saved.id,
+        Err(_) => name.to_string(),
+    });
+    let history = open_history(cli.history_db.as_ref())?;
+    let report = kluis_profiles::report(&profiles, &history, from, to, key.as_deref(), zone)?;
+    let bytes = match html {
+        true => report.html().into_bytes(),
+        false => report.csv(),
+    };
+    match out {
+        Some(path) => {
+            kluis_https::private::write_atomic(path, &bytes)
+                .map_err(|e| Error::io(format!("write {}", path.display()), e))?;
+            eprintln!(
+                "kluis: {} backups from {from} to {to} written to {}.",
+                report.rows.len(),
+                path.display()
+            );
+        }
+        None => std::io::stdout()
+            .write_all(&bytes)
+            .map_err(|e| Error::io("write the report", e))?,
+    }
+    Ok(())
+}
+
+fn day(text: &str) -> Result<Date> {
+    text.trim().parse().map_err(|_| {
+        Error::Config(format!(
+            "\"{}\" is not a day; write it as YYYY-MM-DD, e.g. 2026-11-01.",
+            text.chars().take(20).collect::<String>()
+        ))
+    })
+}

@@ -1,0 +1,413 @@
+//! Reports for auditors: every backup of a period, per klant, with when, its size, its
+//! SHA-256, where it is, its status and what its last verification found — as CSV (one row a
+//! backup, for a spreadsheet or a script) or as a printable HTML page (a section per klant,
+//! with print styles). `kluis report` writes them; both are built from [`Report`].
+//!
+//! Both formats hold text that came from outside (klant names, paths, the service's error
+//! messages): HTML escapes it, and CSV neutralises a text cell a spreadsheet would run as a
+//! formula (one starting with `=`, `+`, `-`, `@`, a tab or a carriage return) by putting `'`
+//! before it, as OWASP advises.
+
+use std::collections::BTreeMap;
+
+use jiff::civil::Date;
+use jiff::tz::TimeZone;
+use jiff::{Timestamp, Zoned};
+use kluis_core::{Code, History, HistoryEntry, Stage};
+
+use crate::store::ProfileStore;
+
+/// One backup as a report shows it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ReportRow {
+    pub klant: String,
+    pub profile_id: String,
+    pub job: String,
+    pub started_ms: i64,
+    pub finished_ms: Option<i64>,
+    /// `saved`, `removed` (saved, then deleted by a retention rule), `failed`, `cancelled` or
+    /// `unfinished`.
+    pub status: &'static str,
+    pub bytes: Option<u64>,
+    pub sha256: Option<String>,
+    pub path: Option<String>,
+    /// A failure's code and message.
+    pub error: Option<(Code, String)>,
+    pub removed: Option<kluis_core::history::Removal>,
+    pub last_check: Option<kluis_core::history::Check>,
+    /// For an encrypted backup: the encrypted file's length and SHA-256 (`bytes`, `sha256`
+    /// are the plain stream's).
+    pub encrypted: Option<kluis_core::EncryptedFile>,
+}
+
+/// Every backup of a period, in local time `zone`.
+#[derive(Debug, Clone)]
+pub struct Report {
+    pub from: Date,
+    /// The last day included.
+    pub to: Date,
+    pub zone: TimeZone,
+    pub generated: Zoned,
+    /// By klant (name), then oldest first.
+    pub rows: Vec<ReportRow>,
+}
+
+impl ReportRow {
+    fn of(entry: HistoryEntry, klant: String) -> ReportRow {
+        let status = match (entry.stage, entry.error_code) {
+            (Stage::Saved, _) if entry.removed.is_some() => "removed",
+            (Stage::Saved, _) => "saved",
+            (Stage::Failed, Some(Code::Cancelled)) => "cancelled",
+            (Stage::Failed, _) => "failed",
+            _ => "unfinished",
+        };
+        let error = match entry.stage {
+            Stage::Failed => Some((
+                entry.error_code.unwrap_or(Code::ServiceError),
+                entry.error_message.clone().unwrap_or_default(),
+            )),
+            _ => None,
+        };
+        let saved = entry.stage == Stage::Saved;
+        ReportRow {
+            klant,
+            profile_id: entry.profile,
+            job: entry.id,
+            started_ms: entry.started_at_ms,
+            finished_ms: entry.finished_at_ms,
+            status,
+            bytes: entry.bytes.filter(|_| saved),
+            sha256: entry.sha256.filter(|_| saved),
+            path: entry.path.filter(|_| saved),
+            error,
+            removed: entry.removed,
+            last_check: entry.last_check.filter(|_| saved),
+            encrypted: entry.encrypted.filter(|_| saved),
+        }
+    }
+}
+
+/// The report of `from` to `to` (both days included, local time in `zone`), of one
+/// profile's backups (its id, or a name the history records) or every one's. Klanten are
+/// named as the profiles file names them; backups of a profile no longer saved, by the name
+/// the history records.
+pub fn report(
+    profiles: &ProfileStore,
+    history: &History,
+    from: Date,
+    to: Date,
+    profile: Option<&str>,
+    zone: TimeZone,
+) -> kluis_core::Result<Report> {
+    if to < from {
+        return Err(kluis_core::Error::Config(
+            "The report's period ends before it begins: --to is a later day than --from.".into(),
+        ));
+    }
+    let start = |day: Date| -> kluis_core::Result<i64> {
+        let at = day.to_zoned(zone.clone()).map_err(|e| {
+            kluis_core::Error::Config(format!("The day {day} cannot be used ({e})."))
+        })?;
+        Ok(at.timestamp().as_millisecond())
+    };
+    let end = to
+        .tomorrow()
+        .map_err(|e| kluis_core::Error::Config(format!("The day {to} cannot be used ({e}).")))?;
+    let entries = history.between(start(from)?, start(end)?, profile)?;
+    let names: BTreeMap<String, String> = (profiles.list().into_iter())
+        .map(|p| (p.id, p.name))
+        .collect();
+    let mut rows: Vec<ReportRow> = (entries.into_iter())
+        .map(|e| {
+            let klant = names
+                .get(&e.profile)
+                .cloned()
+                .unwrap_or_else(|| e.profile.clone());
+            ReportRow::of(e, klant)
+        })
+        .collect();
+    rows.sort_by(|a, b| {
+        (a.klant.to_lowercase(), &a.profile_id, a.started_ms).cmp(&(
+            b.klant.to_lowercase(),
+            &b.profile_id,
+            b.started_ms,
+        ))
+    });
+    Ok(Report {
+        from,
+        to,
+        generated: Timestamp::now().to_zoned(zone.clone()),
+        zone,
+        rows,
+    })
+}
+
+/// The CSV columns, in order.
+pub const CSV_COLUMNS: [&str; 18] = [
+    "klant",
+    "profile_id",
+    "job",
+    "started",
+    "finished",
+    "status",
+    "bytes",
+    "sha256",
+    "path",
+    "error_code",
+    "error_message",
+    "removed_at",
+    "removed_by_rule",
+    "verified_at",
+    "verification",
+    "verification_detail",
+    "encrypted_bytes",
+    "encrypted_sha256",
+];
+
+/// A text cell as a spreadsheet may show it: never a formula.
+fn cell(text: &str) -> String {
+    match text.chars().next() {
+        Some('=' | '+' | '-' | '@' | '\t' | '\r') => format!("'{text}"),
+        _ => text.to_string(),
+    }
+}
+
+impl Report {
+    /// `2026-11-24 02:00:13 +01:00` for `ms`, in the report's zone.
+    fn time(&self, ms: i64) -> String {
+        Timestamp::from_millisecond(ms)
+            .map(|t| {
+                t.to_zoned(self.zone.clone())
+                    .strftime("%Y-%m-%d %H:%M:%S %:z")
+                    .to_string()
+            })
+            .unwrap_or_default()
+    }
+
+    /// The report as CSV (RFC 4180, a header row, UTF-8): one row per backup.
+    pub fn csv(&self) -> Vec<u8> {
+        let mut out = csv::Writer::from_writer(Vec::new());
+        let write = |out: &mut csv::Writer<Vec<u8>>, record: &[String]| {
+            out.write_record(record)
+                .expect("writing to memory cannot fail");
+        };
+        write(&mut out, &CSV_COLUMNS.map(String::from));
+        for row in &self.rows {
+            let opt_time = |ms: Option<i64>| ms.map(|ms| self.time(ms)).unwrap_or_default();
+            write(
+                &mut out,
+                &[
+                    cell(&row.klant),
+                    cell(&row.profile_id),
+                    row.job.clone(),
+                    self.time(row.started_ms),
+                    opt_time(row.finished_ms),
+                    row.status.to_string(),
+                    row.bytes.map(|b| b.to_string()).unwrap_or_default(),
+                    row.sha256.clone().unwrap_or_default(),
+                    cell(row.path.as_deref().unwrap_or_default()),
+                    row.error
+                        .as_ref()
+                        .map(|(c, _)| c.to_string())
+                        .unwrap_or_default(),
+                    cell(
+                        row.error
+                            .as_ref()
+                            .map(|(_, m)| m.as_str())
+                            .unwrap_or_default(),
+                    ),
+                    opt_time(row.removed.as_ref().map(|r| r.at_ms)),
+                    cell(
+                        row.removed
+                            .as_ref()
+                            .map(|r| r.rule.as_str())
+                            .unwrap_or_default(),
+                    ),
+                    opt_time(row.last_check.as_ref().map(|c| c.at_ms)),
+                    (row.last_check.as_ref())
+                        .map(|c| c.finding.to_string())
+                        .unwrap_or_default(),
+                    cell(
+                        (row.last_check.as_ref())
+                            .and_then(|c| c.detail.as_deref())
+                            .unwrap_or_default(),
+                    ),
+                    (row.encrypted.as_ref())
+                        .map(|e| e.bytes.to_string())
+                        .unwrap_or_default(),
+                    (row.encrypted.as_ref())
+                        .map(|e| e.sha256.clone())
+                        .unwrap_or_default(),
+                ],
+            );
+        }
+        out.into_inner().expect("writing to memory cannot fail")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use kluis_core::download::Saved;
+    use kluis_core::history::Check;
+    use kluis_core::verify::Finding;
+    use kluis_core::Error;
+
+    use super::*;
+    use crate::Profile;
+
+    struct Office {
+        _dir: tempfile::TempDir,
+        profiles: ProfileStore,
+        history: History,
+    }
+
+    /// A klant with a hostile name and one named plainly; backups saved (one verified
+    /// changed, one removed by a rule), failed and cancelled.
+    fn office() -> (Office, Vec<String>) {
+        let dir = tempfile::tempdir().unwrap();
+        let profiles = ProfileStore::open(dir.path().join("profiles.json")).unwrap();
+        let hostile = Profile::new("=HYPERLINK(\"http://x\")<script>", "https://h/ws", "u");
+        let bakker = Profile::new("Bakker B.V.", "https://h/ws", "u");
+        profiles.put(hostile.clone()).unwrap();
+        profiles.put(bakker.clone()).unwrap();
+        let history = History::in_memory().unwrap();
+        let mut ids = Vec::new();
+        let saved = |profile: &str, n: u8| {
+            let id = uuid::Uuid::new_v4();
+            history.start(id, profile, "relay").unwrap();
+            let saved = Saved {
+                path: format!("/backups/{profile}/backup {n}.zip").into(),
+                bytes: 1000 + n as u64,
+                sha256: format!("{n:02x}").repeat(32),
+                encrypted: (n == 2).then(|| kluis_core::EncryptedFile {
+                    bytes: 1200,
+                    sha256: "ee".repeat(32),
+                }),
+            };
+            history.saved(id, &saved).unwrap();
+            id
+        };
+        let kept = saved(&bakker.id, 1);
+        let removed = saved(&bakker.id, 2);
+        history
+            .removed(&removed.to_string(), "keep the last 1")
+            .unwrap();
+        let check = Check {
+            at_ms: Timestamp::now().as_millisecond(),
+            finding: Finding::Changed,
+            detail: Some("-It is 3 bytes.".into()),
+        };
+        history.checked(&kept.to_string(), &check).unwrap();
+        let failed = uuid::Uuid::new_v4();
+        history.start(failed, &hostile.id, "relay").unwrap();
+        let error = Error::Network("The service could not be reached.".into());
+        history.failed(failed, Stage::Accepted, &error).unwrap();
+        let cancelled = uuid::Uuid::new_v4();
+        history.start(cancelled, &bakker.id, "relay").unwrap();
+        history
+            .failed(cancelled, Stage::Downloading, &Error::Cancelled)
+            .unwrap();
+        ids.extend([kept, removed, failed, cancelled].map(|id| id.to_string()));
+        let office = Office {
+            _dir: dir,
+            profiles,
+            history,
+        };
+        (office, ids)
+    }
+
+    fn today() -> Date {
+        Zoned::now().with_time_zone(TimeZone::UTC).date()
+    }
+
+    /// The office's report of `from` to `to`, in UTC.
+    fn of(o: &Office, from: Date, to: Date) -> kluis_core::Result<Report> {
+        report(&o.profiles, &o.history, from, to, None, TimeZone::UTC)
+    }
+
+    /// The CSV parses back into what the history holds, row for row — status, size, digest,
+    /// path, failure, removal and verification — with the klanten named; a name a spreadsheet
+    /// would run as a formula is neutralised.
+    #[test]
+    fn the_csv_parses_back() {
+        let (o, ids) = office();
+        let made = of(&o, today(), today()).unwrap();
+        let csv = made.csv();
+        let mut reader = csv::Reader::from_reader(csv.as_slice());
+        assert_eq!(
+            reader.headers().unwrap().iter().collect::<Vec<_>>(),
+            CSV_COLUMNS
+        );
+        let rows: Vec<csv::StringRecord> = reader.records().map(|r| r.unwrap()).collect();
+        assert_eq!(rows.len(), 4);
+        let row = |id: &str| {
+            let row = rows
+                .iter()
+                .find(|r| &r[2] == id)
+                .expect("every backup has a row");
+            CSV_COLUMNS
+                .iter()
+                .zip(row.iter())
+                .map(|(k, v)| (*k, v.to_string()))
+                .collect::<BTreeMap<_, _>>()
+        };
+        let kept = row(&ids[0]);
+        assert_eq!(kept["klant"], "Bakker B.V.");
+        assert_eq!(kept["status"], "saved");
+        assert_eq!(kept["bytes"], "1001");
+        assert_eq!(kept["sha256"], "01".repeat(32));
+        let entry = o.history.get(ids[0].parse().unwrap()).unwrap().unwrap();
+        assert_eq!(kept["path"], entry.path.unwrap());
+        assert_eq!(kept["verification"], "changed");
+        assert_eq!(
+            kept["verification_detail"], "'-It is 3 bytes.",
+            "a leading - is not a formula"
+        );
+        assert!(!kept["verified_at"].is_empty());
+        let removed = row(&ids[1]);
+        assert_eq!(
+            (
+                removed["status"].as_str(),
+                removed["removed_by_rule"].as_str()
+            ),
+            ("removed", "keep the last 1")
+        );
+        assert_eq!(
+            (
+                removed["encrypted_bytes"].as_str(),
+                removed["encrypted_sha256"].as_str()
+            ),
+            ("1200", "ee".repeat(32).as_str()),
+            "both digests of an encrypted backup"
+        );
+        assert_eq!(kept["encrypted_sha256"], "");
+        let failed = row(&ids[2]);
+        assert_eq!(failed["status"], "failed");
+        assert_eq!(failed["error_code"], "network");
+        assert_eq!(failed["klant"], "'=HYPERLINK(\"http://x\")<script>");
+        assert_eq!(
+            (failed["bytes"].as_str(), failed["path"].as_str()),
+            ("", "")
+        );
+        assert_eq!(row(&ids[3])["status"], "cancelled");
+
+        let tomorrow = today().tomorrow().unwrap();
+        let later = of(&o, tomorrow, tomorrow).unwrap();
+        assert!(later.rows.is_empty(), "only the period's backups");
+        assert!(of(&o, tomorrow, today()).is_err());
+    }
+
+    /// The printable page has a section per klant with every backup's digest, escapes what
+    /// came from outside, and has print styles.
+    #[test]
+    fn the_printable_page_escapes_and_prints() {
+        let (o, _) = office();
+        let page = of(&o, today(), today()).unwrap().html();
+        assert!(!page.contains("<script>"), "a name is text, not markup");
+        assert!(page.contains("=HYPERLINK(&quot;http://x&quot;)&lt;script&gt;"));
+        assert_eq!(page.matches("<section class=\"klant\">").count(), 2);
+        assert!(page.contains(&"01".repeat(32)) && page.contains(&"02".repeat(32)));
+        assert!(page.contains("@media print") && page.contains("break-before: page"));
+        assert!(page.contains("<span class=\"bad\">changed</span>"));
+    }
+}
