@@ -222,14 +222,16 @@ fn seal(
                 };
             }
             Err(e) => {
-                drop(sealed);
+                // Every sender goes first (the open stream holds one), or the file writer
+                // would wait for more and the join would never return.
+                drop((stream, sealed));
                 return Err(writer_error(writer, e));
             }
         }
     }
-    // The download was abandoned: the file writer ends too, and the part file is removed by
-    // its owner.
-    drop(sealed);
+    // The download was abandoned: the file writer ends too (once every sender is gone, the
+    // open stream's included), and the part file is removed by its owner.
+    drop((stream, sealed));
     let _ = writer.join();
     Err(io::Error::new(
         io::ErrorKind::Interrupted,

@@ -462,4 +462,58 @@ mod tests {
             "every byte written"
         );
     }
+
+    fn encryption() -> Option<Arc<Encryption>> {
+        let recipient = age::x25519::Identity::generate().to_public().to_string();
+        Some(Arc::new(Encryption::recipient(&recipient).unwrap()))
+    }
+
+    /// An encrypted download given up half-way (a cancel, a failed download) ends its threads
+    /// at once and leaves no part file: the sealer's open stream held a way into the file
+    /// writer, which then waited for more for ever.
+    #[tokio::test]
+    async fn an_abandoned_encrypted_download_ends_and_leaves_nothing() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut writer = Writer::create(dir.path(), encryption()).unwrap();
+        for _ in 0..8 {
+            writer.write(Bytes::from(vec![1u8; 300_000])).await.unwrap();
+        }
+        let abandoned = writer.abandon();
+        tokio::time::timeout(std::time::Duration::from_secs(10), abandoned)
+            .await
+            .expect("the threads end");
+        assert_eq!(
+            std::fs::read_dir(dir.path()).unwrap().count(),
+            0,
+            "no part file"
+        );
+    }
+
+    /// A restart (the file host sent the whole file again) starts the encrypted file over:
+    /// what is finished is one whole age file of the second pass's bytes.
+    #[tokio::test]
+    async fn an_encrypted_restart_starts_the_file_over() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut writer = Writer::create(dir.path(), encryption()).unwrap();
+        writer
+            .write(Bytes::from(vec![1u8; 2_000_000]))
+            .await
+            .unwrap();
+        writer.restart().await.unwrap();
+        writer.write(Bytes::from(vec![2u8; 500_000])).await.unwrap();
+        let written = writer.finish().await.unwrap();
+        assert_eq!(
+            written.bytes, 500_000,
+            "the plain stream of the second pass"
+        );
+        let (len, sha) = written.sealed.expect("encrypted");
+        let file = std::fs::read(written.part.path()).unwrap();
+        assert_eq!(len, file.len() as u64);
+        assert_eq!(sha, <[u8; 32]>::from(Sha256::digest(&file)));
+        assert!(
+            file.starts_with(b"age-encryption.org/v1\n"),
+            "one age file from its start"
+        );
+        assert!(len < 600_000, "the first pass is gone: {len}");
+    }
 }
