@@ -179,30 +179,24 @@ pub fn prune(
     }
     let mut selection = rule.select(kept, zone);
     // The newest backup that verifies is kept whatever the rule says: when the newest ones
-    // are damaged or gone, the last good one may be older than the rule reaches.
+    // are damaged or gone, the last good one may be one the rule would remove.
+    let mut newest_first: Vec<&HistoryEntry> =
+        selection.keep.iter().chain(&selection.remove).collect();
+    newest_first.sort_by_key(|e| std::cmp::Reverse(saved_at(e)));
     let mut checks = Vec::new();
-    for entry in &selection.keep {
+    let mut last_good = None;
+    for entry in newest_first {
         let check = check_entry(entry);
         let intact = check.finding == Finding::Intact;
         checks.push((entry.id.clone(), check));
         if intact {
+            last_good = Some(entry.id.clone());
             break;
         }
     }
-    if checks
-        .last()
-        .is_none_or(|(_, c)| c.finding != Finding::Intact)
-    {
-        for (index, entry) in selection.remove.iter().enumerate() {
-            let check = check_entry(entry);
-            let intact = check.finding == Finding::Intact;
-            checks.push((entry.id.clone(), check));
-            if intact {
-                let last_good = selection.remove.remove(index);
-                selection.keep.push(last_good);
-                break;
-            }
-        }
+    if let Some(index) = (selection.remove.iter()).position(|e| Some(&e.id) == last_good.as_ref()) {
+        let last_good = selection.remove.remove(index);
+        selection.keep.push(last_good);
     }
     for (id, check) in &checks {
         history.checked(id, check)?;
@@ -516,6 +510,32 @@ mod tests {
         let gone = history.get(gone.id.parse().unwrap()).unwrap().unwrap();
         assert!(gone.removed.is_none(), "not recorded as removed on a guess");
         assert_eq!(gone.last_check.map(|c| c.finding), Some(Finding::Missing));
+    }
+
+    /// The newest backup that verifies is the one kept, also when the rule would remove it
+    /// and keeps an older intact one: "keep the last 1, 2 monthly" keeps the changed newest
+    /// (12 March) and 20 February; 10 March, the newest intact, is kept too, not deleted.
+    #[test]
+    fn the_newest_intact_backup_is_kept_even_beside_an_older_one() {
+        let dir = tempfile::tempdir().unwrap();
+        let history = History::in_memory().unwrap();
+        let at = |text: &str| -> Zoned { format!("{text}[Europe/Amsterdam]").parse().unwrap() };
+        save(&history, dir.path(), &at("2026-02-20T02:00"), b"feb");
+        let newest_intact = save(&history, dir.path(), &at("2026-03-10T02:00"), b"mar 10");
+        let newest = save(&history, dir.path(), &at("2026-03-12T02:00"), b"mar 12");
+        std::fs::write(newest.path.as_deref().unwrap(), b"edited").unwrap();
+        let rule = Retention {
+            keep_last: Some(1),
+            keep_monthly: Some(2),
+            ..Retention::default()
+        };
+        let pruned = prune(&history, "klant", &rule, &amsterdam(), Mode::Delete).unwrap();
+        assert!(pruned.removed.is_empty(), "{:?}", pruned.removed);
+        assert!(
+            Path::new(newest_intact.path.as_deref().unwrap()).exists(),
+            "the last good one"
+        );
+        assert_eq!(pruned.kept, 3);
     }
 
     /// Two backups recorded at one path (the second saved over the first, same content): the
