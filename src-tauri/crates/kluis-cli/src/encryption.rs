@@ -139,7 +139,11 @@ pub async fn decrypt_file(
     identity: Option<&Path>,
 ) -> Result<()> {
     let history = open_history(cli.history_db.as_ref())?;
-    let recorded = history.by_path(&file.to_string_lossy())?;
+    // The history records absolute paths (as `std::path::absolute` makes them): a file named
+    // relative to here is looked up as one, or its check would be skipped.
+    let absolute =
+        std::path::absolute(file).map_err(|e| Error::io(format!("find {}", file.display()), e))?;
+    let recorded = history.by_path(&absolute.to_string_lossy())?;
     let key = match identity {
         Some(path) => DecryptKey::Identity(identity_in(path)?),
         None => match passphrase_from_env() {
@@ -163,6 +167,10 @@ pub async fn decrypt_file(
         },
     };
     let name = plain_name(file)?;
+    let checked = match recorded.is_some() {
+        true => "its SHA-256 is the one recorded when it was saved",
+        false => "it is not in this history, so there was no SHA-256 to check it against",
+    };
     let (file, out, expected) = (
         file.to_path_buf(),
         out.to_path_buf(),
@@ -172,6 +180,7 @@ pub async fn decrypt_file(
         tokio::task::spawn_blocking(move || write_plain(&file, &out, &name, &key, expected))
             .await
             .map_err(|e| Error::Io(format!("Decrypting stopped unexpectedly ({e}).")))??;
+    eprintln!("kluis: decrypted; {checked}.");
     println!("{}", saved.display());
     Ok(())
 }

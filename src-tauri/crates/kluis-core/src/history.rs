@@ -70,6 +70,16 @@ impl HistoryEntry {
     pub fn reached(&self) -> Stage {
         self.stage
     }
+
+    /// The length and SHA-256 of the file as it is on disk — the encrypted file's for an
+    /// encrypted backup — when the history has them.
+    pub fn on_disk(&self) -> Option<(u64, &str)> {
+        match (&self.encrypted, self.bytes, &self.sha256) {
+            (Some(encrypted), _, _) => Some((encrypted.bytes, &encrypted.sha256)),
+            (None, Some(bytes), Some(sha256)) => Some((bytes, sha256)),
+            _ => None,
+        }
+    }
 }
 
 /// The history store. Cheap calls (one small transaction each), made directly from async code.
@@ -383,13 +393,7 @@ impl History {
 
     /// Newest first; only `profile`'s when given.
     pub fn list(&self, profile: Option<&str>, limit: usize) -> Result<Vec<HistoryEntry>> {
-        let conn = self.conn.lock().unwrap();
-        let sql = format!("{SELECT_JOBS} WHERE (?1 IS NULL OR profile = ?1) ORDER BY started_at_ms DESC, jobs.rowid DESC LIMIT ?2");
-        let mut statement = conn.prepare(&sql).map_err(db_error)?;
-        let rows = statement
-            .query_map(params![profile, limit as i64], entry_from_row)
-            .map_err(db_error)?;
-        rows.collect::<Result<Vec<_>, _>>().map_err(db_error)
+        self.entries(&format!("{SELECT_JOBS} WHERE (?1 IS NULL OR profile = ?1) ORDER BY started_at_ms DESC, jobs.rowid DESC LIMIT ?2"), params![profile, limit as i64])
     }
 
     pub fn get(&self, id: Uuid) -> Result<Option<HistoryEntry>> {
@@ -411,25 +415,13 @@ impl History {
         to_ms: i64,
         profile: Option<&str>,
     ) -> Result<Vec<HistoryEntry>> {
-        let conn = self.conn.lock().unwrap();
-        let sql = format!("{SELECT_JOBS} WHERE started_at_ms >= ?1 AND started_at_ms < ?2 AND (?3 IS NULL OR profile = ?3) ORDER BY profile, started_at_ms, jobs.rowid");
-        let mut statement = conn.prepare(&sql).map_err(db_error)?;
-        let rows = statement
-            .query_map(params![from_ms, to_ms, profile], entry_from_row)
-            .map_err(db_error)?;
-        rows.collect::<Result<Vec<_>, _>>().map_err(db_error)
+        self.entries(&format!("{SELECT_JOBS} WHERE started_at_ms >= ?1 AND started_at_ms < ?2 AND (?3 IS NULL OR profile = ?3) ORDER BY profile, started_at_ms, jobs.rowid"), params![from_ms, to_ms, profile])
     }
 
     /// Every saved backup whose file Kluis still keeps (not removed by a rule), oldest first;
     /// only `profile`'s when given. What verification reads and retention chooses from.
     pub fn kept(&self, profile: Option<&str>) -> Result<Vec<HistoryEntry>> {
-        let conn = self.conn.lock().unwrap();
-        let sql = format!("{SELECT_JOBS} WHERE (?1 IS NULL OR profile = ?1) AND stage = 'saved' AND jobs.path IS NOT NULL AND removals.job_id IS NULL ORDER BY started_at_ms, jobs.rowid");
-        let mut statement = conn.prepare(&sql).map_err(db_error)?;
-        let rows = statement
-            .query_map(params![profile], entry_from_row)
-            .map_err(db_error)?;
-        rows.collect::<Result<Vec<_>, _>>().map_err(db_error)
+        self.entries(&format!("{SELECT_JOBS} WHERE (?1 IS NULL OR profile = ?1) AND stage = 'saved' AND jobs.path IS NOT NULL AND removals.job_id IS NULL ORDER BY started_at_ms, jobs.rowid"), params![profile])
     }
 
     /// The newest saved backup recorded at `path`, if any: what `kluis decrypt` checks a
@@ -465,6 +457,16 @@ impl History {
             )?;
             Ok(())
         })
+    }
+
+    /// The jobs `sql` (a [`SELECT_JOBS`] query) selects with `params`.
+    fn entries(&self, sql: &str, params: impl rusqlite::Params) -> Result<Vec<HistoryEntry>> {
+        let conn = self.conn.lock().unwrap();
+        let mut statement = conn.prepare(sql).map_err(db_error)?;
+        let rows = statement
+            .query_map(params, entry_from_row)
+            .map_err(db_error)?;
+        rows.collect::<Result<Vec<_>, _>>().map_err(db_error)
     }
 
     /// The stages job `id` went through, in order.

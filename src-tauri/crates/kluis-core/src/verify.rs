@@ -246,11 +246,8 @@ pub fn monthly_due(history: &History, profile: &str, now_ms: i64) -> Result<bool
 pub fn check_entry(entry: &HistoryEntry) -> Check {
     // An encrypted backup is checked as it is on disk: the encrypted file's length and digest
     // (no key is needed; `kluis decrypt` checks the plain stream against its own).
-    if let (Some(path), Some(encrypted)) = (&entry.path, &entry.encrypted) {
-        return verify_file(Path::new(path), encrypted.bytes, &encrypted.sha256);
-    }
-    match (&entry.path, entry.bytes, &entry.sha256) {
-        (Some(path), Some(bytes), Some(sha256)) => verify_file(Path::new(path), bytes, sha256),
+    match (&entry.path, entry.on_disk()) {
+        (Some(path), Some((bytes, sha256))) => verify_file(Path::new(path), bytes, sha256),
         _ => Check {
             at_ms: now_ms(),
             finding: Finding::Unreadable,

@@ -60,11 +60,10 @@ fn staged_file(history: &History, id: Uuid, folder: &Path) -> AppResult<Option<S
         return Ok(None);
     };
     let path = PathBuf::from(path);
-    // The file on disk is the encrypted one when the backup was encrypted.
-    let on_disk = entry.encrypted.as_ref().map_or(bytes, |e| e.bytes);
+    let on_disk = entry.on_disk().map(|(len, _)| len);
     let waiting = entry.reached() == Stage::Saved
         && path.parent() == Some(folder)
-        && std::fs::metadata(&path).is_ok_and(|m| m.is_file() && m.len() == on_disk);
+        && std::fs::metadata(&path).is_ok_and(|m| m.is_file() && Some(m.len()) == on_disk);
     Ok(waiting.then(|| Saved {
         path,
         bytes,

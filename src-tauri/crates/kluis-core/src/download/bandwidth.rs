@@ -67,14 +67,6 @@ impl BandwidthLimit {
     fn bytes_per_sec(&self) -> f64 {
         self.mb_per_sec * 1_000_000.0
     }
-
-    /// In words: "2 MB/s on weekdays 08:00–18:00".
-    pub fn describe(&self) -> String {
-        match self.office_hours {
-            Some(h) => format!("{} MB/s on weekdays {}–{}", self.mb_per_sec, h.from, h.to),
-            None => format!("{} MB/s", self.mb_per_sec),
-        }
-    }
 }
 
 impl OfficeHours {
@@ -297,7 +289,6 @@ mod tests {
             ..limit(2.0)
         };
         assert!(backwards.check().is_err());
-        assert_eq!(limit(2.0).describe(), "2 MB/s");
         let bandwidth = Bandwidth::new(None).unwrap();
         assert!(bandwidth.set_limit(Some(limit(0.0))).is_err());
         assert_eq!(bandwidth.limit(), None, "a refused limit changes nothing");

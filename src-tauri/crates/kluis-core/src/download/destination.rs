@@ -213,12 +213,7 @@ pub fn relocate(saved: &Saved, target: &Path, replace: bool) -> Result<Saved> {
     };
     let bytes = io::copy(&mut source, &mut hasher).map_err(fail)?;
     let sha256 = hex::encode(hasher.hasher.finalize());
-    // The file on disk: the encrypted one's own length and digest when it is encrypted.
-    let (expected_bytes, expected_sha256) = match &saved.encrypted {
-        Some(encrypted) => (encrypted.bytes, encrypted.sha256.as_str()),
-        None => (saved.bytes, saved.sha256.as_str()),
-    };
-    if bytes != expected_bytes || sha256 != expected_sha256 {
+    if (bytes, sha256.as_str()) != saved.on_disk() {
         return Err(Error::Io(format!(
             "The copy at {} did not match the downloaded file; the download was kept where it was. Try another place.",
             folder.display()

@@ -96,6 +96,17 @@ pub struct Saved {
     pub encrypted: Option<EncryptedFile>,
 }
 
+impl Saved {
+    /// The length and SHA-256 of the file as it is on disk: the encrypted file's for an
+    /// encrypted backup.
+    pub fn on_disk(&self) -> (u64, &str) {
+        match &self.encrypted {
+            Some(encrypted) => (encrypted.bytes, &encrypted.sha256),
+            None => (self.bytes, &self.sha256),
+        }
+    }
+}
+
 /// An encrypted backup file's length and SHA-256 (what is on disk).
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
