@@ -8,12 +8,29 @@ use super::*;
 
 /// What the profile form sends: the kind, and the passphrase (sent once, then kept in the
 /// keyring) or the recipient. A passphrase left empty keeps the saved one.
-#[derive(Debug, Clone, serde::Deserialize, ts_rs::TS)]
+#[derive(Clone, serde::Deserialize, ts_rs::TS)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum EncryptionInput {
     None,
     Passphrase { passphrase: Option<String> },
     Recipient { recipient: String },
+}
+
+/// Never the passphrase, only whether one was given (as `ProfileInput` hides its secrets).
+impl std::fmt::Debug for EncryptionInput {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            EncryptionInput::None => f.write_str("None"),
+            EncryptionInput::Passphrase { passphrase } => f
+                .debug_struct("Passphrase")
+                .field("passphrase", &passphrase.as_ref().map(|_| "«hidden»"))
+                .finish(),
+            EncryptionInput::Recipient { recipient } => f
+                .debug_struct("Recipient")
+                .field("recipient", recipient)
+                .finish(),
+        }
+    }
 }
 
 impl DesktopApp {
@@ -71,5 +88,21 @@ impl DesktopApp {
         };
         let encryption = Encryption::of(setting, passphrase.as_ref())?;
         Ok(Some(Arc::new(encryption)))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::EncryptionInput;
+
+    /// Printing what the form sent never shows the passphrase.
+    #[test]
+    fn debug_hides_the_passphrase() {
+        let input = EncryptionInput::Passphrase {
+            passphrase: Some("geheime-wachtzin-1234".into()),
+        };
+        let shown = format!("{input:?}");
+        assert!(!shown.contains("geheime-wachtzin"), "{shown}");
+        assert!(shown.contains("hidden"));
     }
 }
