@@ -8,7 +8,7 @@ use kluis_desktop::{
     KlantStatus, MailInput, Permissions, PlanInput, PlannedEvent, ResumedEvent, ResumedJob,
     Retention, SessionInfo, TrayAction, VerifyReport,
 };
-use kluis_desktop::{BandwidthLimit, EncryptionInput};
+use kluis_desktop::{BandwidthLimit, EncryptionInput, ReportExport, ReportRequest};
 use tauri::ipc::Channel;
 use tauri::State;
 
@@ -188,6 +188,11 @@ async fn verify_backups(app: App<'_>) -> Res<VerifyReport> {
 }
 
 #[tauri::command]
+async fn export_report(app: App<'_>, request: ReportRequest) -> Res<Option<ReportExport>> {
+    app.export_report(request).await
+}
+
+#[tauri::command]
 async fn test_monitor(app: App<'_>, profile_id: String) -> Res<()> {
     app.test_monitor(&profile_id).await
 }
@@ -311,6 +316,7 @@ pub fn handler<R: tauri::Runtime>() -> impl Fn(tauri::ipc::Invoke<R>) -> bool + 
         set_retention,
         preview_retention,
         verify_backups,
+        export_report,
         set_bandwidth,
         set_verify_monthly,
         set_encryption,

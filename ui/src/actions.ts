@@ -519,6 +519,24 @@ export async function verifyBackups(): Promise<void> {
   await Promise.all([refreshDashboard(), refreshHistory()]);
 }
 
+/** The report for auditors' period or format changed in its form. */
+export function editReport(change: Partial<typeof state.reportDraft.value>): void {
+  state.reportDraft.value = { ...state.reportDraft.value, ...change };
+  state.reportExport.value = null;
+}
+
+/** "Export report…": the period's backups (of the klant the history shows, or all), saved
+ * where the user chooses in the native save dialog; a cancelled dialog leaves no message. */
+export async function exportReport(): Promise<void> {
+  state.reportExport.value = "exporting";
+  try {
+    const exported = await api.exportReport({ ...state.reportDraft.value, profile: state.historyFilter.value });
+    state.reportExport.value = exported;
+  } catch (e) {
+    state.reportExport.value = { error: asError(e) };
+  }
+}
+
 /** Saves the typed ping URL as the klant's monitor (or removes it with `null`). */
 export function saveMonitor(profile: ProfileView, remove = false): Promise<void> {
   const draft = planDraft(profile);

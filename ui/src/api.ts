@@ -18,6 +18,8 @@ import type {
   PlannedEvent,
   ProfileInput,
   ProfileView,
+  ReportExport,
+  ReportRequest,
   ResumedEvent,
   ResumedJob,
   Retention,
@@ -114,6 +116,9 @@ export const api = {
   setVerifyMonthly: (profileId: string, on: boolean) => invoke<ProfileView>("set_verify_monthly", { profileId, on }),
   /** "Verify backups": every kept backup read again; the findings go to the history. */
   verifyBackups: () => invoke<VerifyReport>("verify_backups"),
+  /** A period's backups for auditors, saved where the user chooses in a native save dialog
+   * (null: the dialog was cancelled, nothing written). */
+  exportReport: (request: ReportRequest) => invoke<ReportExport | null>("export_report", { request }),
   /** The events of backups their plans start (each tagged with its job and klant). */
   watchPlanned: (onEvent: (e: PlannedEvent) => void) => {
     const channel = new Channel<PlannedEvent>();

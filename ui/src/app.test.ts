@@ -1,7 +1,7 @@
 // The whole UI in jsdom, with the Rust side replaced by Tauri's mockIPC.
 import { clearMocks, mockIPC } from "@tauri-apps/api/mocks";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import type { AppJobEvent, HistoryEntry, KlantStatus, MailInput, Plan, PlannedEvent, ProfileView, ResumedEvent, Retention, Settings, VerifyReport } from "./bindings";
+import type { AppJobEvent, HistoryEntry, KlantStatus, MailInput, Plan, PlannedEvent, ProfileView, ReportRequest, ResumedEvent, Retention, Settings, VerifyReport } from "./bindings";
 import { GATHER_MS } from "./coalesce";
 import { FIRST_ROWS, OVERSCAN } from "./dashboard";
 import { languages } from "./i18n";
@@ -146,6 +146,12 @@ function fakeBackend(
         return { ...demoProfile, retention: (args as { rule: Retention | null }).rule };
       case "verify_backups":
         return options.verifyReport ?? { verified: 0, bytes: 0, problems: [] };
+      case "export_report": {
+        const { request } = args as { request: ReportRequest };
+        if (options.dialogClosed) return null;
+        if (request.to < request.from) throw { code: "config", message: "The report's period ends before it begins: --to is a later day than --from." };
+        return { path: `/home/user/Downloads/kluis-report-${request.from}-${request.to}.${request.format === "csv" ? "csv" : "html"}`, backups: 3 };
+      }
       case "test_monitor":
         if (options.monitorDown) throw { code: "network", message: "The monitor could not be pinged." };
         return null;
@@ -1072,6 +1078,50 @@ describe("Kluis UI", () => {
       await click("tab-history");
       expect(byTest("history-check")?.textContent).toContain("changed");
       expect(byTest("history-removed")?.textContent).toContain("keep the last 2");
+    });
+
+    it("Export report sends the period, format and klant shown (never a path) and says where the report went", async () => {
+      const bakker: ProfileView = { ...demoProfile, id: "bakker", name: "Bakker B.V.", demo: false };
+      fakeBackend(calls, { profiles: [demoProfile, bakker], saveFolder: "/home/user/Backups", dashboard: [klant("demo", "Demo"), klant("bakker", "Bakker B.V.")] });
+      await startUi();
+      await settle();
+      (byTest("dash-bakker")?.querySelector("button.link") as HTMLButtonElement).click();
+      await settle();
+      await click("tab-history");
+      const filter = document.getElementById("history-filter") as HTMLSelectElement;
+      filter.value = "bakker";
+      filter.dispatchEvent(new Event("change", { bubbles: true }));
+      await settle();
+      const field = (id: string, value: string) => {
+        const input = document.getElementById(id) as HTMLInputElement | HTMLSelectElement;
+        input.value = value;
+        input.dispatchEvent(new Event(input instanceof HTMLSelectElement ? "change" : "input", { bubbles: true }));
+      };
+      field("report-from", "2026-11-01");
+      field("report-to", "2026-11-30");
+      field("report-format", "printable");
+      await settle();
+      await click("report-export");
+      expect(calls.filter((c) => c.cmd === "export_report").at(-1)?.args).toEqual({ request: { from: "2026-11-01", to: "2026-11-30", format: "printable", profile: "bakker" } });
+      expect(byTest("report-done")?.textContent).toBe("Report of 3 backups saved to /home/user/Downloads/kluis-report-2026-11-01-2026-11-30.html.");
+      field("report-to", "2026-10-01");
+      await settle();
+      expect(byTest("report-done"), "a changed period clears the old result").toBeNull();
+      await click("report-export");
+      expect(byTest("report-error")?.textContent).toContain("ends before it begins");
+    });
+
+    it("Export report, its dialog cancelled, says nothing", async () => {
+      fakeBackend(calls, { profiles: [demoProfile], dialogClosed: true });
+      await startUi();
+      await settle();
+      await click("tab-history");
+      await click("report-export");
+      const request = calls.find((c) => c.cmd === "export_report")?.args.request as ReportRequest;
+      expect(request.format, "CSV unless another is chosen").toBe("csv");
+      expect(request.from < request.to, "a period of days before today").toBe(true);
+      expect(byTest("report-done")).toBeNull();
+      expect(byTest("report-error")).toBeNull();
     });
 
     it("Cancel all asks first, then stops every backup and empties the queue", async () => {

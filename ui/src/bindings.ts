@@ -300,3 +300,9 @@ export type LaunchInfo = { demo: boolean, };
 export type TrayAction = "open" | "backup_all" | "pause_plans" | "resume_plans" | "quit";
 
 export type VerifyReport = { verified: number, bytes: number, problems: Array<HistoryEntry>, };
+
+export type ReportFormat = "csv" | "printable";
+
+export type ReportRequest = { from: string, to: string, format: ReportFormat, profile: string | null, };
+
+export type ReportExport = { path: string, backups: number, };

@@ -76,6 +76,13 @@ export function shortHash(sha256: string | null): string {
   return sha256 ? `${sha256.slice(0, 12)}…` : "—";
 }
 
+/** A day in local time as YYYY-MM-DD (what a date field holds), `daysBack` days before `at`. */
+export function localDay(at: Date, daysBack = 0): string {
+  const day = new Date(at.getFullYear(), at.getMonth(), at.getDate() - daysBack);
+  const two = (n: number) => String(n).padStart(2, "0");
+  return `${day.getFullYear()}-${two(day.getMonth() + 1)}-${two(day.getDate())}`;
+}
+
 /** The template unattended backups are named by unless the office chose another (kept in
  * step with kluis-profiles' `file_names::DEFAULT_TEMPLATE`). */
 export const DEFAULT_FILE_NAME = "{klant} {date} {time}";

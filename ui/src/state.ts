@@ -7,7 +7,8 @@ import { computed, signal } from "@preact/signals";
 import type { UiError } from "./api";
 import { isRunning, type BackupView } from "./backup-state";
 import { t, type Key } from "./i18n";
-import type { CallbackChoice, CallbackTestResult, Day, HistoryEntry, KlantStatus, MailInput, MailSettings, Permissions, ProfileView, Schedule, Settings, VerifyReport } from "./bindings";
+import type { CallbackChoice, CallbackTestResult, Day, HistoryEntry, KlantStatus, MailInput, MailSettings, Permissions, ProfileView, ReportExport, ReportFormat, Schedule, Settings, VerifyReport } from "./bindings";
+import { localDay } from "./format";
 import { defaultSort, type Sort } from "./dashboard";
 
 export type Tab = "backup" | "history" | "environment" | "settings";
@@ -102,6 +103,10 @@ export const state = {
   permissions: signal<ReadonlyMap<string, Permissions>>(new Map()),
   history: signal<HistoryEntry[]>([]),
   historyFilter: signal<string | null>(null),
+  /** The report for auditors' period (local days, YYYY-MM-DD) and format: the last 30 days. */
+  reportDraft: signal<{ from: string; to: string; format: ReportFormat }>({ from: localDay(new Date(), 29), to: localDay(new Date()), format: "csv" }),
+  /** "Export report": under way, where it went, or its error (null: none this session). */
+  reportExport: signal<"exporting" | ReportExport | { error: UiError } | null>(null),
   settings: signal<Settings>({ save_folder: null, callback: { kind: "loopback" }, relay_secret_saved: false, unattended_at_once: 2, notify_desktop: true, paused_together: [], file_name_template: null, mail: null, bandwidth: null }),
   /** The file name template being typed (null: the saved one is shown). */
   fileNameDraft: signal<string | null>(null),

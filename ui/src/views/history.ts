@@ -2,7 +2,7 @@
 import { h } from "preact";
 import * as actions from "../actions";
 import type { UiError } from "../api";
-import type { HistoryEntry } from "../bindings";
+import type { HistoryEntry, ReportFormat } from "../bindings";
 import { copyText } from "../dom";
 import { errorTitle } from "../errors";
 import { bytes, dateTime, duration, shortHash } from "../format";
@@ -58,6 +58,52 @@ function Row({ e }: { e: HistoryEntry }) {
   );
 }
 
+/** The report for auditors: a period, a format, and "Export report…" (the save dialog is
+ * native, opened by the Rust side); then where it went, or why not. */
+function ReportForm() {
+  const draft = state.reportDraft.value;
+  const result = state.reportExport.value;
+  const exporting = result === "exporting";
+  const day = (key: "from" | "to") =>
+    h(
+      "div",
+      { class: "field" },
+      h("label", { for: `report-${key}` }, t(key === "from" ? "reportFrom" : "reportTo")),
+      h("input", { id: `report-${key}`, type: "date", value: draft[key], required: true, onInput: (ev: Event) => actions.editReport({ [key]: (ev.target as HTMLInputElement).value }) }),
+    );
+  return h(
+    "details",
+    { class: "report", "data-test": "report" },
+    h("summary", {}, t("reportTitle")),
+    h("p", {}, h("small", { class: "note" }, t("reportHint"))),
+    h(
+      "div",
+      { class: "row" },
+      day("from"),
+      day("to"),
+      h(
+        "div",
+        { class: "field" },
+        h("label", { for: "report-format" }, t("reportFormat")),
+        h(
+          "select",
+          { id: "report-format", value: draft.format, onChange: (ev: Event) => actions.editReport({ format: (ev.target as HTMLSelectElement).value as ReportFormat }) },
+          h("option", { value: "csv" }, t("reportCsv")),
+          h("option", { value: "printable" }, t("reportPrintable")),
+        ),
+      ),
+    ),
+    h("button", { class: "secondary", "data-test": "report-export", disabled: exporting || !draft.from || !draft.to, onClick: () => void actions.exportReport() }, t("exportReport")),
+    result === null
+      ? null
+      : exporting
+        ? h("p", { role: "status" }, t("reportExporting"))
+        : "error" in result
+          ? h("div", { class: "error", role: "alert", "data-test": "report-error" }, h("strong", {}, t("reportFailed")), h("p", {}, result.error.message))
+          : h("p", { class: "success", role: "status", "data-test": "report-done" }, t("reportExported", { count: String(result.backups), path: result.path })),
+  );
+}
+
 const headers = ["colWhen", "colDuration", "colSize", "colHash", "colWhere", "colStatus", "colActions"] as const;
 
 export function HistoryPanel() {
@@ -77,6 +123,7 @@ export function HistoryPanel() {
         state.profiles.value.map((p) => h("option", { key: p.id, value: p.id }, displayName(p))),
       ),
     ),
+    h(ReportForm, {}),
     history.length === 0
       ? h("p", {}, t("noHistory"))
       : h(

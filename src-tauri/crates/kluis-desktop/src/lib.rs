@@ -48,7 +48,8 @@ pub mod staging;
 
 pub use app::{
     AppPaths, DemoInfo, DesktopApp, EncryptionInput, LaunchInfo, LoginStart, MailInput, PlanInput,
-    ResumedJob, SessionInfo, TrayAction, VerifyReport, HIDDEN_FLAG,
+    ReportExport, ReportFormat, ReportRequest, ResumedJob, SessionInfo, TrayAction, VerifyReport,
+    HIDDEN_FLAG,
 };
 pub use callback::{CallbackInput, CallbackTestResult};
 pub use dialogs::{Dialogs, NoDialogs};

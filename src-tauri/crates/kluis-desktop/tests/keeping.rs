@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use kluis_core::retention::Retention;
 use kluis_core::verify::Finding;
-use kluis_desktop::{AppJobEvent, DesktopApp};
+use kluis_desktop::{AppJobEvent, DesktopApp, ReportFormat, ReportRequest};
 use tokio::sync::mpsc;
 
 mod common;
@@ -204,4 +204,82 @@ async fn a_klant_set_to_encrypt_gets_encrypted_backups() {
         .unwrap();
     assert_eq!(off.encryption, None);
     assert!(!saved_backup(&app).await.to_string_lossy().ends_with(".age"));
+}
+
+/// "Export report" writes the period's backups where the user chose in the save dialog, whole
+/// and readable by the user only: the CSV parses back to the saved backup (its place and the
+/// SHA-256 of the file on disk), the printable page lists it too. A cancelled dialog writes
+/// nothing; a day that is not one is refused with what to do.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_report_is_exported_where_the_user_chooses() {
+    let dir = tempfile::tempdir().unwrap();
+    let folder = tempfile::tempdir().unwrap();
+    let reports = tempfile::tempdir().unwrap();
+    let app = app(&dir, Some(folder.path().to_path_buf()));
+    app.start_demo().await.unwrap();
+    let saved = saved_backup(&app).await;
+    let today = jiff::Zoned::now().date();
+    let (from, to) = (today.yesterday().unwrap(), today.tomorrow().unwrap());
+    let request = |format| ReportRequest {
+        from: from.to_string(),
+        to: to.to_string(),
+        format,
+        profile: None,
+    };
+
+    let cancelled = app.export_report(request(ReportFormat::Csv)).await.unwrap();
+    assert!(cancelled.is_none(), "no place chosen: no report");
+    assert_eq!(std::fs::read_dir(reports.path()).unwrap().count(), 0);
+
+    let csv_path = reports.path().join("audit.csv");
+    let user = Chooses::new(&csv_path);
+    app.set_dialogs(user.clone());
+    let export = app.export_report(request(ReportFormat::Csv)).await.unwrap();
+    let export = export.expect("a place was chosen");
+    assert_eq!(export.backups, 1);
+    assert_eq!(export.path, csv_path.display().to_string());
+    assert_eq!(
+        user.asked.lock().unwrap().as_slice(),
+        [format!("kluis-report-{from}-{to}.csv")],
+        "the dialog suggests a name that says what and which period"
+    );
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = std::fs::metadata(&csv_path).unwrap().permissions().mode();
+        assert_eq!(mode & 0o777, 0o600, "the report names klanten: owner-only");
+    }
+    let mut reader = csv::Reader::from_path(&csv_path).unwrap();
+    let headers = reader.headers().unwrap().clone();
+    let column = |name: &str| headers.iter().position(|h| h == name).unwrap();
+    let rows: Vec<csv::StringRecord> = reader.records().map(Result::unwrap).collect();
+    assert_eq!(rows.len(), 1, "one backup in the period");
+    let digest = hex::encode(<sha2::Sha256 as sha2::Digest>::digest(
+        std::fs::read(&saved).unwrap(),
+    ));
+    assert_eq!(&rows[0][column("status")], "saved");
+    assert_eq!(&rows[0][column("path")], saved.to_str().unwrap());
+    assert_eq!(&rows[0][column("sha256")], digest);
+
+    let page = reports.path().join("audit.html");
+    app.set_dialogs(Chooses::new(&page));
+    let export = app.export_report(request(ReportFormat::Printable)).await;
+    assert_eq!(export.unwrap().unwrap().backups, 1);
+    let html = std::fs::read_to_string(&page).unwrap();
+    assert!(
+        html.starts_with("<!DOCTYPE html>"),
+        "a page a browser prints"
+    );
+    assert!(
+        html.contains(&digest),
+        "the page lists the backup's SHA-256"
+    );
+
+    let bad = ReportRequest {
+        from: "30-11-2026".into(),
+        ..request(ReportFormat::Csv)
+    };
+    let refused = app.export_report(bad).await.unwrap_err();
+    assert_eq!(refused.code().as_str(), "config");
+    assert!(refused.to_string().contains("YYYY-MM-DD"), "{refused}");
 }

@@ -10,7 +10,7 @@
 //! schedule, and the loop that starts the due ones), `alerts` (failures and overdue klanten
 //! told on the desktop and by e-mail), `mail` (Settings → E-mail and the daily report),
 //! `dashboard` (every klant's standing), `encryption` (a klant's encryption at rest), `keeping` (retention rules, their preview and
-//! "Verify backups"), `background` (the tray, "Pause plans", closing the
+//! "Verify backups"), `reports` ("Export report" for auditors), `background` (the tray, "Pause plans", closing the
 //! window while plans run, start at login), `settings` and `demo`.
 
 mod accounts;
@@ -25,6 +25,7 @@ mod jobs;
 mod keeping;
 mod mail;
 mod plans;
+mod reports;
 mod settings;
 
 use std::collections::HashMap;
@@ -58,6 +59,7 @@ use jobs::{Follow, JobSlot};
 pub use keeping::VerifyReport;
 pub use mail::MailInput;
 pub use plans::PlanInput;
+pub use reports::{ReportExport, ReportFormat, ReportRequest};
 
 /// The tunnel program looked up on `PATH`; any other must be picked in a native dialog.
 pub const TUNNEL_PROGRAM: &str = "cloudflared";
