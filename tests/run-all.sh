@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Every test of Kluis: Rust (core, simulator, CLI, desktop logic, Tauri commands), the real
-# keyring, the UI's Vitest suite, the release build with its .deb, and the end-to-end tests in
-# the real webview. Run `bash .ci/setup` first on a fresh machine.
+# keyring, the UI's Vitest suite, the Windows build under Wine, the release build with its .deb,
+# and the end-to-end tests in the real webview. Run `bash .ci/setup` first on a fresh machine.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
@@ -22,6 +22,10 @@ dbus-run-session -- bash -c '
   cargo test --workspace --locked --test keyring --test notify --test profiles -- --ignored
   # Last: it locks the keyring, which nobody can unlock again in this session.
   cargo test --workspace --locked --test locked_keyring -- --ignored'
+
+echo "== Windows: the cross-built kluis.exe under Wine (tests/windows/run.sh; says so plainly when it cannot run here)"
+bash tests/windows/run.sh
+if [ "${CI:-}" = true ]; then rm -rf target/x86_64-pc-windows-gnu; fi
 
 echo "== Release build and .deb"
 # On CI nothing reads the debug build again: it goes before the release build is made, so the

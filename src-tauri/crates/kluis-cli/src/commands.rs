@@ -124,7 +124,10 @@ pub async fn run(cli: Cli) -> Result<()> {
             crate::verify::run(&cli, profile.as_deref(), json).await
         }
         Command::RunDue(ref args) => run_due(&cli, args).await,
-        Command::Schedule(command) => crate::schedule::run(&command),
+        #[cfg(windows)]
+        Command::Schedule(ref command) => crate::task_scheduler::run(&cli, command),
+        #[cfg(not(windows))]
+        Command::Schedule(ref command) => crate::schedule::run(command),
         Command::Mail(ref command) => crate::mail::run(&cli, command).await,
         Command::Demo { out, size_mib } => demo(&out, size_mib, cli.history_db.as_ref()).await,
     }

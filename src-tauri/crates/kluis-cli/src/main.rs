@@ -32,6 +32,7 @@ mod report;
 mod schedule;
 mod settings;
 mod stop;
+mod task_scheduler;
 mod unattended;
 mod verify;
 

@@ -375,18 +375,19 @@ pub struct BatchArgs {
 
 #[derive(Subcommand)]
 pub enum ScheduleCommand {
-    /// Write and enable a systemd user timer that runs `kluis run-due` every 15 minutes.
+    /// Write and enable what runs `kluis run-due` every 15 minutes: a systemd user timer
+    /// (Linux) or a Task Scheduler task, Kluis\run-due (Windows).
     Install {
         /// Where the klanten's folders go (default: the save folder chosen in the app).
         #[arg(long)]
         out: Option<PathBuf>,
-        /// Only write the unit files; do not call systemctl.
+        /// Only write the unit files (the task's XML); do not call systemctl (schtasks).
         #[arg(long)]
         no_enable: bool,
     },
-    /// Disable and remove that timer.
+    /// Disable and remove that timer (or task).
     Remove {
-        /// Only remove the unit files; do not call systemctl.
+        /// Only remove the unit files (the task's XML); do not call systemctl (schtasks).
         #[arg(long)]
         no_enable: bool,
     },

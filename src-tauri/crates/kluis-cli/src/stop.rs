@@ -6,6 +6,10 @@
 //!   callback can still be collected stays journalled for `kluis resume` (exit 75); one whose
 //!   callback address dies with the process is cancelled.
 //! - During `resume`, both signals only stop: the jobs stay for the next resume.
+//!
+//! On Windows, Ctrl-C is the user's "no" as above; Ctrl-Break, closing the console window, logging
+//! off and shutting down are the machine's "not now", as SIGTERM. (Windows ends the process a
+//! few seconds after the console closes; stopping a job takes milliseconds.)
 
 use std::future::Future;
 
@@ -18,7 +22,8 @@ pub enum Signal {
     Terminate,
 }
 
-/// The next Ctrl-C or SIGTERM.
+/// The next Ctrl-C, or SIGTERM (on Windows: Ctrl-Break, the console closed, log-off or
+/// shutdown).
 pub async fn requested() -> Signal {
     #[cfg(unix)]
     {
@@ -27,6 +32,21 @@ pub async fn requested() -> Signal {
             return tokio::select! {
                 _ = tokio::signal::ctrl_c() => Signal::Interrupt,
                 _ = term.recv() => Signal::Terminate,
+            };
+        }
+    }
+    #[cfg(windows)]
+    {
+        use tokio::signal::windows::{ctrl_break, ctrl_close, ctrl_logoff, ctrl_shutdown};
+        if let (Ok(mut brk), Ok(mut close), Ok(mut logoff), Ok(mut shutdown)) =
+            (ctrl_break(), ctrl_close(), ctrl_logoff(), ctrl_shutdown())
+        {
+            return tokio::select! {
+                _ = tokio::signal::ctrl_c() => Signal::Interrupt,
+                _ = brk.recv() => Signal::Terminate,
+                _ = close.recv() => Signal::Terminate,
+                _ = logoff.recv() => Signal::Terminate,
+                _ = shutdown.recv() => Signal::Terminate,
             };
         }
     }

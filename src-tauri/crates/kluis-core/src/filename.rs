@@ -134,17 +134,30 @@ pub fn sanitize(name: &str) -> Option<String> {
     if trimmed.is_empty() {
         return None;
     }
-    let stem = trimmed.split('.').next().unwrap_or("").to_ascii_uppercase();
-    let reserved = matches!(stem.as_str(), "CON" | "PRN" | "AUX" | "NUL")
-        || (stem.len() == 4
-            && (stem.starts_with("COM") || stem.starts_with("LPT"))
-            && stem.as_bytes()[3].is_ascii_digit());
-    let named = if reserved {
+    let named = if is_device_name(trimmed) {
         format!("_{trimmed}")
     } else {
         trimmed.to_string()
     };
     Some(truncate_keeping_extension(&named))
+}
+
+/// Whether Windows takes `name` for a device rather than a file: its part before the first
+/// dot, without trailing spaces, is CON, PRN, AUX, NUL, CONIN$, CONOUT$, or COM or LPT with one
+/// digit (0–9, or the superscripts ¹ ² ³), in any case — "lpt9 .zip" opens the printer port.
+fn is_device_name(name: &str) -> bool {
+    let stem = name.split('.').next().unwrap_or("").trim_end_matches(' ');
+    let stem = stem.to_ascii_uppercase();
+    let port = |prefix: &str| {
+        stem.strip_prefix(prefix).is_some_and(|n| {
+            matches!(n, "¹" | "²" | "³") || (n.len() == 1 && n.as_bytes()[0].is_ascii_digit())
+        })
+    };
+    matches!(
+        stem.as_str(),
+        "CON" | "PRN" | "AUX" | "NUL" | "CONIN$" | "CONOUT$"
+    ) || port("COM")
+        || port("LPT")
 }
 
 fn truncate_keeping_extension(name: &str) -> String {
@@ -213,6 +226,23 @@ mod tests {
             Some("evilpiz.exe")
         );
         assert_eq!(sanitize("CON.zip").as_deref(), Some("_CON.zip"));
+        for device in [
+            "aux",
+            "nul.tar.gz",
+            "LPT9 .zip",
+            "com¹.zip",
+            "CONOUT$",
+            "Com0.zip",
+        ] {
+            assert_eq!(sanitize(device), Some(format!("_{device}")), "{device}");
+        }
+        for file in ["console.zip", "com10.zip", "lpt.zip", "auxiliary", "x.con"] {
+            assert_eq!(
+                sanitize(file).as_deref(),
+                Some(file),
+                "{file} is a file name"
+            );
+        }
         assert_eq!(sanitize("what?.zip").as_deref(), Some("what_.zip"));
         let long = format!("{}.zip", "é".repeat(200));
         let cut = sanitize(&long).unwrap();
@@ -220,6 +250,44 @@ mod tests {
             cut.len() <= MAX_NAME_BYTES && cut.ends_with(".zip"),
             "{cut}"
         );
+    }
+
+    /// Every hostile name, sanitised, is a file this system keeps under that very name: written,
+    /// listed and read back. On Windows (tests/windows/run.sh runs this as a Windows binary
+    /// under Wine) a device name left as it was would open the device, and a trailing dot or
+    /// space would be dropped from the name.
+    #[test]
+    fn sanitised_names_are_files_on_this_system() {
+        let dir = tempfile::tempdir().unwrap();
+        let hostile = [
+            "CON.zip",
+            "aux",
+            "nul.tar.gz",
+            "LPT9 .zip",
+            "com1",
+            "CONOUT$",
+            "rapport. . ",
+            "a<b>c?.zip",
+            "x:y.zip",
+            "a\tb.zip",
+            r"..\..\win.ini",
+            "  spaced  ",
+        ];
+        for (i, name) in hostile.iter().enumerate() {
+            let safe = sanitize(name).unwrap();
+            let path = dir.path().join(&safe);
+            let contents = format!("backup {i}");
+            std::fs::write(&path, &contents).unwrap_or_else(|e| panic!("{name} as {safe}: {e}"));
+            assert_eq!(std::fs::read_to_string(&path).unwrap(), contents, "{safe}");
+        }
+        let mut listed: Vec<String> = std::fs::read_dir(dir.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        listed.sort();
+        let mut expected: Vec<String> = hostile.iter().map(|n| sanitize(n).unwrap()).collect();
+        expected.sort();
+        assert_eq!(listed, expected, "each file under the name it was given");
     }
 
     /// A URL segment that looks like a token (or has no extension) never names the file.

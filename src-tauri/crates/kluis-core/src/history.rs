@@ -252,10 +252,12 @@ impl History {
         Self::setup(Connection::open(path).map_err(db_error)?, claims)
     }
 
-    /// The platform's data folder, e.g. `~/.local/share/kluis/history.sqlite3` on Linux.
+    /// The platform's local data folder, e.g. `~/.local/share/kluis/history.sqlite3` on Linux,
+    /// `%LOCALAPPDATA%\Kluis\kluis\data\history.sqlite3` on Windows (the history records
+    /// this computer's files: it does not roam with the user).
     pub fn default_path() -> Result<PathBuf> {
         directories::ProjectDirs::from("nl", "Kluis", "kluis")
-            .map(|dirs| dirs.data_dir().join("history.sqlite3"))
+            .map(|dirs| dirs.data_local_dir().join("history.sqlite3"))
             .ok_or_else(|| Error::Config("No home folder was found for the backup history. Set KLUIS_HISTORY_DB to a file path.".into()))
     }
 

@@ -5,6 +5,7 @@
 
 /// How much lower than the app's own priority the runtime's threads run (a Unix nice
 /// increment: 0 is the same, 19 the lowest).
+#[cfg(target_os = "linux")]
 const BELOW: i32 = 10;
 
 /// A multi-threaded tokio runtime whose worker and blocking threads run below the priority of
@@ -17,9 +18,9 @@ pub fn background() -> std::io::Result<tokio::runtime::Runtime> {
         .build()
 }
 
-/// Linux's nice is per thread (`setpriority` on a thread id). Elsewhere the threads keep the
-/// app's priority for now: `setpriority` would lower the whole process on macOS (which takes a
-/// QoS class per thread instead), and Windows takes `SetThreadPriority`.
+/// Linux's nice is per thread (`setpriority` on a thread id); Windows takes
+/// `SetThreadPriority`, one step below normal. On macOS the threads keep the app's priority for
+/// now: `setpriority` would lower the whole process there (it takes a QoS class per thread).
 #[cfg(target_os = "linux")]
 fn lower_this_thread() {
     let Some(now) = this_thread_nice() else {
@@ -38,7 +39,18 @@ fn lower_this_thread() {
     }
 }
 
-#[cfg(not(target_os = "linux"))]
+#[cfg(windows)]
+fn lower_this_thread() {
+    use windows_sys::Win32::System::Threading::{
+        GetCurrentThread, SetThreadPriority, THREAD_PRIORITY_BELOW_NORMAL,
+    };
+    // SAFETY: sets only the calling thread's own priority (a pseudo-handle needs no closing).
+    if unsafe { SetThreadPriority(GetCurrentThread(), THREAD_PRIORITY_BELOW_NORMAL) } == 0 {
+        tracing::debug!(error = %std::io::Error::last_os_error(), "the runtime's threads keep the app's priority");
+    }
+}
+
+#[cfg(not(any(target_os = "linux", windows)))]
 fn lower_this_thread() {}
 
 /// The calling thread's nice value (`None` if it cannot be read).
@@ -76,6 +88,38 @@ mod tests {
             this_thread_nice(),
             Some(app),
             "the starting thread keeps its priority"
+        );
+    }
+}
+
+#[cfg(all(test, windows))]
+mod windows_tests {
+    use windows_sys::Win32::System::Threading::{
+        GetCurrentThread, GetThreadPriority, THREAD_PRIORITY_BELOW_NORMAL, THREAD_PRIORITY_NORMAL,
+    };
+
+    fn priority() -> i32 {
+        // SAFETY: reads the calling thread's own priority.
+        unsafe { GetThreadPriority(GetCurrentThread()) }
+    }
+
+    /// On Windows the runtime's worker and blocking threads run one step below normal; the
+    /// thread that started it keeps its own. (Run as a Windows binary under Wine by
+    /// tests/windows/run.sh.)
+    #[test]
+    fn its_threads_run_below_the_app() {
+        let runtime = super::background().expect("runtime starts");
+        let (worker, blocking) = runtime.block_on(async {
+            let worker = tokio::spawn(async { priority() }).await.unwrap();
+            let blocking = tokio::task::spawn_blocking(priority).await.unwrap();
+            (worker, blocking)
+        });
+        assert_eq!(worker, THREAD_PRIORITY_BELOW_NORMAL, "a worker thread");
+        assert_eq!(blocking, THREAD_PRIORITY_BELOW_NORMAL, "a blocking thread");
+        assert_eq!(
+            priority(),
+            THREAD_PRIORITY_NORMAL,
+            "the starting thread keeps its own"
         );
     }
 }

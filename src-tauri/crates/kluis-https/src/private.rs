@@ -5,12 +5,19 @@
 //! what leads to them, so it is made readable by its owner only: files 0600, folders 0700. The
 //! mode is given when the file or folder is created (never a window in which it is 0644), and
 //! Kluis's own databases are tightened when an older version left them open. Folders the user
-//! chose are never changed: only what Kluis creates in them. (On Windows a new file inherits
-//! the folder's ACL, which for the user's profile folders is the user's own already.)
+//! chose are never changed: only what Kluis creates in them.
+//!
+//! On Windows "owner-only" is an ACL (`acl`): a protected DACL that grants the running user
+//! full control and nobody else anything. Folders Kluis creates pass it on to what is created
+//! in them; a file Kluis creates elsewhere (a part file in the user's backup folder) gets it
+//! while still empty, and keeps it when it is renamed into the backup.
 
 use std::fs::{File, OpenOptions};
 use std::io;
 use std::path::Path;
+
+#[cfg(windows)]
+mod acl;
 
 /// Mode of every file Kluis creates.
 pub const FILE_MODE: u32 = 0o600;
@@ -48,7 +55,8 @@ pub fn is_closed_to_others(meta: &std::fs::Metadata) -> bool {
     }
 }
 
-/// `OpenOptions` whose `create`/`create_new` makes an owner-only file.
+/// `OpenOptions` whose `create`/`create_new` makes an owner-only file (on Windows: in a folder
+/// Kluis made, whose ACL it inherits; elsewhere, [`restrict`] it while it is empty).
 pub fn options() -> OpenOptions {
     #[allow(unused_mut)]
     let mut options = OpenOptions::new();
@@ -63,6 +71,11 @@ pub fn options() -> OpenOptions {
 /// Creates `path` and any missing parents as owner-only folders (existing ones are left as
 /// they are).
 pub fn create_dir_all(path: &Path) -> io::Result<()> {
+    #[cfg(windows)]
+    let missing: Vec<&Path> = path
+        .ancestors()
+        .take_while(|p| !p.as_os_str().is_empty() && !p.exists())
+        .collect();
     #[allow(unused_mut)]
     let mut builder = std::fs::DirBuilder::new();
     builder.recursive(true);
@@ -71,7 +84,13 @@ pub fn create_dir_all(path: &Path) -> io::Result<()> {
         use std::os::unix::fs::DirBuilderExt;
         builder.mode(FOLDER_MODE);
     }
-    builder.create(path)
+    builder.create(path)?;
+    // Outermost first: each then passes its entry on to the next.
+    #[cfg(windows)]
+    for folder in missing.into_iter().rev() {
+        acl::restrict_path(folder, true)?;
+    }
+    Ok(())
 }
 
 /// Writes `contents` to a new owner-only file beside `path` and renames it over `path`, so a
@@ -116,7 +135,9 @@ pub fn restrict_path(path: &Path) -> io::Result<()> {
             std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode))?;
         }
     }
-    #[cfg(not(unix))]
+    #[cfg(windows)]
+    acl::restrict_path(path, std::fs::symlink_metadata(path)?.is_dir())?;
+    #[cfg(not(any(unix, windows)))]
     let _ = path;
     Ok(())
 }
@@ -130,7 +151,12 @@ pub fn restrict(file: &File) -> io::Result<()> {
             file.set_permissions(std::fs::Permissions::from_mode(FILE_MODE))?;
         }
     }
-    #[cfg(not(unix))]
+    #[cfg(windows)]
+    {
+        use std::os::windows::io::AsRawHandle;
+        acl::restrict_handle(file.as_raw_handle())?;
+    }
+    #[cfg(not(any(unix, windows)))]
     let _ = file;
     Ok(())
 }
@@ -140,7 +166,7 @@ pub fn restrict(file: &File) -> io::Result<()> {
 /// SQLite gives its `-wal` and `-shm` files the database file's mode.
 pub fn prepare_file(path: &Path) -> io::Result<()> {
     match options().write(true).create_new(true).open(path) {
-        Ok(_) => Ok(()),
+        Ok(file) => restrict(&file),
         Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {
             restrict_path(path)?;
             for suffix in ["-wal", "-shm", "-journal"] {

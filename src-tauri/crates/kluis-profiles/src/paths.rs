@@ -14,7 +14,11 @@ pub struct KluisPaths {
 }
 
 impl KluisPaths {
-    /// The platform's config and data folders.
+    /// The platform's config and data folders. The profiles are settings (on Windows under
+    /// %APPDATA%, which roams with the user); the history and the staged downloads belong to
+    /// this computer and its disks (on Windows under %LOCALAPPDATA%, which does not roam: a
+    /// staged backup of gigabytes must not be copied to a server at log-off). On Linux and
+    /// macOS both are the one data folder.
     pub fn platform() -> ProfileResult<Self> {
         let dirs = directories::ProjectDirs::from("nl", "Kluis", "kluis").ok_or_else(|| {
             ProfileError::Core(kluis_core::Error::Config(
@@ -23,8 +27,8 @@ impl KluisPaths {
         })?;
         Ok(Self {
             profiles_file: dirs.config_dir().join("profiles.json"),
-            history_db: dirs.data_dir().join("history.sqlite3"),
-            staging_dir: dirs.data_dir().join("staging"),
+            history_db: dirs.data_local_dir().join("history.sqlite3"),
+            staging_dir: dirs.data_local_dir().join("staging"),
         })
     }
 

@@ -81,12 +81,7 @@ impl Env {
     /// password): what it does must come from saved profiles. Not yet run.
     pub fn without_service(&self, args: &[&str]) -> std::process::Command {
         let mut command = self.command(args);
-        for var in [
-            "KLUIS_BASE_URL",
-            "KLUIS_API_KEY",
-            "KLUIS_USERNAME",
-            "KLUIS_PASSWORD",
-        ] {
+        for var in SERVICE_VARIABLES {
             command.env_remove(var);
         }
         command
@@ -167,6 +162,14 @@ pub fn assert_succeeded(output: &Output) {
 pub fn files_in(dir: &Path) -> usize {
     std::fs::read_dir(dir).unwrap().count()
 }
+
+/// The demo service's settings in the environment (base url, api key, username, password).
+pub const SERVICE_VARIABLES: [&str; 4] = [
+    "KLUIS_BASE_URL",
+    "KLUIS_API_KEY",
+    "KLUIS_USERNAME",
+    "KLUIS_PASSWORD",
+];
 
 /// The secret of the relays that [`start_relay`] starts.
 pub const RELAY_SECRET: &str = "cli-relay-secret-0123456789";

@@ -52,6 +52,9 @@ impl PartFile {
             .write(true)
             .create_new(true)
             .open(&path)?;
+        // (On Unix the mode was given at creation; on Windows the ACL is set now, while the
+        // file is empty.)
+        kluis_https::private::restrict(&file)?;
         Ok((file, PartFile { path, keep: false }))
     }
 
@@ -143,6 +146,13 @@ impl Writer {
         {
             use std::os::unix::fs::OpenOptionsExt;
             options.custom_flags(libc::O_NOFOLLOW);
+        }
+        #[cfg(windows)]
+        {
+            // FILE_FLAG_OPEN_REPARSE_POINT: a link at the name is opened itself (and refused
+            // below as not a regular file), never followed.
+            use std::os::windows::fs::OpenOptionsExt;
+            options.custom_flags(0x0020_0000);
         }
         let file = options.open(path)?;
         let meta = file.metadata()?;

@@ -1,0 +1,255 @@
+//! Owner-only on Windows: a protected DACL with one entry — full control for the user running
+//! Kluis — so nothing is inherited from the folder above (not its Users, not Everyone).
+//! Folders pass the entry on to what is created in them; a file gets it right after it is
+//! created, while it is still empty.
+
+use std::io;
+use std::os::windows::ffi::OsStrExt;
+use std::path::Path;
+use std::ptr::{null, null_mut};
+
+use windows_sys::Win32::Foundation::{CloseHandle, ERROR_SUCCESS, HANDLE, INVALID_HANDLE_VALUE};
+use windows_sys::Win32::Security::Authorization::{
+    SetNamedSecurityInfoW, SetSecurityInfo, SE_FILE_OBJECT,
+};
+use windows_sys::Win32::Security::{
+    AddAccessAllowedAceEx, GetLengthSid, GetTokenInformation, InitializeAcl, TokenUser,
+    ACCESS_ALLOWED_ACE, ACL, ACL_REVISION, CONTAINER_INHERIT_ACE, DACL_SECURITY_INFORMATION,
+    OBJECT_INHERIT_ACE, PROTECTED_DACL_SECURITY_INFORMATION, PSID, TOKEN_QUERY, TOKEN_USER,
+};
+use windows_sys::Win32::Storage::FileSystem::{
+    ReOpenFile, FILE_ALL_ACCESS, FILE_SHARE_DELETE, FILE_SHARE_READ, FILE_SHARE_WRITE,
+    READ_CONTROL, WRITE_DAC,
+};
+use windows_sys::Win32::System::Threading::{GetCurrentProcess, OpenProcessToken};
+
+/// The running user's SID, in the TOKEN_USER buffer it came in (u64s: aligned for it).
+pub(crate) struct CurrentUser {
+    buffer: Vec<u64>,
+}
+
+impl CurrentUser {
+    pub(crate) fn get() -> io::Result<Self> {
+        // SAFETY: the token handle is ours and closed below; the buffer is sized as asked
+        // and 8-aligned, which TOKEN_USER needs.
+        unsafe {
+            let mut token: HANDLE = null_mut();
+            if OpenProcessToken(GetCurrentProcess(), TOKEN_QUERY, &mut token) == 0 {
+                return Err(io::Error::last_os_error());
+            }
+            let mut len = 0u32;
+            GetTokenInformation(token, TokenUser, null_mut(), 0, &mut len);
+            let mut buffer = vec![0u64; (len as usize).div_ceil(8).max(1)];
+            let ok =
+                GetTokenInformation(token, TokenUser, buffer.as_mut_ptr().cast(), len, &mut len);
+            let error = io::Error::last_os_error();
+            CloseHandle(token);
+            if ok == 0 {
+                return Err(error);
+            }
+            Ok(Self { buffer })
+        }
+    }
+
+    pub(crate) fn sid(&self) -> PSID {
+        // SAFETY: the buffer holds the TOKEN_USER that GetTokenInformation wrote.
+        unsafe { (*(self.buffer.as_ptr() as *const TOKEN_USER)).User.Sid }
+    }
+}
+
+/// An ACL of one entry: full control for `user`, passed on to what a folder holds.
+fn owner_only(user: &CurrentUser, folder: bool) -> io::Result<Vec<u64>> {
+    // SAFETY: the ACL buffer is as large as InitializeAcl is told, 8-aligned; the SID is valid.
+    unsafe {
+        let size =
+            size_of::<ACL>() + size_of::<ACCESS_ALLOWED_ACE>() + GetLengthSid(user.sid()) as usize;
+        let mut acl = vec![0u64; size.div_ceil(8)];
+        let size = (acl.len() * 8) as u32;
+        if InitializeAcl(acl.as_mut_ptr().cast(), size, ACL_REVISION) == 0 {
+            return Err(io::Error::last_os_error());
+        }
+        let inherit = if folder {
+            OBJECT_INHERIT_ACE | CONTAINER_INHERIT_ACE
+        } else {
+            0
+        };
+        if AddAccessAllowedAceEx(
+            acl.as_mut_ptr().cast(),
+            ACL_REVISION,
+            inherit,
+            FILE_ALL_ACCESS,
+            user.sid(),
+        ) == 0
+        {
+            return Err(io::Error::last_os_error());
+        }
+        Ok(acl)
+    }
+}
+
+const PROTECTED_DACL: u32 = DACL_SECURITY_INFORMATION | PROTECTED_DACL_SECURITY_INFORMATION;
+
+/// Makes the open file `handle` owner-only. A handle opened to read or write may not change
+/// the ACL (that is WRITE_DAC); the file's owner may, through a second handle to the same file.
+pub(crate) fn restrict_handle(handle: HANDLE) -> io::Result<()> {
+    let acl = owner_only(&CurrentUser::get()?, false)?;
+    let share = FILE_SHARE_READ | FILE_SHARE_WRITE | FILE_SHARE_DELETE;
+    // SAFETY: `handle` is an open file's; the second handle is closed before returning.
+    let status = unsafe {
+        let dac = ReOpenFile(handle, WRITE_DAC | READ_CONTROL, share, 0);
+        if dac == INVALID_HANDLE_VALUE {
+            return Err(io::Error::last_os_error());
+        }
+        let status = SetSecurityInfo(
+            dac,
+            SE_FILE_OBJECT,
+            PROTECTED_DACL,
+            null_mut(),
+            null_mut(),
+            acl.as_ptr().cast(),
+            null(),
+        );
+        CloseHandle(dac);
+        status
+    };
+    win32(status)
+}
+
+/// A Win32 error code as a result.
+fn win32(status: u32) -> io::Result<()> {
+    match status {
+        ERROR_SUCCESS => Ok(()),
+        code => Err(io::Error::from_raw_os_error(code as i32)),
+    }
+}
+
+/// Makes the file or folder at `path` owner-only (a folder's entry is inherited by what it holds).
+pub(crate) fn restrict_path(path: &Path, folder: bool) -> io::Result<()> {
+    let acl = owner_only(&CurrentUser::get()?, folder)?;
+    let wide: Vec<u16> = path.as_os_str().encode_wide().chain([0]).collect();
+    // SAFETY: a NUL-terminated path and a valid ACL; no owner, group or SACL is changed.
+    let status = unsafe {
+        SetNamedSecurityInfoW(
+            wide.as_ptr(),
+            SE_FILE_OBJECT,
+            PROTECTED_DACL,
+            null_mut(),
+            null_mut(),
+            acl.as_ptr().cast(),
+            null(),
+        )
+    };
+    win32(status)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::private::{create_dir_all, options, prepare_file, restrict, write_atomic};
+    use windows_sys::Win32::Foundation::LocalFree;
+    use windows_sys::Win32::Security::Authorization::GetNamedSecurityInfoW;
+    use windows_sys::Win32::Security::{
+        EqualSid, GetAce, GetSecurityDescriptorControl, PSECURITY_DESCRIPTOR, SE_DACL_PROTECTED,
+    };
+
+    /// One entry of a DACL: its type (0: allow), flags (3: passed on to files and folders),
+    /// access mask, and whether it is the running user's.
+    type Entry = (u8, u8, u32, bool);
+
+    /// Whether `path`'s DACL is protected (nothing inherited), and its entries.
+    fn dacl(path: &Path) -> (bool, Vec<Entry>) {
+        let wide: Vec<u16> = path.as_os_str().encode_wide().chain([0]).collect();
+        let user = CurrentUser::get().unwrap();
+        // SAFETY: the out-pointers are filled by GetNamedSecurityInfoW; the descriptor they
+        // point into is freed once read.
+        unsafe {
+            let mut acl: *mut ACL = null_mut();
+            let mut descriptor: PSECURITY_DESCRIPTOR = null_mut();
+            let status = GetNamedSecurityInfoW(
+                wide.as_ptr(),
+                SE_FILE_OBJECT,
+                DACL_SECURITY_INFORMATION,
+                null_mut(),
+                null_mut(),
+                &mut acl,
+                null_mut(),
+                &mut descriptor,
+            );
+            assert_eq!(status, ERROR_SUCCESS, "the ACL of {}", path.display());
+            let (mut control, mut revision) = (0u16, 0u32);
+            assert_ne!(
+                GetSecurityDescriptorControl(descriptor, &mut control, &mut revision),
+                0
+            );
+            let mut entries = Vec::new();
+            for i in 0..(*acl).AceCount as u32 {
+                let mut ace: *mut core::ffi::c_void = null_mut();
+                assert_ne!(GetAce(acl, i, &mut ace), 0);
+                let ace = ace as *const ACCESS_ALLOWED_ACE;
+                let sid = std::ptr::addr_of!((*ace).SidStart) as PSID;
+                let header = (*ace).Header;
+                entries.push((
+                    header.AceType,
+                    header.AceFlags,
+                    (*ace).Mask,
+                    EqualSid(sid, user.sid()) != 0,
+                ));
+            }
+            LocalFree(descriptor);
+            (control & SE_DACL_PROTECTED != 0, entries)
+        }
+    }
+
+    /// Whether this runs under Wine, which accepts a file's new DACL but does not keep it
+    /// (Wine 8 reports the inherited default after SetSecurityInfo succeeded).
+    fn under_wine() -> bool {
+        use windows_sys::Win32::System::LibraryLoader::{GetModuleHandleA, GetProcAddress};
+        // SAFETY: NUL-terminated names; ntdll is loaded in every process.
+        unsafe {
+            GetProcAddress(
+                GetModuleHandleA(c"ntdll.dll".as_ptr().cast()),
+                c"wine_get_version".as_ptr().cast(),
+            )
+            .is_some()
+        }
+    }
+
+    /// What Kluis creates is owner-only on Windows — folders with their missing parents, a
+    /// file written whole, a database prepared, a part file made and restricted: a protected
+    /// DACL of one entry, the running user's full control (a folder's passed on). Run as a
+    /// Windows binary under Wine by tests/windows/run.sh, where every call must succeed but
+    /// the DACL read back is Wine's default (see `under_wine`): the entries are checked on
+    /// Windows only.
+    #[test]
+    fn creates_owner_only() {
+        let dir = tempfile::tempdir().unwrap();
+        let folder: (bool, Vec<Entry>) = (true, vec![(0, 3, FILE_ALL_ACCESS, true)]);
+        let file: (bool, Vec<Entry>) = (true, vec![(0, 0, FILE_ALL_ACCESS, true)]);
+        let wine = under_wine();
+        let assert_acl = |path: &Path, expected: &(bool, Vec<Entry>), what: &str| {
+            let found = dacl(path);
+            if !wine {
+                assert_eq!(&found, expected, "{what}: {}", path.display());
+            }
+        };
+        let nested = dir.path().join("a").join("b");
+        create_dir_all(&nested).unwrap();
+        assert_acl(&dir.path().join("a"), &folder, "a parent it made");
+        assert_acl(&nested, &folder, "the folder asked for");
+
+        let written = dir.path().join("settings.json");
+        write_atomic(&written, b"{}").unwrap();
+        assert_acl(&written, &file, "written whole");
+        let db = dir.path().join("history.sqlite3");
+        prepare_file(&db).unwrap();
+        assert_acl(&db, &file, "a database before SQLite opens it");
+        let part = dir.path().join(".kluis-x.part");
+        let opened = options().write(true).create_new(true).open(&part).unwrap();
+        restrict(&opened).unwrap();
+        assert_acl(&part, &file, "a part file in a folder of the user's");
+        drop(opened);
+        let renamed = dir.path().join("backup.zip");
+        std::fs::rename(&part, &renamed).unwrap();
+        assert_acl(&renamed, &file, "the backup keeps it");
+    }
+}
