@@ -4,7 +4,6 @@
 use std::io::Write;
 use std::path::Path;
 
-use jiff::civil::Date;
 use jiff::tz::TimeZone;
 use kluis_core::{Error, Result};
 
@@ -22,11 +21,11 @@ pub fn run(
 ) -> Result<()> {
     let zone = TimeZone::system();
     let to = match to {
-        Some(text) => day(text)?,
+        Some(text) => kluis_profiles::parse_day(text)?,
         None => jiff::Zoned::now().with_time_zone(zone.clone()).date(),
     };
     let from = match from {
-        Some(text) => day(text)?,
+        Some(text) => kluis_profiles::parse_day(text)?,
         None => to
             .checked_sub(jiff::Span::new().days(DEFAULT_DAYS - 1))
             .map_err(|e| Error::Config(format!("The period cannot be used ({e}).")))?,
@@ -58,13 +57,4 @@ pub fn run(
             .map_err(|e| Error::io("write the report", e))?,
     }
     Ok(())
-}
-
-fn day(text: &str) -> Result<Date> {
-    text.trim().parse().map_err(|_| {
-        Error::Config(format!(
-            "\"{}\" is not a day; write it as YYYY-MM-DD, e.g. 2026-11-01.",
-            text.chars().take(20).collect::<String>()
-        ))
-    })
 }

@@ -57,7 +57,7 @@ pub use mail::{daily_report, DailyReport, MailSettings, MailWhen, Mailer, Office
 pub use monitor::{Monitor, Ran};
 pub use outbox::Outbox;
 pub use paths::KluisPaths;
-pub use report::{report, Report};
+pub use report::{parse_day, report, Report};
 pub use secrets::{KeyringStore, MemoryStore, SecretKind, SecretStore, SecretsFolder, APP};
 pub use status::{klant_status, klant_statuses, last_started, plan_due, KlantStatus, LastError};
 pub use store::{Endpoint, Profile, ProfileStore, Settings};

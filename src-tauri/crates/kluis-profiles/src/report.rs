@@ -87,6 +87,16 @@ impl ReportRow {
     }
 }
 
+/// A report's day as typed or sent by a date field (YYYY-MM-DD).
+pub fn parse_day(text: &str) -> kluis_core::Result<Date> {
+    text.trim().parse().map_err(|_| {
+        kluis_core::Error::Config(format!(
+            "\"{}\" is not a day; write it as YYYY-MM-DD, e.g. 2026-11-01.",
+            text.chars().take(20).collect::<String>()
+        ))
+    })
+}
+
 /// The report of `from` to `to` (both days included, local time in `zone`), of one
 /// profile's backups (its id, or a name the history records) or every one's. Klanten are
 /// named as the profiles file names them; backups of a profile no longer saved, by the name

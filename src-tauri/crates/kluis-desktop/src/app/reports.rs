@@ -2,7 +2,6 @@
 //! makes it), as CSV or a printable page, saved where the user chooses in a native save
 //! dialog — the webview sends the period and the format, never a path.
 
-use jiff::civil::Date;
 use jiff::tz::TimeZone;
 use serde::Deserialize;
 
@@ -41,7 +40,8 @@ impl DesktopApp {
     /// not at all, readable by the user only: it names klanten and where their backups are.
     /// `None` when the dialog was cancelled (nothing is written).
     pub async fn export_report(&self, request: ReportRequest) -> AppResult<Option<ReportExport>> {
-        let (from, to) = (day(&request.from)?, day(&request.to)?);
+        let from = kluis_profiles::parse_day(&request.from)?;
+        let to = kluis_profiles::parse_day(&request.to)?;
         let report = kluis_profiles::report(
             &self.profiles,
             &self.history,
@@ -69,14 +69,4 @@ impl DesktopApp {
             backups: report.rows.len() as u32,
         }))
     }
-}
-
-/// A day as the form's date field sends it (YYYY-MM-DD).
-fn day(text: &str) -> AppResult<Date> {
-    text.trim().parse().map_err(|_| {
-        AppError::Core(Error::Config(format!(
-            "\"{}\" is not a day; choose one in the calendar (YYYY-MM-DD).",
-            text.chars().take(20).collect::<String>()
-        )))
-    })
 }
