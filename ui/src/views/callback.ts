@@ -42,7 +42,8 @@ function Fields({ kind }: { kind: Kind }) {
       return h(
         "div",
         {},
-        h(Text, { id: "cb-relay-url", label: "cbRelayUrl", field: "url", type: "url" }),
+        // "text", not "url": the field may hold several addresses.
+        h(Text, { id: "cb-relay-url", label: "cbRelayUrl", field: "url", type: "text" }),
         h(Text, { id: "cb-relay-secret", label: "cbRelaySecret", field: "relaySecret", type: "password", placeholder: state.settings.value.relay_secret_saved ? t("keepSecret") : undefined }),
       );
     case "direct":

@@ -33,7 +33,7 @@ async fn main() {
     let sim = Sim::start(sim_config).await.expect("simulator starts");
 
     let relay = kluis_relay::Relay::new(
-        kluis_relay::Store::in_memory().expect("store"),
+        kluis_relay::SqliteStore::in_memory().expect("store"),
         kluis_relay::RelayConfig::new(SECRET.into()),
     );
     let ca = kluis_https::LocalCa::generate("relay CA").expect("CA");

@@ -169,3 +169,124 @@ async fn interrupted_loopback_job_is_cancelled() {
     );
     assert!(h.history.unfinished().unwrap().is_empty());
 }
+
+/// A relay instance over TLS on 127.0.0.1 with `ca`'s certificate, on the database at `db`
+/// (two instances on one file stand for instances sharing one database): its URL, the relay,
+/// and the sender that stops it abruptly, as a crash would.
+async fn instance(
+    ca: &kluis_https::LocalCa,
+    db: &std::path::Path,
+) -> (
+    String,
+    Arc<kluis_relay::Relay>,
+    tokio::sync::watch::Sender<bool>,
+) {
+    use kluis_relay::{router, Relay, RelayConfig, SqliteStore};
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("https://{}", listener.local_addr().unwrap());
+    let relay = Relay::new(
+        SqliteStore::open(db).unwrap(),
+        RelayConfig::new(RELAY_SECRET.into()),
+    );
+    let (stop, mut stopped) = tokio::sync::watch::channel(false);
+    tokio::spawn(kluis_https::serve_tls(
+        listener,
+        ca.server_config(&["127.0.0.1"]).unwrap(),
+        router(relay.clone()),
+        Default::default(),
+        async move {
+            let _ = stopped.wait_for(|s| *s).await;
+        },
+    ));
+    (url, relay, stop)
+}
+
+/// How many events `relay` has answered long-polls with (its delivery histogram's count).
+fn deliveries(relay: &kluis_relay::Relay) -> u64 {
+    let text = relay.metrics().render();
+    let line = text
+        .lines()
+        .find(|l| l.starts_with("kluis_relay_delivery_latency_seconds_count"))
+        .unwrap_or_else(|| panic!("{text}"));
+    line.rsplit(' ').next().unwrap().parse().unwrap()
+}
+
+/// With two relay URLs, a long-poll whose relay dies moves to the other and goes on from its
+/// cursor: the callback stored there reaches the job, and the first one is not read again.
+#[tokio::test]
+async fn a_long_poll_fails_over_keeping_its_cursor() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("relay.sqlite3");
+    let ca = kluis_https::LocalCa::generate("relay test CA").unwrap();
+    let (a, _, stop_a) = instance(&ca, &db).await;
+    let (b, relay_b, _stop_b) = instance(&ca, &db).await;
+    let h = Harness::new(|_| {}).await;
+    let transport = RelayTransport::new(
+        &format!("{a}, {b}"),
+        Secret::new(SECRET),
+        &h.config,
+        Some(ca.ca_pem()),
+    )
+    .unwrap();
+    let mut registration =
+        kluis_core::callback::CallbackTransport::prepare(&transport, uuid::Uuid::new_v4())
+            .await
+            .unwrap();
+    let webhook = registration.webhook_url.clone();
+    assert!(
+        webhook.as_str().starts_with(&a),
+        "the inbox was made at the first URL: {webhook}"
+    );
+    let http = reqwest::Client::builder()
+        .add_root_certificate(reqwest::Certificate::from_pem(ca.ca_pem().as_bytes()).unwrap())
+        .build()
+        .unwrap();
+    let first = uuid::Uuid::new_v4();
+    let called = http
+        .get(format!("{webhook}?id={first}"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(called.status(), 200);
+    assert_eq!(
+        registration.ids.recv().await.unwrap().expose().expose(),
+        first.to_string()
+    );
+
+    stop_a.send_replace(true); // the first instance dies, its parked long-poll with it
+    let second = uuid::Uuid::new_v4();
+    let at_b = format!("{b}{}?id={second}", webhook.path());
+    assert_eq!(http.get(at_b).send().await.unwrap().status(), 200);
+    let got = tokio::time::timeout(std::time::Duration::from_secs(30), registration.ids.recv())
+        .await
+        .expect("the poller moved to the other URL")
+        .unwrap();
+    assert_eq!(
+        got.expose().expose(),
+        second.to_string(),
+        "collected from the other URL"
+    );
+    assert_eq!(
+        deliveries(&relay_b),
+        1,
+        "the other instance delivered only the new callback: the cursor was kept"
+    );
+}
+
+/// A relay URL that refuses connections is skipped: the inbox is made at the next one and the
+/// whole backup goes through it.
+#[tokio::test]
+async fn backup_when_the_first_relay_url_is_down() {
+    let (url, ca, _relay) = relay().await;
+    let closed = {
+        let socket = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        socket.local_addr().unwrap() // closed again when dropped here
+    };
+    let mut h = Harness::new(|_| {}).await;
+    let urls = format!("https://{closed}, {url}");
+    h.transport =
+        Arc::new(RelayTransport::new(&urls, Secret::new(SECRET), &h.config, Some(ca)).unwrap());
+    let (saved, _) = h.backup().await;
+    let saved = saved.expect("the backup goes through the second URL");
+    assert_eq!(saved.sha256, expected_sha(saved.bytes));
+}

@@ -35,6 +35,15 @@ pub fn init(default: &str) {
         .try_init();
 }
 
+/// Installs a subscriber writing one JSON object a line (for a log collector), scrubbed alike.
+pub fn init_json(default: &str) {
+    let _ = tracing_subscriber::fmt()
+        .json()
+        .with_writer(|| ScrubbedLine(Vec::new()))
+        .with_env_filter(filter(default))
+        .try_init();
+}
+
 /// One formatted event, scrubbed of secrets and written to stderr when it is complete.
 struct ScrubbedLine(Vec<u8>);
 

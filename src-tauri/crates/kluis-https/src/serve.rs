@@ -22,6 +22,9 @@ pub struct ServeLimits {
     pub handshake_timeout: Duration,
     /// Time allowed for a client to send its request head.
     pub header_read_timeout: Duration,
+    /// On shutdown, time given to requests in flight to be answered (connections close once
+    /// their request is); zero closes every connection at once.
+    pub drain: Duration,
 }
 
 impl Default for ServeLimits {
@@ -30,6 +33,7 @@ impl Default for ServeLimits {
             max_connections: 256,
             handshake_timeout: Duration::from_secs(10),
             header_read_timeout: Duration::from_secs(10),
+            drain: Duration::ZERO,
         }
     }
 }
@@ -37,7 +41,8 @@ impl Default for ServeLimits {
 /// Serves `router` over TLS on `listener` until `shutdown` completes. Each connection runs in
 /// its own task; a failed handshake or a broken connection only ends that connection. When
 /// `shutdown` completes, open connections (idle keep-alive ones too) are closed: a stopped
-/// server answers nothing, as a stopped process would.
+/// server answers nothing, as a stopped process would — unless `limits.drain` is set, which
+/// lets requests in flight be answered first (up to that long).
 pub async fn serve_tls(
     listener: TcpListener,
     tls: Arc<rustls::ServerConfig>,
@@ -61,17 +66,31 @@ pub async fn serve(
     let permits = Arc::new(Semaphore::new(limits.max_connections));
     // Dropped when this function returns: every connection task sees it and ends.
     let (_serving, stopped) = tokio::sync::watch::channel(());
+    // Set on shutdown with a drain: each connection finishes its request, then closes.
+    let (draining, drain_seen) = tokio::sync::watch::channel(false);
     tokio::pin!(shutdown);
+    let drain = limits.drain;
+    let drained = |permits: Arc<Semaphore>| async move {
+        if drain.is_zero() {
+            return;
+        }
+        draining.send_replace(true);
+        let all = u32::try_from(limits.max_connections).unwrap_or(u32::MAX);
+        let _ = tokio::time::timeout(drain, permits.acquire_many(all)).await;
+    };
     loop {
         let permit = tokio::select! {
-            _ = &mut shutdown => return,
+            _ = &mut shutdown => return drained(permits).await,
             permit = permits.clone().acquire_owned() => match permit {
                 Ok(permit) => permit,
                 Err(_) => return,
             },
         };
         let (tcp, _peer) = tokio::select! {
-            _ = &mut shutdown => return,
+            _ = &mut shutdown => {
+                drop(permit);
+                return drained(permits).await;
+            }
             accepted = listener.accept() => match accepted {
                 Ok(accepted) => accepted,
                 Err(error) => {
@@ -86,11 +105,12 @@ pub async fn serve(
         let acceptor = acceptor.clone();
         let router = router.clone();
         let mut stopped = stopped.clone();
+        let drain_seen = drain_seen.clone();
         tokio::spawn(async move {
             let _permit = permit;
             tokio::select! {
                 _ = stopped.changed() => {}
-                _ = serve_accepted(tcp, acceptor, router, limits) => {}
+                _ = serve_accepted(tcp, acceptor, router, limits, drain_seen) => {}
             }
         });
     }
@@ -102,9 +122,10 @@ async fn serve_accepted(
     acceptor: Option<TlsAcceptor>,
     router: Router,
     limits: ServeLimits,
+    draining: tokio::sync::watch::Receiver<bool>,
 ) {
     let Some(acceptor) = acceptor else {
-        serve_connection(TokioIo::new(tcp), router, limits).await;
+        serve_connection(TokioIo::new(tcp), router, limits, draining).await;
         return;
     };
     let tls = match tokio::time::timeout(limits.handshake_timeout, acceptor.accept(tcp)).await {
@@ -115,12 +136,16 @@ async fn serve_accepted(
         }
         Err(_) => return,
     };
-    serve_connection(TokioIo::new(tls), router, limits).await;
+    serve_connection(TokioIo::new(tls), router, limits, draining).await;
 }
 
 /// One HTTP/1 connection, with the header-read timeout and a bounded buffer.
-async fn serve_connection<I>(io: I, router: Router, limits: ServeLimits)
-where
+async fn serve_connection<I>(
+    io: I,
+    router: Router,
+    limits: ServeLimits,
+    mut draining: tokio::sync::watch::Receiver<bool>,
+) where
     I: hyper::rt::Read + hyper::rt::Write + Unpin + Send + 'static,
 {
     let mut builder = hyper::server::conn::http1::Builder::new();
@@ -129,7 +154,20 @@ where
         .header_read_timeout(limits.header_read_timeout)
         .max_buf_size(64 * 1024);
     let service = TowerToHyperService::new(router);
-    if let Err(error) = builder.serve_connection(io, service).await {
+    let connection = builder.serve_connection(io, service);
+    tokio::pin!(connection);
+    let ended = tokio::select! {
+        ended = connection.as_mut() => Some(ended),
+        _ = async { draining.wait_for(|draining| *draining).await.is_ok() } => None,
+    };
+    let ended = match ended {
+        Some(ended) => ended,
+        None => {
+            connection.as_mut().graceful_shutdown();
+            connection.await
+        }
+    };
+    if let Err(error) = ended {
         tracing::debug!(%error, "connection ended with an error");
     }
 }

@@ -1,21 +1,41 @@
-//! kluis-relay: a small, self-hostable inbox for the service's webhook callbacks.
+//! kluis-relay: a self-hostable inbox for the service's webhook callbacks, for one office or
+//! for many.
 //!
 //! The service can only deliver a backup's result id by calling a public https URL once; an
 //! office PC behind NAT cannot be reached, and nobody may be listening at that moment. The
-//! relay is reachable (on a server of the office's own, or behind its reverse proxy), stores
-//! every callback, and lets Kluis collect them later by long-polling — at least once.
+//! relay is reachable (on a server of the office's own, an IT provider's, or behind a reverse
+//! proxy), stores every callback, and lets Kluis collect them later by long-polling — at least
+//! once, in order per inbox.
 //!
-//! - [`store`]: SQLite (embedded): inboxes with their capability tokens, and events.
-//! - [`server`]: the HTTP API (public callback path; secret-protected inbox API with
-//!   long-poll, cursor and acknowledgement), limits and expiry.
+//! Data flows: the service → [`server`]'s callback path → [`storage`] (which wakes the
+//! long-polls parked on that inbox) → a tenant's long-poll answer → its acknowledgement.
+//!
+//! - [`tenants`]: tenant keys (`klr_<id>_<secret>`, stored as a SHA-256) and who a request
+//!   acts for; the shared `KLUIS_RELAY_SECRET` is the built-in tenant `*`.
+//! - [`storage`]: the [`Storage`] trait (tenants, inboxes, callbacks, quotas, versioned
+//!   schema) and its SQLite engine.
+//! - [`server`]: the HTTP API, limits, long-polls, graceful stop, health and readiness.
+//! - [`metrics`]: Prometheus counters and the delivery-latency histogram.
 //! - `fuzz.rs` (tests): every API path, query and body, generated, never makes it panic or fail.
-//! - `main.rs`: `kluis-relay --listen ADDR --data DIR [--tls-cert PEM --tls-key PEM]`, with the
-//!   client secret from `KLUIS_RELAY_SECRET`.
+//! - `main.rs`: `kluis-relay --listen ADDR --data DIR` serves; `kluis-relay tenant
+//!   add|list|revoke|rotate` administers tenants.
 
 #[cfg(test)]
 mod fuzz;
+pub mod metrics;
 pub mod server;
-pub mod store;
+pub mod storage;
+pub mod tenants;
 
-pub use server::{router, Relay, RelayConfig};
-pub use store::{Event, Full, Limits, Store};
+/// Runs `f` to completion on a fresh single-threaded runtime (unit tests of async code).
+#[cfg(test)]
+fn block<F: std::future::Future>(f: F) -> F::Output {
+    tokio::runtime::Builder::new_current_thread()
+        .build()
+        .unwrap()
+        .block_on(f)
+}
+
+pub use server::{metrics_router, router, Relay, RelayConfig};
+pub use storage::sqlite::SqliteStore;
+pub use storage::{Event, Limits, Quota, Refusal, Storage, StoreError};

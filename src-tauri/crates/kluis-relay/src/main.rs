@@ -1,89 +1,379 @@
-//! `kluis-relay`: serves the relay until stopped.
+//! `kluis-relay`: serves the relay until stopped, or administers its tenants.
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
+use std::process::ExitCode;
 use std::time::Duration;
 
-use clap::Parser;
-use kluis_relay::{router, Relay, RelayConfig, Store};
+use clap::{Parser, Subcommand};
+use kluis_relay::storage::{now_ms, Quota, Storage};
+use kluis_relay::{metrics_router, router, Relay, RelayConfig, SqliteStore};
 
-/// A self-hostable inbox for webhook callbacks, long-polled by Kluis.
+/// A self-hostable inbox for webhook callbacks, long-polled by Kluis: for one office (a shared
+/// secret in KLUIS_RELAY_SECRET) or many (a key per tenant: `kluis-relay tenant add NAME`).
 #[derive(Parser)]
-#[command(version)]
+#[command(version, args_conflicts_with_subcommands = true)]
 struct Args {
+    #[command(subcommand)]
+    command: Option<Command>,
+    #[command(flatten)]
+    serve: Serve,
+    /// Folder for the SQLite database.
+    #[arg(long, global = true)]
+    data: Option<PathBuf>,
+}
+
+#[derive(clap::Args)]
+struct Serve {
     /// Address to listen on, e.g. 0.0.0.0:8443 (or 127.0.0.1:8080 behind a reverse proxy).
     #[arg(long)]
-    listen: SocketAddr,
-    /// Folder for the database.
+    listen: Option<SocketAddr>,
+    /// Address for /metrics (Prometheus) and the health checks, e.g. 127.0.0.1:9464. Kept off
+    /// the public listener: its labels name the tenants.
     #[arg(long)]
-    data: PathBuf,
+    metrics_listen: Option<SocketAddr>,
     /// Certificate chain (PEM) to serve TLS directly; without it, plain HTTP for a reverse proxy.
     #[arg(long, requires = "tls_key")]
     tls_cert: Option<PathBuf>,
     /// Private key (PEM) of --tls-cert.
     #[arg(long, requires = "tls_cert")]
     tls_key: Option<PathBuf>,
+    /// Log lines as text or as JSON objects (one a line, for a log collector).
+    #[arg(long, value_enum, default_value = "text")]
+    log_format: LogFormat,
+}
+
+#[derive(Clone, Copy, clap::ValueEnum)]
+enum LogFormat {
+    Text,
+    Json,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Tenants: each office's own key, inboxes and quota.
+    #[command(subcommand)]
+    Tenant(TenantCommand),
+}
+
+#[derive(Subcommand)]
+enum TenantCommand {
+    /// Adds a tenant and prints its key — once; only its hash is kept.
+    Add {
+        name: String,
+        #[command(flatten)]
+        quota: QuotaArgs,
+    },
+    /// Lists tenants with their keys, holdings and quotas.
+    List {
+        /// As JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Revokes a tenant: its keys stop working at once and its inboxes and callbacks are deleted.
+    Revoke { name: String },
+    /// Prints a new key for a tenant; its current keys keep working for the overlap.
+    Rotate {
+        name: String,
+        /// How long the current keys keep working, e.g. 30m, 24h, 7d, or 0 to end them now.
+        #[arg(long, default_value = "24h", value_parser = parse_overlap)]
+        overlap: Duration,
+    },
+}
+
+/// A tenant's quota at `tenant add`. The defaults suit one office with hundreds of klanten:
+/// an inbox lives for one backup, and a callback is about 60 bytes.
+#[derive(clap::Args)]
+struct QuotaArgs {
+    /// Inboxes held at once.
+    #[arg(long, default_value_t = 500)]
+    max_inboxes: u64,
+    /// Unacknowledged callbacks across its inboxes.
+    #[arg(long, default_value_t = 5_000)]
+    max_events: u64,
+    /// Bytes of unacknowledged callbacks across its inboxes.
+    #[arg(long, default_value_t = 8 * 1024 * 1024)]
+    max_bytes: u64,
+    /// Inbox API requests a second, per relay instance.
+    #[arg(long, default_value_t = 20.0)]
+    requests_per_sec: f64,
+}
+
+fn parse_overlap(text: &str) -> Result<Duration, String> {
+    let (number, unit) = text.split_at(text.trim_end_matches(char::is_alphabetic).len());
+    let n: u64 = number
+        .parse()
+        .map_err(|_| format!("'{text}' is not a duration like 30m, 24h or 7d"))?;
+    let seconds = match unit {
+        "s" => 1,
+        "m" => 60,
+        "h" => 3600,
+        "d" => 86_400,
+        "" if n == 0 => 0,
+        _ => return Err(format!("'{text}' is not a duration like 30m, 24h or 7d")),
+    };
+    Ok(Duration::from_secs(n.saturating_mul(seconds)))
+}
+
+fn fail(message: impl std::fmt::Display, code: u8) -> ExitCode {
+    eprintln!("kluis-relay: {message}");
+    ExitCode::from(code)
+}
+
+fn open_store(data: Option<PathBuf>) -> Result<SqliteStore, ExitCode> {
+    let Some(data) = data else {
+        return Err(fail("say where the database is: --data DIR", 2));
+    };
+    if let Err(e) = kluis_https::private::create_dir_all(&data) {
+        return Err(fail(format!("cannot create {}: {e}", data.display()), 2));
+    }
+    SqliteStore::open(&data.join("relay.sqlite3")).map_err(|e| fail(e, 1))
 }
 
 #[tokio::main]
-async fn main() {
-    kluis_https::logging::init("info");
+async fn main() -> ExitCode {
     let args = Args::parse();
-    let secret = std::env::var("KLUIS_RELAY_SECRET").unwrap_or_default();
-    if secret.len() < 24 {
-        eprintln!("kluis-relay: set KLUIS_RELAY_SECRET to a random secret of at least 24 characters (clients use the same).");
-        std::process::exit(2);
-    }
-    if let Err(e) = kluis_https::private::create_dir_all(&args.data) {
-        eprintln!("kluis-relay: cannot create {}: {e}", args.data.display());
-        std::process::exit(2);
-    }
-    let store = match Store::open(&args.data.join("relay.sqlite3")) {
+    let store = match open_store(args.data) {
         Ok(store) => store,
-        Err(e) => {
-            eprintln!("kluis-relay: {e}");
-            std::process::exit(1);
+        Err(code) => return code,
+    };
+    match args.command {
+        Some(Command::Tenant(command)) => tenant(&store, command).await,
+        None => serve(store, args.serve).await,
+    }
+}
+
+async fn tenant(store: &dyn Storage, command: TenantCommand) -> ExitCode {
+    let done = match command {
+        TenantCommand::Add { name, quota } => {
+            if let Err(why) = kluis_relay::tenants::check_name(&name) {
+                return fail(why, 2);
+            }
+            let quota = Quota {
+                max_inboxes: Some(quota.max_inboxes),
+                max_events: Some(quota.max_events),
+                max_bytes: Some(quota.max_bytes),
+                requests_per_sec: Some(quota.requests_per_sec),
+            };
+            let key = kluis_relay::tenants::new_key();
+            match store.add_tenant(&name, quota, &key.id, key.hash).await {
+                Ok(true) => {
+                    print_key(&name, &key.text);
+                    Ok(())
+                }
+                Ok(false) => return fail(format!("there is already a tenant '{name}' (revoked ones keep their name); choose another"), 1),
+                Err(e) => Err(e),
+            }
+        }
+        TenantCommand::List { json } => store.tenants().await.map(|tenants| {
+            if json {
+                println!(
+                    "{}",
+                    serde_json::to_string_pretty(&tenants).unwrap_or_default()
+                );
+            } else {
+                print_tenants(&tenants);
+            }
+        }),
+        TenantCommand::Revoke { name } => match store.revoke_tenant(&name).await {
+            Ok(true) => {
+                println!("Revoked '{name}': its keys no longer work and its inboxes are deleted.");
+                Ok(())
+            }
+            Ok(false) => {
+                return fail(
+                    format!("no live tenant '{name}' (see kluis-relay tenant list)"),
+                    1,
+                )
+            }
+            Err(e) => Err(e),
+        },
+        TenantCommand::Rotate { name, overlap } => {
+            let key = kluis_relay::tenants::new_key();
+            let until = now_ms().saturating_add(overlap.as_millis() as i64);
+            match store.rotate_key(&name, &key.id, key.hash, until).await {
+                Ok(true) => {
+                    print_key(&name, &key.text);
+                    eprintln!(
+                        "The previous key works for {} more; give the office this one before then.",
+                        humantime(overlap)
+                    );
+                    Ok(())
+                }
+                Ok(false) => {
+                    return fail(
+                        format!("no live tenant '{name}' (see kluis-relay tenant list)"),
+                        1,
+                    )
+                }
+                Err(e) => Err(e),
+            }
         }
     };
+    match done {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => fail(e, 1),
+    }
+}
+
+/// The key on stdout (for a script to take), the advice on stderr.
+fn print_key(name: &str, key: &str) {
+    println!("{key}");
+    eprintln!("This is tenant '{name}''s key. It is shown only now: give it to the office (Kluis: relay secret) and do not store it here.");
+}
+
+fn humantime(d: Duration) -> String {
+    match d.as_secs() {
+        0 => "no time".into(),
+        s if s % 86_400 == 0 => format!("{} d", s / 86_400),
+        s if s % 3600 == 0 => format!("{} h", s / 3600),
+        s => format!("{} min", s.div_ceil(60)),
+    }
+}
+
+fn print_tenants(tenants: &[kluis_relay::storage::TenantSummary]) {
+    let bound = |v: Option<u64>| v.map_or("-".to_string(), |v| v.to_string());
+    println!(
+        "{:<24} {:<8} {:>4} {:>14} {:>16} {:>20} {:>8}",
+        "TENANT", "STATE", "KEYS", "INBOXES", "CALLBACKS", "BYTES", "REQ/S"
+    );
+    for t in tenants {
+        let state = if t.revoked_ms.is_some() {
+            "revoked"
+        } else {
+            "live"
+        };
+        let name = if t.name == kluis_relay::storage::SHARED_TENANT {
+            "* (shared secret)"
+        } else {
+            &t.name
+        };
+        println!(
+            "{:<24} {:<8} {:>4} {:>14} {:>16} {:>20} {:>8}",
+            name,
+            state,
+            t.live_keys,
+            format!("{}/{}", t.inboxes, bound(t.quota.max_inboxes)),
+            format!("{}/{}", t.events, bound(t.quota.max_events)),
+            format!("{}/{}", t.bytes, bound(t.quota.max_bytes)),
+            t.quota
+                .requests_per_sec
+                .map_or("-".into(), |r| r.to_string()),
+        );
+    }
+}
+
+async fn serve(store: SqliteStore, args: Serve) -> ExitCode {
+    match args.log_format {
+        LogFormat::Text => kluis_https::logging::init("info"),
+        LogFormat::Json => kluis_https::logging::init_json("info"),
+    }
+    raise_open_files();
+    let Some(listen) = args.listen else {
+        return fail(
+            "say where to listen: --listen ADDR (or use a subcommand: kluis-relay --help)",
+            2,
+        );
+    };
+    let secret = std::env::var("KLUIS_RELAY_SECRET").unwrap_or_default();
+    if !secret.is_empty() && secret.len() < 24 {
+        return fail("KLUIS_RELAY_SECRET must be a random secret of at least 24 characters (clients use the same).", 2);
+    }
+    if secret.is_empty() {
+        tracing::info!(
+            "no KLUIS_RELAY_SECRET: only tenant keys are accepted (kluis-relay tenant add NAME)"
+        );
+    }
     let relay = Relay::new(store, RelayConfig::new(secret));
     let expiring = relay.clone();
     tokio::spawn(async move {
         loop {
-            expiring.expire();
+            expiring.expire().await;
             tokio::time::sleep(Duration::from_secs(60)).await;
         }
     });
-    let listener = match tokio::net::TcpListener::bind(args.listen).await {
+    let listener = match tokio::net::TcpListener::bind(listen).await {
         Ok(listener) => listener,
-        Err(e) => {
-            eprintln!("kluis-relay: cannot listen on {}: {e}", args.listen);
-            std::process::exit(1);
-        }
-    };
-    let app = router(relay);
-    let stop = async {
-        let _ = tokio::signal::ctrl_c().await;
+        Err(e) => return fail(format!("cannot listen on {listen}: {e}"), 1),
     };
     let tls = match (&args.tls_cert, &args.tls_key) {
         (Some(cert), Some(key)) => match kluis_https::server_config_from_pem(cert, key) {
-            Ok(tls) => {
-                tracing::info!(addr = %args.listen, "serving HTTPS");
-                Some(tls)
-            }
-            Err(e) => {
-                eprintln!("kluis-relay: {e}");
-                std::process::exit(2);
-            }
+            Ok(tls) => Some(tls),
+            Err(e) => return fail(e, 2),
         },
-        _ => {
-            tracing::info!(addr = %args.listen, "serving HTTP (put TLS in front of it)");
-            None
-        }
+        _ => None,
     };
+    // Stopping (SIGTERM from systemd, or Ctrl-C): parked long-polls are told to poll again,
+    // requests in flight are answered, then the process ends.
+    let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
+    let stopping = relay.clone();
+    tokio::spawn(async move {
+        stop_signal().await;
+        tracing::info!("stopping: parked long-polls are told to poll again");
+        stopping.shut_down();
+        stop_tx.send_replace(true);
+    });
+    let stopped = |mut rx: tokio::sync::watch::Receiver<bool>| async move {
+        let _ = rx.wait_for(|stop| *stop).await;
+    };
+    if let Some(addr) = args.metrics_listen {
+        match tokio::net::TcpListener::bind(addr).await {
+            Ok(metrics) => {
+                let addr = metrics.local_addr().map_or(addr, |a| a);
+                tracing::info!(%addr, "serving /metrics");
+                tokio::spawn(kluis_https::serve(
+                    metrics,
+                    None,
+                    metrics_router(relay.clone()),
+                    Default::default(),
+                    stopped(stop_rx.clone()),
+                ));
+            }
+            Err(e) => return fail(format!("cannot listen on {addr}: {e}"), 1),
+        }
+    }
+    let addr = listener.local_addr().map_or(listen, |a| a);
+    tracing::info!(%addr, engine = relay.store().engine(), tls = tls.is_some(), "serving");
     // The same bounds with or without TLS: a connection cap and a header-read timeout.
     let limits = kluis_https::ServeLimits {
-        max_connections: 4096,
+        max_connections: 16_384,
+        drain: Duration::from_secs(10),
         ..Default::default()
     };
-    kluis_https::serve(listener, tls, app, limits, stop).await;
+    kluis_https::serve(listener, tls, router(relay), limits, stopped(stop_rx)).await;
+    tracing::info!("stopped");
+    ExitCode::SUCCESS
+}
+
+/// Each parked long-poll holds a connection and so a file descriptor: raise the soft limit to
+/// the hard one (systemd's default soft limit is 1,024).
+fn raise_open_files() {
+    #[cfg(unix)]
+    // SAFETY: getrlimit and setrlimit with a pointer to a local struct.
+    unsafe {
+        let mut limit = libc::rlimit {
+            rlim_cur: 0,
+            rlim_max: 0,
+        };
+        if libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit) == 0 && limit.rlim_cur < limit.rlim_max
+        {
+            limit.rlim_cur = limit.rlim_max.min(1 << 20);
+            libc::setrlimit(libc::RLIMIT_NOFILE, &limit);
+        }
+    }
+}
+
+async fn stop_signal() {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{signal, SignalKind};
+        if let Ok(mut term) = signal(SignalKind::terminate()) {
+            tokio::select! {
+                _ = term.recv() => {}
+                _ = tokio::signal::ctrl_c() => {}
+            }
+            return;
+        }
+    }
+    let _ = tokio::signal::ctrl_c().await;
 }

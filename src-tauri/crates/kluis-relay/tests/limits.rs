@@ -4,7 +4,7 @@
 
 use std::time::Duration;
 
-use kluis_relay::{RelayConfig, Store};
+use kluis_relay::{RelayConfig, SqliteStore, Storage};
 use reqwest::StatusCode;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
@@ -16,7 +16,7 @@ async fn start(
     configure: impl FnOnce(&mut RelayConfig),
     limits: kluis_https::ServeLimits,
 ) -> Running {
-    common::start_with(Store::in_memory().unwrap(), configure, limits).await
+    common::start_with(SqliteStore::in_memory().unwrap(), configure, limits).await
 }
 
 /// An inbox takes a bounded number of unacknowledged callbacks (507 beyond, so the service
@@ -163,8 +163,13 @@ fn the_database_is_owner_only() {
     unsafe { libc::umask(0o022) };
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("relay.sqlite3");
-    let store = Store::open(&path).unwrap();
-    store.create_inbox("a", "t").unwrap();
+    let store = SqliteStore::open(&path).unwrap();
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .build()
+        .unwrap();
+    let created =
+        runtime.block_on(store.create_inbox("*", &kluis_relay::Quota::UNLIMITED, "a", "t"));
+    assert_eq!(created.unwrap(), Ok(()));
     let mode = std::fs::metadata(&path).unwrap().permissions().mode() & 0o777;
     assert_eq!(mode, 0o600);
 }

@@ -4,7 +4,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use kluis_relay::Store;
+use kluis_relay::SqliteStore;
 use reqwest::StatusCode;
 use serde_json::{json, Value};
 
@@ -14,7 +14,7 @@ use common::{start, SECRET};
 /// The inbox API needs the secret; the callback path does not, but needs the token.
 #[tokio::test]
 async fn secrets_and_capabilities_are_checked() {
-    let relay = start(Store::in_memory().unwrap()).await;
+    let relay = start(SqliteStore::in_memory().unwrap()).await;
     let unauth = relay
         .client
         .post(format!("{}/api/inboxes", relay.base))
@@ -63,7 +63,7 @@ async fn secrets_and_capabilities_are_checked() {
 /// Stored callbacks come back after the cursor, again until acknowledged (at least once).
 #[tokio::test]
 async fn stores_and_delivers_at_least_once() {
-    let relay = start(Store::in_memory().unwrap()).await;
+    let relay = start(SqliteStore::in_memory().unwrap()).await;
     let (inbox, path) = relay.create().await;
     assert_eq!(
         relay.call(&format!("{path}?id=first")).await,
@@ -109,7 +109,7 @@ async fn stores_and_delivers_at_least_once() {
 /// A long-poll waits for a callback and returns as soon as it arrives.
 #[tokio::test]
 async fn long_poll_wakes_on_arrival() {
-    let relay = Arc::new(start(Store::in_memory().unwrap()).await);
+    let relay = Arc::new(start(SqliteStore::in_memory().unwrap()).await);
     let (inbox, path) = relay.create().await;
     let poller = {
         let relay = relay.clone();
@@ -148,7 +148,7 @@ async fn long_poll_wakes_on_arrival() {
 /// With nothing to deliver a long-poll ends empty after its wait.
 #[tokio::test]
 async fn long_poll_times_out_empty() {
-    let relay = start(Store::in_memory().unwrap()).await;
+    let relay = start(SqliteStore::in_memory().unwrap()).await;
     let (inbox, _) = relay.create().await;
     let got = relay.poll(&inbox, 0, 1).await;
     assert_eq!(got, json!({ "events": [], "next": 0 }));
@@ -161,11 +161,11 @@ async fn survives_its_own_restart() {
     let db = dir.path().join("relay.sqlite3");
     let (inbox, path);
     {
-        let relay = start(Store::open(&db).unwrap()).await;
+        let relay = start(SqliteStore::open(&db).unwrap()).await;
         (inbox, path) = relay.create().await;
         assert_eq!(relay.call(&format!("{path}?id=kept")).await, StatusCode::OK);
     }
-    let relay = start(Store::open(&db).unwrap()).await;
+    let relay = start(SqliteStore::open(&db).unwrap()).await;
     assert_eq!(
         relay.poll(&inbox, 0, 0).await["events"][0]["query"],
         "id=kept"

@@ -177,7 +177,7 @@ pub const RELAY_SECRET: &str = "cli-relay-secret-0123456789";
 /// A kluis-relay over TLS on 127.0.0.1 (in memory); returns its URL and its CA's PEM.
 pub async fn start_relay() -> (String, String) {
     let relay = kluis_relay::Relay::new(
-        kluis_relay::Store::in_memory().unwrap(),
+        kluis_relay::SqliteStore::in_memory().unwrap(),
         kluis_relay::RelayConfig::new(RELAY_SECRET.into()),
     );
     let ca = kluis_https::LocalCa::generate("relay CA").unwrap();

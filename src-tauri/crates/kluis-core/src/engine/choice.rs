@@ -24,7 +24,8 @@ pub enum CallbackChoice {
     /// A listener on 127.0.0.1: only a service on this computer (the demo) can reach it.
     #[default]
     Loopback,
-    /// A kluis-relay inbox at `url`, polled (recommended for real use).
+    /// A kluis-relay inbox at `url`, polled (recommended for real use). Several URLs of one
+    /// relay, separated by commas, are tried in turn when one cannot be reached.
     Relay { url: String },
     /// The office's reverse proxy forwards `public_url` to the local `listen` address.
     Direct { public_url: String, listen: String },
@@ -97,7 +98,17 @@ impl CallbackChoice {
         };
         match self {
             Self::Loopback | Self::WebhookSite => Ok(()),
-            Self::Relay { url } => https(url, "relay address"),
+            Self::Relay { url } => {
+                let mut urls = url
+                    .split([',', ' ', '\n'])
+                    .map(str::trim)
+                    .filter(|u| !u.is_empty())
+                    .peekable();
+                if urls.peek().is_none() {
+                    return https("", "relay address");
+                }
+                urls.try_for_each(|u| https(u, "relay address"))
+            }
             Self::Direct { public_url, listen } => {
                 https(public_url, "public address")?;
                 parse_listen(listen).map(|_| ())
@@ -207,6 +218,16 @@ mod tests {
         assert!(!ok(CallbackChoice::Relay {
             url: "http://relay.example".into()
         }));
+        assert!(ok(CallbackChoice::Relay {
+            url: "https://a.example/k, https://b.example/k".into()
+        }));
+        assert!(
+            !ok(CallbackChoice::Relay {
+                url: "https://a.example/k, http://b.example/k".into()
+            }),
+            "every URL of a list is checked"
+        );
+        assert!(!ok(CallbackChoice::Relay { url: " , ".into() }));
         assert!(ok(CallbackChoice::Direct {
             public_url: "https://office.example/kluis".into(),
             listen: "127.0.0.1:8787".into()

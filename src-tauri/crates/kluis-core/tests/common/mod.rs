@@ -175,7 +175,7 @@ pub const RELAY_SECRET: &str = "relay-secret-for-tests-0123456789";
 /// Starts a kluis-relay over TLS on 127.0.0.1 (secret [`RELAY_SECRET`]); returns its URL, its
 /// CA and a handle that keeps it alive.
 pub async fn relay() -> (String, String, tokio::sync::watch::Sender<bool>) {
-    use kluis_relay::{router, Relay, RelayConfig, Store};
+    use kluis_relay::{router, Relay, RelayConfig, SqliteStore};
     let ca = kluis_https::LocalCa::generate("relay test CA").unwrap();
     let tls = ca.server_config(&["127.0.0.1"]).unwrap();
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
@@ -184,7 +184,7 @@ pub async fn relay() -> (String, String, tokio::sync::watch::Sender<bool>) {
         listener.local_addr().unwrap().port()
     );
     let relay = Relay::new(
-        Store::in_memory().unwrap(),
+        SqliteStore::in_memory().unwrap(),
         RelayConfig::new(RELAY_SECRET.into()),
     );
     let (stop, mut stopped) = tokio::sync::watch::channel(false);

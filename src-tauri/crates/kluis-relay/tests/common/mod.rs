@@ -3,13 +3,14 @@
 
 #![allow(dead_code)]
 
-use kluis_relay::{router, Relay, RelayConfig, Store};
+use kluis_relay::{router, Relay, RelayConfig, SqliteStore};
 use reqwest::StatusCode;
 use serde_json::Value;
 
 pub const SECRET: &str = "test-secret-test-secret-1234";
 
 pub struct Running {
+    pub relay: std::sync::Arc<Relay>,
     pub base: String,
     pub addr: std::net::SocketAddr,
     pub client: reqwest::Client,
@@ -17,32 +18,34 @@ pub struct Running {
 }
 
 /// The relay with the default limits on `store`.
-pub async fn start(store: Store) -> Running {
+pub async fn start(store: SqliteStore) -> Running {
     start_with(store, |_| {}, Default::default()).await
 }
 
 /// The relay on `store`, with `configure`d settings and serving `limits`.
 pub async fn start_with(
-    store: Store,
+    store: SqliteStore,
     configure: impl FnOnce(&mut RelayConfig),
     limits: kluis_https::ServeLimits,
 ) -> Running {
     let mut config = RelayConfig::new(SECRET.into());
     configure(&mut config);
     let relay = Relay::new(store, config);
+    let served = relay.clone();
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
     tokio::spawn(kluis_https::serve(
         listener,
         None,
-        router(relay),
+        router(served),
         limits,
         async {
             let _ = stopped.await;
         },
     ));
     Running {
+        relay,
         base: format!("http://{addr}"),
         addr,
         client: reqwest::Client::new(),
@@ -51,12 +54,17 @@ pub async fn start_with(
 }
 
 impl Running {
-    /// A new inbox: its id and callback path.
-    pub async fn create(&self) -> (String, String) {
+    /// A request to the inbox API at `path` with `key` as the bearer.
+    pub fn api(&self, method: reqwest::Method, path: &str, key: &str) -> reqwest::RequestBuilder {
+        self.client
+            .request(method, format!("{}{path}", self.base))
+            .bearer_auth(key)
+    }
+
+    /// A new inbox of the tenant with `key`: its id and callback path.
+    pub async fn create_as(&self, key: &str) -> (String, String) {
         let r = self
-            .client
-            .post(format!("{}/api/inboxes", self.base))
-            .bearer_auth(SECRET)
+            .api(reqwest::Method::POST, "/api/inboxes", key)
             .send()
             .await
             .unwrap();
@@ -66,6 +74,11 @@ impl Running {
             body["inbox"].as_str().unwrap().into(),
             body["callback_path"].as_str().unwrap().into(),
         )
+    }
+
+    /// A new inbox with the shared secret: its id and callback path.
+    pub async fn create(&self) -> (String, String) {
+        self.create_as(SECRET).await
     }
 
     pub async fn poll(&self, inbox: &str, after: i64, wait: u64) -> Value {

@@ -1,0 +1,76 @@
+//! `/cb/<inbox>/<token>`: what the service calls. Answered at once; never logs the query,
+//! which carries the service's secret id.
+
+use std::sync::Arc;
+
+use axum::extract::{Path, RawQuery, State};
+use axum::http::{HeaderMap, Method, StatusCode};
+use axum::response::{IntoResponse, Response};
+
+use super::{internal, refusal, short, Relay};
+use crate::storage::{Limits, Recorded};
+
+pub async fn callback(
+    State(relay): State<Arc<Relay>>,
+    method: Method,
+    Path((inbox, token)): Path<(String, String)>,
+    RawQuery(query): RawQuery,
+    headers: HeaderMap,
+) -> Response {
+    let query = query.unwrap_or_default();
+    let has_body = headers
+        .get(axum::http::header::CONTENT_LENGTH)
+        .is_some_and(|v| v.as_bytes() != b"0")
+        || headers.contains_key(axum::http::header::TRANSFER_ENCODING);
+    let well_formed = method == Method::GET && !has_body && query.len() <= relay.config.max_query;
+    let live = well_formed && matches!(relay.store.is_live(&inbox, &token).await, Ok(true));
+    if !live {
+        // One shared budget for everything that is no live inbox.
+        return match relay.rate.admit() {
+            true => StatusCode::NOT_FOUND.into_response(),
+            false => StatusCode::TOO_MANY_REQUESTS.into_response(),
+        };
+    }
+    let per_sec = relay.config.inbox_callbacks_per_sec;
+    let budget = Relay::budget(
+        &relay.inbox_rates,
+        &inbox,
+        |_| true,
+        || Arc::new(kluis_https::RateLimit::new(per_sec, 4.0 * per_sec)),
+    );
+    if !budget.admit() {
+        return StatusCode::TOO_MANY_REQUESTS.into_response();
+    }
+    let limits = Limits {
+        max_events_per_inbox: relay.config.max_events_per_inbox,
+        max_db_bytes: relay.config.max_db_bytes,
+    };
+    match relay
+        .store
+        .record(&inbox, &token, method.as_str(), &query, limits)
+        .await
+    {
+        Ok(Recorded::Refused { tenant, why }) => {
+            tracing::warn!(inbox = short(&inbox), %tenant, code = why.code(), "callback refused");
+            if why.is_quota() {
+                relay
+                    .metrics
+                    .refused(&tenant, why.code().trim_start_matches("quota_"));
+            }
+            refusal(
+                StatusCode::INSUFFICIENT_STORAGE,
+                why.code(),
+                &why.to_string(),
+                Some(60),
+            )
+        }
+        Ok(Recorded::Stored { tenant, seq }) => {
+            tracing::info!(inbox = short(&inbox), %tenant, seq, "callback stored");
+            relay.metrics.callbacks_stored.inc();
+            relay.wake(&inbox);
+            (StatusCode::OK, "ok").into_response()
+        }
+        Ok(Recorded::NoInbox) => StatusCode::NOT_FOUND.into_response(),
+        Err(e) => internal(e),
+    }
+}
