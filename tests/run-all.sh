@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Every test of Kluis: Rust (core, simulator, CLI, desktop logic, Tauri commands), the real
-# keyring, the UI's Vitest suite, the Windows build under Wine, the release build with its .deb,
+# Every test of Kluis: Rust (core, simulator, CLI, desktop logic, Tauri commands), the relay on
+# a real PostgreSQL, the real keyring, the UI's Vitest suite, the Windows build under Wine, the release build with its .deb,
 # and the end-to-end tests in the real webview. Run `bash .ci/setup` first on a fresh machine.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -12,6 +12,9 @@ echo "== UI build and unit tests (Vitest)"
 
 echo "== Rust tests"
 cargo test --workspace --locked
+
+echo "== The relay on a real PostgreSQL (a throw-away cluster; tests/postgres/run.sh)"
+bash tests/postgres/run.sh
 
 # (--workspace, as above: selecting packages with -p would unify their features differently
 # and build every dependency again.)

@@ -13,11 +13,12 @@
 //! - [`tenants`]: tenant keys (`klr_<id>_<secret>`, stored as a SHA-256) and who a request
 //!   acts for; the shared `KLUIS_RELAY_SECRET` is the built-in tenant `*`.
 //! - [`storage`]: the [`Storage`] trait (tenants, inboxes, callbacks, quotas, versioned
-//!   schema) and its SQLite engine.
+//!   schema) and its engines: SQLite (embedded, one instance) and PostgreSQL (several
+//!   instances, woken across by `LISTEN/NOTIFY`).
 //! - [`server`]: the HTTP API, limits, long-polls, graceful stop, health and readiness.
 //! - [`metrics`]: Prometheus counters and the delivery-latency histogram.
 //! - `fuzz.rs` (tests): every API path, query and body, generated, never makes it panic or fail.
-//! - `main.rs`: `kluis-relay --listen ADDR --data DIR` serves; `kluis-relay tenant
+//! - `main.rs`: `kluis-relay --listen ADDR --data DIR` (or `--database-url`) serves; `kluis-relay tenant
 //!   add|list|revoke|rotate` administers tenants.
 
 #[cfg(test)]
@@ -37,5 +38,6 @@ fn block<F: std::future::Future>(f: F) -> F::Output {
 }
 
 pub use server::{metrics_router, router, Relay, RelayConfig};
+pub use storage::postgres::PgStore;
 pub use storage::sqlite::SqliteStore;
 pub use storage::{Event, Limits, Quota, Refusal, Storage, StoreError};

@@ -6,6 +6,7 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use clap::{Parser, Subcommand};
+use kluis_relay::storage::postgres::PgStore;
 use kluis_relay::storage::{now_ms, Quota, Storage};
 use kluis_relay::{metrics_router, router, Relay, RelayConfig, SqliteStore};
 
@@ -18,9 +19,14 @@ struct Args {
     command: Option<Command>,
     #[command(flatten)]
     serve: Serve,
-    /// Folder for the SQLite database.
-    #[arg(long, global = true)]
+    /// Folder for the SQLite database (one relay instance).
+    #[arg(long, global = true, conflicts_with = "database_url")]
     data: Option<PathBuf>,
+    /// PostgreSQL for several relay instances: postgres://user@host:5432/db. The password
+    /// goes in PGPASSWORD, or the whole URL in KLUIS_RELAY_DATABASE_URL — never on the command
+    /// line, where other users can read it.
+    #[arg(long, global = true)]
+    database_url: Option<String>,
 }
 
 #[derive(clap::Args)]
@@ -120,25 +126,53 @@ fn fail(message: impl std::fmt::Display, code: u8) -> ExitCode {
     ExitCode::from(code)
 }
 
-fn open_store(data: Option<PathBuf>) -> Result<SqliteStore, ExitCode> {
-    let Some(data) = data else {
-        return Err(fail("say where the database is: --data DIR", 2));
-    };
-    if let Err(e) = kluis_https::private::create_dir_all(&data) {
-        return Err(fail(format!("cannot create {}: {e}", data.display()), 2));
+/// Connections to PostgreSQL per instance: enough for bursts of callbacks and polls (a parked
+/// long-poll holds none while it waits).
+const POSTGRES_CONNECTIONS: usize = 32;
+
+async fn open_store(
+    data: Option<PathBuf>,
+    database_url: Option<String>,
+) -> Result<Box<dyn Storage>, ExitCode> {
+    if let Some(url) = &database_url {
+        let has_password = url
+            .parse::<tokio_postgres::Config>()
+            .is_ok_and(|c| c.get_password().is_some());
+        if has_password {
+            return Err(fail("keep the database password off the command line (other users can read it): put it in PGPASSWORD, or the whole URL in KLUIS_RELAY_DATABASE_URL", 2));
+        }
     }
-    SqliteStore::open(&data.join("relay.sqlite3")).map_err(|e| fail(e, 1))
+    let from_env = std::env::var("KLUIS_RELAY_DATABASE_URL").ok();
+    match (data, database_url.or(from_env)) {
+        (Some(data), _) => {
+            if let Err(e) = kluis_https::private::create_dir_all(&data) {
+                return Err(fail(format!("cannot create {}: {e}", data.display()), 2));
+            }
+            match SqliteStore::open(&data.join("relay.sqlite3")) {
+                Ok(store) => Ok(Box::new(store)),
+                Err(e) => Err(fail(e, 1)),
+            }
+        }
+        (None, Some(url)) => match PgStore::connect(&url, POSTGRES_CONNECTIONS).await {
+            Ok(store) => Ok(Box::new(store)),
+            Err(e) => Err(fail(e, 1)),
+        },
+        (None, None) => Err(fail(
+            "say where the database is: --data DIR (SQLite) or --database-url postgres://… (PostgreSQL)",
+            2,
+        )),
+    }
 }
 
 #[tokio::main]
 async fn main() -> ExitCode {
     let args = Args::parse();
-    let store = match open_store(args.data) {
+    let store = match open_store(args.data, args.database_url).await {
         Ok(store) => store,
         Err(code) => return code,
     };
     match args.command {
-        Some(Command::Tenant(command)) => tenant(&store, command).await,
+        Some(Command::Tenant(command)) => tenant(&*store, command).await,
         None => serve(store, args.serve).await,
     }
 }
@@ -263,7 +297,7 @@ fn print_tenants(tenants: &[kluis_relay::storage::TenantSummary]) {
     }
 }
 
-async fn serve(store: SqliteStore, args: Serve) -> ExitCode {
+async fn serve(store: Box<dyn Storage>, args: Serve) -> ExitCode {
     match args.log_format {
         LogFormat::Text => kluis_https::logging::init("info"),
         LogFormat::Json => kluis_https::logging::init_json("info"),
@@ -284,7 +318,7 @@ async fn serve(store: SqliteStore, args: Serve) -> ExitCode {
             "no KLUIS_RELAY_SECRET: only tenant keys are accepted (kluis-relay tenant add NAME)"
         );
     }
-    let relay = Relay::new(store, RelayConfig::new(secret));
+    let relay = Relay::with_store(store, RelayConfig::new(secret));
     let expiring = relay.clone();
     tokio::spawn(async move {
         loop {

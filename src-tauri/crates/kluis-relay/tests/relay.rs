@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use kluis_relay::SqliteStore;
 use reqwest::StatusCode;
-use serde_json::{json, Value};
+use serde_json::json;
 
 mod common;
 use common::{start, SECRET};
@@ -120,22 +120,7 @@ async fn long_poll_wakes_on_arrival() {
         })
     };
     // Wait until the poll is parked at the relay, so the callback must wake it.
-    loop {
-        let stats: Value = relay
-            .client
-            .get(format!("{}/api/stats", relay.base))
-            .bearer_auth(SECRET)
-            .send()
-            .await
-            .unwrap()
-            .json()
-            .await
-            .unwrap();
-        if stats["polls_waiting"] == 1 {
-            break;
-        }
-        tokio::task::yield_now().await;
-    }
+    relay.wait_parked(1).await;
     assert_eq!(relay.call(&format!("{path}?id=late")).await, StatusCode::OK);
     let (got, took) = poller.await.unwrap();
     assert_eq!(got["events"][0]["query"], "id=late");
@@ -174,5 +159,37 @@ async fn survives_its_own_restart() {
         relay.call(&format!("{path}?id=more")).await,
         StatusCode::OK,
         "the inbox still works"
+    );
+}
+
+/// Two instances on one database file, which wake only their own long-polls: a poll parked at
+/// one still gets a callback stored at the other, because a parked poll looks at the database
+/// again every `recheck` (the fallback for a missed wake-up).
+#[tokio::test]
+async fn a_parked_poll_looks_again_for_callbacks_stored_elsewhere() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("relay.sqlite3");
+    let quick = |c: &mut kluis_relay::RelayConfig| c.recheck = Duration::from_millis(200);
+    let a = common::start_with(SqliteStore::open(&db).unwrap(), quick, Default::default()).await;
+    let b = Arc::new(
+        common::start_with(SqliteStore::open(&db).unwrap(), quick, Default::default()).await,
+    );
+    let (inbox, path) = a.create().await;
+    let poll = tokio::spawn({
+        let (b, inbox) = (b.clone(), inbox.clone());
+        async move { b.poll(&inbox, 0, 20).await }
+    });
+    b.wait_parked(1).await;
+    let sent = std::time::Instant::now();
+    assert_eq!(
+        a.call(&format!("{path}?id=elsewhere")).await,
+        StatusCode::OK
+    );
+    let got = poll.await.unwrap();
+    assert_eq!(got["events"][0]["query"], "id=elsewhere");
+    assert!(
+        sent.elapsed() < Duration::from_secs(15),
+        "found by looking again, not at the poll's end (20 s): {:?}",
+        sent.elapsed()
     );
 }

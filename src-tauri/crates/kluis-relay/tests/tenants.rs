@@ -220,6 +220,12 @@ async fn revoked_and_rotated_out_keys_stop_working() {
     );
 }
 
+/// The SQLite engine keeps the storage contract (tenants, ownership, order, quotas, totals).
+#[tokio::test]
+async fn sqlite_keeps_the_storage_contract() {
+    common::contract::storage_contract(&SqliteStore::in_memory().unwrap()).await;
+}
+
 /// Without a shared secret configured, an empty bearer is no key.
 #[tokio::test]
 async fn tenant_keys_only_when_no_shared_secret() {

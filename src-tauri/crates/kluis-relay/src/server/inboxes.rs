@@ -50,6 +50,12 @@ pub async fn create(State(relay): State<Arc<Relay>>, Authorized(tenant): Authori
             Json(json!({ "inbox": inbox, "callback_path": format!("/cb/{inbox}/{token}") })),
         )
             .into_response(),
+        Ok(Err(crate::storage::Refusal::Revoked)) => refusal(
+            StatusCode::UNAUTHORIZED,
+            "unauthorized",
+            "this key's tenant is revoked",
+            None,
+        ),
         Ok(Err(why)) => {
             relay.metrics.refused(&tenant.name, "inboxes");
             refusal(

@@ -111,14 +111,30 @@ pub struct Relay {
     tenant_rates: Mutex<HashMap<String, (f64, Arc<kluis_https::RateLimit>)>>,
     metrics: Metrics,
     stopping: tokio::sync::watch::Sender<bool>,
+    /// Passes on other instances' callbacks (a shared database); stopped with the relay.
+    watcher: Mutex<Option<tokio::task::JoinHandle<()>>>,
+}
+
+impl Drop for Relay {
+    fn drop(&mut self) {
+        if let Some(watcher) = self.watcher.get_mut().unwrap().take() {
+            watcher.abort();
+        }
+    }
 }
 
 impl Relay {
     pub fn new(store: impl Storage, config: RelayConfig) -> Arc<Self> {
+        Self::with_store(Box::new(store), config)
+    }
+
+    /// The relay on an engine chosen at run time; an engine shared with other instances starts
+    /// passing on their callbacks to this one's long-polls.
+    pub fn with_store(store: Box<dyn Storage>, config: RelayConfig) -> Arc<Self> {
         let rate = kluis_https::RateLimit::new(config.callbacks_per_sec, config.callbacks_per_sec);
         let api_rate = kluis_https::RateLimit::new(config.api_per_sec, 2.0 * config.api_per_sec);
-        Arc::new(Self {
-            store: Box::new(store),
+        let relay = Arc::new(Self {
+            store,
             config,
             waiters: Mutex::default(),
             rate,
@@ -127,7 +143,23 @@ impl Relay {
             tenant_rates: Mutex::default(),
             metrics: Metrics::default(),
             stopping: tokio::sync::watch::Sender::new(false),
-        })
+            watcher: Mutex::default(),
+        });
+        let weak = Arc::downgrade(&relay);
+        let watcher = relay
+            .store
+            .watch(Box::new(move |inbox| match weak.upgrade() {
+                Some(relay) => {
+                    match inbox {
+                        Some(inbox) => relay.wake(inbox),
+                        None => relay.wake_all(),
+                    }
+                    true
+                }
+                None => false,
+            }));
+        *relay.watcher.lock().unwrap() = watcher;
+        relay
     }
 
     pub fn store(&self) -> &dyn Storage {
@@ -151,6 +183,13 @@ impl Relay {
     /// Wakes long-polls on `inbox` (a callback was stored for it, here or at another instance).
     pub fn wake(&self, inbox: &str) {
         if let Some(notify) = self.waiters.lock().unwrap().get(inbox) {
+            notify.notify_waiters();
+        }
+    }
+
+    /// Wakes every parked long-poll (wake-ups may have been missed); each looks again.
+    pub fn wake_all(&self) {
+        for notify in self.waiters.lock().unwrap().values() {
             notify.notify_waiters();
         }
     }
@@ -188,6 +227,11 @@ impl Relay {
 
     /// Removes expired events and inboxes; run periodically.
     pub async fn expire(&self) {
+        // Wake-up handles nobody waits on any more (their inbox expired or was forgotten).
+        self.waiters
+            .lock()
+            .unwrap()
+            .retain(|_, notify| Arc::strong_count(notify) > 1);
         let now = crate::storage::now_ms();
         match self
             .store

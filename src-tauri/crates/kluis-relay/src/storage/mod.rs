@@ -1,7 +1,9 @@
 //! Where the relay keeps tenants, inboxes and callbacks: one [`Storage`] trait, two engines.
 //!
 //! - [`sqlite`]: the embedded default, one file beside one relay process.
-//! - PostgreSQL (next step of issue 14) lets several relay instances share one database.
+//! - [`postgres`]: several stateless relay instances share one PostgreSQL database; a callback
+//!   stored by one wakes the long-polls parked on another (`LISTEN/NOTIFY`, see
+//!   [`Storage::watch`]).
 //!
 //! Every inbox belongs to a tenant, and every inbox operation names the tenant asking: a
 //! tenant's question about another tenant's inbox gets the same answer as one about an inbox
@@ -11,6 +13,7 @@
 //! Sequence numbers grow within each inbox in the order callbacks were committed, so a client's
 //! cursor (`after=N`) never skips one; acknowledging is "forget up to N" in one transaction.
 
+pub mod postgres;
 pub mod sqlite;
 
 use async_trait::async_trait;
@@ -71,6 +74,9 @@ pub enum Refusal {
     TenantEvents,
     #[error("this tenant holds as many bytes of callbacks as its quota allows")]
     TenantBytes,
+    /// The tenant was revoked while the request was on its way.
+    #[error("this tenant is revoked")]
+    Revoked,
 }
 
 impl Refusal {
@@ -82,6 +88,7 @@ impl Refusal {
             Refusal::TenantInboxes => "quota_inboxes",
             Refusal::TenantEvents => "quota_events",
             Refusal::TenantBytes => "quota_bytes",
+            Refusal::Revoked => "revoked",
         }
     }
 
@@ -146,15 +153,30 @@ pub enum StoreError {
     Sqlite(#[from] rusqlite::Error),
     #[error("relay store: {0}")]
     Io(std::io::Error),
+    #[error("relay store: {0}")]
+    Postgres(#[from] tokio_postgres::Error),
+    #[error("relay store: no database connection ({0})")]
+    Pool(String),
+    #[error("relay store: {0}")]
+    Config(String),
     #[error("relay store: the database was written by a newer kluis-relay (schema {found}, this one knows {known}); upgrade this relay")]
     TooNew { found: i64, known: i64 },
 }
+
+/// Told which inbox got a callback (`Some`), or that any may have (`None`: after a lost
+/// connection to the notices); answers `false` once nobody listens any more.
+pub type Wake = Box<dyn Fn(Option<&str>) -> bool + Send + Sync>;
 
 /// The relay's storage engine.
 #[async_trait]
 pub trait Storage: Send + Sync + 'static {
     /// The engine's name, for logs.
     fn engine(&self) -> &'static str;
+    /// Starts passing on the callbacks other relay instances store (an engine one process
+    /// owns has none: the instance wakes its own long-polls).
+    fn watch(&self, _wake: Wake) -> Option<tokio::task::JoinHandle<()>> {
+        None
+    }
     /// Whether the database answers (`/readyz`).
     async fn ping(&self) -> Result<(), StoreError>;
 

@@ -328,6 +328,16 @@ impl Storage for SqliteStore {
     ) -> Result<Result<(), Refusal>, StoreError> {
         let mut conn = self.conn();
         let tx = conn.transaction()?;
+        let revoked: Option<Option<i64>> = tx
+            .query_row(
+                "SELECT revoked_ms FROM tenants WHERE name = ?1",
+                params![tenant],
+                |r| r.get(0),
+            )
+            .optional()?;
+        if !matches!(revoked, Some(None)) {
+            return Ok(Err(Refusal::Revoked));
+        }
         if let Some(max) = quota.max_inboxes {
             let held: i64 = tx.query_row(
                 "SELECT COUNT(*) FROM inboxes WHERE tenant = ?1",

@@ -3,7 +3,9 @@
 
 #![allow(dead_code)]
 
-use kluis_relay::{router, Relay, RelayConfig, SqliteStore};
+pub mod contract;
+
+use kluis_relay::{router, Relay, RelayConfig, Storage};
 use reqwest::StatusCode;
 use serde_json::Value;
 
@@ -18,13 +20,13 @@ pub struct Running {
 }
 
 /// The relay with the default limits on `store`.
-pub async fn start(store: SqliteStore) -> Running {
+pub async fn start(store: impl Storage) -> Running {
     start_with(store, |_| {}, Default::default()).await
 }
 
 /// The relay on `store`, with `configure`d settings and serving `limits`.
 pub async fn start_with(
-    store: SqliteStore,
+    store: impl Storage,
     configure: impl FnOnce(&mut RelayConfig),
     limits: kluis_https::ServeLimits,
 ) -> Running {
@@ -74,6 +76,24 @@ impl Running {
             body["inbox"].as_str().unwrap().into(),
             body["callback_path"].as_str().unwrap().into(),
         )
+    }
+
+    /// Waits until this instance has `n` long-polls parked.
+    pub async fn wait_parked(&self, n: u64) {
+        loop {
+            let stats: Value = self
+                .api(reqwest::Method::GET, "/api/stats", SECRET)
+                .send()
+                .await
+                .unwrap()
+                .json()
+                .await
+                .unwrap();
+            if stats["polls_waiting"] == n {
+                return;
+            }
+            tokio::task::yield_now().await;
+        }
     }
 
     /// A new inbox with the shared secret: its id and callback path.

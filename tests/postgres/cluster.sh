@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# A throw-away PostgreSQL cluster for tests and benchmarks: `source tests/postgres/cluster.sh`
+# starts one on a free port of 127.0.0.1 (trust authentication, loopback only, fsync off),
+# exports KLUIS_TEST_DATABASE_URL, and stops and deletes it when the sourcing shell exits.
+# PostgreSQL refuses to run as root, so as root the cluster runs as the `postgres` user.
+# Installs Debian's postgresql package when it is missing.
+
+pg_bin=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -1)
+if [ -z "$pg_bin" ]; then
+  echo "installing PostgreSQL (Debian's postgresql package)" >&2
+  SUDO=""; [ "$(id -u)" = 0 ] || SUDO=sudo
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq postgresql >/dev/null
+  pg_bin=$(ls -d /usr/lib/postgresql/*/bin | sort -V | tail -1)
+fi
+
+pg_dir=$(mktemp -d /tmp/kluis-pg.XXXXXX)
+chmod 755 "$pg_dir"
+as_pg() {
+  if [ "$(id -u)" = 0 ]; then runuser -u postgres -- "$@"; else "$@"; fi
+}
+[ "$(id -u)" = 0 ] && chown postgres "$pg_dir"
+pg_port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+as_pg "$pg_bin/initdb" -D "$pg_dir/data" -A trust -U kluis --no-sync -E UTF8 >/dev/null
+as_pg "$pg_bin/pg_ctl" -D "$pg_dir/data" -l "$pg_dir/log" -w -s \
+  -o "-p $pg_port -k $pg_dir -c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=${KLUIS_PG_MAX_CONNECTIONS:-400}" start
+pg_stop() {
+  as_pg "$pg_bin/pg_ctl" -D "$pg_dir/data" -m immediate -s stop 2>/dev/null || true
+  rm -rf "$pg_dir"
+}
+trap pg_stop EXIT
+export KLUIS_TEST_DATABASE_URL="postgres://kluis@127.0.0.1:$pg_port/postgres"
+echo "PostgreSQL $("$pg_bin/postgres" --version | awk '{print $3}') on 127.0.0.1:$pg_port" >&2
