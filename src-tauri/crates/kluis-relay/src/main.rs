@@ -44,6 +44,13 @@ struct Serve {
     /// Private key (PEM) of --tls-cert.
     #[arg(long, requires = "tls_cert")]
     tls_key: Option<PathBuf>,
+    /// Inbox API requests a second this instance takes from all tenants together (429 beyond).
+    #[arg(long, default_value_t = 2000.0)]
+    api_per_sec: f64,
+    /// Seconds after which a parked long-poll looks at the database again without a wake-up
+    /// (a safety net: wake-ups come from this instance, or by NOTIFY from others).
+    #[arg(long, default_value_t = 15)]
+    recheck_secs: u64,
     /// Log lines as text or as JSON objects (one a line, for a log collector).
     #[arg(long, value_enum, default_value = "text")]
     log_format: LogFormat,
@@ -318,7 +325,10 @@ async fn serve(store: Box<dyn Storage>, args: Serve) -> ExitCode {
             "no KLUIS_RELAY_SECRET: only tenant keys are accepted (kluis-relay tenant add NAME)"
         );
     }
-    let relay = Relay::with_store(store, RelayConfig::new(secret));
+    let mut config = RelayConfig::new(secret);
+    config.api_per_sec = args.api_per_sec;
+    config.recheck = Duration::from_secs(args.recheck_secs.max(1));
+    let relay = Relay::with_store(store, config);
     let expiring = relay.clone();
     tokio::spawn(async move {
         loop {
@@ -326,7 +336,7 @@ async fn serve(store: Box<dyn Storage>, args: Serve) -> ExitCode {
             tokio::time::sleep(Duration::from_secs(60)).await;
         }
     });
-    let listener = match tokio::net::TcpListener::bind(listen).await {
+    let listener = match bind(listen) {
         Ok(listener) => listener,
         Err(e) => return fail(format!("cannot listen on {listen}: {e}"), 1),
     };
@@ -377,6 +387,21 @@ async fn serve(store: Box<dyn Storage>, args: Serve) -> ExitCode {
     kluis_https::serve(listener, tls, router(relay), limits, stopped(stop_rx)).await;
     tracing::info!("stopped");
     ExitCode::SUCCESS
+}
+
+/// Listens on `addr` with a long accept queue: when another instance dies, its clients (or the
+/// load balancer on their behalf) reconnect here all at once, and connections beyond a short
+/// queue would wait a second or more for the SYN to be sent again. The kernel caps the queue
+/// at net.core.somaxconn.
+fn bind(addr: SocketAddr) -> std::io::Result<tokio::net::TcpListener> {
+    let socket = match addr {
+        SocketAddr::V4(_) => tokio::net::TcpSocket::new_v4()?,
+        SocketAddr::V6(_) => tokio::net::TcpSocket::new_v6()?,
+    };
+    #[cfg(unix)]
+    socket.set_reuseaddr(true)?;
+    socket.bind(addr)?;
+    socket.listen(16_384)
 }
 
 /// Each parked long-poll holds a connection and so a file descriptor: raise the soft limit to

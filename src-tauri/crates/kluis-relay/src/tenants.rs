@@ -5,6 +5,10 @@
 //! secret's hash is then compared in constant time. The secret carries 244 random bits, so a
 //! plain hash is enough: there is no password to brute-force.
 
+use std::collections::HashMap;
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
 use sha2::{Digest, Sha256};
 
 use crate::storage::{now_ms, Quota, Storage, StoreError, StoredKey, SHARED_TENANT};
@@ -69,8 +73,51 @@ impl Tenant {
     }
 }
 
+/// Keys read lately, so a busy tenant's every request does not read its key again. An entry
+/// is at most `ttl` old: a revoked or rotated-out key keeps working that much longer at an
+/// instance that used it just before (zero: read every time).
+pub struct KeyCache {
+    ttl: Duration,
+    found: Mutex<HashMap<String, (Instant, StoredKey)>>,
+}
+
+impl KeyCache {
+    pub fn new(ttl: Duration) -> Self {
+        Self {
+            ttl,
+            found: Mutex::default(),
+        }
+    }
+
+    async fn key(&self, store: &dyn Storage, id: &str) -> Result<Option<StoredKey>, StoreError> {
+        if let Some((read, key)) = self.found.lock().unwrap().get(id) {
+            if read.elapsed() < self.ttl {
+                return Ok(Some(key.clone()));
+            }
+        }
+        let key = store.key(id).await?;
+        let mut found = self.found.lock().unwrap();
+        match &key {
+            Some(key) if !self.ttl.is_zero() => {
+                if found.len() > 100_000 {
+                    found.clear(); // a re-read for each is the worst this costs
+                }
+                found.insert(id.to_string(), (Instant::now(), key.clone()));
+            }
+            _ => {
+                found.remove(id);
+            }
+        }
+        Ok(key)
+    }
+}
+
 /// The tenant whose key `text` is, if it is one that works now.
-pub async fn authenticate(store: &dyn Storage, text: &str) -> Result<Option<Tenant>, StoreError> {
+pub async fn authenticate(
+    keys: &KeyCache,
+    store: &dyn Storage,
+    text: &str,
+) -> Result<Option<Tenant>, StoreError> {
     let Some((id, secret)) = parse(text) else {
         return Ok(None);
     };
@@ -80,7 +127,7 @@ pub async fn authenticate(store: &dyn Storage, text: &str) -> Result<Option<Tena
         expires_ms,
         revoked,
         quota,
-    }) = store.key(id).await?
+    }) = keys.key(store, id).await?
     else {
         return Ok(None);
     };
@@ -120,6 +167,7 @@ mod tests {
     fn keys_authenticate_their_tenant_until_rotated_or_revoked() {
         block(async {
             let store = SqliteStore::in_memory().unwrap();
+            let fresh = KeyCache::new(Duration::ZERO);
             let quota = Quota {
                 max_inboxes: Some(3),
                 ..Quota::UNLIMITED
@@ -136,14 +184,23 @@ mod tests {
                     .unwrap(),
                 "a name is taken once"
             );
-            let found = authenticate(&store, &first.text).await.unwrap().unwrap();
+            let found = authenticate(&fresh, &store, &first.text)
+                .await
+                .unwrap()
+                .unwrap();
             assert_eq!((found.name.as_str(), found.quota), ("acme", quota));
             let mut forged = first.text.clone();
             forged.pop();
             forged.push('x');
-            assert_eq!(authenticate(&store, &forged).await.unwrap(), None);
-            assert_eq!(authenticate(&store, "klr_nope_nope").await.unwrap(), None);
-            assert_eq!(authenticate(&store, "not a key").await.unwrap(), None);
+            assert_eq!(authenticate(&fresh, &store, &forged).await.unwrap(), None);
+            assert_eq!(
+                authenticate(&fresh, &store, "klr_nope_nope").await.unwrap(),
+                None
+            );
+            assert_eq!(
+                authenticate(&fresh, &store, "not a key").await.unwrap(),
+                None
+            );
 
             let second = new_key();
             let overlap_end = now_ms() + 60_000;
@@ -152,32 +209,83 @@ mod tests {
                 .await
                 .unwrap());
             assert!(
-                authenticate(&store, &first.text).await.unwrap().is_some(),
+                authenticate(&fresh, &store, &first.text)
+                    .await
+                    .unwrap()
+                    .is_some(),
                 "old key in the overlap"
             );
-            assert!(authenticate(&store, &second.text).await.unwrap().is_some());
+            assert!(authenticate(&fresh, &store, &second.text)
+                .await
+                .unwrap()
+                .is_some());
             let third = new_key();
             assert!(store
                 .rotate_key("acme", &third.id, third.hash, now_ms() - 1)
                 .await
                 .unwrap());
             assert_eq!(
-                authenticate(&store, &first.text).await.unwrap(),
+                authenticate(&fresh, &store, &first.text).await.unwrap(),
                 None,
                 "overlap ended"
             );
-            assert_eq!(authenticate(&store, &second.text).await.unwrap(), None);
-            assert!(authenticate(&store, &third.text).await.unwrap().is_some());
+            assert_eq!(
+                authenticate(&fresh, &store, &second.text).await.unwrap(),
+                None
+            );
+            assert!(authenticate(&fresh, &store, &third.text)
+                .await
+                .unwrap()
+                .is_some());
 
             assert!(store.revoke_tenant("acme").await.unwrap());
             assert_eq!(
-                authenticate(&store, &third.text).await.unwrap(),
+                authenticate(&fresh, &store, &third.text).await.unwrap(),
                 None,
                 "revoked"
             );
             assert!(
                 !store.revoke_tenant(SHARED_TENANT).await.unwrap(),
                 "the shared secret is no tenant to revoke"
+            );
+        })
+    }
+
+    /// A cached key serves for its time to live, then the store's word counts again.
+    #[test]
+    fn cached_keys_are_read_again_after_their_time() {
+        block(async {
+            let store = SqliteStore::in_memory().unwrap();
+            let key = new_key();
+            assert!(store
+                .add_tenant("acme", Quota::UNLIMITED, &key.id, key.hash)
+                .await
+                .unwrap());
+            let cached = KeyCache::new(Duration::from_secs(3600));
+            assert!(authenticate(&cached, &store, &key.text)
+                .await
+                .unwrap()
+                .is_some());
+            assert!(store.revoke_tenant("acme").await.unwrap());
+            assert!(
+                authenticate(&cached, &store, &key.text)
+                    .await
+                    .unwrap()
+                    .is_some(),
+                "within its time the cached key still works (the documented delay)"
+            );
+            cached
+                .found
+                .lock()
+                .unwrap()
+                .values_mut()
+                .for_each(|(read, _)| {
+                    *read = Instant::now() - Duration::from_secs(3601);
+                });
+            assert_eq!(
+                authenticate(&cached, &store, &key.text).await.unwrap(),
+                None,
+                "read again after it: revoked"
             );
         })
     }

@@ -184,7 +184,13 @@ async fn the_request_rate_is_bounded_per_tenant() {
 /// rotation with no overlap ends the old key at once while the new one works.
 #[tokio::test]
 async fn revoked_and_rotated_out_keys_stop_working() {
-    let relay = start(SqliteStore::in_memory().unwrap()).await;
+    // Keys read at every request (the default trusts a read key for 5 s).
+    let relay = start_with(
+        SqliteStore::in_memory().unwrap(),
+        |c| c.key_ttl = std::time::Duration::ZERO,
+        Default::default(),
+    )
+    .await;
     let acme = tenant(&relay, "acme", Quota::UNLIMITED).await;
     let (_, path) = relay.create_as(&acme).await;
     let store = relay.relay.store();

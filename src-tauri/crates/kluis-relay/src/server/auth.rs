@@ -78,7 +78,7 @@ async fn tenant_of(
         .and_then(|v| v.strip_prefix("Bearer "))
         .unwrap_or("");
     if crate::tenants::parse(given).is_some() {
-        return authenticate(relay.store(), given).await;
+        return authenticate(&relay.keys, relay.store(), given).await;
     }
     let secret = relay.config.secret.as_bytes();
     Ok((!secret.is_empty() && constant_time_eq(given.as_bytes(), secret)).then(Tenant::shared))

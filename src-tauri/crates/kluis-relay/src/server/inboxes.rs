@@ -124,12 +124,19 @@ pub async fn events(
         }
         // Woken, or time to look again in case a wake-up was missed, or the deadline (the
         // next round answers empty), or the instance stops.
-        let look_again = deadline.min(now + relay.config.recheck);
+        let look_again = deadline.min(now + spread(relay.config.recheck));
         tokio::select! {
             _ = tokio::time::timeout_at(look_again, notified) => {}
             _ = stop.changed() => {}
         }
     }
+}
+
+/// Somewhere between half of `recheck` and all of it: polls parked together (after a restart,
+/// or a fail-over) must not all look again in the same instant.
+fn spread(recheck: Duration) -> Duration {
+    let fraction = (uuid::Uuid::new_v4().as_u128() % 1000) as f64 / 1000.0;
+    recheck.mul_f64(0.5 + 0.5 * fraction)
 }
 
 /// The answer of a poll, counting each event's delivery latency.

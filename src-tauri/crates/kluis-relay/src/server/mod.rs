@@ -75,6 +75,9 @@ pub struct RelayConfig {
     pub api_per_sec: f64,
     /// Longest query string stored.
     pub max_query: usize,
+    /// How long a tenant key read from the database is trusted before it is read again (so a
+    /// revocation reaches an instance within this).
+    pub key_ttl: Duration,
     /// Most events returned by one poll.
     pub max_batch: usize,
 }
@@ -84,7 +87,7 @@ impl RelayConfig {
         Self {
             secret,
             max_wait: Duration::from_secs(30),
-            recheck: Duration::from_secs(5),
+            recheck: Duration::from_secs(15),
             event_ttl: Duration::from_secs(7 * 24 * 3600),
             inbox_ttl: Duration::from_secs(30 * 24 * 3600),
             callbacks_per_sec: 500.0,
@@ -93,6 +96,7 @@ impl RelayConfig {
             max_db_bytes: 1024 * 1024 * 1024,
             api_per_sec: 2000.0,
             max_query: 2048,
+            key_ttl: Duration::from_secs(5),
             max_batch: 100,
         }
     }
@@ -110,6 +114,7 @@ pub struct Relay {
     /// One budget per tenant with a requests-per-second quota, with the rate it was made for.
     tenant_rates: Mutex<HashMap<String, (f64, Arc<kluis_https::RateLimit>)>>,
     metrics: Metrics,
+    keys: crate::tenants::KeyCache,
     stopping: tokio::sync::watch::Sender<bool>,
     /// Passes on other instances' callbacks (a shared database); stopped with the relay.
     watcher: Mutex<Option<tokio::task::JoinHandle<()>>>,
@@ -133,6 +138,7 @@ impl Relay {
     pub fn with_store(store: Box<dyn Storage>, config: RelayConfig) -> Arc<Self> {
         let rate = kluis_https::RateLimit::new(config.callbacks_per_sec, config.callbacks_per_sec);
         let api_rate = kluis_https::RateLimit::new(config.api_per_sec, 2.0 * config.api_per_sec);
+        let keys = crate::tenants::KeyCache::new(config.key_ttl);
         let relay = Arc::new(Self {
             store,
             config,
@@ -142,6 +148,7 @@ impl Relay {
             api_rate,
             tenant_rates: Mutex::default(),
             metrics: Metrics::default(),
+            keys,
             stopping: tokio::sync::watch::Sender::new(false),
             watcher: Mutex::default(),
         });

@@ -1,5 +1,7 @@
 //! The PostgreSQL engine: several stateless relay instances share one database.
 //!
+//! - Storing a callback (`kluis_relay_record`) and forgetting events (`kluis_relay_forget`)
+//!   are PL/pgSQL functions, so each is one statement and one round trip.
 //! - Order per inbox: a callback takes the inbox's row lock and its next number
 //!   (`inboxes.last_seq`) in the transaction that stores it, so callbacks of one inbox commit
 //!   in number order and a reader that saw N has seen everything before N — a client's cursor
@@ -34,7 +36,8 @@ use crate::tenants::constant_time_eq;
 const CHANNEL: &str = "kluis_relay";
 
 /// Schema versions, oldest first; version N is the state after `MIGRATIONS[N - 1]`.
-const MIGRATIONS: &[&str] = &["
+const MIGRATIONS: &[&str] = &[
+    "
     CREATE TABLE tenants (
         name TEXT PRIMARY KEY,
         created_ms BIGINT NOT NULL,
@@ -75,7 +78,70 @@ const MIGRATIONS: &[&str] = &["
         PRIMARY KEY (inbox, seq)
     );
     CREATE INDEX events_received ON events(received_ms);
-"];
+",
+    "
+    -- Storing a callback and forgetting events are one statement each (one round trip, not
+    -- six): the same steps and lock order (inbox, then tenant) as before, inside PostgreSQL.
+    -- The token was already compared in constant time by the caller (is_live); comparing it
+    -- again here only guards against a caller that did not.
+    CREATE FUNCTION kluis_relay_record(p_inbox TEXT, p_token TEXT, p_method TEXT, p_query TEXT,
+        p_now BIGINT, p_max_held BIGINT)
+    RETURNS TABLE (r_outcome TEXT, r_tenant TEXT, r_seq BIGINT) LANGUAGE plpgsql AS $$
+    DECLARE
+        v_token TEXT; v_tenant TEXT; v_held BIGINT; v_seq BIGINT;
+        v_bytes BIGINT := octet_length(p_method) + octet_length(p_query);
+        t tenants%ROWTYPE;
+    BEGIN
+        SELECT i.token, i.tenant, i.held INTO v_token, v_tenant, v_held
+            FROM inboxes i WHERE i.id = p_inbox FOR UPDATE;
+        IF NOT FOUND OR v_token <> p_token THEN
+            RETURN QUERY SELECT 'no_inbox'::TEXT, NULL::TEXT, NULL::BIGINT; RETURN;
+        END IF;
+        IF v_held >= p_max_held THEN
+            RETURN QUERY SELECT 'inbox_full'::TEXT, v_tenant, NULL::BIGINT; RETURN;
+        END IF;
+        SELECT * INTO t FROM tenants WHERE name = v_tenant FOR UPDATE;
+        IF t.max_events IS NOT NULL AND t.events >= t.max_events THEN
+            RETURN QUERY SELECT 'quota_events'::TEXT, v_tenant, NULL::BIGINT; RETURN;
+        END IF;
+        IF t.max_bytes IS NOT NULL AND t.bytes + v_bytes > t.max_bytes THEN
+            RETURN QUERY SELECT 'quota_bytes'::TEXT, v_tenant, NULL::BIGINT; RETURN;
+        END IF;
+        UPDATE inboxes SET last_seq = last_seq + 1, held = held + 1, used_ms = p_now
+            WHERE id = p_inbox RETURNING last_seq INTO v_seq;
+        INSERT INTO events (inbox, seq, method, query, received_ms, bytes)
+            VALUES (p_inbox, v_seq, p_method, p_query, p_now, v_bytes);
+        UPDATE tenants SET events = events + 1, bytes = bytes + v_bytes WHERE name = v_tenant;
+        PERFORM pg_notify('kluis_relay', p_inbox);
+        RETURN QUERY SELECT 'stored'::TEXT, v_tenant, v_seq;
+    END $$;
+
+    -- Forgets the events of p_tenant's p_inbox numbered up to p_up_to or received before
+    -- p_before, keeping the totals, and with p_drop the inbox itself; only an inbox unused
+    -- since p_idle_before (expiry: it may have been used since it was listed). How many
+    -- events, or NULL when there is no such inbox.
+    CREATE FUNCTION kluis_relay_forget(p_tenant TEXT, p_inbox TEXT, p_up_to BIGINT,
+        p_before BIGINT, p_drop BOOLEAN, p_idle_before BIGINT)
+    RETURNS BIGINT LANGUAGE plpgsql AS $$
+    DECLARE v_count BIGINT; v_bytes BIGINT;
+    BEGIN
+        PERFORM 1 FROM inboxes
+            WHERE id = p_inbox AND tenant = p_tenant AND used_ms < p_idle_before FOR UPDATE;
+        IF NOT FOUND THEN RETURN NULL; END IF;
+        WITH gone AS (
+            DELETE FROM events WHERE inbox = p_inbox AND (seq <= p_up_to OR received_ms < p_before)
+            RETURNING bytes
+        ) SELECT COUNT(*), COALESCE(SUM(bytes), 0) INTO v_count, v_bytes FROM gone;
+        IF v_count > 0 THEN
+            UPDATE inboxes SET held = GREATEST(held - v_count, 0) WHERE id = p_inbox;
+            UPDATE tenants SET events = GREATEST(events - v_count, 0),
+                bytes = GREATEST(bytes - v_bytes, 0) WHERE name = p_tenant;
+        END IF;
+        IF p_drop THEN DELETE FROM inboxes WHERE id = p_inbox; END IF;
+        RETURN v_count;
+    END $$;
+",
+];
 
 pub struct PgStore {
     pool: Pool,
@@ -176,56 +242,41 @@ fn as_i64(v: Option<u64>) -> Option<i64> {
     v.map(|v| v.min(i64::MAX as u64) as i64)
 }
 
-/// Locks `tenant`'s `inbox`; `false` if there is none.
-async fn lock_owned(
-    tx: &deadpool_postgres::Transaction<'_>,
-    tenant: &str,
-    inbox: &str,
-) -> Result<bool, StoreError> {
-    let statement = tx
-        .prepare_cached("SELECT 1 FROM inboxes WHERE id = $1 AND tenant = $2 FOR UPDATE")
-        .await?;
-    Ok(tx
-        .query_opt(&statement, &[&inbox, &tenant])
-        .await?
-        .is_some())
+/// What `kluis_relay_forget` forgets of an inbox.
+struct Forget<'a> {
+    tenant: &'a str,
+    inbox: &'a str,
+    /// Events numbered up to this…
+    up_to: i64,
+    /// …or received before this.
+    before: i64,
+    /// And the inbox itself.
+    drop: bool,
+    /// Only if unused since then (expiry).
+    idle_before: i64,
 }
 
-/// Deletes the locked `inbox`'s events numbered up to `up_to` or received before
-/// `received_before`, keeping its and its tenant's totals; how many.
-async fn forget(
-    tx: &deadpool_postgres::Transaction<'_>,
-    inbox: &str,
-    up_to: i64,
-    received_before: i64,
-) -> Result<u64, StoreError> {
-    let statement = tx
-        .prepare_cached(
-            "WITH gone AS (
-                DELETE FROM events WHERE inbox = $1 AND (seq <= $2 OR received_ms < $3)
-                RETURNING bytes
-             ) SELECT COUNT(*), COALESCE(SUM(bytes), 0)::BIGINT FROM gone",
-        )
-        .await?;
-    let row = tx
-        .query_one(&statement, &[&inbox, &up_to, &received_before])
-        .await?;
-    let (count, bytes): (i64, i64) = (row.get(0), row.get(1));
-    if count > 0 {
-        let inboxes = tx
-            .prepare_cached(
-                "UPDATE inboxes SET held = GREATEST(held - $2, 0) WHERE id = $1 RETURNING tenant",
+impl Forget<'_> {
+    /// How many events went, or `None` if the tenant has no such inbox (idle, for expiry).
+    async fn run(&self, client: &impl GenericClient) -> Result<Option<u64>, StoreError> {
+        let statement = client
+            .prepare_cached("SELECT kluis_relay_forget($1, $2, $3, $4, $5, $6)")
+            .await?;
+        let row = client
+            .query_one(
+                &statement,
+                &[
+                    &self.tenant,
+                    &self.inbox,
+                    &self.up_to,
+                    &self.before,
+                    &self.drop,
+                    &self.idle_before,
+                ],
             )
             .await?;
-        let tenant: String = tx.query_one(&inboxes, &[&inbox, &count]).await?.get(0);
-        let tenants = tx
-            .prepare_cached(
-                "UPDATE tenants SET events = GREATEST(events - $2, 0), bytes = GREATEST(bytes - $3, 0) WHERE name = $1",
-            )
-            .await?;
-        tx.execute(&tenants, &[&tenant, &count, &bytes]).await?;
+        Ok(row.get::<_, Option<i64>>(0).map(|n| n.max(0) as u64))
     }
-    Ok(count as u64)
 }
 
 #[async_trait]
@@ -455,74 +506,33 @@ impl Storage for PgStore {
         query: &str,
         limits: Limits,
     ) -> Result<Recorded, StoreError> {
-        let mut client = self.client().await?;
-        let tx = client.transaction().await?;
-        let lock = tx
-            .prepare_cached("SELECT token, tenant, held FROM inboxes WHERE id = $1 FOR UPDATE")
+        let client = self.client().await?;
+        let statement = client
+            .prepare_cached("SELECT * FROM kluis_relay_record($1, $2, $3, $4, $5, $6)")
             .await?;
-        let Some(row) = tx.query_opt(&lock, &[&inbox]).await? else {
-            return Ok(Recorded::NoInbox);
-        };
-        let (stored_token, tenant, held): (String, String, i64) =
+        let max_held = limits.max_events_per_inbox.min(i64::MAX as u64) as i64;
+        let row = client
+            .query_one(
+                &statement,
+                &[&inbox, &token, &method, &query, &super::now_ms(), &max_held],
+            )
+            .await?;
+        let (outcome, tenant, seq): (String, Option<String>, Option<i64>) =
             (row.get(0), row.get(1), row.get(2));
-        if !constant_time_eq(stored_token.as_bytes(), token.as_bytes()) {
-            return Ok(Recorded::NoInbox);
-        }
-        let refused = |why| {
-            Ok(Recorded::Refused {
-                tenant: tenant.clone(),
-                why,
-            })
+        let tenant = tenant.unwrap_or_default();
+        let why = match outcome.as_str() {
+            "stored" => {
+                return Ok(Recorded::Stored {
+                    tenant,
+                    seq: seq.unwrap_or_default(),
+                })
+            }
+            "no_inbox" => return Ok(Recorded::NoInbox),
+            "inbox_full" => Refusal::Inbox,
+            "quota_events" => Refusal::TenantEvents,
+            _ => Refusal::TenantBytes,
         };
-        if held as u64 >= limits.max_events_per_inbox {
-            return refused(Refusal::Inbox);
-        }
-        let bytes = (method.len() + query.len()) as i64;
-        let quota = tx
-            .prepare_cached(
-                "SELECT max_events, max_bytes, events, bytes FROM tenants WHERE name = $1 FOR UPDATE",
-            )
-            .await?;
-        let row = tx.query_one(&quota, &[&tenant]).await?;
-        let (max_events, max_bytes): (Option<i64>, Option<i64>) = (row.get(0), row.get(1));
-        let (events, held_bytes): (i64, i64) = (row.get(2), row.get(3));
-        if max_events.is_some_and(|max| events >= max) {
-            return refused(Refusal::TenantEvents);
-        }
-        if max_bytes.is_some_and(|max| held_bytes + bytes > max) {
-            return refused(Refusal::TenantBytes);
-        }
-        let now = super::now_ms();
-        let number = tx
-            .prepare_cached(
-                "UPDATE inboxes SET last_seq = last_seq + 1, held = held + 1, used_ms = $2
-                 WHERE id = $1 RETURNING last_seq",
-            )
-            .await?;
-        let seq: i64 = tx.query_one(&number, &[&inbox, &now]).await?.get(0);
-        let insert = tx
-            .prepare_cached(
-                "INSERT INTO events (inbox, seq, method, query, received_ms, bytes) VALUES ($1, $2, $3, $4, $5, $6)",
-            )
-            .await?;
-        let totals = tx
-            .prepare_cached(
-                "UPDATE tenants SET events = events + 1, bytes = bytes + $2 WHERE name = $1",
-            )
-            .await?;
-        let notify = tx.prepare_cached("SELECT pg_notify($1, $2)").await?;
-        // Sent together (tokio-postgres pipelines them): one round trip, not three.
-        let event: [&(dyn tokio_postgres::types::ToSql + Sync); 6] =
-            [&inbox, &seq, &method, &query, &now, &bytes];
-        let total: [&(dyn tokio_postgres::types::ToSql + Sync); 2] = [&tenant, &bytes];
-        let notice: [&(dyn tokio_postgres::types::ToSql + Sync); 2] = [&CHANNEL, &inbox];
-        tokio::try_join!(
-            tx.execute(&insert, &event),
-            tx.execute(&totals, &total),
-            tx.execute(&notify, &notice),
-        )?;
-        tx.commit().await?;
-        Ok(Recorded::Stored { tenant, seq })
+        Ok(Recorded::Refused { tenant, why })
     }
 
     async fn events_after(
@@ -567,27 +577,27 @@ impl Storage for PgStore {
     }
 
     async fn ack(&self, tenant: &str, inbox: &str, up_to: i64) -> Result<Option<u64>, StoreError> {
-        let mut client = self.client().await?;
-        let tx = client.transaction().await?;
-        if !lock_owned(&tx, tenant, inbox).await? {
-            return Ok(None);
-        }
-        let removed = forget(&tx, inbox, up_to, i64::MIN).await?;
-        tx.commit().await?;
-        Ok(Some(removed))
+        let forget = Forget {
+            tenant,
+            inbox,
+            up_to,
+            before: i64::MIN,
+            drop: false,
+            idle_before: i64::MAX,
+        };
+        forget.run(&self.client().await?).await
     }
 
     async fn delete_inbox(&self, tenant: &str, inbox: &str) -> Result<bool, StoreError> {
-        let mut client = self.client().await?;
-        let tx = client.transaction().await?;
-        if !lock_owned(&tx, tenant, inbox).await? {
-            return Ok(false);
-        }
-        forget(&tx, inbox, i64::MAX, i64::MIN).await?;
-        tx.execute("DELETE FROM inboxes WHERE id = $1", &[&inbox])
-            .await?;
-        tx.commit().await?;
-        Ok(true)
+        let forget = Forget {
+            tenant,
+            inbox,
+            up_to: i64::MAX,
+            before: i64::MIN,
+            drop: true,
+            idle_before: i64::MAX,
+        };
+        Ok(forget.run(&self.client().await?).await?.is_some())
     }
 
     async fn expire(
@@ -595,73 +605,47 @@ impl Storage for PgStore {
         events_before_ms: i64,
         inboxes_before_ms: i64,
     ) -> Result<(u64, u64), StoreError> {
-        // One inbox per transaction, in batches: every instance runs this, and no transaction
+        // One inbox per statement, in batches: every instance runs this, and no transaction
         // holds many locks at once.
-        let (events, inboxes) = self
-            .forget_each(
+        let client = self.client().await?;
+        let (mut events, mut inboxes) = (0, 0);
+        let idle = client
+            .query(
                 "SELECT id, tenant FROM inboxes WHERE used_ms < $1 LIMIT 1000",
-                inboxes_before_ms,
-                Forget::IdleInbox,
+                &[&inboxes_before_ms],
             )
             .await?;
-        let (old, _) = self
-            .forget_each(
+        for row in idle {
+            let forget = Forget {
+                tenant: row.get(1),
+                inbox: row.get(0),
+                up_to: i64::MAX,
+                before: i64::MIN,
+                drop: true,
+                idle_before: inboxes_before_ms,
+            };
+            if let Some(gone) = forget.run(&client).await? {
+                events += gone;
+                inboxes += 1;
+            }
+        }
+        let old = client
+            .query(
                 "SELECT DISTINCT e.inbox, i.tenant FROM events e JOIN inboxes i ON i.id = e.inbox
                  WHERE e.received_ms < $1 LIMIT 1000",
-                events_before_ms,
-                Forget::Before(events_before_ms),
+                &[&events_before_ms],
             )
             .await?;
-        Ok((events + old, inboxes))
-    }
-}
-
-/// What expiry forgets of an inbox.
-#[derive(Clone, Copy)]
-enum Forget {
-    /// The whole inbox, if it is still unused since the bound.
-    IdleInbox,
-    /// Its events received before this.
-    Before(i64),
-}
-
-impl PgStore {
-    /// Forgets `what` of each (inbox, tenant) that `list` (bound to `bound`) names, one locked
-    /// inbox per transaction; the events and inboxes gone.
-    async fn forget_each(
-        &self,
-        list: &str,
-        bound: i64,
-        what: Forget,
-    ) -> Result<(u64, u64), StoreError> {
-        let (mut events, mut inboxes) = (0, 0);
-        let found: Vec<(String, String)> = self
-            .client()
-            .await?
-            .query(list, &[&bound])
-            .await?
-            .iter()
-            .map(|r| (r.get(0), r.get(1)))
-            .collect();
-        for (inbox, tenant) in found {
-            let mut client = self.client().await?;
-            let tx = client.transaction().await?;
-            if !lock_owned(&tx, &tenant, &inbox).await? {
-                continue;
-            }
-            match what {
-                Forget::IdleInbox => {
-                    events += forget(&tx, &inbox, i64::MAX, i64::MIN).await?;
-                    inboxes += tx
-                        .execute(
-                            "DELETE FROM inboxes WHERE id = $1 AND used_ms < $2",
-                            &[&inbox, &bound],
-                        )
-                        .await?;
-                }
-                Forget::Before(before) => events += forget(&tx, &inbox, i64::MIN, before).await?,
-            }
-            tx.commit().await?;
+        for row in old {
+            let forget = Forget {
+                tenant: row.get(1),
+                inbox: row.get(0),
+                up_to: i64::MIN,
+                before: events_before_ms,
+                drop: false,
+                idle_before: i64::MAX,
+            };
+            events += forget.run(&client).await?.unwrap_or(0);
         }
         Ok((events, inboxes))
     }
