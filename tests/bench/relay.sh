@@ -10,7 +10,10 @@
 # its share of the polls parked (examples/load.rs); exits 1 if either run lost a callback or
 # missed p50 ≤ 10 ms / p99 ≤ 100 ms.
 #
-#   bash tests/bench/relay.sh            (POLLERS, RATE, SECONDS_, TENANTS, KILL_AFTER to change)
+#   bash tests/bench/relay.sh            (POLLERS, RATE, SECONDS_, TENANTS, KILL_AFTER to change;
+#                                         PG_ONLY=1 skips SQLite; RECHECK=SECS the polls' re-look)
+# With KLUIS_PG_OPTIONS="-c shared_preload_libraries=pg_stat_statements" it also prints the
+# statements that took PostgreSQL the most time during the PostgreSQL run.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 export PATH="$HOME/.cargo/bin:$PATH"
@@ -106,10 +109,21 @@ add_tenants "$work/pg-keys"
 start_instance; p1=$port; m1=$mport; pid1=$pid
 start_instance; p2=$port; m2=$mport; pid2=$pid
 start_nginx "$p1" "$p2"
+psql_() { "$pg_bin/psql" -h 127.0.0.1 -p "$pg_port" -U kluis -d postgres -q "$@"; }
+statements=""
+if [[ "${KLUIS_PG_OPTIONS:-}" == *pg_stat_statements* ]]; then
+  statements=1
+  psql_ -c "CREATE EXTENSION pg_stat_statements" -c "SELECT pg_stat_statements_reset()" >/dev/null
+fi
 pg_status=0
 "$load" --url "http://127.0.0.1:$front" --keys "$work/pg-keys" --pollers "$pollers" --rate "$rate" \
   --seconds "$seconds" --metrics "http://127.0.0.1:$m1/metrics" --metrics "http://127.0.0.1:$m2/metrics" \
   --pid "$pid1" --pid "$pid2" --kill "$pid1" --kill-after "$kill_after" || pg_status=$?
+if [ -n "$statements" ]; then
+  psql_ -c "SELECT calls, round(total_exec_time) AS total_ms, round(mean_exec_time::numeric, 3) AS mean_ms,
+    left(regexp_replace(query, '\s+', ' ', 'g'), 80) AS statement
+    FROM pg_stat_statements ORDER BY total_exec_time DESC LIMIT 12"
+fi
 for pid in "${pids[@]}"; do kill -9 "$pid" 2>/dev/null || true; done
 pids=()
 unset KLUIS_RELAY_DATABASE_URL

@@ -2,6 +2,7 @@
 # A throw-away PostgreSQL cluster for tests and benchmarks: `source tests/postgres/cluster.sh`
 # starts one on a free port of 127.0.0.1 (trust authentication, loopback only, fsync off),
 # exports KLUIS_TEST_DATABASE_URL, and stops and deletes it when the sourcing shell exits.
+# KLUIS_PG_OPTIONS adds server options (e.g. "-c shared_preload_libraries=pg_stat_statements").
 # PostgreSQL refuses to run as root, so as root the cluster runs as the `postgres` user.
 # Installs Debian's postgresql package when it is missing.
 
@@ -23,7 +24,7 @@ as_pg() {
 pg_port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 as_pg "$pg_bin/initdb" -D "$pg_dir/data" -A trust -U kluis --no-sync -E UTF8 >/dev/null
 as_pg "$pg_bin/pg_ctl" -D "$pg_dir/data" -l "$pg_dir/log" -w -s \
-  -o "-p $pg_port -k $pg_dir -c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=${KLUIS_PG_MAX_CONNECTIONS:-400}" start
+  -o "-p $pg_port -k $pg_dir -c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=${KLUIS_PG_MAX_CONNECTIONS:-400} ${KLUIS_PG_OPTIONS:-}" start
 pg_stop() {
   as_pg "$pg_bin/pg_ctl" -D "$pg_dir/data" -m immediate -s stop 2>/dev/null || true
   rm -rf "$pg_dir"

@@ -365,6 +365,23 @@ async fn main() {
             after.len()
         );
     }
+    // When the slow deliveries were sent: a burst (a fail-over, a wave of polls looking again
+    // or timing out together) shows as a few busy seconds.
+    let mut slow_by_second: std::collections::BTreeMap<u64, usize> = Default::default();
+    for (id, sent) in sent_at.iter() {
+        if first
+            .get(id)
+            .is_some_and(|at| at.duration_since(*sent) > Duration::from_millis(100))
+        {
+            *slow_by_second.entry(id / args.rate).or_default() += 1;
+        }
+    }
+    let busy: Vec<String> = slow_by_second
+        .iter()
+        .filter(|(_, n)| **n >= 5)
+        .map(|(second, n)| format!("{second}s:{n}"))
+        .collect();
+    println!("slower than 100 ms, by second sent: {}", busy.join(" "));
     for pid in &args.pid {
         println!("instance {pid}: peak RSS {} MiB", rss_mib(*pid, "VmHWM"));
     }

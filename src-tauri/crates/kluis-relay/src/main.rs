@@ -325,6 +325,9 @@ async fn serve(store: Box<dyn Storage>, args: Serve) -> ExitCode {
             "no KLUIS_RELAY_SECRET: only tenant keys are accepted (kluis-relay tenant add NAME)"
         );
     }
+    if let Err(e) = store.warm().await {
+        return fail(e, 1);
+    }
     let mut config = RelayConfig::new(secret);
     config.api_per_sec = args.api_per_sec;
     config.recheck = Duration::from_secs(args.recheck_secs.max(1));

@@ -2,9 +2,10 @@
 //!
 //! Public (what the service calls): `GET /cb/<inbox>/<token>?…` stores the request (method,
 //! query, time) and answers 200 at once; anything that is not a live inbox and token gets 404
-//! ([`callback`]). Rate limits come after the capability check, so a flood of junk cannot cost
-//! a real callback its answer: requests for no live inbox share one budget, each inbox has its
-//! own (429 beyond either). An inbox holds at most `max_events_per_inbox` unacknowledged
+//! ([`callback`]). The store checks the capability as it stores (one round trip), and the
+//! rate limits keep a flood of junk from costing a real callback its answer: requests for no
+//! live inbox share one budget, each inbox that took a callback has its own (429 beyond
+//! either). An inbox holds at most `max_events_per_inbox` unacknowledged
 //! events, the database at most `max_db_bytes`, and a tenant what its quota allows (507
 //! beyond, so the service may retry later).
 //!

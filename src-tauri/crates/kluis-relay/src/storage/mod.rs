@@ -177,6 +177,11 @@ pub trait Storage: Send + Sync + 'static {
     fn watch(&self, _wake: Wake) -> Option<tokio::task::JoinHandle<()>> {
         None
     }
+    /// Readies what serving needs before the instance takes requests (a connection pool's
+    /// connections, prepared statements); nothing for an engine with nothing to ready.
+    async fn warm(&self) -> Result<(), StoreError> {
+        Ok(())
+    }
     /// Whether the database answers (`/readyz`).
     async fn ping(&self) -> Result<(), StoreError>;
 
@@ -209,10 +214,8 @@ pub trait Storage: Send + Sync + 'static {
         id: &str,
         token: &str,
     ) -> Result<Result<(), Refusal>, StoreError>;
-    /// Whether `inbox` exists with `token` (a callback's capability).
-    async fn is_live(&self, inbox: &str, token: &str) -> Result<bool, StoreError>;
-    /// Stores a callback if `inbox` exists with `token`, within `limits` and its tenant's
-    /// quota.
+    /// Stores a callback if `inbox` exists with `token` (a callback's capability, compared in
+    /// constant time), within `limits` and its tenant's quota.
     async fn record(
         &self,
         inbox: &str,

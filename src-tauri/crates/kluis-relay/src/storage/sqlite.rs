@@ -357,10 +357,6 @@ impl Storage for SqliteStore {
         Ok(Ok(()))
     }
 
-    async fn is_live(&self, inbox: &str, token: &str) -> Result<bool, StoreError> {
-        Ok(token_owner(&self.conn(), inbox, token)?.is_some())
-    }
-
     async fn record(
         &self,
         inbox: &str,
@@ -599,7 +595,14 @@ mod tests {
             );
             assert_eq!(store.tenants().await.unwrap()[0].events, 0);
             assert_eq!(store.expire(now, now + 100_000).await.unwrap().1, 1);
-            assert!(!store.is_live("a", "t").await.unwrap());
+            assert_eq!(
+                store
+                    .record("a", "t", "GET", "id=2", Limits::NONE)
+                    .await
+                    .unwrap(),
+                Recorded::NoInbox,
+                "the idle inbox expired"
+            );
         })
     }
 

@@ -55,13 +55,12 @@ pub async fn storage_contract(store: &dyn Storage) {
         store.create_inbox("b", &quota, "j1", "u1").await.unwrap(),
         Ok(())
     );
-    assert!(store.is_live("i1", "t1").await.unwrap());
-    assert!(
-        !store.is_live("i1", "t2").await.unwrap(),
+    let none = Limits::NONE;
+    assert_eq!(
+        store.record("i1", "t2", "GET", "id=0", none).await.unwrap(),
+        Recorded::NoInbox,
         "another inbox's token"
     );
-
-    let none = Limits::NONE;
     assert_eq!(
         store
             .record("i1", "nope", "GET", "id=0", none)
@@ -159,7 +158,11 @@ pub async fn storage_contract(store: &dyn Storage) {
     );
     assert!(store.delete_inbox("a", "i1").await.unwrap());
     assert_eq!(totals("a").await, (1, 2, 14));
-    assert!(!store.is_live("i1", "t1").await.unwrap());
+    assert_eq!(
+        store.record("i1", "t1", "GET", "id=8", none).await.unwrap(),
+        Recorded::NoInbox,
+        "a deleted inbox takes no callback"
+    );
 
     let c = kluis_relay::tenants::new_key();
     assert!(store
@@ -176,7 +179,11 @@ pub async fn storage_contract(store: &dyn Storage) {
         store.key(&c.id).await.unwrap().is_none(),
         "a revoked tenant's keys are gone"
     );
-    assert!(!store.is_live("i2", "t2").await.unwrap(), "and its inboxes");
+    assert_eq!(
+        store.record("i2", "t2", "GET", "id=9", none).await.unwrap(),
+        Recorded::NoInbox,
+        "and its inboxes"
+    );
     assert_eq!(
         store.create_inbox("a", &quota, "i4", "t4").await.unwrap(),
         Err(Refusal::Revoked)
