@@ -8,7 +8,7 @@ use std::collections::BTreeSet;
 use std::sync::Arc;
 use std::time::Duration;
 
-use kluis_relay::{PgStore, StoreError};
+use kluis_relay::{PgStore, Storage, StoreError};
 use reqwest::StatusCode;
 use serde_json::{json, Value};
 
@@ -62,6 +62,50 @@ async fn postgres_keeps_the_storage_contract() {
     let url = fresh_database().await;
     let store = PgStore::connect(&url, 4).await.unwrap();
     common::contract::storage_contract(&store).await;
+}
+
+/// With `sslmode=require` the relay speaks TLS to the database and checks its certificate:
+/// with the cluster's CA (`PGSSLROOTCERT`) every connection of the store is encrypted; with
+/// another CA the relay refuses to connect and says it was the certificate.
+#[tokio::test]
+#[ignore = "needs PostgreSQL: tests/postgres/run.sh"]
+async fn tls_to_the_database_checks_its_certificate() {
+    let url = fresh_database().await;
+    let ca = std::env::var("KLUIS_TEST_DATABASE_CA").expect("tests/postgres/cluster.sh sets it");
+    let tls_url = format!("{url}?sslmode=require");
+    // PGSSLROOTCERT is read only with sslmode=require, which no other test here uses.
+    std::env::set_var("PGSSLROOTCERT", &ca);
+    let store = PgStore::connect(&tls_url, 3)
+        .await
+        .expect("TLS with the cluster's CA");
+    store.warm().await.unwrap();
+    let (admin, connection) = tokio_postgres::connect(&url, tokio_postgres::NoTls)
+        .await
+        .unwrap();
+    tokio::spawn(connection);
+    let row = admin
+        .query_one(
+            "SELECT count(*) FILTER (WHERE s.ssl), count(*) FROM pg_stat_activity a
+             JOIN pg_stat_ssl s USING (pid)
+             WHERE a.datname = current_database() AND a.application_name = 'kluis-relay'",
+            &[],
+        )
+        .await
+        .unwrap();
+    let (encrypted, all): (i64, i64) = (row.get(0), row.get(1));
+    assert_eq!((encrypted, all), (3, 3), "every pooled connection is TLS");
+
+    let other = tempfile::NamedTempFile::new().unwrap();
+    let stranger = kluis_https::cert::LocalCa::generate("not the database's CA").unwrap();
+    std::fs::write(other.path(), stranger.ca_pem()).unwrap();
+    std::env::set_var("PGSSLROOTCERT", other.path());
+    let refused = PgStore::connect(&tls_url, 1).await;
+    std::env::remove_var("PGSSLROOTCERT");
+    let message = refused
+        .err()
+        .expect("a certificate from an unknown CA is refused")
+        .to_string();
+    assert!(message.contains("certificate"), "says why: {message}");
 }
 
 /// A long-poll parked at one instance is answered when the callback is stored at the other:

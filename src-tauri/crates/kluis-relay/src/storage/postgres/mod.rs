@@ -18,6 +18,8 @@
 //!   its notice.
 //! - Serving starts with every pooled connection open and its statements prepared
 //!   ([`Storage::warm`]).
+//! - The schema's migrations and the hot paths' statements are in [`schema`]; TLS to the
+//!   database (`sslmode=require`, the certificate checked) in [`tls`].
 //! - Locks are always taken inbox first, then tenant, so two transactions never wait on each
 //!   other in a circle.
 //! - Migrations run at start in one transaction under an advisory lock, so instances that
@@ -31,9 +33,11 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use deadpool_postgres::{GenericClient, Manager, ManagerConfig, Pool, RecyclingMethod};
-use tokio_postgres::NoTls;
+use tokio_postgres::tls::{MakeTlsConnect, TlsConnect};
+use tokio_postgres::{NoTls, Socket};
 
 mod schema;
+mod tls;
 
 use schema::{EVENTS_AFTER, FORGET, KEY, MIGRATIONS, NOTIFY_STORED, RECORD};
 
@@ -47,11 +51,24 @@ const CHANNEL: &str = "kluis_relay";
 
 pub struct PgStore {
     pool: Pool,
+    /// TLS to the database (`sslmode=require`), or plain TCP.
+    tls: Option<tokio_postgres_rustls::MakeRustlsConnect>,
     config: tokio_postgres::Config,
 }
 
-fn pool_error(e: impl std::fmt::Display) -> StoreError {
-    StoreError::Pool(e.to_string())
+/// A pool's error with its causes: "error performing TLS handshake" alone does not say the
+/// certificate was from an unknown CA.
+fn pool_error(e: impl std::error::Error) -> StoreError {
+    let mut words = e.to_string();
+    let mut cause = e.source();
+    while let Some(inner) = cause {
+        let more = inner.to_string();
+        if !words.contains(&more) {
+            words = format!("{words}: {more}");
+        }
+        cause = inner.source();
+    }
+    StoreError::Pool(words)
 }
 
 impl PgStore {
@@ -71,20 +88,21 @@ impl PgStore {
         }
         config.application_name("kluis-relay");
         config.connect_timeout(Duration::from_secs(10));
-        let manager = Manager::from_config(
-            config.clone(),
-            NoTls,
-            ManagerConfig {
-                recycling_method: RecyclingMethod::Fast,
-            },
-        );
+        let tls = tls::connector(&config)?;
+        let recycling = || ManagerConfig {
+            recycling_method: RecyclingMethod::Fast,
+        };
+        let manager = match tls.clone() {
+            Some(tls) => Manager::from_config(config.clone(), tls, recycling()),
+            None => Manager::from_config(config.clone(), NoTls, recycling()),
+        };
         let pool = Pool::builder(manager)
             .max_size(max_connections)
             .wait_timeout(Some(Duration::from_secs(10)))
             .runtime(deadpool_postgres::Runtime::Tokio1)
             .build()
             .map_err(pool_error)?;
-        let store = Self { pool, config };
+        let store = Self { pool, config, tls };
         store.migrate().await?;
         Ok(store)
     }
@@ -216,7 +234,11 @@ impl Storage for PgStore {
     }
 
     fn watch(&self, wake: Wake) -> Option<tokio::task::JoinHandle<()>> {
-        Some(tokio::spawn(listen(self.config.clone(), wake)))
+        let config = self.config.clone();
+        Some(match self.tls.clone() {
+            Some(tls) => tokio::spawn(listen(config, tls, wake)),
+            None => tokio::spawn(listen(config, NoTls, wake)),
+        })
     }
 
     async fn warm(&self) -> Result<(), StoreError> {
@@ -562,11 +584,17 @@ impl Storage for PgStore {
 /// Keeps a connection listening for other instances' callbacks, passing each to `wake`; made
 /// again after it is lost (waking everyone then, as notices may have been missed), until
 /// `wake` says nobody listens any more.
-async fn listen(mut config: tokio_postgres::Config, wake: Wake) {
+async fn listen<T>(mut config: tokio_postgres::Config, tls: T, wake: Wake)
+where
+    T: MakeTlsConnect<Socket> + Clone + Send + 'static,
+    T::Stream: Send,
+    T::TlsConnect: Send,
+    <T::TlsConnect as TlsConnect<Socket>>::Future: Send,
+{
     config.application_name("kluis-relay listen");
     let mut failures = 0u32;
     loop {
-        match config.connect(NoTls).await {
+        match config.connect(tls.clone()).await {
             Ok((client, mut connection)) => {
                 let command = format!("LISTEN {CHANNEL}");
                 let listening = client.batch_execute(&command);
