@@ -2,15 +2,15 @@
 //!
 //! Public (what the service calls): `GET /cb/<inbox>/<token>?…` stores the request (method,
 //! query, time) and answers 200 at once; anything that is not a live inbox and token gets 404
-//! ([`callback`]). The store checks the capability as it stores (one round trip), and the
+//! (`callback`). The store checks the capability as it stores (one round trip), and the
 //! rate limits keep a flood of junk from costing a real callback its answer: requests for no
 //! live inbox share one budget, each inbox that took a callback has its own (429 beyond
 //! either). An inbox holds at most `max_events_per_inbox` unacknowledged
 //! events, the database at most `max_db_bytes`, and a tenant what its quota allows (507
 //! beyond, so the service may retry later).
 //!
-//! Private ([`inboxes`]; `Authorization: Bearer <tenant key>` or the shared
-//! `KLUIS_RELAY_SECRET`, checked in [`auth`]):
+//! Private (`inboxes`; `Authorization: Bearer <tenant key>` or the shared
+//! `KLUIS_RELAY_SECRET`, checked in `auth`):
 //! - `POST /api/inboxes` → `{inbox, callback_path}`: a new inbox with a 128-bit id and a
 //!   128-bit token in its callback path;
 //! - `GET /api/inboxes/<inbox>/events?after=N&wait=S` → `{events, next}`: events after the
@@ -22,7 +22,7 @@
 //! A key sees only its tenant's inboxes: another tenant's inbox is answered 404, exactly as
 //! one that does not exist. Refusals carry `{code, message}`.
 //!
-//! Operations ([`operations`]): `/healthz` (the process answers), `/readyz` (the database
+//! Operations (`operations`): `/healthz` (the process answers), `/readyz` (the database
 //! answers and the instance is not stopping), `/metrics` on the separate metrics listener.
 //! [`Relay::shut_down`] answers parked long-polls 503 with `Retry-After`, so their clients poll
 //! again — at another instance or this one restarted — from the same cursor.

@@ -2,7 +2,7 @@
 //! transaction, well under a millisecond), so they run inline on the async worker under a
 //! mutex rather than paying a thread hop each.
 //!
-//! The schema is versioned with `PRAGMA user_version`; [`MIGRATIONS`] run at open, each in its
+//! The schema is versioned with `PRAGMA user_version`; `MIGRATIONS` run at open, each in its
 //! own transaction, so a relay upgraded over an older database carries its inboxes along.
 //! Tenants keep running totals of their unacknowledged events and bytes, so a quota check is
 //! one row read instead of a count over every event; expiry recounts them.

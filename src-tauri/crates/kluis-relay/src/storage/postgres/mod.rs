@@ -18,8 +18,8 @@
 //!   its notice.
 //! - Serving starts with every pooled connection open and its statements prepared
 //!   ([`Storage::warm`]).
-//! - The schema's migrations and the hot paths' statements are in [`schema`]; TLS to the
-//!   database (`sslmode=require`, the certificate checked) in [`tls`].
+//! - The schema's migrations and the hot paths' statements are in `schema`; TLS to the
+//!   database (`sslmode=require`, the certificate checked) in `tls`.
 //! - Locks are always taken inbox first, then tenant, so two transactions never wait on each
 //!   other in a circle.
 //! - Migrations run at start in one transaction under an advisory lock, so instances that
