@@ -36,7 +36,7 @@ pub async fn callback(
     // itself — one round trip to the database, not two. (Only its tenant and the service know
     // an inbox's id, so nobody else can spend its budget.)
     let budget = relay.inbox_rates.lock().unwrap().get(&inbox).cloned();
-    if budget.is_some_and(|budget| !budget.admit()) {
+    if budget.as_ref().is_some_and(|budget| !budget.admit()) {
         return StatusCode::TOO_MANY_REQUESTS.into_response();
     }
     let limits = Limits {
@@ -66,14 +66,18 @@ pub async fn callback(
             tracing::info!(inbox = short(&inbox), %tenant, seq, "callback stored");
             relay.metrics.callbacks_stored.inc();
             relay.wake(&inbox);
-            let per_sec = relay.config.inbox_callbacks_per_sec;
-            Relay::budget(
-                &relay.inbox_rates,
-                &inbox,
-                |_| true,
-                || Arc::new(kluis_https::RateLimit::new(per_sec, 4.0 * per_sec)),
-            )
-            .admit();
+            if budget.is_none() {
+                // Its first callback: from now on the inbox has a budget of its own, this
+                // callback charged to it.
+                let per_sec = relay.config.inbox_callbacks_per_sec;
+                Relay::budget(
+                    &relay.inbox_rates,
+                    &inbox,
+                    |_| true,
+                    || Arc::new(kluis_https::RateLimit::new(per_sec, 4.0 * per_sec)),
+                )
+                .admit();
+            }
             (StatusCode::OK, "ok").into_response()
         }
         Ok(Recorded::NoInbox) => not_live(),
