@@ -1,45 +1,107 @@
 #!/usr/bin/env bash
 # Every test of Kluis: Rust (core, simulator, CLI, desktop logic, Tauri commands), the relay on
-# a real PostgreSQL, the real keyring, the UI's Vitest suite, the Windows build under Wine, the release build with its .deb,
-# and the end-to-end tests in the real webview. Run `bash .ci/setup` first on a fresh machine.
+# a real PostgreSQL, the real keyring, the UI's Vitest suite, the Windows build under Wine, the
+# .deb, and the end-to-end tests in the real webview. Run `bash .ci/setup` first on a fresh
+# machine. Prints each stage's wall time and the total at the end (also when a stage fails).
+#
+# How it stays fast (docs: the README's Tests section has the measured table):
+# - One Linux build serves every stage: `cargo test-all` (.cargo/config.toml) builds the whole
+#   workspace once, the app with its pages embedded (`custom-protocol`), so the e2e tests and the
+#   .deb use the binaries of the test build instead of a release compile of their own.
+# - The Windows build (one profile for kluis.exe, kluis-relay.exe, kluis-app.exe and the Windows
+#   unit tests) starts at once in the background at the lowest CPU priority, in a target
+#   directory of its own (a second cargo in target/ would wait for the first one's lock): it
+#   takes the CPU the Linux build and the tests leave idle, and never slows them down.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
 export PATH="$HOME/.cargo/bin:$PATH"
 
-echo "== UI build and unit tests (Vitest)"
-(cd ui && npm run build --silent && npx vitest run)
+stage_names=()
+stage_secs=()
+run_started=$SECONDS
+stage() { # NAME COMMAND...: runs one stage, timed
+  local name=$1 started=$SECONDS
+  shift
+  echo "== $name"
+  "$@"
+  stage_names+=("$name")
+  stage_secs+=($((SECONDS - started)))
+}
+report() {
+  local status=$? i
+  echo
+  echo "== Wall time per stage (tests/run-all.sh)"
+  for i in "${!stage_names[@]}"; do
+    printf '%6ss  %s\n' "${stage_secs[$i]}" "${stage_names[$i]}"
+  done
+  printf '%6ss  %s\n' $((SECONDS - run_started)) "total$([ $status = 0 ] || echo ", FAILED (exit $status)")"
+  if [ -n "${windows_pid:-}" ] && kill -0 "$windows_pid" 2>/dev/null; then
+    kill -- "-$windows_pid" 2>/dev/null || kill "$windows_pid" 2>/dev/null || true
+  fi
+}
+trap report EXIT
 
-echo "== Rust tests"
-cargo test --workspace --locked
+ui() { (cd ui && npm run build --silent && npx vitest run); }
+stage "UI: type check, build and unit tests (Vitest)" ui
 
-echo "== The relay on a real PostgreSQL (a throw-away cluster; tests/postgres/run.sh)"
-bash tests/postgres/run.sh
-
-# (--workspace, as above: selecting packages with -p would unify their features differently
-# and build every dependency again.)
-echo "== The OS keyring and desktop notifications (Secret Service, a stand-in notification daemon, in a private D-Bus session)"
-dbus-run-session -- bash -c '
-  export HOME=$(mktemp -d) CARGO_HOME=${CARGO_HOME:-'"$HOME"'/.cargo} RUSTUP_HOME=${RUSTUP_HOME:-'"$HOME"'/.rustup}
-  echo -n keyring-test | gnome-keyring-daemon --unlock --components=secrets >/dev/null
-  cargo test --workspace --locked --test keyring --test notify --test profiles -- --ignored
-  # Last: it locks the keyring, which nobody can unlock again in this session.
-  cargo test --workspace --locked --test locked_keyring -- --ignored'
-
-echo "== Windows: the cross-built kluis.exe under Wine (tests/windows/run.sh; says so plainly when it cannot run here)"
-bash tests/windows/run.sh
-if [ "${CI:-}" = true ]; then rm -rf target/x86_64-pc-windows-gnu; fi
-
-echo "== Release build and .deb"
-# On CI nothing reads the debug build again: it goes before the release build is made, so the
-# two never need the disk at once (a CI machine once ran out of it here, building zbus).
-if [ "${CI:-}" = true ]; then
-  du -sh target/debug 2>/dev/null | awk '{print "debug build output, removed: " $1}'
-  rm -rf target/debug
+# The Windows build, in the background (see the top). Its set-up (apt, rustup) runs first, in
+# the foreground: two package installs must not run at once.
+windows_log=$(mktemp "${TMPDIR:-/tmp}/kluis-windows-build.XXXXXX")
+windows_pid=""
+windows_ready=false
+windows_setup() {
+  if bash tests/windows/run.sh setup; then windows_ready=true; fi
+}
+stage "Windows: set-up (mingw-w64, Wine, the Rust target)" windows_setup
+if $windows_ready; then
+  set -m   # its own process group, so that report() can stop all of it
+  nice -n 19 bash tests/windows/run.sh build >"$windows_log" 2>&1 &
+  windows_pid=$!
+  set +m
 fi
-df -h . | tail -1 | awk '{print "disk free: " $4}'
-cargo build --release --locked --bin kluis-sim
-ui/node_modules/.bin/tauri build --bundles deb
 
-echo "== End to end (tauri-driver + WebKitWebDriver under Xvfb)"
-bash tests/e2e/run.sh
+# Every cargo invocation below goes through `cargo test-all`: the same packages and features
+# each time, so nothing is built twice.
+stage "Rust: the test build (every crate, test and binary, once)" cargo test-all --no-run
+stage "Rust: tests" cargo test-all
+stage "The relay on a real PostgreSQL (tests/postgres/run.sh)" bash tests/postgres/run.sh
+
+keyring_and_notifications() {
+  dbus-run-session -- bash -c '
+    set -euo pipefail
+    export HOME=$(mktemp -d) CARGO_HOME=${CARGO_HOME:-'"$HOME"'/.cargo} RUSTUP_HOME=${RUSTUP_HOME:-'"$HOME"'/.rustup}
+    echo -n keyring-test | gnome-keyring-daemon --unlock --components=secrets >/dev/null
+    cargo test-all --test it -- --ignored keyring:: notify:: profiles::
+    # Last: it locks the keyring, which nobody can unlock again in this session.
+    cargo test-all --test it -- --ignored keyring_locked::'
+}
+stage "The OS keyring and desktop notifications (Secret Service, a stand-in notification daemon, in a private D-Bus session)" keyring_and_notifications
+
+deb() {
+  # The .deb of the app the test build made (Tauri's bundler packs the built binary).
+  ui/node_modules/.bin/tauri bundle --debug --bundles deb --features custom-protocol
+  local deb info contents
+  deb=$(ls target/debug/bundle/deb/*.deb)
+  # (Read whole, then searched: `dpkg-deb | grep -q` fails under pipefail when grep stops early.)
+  info=$(dpkg-deb --info "$deb")
+  contents=$(dpkg-deb --contents "$deb")
+  grep -q '^ *Package: kluis$' <<<"$info" || { echo "$deb: not Kluis's package" >&2; return 1; }
+  grep -Eq ' (\./)?usr/bin/kluis-app$' <<<"$contents" || { echo "$deb: no /usr/bin/kluis-app" >&2; return 1; }
+  echo "$deb: $(grep -c . <<<"$contents") entries, /usr/bin/kluis-app among them"
+}
+stage "The .deb" deb
+stage "End to end (tauri-driver + WebKitWebDriver under Xvfb)" bash tests/e2e/run.sh
+
+windows() {
+  $windows_ready || return 0   # (its set-up said why, above)
+  local status=0
+  wait "$windows_pid" || status=$?
+  windows_pid=""
+  tail -n 40 "$windows_log"
+  rm -f "$windows_log"
+  [ $status = 0 ] || { echo "The Windows build failed (above)." >&2; return $status; }
+  bash tests/windows/run.sh test
+}
+stage "Windows: the rest of its build (in the background until now), then kluis.exe and the unit tests under Wine" windows
+if [ "${CI:-}" = true ]; then rm -rf target/cross; fi

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# End-to-end tests of the desktop app (see ui/e2e/app.e2e.mjs). Needs the release binaries
-# (`tauri build --no-bundle` and `cargo build --release --bin kluis-sim`); screenshots of each
+# End-to-end tests of the desktop app (see ui/e2e/app.e2e.mjs). Needs the binaries of the test
+# build, `cargo test-all --no-run` (the app with its pages embedded, and kluis-sim; or another
+# build's, named by KLUIS_E2E_BIN_DIR); screenshots of each
 # screen, in English and Dutch, are kept in tests/e2e/artifacts/ (taken from Xvfb's
 # framebuffer file, -fbdir, not through WebDriver).
 set -euo pipefail

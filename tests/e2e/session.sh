@@ -4,6 +4,9 @@
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 work=$1
+# The binaries of the test build (`cargo test-all`, which builds the app with its pages
+# embedded); KLUIS_E2E_BIN_DIR=target/release for a release build's.
+bin=${KLUIS_E2E_BIN_DIR:-$root/target/debug}
 export HOME="$work/home"; mkdir -p "$HOME"
 echo -n e2e-keyring-pw | gnome-keyring-daemon --unlock --components=secrets >/dev/null
 
@@ -14,7 +17,7 @@ trap cleanup EXIT
 # A slow callback, so the app can be closed while a backup waits for it. It also stands in for
 # the desktop's notification service on this session's bus, writing down what the app shows.
 export KLUIS_E2E_NOTIFICATIONS="$work/notifications.jsonl"
-"$root/target/release/kluis-sim" --ca-out "$work/sim-ca.pem" --callback-delay-ms 5000 --notifications-out "$KLUIS_E2E_NOTIFICATIONS" >"$work/sim.env" 2>"$work/sim.log" &
+"$bin/kluis-sim" --ca-out "$work/sim-ca.pem" --callback-delay-ms 5000 --notifications-out "$KLUIS_E2E_NOTIFICATIONS" >"$work/sim.env" 2>"$work/sim.log" &
 pids+=($!)
 for _ in $(seq 100); do grep -q '^ready' "$work/sim.env" 2>/dev/null && break; sleep 0.1; done
 export KLUIS_E2E_SIM_URL=$(grep '^base_url=' "$work/sim.env" | cut -d= -f2-)
@@ -27,7 +30,7 @@ export KLUIS_CA_CERT="$work/trusted.pem"
 export KLUIS_RETRY_DELAY=2
 # A service with a private CA that nothing trusts until a profile is given its certificate
 # (the app's certificate dialog answers with that file: KLUIS_E2E_CERTIFICATE).
-"$root/target/release/kluis-sim" --ca-out "$work/private-ca.pem" >"$work/private-sim.env" 2>"$work/private-sim.log" &
+"$bin/kluis-sim" --ca-out "$work/private-ca.pem" >"$work/private-sim.env" 2>"$work/private-sim.log" &
 pids+=($!)
 for _ in $(seq 100); do grep -q '^ready' "$work/private-sim.env" 2>/dev/null && break; sleep 0.1; done
 export KLUIS_E2E_PRIVATE_SIM_URL=$(grep '^base_url=' "$work/private-sim.env" | cut -d= -f2-)
@@ -38,7 +41,7 @@ export KLUIS_E2E_CERTIFICATE="$work/private-ca.pem"
 # slowly (stopped while a backup downloads).
 start_sim() { # name, extra arguments...
   local name=$1; shift
-  "$root/target/release/kluis-sim" --ca-out "$work/$name-ca.pem" "$@" >"$work/$name.env" 2>"$work/$name.log" &
+  "$bin/kluis-sim" --ca-out "$work/$name-ca.pem" "$@" >"$work/$name.env" 2>"$work/$name.log" &
   pids+=($!)
   for _ in $(seq 100); do grep -q '^ready' "$work/$name.env" 2>/dev/null && break; sleep 0.1; done
   cat "$work/$name-ca.pem" >>"$KLUIS_CA_CERT"
@@ -49,7 +52,7 @@ start_sim vanishing --payload-size $((64 * 1024 * 1024)) --download-bytes-per-se
 export KLUIS_E2E_VANISHING_SIM_URL=$(grep '^base_url=' "$work/vanishing.env" | cut -d= -f2-) KLUIS_E2E_VANISHING_SIM_PID=${pids[-1]}
 export KLUIS_WEBHOOK_SITE_URL=$(grep '^webhook_site_url=' "$work/sim.env" | cut -d= -f2-)
 
-export KLUIS_APP_BINARY="$root/target/release/kluis-app"
+export KLUIS_APP_BINARY="$bin/kluis-app"
 export KLUIS_DATA_DIR="$work/data" KLUIS_E2E_SAVE_DIR="$work/saved" KLUIS_SCREENSHOTS="$work/screenshots"
 mkdir -p "$KLUIS_DATA_DIR" "$KLUIS_E2E_SAVE_DIR" "$KLUIS_SCREENSHOTS"
 export WEBKIT_DISABLE_COMPOSITING_MODE=1

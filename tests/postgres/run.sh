@@ -5,4 +5,4 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 export PATH="$HOME/.cargo/bin:$PATH"
 source tests/postgres/cluster.sh
-cargo test --workspace --locked --test postgres -- --ignored
+cargo test-all --test it -- --ignored postgres::

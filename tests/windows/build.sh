@@ -2,10 +2,12 @@
 # The Windows build, cross-compiled on Linux for x86_64-pc-windows-gnu (mingw-w64):
 # kluis.exe, kluis-relay.exe and kluis-app.exe, and a zip to unpack and run.
 #
-#   bash tests/windows/build.sh            # all three, release, and the zip
-#   bash tests/windows/build.sh --cli      # kluis.exe and kluis-relay.exe only (what the Wine tests need)
+#   bash tests/windows/build.sh                  # all three, release, and the zip
+#   bash tests/windows/build.sh --cli            # kluis.exe and kluis-relay.exe only
+#   bash tests/windows/build.sh --profile dev    # another cargo profile (tests/windows/run.sh's)
 #
-# Output: target/x86_64-pc-windows-gnu/release/*.exe and target/windows/kluis-windows-x86_64.zip.
+# Output: target/x86_64-pc-windows-gnu/release/*.exe (debug/ for --profile dev; under
+# $CARGO_TARGET_DIR when it is set) and target/windows/kluis-windows-x86_64.zip.
 # Needs the target's standard library (rustup) and Debian's gcc-mingw-w64-x86-64; it installs
 # both when they are missing (tests/windows/setup.sh). Tauri's NSIS installer is not made: its
 # bundler fetches its NSIS plug-in from GitHub, which these machines cannot reach (README, Windows).
@@ -14,25 +16,38 @@ root=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$root"
 export PATH="$HOME/.cargo/bin:$PATH"
 target=x86_64-pc-windows-gnu
-what=${1:-all}
+what=all
+profile=release
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --cli) what=cli ;;
+    --profile) profile=$2; shift ;;
+    *) echo "usage: bash tests/windows/build.sh [--cli] [--profile NAME]" >&2; exit 2 ;;
+  esac
+  shift
+done
 
 bash tests/windows/setup.sh
-out=target/$target/release
+target_dir=${CARGO_TARGET_DIR:-target}
+out=$target_dir/$target/$([ "$profile" = dev ] && echo debug || echo "$profile")
 
-echo "== Windows: kluis.exe and kluis-relay.exe"
-cargo build --release --locked --target "$target" -p kluis-cli -p kluis-relay
-
+# One cargo invocation for all three programs: they share their dependencies, built once with
+# one set of features. The app is built as `tauri build` builds it, its pages embedded
+# (custom-protocol); the icon and manifest come from its build script.
+packages=(-p kluis-cli -p kluis-relay)
 files=("$out/kluis.exe" "$out/kluis-relay.exe")
-if [ "$what" != --cli ]; then
-  echo "== Windows: kluis-app.exe (the desktop app; it needs Microsoft's WebView2 runtime, part of Windows 10 and 11)"
+if [ "$what" = all ]; then
   [ -f ui/dist/index.html ] || (cd ui && npm run build --silent)
-  # Through Tauri's CLI, as the Linux release: it builds the app with its pages embedded.
-  ui/node_modules/.bin/tauri build --target "$target" --no-bundle
+  packages+=(-p kluis-app --features kluis-app/custom-protocol)
   files+=("$out/kluis-app.exe")
+  echo "== Windows: kluis.exe, kluis-relay.exe and kluis-app.exe (the desktop app; it needs Microsoft's WebView2 runtime, part of Windows 10 and 11)"
+else
+  echo "== Windows: kluis.exe and kluis-relay.exe"
 fi
+cargo build --profile "$profile" --locked --target "$target" "${packages[@]}"
 
-mkdir -p target/windows
-zip=target/windows/kluis-windows-x86_64.zip
+mkdir -p "$target_dir/windows"
+zip=$target_dir/windows/kluis-windows-x86_64.zip
 rm -f "$zip"
 python3 - "$zip" "${files[@]}" <<'PY'
 import sys, zipfile

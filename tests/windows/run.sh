@@ -1,66 +1,96 @@
 #!/usr/bin/env bash
 # The Windows build tested under Wine (Debian's wine64), in a throw-away WINEPREFIX:
 #
-# 1. tests/windows/build.sh: kluis.exe, kluis-relay.exe and kluis-app.exe, release,
-#    cross-built, and the zip;
+# 1. tests/windows/build.sh: kluis.exe, kluis-relay.exe and kluis-app.exe, cross-built, and
+#    the Windows unit-test binaries, in one profile (dev: its dependencies are optimised, as in
+#    every test build here) and in a target directory of their own, target/cross (so that this
+#    build can run beside the Linux one: tests/run-all.sh starts it in the background);
 # 2. the Windows kluis.exe runs the backup flow against the Linux simulator over TLS
-#    (kluis-cli's tests/windows.rs: environment, backup, history, resume after a kill, exit
+#    (kluis-cli's tests/it/windows.rs: environment, backup, history, resume after a kill, exit
 #    codes, the folders it uses, Task Scheduler);
 # 3. the unit tests that know Windows (file names, owner-only files, the app's background
 #    threads' priority) run as Windows test binaries under Wine.
 #
-# The desktop app cannot run here (Wine has no WebView2 runtime): it is compiled, not run. When the Windows target or Wine cannot be installed on this machine, this says
-# plainly that the Windows tests did not run, and why, and exits 0 (CI goes on with the rest).
+#   bash tests/windows/run.sh          # all of it
+#   bash tests/windows/run.sh setup    # what it needs installed (exits 1 with the reason when it cannot be had)
+#   bash tests/windows/run.sh build    # 1 (what tests/run-all.sh runs in the background)
+#   bash tests/windows/run.sh test     # 2 and 3, after build
+#
+# The desktop app cannot run here (Wine has no WebView2 runtime): it is compiled, not run.
+# When the Windows target or Wine cannot be installed on this machine, this says plainly that
+# the Windows tests did not run, and why, and exits 0 (CI goes on with the rest).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$root"
 export PATH="$HOME/.cargo/bin:$PATH"
 target=x86_64-pc-windows-gnu
+phase=${1:-all}
+# Only the Windows cargo invocations use this directory (the Linux test driver below uses the
+# workspace's target/, which holds it already built).
+cross_dir="$root/target/cross"
 
-if ! setup_output=$(bash tests/windows/setup.sh 2>&1); then
-  echo "$setup_output" | tail -5
-  echo "!! The Windows tests DID NOT RUN: what they need (above) could not be installed on this machine."
-  exit 0
-fi
-wine=/usr/lib/wine/wine64   # Debian's wine64 keeps its loader off PATH
-[ -x "$wine" ] || wine=$(command -v wine64 || true)
-if [ -z "$wine" ]; then
-  echo "!! The Windows tests DID NOT RUN: wine64 is installed but its loader was not found."
-  exit 0
-fi
+setup() {
+  local setup_output
+  if ! setup_output=$(bash tests/windows/setup.sh 2>&1); then
+    echo "$setup_output" | tail -5
+    echo "!! The Windows tests DID NOT RUN: what they need (above) could not be installed on this machine."
+    return 1
+  fi
+}
 
-bash tests/windows/build.sh
-echo "(kluis-app.exe is built but not run: Wine has no WebView2 runtime.)"
+build() {
+  CARGO_TARGET_DIR="$cross_dir" bash tests/windows/build.sh --profile dev
+  echo "== Windows: the unit-test binaries"
+  CARGO_TARGET_DIR="$cross_dir" cargo test --locked --target "$target" \
+    -p kluis-core -p kluis-https -p kluis-desktop --lib --no-run
+}
 
-work=$(mktemp -d "${TMPDIR:-/tmp}/kluis-wine.XXXXXX")
-export WINEPREFIX="$work/prefix" WINEDEBUG=-all WINEDLLOVERRIDES="mscoree,mshtml=;bcryptprimitives=n"
-server=$(dirname "$wine")/wineserver
-cleanup() { "$server" -k 2>/dev/null || true; rm -rf "$work"; }
-trap cleanup EXIT
+test_under_wine() {
+  local wine=/usr/lib/wine/wine64   # Debian's wine64 keeps its loader off PATH
+  [ -x "$wine" ] || wine=$(command -v wine64 || true)
+  if [ -z "$wine" ]; then
+    echo "!! The Windows tests DID NOT RUN: wine64 is installed but its loader was not found."
+    return 0
+  fi
+  echo "(kluis-app.exe is built but not run: Wine has no WebView2 runtime.)"
 
-echo "== Windows: a Wine prefix"
-mkdir -p "$WINEPREFIX"
-"$wine" wineboot --init >/dev/null 2>&1
-# The prefix's first session leaves the service database locked (the Task Scheduler service
-# then fails to start, error 1055): a new session starts its services cleanly.
-"$server" -k 2>/dev/null || true   # (none left running is as good)
-"$server" -p 60   # one server for every test's process, instead of one started for each
-# Wine's services start with the session's first program and keep its output open: started
-# here, they hold /dev/null, not a test's pipes (whose reader would wait for them for ever).
-"$wine" wineboot >/dev/null 2>&1 </dev/null
-# Wine 8 has no bcryptprimitives.dll, whose ProcessPrng Rust's standard library uses for random
-# numbers on Windows 10 and 11: a stand-in (tests/windows/process-prng.c) in this prefix only.
-x86_64-w64-mingw32-gcc -shared -O2 -o "$WINEPREFIX/drive_c/windows/system32/bcryptprimitives.dll" \
-  tests/windows/process-prng.c tests/windows/process-prng.def
+  work=$(mktemp -d "${TMPDIR:-/tmp}/kluis-wine.XXXXXX")
+  export WINEPREFIX="$work/prefix" WINEDEBUG=-all WINEDLLOVERRIDES="mscoree,mshtml=;bcryptprimitives=n"
+  server=$(dirname "$wine")/wineserver
+  trap '"$server" -k 2>/dev/null || true; rm -rf "$work"' EXIT
 
-echo "== Windows: kluis.exe under Wine against the Linux simulator"
-# (--workspace, as tests/run-all.sh: the test binary reuses the workspace's build.)
-# (A time limit: a Wine program left holding a test's output would otherwise stall CI.)
-KLUIS_WINE="$wine" KLUIS_WINDOWS_BIN="$root/target/$target/release" timeout 900 \
-  cargo test --workspace --locked --test windows -- --ignored --test-threads 1
+  echo "== Windows: a Wine prefix"
+  mkdir -p "$WINEPREFIX"
+  "$wine" wineboot --init >/dev/null 2>&1
+  # The prefix's first session leaves the service database locked (the Task Scheduler service
+  # then fails to start, error 1055): a new session starts its services cleanly.
+  "$server" -k 2>/dev/null || true   # (none left running is as good)
+  "$server" -p 60   # one server for every test's process, instead of one started for each
+  # Wine's services start with the session's first program and keep its output open: started
+  # here, they hold /dev/null, not a test's pipes (whose reader would wait for them for ever).
+  "$wine" wineboot >/dev/null 2>&1 </dev/null
+  # Wine 8 has no bcryptprimitives.dll, whose ProcessPrng Rust's standard library uses for random
+  # numbers on Windows 10 and 11: a stand-in (tests/windows/process-prng.c) in this prefix only.
+  x86_64-w64-mingw32-gcc -shared -O2 -o "$WINEPREFIX/drive_c/windows/system32/bcryptprimitives.dll" \
+    tests/windows/process-prng.c tests/windows/process-prng.def
 
-echo "== Windows: unit tests as Windows binaries under Wine"
-# File names, owner-only files (ACLs) and the app's background threads' priority.
-CARGO_TARGET_X86_64_PC_WINDOWS_GNU_RUNNER="$wine" \
-  cargo test --locked --target "$target" -p kluis-core -p kluis-https -p kluis-desktop --lib -- \
-  filename:: private:: runtime::
+  echo "== Windows: kluis.exe under Wine against the Linux simulator"
+  # (`cargo test-all`, as tests/run-all.sh: the test driver reuses the workspace's build.)
+  # (A time limit: a Wine program left holding a test's output would otherwise stall CI.)
+  KLUIS_WINE="$wine" KLUIS_WINDOWS_BIN="$cross_dir/$target/debug" timeout 900 \
+    cargo test-all --test it -- --ignored windows:: --test-threads 1
+
+  echo "== Windows: unit tests as Windows binaries under Wine"
+  # File names, owner-only files (ACLs) and the app's background threads' priority.
+  CARGO_TARGET_DIR="$cross_dir" CARGO_TARGET_X86_64_PC_WINDOWS_GNU_RUNNER="$wine" \
+    cargo test --locked --target "$target" -p kluis-core -p kluis-https -p kluis-desktop --lib -- \
+    filename:: private:: runtime::
+}
+
+case "$phase" in
+  setup) setup ;;
+  build) build ;;
+  test) test_under_wine ;;
+  all) setup || exit 0; build; test_under_wine ;;
+  *) echo "usage: bash tests/windows/run.sh [setup|build|test]" >&2; exit 2 ;;
+esac

@@ -1,0 +1,392 @@
+//! The job engine every front end drives: jobs side by side with typed events, cancel (even
+//! before the start), stop and shutdown that keep a collectable job, and the one resume loop —
+//! against the simulator (and a relay) over real TLS on 127.0.0.1.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use crate::common::*;
+use kluis_core::callback::RelayTransport;
+use kluis_core::engine::{EventSink, Launch, ResumeScope, Retry, ServiceConnection, Work};
+use kluis_core::{
+    CallbackTransport, Code, DownloadOptions, Engine, Error, History, JobEvent, Owner, Secret,
+    Stage,
+};
+use tokio::sync::mpsc::{unbounded_channel, UnboundedReceiver};
+
+/// An event sink and the receiving end of what it was sent.
+fn sink() -> (EventSink, UnboundedReceiver<JobEvent>) {
+    let (tx, rx) = unbounded_channel();
+    (Arc::new(move |event| drop(tx.send(event))), rx)
+}
+
+/// Waits until `events` reports `stage`.
+async fn reached(events: &mut UnboundedReceiver<JobEvent>, stage: Stage) {
+    while let Some(event) = events.recv().await {
+        if event == (JobEvent::Stage { stage }) {
+            return;
+        }
+    }
+    panic!("the job ended before {stage}");
+}
+
+fn connection(h: &Harness) -> Arc<ServiceConnection> {
+    Arc::new(ServiceConnection::open(h.config.clone(), DownloadOptions::default()).unwrap())
+}
+
+fn launch(h: &Harness, transport: Arc<dyn CallbackTransport>, events: EventSink) -> Launch {
+    Launch {
+        work: Work::New(h.request()),
+        connection: connection(h),
+        transport,
+        events,
+        cancel: None,
+        retry: Retry::NONE,
+    }
+}
+
+/// Tried again once, after a moment.
+const ONCE_MORE: Retry = Retry {
+    tries: 1,
+    first_delay: Duration::from_millis(10),
+};
+
+/// The `Retrying` events `events` received so far.
+fn retries_seen(events: &mut UnboundedReceiver<JobEvent>) -> Vec<(Code, u64)> {
+    let mut seen = Vec::new();
+    while let Ok(event) = events.try_recv() {
+        if let JobEvent::Retrying { code, in_secs, .. } = event {
+            seen.push((code, in_secs));
+        }
+    }
+    seen
+}
+
+/// A harness whose service trusts a relay too; returns the relay's URL and its keep-alive.
+async fn with_relay(h: &mut Harness) -> (String, tokio::sync::watch::Sender<bool>) {
+    let (url, ca, keep) = relay().await;
+    h.config.extra_ca_pem = Some(format!("{}{ca}", h.sim.ca_pem()));
+    (url, keep)
+}
+
+fn relay_transport(h: &Harness, url: &str) -> Arc<dyn CallbackTransport> {
+    Arc::new(RelayTransport::new(url, Secret::new(RELAY_SECRET), &h.config, None).unwrap())
+}
+
+/// Two jobs run side by side in one engine on one shared transport; each reports its own
+/// stages in order, with download progress, and both are saved and verified.
+#[tokio::test]
+async fn jobs_run_side_by_side_with_their_own_events() {
+    let h = Harness::new(|_| {}).await;
+    let engine = Engine::new(Arc::new(History::in_memory().unwrap()));
+    let (first_sink, mut first_events) = sink();
+    let (second_sink, mut second_events) = sink();
+    let first = engine.start(launch(&h, h.transport.clone(), first_sink));
+    let second = engine.start(launch(&h, h.transport.clone(), second_sink));
+    assert!(engine.is_running(first.id) && engine.is_running(second.id));
+    let (first_id, second_id) = (first.id, second.id);
+    let (a, b) = tokio::join!(first.finished(), second.finished());
+    let (a, b) = (a.expect("first saved"), b.expect("second saved"));
+    assert_ne!(a.path, b.path, "each its own file");
+    assert_eq!(a.sha256, expected_sha(a.bytes));
+    assert_eq!(b.sha256, expected_sha(b.bytes));
+    for events in [&mut first_events, &mut second_events] {
+        let mut stages = Vec::new();
+        let mut progress = 0;
+        while let Ok(event) = events.try_recv() {
+            match event {
+                JobEvent::Stage { stage } => stages.push(stage),
+                JobEvent::Progress(_) => progress += 1,
+                JobEvent::Service { answering } => {
+                    panic!("the service answered all along, yet answering = {answering}")
+                }
+                JobEvent::Retrying { message, .. } => panic!("nothing failed, yet: {message}"),
+            }
+        }
+        use Stage::*;
+        assert_eq!(
+            stages,
+            [
+                Requested,
+                Accepted,
+                CallbackReceived,
+                ResultFetched,
+                Downloading,
+                Saved
+            ]
+        );
+        assert!(progress > 0, "download progress is reported");
+    }
+    for id in [first_id, second_id] {
+        assert!(!engine.is_running(id), "an ended job leaves the engine");
+        let entry = engine.history().get(id).unwrap().unwrap();
+        assert_eq!(entry.reached(), Stage::Saved);
+    }
+}
+
+/// The user's cancel ends a waiting job as cancelled, through the job's own path (recorded,
+/// nothing left in the folder); a second cancel finds nothing to cancel.
+#[tokio::test]
+async fn cancel_ends_a_job_as_cancelled() {
+    let h = Harness::new(|c| c.faults.callback_delay = Duration::from_secs(30)).await;
+    let engine = Engine::new(Arc::new(History::in_memory().unwrap()));
+    let (events, mut seen) = sink();
+    let job = engine.start(launch(&h, h.transport.clone(), events));
+    let id = job.id;
+    reached(&mut seen, Stage::Accepted).await;
+    assert!(engine.cancel(id), "a running job can be cancelled");
+    assert!(matches!(job.finished().await, Err(Error::Cancelled)));
+    let entry = engine.history().get(id).unwrap().unwrap();
+    assert_eq!(
+        (
+            entry.reached(),
+            entry.error_code.map(kluis_core::Code::as_str)
+        ),
+        (Stage::Failed, Some("cancelled"))
+    );
+    assert!(!engine.cancel(id), "nothing left to cancel");
+    assert!(h.out_entries().is_empty(), "no file, no part file");
+}
+
+/// A cancel signalled before the job starts counts (the CLI's Ctrl-C while a transport is
+/// still being set up): the job ends as cancelled without asking the service.
+#[tokio::test]
+async fn a_cancel_before_the_start_counts() {
+    let h = Harness::new(|_| {}).await;
+    let engine = Engine::new(Arc::new(History::in_memory().unwrap()));
+    let cancel = Arc::new(tokio::sync::Notify::new());
+    cancel.notify_one();
+    let mut launch = launch(&h, h.transport.clone(), Arc::new(|_| {}));
+    launch.cancel = Some(cancel);
+    let job = engine.start(launch);
+    assert!(matches!(job.finished().await, Err(Error::Cancelled)));
+    assert_eq!(h.sim.stats().backups_started, 0, "nothing was asked");
+}
+
+/// A relay job stopped after the 202 (the program stopped): journalled, in its stage.
+struct Stopped {
+    h: Harness,
+    _relay: tokio::sync::watch::Sender<bool>,
+    history: Arc<History>,
+    engine: Engine,
+    id: uuid::Uuid,
+}
+
+async fn stopped_relay_job() -> Stopped {
+    let mut h = Harness::new(|c| c.faults.callback_delay = Duration::from_millis(300)).await;
+    let (url, relay) = with_relay(&mut h).await;
+    let history = Arc::new(History::in_memory().unwrap());
+    let engine = Engine::new(history.clone());
+    let (events, mut seen) = sink();
+    let job = engine.start(launch(&h, relay_transport(&h, &url), events));
+    let id = job.id;
+    reached(&mut seen, Stage::Accepted).await;
+    engine.stop(id).await;
+    assert!(matches!(job.finished().await, Err(Error::Interrupted)));
+    assert_eq!(history.get(id).unwrap().unwrap().reached(), Stage::Accepted);
+    Stopped {
+        h,
+        _relay: relay,
+        history,
+        engine,
+        id,
+    }
+}
+
+/// Stopping a relay job (the machine's "not now") keeps it journalled in its stage; a new
+/// engine's resume loop rebuilds its relay transport from the journal and finishes it, with
+/// one backup asked of the service in all.
+#[tokio::test]
+async fn a_stopped_job_is_finished_by_the_resume_loop() {
+    let stopped = stopped_relay_job().await;
+    let (h, history, id) = (&stopped.h, &stopped.history, stopped.id);
+
+    let engine = Engine::new(history.clone()); // as a restarted program's
+    let scope = ResumeScope {
+        base_url: h.config.base_url.to_string(),
+        owner: Some(Owner::Cli),
+        relay_secret: Some(Secret::new(RELAY_SECRET)),
+    };
+    let service = connection(h);
+    let connect = |profile: String| {
+        assert_eq!(profile, "test", "asked for the job's profile");
+        let service = service.clone();
+        async move { Ok(service) }
+    };
+    let (events, _seen) = sink();
+    let resumed = engine
+        .resume(scope, connect, |_| events.clone())
+        .await
+        .unwrap();
+    assert!(resumed.ended.is_empty() && resumed.not_started.is_empty());
+    let [job] = <[_; 1]>::try_from(resumed.started).ok().expect("one job");
+    assert_eq!((job.id, job.stage), (id, Stage::Accepted));
+    let saved = job.handle.finished().await.expect("finished");
+    assert_eq!(saved.sha256, expected_sha(saved.bytes));
+    assert_eq!(history.get(id).unwrap().unwrap().reached(), Stage::Saved);
+    assert_eq!(h.sim.stats().backups_started, 1);
+}
+
+/// The resume loop leaves another program's jobs, and keeps a job whose profile cannot
+/// connect now for a later resume instead of ending it.
+#[tokio::test]
+async fn the_resume_loop_leaves_what_it_may_not_take() {
+    let stopped = stopped_relay_job().await;
+    let (h, history, engine, id) = (&stopped.h, &stopped.history, &stopped.engine, stopped.id);
+
+    let scope = |owner| ResumeScope {
+        base_url: h.config.base_url.to_string(),
+        owner: Some(owner),
+        relay_secret: Some(Secret::new(RELAY_SECRET)),
+    };
+    let quiet: EventSink = Arc::new(|_| {});
+    let never = |_: String| async { Err::<Arc<ServiceConnection>, _>(Error::Config("no".into())) };
+    let other = engine
+        .resume(scope(Owner::App), never, |_| quiet.clone())
+        .await
+        .unwrap();
+    assert_eq!(
+        other.other_owner, 1,
+        "the CLI's job is not the app's to take"
+    );
+    assert!(other.started.is_empty());
+    let later = engine
+        .resume(scope(Owner::Cli), never, |_| quiet.clone())
+        .await
+        .unwrap();
+    assert_eq!(later.not_started.len(), 1, "kept for later");
+    assert_eq!(
+        history.get(id).unwrap().unwrap().reached(),
+        Stage::Accepted,
+        "still unfinished"
+    );
+}
+
+/// Shutdown stops every running job and waits for each: collectable ones stay journalled,
+/// and their handles end as interrupted.
+#[tokio::test]
+async fn shutdown_stops_every_job_and_keeps_them() {
+    let mut h = Harness::new(|c| c.faults.callback_delay = Duration::from_secs(30)).await;
+    let (url, _relay) = with_relay(&mut h).await;
+    let engine = Engine::new(Arc::new(History::in_memory().unwrap()));
+    let mut handles = Vec::new();
+    for _ in 0..2 {
+        let (events, mut seen) = sink();
+        handles.push(engine.start(launch(&h, relay_transport(&h, &url), events)));
+        reached(&mut seen, Stage::Accepted).await;
+    }
+    engine.shutdown().await;
+    for job in handles {
+        let id = job.id;
+        assert!(!engine.is_running(id));
+        assert!(matches!(job.finished().await, Err(Error::Interrupted)));
+        let entry = engine.history().get(id).unwrap().unwrap();
+        assert_eq!(entry.reached(), Stage::Accepted, "kept for the next start");
+    }
+}
+
+/// A backup nobody watches that fails for a passing reason (the service answers 500 to the
+/// POST) is tried again as the same job: one handle, a `Retrying` event with the reason, and
+/// the second try saved. The history keeps both tries, the first failed with its reason.
+#[tokio::test]
+async fn a_passing_failure_is_tried_again_as_the_same_job() {
+    let h = Harness::new(|c| c.faults.backup_failures_after_start = 1).await;
+    let engine = Engine::new(Arc::new(History::in_memory().unwrap()));
+    let (events, mut seen) = sink();
+    let job = engine.start(Launch {
+        retry: ONCE_MORE,
+        ..launch(&h, h.transport.clone(), events)
+    });
+    let first_try = job.id;
+    let (last_try, outcome) = job.finished_try().await;
+    let saved = outcome.expect("saved at the second try");
+    assert_eq!(saved.sha256, expected_sha(saved.bytes));
+    assert_eq!(retries_seen(&mut seen), [(Code::ServiceError, 0)]);
+    assert_ne!(last_try, first_try, "each try is its own history entry");
+    let history = engine.history();
+    let first = history.get(first_try).unwrap().unwrap();
+    assert_eq!(first.reached(), Stage::Failed);
+    assert_eq!(first.error_code, Some(Code::ServiceError));
+    assert_eq!(
+        history.get(last_try).unwrap().unwrap().reached(),
+        Stage::Saved
+    );
+    assert_eq!(h.sim.stats().backups_started, 2);
+}
+
+/// Tries run out: the job ends with the last try's failure, after as many `Retrying` events
+/// as tries, each wait twice the one before.
+#[tokio::test]
+async fn a_lasting_passing_failure_ends_when_the_tries_run_out() {
+    let h = Harness::new(|c| c.faults.backup_failures_after_start = 10).await;
+    let engine = Engine::new(Arc::new(History::in_memory().unwrap()));
+    let (events, mut seen) = sink();
+    let job = engine.start(Launch {
+        retry: Retry {
+            tries: 2,
+            first_delay: Duration::from_millis(1),
+        },
+        ..launch(&h, h.transport.clone(), events)
+    });
+    let (last_try, outcome) = job.finished_try().await;
+    assert!(
+        matches!(outcome, Err(Error::ServiceError(_))),
+        "{outcome:?}"
+    );
+    assert_eq!(retries_seen(&mut seen).len(), 2);
+    assert_eq!(
+        h.sim.stats().backups_started,
+        3,
+        "the first try and two more"
+    );
+    let last = engine.history().get(last_try).unwrap().unwrap();
+    assert_eq!(last.error_code, Some(Code::ServiceError));
+}
+
+/// A lasting fault (a wrong password) fails the same way again: no second try.
+#[tokio::test]
+async fn a_lasting_fault_is_not_tried_again() {
+    let mut h = Harness::new(|_| {}).await;
+    h.config = service_config(
+        &h.sim,
+        &kluis_sim::config::DEMO_API_KEY.to_string(),
+        "wrong",
+    );
+    let engine = Engine::new(Arc::new(History::in_memory().unwrap()));
+    let (events, mut seen) = sink();
+    let job = engine.start(Launch {
+        retry: ONCE_MORE,
+        ..launch(&h, h.transport.clone(), events)
+    });
+    let outcome = job.finished().await;
+    assert!(matches!(outcome, Err(Error::AuthFailed(_))), "{outcome:?}");
+    assert!(retries_seen(&mut seen).is_empty());
+    assert_eq!(h.sim.stats().backups_started, 0);
+}
+
+/// Cancel reaches a job that waits to try again (by the id its host knows): it ends as
+/// cancelled at once, and no further try is made.
+#[tokio::test]
+async fn cancel_reaches_a_job_waiting_to_try_again() {
+    let h = Harness::new(|c| c.faults.backup_failures_after_start = 1).await;
+    let engine = Engine::new(Arc::new(History::in_memory().unwrap()));
+    let (events, mut seen) = sink();
+    let job = engine.start(Launch {
+        retry: Retry {
+            tries: 1,
+            first_delay: Duration::from_secs(3600),
+        },
+        ..launch(&h, h.transport.clone(), events)
+    });
+    let id = job.id;
+    while let Some(event) = seen.recv().await {
+        if matches!(event, JobEvent::Retrying { .. }) {
+            break;
+        }
+    }
+    assert!(engine.is_running(id), "waiting to try again is running");
+    assert!(engine.cancel(id));
+    assert!(matches!(job.finished().await, Err(Error::Cancelled)));
+    assert!(!engine.is_running(id));
+    assert_eq!(h.sim.stats().backups_started, 1, "no second try");
+}

@@ -1,0 +1,12 @@
+//! kluis-desktop's integration tests as one test binary: one link of tokio, rustls, reqwest
+//! and SQLite for all of them instead of one per file. Each module is one file of tests;
+//! a test's name starts with its module (`cargo test --test it -- MODULE::`).
+
+#[path = "../common/mod.rs"]
+mod common;
+
+mod app;
+mod keeping;
+mod keyring;
+mod plans;
+mod retry;

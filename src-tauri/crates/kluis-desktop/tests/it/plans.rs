@@ -1,0 +1,492 @@
+//! Unattended backups in the app: plans set on a profile (only with a save folder) and shown
+//! with their next backup; a planned backup saved in its klant's own folder and told to the
+//! window; Backup all within its limit — against the in-process demo simulator over real TLS.
+//! (When plans are due is kluis-core's `plan`/`Scheduler` tests.)
+
+use std::sync::Arc;
+
+use kluis_core::plan::{ClockTime, Schedule};
+use kluis_desktop::{AppJobEvent, PlanInput, PlannedEvent};
+use kluis_profiles::DayMark;
+use tokio::sync::mpsc;
+
+use crate::common;
+use crate::common::app;
+
+/// The demo app with `folder` as its save folder, and the window's end of planned events.
+async fn watched_demo(
+    dir: &tempfile::TempDir,
+    folder: &tempfile::TempDir,
+) -> (
+    kluis_desktop::DesktopApp,
+    mpsc::UnboundedReceiver<PlannedEvent>,
+) {
+    let app = app(dir, Some(folder.path().to_path_buf()));
+    app.start_demo().await.unwrap();
+    let (tx, rx) = mpsc::unbounded_channel::<PlannedEvent>();
+    app.watch_planned(Arc::new(move |e| drop(tx.send(e))));
+    (app, rx)
+}
+
+fn daily_at_two() -> PlanInput {
+    PlanInput {
+        schedule: Schedule::Daily {
+            at: ClockTime::parse("02:00").unwrap(),
+        },
+        paused: false,
+    }
+}
+
+/// Without a save folder a plan is refused, saying what to choose; with it,
+/// the profile shows when it is backed up next (the next 02:00 here), and nothing once paused.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_plan_needs_a_save_folder_and_shows_its_next_backup() {
+    let dir = tempfile::tempdir().unwrap();
+    let without = app(&dir, None);
+    without.start_demo().await.unwrap();
+    let refused = without.set_plan("demo", daily_at_two()).unwrap_err();
+    assert_eq!(refused.code(), "config");
+    assert!(
+        refused.to_string().contains("Where backups are saved"),
+        "{refused}"
+    );
+
+    let folder = tempfile::tempdir().unwrap();
+    let app = app(&dir, Some(folder.path().to_path_buf()));
+    app.start_demo().await.unwrap();
+    let view = app.set_plan("demo", daily_at_two()).unwrap();
+    let next =
+        jiff::Timestamp::from_millisecond(view.next_backup_ms.expect("a next backup")).unwrap();
+    let local = next.to_zoned(jiff::tz::TimeZone::system());
+    assert_eq!((local.hour(), local.minute()), (2, 0));
+    let wait = next.duration_since(jiff::Timestamp::now());
+    assert!(
+        wait > jiff::SignedDuration::ZERO && wait <= jiff::SignedDuration::from_hours(25),
+        "{wait:?}"
+    );
+    let listed = app.profiles().into_iter().find(|p| p.id == "demo").unwrap();
+    assert_eq!(
+        listed.next_backup_ms, view.next_backup_ms,
+        "the list shows it too"
+    );
+
+    let paused = app
+        .set_plan(
+            "demo",
+            PlanInput {
+                paused: true,
+                ..daily_at_two()
+            },
+        )
+        .unwrap();
+    assert_eq!(paused.next_backup_ms, None);
+    assert_eq!(
+        paused.plan.map(|p| (p.paused, p.set_at_ms)),
+        view.plan.map(|p| (true, p.set_at_ms)),
+        "pausing keeps the schedule and when it was set"
+    );
+    let manual = app
+        .set_plan(
+            "demo",
+            PlanInput {
+                schedule: Schedule::Manual,
+                paused: false,
+            },
+        )
+        .unwrap();
+    assert_eq!((manual.plan, manual.next_backup_ms), (None, None));
+}
+
+/// A planned backup goes to its klant's folder under the save folder, verified, and its
+/// events reach the window tagged with the job and the klant.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_planned_backup_lands_in_its_klants_folder_and_is_told_to_the_window() {
+    let (dir, folder) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let (app, mut rx) = watched_demo(&dir, &folder).await;
+    let job = app.start_planned("demo").await.unwrap();
+    let saved = loop {
+        let event = rx.recv().await.expect("the job's events");
+        assert_eq!(
+            (event.job_id.as_str(), event.profile_id.as_str()),
+            (job.to_string().as_str(), "demo")
+        );
+        match event.event {
+            AppJobEvent::Saved { path, sha256, .. } => break (path, sha256),
+            AppJobEvent::Failed { code, message } => panic!("{code}: {message}"),
+            _ => {}
+        }
+    };
+    let path = std::path::Path::new(&saved.0);
+    assert_eq!(
+        path.parent(),
+        Some(folder.path().join("Demo").as_path()),
+        "the klant's own folder"
+    );
+    let name = path.file_name().unwrap().to_string_lossy();
+    let today = jiff::Zoned::now().strftime("%Y-%m-%d").to_string();
+    assert!(
+        name.starts_with(&format!("Demo {today} ")) && name.ends_with(".zip"),
+        "named by klant and date: {name}"
+    );
+    let bytes = std::fs::read(path).unwrap();
+    assert_eq!(
+        hex::encode(<sha2::Sha256 as sha2::Digest>::digest(&bytes)),
+        saved.1
+    );
+    let row = &app.history(Some("demo")).unwrap()[0];
+    assert_eq!(
+        (row.id.as_str(), row.stage.as_str()),
+        (job.to_string().as_str(), "saved")
+    );
+}
+
+/// The office's own file name template names the next unattended backup (the extension
+/// still the download's); one that would give each day's backups the same name is refused with
+/// the reason, and an empty one goes back to the default.
+#[tokio::test(flavor = "multi_thread")]
+async fn the_file_name_template_names_unattended_backups() {
+    let (dir, folder) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let (app, mut rx) = watched_demo(&dir, &folder).await;
+    let e = app.set_file_name_template("{klant} backup").unwrap_err();
+    assert_eq!(e.code().as_str(), "config");
+    assert!(e.to_string().contains("needs {date}"), "{e}");
+    let settings = app
+        .set_file_name_template(" {date} backup {klant} ")
+        .unwrap();
+    assert_eq!(
+        settings.file_name_template.as_deref(),
+        Some("{date} backup {klant}")
+    );
+
+    app.start_planned("demo").await.unwrap();
+    let path = loop {
+        match rx.recv().await.expect("the job's events").event {
+            AppJobEvent::Saved { path, .. } => break path,
+            AppJobEvent::Failed { code, message } => panic!("{code}: {message}"),
+            _ => {}
+        }
+    };
+    let today = jiff::Zoned::now().strftime("%Y-%m-%d").to_string();
+    let name = std::path::Path::new(&path)
+        .file_name()
+        .unwrap()
+        .to_string_lossy()
+        .into_owned();
+    assert_eq!(name, format!("{today} backup Demo.zip"));
+    assert_eq!(
+        app.set_file_name_template("").unwrap().file_name_template,
+        None
+    );
+}
+
+/// Backup all: every klant, one at a time here (the limit set to 1): the second starts only
+/// after the first has ended; the klant whose key may not make backups fails with its reason
+/// and the others are saved in their own folders all the same; the dashboard shows both
+/// outcomes.
+#[tokio::test(flavor = "multi_thread")]
+async fn backup_all_runs_every_klant_within_the_limit_and_one_failure_stops_none() {
+    let dir = tempfile::tempdir().unwrap();
+    let folder = tempfile::tempdir().unwrap();
+    let app = app(&dir, Some(folder.path().to_path_buf())).with_unattended_at_once(1);
+    app.start_demo().await.unwrap();
+    let (tx, mut rx) = mpsc::unbounded_channel::<PlannedEvent>();
+    app.watch_planned(Arc::new(move |e| drop(tx.send(e))));
+    let klanten = kluis_core::engine::DEMO_ACCOUNTS.len();
+    assert_eq!(
+        app.backup_all().await.unwrap(),
+        klanten,
+        "every klant started"
+    );
+    let mut events = Vec::new();
+    let mut ended = 0;
+    while ended < klanten {
+        let event = rx.recv().await.expect("events of every klant");
+        if matches!(
+            event.event,
+            AppJobEvent::Saved { .. } | AppJobEvent::Failed { .. }
+        ) {
+            ended += 1;
+        }
+        events.push(event);
+    }
+    let first = events[0].profile_id.clone();
+    let first_end = events
+        .iter()
+        .position(|e| {
+            e.profile_id == first
+                && matches!(
+                    e.event,
+                    AppJobEvent::Saved { .. } | AppJobEvent::Failed { .. }
+                )
+        })
+        .unwrap();
+    let second_start = events.iter().position(|e| e.profile_id != first).unwrap();
+    assert!(first_end < second_start, "one at a time: {events:?}");
+    let outcome = |id: &str| {
+        events
+            .iter()
+            .rev()
+            .find(|e| e.profile_id == id)
+            .map(|e| e.event.clone())
+            .unwrap()
+    };
+    assert!(
+        matches!(outcome("demo-restricted"), AppJobEvent::Failed { code, .. } if code == "permission_denied")
+    );
+    let saved_path = |id: &str| match outcome(id) {
+        AppJobEvent::Saved { path, .. } => path,
+        other => panic!("{id}: {other:?}"),
+    };
+    let path = saved_path("demo");
+    assert!(path.contains("/Demo/"), "{path}");
+    let jansen = saved_path("demo-jansen");
+    assert!(
+        jansen.contains("/Bakkerij Jansen/Bakkerij Jansen "),
+        "{jansen}"
+    );
+
+    // The dashboard shows each klant's outcome: the saved one with its size and today saved,
+    // the refused one with its reason and today failed.
+    let dashboard = app.dashboard().unwrap();
+    let row = |id: &str| dashboard.iter().find(|k| k.profile_id == id).unwrap();
+    let (saved, refused) = (row("demo"), row("demo-restricted"));
+    assert!(saved.last_success_ms.is_some() && saved.last_error.is_none());
+    assert_eq!(saved.last_success_path.as_deref(), Some(path.as_str()));
+    assert!(saved.last_success_bytes.unwrap() > 0);
+    assert_eq!(saved.days.last(), Some(&DayMark::Saved));
+    assert!(refused.last_success_ms.is_none());
+    let error = refused.last_error.as_ref().expect("the refusal is shown");
+    assert_eq!(error.code, kluis_core::Code::PermissionDenied);
+    assert_eq!(refused.days.last(), Some(&DayMark::Failed));
+}
+
+/// Backup all without a save folder is refused before anything starts.
+#[tokio::test(flavor = "multi_thread")]
+async fn backup_all_needs_a_save_folder() {
+    let dir = tempfile::tempdir().unwrap();
+    let app = app(&dir, None);
+    app.start_demo().await.unwrap();
+    assert_eq!(app.backup_all().await.unwrap_err().code(), "config");
+    assert!(app.history(None).unwrap().is_empty(), "nothing started");
+}
+
+/// A klant whose turn another process holds (`kluis run-due` from a timer backing it up) is
+/// not started twice by the app: refused with the reason, nothing recorded; once the turn is
+/// let go, the app starts it — and holds the turn itself while its backup runs.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_klant_another_process_backs_up_is_not_started_twice() {
+    let (dir, folder) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let (app, mut rx) = watched_demo(&dir, &folder).await;
+    // The timer's process: the same history file, opened on its own.
+    let timer = kluis_core::History::open(&dir.path().join("history.sqlite3")).unwrap();
+    let turn = kluis_profiles::take_turn(&timer, "demo").unwrap().unwrap();
+    let refused = app.start_planned("demo").await.unwrap_err();
+    assert!(
+        refused.to_string().contains("another Kluis process"),
+        "{refused}"
+    );
+    assert!(
+        app.history(Some("demo")).unwrap().is_empty(),
+        "nothing started"
+    );
+    drop(turn);
+
+    app.start_planned("demo").await.unwrap();
+    assert!(
+        kluis_profiles::take_turn(&timer, "demo").unwrap().is_none(),
+        "the app holds the klant's turn while its backup runs"
+    );
+    loop {
+        match rx.recv().await.expect("the job's events").event {
+            AppJobEvent::Saved { .. } => break,
+            AppJobEvent::Failed { code, message } => panic!("{code}: {message}"),
+            _ => {}
+        }
+    }
+}
+
+/// A monitor on plain http on 127.0.0.1 (allowed for loopback only): its URL, and each
+/// ping's path and body as they arrive.
+async fn loopback_monitor() -> (String, mpsc::UnboundedReceiver<(String, String)>) {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}/ping/demo", listener.local_addr().unwrap());
+    let (tx, rx) = mpsc::unbounded_channel();
+    tokio::spawn(async move {
+        while let Ok((mut stream, _)) = listener.accept().await {
+            let mut request = Vec::new();
+            let mut buffer = [0u8; 4096];
+            // One small request a connection: its head, then as much body as it announced.
+            let (head, body) = loop {
+                let n = stream.read(&mut buffer).await.unwrap();
+                request.extend_from_slice(&buffer[..n]);
+                let text = String::from_utf8_lossy(&request).into_owned();
+                if let Some((head, body)) = text.split_once("\r\n\r\n") {
+                    let length = head
+                        .lines()
+                        .find_map(|l| {
+                            l.to_ascii_lowercase()
+                                .strip_prefix("content-length:")
+                                .map(|v| v.trim().parse::<usize>().unwrap())
+                        })
+                        .unwrap_or(0);
+                    if body.len() >= length || n == 0 {
+                        break (head.to_string(), body.to_string());
+                    }
+                }
+            };
+            let path = head
+                .split_whitespace()
+                .nth(1)
+                .unwrap_or_default()
+                .to_string();
+            tx.send((path, body)).unwrap();
+            let _ = stream
+                .write_all(b"HTTP/1.1 200 OK\r\ncontent-length: 2\r\nconnection: close\r\n\r\nOK")
+                .await;
+        }
+    });
+    (url, rx)
+}
+
+/// A klant's outside monitor: set from the form (a URL that is not https refused, the URL
+/// itself never sent back), told of each unattended backup — the saved one with its size and
+/// SHA-256, a failed one at `/fail` with the reason — and "Send test" reaches it.
+#[tokio::test(flavor = "multi_thread")]
+async fn the_klants_monitor_hears_of_each_unattended_backup() {
+    let (dir, folder) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let (app, mut rx) = watched_demo(&dir, &folder).await;
+    let (url, mut pings) = loopback_monitor().await;
+    let refused = app
+        .set_monitor("demo", Some("http://monitor.example/x".into()))
+        .unwrap_err();
+    assert_eq!(refused.code(), "config", "{refused}");
+    let view = app.set_monitor("demo", Some(url.clone())).unwrap();
+    assert!(view.monitor);
+    assert!(
+        !serde_json::to_string(&view).unwrap().contains("/ping/"),
+        "the URL is not sent back"
+    );
+    app.set_monitor("demo-restricted", Some(url.replace("demo", "restricted")))
+        .unwrap();
+
+    app.start_planned("demo").await.unwrap();
+    let sha256 = loop {
+        match rx.recv().await.expect("the job's events").event {
+            AppJobEvent::Saved { sha256, .. } => break sha256,
+            AppJobEvent::Failed { code, message } => panic!("{code}: {message}"),
+            _ => {}
+        }
+    };
+    let (path, body) = pings.recv().await.unwrap();
+    assert_eq!(path, "/ping/demo");
+    assert!(body.contains(&sha256), "{body}");
+
+    app.start_planned("demo-restricted").await.unwrap();
+    let (path, body) = pings.recv().await.unwrap();
+    assert_eq!(path, "/ping/restricted/fail");
+    assert!(body.contains("permission_denied"), "{body}");
+
+    app.test_monitor("demo").await.unwrap();
+    let (path, body) = pings.recv().await.unwrap();
+    assert_eq!((path.as_str(), body.contains("test")), ("/ping/demo", true));
+    let removed = app.set_monitor("demo", None).unwrap();
+    assert!(!removed.monitor);
+    assert_eq!(
+        app.test_monitor("demo").await.unwrap_err().code(),
+        "invalid_state"
+    );
+}
+
+/// "Cancel all" during Backup all (one at a time here): the running klant's backup ends as
+/// cancelled, with nothing left in its folder, and the klant still waiting is never started.
+#[tokio::test(flavor = "multi_thread")]
+async fn cancel_all_ends_the_running_backup_and_starts_no_waiting_klant() {
+    let (dir, folder) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let (app, mut rx) = watched_demo(&dir, &folder).await;
+    let app = Arc::new(app.with_unattended_at_once(1));
+    let all = tokio::spawn({
+        let app = app.clone();
+        async move { app.backup_all().await.unwrap() }
+    });
+    let first = loop {
+        let event = rx.recv().await.expect("the first klant's events");
+        if event.event
+            == (AppJobEvent::Stage {
+                stage: kluis_core::Stage::Accepted,
+            })
+        {
+            break event.profile_id;
+        }
+    };
+    assert_eq!(app.cancel_all(), 1, "one backup was running");
+    loop {
+        let event = rx.recv().await.expect("the first klant's end");
+        assert_eq!(event.profile_id, first, "no other klant starts: {event:?}");
+        match event.event {
+            AppJobEvent::Failed { code, .. } => {
+                assert_eq!(code, "cancelled");
+                break;
+            }
+            AppJobEvent::Saved { .. } => panic!("a cancelled backup was saved"),
+            _ => {}
+        }
+    }
+    assert_eq!(all.await.unwrap(), 1, "Backup all started only the first");
+    let history = app.history(None).unwrap();
+    assert_eq!(history.len(), 1, "{history:?}");
+    let klant_folder = std::fs::read_dir(folder.path())
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path();
+    assert_eq!(
+        std::fs::read_dir(klant_folder).unwrap().count(),
+        0,
+        "nothing left behind"
+    );
+}
+
+/// Settings → backups at once: 1 to 8, kept in the settings file.
+#[tokio::test(flavor = "multi_thread")]
+async fn backups_at_once_is_a_setting() {
+    let dir = tempfile::tempdir().unwrap();
+    let app = app(&dir, None);
+    assert_eq!(app.settings().unattended_at_once, 2, "two by default");
+    assert_eq!(app.set_unattended_at_once(0).unwrap_err().code(), "config");
+    assert_eq!(app.set_unattended_at_once(9).unwrap_err().code(), "config");
+    assert_eq!(app.set_unattended_at_once(3).unwrap().unattended_at_once, 3);
+    drop(app);
+    assert_eq!(
+        self::app(&dir, None).settings().unattended_at_once,
+        3,
+        "kept"
+    );
+}
+
+/// Backup all with one klant refused: one notification names that klant and its reason (the
+/// saved one says nothing); "Send test" is told too. (The setting's off is `app::alerts`'s
+/// unit test.)
+#[tokio::test(flavor = "multi_thread")]
+async fn a_failed_unattended_backup_is_notified_with_its_reason() {
+    let dir = tempfile::tempdir().unwrap();
+    let folder = tempfile::tempdir().unwrap();
+    let (tx, mut told) = mpsc::unbounded_channel();
+    let app = app(&dir, Some(folder.path().to_path_buf())).with_notifier(
+        Arc::new(common::Told(tx)),
+        std::time::Duration::from_millis(300),
+    );
+    app.start_demo().await.unwrap();
+    let klanten = kluis_core::engine::DEMO_ACCOUNTS.len();
+    assert_eq!(app.backup_all().await.unwrap(), klanten);
+    let alert = told.recv().await.expect("the failure is told");
+    assert_eq!(alert.title, "Backup of Demo (key without backups) failed");
+    assert!(alert.body.contains("does not allow"), "{}", alert.body);
+    app.test_notification().await.unwrap();
+    let next = told.recv().await.unwrap();
+    assert_eq!(
+        next.title, "Kluis test notification",
+        "and nothing about the saved klant"
+    );
+}
