@@ -7,6 +7,7 @@ use std::time::Duration;
 
 use futures_util::stream::{FuturesUnordered, StreamExt};
 use kluis_core::download::bandwidth::Bandwidth;
+use kluis_core::encryption::EncryptionSetting;
 use kluis_core::engine::{
     test_transport, CallbackChoice, Demo, EventSink, Launch, ResumeScope, Retry, ServiceConnection,
     TransportNeeds, Work, DEMO_ACCOUNTS,
@@ -40,7 +41,8 @@ pub async fn run(cli: Cli) -> Result<()> {
             let config = cli.connection.service_config()?;
             let engine = Engine::new(Arc::new(open_history(cli.history_db.as_ref())?));
             let owner = (!include_app).then_some(Owner::Cli);
-            crate::stop::resume(&engine, resume(&engine, config, owner, json)).await
+            let profiles = cli.profiles_file.as_ref();
+            crate::stop::resume(&engine, resume(&engine, config, profiles, owner, json)).await
         }
         Command::Cancel { job } => {
             let history = open_history(cli.history_db.as_ref())?;
@@ -370,10 +372,11 @@ fn report_failure(id: Uuid, error: &Error, json: bool) {
 async fn resume(
     engine: &Engine,
     config: ServiceConfig,
+    profiles_file: Option<&std::path::PathBuf>,
     owner: Option<Owner>,
     json: bool,
 ) -> Result<()> {
-    let connection = Arc::new(ServiceConnection::open(
+    let plain = Arc::new(ServiceConnection::open(
         config.clone(),
         DownloadOptions::default(),
     )?);
@@ -382,9 +385,22 @@ async fn resume(
         owner,
         relay_secret: std::env::var("KLUIS_RELAY_SECRET").ok().map(Secret::new),
     };
-    let connect = |_profile: String| {
-        let connection = connection.clone();
-        async move { Ok(connection) }
+    // A job that began encrypted is finished encrypted the same way (its journal says how),
+    // on a connection of its own; the others share one.
+    let connect = |profile: String, encryption: Option<EncryptionSetting>| {
+        let (plain, config) = (plain.clone(), config.clone());
+        async move {
+            let Some(setting) = encryption else {
+                return Ok(plain);
+            };
+            let options = DownloadOptions {
+                encryption: Some(
+                    crate::encryption::to_resume(&setting, &profile, profiles_file).await?,
+                ),
+                ..DownloadOptions::default()
+            };
+            Ok(Arc::new(ServiceConnection::open(config, options)?))
+        }
     };
     let quiet: EventSink = Arc::new(|_| {});
     let resumed = engine.resume(scope, connect, |_| quiet.clone()).await?;

@@ -14,8 +14,7 @@ use kluis_profiles::{Profile, ProfileError, SecretKind, SecretStore};
 use crate::profiles::{secret, secret_store};
 use crate::settings::{open_history, open_profiles, Cli};
 
-/// Where a passphrase comes from when it is not typed in: never an argument.
-pub const PASSPHRASE_VAR: &str = "KLUIS_ENCRYPTION_PASSPHRASE";
+pub use kluis_core::encryption::PASSPHRASE_VAR;
 
 /// What encrypts `profile`'s backups, if it asks for it (its passphrase from `secrets`).
 pub async fn of_profile(
@@ -44,6 +43,35 @@ pub fn of_flags(recipient: Option<&str>, passphrase: bool) -> Result<Option<Arc<
         (None, false) => return Ok(None),
     };
     Ok(Some(Arc::new(encryption)))
+}
+
+/// The encryption to finish a journalled job with, as it began (`setting`, from its journal):
+/// the recipient as it was, or the passphrase from [`PASSPHRASE_VAR`], else from the keyring
+/// entry of the job's saved profile (`profile`). Without one the job is refused, never
+/// finished in plain.
+pub async fn to_resume(
+    setting: &EncryptionSetting,
+    profile: &str,
+    profiles_file: Option<&PathBuf>,
+) -> Result<Arc<Encryption>> {
+    let passphrase = match setting {
+        EncryptionSetting::Recipient { .. } => None,
+        EncryptionSetting::Passphrase => match passphrase_from_env() {
+            Ok(passphrase) => Some(passphrase),
+            Err(_) => {
+                let saved = match open_profiles(profiles_file).map(|p| p.get(profile)) {
+                    Ok(Ok(saved)) => {
+                        secret(&secret_store(), &saved.id, SecretKind::EncryptionPassphrase).await?
+                    }
+                    _ => None,
+                };
+                Some(saved.ok_or_else(|| Error::Config(format!(
+                    "This backup was started encrypted with a passphrase; it is never finished in plain. Give the passphrase in {PASSPHRASE_VAR} to resume it."
+                )))?)
+            }
+        },
+    };
+    Ok(Arc::new(Encryption::of(setting, passphrase.as_ref())?))
 }
 
 fn passphrase_from_env() -> Result<Secret> {

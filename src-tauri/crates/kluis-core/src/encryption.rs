@@ -43,12 +43,41 @@ impl EncryptionSetting {
 /// The file name's added extension for an encrypted backup.
 pub const EXTENSION: &str = "age";
 
+/// Where a passphrase comes from when it is not in a profile's keyring entry: the environment,
+/// never an argument.
+pub const PASSPHRASE_VAR: &str = "KLUIS_ENCRYPTION_PASSPHRASE";
+
+/// How every age file begins (its header's version line).
+pub const MAGIC: &[u8] = b"age-encryption.org/v1";
+
+/// Whether the file at `path` begins as an age file does (an encrypted part or backup). Only a
+/// regular file is read: a link or a FIFO planted at the name is neither followed nor waited on.
+pub fn looks_encrypted(path: &std::path::Path) -> bool {
+    if !std::fs::symlink_metadata(path).is_ok_and(|meta| meta.is_file()) {
+        return false;
+    }
+    let mut options = std::fs::OpenOptions::new();
+    options.read(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        options.custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK);
+    }
+    let mut start = [0u8; MAGIC.len()];
+    options
+        .open(path)
+        .and_then(|mut file| file.read_exact(&mut start))
+        .is_ok_and(|()| start == MAGIC)
+}
+
 /// Shortest passphrase accepted: below this, scrypt cannot make up for it.
 const MIN_PASSPHRASE: usize = 12;
 
 /// What one download encrypts to.
 pub struct Encryption {
     recipient: Box<dyn age::Recipient + Send + Sync>,
+    /// What it was made from (no secret): a resumed job is encrypted the same way.
+    setting: EncryptionSetting,
 }
 
 impl std::fmt::Debug for Encryption {
@@ -64,6 +93,7 @@ impl Encryption {
         let secret = SecretString::from(passphrase.expose().to_string());
         Ok(Encryption {
             recipient: Box::new(age::scrypt::Recipient::new(secret)),
+            setting: EncryptionSetting::Passphrase,
         })
     }
 
@@ -71,7 +101,16 @@ impl Encryption {
     pub fn recipient(text: &str) -> Result<Encryption> {
         Ok(Encryption {
             recipient: Box::new(parse_recipient(text)?),
+            setting: EncryptionSetting::Recipient {
+                recipient: text.trim().to_string(),
+            },
         })
+    }
+
+    /// What this encryption was made from (journalled with a job, so that whoever finishes
+    /// the job encrypts as it began: the recipient, or that a passphrase is needed).
+    pub fn setting(&self) -> &EncryptionSetting {
+        &self.setting
     }
 
     /// Encryption for `setting`, with the passphrase when it is one.

@@ -171,6 +171,7 @@ impl BackupJob<'_> {
             ),
             reattach: registration.reattach.clone(),
             download: None,
+            encryption: self.downloader.encryption().cloned(),
         };
         self.history.write_journal(request.id, &journal)?;
         tracker.resumable = journal.reattach.is_some();
@@ -195,6 +196,11 @@ impl BackupJob<'_> {
                 "This backup was started against {}; resume it with that service's settings.",
                 journal.base_url
             )));
+        }
+        if let Some(setting) = &journal.encryption {
+            if self.downloader.encryption().is_none() {
+                return Err(Error::Config(needs_its_encryption(setting)));
+            }
         }
         let reattach = journal.reattach.clone().ok_or_else(|| {
             Error::Config("This backup's callback address ended with the program that started it; it cannot be resumed.".into())
@@ -403,4 +409,17 @@ fn describe(d: Duration) -> String {
     } else {
         format!(" ({secs} seconds)")
     }
+}
+
+/// Why a job begun encrypted is not finished without encryption, and how to finish it.
+fn needs_its_encryption(setting: &crate::encryption::EncryptionSetting) -> String {
+    use crate::encryption::EncryptionSetting;
+    let how = match setting {
+        EncryptionSetting::Recipient { recipient } => format!("--encrypt-to {recipient}"),
+        EncryptionSetting::Passphrase => format!(
+            "its passphrase in {} (or the profile's, in the keyring)",
+            crate::encryption::PASSPHRASE_VAR
+        ),
+    };
+    format!("This backup was started encrypted; it is never finished in plain. Resume it with its encryption: {how}.")
 }

@@ -17,6 +17,7 @@ use uuid::Uuid;
 use crate::callback::Reattach;
 use crate::claims::Claim;
 use crate::download::{Destination, PartialDownload};
+use crate::encryption::EncryptionSetting;
 use crate::error::{Error, Result};
 use crate::history::{
     db_error, entry_from_row, job_columns, job_tables, Durability, History, HistoryEntry,
@@ -54,6 +55,11 @@ pub struct Journal {
     pub reattach: Option<Reattach>,
     /// Set once the download has begun and can be continued.
     pub download: Option<PartialDownload>,
+    /// How the job encrypts its file: the recipient, or that a passphrase (kept in the keyring
+    /// or given again, never here) is needed. Whoever finishes the job encrypts it the same way
+    /// or refuses to; `None` for a plain job (and in journals written before this was kept).
+    #[serde(default)]
+    pub encryption: Option<EncryptionSetting>,
 }
 
 /// A job in the history that has not ended.
@@ -242,6 +248,7 @@ mod tests {
                 inbox: "abc".into(),
             }),
             download: None,
+            encryption: None,
         }
     }
 

@@ -126,6 +126,7 @@ async fn resume_leaves_the_apps_backups_to_the_app() {
         callback_deadline_ms: kluis_core::clock::now_ms() + 60_000,
         reattach: None::<Reattach>,
         download: None,
+        encryption: None,
     };
     history.write_journal(id, &journal).unwrap();
     drop(history);

@@ -61,6 +61,20 @@ async fn relay_job_waiting(e: &Env) -> (Child, String, String) {
     (child, job, bundle)
 }
 
+/// Starts `kluis backup ARGS` with `vars` and `kill -9`s it once a megabyte is in its part
+/// file; returns the job's id.
+async fn kill_mid_download(e: &Env, args: &[&str], vars: &[(&str, &str)]) -> String {
+    let child = e.start_backup(args, vars);
+    let watched = e.out();
+    wait_for("a megabyte is downloaded", move || {
+        parts_in(&watched).iter().any(|(_, len)| *len > 1024 * 1024)
+    })
+    .await;
+    let job = e.history().list(None, 1).unwrap()[0].id.clone();
+    stop(child, "KILL").await;
+    job
+}
+
 /// The JSON lines of `kluis resume --json`.
 fn lines(output: &Output) -> Vec<Value> {
     String::from_utf8_lossy(&output.stdout)
@@ -148,15 +162,8 @@ async fn download_continues_after_a_kill() {
         ("KLUIS_RELAY_SECRET", RELAY_SECRET),
         ("KLUIS_CA_CERT", bundle.as_str()),
     ];
-    let child = e.start_backup(&["--callback", &callback], &vars);
+    let job = kill_mid_download(&e, &["--callback", &callback], &vars).await;
     let out = e.out();
-    let watched = out.clone();
-    wait_for("a megabyte is downloaded", move || {
-        parts_in(&watched).iter().any(|(_, len)| *len > 1024 * 1024)
-    })
-    .await;
-    let job = e.history().list(None, 1).unwrap()[0].id.clone();
-    stop(child, "KILL").await;
     assert_eq!(
         parts_in(&out).len(),
         1,
@@ -191,6 +198,113 @@ async fn webhook_site_backup_survives_sigterm() {
 
     let resumed = e.demo_with(&["resume", "--json"], &vars).await;
     assert_saved(&resumed, &job, &e.out());
+}
+
+const PASSPHRASE: (&str, &str) = (
+    "KLUIS_ENCRYPTION_PASSPHRASE",
+    "een lange geheime zin voor kluis",
+);
+
+/// The one saved job of `resumed`, encrypted: it is `job`, lies in `out`, is an age file, and
+/// `kluis decrypt` restores the service's backup from it (the plain length and digest the
+/// line reports).
+async fn assert_saved_encrypted(e: &Env, resumed: &Output, job: &str, out: &Path) {
+    assert_succeeded(resumed);
+    let lines = lines(resumed);
+    assert_eq!(lines.len(), 1, "one line per finished job: {lines:?}");
+    assert_eq!(lines[0]["job"], job);
+    let saved = PathBuf::from(lines[0]["path"].as_str().unwrap());
+    assert_eq!(saved.parent(), Some(out), "saved where `backup` was told");
+    assert!(saved.to_string_lossy().ends_with(".age"), "{saved:?}");
+    let bytes = std::fs::read(&saved).unwrap();
+    assert!(bytes.starts_with(b"age-encryption.org/v1\n"), "an age file");
+    let restored = e.dir.path().join("restored");
+    let args = [
+        "decrypt",
+        saved.to_str().unwrap(),
+        "--out",
+        restored.to_str().unwrap(),
+    ];
+    let done = e.demo_with(&args, &[PASSPHRASE]).await;
+    assert_succeeded(&done);
+    let plain = std::fs::read(PathBuf::from(String::from_utf8_lossy(&done.stdout).trim())).unwrap();
+    use sha2::Digest;
+    let digest = hex::encode(sha2::Sha256::digest(&plain));
+    assert_eq!(lines[0]["bytes"], plain.len() as u64);
+    assert_eq!(digest, lines[0]["sha256"].as_str().unwrap());
+    assert_eq!(
+        digest,
+        hex::encode(kluis_sim::payload::sha256(plain.len() as u64)),
+        "decrypts to the service's backup"
+    );
+}
+
+/// An encrypted backup stopped (SIGTERM) while it waits is finished *encrypted* by `resume`:
+/// its journal says it began with a passphrase, so a resume without that passphrase is
+/// refused with what to give (the job kept, nothing saved) — never saved in plain, as it was
+/// before — and a resume with it saves the age file.
+#[tokio::test(flavor = "multi_thread")]
+async fn an_encrypted_backup_is_finished_encrypted() {
+    let e = slow_env(|_| {}).await;
+    let site = e.sim.webhook_site_url().to_string();
+    let site = ("KLUIS_WEBHOOK_SITE_URL", site.as_str());
+    let child = e.start_backup(
+        &["--callback", "webhook-site", "--encrypt-passphrase"],
+        &[site, PASSPHRASE],
+    );
+    let job = e.wait_for_stage("accepted").await;
+    let status = stop(child, "TERM").await;
+    assert_eq!(status.code(), Some(75), "stopped, kept for `kluis resume`");
+
+    let refused = e.demo_with(&["resume", "--json"], &[site]).await;
+    assert_ne!(refused.status.code(), Some(0), "not finished in plain");
+    let said = lines(&refused)[0]["error"].to_string();
+    assert!(said.contains("KLUIS_ENCRYPTION_PASSPHRASE"), "{said}");
+    assert_eq!(files_in(&e.out()), 0, "nothing saved");
+    assert_eq!(
+        e.history().list(None, 1).unwrap()[0].stage,
+        "accepted",
+        "the job is kept for a resume with its passphrase"
+    );
+
+    let resumed = e
+        .demo_with(&["resume", "--json"], &[site, PASSPHRASE])
+        .await;
+    assert_saved_encrypted(&e, &resumed, &job, &e.out()).await;
+}
+
+/// `kill -9` in the middle of an encrypted download leaves an encrypted part file; `resume`
+/// does not append plain bytes to it (as it did) but starts the file over, encrypted, and
+/// saves one whole age file that decrypts to what the service sent.
+#[tokio::test(flavor = "multi_thread")]
+async fn an_encrypted_download_killed_is_saved_whole_and_encrypted() {
+    let e = env(|c| {
+        c.payload_size = 8 * 1024 * 1024;
+        c.faults.download_rate = Some(2 * 1024 * 1024);
+    })
+    .await;
+    let (callback, bundle) = e.relay().await;
+    let vars = [
+        ("KLUIS_RELAY_SECRET", RELAY_SECRET),
+        ("KLUIS_CA_CERT", bundle.as_str()),
+        PASSPHRASE,
+    ];
+    let args = ["--callback", &callback, "--encrypt-passphrase"];
+    let job = kill_mid_download(&e, &args, &vars).await;
+    let out = e.out();
+    let (part, _) = parts_in(&out).remove(0);
+    assert!(
+        std::fs::read(&part)
+            .unwrap()
+            .starts_with(b"age-encryption.org/v1\n"),
+        "the killed process left an encrypted part"
+    );
+    e.sim.set_faults(|f| f.download_rate = None);
+
+    let resumed = e.demo_with(&["resume", "--json"], &vars).await;
+    assert_saved_encrypted(&e, &resumed, &job, &out).await;
+    assert!(parts_in(&out).is_empty(), "no part file left");
+    assert_eq!(files_in(&out), 1);
 }
 
 /// Direct: `kill -9` after the 202, while the service keeps retrying its callback; `resume`

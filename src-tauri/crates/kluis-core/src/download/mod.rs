@@ -132,6 +132,9 @@ pub struct PartialDownload {
     /// no Kluis ran is caught.
     #[serde(default)]
     pub sha256: Option<String>,
+    /// Whether the part holds encrypted bytes: such a part is never continued in plain.
+    #[serde(default)]
+    pub encrypted: bool,
 }
 
 const PROGRESS_INTERVAL: Duration = Duration::from_millis(100);
@@ -162,6 +165,11 @@ enum Failure {
 }
 
 impl Downloader {
+    /// What this downloader encrypts to, if anything (no secret in it).
+    pub fn encryption(&self) -> Option<&crate::encryption::EncryptionSetting> {
+        self.options.encryption.as_deref().map(|e| e.setting())
+    }
+
     pub fn new(config: &ServiceConfig, options: DownloadOptions) -> Result<Self> {
         Ok(Self {
             http: download_client(config)?,
@@ -194,12 +202,21 @@ impl Downloader {
     ) -> Result<Saved> {
         let folder = destination.folder();
         let sealing = self.options.encryption.clone();
-        // An encrypted part cannot be continued by another process (its stream's key lived in
-        // the one that began it): it is removed, and the download starts over.
         let resume = match (resume, &sealing) {
+            // An encrypted part cannot be continued by another process (its stream's key lived
+            // in the one that began it): it is removed, and the download starts over.
             (Some(resume), Some(_)) => {
                 remove_part(&resume, folder);
                 None
+            }
+            // Plain bytes after encrypted ones would make a file that is neither: refused,
+            // whatever the journal says (an older one does not say; the part's header does).
+            (Some(resume), None)
+                if resume.encrypted
+                    || (is_our_part(&resume.part, folder)
+                        && crate::encryption::looks_encrypted(&resume.part)) =>
+            {
+                return Err(Error::Config(ENCRYPTED_PART.into()));
             }
             (resume, _) => resume,
         };
@@ -347,6 +364,7 @@ impl Downloader {
                         total: t.total,
                         disposition: t.disposition.clone(),
                         sha256: t.expected_sha256.map(hex::encode),
+                        encrypted: writer.seals(),
                     });
                 }
             }
@@ -427,6 +445,9 @@ fn is_our_part(part: &std::path::Path, folder: &std::path::Path) -> bool {
     };
     name.starts_with(".kluis-") && name.ends_with(".part") && part.parent() == Some(folder)
 }
+
+/// Why a job whose part file is encrypted is not continued without encryption.
+pub(crate) const ENCRYPTED_PART: &str = "This backup was being encrypted; finishing it without encryption would save it in plain. Resume it with its encryption (the same recipient or passphrase), or run the backup again.";
 
 /// Removes the part file an earlier process left, when it is one of ours.
 fn remove_part(resume: &PartialDownload, folder: &std::path::Path) {

@@ -113,6 +113,8 @@ pub(crate) struct Writer {
     /// cancel, a program that is stopping), the file is unlinked right in `drop` rather than
     /// whenever the thread gets to it, so it is gone before the process can exit.
     unfinished: Option<PathBuf>,
+    /// Whether what is written is encrypted into the file (journalled with the part).
+    seals: bool,
 }
 
 impl Drop for Writer {
@@ -186,6 +188,7 @@ impl Writer {
         sealing: Option<Arc<Encryption>>,
     ) -> io::Result<Writer> {
         let path = part.path.clone();
+        let seals = sealing.is_some();
         let (commands, rx) = mpsc::channel(QUEUE);
         let (tx_done, done) = oneshot::channel();
         std::thread::Builder::new()
@@ -198,11 +201,17 @@ impl Writer {
             budget: Arc::new(Semaphore::new(IN_FLIGHT as usize)),
             done,
             unfinished: Some(path),
+            seals,
         })
     }
 
     pub fn path(&self) -> Option<&Path> {
         self.unfinished.as_deref()
+    }
+
+    /// Whether the part file holds encrypted bytes.
+    pub fn seals(&self) -> bool {
+        self.seals
     }
 
     /// Sends `chunk` to the thread, once the bytes in flight leave room for it.

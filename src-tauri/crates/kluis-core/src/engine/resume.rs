@@ -11,6 +11,7 @@ use uuid::Uuid;
 use super::{Engine, EventSink, JobHandle, Launch, Retry, ServiceConnection, Transports, Work};
 use crate::callback::Reattacher;
 use crate::download::Destination;
+use crate::encryption::EncryptionSetting;
 use crate::error::{Error, Result};
 use crate::journal::Owner;
 use crate::secret::Secret;
@@ -55,7 +56,8 @@ pub struct Resumed {
 
 impl Engine {
     /// Resumes the unfinished jobs in `scope`. `connect` gives the connection of a job's
-    /// profile; `events` the sink of a job's events.
+    /// profile, encrypting as the job's journal says it began (a job begun encrypted is refused
+    /// by a connection that does not encrypt); `events` the sink of a job's events.
     pub async fn resume<C, F>(
         &self,
         scope: ResumeScope,
@@ -63,7 +65,7 @@ impl Engine {
         events: impl Fn(Uuid) -> EventSink,
     ) -> Result<Resumed>
     where
-        C: FnMut(String) -> F,
+        C: FnMut(String, Option<EncryptionSetting>) -> F,
         F: Future<Output = Result<Arc<ServiceConnection>>>,
     {
         let sweep = self.history().sweep(&scope.base_url, scope.owner)?;
@@ -84,7 +86,8 @@ impl Engine {
                 continue; // the sweep only keeps jobs with one
             };
             let profile = job.entry.profile.clone();
-            let connection = match connect(profile.clone()).await {
+            let encryption = job.journal.as_ref().and_then(|j| j.encryption.clone());
+            let connection = match connect(profile.clone(), encryption).await {
                 Ok(connection) => connection,
                 Err(error) => {
                     resumed.not_started.push((id, error));

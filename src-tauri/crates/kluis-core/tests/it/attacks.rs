@@ -123,6 +123,7 @@ async fn a_symlinked_part_file_is_not_followed() {
         total: Some(64 * 1024),
         disposition: None,
         sha256: None,
+        encrypted: false,
     };
     let saved = continue_download(&h, &url, partial)
         .await
@@ -161,12 +162,53 @@ async fn a_corrupted_part_file_is_caught_after_a_resume() {
         total: Some(size),
         disposition: None,
         sha256: Some(expected_sha(size)),
+        encrypted: false,
     };
     let error = continue_download(&h, &url, partial)
         .await
         .expect_err("the corrupted prefix is detected");
     assert_eq!(error.code(), "download_failed", "{error}");
     assert!(h.out_entries().is_empty(), "nothing is left behind");
+}
+
+/// An encrypted part file is never continued without encryption (plain bytes after an age
+/// header would be saved, and verified, as a backup that is neither): refused whether the
+/// journal says the part is encrypted or, as in journals written before it did, only the
+/// part's own header does; the part and the folder are left as they were.
+#[tokio::test]
+async fn an_encrypted_part_is_never_continued_in_plain() {
+    let h = Harness::new(|_| {}).await;
+    let size = 256 * 1024u64;
+    let url = h.sim.file_url(size);
+    for journalled in [true, false] {
+        let part = h
+            .out
+            .path()
+            .join(format!(".kluis-{}.part", Uuid::new_v4().simple()));
+        let mut sealed = b"age-encryption.org/v1\n-> scrypt salt 18\n".to_vec();
+        sealed.extend_from_slice(&[0x5a; 4096]);
+        std::fs::write(&part, &sealed).unwrap();
+        let partial = PartialDownload {
+            part: part.clone(),
+            validator: "\"v\"".into(),
+            total: Some(size),
+            disposition: None,
+            sha256: None,
+            encrypted: journalled,
+        };
+        let error = continue_download(&h, &url, partial)
+            .await
+            .expect_err("an encrypted part is not continued in plain");
+        assert_eq!(error.code(), "config", "{error}");
+        assert!(error.to_string().contains("encrypt"), "{error}");
+        assert_eq!(
+            std::fs::read(&part).unwrap(),
+            sealed,
+            "the part is left as it was (journalled: {journalled})"
+        );
+        std::fs::remove_file(&part).unwrap();
+        assert!(h.out_entries().is_empty(), "nothing saved");
+    }
 }
 
 /// `--timeout` near `u64::MAX` does not panic after the POST was sent: the backup runs.

@@ -7,6 +7,7 @@ use std::time::Duration;
 
 use crate::common::*;
 use kluis_core::callback::RelayTransport;
+use kluis_core::encryption::Encryption;
 use kluis_core::engine::{EventSink, Launch, ResumeScope, Retry, ServiceConnection, Work};
 use kluis_core::{
     CallbackTransport, Code, DownloadOptions, Engine, Error, History, JobEvent, Owner, Secret,
@@ -173,12 +174,24 @@ struct Stopped {
 }
 
 async fn stopped_relay_job() -> Stopped {
+    stopped_relay_job_encrypting(None).await
+}
+
+/// [`stopped_relay_job`], its download encrypted to `encryption` when given.
+async fn stopped_relay_job_encrypting(encryption: Option<Arc<Encryption>>) -> Stopped {
     let mut h = Harness::new(|c| c.faults.callback_delay = Duration::from_millis(300)).await;
     let (url, relay) = with_relay(&mut h).await;
     let history = Arc::new(History::in_memory().unwrap());
     let engine = Engine::new(history.clone());
     let (events, mut seen) = sink();
-    let job = engine.start(launch(&h, relay_transport(&h, &url), events));
+    let options = DownloadOptions {
+        encryption,
+        ..DownloadOptions::default()
+    };
+    let job = engine.start(Launch {
+        connection: Arc::new(ServiceConnection::open(h.config.clone(), options).unwrap()),
+        ..launch(&h, relay_transport(&h, &url), events)
+    });
     let id = job.id;
     reached(&mut seen, Stage::Accepted).await;
     engine.stop(id).await;
@@ -208,7 +221,7 @@ async fn a_stopped_job_is_finished_by_the_resume_loop() {
         relay_secret: Some(Secret::new(RELAY_SECRET)),
     };
     let service = connection(h);
-    let connect = |profile: String| {
+    let connect = |profile: String, _| {
         assert_eq!(profile, "test", "asked for the job's profile");
         let service = service.clone();
         async move { Ok(service) }
@@ -227,6 +240,86 @@ async fn a_stopped_job_is_finished_by_the_resume_loop() {
     assert_eq!(h.sim.stats().backups_started, 1);
 }
 
+/// A job begun encrypted journals how (the recipient, never a secret) and is not finished by a
+/// connection that does not encrypt (the app's, once the klant's encryption is switched
+/// off): that job refuses before anything changes — nothing saved, the service not asked
+/// again, still unfinished — and a connection that encrypts as the journal says, asked for
+/// with that setting, finishes it encrypted.
+#[tokio::test]
+async fn a_job_begun_encrypted_is_never_finished_in_plain() {
+    let identity = age::x25519::Identity::generate();
+    let recipient = identity.to_public().to_string();
+    let encryption = Arc::new(Encryption::recipient(&recipient).unwrap());
+    let stopped = stopped_relay_job_encrypting(Some(encryption.clone())).await;
+    let (h, history, id) = (&stopped.h, &stopped.history, stopped.id);
+    let journalled = history.journal(id).unwrap().unwrap().encryption;
+    assert_eq!(journalled, Some(encryption.setting().clone()));
+
+    let scope = || ResumeScope {
+        base_url: h.config.base_url.to_string(),
+        owner: Some(Owner::Cli),
+        relay_secret: Some(Secret::new(RELAY_SECRET)),
+    };
+    let quiet: EventSink = Arc::new(|_| {});
+    let plain = connection(h);
+    let engine = Engine::new(history.clone()); // as a restarted program's
+    let refused = engine
+        .resume(
+            scope(),
+            |_, _| async { Ok(plain.clone()) },
+            |_| quiet.clone(),
+        )
+        .await
+        .unwrap();
+    let [job] = <[_; 1]>::try_from(refused.started).ok().expect("one job");
+    let error = job
+        .handle
+        .finished()
+        .await
+        .expect_err("not finished in plain");
+    assert_eq!(error.code(), "config", "{error}");
+    assert!(error.to_string().contains(&recipient), "says how: {error}");
+    assert_eq!(
+        history.get(id).unwrap().unwrap().reached(),
+        Stage::Accepted,
+        "still unfinished"
+    );
+    assert!(h.out_entries().is_empty(), "nothing saved");
+
+    let sealed = Arc::new(
+        ServiceConnection::open(
+            h.config.clone(),
+            DownloadOptions {
+                encryption: Some(encryption.clone()),
+                ..DownloadOptions::default()
+            },
+        )
+        .unwrap(),
+    );
+    let asked = std::sync::Mutex::new(None);
+    let connect = |_, setting| {
+        *asked.lock().unwrap() = Some(setting);
+        let sealed = sealed.clone();
+        async move { Ok(sealed) }
+    };
+    let resumed = engine
+        .resume(scope(), connect, |_| quiet.clone())
+        .await
+        .unwrap();
+    assert_eq!(
+        asked.lock().unwrap().clone(),
+        Some(journalled),
+        "the connection was asked for the journal's encryption"
+    );
+    let [job] = <[_; 1]>::try_from(resumed.started).ok().expect("one job");
+    let saved = job.handle.finished().await.expect("finished encrypted");
+    assert!(saved.encrypted.is_some(), "saved encrypted");
+    assert!(std::fs::read(&saved.path)
+        .unwrap()
+        .starts_with(b"age-encryption.org/v1\n"));
+    assert_eq!(h.sim.stats().backups_started, 1, "the service asked once");
+}
+
 /// The resume loop leaves another program's jobs, and keeps a job whose profile cannot
 /// connect now for a later resume instead of ending it.
 #[tokio::test]
@@ -240,7 +333,8 @@ async fn the_resume_loop_leaves_what_it_may_not_take() {
         relay_secret: Some(Secret::new(RELAY_SECRET)),
     };
     let quiet: EventSink = Arc::new(|_| {});
-    let never = |_: String| async { Err::<Arc<ServiceConnection>, _>(Error::Config("no".into())) };
+    let never =
+        |_: String, _| async { Err::<Arc<ServiceConnection>, _>(Error::Config("no".into())) };
     let other = engine
         .resume(scope(Owner::App), never, |_| quiet.clone())
         .await

@@ -85,7 +85,9 @@ impl DesktopApp {
                 owner: Some(Owner::App),
                 relay_secret: relay_secret.clone(),
             };
-            let connect = |profile: String| async move {
+            // (The profile's connection encrypts as the profile says; a job begun encrypted
+            // that the profile no longer encrypts is refused by the job, never saved plain.)
+            let connect = |profile: String, _| async move {
                 self.connection(&profile).await.map_err(AppError::into_core)
             };
             // Each job's events go to `sink` tagged with the job.
