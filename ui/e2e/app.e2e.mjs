@@ -54,7 +54,13 @@ async function profileButton(name) {
 }
 async function waitText(name, text, timeout = 30000) {
   const el = await $t(name);
-  await el.waitForExist({ timeout });
+  // When it never comes, say what the window showed instead (an error banner, a busy state),
+  // and keep a screenshot of it: a failure in CI is then read, not guessed.
+  await el.waitForExist({ timeout }).catch(async (e) => {
+    const page = await browser.execute(() => document.querySelector("main")?.innerText ?? document.body.innerText).catch((x) => x.message);
+    await shot(`failed-${name}`).catch(() => undefined);
+    throw new Error(`${e.message}; the window shows: ${String(page).replace(/\s+/g, " ").slice(0, 800)}`);
+  });
   await browser.waitUntil(async () => (await el.getText()).includes(text), { timeout, timeoutMsg: `${name} never showed "${text}"` }).catch(async (e) => {
     const now = await browser.execute((n) => (document.querySelector(`[data-test="${n}"]`)?.outerHTML ?? "(none)").slice(0, 600), name);
     throw new Error(`${e.message}; it shows: ${now}; getText: ${await el.getText().catch((x) => x.message)}`);
