@@ -38,7 +38,7 @@ pub fn run(command: &ScheduleCommand) -> Result<()> {
                 kluis_https::private::write_atomic(&path, text.as_bytes())
                     .map_err(|e| Error::io(format!("write {}", path.display()), e))
             };
-            write(SERVICE, service_unit(&program, out.as_deref()))?;
+            write(SERVICE, service_unit(&program, out.as_deref())?)?;
             write(TIMER, TIMER_UNIT.to_string())?;
             eprintln!(
                 "kluis: wrote {} and {}.",
@@ -96,22 +96,19 @@ RandomizedDelaySec=60
 WantedBy=timers.target
 ";
 
-fn service_unit(program: &Path, out: Option<&Path>) -> String {
-    let mut exec = format!("{} run-due", quoted(&program.to_string_lossy()));
+fn service_unit(program: &Path, out: Option<&Path>) -> Result<String> {
+    let mut exec = format!("{} run-due", exec_word(&program.to_string_lossy())?);
     if let Some(out) = out {
-        exec.push_str(&format!(" --out {}", quoted(&out.to_string_lossy())));
+        exec.push_str(&format!(" --out {}", exec_word(&out.to_string_lossy())?));
     }
-    let environment: String = KEPT_VARIABLES
-        .iter()
-        .filter_map(|name| {
-            let value = std::env::var(name).ok().filter(|v| !v.is_empty())?;
-            Some(format!(
-                "Environment={}\n",
-                quoted(&format!("{name}={value}"))
-            ))
-        })
-        .collect();
-    format!(
+    let mut environment = String::new();
+    for name in KEPT_VARIABLES {
+        if let Some(value) = std::env::var(name).ok().filter(|v| !v.is_empty()) {
+            let word = quoted(&format!("{name}={value}"))?;
+            environment.push_str(&format!("Environment={word}\n"));
+        }
+    }
+    Ok(format!(
         "\
 [Unit]
 Description=Kluis: back up the klanten whose plan is due
@@ -120,17 +117,28 @@ Description=Kluis: back up the klanten whose plan is due
 Type=oneshot
 {environment}ExecStart={exec}
 "
-    )
+    ))
 }
 
-/// A word for a unit file: in double quotes, with `\\`, `\"` and systemd's `%` escaped.
-fn quoted(text: &str) -> String {
+/// A word for a unit file: in double quotes, with `\\`, `\"` and systemd's `%` escaped. A line
+/// break cannot be carried (it would end the line and start a setting of its own): refused,
+/// never changed into something else.
+fn quoted(text: &str) -> Result<String> {
+    if text.contains(['\n', '\r']) {
+        return Err(Error::Config(format!(
+            "{text:?} holds a line break, which a systemd unit cannot carry; choose a folder (or value) without one."
+        )));
+    }
     let escaped = text
         .replace('\\', "\\\\")
         .replace('"', "\\\"")
-        .replace('%', "%%")
-        .replace('\n', " ");
-    format!("\"{escaped}\"")
+        .replace('%', "%%");
+    Ok(format!("\"{escaped}\""))
+}
+
+/// A word of `ExecStart=`: [`quoted`], and `$` as `$$` (systemd expands `$NAME` there).
+fn exec_word(text: &str) -> Result<String> {
+    Ok(quoted(text)?.replace('$', "$$"))
 }
 
 fn systemctl(args: &[&str]) -> Result<()> {
@@ -155,16 +163,38 @@ mod tests {
     #[test]
     fn unit_words_are_quoted() {
         assert_eq!(
-            quoted("/opt/my \"k\" 100%/kluis"),
+            quoted("/opt/my \"k\" 100%/kluis").unwrap(),
             "\"/opt/my \\\"k\\\" 100%%/kluis\""
         );
         let unit = service_unit(
             Path::new("/usr/bin/kluis"),
             Some(Path::new("/srv/back ups")),
-        );
+        )
+        .unwrap();
         assert!(
             unit.contains("ExecStart=\"/usr/bin/kluis\" run-due --out \"/srv/back ups\""),
             "{unit}"
         );
+    }
+
+    /// A `$` in a folder reaches `kluis run-due` as written (systemd would expand `$HOME` in
+    /// `ExecStart=`: it is `$$`); a line break (`\n` or `\r`) is refused with what to do, not
+    /// turned into a space (the unit then named another folder) or left to end the line.
+    #[test]
+    fn a_dollar_is_escaped_and_a_line_break_refused() {
+        let unit = service_unit(
+            Path::new("/usr/bin/kluis"),
+            Some(Path::new("/srv/$HOME/kosten 100%")),
+        )
+        .unwrap();
+        assert!(
+            unit.contains("--out \"/srv/$$HOME/kosten 100%%\""),
+            "{unit}"
+        );
+        for broken in ["/srv/a\nExecStartPre=/bin/rm", "/srv/a\rb"] {
+            let error = service_unit(Path::new("/usr/bin/kluis"), Some(Path::new(broken)))
+                .expect_err("a line break is refused");
+            assert!(error.to_string().contains("line break"), "{error}");
+        }
     }
 }

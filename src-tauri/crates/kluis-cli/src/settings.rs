@@ -395,9 +395,12 @@ pub enum ScheduleCommand {
 
 #[derive(Args)]
 pub struct BackupArgs {
-    /// A folder to save in (the file keeps the service's name) or a file path. With --profile
-    /// or --all it may be left out: each klant then goes to its own folder under the save
-    /// folder chosen in the app, named `<klant> <YYYY-MM-DD HHmm>`.
+    /// Where to save: an existing folder (the file keeps the service's name); a path ending in
+    /// / or one that does not exist and has no extension (~/Backups, "Bakker B.V."): a folder,
+    /// made first with its missing parents; a path with an extension (backup.zip) or an
+    /// existing file: the file to save, in a folder that must exist (a taken name gets " (1)").
+    /// With --profile or --all it may be left out: each klant then goes to its own folder under
+    /// the save folder chosen in the app, named `<klant> <YYYY-MM-DD HHmm>`.
     #[arg(long)]
     pub out: Option<PathBuf>,
     /// Back up every profile (see `kluis profiles list`), a few at a time.

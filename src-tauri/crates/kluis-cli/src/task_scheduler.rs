@@ -45,6 +45,7 @@ pub fn run(cli: &Cli, command: &ScheduleCommand) -> Result<()> {
             if let Some(out) = out {
                 arguments.extend(["--out".into(), out.display().to_string()]);
             }
+            refuse_variables(&arguments)?;
             let xml = task_xml(&program, &command_line(&arguments));
             let file = task_file()?;
             kluis_https::private::write_atomic(&file, &utf16_with_bom(&xml))
@@ -143,6 +144,18 @@ fn xml_text(text: &str) -> String {
         .replace('\'', "&apos;")
 }
 
+/// Refuses an argument the Task Scheduler would change: it expands `%NAME%` in a task's
+/// arguments, with no way to escape it, so a folder named `%TEMP%` (or any text between two
+/// `%`) would name another folder on every run.
+fn refuse_variables(arguments: &[String]) -> Result<()> {
+    match arguments.iter().find(|a| a.matches('%').count() >= 2) {
+        Some(argument) => Err(Error::Config(format!(
+            "{argument:?} holds text between two %, which the Task Scheduler would read as a variable; choose a folder (or file) without it."
+        ))),
+        None => Ok(()),
+    }
+}
+
 /// Arguments as one Windows command line, each read back as given by the program's C runtime
 /// (and Rust's): quoted when it has a space, tab or quote or is empty; a quote escaped with a
 /// backslash, and the backslashes before a quote (or the closing one) doubled.
@@ -219,6 +232,18 @@ mod tests {
             command_line(&given),
             r#"run-due --out "C:\Users\Anne de Vries\Back-ups\\" "say \"hi\"" "" C:\plain\path"#
         );
+    }
+
+    /// Text between two `%` (which the Task Scheduler expands, with no escape) is refused
+    /// before the task is written; a single `%` goes through.
+    #[test]
+    fn a_variable_in_the_arguments_is_refused() {
+        let args = |out: &str| vec!["run-due".to_string(), "--out".into(), out.into()];
+        assert!(refuse_variables(&args(r"D:\kosten 100%")).is_ok());
+        for out in [r"D:\%TEMP%\x", r"D:\a%b%c"] {
+            let error = refuse_variables(&args(out)).expect_err("refused");
+            assert!(error.to_string().contains("variable"), "{error}");
+        }
     }
 
     /// The task runs the program with its arguments, escaped for XML, every 15 minutes, with

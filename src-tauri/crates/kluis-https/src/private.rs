@@ -95,6 +95,10 @@ pub fn create_dir_all(path: &Path) -> io::Result<()> {
 
 /// Writes `contents` to a new owner-only file beside `path` and renames it over `path`, so a
 /// reader sees the old or the new file, whole, and never a file others may read.
+///
+/// The file beside it has a random name and is created exclusively (`O_EXCL`, as `tempfile`
+/// does): in a folder others can write (a group or network share), whatever they plant there
+/// — a link to one of the user's files above all — is never opened, truncated or chmodded.
 pub fn write_atomic(path: &Path, contents: &[u8]) -> io::Result<()> {
     use std::io::Write;
     let folder = path
@@ -102,22 +106,32 @@ pub fn write_atomic(path: &Path, contents: &[u8]) -> io::Result<()> {
         .filter(|p| !p.as_os_str().is_empty())
         .unwrap_or(Path::new("."));
     let name = path.file_name().unwrap_or_default().to_string_lossy();
-    let temp = folder.join(format!(".{name}.{}.tmp", std::process::id()));
+    let (temp, mut file) = create_beside(folder, &name)?;
     let result = (|| {
-        let mut file = options()
-            .write(true)
-            .create(true)
-            .truncate(true)
-            .open(&temp)?;
         restrict(&file)?;
         file.write_all(contents)?;
         file.sync_all()?;
+        drop(file);
         std::fs::rename(&temp, path)
     })();
     if result.is_err() {
         let _ = std::fs::remove_file(&temp);
     }
     result
+}
+
+/// A new owner-only file `.{name}.{random}.tmp` in `folder`, created exclusively: a name that
+/// is taken (by anything, a link included) is never opened, and another is tried.
+fn create_beside(folder: &Path, name: &str) -> io::Result<(std::path::PathBuf, File)> {
+    let mut tries = 0;
+    loop {
+        let temp = folder.join(format!(".{name}.{}.tmp", uuid::Uuid::new_v4().simple()));
+        match options().write(true).create_new(true).open(&temp) {
+            Ok(file) => return Ok((temp, file)),
+            Err(e) if e.kind() == io::ErrorKind::AlreadyExists && tries < 8 => tries += 1,
+            Err(e) => return Err(e),
+        }
+    }
 }
 
 /// Makes an existing file of Kluis's own (a database an older version created 0644) owner-only.
@@ -214,5 +228,32 @@ mod tests {
         std::fs::set_permissions(&old, std::fs::Permissions::from_mode(0o644)).unwrap();
         prepare_file(&old).unwrap();
         assert_eq!(mode(&old), 0o600);
+    }
+
+    /// In a folder another user can write, a link planted at the name the file beside the
+    /// target used to have (`.{name}.{pid}.tmp`, guessable) does not make `write_atomic`
+    /// overwrite or chmod the file it points to (it did); the target is written, a file.
+    #[test]
+    fn write_atomic_never_follows_a_planted_link() {
+        let shared = tempfile::tempdir().unwrap();
+        let home = tempfile::tempdir().unwrap();
+        let victim = home.path().join("thesis.txt");
+        std::fs::write(&victim, b"the user's own words").unwrap();
+        std::fs::set_permissions(&victim, std::fs::Permissions::from_mode(0o644)).unwrap();
+        let target = shared.path().join("report.csv");
+        let planted = shared
+            .path()
+            .join(format!(".report.csv.{}.tmp", std::process::id()));
+        std::os::unix::fs::symlink(&victim, &planted).unwrap();
+
+        write_atomic(&target, b"klant,status\n").unwrap();
+        assert_eq!(std::fs::read(&victim).unwrap(), b"the user's own words");
+        assert_eq!(mode(&victim), 0o644, "not chmodded");
+        assert!(std::fs::symlink_metadata(&target).unwrap().is_file());
+        assert_eq!(std::fs::read(&target).unwrap(), b"klant,status\n");
+        assert!(
+            std::fs::symlink_metadata(&planted).unwrap().is_symlink(),
+            "the planted link is left alone"
+        );
     }
 }

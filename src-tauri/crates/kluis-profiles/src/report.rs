@@ -6,7 +6,8 @@
 //! Both formats hold text that came from outside (klant names, paths, the service's error
 //! messages): HTML escapes it, and CSV neutralises a text cell a spreadsheet would run as a
 //! formula (one starting with `=`, `+`, `-`, `@`, a tab or a carriage return) by putting `'`
-//! before it, as OWASP advises.
+//! before it, as OWASP advises — and so each piece after a `,`, `;` or tab, which a spreadsheet
+//! set to another separator makes a cell of its own.
 
 use std::collections::BTreeMap;
 
@@ -174,12 +175,22 @@ pub const CSV_COLUMNS: [&str; 18] = [
     "encrypted_sha256",
 ];
 
-/// A text cell as a spreadsheet may show it: never a formula.
+/// A text cell as a spreadsheet may show it: never a formula — neither the cell as written
+/// nor any piece of it a spreadsheet splitting on another separator makes into a cell (Excel
+/// with Dutch settings splits on `;`): a formula's first character after `,`, `;` or a tab
+/// gets a `'` too.
 fn cell(text: &str) -> String {
-    match text.chars().next() {
-        Some('=' | '+' | '-' | '@' | '\t' | '\r') => format!("'{text}"),
-        _ => text.to_string(),
+    let starts_formula = |c: char| matches!(c, '=' | '+' | '-' | '@' | '\t' | '\r');
+    let mut out = String::with_capacity(text.len() + 1);
+    let mut at_start = true;
+    for c in text.chars() {
+        if at_start && starts_formula(c) {
+            out.push('\'');
+        }
+        out.push(c);
+        at_start = matches!(c, ',' | ';' | '\t');
     }
+    out
 }
 
 impl Report {
@@ -333,6 +344,24 @@ mod tests {
     /// The office's report of `from` to `to`, in UTC.
     fn of(o: &Office, from: Date, to: Date) -> kluis_core::Result<Report> {
         report(&o.profiles, &o.history, from, to, None, TimeZone::UTC)
+    }
+
+    /// A formula is neutralised at the start of a cell and after each separator a spreadsheet
+    /// may split on (`;` with Dutch settings): `Bakker;=HYPERLINK(…)` would otherwise put a
+    /// formula in the next cell. Text without one is left as it is.
+    #[test]
+    fn a_formula_after_a_separator_is_neutralised() {
+        assert_eq!(cell("=1+1"), "'=1+1");
+        assert_eq!(
+            cell("Bakker;=HYPERLINK(\"x\")"),
+            "Bakker;'=HYPERLINK(\"x\")"
+        );
+        assert_eq!(cell("a,@SUM(1);+2\t-3"), "a,'@SUM(1);'+2\t'-3");
+        assert_eq!(
+            cell("Bakker B.V.; Jansen - De Vries"),
+            "Bakker B.V.; Jansen - De Vries"
+        );
+        assert_eq!(cell(""), "");
     }
 
     /// The CSV parses back into what the history holds, row for row — status, size, digest,

@@ -55,6 +55,38 @@ async fn backup_prints_the_path() {
     assert!(Path::new(path.trim()).is_file(), "{path}");
 }
 
+/// `--out ~/Backups` where Backups does not exist saves into a new folder Backups, under the
+/// service's file name, again on the next run (it saved a file named `Backups`, then
+/// `Backups (1)`); `--out` with an extension saves that file.
+#[tokio::test(flavor = "multi_thread")]
+async fn out_to_a_missing_folder_makes_it() {
+    let e = env(|_| {}).await;
+    let backups = e.dir.path().join("Backups");
+    for run in 1..=2 {
+        let output = e
+            .demo(&["backup", "--out", backups.to_str().unwrap()])
+            .await;
+        assert_succeeded(&output);
+        let saved = std::path::PathBuf::from(String::from_utf8_lossy(&output.stdout).trim());
+        assert_eq!(saved.parent(), Some(backups.as_path()), "run {run}");
+        assert!(
+            saved.to_string_lossy().ends_with(".zip"),
+            "the service's name: {saved:?}"
+        );
+        assert_eq!(files_in(&backups), run);
+    }
+    let named = e.dir.path().join("kopie.zip");
+    let output = e.demo(&["backup", "--out", named.to_str().unwrap()]).await;
+    assert_succeeded(&output);
+    assert!(named.is_file(), "a path with an extension is the file");
+    let help = e.demo(&["backup", "--help"]).await;
+    let help = String::from_utf8_lossy(&help.stdout);
+    assert!(
+        help.contains("has no extension"),
+        "--help says the rule: {help}"
+    );
+}
+
 /// `environment` prints the service's JSON.
 #[tokio::test(flavor = "multi_thread")]
 async fn environment_prints_json() {

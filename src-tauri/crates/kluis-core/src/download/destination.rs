@@ -25,11 +25,33 @@ pub enum Destination {
 }
 
 impl Destination {
-    /// An existing folder means "save in it"; anything else is a file path whose folder must
-    /// exist.
+    /// `--out`, as people who use `cp` and `mkdir -p` expect it:
+    ///
+    /// - an existing folder: save in it (the file keeps the service's name);
+    /// - a path ending in a separator (`Backups/`), or one that does not exist and whose name
+    ///   has no extension (`~/Backups`, `Bakker B.V.`, `2026.11`): a folder, made (with its
+    ///   missing parents, owner-only) before anything is asked of the service;
+    /// - any other path (`backup.zip`, an existing file): the file to save, in a folder that
+    ///   must exist (a name that is taken gets ` (1)`, as always).
     pub fn from_out(out: &Path) -> Result<Destination> {
+        let says_folder = out
+            .as_os_str()
+            .to_string_lossy()
+            .ends_with(std::path::is_separator);
         let out = &absolute(out)?;
         if out.is_dir() {
+            return Ok(Destination::Folder(out.to_path_buf()));
+        }
+        let name = out.file_name().map(|n| n.to_string_lossy().into_owned());
+        let folder_to_make =
+            !out.exists() && (says_folder || name.as_deref().is_some_and(|n| !has_extension(n)));
+        if folder_to_make {
+            kluis_https::private::create_dir_all(out).map_err(|e| {
+                Error::io(
+                    format!("make the folder {} to save the backup in", out.display()),
+                    e,
+                )
+            })?;
             return Ok(Destination::Folder(out.to_path_buf()));
         }
         let parent = match out.parent() {
@@ -48,7 +70,7 @@ impl Destination {
                 parent.display()
             )));
         }
-        if out.file_name().is_none() {
+        if name.is_none() {
             return Err(Error::Config(format!(
                 "{} does not name a file.",
                 out.display()
@@ -93,6 +115,18 @@ impl Destination {
 
 fn absolute(path: &Path) -> Result<PathBuf> {
     std::path::absolute(path).map_err(|e| Error::io(format!("find {}", path.display()), e))
+}
+
+/// Whether `name` ends in a file extension: a dot, then one to eight letters and digits with a
+/// letter among them (`.zip`, `.age`, `.tar.gz`, `.bak2`) — not a name's own trailing dot
+/// (`Bakker B.V.`) or a number (`archief.2026`).
+fn has_extension(name: &str) -> bool {
+    name.rfind('.').filter(|&dot| dot > 0).is_some_and(|dot| {
+        let ext = &name[dot + 1..];
+        (1..=8).contains(&ext.len())
+            && ext.chars().all(|c| c.is_ascii_alphanumeric())
+            && ext.chars().any(|c| c.is_ascii_alphabetic())
+    })
 }
 
 /// Where `name`'s extension starts (`.tar.gz` counted whole), if it has one.
@@ -319,6 +353,56 @@ mod tests {
         assert!(!staged.exists());
         let replaced = relocate(&moved, &target, true).unwrap();
         assert_eq!(std::fs::read(&replaced.path).unwrap(), b"payload");
+    }
+
+    /// `--out` to a path that does not exist: a name without an extension, or one ending in a
+    /// separator, is a folder, made with its missing parents (it became a file named like the
+    /// folder); a name with an extension is a file, and its folder must exist; an existing
+    /// file stays a file path.
+    #[test]
+    fn out_to_a_missing_path_is_the_folder_it_names() {
+        let dir = tempfile::tempdir().unwrap();
+        let backups = dir.path().join("Backups");
+        assert_eq!(
+            Destination::from_out(&backups).unwrap(),
+            Destination::Folder(backups.clone())
+        );
+        assert!(backups.is_dir(), "made before the service is asked");
+        let nested = dir.path().join("klanten/Bakker B.V.");
+        assert_eq!(
+            Destination::from_out(&nested).unwrap(),
+            Destination::Folder(nested.clone()),
+            "a name's own trailing dot is no extension"
+        );
+        let numbered = dir.path().join("archief.2026");
+        assert_eq!(
+            Destination::from_out(&numbered).unwrap(),
+            Destination::Folder(numbered.clone())
+        );
+        let trailing = dir.path().join("kopie.zip/");
+        assert_eq!(
+            Destination::from_out(&trailing).unwrap(),
+            Destination::Folder(dir.path().join("kopie.zip")),
+            "a separator at the end says folder"
+        );
+        let file = dir.path().join("backup.zip");
+        assert_eq!(
+            Destination::from_out(&file).unwrap(),
+            Destination::File(file.clone())
+        );
+        assert!(!file.exists(), "a file path makes nothing");
+        assert_eq!(
+            Destination::from_out(&dir.path().join("missing/backup.zip"))
+                .unwrap_err()
+                .code(),
+            "config"
+        );
+        std::fs::write(&file, b"older").unwrap();
+        assert_eq!(
+            Destination::from_out(&file).unwrap(),
+            Destination::File(file.clone()),
+            "an existing file stays a file path"
+        );
     }
 
     /// A folder, a file in an existing folder, and a file in a missing folder.
