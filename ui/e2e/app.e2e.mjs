@@ -198,6 +198,9 @@ test("Settings: the webhook.site choice is saved, tested, and used by the next b
 
 test("a key without the backup endpoint is explained, and refused with a message", async () => {
   await (await $t("profile-demo-restricted")).click();
+  // The next click only once the page has been drawn for this klant: a click while it is being
+  // drawn again lands on a detached element (WebDriver then clicks the window's centre).
+  await waitText("session", "key without backups");
   await (await $t("tab-backup")).click();
   await waitText("permissions", "Not allowed");
   await shot("07-permissions-denied");
@@ -211,6 +214,7 @@ test("a key without the backup endpoint is explained, and refused with a message
 
 test("a wrong password shows the sign-in error", async () => {
   await (await $t("profile-demo")).click();
+  await waitText("session", "(Demo)");
   await (await $t("edit-profile")).click();
   const password = await browser.$("#f-password");
   await password.setValue("wrong-password");
@@ -425,6 +429,7 @@ test("closing the window keeps Kluis in the tray while plans are set; the tray's
 
   // Settings → start at login writes the login item (with --hidden), and removes it.
   await (await $t("profile-demo")).click();
+  await waitText("session", "(Demo)");
   await (await $t("tab-settings")).click();
   const loginItem = join(process.env.HOME, ".config/autostart/Kluis.desktop");
   await (await $t("start-at-login")).click();
