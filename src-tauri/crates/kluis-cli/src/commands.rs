@@ -6,6 +6,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use futures_util::stream::{FuturesUnordered, StreamExt};
+use kluis_core::ad_hoc::AdHocKlant;
 use kluis_core::download::bandwidth::Bandwidth;
 use kluis_core::encryption::EncryptionSetting;
 use kluis_core::engine::{
@@ -71,7 +72,16 @@ pub async fn run(cli: Cli) -> Result<()> {
             limit,
         } => {
             let history = open_history(cli.history_db.as_ref())?;
-            display::history(&history.list(profile.as_deref(), limit)?, json);
+            let saved = (open_profiles(cli.profiles_file.as_ref()).ok())
+                .map(|p| p.list())
+                .unwrap_or_default();
+            let key = match profile {
+                Some(name) => Some(kluis_profiles::find_klant(&saved, &history, &name)?),
+                None => None,
+            };
+            let entries = history.list(key.as_ref().map(kluis_profiles::Klant::key), limit)?;
+            let names = kluis_profiles::klant_names(&saved, &history)?;
+            display::history(&entries, &names, json);
             Ok(())
         }
         Command::CallbackTest { callback, listen } => {
@@ -154,18 +164,28 @@ async fn backup_command(cli: &Cli, args: &BackupArgs) -> Result<()> {
         .map(|p| p.settings());
     let bandwidth = args.batch.bandwidth(settings.as_ref())?;
     let job = backup(&engine, config, args, id, Some(cancel.clone()), bandwidth);
-    let saved = crate::stop::backup(&engine, id, &cancel, job).await?;
+    let (klant, saved) = crate::stop::backup(&engine, id, &cancel, job).await?;
     report(id, &saved, args.json);
-    let label = history_label(args);
-    let rule = args.retention.rule();
-    crate::prune::after_save(engine.history(), &label, &label, rule, false).await;
+    // Only this klant's backups (the same label, service, username and folder), under its
+    // turn: never beside another Kluis's pruning of them.
+    let history = engine.history();
+    match kluis_profiles::take_turn(history, &klant)? {
+        Some(_turn) => {
+            let rule = args.retention.rule();
+            crate::prune::apply_rule(history, &klant, label(args), rule).await;
+        }
+        None if args.retention.rule().is_some() => eprintln!(
+            "kluis: another Kluis is busy with this klant's backups; the retention rule is applied at the next backup."
+        ),
+        None => {}
+    }
     Ok(())
 }
 
-/// The name a backup of the service given by flags is recorded under: `--profile`'s, or
-/// "default".
-fn history_label(args: &BackupArgs) -> String {
-    args.profile.clone().unwrap_or_else(|| "default".into())
+/// The label of a backup of the service given by flags: `--profile`'s, or "default". The
+/// history records it under the ad-hoc klant's key ([`AdHocKlant`]).
+fn label(args: &BackupArgs) -> &str {
+    args.profile.as_deref().unwrap_or("default")
 }
 
 /// The saved profile `backup --profile NAME` names, with the store it came from. Without one
@@ -232,7 +252,7 @@ async fn backup_profile(
     );
     unattended.max_bytes = args.max_bytes;
     unattended.bandwidth = args.batch.bandwidth(Some(&profiles.settings()))?;
-    let Some(_turn) = kluis_profiles::take_turn(unattended.engine.history(), &profile.id)? else {
+    let Some(turn) = kluis_profiles::take_turn(unattended.engine.history(), &profile.id)? else {
         return Err(Error::Config(format!(
             "A backup of \"{}\" is running in another Kluis process; wait for it to end.",
             profile.name
@@ -261,8 +281,11 @@ async fn backup_profile(
     // Under the klant's turn still, so no other Kluis prunes or saves it meanwhile.
     let rule = args.retention.rule().or(profile.retention.clone());
     let history = unattended.engine.history();
-    let monthly = profile.verify_monthly;
-    crate::prune::after_save(history, &profile.id, &profile.name, rule, monthly).await;
+    crate::prune::apply_rule(history, &profile.id, &profile.name, rule).await;
+    drop(turn);
+    if profile.verify_monthly {
+        crate::prune::verify_monthly(history, &profile.id, &profile.name).await;
+    }
     Ok(())
 }
 
@@ -308,11 +331,18 @@ async fn backup(
     id: Uuid,
     cancel: Option<Arc<Notify>>,
     bandwidth: Option<Arc<Bandwidth>>,
-) -> Result<Saved> {
+) -> Result<(String, Saved)> {
     let out = args.out.as_deref().ok_or_else(|| {
         Error::Config("Say where to save the backup: --out FOLDER (or a file path).".into())
     })?;
     let destination = Destination::from_out(out)?;
+    let klant = AdHocKlant::new(
+        label(args),
+        config.base_url.as_str(),
+        &config.username,
+        destination.folder(),
+    );
+    let key = engine.history().ad_hoc_klant(&klant)?;
     let choice = args
         .callback
         .clone()
@@ -330,7 +360,7 @@ async fn backup(
     };
     let request = BackupRequest {
         id,
-        profile: history_label(args),
+        profile: key.clone(),
         owner: Owner::Cli,
         destination,
         callback_timeout: Duration::from_secs(args.timeout),
@@ -345,7 +375,7 @@ async fn backup(
         cancel,
         retry: Retry::NONE,
     });
-    handle.finished().await
+    Ok((key, handle.finished().await?))
 }
 
 fn report(id: Uuid, saved: &Saved, json: bool) {
@@ -493,7 +523,7 @@ async fn demo(out: &Path, size_mib: u64, history_db: Option<&std::path::PathBuf>
         encrypt_passphrase: false,
     };
     let id = Uuid::new_v4();
-    let saved = backup(&engine, config, &args, id, None, None).await?;
+    let (_, saved) = backup(&engine, config, &args, id, None, None).await?;
     eprintln!("Saved {} bytes, SHA-256 {}:", saved.bytes, saved.sha256);
     report(id, &saved, false);
     Ok(())

@@ -68,8 +68,13 @@ impl StageDisplay {
     }
 }
 
-/// Prints the history as a table, or as one JSON object per line.
-pub fn history(entries: &[HistoryEntry], json: bool) {
+/// The history, newest first: JSON lines as recorded, or one line per backup with each klant
+/// named by `names` (history key → name).
+pub fn history(
+    entries: &[HistoryEntry],
+    names: &std::collections::BTreeMap<String, String>,
+    json: bool,
+) {
     if json {
         for entry in entries {
             println!(
@@ -122,7 +127,7 @@ pub fn history(entries: &[HistoryEntry], json: bool) {
         println!(
             "{}  {:<8} {:<7} {:>7}  {}",
             format_utc(e.started_at_ms),
-            e.profile,
+            names.get(&e.profile).unwrap_or(&e.profile),
             e.stage,
             duration,
             detail

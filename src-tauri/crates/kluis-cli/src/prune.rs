@@ -22,13 +22,24 @@ pub async fn run(
     dry_run: bool,
     json: bool,
 ) -> Result<()> {
-    let targets = targets(cli, profile, rule.rule())?;
     let history = Arc::new(open_history(cli.history_db.as_ref())?);
+    let targets = targets(cli, &history, profile, rule.rule())?;
     let mode = match dry_run {
         true => Mode::DryRun,
         false => Mode::Delete,
     };
+    let mut busy = Vec::new();
     for target in targets {
+        // Under the klant's turn, as the app's and run-due's pruning after a save: never two
+        // deletions of one klant's backups at once, nor one beside its running backup.
+        let Some(_turn) = kluis_profiles::take_turn(&history, &target.key)? else {
+            eprintln!(
+                "kluis: {}: a backup of it is running (in the app or another kluis); left as it is.",
+                target.name
+            );
+            busy.push(target.name);
+            continue;
+        };
         let pruned = prune_in_background(
             history.clone(),
             target.key.clone(),
@@ -41,12 +52,24 @@ pub async fn run(
             false => print_text(&target, &pruned, mode),
         }
     }
-    Ok(())
+    match busy.is_empty() {
+        true => Ok(()),
+        false => Err(Error::Config(format!(
+            "Not pruned while a backup of it runs: {}. Run `kluis prune` again when it has ended.",
+            busy.join(", ")
+        ))),
+    }
 }
 
 /// Whose backups to prune, and by which rule: the rule given for --profile, or each saved
-/// profile's own (only --profile's when given).
-fn targets(cli: &Cli, profile: Option<&str>, given: Option<Retention>) -> Result<Vec<Target>> {
+/// profile's own (only --profile's when given). A name that could mean two klanten, or only
+/// backups an older Kluis recorded under a bare label, is refused (see `find_klant`).
+fn targets(
+    cli: &Cli,
+    history: &History,
+    profile: Option<&str>,
+    given: Option<Retention>,
+) -> Result<Vec<Target>> {
     let profiles = open_profiles(cli.profiles_file.as_ref())?;
     if let Some(rule) = given {
         let Some(name) = profile else {
@@ -54,12 +77,13 @@ fn targets(cli: &Cli, profile: Option<&str>, given: Option<Retention>) -> Result
                 "Say whose backups this rule is for: --profile NAME.".into(),
             ));
         };
-        // A saved profile's backups are recorded by its id; others by the name given.
-        let (key, name) = match profiles.find(name) {
-            Ok(saved) => (saved.id, saved.name),
-            Err(_) => (name.to_string(), name.to_string()),
-        };
-        return Ok(vec![Target { key, name, rule }]);
+        let klant = kluis_profiles::find_klant(&profiles.list(), history, name)?;
+        klant.can_be_pruned()?;
+        return Ok(vec![Target {
+            key: klant.key().to_string(),
+            name: klant.name().to_string(),
+            rule,
+        }]);
     }
     let chosen = match profile {
         Some(name) => vec![profiles
@@ -85,70 +109,73 @@ fn targets(cli: &Cli, profile: Option<&str>, given: Option<Retention>) -> Result
     Ok(targets)
 }
 
-/// After a verified save of `key` (`name` to the user): applies `rule`, then (with
-/// `verify_monthly`) reads the klant's backups again when a month has passed since they last
-/// were — saying on stderr what was removed, spared or found. A failure here is said, and the
+/// After a verified save of `key` (`name` to the user), under the klant's turn: applies
+/// `rule`, saying on stderr what was removed or spared. A failure here is said, and the
 /// backup stands.
-pub async fn after_save(
-    history: &Arc<History>,
-    key: &str,
-    name: &str,
-    rule: Option<Retention>,
-    verify_monthly: bool,
-) {
-    if let Some(rule) = rule.filter(|r| !r.keeps_everything()) {
-        let target = Target {
-            key: key.to_string(),
-            name: name.to_string(),
-            rule,
-        };
-        let pruned = prune_in_background(
-            history.clone(),
-            target.key.clone(),
-            target.rule.clone(),
-            Mode::Delete,
-        )
-        .await;
-        match pruned {
-            Ok(pruned) if pruned.removed.is_empty() && pruned.spared.is_empty() => {}
-            Ok(pruned) => {
-                eprintln!("kluis: {}", summary(&target, &pruned, Mode::Delete));
-                print_spared(&pruned);
-            }
-            Err(e) => eprintln!("kluis: {name}: the backup is saved, but the retention rule could not be applied: {e}"),
+pub async fn apply_rule(history: &Arc<History>, key: &str, name: &str, rule: Option<Retention>) {
+    let Some(rule) = rule.filter(|r| !r.keeps_everything()) else {
+        return;
+    };
+    let target = Target {
+        key: key.to_string(),
+        name: name.to_string(),
+        rule,
+    };
+    let pruned = prune_in_background(
+        history.clone(),
+        target.key.clone(),
+        target.rule.clone(),
+        Mode::Delete,
+    )
+    .await;
+    match pruned {
+        Ok(pruned) if pruned.removed.is_empty() && pruned.spared.is_empty() => {}
+        Ok(pruned) => {
+            eprintln!("kluis: {}", summary(&target, &pruned, Mode::Delete));
+            print_spared(&pruned);
         }
+        Err(e) => eprintln!(
+            "kluis: {name}: the backup is saved, but the retention rule could not be applied: {e}"
+        ),
     }
-    if verify_monthly {
-        let (history, key) = (history.clone(), key.to_string());
-        let verified =
-            tokio::task::spawn_blocking(move || {
-                match kluis_core::verify::monthly_due(&history, &key, kluis_core::clock::now_ms())?
-                {
-                    true => kluis_core::verify::verify_kept(&history, Some(&key)).map(Some),
-                    false => Ok(None),
-                }
-            })
-            .await
-            .unwrap_or_else(|e| {
-                Err(Error::Io(format!(
-                    "The monthly verification stopped ({e})."
-                )))
-            });
-        match verified {
-            Ok(Some(verified)) => {
-                let problems: Vec<_> = (verified.iter())
-                    .filter(|v| v.check.finding.is_problem())
-                    .collect();
-                eprintln!(
-                    "kluis: {name}: monthly verification: {} backups read again, {} with problems{}",
-                    verified.len(),
-                    problems.len(),
-                    if problems.is_empty() { "." } else { " (see `kluis verify`)." }
-                );
-            }
-            Ok(None) => {}
-            Err(e) => eprintln!("kluis: {name}: the monthly verification could not run: {e}"),
+}
+
+/// After a save of `key` (`name` to the user), with the klant's turn given back (reading
+/// every backup again can take long, and must not keep the klant's next backup waiting):
+/// reads the klant's backups again when a month has passed since they last were, saying on
+/// stderr what was found.
+pub async fn verify_monthly(history: &Arc<History>, key: &str, name: &str) {
+    let (history, key) = (history.clone(), key.to_string());
+    let verified = tokio::task::spawn_blocking(move || {
+        match kluis_core::verify::monthly_due(&history, &key, kluis_core::clock::now_ms())? {
+            true => kluis_core::verify::verify_kept(&history, Some(&key)).map(Some),
+            false => Ok(None),
         }
+    })
+    .await
+    .unwrap_or_else(|e| {
+        Err(Error::Io(format!(
+            "The monthly verification stopped ({e})."
+        )))
+    });
+    match verified {
+        Ok(Some(verified)) => {
+            let problems: Vec<_> = (verified.iter())
+                .filter(|v| v.check.finding.is_problem())
+                .collect();
+            eprintln!(
+                "kluis: {name}: monthly verification: {} backups read again, {} with problems{}",
+                verified.len(),
+                problems.len(),
+                if problems.is_empty() {
+                    "."
+                } else {
+                    " (see `kluis verify`)."
+                }
+            );
+        }
+        Ok(None) => {}
+        Err(e) => eprintln!("kluis: {name}: the monthly verification could not run: {e}"),
     }
 }
 

@@ -31,13 +31,17 @@ pub fn run(
             .map_err(|e| Error::Config(format!("The period cannot be used ({e}).")))?,
     };
     let profiles = open_profiles(cli.profiles_file.as_ref())?;
-    // A saved profile's backups are recorded by its id; others by the name given.
-    let key = profile.map(|name| match profiles.find(name) {
-        Ok(saved) => saved.id,
-        Err(_) => name.to_string(),
-    });
     let history = open_history(cli.history_db.as_ref())?;
-    let report = kluis_profiles::report(&profiles, &history, from, to, key.as_deref(), zone)?;
+    let key = match profile {
+        Some(name) => Some(kluis_profiles::find_klant(
+            &profiles.list(),
+            &history,
+            name,
+        )?),
+        None => None,
+    };
+    let key = key.as_ref().map(kluis_profiles::Klant::key);
+    let report = kluis_profiles::report(&profiles, &history, from, to, key, zone)?;
     let bytes = match html {
         true => report.html().into_bytes(),
         false => report.csv(),

@@ -75,7 +75,8 @@ pub enum Command {
         /// One JSON object per line.
         #[arg(long)]
         json: bool,
-        /// Only this profile's backups.
+        /// Only this klant's backups: a saved profile, or the label of backups made with
+        /// flags (a name that could mean two klanten is refused with the keys to use).
         #[arg(long)]
         profile: Option<String>,
         #[arg(long, default_value_t = 50)]
@@ -141,7 +142,8 @@ pub enum Command {
         /// One JSON object per backup, one a line.
         #[arg(long)]
         json: bool,
-        /// Only this profile's backups.
+        /// Only this klant's backups: a saved profile, or the label of backups made with
+        /// flags (a name that could mean two klanten is refused with the keys to use).
         #[arg(long)]
         profile: Option<String>,
     },
@@ -161,7 +163,8 @@ pub enum Command {
         /// The last day, included (YYYY-MM-DD). Default: today.
         #[arg(long, value_name = "YYYY-MM-DD")]
         to: Option<String>,
-        /// Only this profile's backups.
+        /// Only this klant's backups: a saved profile, or the label of backups made with
+        /// flags (a name that could mean two klanten is refused with the keys to use).
         #[arg(long)]
         profile: Option<String>,
         /// Write the report to this file instead of standard output.
@@ -173,7 +176,9 @@ pub enum Command {
     /// Kluis saved and recorded, still exactly as saved; never another file, never the newest
     /// backup that verifies. Each deletion is written to the history.
     Prune {
-        /// Only this profile (needed with a rule given here).
+        /// Only this klant (needed with a rule given here): a saved profile, or the label of
+        /// backups made with flags, which are one klant per label, service, username and
+        /// folder (a name that could mean two klanten is refused with the keys to use).
         #[arg(long)]
         profile: Option<String>,
         #[command(flatten)]
@@ -440,8 +445,9 @@ pub struct BackupArgs {
     #[command(flatten)]
     pub retention: RetentionArgs,
     /// A saved profile (name or id): its settings and keyring secrets are used. Without
-    /// saved profiles, and with the service given by flags or KLUIS_* variables, the name
-    /// recorded in the history.
+    /// saved profiles, and with the service given by flags or KLUIS_* variables, the label
+    /// recorded in the history (a rule given with --keep-* then applies only to backups of
+    /// that label, service, username and folder).
     #[arg(long, env = "KLUIS_PROFILE")]
     pub profile: Option<String>,
 }

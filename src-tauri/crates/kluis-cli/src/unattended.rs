@@ -270,10 +270,12 @@ impl Unattended {
         if outcome.is_ok() {
             // Under the klant's turn, so no other Kluis prunes or saves it meanwhile.
             let rule = profile.retention.clone();
-            let monthly = profile.verify_monthly;
-            crate::prune::after_save(&history, &profile.id, &profile.name, rule, monthly).await;
+            crate::prune::apply_rule(&history, &profile.id, &profile.name, rule).await;
         }
         drop(turn);
+        if outcome.is_ok() && profile.verify_monthly {
+            crate::prune::verify_monthly(&history, &profile.id, &profile.name).await;
+        }
         // The klant's outcome after its tries, not each try: a monitor that flips to "down"
         // for a failure that the next try mends would cry wolf.
         let ran = Ran::of(outcome.as_ref().map(|(_, saved)| saved));

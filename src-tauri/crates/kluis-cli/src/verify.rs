@@ -1,7 +1,6 @@
 //! `kluis verify`: every backup the history keeps read again (kluis-core's verify), each
 //! problem listed with what to do, exit code 7 when there is one.
 
-use std::collections::HashMap;
 use std::time::Instant;
 
 use kluis_core::verify::{verify_kept, Finding, Verified};
@@ -11,9 +10,20 @@ use serde::Serialize;
 use crate::settings::{open_history, open_profiles, Cli};
 
 pub async fn run(cli: &Cli, profile: Option<&str>, json: bool) -> Result<()> {
-    let names = profile_names(cli);
-    let key = profile.map(|name| history_key(&names, name));
+    // Without a profiles file, backups are named by their history key.
+    let saved = (open_profiles(cli.profiles_file.as_ref()).ok())
+        .map(|p| p.list())
+        .unwrap_or_default();
     let history = open_history(cli.history_db.as_ref())?;
+    let names = kluis_profiles::klant_names(&saved, &history)?;
+    let key = match profile {
+        Some(name) => Some(
+            kluis_profiles::find_klant(&saved, &history, name)?
+                .key()
+                .to_string(),
+        ),
+        None => None,
+    };
     let started = Instant::now();
     // Reading every file is blocking work: off the async thread, which also watches Ctrl-C.
     let verified = tokio::task::spawn_blocking(move || verify_kept(&history, key.as_deref()))
@@ -41,28 +51,6 @@ pub async fn run(cli: &Cli, profile: Option<&str>, json: bool) -> Result<()> {
             verified.len()
         ))),
     }
-}
-
-/// Saved profiles' names by id (the history records a saved profile by its id); none when
-/// there is no profiles file to read.
-fn profile_names(cli: &Cli) -> HashMap<String, String> {
-    let Ok(profiles) = open_profiles(cli.profiles_file.as_ref()) else {
-        return HashMap::new();
-    };
-    (profiles.list().into_iter())
-        .map(|p| (p.id, p.name))
-        .collect()
-}
-
-/// The history's key for `--profile NAME`: a saved profile's id, else NAME itself (a backup
-/// made with flags is recorded under the name it was given).
-pub fn history_key(names: &HashMap<String, String>, name: &str) -> String {
-    let saved = names
-        .iter()
-        .find(|(_, n)| n.eq_ignore_ascii_case(name.trim()));
-    saved
-        .map(|(id, _)| id.clone())
-        .unwrap_or_else(|| name.to_string())
 }
 
 #[derive(Serialize)]

@@ -125,6 +125,15 @@ CREATE TABLE IF NOT EXISTS encrypted (
     bytes INTEGER NOT NULL,
     sha256 TEXT NOT NULL
 );
+-- Klanten backed up without a saved profile (crate::ad_hoc): their backups' key, and who
+-- they are.
+CREATE TABLE IF NOT EXISTS ad_hoc (
+    key TEXT PRIMARY KEY,
+    label TEXT NOT NULL,
+    service TEXT NOT NULL,
+    username TEXT NOT NULL,
+    folder TEXT NOT NULL
+);
 CREATE TABLE IF NOT EXISTS checks (
     job_id TEXT PRIMARY KEY REFERENCES jobs(id),
     at_ms INTEGER NOT NULL,
@@ -492,6 +501,24 @@ pub fn format_utc(ms: i64) -> String {
         .ok()
         .and_then(|t| t.format(&format).ok())
         .unwrap_or_else(|| ms.to_string())
+}
+
+/// For tests across the crate: `content` written at `path` and recorded as a saved backup of
+/// "klant", as a real save records it.
+#[cfg(test)]
+pub(crate) fn saved_for_test(history: &History, path: &Path, content: &[u8]) -> HistoryEntry {
+    use sha2::{Digest, Sha256};
+    std::fs::write(path, content).unwrap();
+    let id = Uuid::new_v4();
+    history.start(id, "klant", "loopback").unwrap();
+    let saved = Saved {
+        path: path.to_path_buf(),
+        bytes: content.len() as u64,
+        sha256: hex::encode(Sha256::digest(content)),
+        encrypted: None,
+    };
+    history.saved(id, &saved).unwrap();
+    history.get(id).unwrap().unwrap()
 }
 
 #[cfg(test)]

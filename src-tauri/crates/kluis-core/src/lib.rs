@@ -28,7 +28,11 @@
 //! After a backup is saved: [`verify`] reads every kept file again (length, SHA-256, a zip
 //! archive's entries) and records what it found in the history; [`retention`] applies a
 //! profile's rule (keep the last N, daily/weekly/monthly), deleting only files Kluis saved
-//! that still verify, never the newest good one.
+//! that still verify, never the newest good one (`deletion`: checked and unlinked through
+//! the opened folder, so a swapped folder cannot redirect it).
+//!
+//! [`ad_hoc`] names the klant of a backup made without a saved profile (its label, service,
+//! username and folder), so that a rule given on the command line keeps to that klant.
 //!
 //! [`stage`] and [`clock`] are leaves the others import: where a job is, and what time it is.
 //! [`trust`] reads and describes the extra CAs a profile may trust (subject, fingerprint);
@@ -43,11 +47,13 @@
 //! beside the code that makes them (status handling in [`client`], retries in [`http`], token
 //! renewal in [`session`], the callback receiver's rules in [`callback::listener`]).
 
+pub mod ad_hoc;
 pub mod callback;
 pub mod claims;
 pub mod client;
 pub mod clock;
 pub mod config;
+mod deletion;
 pub mod download;
 pub mod encryption;
 pub mod engine;

@@ -4,7 +4,8 @@
 //! Deleting is the one thing Kluis does to files it did not just write, so it is narrow:
 //! - only files the history says Kluis saved for this profile and still keeps;
 //! - only a file that is still exactly as saved (its length and SHA-256 read again just
-//!   before) — a changed, moved or unreadable file is left alone and reported;
+//!   before) — a changed, moved or unreadable file is left alone and reported — and deleted
+//!   through the folder it was read in (`deletion`), so a swapped folder cannot redirect it;
 //! - never the newest backup that verifies, whatever the rule says;
 //! - never a path that a backup being kept also records (a file saved twice to one name);
 //! - each deletion recorded in the history, durably, as it happens.
@@ -14,15 +15,16 @@
 //! any part of the rule keeps is kept.
 
 use std::collections::HashSet;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use jiff::tz::TimeZone;
 use jiff::Timestamp;
 use serde::{Deserialize, Serialize};
 
+use crate::deletion::Examined;
 use crate::error::Result;
 use crate::history::{Check, History, HistoryEntry};
-use crate::verify::{check_entry, Finding};
+use crate::verify::Finding;
 
 /// A profile's retention rule. Nothing set (or only zeros): every backup is kept.
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
@@ -186,7 +188,7 @@ pub fn prune(
     let mut checks = Vec::new();
     let mut last_good = None;
     for entry in newest_first {
-        let check = check_entry(entry);
+        let check = Examined::of(entry).check;
         let intact = check.finding == Finding::Intact;
         checks.push((entry.id.clone(), check));
         if intact {
@@ -211,31 +213,34 @@ pub fn prune(
         ..Pruned::default()
     };
     for entry in selection.remove {
-        let check = match checks.iter().find(|(id, _)| *id == entry.id) {
-            Some((_, check)) => check.clone(),
+        // Those looked at above are all found not as saved (the search stops at the first
+        // that is); the others are opened and checked now, and deleted through that opening.
+        let examined = match checks.iter().find(|(id, _)| *id == entry.id) {
+            Some((_, check)) => Examined::not_as_saved(check.clone()),
             None => {
-                let check = check_entry(&entry);
-                history.checked(&entry.id, &check)?;
-                check
+                let examined = Examined::of(&entry);
+                history.checked(&entry.id, &examined.check)?;
+                examined
             }
         };
-        let Some(path) = entry.path.as_deref().map(Path::new) else {
+        let Some(path) = entry.path.as_deref() else {
             continue;
         };
-        if check.finding != Finding::Intact {
-            pruned.spared.push((entry, check));
+        if examined.check.finding != Finding::Intact {
+            pruned.spared.push((entry, examined.check));
             continue;
         }
-        if kept_paths.contains(&same_file_key(&path.to_string_lossy())) {
+        if kept_paths.contains(&same_file_key(path)) {
             let check = Check {
                 detail: Some("A backup that is kept is recorded at the same place.".into()),
-                ..check
+                ..examined.check
             };
             pruned.spared.push((entry, check));
             continue;
         }
         if mode == Mode::Delete {
-            match std::fs::remove_file(path) {
+            let check = examined.check.clone();
+            match examined.delete() {
                 Ok(()) => history.removed(&entry.id, &words)?,
                 Err(e) => {
                     let check = Check {
@@ -281,10 +286,10 @@ mod tests {
     use std::time::Duration;
 
     use jiff::{SignedDuration, Zoned};
-    use sha2::{Digest, Sha256};
+
+    use std::path::Path;
 
     use super::*;
-    use crate::download::Saved;
 
     fn amsterdam() -> TimeZone {
         TimeZone::get("Europe/Amsterdam").unwrap()
@@ -298,16 +303,10 @@ mod tests {
     }
 
     fn save_as(history: &History, path: &Path, at: &Zoned, content: &[u8]) -> HistoryEntry {
-        std::fs::write(path, content).unwrap();
-        let id = uuid::Uuid::new_v4();
-        history.start(id, "klant", "loopback").unwrap();
-        let saved = Saved {
-            path: path.to_path_buf(),
-            bytes: content.len() as u64,
-            sha256: hex::encode(Sha256::digest(content)),
-            encrypted: None,
-        };
-        history.saved(id, &saved).unwrap();
+        let id: uuid::Uuid = crate::history::saved_for_test(history, path, content)
+            .id
+            .parse()
+            .unwrap();
         let ms = at.timestamp().as_millisecond();
         history
             .conn

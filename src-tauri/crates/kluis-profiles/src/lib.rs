@@ -29,6 +29,9 @@
 //!   and/or the office's e-mail ([`Outbox`], used by the app and the CLI alike).
 //! - [`turn`]: one backup of a klant at a time across processes ([`take_turn`]), so the app's
 //!   plans and `kluis run-due` from a timer never run the same plan twice.
+//! - [`klant_names`]: which klant a name on the command line means ([`find_klant`]: a saved
+//!   profile, an ad-hoc klant, or an older label; an ambiguous name is an error), and each
+//!   history key's name for a person.
 //! - [`report`]: a period's backups per klant for auditors ([`Report`]: CSV), and
 //!   [`printable`]: the same as one printable HTML page.
 //! - [`error`]: [`ProfileError`], the crate's one error type.
@@ -37,6 +40,7 @@ pub mod alerts;
 pub mod days;
 pub mod error;
 pub mod file_names;
+pub mod klant_names;
 pub mod mail;
 pub mod monitor;
 pub mod outbox;
@@ -53,6 +57,7 @@ pub use alerts::{Alert, DesktopNotifier, Failed, FailureBatch, Notifier, Overdue
 pub use days::{DayMark, STRIP_DAYS};
 pub use error::{ProfileError, ProfileResult};
 pub use file_names::FileNameTemplate;
+pub use klant_names::{find_klant, klant_names, Klant};
 pub use mail::{daily_report, DailyReport, MailSettings, MailWhen, Mailer, OfficeMail};
 pub use monitor::{Monitor, Ran};
 pub use outbox::Outbox;

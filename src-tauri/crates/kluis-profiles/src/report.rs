@@ -9,8 +9,6 @@
 //! before it, as OWASP advises — and so each piece after a `,`, `;` or tab, which a spreadsheet
 //! set to another separator makes a cell of its own.
 
-use std::collections::BTreeMap;
-
 use jiff::civil::Date;
 use jiff::tz::TimeZone;
 use jiff::{Timestamp, Zoned};
@@ -125,9 +123,7 @@ pub fn report(
         .tomorrow()
         .map_err(|e| kluis_core::Error::Config(format!("The day {to} cannot be used ({e}).")))?;
     let entries = history.between(start(from)?, start(end)?, profile)?;
-    let names: BTreeMap<String, String> = (profiles.list().into_iter())
-        .map(|p| (p.id, p.name))
-        .collect();
+    let names = crate::klant_names::klant_names(&profiles.list(), history)?;
     let mut rows: Vec<ReportRow> = (entries.into_iter())
         .map(|e| {
             let klant = names
@@ -268,6 +264,8 @@ impl Report {
 
 #[cfg(test)]
 mod tests {
+    use std::collections::BTreeMap;
+
     use kluis_core::download::Saved;
     use kluis_core::history::Check;
     use kluis_core::verify::Finding;

@@ -154,6 +154,31 @@ async fn prune_previews_then_deletes() {
     assert!(String::from_utf8_lossy(&no_rule.stderr).contains("every backup is kept"));
 }
 
+/// `kluis prune` takes the klant's turn, as the app's pruning after a save does: while
+/// another Kluis holds it (a backup of that klant running), nothing is deleted and it says
+/// so (exit 2); once the turn is free, it prunes.
+#[tokio::test(flavor = "multi_thread")]
+async fn prune_waits_for_the_klants_turn() {
+    let e = env(|c| c.payload_size = 20_000).await;
+    let saved = [backup(&e, "visser").await, backup(&e, "visser").await];
+    let history = kluis_core::History::open(&e.dir.path().join("history.sqlite3")).unwrap();
+    let key = history.ad_hoc_klanten().unwrap().remove(0).0;
+    let turn = kluis_profiles::take_turn(&history, &key).unwrap().unwrap();
+
+    let args = ["prune", "--profile", "visser", "--keep-last", "1"];
+    let busy = e.demo(&args).await;
+    assert_eq!(busy.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&busy.stderr).contains("a backup of it is running"));
+    assert!(
+        saved.iter().all(|p| p.exists()),
+        "nothing deleted beside it"
+    );
+
+    drop(turn);
+    assert_succeeded(&e.demo(&args).await);
+    assert!(!saved[0].exists() && saved[1].exists());
+}
+
 /// `kluis report --csv` lists the period's backups, which parse back to what `backup --json`
 /// said of each; `--html --out` writes one printable page, owner-only; a day that is not one
 /// is a usage error.

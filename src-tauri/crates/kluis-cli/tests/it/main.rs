@@ -4,6 +4,7 @@
 
 mod common;
 
+mod ad_hoc;
 mod attacks;
 mod cli;
 mod kept;

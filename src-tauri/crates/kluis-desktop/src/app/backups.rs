@@ -211,12 +211,18 @@ impl DesktopApp {
             Ok(moved) => {
                 self.history.relocate(job, &moved.path)?;
                 crate::staging::remove_parts(&staging);
-                // In its place now: the klant's rule applies (as after a save to the folder).
+                // In its place now: the klant's rule applies (as after a save to the folder),
+                // under its turn — while another backup of the klant runs, that backup's
+                // end applies it instead.
                 if let Some(profile) = self.history.get(job)?.map(|entry| entry.profile) {
                     let what = (self.profiles.get(&profile).ok())
                         .map(|p| keeping::AfterSave::of(&p))
                         .unwrap_or_default();
-                    keeping::after_save(self.history.clone(), profile, what).await;
+                    if let Some(turn) = kluis_profiles::take_turn(&self.history, &profile)? {
+                        keeping::apply_rule(self.history.clone(), profile.clone(), &what).await;
+                        drop(turn);
+                    }
+                    keeping::verify_monthly(self.history.clone(), profile, &what).await;
                 }
                 Ok(moved)
             }

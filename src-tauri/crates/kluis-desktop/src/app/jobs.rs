@@ -97,12 +97,16 @@ impl DesktopApp {
             // The last try's entry in the history says how the job ended (a retried job's
             // earlier tries each failed for a passing reason).
             let (last_try, outcome) = handle.finished_try().await;
-            if outcome.is_ok() && staging.is_none() {
+            let saved_in_place = outcome.is_ok() && staging.is_none();
+            if saved_in_place {
                 // Before the turn is given back: no other Kluis saves or prunes the klant
                 // meanwhile. (Before the window hears "saved", so it reads the removals too.)
-                keeping::after_save(history.clone(), profile_id.clone(), after_save).await;
+                keeping::apply_rule(history.clone(), profile_id.clone(), &after_save).await;
             }
             drop((permit, turn)); // the next unattended job (of this klant too) may start
+            if saved_in_place {
+                keeping::verify_monthly(history.clone(), profile_id.clone(), &after_save).await;
+            }
             if let Some(tell) = tell_failure {
                 tell(&outcome);
             }

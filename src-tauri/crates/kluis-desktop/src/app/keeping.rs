@@ -89,37 +89,44 @@ impl AfterSave {
     }
 }
 
-/// After a verified save of klant `profile_id` (in its final place): applies its rule, if it
-/// has one, then its monthly verification when due. What cannot be done is logged; the backup
-/// stands either way.
-pub(super) async fn after_save(history: Arc<History>, profile_id: String, what: AfterSave) {
-    if let Some(rule) = what.retention.filter(|r| !r.keeps_everything()) {
-        match prune_in_background(history.clone(), profile_id.clone(), rule, Mode::Delete).await {
-            Ok(pruned) if !pruned.spared.is_empty() => tracing::warn!(
-                left = pruned.spared.len(),
-                "the retention rule left backups that are not as saved"
-            ),
-            Ok(_) => {}
-            Err(e) => tracing::warn!(code = %e.code(), "the retention rule could not be applied"),
-        }
+/// After a verified save of klant `profile_id` (in its final place), under the klant's turn:
+/// applies its rule, if it has one. What cannot be done is logged; the backup stands.
+pub(super) async fn apply_rule(history: Arc<History>, profile_id: String, what: &AfterSave) {
+    let Some(rule) = what.retention.clone().filter(|r| !r.keeps_everything()) else {
+        return;
+    };
+    match prune_in_background(history, profile_id, rule, Mode::Delete).await {
+        Ok(pruned) if !pruned.spared.is_empty() => tracing::warn!(
+            left = pruned.spared.len(),
+            "the retention rule left backups that are not as saved"
+        ),
+        Ok(_) => {}
+        Err(e) => tracing::warn!(code = %e.code(), "the retention rule could not be applied"),
     }
-    if what.verify_monthly {
-        let verified = tokio::task::spawn_blocking(move || {
-            let now = kluis_core::clock::now_ms();
-            match kluis_core::verify::monthly_due(&history, &profile_id, now)? {
-                true => verify_kept(&history, Some(&profile_id)).map(Some),
-                false => Ok(None),
-            }
-        })
-        .await;
-        match verified {
-            Ok(Ok(Some(verified))) => {
-                let problems = verified.iter().filter(|v| v.check.finding.is_problem());
-                tracing::info!(problems = problems.count(), "monthly verification done");
-            }
-            Ok(Ok(None)) => {}
-            Ok(Err(e)) => tracing::warn!(code = %e.code(), "the monthly verification failed"),
-            Err(_) => tracing::warn!("the monthly verification stopped unexpectedly"),
+}
+
+/// After a save of klant `profile_id`, with its turn given back (reading every backup again
+/// can take long, and must not keep the klant's next backup waiting): its monthly
+/// verification, when it asks for one and it is due.
+pub(super) async fn verify_monthly(history: Arc<History>, profile_id: String, what: &AfterSave) {
+    if !what.verify_monthly {
+        return;
+    }
+    let verified = tokio::task::spawn_blocking(move || {
+        let now = kluis_core::clock::now_ms();
+        match kluis_core::verify::monthly_due(&history, &profile_id, now)? {
+            true => verify_kept(&history, Some(&profile_id)).map(Some),
+            false => Ok(None),
         }
+    })
+    .await;
+    match verified {
+        Ok(Ok(Some(verified))) => {
+            let problems = verified.iter().filter(|v| v.check.finding.is_problem());
+            tracing::info!(problems = problems.count(), "monthly verification done");
+        }
+        Ok(Ok(None)) => {}
+        Ok(Err(e)) => tracing::warn!(code = %e.code(), "the monthly verification failed"),
+        Err(_) => tracing::warn!("the monthly verification stopped unexpectedly"),
     }
 }

@@ -1,0 +1,109 @@
+//! Which klant a name on the command line means (`--profile NAME` of `prune`, `report`,
+//! `verify`, `history`), and each history key's name for a person.
+//!
+//! The history records a saved profile's backups under its id and an ad-hoc klant's under its
+//! key ([`kluis_core::ad_hoc`]); backups an older Kluis made without a profile are recorded
+//! under a bare label. A name that could mean two klanten is an error that lists them, never a
+//! guess: a retention rule applied to the wrong klant deletes its backups.
+
+use std::collections::BTreeMap;
+
+use kluis_core::ad_hoc::AdHocKlant;
+use kluis_core::{Error, History, Result};
+
+use crate::Profile;
+
+/// The klant a name means, and the key its backups are recorded under.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Klant {
+    /// A saved profile.
+    Saved { id: String, name: String },
+    /// Backed up with flags, without a saved profile.
+    AdHoc { key: String, klant: AdHocKlant },
+    /// Backups an older Kluis recorded under a bare label: they may be several klanten'.
+    Label(String),
+}
+
+impl Klant {
+    /// The key the history records this klant's backups under.
+    pub fn key(&self) -> &str {
+        match self {
+            Klant::Saved { id, .. } => id,
+            Klant::AdHoc { key, .. } => key,
+            Klant::Label(label) => label,
+        }
+    }
+
+    /// The klant's name for a person.
+    pub fn name(&self) -> &str {
+        match self {
+            Klant::Saved { name, .. } => name,
+            Klant::AdHoc { klant, .. } => &klant.label,
+            Klant::Label(label) => label,
+        }
+    }
+
+    /// Whether a retention rule may be applied to this klant's backups: not to a bare label's,
+    /// which may hold several klanten's backups in several folders.
+    pub fn can_be_pruned(&self) -> Result<()> {
+        match self {
+            Klant::Label(label) => Err(Error::Config(format!(
+                "The backups recorded as \"{label}\" were made by an older Kluis, which did not record each klant's service and folder: they may be several klanten's, so no rule is applied to them. Remove those you no longer need by hand (see `kluis history --profile \"{label}\"`)."
+            ))),
+            _ => Ok(()),
+        }
+    }
+}
+
+/// The klant `name` means: a saved profile (by name or id), an ad-hoc klant (by label or key),
+/// or a label an older Kluis recorded. No klant of that name, or more than one, is an error
+/// that says what to type instead.
+pub fn find_klant(saved: &[Profile], history: &History, name: &str) -> Result<Klant> {
+    let wanted = name.trim();
+    let mut matches: Vec<Klant> = (saved.iter())
+        .filter(|p| p.id == wanted || p.name.trim().eq_ignore_ascii_case(wanted))
+        .map(|p| Klant::Saved {
+            id: p.id.clone(),
+            name: p.name.clone(),
+        })
+        .collect();
+    let ad_hoc = history.ad_hoc_klanten()?;
+    matches.extend(
+        (ad_hoc.into_iter())
+            .filter(|(key, klant)| key == wanted || klant.label == wanted)
+            .map(|(key, klant)| Klant::AdHoc { key, klant }),
+    );
+    if matches.is_empty() && history.has_backups_of(wanted)? {
+        matches.push(Klant::Label(wanted.to_string()));
+    }
+    match matches.len() {
+        1 => Ok(matches.remove(0)),
+        0 => Err(Error::Config(format!(
+            "No klant is named \"{}\": see `kluis profiles list` and `kluis history`.",
+            wanted.chars().take(80).collect::<String>()
+        ))),
+        n => {
+            let lines: Vec<String> = (matches.iter())
+                .map(|m| match m {
+                    Klant::Saved { id, .. } => format!("  {id}  (the saved profile)"),
+                    Klant::AdHoc { key, klant } => format!("  \"{key}\"  ({})", klant.describe()),
+                    Klant::Label(label) => format!("  {label}"),
+                })
+                .collect();
+            Err(Error::Config(format!(
+                "\"{wanted}\" names {n} klanten; say which with --profile and one of these:\n{}",
+                lines.join("\n")
+            )))
+        }
+    }
+}
+
+/// Every history key's name for a person: saved profiles' names by id, ad-hoc klanten's labels
+/// by key. A key missing here (a deleted profile, an older label) is shown as it is.
+pub fn klant_names(saved: &[Profile], history: &History) -> Result<BTreeMap<String, String>> {
+    let mut names: BTreeMap<String, String> = (history.ad_hoc_klanten()?.into_iter())
+        .map(|(key, klant)| (key, klant.label))
+        .collect();
+    names.extend(saved.iter().map(|p| (p.id.clone(), p.name.clone())));
+    Ok(names)
+}
