@@ -2,31 +2,33 @@
 //! newest dropped.
 //!
 //! Whoever learns a callback URL (a proxy's access log, webhook.site) can send made-up ids to
-//! it. A queue that stopped taking ids after a fixed number would let a few junk ids that
-//! arrive first crowd out the service's real one. Here every distinct id is queued; when
-//! [`PENDING_MAX`] are already waiting to be redeemed, the *oldest* waiting one makes room, so
-//! the id that just arrived is always redeemed. Memory stays bounded: at most [`PENDING_MAX`]
-//! waiting ids and [`SEEN_MAX`] remembered ones (to drop repeats). Together with the rate limit
-//! per capability in front of it and the job redeeming several ids at once, junk cannot keep
-//! the real id from being redeemed.
+//! it, and the service calls only once. So a request with the real id is never refused (no
+//! rate limit on a live path, see `listener`), and every distinct id is kept: up to
+//! [`PENDING_MAX`] waiting to be redeemed — oldest first, a few at once by the job, so the real
+//! one is reached after the junk before it, each a quick `/webhook` call — and only beyond that
+//! the *oldest* waiting one makes room, so the id that just arrived is always redeemed. Ids are
+//! kept as 16-byte UUIDs (a secret's text is made only when one is taken for redemption), so
+//! even a queue full of junk costs a few megabytes: at most [`PENDING_MAX`] waiting ids and
+//! [`SEEN_MAX`] remembered ones (to drop repeats).
 
 use std::collections::{HashSet, VecDeque};
 use std::sync::{Arc, Mutex};
 
 use tokio::sync::Notify;
+use uuid::Uuid;
 
 use super::CallbackId;
 
-/// Ids waiting to be redeemed, at most.
-pub const PENDING_MAX: usize = 256;
+/// Ids waiting to be redeemed, at most (1 MiB of UUIDs).
+pub const PENDING_MAX: usize = 65_536;
 /// Ids remembered to drop repeats, at most (the oldest are forgotten first).
-pub const SEEN_MAX: usize = 4096;
+pub const SEEN_MAX: usize = 131_072;
 
 #[derive(Default)]
 struct State {
-    pending: VecDeque<CallbackId>,
-    seen: HashSet<CallbackId>,
-    seen_order: VecDeque<CallbackId>,
+    pending: VecDeque<Uuid>,
+    seen: HashSet<Uuid>,
+    seen_order: VecDeque<Uuid>,
     senders: usize,
     receiver_gone: bool,
 }
@@ -57,11 +59,15 @@ pub fn channel() -> (IdSender, IdReceiver) {
 impl IdSender {
     /// Queues `id` unless it came before; returns whether it was new.
     pub fn push(&self, id: CallbackId) -> bool {
+        self.push_uuid(id.0)
+    }
+
+    fn push_uuid(&self, id: Uuid) -> bool {
         let mut state = self.0.state.lock().unwrap();
-        if state.receiver_gone || !state.seen.insert(id.clone()) {
+        if state.receiver_gone || !state.seen.insert(id) {
             return false;
         }
-        state.seen_order.push_back(id.clone());
+        state.seen_order.push_back(id);
         if state.seen_order.len() > SEEN_MAX {
             if let Some(old) = state.seen_order.pop_front() {
                 state.seen.remove(&old);
@@ -104,7 +110,7 @@ impl IdReceiver {
             {
                 let mut state = self.0.state.lock().unwrap();
                 if let Some(id) = state.pending.pop_front() {
-                    return Some(id);
+                    return Some(CallbackId::from_uuid(id));
                 }
                 if state.senders == 0 {
                     return None;
@@ -118,7 +124,8 @@ impl IdReceiver {
 impl IdReceiver {
     /// The next id if one waits now.
     pub fn try_recv(&mut self) -> Option<CallbackId> {
-        self.0.state.lock().unwrap().pending.pop_front()
+        let id = self.0.state.lock().unwrap().pending.pop_front();
+        id.map(CallbackId::from_uuid)
     }
 }
 
@@ -146,8 +153,8 @@ mod tests {
         let first = id();
         assert!(tx.push(first.clone()));
         assert!(!tx.push(first.clone()), "a repeat is dropped");
-        for _ in 0..(PENDING_MAX * 3) {
-            tx.push(id());
+        for _ in 0..(PENDING_MAX + 1000) {
+            tx.push_uuid(Uuid::new_v4());
         }
         let real = id();
         assert!(
@@ -155,13 +162,14 @@ mod tests {
             "the newest id is taken after a flood"
         );
         drop(tx);
+        // Kept as UUIDs: holding every id as a live secret would make each new one slower.
         let mut received = Vec::new();
         while let Some(got) = rx.recv().await {
-            received.push(got);
+            received.push(got.0);
         }
         assert_eq!(received.len(), PENDING_MAX, "bounded");
-        assert_eq!(received.last(), Some(&real));
-        assert!(!received.contains(&first), "the oldest made room");
+        assert_eq!(received.last(), Some(&real.0));
+        assert!(!received.contains(&first.0), "the oldest made room");
     }
 
     /// `recv` waits for an id, and ends once every sender is gone.

@@ -12,10 +12,13 @@
 //! which is also all a direct job journals: a restarted Kluis listening on the same address
 //! recognises the path without the path itself being written anywhere. The listener answers 200 only to a GET of a
 //! live path with exactly one `id` that is a UUID and no body; everything else gets 404 (so it
-//! tells a scanner nothing). Rate limits come after the capability check: requests for no live
-//! path share one budget ([`RATE_PER_SEC`]), and each live path has its own
-//! ([`ROUTE_RATE_PER_SEC`]), so a flood of junk elsewhere never costs the real callback its
-//! answer. Both plain and TLS listeners cap connections and time out slow request heads.
+//! tells a scanner nothing). The rate limit comes after the capability check and only for
+//! requests to no live path, which share one budget ([`RATE_PER_SEC`]): a request to a live
+//! path is never refused for rate, since the service calls only once and whoever learnt the
+//! URL could otherwise spend the path's budget just before it (40 junk ids, then the real one,
+//! refused with 429, as it was). Every distinct id it brings is queued (`ids`) and redeemed by
+//! the job, oldest first. Both plain and TLS listeners cap connections and time out slow
+//! request heads.
 
 use std::collections::HashMap;
 use std::net::SocketAddr;
@@ -37,14 +40,10 @@ use crate::error::{Error, Result};
 /// Requests per second for paths that are not live, before the listener answers 429 (a bucket
 /// this deep).
 pub const RATE_PER_SEC: f64 = 50.0;
-/// Requests per second one live path takes (with a burst of [`ROUTE_BURST`]).
-pub const ROUTE_RATE_PER_SEC: f64 = 10.0;
-pub const ROUTE_BURST: f64 = 40.0;
 pub(crate) const MAX_QUERY_LEN: usize = 512;
 
 struct Route {
     ids: IdSender,
-    rate: kluis_https::RateLimit,
 }
 
 struct Shared {
@@ -231,13 +230,11 @@ impl CallbackTransport for ListenerTransport {
 impl ListenerTransport {
     fn route(&self, hash: String, webhook_url: Url) -> Registration {
         let (tx, rx) = ids::channel();
-        self.shared.routes.lock().unwrap().insert(
-            hash.clone(),
-            Route {
-                ids: tx,
-                rate: kluis_https::RateLimit::new(ROUTE_RATE_PER_SEC, ROUTE_BURST),
-            },
-        );
+        self.shared
+            .routes
+            .lock()
+            .unwrap()
+            .insert(hash.clone(), Route { ids: tx });
         let guard = RouteGuard {
             shared: self.shared.clone(),
             hash,
@@ -278,9 +275,6 @@ async fn receive(
             false => StatusCode::TOO_MANY_REQUESTS,
         };
     };
-    if !route.rate.admit() {
-        return StatusCode::TOO_MANY_REQUESTS;
-    }
     if method != Method::GET || has_body {
         return StatusCode::NOT_FOUND;
     }

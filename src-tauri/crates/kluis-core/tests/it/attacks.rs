@@ -10,23 +10,46 @@ use kluis_core::callback::Registration;
 use kluis_core::{CallbackTransport, Destination, ListenerTransport, PartialDownload, Result};
 use uuid::Uuid;
 
-/// A loopback listener whose URL an attacker has learnt: as soon as the job has it, junk ids
-/// arrive — 30 at once before the service calls, then one every 200 ms around and after the
-/// real callback, until the job ends.
+/// A loopback listener whose URL an attacker has learnt: as soon as the job has it, `burst`
+/// junk ids arrive at once before the service calls, then one every `every` around and after
+/// the real callback, until the job ends. Every answer the listener gives junk is counted.
 struct Attacked {
     inner: ListenerTransport,
     client: reqwest::Client,
+    burst: usize,
+    every: Duration,
+    refused: Arc<std::sync::atomic::AtomicUsize>,
 }
 
 impl Attacked {
-    async fn start() -> Attacked {
+    async fn start(burst: usize, every: Duration) -> Attacked {
         let inner = ListenerTransport::loopback().await.unwrap();
         let ca = reqwest::Certificate::from_pem(inner.ca_pem().unwrap().as_bytes()).unwrap();
         let client = reqwest::Client::builder()
             .add_root_certificate(ca)
             .build()
             .unwrap();
-        Attacked { inner, client }
+        Attacked {
+            inner,
+            client,
+            burst,
+            every,
+            refused: Arc::default(),
+        }
+    }
+}
+
+/// Sends one junk id to `url`; counts an answer other than 200 in `refused`.
+async fn send_junk(
+    client: &reqwest::Client,
+    url: &url::Url,
+    refused: &std::sync::atomic::AtomicUsize,
+) {
+    let junk = format!("{url}?id={}", Uuid::new_v4());
+    if let Ok(response) = client.get(junk).send().await {
+        if response.status() != reqwest::StatusCode::OK {
+            refused.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        }
     }
 }
 
@@ -38,20 +61,16 @@ impl CallbackTransport for Attacked {
 
     async fn prepare(&self, job: Uuid) -> Result<Registration> {
         let registration = self.inner.prepare(job).await?;
-        let junk = |url: &url::Url| format!("{url}?id={}", Uuid::new_v4());
-        for _ in 0..30 {
-            self.client
-                .get(junk(&registration.webhook_url))
-                .send()
-                .await
-                .unwrap();
+        for _ in 0..self.burst {
+            send_junk(&self.client, &registration.webhook_url, &self.refused).await;
         }
         let (client, url) = (self.client.clone(), registration.webhook_url.clone());
+        let (every, refused) = (self.every, self.refused.clone());
         let flood = tokio::spawn(async move {
-            let mut every = tokio::time::interval(Duration::from_millis(200));
+            let mut every = tokio::time::interval(every);
             loop {
                 every.tick().await;
-                let _ = client.get(junk(&url)).send().await;
+                send_junk(&client, &url, &refused).await;
             }
         });
         let guard = (registration.guard, AbortOnDrop(flood));
@@ -80,7 +99,7 @@ async fn junk_ids_do_not_stop_a_backup() {
             c.faults.unknown_webhook_status = status;
         })
         .await;
-        h.transport = Arc::new(Attacked::start().await);
+        h.transport = Arc::new(Attacked::start(30, Duration::from_millis(200)).await);
         let (saved, _) = h.backup().await;
         let saved = saved.unwrap_or_else(|e| panic!("with {status} for junk: {e}"));
         assert_eq!(saved.sha256, expected_sha(256 * 1024));
@@ -89,6 +108,31 @@ async fn junk_ids_do_not_stop_a_backup() {
             "every distinct id was redeemed"
         );
     }
+}
+
+/// A burst on the live callback path never refuses the real callback. The listener gave each
+/// live path a burst of 40 and then 10 a second, and answered 429 beyond: 100 junk ids at
+/// once, then one every 10 ms, and the service's one call was refused — the job waited out its
+/// timeout. Now every request to the live path is answered 200, every distinct id is redeemed
+/// oldest first, and the backup is saved within seconds of the callback.
+#[tokio::test]
+async fn a_burst_on_the_live_path_never_refuses_the_real_callback() {
+    let mut h = Harness::new(|c| c.faults.callback_delay = Duration::from_millis(500)).await;
+    let attacked = Arc::new(Attacked::start(100, Duration::from_millis(10)).await);
+    let refused = attacked.refused.clone();
+    h.transport = attacked;
+    let (saved, _) = h.backup().await;
+    let saved = saved.unwrap_or_else(|e| panic!("the real callback was lost: {e}"));
+    assert_eq!(saved.sha256, expected_sha(256 * 1024));
+    assert_eq!(
+        refused.load(std::sync::atomic::Ordering::Relaxed),
+        0,
+        "no request to the live path is refused"
+    );
+    assert!(
+        h.sim.stats().webhook > 100,
+        "the junk before it was redeemed too"
+    );
 }
 
 /// Continues `partial` (as a resumed job would) into the harness's output folder.

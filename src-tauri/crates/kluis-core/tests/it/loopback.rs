@@ -98,45 +98,35 @@ async fn dropped_registration_stops_listening() {
     );
 }
 
-/// A flood of one live path is answered 429 beyond that path's own rate limit.
-#[tokio::test]
-async fn floods_are_rate_limited() {
-    let (transport, client) = receiver().await;
-    let reg = transport.prepare(Uuid::new_v4()).await.unwrap();
-    let mut limited = 0;
-    for _ in 0..200 {
-        let url = format!("{}?id={}", reg.webhook_url, Uuid::new_v4());
-        if client.get(&url).send().await.unwrap().status() == StatusCode::TOO_MANY_REQUESTS {
-            limited += 1;
-        }
-    }
-    assert!(limited > 0, "200 requests in a burst must hit the limit");
-}
-
-/// Attack: junk ids sent to the job's own URL before and after the real one do not crowd it
-/// out (on 197df1f the 17th distinct id was dropped).
+/// Attack: junk ids sent to the job's own URL before and after the real one — 100 each, as
+/// fast as they come — are each answered 200 and do not crowd it out: every distinct id is
+/// delivered, in the order it came. (On 197df1f the 17th distinct id was dropped; until issue
+/// 30, a live path answered 429 after a burst of 40, the real callback among them.)
 #[tokio::test]
 async fn junk_ids_do_not_crowd_out_the_real_one() {
     let (transport, client) = receiver().await;
     let mut reg = transport.prepare(Uuid::new_v4()).await.unwrap();
     let send = |id: Uuid| client.get(format!("{}?id={id}", reg.webhook_url)).send();
-    for _ in 0..30 {
-        assert_eq!(send(Uuid::new_v4()).await.unwrap().status(), StatusCode::OK);
-    }
     let real = Uuid::new_v4();
-    assert_eq!(send(real).await.unwrap().status(), StatusCode::OK);
-    for _ in 0..5 {
-        send(Uuid::new_v4()).await.unwrap();
+    let ids: Vec<Uuid> = (0..201)
+        .map(|n| match n {
+            100 => real,
+            _ => Uuid::new_v4(),
+        })
+        .collect();
+    for id in &ids {
+        assert_eq!(
+            send(*id).await.unwrap().status(),
+            StatusCode::OK,
+            "a request to a live path is never refused"
+        );
     }
     let mut delivered = Vec::new();
     while let Some(id) = reg.ids.try_recv() {
         delivered.push(id.expose().expose().to_string());
     }
-    assert_eq!(delivered.len(), 36, "every distinct id is delivered");
-    assert!(
-        delivered.contains(&real.to_string()),
-        "the real id is among them"
-    );
+    let sent: Vec<String> = ids.iter().map(Uuid::to_string).collect();
+    assert_eq!(delivered, sent, "every distinct id, in the order it came");
 }
 
 /// Attack: a flood of requests for paths that are not live exhausts only their own budget;
