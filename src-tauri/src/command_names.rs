@@ -1,6 +1,6 @@
 // The app's command names, shared by build.rs (the app manifest, so each needs a grant) and
 // the tests that check the handler, the capability and the UI's `api.ts` name the same ones.
-pub const ALL: [&str; 47] = [
+pub const ALL: [&str; 48] = [
     "launch_info",
     "profiles",
     "save_profile",
@@ -46,6 +46,7 @@ pub const ALL: [&str; 47] = [
     "verify_backups",
     "export_report",
     "set_bandwidth",
+    "set_min_free",
     "set_verify_monthly",
     "set_encryption",
 ];

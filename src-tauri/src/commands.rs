@@ -183,6 +183,11 @@ fn set_bandwidth(app: App<'_>, limit: Option<BandwidthLimit>) -> Res<Settings> {
 }
 
 #[tauri::command]
+fn set_min_free(app: App<'_>, mib: Option<u64>) -> Res<Settings> {
+    app.set_min_free(mib)
+}
+
+#[tauri::command]
 async fn verify_backups(app: App<'_>) -> Res<VerifyReport> {
     app.verify_backups().await
 }
@@ -318,6 +323,7 @@ pub fn handler<R: tauri::Runtime>() -> impl Fn(tauri::ipc::Invoke<R>) -> bool + 
         verify_backups,
         export_report,
         set_bandwidth,
+        set_min_free,
         set_verify_monthly,
         set_encryption,
     ]

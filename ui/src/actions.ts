@@ -613,6 +613,24 @@ export function saveSpeed(): Promise<void> {
   });
 }
 
+/** The free space minimum the CLI and the app use when none is set (download/room.rs). */
+export const DEFAULT_MIN_FREE_MIB = 100;
+
+/** Saves the typed minimum (empty: the default); only whole MiB can be typed. */
+export function saveMinFree(): Promise<void> {
+  const typed = (state.minFreeDraft.value ?? "").trim();
+  const mib = typed === "" ? null : Number(typed);
+  return guarded(async () => {
+    state.settings.value = await api.setMinFree(mib);
+    state.minFreeDraft.value = null;
+  });
+}
+
+/** Whether `text` is a minimum that can be saved: empty (the default) or whole MiB. */
+export function isMinFree(text: string): boolean {
+  return /^\d{0,9}$/.test(text.trim());
+}
+
 export function setAtOnce(n: number): Promise<void> {
   return guarded(async () => {
     state.settings.value = await api.setUnattendedAtOnce(n);

@@ -101,6 +101,8 @@ export const api = {
   setFileNameTemplate: (template: string) => invoke<Settings>("set_file_name_template", { template }),
   /** Settings → one download speed limit for every download (null: none). */
   setBandwidth: (limit: BandwidthLimit | null) => invoke<Settings>("set_bandwidth", { limit }),
+  /** Settings → the free space a backup's disk must have before it is asked for (MiB; null: the default). */
+  setMinFree: (mib: number | null) => invoke<Settings>("set_min_free", { mib }),
   setUnattendedAtOnce: (n: number) => invoke<Settings>("set_unattended_at_once", { n }),
   setPlan: (profileId: string, input: PlanInput) => invoke<ProfileView>("set_plan", { profileId, input }),
   /** The klant's outside monitor (a ping URL; null removes it). The URL never comes back. */

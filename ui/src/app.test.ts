@@ -15,7 +15,7 @@ function klant(id: string, name: string, change: Partial<KlantStatus> = {}): Kla
 
 type Calls = { cmd: string; args: Record<string, unknown> }[];
 
-const defaultSettings: Settings = { save_folder: null, callback: { kind: "loopback" }, relay_secret_saved: false, unattended_at_once: 2, notify_desktop: true, paused_together: [], file_name_template: null, mail: null, bandwidth: null };
+const defaultSettings: Settings = { save_folder: null, callback: { kind: "loopback" }, relay_secret_saved: false, unattended_at_once: 2, notify_desktop: true, paused_together: [], file_name_template: null, mail: null, bandwidth: null, min_free_mib: null };
 
 /** The channel of the last `start_backup`, when the test sends the job's events itself. */
 let heldBackup: { onmessage: (e: AppJobEvent) => void } | null = null;
@@ -124,6 +124,9 @@ function fakeBackend(
         return loginStart;
       case "set_bandwidth":
         settings = { ...settings, bandwidth: (args as { limit: Settings["bandwidth"] }).limit };
+        return settings;
+      case "set_min_free":
+        settings = { ...settings, min_free_mib: (args as { mib: number | null }).mib };
         return settings;
       case "set_unattended_at_once":
         settings = { ...settings, unattended_at_once: (args as { n: number }).n };
@@ -1173,6 +1176,28 @@ describe("Kluis UI", () => {
       await click("speed-save");
       expect(calls.filter((c) => c.cmd === "set_bandwidth").at(-1)?.args).toEqual({ limit: null });
       expect(byTest("speed-state")?.textContent).toBe("Downloads are not limited.");
+    });
+
+    it("sets the free space a backup's disk must have, refuses what is not whole MiB, and goes back to the default", async () => {
+      await openSettings(calls);
+      expect(byTest("room-state")?.textContent).toBe("A backup is asked for only with at least 100 MiB free (the default).");
+      const type = async (text: string) => {
+        const input = byTest("room-mib") as HTMLInputElement;
+        input.value = text;
+        input.dispatchEvent(new Event("input", { bubbles: true }));
+        await settle();
+      };
+      await type("2,5");
+      expect((byTest("room-save") as HTMLButtonElement).disabled, "not whole MiB").toBe(true);
+      await type("2048");
+      await click("room-save");
+      expect(calls.find((c) => c.cmd === "set_min_free")?.args).toEqual({ mib: 2048 });
+      expect(byTest("room-state")?.textContent).toBe("A backup is asked for only with at least 2048 MiB free.");
+      expect((byTest("room-mib") as HTMLInputElement).value).toBe("2048");
+      await type("");
+      await click("room-save");
+      expect(calls.filter((c) => c.cmd === "set_min_free").at(-1)?.args).toEqual({ mib: null });
+      expect(byTest("room-state")?.textContent).toContain("(the default)");
     });
 
     it("turns desktop notifications off and on, and sends a test that says whether it showed", async () => {

@@ -281,7 +281,13 @@ mail: MailSettings | null,
  * One speed limit for all downloads together (the app's and `kluis`'s unattended runs),
  * if set.
  */
-bandwidth: BandwidthLimit | null, };
+bandwidth: BandwidthLimit | null, 
+/**
+ * No backup is asked for while the disk it goes to has less free than this many MiB
+ * (the app's and `kluis`'s); [`kluis_core::download::room::DEFAULT_MIN_FREE_MIB`] when
+ * not set.
+ */
+min_free_mib: number | null, };
 
 export type Endpoint = "environment" | "backup_owner" | "webhook";
 

@@ -339,6 +339,13 @@ const en = {
   speedUnlimited: "Downloads are not limited.",
   speedLimited: "Downloads are limited to {mb} MB/s together.",
   speedLimitedHours: "Downloads are limited to {mb} MB/s together on weekdays from {from} to {to}.",
+  roomTitle: "Free space",
+  roomNote: "Kluis asks the service for a backup only when the disk it is saved to has at least this much free, so a full disk fails at once instead of after the service's work. Leave it empty for the default ({mib} MiB).",
+  roomLabel: "At least (MiB)",
+  roomSave: "Save minimum",
+  roomState: "A backup is asked for only with at least {mib} MiB free.",
+  roomStateDefault: "A backup is asked for only with at least {mib} MiB free (the default).",
+  roomStateNone: "A backup is asked for whatever space is free.",
 };
 
 type Dictionary = typeof en;
@@ -681,6 +688,13 @@ const nl: Dictionary = {
   speedUnlimited: "Downloads zijn niet begrensd.",
   speedLimited: "Downloads zijn samen begrensd op {mb} MB/s.",
   speedLimitedHours: "Downloads zijn samen begrensd op {mb} MB/s op werkdagen van {from} tot {to}.",
+  roomTitle: "Vrije ruimte",
+  roomNote: "Kluis vraagt de dienst alleen om een back-up als de schijf waarop die wordt opgeslagen minstens zoveel vrij heeft, zodat een volle schijf meteen faalt in plaats van na het werk van de dienst. Laat leeg voor de standaard ({mib} MiB).",
+  roomLabel: "Minstens (MiB)",
+  roomSave: "Minimum opslaan",
+  roomState: "Een back-up wordt alleen gevraagd met minstens {mib} MiB vrij.",
+  roomStateDefault: "Een back-up wordt alleen gevraagd met minstens {mib} MiB vrij (de standaard).",
+  roomStateNone: "Een back-up wordt gevraagd hoeveel ruimte er ook vrij is.",
 };
 
 export const languages = { en, nl } as const;

@@ -107,11 +107,13 @@ export const state = {
   reportDraft: signal<{ from: string; to: string; format: ReportFormat }>({ from: localDay(new Date(), 29), to: localDay(new Date()), format: "csv" }),
   /** "Export report": under way, where it went, or its error (null: none this session). */
   reportExport: signal<"exporting" | ReportExport | { error: UiError } | null>(null),
-  settings: signal<Settings>({ save_folder: null, callback: { kind: "loopback" }, relay_secret_saved: false, unattended_at_once: 2, notify_desktop: true, paused_together: [], file_name_template: null, mail: null, bandwidth: null }),
+  settings: signal<Settings>({ save_folder: null, callback: { kind: "loopback" }, relay_secret_saved: false, unattended_at_once: 2, notify_desktop: true, paused_together: [], file_name_template: null, mail: null, bandwidth: null, min_free_mib: null }),
   /** The file name template being typed (null: the saved one is shown). */
   fileNameDraft: signal<string | null>(null),
   /** Settings → download speed being typed (null: showing the saved limit). */
   speedDraft: signal<SpeedDraft | null>(null),
+  /** Settings → free space being typed (null: showing the saved minimum). */
+  minFreeDraft: signal<string | null>(null),
   /** Whether Kluis starts at login (null until known, or where it cannot be told). */
   startAtLogin: signal<boolean | null>(null),
   callbackDraft: signal<CallbackDraft | null>(null),

@@ -35,6 +35,7 @@ export function SettingsPanel() {
       ),
     ),
     h(DownloadSpeed, {}),
+    h(FreeSpace, {}),
     h(Background, {}),
     h(Notifications, {}),
     h(MailSettingsForm, {}),
@@ -86,6 +87,23 @@ function DownloadSpeed() {
         )
       : null,
     h("button", { class: "secondary", type: "submit", "data-test": "speed-save", disabled: state.speedDraft.value === null }, t("speedSave")),
+  );
+}
+
+/** The free space a backup's disk must have before the service is asked for it. */
+function FreeSpace() {
+  const saved = state.settings.value.min_free_mib;
+  const draft = state.minFreeDraft.value;
+  const shown = draft ?? (saved === null ? "" : String(saved));
+  const defaults = { mib: String(actions.DEFAULT_MIN_FREE_MIB) };
+  return h(
+    "form",
+    { class: "room", "aria-labelledby": "room-title", onSubmit: (e: Event) => (e.preventDefault(), void actions.saveMinFree()) },
+    h("h3", { id: "room-title" }, t("roomTitle")),
+    h("p", { class: "note" }, t("roomNote", defaults)),
+    h("p", { "data-test": "room-state" }, saved === null ? t("roomStateDefault", defaults) : saved === 0 ? t("roomStateNone") : t("roomState", { mib: String(saved) })),
+    h(Field, { id: "room-mib", label: t("roomLabel") }, h("input", { id: "room-mib", "data-test": "room-mib", type: "text", inputMode: "numeric", autoComplete: "off", value: shown, onInput: (e: Event) => (state.minFreeDraft.value = (e.target as HTMLInputElement).value) })),
+    h("button", { class: "secondary", type: "submit", "data-test": "room-save", disabled: draft === null || !actions.isMinFree(draft) }, t("roomSave")),
   );
 }
 

@@ -163,7 +163,16 @@ async fn backup_command(cli: &Cli, args: &BackupArgs) -> Result<()> {
         .ok()
         .map(|p| p.settings());
     let bandwidth = args.batch.bandwidth(settings.as_ref())?;
-    let job = backup(&engine, config, args, id, Some(cancel.clone()), bandwidth);
+    let min_free = args.batch.min_free_bytes(settings.as_ref());
+    let job = backup(
+        &engine,
+        config,
+        args,
+        id,
+        Some(cancel.clone()),
+        bandwidth,
+        min_free,
+    );
     let (klant, saved) = crate::stop::backup(&engine, id, &cancel, job).await?;
     report(id, &saved, args.json);
     // Only this klant's backups (the same label, service, username and folder), under its
@@ -225,6 +234,7 @@ async fn backup_all(cli: &Cli, args: &BackupArgs) -> Result<()> {
         cli.connection.ca_pem()?,
     );
     unattended.bandwidth = args.batch.bandwidth(Some(&profiles.settings()))?;
+    unattended.min_free_bytes = args.batch.min_free_bytes(Some(&profiles.settings()));
     let outcome = unattended.run(all, &args.batch, false, args.json).await;
     crate::mail::daily_report(cli, &profiles, &history).await;
     outcome
@@ -252,6 +262,7 @@ async fn backup_profile(
     );
     unattended.max_bytes = args.max_bytes;
     unattended.bandwidth = args.batch.bandwidth(Some(&profiles.settings()))?;
+    unattended.min_free_bytes = args.batch.min_free_bytes(Some(&profiles.settings()));
     let Some(turn) = kluis_profiles::take_turn(unattended.engine.history(), &profile.id)? else {
         return Err(Error::Config(format!(
             "A backup of \"{}\" is running in another Kluis process; wait for it to end.",
@@ -314,6 +325,7 @@ async fn run_due(cli: &Cli, args: &BatchArgs) -> Result<()> {
                 cli.connection.ca_pem()?,
             );
             unattended.bandwidth = args.batch.bandwidth(Some(&profiles.settings()))?;
+            unattended.min_free_bytes = args.batch.min_free_bytes(Some(&profiles.settings()));
             unattended.run(due, &args.batch, true, args.json).await
         }
     };
@@ -331,6 +343,7 @@ async fn backup(
     id: Uuid,
     cancel: Option<Arc<Notify>>,
     bandwidth: Option<Arc<Bandwidth>>,
+    min_free_bytes: u64,
 ) -> Result<(String, Saved)> {
     let out = args.out.as_deref().ok_or_else(|| {
         Error::Config("Say where to save the backup: --out FOLDER (or a file path).".into())
@@ -352,6 +365,7 @@ async fn backup(
     let options = DownloadOptions {
         max_bytes: args.max_bytes,
         bandwidth,
+        min_free_bytes,
         encryption: crate::encryption::of_flags(
             args.encrypt_to.as_deref(),
             args.encrypt_passphrase,
@@ -511,6 +525,7 @@ async fn demo(out: &Path, size_mib: u64, history_db: Option<&std::path::PathBuf>
             retry_delay: 0,
             limit_rate: None,
             office_hours: None,
+            min_free_mib: None,
         },
         callback: Some(CallbackChoice::Loopback),
         listen: None,
@@ -523,7 +538,8 @@ async fn demo(out: &Path, size_mib: u64, history_db: Option<&std::path::PathBuf>
         encrypt_passphrase: false,
     };
     let id = Uuid::new_v4();
-    let (_, saved) = backup(&engine, config, &args, id, None, None).await?;
+    let min_free = args.batch.min_free_bytes(None);
+    let (_, saved) = backup(&engine, config, &args, id, None, None, min_free).await?;
     eprintln!("Saved {} bytes, SHA-256 {}:", saved.bytes, saved.sha256);
     report(id, &saved, false);
     Ok(())

@@ -476,9 +476,20 @@ pub struct BatchOptions {
     /// With --limit-rate: only on weekdays between these local times, e.g. 08:00-18:00.
     #[arg(long, value_name = "HH:MM-HH:MM", requires = "limit_rate")]
     pub office_hours: Option<String>,
+    /// Ask for no backup while the disk it goes to has less free than this many MiB (0: no
+    /// minimum). Default: the app's Settings → Free space, else 100.
+    #[arg(long, env = "KLUIS_MIN_FREE_MIB", value_name = "MIB")]
+    pub min_free_mib: Option<u64>,
 }
 
 impl BatchOptions {
+    /// The free space a backup's disk must have before it is asked for: the flag's, else the
+    /// app's setting (which `settings` holds), else the default.
+    pub fn min_free_bytes(&self, settings: Option<&kluis_profiles::Settings>) -> u64 {
+        let mib = (self.min_free_mib).or(settings.and_then(|s| s.min_free_mib));
+        kluis_profiles::store::mib_to_bytes(mib)
+    }
+
     /// The speed limit this run's downloads share: the flags', else the app's setting (which
     /// `settings` holds), else none.
     pub fn bandwidth(

@@ -53,6 +53,8 @@ pub struct Unattended {
     pub max_bytes: Option<u64>,
     /// The speed limit every download of this run shares (`--limit-rate`, or the app's).
     pub bandwidth: Option<Arc<kluis_core::download::bandwidth::Bandwidth>>,
+    /// No backup is asked for while its disk has less free than this.
+    pub min_free_bytes: u64,
     running: Mutex<HashSet<Uuid>>,
     /// Set by Ctrl-C: nothing more starts or is tried again.
     stopping: AtomicBool,
@@ -103,6 +105,7 @@ impl Unattended {
             fallback_ca_pem,
             max_bytes: None,
             bandwidth: None,
+            min_free_bytes: settings.min_free_bytes(),
             running: Mutex::default(),
             stopping: AtomicBool::new(false),
             outbox,
@@ -215,6 +218,7 @@ impl Unattended {
             DownloadOptions {
                 max_bytes: self.max_bytes,
                 bandwidth: self.bandwidth.clone(),
+                min_free_bytes: self.min_free_bytes,
                 encryption,
                 ..DownloadOptions::default()
             },

@@ -20,6 +20,7 @@ use uuid::Uuid;
 
 use crate::callback::{CallbackTransport, Cleanup, Registration};
 use crate::clock::now_ms;
+use crate::download::room::check_room;
 use crate::download::{Destination, Downloader, Progress, Saved};
 use crate::error::{Error, Result};
 use crate::history::History;
@@ -159,6 +160,13 @@ impl BackupJob<'_> {
         cleanup: &mut Option<Cleanup>,
         events: Events<'_>,
     ) -> Result<Saved> {
+        // A backup that cannot be saved is not asked for: the service's work would be wasted
+        // and the failure would come only after the wait (download/room.rs).
+        let folder = request.destination.folder().to_path_buf();
+        let min_free = self.downloader.min_free_bytes();
+        tokio::task::spawn_blocking(move || check_room(&folder, min_free))
+            .await
+            .map_err(|e| Error::Io(format!("The backup's folder could not be checked ({e}).")))??;
         // Listening starts before the POST, so a callback that beats the 202 is kept.
         let mut registration = self.transport.prepare(request.id).await?;
         *cleanup = registration.cleanup.take();

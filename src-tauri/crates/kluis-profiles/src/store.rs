@@ -179,6 +179,18 @@ pub struct Settings {
     /// if set.
     #[serde(default)]
     pub bandwidth: Option<kluis_core::download::bandwidth::BandwidthLimit>,
+    /// No backup is asked for while the disk it goes to has less free than this many MiB
+    /// (the app's and `kluis`'s); [`kluis_core::download::room::DEFAULT_MIN_FREE_MIB`] when
+    /// not set.
+    #[serde(default)]
+    #[cfg_attr(feature = "ts", ts(type = "number | null"))]
+    pub min_free_mib: Option<u64>,
+}
+
+/// `mib` MiB in bytes (saturating), or the default minimum free space when none is given.
+pub fn mib_to_bytes(mib: Option<u64>) -> u64 {
+    mib.unwrap_or(kluis_core::download::room::DEFAULT_MIN_FREE_MIB)
+        .saturating_mul(1024 * 1024)
 }
 
 fn notify_by_default() -> bool {
@@ -186,6 +198,12 @@ fn notify_by_default() -> bool {
 }
 
 impl Settings {
+    /// The free space a backup's disk must have before it is asked for, in bytes: the
+    /// office's minimum, else the default (the app's and `kluis`'s alike).
+    pub fn min_free_bytes(&self) -> u64 {
+        mib_to_bytes(self.min_free_mib)
+    }
+
     /// Whether plans are paused as a whole ("Pause plans").
     pub fn plans_paused(&self) -> bool {
         !self.paused_together.is_empty()
@@ -219,6 +237,7 @@ impl Default for Settings {
             file_name_template: None,
             mail: None,
             bandwidth: None,
+            min_free_mib: None,
         }
     }
 }

@@ -12,4 +12,5 @@ mod keyring;
 mod keyring_locked;
 mod profiles;
 mod resume;
+mod room;
 mod windows;

@@ -345,6 +345,47 @@ async fn backup_all_saves_each_klant_and_one_failure_stops_none() {
     }
 }
 
+/// Backup all with one klant's folder unusable — it takes no file (a link to /proc, which
+/// refuses new files even to root): that klant fails before its backup is asked for, with its
+/// folder named, and the others are saved. (Its POST was sent before, and failed only after
+/// the service's work.)
+#[cfg(target_os = "linux")]
+#[tokio::test]
+async fn a_klant_whose_folder_takes_no_file_fails_alone() {
+    let env = office().await;
+    let key = kluis_sim::config::DEMO_API_KEY.to_string();
+    env.add("Bakker", "bakker", &key, KLANT_PASSWORD).await;
+    env.add("Visser", "visser", &key, KLANT_PASSWORD).await;
+    let root = env.dir.path().join("backups");
+    std::fs::create_dir(&root).unwrap();
+    std::os::unix::fs::symlink("/proc", root.join("Visser")).unwrap();
+    let output = env
+        .backup_all(&root, &["--json", "--retry-delay", "0"])
+        .await;
+    assert_eq!(output.status.code(), Some(1), "{}", stderr(&output));
+    let lines = json_lines(&output);
+    let failed: Vec<_> = lines.iter().filter(|l| l.get("error").is_some()).collect();
+    assert_eq!(failed.len(), 1, "{lines:?}");
+    assert_eq!(failed[0]["name"], "Visser");
+    assert_eq!(failed[0]["error"]["code"], "io");
+    let message = failed[0]["error"]["message"].as_str().unwrap();
+    assert!(
+        message.contains(root.join("Visser").to_str().unwrap()),
+        "names the folder: {message}"
+    );
+    // (Not files_below: it would follow the link into /proc.)
+    assert_eq!(
+        crate::common::files_in(&root.join("Bakker")),
+        1,
+        "Bakker's backup is saved"
+    );
+    assert_eq!(
+        env.sim.stats().backups_started,
+        1,
+        "only Bakker's was asked for"
+    );
+}
+
 /// A failure with a passing cause (the service answers 500 to the first POST) is tried again
 /// after the delay, and the klant ends saved; the history keeps both tries.
 #[tokio::test]

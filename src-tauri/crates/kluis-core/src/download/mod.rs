@@ -11,6 +11,7 @@
 
 pub mod bandwidth;
 pub mod destination;
+pub mod room;
 mod sealed;
 mod writer;
 
@@ -41,6 +42,9 @@ pub struct DownloadOptions {
     pub bandwidth: Option<std::sync::Arc<bandwidth::Bandwidth>>,
     /// Encrypt the file as it arrives (the profile's choice), if set.
     pub encryption: Option<std::sync::Arc<crate::encryption::Encryption>>,
+    /// No backup is asked for while the destination's disk has less free than this
+    /// ([`room`]).
+    pub min_free_bytes: u64,
 }
 
 impl std::fmt::Debug for DownloadOptions {
@@ -50,6 +54,7 @@ impl std::fmt::Debug for DownloadOptions {
             .field("retry", &self.retry)
             .field("bandwidth", &self.bandwidth.as_ref().map(|b| b.limit()))
             .field("encrypted", &self.encryption.is_some())
+            .field("min_free_bytes", &self.min_free_bytes)
             .finish()
     }
 }
@@ -65,6 +70,7 @@ impl Default for DownloadOptions {
             },
             bandwidth: None,
             encryption: None,
+            min_free_bytes: room::DEFAULT_MIN_FREE_MIB * 1024 * 1024,
         }
     }
 }
@@ -168,6 +174,11 @@ impl Downloader {
     /// What this downloader encrypts to, if anything (no secret in it).
     pub fn encryption(&self) -> Option<&crate::encryption::EncryptionSetting> {
         self.options.encryption.as_deref().map(|e| e.setting())
+    }
+
+    /// The free space a destination's disk must have before a backup is asked for.
+    pub fn min_free_bytes(&self) -> u64 {
+        self.options.min_free_bytes
     }
 
     pub fn new(config: &ServiceConfig, options: DownloadOptions) -> Result<Self> {

@@ -75,10 +75,8 @@ impl Harness {
             sim,
             config,
             DownloadOptions {
-                max_bytes: None,
                 retry: FAST_RETRY,
-                bandwidth: None,
-                encryption: None,
+                ..DownloadOptions::default()
             },
         )
         .await

@@ -359,8 +359,7 @@ async fn size_cap_is_enforced() {
         DownloadOptions {
             max_bytes: Some(1024 * 1024),
             retry: FAST_RETRY,
-            bandwidth: None,
-            encryption: None,
+            ..DownloadOptions::default()
         },
     )
     .await;
@@ -488,10 +487,9 @@ async fn the_download_limit_is_shared_and_holds() {
     };
     let bandwidth = std::sync::Arc::new(Bandwidth::new(Some(limit)).unwrap());
     let options = DownloadOptions {
-        max_bytes: None,
         retry: FAST_RETRY,
         bandwidth: Some(bandwidth),
-        encryption: None,
+        ..DownloadOptions::default()
     };
     let url = h.sim.file_url(SIZE);
     let started = std::time::Instant::now();

@@ -22,10 +22,9 @@ async fn encrypted_harness(encryption: Encryption, cut: bool) -> Harness {
     .await;
     let config = demo_config(&sim);
     let options = DownloadOptions {
-        max_bytes: None,
         retry: FAST_RETRY,
-        bandwidth: None,
         encryption: Some(Arc::new(encryption)),
+        ..DownloadOptions::default()
     };
     Harness::with(sim, config, options).await
 }

@@ -62,6 +62,7 @@ impl DesktopApp {
         let options = DownloadOptions {
             bandwidth: Some(self.bandwidth.clone()),
             encryption: self.encryption_for(&profile).await?,
+            min_free_bytes: self.profiles.settings().min_free_bytes(),
             ..DownloadOptions::default()
         };
         let connection = Arc::new(ServiceConnection::open(config, options)?);

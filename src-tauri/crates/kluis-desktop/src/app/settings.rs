@@ -54,6 +54,18 @@ impl DesktopApp {
         Ok(self.settings())
     }
 
+    /// Settings → free space: no backup is asked for while the disk it goes to has less free
+    /// than `mib` MiB (none: the default, 100). Backups started after this follow it.
+    pub fn set_min_free(&self, mib: Option<u64>) -> AppResult<Settings> {
+        self.profiles.update_settings(|settings| {
+            settings.min_free_mib = mib;
+            Ok(())
+        })?;
+        // Each klant's connection carries the minimum: made again at the next backup.
+        self.connections.lock().unwrap().clear();
+        Ok(self.settings())
+    }
+
     /// Settings → how unattended backups' files are named (see `kluis_profiles::file_names`);
     /// an empty template goes back to the default. Refused, with the reason, when it cannot
     /// name each day's backup.

@@ -155,6 +155,50 @@ async fn monthly_verification_runs_after_a_save_when_due() {
     assert_eq!(checks(&app)[1..], read[..], "not again within the month");
 }
 
+/// Settings → free space: with a minimum above what the save folder's disk has, a backup
+/// fails before the service is asked (no stage past "requested"), naming the folder; with the
+/// minimum back to the default, the next backup of the same klant is saved (its connection
+/// follows the setting).
+#[tokio::test(flavor = "multi_thread")]
+async fn a_backup_is_not_asked_for_without_room_to_save_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let folder = tempfile::tempdir().unwrap();
+    let app = app(&dir, Some(folder.path().to_path_buf()));
+    app.start_demo().await.unwrap();
+    saved_backup(&app).await;
+    let settings = app.set_min_free(Some(u64::from(u32::MAX))).unwrap();
+    assert_eq!(settings.min_free_mib, Some(u64::from(u32::MAX)));
+
+    let (tx, mut rx) = mpsc::unbounded_channel();
+    app.start_backup("demo", Arc::new(move |e| drop(tx.send(e))))
+        .await
+        .unwrap();
+    let mut stages = Vec::new();
+    let (code, message) = loop {
+        match rx.recv().await.expect("the backup ends") {
+            AppJobEvent::Failed { code, message } => break (code, message),
+            AppJobEvent::Stage { stage } => stages.push(stage),
+            AppJobEvent::Saved { .. } => panic!("saved without room"),
+            _ => {}
+        }
+    };
+    assert_eq!(code, kluis_core::Code::Io);
+    assert!(message.contains("MiB is free"), "{message}");
+    assert!(
+        message.contains(&folder.path().display().to_string()),
+        "names the folder: {message}"
+    );
+    use kluis_core::Stage;
+    assert_eq!(
+        stages,
+        [Stage::Requested, Stage::Failed],
+        "never sent to the service"
+    );
+
+    app.set_min_free(None).unwrap();
+    saved_backup(&app).await;
+}
+
 /// A klant set to encrypt with a passphrase (kept in the keyring, not sent back) gets its next
 /// backup saved as `….age`, which opens with that passphrase to the digest the history holds;
 /// a recipient that is not one, or no passphrase at all, is refused with what to do.
