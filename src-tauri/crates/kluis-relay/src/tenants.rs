@@ -5,7 +5,7 @@
 //! secret's hash is then compared in constant time. The secret carries 244 random bits, so a
 //! plain hash is enough: there is no password to brute-force.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
@@ -79,6 +79,9 @@ impl Tenant {
 pub struct KeyCache {
     ttl: Duration,
     found: Mutex<HashMap<String, (Instant, StoredKey)>>,
+    /// Ids of keys the database had when last read (however long ago, the cache's time to
+    /// live aside): a key read again needs no guard against guessing.
+    known: Mutex<HashSet<String>>,
 }
 
 impl KeyCache {
@@ -86,7 +89,13 @@ impl KeyCache {
         Self {
             ttl,
             found: Mutex::default(),
+            known: Mutex::default(),
         }
+    }
+
+    /// Whether key id `id` was found in the database when it was last read.
+    pub fn has_read(&self, id: &str) -> bool {
+        self.known.lock().unwrap().contains(id)
     }
 
     async fn key(&self, store: &dyn Storage, id: &str) -> Result<Option<StoredKey>, StoreError> {
@@ -96,6 +105,15 @@ impl KeyCache {
             }
         }
         let key = store.key(id).await?;
+        let mut known = self.known.lock().unwrap();
+        if known.len() > 100_000 {
+            known.clear(); // each is then budgeted once more, at worst
+        }
+        match key.is_some() {
+            true => known.insert(id.to_string()),
+            false => known.remove(id),
+        };
+        drop(known);
         let mut found = self.found.lock().unwrap();
         match &key {
             Some(key) if !self.ttl.is_zero() => {

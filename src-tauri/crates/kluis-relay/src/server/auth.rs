@@ -1,6 +1,11 @@
 //! Who is asking: the `Authorization: Bearer` of an inbox API request is a tenant key or the
-//! shared secret. The relay-wide rate limit comes first (so guessing keys is slow and costs no
-//! database read), then the key, then the tenant's own requests-per-second quota.
+//! shared secret. The key comes first, then the tenant's own requests-per-second quota, and
+//! only then the relay-wide budget: a request without a working key, or one its tenant's quota
+//! refuses, spends nothing the other tenants need (before, every request spent the relay-wide
+//! budget first, so anyone without a key could make every office's inbox creation fail with
+//! 429). What cannot be vouched for without the database — a key id not read before — and
+//! every request that fails to authenticate share a budget of their own, so guessing keys is
+//! slow and costs the database little.
 
 use std::sync::Arc;
 
@@ -14,6 +19,10 @@ use crate::tenants::{authenticate, constant_time_eq, Tenant};
 /// 429) before the handler runs.
 pub struct Authorized(pub Tenant);
 
+fn too_many(code: &str, message: &str) -> Response {
+    refusal(StatusCode::TOO_MANY_REQUESTS, code, message, Some(1))
+}
+
 impl axum::extract::FromRequestParts<Arc<Relay>> for Authorized {
     type Rejection = Response;
 
@@ -21,17 +30,19 @@ impl axum::extract::FromRequestParts<Arc<Relay>> for Authorized {
         parts: &mut axum::http::request::Parts,
         relay: &Arc<Relay>,
     ) -> Result<Self, Response> {
-        if !relay.api_rate.admit() {
-            return Err(refusal(
-                StatusCode::TOO_MANY_REQUESTS,
+        let unauthenticated = || {
+            too_many(
                 "rate_limited",
-                "the relay takes no more requests a second; try again shortly",
-                Some(1),
-            ));
-        }
+                "the relay takes no more requests a second without a working key; try again shortly",
+            )
+        };
         let tenant = match tenant_of(relay, &parts.headers).await {
-            Ok(Some(tenant)) => tenant,
-            Ok(None) => {
+            Ok((Some(tenant), _)) => tenant,
+            // Each failure is charged once: before its look-up, or now.
+            Ok((None, false)) if !relay.unauthenticated_rate.admit() => {
+                return Err(unauthenticated())
+            }
+            Ok((None, _)) => {
                 return Err(refusal(
                     StatusCode::UNAUTHORIZED,
                     "unauthorized",
@@ -39,7 +50,8 @@ impl axum::extract::FromRequestParts<Arc<Relay>> for Authorized {
                     None,
                 ))
             }
-            Err(e) => return Err(internal(e)),
+            Err(Refused::Budget) => return Err(unauthenticated()),
+            Err(Refused::Store(e)) => return Err(internal(e)),
         };
         if let Some(per_sec) = tenant.quota.requests_per_sec {
             let budget = Relay::budget(
@@ -56,30 +68,46 @@ impl axum::extract::FromRequestParts<Arc<Relay>> for Authorized {
             );
             if !budget.1.admit() {
                 relay.metrics.refused(&tenant.name, "requests");
-                return Err(refusal(
-                    StatusCode::TOO_MANY_REQUESTS,
+                return Err(too_many(
                     "quota_requests",
                     "this tenant's requests-per-second quota is used up; try again shortly",
-                    Some(1),
                 ));
             }
+        }
+        if !relay.api_rate.admit() {
+            return Err(too_many(
+                "rate_limited",
+                "the relay takes no more requests a second; try again shortly",
+            ));
         }
         Ok(Authorized(tenant))
     }
 }
 
-async fn tenant_of(
-    relay: &Relay,
-    headers: &HeaderMap,
-) -> Result<Option<Tenant>, crate::storage::StoreError> {
+/// Why no tenant could be told: the database's budget for unknown keys is spent, or it failed.
+enum Refused {
+    Budget,
+    Store(crate::storage::StoreError),
+}
+
+/// The tenant of the request's key, if it works, and whether the request was charged to the
+/// budget for unknown keys: a key id this instance has not read before is looked up only
+/// within it.
+async fn tenant_of(relay: &Relay, headers: &HeaderMap) -> Result<(Option<Tenant>, bool), Refused> {
     let given = headers
         .get(axum::http::header::AUTHORIZATION)
         .and_then(|v| v.to_str().ok())
         .and_then(|v| v.strip_prefix("Bearer "))
         .unwrap_or("");
-    if crate::tenants::parse(given).is_some() {
-        return authenticate(&relay.keys, relay.store(), given).await;
+    if let Some((id, _)) = crate::tenants::parse(given) {
+        let charged = !relay.keys.has_read(id);
+        if charged && !relay.unauthenticated_rate.admit() {
+            return Err(Refused::Budget);
+        }
+        let tenant = authenticate(&relay.keys, relay.store(), given).await;
+        return tenant.map(|t| (t, charged)).map_err(Refused::Store);
     }
     let secret = relay.config.secret.as_bytes();
-    Ok((!secret.is_empty() && constant_time_eq(given.as_bytes(), secret)).then(Tenant::shared))
+    let shared = !secret.is_empty() && constant_time_eq(given.as_bytes(), secret);
+    Ok((shared.then(Tenant::shared), false))
 }

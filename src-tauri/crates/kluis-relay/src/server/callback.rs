@@ -1,5 +1,6 @@
 //! `/cb/<inbox>/<token>`: what the service calls. Answered at once; never logs the query,
-//! which carries the service's secret id.
+//! which carries the service's secret id. Junk is told apart before the database where it
+//! can be (see `capability`).
 
 use std::sync::Arc;
 
@@ -7,7 +8,7 @@ use axum::extract::{Path, RawQuery, State};
 use axum::http::{HeaderMap, Method, StatusCode};
 use axum::response::{IntoResponse, Response};
 
-use super::{internal, refusal, short, Relay};
+use super::{capability, internal, refusal, short, Relay};
 use crate::storage::{Limits, Recorded};
 
 pub async fn callback(
@@ -22,14 +23,19 @@ pub async fn callback(
         .get(axum::http::header::CONTENT_LENGTH)
         .is_some_and(|v| v.as_bytes() != b"0")
         || headers.contains_key(axum::http::header::TRANSFER_ENCODING);
-    let well_formed = method == Method::GET && !has_body && query.len() <= relay.config.max_query;
-    let not_live = || match relay.rate.admit() {
+    let well_formed = method == Method::GET
+        && !has_body
+        && query.len() <= relay.config.max_query
+        && capability::is_id(&inbox)
+        && capability::is_id(&token);
+    let junk = || match relay.rate.admit() {
         // One shared budget for everything that is no live inbox.
         true => StatusCode::NOT_FOUND.into_response(),
         false => StatusCode::TOO_MANY_REQUESTS.into_response(),
     };
     if !well_formed {
-        return not_live();
+        // Before any query: no id the relay makes has a NUL or is this long.
+        return junk();
     }
     // An inbox that took a callback before has a budget of its own, charged before the store
     // is asked; whether the inbox exists with this token is learnt from storing the callback
@@ -37,6 +43,18 @@ pub async fn callback(
     // an inbox's id, so nobody else can spend its budget.)
     let budget = relay.inbox_rates.lock().unwrap().get(&inbox).cloned();
     if budget.as_ref().is_some_and(|budget| !budget.admit()) {
+        return StatusCode::TOO_MANY_REQUESTS.into_response();
+    }
+    // A path the relay did not make (a guess, or an inbox made before tokens were minted)
+    // spends the junk budget before the database is touched.
+    let minted = match budget {
+        Some(_) => true,
+        None => match relay.callback_key().await {
+            Ok(key) => capability::is_minted(&key, &inbox, &token),
+            Err(e) => return internal(e),
+        },
+    };
+    if !minted && !relay.rate.admit() {
         return StatusCode::TOO_MANY_REQUESTS.into_response();
     }
     let limits = Limits {
@@ -80,7 +98,10 @@ pub async fn callback(
             }
             (StatusCode::OK, "ok").into_response()
         }
-        Ok(Recorded::NoInbox) => not_live(),
+        // A minted path whose inbox is gone (deleted, expired) spends the junk budget now; any
+        // other has spent it already.
+        Ok(Recorded::NoInbox) if minted => junk(),
+        Ok(Recorded::NoInbox) => StatusCode::NOT_FOUND.into_response(),
         Err(e) => internal(e),
     }
 }

@@ -39,7 +39,12 @@ fn stopping() -> Response {
 }
 
 pub async fn create(State(relay): State<Arc<Relay>>, Authorized(tenant): Authorized) -> Response {
-    let (inbox, token) = (random_hex(), random_hex());
+    let key = match relay.callback_key().await {
+        Ok(key) => key,
+        Err(e) => return internal(e),
+    };
+    let inbox = random_hex();
+    let token = super::capability::token_for(&key, &inbox);
     match relay
         .store
         .create_inbox(&tenant.name, &tenant.quota, &inbox, &token)
@@ -92,6 +97,11 @@ pub async fn events(
     Path(inbox): Path<String>,
     Query(q): Query<PollQuery>,
 ) -> Response {
+    // Before any query: no id the relay makes has a NUL (which PostgreSQL refuses) or is this
+    // long.
+    if !super::capability::is_id(&inbox) {
+        return no_inbox();
+    }
     let mut stop = relay.stopping.subscribe();
     let wait = Duration::from_secs(q.wait).min(relay.config.max_wait);
     let deadline = tokio::time::Instant::now() + wait;
@@ -165,6 +175,9 @@ pub async fn ack(
     Path(inbox): Path<String>,
     Json(body): Json<AckBody>,
 ) -> Response {
+    if !super::capability::is_id(&inbox) {
+        return no_inbox();
+    }
     match relay.store.ack(&tenant.name, &inbox, body.up_to).await {
         Ok(Some(removed)) => Json(json!({ "removed": removed })).into_response(),
         Ok(None) => no_inbox(),
@@ -177,6 +190,9 @@ pub async fn delete(
     Authorized(tenant): Authorized,
     Path(inbox): Path<String>,
 ) -> Response {
+    if !super::capability::is_id(&inbox) {
+        return no_inbox();
+    }
     match relay.store.delete_inbox(&tenant.name, &inbox).await {
         Ok(true) => {
             relay.waiters.lock().unwrap().remove(&inbox);

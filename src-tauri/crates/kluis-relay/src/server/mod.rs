@@ -2,9 +2,11 @@
 //!
 //! Public (what the service calls): `GET /cb/<inbox>/<token>?…` stores the request (method,
 //! query, time) and answers 200 at once; anything that is not a live inbox and token gets 404
-//! (`callback`). The store checks the capability as it stores (one round trip), and the
-//! rate limits keep a flood of junk from costing a real callback its answer: requests for no
-//! live inbox share one budget, each inbox that took a callback has its own (429 beyond
+//! (`callback`). A path that is no id the relay makes is refused before any query, and a path
+//! the relay did not make (its token is not the inbox's HMAC, `capability`) spends the shared
+//! budget for junk before the store is asked; the store checks the capability as it stores
+//! (one round trip). So a flood of junk costs neither the database nor a real callback its
+//! answer: junk shares one budget, each inbox that took a callback has its own (429 beyond
 //! either). An inbox holds at most `max_events_per_inbox` unacknowledged
 //! events, the database at most `max_db_bytes`, and a tenant what its quota allows (507
 //! beyond, so the service may retry later).
@@ -32,6 +34,7 @@
 
 mod auth;
 mod callback;
+mod capability;
 mod inboxes;
 mod operations;
 
@@ -72,8 +75,13 @@ pub struct RelayConfig {
     pub max_events_per_inbox: u64,
     /// Size of the database beyond which callbacks get 507.
     pub max_db_bytes: u64,
-    /// Private API requests a second, all tenants together (with a burst of 2×).
+    /// Private API requests a second, all tenants together (with a burst of 2×), counted
+    /// after each request's key and its tenant's quota are checked.
     pub api_per_sec: f64,
+    /// Private API requests a second that fail authentication or name a key id not read
+    /// before (each a database read), all together (with a burst of 2×): guessing keys is
+    /// slow, and costs the others nothing.
+    pub unauthenticated_per_sec: f64,
     /// Longest query string stored.
     pub max_query: usize,
     /// How long a tenant key read from the database is trusted before it is read again (so a
@@ -96,6 +104,7 @@ impl RelayConfig {
             max_events_per_inbox: 1000,
             max_db_bytes: 1024 * 1024 * 1024,
             api_per_sec: 2000.0,
+            unauthenticated_per_sec: 50.0,
             max_query: 2048,
             key_ttl: Duration::from_secs(5),
             max_batch: 100,
@@ -112,6 +121,10 @@ pub struct Relay {
     /// One budget per inbox that received callbacks lately.
     inbox_rates: Mutex<HashMap<String, Arc<kluis_https::RateLimit>>>,
     api_rate: kluis_https::RateLimit,
+    /// For private API requests that are not (yet) known to carry a working key.
+    unauthenticated_rate: kluis_https::RateLimit,
+    /// The callback tokens' key (`capability`), read from the database at first need.
+    callback_key: tokio::sync::OnceCell<[u8; 32]>,
     /// One budget per tenant with a requests-per-second quota, with the rate it was made for.
     tenant_rates: Mutex<HashMap<String, (f64, Arc<kluis_https::RateLimit>)>>,
     metrics: Metrics,
@@ -139,6 +152,10 @@ impl Relay {
     pub fn with_store(store: Box<dyn Storage>, config: RelayConfig) -> Arc<Self> {
         let rate = kluis_https::RateLimit::new(config.callbacks_per_sec, config.callbacks_per_sec);
         let api_rate = kluis_https::RateLimit::new(config.api_per_sec, 2.0 * config.api_per_sec);
+        let unauthenticated_rate = kluis_https::RateLimit::new(
+            config.unauthenticated_per_sec,
+            2.0 * config.unauthenticated_per_sec,
+        );
         let keys = crate::tenants::KeyCache::new(config.key_ttl);
         let relay = Arc::new(Self {
             store,
@@ -147,6 +164,8 @@ impl Relay {
             rate,
             inbox_rates: Mutex::default(),
             api_rate,
+            unauthenticated_rate,
+            callback_key: tokio::sync::OnceCell::new(),
             tenant_rates: Mutex::default(),
             metrics: Metrics::default(),
             keys,
@@ -176,6 +195,18 @@ impl Relay {
 
     pub fn metrics(&self) -> &Metrics {
         &self.metrics
+    }
+
+    /// The key callback tokens are made with: the database's, made there on first need.
+    async fn callback_key(&self) -> Result<[u8; 32], crate::storage::StoreError> {
+        let key = self.callback_key.get_or_try_init(|| {
+            // 244 random bits from the OS (two version-4 UUIDs).
+            let mut fresh = [0u8; 32];
+            fresh[..16].copy_from_slice(uuid::Uuid::new_v4().as_bytes());
+            fresh[16..].copy_from_slice(uuid::Uuid::new_v4().as_bytes());
+            self.store.callback_key(fresh)
+        });
+        key.await.copied()
     }
 
     /// Stops taking long-polls: parked ones are answered 503 with `Retry-After` at once, new

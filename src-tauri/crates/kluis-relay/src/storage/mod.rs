@@ -205,6 +205,10 @@ pub trait Storage: Send + Sync + 'static {
         old_until_ms: i64,
     ) -> Result<bool, StoreError>;
     async fn key(&self, key_id: &str) -> Result<Option<StoredKey>, StoreError>;
+    /// The relay's key for callback tokens (`server::capability`): the one stored, or
+    /// `fresh`, stored now, when there is none — so every instance on one database has the
+    /// same.
+    async fn callback_key(&self, fresh: [u8; 32]) -> Result<[u8; 32], StoreError>;
 
     /// A new inbox of `tenant` within `quota`.
     async fn create_inbox(

@@ -61,6 +61,11 @@ const MIGRATIONS: &[&str] = &[
     UPDATE events SET bytes = length(method) + length(query);
     UPDATE tenants SET events = (SELECT COUNT(*) FROM events),
         bytes = (SELECT COALESCE(SUM(bytes), 0) FROM events);",
+    // 3: the relay's own keys (the callback tokens' HMAC key), made by the relay at first use.
+    "CREATE TABLE relay_keys (
+        name TEXT PRIMARY KEY,
+        key BLOB NOT NULL
+    );",
 ];
 
 pub struct SqliteStore {
@@ -317,6 +322,22 @@ impl Storage for SqliteStore {
             })
             .optional()?;
         Ok(key)
+    }
+
+    async fn callback_key(&self, fresh: [u8; 32]) -> Result<[u8; 32], StoreError> {
+        let conn = self.conn();
+        conn.execute(
+            "INSERT OR IGNORE INTO relay_keys (name, key) VALUES ('callback', ?1)",
+            params![&fresh[..]],
+        )?;
+        let key: Vec<u8> = conn.query_row(
+            "SELECT key FROM relay_keys WHERE name = 'callback'",
+            [],
+            |r| r.get(0),
+        )?;
+        key.try_into().map_err(|_| {
+            StoreError::Config("the relay's callback key in the database is not 32 bytes".into())
+        })
     }
 
     async fn create_inbox(

@@ -98,24 +98,74 @@ async fn floods_do_not_crowd_out_a_real_callback() {
     );
 }
 
-/// The private API answers 429 beyond its rate, before looking at the secret.
+/// Guesses at the private API are answered 429 beyond a budget of their own, whether they
+/// look like a tenant key (an unknown key id is not even looked up then) or not.
 #[tokio::test]
-async fn the_api_is_rate_limited() {
-    let relay = start(|c| c.api_per_sec = 5.0, Default::default()).await;
-    let mut limited = 0;
-    for _ in 0..50 {
-        let r = relay
-            .client
-            .get(format!("{}/api/stats", relay.base))
-            .bearer_auth("a guess")
-            .send()
-            .await
-            .unwrap();
-        if r.status() == StatusCode::TOO_MANY_REQUESTS {
-            limited += 1;
+async fn guesses_are_rate_limited() {
+    let relay = start(|c| c.unauthenticated_per_sec = 5.0, Default::default()).await;
+    for guess in ["a guess", "klr_0123456789abcdef_notthesecret"] {
+        let mut limited = 0;
+        for _ in 0..50 {
+            let r = relay
+                .client
+                .get(format!("{}/api/stats", relay.base))
+                .bearer_auth(guess)
+                .send()
+                .await
+                .unwrap();
+            if r.status() == StatusCode::TOO_MANY_REQUESTS {
+                limited += 1;
+            }
         }
+        assert!(limited > 0, "50 guesses ({guess}) in a burst hit the limit");
     }
-    assert!(limited > 0, "50 guesses in a burst hit the limit");
+}
+
+/// Junk callback paths cost the database nothing beyond the junk budget: a path that is no
+/// id the relay makes (a NUL, which PostgreSQL refused with a 503 and an ERROR in the log,
+/// upper case, too long) is answered 404 without a query, and a well-formed path the relay
+/// did not mint spends the junk budget before the store is asked — every one of 100 was a
+/// write transaction before. A real inbox's first callback, minted, is still stored.
+#[tokio::test]
+async fn junk_callbacks_are_refused_before_the_database() {
+    let calls = std::sync::Arc::new(std::sync::atomic::AtomicU64::new(0));
+    let store = common::counting::CountingStore {
+        inner: SqliteStore::in_memory().unwrap(),
+        calls: calls.clone(),
+    };
+    let relay = common::start_with(store, |c| c.callbacks_per_sec = 20.0, Default::default()).await;
+    let (_, real) = relay.create().await;
+    let count = || calls.load(std::sync::atomic::Ordering::Relaxed);
+    let before = count();
+    for malformed in [
+        "/cb/%00/x",
+        &format!("/cb/{}/%00", "a".repeat(40)),
+        &format!("/cb/{}/{}", "A".repeat(40), "b".repeat(40)),
+        &format!("/cb/{}/{}", "a".repeat(65), "b".repeat(40)),
+    ] {
+        let status = relay.callback(malformed).await;
+        assert!(
+            [StatusCode::NOT_FOUND, StatusCode::TOO_MANY_REQUESTS].contains(&status),
+            "{malformed}: {status}"
+        );
+    }
+    assert_eq!(count(), before, "no query for a malformed path");
+    let mut statuses = Vec::new();
+    for _ in 0..100 {
+        let junk = format!("/cb/{}/{}", "c".repeat(40), uuid::Uuid::new_v4().simple());
+        statuses.push(relay.callback(&junk).await);
+    }
+    let reached = count() - before;
+    assert!(
+        reached <= 20,
+        "only junk within its budget of 20 reaches the database: {reached}"
+    );
+    assert!(statuses.contains(&StatusCode::TOO_MANY_REQUESTS));
+    assert_eq!(
+        relay.callback(&real).await,
+        StatusCode::OK,
+        "the real callback"
+    );
 }
 
 /// Slowloris on plain HTTP: clients that never finish their request head are cut off after

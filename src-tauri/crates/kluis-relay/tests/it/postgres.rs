@@ -55,6 +55,39 @@ async fn parked_across(url: &str, wait: u64) -> (Running, String, tokio::task::J
     (a, path, poll)
 }
 
+/// Instances on one database mint the same callback tokens (the key is made once, in the
+/// database): an inbox made at one takes its callback at the other. A path with a NUL, which
+/// PostgreSQL refuses in a text parameter, is answered 404 before any query — it was a 503
+/// `store_unavailable` and an ERROR in the log for each request.
+#[tokio::test]
+#[ignore = "needs PostgreSQL: tests/postgres/run.sh"]
+async fn instances_share_their_tokens_and_junk_never_reaches_the_database() {
+    let url = fresh_database().await;
+    let (a, b) = (instance(&url, |_| {}).await, instance(&url, |_| {}).await);
+    let (inbox, path) = a.create().await;
+    assert_eq!(
+        b.callback(&path).await,
+        StatusCode::OK,
+        "minted at a, taken at b"
+    );
+    assert_eq!(
+        b.poll(&inbox, 0, 0).await["events"]
+            .as_array()
+            .unwrap()
+            .len(),
+        1
+    );
+    for junk in ["/cb/%00/x", "/cb/%00/%00"] {
+        assert_eq!(a.callback(junk).await, StatusCode::NOT_FOUND, "{junk}");
+    }
+    let poll = a
+        .api(reqwest::Method::GET, "/api/inboxes/%00/events", SECRET)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(poll.status(), StatusCode::NOT_FOUND);
+}
+
 /// The PostgreSQL engine keeps the storage contract, as SQLite does.
 #[tokio::test]
 #[ignore = "needs PostgreSQL: tests/postgres/run.sh"]

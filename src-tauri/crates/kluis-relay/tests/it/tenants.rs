@@ -180,6 +180,62 @@ async fn the_request_rate_is_bounded_per_tenant() {
     assert_eq!(r.status(), StatusCode::OK, "another tenant still gets in");
 }
 
+/// Nobody without a key, and no tenant past its own quota, spends the relay-wide budget the
+/// others need: with that budget at 5 a second, 100 requests with no working key and 30 from a
+/// tenant over its 1-a-second quota are all refused, and another office still makes its inbox
+/// (it was answered 429: every request spent the shared budget before its key was checked).
+#[tokio::test]
+async fn no_key_and_one_tenant_cannot_spend_the_others_budget() {
+    let relay = start_with(
+        SqliteStore::in_memory().unwrap(),
+        |c| c.api_per_sec = 5.0,
+        Default::default(),
+    )
+    .await;
+    let slow = Quota {
+        requests_per_sec: Some(1.0),
+        ..Quota::UNLIMITED
+    };
+    let greedy = tenant(&relay, "greedy", slow).await;
+    for n in 0..100 {
+        let guess = match n % 2 {
+            0 => "a guess".to_string(),
+            _ => format!("klr_{n:016x}_notthesecret"),
+        };
+        let r = relay
+            .api(Method::GET, "/api/stats", &guess)
+            .send()
+            .await
+            .unwrap();
+        assert_ne!(r.status(), StatusCode::OK);
+    }
+    let mut over_quota = 0;
+    for _ in 0..30 {
+        let r = relay
+            .api(Method::GET, "/api/stats", &greedy)
+            .send()
+            .await
+            .unwrap();
+        if answer(r).await.1["code"] == "quota_requests" {
+            over_quota += 1;
+        }
+    }
+    assert!(
+        over_quota >= 25,
+        "the tenant's own quota refused it: {over_quota}"
+    );
+    let r = relay
+        .api(Method::POST, "/api/inboxes", SECRET)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(
+        r.status(),
+        StatusCode::CREATED,
+        "another office gets its inbox"
+    );
+}
+
 /// A revoked tenant's key is refused and its inboxes are gone (their callbacks 404); a
 /// rotation with no overlap ends the old key at once while the new one works.
 #[tokio::test]

@@ -398,6 +398,26 @@ impl Storage for PgStore {
             }))
     }
 
+    async fn callback_key(&self, fresh: [u8; 32]) -> Result<[u8; 32], StoreError> {
+        let client = self.client().await?;
+        client
+            .execute(
+                "INSERT INTO kluis_relay_keys (name, key) VALUES ('callback', $1)
+                 ON CONFLICT (name) DO NOTHING",
+                &[&&fresh[..]],
+            )
+            .await?;
+        let row = client
+            .query_one(
+                "SELECT key FROM kluis_relay_keys WHERE name = 'callback'",
+                &[],
+            )
+            .await?;
+        row.get::<_, Vec<u8>>(0).try_into().map_err(|_| {
+            StoreError::Config("the relay's callback key in the database is not 32 bytes".into())
+        })
+    }
+
     async fn create_inbox(
         &self,
         tenant: &str,

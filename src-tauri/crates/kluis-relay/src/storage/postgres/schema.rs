@@ -143,6 +143,14 @@ pub const MIGRATIONS: &[&str] = &[
         RETURN QUERY SELECT 'stored'::TEXT, v_tenant, v_seq;
     END $$;
 ",
+    "
+    -- The relay's own keys (the callback tokens' HMAC key), made by the first instance that
+    -- needs one.
+    CREATE TABLE kluis_relay_keys (
+        name TEXT PRIMARY KEY,
+        key BYTEA NOT NULL
+    );
+",
 ];
 
 /// The statements of the hot paths, prepared on every connection of the pool by

@@ -1,6 +1,6 @@
 //! What every storage engine must do alike: tenants and keys, inboxes owned by a tenant (and
 //! invisible to another), callbacks numbered in order, quotas, acknowledgement, deletion,
-//! revocation and expiry with the running totals kept. Run on SQLite and on PostgreSQL.
+//! revocation and expiry with the running totals kept, and one callback key. Run on SQLite and on PostgreSQL.
 
 use kluis_relay::storage::{now_ms, Recorded, Refusal, Storage};
 use kluis_relay::{Limits, Quota};
@@ -13,6 +13,11 @@ fn seq(recorded: Recorded) -> i64 {
 }
 
 pub async fn storage_contract(store: &dyn Storage) {
+    // The callback key is made once: the first one offered stays.
+    let first = store.callback_key([1; 32]).await.unwrap();
+    assert_eq!(first, [1; 32]);
+    assert_eq!(store.callback_key([2; 32]).await.unwrap(), first, "kept");
+
     let quota = Quota {
         max_inboxes: Some(2),
         max_events: Some(3),

@@ -4,6 +4,7 @@
 #![allow(dead_code)]
 
 pub mod contract;
+pub mod counting;
 
 use kluis_relay::{router, Relay, RelayConfig, Storage};
 use reqwest::StatusCode;
