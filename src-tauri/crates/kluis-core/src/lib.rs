@@ -28,8 +28,9 @@
 //! After a backup is saved: [`verify`] reads every kept file again (length, SHA-256, a zip
 //! archive's entries) and records what it found in the history; [`retention`] applies a
 //! profile's rule (keep the last N, daily/weekly/monthly), deleting only files Kluis saved
-//! that still verify, never the newest good one (`deletion`: checked and unlinked through
-//! the opened folder, so a swapped folder cannot redirect it).
+//! that still verify, never the newest good one (`examine`: each file read through a
+//! descriptor opened in its folder, and unlinked through it, so a swapped folder cannot
+//! redirect a deletion).
 //!
 //! [`ad_hoc`] names the klant of a backup made without a saved profile (its label, service,
 //! username and folder), so that a rule given on the command line keeps to that klant.
@@ -53,11 +54,11 @@ pub mod claims;
 pub mod client;
 pub mod clock;
 pub mod config;
-mod deletion;
 pub mod download;
 pub mod encryption;
 pub mod engine;
 pub mod error;
+mod examine;
 pub mod filename;
 #[cfg(test)]
 mod fuzz;

@@ -5,7 +5,7 @@
 //! - only files the history says Kluis saved for this profile and still keeps;
 //! - only a file that is still exactly as saved (its length and SHA-256 read again just
 //!   before) — a changed, moved or unreadable file is left alone and reported — and deleted
-//!   through the folder it was read in (`deletion`), so a swapped folder cannot redirect it;
+//!   through the folder it was read in (`examine`), so a swapped folder cannot redirect it;
 //! - never the newest backup that verifies, whatever the rule says;
 //! - never a path that a backup being kept also records (a file saved twice to one name);
 //! - each deletion recorded in the history, durably, as it happens.
@@ -21,8 +21,8 @@ use jiff::tz::TimeZone;
 use jiff::Timestamp;
 use serde::{Deserialize, Serialize};
 
-use crate::deletion::Examined;
 use crate::error::Result;
+use crate::examine::Examined;
 use crate::history::{Check, History, HistoryEntry};
 use crate::verify::Finding;
 
@@ -283,11 +283,10 @@ fn same_file_key(path: &str) -> PathBuf {
 
 #[cfg(test)]
 mod tests {
+    use std::path::Path;
     use std::time::Duration;
 
     use jiff::{SignedDuration, Zoned};
-
-    use std::path::Path;
 
     use super::*;
 

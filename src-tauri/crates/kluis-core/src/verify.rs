@@ -9,15 +9,14 @@
 
 use std::fs::File;
 use std::io::{self, Read, Seek};
-use std::path::Path;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
 
 use serde::Serialize;
 use sha2::{Digest, Sha256};
 
-use crate::clock::now_ms;
 use crate::error::Result;
+use crate::examine::Examined;
 use crate::history::{Check, History, HistoryEntry};
 
 /// What reading a saved backup again found.
@@ -80,43 +79,7 @@ pub struct Verified {
 /// hashing it, small enough to stay in the CPU's cache.
 const READ_SIZE: usize = 256 * 1024;
 
-/// Reads `path` and compares it with the recorded length and SHA-256 (lowercase hex); a zip
-/// archive is also read back entry by entry.
-pub fn verify_file(path: &Path, bytes: u64, sha256: &str) -> Check {
-    let (finding, detail) = match check_file(path, bytes, sha256) {
-        Ok(()) => (Finding::Intact, None),
-        Err((finding, detail)) => (finding, Some(detail)),
-    };
-    Check {
-        at_ms: now_ms(),
-        finding,
-        detail,
-    }
-}
-
 pub(crate) type Problem = (Finding, String);
-
-fn check_file(path: &Path, bytes: u64, sha256: &str) -> std::result::Result<(), Problem> {
-    let unreadable = |e: io::Error| (Finding::Unreadable, format!("It could not be read: {e}."));
-    // The recorded place, not what a link there points to: a backup Kluis saved is a file.
-    let metadata = match std::fs::symlink_metadata(path) {
-        Err(e) if e.kind() == io::ErrorKind::NotFound => {
-            return Err((
-                Finding::Missing,
-                "There is no file at the recorded place; it was moved or deleted.".into(),
-            ))
-        }
-        other => other.map_err(unreadable)?,
-    };
-    if !metadata.is_file() {
-        return Err((
-            Finding::Unreadable,
-            "Something other than a file is at the recorded place.".into(),
-        ));
-    }
-    let file = File::open(path).map_err(unreadable)?;
-    check_opened(file, metadata.len(), bytes, sha256)
-}
 
 /// Whether the opened `file` (`length` bytes long) is the backup saved: `bytes` long with
 /// SHA-256 `sha256`, and a zip archive in it reading back.
@@ -289,22 +252,19 @@ pub fn monthly_due(history: &History, profile: &str, now_ms: i64) -> Result<bool
 /// Verifies one history row's file (a row without its digest or size cannot be checked).
 pub fn check_entry(entry: &HistoryEntry) -> Check {
     // An encrypted backup is checked as it is on disk: the encrypted file's length and digest
-    // (no key is needed; `kluis decrypt` checks the plain stream against its own).
-    match (&entry.path, entry.on_disk()) {
-        (Some(path), Some((bytes, sha256))) => verify_file(Path::new(path), bytes, sha256),
-        _ => Check {
-            at_ms: now_ms(),
-            finding: Finding::Unreadable,
-            detail: Some("The history has no size or SHA-256 for this backup.".into()),
-        },
-    }
+    // (no key is needed; `kluis decrypt` checks the plain stream against its own). The file
+    // is read as retention reads it before a deletion: at the recorded place, never through a
+    // link there (`examine`).
+    Examined::of(entry).check
 }
 
 #[cfg(test)]
 mod tests {
     use std::io::Write;
+    use std::path::Path;
 
     use super::*;
+    use crate::clock::now_ms;
 
     /// Saves `content` at `dir/name` and records it as job of `profile`, as a backup would.
     fn saved(history: &History, dir: &Path, name: &str, content: &[u8]) -> uuid::Uuid {

@@ -1,13 +1,13 @@
-//! Deleting one saved backup for a retention rule, and only the file that was checked.
+//! A saved backup's file, opened and checked — what verification finds, and the one file a
+//! retention rule may then delete.
 //!
 //! [`Examined::of`] opens the backup's folder once, and the file in it by name without
 //! following a link or waiting on a FIFO, and checks through that descriptor that it is still
-//! the backup saved, as verification does (length, SHA-256, a zip archive's entries within
-//! verification's bounds). [`Examined::delete`] then removes the
-//! name from that same opened folder (`unlinkat`) — and only while the name still holds the
-//! file that was read. A folder on the recorded path that is swapped for a link meanwhile (in a
-//! share others can write) cannot redirect the deletion to another folder, and a file swapped
-//! in under the name is left alone.
+//! the backup saved (length, SHA-256, a zip archive's entries within verification's bounds).
+//! [`Examined::delete`] then removes the name from that same opened folder (`unlinkat`) — and
+//! only while the name still holds the file that was read. A folder on the recorded path that
+//! is swapped for a link meanwhile (in a share others can write) cannot redirect the deletion
+//! to another folder, and a file swapped in under the name is left alone.
 //!
 //! Windows has no `unlinkat`; there the recorded path is checked and removed by path, as
 //! before (its folders' ACLs are the owner's, see kluis-https `private`).
@@ -26,7 +26,8 @@ pub(crate) struct Examined {
 }
 
 impl Examined {
-    /// Opens and checks `entry`'s file (see the module).
+    /// Opens and checks `entry`'s file (see the module); a row without its size or digest
+    /// cannot be checked.
     pub fn of(entry: &HistoryEntry) -> Examined {
         let outcome = match (&entry.path, entry.on_disk()) {
             (Some(path), Some((bytes, sha256))) => Opened::checked(Path::new(path), bytes, sha256),
