@@ -75,11 +75,9 @@ pub async fn run(cli: Cli) -> Result<()> {
             let saved = (open_profiles(cli.profiles_file.as_ref()).ok())
                 .map(|p| p.list())
                 .unwrap_or_default();
-            let key = match profile {
-                Some(name) => Some(kluis_profiles::find_klant(&saved, &history, &name)?),
-                None => None,
-            };
-            let entries = history.list(key.as_ref().map(kluis_profiles::Klant::key), limit)?;
+            let find = |name: String| kluis_profiles::find_klant(&saved, &history, &name);
+            let klant = profile.map(find).transpose()?;
+            let entries = history.list(klant.as_ref().map(kluis_profiles::Klant::key), limit)?;
             let names = kluis_profiles::klant_names(&saved, &history)?;
             display::history(&entries, &names, json);
             Ok(())

@@ -147,10 +147,8 @@ pub async fn apply_rule(history: &Arc<History>, key: &str, name: &str, rule: Opt
 pub async fn verify_monthly(history: &Arc<History>, key: &str, name: &str) {
     let (history, key) = (history.clone(), key.to_string());
     let verified = tokio::task::spawn_blocking(move || {
-        match kluis_core::verify::monthly_due(&history, &key, kluis_core::clock::now_ms())? {
-            true => kluis_core::verify::verify_kept(&history, Some(&key)).map(Some),
-            false => Ok(None),
-        }
+        let now = kluis_core::clock::now_ms();
+        kluis_core::verify::verify_if_month_passed(&history, &key, now)
     })
     .await
     .unwrap_or_else(|e| {

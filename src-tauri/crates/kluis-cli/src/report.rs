@@ -32,15 +32,10 @@ pub fn run(
     };
     let profiles = open_profiles(cli.profiles_file.as_ref())?;
     let history = open_history(cli.history_db.as_ref())?;
-    let key = match profile {
-        Some(name) => Some(kluis_profiles::find_klant(
-            &profiles.list(),
-            &history,
-            name,
-        )?),
-        None => None,
-    };
-    let key = key.as_ref().map(kluis_profiles::Klant::key);
+    let saved = profiles.list();
+    let klant =
+        (profile.map(|name| kluis_profiles::find_klant(&saved, &history, name))).transpose()?;
+    let key = klant.as_ref().map(kluis_profiles::Klant::key);
     let report = kluis_profiles::report(&profiles, &history, from, to, key, zone)?;
     let bytes = match html {
         true => report.html().into_bytes(),

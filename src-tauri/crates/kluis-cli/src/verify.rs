@@ -16,14 +16,9 @@ pub async fn run(cli: &Cli, profile: Option<&str>, json: bool) -> Result<()> {
         .unwrap_or_default();
     let history = open_history(cli.history_db.as_ref())?;
     let names = kluis_profiles::klant_names(&saved, &history)?;
-    let key = match profile {
-        Some(name) => Some(
-            kluis_profiles::find_klant(&saved, &history, name)?
-                .key()
-                .to_string(),
-        ),
-        None => None,
-    };
+    let klant =
+        (profile.map(|name| kluis_profiles::find_klant(&saved, &history, name))).transpose()?;
+    let key = klant.map(|klant| klant.key().to_string());
     let started = Instant::now();
     // Reading every file is blocking work: off the async thread, which also watches Ctrl-C.
     let verified = tokio::task::spawn_blocking(move || verify_kept(&history, key.as_deref()))

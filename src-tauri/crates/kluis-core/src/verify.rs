@@ -249,6 +249,19 @@ pub fn monthly_due(history: &History, profile: &str, now_ms: i64) -> Result<bool
     Ok(kept.iter().any(|e| now_ms - last_read(e) >= MONTH_MS))
 }
 
+/// "Verify monthly" after a save: `profile`'s kept backups verified (and the findings
+/// recorded) when [`monthly_due`] at `now_ms`, else `None`. Blocking, as [`verify_kept`].
+pub fn verify_if_month_passed(
+    history: &History,
+    profile: &str,
+    now_ms: i64,
+) -> Result<Option<Vec<Verified>>> {
+    match monthly_due(history, profile, now_ms)? {
+        true => verify_kept(history, Some(profile)).map(Some),
+        false => Ok(None),
+    }
+}
+
 /// Verifies one history row's file (a row without its digest or size cannot be checked).
 pub fn check_entry(entry: &HistoryEntry) -> Check {
     // An encrypted backup is checked as it is on disk: the encrypted file's length and digest

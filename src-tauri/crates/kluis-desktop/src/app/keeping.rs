@@ -114,10 +114,7 @@ pub(super) async fn verify_monthly(history: Arc<History>, profile_id: String, wh
     }
     let verified = tokio::task::spawn_blocking(move || {
         let now = kluis_core::clock::now_ms();
-        match kluis_core::verify::monthly_due(&history, &profile_id, now)? {
-            true => verify_kept(&history, Some(&profile_id)).map(Some),
-            false => Ok(None),
-        }
+        kluis_core::verify::verify_if_month_passed(&history, &profile_id, now)
     })
     .await;
     match verified {
