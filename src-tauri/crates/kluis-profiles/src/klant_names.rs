@@ -99,11 +99,51 @@ pub fn find_klant(saved: &[Profile], history: &History, name: &str) -> Result<Kl
 }
 
 /// Every history key's name for a person: saved profiles' names by id, ad-hoc klanten's labels
-/// by key. A key missing here (a deleted profile, an older label) is shown as it is.
+/// by key — or, where a label names more than one klant, the key itself (which `--profile`
+/// takes), so two klanten never look alike in a history or a report. A key missing here (a
+/// deleted profile, an older label) is shown as it is.
 pub fn klant_names(saved: &[Profile], history: &History) -> Result<BTreeMap<String, String>> {
-    let mut names: BTreeMap<String, String> = (history.ad_hoc_klanten()?.into_iter())
-        .map(|(key, klant)| (key, klant.label))
+    let ad_hoc = history.ad_hoc_klanten()?;
+    let mut uses: BTreeMap<String, usize> = BTreeMap::new();
+    let labels = (ad_hoc.iter().map(|(_, k)| k.label.to_lowercase()))
+        .chain(saved.iter().map(|p| p.name.trim().to_lowercase()));
+    for label in labels {
+        *uses.entry(label).or_default() += 1;
+    }
+    let mut names: BTreeMap<String, String> = (ad_hoc.into_iter())
+        .map(|(key, klant)| match uses[&klant.label.to_lowercase()] {
+            1 => (key, klant.label),
+            _ => (key.clone(), key),
+        })
         .collect();
     names.extend(saved.iter().map(|p| (p.id.clone(), p.name.clone())));
     Ok(names)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use kluis_core::ad_hoc::AdHocKlant;
+
+    /// A label used by one klant names it; a label two klanten share (two folders, or a saved
+    /// profile's name) gives way to each one's key, which `find_klant` accepts.
+    #[test]
+    fn two_klanten_never_share_a_name() {
+        let history = History::in_memory().unwrap();
+        let dir = std::path::Path::new("/backups");
+        let klant = |label: &str, folder: &str| {
+            AdHocKlant::new(label, "https://s/", "u", &dir.join(folder))
+        };
+        let visser = history.ad_hoc_klant(&klant("visser", "v")).unwrap();
+        let bakker_a = history.ad_hoc_klant(&klant("bakker", "a")).unwrap();
+        let bakker_b = history.ad_hoc_klant(&klant("bakker", "b")).unwrap();
+        let names = klant_names(&[], &history).unwrap();
+        assert_eq!(names[&visser], "visser");
+        assert_eq!(names[&bakker_a], bakker_a);
+        assert_eq!(names[&bakker_b], bakker_b);
+        assert_ne!(bakker_a, bakker_b);
+        let found = find_klant(&[], &history, &bakker_b).unwrap();
+        assert_eq!(found.key(), bakker_b);
+        assert!(find_klant(&[], &history, "bakker").is_err(), "ambiguous");
+    }
 }
