@@ -4,7 +4,7 @@
 # .deb, and the end-to-end tests in the real webview. Run `bash .ci/setup` first on a fresh
 # machine. Prints each stage's wall time and the total at the end (also when a stage fails).
 #
-# How it stays fast (docs: the README's Tests section has the measured table):
+# How it stays fast (docs/tests.md has the measured table):
 # - One Linux build serves every stage: `cargo test-all` (.cargo/config.toml) builds the whole
 #   workspace once, the app with its pages embedded (`custom-protocol`), so the e2e tests and the
 #   .deb use the binaries of the test build instead of a release compile of their own.

@@ -33,7 +33,7 @@ bin=target/release/kluis-relay
 load=target/release/examples/load
 ulimit -n 200000 2>/dev/null || ulimit -n "$(ulimit -Hn)"
 # When an instance dies, 5,000 connections come to the other at once: the accept queues must
-# hold them (the README's deployment notes say the same for production).
+# hold them (docs/relay.md's deployment notes say the same for production).
 if [ "$(id -u)" = 0 ]; then
   sysctl -qw net.core.somaxconn=16384 net.ipv4.tcp_max_syn_backlog=16384 2>/dev/null || true
 fi

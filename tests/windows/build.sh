@@ -10,7 +10,7 @@
 # $CARGO_TARGET_DIR when it is set) and target/windows/kluis-windows-x86_64.zip.
 # Needs the target's standard library (rustup) and Debian's gcc-mingw-w64-x86-64; it installs
 # both when they are missing (tests/windows/setup.sh). Tauri's NSIS installer is not made: its
-# bundler fetches its NSIS plug-in from GitHub, which these machines cannot reach (README, Windows).
+# bundler fetches its NSIS plug-in from GitHub, which these machines cannot reach (docs/windows.md).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$root"

@@ -2,7 +2,7 @@
 //! minutes, for computers where the app is not kept open. `Persistent=true` runs a slot missed
 //! while the computer was off at the next boot; `run-due` itself runs each due plan once,
 //! however many slots were missed, and never a klant the app is backing up (its turn). The
-//! Windows Task Scheduler task is `task_scheduler`'s; macOS launchd is in the README.
+//! Windows Task Scheduler task is `task_scheduler`'s; macOS launchd is in docs/cli.md.
 
 #![cfg_attr(windows, allow(dead_code))]
 

@@ -72,7 +72,7 @@ fn keyring_error(e: keyring::Error) -> ProfileError {
     // keyring's messages name the failing platform call, never the secret.
     ProfileError::Secrets(format!(
         "The system keyring could not be used ({e}). Make sure a keyring (such as GNOME Keyring) is running and unlocked. \
-         On a computer where nobody is logged in, keep the secrets in an owner-only folder instead: set KLUIS_SECRETS_DIR (see the README, “Without a keyring”)."
+         On a computer where nobody is logged in, keep the secrets in an owner-only folder instead: set KLUIS_SECRETS_DIR (see docs/cli.md, “Without a keyring”)."
     ))
 }
 
