@@ -25,6 +25,8 @@ use crate::settings::{
     open_history, open_profiles, BackupArgs, BatchArgs, BatchOptions, Cli, Command,
 };
 use crate::unattended::Unattended;
+use kluis_profiles::unattended::Job;
+use kluis_profiles::{KlantTurn, Turn};
 
 pub async fn run(cli: Cli) -> Result<()> {
     match cli.command {
@@ -261,40 +263,38 @@ async fn backup_profile(
     unattended.max_bytes = args.max_bytes;
     unattended.bandwidth = args.batch.bandwidth(Some(&profiles.settings()))?;
     unattended.min_free_bytes = args.batch.min_free_bytes(Some(&profiles.settings()));
-    let Some(turn) = kluis_profiles::take_turn(unattended.engine.history(), &profile.id)? else {
-        return Err(Error::Config(format!(
-            "A backup of \"{}\" is running in another Kluis process; wait for it to end.",
-            profile.name
-        )));
+    let turn = match KlantTurn::take(unattended.engine.history(), &profile, false)? {
+        Turn::Taken(turn) => turn,
+        Turn::Busy | Turn::NotDue => {
+            return Err(Error::Config(format!(
+                "A backup of \"{}\" is running in another Kluis process; wait for it to end.",
+                profile.name
+            )))
+        }
     };
-    let destination = args.out.as_deref().map(Destination::from_out).transpose()?;
+    // A rule given here applies instead of the saved one, for this backup.
+    let mut profile = profile;
+    if let Some(rule) = args.retention.rule() {
+        profile.retention = Some(rule);
+    }
     let id = Uuid::new_v4();
     let cancel = Arc::new(Notify::new());
     let stages = Mutex::new(StageDisplay::new(Duration::from_secs(args.timeout)));
-    let events: EventSink = Arc::new(move |event| stages.lock().unwrap().show(event));
     // Someone watches this one: a failure is said at once, for them to choose what next.
-    let job = unattended.back_up_once(
-        &profile,
-        destination,
+    let job = Job {
         id,
-        events,
-        Some(cancel.clone()),
-        Retry::NONE,
-    );
-    let outcome =
-        (crate::stop::backup(&unattended.engine, id, &cancel, job).await).map(|(_, saved)| saved);
+        events: Arc::new(move |event| stages.lock().unwrap().show(event)),
+        cancel: Some(cancel.clone()),
+        retry: Retry::NONE,
+        destination: args.out.as_deref().map(Destination::from_out).transpose()?,
+    };
+    let ended = unattended.back_up(&profile, turn, job);
+    let ended =
+        crate::stop::backup(&unattended.engine, id, &cancel, async { Ok(ended.await) }).await?;
     unattended
-        .tell_monitor(&profile, kluis_profiles::Ran::of(outcome.as_ref()))
+        .tell_monitor(&profile, ended.outcome.as_ref())
         .await;
-    report(id, &outcome?, args.json);
-    // Under the klant's turn still, so no other Kluis prunes or saves it meanwhile.
-    let rule = args.retention.rule().or(profile.retention.clone());
-    let history = unattended.engine.history();
-    crate::prune::apply_rule(history, &profile.id, &profile.name, rule).await;
-    drop(turn);
-    if profile.verify_monthly {
-        crate::prune::verify_monthly(history, &profile.id, &profile.name).await;
-    }
+    report(id, &ended.outcome?, args.json);
     Ok(())
 }
 

@@ -5,6 +5,7 @@ use std::sync::Arc;
 
 use kluis_core::retention::{prune_in_background, Mode, Pruned, Retention};
 use kluis_core::{Error, History, HistoryEntry, Result};
+use kluis_profiles::unattended::AfterSave;
 
 use crate::settings::{open_history, open_profiles, Cli, RetentionArgs};
 
@@ -109,71 +110,57 @@ fn targets(
     Ok(targets)
 }
 
-/// After a verified save of `key` (`name` to the user), under the klant's turn: applies
-/// `rule`, saying on stderr what was removed or spared. A failure here is said, and the
-/// backup stands.
+/// After a verified save of an ad-hoc klant `key` (`name` to the user), under its turn:
+/// applies `rule` and says what it did. (A saved profile's rule is applied by
+/// `kluis_profiles::unattended`, which tells the same through [`tell`].)
 pub async fn apply_rule(history: &Arc<History>, key: &str, name: &str, rule: Option<Retention>) {
     let Some(rule) = rule.filter(|r| !r.keeps_everything()) else {
         return;
     };
-    let target = Target {
-        key: key.to_string(),
-        name: name.to_string(),
-        rule,
-    };
-    let pruned = prune_in_background(
-        history.clone(),
-        target.key.clone(),
-        target.rule.clone(),
-        Mode::Delete,
-    )
-    .await;
-    match pruned {
-        Ok(pruned) if pruned.removed.is_empty() && pruned.spared.is_empty() => {}
-        Ok(pruned) => {
+    let pruned =
+        prune_in_background(history.clone(), key.to_string(), rule.clone(), Mode::Delete).await;
+    tell(
+        key,
+        name,
+        match pruned {
+            Ok(pruned) => AfterSave::Pruned { rule, pruned },
+            Err(e) => AfterSave::PruneFailed(e),
+        },
+    );
+}
+
+/// What a step after klant `key`'s save (`name` to the user) did, on stderr: what a rule
+/// removed or left, what a monthly verification found, or why either could not run. The
+/// backup stands either way.
+pub fn tell(key: &str, name: &str, step: AfterSave) {
+    match step {
+        AfterSave::Pruned { pruned, .. }
+            if pruned.removed.is_empty() && pruned.spared.is_empty() => {}
+        AfterSave::Pruned { rule, pruned } => {
+            let target = Target {
+                key: key.to_string(),
+                name: name.to_string(),
+                rule,
+            };
             eprintln!("kluis: {}", summary(&target, &pruned, Mode::Delete));
             print_spared(&pruned);
         }
-        Err(e) => eprintln!(
+        AfterSave::PruneFailed(e) => eprintln!(
             "kluis: {name}: the backup is saved, but the retention rule could not be applied: {e}"
         ),
-    }
-}
-
-/// After a save of `key` (`name` to the user), with the klant's turn given back (reading
-/// every backup again can take long, and must not keep the klant's next backup waiting):
-/// reads the klant's backups again when a month has passed since they last were, saying on
-/// stderr what was found.
-pub async fn verify_monthly(history: &Arc<History>, key: &str, name: &str) {
-    let (history, key) = (history.clone(), key.to_string());
-    let verified = tokio::task::spawn_blocking(move || {
-        let now = kluis_core::clock::now_ms();
-        kluis_core::verify::verify_if_month_passed(&history, &key, now)
-    })
-    .await
-    .unwrap_or_else(|e| {
-        Err(Error::Io(format!(
-            "The monthly verification stopped ({e})."
-        )))
-    });
-    match verified {
-        Ok(Some(verified)) => {
-            let problems: Vec<_> = (verified.iter())
+        AfterSave::Verified(verified) => {
+            let problems = (verified.iter())
                 .filter(|v| v.check.finding.is_problem())
-                .collect();
+                .count();
             eprintln!(
-                "kluis: {name}: monthly verification: {} backups read again, {} with problems{}",
+                "kluis: {name}: monthly verification: {} backups read again, {problems} with problems{}",
                 verified.len(),
-                problems.len(),
-                if problems.is_empty() {
-                    "."
-                } else {
-                    " (see `kluis verify`)."
-                }
+                if problems == 0 { "." } else { " (see `kluis verify`)." }
             );
         }
-        Ok(None) => {}
-        Err(e) => eprintln!("kluis: {name}: the monthly verification could not run: {e}"),
+        AfterSave::VerifyFailed(e) => {
+            eprintln!("kluis: {name}: the monthly verification could not run: {e}")
+        }
     }
 }
 

@@ -22,16 +22,14 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use futures_util::stream::{FuturesUnordered, StreamExt};
-use kluis_core::engine::{
-    CallbackChoice, EventSink, Launch, Retry, ServiceConnection, TransportNeeds, Work,
-};
+use kluis_core::engine::{CallbackChoice, EventSink, ServiceConnection, TransportNeeds};
 use kluis_core::{
-    BackupRequest, Destination, DownloadOptions, Engine, Error, History, JobEvent, Owner, Result,
-    Saved,
+    Destination, DownloadOptions, Engine, Error, History, JobEvent, Owner, Result, Saved,
 };
+use kluis_profiles::unattended::{self, AfterSave, Ended, Job};
 use kluis_profiles::{
-    plan_due, take_turn, Alert, DesktopNotifier, Failed, Monitor, Notifier, OfficeMail, Outbox,
-    Profile, Ran, SecretKind, SecretStore,
+    Alert, DesktopNotifier, Failed, KlantTurn, Notifier, OfficeMail, Outbox, Profile, SecretKind,
+    SecretStore, Turn, UnattendedHost,
 };
 use tokio::sync::Semaphore;
 use uuid::Uuid;
@@ -122,119 +120,20 @@ impl Unattended {
         })
     }
 
-    /// Backs up `profile` once, to `destination` (default: its folder under the root), as
-    /// job `id`; `cancel` ends it as cancelled. When it cannot even start (its secrets cannot
-    /// be read — a locked keyring — or its settings are wrong), that is recorded as job `id`
-    /// failed, so `status` and the app's dashboard say why the klant has no backup.
-    pub async fn back_up_once(
-        &self,
-        profile: &Profile,
-        destination: Option<Destination>,
-        id: Uuid,
-        events: EventSink,
-        cancel: Option<Arc<tokio::sync::Notify>>,
-        retry: Retry,
-    ) -> Result<(Uuid, Saved)> {
-        let (work, connection, transport) = match self.prepare(profile, destination, id).await {
-            Ok(prepared) => prepared,
-            Err(e) => {
-                self.record_unstarted(profile, id, &e);
-                return Err(e);
-            }
-        };
+    /// `profile`'s backup as `job`, under `turn`, by the one path the app takes too
+    /// (`kluis_profiles::unattended`), while this run's Ctrl-C can still cancel it.
+    pub async fn back_up(&self, profile: &Profile, turn: KlantTurn, job: Job) -> Ended {
         if self.stopping.load(Ordering::SeqCst) {
-            return Err(Error::Cancelled);
+            return Ended {
+                last_try: job.id,
+                outcome: Err(Error::Cancelled),
+            };
         }
+        let id = job.id;
         self.running.lock().unwrap().insert(id);
-        let handle = self.engine.start(Launch {
-            work,
-            connection,
-            transport,
-            events,
-            cancel,
-            retry,
-        });
-        let (last_try, outcome) = handle.finished_try().await;
+        let ended = unattended::back_up(&self.engine, self, profile, turn, job).await;
         self.running.lock().unwrap().remove(&id);
-        Ok((last_try, outcome?))
-    }
-
-    /// What `profile`'s backup as job `id` needs: its request, its service connection (with
-    /// its secrets) and its callback transport.
-    async fn prepare(
-        &self,
-        profile: &Profile,
-        destination: Option<Destination>,
-        id: Uuid,
-    ) -> Result<(
-        Work,
-        Arc<ServiceConnection>,
-        Arc<dyn kluis_core::CallbackTransport>,
-    )> {
-        let missing = || {
-            Error::Config(format!(
-                "The profile \"{}\" has no saved api key or password here. Add it again with `kluis profiles add`, or set KLUIS_SECRETS_DIR to where they are kept.",
-                profile.name
-            ))
-        };
-        let api_key = secret(&self.secrets, &profile.id, SecretKind::ApiKey)
-            .await?
-            .ok_or_else(missing)?;
-        let password = secret(&self.secrets, &profile.id, SecretKind::Password)
-            .await?
-            .ok_or_else(missing)?;
-        let config = profile.service_config(api_key, password, self.fallback_ca_pem.as_deref())?;
-        let destination = match destination {
-            Some(destination) => destination,
-            None => {
-                let now = jiff::Zoned::now();
-                profile.unattended_destination(self.root()?, &self.file_names, &now)?
-            }
-        };
-        let relay_secret = match self.choice {
-            CallbackChoice::Relay { .. } => match std::env::var("KLUIS_RELAY_SECRET") {
-                Ok(value) => Some(kluis_core::Secret::new(value)),
-                Err(_) => {
-                    secret(&self.secrets, kluis_profiles::APP, SecretKind::RelaySecret).await?
-                }
-            },
-            _ => None,
-        };
-        let needs = TransportNeeds {
-            relay_secret,
-            webhook_site: None,
-        };
-        let transport = self.choice.build(&config, needs).await?;
-        let request = BackupRequest {
-            id,
-            profile: profile.id.clone(),
-            owner: Owner::Cli,
-            destination,
-            callback_timeout: self.callback_timeout,
-        };
-        let encryption = crate::encryption::of_profile(&self.secrets, profile).await?;
-        let connection = ServiceConnection::open(
-            config,
-            DownloadOptions {
-                max_bytes: self.max_bytes,
-                bandwidth: self.bandwidth.clone(),
-                min_free_bytes: self.min_free_bytes,
-                encryption,
-                ..DownloadOptions::default()
-            },
-        )?;
-        Ok((Work::New(request), Arc::new(connection), transport))
-    }
-
-    /// Records job `id` of `profile` as failed before it asked the service anything.
-    fn record_unstarted(&self, profile: &Profile, id: Uuid, error: &Error) {
-        let history = self.engine.history();
-        let recorded = history
-            .start(id, &profile.id, self.choice.name())
-            .and_then(|()| history.failed(id, kluis_core::stage::Stage::Requested, error));
-        if let Err(e) = recorded {
-            tracing::warn!(code = e.code().as_str(), "a failure could not be recorded");
-        }
+        ended
     }
 
     /// One klant of a batch, under its turn: tried again after passing failures.
@@ -244,15 +143,12 @@ impl Unattended {
         options: &BatchOptions,
         only_due: bool,
     ) -> Outcome {
-        let history = self.engine.history().clone();
-        let turn = match take_turn(&history, &profile.id) {
-            Ok(Some(turn)) => turn,
-            Ok(None) => return Outcome::Busy,
+        let turn = match KlantTurn::take(self.engine.history(), profile, only_due) {
+            Ok(Turn::Taken(turn)) => turn,
+            Ok(Turn::Busy) => return Outcome::Busy,
+            Ok(Turn::NotDue) => return Outcome::NotDue,
             Err(e) => return Outcome::Failed(e),
         };
-        if only_due && !plan_due(profile, &history, &jiff::Zoned::now()).is_now() {
-            return Outcome::NotDue;
-        }
         // Tried again by the engine after passing failures, as one job (so Ctrl-C and
         // SIGTERM reach it while it waits); each try is said as it fails.
         let name = profile.name.clone();
@@ -264,40 +160,32 @@ impl Unattended {
                 eprintln!("kluis: {name}: {message} — trying again in {in_secs} s.");
             }
         });
-        let outcome = match self.stopping.load(Ordering::SeqCst) {
-            true => Err(Error::Cancelled),
-            false => {
-                (self.back_up_once(profile, None, Uuid::new_v4(), said, None, options.retry()))
-                    .await
-            }
+        let job = Job {
+            id: Uuid::new_v4(),
+            events: said,
+            cancel: None,
+            retry: options.retry(),
+            destination: None,
         };
-        if outcome.is_ok() {
-            // Under the klant's turn, so no other Kluis prunes or saves it meanwhile.
-            let rule = profile.retention.clone();
-            crate::prune::apply_rule(&history, &profile.id, &profile.name, rule).await;
-        }
-        drop(turn);
-        if outcome.is_ok() && profile.verify_monthly {
-            crate::prune::verify_monthly(&history, &profile.id, &profile.name).await;
-        }
+        let ended = self.back_up(profile, turn, job).await;
         // The klant's outcome after its tries, not each try: a monitor that flips to "down"
         // for a failure that the next try mends would cry wolf.
-        let ran = Ran::of(outcome.as_ref().map(|(_, saved)| saved));
-        self.tell_monitor(profile, ran).await;
-        match outcome {
-            Ok((id, saved)) => Outcome::Saved(id, saved),
+        self.tell_monitor(profile, ended.outcome.as_ref()).await;
+        match ended.outcome {
+            Ok(saved) => Outcome::Saved(ended.last_try, saved),
             Err(e) => Outcome::Failed(e),
         }
     }
 
     /// Pings `profile`'s monitor (if it has one) for `outcome`; a ping that fails is said,
     /// and changes nothing else.
-    pub async fn tell_monitor(&self, profile: &Profile, ran: Option<Ran>) {
+    pub async fn tell_monitor(
+        &self,
+        profile: &Profile,
+        outcome: std::result::Result<&Saved, &Error>,
+    ) {
         let fallback = self.fallback_ca_pem.as_deref();
-        let (Some(monitor), Some(ran)) = (Monitor::of(profile, fallback), ran) else {
-            return;
-        };
-        if let Err(e) = monitor.ping(&ran).await {
+        if let Err(e) = unattended::ping_monitor(profile, fallback, outcome).await {
             eprintln!("kluis: {}: {e}", profile.name);
         }
     }
@@ -375,6 +263,84 @@ impl Unattended {
         for id in self.running.lock().unwrap().iter() {
             self.engine.cancel(*id);
         }
+    }
+}
+
+/// The CLI's part of a klant's unattended backup: its secrets from the keyring (or
+/// `KLUIS_SECRETS_DIR`), the callback chosen by flags or the app's settings, the klant's folder
+/// under `--out` or the app's save folder, and what follows a save said on stderr.
+#[async_trait::async_trait]
+impl UnattendedHost for Unattended {
+    async fn connect(
+        &self,
+        profile: &Profile,
+    ) -> Result<(
+        Arc<ServiceConnection>,
+        Arc<dyn kluis_core::CallbackTransport>,
+    )> {
+        let missing = || {
+            Error::Config(format!(
+                "The profile \"{}\" has no saved api key or password here. Add it again with `kluis profiles add`, or set KLUIS_SECRETS_DIR to where they are kept.",
+                profile.name
+            ))
+        };
+        let api_key = secret(&self.secrets, &profile.id, SecretKind::ApiKey)
+            .await?
+            .ok_or_else(missing)?;
+        let password = secret(&self.secrets, &profile.id, SecretKind::Password)
+            .await?
+            .ok_or_else(missing)?;
+        let config = profile.service_config(api_key, password, self.fallback_ca_pem.as_deref())?;
+        let relay_secret = match self.choice {
+            CallbackChoice::Relay { .. } => match std::env::var("KLUIS_RELAY_SECRET") {
+                Ok(value) => Some(kluis_core::Secret::new(value)),
+                Err(_) => {
+                    secret(&self.secrets, kluis_profiles::APP, SecretKind::RelaySecret).await?
+                }
+            },
+            _ => None,
+        };
+        let needs = TransportNeeds {
+            relay_secret,
+            webhook_site: None,
+        };
+        let transport = self.choice.build(&config, needs).await?;
+        let encryption = crate::encryption::of_profile(&self.secrets, profile).await?;
+        let connection = ServiceConnection::open(
+            config,
+            DownloadOptions {
+                max_bytes: self.max_bytes,
+                bandwidth: self.bandwidth.clone(),
+                min_free_bytes: self.min_free_bytes,
+                encryption,
+                ..DownloadOptions::default()
+            },
+        )?;
+        Ok((Arc::new(connection), transport))
+    }
+
+    fn destination(&self, profile: &Profile) -> Result<Destination> {
+        profile.unattended_destination(self.root()?, &self.file_names, &jiff::Zoned::now())
+    }
+
+    fn owner(&self) -> Owner {
+        Owner::Cli
+    }
+
+    fn callback_name(&self) -> &'static str {
+        self.choice.name()
+    }
+
+    fn callback_timeout(&self) -> Duration {
+        self.callback_timeout
+    }
+
+    fn monitor_ca_pem(&self) -> Option<String> {
+        self.fallback_ca_pem.clone()
+    }
+
+    fn tell(&self, profile: &Profile, step: AfterSave) {
+        crate::prune::tell(&profile.id, &profile.name, step);
     }
 }
 

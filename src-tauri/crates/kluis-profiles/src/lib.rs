@@ -29,6 +29,9 @@
 //!   and/or the office's e-mail ([`Outbox`], used by the app and the CLI alike).
 //! - [`turn`]: one backup of a klant at a time across processes ([`take_turn`]), so the app's
 //!   plans and `kluis run-due` from a timer never run the same plan twice.
+//! - [`unattended`]: one klant's unattended backup, written once for the app and the CLI —
+//!   its turn, its plan looked at again, the job, its retention rule and monthly verification,
+//!   its monitor — with what differs passed in by the host ([`UnattendedHost`]).
 //! - [`klant_names`]: which klant a name on the command line means ([`find_klant`]: a saved
 //!   profile, an ad-hoc klant, or an older label; an ambiguous name is an error), and each
 //!   history key's name for a person.
@@ -52,6 +55,7 @@ mod shared_file;
 pub mod status;
 pub mod store;
 pub mod turn;
+pub mod unattended;
 
 pub use alerts::{Alert, DesktopNotifier, Failed, FailureBatch, Notifier, OverdueWatch};
 pub use days::{DayMark, STRIP_DAYS};
@@ -67,3 +71,4 @@ pub use secrets::{KeyringStore, MemoryStore, SecretKind, SecretStore, SecretsFol
 pub use status::{klant_status, klant_statuses, last_started, plan_due, KlantStatus, LastError};
 pub use store::{Endpoint, Profile, ProfileStore, Settings};
 pub use turn::take_turn;
+pub use unattended::{KlantTurn, Turn, UnattendedHost};

@@ -10,6 +10,7 @@ mod cli;
 mod kept;
 mod keyring;
 mod keyring_locked;
+mod one_path;
 mod profiles;
 mod resume;
 mod room;

@@ -13,7 +13,7 @@ use crate::common::{assert_no_secrets_except, assert_succeeded, env, Env};
 use kluis_sim::config::{Account, RESTRICTED_API_KEY};
 use serde_json::Value;
 
-const KLANT_PASSWORD: &str = "klant-password-77";
+pub(crate) const KLANT_PASSWORD: &str = "klant-password-77";
 
 /// A simulator with three klanten of one office (one api key), plus the restricted key.
 async fn office() -> Env {
@@ -40,7 +40,7 @@ impl Env {
     }
 
     /// `kluis ARGS` with this test's profiles file and secrets folder, and `vars`.
-    async fn saved(&self, args: &[&str], vars: &[(&str, &str)]) -> Output {
+    pub(crate) async fn saved(&self, args: &[&str], vars: &[(&str, &str)]) -> Output {
         let mut all = vec![
             (
                 "KLUIS_PROFILES_FILE",
@@ -57,7 +57,13 @@ impl Env {
     }
 
     /// Adds profile `name` for simulator user `username` (secrets from the environment).
-    async fn add(&self, name: &str, username: &str, api_key: &str, password: &str) -> String {
+    pub(crate) async fn add(
+        &self,
+        name: &str,
+        username: &str,
+        api_key: &str,
+        password: &str,
+    ) -> String {
         let output = self
             .saved(
                 &["profiles", "add", name],
@@ -73,7 +79,7 @@ impl Env {
     }
 
     /// `kluis backup --all --out ROOT EXTRA…` with the saved profiles.
-    async fn backup_all(&self, root: &Path, extra: &[&str]) -> Output {
+    pub(crate) async fn backup_all(&self, root: &Path, extra: &[&str]) -> Output {
         let mut args = vec!["backup", "--all", "--out", root.to_str().unwrap()];
         args.extend_from_slice(extra);
         self.saved(&args, &[]).await

@@ -26,15 +26,7 @@ impl DesktopApp {
             destination,
             callback_timeout: self.callback_timeout,
         };
-        let follow = Follow {
-            sink,
-            staging,
-            permit: None,
-            turn: None,
-            monitor: None,
-            tell_failure: None,
-            after_save: keeping::AfterSave::of(&self.profiles.get(id)?),
-        };
+        let follow = Follow { sink, staging };
         // Someone watches this one: a failure is said at once, for them to choose what next.
         let retry = Retry::NONE;
         self.run_job(Work::New(request), retry, id, connection, transport, follow);
@@ -122,13 +114,6 @@ impl DesktopApp {
                 let follow = Follow {
                     sink: tagged(job.id),
                     staging,
-                    permit: None,
-                    turn: None,
-                    monitor: None,
-                    tell_failure: None,
-                    after_save: (self.profiles.get(&job.profile).ok())
-                        .map(|p| keeping::AfterSave::of(&p))
-                        .unwrap_or_default(),
                 };
                 self.follow(job.handle, &job.profile, follow);
             }
@@ -211,18 +196,9 @@ impl DesktopApp {
             Ok(moved) => {
                 self.history.relocate(job, &moved.path)?;
                 crate::staging::remove_parts(&staging);
-                // In its place now: the klant's rule applies (as after a save to the folder),
-                // under its turn — while another backup of the klant runs, that backup's
-                // end applies it instead.
+                // In its place now: what follows a save to the folder follows.
                 if let Some(profile) = self.history.get(job)?.map(|entry| entry.profile) {
-                    let what = (self.profiles.get(&profile).ok())
-                        .map(|p| keeping::AfterSave::of(&p))
-                        .unwrap_or_default();
-                    if let Some(turn) = kluis_profiles::take_turn(&self.history, &profile)? {
-                        keeping::apply_rule(self.history.clone(), profile.clone(), &what).await;
-                        drop(turn);
-                    }
-                    keeping::verify_monthly(self.history.clone(), profile, &what).await;
+                    keeping::after_save(self.history.clone(), &self.profiles, &profile).await;
                 }
                 Ok(moved)
             }

@@ -3,8 +3,10 @@
 //! "Verify backups" — kluis-core's retention and verify, as `kluis prune` and `kluis verify`
 //! use them.
 
-use kluis_core::retention::{prune_in_background, Mode, Retention};
+use kluis_core::retention::Retention;
 use kluis_core::verify::verify_kept;
+use kluis_profiles::unattended::{self, AfterSave};
+use kluis_profiles::{KlantTurn, Turn};
 
 use super::*;
 
@@ -72,58 +74,40 @@ impl DesktopApp {
     }
 }
 
-/// What a klant asks of Kluis after each verified save: its retention rule applied, and its
-/// backups read again once a month.
-#[derive(Debug, Clone, Default)]
-pub(super) struct AfterSave {
-    pub retention: Option<Retention>,
-    pub verify_monthly: bool,
-}
-
-impl AfterSave {
-    pub fn of(profile: &Profile) -> AfterSave {
-        AfterSave {
-            retention: profile.retention.clone(),
-            verify_monthly: profile.verify_monthly,
-        }
+/// After klant `profile_id`'s backup was saved in its final place by someone watching (a
+/// backup to the save folder, a save through the dialog, a resumed one): its turn is taken and
+/// what follows any save follows (`kluis_profiles::unattended::after_save`: the retention rule,
+/// then the monthly verification). While another backup of the klant runs (it holds the turn),
+/// that backup's end does it instead. What cannot be done is logged; the backup stands.
+pub(super) async fn after_save(history: Arc<History>, profiles: &ProfileStore, profile_id: &str) {
+    let Ok(profile) = profiles.get(profile_id) else {
+        return; // a job of no profile of the app's (the CLI's, a removed one's)
+    };
+    match KlantTurn::take(&history, &profile, false) {
+        Ok(Turn::Taken(turn)) => unattended::after_save(history, &profile, turn, &log).await,
+        Ok(_) => {}
+        Err(e) => tracing::warn!(code = %e.code(), "the klant's turn could not be taken"),
     }
 }
 
-/// After a verified save of klant `profile_id` (in its final place), under the klant's turn:
-/// applies its rule, if it has one. What cannot be done is logged; the backup stands.
-pub(super) async fn apply_rule(history: Arc<History>, profile_id: String, what: &AfterSave) {
-    let Some(rule) = what.retention.clone().filter(|r| !r.keeps_everything()) else {
-        return;
-    };
-    match prune_in_background(history, profile_id, rule, Mode::Delete).await {
-        Ok(pruned) if !pruned.spared.is_empty() => tracing::warn!(
+/// How the app tells what followed a save: in its log (the history and the dashboard show
+/// what was removed and found).
+pub(super) fn log(_: &Profile, step: AfterSave) {
+    match step {
+        AfterSave::Pruned { pruned, .. } if !pruned.spared.is_empty() => tracing::warn!(
             left = pruned.spared.len(),
             "the retention rule left backups that are not as saved"
         ),
-        Ok(_) => {}
-        Err(e) => tracing::warn!(code = %e.code(), "the retention rule could not be applied"),
-    }
-}
-
-/// After a save of klant `profile_id`, with its turn given back (reading every backup again
-/// can take long, and must not keep the klant's next backup waiting): its monthly
-/// verification, when it asks for one and it is due.
-pub(super) async fn verify_monthly(history: Arc<History>, profile_id: String, what: &AfterSave) {
-    if !what.verify_monthly {
-        return;
-    }
-    let verified = tokio::task::spawn_blocking(move || {
-        let now = kluis_core::clock::now_ms();
-        kluis_core::verify::verify_if_month_passed(&history, &profile_id, now)
-    })
-    .await;
-    match verified {
-        Ok(Ok(Some(verified))) => {
+        AfterSave::Pruned { .. } => {}
+        AfterSave::PruneFailed(e) => {
+            tracing::warn!(code = %e.code(), "the retention rule could not be applied")
+        }
+        AfterSave::Verified(verified) => {
             let problems = verified.iter().filter(|v| v.check.finding.is_problem());
             tracing::info!(problems = problems.count(), "monthly verification done");
         }
-        Ok(Ok(None)) => {}
-        Ok(Err(e)) => tracing::warn!(code = %e.code(), "the monthly verification failed"),
-        Err(_) => tracing::warn!("the monthly verification stopped unexpectedly"),
+        AfterSave::VerifyFailed(e) => {
+            tracing::warn!(code = %e.code(), "the monthly verification failed")
+        }
     }
 }

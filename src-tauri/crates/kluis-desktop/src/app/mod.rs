@@ -27,6 +27,7 @@ mod mail;
 mod plans;
 mod reports;
 mod settings;
+mod unattended;
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -239,7 +240,9 @@ impl DesktopApp {
     /// Records what the service said of `endpoints` for the permissions view (usable from a
     /// job's task): an answer means allowed, a 403 denied; other failures say nothing. The
     /// profile is read once and written only when something changed.
-    fn access_learner(&self) -> impl Fn(&str, Result<(), &Error>, &[Endpoint]) + Send + 'static {
+    fn access_learner(
+        &self,
+    ) -> impl Fn(&str, Result<(), &Error>, &[Endpoint]) + Send + Sync + 'static {
         let profiles = self.profiles.clone();
         move |id: &str, outcome: Result<(), &Error>, endpoints: &[Endpoint]| {
             let allowed = match outcome {

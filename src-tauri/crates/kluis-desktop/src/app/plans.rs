@@ -155,78 +155,8 @@ impl DesktopApp {
         Ok(self.settings())
     }
 
-    /// Starts profile `id`'s backup as a plan does, once an unattended slot is free (held
-    /// until the job ends): into its own folder under the save folder, named `<klant>
-    /// <YYYY-MM-DD HHmm>` and the download's extension.
-    pub async fn start_planned(&self, id: &str) -> AppResult<Uuid> {
-        self.start_unattended(id, false, None)
-            .await?
-            .ok_or_else(|| AppError::InvalidState("The backup was not started.".into()))
-    }
-
-    /// [`DesktopApp::start_planned`], holding the klant's turn (`kluis_profiles::turn`) until
-    /// the job ends: a klant that `kluis run-due` (or anyone) is backing up now is not started
-    /// twice. With `only_when_due`, the plan is looked at again under the turn, and `None`
-    /// says another process has just done it.
-    /// With `batch`, one of Backup all's klanten: `None` once "Cancel all" has moved the
-    /// batch on while it waited for a slot.
-    async fn start_unattended(
-        &self,
-        id: &str,
-        only_when_due: bool,
-        batch: Option<u64>,
-    ) -> AppResult<Option<Uuid>> {
-        let slots = self.unattended.lock().unwrap().clone();
-        let permit = slots.acquire_owned().await.ok();
-        if batch.is_some_and(|b| b != self.batch.load(Ordering::SeqCst)) {
-            return Ok(None);
-        }
-        let profile = self.profiles.get(id)?;
-        let Some(turn) = kluis_profiles::take_turn(&self.history, id)? else {
-            return Err(AppError::InvalidState(
-                "A backup of this klant is already running in another Kluis process (a scheduled `kluis run-due`?); it was not started twice.".into(),
-            ));
-        };
-        if only_when_due && !plan_due(&profile, &self.history, &jiff::Zoned::now()).is_now() {
-            return Ok(None);
-        }
-        let destination = profile.unattended_destination(
-            &self.unattended_folder()?,
-            &self.profiles.settings().file_names(),
-            &jiff::Zoned::now(),
-        )?;
-        let connection = self.connection(id).await?;
-        let transport = self.transport(id, &connection).await?;
-        let job_id = Uuid::new_v4();
-        let request = BackupRequest {
-            id: job_id,
-            profile: id.to_string(),
-            owner: Owner::App,
-            destination,
-            callback_timeout: self.callback_timeout,
-        };
-        let follow = Follow {
-            sink: self.window_sink(id, job_id),
-            staging: None,
-            permit,
-            turn: Some(turn),
-            monitor: kluis_profiles::Monitor::of(&profile, self.env_ca_pem.as_deref()),
-            tell_failure: Some(self.failure_teller(profile.name.clone())),
-            after_save: keeping::AfterSave::of(&profile),
-        };
-        self.run_job(
-            Work::New(request),
-            self.retry,
-            id,
-            connection,
-            transport,
-            follow,
-        );
-        Ok(Some(job_id))
-    }
-
     /// Where unattended backups go: the save folder (nobody answers a save dialog).
-    fn unattended_folder(&self) -> AppResult<PathBuf> {
+    pub(super) fn unattended_folder(&self) -> AppResult<PathBuf> {
         self.save_folder().ok_or_else(|| {
             AppError::Core(Error::Config(
                 "A backup nobody watches cannot ask where to save: first choose a folder under Settings → “Where backups are saved”.".into(),
@@ -236,7 +166,7 @@ impl DesktopApp {
 
     /// Where events of unattended job `job_id` of klant `profile_id` go: to the window (when it
     /// watches), tagged with both.
-    fn window_sink(&self, profile_id: &str, job_id: Uuid) -> EventSink {
+    pub(super) fn window_sink(&self, profile_id: &str, job_id: Uuid) -> EventSink {
         let watcher = self.planned_sink.lock().unwrap().clone();
         let (profile_id, job_id) = (profile_id.to_string(), job_id.to_string());
         Arc::new(move |event| {

@@ -1,0 +1,128 @@
+//! The app's backups nobody watches (its plans and Backup all), through the one path the CLI
+//! takes too (`kluis_profiles::unattended`): the klant's turn, its plan looked at again, the
+//! job, its rule and monthly verification, its monitor. What is the app's: a slot of the
+//! unattended ones (Settings → at once), the klant's folder under the save folder, its
+//! connection and callback from the app's settings and keyring, events to the window, the
+//! job in the app's registry (so Cancel all reaches it), a failure told on the desktop and
+//! what the service allowed learnt.
+
+use kluis_profiles::unattended::{self, AfterSave, Job};
+use kluis_profiles::{KlantTurn, Turn, UnattendedHost};
+
+use super::*;
+
+/// The app's part of a klant's unattended backup.
+struct AppHost<'a> {
+    app: &'a DesktopApp,
+}
+
+#[async_trait::async_trait]
+impl UnattendedHost for AppHost<'_> {
+    async fn connect(
+        &self,
+        profile: &Profile,
+    ) -> kluis_core::Result<(Arc<ServiceConnection>, Arc<dyn CallbackTransport>)> {
+        let connection = (self.app.connection(&profile.id).await).map_err(AppError::into_core)?;
+        let transport =
+            (self.app.transport(&profile.id, &connection).await).map_err(AppError::into_core)?;
+        Ok((connection, transport))
+    }
+
+    fn destination(&self, profile: &Profile) -> kluis_core::Result<Destination> {
+        let folder = self.app.unattended_folder().map_err(AppError::into_core)?;
+        let names = self.app.profiles.settings().file_names();
+        profile.unattended_destination(&folder, &names, &jiff::Zoned::now())
+    }
+
+    fn owner(&self) -> Owner {
+        Owner::App
+    }
+
+    fn callback_name(&self) -> &'static str {
+        self.app.profiles.settings().callback.name()
+    }
+
+    fn callback_timeout(&self) -> Duration {
+        self.app.callback_timeout
+    }
+
+    fn monitor_ca_pem(&self) -> Option<String> {
+        self.app.env_ca_pem.clone()
+    }
+
+    fn tell(&self, profile: &Profile, step: AfterSave) {
+        keeping::log(profile, step)
+    }
+}
+
+impl DesktopApp {
+    /// Starts profile `id`'s backup as a plan does, once an unattended slot is free (held
+    /// until the job ends): into its own folder under the save folder, named `<klant>
+    /// <YYYY-MM-DD HHmm>` and the download's extension.
+    pub async fn start_planned(&self, id: &str) -> AppResult<Uuid> {
+        self.start_unattended(id, false, None)
+            .await?
+            .ok_or_else(|| AppError::InvalidState("The backup was not started.".into()))
+    }
+
+    /// [`DesktopApp::start_planned`], holding the klant's turn until the job ends: a klant
+    /// that `kluis run-due` (or anyone) is backing up now is not started twice. With
+    /// `only_when_due`, the plan is looked at again under the turn, and `None` says another
+    /// process has just done it. With `batch`, one of Backup all's klanten: `None` once
+    /// "Cancel all" has moved the batch on while it waited for a slot.
+    pub(super) async fn start_unattended(
+        &self,
+        id: &str,
+        only_when_due: bool,
+        batch: Option<u64>,
+    ) -> AppResult<Option<Uuid>> {
+        let slots = self.unattended.lock().unwrap().clone();
+        let permit = slots.acquire_owned().await.ok();
+        if batch.is_some_and(|b| b != self.batch.load(std::sync::atomic::Ordering::SeqCst)) {
+            return Ok(None);
+        }
+        let profile = self.profiles.get(id)?;
+        let turn = match KlantTurn::take(&self.history, &profile, only_when_due)? {
+            Turn::Taken(turn) => turn,
+            Turn::NotDue => return Ok(None),
+            Turn::Busy => return Err(AppError::InvalidState(
+                "A backup of this klant is already running in another Kluis process (a scheduled `kluis run-due`?); it was not started twice.".into(),
+            )),
+        };
+        let job_id = Uuid::new_v4();
+        let sink = self.window_sink(id, job_id);
+        let job = Job {
+            id: job_id,
+            events: self.job_events(id, sink.clone()),
+            cancel: None,
+            retry: self.retry,
+            destination: None,
+        };
+        let handle = unattended::start(&self.engine, &AppHost { app: self }, &profile, job)
+            .await
+            .map_err(AppError::Core)?;
+        // The slot is filled before the task can settle it (it is spawned after).
+        self.jobs.lock().unwrap().insert(job_id, JobSlot::Running);
+        let history = self.history.clone();
+        let settle = self.settle();
+        let tell_failure = self.failure_teller(profile.name.clone());
+        let ca_pem = self.env_ca_pem.clone();
+        tokio::spawn(async move {
+            let log = |profile: &Profile, step| keeping::log(profile, step);
+            let ended = unattended::finish(history, &profile, turn, handle, &log).await;
+            drop(permit); // the next unattended job (of this klant too) may start
+            tell_failure(&ended.outcome);
+            // On its own task: a slow monitor never holds up the job's end.
+            let ping =
+                unattended::ping_monitor(&profile, ca_pem.as_deref(), ended.outcome.as_ref());
+            tokio::spawn(async move {
+                if let Err(e) = ping.await {
+                    tracing::warn!(code = %e.code(), "the klant's monitor could not be pinged");
+                }
+            });
+            let ids = (job_id, ended.last_try);
+            settle.job(ids, &profile.id, ended.outcome, None, &sink);
+        });
+        Ok(Some(job_id))
+    }
+}

@@ -1,0 +1,280 @@
+//! One klant's unattended backup — the app's plans and Backup all, and `kluis backup
+//! --profile`, `--all` and `run-due` — written once. The steps:
+//!
+//! 1. [`KlantTurn::take`]: the klant's turn ([`crate::turn`]), and under it the plan looked at
+//!    again when only a due plan should run: another process that has just backed the klant
+//!    up leaves it not due, so a plan never runs twice.
+//! 2. [`start`]: the host's connection and callback transport for the klant (its secrets are
+//!    read now: when they cannot be, the klant fails, recorded in the history so that its
+//!    standing says why), its destination, and the job in kluis-core's engine, tried again
+//!    after passing failures as its [`Retry`] says.
+//! 3. [`finish`]: once saved, under the turn still, the klant's retention rule; then, with the
+//!    turn given back (reading every backup again can take long, and must not hold up the
+//!    klant's next backup), its monthly verification when it asks for one and one is due
+//!    ([`after_save`], which a save through the app's dialog goes through too).
+//!
+//! [`back_up`] is 2 and 3 for a host that waits (the CLI); the app starts the job and finishes
+//! it on a task of its own, so that the window hears of it at once.
+//! 4. [`ping_monitor`]: the klant's outside monitor told how it ended (the host chooses
+//!    whether to wait for it).
+//!
+//! What differs between the hosts is passed in as an [`UnattendedHost`]: how to reach the
+//! klant's service, where its file goes, and how each step is told — the CLI on stderr, the app
+//! in its log. Where the job's events go, its id, its cancel signal and its retries are the
+//! host's too ([`Job`]).
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use kluis_core::claims::Claim;
+use kluis_core::engine::{EventSink, JobHandle, Launch, Retry, ServiceConnection, Work};
+use kluis_core::retention::{prune_in_background, Mode, Pruned, Retention};
+use kluis_core::verify::Verified;
+use kluis_core::{
+    BackupRequest, CallbackTransport, Destination, Engine, Error, History, Owner, Result, Saved,
+};
+use uuid::Uuid;
+
+use crate::{plan_due, take_turn, Monitor, Profile, Ran};
+
+/// What a host supplies for its klanten's unattended backups.
+#[async_trait::async_trait]
+pub trait UnattendedHost: Send + Sync {
+    /// `profile`'s service connection (with its secrets) and the callback transport its job
+    /// uses.
+    async fn connect(
+        &self,
+        profile: &Profile,
+    ) -> Result<(Arc<ServiceConnection>, Arc<dyn CallbackTransport>)>;
+    /// Where `profile`'s backup goes when the job does not say (its folder under the host's
+    /// save folder, named by klant and date).
+    fn destination(&self, profile: &Profile) -> Result<Destination>;
+    /// The program that runs the job (journalled: it finishes the job after a restart).
+    fn owner(&self) -> Owner;
+    /// The name of the callback transport the host uses, for a job that could not start.
+    fn callback_name(&self) -> &'static str;
+    /// Longest wait for the service's callback.
+    fn callback_timeout(&self) -> Duration;
+    /// A CA the klant's monitor is trusted by besides the system's (`--ca-cert`).
+    fn monitor_ca_pem(&self) -> Option<String>;
+    /// Tells what a step after the save did, or could not do; the backup stands either way.
+    fn tell(&self, profile: &Profile, step: AfterSave);
+}
+
+/// What a step after a save did, for the host to tell its way.
+#[derive(Debug)]
+pub enum AfterSave {
+    /// The retention rule was applied: what it removed and left.
+    Pruned { rule: Retention, pruned: Pruned },
+    /// The retention rule could not be applied.
+    PruneFailed(Error),
+    /// The monthly verification read the klant's backups again.
+    Verified(Vec<Verified>),
+    /// The monthly verification could not run.
+    VerifyFailed(Error),
+}
+
+/// A klant's turn, taken: while it is held, no other Kluis backs the klant up or prunes its
+/// backups.
+pub struct KlantTurn {
+    /// Held for its drop: the OS releases the lock however the process ends.
+    _claim: Claim,
+}
+
+/// What taking a klant's turn came to.
+pub enum Turn {
+    Taken(KlantTurn),
+    /// Another Kluis process (or task) is backing the klant up now.
+    Busy,
+    /// Only a due plan was to run, and under the turn it is no longer due.
+    NotDue,
+}
+
+impl KlantTurn {
+    /// Takes `profile`'s turn and, with `only_due`, looks at its plan again under it.
+    pub fn take(history: &History, profile: &Profile, only_due: bool) -> Result<Turn> {
+        let Some(claim) = take_turn(history, &profile.id)? else {
+            return Ok(Turn::Busy);
+        };
+        if only_due && !plan_due(profile, history, &jiff::Zoned::now()).is_now() {
+            return Ok(Turn::NotDue);
+        }
+        Ok(Turn::Taken(KlantTurn { _claim: claim }))
+    }
+}
+
+/// The host's part of one job: its id (chosen by the host, so it can cancel or show it while
+/// it runs), where its events go, its cancel signal, its retries, and where its file goes when
+/// not to the host's default.
+pub struct Job {
+    pub id: Uuid,
+    pub events: EventSink,
+    pub cancel: Option<Arc<tokio::sync::Notify>>,
+    pub retry: Retry,
+    pub destination: Option<Destination>,
+}
+
+/// How a klant's backup ended: the last try's id in the history (a retried job's earlier
+/// tries each failed for a passing reason), and the outcome.
+pub struct Ended {
+    pub last_try: Uuid,
+    pub outcome: Result<Saved>,
+}
+
+/// Steps 2 and 3 of the module: `profile`'s backup as `job`, under `turn` (given back before
+/// the monthly verification). [`start`] and [`finish`] in one, for a host that waits for it.
+pub async fn back_up(
+    engine: &Engine,
+    host: &dyn UnattendedHost,
+    profile: &Profile,
+    turn: KlantTurn,
+    job: Job,
+) -> Ended {
+    let id = job.id;
+    match start(engine, host, profile, job).await {
+        Ok(handle) => {
+            let tell = |profile: &Profile, step| host.tell(profile, step);
+            finish(engine.history().clone(), profile, turn, handle, &tell).await
+        }
+        Err(e) => Ended {
+            last_try: id,
+            outcome: Err(e),
+        },
+    }
+}
+
+/// Step 2: the host's connection, transport and destination for `profile`, and `job` started
+/// in the engine. When it cannot start, that is recorded in the history as the job failed.
+pub async fn start(
+    engine: &Engine,
+    host: &dyn UnattendedHost,
+    profile: &Profile,
+    job: Job,
+) -> Result<JobHandle> {
+    let prepared = async {
+        let destination = match job.destination {
+            Some(destination) => destination,
+            None => host.destination(profile)?,
+        };
+        let (connection, transport) = host.connect(profile).await?;
+        Ok::<_, Error>((connection, transport, destination))
+    };
+    let (connection, transport, destination) = match prepared.await {
+        Ok(prepared) => prepared,
+        Err(e) => {
+            record_unstarted(engine.history(), profile, job.id, host.callback_name(), &e);
+            return Err(e);
+        }
+    };
+    let request = BackupRequest {
+        id: job.id,
+        profile: profile.id.clone(),
+        owner: host.owner(),
+        destination,
+        callback_timeout: host.callback_timeout(),
+    };
+    Ok(engine.start(Launch {
+        work: Work::New(request),
+        connection,
+        transport,
+        events: job.events,
+        cancel: job.cancel,
+        retry: job.retry,
+    }))
+}
+
+/// Step 3: waits for `handle`'s job to end (after its tries), then [`after_save`].
+pub async fn finish(
+    history: Arc<History>,
+    profile: &Profile,
+    turn: KlantTurn,
+    handle: JobHandle,
+    tell: &(dyn Fn(&Profile, AfterSave) + Send + Sync),
+) -> Ended {
+    let (last_try, outcome) = handle.finished_try().await;
+    if outcome.is_ok() {
+        after_save(history, profile, turn, tell).await;
+    }
+    Ended { last_try, outcome }
+}
+
+/// What follows `profile`'s saved backup, whoever saved it (a plan, `kluis backup`, the app's
+/// save dialog): under `turn`, the klant's retention rule; then, with the turn given back, its
+/// monthly verification when it asks for one and one is due. Each step is told through `tell`.
+pub async fn after_save(
+    history: Arc<History>,
+    profile: &Profile,
+    turn: KlantTurn,
+    tell: &(dyn Fn(&Profile, AfterSave) + Send + Sync),
+) {
+    if let Some(rule) = profile.retention.clone().filter(|r| !r.keeps_everything()) {
+        let pruned = prune_in_background(
+            history.clone(),
+            profile.id.clone(),
+            rule.clone(),
+            Mode::Delete,
+        )
+        .await;
+        tell(
+            profile,
+            match pruned {
+                Ok(pruned) => AfterSave::Pruned { rule, pruned },
+                Err(e) => AfterSave::PruneFailed(e),
+            },
+        );
+    }
+    drop(turn); // the klant's next backup may start
+    if profile.verify_monthly {
+        if let Some(step) = verify_monthly(history, profile.id.clone()).await {
+            tell(profile, step);
+        }
+    }
+}
+
+/// The klant's backups read again when a month has passed since they last were.
+async fn verify_monthly(history: Arc<History>, key: String) -> Option<AfterSave> {
+    let verified = tokio::task::spawn_blocking(move || {
+        let now = kluis_core::clock::now_ms();
+        kluis_core::verify::verify_if_month_passed(&history, &key, now)
+    })
+    .await
+    .unwrap_or_else(|e| {
+        Err(Error::Io(format!(
+            "The monthly verification stopped ({e})."
+        )))
+    });
+    match verified {
+        Ok(Some(verified)) => Some(AfterSave::Verified(verified)),
+        Ok(None) => None,
+        Err(e) => Some(AfterSave::VerifyFailed(e)),
+    }
+}
+
+/// Step 4: `profile`'s monitor, if it has one, told how its backup ended (a cancelled or
+/// interrupted one is not told: it did not fail). The ping owns what it needs, so a host may
+/// wait for it or leave it to a task of its own; one that fails is returned for the host to
+/// say, and changes nothing else.
+pub fn ping_monitor(
+    profile: &Profile,
+    fallback_ca_pem: Option<&str>,
+    outcome: std::result::Result<&Saved, &Error>,
+) -> impl std::future::Future<Output = Result<()>> + Send + 'static {
+    let ping = Monitor::of(profile, fallback_ca_pem).zip(Ran::of(outcome));
+    async move {
+        match ping {
+            Some((monitor, ran)) => monitor.ping(&ran).await,
+            None => Ok(()),
+        }
+    }
+}
+
+/// Records job `id` of `profile` as failed before it asked the service anything, so the
+/// klant's standing says why it has no backup.
+fn record_unstarted(history: &History, profile: &Profile, id: Uuid, callback: &str, error: &Error) {
+    let recorded = history
+        .start(id, &profile.id, callback)
+        .and_then(|()| history.failed(id, kluis_core::stage::Stage::Requested, error));
+    if let Err(e) = recorded {
+        tracing::warn!(code = e.code().as_str(), "a failure could not be recorded");
+    }
+}
