@@ -5,7 +5,7 @@
 
 use std::fmt::Write;
 
-use crate::report::{Report, ReportRow};
+use crate::report::{Report, ReportRow, RowStatus};
 
 /// Text made safe to place in HTML (element content and quoted attributes).
 fn escape(text: &str) -> String {
@@ -49,7 +49,7 @@ code { font-size: 8.5pt; word-break: break-all; }
 /// A verification in words, marked when it is a problem.
 fn verification(row: &ReportRow, report: &Report) -> String {
     match &row.last_check {
-        None if row.status == "saved" => "not verified".into(),
+        None if row.status == RowStatus::Saved => "not verified".into(),
         None => String::new(),
         Some(check) => {
             let class = if check.finding.is_problem() {
@@ -103,17 +103,17 @@ fn size(bytes: Option<u64>) -> String {
 
 fn status(row: &ReportRow, report: &Report) -> String {
     match (row.status, &row.error, &row.removed) {
-        ("failed", Some((code, message)), _) => format!(
+        (RowStatus::Failed, Some((code, message)), _) => format!(
             "<span class=\"bad\">failed</span> ({})<br>{}",
             escape(code.as_str()),
             escape(message)
         ),
-        ("removed", _, Some(removed)) => format!(
+        (RowStatus::Removed, _, Some(removed)) => format!(
             "removed {} ({})",
             escape(&report_time(report, removed.at_ms)),
             escape(&removed.rule)
         ),
-        (status, _, _) => escape(status),
+        (status, _, _) => escape(status.as_str()),
     }
 }
 
@@ -139,9 +139,9 @@ impl Report {
         let klanten = self.by_klant();
         page.push_str("<table><thead><tr><th>Klant</th><th>Saved</th><th>Failed</th><th>Removed by a rule</th><th>Last saved</th><th>Verification problems</th></tr></thead><tbody>\n");
         for rows in &klanten {
-            let count = |status: &str| rows.iter().filter(|r| r.status == status).count();
+            let count = |status: RowStatus| rows.iter().filter(|r| r.status == status).count();
             let last = (rows.iter().rev())
-                .find(|r| r.status == "saved" || r.status == "removed")
+                .find(|r| r.status.was_saved())
                 .and_then(|r| r.finished_ms)
                 .map(|ms| report_time(self, ms))
                 .unwrap_or_else(|| "—".into());
@@ -160,9 +160,9 @@ impl Report {
                 page,
                 "<tr><td>{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td>{last}</td><td class=\"num\">{problems}</td></tr>",
                 escape(&rows[0].klant),
-                count("saved"),
-                count("failed"),
-                count("removed"),
+                count(RowStatus::Saved),
+                count(RowStatus::Failed),
+                count(RowStatus::Removed),
             );
         }
         page.push_str("</tbody></table>\n");

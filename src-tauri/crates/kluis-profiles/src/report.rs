@@ -24,9 +24,7 @@ pub struct ReportRow {
     pub job: String,
     pub started_ms: i64,
     pub finished_ms: Option<i64>,
-    /// `saved`, `removed` (saved, then deleted by a retention rule), `failed`, `cancelled` or
-    /// `unfinished`.
-    pub status: &'static str,
+    pub status: RowStatus,
     pub bytes: Option<u64>,
     pub sha256: Option<String>,
     pub path: Option<String>,
@@ -37,6 +35,36 @@ pub struct ReportRow {
     /// For an encrypted backup: the encrypted file's length and SHA-256 (`bytes`, `sha256`
     /// are the plain stream's).
     pub encrypted: Option<kluis_core::EncryptedFile>,
+}
+
+/// How a backup in a report ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RowStatus {
+    Saved,
+    /// Saved, then deleted by a retention rule.
+    Removed,
+    Failed,
+    Cancelled,
+    /// Still running, or stopped and kept for a resume.
+    Unfinished,
+}
+
+impl RowStatus {
+    /// The word a report shows (the CSV's `status` column).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RowStatus::Saved => "saved",
+            RowStatus::Removed => "removed",
+            RowStatus::Failed => "failed",
+            RowStatus::Cancelled => "cancelled",
+            RowStatus::Unfinished => "unfinished",
+        }
+    }
+
+    /// Saved, whether or not a rule has removed the file since.
+    pub fn was_saved(self) -> bool {
+        matches!(self, RowStatus::Saved | RowStatus::Removed)
+    }
 }
 
 /// Every backup of a period, in local time `zone`.
@@ -54,11 +82,11 @@ pub struct Report {
 impl ReportRow {
     fn of(entry: HistoryEntry, klant: String) -> ReportRow {
         let status = match (entry.stage, entry.error_code) {
-            (Stage::Saved, _) if entry.removed.is_some() => "removed",
-            (Stage::Saved, _) => "saved",
-            (Stage::Failed, Some(Code::Cancelled)) => "cancelled",
-            (Stage::Failed, _) => "failed",
-            _ => "unfinished",
+            (Stage::Saved, _) if entry.removed.is_some() => RowStatus::Removed,
+            (Stage::Saved, _) => RowStatus::Saved,
+            (Stage::Failed, Some(Code::Cancelled)) => RowStatus::Cancelled,
+            (Stage::Failed, _) => RowStatus::Failed,
+            _ => RowStatus::Unfinished,
         };
         let error = match entry.stage {
             Stage::Failed => Some((
@@ -219,7 +247,7 @@ impl Report {
                     row.job.clone(),
                     self.time(row.started_ms),
                     opt_time(row.finished_ms),
-                    row.status.to_string(),
+                    row.status.as_str().to_string(),
                     row.bytes.map(|b| b.to_string()).unwrap_or_default(),
                     row.sha256.clone().unwrap_or_default(),
                     cell(row.path.as_deref().unwrap_or_default()),

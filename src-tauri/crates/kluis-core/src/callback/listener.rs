@@ -52,11 +52,19 @@ struct Shared {
     rate: kluis_https::RateLimit,
 }
 
+/// Who can reach a listener: only this machine, or the service through the office's proxy
+/// (which is what lets a restarted Kluis collect a journalled job's callback again).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Reach {
+    Loopback,
+    Direct,
+}
+
 /// A callback receiver. Dropping it stops the listener.
 pub struct ListenerTransport {
     /// What the service is given, to which `/cb/<capability>` is appended.
     public_base: Url,
-    name: &'static str,
+    reach: Reach,
     ca_pem: Option<String>,
     local_addr: SocketAddr,
     shared: Arc<Shared>,
@@ -79,7 +87,7 @@ impl ListenerTransport {
         let local_addr = listener.local_addr().map_err(|e| fail(&e))?;
         let public_base =
             Url::parse(&format!("https://127.0.0.1:{}", local_addr.port())).expect("valid URL");
-        let mut transport = Self::serve(listener, Some(tls), public_base, "loopback");
+        let mut transport = Self::serve(listener, Some(tls), public_base, Reach::Loopback);
         transport.ca_pem = Some(ca.ca_pem());
         transport.local_addr = local_addr;
         Ok(transport)
@@ -100,7 +108,7 @@ impl ListenerTransport {
         let local_addr = listener
             .local_addr()
             .map_err(|e| Error::Io(e.to_string()))?;
-        let mut transport = Self::serve(listener, None, public_base, "direct");
+        let mut transport = Self::serve(listener, None, public_base, Reach::Direct);
         transport.local_addr = local_addr;
         Ok(transport)
     }
@@ -131,7 +139,7 @@ impl ListenerTransport {
         listener: TcpListener,
         tls: Option<Arc<rustls::ServerConfig>>,
         public_base: Url,
-        name: &'static str,
+        reach: Reach,
     ) -> Self {
         let shared = Arc::new(Shared {
             routes: Mutex::default(),
@@ -158,7 +166,7 @@ impl ListenerTransport {
         ));
         Self {
             public_base,
-            name,
+            reach,
             ca_pem: None,
             local_addr,
             shared,
@@ -182,7 +190,10 @@ impl Drop for RouteGuard {
 #[async_trait]
 impl CallbackTransport for ListenerTransport {
     fn name(&self) -> &'static str {
-        self.name
+        match self.reach {
+            Reach::Loopback => "loopback",
+            Reach::Direct => "direct",
+        }
     }
 
     fn test_trust_pem(&self) -> Option<String> {
@@ -194,7 +205,7 @@ impl CallbackTransport for ListenerTransport {
         let hash = capability_hash(&capability);
         let webhook_url = below(&self.public_base, &format!("/cb/{capability}"));
         let mut registration = self.route(hash.clone(), webhook_url);
-        if self.name == "direct" {
+        if self.reach == Reach::Direct {
             registration.reattach = Some(Reattach::Direct {
                 public_url: self.public_base.to_string(),
                 listen: self.local_addr,
@@ -210,7 +221,7 @@ impl CallbackTransport for ListenerTransport {
                 listen,
                 capability_sha256,
                 ..
-            } if self.name == "direct" && *listen == self.local_addr => {
+            } if self.reach == Reach::Direct && *listen == self.local_addr => {
                 let mut registration =
                     self.route(capability_sha256.clone(), self.public_base.clone());
                 registration.reattach = Some(reattach.clone());
