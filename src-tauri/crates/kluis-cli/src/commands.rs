@@ -20,10 +20,9 @@ use kluis_core::{
 use tokio::sync::Notify;
 use uuid::Uuid;
 
+use crate::args::{BackupArgs, BatchArgs, BatchOptions, Cli, Command};
 use crate::display::{self, StageDisplay};
-use crate::settings::{
-    open_history, open_profiles, BackupArgs, BatchArgs, BatchOptions, Cli, Command,
-};
+use crate::from_args::{open_history, open_profiles};
 use crate::unattended::Unattended;
 use kluis_profiles::unattended::Job;
 use kluis_profiles::{KlantTurn, Turn};

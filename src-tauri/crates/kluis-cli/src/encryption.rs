@@ -11,8 +11,9 @@ use kluis_core::encryption::{decrypt, DecryptKey, Encryption, EncryptionSetting,
 use kluis_core::{Error, Result, Secret};
 use kluis_profiles::{Profile, ProfileError, SecretKind, SecretStore};
 
+use crate::args::Cli;
+use crate::from_args::{open_history, open_profiles};
 use crate::profiles::{secret, secret_store};
-use crate::settings::{open_history, open_profiles, Cli};
 
 pub use kluis_core::encryption::PASSPHRASE_VAR;
 

@@ -10,8 +10,9 @@ use kluis_core::{Error, History, Result, Secret};
 use kluis_profiles::mail::{self, test_mail};
 use kluis_profiles::{DailyReport, MailSettings, MailWhen, OfficeMail, ProfileError, ProfileStore};
 
+use crate::args::{Cli, MailArgs, MailCommand};
+use crate::from_args::{history_path, open_profiles};
 use crate::profiles::{secret_line, secret_store};
-use crate::settings::{history_path, open_profiles, Cli, MailArgs, MailCommand};
 
 pub async fn run(cli: &Cli, command: &MailCommand) -> Result<()> {
     let profiles = open_profiles(cli.profiles_file.as_ref())?;

@@ -1,6 +1,8 @@
 //! `kluis`: the command line on kluis-core, for scripts and schedulers.
 //!
-//! - [`settings`]: flags and `KLUIS_*` environment variables → `ServiceConfig`, history path.
+//! - [`args`]: the flags, subcommands and `KLUIS_*` environment variables (clap's definitions);
+//!   [`from_args`]: what they become — a `ServiceConfig`, the history and profiles opened, a
+//!   batch's limits.
 //! - [`commands`]: `environment`, `backup`, `resume`, `cancel`, `history`, `callback-test` and
 //!   `demo` (a backup from an in-process simulator), each a thin layer over kluis-core.
 //! - [`profiles`]: `profiles add|list|remove`, `plan`, `status` — the app's profiles (from
@@ -22,15 +24,16 @@
 //! `kluis resume`, 7 a verified backup is missing, changed or unreadable, 130 cancelled, 1 anything else — always with one clear line on stderr,
 //! never with a secret in it.
 
+mod args;
 mod commands;
 mod display;
 mod encryption;
+mod from_args;
 mod mail;
 mod profiles;
 mod prune;
 mod report;
 mod schedule;
-mod settings;
 mod stop;
 mod task_scheduler;
 mod unattended;
@@ -71,7 +74,7 @@ fn keep_freed_memory() {
 fn main() {
     #[cfg(all(target_os = "linux", target_env = "gnu"))]
     keep_freed_memory();
-    let cli = settings::Cli::parse();
+    let cli = args::Cli::parse();
     kluis_https::logging::init("warn");
     // One async thread: a backup is one stream of work, and the download's writer thread takes
     // the second core. Measured: faster than a multi-threaded runtime (fewer cross-thread
@@ -90,9 +93,7 @@ fn main() {
     // short while they settle a job; other commands just end.
     let watches_signals = matches!(
         cli.command,
-        settings::Command::Backup(_)
-            | settings::Command::Resume { .. }
-            | settings::Command::RunDue(_)
+        args::Command::Backup(_) | args::Command::Resume { .. } | args::Command::RunDue(_)
     );
     let outcome = runtime.block_on(async {
         if watches_signals {

@@ -13,8 +13,9 @@ use kluis_profiles::{
     SecretsFolder,
 };
 
+use crate::args::{Cli, PlanArgs, ProfilesCommand};
 use crate::display;
-use crate::settings::{open_history, open_profiles, Cli, PlanArgs, ProfilesCommand};
+use crate::from_args::{open_history, open_profiles};
 
 /// Where this run keeps secrets: `KLUIS_SECRETS_DIR` when set (owner-only files), else the OS
 /// keyring. A keyring that cannot be used is an error that names the alternative — never a

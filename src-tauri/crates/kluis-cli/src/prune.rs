@@ -7,7 +7,8 @@ use kluis_core::retention::{prune_in_background, Mode, Pruned, Retention};
 use kluis_core::{Error, History, HistoryEntry, Result};
 use kluis_profiles::unattended::AfterSave;
 
-use crate::settings::{open_history, open_profiles, Cli, RetentionArgs};
+use crate::args::{Cli, RetentionArgs};
+use crate::from_args::{open_history, open_profiles};
 
 /// One profile's history key and name, with the rule to apply to it.
 struct Target {

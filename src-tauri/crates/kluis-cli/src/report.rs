@@ -7,7 +7,8 @@ use std::path::Path;
 use jiff::tz::TimeZone;
 use kluis_core::{Error, Result};
 
-use crate::settings::{open_history, open_profiles, Cli};
+use crate::args::Cli;
+use crate::from_args::{open_history, open_profiles};
 
 /// How many days a report covers when --from is not given.
 const DEFAULT_DAYS: i64 = 30;

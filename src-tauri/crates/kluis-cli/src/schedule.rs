@@ -11,7 +11,7 @@ use std::process::Command;
 
 use kluis_core::{Error, Result};
 
-use crate::settings::ScheduleCommand;
+use crate::args::ScheduleCommand;
 
 const SERVICE: &str = "kluis-run-due.service";
 const TIMER: &str = "kluis-run-due.timer";

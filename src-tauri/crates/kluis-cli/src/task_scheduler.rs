@@ -14,7 +14,7 @@ use std::process::Command;
 
 use kluis_core::{Error, Result};
 
-use crate::settings::{Cli, ScheduleCommand};
+use crate::args::{Cli, ScheduleCommand};
 
 /// The task's name in the Task Scheduler library (folder `Kluis`).
 pub const TASK: &str = r"Kluis\run-due";

@@ -34,8 +34,8 @@ use kluis_profiles::{
 use tokio::sync::Semaphore;
 use uuid::Uuid;
 
+use crate::args::BatchOptions;
 use crate::profiles::{secret, secret_store};
-use crate::settings::BatchOptions;
 
 /// What every klant's backup in one run shares.
 pub struct Unattended {

@@ -7,7 +7,8 @@ use kluis_core::verify::{verify_kept, Finding, Verified};
 use kluis_core::{Error, Result};
 use serde::Serialize;
 
-use crate::settings::{open_history, open_profiles, Cli};
+use crate::args::Cli;
+use crate::from_args::{open_history, open_profiles};
 
 pub async fn run(cli: &Cli, profile: Option<&str>, json: bool) -> Result<()> {
     // Without a profiles file, backups are named by their history key.
