@@ -71,7 +71,7 @@ fn single_instance<R: tauri::Runtime>() -> tauri::plugin::TauriPlugin<R> {
 }
 
 pub fn run() {
-    kluis_https::logging::init("warn");
+    kluis_private::logging::init("warn");
     // Every command and backup runs on this runtime, its threads below the window's priority
     // (kluis_desktop::runtime says why). It lives as long as the process.
     let runtime = match kluis_desktop::runtime::background() {

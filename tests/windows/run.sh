@@ -42,7 +42,7 @@ build() {
   CARGO_TARGET_DIR="$cross_dir" bash tests/windows/build.sh --profile dev
   echo "== Windows: the unit-test binaries"
   CARGO_TARGET_DIR="$cross_dir" cargo test --locked --target "$target" \
-    -p kluis-core -p kluis-https -p kluis-desktop --lib --no-run
+    -p kluis-core -p kluis-private -p kluis-desktop --lib --no-run
 }
 
 test_under_wine() {
@@ -83,8 +83,8 @@ test_under_wine() {
   echo "== Windows: unit tests as Windows binaries under Wine"
   # File names, owner-only files (ACLs) and the app's background threads' priority.
   CARGO_TARGET_DIR="$cross_dir" CARGO_TARGET_X86_64_PC_WINDOWS_GNU_RUNNER="$wine" \
-    cargo test --locked --target "$target" -p kluis-core -p kluis-https -p kluis-desktop --lib -- \
-    filename:: private:: runtime::
+    cargo test --locked --target "$target" -p kluis-core -p kluis-private -p kluis-desktop --lib -- \
+    filename:: files:: runtime::
 }
 
 case "$phase" in

@@ -255,14 +255,14 @@ fn write_plain(
 ) -> Result<PathBuf> {
     let input =
         std::fs::File::open(file).map_err(|e| Error::io(format!("open {}", file.display()), e))?;
-    kluis_https::private::create_dir_all(out)
+    kluis_private::files::create_dir_all(out)
         .map_err(|e| Error::io(format!("create {}", out.display()), e))?;
     let mut part = tempfile::Builder::new()
         .prefix(".kluis-")
         .suffix(".part")
         .tempfile_in(out)
         .map_err(|e| Error::io(format!("create a file in {}", out.display()), e))?;
-    kluis_https::private::restrict(part.as_file())
+    kluis_private::files::restrict(part.as_file())
         .map_err(|e| Error::io("protect the decrypted file", e))?;
     let (_, sha256) = decrypt(
         std::io::BufReader::new(input),

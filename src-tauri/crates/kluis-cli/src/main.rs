@@ -75,7 +75,7 @@ fn main() {
     #[cfg(all(target_os = "linux", target_env = "gnu"))]
     keep_freed_memory();
     let cli = args::Cli::parse();
-    kluis_https::logging::init("warn");
+    kluis_private::logging::init("warn");
     // One async thread: a backup is one stream of work, and the download's writer thread takes
     // the second core. Measured: faster than a multi-threaded runtime (fewer cross-thread
     // wake-ups) and a flat peak RSS for any file size (fewer malloc arenas).

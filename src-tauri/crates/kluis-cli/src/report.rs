@@ -44,7 +44,7 @@ pub fn run(
     };
     match out {
         Some(path) => {
-            kluis_https::private::write_atomic(path, &bytes)
+            kluis_private::files::write_atomic(path, &bytes)
                 .map_err(|e| Error::io(format!("write {}", path.display()), e))?;
             eprintln!(
                 "kluis: {} backups from {from} to {to} written to {}.",

@@ -31,11 +31,11 @@ pub fn run(command: &ScheduleCommand) -> Result<()> {
         ScheduleCommand::Install { out, no_enable } => {
             let program = std::env::current_exe()
                 .map_err(|e| Error::Config(format!("Could not tell where kluis is: {e}.")))?;
-            kluis_https::private::create_dir_all(&dir)
+            kluis_private::files::create_dir_all(&dir)
                 .map_err(|e| Error::io(format!("create {}", dir.display()), e))?;
             let write = |name: &str, text: String| {
                 let path = dir.join(name);
-                kluis_https::private::write_atomic(&path, text.as_bytes())
+                kluis_private::files::write_atomic(&path, text.as_bytes())
                     .map_err(|e| Error::io(format!("write {}", path.display()), e))
             };
             write(SERVICE, service_unit(&program, out.as_deref())?)?;

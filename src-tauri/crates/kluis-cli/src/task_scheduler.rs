@@ -48,7 +48,7 @@ pub fn run(cli: &Cli, command: &ScheduleCommand) -> Result<()> {
             refuse_variables(&arguments)?;
             let xml = task_xml(&program, &command_line(&arguments));
             let file = task_file()?;
-            kluis_https::private::write_atomic(&file, &utf16_with_bom(&xml))
+            kluis_private::files::write_atomic(&file, &utf16_with_bom(&xml))
                 .map_err(|e| Error::io(format!("write {}", file.display()), e))?;
             eprintln!("kluis: wrote {}.", file.display());
             if *no_enable {
@@ -85,7 +85,7 @@ fn task_file() -> Result<PathBuf> {
     let dirs = directories::ProjectDirs::from("nl", "Kluis", "kluis")
         .ok_or_else(|| Error::Config("No home folder was found for the task's file.".into()))?;
     let folder = dirs.config_dir();
-    kluis_https::private::create_dir_all(folder)
+    kluis_private::files::create_dir_all(folder)
         .map_err(|e| Error::io(format!("create {}", folder.display()), e))?;
     Ok(folder.join("kluis-run-due.xml"))
 }

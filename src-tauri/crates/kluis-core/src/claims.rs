@@ -60,8 +60,8 @@ impl Claims {
             })),
             Claims::Folder(folder) => {
                 let io = |e| Error::io(format!("use {}", folder.display()), e);
-                kluis_https::private::create_dir_all(folder).map_err(io)?;
-                let file = kluis_https::private::options()
+                kluis_private::files::create_dir_all(folder).map_err(io)?;
+                let file = kluis_private::files::options()
                     .create(true)
                     .truncate(false)
                     .write(true)

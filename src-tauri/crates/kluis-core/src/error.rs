@@ -11,41 +11,41 @@ use serde::ser::SerializeStruct;
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
     /// The service refused the credentials or the session token.
-    #[error("{}", kluis_https::scrub::scrub(.0))]
+    #[error("{}", kluis_private::scrub::scrub(.0))]
     AuthFailed(String),
     /// The api_key may not use an endpoint.
-    #[error("{}", kluis_https::scrub::scrub(.0))]
+    #[error("{}", kluis_private::scrub::scrub(.0))]
     PermissionDenied(String),
     /// The service did not call back in time.
-    #[error("{}", kluis_https::scrub::scrub(.0))]
+    #[error("{}", kluis_private::scrub::scrub(.0))]
     CallbackTimeout(String),
     /// The service answered with an error status.
-    #[error("{}", kluis_https::scrub::scrub(.0))]
+    #[error("{}", kluis_private::scrub::scrub(.0))]
     ServiceError(String),
     /// The service could not be reached (or a callback transport's server).
-    #[error("{}", kluis_https::scrub::scrub(.0))]
+    #[error("{}", kluis_private::scrub::scrub(.0))]
     Network(String),
     /// The host serving the backup file could not be reached.
-    #[error("{}", kluis_https::scrub::scrub(.0))]
+    #[error("{}", kluis_private::scrub::scrub(.0))]
     FileHostUnreachable(String),
     /// A server's TLS certificate is not trusted (a private CA, or TLS inspection); what the
     /// server sent, when it could be seen (the message names it too).
-    #[error("{}", kluis_https::scrub::scrub(.message))]
+    #[error("{}", kluis_private::scrub::scrub(.message))]
     Certificate {
         message: String,
         presented: Option<Box<crate::presented::Presented>>,
     },
     /// The backup file could not be downloaded or verified.
-    #[error("{}", kluis_https::scrub::scrub(.0))]
+    #[error("{}", kluis_private::scrub::scrub(.0))]
     DownloadFailed(String),
     /// The service answered something Kluis cannot understand.
-    #[error("{}", kluis_https::scrub::scrub(.0))]
+    #[error("{}", kluis_private::scrub::scrub(.0))]
     BadResponse(String),
     /// A setting is missing or wrong.
-    #[error("{}", kluis_https::scrub::scrub(.0))]
+    #[error("{}", kluis_private::scrub::scrub(.0))]
     Config(String),
     /// Reading or writing a local file failed.
-    #[error("{}", kluis_https::scrub::scrub(.0))]
+    #[error("{}", kluis_private::scrub::scrub(.0))]
     Io(String),
     /// The user cancelled.
     #[error("The backup was cancelled; nothing was saved.")]
@@ -55,10 +55,10 @@ pub enum Error {
     #[error("Kluis was stopped before the backup was saved. It is kept: `kluis resume` (or opening the Kluis app) finishes it.")]
     Interrupted,
     /// A stopped job cannot be finished (its callback address ended with the program).
-    #[error("{}", kluis_https::scrub::scrub(.0))]
+    #[error("{}", kluis_private::scrub::scrub(.0))]
     NotResumable(String),
     /// Verification found saved backups missing, changed or unreadable.
-    #[error("{}", kluis_https::scrub::scrub(.0))]
+    #[error("{}", kluis_private::scrub::scrub(.0))]
     BackupsDamaged(String),
 }
 
@@ -258,7 +258,7 @@ pub type Result<T, E = Error> = std::result::Result<T, E>;
 /// scrubbed by value, control characters dropped and every UUID-shaped run (tokens, api keys,
 /// webhook ids look like that) masked.
 pub fn mask_secrets(text: &str, max: usize) -> String {
-    let cleaned: String = kluis_https::scrub::scrub(text)
+    let cleaned: String = kluis_private::scrub::scrub(text)
         .chars()
         .map(|c| if c.is_control() { ' ' } else { c })
         .collect();

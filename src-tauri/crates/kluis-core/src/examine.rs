@@ -10,7 +10,7 @@
 //! to another folder, and a file swapped in under the name is left alone.
 //!
 //! Windows has no `unlinkat`; there the recorded path is checked and removed by path, as
-//! before (its folders' ACLs are the owner's, see kluis-https `private`).
+//! before (its folders' ACLs are the owner's, see kluis-private `files`).
 
 use std::io;
 use std::path::Path;

@@ -252,10 +252,10 @@ impl History {
     /// folder when Kluis creates them (a file an older version left readable is tightened).
     pub fn open(path: &Path) -> Result<Self> {
         if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-            kluis_https::private::create_dir_all(dir)
+            kluis_private::files::create_dir_all(dir)
                 .map_err(|e| Error::io(format!("create {}", dir.display()), e))?;
         }
-        kluis_https::private::prepare_file(path)
+        kluis_private::files::prepare_file(path)
             .map_err(|e| Error::io(format!("create {}", path.display()), e))?;
         let claims = crate::claims::Claims::beside(path);
         Self::setup(Connection::open(path).map_err(db_error)?, claims)

@@ -1,5 +1,5 @@
 //! [`Secret`]: a string that never shows itself in `Debug` or `Display`, and that the
-//! [scrubber](kluis_https::scrub) removes from every message while it lives.
+//! [scrubber](kluis_private::scrub) removes from every message while it lives.
 
 /// An api_key, password, token, relay secret or webhook id. Formatting it prints a
 /// placeholder, so a secret cannot slip into a log line or an error message by accident;
@@ -9,13 +9,13 @@
 #[derive(Clone)]
 pub struct Secret {
     value: String,
-    _scrubbed: kluis_https::scrub::Registered,
+    _scrubbed: kluis_private::scrub::Registered,
 }
 
 impl Secret {
     pub fn new(value: impl Into<String>) -> Self {
         let value = value.into();
-        let _scrubbed = kluis_https::scrub::register(&value);
+        let _scrubbed = kluis_private::scrub::register(&value);
         Secret { value, _scrubbed }
     }
 
@@ -78,7 +78,7 @@ mod tests {
         let s = Secret::new("correct horse battery");
         let echoed = "bad request: password=correct+horse+battery";
         assert_eq!(
-            kluis_https::scrub::scrub(echoed),
+            kluis_private::scrub::scrub(echoed),
             "bad request: password=«hidden»"
         );
         drop(s);

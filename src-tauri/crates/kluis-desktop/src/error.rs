@@ -8,16 +8,16 @@ pub enum AppError {
     #[error(transparent)]
     Core(#[from] kluis_core::Error),
     /// The OS keyring could not be used.
-    #[error("{}", kluis_https::scrub::scrub(.0))]
+    #[error("{}", kluis_private::scrub::scrub(.0))]
     Keyring(String),
     /// A profile, job or history entry that does not exist (any more).
-    #[error("{}", kluis_https::scrub::scrub(.0))]
+    #[error("{}", kluis_private::scrub::scrub(.0))]
     NotFound(String),
     /// An e-mail could not be sent.
-    #[error("{}", kluis_https::scrub::scrub(.0))]
+    #[error("{}", kluis_private::scrub::scrub(.0))]
     Mail(String),
     /// The request does not fit the current state (e.g. saving a job that is not staged).
-    #[error("{}", kluis_https::scrub::scrub(.0))]
+    #[error("{}", kluis_private::scrub::scrub(.0))]
     InvalidState(String),
 }
 

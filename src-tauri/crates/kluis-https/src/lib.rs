@@ -1,26 +1,19 @@
-//! kluis-https: the plumbing every Kluis program shares — HTTPS serving for the callback
-//! receiver (kluis-core), the service simulator (kluis-sim) and the relay, logging, the secret
-//! scrubber and owner-only files.
+//! kluis-https: HTTPS serving for Kluis's servers — the callback receiver (kluis-core), the
+//! service simulator (kluis-sim) and the relay. (Owner-only files, the secret scrubber and
+//! logging are kluis-private's.)
 //!
 //! - [`cert`]: [`LocalCa`] makes a throw-away certificate authority with rcgen and issues server
 //!   certificates for loopback names from it. Clients trust the CA's PEM, never "any certificate".
-//! - [`logging`]: `KLUIS_LOG` set-up that keeps the HTTP libraries from logging secrets.
 //! - [`rate`]: [`RateLimit`], a token bucket for small public endpoints.
 //! - [`serve`]: [`serve_tls`] / [`serve()`] accept TCP connections (up to a cap), run the rustls
 //!   handshake with a timeout (or none, for plain HTTP behind a proxy) and hand each connection
 //!   to hyper with a header-read timeout and an axum `Router`, until a shutdown signal fires.
-//! - [`scrub`]: every secret alive registers itself; [`scrub::scrub`] removes each, in every
-//!   encoding a server may echo it in, from text on its way to a log, a file or a screen.
-//! - [`private`]: owner-only files (0600) and folders (0700), whatever the umask.
 //!
 //! Data flow: `LocalCa::generate` → `LocalCa::server_config(hosts)` → `serve_tls(listener,
 //! config, router, shutdown)`; the CA PEM goes to whoever must trust the server.
 
 pub mod cert;
-pub mod logging;
-pub mod private;
 pub mod rate;
-pub mod scrub;
 pub mod serve;
 
 pub use cert::{server_config_from_pem, CertError, LocalCa};

@@ -8,14 +8,14 @@ pub enum ProfileError {
     #[error("{0}")]
     NotFound(String),
     /// The OS keyring, or the secrets folder standing in for it, could not be used.
-    #[error("{}", kluis_https::scrub::scrub(.0))]
+    #[error("{}", kluis_private::scrub::scrub(.0))]
     Secrets(String),
     /// The desktop notification could not be shown (no desktop session, no notification
     /// service).
     #[error("{0}")]
     Notify(String),
     /// An e-mail could not be sent (the server, the login, the connection).
-    #[error("{}", kluis_https::scrub::scrub(.0))]
+    #[error("{}", kluis_private::scrub::scrub(.0))]
     Mail(String),
     /// A file could not be read or written, or a value is not valid.
     #[error(transparent)]

@@ -246,7 +246,7 @@ impl Mailer {
             "The e-mail could not be sent through {}:{} ({e}). {hint}",
             self.settings.server, self.settings.port
         );
-        ProfileError::Mail(kluis_https::scrub::scrub(&message).into_owned())
+        ProfileError::Mail(kluis_private::scrub::scrub(&message).into_owned())
     }
 }
 
@@ -480,7 +480,7 @@ impl DailyReport {
     /// Records that the report for `now`'s date was sent.
     pub fn sent(&self, now: &Zoned) -> ProfileResult<()> {
         let io = |e| kluis_core::Error::io(format!("write {}", self.mark.display()), e);
-        kluis_https::private::write_atomic(&self.mark, now.date().to_string().as_bytes())
+        kluis_private::files::write_atomic(&self.mark, now.date().to_string().as_bytes())
             .map_err(io)?;
         Ok(())
     }

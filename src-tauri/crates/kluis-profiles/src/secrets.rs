@@ -167,10 +167,10 @@ impl SecretsFolder {
 
     /// Refuses a path that another user owns or may read.
     fn check_private(&self, path: &std::path::Path, meta: &std::fs::Metadata) -> ProfileResult<()> {
-        if !kluis_https::private::is_own(meta) {
+        if !kluis_private::files::is_own(meta) {
             return Err(self.refuse(path, "belongs to another user"));
         }
-        if !kluis_https::private::is_closed_to_others(meta) {
+        if !kluis_private::files::is_closed_to_others(meta) {
             return Err(self.refuse(path, "can be read by other users"));
         }
         Ok(())
@@ -209,11 +209,11 @@ impl SecretStore for SecretsFolder {
     }
 
     fn set(&self, profile: &str, kind: SecretKind, value: &Secret) -> ProfileResult<()> {
-        kluis_https::private::create_dir_all(&self.dir).map_err(|e| self.io(&self.dir, e))?;
+        kluis_private::files::create_dir_all(&self.dir).map_err(|e| self.io(&self.dir, e))?;
         let meta = std::fs::metadata(&self.dir).map_err(|e| self.io(&self.dir, e))?;
         self.check_private(&self.dir, &meta)?;
         let path = self.file(profile, kind);
-        kluis_https::private::write_atomic(&path, value.expose().as_bytes())
+        kluis_private::files::write_atomic(&path, value.expose().as_bytes())
             .map_err(|e| self.io(&path, e))
     }
 
@@ -290,7 +290,7 @@ mod tests {
     fn a_trailing_newline_is_not_part_of_the_secret() {
         let dir = tempfile::tempdir().unwrap();
         let folder = SecretsFolder::new(dir.path());
-        kluis_https::private::write_atomic(&dir.path().join("p1.password"), b"pw-2\n").unwrap();
+        kluis_private::files::write_atomic(&dir.path().join("p1.password"), b"pw-2\n").unwrap();
         use std::os::unix::fs::PermissionsExt;
         std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o700)).unwrap();
         assert_eq!(

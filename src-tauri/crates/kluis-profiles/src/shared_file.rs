@@ -97,7 +97,7 @@ impl<T: Serialize + DeserializeOwned + Default + Clone> SharedJson<T> {
         let _lock = match &self.path {
             Some(path) => {
                 let dir = path.parent().unwrap_or(Path::new("."));
-                kluis_https::private::create_dir_all(dir)
+                kluis_private::files::create_dir_all(dir)
                     .map_err(|e| io_error("write", path, e))?;
                 let lock = lock(path)?;
                 refresh(path, &mut copy)?;
@@ -111,7 +111,7 @@ impl<T: Serialize + DeserializeOwned + Default + Clone> SharedJson<T> {
         let answer = change(&mut value)?;
         if let Some(path) = &self.path {
             let bytes = serde_json::to_vec_pretty(&value).expect("settings serialise");
-            kluis_https::private::write_atomic(path, &bytes)
+            kluis_private::files::write_atomic(path, &bytes)
                 .map_err(|e| io_error("write", path, e))?;
             copy.seen = Some(Stamp::of(
                 &std::fs::metadata(path).map_err(|e| io_error("write", path, e))?,
@@ -152,7 +152,7 @@ fn lock(path: &Path) -> ProfileResult<File> {
     let mut name = path.file_name().unwrap_or_default().to_os_string();
     name.push(".lock");
     let lock_path = path.with_file_name(name);
-    let file = kluis_https::private::options()
+    let file = kluis_private::files::options()
         .read(true)
         .write(true)
         .create(true)

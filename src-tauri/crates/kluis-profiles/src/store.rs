@@ -136,7 +136,7 @@ impl Profile {
     ) -> kluis_core::Result<kluis_core::Destination> {
         let klant = kluis_core::filename::sanitize(&self.name).unwrap_or_else(|| self.id.clone());
         let folder = root.join(&klant);
-        kluis_https::private::create_dir_all(&folder)
+        kluis_private::files::create_dir_all(&folder)
             .map_err(|e| kluis_core::Error::io(format!("create {}", folder.display()), e))?;
         let stem = kluis_core::filename::sanitize(&template.render(&klant, now))
             .unwrap_or_else(|| crate::FileNameTemplate::default().render(&klant, now));

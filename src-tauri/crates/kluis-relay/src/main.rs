@@ -152,7 +152,7 @@ async fn open_store(
     let from_env = std::env::var("KLUIS_RELAY_DATABASE_URL").ok();
     match (data, database_url.or(from_env)) {
         (Some(data), _) => {
-            if let Err(e) = kluis_https::private::create_dir_all(&data) {
+            if let Err(e) = kluis_private::files::create_dir_all(&data) {
                 return Err(fail(format!("cannot create {}: {e}", data.display()), 2));
             }
             match SqliteStore::open(&data.join("relay.sqlite3")) {
@@ -306,8 +306,8 @@ fn print_tenants(tenants: &[kluis_relay::storage::TenantSummary]) {
 
 async fn serve(store: Box<dyn Storage>, args: Serve) -> ExitCode {
     match args.log_format {
-        LogFormat::Text => kluis_https::logging::init("info"),
-        LogFormat::Json => kluis_https::logging::init_json("info"),
+        LogFormat::Text => kluis_private::logging::init("info"),
+        LogFormat::Json => kluis_private::logging::init_json("info"),
     }
     raise_open_files();
     let Some(listen) = args.listen else {

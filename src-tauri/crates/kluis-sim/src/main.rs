@@ -44,7 +44,7 @@ struct Args {
 
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
-    kluis_https::logging::init("warn");
+    kluis_private::logging::init("warn");
     let args = Args::parse();
     let mut config = SimConfig {
         payload_size: args.payload_size,

@@ -46,7 +46,7 @@ impl Destination {
         let folder_to_make =
             !out.exists() && (says_folder || name.as_deref().is_some_and(|n| !has_extension(n)));
         if folder_to_make {
-            kluis_https::private::create_dir_all(out).map_err(|e| {
+            kluis_private::files::create_dir_all(out).map_err(|e| {
                 Error::io(
                     format!("make the folder {} to save the backup in", out.display()),
                     e,

@@ -21,7 +21,7 @@ const MIB: u64 = 1024 * 1024;
 /// and what to do.
 pub fn check_room(folder: &Path, min_free_bytes: u64) -> Result<()> {
     let shown = folder.display();
-    kluis_https::private::create_dir_all(folder).map_err(|e| {
+    kluis_private::files::create_dir_all(folder).map_err(|e| {
         Error::Io(format!(
             "The folder {shown} to save the backup in cannot be made ({e}). Choose another folder; the service was not asked for a backup."
         ))
@@ -50,7 +50,7 @@ pub fn check_room(folder: &Path, min_free_bytes: u64) -> Result<()> {
 /// existing name, never through a link).
 fn probe(folder: &Path) -> io::Result<()> {
     let path = folder.join(format!(".kluis-probe-{}", uuid::Uuid::new_v4().simple()));
-    kluis_https::private::options()
+    kluis_private::files::options()
         .write(true)
         .create_new(true)
         .open(&path)?;

@@ -48,13 +48,13 @@ impl PartFile {
     /// A new, empty, owner-only hidden part file in `dir` (the finished backup keeps its mode).
     pub fn create_in(dir: &Path) -> io::Result<(File, PartFile)> {
         let path = dir.join(format!(".kluis-{}.part", uuid::Uuid::new_v4().simple()));
-        let file = kluis_https::private::options()
+        let file = kluis_private::files::options()
             .write(true)
             .create_new(true)
             .open(&path)?;
         // (On Unix the mode was given at creation; on Windows the ACL is set now, while the
         // file is empty.)
-        kluis_https::private::restrict(&file)?;
+        kluis_private::files::restrict(&file)?;
         Ok((file, PartFile { path, keep: false }))
     }
 
@@ -142,7 +142,7 @@ impl Writer {
     /// without following a link (a link planted there would otherwise have its target
     /// truncated by a restart), and must be a regular file of this user with no other name.
     pub fn reopen(path: &Path) -> io::Result<(Writer, u64)> {
-        let mut options = kluis_https::private::options();
+        let mut options = kluis_private::files::options();
         options.read(true).write(true);
         #[cfg(unix)]
         {
@@ -162,7 +162,7 @@ impl Writer {
         if !meta.is_file() {
             return Err(not_ours("the part file is not a regular file"));
         }
-        if !kluis_https::private::is_own(&meta) {
+        if !kluis_private::files::is_own(&meta) {
             return Err(not_ours("the part file is not this user's own"));
         }
         #[cfg(unix)]
@@ -172,7 +172,7 @@ impl Writer {
                 return Err(not_ours("the part file is not this user's own"));
             }
         }
-        kluis_https::private::restrict(&file)?;
+        kluis_private::files::restrict(&file)?;
         let len = meta.len();
         let part = PartFile {
             path: path.to_path_buf(),

@@ -14,7 +14,7 @@ impl DesktopApp {
             Some(folder) => (Destination::from_out(folder)?, None),
             None => {
                 let staging = self.paths.staging_dir.join(job_id.simple().to_string());
-                kluis_https::private::create_dir_all(&staging)
+                kluis_private::files::create_dir_all(&staging)
                     .map_err(|e| Error::io(format!("create {}", staging.display()), e))?;
                 (Destination::Folder(staging.clone()), Some(staging))
             }

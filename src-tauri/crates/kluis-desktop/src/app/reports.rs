@@ -60,7 +60,7 @@ impl DesktopApp {
             return Ok(None);
         };
         let written = path.clone();
-        tokio::task::spawn_blocking(move || kluis_https::private::write_atomic(&written, &bytes))
+        tokio::task::spawn_blocking(move || kluis_private::files::write_atomic(&written, &bytes))
             .await
             .map_err(|e| Error::Io(format!("Writing the report stopped unexpectedly ({e}).")))?
             .map_err(|e| Error::io(format!("write the report to {}", path.display()), e))?;

@@ -76,7 +76,7 @@ impl SqliteStore {
     /// Opens (creating if needed) the database at `path`, owner-only: it holds the callback
     /// queries, which carry the service's secret ids.
     pub fn open(path: &Path) -> Result<Self, StoreError> {
-        kluis_https::private::prepare_file(path).map_err(StoreError::Io)?;
+        kluis_private::files::prepare_file(path).map_err(StoreError::Io)?;
         Self::setup(Connection::open(path)?)
     }
 

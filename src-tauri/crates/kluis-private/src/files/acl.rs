@@ -145,7 +145,7 @@ pub(crate) fn restrict_path(path: &Path, folder: bool) -> io::Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::private::{create_dir_all, options, prepare_file, restrict, write_atomic};
+    use crate::files::{create_dir_all, options, prepare_file, restrict, write_atomic};
     use windows_sys::Win32::Foundation::LocalFree;
     use windows_sys::Win32::Security::Authorization::GetNamedSecurityInfoW;
     use windows_sys::Win32::Security::{
