@@ -5,7 +5,7 @@ import { h } from "preact";
 import * as actions from "../actions";
 import { t, type Key } from "../i18n";
 import { state, type CallbackDraft } from "../state";
-import { Field } from "./profiles";
+import { Field } from "./fields";
 
 type Kind = CallbackDraft["kind"];
 type TextField = "url" | "public_url" | "listen" | "relaySecret";

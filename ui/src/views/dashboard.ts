@@ -12,7 +12,7 @@ import { bytes, dateTime } from "../format";
 import { locale, t, type Key } from "../i18n";
 import { plansPaused, profileName, retryingProfiles, runningProfiles, state } from "../state";
 import { ResumedList } from "./backup";
-import { Check } from "./profiles";
+import { Check } from "./fields";
 
 const columns: [SortKey, Key][] = [
   ["klant", "dashKlant"],

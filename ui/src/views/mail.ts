@@ -4,7 +4,7 @@ import { h } from "preact";
 import * as actions from "../actions";
 import { t } from "../i18n";
 import { mailShown, state, type MailDraft } from "../state";
-import { Check, Field } from "./profiles";
+import { Check, Field } from "./fields";
 
 /** A field of the form, bound to the draft: what is typed goes to the state at once. */
 function Input({ id, field, label, type = "text", hint, required = true }: { id: string; field: Exclude<keyof MailDraft, "daily">; label: string; type?: string; hint?: string; required?: boolean }) {

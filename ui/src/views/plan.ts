@@ -6,7 +6,7 @@ import type { Day, HistoryEntry, ProfileView, Retention, Schedule } from "../bin
 import { bytes, dateTime } from "../format";
 import { locale, t, type Key } from "../i18n";
 import { state, type KeepPart } from "../state";
-import { Check, Field } from "./profiles";
+import { Check, Field } from "./fields";
 
 const kinds: [Schedule["kind"], Key][] = [
   ["manual", "planManual"],

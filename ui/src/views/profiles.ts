@@ -1,10 +1,11 @@
 // The profile list, the profile form (its draft lives in the state) and the first-run welcome.
-import { h, type ComponentChildren } from "preact";
+import { h } from "preact";
 import { memo } from "preact/compat";
 import { useLayoutEffect, useState } from "preact/hooks";
 import * as actions from "../actions";
 import { t } from "../i18n";
 import { displayName, retryingProfiles, runningProfiles, state, type ProfileDraft } from "../state";
+import { Field } from "./fields";
 import { PlanSection } from "./plan";
 
 /** A klant in the list. Memoised, like the dashboard's rows: it renders again only when its
@@ -84,16 +85,6 @@ export function Welcome() {
       h("button", { class: "secondary", "data-test": "add-profile", onClick: () => actions.editProfile(null) }, t("addProfile")),
     ),
   );
-}
-
-/** A labelled form field around `input` (given its `id`), with an optional hint. */
-export function Field({ id, label, hint, children }: { id: string; label: string; hint?: string; children?: ComponentChildren }) {
-  return h("div", { class: "field" }, h("label", { for: id }, label), children, hint ? h("small", { id: `${id}-hint` }, hint) : null);
-}
-
-/** A checkbox with its label after it; `onToggle` gets the new state. */
-export function Check({ test, label, checked, disabled, onToggle }: { test: string; label: string; checked: boolean; disabled?: boolean; onToggle: (on: boolean) => void }) {
-  return h("label", { class: "check" }, h("input", { type: "checkbox", "data-test": test, checked, disabled, onChange: (e: Event) => onToggle((e.target as HTMLInputElement).checked) }), " ", label);
 }
 
 type DraftField = keyof Omit<ProfileDraft, "id">;

@@ -6,7 +6,7 @@ import { DEFAULT_FILE_NAME, fileNamePreview } from "../format";
 import { plansPaused, state } from "../state";
 import { CallbackSettings } from "./callback";
 import { MailSettingsForm } from "./mail";
-import { Check, Field } from "./profiles";
+import { Check, Field } from "./fields";
 
 export function SettingsPanel() {
   const folder = state.settings.value.save_folder;

@@ -10,13 +10,14 @@ use kluis_core::ad_hoc::AdHocKlant;
 use kluis_core::download::bandwidth::Bandwidth;
 use kluis_core::encryption::EncryptionSetting;
 use kluis_core::engine::{
-    test_transport, CallbackChoice, Demo, EventSink, Launch, ResumeScope, Retry, ServiceConnection,
-    TransportNeeds, Work, DEMO_ACCOUNTS,
+    test_transport, CallbackChoice, EventSink, Launch, ResumeScope, Retry, ServiceConnection,
+    TransportNeeds, Work,
 };
 use kluis_core::{
     BackupRequest, CallbackTransport, Destination, DownloadOptions, Engine, Error, Owner, Result,
     Saved, Secret, ServiceClient, ServiceConfig, Session,
 };
+use kluis_demo::{Demo, DEMO_ACCOUNTS};
 use tokio::sync::Notify;
 use uuid::Uuid;
 

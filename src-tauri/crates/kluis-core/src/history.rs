@@ -61,7 +61,7 @@ pub struct Removal {
 pub struct Check {
     #[cfg_attr(feature = "ts", ts(type = "number"))]
     pub at_ms: i64,
-    pub finding: crate::verify::Finding,
+    pub finding: crate::finding::Finding,
     pub detail: Option<String>,
 }
 
@@ -201,8 +201,8 @@ pub(crate) fn entry_from_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<Histor
             // never as intact on a guess.
             Some(at_ms) => Some(Check {
                 at_ms,
-                finding: crate::verify::Finding::parse(&row.get::<_, String>(15)?)
-                    .unwrap_or(crate::verify::Finding::Unreadable),
+                finding: crate::finding::Finding::parse(&row.get::<_, String>(15)?)
+                    .unwrap_or(crate::finding::Finding::Unreadable),
                 detail: row.get(16)?,
             }),
             None => None,

@@ -50,6 +50,7 @@
 
 pub mod ad_hoc;
 pub mod callback;
+mod certificate;
 pub mod claims;
 pub mod client;
 pub mod clock;
@@ -60,6 +61,7 @@ pub mod engine;
 pub mod error;
 mod examine;
 pub mod filename;
+mod finding;
 #[cfg(test)]
 mod fuzz;
 pub mod history;

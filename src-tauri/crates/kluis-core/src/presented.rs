@@ -14,7 +14,7 @@ use rustls::pki_types::{CertificateDer, ServerName, UnixTime};
 use rustls::{DigitallySignedStruct, SignatureScheme};
 use url::Url;
 
-use crate::trust::TrustedCa;
+use crate::certificate::{fingerprint, TrustedCa};
 
 /// Longest time the look at a server's certificate may take (connect and handshake each).
 const PROBE_TIMEOUT: Duration = Duration::from_secs(10);
@@ -92,7 +92,7 @@ fn describe(chain: &[CertificateDer<'static>]) -> Option<Presented> {
     Some(Presented {
         subject: certificate.subject().to_string(),
         issuer: certificate.issuer().to_string(),
-        sha256: crate::trust::fingerprint(leaf),
+        sha256: fingerprint(leaf),
         top,
     })
 }

@@ -2,207 +2,25 @@
 //! recorded when it was saved — its length and SHA-256 — and, where the file is a zip
 //! archive, every entry read back through its CRC-32 (streamed, nothing extracted to disk).
 //!
-//! [`verify_file`] checks one file and says what it found ([`Finding`]); [`verify_kept`]
-//! checks every file the history still keeps (two at a time: reading and hashing are each
+//! [`check_entry`] checks one backup's file and says what it found ([`Finding`], read as
+//! `examine` reads a file before a deletion, within its bounds for a zip archive);
+//! [`verify_kept`] checks every file the history still keeps (two at a time: reading and hashing are each
 //! about one core's work) and records each finding in the history, where the dashboard,
 //! `kluis verify` and retention read it.
 
-use std::fs::File;
-use std::io::{self, Read, Seek};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
 
-use serde::Serialize;
-use sha2::{Digest, Sha256};
-
 use crate::error::Result;
 use crate::examine::Examined;
+pub use crate::finding::Finding;
 use crate::history::{Check, History, HistoryEntry};
-
-/// What reading a saved backup again found.
-#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, serde::Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Finding {
-    /// Length and SHA-256 as recorded (and, for a zip archive, every entry reads back).
-    Intact,
-    /// No file at the recorded place.
-    Missing,
-    /// The file is there but its length or SHA-256 is not what was saved.
-    Changed,
-    /// The file could not be read (permissions, a disk error, not a file).
-    Unreadable,
-    /// The file is as it was saved, but the zip archive in it is damaged: the service sent a
-    /// broken backup.
-    ArchiveDamaged,
-}
-
-impl Finding {
-    pub const ALL: [Finding; 5] = [
-        Finding::Intact,
-        Finding::Missing,
-        Finding::Changed,
-        Finding::Unreadable,
-        Finding::ArchiveDamaged,
-    ];
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Finding::Intact => "intact",
-            Finding::Missing => "missing",
-            Finding::Changed => "changed",
-            Finding::Unreadable => "unreadable",
-            Finding::ArchiveDamaged => "archive_damaged",
-        }
-    }
-
-    pub fn parse(text: &str) -> Option<Finding> {
-        Finding::ALL.into_iter().find(|f| f.as_str() == text)
-    }
-
-    /// Anything but intact: a backup that cannot be relied on.
-    pub fn is_problem(self) -> bool {
-        self != Finding::Intact
-    }
-}
-
-crate::stable_names!(Finding);
 
 /// One backup's verification: the history row it checked and what it found.
 #[derive(Debug, Clone)]
 pub struct Verified {
     pub entry: HistoryEntry,
     pub check: Check,
-}
-
-/// Reads are this large: big enough that the system call per read costs nothing next to
-/// hashing it, small enough to stay in the CPU's cache.
-const READ_SIZE: usize = 256 * 1024;
-
-pub(crate) type Problem = (Finding, String);
-
-/// Whether the opened `file` (`length` bytes long) is the backup saved: `bytes` long with
-/// SHA-256 `sha256`, and a zip archive in it reading back.
-pub(crate) fn check_opened(
-    mut file: File,
-    length: u64,
-    bytes: u64,
-    sha256: &str,
-) -> std::result::Result<(), Problem> {
-    let unreadable = |e: io::Error| (Finding::Unreadable, format!("It could not be read: {e}."));
-    if length != bytes {
-        return Err((
-            Finding::Changed,
-            format!("It is {length} bytes; the backup saved was {bytes} bytes."),
-        ));
-    }
-    let (digest, zip) = digest_of(&mut file).map_err(unreadable)?;
-    if !digest.eq_ignore_ascii_case(sha256) {
-        return Err((
-            Finding::Changed,
-            "Its content differs from the backup saved (another SHA-256).".into(),
-        ));
-    }
-    if zip {
-        file.rewind().map_err(unreadable)?;
-        read_back_archive(&file)?;
-    }
-    Ok(())
-}
-
-/// The SHA-256 (hex) of the whole file, and whether it begins as a zip archive does.
-fn digest_of(file: &mut File) -> io::Result<(String, bool)> {
-    let mut hasher = Sha256::new();
-    let mut buffer = vec![0; READ_SIZE];
-    let mut head = Vec::with_capacity(4);
-    loop {
-        let n = match file.read(&mut buffer) {
-            Ok(0) => break,
-            Ok(n) => n,
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-            Err(e) => return Err(e),
-        };
-        if head.len() < 4 {
-            let take = (4 - head.len()).min(n);
-            head.extend_from_slice(&buffer[..take]);
-        }
-        hasher.update(&buffer[..n]);
-    }
-    Ok((hex::encode(hasher.finalize()), head == b"PK\x03\x04"))
-}
-
-/// How many times its own size an archive may inflate to. Deflate cannot do better than
-/// about 1,032 to 1, so no archive whose entries each have bytes of their own comes near
-/// this; a zip bomb does, by letting many entries share one compressed stream.
-const MOST_INFLATION: u64 = 1_100;
-
-/// Reads every entry of the zip archive in `file` to its end, which checks its CRC-32. An
-/// entry compressed in a way this build cannot read (anything but stored and deflate) is
-/// skipped, not counted as damage: it may well be fine.
-///
-/// The work is bounded before it starts: an archive whose entries share bytes, or whose
-/// entries say they inflate to more than [`MOST_INFLATION`] times its size, is reported as
-/// suspicious and not read on (a 10 MB bomb would otherwise inflate for hours); and no entry
-/// is inflated past the size it declares.
-fn read_back_archive(file: &File) -> std::result::Result<(), Problem> {
-    let damaged = |what: String| (Finding::ArchiveDamaged, what);
-    let suspicious = |why: &str| {
-        (Finding::ArchiveDamaged, format!("It is saved as received, but the zip archive in it is suspicious: {why}. It was not read on (a zip bomb looks like this); ask the service for a new backup and keep this file for inspection."))
-    };
-    let archive_bytes = file.metadata().map(|m| m.len()).unwrap_or(u64::MAX);
-    let mut archive = zip::ZipArchive::new(io::BufReader::with_capacity(READ_SIZE, file))
-        .map_err(|e| damaged(format!("It is saved as received, but the zip archive in it cannot be opened ({e}); the service sent a damaged backup.")))?;
-    match archive.has_overlapping_entries() {
-        Ok(false) => {}
-        Ok(true) => return Err(suspicious("entries share the same bytes")),
-        Err(e) => return Err(damaged(format!("It is saved as received, but the zip archive's entries cannot be located ({e}); the service sent a damaged backup."))),
-    }
-    let mut declared: u128 = 0;
-    for index in 0..archive.len() {
-        declared += archive.by_index_raw(index).map(|e| e.size()).unwrap_or(0) as u128;
-    }
-    if declared > archive_bytes as u128 * MOST_INFLATION as u128 {
-        return Err(suspicious(&format!(
-            "its entries would inflate to {declared} bytes, more than {MOST_INFLATION} times its size"
-        )));
-    }
-    let mut buffer = vec![0; READ_SIZE];
-    for index in 0..archive.len() {
-        let mut entry = match archive.by_index(index) {
-            Ok(entry) => entry,
-            Err(zip::result::ZipError::UnsupportedArchive(_)) => continue,
-            Err(e) => return Err(damaged(format!("It is saved as received, but entry {} of its zip archive cannot be read ({e}); the service sent a damaged backup.", index + 1))),
-        };
-        let (declared, mut inflated) = (entry.size(), 0u64);
-        loop {
-            match entry.read(&mut buffer) {
-                Ok(0) => break,
-                Ok(n) if inflated + n as u64 > declared => {
-                    return Err(suspicious(&format!(
-                        "entry {} inflates past the {declared} bytes it declares",
-                        index + 1
-                    )))
-                }
-                Ok(n) => inflated += n as u64,
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                Err(e) => {
-                    return Err(damaged(format!(
-                        "It is saved as received, but entry {} of its zip archive ({}) does not read back ({e}); the service sent a damaged backup.",
-                        index + 1,
-                        shown_name(&entry.name().unwrap_or_default()),
-                    )))
-                }
-            }
-        }
-    }
-    Ok(())
-}
-
-/// An entry's name as it may be shown: the archive came from the network, so control
-/// characters are dropped and the length is bounded.
-fn shown_name(name: &str) -> String {
-    let name: String = name.chars().filter(|c| !c.is_control()).take(120).collect();
-    format!("\u{201c}{name}\u{201d}")
 }
 
 /// How many files are verified at once: one reads while another hashes.
@@ -273,7 +91,7 @@ pub fn check_entry(entry: &HistoryEntry) -> Check {
 
 #[cfg(test)]
 mod tests {
-    use std::io::Write;
+    use std::io::{self, Write};
     use std::path::Path;
 
     use super::*;

@@ -8,14 +8,8 @@ use axum::extract::{Path, State};
 use axum::routing::any;
 use axum::Router;
 
+pub use crate::state::Ping;
 use crate::state::Shared;
-
-/// One ping the monitor heard: the path below `/monitor/` and the body.
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
-pub struct Ping {
-    pub path: String,
-    pub body: String,
-}
 
 /// Monitors keep what a ping sends as its log, cut to this many bytes.
 const MAX_BODY: usize = 10 * 1024;

@@ -27,6 +27,13 @@ pub(crate) struct FileInfo {
     pub name: String,
 }
 
+/// One ping the stand-in monitor (`monitor`) heard: the path below `/monitor/` and the body.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Ping {
+    pub path: String,
+    pub body: String,
+}
+
 pub(crate) struct Shared {
     pub config: SimConfig,
     pub faults: Mutex<Faults>,
@@ -36,7 +43,7 @@ pub(crate) struct Shared {
     pub stats: Stats,
     pub timeline: Mutex<Timeline>,
     /// What the stand-in monitor heard.
-    pub pings: Mutex<Vec<crate::monitor::Ping>>,
+    pub pings: Mutex<Vec<Ping>>,
     pub files_origin: Url,
     /// Calls back to public https URLs with full certificate checks.
     pub callback_client: reqwest::Client,

@@ -11,6 +11,7 @@
 
 pub mod bandwidth;
 pub mod destination;
+mod disk;
 pub mod room;
 mod sealed;
 mod writer;

@@ -15,7 +15,7 @@ use std::thread::JoinHandle;
 
 use sha2::{Digest, Sha256};
 
-use super::writer::{start_writeback, Held, WRITEBACK_EVERY};
+use super::disk::{start_writeback, Held, WRITEBACK_EVERY};
 use crate::encryption::Encryption;
 
 /// Batches of plain chunks waiting for the sealer, at most (their bytes stay within the

@@ -21,8 +21,9 @@ use std::sync::Arc;
 
 use bytes::Bytes;
 use sha2::{Digest, Sha256};
-use tokio::sync::{mpsc, oneshot, OwnedSemaphorePermit, Semaphore};
+use tokio::sync::{mpsc, oneshot, Semaphore};
 
+use super::disk::{start_writeback, Held, WRITEBACK_EVERY};
 use super::sealed::Sealed;
 use crate::encryption::Encryption;
 
@@ -35,8 +36,6 @@ const QUEUE: usize = 32;
 const IN_FLIGHT: u32 = 3 * 1024;
 /// Bytes gathered before one `writev`.
 const BATCH: usize = 1024 * 1024;
-/// Bytes between two requests to start write-back.
-pub(super) const WRITEBACK_EVERY: u64 = 8 * 1024 * 1024;
 
 /// A hidden `.kluis-….part` file that removes itself unless it was persisted.
 pub(crate) struct PartFile {
@@ -82,12 +81,6 @@ enum Command {
     Restart,
     /// All bytes are in: flush, fsync and hand the part file back.
     Finish,
-}
-
-/// A chunk with its share of the [`IN_FLIGHT`] budget, given back when it is written.
-pub(super) struct Held {
-    pub bytes: Bytes,
-    _budget: OwnedSemaphorePermit,
 }
 
 /// What the writer produced: the closed, fsynced part file, the plain stream's length and
@@ -418,24 +411,6 @@ impl BatchWriter {
         Ok((self.file, self.written))
     }
 }
-
-/// Asks the kernel to begin writing `len` bytes at `offset` to disk without waiting for it.
-#[cfg(target_os = "linux")]
-pub(super) fn start_writeback(file: &File, offset: u64, len: u64) {
-    use std::os::fd::AsRawFd;
-    // SAFETY: plain syscall on a file descriptor we own; the result is only a hint.
-    unsafe {
-        libc::sync_file_range(
-            file.as_raw_fd(),
-            offset as i64,
-            len as i64,
-            libc::SYNC_FILE_RANGE_WRITE,
-        );
-    }
-}
-
-#[cfg(not(target_os = "linux"))]
-pub(super) fn start_writeback(_file: &File, _offset: u64, _len: u64) {}
 
 #[cfg(test)]
 mod tests {

@@ -13,12 +13,9 @@
 //!   journalled job's transport, start it.
 //! - [`Scheduler`] (`scheduler`): hands its host the profiles whose plans are due — one
 //!   spacing apart, each once — and otherwise sleeps until the next slot (or a minute).
-//! - `Demo` (`demo`, feature `demo`): the simulator in this process with its accounts.
 
 mod choice;
 mod connection;
-#[cfg(feature = "demo")]
-mod demo;
 mod jobs;
 mod resume;
 mod retry;
@@ -27,8 +24,6 @@ mod transports;
 
 pub use choice::{default_webhook_site, test_transport, CallbackChoice, TransportNeeds};
 pub use connection::ServiceConnection;
-#[cfg(feature = "demo")]
-pub use demo::{Demo, DemoAccount, DEMO_ACCOUNTS};
 pub use jobs::{Engine, EventSink, JobHandle, Launch, Work};
 pub use resume::{ResumeScope, Resumed, ResumedJob};
 pub use retry::Retry;

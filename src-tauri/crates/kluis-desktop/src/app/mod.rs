@@ -36,13 +36,14 @@ use std::time::Duration;
 
 use kluis_core::download::bandwidth::{Bandwidth, BandwidthLimit};
 use kluis_core::engine::{
-    CallbackChoice, Demo, DemoAccount, EventSink as JobEventSink, JobHandle, Launch, ResumeScope,
-    Retry, ServiceConnection, TransportNeeds, Work, DEMO_ACCOUNTS,
+    CallbackChoice, EventSink as JobEventSink, JobHandle, Launch, ResumeScope, Retry,
+    ServiceConnection, TransportNeeds, Work,
 };
 use kluis_core::{
     BackupRequest, CallbackTransport, Destination, DownloadOptions, Engine, Error, History,
     HistoryEntry, Owner, Saved, Secret, ServiceConfig, Stage,
 };
+use kluis_demo::{Demo, DemoAccount, DEMO_ACCOUNTS};
 use serde::Serialize;
 use serde_json::Value;
 use uuid::Uuid;

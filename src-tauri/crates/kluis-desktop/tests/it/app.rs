@@ -50,7 +50,7 @@ async fn demo_backup_is_staged_then_saved_where_chosen() {
     let dir = tempfile::tempdir().unwrap();
     let app = app(&dir, None);
     let demo = app.start_demo().await.unwrap();
-    assert_eq!(demo.profiles.len(), kluis_core::engine::DEMO_ACCOUNTS.len());
+    assert_eq!(demo.profiles.len(), kluis_demo::DEMO_ACCOUNTS.len());
     assert!(demo.profiles.iter().all(|p| p.demo));
     let info = app.sign_in("demo").await.unwrap();
     assert_eq!(info.username, "demo");

@@ -191,7 +191,7 @@ async fn backup_all_runs_every_klant_within_the_limit_and_one_failure_stops_none
     app.start_demo().await.unwrap();
     let (tx, mut rx) = mpsc::unbounded_channel::<PlannedEvent>();
     app.watch_planned(Arc::new(move |e| drop(tx.send(e))));
-    let klanten = kluis_core::engine::DEMO_ACCOUNTS.len();
+    let klanten = kluis_demo::DEMO_ACCOUNTS.len();
     assert_eq!(
         app.backup_all().await.unwrap(),
         klanten,
@@ -478,7 +478,7 @@ async fn a_failed_unattended_backup_is_notified_with_its_reason() {
         std::time::Duration::from_millis(300),
     );
     app.start_demo().await.unwrap();
-    let klanten = kluis_core::engine::DEMO_ACCOUNTS.len();
+    let klanten = kluis_demo::DEMO_ACCOUNTS.len();
     assert_eq!(app.backup_all().await.unwrap(), klanten);
     let alert = told.recv().await.expect("the failure is told");
     assert_eq!(alert.title, "Backup of Demo (key without backups) failed");

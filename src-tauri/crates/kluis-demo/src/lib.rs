@@ -1,14 +1,14 @@
-//! [`Demo`]: the service simulator started in this process, so a newcomer can try the whole
-//! flow without an account — `kluis demo` and the app's demo mode. Its accounts hold no real
-//! secret: the simulator's fixed demo key (and one restricted key, to show a refusal).
+//! kluis-demo: [`Demo`], the service simulator started in this process, so a newcomer can try
+//! the whole flow without an account — `kluis demo` and the app's demo mode. Its accounts
+//! ([`DEMO_ACCOUNTS`]) hold no real secret: the simulator's fixed demo key (and one restricted
+//! key, to show a refusal). It stands above kluis-core (which knows nothing of the simulator)
+//! and beside the hosts that offer the demo: the CLI and the desktop app.
 
 use kluis_sim::{config as sim, Sim, SimConfig};
 use std::time::Duration;
 use url::Url;
 
-use crate::config::ServiceConfig;
-use crate::error::{Error, Result};
-use crate::secret::Secret;
+use kluis_core::{Error, Result, Secret, ServiceConfig};
 
 /// A demo account: the profile it becomes in the app, its api key and its klant's user name.
 #[derive(Debug, Clone, Copy)]
@@ -139,8 +139,8 @@ mod tests {
     async fn every_demo_klant_signs_in() {
         let demo = Demo::start(1024, false).await.unwrap();
         for account in DEMO_ACCOUNTS {
-            let client = crate::ServiceClient::new(demo.config(&account).unwrap()).unwrap();
-            let session = crate::Session::new(client);
+            let client = kluis_core::ServiceClient::new(demo.config(&account).unwrap()).unwrap();
+            let session = kluis_core::Session::new(client);
             let environment = session.environment().await;
             assert!(environment.is_ok(), "{}: {environment:?}", account.name);
         }
