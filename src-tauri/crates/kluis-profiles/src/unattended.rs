@@ -151,12 +151,13 @@ pub async fn start(
     profile: &Profile,
     job: Job,
 ) -> Result<JobHandle> {
+    // The secrets first: a klant that cannot sign in (a locked keyring) leaves no folder.
     let prepared = async {
+        let (connection, transport) = host.connect(profile).await?;
         let destination = match job.destination {
             Some(destination) => destination,
             None => host.destination(profile)?,
         };
-        let (connection, transport) = host.connect(profile).await?;
         Ok::<_, Error>((connection, transport, destination))
     };
     let (connection, transport, destination) = match prepared.await {
