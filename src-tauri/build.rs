@@ -4,7 +4,7 @@
 fn main() {
     tauri_build::try_build(
         tauri_build::Attributes::new()
-            .app_manifest(tauri_build::AppManifest::new().commands(&kluis_app_commands::ALL)),
+            .app_manifest(tauri_build::AppManifest::new().commands(kluis_app_commands::ALL)),
     )
     .expect("tauri build step");
 }

@@ -1,52 +1,73 @@
-// The app's command names, shared by build.rs (the app manifest, so each needs a grant) and
-// the tests that check the handler, the capability and the UI's `api.ts` name the same ones.
-pub const ALL: [&str; 48] = [
-    "launch_info",
-    "profiles",
-    "save_profile",
-    "forget_profile",
-    "choose_profile_ca",
-    "clear_profile_ca",
-    "sign_in",
-    "sign_out",
-    "environment",
-    "permissions",
-    "start_backup",
-    "save_backup",
-    "cancel_backup",
-    "history",
-    "show_backup",
-    "settings",
-    "choose_save_folder",
-    "clear_save_folder",
-    "choose_tunnel_program",
-    "set_callback",
-    "test_callback",
-    "resume_backups",
-    "start_demo",
-    "set_plan",
-    "watch_planned",
-    "backup_all",
-    "set_monitor",
-    "test_monitor",
-    "cancel_all",
-    "set_unattended_at_once",
-    "dashboard",
-    "set_notify_desktop",
-    "test_notification",
-    "tray_action",
-    "start_at_login",
-    "set_start_at_login",
-    "set_file_name_template",
-    "set_mail",
-    "remove_mail",
-    "test_mail",
-    "set_retention",
-    "preview_retention",
-    "verify_backups",
-    "export_report",
-    "set_bandwidth",
-    "set_min_free",
-    "set_verify_monthly",
-    "set_encryption",
-];
+// The app's commands, named once. Each is a `#[tauri::command]` in `commands.rs` that
+// delegates to the desktop crate in one line; from this list come the handler
+// (`commands::handler`), the app manifest (build.rs: each command needs a grant) and `ALL`, by
+// which the tests check that the capability grants and the UI's `api.ts` calls exactly these.
+// Adding a command: its method, its `#[tauri::command]`, its name here; then the capability's
+// grant and `api.ts`'s call, which the tests ask for.
+
+/// Calls macro `$then` with every command's name: `$then![launch_info, profiles, …]`.
+#[macro_export]
+macro_rules! with_commands {
+    ($then:ident) => {
+        $then![
+            launch_info,
+            profiles,
+            save_profile,
+            forget_profile,
+            choose_profile_ca,
+            clear_profile_ca,
+            sign_in,
+            sign_out,
+            environment,
+            permissions,
+            start_backup,
+            save_backup,
+            cancel_backup,
+            history,
+            show_backup,
+            settings,
+            choose_save_folder,
+            clear_save_folder,
+            choose_tunnel_program,
+            set_callback,
+            test_callback,
+            resume_backups,
+            start_demo,
+            set_plan,
+            watch_planned,
+            backup_all,
+            set_monitor,
+            test_monitor,
+            cancel_all,
+            set_unattended_at_once,
+            dashboard,
+            set_notify_desktop,
+            test_notification,
+            tray_action,
+            start_at_login,
+            set_start_at_login,
+            set_file_name_template,
+            set_mail,
+            remove_mail,
+            test_mail,
+            set_retention,
+            preview_retention,
+            verify_backups,
+            export_report,
+            set_bandwidth,
+            set_min_free,
+            set_verify_monthly,
+            set_encryption,
+        ]
+    };
+}
+
+/// The names as text.
+macro_rules! names {
+    ($($command:ident),* $(,)?) => {
+        [$(stringify!($command)),*]
+    };
+}
+
+/// Every command's name.
+pub const ALL: &[&str] = &with_commands!(names);
