@@ -110,18 +110,20 @@ impl DesktopApp {
         tokio::spawn(async move {
             let log = |profile: &Profile, step| keeping::log(profile, step);
             let ended = unattended::finish(history, &profile, turn, handle, &log).await;
-            drop(permit); // the next unattended job (of this klant too) may start
             tell_failure(&ended.outcome);
-            // On its own task: a slow monitor never holds up the job's end.
             let ping =
                 unattended::ping_monitor(&profile, ca_pem.as_deref(), ended.outcome.as_ref());
+            let ids = (job_id, ended.last_try);
+            settle.job(ids, &profile.id, ended.outcome, None, &sink);
+            // Only once the window has heard how it ended: the next unattended job (of this
+            // klant too) may start.
+            drop(permit);
+            // On its own task: a slow monitor never holds up the job's end.
             tokio::spawn(async move {
                 if let Err(e) = ping.await {
                     tracing::warn!(code = %e.code(), "the klant's monitor could not be pinged");
                 }
             });
-            let ids = (job_id, ended.last_try);
-            settle.job(ids, &profile.id, ended.outcome, None, &sink);
         });
         Ok(Some(job_id))
     }
