@@ -112,22 +112,12 @@ fn targets(
 }
 
 /// After a verified save of an ad-hoc klant `key` (`name` to the user), under its turn:
-/// applies `rule` and says what it did. (A saved profile's rule is applied by
-/// `kluis_profiles::unattended`, which tells the same through [`tell`].)
+/// applies `rule` (as `kluis_profiles::unattended` does a saved profile's) and says what it
+/// did through [`tell`].
 pub async fn apply_rule(history: &Arc<History>, key: &str, name: &str, rule: Option<Retention>) {
-    let Some(rule) = rule.filter(|r| !r.keeps_everything()) else {
-        return;
-    };
-    let pruned =
-        prune_in_background(history.clone(), key.to_string(), rule.clone(), Mode::Delete).await;
-    tell(
-        key,
-        name,
-        match pruned {
-            Ok(pruned) => AfterSave::Pruned { rule, pruned },
-            Err(e) => AfterSave::PruneFailed(e),
-        },
-    );
+    if let Some(step) = kluis_profiles::unattended::apply_rule(history.clone(), key, rule).await {
+        tell(key, name, step);
+    }
 }
 
 /// What a step after klant `key`'s save (`name` to the user) did, on stderr: what a rule

@@ -208,21 +208,8 @@ pub async fn after_save(
     turn: KlantTurn,
     tell: &(dyn Fn(&Profile, AfterSave) + Send + Sync),
 ) {
-    if let Some(rule) = profile.retention.clone().filter(|r| !r.keeps_everything()) {
-        let pruned = prune_in_background(
-            history.clone(),
-            profile.id.clone(),
-            rule.clone(),
-            Mode::Delete,
-        )
-        .await;
-        tell(
-            profile,
-            match pruned {
-                Ok(pruned) => AfterSave::Pruned { rule, pruned },
-                Err(e) => AfterSave::PruneFailed(e),
-            },
-        );
+    if let Some(step) = apply_rule(history.clone(), &profile.id, profile.retention.clone()).await {
+        tell(profile, step);
     }
     drop(turn); // the klant's next backup may start
     if profile.verify_monthly {
@@ -230,6 +217,21 @@ pub async fn after_save(
             tell(profile, step);
         }
     }
+}
+
+/// Klant `key`'s retention `rule`, if it has one that removes anything, applied (its caller
+/// holds the klant's turn): what it did, for the host to tell.
+pub async fn apply_rule(
+    history: Arc<History>,
+    key: &str,
+    rule: Option<Retention>,
+) -> Option<AfterSave> {
+    let rule = rule.filter(|r| !r.keeps_everything())?;
+    let pruned = prune_in_background(history, key.to_string(), rule.clone(), Mode::Delete).await;
+    Some(match pruned {
+        Ok(pruned) => AfterSave::Pruned { rule, pruned },
+        Err(e) => AfterSave::PruneFailed(e),
+    })
 }
 
 /// The klant's backups read again when a month has passed since they last were.
