@@ -1,9 +1,9 @@
 // The app's commands, named once. Each is a `#[tauri::command]` in `commands.rs` that
 // delegates to the desktop crate in one line; from this list come the handler
-// (`commands::handler`), the app manifest (build.rs: each command needs a grant) and `ALL`, by
-// which the tests check that the capability grants and the UI's `api.ts` calls exactly these.
-// Adding a command: its method, its `#[tauri::command]`, its name here; then the capability's
-// grant and `api.ts`'s call, which the tests ask for.
+// (`commands::handler`), the app manifest and the main window's grant (both written by
+// build.rs) and `ALL`, by which the tests check that the UI's `api.ts` calls exactly these.
+// Adding a command: its method, its `#[tauri::command]`, its name here, and `api.ts`'s call,
+// which the tests ask for.
 
 /// Calls macro `$then` with every command's name: `$then![launch_info, profiles, …]`.
 #[macro_export]

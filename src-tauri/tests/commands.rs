@@ -7,7 +7,7 @@ use kluis_app::LaunchInfo;
 use kluis_desktop::{AppPaths, DesktopApp, MemoryStore};
 use serde_json::{json, Value};
 use tauri::ipc::{CallbackFn, InvokeBody};
-use tauri::test::{get_ipc_response, mock_context, noop_assets, MockRuntime};
+use tauri::test::{get_ipc_response, MockRuntime};
 use tauri::webview::InvokeRequest;
 use tauri::Manager;
 use tauri::WebviewWindow;
@@ -20,7 +20,9 @@ fn window(dir: &tempfile::TempDir) -> (tauri::App<MockRuntime>, WebviewWindow<Mo
     )
     .unwrap();
     let app = kluis_app::builder::<MockRuntime>(desktop, LaunchInfo { demo: true })
-        .build(mock_context(noop_assets()))
+        // The app's own context: its capabilities and app manifest, so the grants are enforced
+        // here as in the app (a mock context allows every command).
+        .build(tauri::generate_context!())
         .unwrap();
     let window = tauri::WebviewWindowBuilder::new(&app, "main", Default::default())
         .build()
@@ -136,9 +138,9 @@ fn the_webview_cannot_hand_over_a_path() {
     assert_eq!(err["code"], "config");
 }
 
-/// Commands are declared in one list (`command_names.rs`, which `build.rs` turns into the app
-/// manifest); the handler, the capability's grants and the UI's `api.ts` must name exactly
-/// the same commands — this fails when one of the four is changed without the others.
+/// Commands are declared in one list (`command_names.rs`, from which `build.rs` writes the app
+/// manifest and the main window's grants); the handler, the grants and the UI's `api.ts` must
+/// name exactly the same commands — this fails when one is changed without the others.
 #[test]
 fn the_four_command_lists_agree() {
     use std::collections::BTreeSet;
@@ -154,19 +156,27 @@ fn the_four_command_lists_agree() {
 
     let capability: Value =
         serde_json::from_str(include_str!("../capabilities/default.json")).unwrap();
-    let granted: BTreeSet<String> = capability["permissions"]
+    assert_eq!(
+        capability["permissions"],
+        json!(["main-window"]),
+        "the main window is granted the set build.rs writes, and nothing else"
+    );
+    let set: toml::Table = include_str!("../permissions/main-window.toml")
+        .parse()
+        .unwrap();
+    let granted: BTreeSet<String> = set["set"][0]["permissions"]
         .as_array()
         .unwrap()
         .iter()
         .map(|p| {
             let p = p.as_str().unwrap();
-            let own = p.strip_prefix("allow-").unwrap_or_else(|| {
-                panic!("the capability grants more than the app's commands: {p}")
-            });
+            let own = p
+                .strip_prefix("allow-")
+                .unwrap_or_else(|| panic!("the set grants more than the app's commands: {p}"));
             own.replace('-', "_")
         })
         .collect();
-    assert_eq!(granted, declared, "capabilities/default.json");
+    assert_eq!(granted, declared, "permissions/main-window.toml");
 
     let api = include_str!("../../ui/src/api.ts");
     let called: BTreeSet<String> = api
@@ -181,20 +191,25 @@ fn the_four_command_lists_agree() {
         .collect();
     assert_eq!(called, declared, "ui/src/api.ts");
 
-    // Each is handled: called without arguments, it answers, or says what is missing —
-    // never what it says of a name it does not know.
+    // Each is granted (the app's context enforces its grants) and handled: called without
+    // arguments, it answers, or says what is missing — never that it is not allowed, nor
+    // what the handler says of a name it does not know.
     let dir = tempfile::tempdir().unwrap();
     let (_app, window) = window(&dir);
-    let not_found = |name: &str| format!("Command {name} not found");
     let unknown = invoke(&window, "no_such_command", json!({})).unwrap_err();
-    assert_eq!(
-        unknown,
-        json!(not_found("no_such_command")),
-        "how an unknown name is answered"
+    assert!(
+        unknown.to_string().contains("not allowed"),
+        "a name no grant names is refused: {unknown}"
     );
     for name in &declared {
         if let Err(error) = invoke(&window, name, json!({})) {
-            assert_ne!(error, json!(not_found(name)), "the handler lacks {name}");
+            let text = error.to_string();
+            assert!(
+                !text.contains("not allowed"),
+                "{name} is not granted: {text}"
+            );
+            let not_found = format!("Command {name} not found");
+            assert_ne!(error, json!(not_found), "the handler lacks {name}");
         }
     }
 }
