@@ -3,7 +3,10 @@
 // changes, and Preact updates only the DOM that differs (inputs keep their text, caret and
 // focus while a backup reports progress).
 import { h, render } from "preact";
-import * as actions from "./actions";
+import { editProfile } from "./actions/profiles";
+import { refreshDashboard, refreshSettings } from "./actions/refresh";
+import { showError } from "./actions/run";
+import { boot, signIn, signOut } from "./actions/session";
 import { ErrorBody, errorTitle } from "./errors";
 import { language, languages, setLanguage, t, type Key, type Language } from "./i18n";
 import { displayName, profileName, selectedProfile, state, type Tab } from "./state";
@@ -37,9 +40,9 @@ function Header() {
             silent ? ` — ${t("serviceSilentShort")}` : "",
           )
         : null,
-      profile && signedIn ? h("button", { class: "link", onClick: () => void actions.signOut() }, t("signOut")) : null,
-      profile && !signedIn ? h("button", { class: "link", onClick: () => void actions.signIn() }, t("signIn")) : null,
-      profile ? h("button", { class: "link", "data-test": "edit-profile", onClick: () => actions.editProfile(profile) }, t("editProfile")) : null,
+      profile && signedIn ? h("button", { class: "link", onClick: () => void signOut() }, t("signOut")) : null,
+      profile && !signedIn ? h("button", { class: "link", onClick: () => void signIn() }, t("signIn")) : null,
+      profile ? h("button", { class: "link", "data-test": "edit-profile", onClick: () => editProfile(profile) }, t("editProfile")) : null,
       h("label", { for: "language", class: "visually-hidden" }, t("language")),
       h(
         "select",
@@ -135,13 +138,13 @@ setInterval(() => {
 }, 1000);
 // The dashboard's ages and "overdue" move on with time even when nothing runs.
 setInterval(() => {
-  if (state.overview.value) void actions.refreshDashboard().then(() => (state.now.value = Date.now()));
+  if (state.overview.value) void refreshDashboard().then(() => (state.now.value = Date.now()));
 }, 60_000);
 // The tray may have paused or resumed the plans while the window was elsewhere.
-window.addEventListener("focus", () => void actions.refreshSettings().catch(() => undefined));
+window.addEventListener("focus", () => void refreshSettings().catch(() => undefined));
 const root = document.getElementById("app");
 if (root) render(h(App, {}), root);
-actions.boot().catch((e) => {
-  actions.showError(e, null);
+boot().catch((e) => {
+  showError(e, null);
 });
 

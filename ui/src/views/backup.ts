@@ -4,7 +4,7 @@
 import { computed } from "@preact/signals";
 import { h } from "preact";
 import { useLayoutEffect } from "preact/hooks";
-import * as actions from "../actions";
+import { cancelJob, saveJob, showBackup, startBackup } from "../actions/backup";
 import { isRunning, stalledFor, type BackupView } from "../backup-state";
 import type { Access } from "../bindings";
 import { ErrorBody, errorTitle } from "../errors";
@@ -43,7 +43,7 @@ function Downloading({ view, full }: { view: Extract<BackupView, { phase: "downl
 
 /** Shows job's own saved file (its history entry has the job's id). */
 function openSaved(job: Job, select: boolean): Promise<void> {
-  return job.jobId ? actions.showBackup(job.jobId, select) : Promise.resolve();
+  return job.jobId ? showBackup(job.jobId, select) : Promise.resolve();
 }
 
 /** A job's stage, with what can be done now. `full`: the Backup panel's own job (waiting
@@ -78,8 +78,8 @@ function JobView({ job, full }: { job: Job; full: boolean }) {
         h(
           "div",
           { class: "row" },
-          h("button", { class: "primary", "data-test": full ? "choose-where" : "resumed-save", "data-focus-next": full || undefined, onClick: () => void actions.saveJob(job.key) }, t("chooseWhere")),
-          full ? h("button", { class: "secondary", onClick: () => void actions.cancelJob(job.key) }, t("discard")) : null,
+          h("button", { class: "primary", "data-test": full ? "choose-where" : "resumed-save", "data-focus-next": full || undefined, onClick: () => void saveJob(job.key) }, t("chooseWhere")),
+          full ? h("button", { class: "secondary", onClick: () => void cancelJob(job.key) }, t("discard")) : null,
         ),
       );
     case "saving":
@@ -113,7 +113,7 @@ function JobView({ job, full }: { job: Job; full: boolean }) {
         { class: "error", "data-test": full ? "backup-failed" : null },
         h(full ? "h3" : "strong", {}, errorTitle(v.error)),
         h(ErrorBody, { error: v.error, testId: full ? "backup-error" : undefined }),
-        full ? h("button", { class: "secondary", onClick: () => void actions.startBackup() }, t("retry")) : null,
+        full ? h("button", { class: "secondary", onClick: () => void startBackup() }, t("retry")) : null,
       );
     case "cancelled":
       return h("p", {}, t("cancelled"));
@@ -199,12 +199,12 @@ export function BackupPanel() {
             "data-focus-next": !running || undefined,
             disabled: running || !state.selected.value,
             "aria-describedby": denied ? "not-allowed" : undefined,
-            onClick: () => void actions.startBackup(),
+            onClick: () => void startBackup(),
           },
           t("backupOwner"),
         ),
         job && running && job.view.phase !== "choose"
-          ? h("button", { class: "secondary", "data-test": "cancel-backup", "data-focus-next": true, onClick: () => void actions.cancelJob(job.key) }, t("cancelBackup"))
+          ? h("button", { class: "secondary", "data-test": "cancel-backup", "data-focus-next": true, onClick: () => void cancelJob(job.key) }, t("cancelBackup"))
           : null,
       ),
       h("div", { class: "stage" }, job ? h(JobView, { job, full: true }) : null),

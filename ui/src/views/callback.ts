@@ -2,7 +2,7 @@
 // "Test connection". The form's draft lives in the state (switching kinds keeps what was
 // typed); the relay secret is sent once to the keyring and never shown again.
 import { h } from "preact";
-import * as actions from "../actions";
+import { callbackDraft, choiceOf, chooseTunnelProgram, editCallback, saveCallback, testCallback } from "../actions/callback";
 import { t, type Key } from "../i18n";
 import { state, type CallbackDraft } from "../state";
 import { Field } from "./fields";
@@ -19,7 +19,7 @@ const choices: [Kind, Key, Key][] = [
 ];
 
 function Text({ id, label, field, type = "text", placeholder }: { id: string; label: Key; field: TextField; type?: string; placeholder?: string }) {
-  const d = actions.callbackDraft();
+  const d = callbackDraft();
   return h(
     Field,
     { id, label: t(label) },
@@ -31,7 +31,7 @@ function Text({ id, label, field, type = "text", placeholder }: { id: string; la
       autocomplete: "off",
       spellcheck: false,
       "data-test": id,
-      onInput: (e: Event) => actions.editCallback({ [field]: (e.target as HTMLInputElement).value }),
+      onInput: (e: Event) => editCallback({ [field]: (e.target as HTMLInputElement).value }),
     }),
   );
 }
@@ -55,8 +55,8 @@ function Fields({ kind }: { kind: Kind }) {
         "div",
         { class: "field" },
         h("span", { id: "cb-program-label" }, t("cbProgram")),
-        h("code", { "data-test": "cb-program", "aria-labelledby": "cb-program-label" }, actions.callbackDraft().program),
-        h("button", { type: "button", "data-test": "cb-choose-program", onClick: () => void actions.chooseTunnelProgram() }, t("cbChooseProgram")),
+        h("code", { "data-test": "cb-program", "aria-labelledby": "cb-program-label" }, callbackDraft().program),
+        h("button", { type: "button", "data-test": "cb-choose-program", onClick: () => void chooseTunnelProgram() }, t("cbChooseProgram")),
       );
     default:
       return null;
@@ -74,8 +74,8 @@ function TestResult() {
 }
 
 export function CallbackSettings() {
-  const d = actions.callbackDraft();
-  const unsaved = JSON.stringify(actions.choiceOf(d)) !== JSON.stringify(state.settings.value.callback) || d.relaySecret !== "";
+  const d = callbackDraft();
+  const unsaved = JSON.stringify(choiceOf(d)) !== JSON.stringify(state.settings.value.callback) || d.relaySecret !== "";
   return h(
     "form",
     {
@@ -83,7 +83,7 @@ export function CallbackSettings() {
       "aria-labelledby": "callback-title",
       onSubmit: (e: Event) => {
         e.preventDefault();
-        void actions.saveCallback();
+        void saveCallback();
       },
     },
     h("h3", { id: "callback-title" }, t("callbackTitle")),
@@ -96,7 +96,7 @@ export function CallbackSettings() {
         h(
           "label",
           { key: kind, class: "choice" },
-          h("input", { type: "radio", name: "callback-kind", value: kind, checked: d.kind === kind, "data-test": `cb-${kind}`, onChange: () => actions.editCallback({ kind }) }),
+          h("input", { type: "radio", name: "callback-kind", value: kind, checked: d.kind === kind, "data-test": `cb-${kind}`, onChange: () => editCallback({ kind }) }),
           h("span", {}, h("strong", {}, t(label)), h("br", {}), h("small", { class: "note" }, t(note))),
         ),
       ),
@@ -106,7 +106,7 @@ export function CallbackSettings() {
       "div",
       { class: "row" },
       h("button", { type: "submit", class: "primary", "data-test": "cb-save" }, t("cbSave")),
-      h("button", { type: "button", class: "secondary", "data-test": "cb-test", disabled: !state.selected.value || unsaved, onClick: () => void actions.testCallback() }, t("cbTest")),
+      h("button", { type: "button", class: "secondary", "data-test": "cb-test", disabled: !state.selected.value || unsaved, onClick: () => void testCallback() }, t("cbTest")),
       state.callbackSaved.value && !unsaved ? h("span", { role: "status", "data-test": "cb-saved" }, t("cbSaved")) : null,
     ),
     state.selected.value ? null : h("p", { class: "note" }, t("cbTestNeedsProfile")),

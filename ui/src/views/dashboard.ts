@@ -4,7 +4,8 @@
 import { h } from "preact";
 import { memo } from "preact/compat";
 import { useLayoutEffect, useRef, useState } from "preact/hooks";
-import * as actions from "../actions";
+import { backupAll, setPlansPaused, verifyBackups } from "../actions/dashboard";
+import { selectProfile } from "../actions/session";
 import type { DayMark, KlantStatus } from "../bindings";
 import { ago, arrange, daysSummary, needsAttention, nextSort, rowWindow, type SortKey, type TableView } from "../dashboard";
 import { errorTitle } from "../errors";
@@ -138,7 +139,7 @@ const Row = memo(function Row({ k, index, name, minute, running }: { k: KlantSta
     "tr",
     // Its place in the whole table (the header row is 1): only the rows in view are drawn.
     { class: attention ? "klant attention" : "klant", "aria-rowindex": index + 2, "data-test": `dash-${k.profile_id}` },
-    h("th", { scope: "row" }, h("button", { class: "link", title: name, onClick: () => void actions.selectProfile(k.profile_id) }, h("span", { class: "clamp" }, name))),
+    h("th", { scope: "row" }, h("button", { class: "link", title: name, onClick: () => void selectProfile(k.profile_id) }, h("span", { class: "clamp" }, name))),
     h(
       "td",
       { class: k.overdue ? "age overdue" : "age", "data-test": "dash-age" },
@@ -211,8 +212,8 @@ function KlantTable() {
       "div",
       { class: "row" },
       h(Check, { test: "attention-only", label: t("dashAttentionOnly", { count: String(waiting) }), checked: attentionOnly, onToggle: (on) => (state.attentionOnly.value = on) }),
-      h("button", { class: "secondary", "data-test": "dash-backup-all", disabled: state.queued.value.size > 0, onClick: () => void actions.backupAll() }, t("backupAll")),
-      h("button", { class: "secondary", "data-test": "dash-verify", disabled: state.verifying.value === "verifying", onClick: () => void actions.verifyBackups() }, t("verifyBackups")),
+      h("button", { class: "secondary", "data-test": "dash-backup-all", disabled: state.queued.value.size > 0, onClick: () => void backupAll() }, t("backupAll")),
+      h("button", { class: "secondary", "data-test": "dash-verify", disabled: state.verifying.value === "verifying", onClick: () => void verifyBackups() }, t("verifyBackups")),
     ),
     h(VerifyResult, {}),
     rows.length === 0
@@ -247,6 +248,6 @@ function PausedBanner() {
     "div",
     { class: "card paused", role: "status", "data-test": "plans-paused" },
     h("p", {}, t("plansPausedNote")),
-    h("button", { "data-test": "resume-plans", onClick: () => void actions.setPlansPaused(false) }, t("resumePlans")),
+    h("button", { "data-test": "resume-plans", onClick: () => void setPlansPaused(false) }, t("resumePlans")),
   );
 }

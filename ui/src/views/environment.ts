@@ -1,7 +1,7 @@
 // The /util/environment answer as a readable, collapsible, copyable tree.
 import { useState } from "preact/hooks";
 import { h } from "preact";
-import * as actions from "../actions";
+import { refreshEnvironment, signIn } from "../actions/session";
 import { copyText } from "../dom";
 import { t } from "../i18n";
 import { displayName, selectedEnvironment, selectedProfile, state } from "../state";
@@ -51,7 +51,7 @@ function Body() {
       "div",
       { "data-test": "environment-signed-out" },
       h("p", {}, t("environmentSignedOut", { klant: displayName(profile) })),
-      h("button", { class: "primary", type: "button", onClick: () => void actions.signIn() }, t("signIn")),
+      h("button", { class: "primary", type: "button", onClick: () => void signIn() }, t("signIn")),
     );
   }
   if ("error" in loaded) return h("div", { class: "error", "data-test": "environment-error" }, h("strong", {}, errorTitle(loaded.error)), h(ErrorBody, { error: loaded.error }));
@@ -71,6 +71,6 @@ export function EnvironmentPanel() {
     h("h2", { id: "env-title" }, t("tabEnvironment"), selectedProfile.value ? ` — ${displayName(selectedProfile.value)}` : ""),
     h("p", { class: "note" }, t("environmentIntro")),
     h(Body, {}),
-    h("button", { class: "secondary", type: "button", onClick: () => void actions.refreshEnvironment() }, t("refresh")),
+    h("button", { class: "secondary", type: "button", onClick: () => void refreshEnvironment() }, t("refresh")),
   );
 }

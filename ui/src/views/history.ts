@@ -1,6 +1,7 @@
 // The history table: when, duration, size, SHA-256, where, status; retry and open folder.
 import { h } from "preact";
-import * as actions from "../actions";
+import { showBackup, startBackup } from "../actions/backup";
+import { editReport, exportReport, filterHistory } from "../actions/history";
 import type { UiError } from "../api";
 import type { HistoryEntry, ReportFormat } from "../bindings";
 import { copyText } from "../dom";
@@ -41,9 +42,9 @@ function Row({ e }: { e: HistoryEntry }) {
     : "—";
   const action =
     e.stage === "saved" && !e.removed
-      ? h("button", { class: "link", onClick: () => void actions.showBackup(e.id, false) }, t("openFolder"))
+      ? h("button", { class: "link", onClick: () => void showBackup(e.id, false) }, t("openFolder"))
       : e.stage === "failed" && e.profile === state.selected.value
-        ? h("button", { class: "link", onClick: () => void actions.startBackup() }, t("retry"))
+        ? h("button", { class: "link", onClick: () => void startBackup() }, t("retry"))
         : "";
   return h(
     "tr",
@@ -69,7 +70,7 @@ function ReportForm() {
       "div",
       { class: "field" },
       h("label", { for: `report-${key}` }, t(key === "from" ? "reportFrom" : "reportTo")),
-      h("input", { id: `report-${key}`, type: "date", value: draft[key], required: true, onInput: (ev: Event) => actions.editReport({ [key]: (ev.target as HTMLInputElement).value }) }),
+      h("input", { id: `report-${key}`, type: "date", value: draft[key], required: true, onInput: (ev: Event) => editReport({ [key]: (ev.target as HTMLInputElement).value }) }),
     );
   return h(
     "details",
@@ -87,13 +88,13 @@ function ReportForm() {
         h("label", { for: "report-format" }, t("reportFormat")),
         h(
           "select",
-          { id: "report-format", value: draft.format, onChange: (ev: Event) => actions.editReport({ format: (ev.target as HTMLSelectElement).value as ReportFormat }) },
+          { id: "report-format", value: draft.format, onChange: (ev: Event) => editReport({ format: (ev.target as HTMLSelectElement).value as ReportFormat }) },
           h("option", { value: "csv" }, t("reportCsv")),
           h("option", { value: "printable" }, t("reportPrintable")),
         ),
       ),
     ),
-    h("button", { class: "secondary", "data-test": "report-export", disabled: exporting || !draft.from || !draft.to, onClick: () => void actions.exportReport() }, t("exportReport")),
+    h("button", { class: "secondary", "data-test": "report-export", disabled: exporting || !draft.from || !draft.to, onClick: () => void exportReport() }, t("exportReport")),
     result === null
       ? null
       : exporting
@@ -118,7 +119,7 @@ export function HistoryPanel() {
       h("label", { for: "history-filter" }, t("historyFilter")),
       h(
         "select",
-        { id: "history-filter", value: state.historyFilter.value ?? "", onChange: (ev: Event) => void actions.filterHistory((ev.target as HTMLSelectElement).value || null) },
+        { id: "history-filter", value: state.historyFilter.value ?? "", onChange: (ev: Event) => void filterHistory((ev.target as HTMLSelectElement).value || null) },
         h("option", { value: "" }, t("allProfiles")),
         state.profiles.value.map((p) => h("option", { key: p.id, value: p.id }, displayName(p))),
       ),

@@ -1,7 +1,7 @@
 // Settings → E-mail: the office's SMTP server, who hears from Kluis and when (each failure, or
 // a daily report), with Send test. The password goes to the keyring; it never comes back.
 import { h } from "preact";
-import * as actions from "../actions";
+import { removeMail, saveMail, testMail } from "../actions/mail";
 import { t } from "../i18n";
 import { mailShown, state, type MailDraft } from "../state";
 import { Check, Field } from "./fields";
@@ -37,7 +37,7 @@ export function MailSettingsForm() {
     h("p", { class: "note" }, t("mailNote")),
     h(
       "form",
-      { class: "mail", "data-test": "mail-form", onSubmit: (e: Event) => (e.preventDefault(), void actions.saveMail()) },
+      { class: "mail", "data-test": "mail-form", onSubmit: (e: Event) => (e.preventDefault(), void saveMail()) },
       h(Input, { id: "mail-server", field: "server", label: t("mailServer"), hint: t("mailServerHint") }),
       h(Input, { id: "mail-port", field: "port", label: t("mailPort"), type: "number" }),
       h(Input, { id: "mail-username", field: "username", label: t("mailUsername"), required: false }),
@@ -50,8 +50,8 @@ export function MailSettingsForm() {
         "div",
         { class: "row" },
         h("button", { type: "submit", "data-test": "mail-save", disabled: state.mailDraft.value === null }, t("save")),
-        h("button", { type: "button", class: "secondary", "data-test": "mail-test", disabled: !saved || test === "testing", onClick: () => void actions.testMail() }, t("monitorTest")),
-        saved ? h("button", { type: "button", class: "secondary", "data-test": "mail-remove", onClick: () => void actions.removeMail() }, t("mailRemove")) : null,
+        h("button", { type: "button", class: "secondary", "data-test": "mail-test", disabled: !saved || test === "testing", onClick: () => void testMail() }, t("monitorTest")),
+        saved ? h("button", { type: "button", class: "secondary", "data-test": "mail-remove", onClick: () => void removeMail() }, t("mailRemove")) : null,
       ),
     ),
     h(

@@ -1,7 +1,8 @@
 // A profile's plan (in its form): when Kluis backs the klant up on its own, and when next.
 // The draft lives in the state; the schedule is checked by Rust when it is saved.
 import { h } from "preact";
-import * as actions from "../actions";
+import { confirmRetention, editKeep, editPlan, planDraft, saveEncryption, saveMonitor, savePlan, saveRetention, setVerifyMonthly, testMonitor } from "../actions/plan";
+import { closeProfileForm } from "../actions/profiles";
 import type { Day, HistoryEntry, ProfileView, Retention, Schedule } from "../bindings";
 import { bytes, dateTime } from "../format";
 import { locale, t, type Key } from "../i18n";
@@ -29,8 +30,8 @@ export function NextBackup({ profile }: { profile: ProfileView }) {
 }
 
 export function PlanSection({ profile }: { profile: ProfileView }) {
-  const d = actions.planDraft(profile);
-  const edit = (change: Parameters<typeof actions.editPlan>[1]) => actions.editPlan(profile, change);
+  const d = planDraft(profile);
+  const edit = (change: Parameters<typeof editPlan>[1]) => editPlan(profile, change);
   const value = (e: Event) => (e.target as HTMLInputElement).value;
   const noFolder = d.kind !== "manual" && !d.paused && !state.settings.value.save_folder;
   return h(
@@ -60,10 +61,10 @@ export function PlanSection({ profile }: { profile: ProfileView }) {
           "div",
           { class: "warning", role: "note", "data-test": "plan-needs-folder" },
           h("p", {}, t("planNeedsFolder")),
-          h("button", { type: "button", class: "secondary", onClick: () => { actions.closeProfileForm(); state.tab.value = "settings"; } }, t("openSettings")),
+          h("button", { type: "button", class: "secondary", onClick: () => { closeProfileForm(); state.tab.value = "settings"; } }, t("openSettings")),
         )
       : null,
-    h("div", { class: "row" }, h("button", { type: "button", class: "secondary", "data-test": "plan-save", disabled: noFolder, onClick: () => void actions.savePlan(profile) }, t("planSave"))),
+    h("div", { class: "row" }, h("button", { type: "button", class: "secondary", "data-test": "plan-save", disabled: noFolder, onClick: () => void savePlan(profile) }, t("planSave"))),
     h(NextBackup, { profile }),
     h(MonitorSection, { profile }),
     h(RetentionSection, { profile }),
@@ -73,7 +74,7 @@ export function PlanSection({ profile }: { profile: ProfileView }) {
 
 /** Encryption at rest: none, a passphrase (kept in the keyring) or an age recipient. */
 function EncryptionSection({ profile }: { profile: ProfileView }) {
-  const d = actions.planDraft(profile);
+  const d = planDraft(profile);
   const saved = profile.encryption;
   const value = (e: Event) => (e.target as HTMLInputElement).value;
   const kinds: [typeof d.encryption, Key][] = [
@@ -94,23 +95,23 @@ function EncryptionSection({ profile }: { profile: ProfileView }) {
     h(
       Field,
       { id: "encrypt-kind", label: t("encryptKind") },
-      h("select", { id: "encrypt-kind", "data-test": "encrypt-kind", value: d.encryption, onChange: (e: Event) => actions.editPlan(profile, { encryption: value(e) as typeof d.encryption }) }, kinds.map(([kind, key]) => h("option", { key: kind, value: kind }, t(key)))),
+      h("select", { id: "encrypt-kind", "data-test": "encrypt-kind", value: d.encryption, onChange: (e: Event) => editPlan(profile, { encryption: value(e) as typeof d.encryption }) }, kinds.map(([kind, key]) => h("option", { key: kind, value: kind }, t(key)))),
     ),
     d.encryption === "passphrase"
       ? h(
           Field,
           { id: "encrypt-passphrase", label: t("encryptPassphraseLabel"), hint: saved?.kind === "passphrase" ? t("encryptPassphraseKeep") : t("encryptPassphraseHint") },
-          h("input", { id: "encrypt-passphrase", "data-test": "encrypt-passphrase", type: "password", autoComplete: "new-password", value: d.passphrase, onInput: (e: Event) => actions.editPlan(profile, { passphrase: value(e) }) }),
+          h("input", { id: "encrypt-passphrase", "data-test": "encrypt-passphrase", type: "password", autoComplete: "new-password", value: d.passphrase, onInput: (e: Event) => editPlan(profile, { passphrase: value(e) }) }),
         )
       : null,
     d.encryption === "recipient"
       ? h(
           Field,
           { id: "encrypt-recipient", label: t("encryptRecipientLabel") },
-          h("input", { id: "encrypt-recipient", "data-test": "encrypt-recipient", autoComplete: "off", spellcheck: false, placeholder: "age1…", value: d.recipient, onInput: (e: Event) => actions.editPlan(profile, { recipient: value(e) }) }),
+          h("input", { id: "encrypt-recipient", "data-test": "encrypt-recipient", autoComplete: "off", spellcheck: false, placeholder: "age1…", value: d.recipient, onInput: (e: Event) => editPlan(profile, { recipient: value(e) }) }),
         )
       : null,
-    h("div", { class: "row" }, h("button", { type: "button", class: "secondary", "data-test": "encrypt-save", onClick: () => void actions.saveEncryption(profile) }, t("encryptSave"))),
+    h("div", { class: "row" }, h("button", { type: "button", class: "secondary", "data-test": "encrypt-save", onClick: () => void saveEncryption(profile) }, t("encryptSave"))),
   );
 }
 
@@ -131,7 +132,7 @@ function PreviewItem({ e }: { e: HistoryEntry }) {
 /** The klant's retention rule: four counts, saved only after the backups it would remove
  * now have been shown (and confirmed). */
 function RetentionSection({ profile }: { profile: ProfileView }) {
-  const d = actions.planDraft(profile);
+  const d = planDraft(profile);
   const wouldRemove = d.wouldRemove;
   return h(
     "div",
@@ -143,11 +144,11 @@ function RetentionSection({ profile }: { profile: ProfileView }) {
       h(
         Field,
         { key: part, id: `keep-${part}`, label: t(part) },
-        h("input", { id: `keep-${part}`, type: "number", min: 0, max: 1000, step: 1, inputMode: "numeric", value: d.keep[part], onInput: (e: Event) => actions.editKeep(profile, part, (e.target as HTMLInputElement).value) }),
+        h("input", { id: `keep-${part}`, type: "number", min: 0, max: 1000, step: 1, inputMode: "numeric", value: d.keep[part], onInput: (e: Event) => editKeep(profile, part, (e.target as HTMLInputElement).value) }),
       ),
     ),
     wouldRemove === null
-      ? h("div", { class: "row" }, h("button", { type: "button", class: "secondary", "data-test": "keep-save", onClick: () => void actions.saveRetention(profile) }, t("keepSave")))
+      ? h("div", { class: "row" }, h("button", { type: "button", class: "secondary", "data-test": "keep-save", onClick: () => void saveRetention(profile) }, t("keepSave")))
       : h(
           "div",
           { class: "warning", role: "alert", "data-test": "keep-would-remove" },
@@ -156,17 +157,17 @@ function RetentionSection({ profile }: { profile: ProfileView }) {
           h(
             "div",
             { class: "row" },
-            h("button", { type: "button", class: "danger", "data-test": "keep-confirm", onClick: () => void actions.confirmRetention(profile, true) }, t("keepConfirm")),
-            h("button", { type: "button", class: "secondary", "data-test": "keep-cancel", onClick: () => void actions.confirmRetention(profile, false) }, t("cancel")),
+            h("button", { type: "button", class: "danger", "data-test": "keep-confirm", onClick: () => void confirmRetention(profile, true) }, t("keepConfirm")),
+            h("button", { type: "button", class: "secondary", "data-test": "keep-cancel", onClick: () => void confirmRetention(profile, false) }, t("cancel")),
           ),
         ),
-    h(Check, { test: "verify-monthly", label: t("verifyMonthly"), checked: profile.verify_monthly, onToggle: (on) => void actions.setVerifyMonthly(profile, on) }),
+    h(Check, { test: "verify-monthly", label: t("verifyMonthly"), checked: profile.verify_monthly, onToggle: (on) => void setVerifyMonthly(profile, on) }),
   );
 }
 
 /** The klant's outside monitor: a ping URL told of each unattended backup, and Send test. */
 function MonitorSection({ profile }: { profile: ProfileView }) {
-  const d = actions.planDraft(profile);
+  const d = planDraft(profile);
   const test = state.monitorTest.value?.profileId === profile.id ? state.monitorTest.value.result : null;
   return h(
     "div",
@@ -177,14 +178,14 @@ function MonitorSection({ profile }: { profile: ProfileView }) {
     h(
       Field,
       { id: "monitor-url", label: profile.monitor ? t("monitorReplace") : t("monitorUrl") },
-      h("input", { id: "monitor-url", type: "url", inputMode: "url", autoComplete: "off", spellcheck: false, placeholder: "https://hc-ping.com/…", value: d.pingUrl, onInput: (e: Event) => actions.editPlan(profile, { pingUrl: (e.target as HTMLInputElement).value }) }),
+      h("input", { id: "monitor-url", type: "url", inputMode: "url", autoComplete: "off", spellcheck: false, placeholder: "https://hc-ping.com/…", value: d.pingUrl, onInput: (e: Event) => editPlan(profile, { pingUrl: (e.target as HTMLInputElement).value }) }),
     ),
     h(
       "div",
       { class: "row" },
-      h("button", { type: "button", class: "secondary", "data-test": "monitor-save", disabled: d.pingUrl.trim() === "", onClick: () => void actions.saveMonitor(profile) }, t("monitorSave")),
-      profile.monitor ? h("button", { type: "button", class: "secondary", "data-test": "monitor-test", disabled: test === "testing", onClick: () => void actions.testMonitor(profile) }, t("monitorTest")) : null,
-      profile.monitor ? h("button", { type: "button", class: "secondary", "data-test": "monitor-remove", onClick: () => void actions.saveMonitor(profile, true) }, t("monitorRemove")) : null,
+      h("button", { type: "button", class: "secondary", "data-test": "monitor-save", disabled: d.pingUrl.trim() === "", onClick: () => void saveMonitor(profile) }, t("monitorSave")),
+      profile.monitor ? h("button", { type: "button", class: "secondary", "data-test": "monitor-test", disabled: test === "testing", onClick: () => void testMonitor(profile) }, t("monitorTest")) : null,
+      profile.monitor ? h("button", { type: "button", class: "secondary", "data-test": "monitor-remove", onClick: () => void saveMonitor(profile, true) }, t("monitorRemove")) : null,
     ),
     test === null
       ? null

@@ -2,7 +2,9 @@
 import { h } from "preact";
 import { memo } from "preact/compat";
 import { useLayoutEffect, useState } from "preact/hooks";
-import * as actions from "../actions";
+import { backupAll, cancelAll } from "../actions/dashboard";
+import { chooseProfileCa, clearProfileCa, closeProfileForm, editDraft, editProfile, forget, saveProfile } from "../actions/profiles";
+import { selectProfile, showOverview, startDemo } from "../actions/session";
 import { t } from "../i18n";
 import { displayName, retryingProfiles, runningProfiles, state, type ProfileDraft } from "../state";
 import { Field } from "./fields";
@@ -21,7 +23,7 @@ const ProfileItem = memo(function ProfileItem({ id, name, demo, selected, runnin
         class: selected ? "profile selected" : "profile",
         "aria-current": selected ? "true" : undefined,
         "data-test": `profile-${id}`,
-        onClick: () => void actions.selectProfile(id),
+        onClick: () => void selectProfile(id),
       },
       name,
       demo ? h("span", { class: "tag" }, t("demoTag")) : null,
@@ -43,7 +45,7 @@ export function ProfileList() {
     state.profiles.value.length > 1
       ? h(
           "button",
-          { class: state.overview.value ? "profile selected" : "profile", "aria-current": state.overview.value ? "page" : undefined, "data-test": "overview", onClick: () => void actions.showOverview() },
+          { class: state.overview.value ? "profile selected" : "profile", "aria-current": state.overview.value ? "page" : undefined, "data-test": "overview", onClick: () => void showOverview() },
           t("dashTitle"),
         )
       : null,
@@ -63,12 +65,12 @@ export function ProfileList() {
         }),
       ),
     ),
-    h("button", { class: "secondary", "data-test": "add-profile", onClick: () => actions.editProfile(null) }, t("addProfile")),
-    h("button", { class: "secondary", "data-test": "backup-all", disabled: state.queued.value.size > 0, onClick: () => void actions.backupAll() }, t("backupAll")),
+    h("button", { class: "secondary", "data-test": "add-profile", onClick: () => editProfile(null) }, t("addProfile")),
+    h("button", { class: "secondary", "data-test": "backup-all", disabled: state.queued.value.size > 0, onClick: () => void backupAll() }, t("backupAll")),
     state.queued.value.size > 0 || running.size > 0
-      ? h("button", { class: "secondary", "data-test": "cancel-all", onClick: () => void actions.cancelAll() }, t("cancelAll"))
+      ? h("button", { class: "secondary", "data-test": "cancel-all", onClick: () => void cancelAll() }, t("cancelAll"))
       : null,
-    !state.demo.value ? h("button", { class: "secondary", "data-test": "try-demo", onClick: () => void actions.startDemo() }, t("tryDemo")) : null,
+    !state.demo.value ? h("button", { class: "secondary", "data-test": "try-demo", onClick: () => void startDemo() }, t("tryDemo")) : null,
   );
 }
 
@@ -81,8 +83,8 @@ export function Welcome() {
     h(
       "div",
       { class: "row" },
-      h("button", { class: "primary", "data-test": "try-demo", onClick: () => void actions.startDemo() }, t("tryDemo")),
-      h("button", { class: "secondary", "data-test": "add-profile", onClick: () => actions.editProfile(null) }, t("addProfile")),
+      h("button", { class: "primary", "data-test": "try-demo", onClick: () => void startDemo() }, t("tryDemo")),
+      h("button", { class: "secondary", "data-test": "add-profile", onClick: () => editProfile(null) }, t("addProfile")),
     ),
   );
 }
@@ -116,7 +118,7 @@ function DraftInput({ id, field, type, required, placeholder, describedBy }: { i
     onInput: (e: Event) => {
       const el = e.target as HTMLInputElement;
       el.setCustomValidity(""); // checked afresh at the next submit
-      actions.editDraft(field, el.value);
+      editDraft(field, el.value);
     },
     onInvalid: (e: Event) => explainInvalid(e.target as HTMLInputElement),
   });
@@ -143,8 +145,8 @@ function TrustedCertificate({ id }: { id: string }) {
     h(
       "div",
       { class: "row" },
-      h("button", { type: "button", class: "secondary", "data-test": "choose-ca", onClick: () => void actions.chooseProfileCa(id) }, t("trustChoose")),
-      cas.length > 0 ? h("button", { type: "button", class: "secondary", "data-test": "clear-ca", onClick: () => void actions.clearProfileCa(id) }, t("trustRemove")) : null,
+      h("button", { type: "button", class: "secondary", "data-test": "choose-ca", onClick: () => void chooseProfileCa(id) }, t("trustChoose")),
+      cas.length > 0 ? h("button", { type: "button", class: "secondary", "data-test": "clear-ca", onClick: () => void clearProfileCa(id) }, t("trustRemove")) : null,
     ),
   );
 }
@@ -156,7 +158,7 @@ function ForgetProfile({ id }: { id: string }) {
     { class: "danger-zone", "aria-labelledby": "forget-title" },
     h("h3", { id: "forget-title" }, t("forgetTitle")),
     h("p", { class: "note" }, t("forgetNote")),
-    h("button", { type: "button", class: "danger", "data-test": "forget-profile", onClick: () => void actions.forget(id) }, t("forget")),
+    h("button", { type: "button", class: "danger", "data-test": "forget-profile", onClick: () => void forget(id) }, t("forget")),
   );
 }
 
@@ -177,7 +179,7 @@ export function ProfileForm() {
       "aria-labelledby": "profile-form-title",
       onSubmit: (e: Event) => {
         e.preventDefault();
-        void actions.saveProfile();
+        void saveProfile();
       },
     },
     h("h2", { id: "profile-form-title" }, existing ? t("editProfile") : t("addProfile")),
@@ -192,7 +194,7 @@ export function ProfileForm() {
       "div",
       { class: "row" },
       h("button", { type: "submit", class: "primary", "data-test": "save-profile" }, t("save")),
-      h("button", { type: "button", class: "secondary", onClick: () => actions.closeProfileForm() }, t("cancel")),
+      h("button", { type: "button", class: "secondary", onClick: () => closeProfileForm() }, t("cancel")),
     ),
     saved ? h(PlanSection, { profile: saved }) : null,
     draft.id !== null && !isDemo(draft.id) ? h(TrustedCertificate, { id: draft.id }) : null,

@@ -1,6 +1,7 @@
 // Settings: where backups are saved, and how the service's callback reaches this computer.
 import { h } from "preact";
-import * as actions from "../actions";
+import { setPlansPaused } from "../actions/dashboard";
+import { DEFAULT_MIN_FREE_MIB, askEachTime, chooseSaveFolder, editSpeed, isMinFree, saveFileNameTemplate, saveMinFree, saveSpeed, setAtOnce, setNotifyDesktop, setStartAtLogin, speedDraft, testNotification } from "../actions/settings";
 import { t } from "../i18n";
 import { DEFAULT_FILE_NAME, fileNamePreview } from "../format";
 import { plansPaused, state } from "../state";
@@ -19,8 +20,8 @@ export function SettingsPanel() {
     h(
       "div",
       { class: "row" },
-      h("button", { class: "secondary", onClick: () => void actions.chooseSaveFolder() }, t("chooseFolder")),
-      folder ? h("button", { class: "secondary", onClick: () => void actions.askEachTime() }, t("useDialog")) : null,
+      h("button", { class: "secondary", onClick: () => void chooseSaveFolder() }, t("chooseFolder")),
+      folder ? h("button", { class: "secondary", onClick: () => void askEachTime() }, t("useDialog")) : null,
     ),
     h(FileNames, {}),
     h("h3", {}, t("atOnceTitle")),
@@ -30,7 +31,7 @@ export function SettingsPanel() {
       { id: "at-once", label: t("atOnceLabel") },
       h(
         "select",
-        { id: "at-once", "data-test": "at-once", value: String(state.settings.value.unattended_at_once), onChange: (e: Event) => void actions.setAtOnce(Number((e.target as HTMLSelectElement).value)) },
+        { id: "at-once", "data-test": "at-once", value: String(state.settings.value.unattended_at_once), onChange: (e: Event) => void setAtOnce(Number((e.target as HTMLSelectElement).value)) },
         [1, 2, 3, 4, 5, 6, 7, 8].map((n) => h("option", { key: n, value: String(n) }, String(n))),
       ),
     ),
@@ -50,7 +51,7 @@ function FileNames() {
   const shown = draft ?? saved;
   return h(
     "form",
-    { class: "file-names", onSubmit: (e: Event) => (e.preventDefault(), void actions.saveFileNameTemplate()) },
+    { class: "file-names", onSubmit: (e: Event) => (e.preventDefault(), void saveFileNameTemplate()) },
     h(
       Field,
       { id: "file-name-template", label: t("fileNameLabel"), hint: t("fileNameHint") },
@@ -63,12 +64,12 @@ function FileNames() {
 
 /** One speed limit for every download together, optionally in office hours only. */
 function DownloadSpeed() {
-  const d = actions.speedDraft();
+  const d = speedDraft();
   const saved = state.settings.value.bandwidth;
   const value = (e: Event) => (e.target as HTMLInputElement).value;
   return h(
     "form",
-    { class: "speed", "aria-labelledby": "speed-title", onSubmit: (e: Event) => (e.preventDefault(), void actions.saveSpeed()) },
+    { class: "speed", "aria-labelledby": "speed-title", onSubmit: (e: Event) => (e.preventDefault(), void saveSpeed()) },
     h("h3", { id: "speed-title" }, t("speedTitle")),
     h("p", { class: "note" }, t("speedNote")),
     h(
@@ -76,14 +77,14 @@ function DownloadSpeed() {
       { "data-test": "speed-state" },
       saved ? (saved.office_hours ? t("speedLimitedHours", { mb: String(saved.mb_per_sec), from: saved.office_hours.from, to: saved.office_hours.to }) : t("speedLimited", { mb: String(saved.mb_per_sec) })) : t("speedUnlimited"),
     ),
-    h(Field, { id: "speed-mb", label: t("speedLabel") }, h("input", { id: "speed-mb", "data-test": "speed-mb", type: "text", inputMode: "decimal", autoComplete: "off", value: d.mbPerSec, onInput: (e: Event) => actions.editSpeed({ mbPerSec: value(e) }) })),
-    h(Check, { test: "speed-office-hours", label: t("speedOfficeHours"), checked: d.officeHours, onToggle: (officeHours) => actions.editSpeed({ officeHours }) }),
+    h(Field, { id: "speed-mb", label: t("speedLabel") }, h("input", { id: "speed-mb", "data-test": "speed-mb", type: "text", inputMode: "decimal", autoComplete: "off", value: d.mbPerSec, onInput: (e: Event) => editSpeed({ mbPerSec: value(e) }) })),
+    h(Check, { test: "speed-office-hours", label: t("speedOfficeHours"), checked: d.officeHours, onToggle: (officeHours) => editSpeed({ officeHours }) }),
     d.officeHours
       ? h(
           "div",
           { class: "row" },
-          h(Field, { id: "speed-from", label: t("speedFrom") }, h("input", { id: "speed-from", type: "time", value: d.from, onInput: (e: Event) => actions.editSpeed({ from: value(e) }) })),
-          h(Field, { id: "speed-to", label: t("speedTo") }, h("input", { id: "speed-to", type: "time", value: d.to, onInput: (e: Event) => actions.editSpeed({ to: value(e) }) })),
+          h(Field, { id: "speed-from", label: t("speedFrom") }, h("input", { id: "speed-from", type: "time", value: d.from, onInput: (e: Event) => editSpeed({ from: value(e) }) })),
+          h(Field, { id: "speed-to", label: t("speedTo") }, h("input", { id: "speed-to", type: "time", value: d.to, onInput: (e: Event) => editSpeed({ to: value(e) }) })),
         )
       : null,
     h("button", { class: "secondary", type: "submit", "data-test": "speed-save", disabled: state.speedDraft.value === null }, t("speedSave")),
@@ -95,15 +96,15 @@ function FreeSpace() {
   const saved = state.settings.value.min_free_mib;
   const draft = state.minFreeDraft.value;
   const shown = draft ?? (saved === null ? "" : String(saved));
-  const defaults = { mib: String(actions.DEFAULT_MIN_FREE_MIB) };
+  const defaults = { mib: String(DEFAULT_MIN_FREE_MIB) };
   return h(
     "form",
-    { class: "room", "aria-labelledby": "room-title", onSubmit: (e: Event) => (e.preventDefault(), void actions.saveMinFree()) },
+    { class: "room", "aria-labelledby": "room-title", onSubmit: (e: Event) => (e.preventDefault(), void saveMinFree()) },
     h("h3", { id: "room-title" }, t("roomTitle")),
     h("p", { class: "note" }, t("roomNote", defaults)),
     h("p", { "data-test": "room-state" }, saved === null ? t("roomStateDefault", defaults) : saved === 0 ? t("roomStateNone") : t("roomState", { mib: String(saved) })),
     h(Field, { id: "room-mib", label: t("roomLabel") }, h("input", { id: "room-mib", "data-test": "room-mib", type: "text", inputMode: "numeric", autoComplete: "off", value: shown, onInput: (e: Event) => (state.minFreeDraft.value = (e.target as HTMLInputElement).value) })),
-    h("button", { class: "secondary", type: "submit", "data-test": "room-save", disabled: draft === null || !actions.isMinFree(draft) }, t("roomSave")),
+    h("button", { class: "secondary", type: "submit", "data-test": "room-save", disabled: draft === null || !isMinFree(draft) }, t("roomSave")),
   );
 }
 
@@ -119,8 +120,8 @@ function Background() {
     h(
       "div",
       { class: "row" },
-      h(Check, { test: "start-at-login", label: t("startAtLogin"), checked: login === true, disabled: login === null, onToggle: (on) => void actions.setStartAtLogin(on) }),
-      h("button", { class: "secondary", "data-test": "pause-plans", onClick: () => void actions.setPlansPaused(!paused) }, paused ? t("resumePlans") : t("pausePlans")),
+      h(Check, { test: "start-at-login", label: t("startAtLogin"), checked: login === true, disabled: login === null, onToggle: (on) => void setStartAtLogin(on) }),
+      h("button", { class: "secondary", "data-test": "pause-plans", onClick: () => void setPlansPaused(!paused) }, paused ? t("resumePlans") : t("pausePlans")),
     ),
     paused ? h("p", { role: "status", "data-test": "plans-paused-note" }, t("plansPausedNote")) : null,
   );
@@ -137,8 +138,8 @@ function Notifications() {
     h(
       "div",
       { class: "row" },
-      h(Check, { test: "notify-desktop", label: t("notifyDesktop"), checked: state.settings.value.notify_desktop, onToggle: (on) => void actions.setNotifyDesktop(on) }),
-      h("button", { class: "secondary", "data-test": "notify-test", disabled: test === "testing", onClick: () => void actions.testNotification() }, t("monitorTest")),
+      h(Check, { test: "notify-desktop", label: t("notifyDesktop"), checked: state.settings.value.notify_desktop, onToggle: (on) => void setNotifyDesktop(on) }),
+      h("button", { class: "secondary", "data-test": "notify-test", disabled: test === "testing", onClick: () => void testNotification() }, t("monitorTest")),
     ),
     h(
       "p",

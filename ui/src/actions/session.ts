@@ -1,0 +1,122 @@
+// Start-up and a klant's session: the demo, choosing a klant, signing in and out, its environment.
+import { batch } from "@preact/signals";
+import { api, asError } from "../api";
+import { state, withEntry, type EnvironmentView } from "../state";
+import { guarded } from "./run";
+import { refreshDashboard } from "./refresh";
+import { resumeBackups, watchPlanned } from "./backup";
+
+export async function boot(): Promise<void> {
+  const launch = await api.launchInfo();
+  state.settings.value = await api.settings();
+  api.startAtLogin().then(
+    (on) => (state.startAtLogin.value = on),
+    () => (state.startAtLogin.value = null),
+  );
+  void resumeBackups();
+  void watchPlanned();
+  if (launch.demo) {
+    await startDemo();
+    return;
+  }
+  const profiles = await api.profiles();
+  batch(() => {
+    state.profiles.value = profiles;
+    state.selected.value = profiles[0]?.id ?? null;
+    state.overview.value = profiles.length > 1;
+  });
+  if (state.overview.value) await refreshDashboard();
+  else if (state.selected.value) await loadProfile();
+}
+
+/** The dashboard, the first screen when there is more than one klant. */
+export function showOverview(): Promise<void> {
+  state.overview.value = true;
+  return refreshDashboard();
+}
+
+export function startDemo(): Promise<void> {
+  return guarded(async () => {
+    const demo = await api.startDemo();
+    const profiles = await api.profiles();
+    batch(() => {
+      state.demo.value = true;
+      state.demoBaseUrl.value = demo.base_url;
+      state.profiles.value = profiles;
+      state.selected.value = demo.profiles[0]?.id ?? null;
+      state.editing.value = null;
+      state.overview.value = profiles.length > 1;
+    });
+    await Promise.all([signInAndLoad(), refreshDashboard()]);
+  });
+}
+
+export function selectProfile(id: string): Promise<void> {
+  batch(() => {
+    state.selected.value = id;
+    state.overview.value = false;
+  });
+  return loadProfile();
+}
+
+function loadProfile(): Promise<void> {
+  return guarded(signInAndLoad, state.selected.value);
+}
+
+function setSignedIn(id: string, signedIn: boolean): void {
+  const next = new Set(state.signedIn.value);
+  if (signedIn) next.add(id);
+  else next.delete(id);
+  state.signedIn.value = next;
+}
+
+export async function signInAndLoad(): Promise<void> {
+  const id = state.selected.value;
+  if (!id) return;
+  await api.signIn(id);
+  setSignedIn(id, true);
+  const [environment, permissions, history] = await Promise.all([
+    api.environment(id).then(
+      (ok): EnvironmentView => ({ ok }),
+      (e): EnvironmentView => ({ error: asError(e) }),
+    ),
+    api.permissions(id).catch(() => undefined),
+    api.history(state.historyFilter.value),
+  ]);
+  batch(() => {
+    state.environments.value = withEntry(state.environments.value, id, environment);
+    state.permissions.value = withEntry(state.permissions.value, id, permissions);
+    state.history.value = history;
+  });
+}
+
+/** Drops what was loaded for profile `id` (signed out, forgotten). */
+export function unload(id: string): void {
+  batch(() => {
+    setSignedIn(id, false);
+    state.environments.value = withEntry(state.environments.value, id, undefined);
+    state.permissions.value = withEntry(state.permissions.value, id, undefined);
+  });
+}
+
+export function signIn(): Promise<void> {
+  return loadProfile();
+}
+
+export function signOut(): Promise<void> {
+  return guarded(async () => {
+    const id = state.selected.value;
+    if (!id) return;
+    await api.signOut(id);
+    unload(id);
+  }, state.selected.value);
+}
+
+export function refreshEnvironment(): Promise<void> {
+  const id = state.selected.value;
+  if (!id) return Promise.resolve();
+  return guarded(async () => {
+    const ok = await api.environment(id);
+    state.environments.value = withEntry(state.environments.value, id, { ok });
+  }, id);
+}

@@ -1,0 +1,99 @@
+// Settings: the save folder, download speed, free space, backups at once, notifications, the file
+// name template, start at login.
+import { api } from "../api";
+import { state, type SpeedDraft } from "../state";
+import { guarded, sendTest } from "./run";
+
+export function chooseSaveFolder(): Promise<void> {
+  return guarded(async () => {
+    state.settings.value = await api.chooseSaveFolder();
+  });
+}
+
+export function askEachTime(): Promise<void> {
+  return guarded(async () => {
+    state.settings.value = await api.clearSaveFolder();
+  });
+}
+
+/** The speed form's draft: what is typed, else the saved limit. */
+export function speedDraft(): SpeedDraft {
+  const saved = state.settings.value.bandwidth;
+  return (
+    state.speedDraft.value ?? {
+      mbPerSec: saved ? String(saved.mb_per_sec) : "",
+      officeHours: saved?.office_hours != null,
+      from: saved?.office_hours?.from ?? "08:00",
+      to: saved?.office_hours?.to ?? "18:00",
+    }
+  );
+}
+
+export function editSpeed(change: Partial<SpeedDraft>): void {
+  state.speedDraft.value = { ...speedDraft(), ...change };
+}
+
+/** Saves the typed limit (empty or 0: no limit); Rust checks it and says what is wrong. */
+export function saveSpeed(): Promise<void> {
+  const d = speedDraft();
+  const mbPerSec = Number(d.mbPerSec.replace(",", "."));
+  // Not a number: sent as one Rust refuses, so the message saying what to type is Rust's.
+  const mb_per_sec = Number.isFinite(mbPerSec) ? mbPerSec : -1;
+  const limit = d.mbPerSec.trim() === "" || mbPerSec === 0 ? null : { mb_per_sec, office_hours: d.officeHours ? { from: d.from, to: d.to } : undefined };
+  return guarded(async () => {
+    state.settings.value = await api.setBandwidth(limit);
+    state.speedDraft.value = null;
+  });
+}
+
+/** The free space minimum the CLI and the app use when none is set (download/room.rs). */
+export const DEFAULT_MIN_FREE_MIB = 100;
+
+/** Saves the typed minimum (empty: the default); only whole MiB can be typed. */
+export function saveMinFree(): Promise<void> {
+  const typed = (state.minFreeDraft.value ?? "").trim();
+  const mib = typed === "" ? null : Number(typed);
+  return guarded(async () => {
+    state.settings.value = await api.setMinFree(mib);
+    state.minFreeDraft.value = null;
+  });
+}
+
+/** Whether `text` is a minimum that can be saved: empty (the default) or whole MiB. */
+export function isMinFree(text: string): boolean {
+  return /^\d{0,9}$/.test(text.trim());
+}
+
+export function setAtOnce(n: number): Promise<void> {
+  return guarded(async () => {
+    state.settings.value = await api.setUnattendedAtOnce(n);
+  });
+}
+
+/** Settings → desktop notifications on or off. */
+export function setNotifyDesktop(on: boolean): Promise<void> {
+  return guarded(async () => {
+    state.settings.value = await api.setNotifyDesktop(on);
+  });
+}
+
+/** Settings → saves the typed file name template (the Rust side checks it and says why
+ * not); the field then shows the saved one. */
+export function saveFileNameTemplate(): Promise<void> {
+  return guarded(async () => {
+    state.settings.value = await api.setFileNameTemplate(state.fileNameDraft.value ?? "");
+    state.fileNameDraft.value = null;
+  });
+}
+
+/** Settings → start Kluis at login (in the tray); shows what the OS now says. */
+export function setStartAtLogin(on: boolean): Promise<void> {
+  return guarded(async () => {
+    state.startAtLogin.value = await api.setStartAtLogin(on);
+  });
+}
+
+/** "Send test": a notification now; said whether it could be shown. */
+export function testNotification(): Promise<void> {
+  return sendTest(state.notificationTest, api.testNotification);
+}
