@@ -37,7 +37,13 @@ export type EncryptedFile = { bytes: number,
  */
 sha256: string, };
 
-export type HistoryEntry = { id: string, profile: string, transport: string, 
+export type KlantKey = string;
+
+export type HistoryEntry = { id: string, 
+/**
+ * Whose backup it is.
+ */
+profile: KlantKey, transport: string, 
 /**
  * Unix milliseconds.
  */

@@ -14,8 +14,8 @@ use kluis_core::engine::{
     TransportNeeds, Work,
 };
 use kluis_core::{
-    BackupRequest, CallbackTransport, Destination, DownloadOptions, Engine, Error, Owner, Result,
-    Saved, Secret, ServiceClient, ServiceConfig, Session,
+    BackupRequest, CallbackTransport, Destination, DownloadOptions, Engine, Error, KlantKey, Owner,
+    Result, Saved, Secret, ServiceClient, ServiceConfig, Session,
 };
 use kluis_demo::{Demo, DEMO_ACCOUNTS};
 use tokio::sync::Notify;
@@ -79,7 +79,7 @@ pub async fn run(cli: Cli) -> Result<()> {
                 .unwrap_or_default();
             let find = |name: String| kluis_profiles::find_klant(&saved, &history, &name);
             let klant = profile.map(find).transpose()?;
-            let entries = history.list(klant.as_ref().map(kluis_profiles::Klant::key), limit)?;
+            let entries = history.list(klant.map(|k| k.key()).as_ref(), limit)?;
             let names = kluis_profiles::klant_names(&saved, &history)?;
             display::history(&entries, &names, json);
             Ok(())
@@ -342,7 +342,7 @@ async fn backup(
     cancel: Option<Arc<Notify>>,
     bandwidth: Option<Arc<Bandwidth>>,
     min_free_bytes: u64,
-) -> Result<(String, Saved)> {
+) -> Result<(KlantKey, Saved)> {
     let out = args.out.as_deref().ok_or_else(|| {
         Error::Config("Say where to save the backup: --out FOLDER (or a file path).".into())
     })?;
@@ -429,7 +429,7 @@ async fn resume(
     };
     // A job that began encrypted is finished encrypted the same way (its journal says how),
     // on a connection of its own; the others share one.
-    let connect = |profile: String, encryption: Option<EncryptionSetting>| {
+    let connect = |profile: KlantKey, encryption: Option<EncryptionSetting>| {
         let (plain, config) = (plain.clone(), config.clone());
         async move {
             let Some(setting) = encryption else {
@@ -437,7 +437,7 @@ async fn resume(
             };
             let options = DownloadOptions {
                 encryption: Some(
-                    crate::encryption::to_resume(&setting, &profile, profiles_file).await?,
+                    crate::encryption::to_resume(&setting, profile.as_str(), profiles_file).await?,
                 ),
                 ..DownloadOptions::default()
             };

@@ -72,7 +72,7 @@ impl StageDisplay {
 /// named by `names` (history key → name).
 pub fn history(
     entries: &[HistoryEntry],
-    names: &std::collections::BTreeMap<String, String>,
+    names: &std::collections::BTreeMap<kluis_core::KlantKey, String>,
     json: bool,
 ) {
     if json {
@@ -127,7 +127,9 @@ pub fn history(
         println!(
             "{}  {:<8} {:<7} {:>7}  {}",
             format_utc(e.started_at_ms),
-            names.get(&e.profile).unwrap_or(&e.profile),
+            names
+                .get(&e.profile)
+                .map_or(e.profile.as_str(), String::as_str),
             e.stage,
             duration,
             detail

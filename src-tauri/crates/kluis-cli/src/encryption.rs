@@ -182,7 +182,7 @@ pub async fn decrypt_file(
                     Some(entry) => {
                         secret(
                             &secret_store(),
-                            &entry.profile,
+                            entry.profile.as_str(),
                             SecretKind::EncryptionPassphrase,
                         )
                         .await?

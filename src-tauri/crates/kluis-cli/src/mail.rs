@@ -7,8 +7,9 @@ use std::io::BufRead;
 
 use kluis_core::plan::ClockTime;
 use kluis_core::{Error, History, Result, Secret};
-use kluis_profiles::mail::{self, test_mail};
-use kluis_profiles::{DailyReport, MailSettings, MailWhen, OfficeMail, ProfileError, ProfileStore};
+use kluis_profiles::{MailSettings, MailWhen, ProfileError, ProfileStore};
+use kluis_reporting::mail::{self, test_mail};
+use kluis_reporting::{DailyReport, OfficeMail};
 
 use crate::args::{Cli, MailArgs, MailCommand};
 use crate::from_args::{history_path, open_profiles};

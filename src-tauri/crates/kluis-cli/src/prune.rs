@@ -4,7 +4,7 @@
 use std::sync::Arc;
 
 use kluis_core::retention::{prune_in_background, Mode, Pruned, Retention};
-use kluis_core::{Error, History, HistoryEntry, Result};
+use kluis_core::{Error, History, HistoryEntry, KlantKey, Result};
 use kluis_profiles::unattended::AfterSave;
 
 use crate::args::{Cli, RetentionArgs};
@@ -12,7 +12,7 @@ use crate::from_args::{open_history, open_profiles};
 
 /// One profile's history key and name, with the rule to apply to it.
 struct Target {
-    key: String,
+    key: KlantKey,
     name: String,
     rule: Retention,
 }
@@ -82,7 +82,7 @@ fn targets(
         let klant = kluis_profiles::find_klant(&profiles.list(), history, name)?;
         klant.can_be_pruned()?;
         return Ok(vec![Target {
-            key: klant.key().to_string(),
+            key: klant.key(),
             name: klant.name().to_string(),
             rule,
         }]);
@@ -95,9 +95,10 @@ fn targets(
     };
     let targets: Vec<Target> = (chosen.into_iter())
         .filter_map(|p| {
+            let key = p.key();
             let rule = p.retention.filter(|r| !r.keeps_everything())?;
             Some(Target {
-                key: p.id,
+                key,
                 name: p.name,
                 rule,
             })
@@ -114,7 +115,12 @@ fn targets(
 /// After a verified save of an ad-hoc klant `key` (`name` to the user), under its turn:
 /// applies `rule` (as `kluis_profiles::unattended` does a saved profile's) and says what it
 /// did through [`tell`].
-pub async fn apply_rule(history: &Arc<History>, key: &str, name: &str, rule: Option<Retention>) {
+pub async fn apply_rule(
+    history: &Arc<History>,
+    key: &KlantKey,
+    name: &str,
+    rule: Option<Retention>,
+) {
     if let Some(step) = kluis_profiles::unattended::apply_rule(history.clone(), key, rule).await {
         tell(key, name, step);
     }
@@ -123,13 +129,13 @@ pub async fn apply_rule(history: &Arc<History>, key: &str, name: &str, rule: Opt
 /// What a step after klant `key`'s save (`name` to the user) did, on stderr: what a rule
 /// removed or left, what a monthly verification found, or why either could not run. The
 /// backup stands either way.
-pub fn tell(key: &str, name: &str, step: AfterSave) {
+pub fn tell(key: &KlantKey, name: &str, step: AfterSave) {
     match step {
         AfterSave::Pruned { pruned, .. }
             if pruned.removed.is_empty() && pruned.spared.is_empty() => {}
         AfterSave::Pruned { rule, pruned } => {
             let target = Target {
-                key: key.to_string(),
+                key: key.clone(),
                 name: name.to_string(),
                 rule,
             };

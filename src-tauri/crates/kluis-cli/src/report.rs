@@ -22,11 +22,11 @@ pub fn run(
 ) -> Result<()> {
     let zone = TimeZone::system();
     let to = match to {
-        Some(text) => kluis_profiles::parse_day(text)?,
+        Some(text) => kluis_reporting::parse_day(text)?,
         None => jiff::Zoned::now().with_time_zone(zone.clone()).date(),
     };
     let from = match from {
-        Some(text) => kluis_profiles::parse_day(text)?,
+        Some(text) => kluis_reporting::parse_day(text)?,
         None => to
             .checked_sub(jiff::Span::new().days(DEFAULT_DAYS - 1))
             .map_err(|e| Error::Config(format!("The period cannot be used ({e}).")))?,
@@ -36,8 +36,8 @@ pub fn run(
     let saved = profiles.list();
     let klant =
         (profile.map(|name| kluis_profiles::find_klant(&saved, &history, name))).transpose()?;
-    let key = klant.as_ref().map(kluis_profiles::Klant::key);
-    let report = kluis_profiles::report(&profiles, &history, from, to, key, zone)?;
+    let key = klant.map(|klant| klant.key());
+    let report = kluis_reporting::report(&profiles, &history, from, to, key.as_ref(), zone)?;
     let bytes = match html {
         true => report.html().into_bytes(),
         false => report.csv(),

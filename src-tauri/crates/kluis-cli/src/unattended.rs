@@ -27,10 +27,8 @@ use kluis_core::{
     Destination, DownloadOptions, Engine, Error, History, JobEvent, Owner, Result, Saved,
 };
 use kluis_profiles::unattended::{self, AfterSave, Ended, Job};
-use kluis_profiles::{
-    Alert, DesktopNotifier, Failed, KlantTurn, Notifier, OfficeMail, Outbox, Profile, SecretKind,
-    SecretStore, Turn, UnattendedHost,
-};
+use kluis_profiles::{KlantTurn, Profile, SecretKind, SecretStore, Turn, UnattendedHost};
+use kluis_reporting::{Alert, DesktopNotifier, Failed, Notifier, OfficeMail, Outbox};
 use tokio::sync::Semaphore;
 use uuid::Uuid;
 
@@ -340,7 +338,7 @@ impl UnattendedHost for Unattended {
     }
 
     fn tell(&self, profile: &Profile, step: AfterSave) {
-        crate::prune::tell(&profile.id, &profile.name, step);
+        crate::prune::tell(&profile.key(), &profile.name, step);
     }
 }
 

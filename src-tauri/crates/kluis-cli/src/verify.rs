@@ -4,7 +4,7 @@
 use std::time::Instant;
 
 use kluis_core::verify::{verify_kept, Finding, Verified};
-use kluis_core::{Error, Result};
+use kluis_core::{Error, KlantKey, Result};
 use serde::Serialize;
 
 use crate::args::Cli;
@@ -19,14 +19,14 @@ pub async fn run(cli: &Cli, profile: Option<&str>, json: bool) -> Result<()> {
     let names = kluis_profiles::klant_names(&saved, &history)?;
     let klant =
         (profile.map(|name| kluis_profiles::find_klant(&saved, &history, name))).transpose()?;
-    let key = klant.map(|klant| klant.key().to_string());
+    let key = klant.map(|klant| klant.key());
     let started = Instant::now();
     // Reading every file is blocking work: off the async thread, which also watches Ctrl-C.
-    let verified = tokio::task::spawn_blocking(move || verify_kept(&history, key.as_deref()))
+    let verified = tokio::task::spawn_blocking(move || verify_kept(&history, key.as_ref()))
         .await
         .map_err(|e| Error::Io(format!("Verification stopped unexpectedly ({e}).")))??;
     let seconds = started.elapsed().as_secs_f64();
-    let name_of = |id: &str| names.get(id).cloned().unwrap_or_else(|| id.to_string());
+    let name_of = |key: &KlantKey| names.get(key).cloned().unwrap_or_else(|| key.to_string());
     if json {
         for v in &verified {
             let line = JsonLine::of(v, name_of(&v.entry.profile));
@@ -76,7 +76,7 @@ impl<'a> JsonLine<'a> {
     }
 }
 
-fn print_problems(verified: &[Verified], name_of: &dyn Fn(&str) -> String) {
+fn print_problems(verified: &[Verified], name_of: &dyn Fn(&KlantKey) -> String) {
     for v in verified.iter().filter(|v| v.check.finding.is_problem()) {
         let saved = v.entry.finished_at_ms.unwrap_or(v.entry.started_at_ms);
         println!(

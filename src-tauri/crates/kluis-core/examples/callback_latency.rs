@@ -79,7 +79,7 @@ async fn main() {
     for _ in 0..runs {
         let request = BackupRequest {
             id: uuid::Uuid::new_v4(),
-            profile: "bench".into(),
+            profile: kluis_core::KlantKey::profile("bench"),
             owner: kluis_core::Owner::Cli,
             destination: Destination::Folder(out.path().to_path_buf()),
             callback_timeout: Duration::from_secs(30),

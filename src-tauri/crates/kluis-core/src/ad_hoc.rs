@@ -16,6 +16,7 @@ use sha2::{Digest, Sha256};
 
 use crate::error::Result;
 use crate::history::{db_error, Durability, History};
+use crate::klant_key::KlantKey;
 
 /// An ad-hoc klant: everything that tells its backups from another's. The username is not a
 /// secret (the history and the profiles file hold it too).
@@ -45,13 +46,17 @@ impl AdHocKlant {
 
     /// The history's key for this klant's backups: the label, then 12 hex digits of a
     /// SHA-256 over all four parts (each length-prefixed, so no two klanten share an input).
-    pub fn key(&self) -> String {
+    pub fn key(&self) -> KlantKey {
         let mut digest = Sha256::new();
         for part in [&self.label, &self.service, &self.username, &self.folder] {
             digest.update((part.len() as u64).to_le_bytes());
             digest.update(part.as_bytes());
         }
-        format!("{} [{}]", self.label, &hex::encode(digest.finalize())[..12])
+        KlantKey::ad_hoc(format!(
+            "{} [{}]",
+            self.label,
+            &hex::encode(digest.finalize())[..12]
+        ))
     }
 
     /// One line for a person choosing between klanten: "as USER at SERVICE, saved in FOLDER".
@@ -65,7 +70,7 @@ impl AdHocKlant {
 
 impl History {
     /// Records `klant` (once) and returns the key its backups are recorded under.
-    pub fn ad_hoc_klant(&self, klant: &AdHocKlant) -> Result<String> {
+    pub fn ad_hoc_klant(&self, klant: &AdHocKlant) -> Result<KlantKey> {
         let key = klant.key();
         self.write(Durability::Light, |tx| {
             tx.execute(
@@ -77,7 +82,7 @@ impl History {
     }
 
     /// Every ad-hoc klant the history knows, with its key, by label.
-    pub fn ad_hoc_klanten(&self) -> Result<Vec<(String, AdHocKlant)>> {
+    pub fn ad_hoc_klanten(&self) -> Result<Vec<(KlantKey, AdHocKlant)>> {
         let conn = self.conn.lock().unwrap();
         let mut statement = conn
             .prepare("SELECT key, label, service, username, folder FROM ad_hoc ORDER BY label, key")
@@ -128,7 +133,7 @@ mod tests {
             AdHocKlant::new(label, service, user, folder).key()
         };
         let base = klant("default", "https://s/", "bakker", &a);
-        assert!(base.starts_with("default ["), "{base}");
+        assert!(base.as_str().starts_with("default ["), "{base}");
         assert_eq!(
             base,
             klant("default", "https://s/", "bakker", &b.join("..").join("a")),
@@ -150,8 +155,8 @@ mod tests {
         assert_eq!(history.ad_hoc_klant(&one).unwrap(), base);
         assert_eq!(history.ad_hoc_klant(&one).unwrap(), base);
         assert_eq!(history.ad_hoc_klanten().unwrap(), vec![(base.clone(), one)]);
-        assert!(!history.has_backups_of(&base).unwrap());
+        assert!(!history.has_backups_of(base.as_str()).unwrap());
         history.start(uuid::Uuid::new_v4(), &base, "relay").unwrap();
-        assert!(history.has_backups_of(&base).unwrap());
+        assert!(history.has_backups_of(base.as_str()).unwrap());
     }
 }

@@ -12,6 +12,7 @@ use uuid::Uuid;
 use crate::clock::now_ms;
 use crate::download::Saved;
 use crate::error::{Code, Error, Result};
+use crate::klant_key::KlantKey;
 use crate::stage::Stage;
 
 /// One past or running backup.
@@ -19,7 +20,8 @@ use crate::stage::Stage;
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct HistoryEntry {
     pub id: String,
-    pub profile: String,
+    /// Whose backup it is.
+    pub profile: KlantKey,
     pub transport: String,
     /// Unix milliseconds.
     #[cfg_attr(feature = "ts", ts(type = "number"))]
@@ -292,7 +294,7 @@ impl History {
     }
 
     /// Records a new job in stage `requested`.
-    pub fn start(&self, id: Uuid, profile: &str, transport: &str) -> Result<()> {
+    pub fn start(&self, id: Uuid, profile: &KlantKey, transport: &str) -> Result<()> {
         let now = now_ms();
         self.write(Durability::Light, |tx| {
             tx.execute(
@@ -403,7 +405,7 @@ impl History {
     }
 
     /// Newest first; only `profile`'s when given.
-    pub fn list(&self, profile: Option<&str>, limit: usize) -> Result<Vec<HistoryEntry>> {
+    pub fn list(&self, profile: Option<&KlantKey>, limit: usize) -> Result<Vec<HistoryEntry>> {
         self.entries(&format!("{SELECT_JOBS} WHERE (?1 IS NULL OR profile = ?1) ORDER BY started_at_ms DESC, jobs.rowid DESC LIMIT ?2"), params![profile, limit as i64])
     }
 
@@ -424,14 +426,14 @@ impl History {
         &self,
         from_ms: i64,
         to_ms: i64,
-        profile: Option<&str>,
+        profile: Option<&KlantKey>,
     ) -> Result<Vec<HistoryEntry>> {
         self.entries(&format!("{SELECT_JOBS} WHERE started_at_ms >= ?1 AND started_at_ms < ?2 AND (?3 IS NULL OR profile = ?3) ORDER BY profile, started_at_ms, jobs.rowid"), params![from_ms, to_ms, profile])
     }
 
     /// Every saved backup whose file Kluis still keeps (not removed by a rule), oldest first;
     /// only `profile`'s when given. What verification reads and retention chooses from.
-    pub fn kept(&self, profile: Option<&str>) -> Result<Vec<HistoryEntry>> {
+    pub fn kept(&self, profile: Option<&KlantKey>) -> Result<Vec<HistoryEntry>> {
         self.entries(&format!("{SELECT_JOBS} WHERE (?1 IS NULL OR profile = ?1) AND stage = 'saved' AND jobs.path IS NOT NULL AND removals.job_id IS NULL ORDER BY started_at_ms, jobs.rowid"), params![profile])
     }
 
@@ -510,7 +512,9 @@ pub(crate) fn saved_for_test(history: &History, path: &Path, content: &[u8]) -> 
     use sha2::{Digest, Sha256};
     std::fs::write(path, content).unwrap();
     let id = Uuid::new_v4();
-    history.start(id, "klant", "loopback").unwrap();
+    history
+        .start(id, &KlantKey::profile("klant"), "loopback")
+        .unwrap();
     let saved = Saved {
         path: path.to_path_buf(),
         bytes: content.len() as u64,
@@ -531,7 +535,9 @@ mod tests {
     fn unknown_names_read_safely() {
         let history = History::in_memory().unwrap();
         let id = Uuid::new_v4();
-        history.start(id, "klant", "relay").unwrap();
+        history
+            .start(id, &KlantKey::profile("klant"), "relay")
+            .unwrap();
         history
             .conn
             .lock()
@@ -559,7 +565,9 @@ mod tests {
     fn the_end_is_one_write() {
         let history = History::in_memory().unwrap();
         let id = Uuid::new_v4();
-        history.start(id, "klant", "relay").unwrap();
+        history
+            .start(id, &KlantKey::profile("klant"), "relay")
+            .unwrap();
         history.transition(id, Stage::Downloading).unwrap();
         history
             .conn

@@ -25,6 +25,7 @@ use crate::download::{Destination, Downloader, Progress, Saved};
 use crate::error::{Error, Result};
 use crate::history::History;
 use crate::journal::{Journal, Owner, UnfinishedJob};
+use crate::klant_key::KlantKey;
 use crate::session::Session;
 pub use crate::stage::Stage;
 
@@ -61,8 +62,8 @@ pub enum JobEvent {
 pub struct BackupRequest {
     /// The job's id, chosen by the caller so it can refer to the job while it runs.
     pub id: Uuid,
-    /// Profile name, for the history.
-    pub profile: String,
+    /// Whose backup it is: the history records it under this key.
+    pub profile: KlantKey,
     /// The program starting the job (journalled: it finishes the job after a restart).
     pub owner: Owner,
     pub destination: Destination,

@@ -236,6 +236,7 @@ impl History {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::KlantKey;
 
     fn journal() -> Journal {
         Journal {
@@ -267,7 +268,7 @@ mod tests {
     fn journal_lives_until_the_job_ends() {
         let history = History::in_memory().unwrap();
         let id = Uuid::new_v4();
-        history.start(id, "p", "relay").unwrap();
+        history.start(id, &KlantKey::profile("p"), "relay").unwrap();
         history.write_journal(id, &journal()).unwrap();
         history.transition(id, Stage::Accepted).unwrap();
         let unfinished = history.unfinished().unwrap();
@@ -300,7 +301,7 @@ mod tests {
         let base = "https://service.example/";
         let add = |journal: Option<Journal>| {
             let id = Uuid::new_v4();
-            history.start(id, "p", "x").unwrap();
+            history.start(id, &KlantKey::profile("p"), "x").unwrap();
             if let Some(journal) = journal {
                 history.write_journal(id, &journal).unwrap();
             }

@@ -24,6 +24,7 @@ use serde::{Deserialize, Serialize};
 use crate::error::Result;
 use crate::examine::Examined;
 use crate::history::{Check, History, HistoryEntry};
+use crate::klant_key::KlantKey;
 use crate::verify::Finding;
 
 /// A profile's retention rule. Nothing set (or only zeros): every backup is kept.
@@ -167,7 +168,7 @@ pub struct Pruned {
 /// Blocking (it reads files): call it from a blocking thread.
 pub fn prune(
     history: &History,
-    profile: &str,
+    profile: &KlantKey,
     rule: &Retention,
     zone: &TimeZone,
     mode: Mode,
@@ -262,7 +263,7 @@ pub fn prune(
 /// call after a verified save (`Mode::Delete`) or for a preview with checks (`Mode::DryRun`).
 pub async fn prune_in_background(
     history: std::sync::Arc<History>,
-    profile: String,
+    profile: KlantKey,
     rule: Retention,
     mode: Mode,
 ) -> Result<Pruned> {
@@ -292,6 +293,18 @@ mod tests {
 
     fn amsterdam() -> TimeZone {
         TimeZone::get("Europe/Amsterdam").unwrap()
+    }
+
+    /// `rule` applied to the test klant's backups, in Amsterdam.
+    fn prune_klant(history: &History, rule: &Retention, mode: Mode) -> Pruned {
+        prune(
+            history,
+            &KlantKey::profile("klant"),
+            rule,
+            &amsterdam(),
+            mode,
+        )
+        .unwrap()
     }
 
     /// A backup of "klant" saved at `at` in `dir`: the file written, the job recorded with
@@ -359,7 +372,7 @@ mod tests {
         std::fs::write(dir.path().join("klant 2026-02-01 0200.zip"), "not Kluis's").unwrap();
         std::fs::create_dir(dir.path().join("oud")).unwrap();
 
-        let pruned = prune(&history, "klant", &keep_last(2), &amsterdam(), Mode::Delete).unwrap();
+        let pruned = prune_klant(&history, &keep_last(2), Mode::Delete);
         assert_eq!((pruned.removed.len(), pruned.kept), (3, 2));
         assert_eq!(
             files_in(dir.path()),
@@ -377,7 +390,13 @@ mod tests {
             Some("keep the last 2".into()),
             "the history says which rule removed it"
         );
-        assert_eq!(history.kept(Some("klant")).unwrap().len(), 2);
+        assert_eq!(
+            history
+                .kept(Some(&KlantKey::profile("klant")))
+                .unwrap()
+                .len(),
+            2
+        );
         assert!(history
             .get(saved[4].id.parse().unwrap())
             .unwrap()
@@ -423,11 +442,11 @@ mod tests {
                 &clock.now(),
                 format!("{day}").as_bytes(),
             );
-            prune(&history, "klant", &rule, &amsterdam(), Mode::Delete).unwrap();
+            prune_klant(&history, &rule, Mode::Delete);
             if day % 10 == 3 {
                 tokio::time::advance(Duration::from_secs(12 * 3600)).await;
                 save(&history, dir.path(), &clock.now(), b"afternoon");
-                prune(&history, "klant", &rule, &amsterdam(), Mode::Delete).unwrap();
+                prune_klant(&history, &rule, Mode::Delete);
                 tokio::time::advance(Duration::from_secs(12 * 3600)).await;
             } else {
                 tokio::time::advance(Duration::from_secs(24 * 3600)).await;
@@ -454,7 +473,13 @@ mod tests {
                 "klant 2026-04-10 0300.zip",
             ]
         );
-        assert_eq!(history.kept(Some("klant")).unwrap().len(), 11);
+        assert_eq!(
+            history
+                .kept(Some(&KlantKey::profile("klant")))
+                .unwrap()
+                .len(),
+            11
+        );
     }
 
     /// Only files still as saved are deleted: the two newest backups were changed since, so
@@ -481,7 +506,7 @@ mod tests {
             std::fs::write(entry.path.as_deref().unwrap(), b"edited").unwrap();
         }
 
-        let pruned = prune(&history, "klant", &keep_last(1), &amsterdam(), Mode::Delete).unwrap();
+        let pruned = prune_klant(&history, &keep_last(1), Mode::Delete);
         let ids = |entries: Vec<&HistoryEntry>| -> Vec<String> {
             entries.into_iter().map(|e| e.id.clone()).collect()
         };
@@ -527,7 +552,7 @@ mod tests {
             keep_monthly: Some(2),
             ..Retention::default()
         };
-        let pruned = prune(&history, "klant", &rule, &amsterdam(), Mode::Delete).unwrap();
+        let pruned = prune_klant(&history, &rule, Mode::Delete);
         assert!(pruned.removed.is_empty(), "{:?}", pruned.removed);
         assert!(
             Path::new(newest_intact.path.as_deref().unwrap()).exists(),
@@ -553,7 +578,7 @@ mod tests {
             b"same",
         );
 
-        let pruned = prune(&history, "klant", &keep_last(1), &amsterdam(), Mode::Delete).unwrap();
+        let pruned = prune_klant(&history, &keep_last(1), Mode::Delete);
         assert!(pruned.removed.is_empty());
         assert_eq!(pruned.spared[0].0.id, older.id);
         assert!(path.exists());
@@ -572,12 +597,18 @@ mod tests {
                 .unwrap();
             save(&history, dir.path(), &at, b"x");
         }
-        let pruned = prune(&history, "klant", &keep_last(1), &amsterdam(), Mode::DryRun).unwrap();
+        let pruned = prune_klant(&history, &keep_last(1), Mode::DryRun);
         assert_eq!(pruned.removed.len(), 3);
         assert_eq!(files_in(dir.path()).len(), 4);
-        assert_eq!(history.kept(Some("klant")).unwrap().len(), 4);
+        assert_eq!(
+            history
+                .kept(Some(&KlantKey::profile("klant")))
+                .unwrap()
+                .len(),
+            4
+        );
 
-        let nothing = prune(&history, "klant", &keep_last(0), &amsterdam(), Mode::Delete).unwrap();
+        let nothing = prune_klant(&history, &keep_last(0), Mode::Delete);
         assert_eq!((nothing.removed.len(), nothing.kept), (0, 4));
         let rule = Retention {
             keep_last: Some(3),

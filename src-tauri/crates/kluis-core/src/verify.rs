@@ -15,6 +15,7 @@ use crate::error::Result;
 use crate::examine::Examined;
 pub use crate::finding::Finding;
 use crate::history::{Check, History, HistoryEntry};
+use crate::klant_key::KlantKey;
 
 /// One backup's verification: the history row it checked and what it found.
 #[derive(Debug, Clone)]
@@ -28,7 +29,7 @@ const AT_ONCE: usize = 2;
 
 /// Verifies every backup the history keeps (only `profile`'s when given), records each
 /// finding, and returns them oldest first. Blocking: call it from a blocking thread.
-pub fn verify_kept(history: &History, profile: Option<&str>) -> Result<Vec<Verified>> {
+pub fn verify_kept(history: &History, profile: Option<&KlantKey>) -> Result<Vec<Verified>> {
     let kept = history.kept(profile)?;
     let next = AtomicUsize::new(0);
     let found: Mutex<Vec<Option<Check>>> = Mutex::new(vec![None; kept.len()]);
@@ -58,7 +59,7 @@ pub const MONTH_MS: i64 = 30 * 24 * 60 * 60 * 1000;
 /// Whether `profile`'s kept backups are due for their monthly verification at `now_ms`: one
 /// of them has not been read for 30 days — neither saved (a save reads what it writes) nor
 /// verified since. Verifying them all then resets every one.
-pub fn monthly_due(history: &History, profile: &str, now_ms: i64) -> Result<bool> {
+pub fn monthly_due(history: &History, profile: &KlantKey, now_ms: i64) -> Result<bool> {
     let kept = history.kept(Some(profile))?;
     let last_read = |e: &HistoryEntry| {
         let saved = e.finished_at_ms.unwrap_or(e.started_at_ms);
@@ -71,7 +72,7 @@ pub fn monthly_due(history: &History, profile: &str, now_ms: i64) -> Result<bool
 /// recorded) when [`monthly_due`] at `now_ms`, else `None`. Blocking, as [`verify_kept`].
 pub fn verify_if_month_passed(
     history: &History,
-    profile: &str,
+    profile: &KlantKey,
     now_ms: i64,
 ) -> Result<Option<Vec<Verified>>> {
     match monthly_due(history, profile, now_ms)? {
@@ -138,7 +139,7 @@ mod tests {
         std::fs::write(dir.path().join("truncated.bin"), &content[..200_000]).unwrap();
         std::fs::remove_file(dir.path().join("missing.bin")).unwrap();
 
-        let verified = verify_kept(&history, Some("klant")).unwrap();
+        let verified = verify_kept(&history, Some(&KlantKey::profile("klant"))).unwrap();
         assert_eq!(verified.len(), 4);
         assert_eq!(finding_of(&verified, intact).finding, Finding::Intact);
         assert_eq!(finding_of(&verified, corrupted).finding, Finding::Changed);
@@ -157,7 +158,7 @@ mod tests {
             "the history keeps the finding"
         );
         assert!(
-            verify_kept(&history, Some("another klant"))
+            verify_kept(&history, Some(&KlantKey::profile("another klant")))
                 .unwrap()
                 .is_empty(),
             "only the profile asked for"
@@ -266,18 +267,18 @@ mod tests {
         let history = History::in_memory().unwrap();
         let now = now_ms();
         assert!(
-            !monthly_due(&history, "klant", now).unwrap(),
+            !monthly_due(&history, &KlantKey::profile("klant"), now).unwrap(),
             "nothing to verify"
         );
         let old = saved(&history, dir.path(), "a.zip", b"a");
         saved(&history, dir.path(), "b.zip", b"b");
         assert!(
-            !monthly_due(&history, "klant", now).unwrap(),
+            !monthly_due(&history, &KlantKey::profile("klant"), now).unwrap(),
             "read as they were saved"
         );
         // (From now, after the saves: `now` was read before them.)
         assert!(
-            monthly_due(&history, "klant", now_ms() + MONTH_MS).unwrap(),
+            monthly_due(&history, &KlantKey::profile("klant"), now_ms() + MONTH_MS).unwrap(),
             "a month later"
         );
         history
@@ -290,12 +291,12 @@ mod tests {
             )
             .unwrap();
         assert!(
-            monthly_due(&history, "klant", now_ms()).unwrap(),
+            monthly_due(&history, &KlantKey::profile("klant"), now_ms()).unwrap(),
             "one saved a month ago"
         );
-        verify_kept(&history, Some("klant")).unwrap();
+        verify_kept(&history, Some(&KlantKey::profile("klant"))).unwrap();
         assert!(
-            !monthly_due(&history, "klant", now_ms()).unwrap(),
+            !monthly_due(&history, &KlantKey::profile("klant"), now_ms()).unwrap(),
             "all read again now"
         );
     }

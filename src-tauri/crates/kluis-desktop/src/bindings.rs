@@ -18,6 +18,7 @@ pub fn typescript() -> String {
         kluis_core::history::Removal::decl(&cfg),
         kluis_core::history::Check::decl(&cfg),
         kluis_core::EncryptedFile::decl(&cfg),
+        kluis_core::KlantKey::decl(&cfg),
         kluis_core::HistoryEntry::decl(&cfg),
         crate::events::AppJobEvent::decl(&cfg),
         crate::events::ResumedEvent::decl(&cfg),

@@ -119,7 +119,7 @@ mod tests {
         let ms = at(started).timestamp().as_millisecond();
         HistoryEntry {
             id: format!("{ms}"),
-            profile: "k".into(),
+            profile: kluis_core::KlantKey::profile("k"),
             transport: "loopback".into(),
             started_at_ms: ms,
             finished_at_ms: Some(ms + 60_000),

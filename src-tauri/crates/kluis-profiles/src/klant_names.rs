@@ -9,7 +9,7 @@
 use std::collections::BTreeMap;
 
 use kluis_core::ad_hoc::AdHocKlant;
-use kluis_core::{Error, History, Result};
+use kluis_core::{Error, History, KlantKey, Result};
 
 use crate::Profile;
 
@@ -19,18 +19,18 @@ pub enum Klant {
     /// A saved profile.
     Saved { id: String, name: String },
     /// Backed up with flags, without a saved profile.
-    AdHoc { key: String, klant: AdHocKlant },
+    AdHoc { key: KlantKey, klant: AdHocKlant },
     /// Backups an older Kluis recorded under a bare label: they may be several klanten'.
     Label(String),
 }
 
 impl Klant {
     /// The key the history records this klant's backups under.
-    pub fn key(&self) -> &str {
+    pub fn key(&self) -> KlantKey {
         match self {
-            Klant::Saved { id, .. } => id,
-            Klant::AdHoc { key, .. } => key,
-            Klant::Label(label) => label,
+            Klant::Saved { id, .. } => KlantKey::profile(id),
+            Klant::AdHoc { key, .. } => key.clone(),
+            Klant::Label(label) => KlantKey::older_label(label),
         }
     }
 
@@ -70,7 +70,7 @@ pub fn find_klant(saved: &[Profile], history: &History, name: &str) -> Result<Kl
     let ad_hoc = history.ad_hoc_klanten()?;
     matches.extend(
         (ad_hoc.into_iter())
-            .filter(|(key, klant)| key == wanted || klant.label == wanted)
+            .filter(|(key, klant)| key.as_str() == wanted || klant.label == wanted)
             .map(|(key, klant)| Klant::AdHoc { key, klant }),
     );
     if matches.is_empty() && history.has_backups_of(wanted)? {
@@ -102,7 +102,7 @@ pub fn find_klant(saved: &[Profile], history: &History, name: &str) -> Result<Kl
 /// by key — or, where a label names more than one klant, the key itself (which `--profile`
 /// takes), so two klanten never look alike in a history or a report. A key missing here (a
 /// deleted profile, an older label) is shown as it is.
-pub fn klant_names(saved: &[Profile], history: &History) -> Result<BTreeMap<String, String>> {
+pub fn klant_names(saved: &[Profile], history: &History) -> Result<BTreeMap<KlantKey, String>> {
     let ad_hoc = history.ad_hoc_klanten()?;
     let mut uses: BTreeMap<String, usize> = BTreeMap::new();
     let labels = (ad_hoc.iter().map(|(_, k)| k.label.to_lowercase()))
@@ -110,13 +110,13 @@ pub fn klant_names(saved: &[Profile], history: &History) -> Result<BTreeMap<Stri
     for label in labels {
         *uses.entry(label).or_default() += 1;
     }
-    let mut names: BTreeMap<String, String> = (ad_hoc.into_iter())
+    let mut names: BTreeMap<KlantKey, String> = (ad_hoc.into_iter())
         .map(|(key, klant)| match uses[&klant.label.to_lowercase()] {
             1 => (key, klant.label),
-            _ => (key.clone(), key),
+            _ => (key.clone(), key.to_string()),
         })
         .collect();
-    names.extend(saved.iter().map(|p| (p.id.clone(), p.name.clone())));
+    names.extend(saved.iter().map(|p| (p.key(), p.name.clone())));
     Ok(names)
 }
 
@@ -139,10 +139,10 @@ mod tests {
         let bakker_b = history.ad_hoc_klant(&klant("bakker", "b")).unwrap();
         let names = klant_names(&[], &history).unwrap();
         assert_eq!(names[&visser], "visser");
-        assert_eq!(names[&bakker_a], bakker_a);
-        assert_eq!(names[&bakker_b], bakker_b);
+        assert_eq!(names[&bakker_a], bakker_a.as_str());
+        assert_eq!(names[&bakker_b], bakker_b.as_str());
         assert_ne!(bakker_a, bakker_b);
-        let found = find_klant(&[], &history, &bakker_b).unwrap();
+        let found = find_klant(&[], &history, bakker_b.as_str()).unwrap();
         assert_eq!(found.key(), bakker_b);
         assert!(find_klant(&[], &history, "bakker").is_err(), "ambiguous");
     }

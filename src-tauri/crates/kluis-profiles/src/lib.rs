@@ -20,13 +20,9 @@
 //!   saved, failed, missed or free), which the app's dashboard shows.
 //! - [`monitor`]: a klant's outside monitor (healthchecks style): a ping after each
 //!   unattended backup, `/fail` on failure.
-//! - [`alerts`]: desktop notifications when unattended backups fail (one summary when many
-//!   fail together) or klanten become overdue, the same from the app and the CLI.
-//! - [`mail`]: e-mail through the office's SMTP server ([`MailSettings`], password in the
-//!   keyring): each failure summary, or a [`daily_report`] of every klant sent once a day
-//!   ([`DailyReport`]) by whichever Kluis process is running.
-//! - [`outbox`]: where a failure or an overdue klant is told, by the settings: the desktop
-//!   and/or the office's e-mail ([`Outbox`], used by the app and the CLI alike).
+//! - [`mail_settings`]: Settings → *E-mail* ([`MailSettings`]: the office's SMTP server, who
+//!   hears from Kluis and when; password in the keyring). Sending, alerts and reports are
+//!   kluis-reporting's, above this crate.
 //! - [`turn`]: one backup of a klant at a time across processes ([`take_turn`]), so the app's
 //!   plans and `kluis run-due` from a timer never run the same plan twice.
 //! - [`unattended`]: one klant's unattended backup, written once for the app and the CLI —
@@ -35,21 +31,15 @@
 //! - [`klant_names`]: which klant a name on the command line means ([`find_klant`]: a saved
 //!   profile, an ad-hoc klant, or an older label; an ambiguous name is an error), and each
 //!   history key's name for a person.
-//! - [`report`]: a period's backups per klant for auditors ([`Report`]: CSV), and
-//!   [`printable`]: the same as one printable HTML page.
 //! - [`error`]: [`ProfileError`], the crate's one error type.
 
-pub mod alerts;
 pub mod days;
 pub mod error;
 pub mod file_names;
 pub mod klant_names;
-pub mod mail;
+pub mod mail_settings;
 pub mod monitor;
-pub mod outbox;
 pub mod paths;
-pub mod printable;
-pub mod report;
 pub mod secrets;
 mod shared_file;
 pub mod status;
@@ -57,18 +47,15 @@ pub mod store;
 pub mod turn;
 pub mod unattended;
 
-pub use alerts::{Alert, DesktopNotifier, Failed, FailureBatch, Notifier, OverdueWatch};
 pub use days::{DayMark, STRIP_DAYS};
 pub use error::{ProfileError, ProfileResult};
 pub use file_names::FileNameTemplate;
 pub use klant_names::{find_klant, klant_names, Klant};
-pub use mail::{daily_report, DailyReport, MailSettings, MailWhen, Mailer, OfficeMail};
+pub use mail_settings::{MailSettings, MailWhen};
 pub use monitor::{Monitor, Ran};
-pub use outbox::Outbox;
 pub use paths::KluisPaths;
-pub use report::{parse_day, report, Report};
 pub use secrets::{KeyringStore, MemoryStore, SecretKind, SecretStore, SecretsFolder, APP};
 pub use status::{klant_status, klant_statuses, last_started, plan_due, KlantStatus, LastError};
 pub use store::{Endpoint, Profile, ProfileStore, Settings};
-pub use turn::take_turn;
+pub use turn::{take_report_turn, take_turn};
 pub use unattended::{KlantTurn, Turn, UnattendedHost};

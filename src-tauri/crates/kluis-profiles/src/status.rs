@@ -4,7 +4,7 @@
 
 use jiff::{Timestamp, Zoned};
 use kluis_core::plan::Due;
-use kluis_core::{Code, History, HistoryEntry, Stage};
+use kluis_core::{Code, History, HistoryEntry, KlantKey, Stage};
 use serde::Serialize;
 
 use crate::days::{day_strip, DayMark};
@@ -51,9 +51,9 @@ pub struct LastError {
     pub message: String,
 }
 
-/// When profile `id`'s latest backup started (any outcome): what a plan counts from.
-pub fn last_started(history: &History, id: &str) -> Option<Timestamp> {
-    let latest = history.list(Some(id), 1).ok()?.into_iter().next()?;
+/// When `klant`'s latest backup started (any outcome): what a plan counts from.
+pub fn last_started(history: &History, klant: &KlantKey) -> Option<Timestamp> {
+    let latest = history.list(Some(klant), 1).ok()?.into_iter().next()?;
     Timestamp::from_millisecond(latest.started_at_ms).ok()
 }
 
@@ -61,7 +61,7 @@ pub fn last_started(history: &History, id: &str) -> Option<Timestamp> {
 /// without a plan): the one due-computation of the app's plans and `kluis run-due`.
 pub fn plan_due(profile: &Profile, history: &History, now: &Zoned) -> Due {
     match &profile.plan {
-        Some(plan) => plan.due(last_started(history, &profile.id), now),
+        Some(plan) => plan.due(last_started(history, &profile.key()), now),
         None => Due::Never,
     }
 }
@@ -84,7 +84,7 @@ pub fn klant_status(
     history: &History,
     now: &Zoned,
 ) -> kluis_core::Result<KlantStatus> {
-    let rows = history.list(Some(&profile.id), ROWS_READ)?;
+    let rows = history.list(Some(&profile.key()), ROWS_READ)?;
     let success = rows.iter().find(|e| e.stage == Stage::Saved);
     let newer_than_success =
         |e: &&HistoryEntry| success.is_none_or(|s| e.started_at_ms > s.started_at_ms);

@@ -5,6 +5,7 @@
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
+use kluis_core::KlantKey;
 use serde::{Deserialize, Serialize};
 
 use crate::error::{ProfileError, ProfileResult};
@@ -81,6 +82,11 @@ pub struct Profile {
 }
 
 impl Profile {
+    /// The key the history records this profile's backups under.
+    pub fn key(&self) -> KlantKey {
+        KlantKey::profile(&self.id)
+    }
+
     /// A new profile with a fresh id: nothing learnt, no plan, no extra CA.
     pub fn new(name: &str, base_url: &str, username: &str) -> Profile {
         Profile {
@@ -172,7 +178,7 @@ pub struct Settings {
     /// none is set.
     #[serde(default)]
     pub file_name_template: Option<String>,
-    /// E-mail through the office's SMTP server, if set up (see [`crate::mail`]).
+    /// E-mail through the office's SMTP server, if set up (see [`crate::mail_settings`]).
     #[serde(default)]
     pub mail: Option<crate::MailSettings>,
     /// One speed limit for all downloads together (the app's and `kluis`'s unattended runs),

@@ -31,7 +31,8 @@ use kluis_core::engine::{EventSink, JobHandle, Launch, Retry, ServiceConnection,
 use kluis_core::retention::{prune_in_background, Mode, Pruned, Retention};
 use kluis_core::verify::Verified;
 use kluis_core::{
-    BackupRequest, CallbackTransport, Destination, Engine, Error, History, Owner, Result, Saved,
+    BackupRequest, CallbackTransport, Destination, Engine, Error, History, KlantKey, Owner, Result,
+    Saved,
 };
 use uuid::Uuid;
 
@@ -93,7 +94,7 @@ pub enum Turn {
 impl KlantTurn {
     /// Takes `profile`'s turn and, with `only_due`, looks at its plan again under it.
     pub fn take(history: &History, profile: &Profile, only_due: bool) -> Result<Turn> {
-        let Some(claim) = take_turn(history, &profile.id)? else {
+        let Some(claim) = take_turn(history, &profile.key())? else {
             return Ok(Turn::Busy);
         };
         if only_due && !plan_due(profile, history, &jiff::Zoned::now()).is_now() {
@@ -169,7 +170,7 @@ pub async fn start(
     };
     let request = BackupRequest {
         id: job.id,
-        profile: profile.id.clone(),
+        profile: profile.key(),
         owner: host.owner(),
         destination,
         callback_timeout: host.callback_timeout(),
@@ -208,12 +209,13 @@ pub async fn after_save(
     turn: KlantTurn,
     tell: &(dyn Fn(&Profile, AfterSave) + Send + Sync),
 ) {
-    if let Some(step) = apply_rule(history.clone(), &profile.id, profile.retention.clone()).await {
+    if let Some(step) = apply_rule(history.clone(), &profile.key(), profile.retention.clone()).await
+    {
         tell(profile, step);
     }
     drop(turn); // the klant's next backup may start
     if profile.verify_monthly {
-        if let Some(step) = verify_monthly(history, profile.id.clone()).await {
+        if let Some(step) = verify_monthly(history, profile.key()).await {
             tell(profile, step);
         }
     }
@@ -223,11 +225,11 @@ pub async fn after_save(
 /// holds the klant's turn): what it did, for the host to tell.
 pub async fn apply_rule(
     history: Arc<History>,
-    key: &str,
+    key: &KlantKey,
     rule: Option<Retention>,
 ) -> Option<AfterSave> {
     let rule = rule.filter(|r| !r.keeps_everything())?;
-    let pruned = prune_in_background(history, key.to_string(), rule.clone(), Mode::Delete).await;
+    let pruned = prune_in_background(history, key.clone(), rule.clone(), Mode::Delete).await;
     Some(match pruned {
         Ok(pruned) => AfterSave::Pruned { rule, pruned },
         Err(e) => AfterSave::PruneFailed(e),
@@ -235,7 +237,7 @@ pub async fn apply_rule(
 }
 
 /// The klant's backups read again when a month has passed since they last were.
-async fn verify_monthly(history: Arc<History>, key: String) -> Option<AfterSave> {
+async fn verify_monthly(history: Arc<History>, key: KlantKey) -> Option<AfterSave> {
     let verified = tokio::task::spawn_blocking(move || {
         let now = kluis_core::clock::now_ms();
         kluis_core::verify::verify_if_month_passed(&history, &key, now)
@@ -275,7 +277,7 @@ pub fn ping_monitor(
 /// klant's standing says why it has no backup.
 fn record_unstarted(history: &History, profile: &Profile, id: Uuid, callback: &str, error: &Error) {
     let recorded = history
-        .start(id, &profile.id, callback)
+        .start(id, &profile.key(), callback)
         .and_then(|()| history.failed(id, kluis_core::stage::Stage::Requested, error));
     if let Err(e) = recorded {
         tracing::warn!(code = e.code().as_str(), "a failure could not be recorded");

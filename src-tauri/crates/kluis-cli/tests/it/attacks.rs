@@ -118,7 +118,13 @@ async fn resume_leaves_the_apps_backups_to_the_app() {
     let e = env(|_| {}).await;
     let history = e.history();
     let id = uuid::Uuid::new_v4();
-    history.start(id, "klant-in-the-app", "loopback").unwrap();
+    history
+        .start(
+            id,
+            &kluis_core::KlantKey::profile("klant-in-the-app"),
+            "loopback",
+        )
+        .unwrap();
     let journal = Journal {
         owner: Some(Owner::App),
         base_url: e.sim.base_url().to_string(),

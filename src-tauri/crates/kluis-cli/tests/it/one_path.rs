@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use kluis_core::retention::Retention;
-use kluis_core::{History, HistoryEntry};
+use kluis_core::{History, HistoryEntry, KlantKey};
 use kluis_desktop::{AppJobEvent, AppPaths, DesktopApp, Dialogs, MemoryStore, ProfileInput};
 use kluis_sim::config::{Account, DEMO_API_KEY};
 
@@ -37,7 +37,9 @@ impl Dialogs for PicksCertificate {
 /// What a klant's history says, host aside: each job's stages, oldest first, and the rule
 /// that removed its file, if one did.
 fn jobs(history: &History, profile: &str) -> Vec<(Vec<String>, Option<String>)> {
-    let mut entries: Vec<HistoryEntry> = history.list(Some(profile), 100).unwrap();
+    let mut entries: Vec<HistoryEntry> = history
+        .list(Some(&KlantKey::profile(profile)), 100)
+        .unwrap();
     entries.reverse();
     (entries.into_iter())
         .map(|e| {

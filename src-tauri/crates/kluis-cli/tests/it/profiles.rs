@@ -10,6 +10,7 @@ use std::path::{Path, PathBuf};
 use std::process::Output;
 
 use crate::common::{assert_no_secrets_except, assert_succeeded, env, Env};
+use kluis_core::KlantKey;
 use kluis_sim::config::{Account, RESTRICTED_API_KEY};
 use serde_json::Value;
 
@@ -345,7 +346,10 @@ async fn backup_all_saves_each_klant_and_one_failure_stops_none() {
         .filter_map(|l| l.get("path").map(|_| l["profile"].clone()))
         .collect();
     for id in saved_ids {
-        let rows = env.history().list(Some(id.as_str().unwrap()), 10).unwrap();
+        let rows = env
+            .history()
+            .list(Some(&KlantKey::profile(id.as_str().unwrap())), 10)
+            .unwrap();
         assert_eq!(rows.len(), 1);
         assert_eq!(rows[0].stage, kluis_core::Stage::Saved);
     }
@@ -410,7 +414,10 @@ async fn a_passing_failure_is_tried_again() {
         "{}",
         stderr(&output)
     );
-    let rows = env.history().list(Some(&id), 10).unwrap();
+    let rows = env
+        .history()
+        .list(Some(&KlantKey::profile(&id)), 10)
+        .unwrap();
     let stages: Vec<_> = rows.iter().map(|r| r.stage).collect();
     assert_eq!(
         stages,
@@ -456,7 +463,7 @@ async fn run_due_runs_each_due_plan_once() {
 
     // Another process (the app) is backing Visser up: run-due leaves it.
     let history = env.history();
-    let turn = kluis_profiles::take_turn(&history, &visser)
+    let turn = kluis_profiles::take_turn(&history, &KlantKey::profile(&visser))
         .unwrap()
         .unwrap();
     let first = env.saved(&["run-due", "--out", out, "--json"], &[]).await;
@@ -513,7 +520,10 @@ async fn backup_of_a_saved_profile() {
     let line = &json_lines(&output)[0];
     assert!(Path::new(line["path"].as_str().unwrap()).starts_with(&out));
     assert_eq!(
-        env.history().list(Some(&id), 1).unwrap()[0].stage,
+        env.history()
+            .list(Some(&KlantKey::profile(&id)), 1)
+            .unwrap()[0]
+            .stage,
         kluis_core::Stage::Saved
     );
 }

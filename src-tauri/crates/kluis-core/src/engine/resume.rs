@@ -14,6 +14,7 @@ use crate::download::Destination;
 use crate::encryption::EncryptionSetting;
 use crate::error::{Error, Result};
 use crate::journal::Owner;
+use crate::klant_key::KlantKey;
 use crate::secret::Secret;
 use crate::stage::Stage;
 
@@ -30,7 +31,7 @@ pub struct ResumeScope {
 /// A job [`Engine::resume`] started.
 pub struct ResumedJob {
     pub id: Uuid,
-    pub profile: String,
+    pub profile: KlantKey,
     /// The stage it had reached.
     pub stage: Stage,
     pub started_at_ms: i64,
@@ -65,7 +66,7 @@ impl Engine {
         events: impl Fn(Uuid) -> EventSink,
     ) -> Result<Resumed>
     where
-        C: FnMut(String, Option<EncryptionSetting>) -> F,
+        C: FnMut(KlantKey, Option<EncryptionSetting>) -> F,
         F: Future<Output = Result<Arc<ServiceConnection>>>,
     {
         let sweep = self.history().sweep(&scope.base_url, scope.owner)?;
@@ -96,7 +97,7 @@ impl Engine {
             };
             let reattacher =
                 Reattacher::new(connection.config().clone(), scope.relay_secret.clone());
-            let key = Transports::reattach_key(&reattach, &profile);
+            let key = Transports::reattach_key(&reattach, profile.as_str());
             let build = async { reattacher.build(&reattach).await };
             let transport = match self.transports().get_or_build(&key, build).await {
                 Ok(transport) => transport,

@@ -106,7 +106,7 @@ impl Harness {
     pub fn request_to(&self, out: &Path) -> BackupRequest {
         BackupRequest {
             id: uuid::Uuid::new_v4(),
-            profile: "test".into(),
+            profile: kluis_core::KlantKey::profile("test"),
             owner: kluis_core::Owner::Cli,
             destination: Destination::from_out(out).expect("destination"),
             callback_timeout: Duration::from_secs(10),

@@ -9,6 +9,7 @@ use crate::common::*;
 use kluis_core::callback::RelayTransport;
 use kluis_core::encryption::Encryption;
 use kluis_core::engine::{EventSink, Launch, ResumeScope, Retry, ServiceConnection, Work};
+use kluis_core::KlantKey;
 use kluis_core::{
     CallbackTransport, Code, DownloadOptions, Engine, Error, History, JobEvent, Owner, Secret,
     Stage,
@@ -221,8 +222,8 @@ async fn a_stopped_job_is_finished_by_the_resume_loop() {
         relay_secret: Some(Secret::new(RELAY_SECRET)),
     };
     let service = connection(h);
-    let connect = |profile: String, _| {
-        assert_eq!(profile, "test", "asked for the job's profile");
+    let connect = |profile: KlantKey, _| {
+        assert_eq!(profile.as_str(), "test", "asked for the job's profile");
         let service = service.clone();
         async move { Ok(service) }
     };
@@ -334,7 +335,7 @@ async fn the_resume_loop_leaves_what_it_may_not_take() {
     };
     let quiet: EventSink = Arc::new(|_| {});
     let never =
-        |_: String, _| async { Err::<Arc<ServiceConnection>, _>(Error::Config("no".into())) };
+        |_: KlantKey, _| async { Err::<Arc<ServiceConnection>, _>(Error::Config("no".into())) };
     let other = engine
         .resume(scope(Owner::App), never, |_| quiet.clone())
         .await

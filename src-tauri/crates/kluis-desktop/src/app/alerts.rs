@@ -3,7 +3,7 @@
 //! few minutes, when the daily report is looked at too) — through kluis-profiles' `Outbox`: on
 //! the desktop while Settings → *Notifications* is on, by e-mail while it mails each failure.
 
-use kluis_profiles::{Alert, Failed, FailureBatch, Notifier, OfficeMail, Outbox, OverdueWatch};
+use kluis_reporting::{Alert, Failed, FailureBatch, Notifier, OfficeMail, Outbox, OverdueWatch};
 
 use super::*;
 

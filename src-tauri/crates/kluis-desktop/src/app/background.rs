@@ -4,7 +4,7 @@
 //! The shell owns the tray icon, the window and the login item (they are Tauri's and the
 //! OS's); what each does is decided here, so the app's tests and the UI reach the same paths.
 
-use kluis_profiles::Alert;
+use kluis_reporting::Alert;
 
 use super::*;
 

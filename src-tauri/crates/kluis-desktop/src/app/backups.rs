@@ -21,7 +21,7 @@ impl DesktopApp {
         };
         let request = BackupRequest {
             id: job_id,
-            profile: id.to_string(),
+            profile: KlantKey::profile(id),
             owner: Owner::App,
             destination,
             callback_timeout: self.callback_timeout,
@@ -79,8 +79,10 @@ impl DesktopApp {
             };
             // (The profile's connection encrypts as the profile says; a job begun encrypted
             // that the profile no longer encrypts is refused by the job, never saved plain.)
-            let connect = |profile: String, _| async move {
-                self.connection(&profile).await.map_err(AppError::into_core)
+            let connect = |profile: KlantKey, _| async move {
+                self.connection(profile.as_str())
+                    .await
+                    .map_err(AppError::into_core)
             };
             // Each job's events go to `sink` tagged with the job.
             let tagged = |job_id: Uuid| -> EventSink {
@@ -108,14 +110,14 @@ impl DesktopApp {
                     .filter(|folder| folder.starts_with(&self.paths.staging_dir));
                 resumed.push(ResumedJob {
                     job_id: job.id.to_string(),
-                    profile_id: job.profile.clone(),
+                    profile_id: job.profile.to_string(),
                     stage: job.stage,
                 });
                 let follow = Follow {
                     sink: tagged(job.id),
                     staging,
                 };
-                self.follow(job.handle, &job.profile, follow);
+                self.follow(job.handle, job.profile.as_str(), follow);
             }
         }
         Ok(resumed)
@@ -144,7 +146,7 @@ impl DesktopApp {
             });
             offered.push(ResumedJob {
                 job_id: job_id.to_string(),
-                profile_id: entry.profile,
+                profile_id: entry.profile.to_string(),
                 stage: entry.stage,
             });
         }
@@ -198,7 +200,8 @@ impl DesktopApp {
                 crate::staging::remove_parts(&staging);
                 // In its place now: what follows a save to the folder follows.
                 if let Some(profile) = self.history.get(job)?.map(|entry| entry.profile) {
-                    keeping::after_save(self.history.clone(), &self.profiles, &profile).await;
+                    keeping::after_save(self.history.clone(), &self.profiles, profile.as_str())
+                        .await;
                 }
                 Ok(moved)
             }
@@ -235,7 +238,9 @@ impl DesktopApp {
     }
 
     pub fn history(&self, profile: Option<&str>) -> AppResult<Vec<HistoryEntry>> {
-        Ok(self.history.list(profile, 500)?)
+        Ok(self
+            .history
+            .list(profile.map(KlantKey::profile).as_ref(), 500)?)
     }
 
     /// Opens the folder of a saved backup (`select`: with the file selected).

@@ -36,7 +36,7 @@ impl DesktopApp {
     /// shows before the rule is saved. (Quick: no file is read. When the rule runs, each file
     /// is checked first and only an intact one is deleted, never the newest intact one.)
     pub fn preview_retention(&self, id: &str, rule: Retention) -> AppResult<Vec<HistoryEntry>> {
-        let kept = self.history.kept(Some(id))?;
+        let kept = self.history.kept(Some(&KlantKey::profile(id)))?;
         let zone = jiff::tz::TimeZone::system();
         Ok(rule.select(kept, &zone).remove)
     }

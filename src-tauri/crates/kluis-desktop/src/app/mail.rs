@@ -3,8 +3,8 @@
 //! few minutes, and once between the app and `kluis run-due`). Failures are mailed by the
 //! failure batch's outbox (see `alerts`).
 
-use kluis_profiles::mail::{self, test_mail};
 use kluis_profiles::MailSettings;
+use kluis_reporting::mail::{self, test_mail};
 use serde::Deserialize;
 
 use super::*;
@@ -58,7 +58,7 @@ impl DesktopApp {
 
     /// Sends the daily report when e-mail asks for one and it is due; whether it sent.
     pub async fn send_daily_report_if_due(&self) -> AppResult<bool> {
-        let report = kluis_profiles::DailyReport::beside(&self.paths.history_db);
+        let report = kluis_reporting::DailyReport::beside(&self.paths.history_db);
         let now = jiff::Zoned::now();
         let sent = report
             .send_if_due(&self.office, &self.profiles, &self.history, &now)

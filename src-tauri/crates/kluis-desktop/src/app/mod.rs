@@ -41,7 +41,7 @@ use kluis_core::engine::{
 };
 use kluis_core::{
     BackupRequest, CallbackTransport, Destination, DownloadOptions, Engine, Error, History,
-    HistoryEntry, Owner, Saved, Secret, ServiceConfig, Stage,
+    HistoryEntry, KlantKey, Owner, Saved, Secret, ServiceConfig, Stage,
 };
 use kluis_demo::{Demo, DemoAccount, DEMO_ACCOUNTS};
 use serde::Serialize;
@@ -141,11 +141,11 @@ pub struct DesktopApp {
     batch: std::sync::atomic::AtomicU64,
     /// Failures, gathered and told through an outbox (the desktop and/or e-mail, as the
     /// settings say); overdue klanten are told through the same outbox.
-    alerts: Arc<kluis_profiles::FailureBatch>,
+    alerts: Arc<kluis_reporting::FailureBatch>,
     /// The desktop's notifications (the tray's own messages, "Send test").
-    desktop: Arc<dyn kluis_profiles::Notifier>,
+    desktop: Arc<dyn kluis_reporting::Notifier>,
     /// The office's e-mail (password from the keyring).
-    office: kluis_profiles::OfficeMail,
+    office: kluis_reporting::OfficeMail,
     /// Starting at login (see [`background::LoginStart`]): set by the shell once it runs.
     login_start: std::sync::RwLock<Arc<dyn LoginStart>>,
 }
@@ -168,8 +168,9 @@ impl DesktopApp {
         let bandwidth =
             Bandwidth::new(profiles.settings().bandwidth).or_else(|_| Bandwidth::new(None))?;
         let scheduler = plans::new_scheduler();
-        let desktop: Arc<dyn kluis_profiles::Notifier> = Arc::new(kluis_profiles::DesktopNotifier);
-        let office = kluis_profiles::OfficeMail::new(keyring.clone());
+        let desktop: Arc<dyn kluis_reporting::Notifier> =
+            Arc::new(kluis_reporting::DesktopNotifier);
+        let office = kluis_reporting::OfficeMail::new(keyring.clone());
         Ok(Self {
             plans_changed: scheduler.changed(),
             scheduler: Mutex::new(Some(scheduler)),
@@ -182,7 +183,7 @@ impl DesktopApp {
                 desktop.clone(),
                 office.clone(),
                 &profiles,
-                kluis_profiles::alerts::GATHER_FOR,
+                kluis_reporting::alerts::GATHER_FOR,
             ),
             desktop,
             office,

@@ -33,9 +33,10 @@ impl PlanBook for AppPlans {
             .list()
             .into_iter()
             .filter_map(|p| {
+                let key = p.key();
                 let plan = p.plan?;
                 Some(PlannedProfile {
-                    last_started: last_started(&self.history, &p.id),
+                    last_started: last_started(&self.history, &key),
                     id: p.id,
                     plan,
                 })

@@ -40,14 +40,14 @@ impl DesktopApp {
     /// not at all, readable by the user only: it names klanten and where their backups are.
     /// `None` when the dialog was cancelled (nothing is written).
     pub async fn export_report(&self, request: ReportRequest) -> AppResult<Option<ReportExport>> {
-        let from = kluis_profiles::parse_day(&request.from)?;
-        let to = kluis_profiles::parse_day(&request.to)?;
-        let report = kluis_profiles::report(
+        let from = kluis_reporting::parse_day(&request.from)?;
+        let to = kluis_reporting::parse_day(&request.to)?;
+        let report = kluis_reporting::report(
             &self.profiles,
             &self.history,
             from,
             to,
-            request.profile.as_deref(),
+            request.profile.as_deref().map(KlantKey::profile).as_ref(),
             TimeZone::system(),
         )?;
         let (extension, bytes) = match request.format {

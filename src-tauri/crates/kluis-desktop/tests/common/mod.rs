@@ -122,12 +122,12 @@ pub async fn close_while_a_backup_waits(
 }
 
 /// Hands each alert to the test as it is notified.
-pub struct Told(pub mpsc::UnboundedSender<kluis_profiles::Alert>);
+pub struct Told(pub mpsc::UnboundedSender<kluis_reporting::Alert>);
 
-impl kluis_profiles::Notifier for Told {
+impl kluis_reporting::Notifier for Told {
     fn notify<'a>(
         &'a self,
-        alert: &'a kluis_profiles::Alert,
+        alert: &'a kluis_reporting::Alert,
     ) -> std::pin::Pin<
         Box<dyn std::future::Future<Output = kluis_profiles::ProfileResult<()>> + Send + 'a>,
     > {

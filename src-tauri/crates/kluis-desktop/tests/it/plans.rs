@@ -279,7 +279,9 @@ async fn a_klant_another_process_backs_up_is_not_started_twice() {
     let (app, mut rx) = watched_demo(&dir, &folder).await;
     // The timer's process: the same history file, opened on its own.
     let timer = kluis_core::History::open(&dir.path().join("history.sqlite3")).unwrap();
-    let turn = kluis_profiles::take_turn(&timer, "demo").unwrap().unwrap();
+    let turn = kluis_profiles::take_turn(&timer, &kluis_core::KlantKey::profile("demo"))
+        .unwrap()
+        .unwrap();
     let refused = app.start_planned("demo").await.unwrap_err();
     assert!(
         refused.to_string().contains("another Kluis process"),
@@ -293,7 +295,9 @@ async fn a_klant_another_process_backs_up_is_not_started_twice() {
 
     app.start_planned("demo").await.unwrap();
     assert!(
-        kluis_profiles::take_turn(&timer, "demo").unwrap().is_none(),
+        kluis_profiles::take_turn(&timer, &kluis_core::KlantKey::profile("demo"))
+            .unwrap()
+            .is_none(),
         "the app holds the klant's turn while its backup runs"
     );
     loop {

@@ -18,7 +18,7 @@ struct Office {
     sim: Sim,
     app: DesktopApp,
     events: mpsc::UnboundedReceiver<PlannedEvent>,
-    told: mpsc::UnboundedReceiver<kluis_profiles::Alert>,
+    told: mpsc::UnboundedReceiver<kluis_reporting::Alert>,
     _dirs: (
         tempfile::TempDir,
         tempfile::TempDir,

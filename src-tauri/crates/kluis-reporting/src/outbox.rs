@@ -7,10 +7,10 @@ use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
 
+use kluis_profiles::{ProfileResult, Settings};
+
 use crate::alerts::{Alert, Notifier};
-use crate::error::ProfileResult;
 use crate::mail::OfficeMail;
-use crate::store::Settings;
 
 /// Tells alerts where the settings say.
 pub struct Outbox {

@@ -6,9 +6,10 @@ use std::sync::{Arc, Mutex};
 
 use kluis_core::Secret;
 use kluis_profiles::{
-    Alert, DailyReport, MailSettings, MailWhen, Mailer, MemoryStore, Notifier, OfficeMail, Outbox,
-    ProfileResult, ProfileStore, SecretKind, SecretStore, Settings, APP,
+    MailSettings, MailWhen, MemoryStore, ProfileResult, ProfileStore, SecretKind, SecretStore,
+    Settings, APP,
 };
+use kluis_reporting::{Alert, DailyReport, Mailer, Notifier, OfficeMail, Outbox};
 use kluis_sim::smtp::SmtpSink;
 
 /// Settings that reach `sink`, logging in as its user.

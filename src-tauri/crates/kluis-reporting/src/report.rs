@@ -12,15 +12,16 @@
 use jiff::civil::Date;
 use jiff::tz::TimeZone;
 use jiff::{Timestamp, Zoned};
-use kluis_core::{Code, History, HistoryEntry, Stage};
+use kluis_core::{Code, History, HistoryEntry, KlantKey, Stage};
 
-use crate::store::ProfileStore;
+use kluis_profiles::ProfileStore;
 
 /// One backup as a report shows it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ReportRow {
     pub klant: String,
-    pub profile_id: String,
+    /// Whose backup it is (the history's key).
+    pub profile_id: KlantKey,
     pub job: String,
     pub started_ms: i64,
     pub finished_ms: Option<i64>,
@@ -133,7 +134,7 @@ pub fn report(
     history: &History,
     from: Date,
     to: Date,
-    profile: Option<&str>,
+    profile: Option<&KlantKey>,
     zone: TimeZone,
 ) -> kluis_core::Result<Report> {
     if to < from {
@@ -151,13 +152,13 @@ pub fn report(
         .tomorrow()
         .map_err(|e| kluis_core::Error::Config(format!("The day {to} cannot be used ({e}).")))?;
     let entries = history.between(start(from)?, start(end)?, profile)?;
-    let names = crate::klant_names::klant_names(&profiles.list(), history)?;
+    let names = kluis_profiles::klant_names(&profiles.list(), history)?;
     let mut rows: Vec<ReportRow> = (entries.into_iter())
         .map(|e| {
             let klant = names
                 .get(&e.profile)
                 .cloned()
-                .unwrap_or_else(|| e.profile.clone());
+                .unwrap_or_else(|| e.profile.to_string());
             ReportRow::of(e, klant)
         })
         .collect();
@@ -243,7 +244,7 @@ impl Report {
                 &mut out,
                 &[
                     cell(&row.klant),
-                    cell(&row.profile_id),
+                    cell(row.profile_id.as_str()),
                     row.job.clone(),
                     self.time(row.started_ms),
                     opt_time(row.finished_ms),
@@ -300,7 +301,7 @@ mod tests {
     use kluis_core::Error;
 
     use super::*;
-    use crate::Profile;
+    use kluis_profiles::Profile;
 
     struct Office {
         _dir: tempfile::TempDir,
@@ -321,7 +322,9 @@ mod tests {
         let mut ids = Vec::new();
         let saved = |profile: &str, n: u8| {
             let id = uuid::Uuid::new_v4();
-            history.start(id, profile, "relay").unwrap();
+            history
+                .start(id, &KlantKey::profile(profile), "relay")
+                .unwrap();
             let saved = Saved {
                 path: format!("/backups/{profile}/backup {n}.zip").into(),
                 bytes: 1000 + n as u64,
@@ -346,11 +349,11 @@ mod tests {
         };
         history.checked(&kept.to_string(), &check).unwrap();
         let failed = uuid::Uuid::new_v4();
-        history.start(failed, &hostile.id, "relay").unwrap();
+        history.start(failed, &hostile.key(), "relay").unwrap();
         let error = Error::Network("The service could not be reached.".into());
         history.failed(failed, Stage::Accepted, &error).unwrap();
         let cancelled = uuid::Uuid::new_v4();
-        history.start(cancelled, &bakker.id, "relay").unwrap();
+        history.start(cancelled, &bakker.key(), "relay").unwrap();
         history
             .failed(cancelled, Stage::Downloading, &Error::Cancelled)
             .unwrap();

@@ -15,9 +15,9 @@ use std::time::Duration;
 
 use kluis_core::Code;
 
-use crate::error::{ProfileError, ProfileResult};
-use crate::monitor::Ran;
-use crate::status::KlantStatus;
+use kluis_profiles::monitor::Ran;
+use kluis_profiles::status::KlantStatus;
+use kluis_profiles::{ProfileError, ProfileResult};
 
 /// How many klanten a summary names before it says "and N more".
 const NAMED: usize = 5;

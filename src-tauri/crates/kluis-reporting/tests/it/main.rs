@@ -1,4 +1,4 @@
-//! kluis-profiles's integration tests as one test binary: one link of tokio, rustls, reqwest
+//! kluis-reporting's integration tests as one test binary: one link of tokio, rustls, reqwest
 //! and SQLite for all of them instead of one per file. Each module is one file of tests;
 //! a test's name starts with its module (`cargo test --test it -- MODULE::`).
 

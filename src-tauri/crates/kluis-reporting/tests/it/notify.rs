@@ -5,7 +5,7 @@
 #![cfg(target_os = "linux")]
 
 use kluis_core::Code;
-use kluis_profiles::{Alert, DesktopNotifier, Failed, Notifier};
+use kluis_reporting::{Alert, DesktopNotifier, Failed, Notifier};
 use tokio::sync::mpsc;
 
 /// A failure summary sent by the desktop notifier arrives at the session's notification

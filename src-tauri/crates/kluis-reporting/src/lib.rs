@@ -1,0 +1,31 @@
+//! kluis-reporting: what Kluis tells the office, from the app and the CLI alike — a failure or
+//! an overdue klant on the desktop and by e-mail, the daily report, and the auditor's report of
+//! a period. It reads the klanten, their standing and the history from kluis-profiles and
+//! kluis-core and writes nothing there but the daily report's "sent today" mark.
+//!
+//! Parts and data flow:
+//! - [`alerts`]: an [`Alert`] (a title and a text) and who shows one ([`Notifier`]): the
+//!   desktop ([`DesktopNotifier`]); [`FailureBatch`] gathers failures that come close together
+//!   into one summary, and [`OverdueWatch`] tells each klant that became overdue once.
+//! - [`mail`]: e-mail through the office's SMTP server ([`Mailer`], [`OfficeMail`] with the
+//!   password from the keyring), and the [`daily_report`] of every klant, sent once a day
+//!   ([`DailyReport`]) by whichever Kluis process is running. The settings themselves are
+//!   kluis-profiles' (`MailSettings`, in the shared settings file).
+//! - [`outbox`]: where an alert goes, as the settings say: the desktop and/or the office's
+//!   e-mail ([`Outbox`]).
+//! - [`report`]: a period's backups per klant for auditors ([`Report`], CSV), and
+//!   [`printable`]: the same as one printable HTML page.
+//!
+//! Errors are kluis-profiles' [`kluis_profiles::ProfileError`]: what fails here (a setting, the
+//! keyring, the mail server) is what fails there.
+
+pub mod alerts;
+pub mod mail;
+pub mod outbox;
+pub mod printable;
+pub mod report;
+
+pub use alerts::{Alert, DesktopNotifier, Failed, FailureBatch, Notifier, OverdueWatch};
+pub use mail::{daily_report, DailyReport, Mailer, OfficeMail};
+pub use outbox::Outbox;
+pub use report::{parse_day, report, Report};
