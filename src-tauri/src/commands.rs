@@ -1,4 +1,4 @@
-//! The commands: one line each into `DesktopApp`.
+//! The commands: one line each into one part of `DesktopApp` (`app.plans`, `app.backups`, …).
 
 use std::sync::Arc;
 
@@ -28,47 +28,47 @@ fn launch_info(launch: State<'_, LaunchInfo>) -> LaunchInfo {
 
 #[tauri::command]
 fn profiles(app: App<'_>) -> Vec<ProfileView> {
-    app.profiles()
+    app.accounts.list()
 }
 
 #[tauri::command]
 async fn save_profile(app: App<'_>, input: ProfileInput) -> Res<ProfileView> {
-    app.save_profile(input).await
+    app.accounts.save_profile(input).await
 }
 
 #[tauri::command]
 async fn forget_profile(app: App<'_>, profile_id: String) -> Res<()> {
-    app.forget_profile(&profile_id).await
+    app.accounts.forget_profile(&profile_id).await
 }
 
 #[tauri::command]
 async fn choose_profile_ca(app: App<'_>, profile_id: String) -> Res<ProfileView> {
-    app.choose_profile_ca(&profile_id).await
+    app.accounts.choose_profile_ca(&profile_id).await
 }
 
 #[tauri::command]
 fn clear_profile_ca(app: App<'_>, profile_id: String) -> Res<ProfileView> {
-    app.clear_profile_ca(&profile_id)
+    app.accounts.clear_profile_ca(&profile_id)
 }
 
 #[tauri::command]
 async fn sign_in(app: App<'_>, profile_id: String) -> Res<SessionInfo> {
-    app.sign_in(&profile_id).await
+    app.accounts.sign_in(&profile_id).await
 }
 
 #[tauri::command]
 async fn sign_out(app: App<'_>, profile_id: String) -> Res<()> {
-    app.sign_out(&profile_id).await
+    app.accounts.sign_out(&profile_id).await
 }
 
 #[tauri::command]
 async fn environment(app: App<'_>, profile_id: String) -> Res<serde_json::Value> {
-    app.environment(&profile_id).await
+    app.accounts.environment(&profile_id).await
 }
 
 #[tauri::command]
 async fn permissions(app: App<'_>, profile_id: String) -> Res<Permissions> {
-    app.permissions(&profile_id).await
+    app.accounts.permissions(&profile_id).await
 }
 
 #[tauri::command]
@@ -77,90 +77,92 @@ async fn start_backup(
     profile_id: String,
     on_event: Channel<AppJobEvent>,
 ) -> Res<String> {
-    app.start_backup(&profile_id, Arc::new(move |e| drop(on_event.send(e))))
+    app.backups
+        .start_backup(&profile_id, Arc::new(move |e| drop(on_event.send(e))))
         .await
         .map(|id| id.to_string())
 }
 
 #[tauri::command]
 async fn save_backup(app: App<'_>, job_id: String) -> Res<Option<kluis_desktop::Saved>> {
-    app.save_backup(self::job_id(&job_id)?).await
+    app.backups.save_backup(self::job_id(&job_id)?).await
 }
 
 #[tauri::command]
 async fn cancel_backup(app: App<'_>, job_id: String) -> Res<()> {
-    app.cancel_backup(self::job_id(&job_id)?).await
+    app.backups.cancel_backup(self::job_id(&job_id)?).await
 }
 
 #[tauri::command]
 fn history(app: App<'_>, profile_id: Option<String>) -> Res<Vec<kluis_desktop::HistoryEntry>> {
-    app.history(profile_id.as_deref())
+    app.backups.history(profile_id.as_deref())
 }
 
 #[tauri::command]
 fn show_backup(app: App<'_>, history_id: String, select: bool) -> Res<()> {
-    app.show_backup(self::job_id(&history_id)?, select)
+    app.backups.show_backup(self::job_id(&history_id)?, select)
 }
 
 #[tauri::command]
 fn settings(app: App<'_>) -> Settings {
-    app.settings()
+    app.settings.current()
 }
 
 #[tauri::command]
 async fn choose_save_folder(app: App<'_>) -> Res<Settings> {
-    app.choose_save_folder().await
+    app.settings.choose_save_folder().await
 }
 
 #[tauri::command]
 fn clear_save_folder(app: App<'_>) -> Res<Settings> {
-    app.clear_save_folder()
+    app.settings.clear_save_folder()
 }
 
 #[tauri::command]
 async fn choose_tunnel_program(app: App<'_>) -> Res<Settings> {
-    app.choose_tunnel_program().await
+    app.settings.choose_tunnel_program().await
 }
 
 #[tauri::command]
 async fn set_callback(app: App<'_>, input: CallbackInput) -> Res<Settings> {
-    app.set_callback(input).await
+    app.settings.set_callback(input).await
 }
 
 #[tauri::command]
 async fn test_callback(app: App<'_>, profile_id: String) -> Res<CallbackTestResult> {
-    app.test_callback(&profile_id).await
+    app.settings.test_callback(&profile_id).await
 }
 
 #[tauri::command]
 async fn resume_backups(app: App<'_>, on_event: Channel<ResumedEvent>) -> Res<Vec<ResumedJob>> {
-    app.resume_backups(Arc::new(move |e| drop(on_event.send(e))))
+    app.backups
+        .resume_backups(Arc::new(move |e| drop(on_event.send(e))))
         .await
 }
 
 #[tauri::command]
 async fn start_demo(app: App<'_>) -> Res<DemoInfo> {
-    app.start_demo().await
+    app.accounts.start_demo().await
 }
 
 #[tauri::command]
 fn set_plan(app: App<'_>, profile_id: String, input: PlanInput) -> Res<ProfileView> {
-    app.set_plan(&profile_id, input)
+    app.plans.set_plan(&profile_id, input)
 }
 
 #[tauri::command]
 fn set_monitor(app: App<'_>, profile_id: String, ping_url: Option<String>) -> Res<ProfileView> {
-    app.set_monitor(&profile_id, ping_url)
+    app.plans.set_monitor(&profile_id, ping_url)
 }
 
 #[tauri::command]
 fn set_retention(app: App<'_>, profile_id: String, rule: Option<Retention>) -> Res<ProfileView> {
-    app.set_retention(&profile_id, rule)
+    app.keeping.set_retention(&profile_id, rule)
 }
 
 #[tauri::command]
 fn preview_retention(app: App<'_>, profile_id: String, rule: Retention) -> Res<Vec<HistoryEntry>> {
-    app.preview_retention(&profile_id, rule)
+    app.keeping.preview_retention(&profile_id, rule)
 }
 
 #[tauri::command]
@@ -169,88 +171,89 @@ async fn set_encryption(
     profile_id: String,
     input: EncryptionInput,
 ) -> Res<ProfileView> {
-    app.set_encryption(&profile_id, input).await
+    app.accounts.set_encryption(&profile_id, input).await
 }
 
 #[tauri::command]
 fn set_verify_monthly(app: App<'_>, profile_id: String, on: bool) -> Res<ProfileView> {
-    app.set_verify_monthly(&profile_id, on)
+    app.keeping.set_verify_monthly(&profile_id, on)
 }
 
 #[tauri::command]
 fn set_bandwidth(app: App<'_>, limit: Option<BandwidthLimit>) -> Res<Settings> {
-    app.set_bandwidth(limit)
+    app.settings.set_bandwidth(limit)
 }
 
 #[tauri::command]
 fn set_min_free(app: App<'_>, mib: Option<u64>) -> Res<Settings> {
-    app.set_min_free(mib)
+    app.settings.set_min_free(mib)
 }
 
 #[tauri::command]
 async fn verify_backups(app: App<'_>) -> Res<VerifyReport> {
-    app.verify_backups().await
+    app.keeping.verify_backups().await
 }
 
 #[tauri::command]
 async fn export_report(app: App<'_>, request: ReportRequest) -> Res<Option<ReportExport>> {
-    app.export_report(request).await
+    app.keeping.export_report(request).await
 }
 
 #[tauri::command]
 async fn test_monitor(app: App<'_>, profile_id: String) -> Res<()> {
-    app.test_monitor(&profile_id).await
+    app.plans.test_monitor(&profile_id).await
 }
 
 #[tauri::command]
 fn cancel_all(app: App<'_>) -> usize {
-    app.cancel_all()
+    app.plans.cancel_all()
 }
 
 #[tauri::command]
 fn set_unattended_at_once(app: App<'_>, n: u32) -> Res<Settings> {
-    app.set_unattended_at_once(n)
+    app.plans.set_unattended_at_once(n)
 }
 
 #[tauri::command]
 fn set_notify_desktop(app: App<'_>, on: bool) -> Res<Settings> {
-    app.set_notify_desktop(on)
+    app.alerts.set_notify_desktop(on)
 }
 
 #[tauri::command]
 async fn test_notification(app: App<'_>) -> Res<()> {
-    app.test_notification().await
+    app.alerts.test_notification().await
 }
 
 #[tauri::command]
 async fn set_mail(app: App<'_>, input: MailInput) -> Res<Settings> {
-    app.set_mail(input).await
+    app.alerts.set_mail(input).await
 }
 
 #[tauri::command]
 async fn remove_mail(app: App<'_>) -> Res<Settings> {
-    app.remove_mail().await
+    app.alerts.remove_mail().await
 }
 
 #[tauri::command]
 async fn test_mail(app: App<'_>) -> Res<()> {
-    app.test_mail().await
+    app.alerts.test_mail().await
 }
 
 /// Async, so the history is read off the main thread (a sync command runs on it).
 #[tauri::command]
 async fn dashboard(app: App<'_>) -> Res<Vec<KlantStatus>> {
-    app.dashboard()
+    app.keeping.dashboard()
 }
 
 #[tauri::command]
 async fn backup_all(app: App<'_>) -> Res<usize> {
-    app.backup_all().await
+    app.plans.backup_all().await
 }
 
 #[tauri::command]
 fn watch_planned(app: App<'_>, on_event: Channel<PlannedEvent>) {
-    app.watch_planned(Arc::new(move |e| drop(on_event.send(e))))
+    app.plans
+        .watch_planned(Arc::new(move |e| drop(on_event.send(e))))
 }
 
 /// The tray menu's actions, from the webview (the UI's "Pause plans"; the tests, where no tray
@@ -262,17 +265,17 @@ fn tray_action<R: tauri::Runtime>(app: tauri::AppHandle<R>, action: TrayAction) 
 
 #[tauri::command]
 fn set_file_name_template(app: App<'_>, template: String) -> Res<Settings> {
-    app.set_file_name_template(&template)
+    app.settings.set_file_name_template(&template)
 }
 
 #[tauri::command]
 fn start_at_login(app: App<'_>) -> Res<bool> {
-    app.start_at_login()
+    app.background.start_at_login()
 }
 
 #[tauri::command]
 fn set_start_at_login(app: App<'_>, on: bool) -> Res<bool> {
-    app.set_start_at_login(on)
+    app.background.set_start_at_login(on)
 }
 
 pub fn handler<R: tauri::Runtime>() -> impl Fn(tauri::ipc::Invoke<R>) -> bool + Send + Sync + 'static

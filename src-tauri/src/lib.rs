@@ -112,7 +112,7 @@ pub fn run() {
                 certificate: std::env::var_os("KLUIS_E2E_CERTIFICATE").map(PathBuf::from),
             };
             app.state::<DesktopApp>().set_dialogs(Arc::new(dialogs));
-            (app.state::<DesktopApp>())
+            (app.state::<DesktopApp>().background)
                 .set_login_start(Arc::new(tray::AutostartLogin(app.handle().clone())));
             if let Err(e) = tray::install(app.handle()) {
                 tracing::warn!(%e, "no tray icon: Kluis runs without one");
@@ -120,12 +120,12 @@ pub fn run() {
             // The plans run as long as the app does.
             let handle = app.handle().clone();
             tauri::async_runtime::spawn(async move {
-                handle.state::<DesktopApp>().run_plans().await;
+                handle.state::<DesktopApp>().plans.run_plans().await;
             });
             // And so does the look for klanten that became overdue (told as a notification).
             let handle = app.handle().clone();
             tauri::async_runtime::spawn(async move {
-                handle.state::<DesktopApp>().watch_overdue().await;
+                handle.state::<DesktopApp>().alerts.watch_overdue().await;
             });
             let page = if baseline {
                 "baseline.html"
@@ -133,7 +133,11 @@ pub fn run() {
                 "index.html"
             };
             // Started at login: in the tray only, if there is something to run unseen.
-            let visible = !(hidden && app.state::<DesktopApp>().keep_running_when_closed());
+            let visible = !(hidden
+                && app
+                    .state::<DesktopApp>()
+                    .background
+                    .keep_running_when_closed());
             WebviewWindowBuilder::new(app, "main", WebviewUrl::App(page.into()))
                 .visible(visible)
                 .title(if launch.demo {

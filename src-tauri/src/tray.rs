@@ -23,7 +23,7 @@ static TOLD_IN_TRAY: AtomicBool = AtomicBool::new(false);
 /// Puts Kluis in the tray. Without a tray host (some desktops, Xvfb) the icon is not shown
 /// and Kluis still runs: starting it again brings the window back (one instance).
 pub fn install<R: Runtime>(app: &AppHandle<R>) -> tauri::Result<()> {
-    let paused = app.state::<DesktopApp>().plans_paused();
+    let paused = app.state::<DesktopApp>().plans.plans_paused();
     let item = |action: TrayAction, text: &str| {
         MenuItem::with_id(app, action.id(), text, true, None::<&str>)
     };
@@ -50,7 +50,7 @@ pub fn install<R: Runtime>(app: &AppHandle<R>) -> tauri::Result<()> {
         .tooltip("Kluis")
         .menu(&menu)
         .on_menu_event(|app, event| {
-            let paused = app.state::<DesktopApp>().plans_paused();
+            let paused = app.state::<DesktopApp>().plans.plans_paused();
             if let Some(action) = TrayAction::of_menu(event.id().as_ref(), paused) {
                 if let Err(e) = act(app, action) {
                     tracing::warn!(code = %e.code(), "a tray action failed");
@@ -73,15 +73,19 @@ pub fn act<R: Runtime>(app: &AppHandle<R>, action: TrayAction) -> Result<(), App
         TrayAction::BackupAll => {
             let app = app.clone();
             tauri::async_runtime::spawn(async move {
-                let _ = app.state::<DesktopApp>().backup_all_from_tray().await;
+                let _ = app
+                    .state::<DesktopApp>()
+                    .background
+                    .backup_all_from_tray()
+                    .await;
             });
         }
-        TrayAction::PausePlans => state.pause_plans()?,
-        TrayAction::ResumePlans => state.resume_plans()?,
+        TrayAction::PausePlans => state.plans.pause_plans()?,
+        TrayAction::ResumePlans => state.plans.resume_plans()?,
         TrayAction::Quit => app.exit(0),
     }
     if let Some(check) = app.try_state::<PauseCheck<R>>() {
-        let _ = check.0.set_checked(state.plans_paused());
+        let _ = check.0.set_checked(state.plans.plans_paused());
     }
     Ok(())
 }
@@ -102,7 +106,7 @@ pub fn on_window_event<R: Runtime>(window: &Window<R>, event: &WindowEvent) {
         return;
     };
     let state = window.state::<DesktopApp>();
-    if !state.keep_running_when_closed() {
+    if !state.background.keep_running_when_closed() {
         return;
     }
     api.prevent_close();
@@ -110,7 +114,10 @@ pub fn on_window_event<R: Runtime>(window: &Window<R>, event: &WindowEvent) {
     if !TOLD_IN_TRAY.swap(true, Ordering::SeqCst) {
         let app = window.app_handle().clone();
         tauri::async_runtime::spawn(async move {
-            app.state::<DesktopApp>().tell_still_running().await;
+            app.state::<DesktopApp>()
+                .background
+                .tell_still_running()
+                .await;
         });
     }
 }

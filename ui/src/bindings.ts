@@ -280,7 +280,7 @@ paused_together: Array<string>,
  */
 file_name_template: string | null, 
 /**
- * E-mail through the office's SMTP server, if set up (see [`crate::mail`]).
+ * E-mail through the office's SMTP server, if set up (Settings → E-mail).
  */
 mail: MailSettings | null, 
 /**

@@ -1,24 +1,23 @@
 //! kluis-desktop: the desktop app's logic, without Tauri, so that it builds fast and is tested
-//! headless. The Tauri shell (`src-tauri/`) turns each [`DesktopApp`] method into a command in
-//! one line.
+//! headless. The Tauri shell (`src-tauri/`) turns each method of a [`DesktopApp`] part into a
+//! command in one line.
 //!
 //! Parts and data flow:
 //! - [`profiles`]: what the UI sees and sends of a profile; the profiles themselves (one per
 //!   klant, with their plans), their file and their secrets in the OS keyring ([`secrets`]) are
 //!   kluis-profiles', shared with the `kluis` CLI.
-//! - [`app`]: [`DesktopApp`], its commands grouped by concern (`app/accounts.rs`,
-//!   `connections.rs`, `jobs.rs`, `backups.rs`, `plans.rs`, `settings.rs`, `demo.rs`,
-//!   `background.rs` — the tray and closing the window while plans run) — sign-in (a
-//!   kluis-core `ServiceConnection` per profile), environment, permissions, and backups:
-//!   kluis-core's `Engine` runs each job, its events go out as [`AppJobEvent`]s
-//!   ([`events`]); the verified file waits in a staging folder until the save dialog
-//!   [`DesktopApp::save_backup`] opens gives it a place, and it is moved there (or goes
+//! - [`app`]: [`DesktopApp`], one part per concern (see `app/mod.rs`): `accounts` (sign-in
+//!   through a kluis-core `ServiceConnection` per profile, environment, permissions),
+//!   `backups`, `plans`, `keeping`, `alerts`, `settings` and `background` (the tray and closing
+//!   the window while plans run). A backup runs in kluis-core's `Engine`; its events go out as
+//!   [`AppJobEvent`]s ([`events`]); the verified file waits in a staging folder until the save
+//!   dialog `Backups::save_backup` opens gives it a place, and it is moved there (or goes
 //!   straight to the "always save here" folder). Cancel ends the job as cancelled at any
 //!   stage. Jobs interrupted by closing the app are finished at the next start
-//!   ([`DesktopApp::resume_backups`]) by the engine's resume loop, the one `kluis resume`
-//!   uses. Each profile may have a plan ([`DesktopApp::set_plan`]); [`DesktopApp::run_plans`]
-//!   starts the due ones (kluis-core's `Scheduler` decides) into a folder per klant, and their
-//!   events go to the window as [`PlannedEvent`]s.
+//!   (`Backups::resume_backups`) by the engine's resume loop, the one `kluis resume` uses.
+//!   Each profile may have a plan (`Plans::set_plan`); `Plans::run_plans` starts the due ones
+//!   (kluis-core's `Scheduler` decides) into a folder per klant, through kluis-profiles' one
+//!   unattended path, and their events go to the window as [`PlannedEvent`]s.
 //! - [`callback`]: Settings → "How the service reaches this computer" (kluis-core's
 //!   `CallbackChoice`: relay, direct, tunnel, webhook.site, loopback) and "Test connection".
 //! - [`staging`]: the staging folders, cleared at start only of what is provably Kluis's
@@ -47,9 +46,9 @@ pub use kluis_profiles::secrets;
 pub mod staging;
 
 pub use app::{
-    AppPaths, DemoInfo, DesktopApp, EncryptionInput, LaunchInfo, LoginStart, MailInput, PlanInput,
-    ReportExport, ReportFormat, ReportRequest, ResumedJob, SessionInfo, TrayAction, VerifyReport,
-    HIDDEN_FLAG,
+    AppPaths, DemoInfo, DesktopApp, DesktopAppBuilder, EncryptionInput, LaunchInfo, LoginStart,
+    MailInput, PlanInput, ReportExport, ReportFormat, ReportRequest, ResumedJob, SessionInfo,
+    TrayAction, VerifyReport, HIDDEN_FLAG,
 };
 pub use callback::{CallbackInput, CallbackTestResult};
 pub use dialogs::{Dialogs, NoDialogs};

@@ -35,6 +35,7 @@ async fn closed_app_finishes_its_backup_at_the_next_start() {
     let second = open();
     let (tx, mut rx) = mpsc::unbounded_channel::<ResumedEvent>();
     let resumed = second
+        .backups
         .resume_backups(Arc::new(move |e| {
             let _ = tx.send(e);
         }))
@@ -53,7 +54,12 @@ async fn closed_app_finishes_its_backup_at_the_next_start() {
     };
     let target = dir.path().join("chosen.zip");
     second.set_dialogs(common::Chooses::new(&target));
-    let saved = second.save_backup(job).await.unwrap().expect("saved");
+    let saved = second
+        .backups
+        .save_backup(job)
+        .await
+        .unwrap()
+        .expect("saved");
     assert_eq!((saved.bytes, saved.sha256.clone()), staged);
     assert_eq!(
         saved.sha256,
@@ -64,5 +70,5 @@ async fn closed_app_finishes_its_backup_at_the_next_start() {
 }
 
 fn first_row_stage(app: &DesktopApp) -> String {
-    app.history(None).unwrap()[0].stage.to_string()
+    app.backups.history(None).unwrap()[0].stage.to_string()
 }

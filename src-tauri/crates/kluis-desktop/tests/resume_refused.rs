@@ -30,11 +30,13 @@ async fn a_refused_resume_keeps_the_staging_folder() {
 
     let second = common::open_app(dir.path(), &keyring, &sim);
     second
+        .accounts
         .save_profile(common::office(&other, Some(profile)))
         .await
         .unwrap();
     let (tx, mut rx) = mpsc::unbounded_channel();
     let resumed = second
+        .backups
         .resume_backups(Arc::new(move |e| {
             let _ = tx.send(e);
         }))
@@ -51,7 +53,7 @@ async fn a_refused_resume_keeps_the_staging_folder() {
         }
     };
     assert_eq!(refused.0, "config", "{}", refused.1);
-    let entry = second.history(None).unwrap().remove(0);
+    let entry = second.backups.history(None).unwrap().remove(0);
     assert_eq!(entry.stage, "accepted", "the backup stays unfinished");
     assert!(
         staging.join(".kluis-0123.part").is_file(),

@@ -178,7 +178,7 @@ pub struct Settings {
     /// none is set.
     #[serde(default)]
     pub file_name_template: Option<String>,
-    /// E-mail through the office's SMTP server, if set up (see [`crate::mail_settings`]).
+    /// E-mail through the office's SMTP server, if set up (Settings → E-mail).
     #[serde(default)]
     pub mail: Option<crate::MailSettings>,
     /// One speed limit for all downloads together (the app's and `kluis`'s unattended runs),

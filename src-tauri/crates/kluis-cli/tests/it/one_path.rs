@@ -103,17 +103,21 @@ async fn the_app_and_the_cli_back_up_a_klant_alike() {
         password: Some(KLANT_PASSWORD.into()),
         openapi_url: None,
     };
-    let app_klant = app.save_profile(input).await.unwrap().id;
+    let app_klant = app.accounts.save_profile(input).await.unwrap().id;
     app.set_dialogs(Arc::new(PicksCertificate(env.ca.path().to_path_buf())));
-    app.choose_profile_ca(&app_klant).await.unwrap();
-    app.set_retention(&app_klant, Some(keep_last_1.clone()))
+    app.accounts.choose_profile_ca(&app_klant).await.unwrap();
+    app.keeping
+        .set_retention(&app_klant, Some(keep_last_1.clone()))
         .unwrap();
     let app_monitor = env.sim.monitor_url("app").to_string();
-    app.set_monitor(&app_klant, Some(app_monitor)).unwrap();
+    app.plans
+        .set_monitor(&app_klant, Some(app_monitor))
+        .unwrap();
     let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
-    app.watch_planned(Arc::new(move |e| drop(tx.send(e.event))));
+    app.plans
+        .watch_planned(Arc::new(move |e| drop(tx.send(e.event))));
     for _ in 0..2 {
-        assert_eq!(app.backup_all().await.unwrap(), 1);
+        assert_eq!(app.plans.backup_all().await.unwrap(), 1);
         loop {
             match rx.recv().await.expect("the backup ends") {
                 AppJobEvent::Saved { .. } => break,

@@ -1,17 +1,50 @@
-//! Profiles (one per klant, secrets in the keyring) and their sessions: sign-in, environment,
-//! permissions.
+//! [`Accounts`]: the klanten's profiles (one per klant, secrets in the keyring) and their
+//! sessions — sign-in, environment, permissions, an extra CA trusted — their encryption
+//! (`encryption.rs`) and the demo's profiles (`demo.rs`).
 
-use super::*;
+use std::path::Path;
+use std::sync::Arc;
 
-impl DesktopApp {
-    pub fn profiles(&self) -> Vec<ProfileView> {
-        self.profiles.list().iter().map(|p| self.view(p)).collect()
+use kluis_core::{Error, Secret, ServiceConfig};
+use serde_json::Value;
+use uuid::Uuid;
+
+use super::access::{access_learner, LearnAccess};
+use super::connections::Connections;
+use super::shared::Shared;
+use super::SessionInfo;
+use crate::error::{AppError, AppResult};
+use crate::permissions::{Endpoint, Permissions};
+use crate::profiles::{Profile, ProfileInput, ProfileView};
+use crate::secrets::SecretKind;
+
+/// See the module's text.
+pub struct Accounts {
+    pub(super) shared: Arc<Shared>,
+    pub(super) connections: Arc<Connections>,
+    learn: Arc<LearnAccess>,
+}
+
+impl Accounts {
+    pub(super) fn new(shared: Arc<Shared>, connections: Arc<Connections>) -> Accounts {
+        Accounts {
+            learn: access_learner(shared.profiles.clone()),
+            shared,
+            connections,
+        }
+    }
+
+    /// Every profile, as the UI sees it.
+    pub fn list(&self) -> Vec<ProfileView> {
+        (self.shared.profiles.list().iter())
+            .map(|p| self.shared.view(p))
+            .collect()
     }
 
     /// Creates or updates a profile; the secrets go to the keyring, the rest to the file.
     pub async fn save_profile(&self, input: ProfileInput) -> AppResult<ProfileView> {
         let existing = match &input.id {
-            Some(id) => Some(self.profiles.get(id)?),
+            Some(id) => Some(self.shared.profiles.get(id)?),
             None => None,
         };
         let id = existing
@@ -26,7 +59,7 @@ impl DesktopApp {
         };
         let api_key = match given(&input.api_key) {
             Some(key) => key,
-            None => self
+            None => (self.connections)
                 .secret(&id, SecretKind::ApiKey, demo)
                 .await?
                 .ok_or_else(|| {
@@ -37,7 +70,7 @@ impl DesktopApp {
         };
         let password = match given(&input.password) {
             Some(password) => password,
-            None => self
+            None => (self.connections)
                 .secret(&id, SecretKind::Password, demo)
                 .await?
                 .ok_or_else(|| {
@@ -78,46 +111,49 @@ impl DesktopApp {
             demo,
             ..kept
         };
-        self.store_secret(&id, SecretKind::ApiKey, api_key, demo)
+        self.connections
+            .store_secret(&id, SecretKind::ApiKey, api_key, demo)
             .await?;
-        self.store_secret(&id, SecretKind::Password, password, demo)
+        self.connections
+            .store_secret(&id, SecretKind::Password, password, demo)
             .await?;
-        self.profiles.put(profile.clone())?;
-        self.connections.lock().unwrap().remove(&id);
-        Ok(self.view(&profile))
+        self.shared.profiles.put(profile.clone())?;
+        self.connections.forget(&id);
+        Ok(self.shared.view(&profile))
     }
 
     /// Signs out and removes the profile and its secrets from the keyring.
     pub async fn forget_profile(&self, id: &str) -> AppResult<()> {
-        let profile = self.profiles.get(id)?;
+        let profile = self.shared.profiles.get(id)?;
         self.sign_out(id).await?;
         let owned_id = id.to_string();
-        kluis_profiles::secrets::off_thread(self.store_for(profile.demo), move |store| {
-            for kind in [SecretKind::ApiKey, SecretKind::Password] {
-                store.delete(&owned_id, kind)?;
-            }
-            Ok(())
-        })
+        kluis_profiles::secrets::off_thread(
+            self.connections.store_for(profile.demo),
+            move |store| {
+                for kind in [SecretKind::ApiKey, SecretKind::Password] {
+                    store.delete(&owned_id, kind)?;
+                }
+                Ok(())
+            },
+        )
         .await?;
-        Ok(self.profiles.remove(id)?)
+        Ok(self.shared.profiles.remove(id)?)
     }
 
-    // ---- session --------------------------------------------------------------------------
-
     pub async fn sign_in(&self, id: &str) -> AppResult<SessionInfo> {
-        let connection = self.connection(id).await?;
+        let connection = self.connections.connection(id).await?;
         if let Err(e) = connection.session.sign_in().await {
-            self.connections.lock().unwrap().remove(id);
+            self.connections.forget(id);
             return Err(e.into());
         }
         Ok(SessionInfo {
             profile_id: id.to_string(),
-            username: self.profiles.get(id)?.username,
+            username: self.shared.profiles.get(id)?.username,
         })
     }
 
     pub async fn sign_out(&self, id: &str) -> AppResult<()> {
-        let removed = self.connections.lock().unwrap().remove(id);
+        let removed = self.connections.forget(id);
         if let Some(connection) = removed {
             connection.session.sign_out().await;
         }
@@ -125,18 +161,18 @@ impl DesktopApp {
     }
 
     pub async fn environment(&self, id: &str) -> AppResult<Value> {
-        let connection = self.connection(id).await?;
+        let connection = self.connections.connection(id).await?;
         let outcome = connection.session.environment().await;
-        self.learn_access(id, outcome.as_ref().map(|_| ()), &[Endpoint::Environment]);
+        (self.learn)(id, outcome.as_ref().map(|_| ()), &[Endpoint::Environment]);
         Ok(outcome?)
     }
 
     pub async fn permissions(&self, id: &str) -> AppResult<Permissions> {
-        let profile = self.profiles.get(id)?;
+        let profile = self.shared.profiles.get(id)?;
         let Some(openapi_url) = &profile.openapi_url else {
             return Ok(Permissions::learnt(&profile.denied, &profile.allowed));
         };
-        let connection = self.connection(id).await?;
+        let connection = self.connections.connection(id).await?;
         let Some(document) = connection.session.client().description(openapi_url).await? else {
             return Ok(Permissions::learnt(&profile.denied, &profile.allowed));
         };
@@ -148,31 +184,31 @@ impl DesktopApp {
     /// webview names no path), checked and kept with the profile; the profile's connection is
     /// made again with it. Unchanged when the dialog is cancelled.
     pub async fn choose_profile_ca(&self, id: &str) -> AppResult<ProfileView> {
-        let profile = self.profiles.get(id)?;
-        let Some(path) = self.dialogs().pick_certificate().await else {
-            return Ok(self.view(&profile));
+        let profile = self.shared.profiles.get(id)?;
+        let Some(path) = self.shared.dialogs().pick_certificate().await else {
+            return Ok(self.shared.view(&profile));
         };
         let pem = read_certificate_file(&path)?;
         kluis_core::trust::describe(&pem)?;
-        let profile = self.profiles.update(id, |profile| {
+        let profile = self.shared.profiles.update(id, |profile| {
             profile.extra_ca_pem = Some(pem);
             Ok(())
         })?;
-        self.connections.lock().unwrap().remove(id);
-        Ok(self.view(&profile))
+        self.connections.forget(id);
+        Ok(self.shared.view(&profile))
     }
 
     /// Stops trusting the profile's extra CA.
     pub fn clear_profile_ca(&self, id: &str) -> AppResult<ProfileView> {
-        let mut profile = self.profiles.get(id)?;
+        let mut profile = self.shared.profiles.get(id)?;
         if !profile.demo {
-            profile = self.profiles.update(id, |profile| {
+            profile = self.shared.profiles.update(id, |profile| {
                 profile.extra_ca_pem = None;
                 Ok(())
             })?;
-            self.connections.lock().unwrap().remove(id);
+            self.connections.forget(id);
         }
-        Ok(self.view(&profile))
+        Ok(self.shared.view(&profile))
     }
 }
 

@@ -1,21 +1,30 @@
-//! Notifications: a failed unattended backup is told (failures close together in one summary,
-//! kluis-profiles' `FailureBatch`), and so is a klant that becomes overdue (looked at every
-//! few minutes, when the daily report is looked at too) — through kluis-profiles' `Outbox`: on
-//! the desktop while Settings → *Notifications* is on, by e-mail while it mails each failure.
+//! [`Alerts`]: a failed unattended backup is told (failures close together in one summary,
+//! kluis-reporting's `FailureBatch`), and so is a klant that becomes overdue (looked at every
+//! few minutes, when the daily report is looked at too) — through kluis-reporting's `Outbox`:
+//! on the desktop while Settings → *Notifications* is on, by e-mail while it mails each
+//! failure. Settings → *E-mail* and the daily report are in `mail.rs`.
 
+use std::sync::Arc;
+use std::time::Duration;
+
+use kluis_core::Saved;
+use kluis_profiles::klant_statuses;
 use kluis_reporting::{Alert, Failed, FailureBatch, Notifier, OfficeMail, Outbox, OverdueWatch};
 
-use super::*;
+use super::shared::Shared;
+use crate::error::AppResult;
+use crate::profiles::{ProfileStore, Settings};
+use crate::secrets::SecretStore;
 
 /// How often the app looks for klanten that became overdue.
 const OVERDUE_EVERY: Duration = Duration::from_secs(5 * 60);
 
 /// What tells one unattended job's failure, given its outcome.
-pub(super) type TellFailure = Box<dyn FnOnce(&kluis_core::Result<Saved>) + Send>;
+pub(crate) type TellFailure = Box<dyn FnOnce(&kluis_core::Result<Saved>) + Send>;
 
 /// Failures gather in a batch for `gather_for`, then are told through an outbox: on `desktop`
 /// and by `office`'s mail as `profiles`' settings say at the time.
-pub(super) fn outbox_batch(
+fn outbox_batch(
     desktop: Arc<dyn Notifier>,
     office: OfficeMail,
     profiles: &Arc<ProfileStore>,
@@ -26,26 +35,51 @@ pub(super) fn outbox_batch(
     FailureBatch::new(Arc::new(outbox), gather_for)
 }
 
-impl DesktopApp {
-    /// Shows desktop notifications on `notifier`, gathering failures for `gather_for` (tests).
-    pub fn with_notifier(mut self, notifier: Arc<dyn Notifier>, gather_for: Duration) -> Self {
-        self.alerts = outbox_batch(
-            notifier.clone(),
-            self.office.clone(),
-            &self.profiles,
-            gather_for,
-        );
-        self.desktop = notifier;
-        self
+/// See the module's text.
+pub struct Alerts {
+    pub(super) shared: Arc<Shared>,
+    /// The OS keyring, where the office's mail password is kept.
+    pub(super) keyring: Arc<dyn SecretStore>,
+    /// Failures, gathered and told through an outbox (the desktop and/or e-mail, as the
+    /// settings say); overdue klanten are told through the same outbox.
+    failures: Arc<FailureBatch>,
+    /// The desktop's notifications (the tray's own messages, "Send test").
+    desktop: Arc<dyn Notifier>,
+    /// The office's e-mail (password from the keyring).
+    pub(super) office: OfficeMail,
+}
+
+impl Alerts {
+    /// Alerts shown by `desktop` (and mailed as the settings say), failures gathered for
+    /// `gather_for`.
+    pub(super) fn new(
+        shared: Arc<Shared>,
+        keyring: Arc<dyn SecretStore>,
+        desktop: Arc<dyn Notifier>,
+        gather_for: Duration,
+    ) -> Alerts {
+        let office = OfficeMail::new(keyring.clone());
+        Alerts {
+            failures: outbox_batch(
+                desktop.clone(),
+                office.clone(),
+                &shared.profiles,
+                gather_for,
+            ),
+            shared,
+            keyring,
+            desktop,
+            office,
+        }
     }
 
     /// Settings → *Notifications* on or off.
     pub fn set_notify_desktop(&self, on: bool) -> AppResult<Settings> {
-        self.profiles.update_settings(|settings| {
+        self.shared.profiles.update_settings(|settings| {
             settings.notify_desktop = on;
             Ok(())
         })?;
-        Ok(self.settings())
+        Ok(self.shared.settings())
     }
 
     /// "Send test": a notification now, whatever the setting.
@@ -61,7 +95,7 @@ impl DesktopApp {
         loop {
             every.tick().await;
             if let Some(alert) = self.newly_overdue(&mut watch) {
-                if let Err(e) = self.alerts.notifier().notify(&alert).await {
+                if let Err(e) = self.failures.notifier().notify(&alert).await {
                     tracing::warn!(code = %e.code(), "overdue klanten could not be told");
                 }
             }
@@ -82,9 +116,10 @@ impl DesktopApp {
     /// The alert for klanten overdue now and not told yet (only when they would be told
     /// somewhere: the desktop, or e-mail on each failure).
     pub fn newly_overdue(&self, watch: &mut OverdueWatch) -> Option<Alert> {
-        let statuses = self.dashboard().ok()?;
+        let now = jiff::Zoned::now();
+        let statuses = klant_statuses(&self.shared.profiles, &self.shared.history, &now).ok()?;
         let names = watch.newly_overdue(&statuses);
-        if !Outbox::wants(&self.profiles.settings()) {
+        if !Outbox::wants(&self.shared.profiles.settings()) {
             return None;
         }
         Alert::overdue(&names)
@@ -93,7 +128,7 @@ impl DesktopApp {
     /// What tells an unattended job's failure (usable from the job's task): into the batch,
     /// named for klant `klant`, when failures are told anywhere. Cancels and stops say nothing.
     pub(super) fn failure_teller(&self, klant: String) -> TellFailure {
-        let (profiles, failures) = (self.profiles.clone(), self.alerts.clone());
+        let (profiles, failures) = (self.shared.profiles.clone(), self.failures.clone());
         Box::new(move |outcome| {
             let failed = outcome.as_ref().err().and_then(|e| Failed::of(&klant, e));
             if let (Some(failed), true) = (failed, Outbox::wants(&profiles.settings())) {
@@ -106,6 +141,8 @@ impl DesktopApp {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::{AppPaths, DesktopApp, MemoryStore};
+    use kluis_core::Error;
     use tokio::sync::mpsc;
 
     struct Told(mpsc::UnboundedSender<Alert>);
@@ -128,18 +165,19 @@ mod tests {
     async fn no_failure_is_told_while_turned_off() {
         let dir = tempfile::tempdir().unwrap();
         let (tx, mut told) = mpsc::unbounded_channel();
-        let app = DesktopApp::open(
+        let app = DesktopApp::builder(
             AppPaths::under(dir.path()),
             Arc::new(MemoryStore::default()),
-            None,
         )
-        .unwrap()
-        .with_notifier(Arc::new(Told(tx)), Duration::from_millis(50));
+        .notifier(Arc::new(Told(tx)), Duration::from_millis(50))
+        .open()
+        .unwrap();
+        let alerts = &app.alerts;
         let failed = || Err(Error::Network("The service could not be reached.".into()));
-        app.set_notify_desktop(false).unwrap();
-        (app.failure_teller("Klant A".into()))(&failed());
-        app.set_notify_desktop(true).unwrap();
-        (app.failure_teller("Klant B".into()))(&failed());
+        alerts.set_notify_desktop(false).unwrap();
+        (alerts.failure_teller("Klant A".into()))(&failed());
+        alerts.set_notify_desktop(true).unwrap();
+        (alerts.failure_teller("Klant B".into()))(&failed());
         let alert = told.recv().await.unwrap();
         assert_eq!(alert.title, "Backup of Klant B failed");
         assert_eq!(alert.body, "The service could not be reached.");

@@ -4,9 +4,17 @@
 //! The shell owns the tray icon, the window and the login item (they are Tauri's and the
 //! OS's); what each does is decided here, so the app's tests and the UI reach the same paths.
 
-use kluis_reporting::Alert;
+use std::sync::{Arc, RwLock};
 
-use super::*;
+use kluis_core::Error;
+use kluis_reporting::Alert;
+use serde::Serialize;
+
+use super::alerts::Alerts;
+use super::jobs::JobRegistry;
+use super::plans::Plans;
+use super::shared::Shared;
+use crate::error::{AppError, AppResult};
 
 /// The tray menu's entries (and the `tray_action` command, which the tests use: under Xvfb
 /// no tray host shows the icon).
@@ -84,43 +92,34 @@ impl LoginStart for NoLoginStart {
 /// (when plans are set; otherwise the window opens, as nothing would run unseen).
 pub const HIDDEN_FLAG: &str = "--hidden";
 
-impl DesktopApp {
+/// See the module's text.
+pub struct Background {
+    pub(super) shared: Arc<Shared>,
+    pub(super) jobs: Arc<JobRegistry>,
+    pub(super) plans: Arc<Plans>,
+    pub(super) alerts: Arc<Alerts>,
+    /// Starting at login (see [`LoginStart`]): set by the shell once it runs.
+    pub(super) login_start: RwLock<Arc<dyn LoginStart>>,
+}
+
+impl Background {
     /// Whether closing the window should keep Kluis running in the tray: while a plan is set
     /// (paused as a whole or not — "Resume plans" is in the tray) or a backup is running.
     /// Otherwise closing the window ends Kluis, as users of a plain app expect.
     pub fn keep_running_when_closed(&self) -> bool {
-        self.profiles.plans_active() || !self.running_job_ids().is_empty()
-    }
-
-    /// Whether plans are paused as a whole ("Pause plans").
-    pub fn plans_paused(&self) -> bool {
-        self.profiles.settings().plans_paused()
-    }
-
-    /// "Pause plans": no plan starts a backup until "Resume plans" (backups already running
-    /// go on).
-    pub fn pause_plans(&self) -> AppResult<()> {
-        self.profiles.pause_plans()?;
-        self.plans_changed.notify_one();
-        Ok(())
-    }
-
-    /// "Resume plans": the plans "Pause plans" paused run again (a plan whose time passed
-    /// meanwhile runs once, spread out like every catch-up).
-    pub fn resume_plans(&self) -> AppResult<()> {
-        self.profiles.resume_plans()?;
-        self.plans_changed.notify_one();
-        Ok(())
+        self.shared.profiles.plans_active() || !self.jobs.running_job_ids().is_empty()
     }
 
     /// The tray's "Backup all now": like the button, but nobody may be looking, so a batch that
     /// cannot start (no save folder yet) is told as a notification too — whatever the setting:
     /// it answers the user's own click, which has no other place to say why.
     pub async fn backup_all_from_tray(&self) -> AppResult<usize> {
-        let outcome = self.backup_all().await;
+        let outcome = self.plans.backup_all().await;
         if let Err(e) = &outcome {
-            self.show(&Alert::backup_all_not_started(&e.to_string()))
-                .await;
+            (self
+                .alerts
+                .show(&Alert::backup_all_not_started(&e.to_string())))
+            .await;
         }
         outcome
     }
@@ -128,8 +127,8 @@ impl DesktopApp {
     /// Said once when closing the window left Kluis running: where it went, and how to end it.
     /// (Not while notifications are turned off.)
     pub async fn tell_still_running(&self) {
-        if self.profiles.settings().notify_desktop {
-            self.show(&Alert::still_running()).await;
+        if self.shared.profiles.settings().notify_desktop {
+            self.alerts.show(&Alert::still_running()).await;
         }
     }
 
@@ -161,6 +160,9 @@ fn login_error(message: String) -> AppError {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::path::Path;
+
+    use crate::{AppPaths, DesktopApp, MemoryStore, PlanInput};
 
     /// An app whose unattended backups go to `dir`/saved.
     fn app(dir: &Path) -> DesktopApp {
@@ -198,42 +200,46 @@ mod tests {
         let app = app(dir.path());
         let klant = kluis_profiles::Profile::new("Klant", "https://h/webservice_v2", "u");
         let profile = klant.id.clone();
-        app.profiles.put(klant).unwrap();
+        app.shared.profiles.put(klant).unwrap();
         assert!(
-            !app.keep_running_when_closed(),
+            !app.background.keep_running_when_closed(),
             "nothing to run: closing ends Kluis"
         );
 
         let daily = serde_json::from_str(r#"{"kind":"daily","at":"02:00"}"#).unwrap();
-        app.set_plan(
-            &profile,
-            PlanInput {
-                schedule: daily,
-                paused: false,
-            },
-        )
-        .unwrap();
-        assert!(app.keep_running_when_closed(), "a plan runs unseen");
+        app.plans
+            .set_plan(
+                &profile,
+                PlanInput {
+                    schedule: daily,
+                    paused: false,
+                },
+            )
+            .unwrap();
+        assert!(
+            app.background.keep_running_when_closed(),
+            "a plan runs unseen"
+        );
 
-        app.pause_plans().unwrap();
+        app.plans.pause_plans().unwrap();
         assert_eq!(
-            app.settings().paused_together,
+            app.settings.current().paused_together,
             std::slice::from_ref(&profile)
         );
-        assert!(app.plans_paused());
+        assert!(app.plans.plans_paused());
         assert!(
-            app.keep_running_when_closed(),
+            app.background.keep_running_when_closed(),
             "paused as a whole, still in the tray"
         );
         assert_eq!(
-            app.dashboard().unwrap()[0].next_due_ms,
+            app.keeping.dashboard().unwrap()[0].next_due_ms,
             None,
             "a paused plan is not due"
         );
 
-        app.resume_plans().unwrap();
-        assert!(!app.plans_paused());
-        assert!(app.dashboard().unwrap()[0].next_due_ms.is_some());
+        app.plans.resume_plans().unwrap();
+        assert!(!app.plans.plans_paused());
+        assert!(app.keeping.dashboard().unwrap()[0].next_due_ms.is_some());
     }
 
     /// Without the shell's login item, turning start at login on is refused with a reason.
@@ -241,8 +247,8 @@ mod tests {
     fn start_at_login_needs_the_desktop() {
         let dir = tempfile::tempdir().unwrap();
         let app = app(dir.path());
-        assert!(!app.start_at_login().unwrap());
-        let e = app.set_start_at_login(true).unwrap_err();
+        assert!(!app.background.start_at_login().unwrap());
+        let e = app.background.set_start_at_login(true).unwrap_err();
         assert!(
             e.to_string().contains("only available in the desktop app"),
             "{e}"

@@ -1,19 +1,45 @@
-//! Backups: start and resume at start-up (run by kluis-core's [`Engine`]), save (through the
-//! Rust-side dialog), cancel, history.
+//! [`Backups`]: the backups someone starts and watches — start, and resume at start-up (run
+//! by kluis-core's engine), save (through the Rust-side dialog), cancel — and the history.
 
-use super::*;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
-impl DesktopApp {
+use kluis_core::engine::{EventSink as JobEventSink, ResumeScope, Retry, Work};
+use kluis_core::{BackupRequest, Destination, Error, HistoryEntry, KlantKey, Owner, Saved, Stage};
+use kluis_demo::DemoAccount;
+use uuid::Uuid;
+
+use super::connections::Connections;
+use super::jobs::{Follow, JobRegistry, JobSlot};
+use super::keeping;
+use super::shared::Shared;
+use super::ResumedJob;
+use crate::error::{AppError, AppResult};
+use crate::events::{AppJobEvent, EventSink, ResumeSink, ResumedEvent};
+use crate::secrets::{SecretKind, APP};
+
+/// See the module's text.
+pub struct Backups {
+    pub(super) shared: Arc<Shared>,
+    pub(super) connections: Arc<Connections>,
+    pub(super) jobs: Arc<JobRegistry>,
+}
+
+impl Backups {
     /// Starts a backup; its events go to `sink`. Returns the job id (for save and cancel).
     pub async fn start_backup(&self, id: &str, sink: EventSink) -> AppResult<Uuid> {
-        let connection = self.connection(id).await?;
-        let transport = self.transport(id, &connection).await?;
+        let connection = self.connections.connection(id).await?;
+        let transport = self.connections.transport(id, &connection).await?;
         let job_id = Uuid::new_v4();
-        let save_folder = self.save_folder();
+        let save_folder = self.shared.save_folder();
         let (destination, staging) = match &save_folder {
             Some(folder) => (Destination::from_out(folder)?, None),
             None => {
-                let staging = self.paths.staging_dir.join(job_id.simple().to_string());
+                let staging = self
+                    .shared
+                    .paths
+                    .staging_dir
+                    .join(job_id.simple().to_string());
                 kluis_private::files::create_dir_all(&staging)
                     .map_err(|e| Error::io(format!("create {}", staging.display()), e))?;
                 (Destination::Folder(staging.clone()), Some(staging))
@@ -24,12 +50,12 @@ impl DesktopApp {
             profile: KlantKey::profile(id),
             owner: Owner::App,
             destination,
-            callback_timeout: self.callback_timeout,
+            callback_timeout: self.shared.callback_timeout,
         };
         let follow = Follow { sink, staging };
         // Someone watches this one: a failure is said at once, for them to choose what next.
         let retry = Retry::NONE;
-        self.run_job(Work::New(request), retry, id, connection, transport, follow);
+        (self.jobs).run_job(Work::New(request), retry, id, connection, transport, follow);
         Ok(job_id)
     }
 
@@ -40,12 +66,12 @@ impl DesktopApp {
     pub async fn resume_backups(&self, sink: ResumeSink) -> AppResult<Vec<ResumedJob>> {
         let mut resumed = self.offer_staged(&sink)?;
         let mut services: Vec<String> = Vec::new();
-        for job in self.history.unfinished()? {
+        for job in self.shared.history.unfinished()? {
             let profile = job.entry.profile.as_str();
             if DemoAccount::is_demo(profile) {
                 // The demo's service ended with the app that ran it.
-                if self.history.claim(job.id())?.is_some() {
-                    self.history.abandon(
+                if self.shared.history.claim(job.id())?.is_some() {
+                    self.shared.history.abandon(
                         job.id(),
                         &Error::NotResumable(
                             "The demo service ended when the app was closed; start a new backup."
@@ -56,7 +82,7 @@ impl DesktopApp {
                 continue;
             }
             // Jobs of other profiles (the CLI's, a removed one's) are left to `kluis resume`.
-            if let (Ok(_), Some(journal)) = (self.profiles.get(profile), &job.journal) {
+            if let (Ok(_), Some(journal)) = (self.shared.profiles.get(profile), &job.journal) {
                 if !services.contains(&journal.base_url) {
                     services.push(journal.base_url.clone());
                 }
@@ -66,6 +92,7 @@ impl DesktopApp {
         let relay_secret = match services.is_empty() {
             true => None,
             false => self
+                .connections
                 .secret(APP, SecretKind::RelaySecret, false)
                 .await
                 .ok()
@@ -80,7 +107,7 @@ impl DesktopApp {
             // (The profile's connection encrypts as the profile says; a job begun encrypted
             // that the profile no longer encrypts is refused by the job, never saved plain.)
             let connect = |profile: KlantKey, _| async move {
-                self.connection(profile.as_str())
+                (self.connections.connection(profile.as_str()))
                     .await
                     .map_err(AppError::into_core)
             };
@@ -98,7 +125,7 @@ impl DesktopApp {
                 let tagged = tagged(job_id);
                 Arc::new(move |event| tagged(event.into()))
             };
-            let started = self.engine.resume(scope, connect, events).await?;
+            let started = self.shared.engine.resume(scope, connect, events).await?;
             for (_, error) in started.not_started {
                 tracing::warn!(
                     code = error.code().as_str(),
@@ -107,7 +134,7 @@ impl DesktopApp {
             }
             for job in started.started {
                 let staging = Some(job.destination.folder().to_path_buf())
-                    .filter(|folder| folder.starts_with(&self.paths.staging_dir));
+                    .filter(|folder| folder.starts_with(&self.shared.paths.staging_dir));
                 resumed.push(ResumedJob {
                     job_id: job.id.to_string(),
                     profile_id: job.profile.to_string(),
@@ -117,7 +144,7 @@ impl DesktopApp {
                     sink: tagged(job.id),
                     staging,
                 };
-                self.follow(job.handle, job.profile.as_str(), follow);
+                self.jobs.follow(job.handle, job.profile.as_str(), follow);
             }
         }
         Ok(resumed)
@@ -128,13 +155,13 @@ impl DesktopApp {
     fn offer_staged(&self, sink: &ResumeSink) -> AppResult<Vec<ResumedJob>> {
         let mut offered = Vec::new();
         for (job_id, saved, staging) in
-            crate::staging::saved_in_staging(&self.history, &self.paths.staging_dir)?
+            crate::staging::saved_in_staging(&self.shared.history, &self.shared.paths.staging_dir)?
         {
-            let mut jobs = self.jobs.lock().unwrap();
+            let mut jobs = self.jobs.slots.lock().unwrap();
             if jobs.contains_key(&job_id) {
                 continue;
             }
-            let Some(entry) = self.history.get(job_id)? else {
+            let Some(entry) = self.shared.history.get(job_id)? else {
                 continue;
             };
             let event = AppJobEvent::staged(&saved);
@@ -157,7 +184,7 @@ impl DesktopApp {
     /// webview never hands over a path) and moves it there. `None` when the dialog was
     /// cancelled; the staged file then waits for another try.
     pub async fn save_backup(&self, job: Uuid) -> AppResult<Option<Saved>> {
-        let file_name = match self.jobs.lock().unwrap().get(&job) {
+        let file_name = match self.jobs.slots.lock().unwrap().get(&job) {
             Some(JobSlot::Staged { saved, .. }) => crate::events::file_name(saved),
             _ => {
                 return Err(AppError::InvalidState(
@@ -167,6 +194,7 @@ impl DesktopApp {
         };
         let folder = crate::dialogs::default_folder();
         let Some(path) = self
+            .shared
             .dialogs()
             .save_file(&file_name, folder.as_deref())
             .await
@@ -179,10 +207,10 @@ impl DesktopApp {
     /// Moves a staged, verified backup to `path`, which the user chose in the save dialog
     /// (the dialog asked before replacing an existing file, so it is replaced).
     async fn move_staged(&self, job: Uuid, path: PathBuf) -> AppResult<Saved> {
-        let slot = self.jobs.lock().unwrap().remove(&job);
+        let slot = self.jobs.slots.lock().unwrap().remove(&job);
         let Some(JobSlot::Staged { saved, staging }) = slot else {
             if let Some(slot) = slot {
-                self.jobs.lock().unwrap().insert(job, slot);
+                self.jobs.slots.lock().unwrap().insert(job, slot);
             }
             return Err(AppError::InvalidState(
                 "This backup is not waiting to be saved.".into(),
@@ -196,21 +224,22 @@ impl DesktopApp {
         .expect("save task");
         match moved {
             Ok(moved) => {
-                self.history.relocate(job, &moved.path)?;
+                self.shared.history.relocate(job, &moved.path)?;
                 crate::staging::remove_parts(&staging);
                 // In its place now: what follows a save to the folder follows.
-                if let Some(profile) = self.history.get(job)?.map(|entry| entry.profile) {
-                    keeping::after_save(self.history.clone(), &self.profiles, profile.as_str())
-                        .await;
+                if let Some(profile) = self.shared.history.get(job)?.map(|entry| entry.profile) {
+                    keeping::after_save(
+                        self.shared.history.clone(),
+                        &self.shared.profiles,
+                        profile.as_str(),
+                    )
+                    .await;
                 }
                 Ok(moved)
             }
             Err(e) => {
                 // Keep the staged file so the user can choose another place.
-                self.jobs
-                    .lock()
-                    .unwrap()
-                    .insert(job, JobSlot::Staged { saved, staging });
+                (self.jobs.slots.lock().unwrap()).insert(job, JobSlot::Staged { saved, staging });
                 Err(e.into())
             }
         }
@@ -219,34 +248,37 @@ impl DesktopApp {
     /// Cancels a job at any stage; nothing is left behind. A running job ends itself as
     /// cancelled (its events say so); a staged file is removed here.
     pub async fn cancel_backup(&self, job: Uuid) -> AppResult<()> {
-        let mut jobs = self.jobs.lock().unwrap();
+        let mut jobs = self.jobs.slots.lock().unwrap();
         match jobs.get(&job) {
             // (When it is ending just now, there is nothing left to cancel.)
             Some(JobSlot::Running) => {
-                self.engine.cancel(job);
+                self.shared.engine.cancel(job);
                 Ok(())
             }
             Some(JobSlot::Staged { saved, staging }) => {
                 // The user declined the verified file that waited for a place.
                 crate::staging::remove_folder_of(saved, staging);
                 jobs.remove(&job);
-                self.history.failed(job, Stage::Saved, &Error::Cancelled)?;
+                self.shared
+                    .history
+                    .failed(job, Stage::Saved, &Error::Cancelled)?;
                 Ok(())
             }
             None => Err(AppError::NotFound("That backup has already ended.".into())),
         }
     }
 
+    /// The newest 500 backups (only profile `profile`'s when given), newest first.
     pub fn history(&self, profile: Option<&str>) -> AppResult<Vec<HistoryEntry>> {
         Ok(self
+            .shared
             .history
             .list(profile.map(KlantKey::profile).as_ref(), 500)?)
     }
 
     /// Opens the folder of a saved backup (`select`: with the file selected).
     pub fn show_backup(&self, history_id: Uuid, select: bool) -> AppResult<()> {
-        let entry = self
-            .history
+        let entry = (self.shared.history)
             .get(history_id)?
             .ok_or_else(|| AppError::NotFound("That backup is not in the history.".into()))?;
         let path = entry

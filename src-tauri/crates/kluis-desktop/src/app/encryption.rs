@@ -1,10 +1,14 @@
 //! Encryption at rest in the app: a klant's setting (a passphrase, kept in the keyring, or an
-//! age recipient) from the profile form, and what encrypts its downloads (kluis-core's
-//! encryption), built with the klant's connection.
+//! age recipient) from the profile form. What encrypts its downloads (kluis-core's encryption)
+//! is built with the klant's connection (`connections.rs`).
 
-use kluis_core::encryption::{Encryption, EncryptionSetting};
+use kluis_core::encryption::EncryptionSetting;
+use kluis_core::{Error, Secret};
 
-use super::*;
+use super::accounts::Accounts;
+use crate::error::AppResult;
+use crate::profiles::ProfileView;
+use crate::secrets::SecretKind;
 
 /// What the profile form sends: the kind, and the passphrase (sent once, then kept in the
 /// keyring) or the recipient. A passphrase left empty keeps the saved one.
@@ -33,10 +37,10 @@ impl std::fmt::Debug for EncryptionInput {
     }
 }
 
-impl DesktopApp {
+impl Accounts {
     /// Sets how profile `id`'s backups are encrypted from its next backup on.
     pub async fn set_encryption(&self, id: &str, input: EncryptionInput) -> AppResult<ProfileView> {
-        let profile = self.profiles.get(id)?;
+        let profile = self.shared.profiles.get(id)?;
         let setting = match input {
             EncryptionInput::None => None,
             EncryptionInput::Recipient { recipient } => {
@@ -49,11 +53,18 @@ impl DesktopApp {
                         let secret = Secret::new(text);
                         kluis_core::encryption::check_passphrase(&secret)?;
                         let kind = SecretKind::EncryptionPassphrase;
-                        self.store_secret(id, kind, secret, profile.demo).await?;
+                        self.connections
+                            .store_secret(id, kind, secret, profile.demo)
+                            .await?;
                     }
                     None => {
                         let kind = SecretKind::EncryptionPassphrase;
-                        if self.secret(id, kind, profile.demo).await?.is_none() {
+                        if self
+                            .connections
+                            .secret(id, kind, profile.demo)
+                            .await?
+                            .is_none()
+                        {
                             return Err(Error::Config(
                                 "Enter the passphrase to encrypt this klant's backups with.".into(),
                             )
@@ -64,30 +75,13 @@ impl DesktopApp {
                 Some(EncryptionSetting::Passphrase)
             }
         };
-        let profile = self.profiles.update(id, |p| {
+        let profile = self.shared.profiles.update(id, |p| {
             p.encryption = setting.clone();
             Ok(())
         })?;
         // Its next backup is made with the new setting.
-        self.connections.lock().unwrap().remove(id);
-        Ok(self.view(&profile))
-    }
-
-    /// What encrypts `profile`'s backups, if anything (its passphrase from the keyring).
-    pub(super) async fn encryption_for(
-        &self,
-        profile: &Profile,
-    ) -> AppResult<Option<Arc<Encryption>>> {
-        let Some(setting) = &profile.encryption else {
-            return Ok(None);
-        };
-        let kind = SecretKind::EncryptionPassphrase;
-        let passphrase = match setting.needs_passphrase() {
-            true => self.secret(&profile.id, kind, profile.demo).await?,
-            false => None,
-        };
-        let encryption = Encryption::of(setting, passphrase.as_ref())?;
-        Ok(Some(Arc::new(encryption)))
+        self.connections.forget(id);
+        Ok(self.shared.view(&profile))
     }
 }
 

@@ -1,14 +1,20 @@
-//! What the app keeps: a klant's retention rule (with the preview the form shows before it
+//! [`Keeping`], what the app keeps: a klant's retention rule (with the preview the form shows before it
 //! is saved), the rule and the monthly verification applied after each verified save, and
 //! "Verify backups" — kluis-core's retention and verify, as `kluis prune` and `kluis verify`
 //! use them.
 
+use std::sync::Arc;
+
 use kluis_core::retention::Retention;
 use kluis_core::verify::verify_kept;
+use kluis_core::{Error, History, HistoryEntry, KlantKey};
 use kluis_profiles::unattended::{self, AfterSave};
 use kluis_profiles::{KlantTurn, Turn};
+use serde::Serialize;
 
-use super::*;
+use super::shared::Shared;
+use crate::error::AppResult;
+use crate::profiles::{Profile, ProfileStore, ProfileView};
 
 /// What "Verify backups" found: how many backups were read, and those that cannot be relied
 /// on (each with its `last_check`), newest first.
@@ -20,40 +26,46 @@ pub struct VerifyReport {
     pub problems: Vec<HistoryEntry>,
 }
 
-impl DesktopApp {
+/// See the module's text; also the auditors' report (`reports.rs`) and the dashboard
+/// (`dashboard.rs`), which read what is kept.
+pub struct Keeping {
+    pub(super) shared: Arc<Shared>,
+}
+
+impl Keeping {
     /// Sets (or, with `None` or a rule that keeps everything, removes) profile `id`'s
     /// retention rule. Applied from its next save on.
     pub fn set_retention(&self, id: &str, rule: Option<Retention>) -> AppResult<ProfileView> {
         let rule = rule.filter(|r| !r.keeps_everything());
-        let profile = self.profiles.update(id, |profile| {
+        let profile = self.shared.profiles.update(id, |profile| {
             profile.retention = rule;
             Ok(())
         })?;
-        Ok(self.view(&profile))
+        Ok(self.shared.view(&profile))
     }
 
     /// The backups of profile `id` that `rule` would remove now, newest first: what the form
     /// shows before the rule is saved. (Quick: no file is read. When the rule runs, each file
     /// is checked first and only an intact one is deleted, never the newest intact one.)
     pub fn preview_retention(&self, id: &str, rule: Retention) -> AppResult<Vec<HistoryEntry>> {
-        let kept = self.history.kept(Some(&KlantKey::profile(id)))?;
+        let kept = self.shared.history.kept(Some(&KlantKey::profile(id)))?;
         let zone = jiff::tz::TimeZone::system();
         Ok(rule.select(kept, &zone).remove)
     }
 
     /// "Verify this klant's backups once a month" on or off for profile `id`.
     pub fn set_verify_monthly(&self, id: &str, on: bool) -> AppResult<ProfileView> {
-        let profile = self.profiles.update(id, |profile| {
+        let profile = self.shared.profiles.update(id, |profile| {
             profile.verify_monthly = on;
             Ok(())
         })?;
-        Ok(self.view(&profile))
+        Ok(self.shared.view(&profile))
     }
 
     /// "Verify backups": every kept backup read again (off the async threads), each finding
     /// recorded in the history for the dashboard.
     pub async fn verify_backups(&self) -> AppResult<VerifyReport> {
-        let history = self.history.clone();
+        let history = self.shared.history.clone();
         let verified = tokio::task::spawn_blocking(move || verify_kept(&history, None))
             .await
             .map_err(|e| Error::Io(format!("Verification stopped unexpectedly ({e}).")))??;
@@ -79,7 +91,7 @@ impl DesktopApp {
 /// what follows any save follows (`kluis_profiles::unattended::after_save`: the retention rule,
 /// then the monthly verification). While another backup of the klant runs (it holds the turn),
 /// that backup's end does it instead. What cannot be done is logged; the backup stands.
-pub(super) async fn after_save(history: Arc<History>, profiles: &ProfileStore, profile_id: &str) {
+pub(crate) async fn after_save(history: Arc<History>, profiles: &ProfileStore, profile_id: &str) {
     let Ok(profile) = profiles.get(profile_id) else {
         return; // a job of no profile of the app's (the CLI's, a removed one's)
     };
@@ -92,7 +104,7 @@ pub(super) async fn after_save(history: Arc<History>, profiles: &ProfileStore, p
 
 /// How the app tells what followed a save: in its log (the history and the dashboard show
 /// what was removed and found).
-pub(super) fn log(_: &Profile, step: AfterSave) {
+pub(crate) fn log(_: &Profile, step: AfterSave) {
     match step {
         AfterSave::Pruned { pruned, .. } if !pruned.spared.is_empty() => tracing::warn!(
             left = pruned.spared.len(),

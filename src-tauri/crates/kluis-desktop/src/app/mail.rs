@@ -3,11 +3,14 @@
 //! few minutes, and once between the app and `kluis run-due`). Failures are mailed by the
 //! failure batch's outbox (see `alerts`).
 
+use kluis_core::{Error, Secret};
 use kluis_profiles::MailSettings;
 use kluis_reporting::mail::{self, test_mail};
 use serde::Deserialize;
 
-use super::*;
+use super::alerts::Alerts;
+use crate::error::AppResult;
+use crate::profiles::Settings;
 
 /// What Settings → *E-mail* sends: the settings, and the password when it is entered or
 /// changed (empty or absent: keep the saved one).
@@ -27,30 +30,30 @@ impl std::fmt::Debug for MailInput {
     }
 }
 
-impl DesktopApp {
+impl Alerts {
     /// Saves the e-mail settings (checked first, the reason said when refused) and a newly
     /// entered password into the keyring.
     pub async fn set_mail(&self, input: MailInput) -> AppResult<Settings> {
         let password = input.password.filter(|p| !p.is_empty()).map(Secret::new);
         mail::save(
-            &self.profiles,
+            &self.shared.profiles,
             self.keyring.clone(),
             input.settings,
             password,
         )
         .await?;
-        Ok(self.settings())
+        Ok(self.shared.settings())
     }
 
     /// No more e-mail: the settings and the saved password are removed.
     pub async fn remove_mail(&self) -> AppResult<Settings> {
-        mail::remove(&self.profiles, self.keyring.clone()).await?;
-        Ok(self.settings())
+        mail::remove(&self.shared.profiles, self.keyring.clone()).await?;
+        Ok(self.shared.settings())
     }
 
     /// "Send test": a mail now, through the saved settings, whatever they send otherwise.
     pub async fn test_mail(&self) -> AppResult<()> {
-        let mail = self.profiles.settings().mail.ok_or_else(|| {
+        let mail = self.shared.profiles.settings().mail.ok_or_else(|| {
             Error::Config("Save the e-mail settings first, then send a test.".into())
         })?;
         Ok(self.office.mailer(&mail).await?.send(&test_mail()).await?)
@@ -58,10 +61,15 @@ impl DesktopApp {
 
     /// Sends the daily report when e-mail asks for one and it is due; whether it sent.
     pub async fn send_daily_report_if_due(&self) -> AppResult<bool> {
-        let report = kluis_reporting::DailyReport::beside(&self.paths.history_db);
+        let report = kluis_reporting::DailyReport::beside(&self.shared.paths.history_db);
         let now = jiff::Zoned::now();
         let sent = report
-            .send_if_due(&self.office, &self.profiles, &self.history, &now)
+            .send_if_due(
+                &self.office,
+                &self.shared.profiles,
+                &self.shared.history,
+                &now,
+            )
             .await?;
         Ok(sent)
     }
@@ -70,6 +78,11 @@ impl DesktopApp {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::path::Path;
+    use std::sync::Arc;
+
+    use crate::secrets::{SecretKind, SecretStore, APP};
+    use crate::{AppPaths, DesktopApp, MemoryStore};
     use kluis_profiles::MailWhen;
 
     fn app(dir: &Path, keyring: Arc<MemoryStore>) -> DesktopApp {
@@ -98,10 +111,14 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let keyring = Arc::new(MemoryStore::default());
         let app = app(dir.path(), keyring.clone());
-        let refused = app.set_mail(input(587, None)).await.unwrap_err();
+        let refused = app.alerts.set_mail(input(587, None)).await.unwrap_err();
         assert!(refused.to_string().contains("password"), "{refused}");
 
-        let settings = app.set_mail(input(587, Some("mail-pw-7"))).await.unwrap();
+        let settings = app
+            .alerts
+            .set_mail(input(587, Some("mail-pw-7")))
+            .await
+            .unwrap();
         assert!(settings.mail.as_ref().unwrap().password_saved);
         let stored = keyring.get(APP, SecretKind::MailPassword).unwrap().unwrap();
         assert_eq!(stored.expose(), "mail-pw-7");
@@ -111,14 +128,14 @@ mod tests {
             "{file}"
         );
 
-        let again = app.set_mail(input(2525, None)).await.unwrap();
+        let again = app.alerts.set_mail(input(2525, None)).await.unwrap();
         assert_eq!(again.mail.as_ref().unwrap().port, 2525);
         assert!(
             again.mail.unwrap().password_saved,
             "the saved password is kept"
         );
 
-        assert!(app.remove_mail().await.unwrap().mail.is_none());
+        assert!(app.alerts.remove_mail().await.unwrap().mail.is_none());
         assert!(keyring
             .get(APP, SecretKind::MailPassword)
             .unwrap()
@@ -131,7 +148,7 @@ mod tests {
     async fn send_test_says_what_went_wrong() {
         let dir = tempfile::tempdir().unwrap();
         let app = app(dir.path(), Arc::new(MemoryStore::default()));
-        let first = app.test_mail().await.unwrap_err();
+        let first = app.alerts.test_mail().await.unwrap_err();
         assert!(
             first.to_string().contains("Save the e-mail settings first"),
             "{first}"
@@ -140,8 +157,11 @@ mod tests {
         let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
         let port = closed.local_addr().unwrap().port();
         drop(closed);
-        app.set_mail(input(port, Some("mail-pw-8"))).await.unwrap();
-        let error = app.test_mail().await.unwrap_err();
+        app.alerts
+            .set_mail(input(port, Some("mail-pw-8")))
+            .await
+            .unwrap();
+        let error = app.alerts.test_mail().await.unwrap_err();
         assert_eq!(error.code().as_str(), "mail");
         let text = error.to_string();
         assert!(text.contains(&format!("127.0.0.1:{port}")), "{text}");

@@ -1,17 +1,28 @@
-//! Plans: each profile's schedule (set here, kept in its profile) and the loop that runs them
+//! [`Plans`]: each profile's schedule (set here, kept in its profile) and the loop that runs them
 //! — kluis-core's [`Scheduler`] decides which profile is due; this file starts its backup into
 //! the save folder, in a folder of its own per klant (a planned backup cannot ask where), and
 //! tells the window, which shows the job under its klant.
 
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
 use jiff::Timestamp;
 use kluis_core::engine::{PlanBook, PlannedProfile, Scheduler};
 use kluis_core::plan::{Plan, Schedule};
-use kluis_profiles::{last_started, plan_due};
+use kluis_core::{Error, History};
+use kluis_profiles::last_started;
+use kluis_profiles::store::MAX_AT_ONCE;
+use tokio::sync::{Notify, Semaphore};
+use uuid::Uuid;
 
-use std::sync::atomic::Ordering;
-
-use super::*;
-use crate::events::{PlannedEvent, PlannedSink};
+use super::alerts::Alerts;
+use super::connections::Connections;
+use super::jobs::JobRegistry;
+use super::shared::Shared;
+use crate::error::{AppError, AppResult};
+use crate::events::{AppJobEvent, EventSink, PlannedEvent, PlannedSink};
+use crate::profiles::{ProfileStore, ProfileView, Settings};
 
 /// What the UI sends to set a profile's plan.
 #[derive(Debug, Clone, serde::Deserialize, ts_rs::TS)]
@@ -45,15 +56,62 @@ impl PlanBook for AppPlans {
     }
 }
 
-impl DesktopApp {
+/// See the module's text.
+pub struct Plans {
+    pub(super) shared: Arc<Shared>,
+    pub(super) connections: Arc<Connections>,
+    pub(super) jobs: Arc<JobRegistry>,
+    /// A failed unattended backup is told (see [`Alerts::failure_teller`]).
+    pub(super) alerts: Arc<Alerts>,
+    /// The scheduler, until [`Plans::run_plans`] takes it.
+    scheduler: Mutex<Option<Scheduler>>,
+    /// Notified when a plan changes, so the scheduler looks again at once.
+    changed: Arc<Notify>,
+    /// Where planned backups' events go (the window, once it subscribed).
+    planned_sink: Mutex<Option<PlannedSink>>,
+    /// Slots for unattended backups (plans, Backup all): a batch of klanten runs a few at a
+    /// time, so the service and this computer are not asked for everything at once.
+    /// Replaced when the setting changes (jobs holding a slot of the old one finish as they
+    /// are). Each "Cancel all" moves `batch` on, so Backup all's klanten still waiting for a
+    /// slot are not started.
+    pub(super) slots: Mutex<Arc<Semaphore>>,
+    pub(super) batch: AtomicU64,
+}
+
+impl Plans {
+    pub(super) fn new(
+        shared: Arc<Shared>,
+        connections: Arc<Connections>,
+        jobs: Arc<JobRegistry>,
+        alerts: Arc<Alerts>,
+        at_once: usize,
+    ) -> Plans {
+        // Due plans 15 s apart.
+        let scheduler = Scheduler::new(
+            Arc::new(kluis_core::clock::SystemWallClock),
+            Duration::from_secs(15),
+        );
+        Plans {
+            shared,
+            connections,
+            jobs,
+            alerts,
+            changed: scheduler.changed(),
+            scheduler: Mutex::new(Some(scheduler)),
+            planned_sink: Mutex::default(),
+            slots: Mutex::new(Arc::new(Semaphore::new(at_once.max(1)))),
+            batch: AtomicU64::default(),
+        }
+    }
+
     /// Sets profile `id`'s plan. A plan that runs needs a save folder (nobody
     /// is there to answer a save dialog); a changed schedule counts its slots from now.
     pub fn set_plan(&self, id: &str, input: PlanInput) -> AppResult<ProfileView> {
         input.schedule.check()?;
         if input.schedule != Schedule::Manual && !input.paused {
-            self.unattended_folder()?;
+            self.shared.unattended_folder()?;
         }
-        let profile = self.profiles.update(id, |profile| {
+        let profile = self.shared.profiles.update(id, |profile| {
             profile.plan = Plan::reschedule(
                 profile.plan.take(),
                 input.schedule,
@@ -62,8 +120,8 @@ impl DesktopApp {
             )?;
             Ok(())
         })?;
-        self.plans_changed.notify_one();
-        Ok(self.view(&profile))
+        self.changed.notify_one();
+        Ok(self.shared.view(&profile))
     }
 
     /// Sets (or, with `None` or an empty URL, removes) profile `id`'s outside monitor: its
@@ -73,17 +131,17 @@ impl DesktopApp {
             None | Some("") => None,
             Some(url) => Some(kluis_profiles::monitor::check_ping_url(url)?),
         };
-        let profile = self.profiles.update(id, |profile| {
+        let profile = self.shared.profiles.update(id, |profile| {
             profile.ping_url = ping_url;
             Ok(())
         })?;
-        Ok(self.view(&profile))
+        Ok(self.shared.view(&profile))
     }
 
     /// "Send test": a test ping to profile `id`'s monitor.
     pub async fn test_monitor(&self, id: &str) -> AppResult<()> {
-        let profile = self.profiles.get(id)?;
-        let monitor = kluis_profiles::Monitor::of(&profile, self.env_ca_pem.as_deref())
+        let profile = self.shared.profiles.get(id)?;
+        let monitor = kluis_profiles::Monitor::of(&profile, self.shared.env_ca_pem.as_deref())
             .ok_or_else(|| AppError::InvalidState("This profile has no monitor yet.".into()))?;
         Ok(monitor.ping(&kluis_profiles::Ran::Test).await?)
     }
@@ -100,8 +158,8 @@ impl DesktopApp {
             return;
         };
         let book = AppPlans {
-            profiles: self.profiles.clone(),
-            history: self.history.clone(),
+            profiles: self.shared.profiles.clone(),
+            history: self.shared.history.clone(),
         };
         loop {
             let id = scheduler.next(&book).await;
@@ -112,14 +170,14 @@ impl DesktopApp {
         }
     }
 
-    /// Backup all: every profile, a few at a time (see [`UNATTENDED_AT_ONCE`]), each into its
-    /// own folder; one that cannot start is reported and the others go on. Returns when the
-    /// last one has started (their events go where [`DesktopApp::watch_planned`] said).
+    /// Backup all: every profile, a few at a time (Settings → at once), each into its own
+    /// folder; one that cannot start is reported and the others go on. Returns when the last
+    /// one has started (their events go where [`Plans::watch_planned`] said).
     pub async fn backup_all(&self) -> AppResult<usize> {
-        self.unattended_folder()?;
+        self.shared.unattended_folder()?;
         let batch = Some(self.batch.load(Ordering::SeqCst));
         let mut started = 0;
-        for profile in self.profiles.list() {
+        for profile in self.shared.profiles.list() {
             match self.start_unattended(&profile.id, false, batch).await {
                 Ok(Some(_)) => started += 1,
                 Ok(None) => break, // "Cancel all": the rest of the queue is not started
@@ -133,9 +191,8 @@ impl DesktopApp {
     /// and Backup all starts none of the klanten still waiting. Returns how many were running.
     pub fn cancel_all(&self) -> usize {
         self.batch.fetch_add(1, Ordering::SeqCst);
-        self.running_job_ids()
-            .into_iter()
-            .filter(|id| self.engine.cancel(*id))
+        (self.jobs.running_job_ids().into_iter())
+            .filter(|id| self.shared.engine.cancel(*id))
             .count()
     }
 
@@ -148,21 +205,12 @@ impl DesktopApp {
             ))
             .into());
         }
-        self.profiles.update_settings(|settings| {
+        self.shared.profiles.update_settings(|settings| {
             settings.unattended_at_once = n;
             Ok(())
         })?;
-        *self.unattended.lock().unwrap() = Arc::new(tokio::sync::Semaphore::new(n as usize));
-        Ok(self.settings())
-    }
-
-    /// Where unattended backups go: the save folder (nobody answers a save dialog).
-    pub(super) fn unattended_folder(&self) -> AppResult<PathBuf> {
-        self.save_folder().ok_or_else(|| {
-            AppError::Core(Error::Config(
-                "A backup nobody watches cannot ask where to save: first choose a folder under Settings → “Where backups are saved”.".into(),
-            ))
-        })
+        *self.slots.lock().unwrap() = Arc::new(Semaphore::new(n as usize));
+        Ok(self.shared.settings())
     }
 
     /// Where events of unattended job `job_id` of klant `profile_id` go: to the window (when it
@@ -187,26 +235,24 @@ impl DesktopApp {
         self.window_sink(profile_id, Uuid::new_v4())(AppJobEvent::failed(&e.into_core()))
     }
 
-    /// When profile `profile`'s plan runs next (ms since the epoch; now when it is due), or
-    /// `None` without a running plan.
-    pub(super) fn next_backup_ms(&self, profile: &Profile) -> Option<i64> {
-        let now = jiff::Zoned::now();
-        plan_due(profile, &self.history, &now).next_ms(&now)
+    /// Whether plans are paused as a whole ("Pause plans").
+    pub fn plans_paused(&self) -> bool {
+        self.shared.profiles.settings().plans_paused()
     }
 
-    /// What the UI sees of `profile`, with its next planned backup.
-    pub(super) fn view(&self, profile: &Profile) -> ProfileView {
-        ProfileView {
-            next_backup_ms: self.next_backup_ms(profile),
-            ..ProfileView::from(profile)
-        }
+    /// "Pause plans": no plan starts a backup until "Resume plans" (backups already running
+    /// go on).
+    pub fn pause_plans(&self) -> AppResult<()> {
+        self.shared.profiles.pause_plans()?;
+        self.changed.notify_one();
+        Ok(())
     }
-}
 
-/// The scheduler the app starts with: due plans 15 s apart.
-pub(super) fn new_scheduler() -> Scheduler {
-    Scheduler::new(
-        Arc::new(kluis_core::clock::SystemWallClock),
-        Duration::from_secs(15),
-    )
+    /// "Resume plans": the plans "Pause plans" paused run again (a plan whose time passed
+    /// meanwhile runs once, spread out like every catch-up).
+    pub fn resume_plans(&self) -> AppResult<()> {
+        self.shared.profiles.resume_plans()?;
+        self.changed.notify_one();
+        Ok(())
+    }
 }

@@ -1,11 +1,13 @@
-//! "Export report": a period's backups for auditors (kluis-profiles' report, as `kluis report`
+//! "Export report": a period's backups for auditors (kluis-reporting's report, as `kluis report`
 //! makes it), as CSV or a printable page, saved where the user chooses in a native save
 //! dialog — the webview sends the period and the format, never a path.
 
 use jiff::tz::TimeZone;
-use serde::Deserialize;
+use kluis_core::{Error, KlantKey};
+use serde::{Deserialize, Serialize};
 
-use super::*;
+use super::keeping::Keeping;
+use crate::error::AppResult;
 
 /// How the report is written.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, ts_rs::TS)]
@@ -34,7 +36,7 @@ pub struct ReportExport {
     pub backups: u32,
 }
 
-impl DesktopApp {
+impl Keeping {
     /// Makes the report, asks where to save it (a name such as
     /// `kluis-report-2026-11-01-2026-11-30.csv`, in the Downloads folder) and writes it whole or
     /// not at all, readable by the user only: it names klanten and where their backups are.
@@ -43,8 +45,8 @@ impl DesktopApp {
         let from = kluis_reporting::parse_day(&request.from)?;
         let to = kluis_reporting::parse_day(&request.to)?;
         let report = kluis_reporting::report(
-            &self.profiles,
-            &self.history,
+            &self.shared.profiles,
+            &self.shared.history,
             from,
             to,
             request.profile.as_deref().map(KlantKey::profile).as_ref(),
@@ -56,7 +58,12 @@ impl DesktopApp {
         };
         let name = format!("kluis-report-{from}-{to}.{extension}");
         let folder = crate::dialogs::default_folder();
-        let Some(path) = self.dialogs().save_file(&name, folder.as_deref()).await else {
+        let Some(path) = self
+            .shared
+            .dialogs()
+            .save_file(&name, folder.as_deref())
+            .await
+        else {
             return Ok(None);
         };
         let written = path.clone();

@@ -1,23 +1,41 @@
-//! Settings: the save folder and the tunnel program (from Rust-side dialogs), how the
-//! service reaches this computer, Test connection, and the transport each job uses.
+//! [`AppSettings`]: the save folder and the tunnel program (from Rust-side dialogs), how the
+//! service reaches this computer and Test connection, the download speed, the free space kept
+//! and how unattended backups' files are named. (How many backups run at once is the plans'
+//! setting, `plans.rs`; e-mail and notifications are the alerts', `alerts.rs`, `mail.rs`.)
 
-use super::*;
+use std::path::PathBuf;
+use std::sync::Arc;
 
-impl DesktopApp {
-    pub fn settings(&self) -> Settings {
-        let mut settings = self.profiles.settings();
-        if let Some(folder) = &self.save_folder_override {
-            settings.save_folder = Some(folder.to_string_lossy().into_owned());
-        }
-        settings
+use kluis_core::download::bandwidth::BandwidthLimit;
+use kluis_core::engine::CallbackChoice;
+use kluis_core::{Error, Secret};
+
+use super::connections::Connections;
+use super::shared::Shared;
+use super::TUNNEL_PROGRAM;
+use crate::callback::{CallbackInput, CallbackTestResult};
+use crate::error::AppResult;
+use crate::profiles::Settings;
+use crate::secrets::{SecretKind, APP};
+
+/// See the module's text.
+pub struct AppSettings {
+    pub(super) shared: Arc<Shared>,
+    pub(super) connections: Arc<Connections>,
+}
+
+impl AppSettings {
+    /// The settings as the app applies them.
+    pub fn current(&self) -> Settings {
+        self.shared.settings()
     }
 
     /// "Always save to this folder": the folder comes from a native dialog opened here.
     /// Unchanged when the dialog is cancelled.
     pub async fn choose_save_folder(&self) -> AppResult<Settings> {
-        match self.dialogs().pick_folder().await {
+        match self.shared.dialogs().pick_folder().await {
             Some(folder) => self.set_save_folder(Some(folder)),
-            None => Ok(self.settings()),
+            None => Ok(self.current()),
         }
     }
 
@@ -33,11 +51,11 @@ impl DesktopApp {
                 return Err(Error::Config(format!("The folder {folder} does not exist.")).into());
             }
         }
-        self.profiles.update_settings(|settings| {
+        self.shared.profiles.update_settings(|settings| {
             settings.save_folder = folder.map(|f| f.to_string_lossy().into_owned());
             Ok(())
         })?;
-        Ok(self.settings())
+        Ok(self.current())
     }
 
     /// Settings → download speed: one limit for every download together (none: no limit),
@@ -46,24 +64,24 @@ impl DesktopApp {
         if let Some(limit) = &limit {
             limit.check()?;
         }
-        self.profiles.update_settings(|settings| {
+        self.shared.profiles.update_settings(|settings| {
             settings.bandwidth = limit.clone();
             Ok(())
         })?;
-        self.bandwidth.set_limit(limit)?;
-        Ok(self.settings())
+        self.connections.bandwidth.set_limit(limit)?;
+        Ok(self.current())
     }
 
     /// Settings → free space: no backup is asked for while the disk it goes to has less free
     /// than `mib` MiB (none: the default, 100). Backups started after this follow it.
     pub fn set_min_free(&self, mib: Option<u64>) -> AppResult<Settings> {
-        self.profiles.update_settings(|settings| {
+        self.shared.profiles.update_settings(|settings| {
             settings.min_free_mib = mib;
             Ok(())
         })?;
         // Each klant's connection carries the minimum: made again at the next backup.
-        self.connections.lock().unwrap().clear();
-        Ok(self.settings())
+        self.connections.forget_all();
+        Ok(self.current())
     }
 
     /// Settings → how unattended backups' files are named (see `kluis_profiles::file_names`);
@@ -78,36 +96,36 @@ impl DesktopApp {
                     .to_string(),
             ),
         };
-        self.profiles.update_settings(|settings| {
+        self.shared.profiles.update_settings(|settings| {
             settings.file_name_template = template;
             Ok(())
         })?;
-        Ok(self.settings())
+        Ok(self.current())
     }
 
     /// Settings → tunnel: cloudflared picked in a native dialog opened here (when it is not
     /// on `PATH`), and saved as the tunnel setting. Unchanged when the dialog is cancelled.
     pub async fn choose_tunnel_program(&self) -> AppResult<Settings> {
-        let Some(program) = self.dialogs().pick_program().await else {
-            return Ok(self.settings());
+        let Some(program) = self.shared.dialogs().pick_program().await else {
+            return Ok(self.current());
         };
-        self.profiles.update_settings(|settings| {
+        self.shared.profiles.update_settings(|settings| {
             settings.callback = CallbackChoice::Tunnel {
                 program: program.to_string_lossy().into_owned(),
             };
             Ok(())
         })?;
-        self.engine.transports().clear().await;
-        Ok(self.settings())
+        self.shared.engine.transports().clear().await;
+        Ok(self.current())
     }
 
     /// Saves how the service reaches this computer (and the relay's secret, to the keyring).
     pub async fn set_callback(&self, input: CallbackInput) -> AppResult<Settings> {
         input.setting.check()?;
         // The webview names no program: `cloudflared` (found on PATH), or the one the user
-        // picked in the dialog of [`DesktopApp::choose_tunnel_program`], unchanged.
+        // picked in the dialog of [`AppSettings::choose_tunnel_program`], unchanged.
         if let CallbackChoice::Tunnel { program } = &input.setting {
-            let picked = matches!(&self.profiles.settings().callback, CallbackChoice::Tunnel { program: p } if p == program);
+            let picked = matches!(&self.shared.profiles.settings().callback, CallbackChoice::Tunnel { program: p } if p == program);
             if program.trim() != TUNNEL_PROGRAM && !picked {
                 return Err(Error::Config(
                     "Choose the cloudflared program with “Choose…”, or use cloudflared from the PATH.".into(),
@@ -117,16 +135,17 @@ impl DesktopApp {
         }
         let mut secret_saved_now = false;
         if let Some(secret) = input.relay_secret.filter(|s| !s.trim().is_empty()) {
-            self.store_secret(
-                APP,
-                SecretKind::RelaySecret,
-                Secret::new(secret.trim().to_string()),
-                false,
-            )
-            .await?;
+            (self.connections)
+                .store_secret(
+                    APP,
+                    SecretKind::RelaySecret,
+                    Secret::new(secret.trim().to_string()),
+                    false,
+                )
+                .await?;
             secret_saved_now = true;
         }
-        self.profiles.update_settings(|settings| {
+        self.shared.profiles.update_settings(|settings| {
             settings.relay_secret_saved |= secret_saved_now;
             if matches!(input.setting, CallbackChoice::Relay { .. }) && !settings.relay_secret_saved
             {
@@ -137,54 +156,19 @@ impl DesktopApp {
             settings.callback = input.setting;
             Ok(())
         })?;
-        self.engine.transports().clear().await;
-        Ok(self.settings())
+        self.shared.engine.transports().clear().await;
+        Ok(self.current())
     }
 
     /// Sends a test call through the chosen transport's public address, as the service
     /// would, and reports how long it took to come back — or which step failed.
     pub async fn test_callback(&self, profile_id: &str) -> AppResult<CallbackTestResult> {
-        let connection = self.connection(profile_id).await?;
-        let transport = self.transport(profile_id, &connection).await?;
+        let connection = self.connections.connection(profile_id).await?;
+        let transport = self.connections.transport(profile_id, &connection).await?;
         let took = kluis_core::engine::test_transport(&*transport, connection.config()).await?;
         Ok(CallbackTestResult {
             transport: transport.name().to_string(),
             millis: took.as_millis() as u64,
         })
-    }
-
-    /// The callback transport of the current setting, for `profile_id`'s jobs.
-    pub(super) async fn transport(
-        &self,
-        profile_id: &str,
-        connection: &ServiceConnection,
-    ) -> AppResult<Arc<dyn CallbackTransport>> {
-        let choice = self.profiles.settings().callback;
-        // The keyring and the demo are only asked when the transport is built, not per backup.
-        let build = async {
-            let relay_secret = match choice {
-                CallbackChoice::Relay { .. } => {
-                    self.secret(APP, SecretKind::RelaySecret, false).await?
-                }
-                _ => None,
-            };
-            let webhook_site = match self.demo.lock().await.as_ref() {
-                Some(demo) if self.profiles.get(profile_id).is_ok_and(|p| p.demo) => {
-                    demo.webhook_site_url()
-                }
-                _ => self.webhook_site.clone(),
-            };
-            let needs = TransportNeeds {
-                relay_secret,
-                webhook_site: Some(webhook_site),
-            };
-            Ok::<_, AppError>(choice.build(connection.config(), needs).await?)
-        };
-        let key = choice.cache_key(profile_id);
-        self.engine.transports().get_or_build(&key, build).await
-    }
-
-    pub(super) fn save_folder(&self) -> Option<PathBuf> {
-        self.settings().save_folder.map(PathBuf::from)
     }
 }

@@ -6,14 +6,24 @@
 //! job in the app's registry (so Cancel all reaches it), a failure told on the desktop and
 //! what the service allowed learnt.
 
+use std::sync::Arc;
+use std::time::Duration;
+
+use kluis_core::engine::ServiceConnection;
+use kluis_core::{CallbackTransport, Destination, Owner};
 use kluis_profiles::unattended::{self, AfterSave, Job};
 use kluis_profiles::{KlantTurn, Turn, UnattendedHost};
+use uuid::Uuid;
 
-use super::*;
+use super::jobs::JobSlot;
+use super::keeping;
+use super::plans::Plans;
+use crate::error::{AppError, AppResult};
+use crate::profiles::Profile;
 
 /// The app's part of a klant's unattended backup.
 struct AppHost<'a> {
-    app: &'a DesktopApp,
+    plans: &'a Plans,
 }
 
 #[async_trait::async_trait]
@@ -22,15 +32,17 @@ impl UnattendedHost for AppHost<'_> {
         &self,
         profile: &Profile,
     ) -> kluis_core::Result<(Arc<ServiceConnection>, Arc<dyn CallbackTransport>)> {
-        let connection = (self.app.connection(&profile.id).await).map_err(AppError::into_core)?;
+        let connections = &self.plans.connections;
+        let connection =
+            (connections.connection(&profile.id).await).map_err(AppError::into_core)?;
         let transport =
-            (self.app.transport(&profile.id, &connection).await).map_err(AppError::into_core)?;
+            (connections.transport(&profile.id, &connection).await).map_err(AppError::into_core)?;
         Ok((connection, transport))
     }
 
     fn destination(&self, profile: &Profile) -> kluis_core::Result<Destination> {
-        let folder = self.app.unattended_folder().map_err(AppError::into_core)?;
-        let names = self.app.profiles.settings().file_names();
+        let folder = (self.plans.shared.unattended_folder()).map_err(AppError::into_core)?;
+        let names = self.plans.shared.profiles.settings().file_names();
         profile.unattended_destination(&folder, &names, &jiff::Zoned::now())
     }
 
@@ -39,15 +51,15 @@ impl UnattendedHost for AppHost<'_> {
     }
 
     fn callback_name(&self) -> &'static str {
-        self.app.profiles.settings().callback.name()
+        self.plans.shared.profiles.settings().callback.name()
     }
 
     fn callback_timeout(&self) -> Duration {
-        self.app.callback_timeout
+        self.plans.shared.callback_timeout
     }
 
     fn monitor_ca_pem(&self) -> Option<String> {
-        self.app.env_ca_pem.clone()
+        self.plans.shared.env_ca_pem.clone()
     }
 
     fn tell(&self, profile: &Profile, step: AfterSave) {
@@ -55,7 +67,7 @@ impl UnattendedHost for AppHost<'_> {
     }
 }
 
-impl DesktopApp {
+impl Plans {
     /// Starts profile `id`'s backup as a plan does, once an unattended slot is free (held
     /// until the job ends): into its own folder under the save folder, named `<klant>
     /// <YYYY-MM-DD HHmm>` and the download's extension.
@@ -65,7 +77,7 @@ impl DesktopApp {
             .ok_or_else(|| AppError::InvalidState("The backup was not started.".into()))
     }
 
-    /// [`DesktopApp::start_planned`], holding the klant's turn until the job ends: a klant
+    /// [`Plans::start_planned`], holding the klant's turn until the job ends: a klant
     /// that `kluis run-due` (or anyone) is backing up now is not started twice. With
     /// `only_when_due`, the plan is looked at again under the turn, and `None` says another
     /// process has just done it. With `batch`, one of Backup all's klanten: `None` once
@@ -76,13 +88,13 @@ impl DesktopApp {
         only_when_due: bool,
         batch: Option<u64>,
     ) -> AppResult<Option<Uuid>> {
-        let slots = self.unattended.lock().unwrap().clone();
+        let slots = self.slots.lock().unwrap().clone();
         let permit = slots.acquire_owned().await.ok();
         if batch.is_some_and(|b| b != self.batch.load(std::sync::atomic::Ordering::SeqCst)) {
             return Ok(None);
         }
-        let profile = self.profiles.get(id)?;
-        let turn = match KlantTurn::take(&self.history, &profile, only_when_due)? {
+        let profile = self.shared.profiles.get(id)?;
+        let turn = match KlantTurn::take(&self.shared.history, &profile, only_when_due)? {
             Turn::Taken(turn) => turn,
             Turn::NotDue => return Ok(None),
             Turn::Busy => return Err(AppError::InvalidState(
@@ -93,20 +105,25 @@ impl DesktopApp {
         let sink = self.window_sink(id, job_id);
         let job = Job {
             id: job_id,
-            events: self.job_events(id, sink.clone()),
+            events: self.jobs.job_events(id, sink.clone()),
             cancel: None,
-            retry: self.retry,
+            retry: self.shared.retry,
             destination: None,
         };
-        let handle = unattended::start(&self.engine, &AppHost { app: self }, &profile, job)
-            .await
-            .map_err(AppError::Core)?;
+        let handle =
+            unattended::start(&self.shared.engine, &AppHost { plans: self }, &profile, job)
+                .await
+                .map_err(AppError::Core)?;
         // The slot is filled before the task can settle it (it is spawned after).
-        self.jobs.lock().unwrap().insert(job_id, JobSlot::Running);
-        let history = self.history.clone();
-        let settle = self.settle();
-        let tell_failure = self.failure_teller(profile.name.clone());
-        let ca_pem = self.env_ca_pem.clone();
+        self.jobs
+            .slots
+            .lock()
+            .unwrap()
+            .insert(job_id, JobSlot::Running);
+        let history = self.shared.history.clone();
+        let jobs = self.jobs.clone();
+        let tell_failure = self.alerts.failure_teller(profile.name.clone());
+        let ca_pem = self.shared.env_ca_pem.clone();
         tokio::spawn(async move {
             let log = |profile: &Profile, step| keeping::log(profile, step);
             let ended = unattended::finish(history, &profile, turn, handle, &log).await;
@@ -114,7 +131,7 @@ impl DesktopApp {
             let ping =
                 unattended::ping_monitor(&profile, ca_pem.as_deref(), ended.outcome.as_ref());
             let ids = (job_id, ended.last_try);
-            settle.job(ids, &profile.id, ended.outcome, None, &sink);
+            jobs.settle(ids, &profile.id, ended.outcome, None, &sink);
             // Only once the window has heard how it ended: the next unattended job (of this
             // klant too) may start.
             drop(permit);

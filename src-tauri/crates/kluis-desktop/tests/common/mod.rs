@@ -8,8 +8,8 @@ use std::sync::Arc;
 
 use async_trait::async_trait;
 use kluis_desktop::{
-    AppJobEvent, AppPaths, CallbackChoice, CallbackInput, DesktopApp, Dialogs, MemoryStore,
-    ProfileInput,
+    AppJobEvent, AppPaths, CallbackChoice, CallbackInput, DesktopApp, DesktopAppBuilder, Dialogs,
+    MemoryStore, ProfileInput,
 };
 use kluis_sim::config::{DEMO_API_KEY, DEMO_PASSWORD, DEMO_USERNAME};
 use kluis_sim::Sim;
@@ -54,6 +54,7 @@ impl Dialogs for Chooses {
 pub async fn start_until_accepted(app: &DesktopApp, profile: &str) -> uuid::Uuid {
     let (tx, mut rx) = mpsc::unbounded_channel();
     let job = app
+        .backups
         .start_backup(profile, Arc::new(move |e| drop(tx.send(e))))
         .await
         .unwrap();
@@ -70,12 +71,16 @@ pub async fn start_until_accepted(app: &DesktopApp, profile: &str) -> uuid::Uuid
 
 /// The app on `dir`'s files with an in-memory keyring, saving to `save_folder` when given.
 pub fn app(dir: &tempfile::TempDir, save_folder: Option<PathBuf>) -> DesktopApp {
-    DesktopApp::open(
+    builder(dir, save_folder).open().unwrap()
+}
+
+/// [`app`]'s builder, for a test that changes more.
+pub fn builder(dir: &tempfile::TempDir, save_folder: Option<PathBuf>) -> DesktopAppBuilder {
+    DesktopApp::builder(
         AppPaths::under(dir.path()),
         Arc::new(MemoryStore::default()),
-        save_folder,
     )
-    .unwrap()
+    .save_folder(save_folder)
 }
 
 /// The profile "Office" of one's own against `sim` (`id`: an existing one, to change it).
@@ -94,9 +99,10 @@ pub fn office(sim: &Sim, id: Option<String>) -> ProfileInput {
 /// The app on `dir`'s files, with webhook.site played by `sim`'s stand-in. (The test binary
 /// must trust `sim` through `KLUIS_CA_CERT`.)
 pub fn open_app(dir: &Path, keyring: &Arc<MemoryStore>, sim: &Sim) -> DesktopApp {
-    let mut app = DesktopApp::open(AppPaths::under(dir), keyring.clone(), None).unwrap();
-    app.webhook_site = sim.webhook_site_url().to_string();
-    app
+    DesktopApp::builder(AppPaths::under(dir), keyring.clone())
+        .webhook_site(sim.webhook_site_url())
+        .open()
+        .unwrap()
 }
 
 /// A profile of one's own against `sim`, backups through webhook.site, a backup started and
@@ -108,8 +114,13 @@ pub async fn close_while_a_backup_waits(
     sim: &Sim,
 ) -> (String, uuid::Uuid) {
     let first = open_app(dir, keyring, sim);
-    let profile = first.save_profile(office(sim, None)).await.unwrap();
+    let profile = first
+        .accounts
+        .save_profile(office(sim, None))
+        .await
+        .unwrap();
     first
+        .settings
         .set_callback(CallbackInput {
             setting: CallbackChoice::WebhookSite,
             relay_secret: None,

@@ -14,7 +14,7 @@ use crate::common::{app, Chooses};
 /// The app with its demo started, saving straight to `folder` (no save dialog).
 async fn demo_saving_to(dir: &tempfile::TempDir, folder: &tempfile::TempDir) -> DesktopApp {
     let app = app(dir, Some(folder.path().to_path_buf()));
-    app.start_demo().await.unwrap();
+    app.accounts.start_demo().await.unwrap();
     app
 }
 
@@ -22,6 +22,7 @@ async fn demo_saving_to(dir: &tempfile::TempDir, folder: &tempfile::TempDir) -> 
 async fn backup(app: &DesktopApp, profile: &str) -> (uuid::Uuid, Vec<AppJobEvent>) {
     let (tx, mut rx) = mpsc::unbounded_channel();
     let job = app
+        .backups
         .start_backup(
             profile,
             Arc::new(move |e| {
@@ -49,12 +50,15 @@ async fn backup(app: &DesktopApp, profile: &str) -> (uuid::Uuid, Vec<AppJobEvent
 async fn demo_backup_is_staged_then_saved_where_chosen() {
     let dir = tempfile::tempdir().unwrap();
     let app = app(&dir, None);
-    let demo = app.start_demo().await.unwrap();
+    let demo = app.accounts.start_demo().await.unwrap();
     assert_eq!(demo.profiles.len(), kluis_demo::DEMO_ACCOUNTS.len());
     assert!(demo.profiles.iter().all(|p| p.demo));
-    let info = app.sign_in("demo").await.unwrap();
+    let info = app.accounts.sign_in("demo").await.unwrap();
     assert_eq!(info.username, "demo");
-    assert_eq!(app.environment("demo").await.unwrap()["username"], "demo");
+    assert_eq!(
+        app.accounts.environment("demo").await.unwrap()["username"],
+        "demo"
+    );
 
     let (job, events) = backup(&app, "demo").await;
     let Some(AppJobEvent::Staged {
@@ -76,6 +80,7 @@ async fn demo_backup_is_staged_then_saved_where_chosen() {
     let user = Chooses::new(&target);
     app.set_dialogs(user.clone());
     let saved = app
+        .backups
         .save_backup(job)
         .await
         .unwrap()
@@ -90,7 +95,7 @@ async fn demo_backup_is_staged_then_saved_where_chosen() {
         (target.clone(), bytes, sha256)
     );
     assert_eq!(std::fs::metadata(&target).unwrap().len(), bytes);
-    let row = &app.history(Some("demo")).unwrap()[0];
+    let row = &app.backups.history(Some("demo")).unwrap()[0];
     assert_eq!(row.path.as_deref(), Some(target.to_str().unwrap()));
     assert_eq!(row.stage, "saved");
     assert!(
@@ -120,14 +125,14 @@ async fn save_folder_skips_the_dialog() {
 async fn cancel_staged_backup_leaves_nothing() {
     let dir = tempfile::tempdir().unwrap();
     let app = app(&dir, None);
-    app.start_demo().await.unwrap();
+    app.accounts.start_demo().await.unwrap();
     let (job, _) = backup(&app, "demo").await;
-    app.cancel_backup(job).await.unwrap();
+    app.backups.cancel_backup(job).await.unwrap();
     assert!(std::fs::read_dir(dir.path().join("staging"))
         .unwrap()
         .next()
         .is_none());
-    let row = &app.history(None).unwrap()[0];
+    let row = &app.backups.history(None).unwrap()[0];
     assert_eq!(
         (
             row.stage.as_str(),
@@ -137,7 +142,7 @@ async fn cancel_staged_backup_leaves_nothing() {
     );
     app.set_dialogs(Chooses::new(dir.path().join("x.zip")));
     assert_eq!(
-        app.save_backup(job).await.unwrap_err().code(),
+        app.backups.save_backup(job).await.unwrap_err().code(),
         "invalid_state"
     );
 }
@@ -147,9 +152,10 @@ async fn cancel_staged_backup_leaves_nothing() {
 async fn cancel_running_backup() {
     let dir = tempfile::tempdir().unwrap();
     let app = app(&dir, None);
-    app.start_demo().await.unwrap();
+    app.accounts.start_demo().await.unwrap();
     let (tx, mut rx) = mpsc::unbounded_channel();
     let job = app
+        .backups
         .start_backup(
             "demo",
             Arc::new(move |e| {
@@ -164,7 +170,7 @@ async fn cancel_running_backup() {
             break;
         }
     }
-    app.cancel_backup(job).await.unwrap();
+    app.backups.cancel_backup(job).await.unwrap();
     // The job ends itself as cancelled, says so, and its sink is dropped: the channel closes.
     let mut last = None;
     while let Some(event) = rx.recv().await {
@@ -174,7 +180,7 @@ async fn cancel_running_backup() {
         matches!(&last, Some(AppJobEvent::Failed { code, .. }) if code == "cancelled"),
         "{last:?}"
     );
-    let row = &app.history(None).unwrap()[0];
+    let row = &app.backups.history(None).unwrap()[0];
     assert_eq!(
         row.error_code.map(kluis_core::Code::as_str),
         Some("cancelled")
@@ -191,8 +197,8 @@ async fn cancel_running_backup() {
 async fn denied_key_is_explained() {
     let dir = tempfile::tempdir().unwrap();
     let app = app(&dir, None);
-    app.start_demo().await.unwrap();
-    let permissions = app.permissions("demo-restricted").await.unwrap();
+    app.accounts.start_demo().await.unwrap();
+    let permissions = app.accounts.permissions("demo-restricted").await.unwrap();
     assert_eq!(permissions.source, PermissionSource::Openapi);
     assert_eq!(
         (permissions.environment, permissions.backup_owner),
@@ -210,9 +216,10 @@ async fn denied_key_is_explained() {
 async fn wrong_password_fails_sign_in() {
     let dir = tempfile::tempdir().unwrap();
     let app = app(&dir, None);
-    let demo = app.start_demo().await.unwrap();
-    app.sign_in("demo").await.unwrap();
+    let demo = app.accounts.start_demo().await.unwrap();
+    app.accounts.sign_in("demo").await.unwrap();
     let edited = app
+        .accounts
         .save_profile(ProfileInput {
             id: Some("demo".into()),
             name: "Demo".into(),
@@ -225,7 +232,7 @@ async fn wrong_password_fails_sign_in() {
         .await
         .unwrap();
     assert!(edited.demo, "editing keeps a demo profile a demo");
-    let err = app.sign_in("demo").await.unwrap_err();
+    let err = app.accounts.sign_in("demo").await.unwrap_err();
     assert_eq!(err.code(), "auth_failed");
     assert!(!err.to_string().contains("Not-The-Password"));
 }
@@ -238,6 +245,7 @@ async fn profiles_file_holds_no_secrets() {
     let app = DesktopApp::open(AppPaths::under(dir.path()), keyring.clone(), None).unwrap();
     let key = "123e4567-e89b-42d3-a456-426614174000";
     let profile = app
+        .accounts
         .save_profile(ProfileInput {
             id: None,
             name: "Klant A".into(),
@@ -255,6 +263,7 @@ async fn profiles_file_holds_no_secrets() {
         "an OpenAPI URL on another host would receive the api key"
     );
     let profile = app
+        .accounts
         .save_profile(ProfileInput {
             id: None,
             name: "Klant A".into(),
@@ -281,7 +290,7 @@ async fn profiles_file_holds_no_secrets() {
             .expose(),
         "S3cret-pass"
     );
-    app.forget_profile(&profile.id).await.unwrap();
+    app.accounts.forget_profile(&profile.id).await.unwrap();
     assert!(keyring
         .get(&profile.id, SecretKind::Password)
         .unwrap()
@@ -290,7 +299,7 @@ async fn profiles_file_holds_no_secrets() {
         .get(&profile.id, SecretKind::ApiKey)
         .unwrap()
         .is_none());
-    assert!(app.profiles().is_empty());
+    assert!(app.accounts.list().is_empty());
 }
 
 /// Settings → webhook.site (the demo's stand-in): "Test connection" reports the round trip,
@@ -300,8 +309,9 @@ async fn webhook_site_setting_is_tested_and_used() {
     let dir = tempfile::tempdir().unwrap();
     let folder = tempfile::tempdir().unwrap();
     let app = app(&dir, Some(folder.path().to_path_buf()));
-    app.start_demo().await.unwrap();
+    app.accounts.start_demo().await.unwrap();
     let settings = app
+        .settings
         .set_callback(CallbackInput {
             setting: CallbackChoice::WebhookSite,
             relay_secret: None,
@@ -309,14 +319,17 @@ async fn webhook_site_setting_is_tested_and_used() {
         .await
         .unwrap();
     assert_eq!(settings.callback, CallbackChoice::WebhookSite);
-    let tested = app.test_callback("demo").await.unwrap();
+    let tested = app.settings.test_callback("demo").await.unwrap();
     assert_eq!(tested.transport, "webhook-site");
     let (_, events) = backup(&app, "demo").await;
     assert!(
         matches!(events.last(), Some(AppJobEvent::Saved { .. })),
         "{events:?}"
     );
-    assert_eq!(app.history(None).unwrap()[0].transport, "webhook-site");
+    assert_eq!(
+        app.backups.history(None).unwrap()[0].transport,
+        "webhook-site"
+    );
 }
 
 /// A relay needs its secret, which goes to the keyring and never to the settings file; a
@@ -330,6 +343,7 @@ async fn relay_secret_goes_to_the_keyring() {
         url: "https://relay.example".into(),
     };
     let missing = app
+        .settings
         .set_callback(CallbackInput {
             setting: relay.clone(),
             relay_secret: None,
@@ -338,6 +352,7 @@ async fn relay_secret_goes_to_the_keyring() {
         .unwrap_err();
     assert_eq!(missing.code(), "config");
     let settings = app
+        .settings
         .set_callback(CallbackInput {
             setting: relay.clone(),
             relay_secret: Some("relay-secret-0123456789abcdef".into()),
@@ -360,6 +375,7 @@ async fn relay_secret_goes_to_the_keyring() {
         "{file}"
     );
     let bad = app
+        .settings
         .set_callback(CallbackInput {
             setting: CallbackChoice::Direct {
                 public_url: "https://office.example/kluis".into(),
@@ -371,7 +387,7 @@ async fn relay_secret_goes_to_the_keyring() {
         .unwrap_err();
     assert_eq!(bad.code(), "config");
     assert_eq!(
-        app.settings().callback,
+        app.settings.current().callback,
         relay,
         "a refused setting changes nothing"
     );
@@ -383,22 +399,23 @@ async fn relay_secret_goes_to_the_keyring() {
 async fn profiles_share_the_direct_listener() {
     let dir = tempfile::tempdir().unwrap();
     let app = app(&dir, None);
-    app.start_demo().await.unwrap();
+    app.accounts.start_demo().await.unwrap();
     let listen = std::net::TcpListener::bind("127.0.0.1:0")
         .unwrap()
         .local_addr()
         .unwrap();
-    app.set_callback(CallbackInput {
-        setting: CallbackChoice::Direct {
-            public_url: "https://127.0.0.1:1/kluis".into(),
-            listen: listen.to_string(),
-        },
-        relay_secret: None,
-    })
-    .await
-    .unwrap();
+    app.settings
+        .set_callback(CallbackInput {
+            setting: CallbackChoice::Direct {
+                public_url: "https://127.0.0.1:1/kluis".into(),
+                listen: listen.to_string(),
+            },
+            relay_secret: None,
+        })
+        .await
+        .unwrap();
     for profile in ["demo", "demo-restricted"] {
-        let err = app.test_callback(profile).await.unwrap_err();
+        let err = app.settings.test_callback(profile).await.unwrap_err();
         assert_eq!(err.code(), "network", "{profile}: {err}");
     }
 }
@@ -416,26 +433,33 @@ async fn the_webview_names_no_program_and_no_folder() {
         },
         relay_secret: None,
     };
-    let refused = app.set_callback(tunnel("/bin/sh")).await.unwrap_err();
+    let refused = app
+        .settings
+        .set_callback(tunnel("/bin/sh"))
+        .await
+        .unwrap_err();
     assert_eq!(refused.code(), "config", "{refused}");
-    app.set_callback(tunnel("cloudflared"))
+    app.settings
+        .set_callback(tunnel("cloudflared"))
         .await
         .expect("from PATH");
 
     let picked = dir.path().join("tools/cloudflared");
     app.set_dialogs(Chooses::new(&picked));
-    let settings = app.choose_tunnel_program().await.unwrap();
+    let settings = app.settings.choose_tunnel_program().await.unwrap();
     assert_eq!(
         settings.callback,
         CallbackChoice::Tunnel {
             program: picked.to_string_lossy().into_owned()
         }
     );
-    app.set_callback(tunnel(&picked.to_string_lossy()))
+    app.settings
+        .set_callback(tunnel(&picked.to_string_lossy()))
         .await
         .expect("the picked program, unchanged, may be saved again");
     assert_eq!(
-        app.set_callback(tunnel("/usr/bin/python3"))
+        app.settings
+            .set_callback(tunnel("/usr/bin/python3"))
             .await
             .unwrap_err()
             .code(),
@@ -444,9 +468,9 @@ async fn the_webview_names_no_program_and_no_folder() {
 
     let folder = tempfile::tempdir().unwrap();
     app.set_dialogs(Chooses::new(folder.path()));
-    let settings = app.choose_save_folder().await.unwrap();
+    let settings = app.settings.choose_save_folder().await.unwrap();
     assert_eq!(settings.save_folder.as_deref(), folder.path().to_str());
-    assert_eq!(app.clear_save_folder().unwrap().save_folder, None);
+    assert_eq!(app.settings.clear_save_folder().unwrap().save_folder, None);
 }
 
 /// A verified backup that waited for the save dialog when the app was closed is still there
@@ -456,7 +480,7 @@ async fn the_webview_names_no_program_and_no_folder() {
 async fn a_staged_backup_survives_a_restart_and_is_offered_again() {
     let dir = tempfile::tempdir().unwrap();
     let first = app(&dir, None);
-    first.start_demo().await.unwrap();
+    first.accounts.start_demo().await.unwrap();
     let (job, events) = backup(&first, "demo").await;
     assert!(
         matches!(events.last(), Some(AppJobEvent::Staged { .. })),
@@ -468,6 +492,7 @@ async fn a_staged_backup_survives_a_restart_and_is_offered_again() {
     let second = app(&dir, None);
     let (tx, mut rx) = mpsc::unbounded_channel();
     let offered = second
+        .backups
         .resume_backups(Arc::new(move |e| {
             let _ = tx.send(e);
         }))
@@ -482,7 +507,12 @@ async fn a_staged_backup_survives_a_restart_and_is_offered_again() {
     );
     let target = dir.path().join("kept.zip");
     second.set_dialogs(Chooses::new(&target));
-    let saved = second.save_backup(job).await.unwrap().expect("saved");
+    let saved = second
+        .backups
+        .save_backup(job)
+        .await
+        .unwrap()
+        .expect("saved");
     assert_eq!(saved.path, target);
     assert_eq!(
         saved.sha256,
@@ -499,7 +529,7 @@ async fn permissions_are_learnt_from_answers() {
     let dir = tempfile::tempdir().unwrap();
     let out = tempfile::tempdir().unwrap();
     let app = demo_saving_to(&dir, &out).await;
-    for view in app.profiles() {
+    for view in app.accounts.list() {
         let input = ProfileInput {
             id: Some(view.id.clone()),
             name: view.name,
@@ -509,22 +539,22 @@ async fn permissions_are_learnt_from_answers() {
             password: None,
             openapi_url: None,
         };
-        app.save_profile(input).await.unwrap();
+        app.accounts.save_profile(input).await.unwrap();
     }
     let learnt = |p: Permissions| (p.source, p.environment, p.backup_owner, p.webhook);
     let all = |access| (PermissionSource::Learnt, access, access, access);
     assert_eq!(
-        learnt(app.permissions("demo").await.unwrap()),
+        learnt(app.accounts.permissions("demo").await.unwrap()),
         all(Access::Unknown)
     );
-    app.environment("demo").await.unwrap();
+    app.accounts.environment("demo").await.unwrap();
     let (_, events) = backup(&app, "demo").await;
     assert!(
         matches!(events.last(), Some(AppJobEvent::Saved { .. })),
         "{events:?}"
     );
     assert_eq!(
-        learnt(app.permissions("demo").await.unwrap()),
+        learnt(app.accounts.permissions("demo").await.unwrap()),
         all(Access::Allowed)
     );
     let (_, events) = backup(&app, "demo-restricted").await;
@@ -532,7 +562,7 @@ async fn permissions_are_learnt_from_answers() {
         matches!(events.last(), Some(AppJobEvent::Failed { .. })),
         "{events:?}"
     );
-    let restricted = app.permissions("demo-restricted").await.unwrap();
+    let restricted = app.accounts.permissions("demo-restricted").await.unwrap();
     assert_eq!(restricted.backup_owner, Access::Denied);
 }
 
@@ -546,15 +576,15 @@ async fn a_backup_accepted_is_allowed_at_once() {
     let input = ProfileInput {
         id: Some("demo".into()),
         name: "Demo".into(),
-        base_url: app.profiles()[0].base_url.clone(),
+        base_url: app.accounts.list()[0].base_url.clone(),
         username: "demo".into(),
         api_key: None,
         password: None,
         openapi_url: None,
     };
-    app.save_profile(input).await.unwrap(); // no OpenAPI URL: permissions are learnt
+    app.accounts.save_profile(input).await.unwrap(); // no OpenAPI URL: permissions are learnt
     common::start_until_accepted(&app, "demo").await;
-    let p = app.permissions("demo").await.unwrap();
+    let p = app.accounts.permissions("demo").await.unwrap();
     assert_eq!(p.backup_owner, Access::Allowed, "allowed once accepted");
 }
 
@@ -572,24 +602,30 @@ async fn a_private_ca_is_trusted_from_a_file() {
     let keyring = Arc::new(MemoryStore::default());
     let open = || DesktopApp::open(AppPaths::under(dir.path()), keyring.clone(), None).unwrap();
     let app = open();
-    let profile = app.save_profile(common::office(&sim, None)).await.unwrap();
+    let profile = app
+        .accounts
+        .save_profile(common::office(&sim, None))
+        .await
+        .unwrap();
     assert!(profile.trusted_cas.is_empty());
-    let refused = app.sign_in(&profile.id).await.unwrap_err();
+    let refused = app.accounts.sign_in(&profile.id).await.unwrap_err();
     assert_eq!(refused.code(), "certificate", "{refused}");
 
     let ca_file = dir.path().join("office-ca.pem");
     std::fs::write(&ca_file, sim.ca_pem()).unwrap();
     app.set_dialogs(Chooses::new(&ca_file));
-    let trusted = app.choose_profile_ca(&profile.id).await.unwrap();
+    let trusted = app.accounts.choose_profile_ca(&profile.id).await.unwrap();
     let [ca] = trusted.trusted_cas.as_slice() else {
         panic!("{trusted:?}")
     };
     assert!(!ca.subject.is_empty() && ca.sha256.len() == 95, "{ca:?}");
-    app.sign_in(&profile.id)
+    app.accounts
+        .sign_in(&profile.id)
         .await
         .expect("the CA is trusted now");
     let next_start = open();
     next_start
+        .accounts
         .sign_in(&profile.id)
         .await
         .expect("kept with the profile");
@@ -597,17 +633,22 @@ async fn a_private_ca_is_trusted_from_a_file() {
     let not_a_certificate = dir.path().join("notes.txt");
     std::fs::write(&not_a_certificate, "hello").unwrap();
     app.set_dialogs(Chooses::new(&not_a_certificate));
-    let wrong = app.choose_profile_ca(&profile.id).await.unwrap_err();
+    let wrong = app
+        .accounts
+        .choose_profile_ca(&profile.id)
+        .await
+        .unwrap_err();
     assert_eq!(wrong.code(), "config", "{wrong}");
     let unchanged = app
-        .profiles()
+        .accounts
+        .list()
         .into_iter()
         .find(|p| p.id == profile.id)
         .unwrap();
     assert_eq!(unchanged.trusted_cas, trusted.trusted_cas);
 
-    let cleared = app.clear_profile_ca(&profile.id).unwrap();
+    let cleared = app.accounts.clear_profile_ca(&profile.id).unwrap();
     assert!(cleared.trusted_cas.is_empty());
-    let again = app.sign_in(&profile.id).await.unwrap_err();
+    let again = app.accounts.sign_in(&profile.id).await.unwrap_err();
     assert_eq!(again.code(), "certificate");
 }

@@ -14,7 +14,8 @@ use crate::common::*;
 /// Runs a backup of the demo klant to the save folder and returns the saved path.
 async fn saved_backup(app: &DesktopApp) -> std::path::PathBuf {
     let (tx, mut rx) = mpsc::unbounded_channel();
-    app.start_backup("demo", Arc::new(move |e| drop(tx.send(e))))
+    app.backups
+        .start_backup("demo", Arc::new(move |e| drop(tx.send(e))))
         .await
         .unwrap();
     while let Some(event) = rx.recv().await {
@@ -42,13 +43,13 @@ async fn a_rule_is_previewed_saved_and_applied_after_each_save() {
     let dir = tempfile::tempdir().unwrap();
     let folder = tempfile::tempdir().unwrap();
     let app = app(&dir, Some(folder.path().to_path_buf()));
-    app.start_demo().await.unwrap();
+    app.accounts.start_demo().await.unwrap();
     std::fs::write(folder.path().join("notities.txt"), "mine").unwrap();
     let mut saved = Vec::new();
     for _ in 0..3 {
         saved.push(saved_backup(&app).await);
     }
-    let preview = app.preview_retention("demo", keep_last(2)).unwrap();
+    let preview = app.keeping.preview_retention("demo", keep_last(2)).unwrap();
     let previewed: Vec<_> = preview.iter().map(|e| e.path.clone().unwrap()).collect();
     assert_eq!(
         previewed,
@@ -57,7 +58,10 @@ async fn a_rule_is_previewed_saved_and_applied_after_each_save() {
     );
     assert!(saved[0].exists(), "a preview removes nothing");
 
-    let view = app.set_retention("demo", Some(keep_last(2))).unwrap();
+    let view = app
+        .keeping
+        .set_retention("demo", Some(keep_last(2)))
+        .unwrap();
     assert_eq!(view.retention, Some(keep_last(2)));
     saved.push(saved_backup(&app).await);
     assert!(
@@ -66,13 +70,14 @@ async fn a_rule_is_previewed_saved_and_applied_after_each_save() {
     );
     assert!(saved[2].exists() && saved[3].exists());
     assert!(folder.path().join("notities.txt").exists());
-    let history = app.history(Some("demo")).unwrap();
+    let history = app.backups.history(Some("demo")).unwrap();
     let removed: Vec<_> = (history.iter())
         .filter_map(|e| e.removed.as_ref().map(|r| r.rule.clone()))
         .collect();
     assert_eq!(removed, ["keep the last 2", "keep the last 2"]);
 
     let view = app
+        .keeping
         .set_retention("demo", Some(Retention::default()))
         .unwrap();
     assert_eq!(
@@ -88,7 +93,7 @@ async fn verify_finds_a_changed_backup_and_the_dashboard_shows_it() {
     let dir = tempfile::tempdir().unwrap();
     let folder = tempfile::tempdir().unwrap();
     let app = app(&dir, Some(folder.path().to_path_buf()));
-    app.start_demo().await.unwrap();
+    app.accounts.start_demo().await.unwrap();
     let intact = saved_backup(&app).await;
     let changed = saved_backup(&app).await;
     let original = std::fs::read(&changed).unwrap();
@@ -96,7 +101,7 @@ async fn verify_finds_a_changed_backup_and_the_dashboard_shows_it() {
     bytes[4096] ^= 1;
     std::fs::write(&changed, &bytes).unwrap();
 
-    let report = app.verify_backups().await.unwrap();
+    let report = app.keeping.verify_backups().await.unwrap();
     assert_eq!(report.verified, 2);
     assert_eq!(report.problems.len(), 1);
     let problem = &report.problems[0];
@@ -106,7 +111,7 @@ async fn verify_finds_a_changed_backup_and_the_dashboard_shows_it() {
         Some(Finding::Changed)
     );
     let demo = |app: &DesktopApp| {
-        let statuses = app.dashboard().unwrap();
+        let statuses = app.keeping.dashboard().unwrap();
         statuses
             .into_iter()
             .find(|s| s.profile_id == "demo")
@@ -116,7 +121,13 @@ async fn verify_finds_a_changed_backup_and_the_dashboard_shows_it() {
     assert!(intact.exists());
 
     std::fs::write(&changed, &original).unwrap();
-    assert!(app.verify_backups().await.unwrap().problems.is_empty());
+    assert!(app
+        .keeping
+        .verify_backups()
+        .await
+        .unwrap()
+        .problems
+        .is_empty());
     assert_eq!(demo(&app).damaged, 0, "intact again");
 }
 
@@ -128,11 +139,16 @@ async fn monthly_verification_runs_after_a_save_when_due() {
     let dir = tempfile::tempdir().unwrap();
     let folder = tempfile::tempdir().unwrap();
     let app = app(&dir, Some(folder.path().to_path_buf()));
-    app.start_demo().await.unwrap();
-    assert!(app.set_verify_monthly("demo", true).unwrap().verify_monthly);
+    app.accounts.start_demo().await.unwrap();
+    assert!(
+        app.keeping
+            .set_verify_monthly("demo", true)
+            .unwrap()
+            .verify_monthly
+    );
     saved_backup(&app).await;
     let checks = |app: &DesktopApp| -> Vec<Option<i64>> {
-        (app.history(Some("demo")).unwrap().iter())
+        (app.backups.history(Some("demo")).unwrap().iter())
             .map(|e| e.last_check.as_ref().map(|c| c.at_ms))
             .collect()
     };
@@ -164,13 +180,17 @@ async fn a_backup_is_not_asked_for_without_room_to_save_it() {
     let dir = tempfile::tempdir().unwrap();
     let folder = tempfile::tempdir().unwrap();
     let app = app(&dir, Some(folder.path().to_path_buf()));
-    app.start_demo().await.unwrap();
+    app.accounts.start_demo().await.unwrap();
     saved_backup(&app).await;
-    let settings = app.set_min_free(Some(u64::from(u32::MAX))).unwrap();
+    let settings = app
+        .settings
+        .set_min_free(Some(u64::from(u32::MAX)))
+        .unwrap();
     assert_eq!(settings.min_free_mib, Some(u64::from(u32::MAX)));
 
     let (tx, mut rx) = mpsc::unbounded_channel();
-    app.start_backup("demo", Arc::new(move |e| drop(tx.send(e))))
+    app.backups
+        .start_backup("demo", Arc::new(move |e| drop(tx.send(e))))
         .await
         .unwrap();
     let mut stages = Vec::new();
@@ -195,7 +215,7 @@ async fn a_backup_is_not_asked_for_without_room_to_save_it() {
         "never sent to the service"
     );
 
-    app.set_min_free(None).unwrap();
+    app.settings.set_min_free(None).unwrap();
     saved_backup(&app).await;
 }
 
@@ -208,15 +228,19 @@ async fn a_klant_set_to_encrypt_gets_encrypted_backups() {
     let dir = tempfile::tempdir().unwrap();
     let folder = tempfile::tempdir().unwrap();
     let app = app(&dir, Some(folder.path().to_path_buf()));
-    app.start_demo().await.unwrap();
+    app.accounts.start_demo().await.unwrap();
     let none = EncryptionInput::Passphrase { passphrase: None };
-    let refused = app.set_encryption("demo", none).await.unwrap_err();
+    let refused = app.accounts.set_encryption("demo", none).await.unwrap_err();
     assert_eq!(refused.code(), "config");
     let bad = EncryptionInput::Recipient {
         recipient: "age1nope".into(),
     };
     assert_eq!(
-        app.set_encryption("demo", bad).await.unwrap_err().code(),
+        app.accounts
+            .set_encryption("demo", bad)
+            .await
+            .unwrap_err()
+            .code(),
         "config"
     );
 
@@ -224,14 +248,14 @@ async fn a_klant_set_to_encrypt_gets_encrypted_backups() {
     let input = EncryptionInput::Passphrase {
         passphrase: Some(phrase.into()),
     };
-    let view = app.set_encryption("demo", input).await.unwrap();
+    let view = app.accounts.set_encryption("demo", input).await.unwrap();
     assert_eq!(
         view.encryption,
         Some(kluis_core::encryption::EncryptionSetting::Passphrase)
     );
     let path = saved_backup(&app).await;
     assert!(path.to_string_lossy().ends_with(".age"), "{path:?}");
-    let entry = app.history(Some("demo")).unwrap().remove(0);
+    let entry = app.backups.history(Some("demo")).unwrap().remove(0);
     let key = kluis_core::encryption::DecryptKey::Passphrase(kluis_core::Secret::new(phrase));
     let file = std::fs::File::open(&path).unwrap();
     let (_, sha256) = kluis_core::encryption::decrypt(file, &key, std::io::sink()).unwrap();
@@ -242,6 +266,7 @@ async fn a_klant_set_to_encrypt_gets_encrypted_backups() {
     );
 
     let off = app
+        .accounts
         .set_encryption("demo", EncryptionInput::None)
         .await
         .unwrap();
@@ -259,7 +284,7 @@ async fn a_report_is_exported_where_the_user_chooses() {
     let folder = tempfile::tempdir().unwrap();
     let reports = tempfile::tempdir().unwrap();
     let app = app(&dir, Some(folder.path().to_path_buf()));
-    app.start_demo().await.unwrap();
+    app.accounts.start_demo().await.unwrap();
     let saved = saved_backup(&app).await;
     let today = jiff::Zoned::now().date();
     let (from, to) = (today.yesterday().unwrap(), today.tomorrow().unwrap());
@@ -270,14 +295,22 @@ async fn a_report_is_exported_where_the_user_chooses() {
         profile: None,
     };
 
-    let cancelled = app.export_report(request(ReportFormat::Csv)).await.unwrap();
+    let cancelled = app
+        .keeping
+        .export_report(request(ReportFormat::Csv))
+        .await
+        .unwrap();
     assert!(cancelled.is_none(), "no place chosen: no report");
     assert_eq!(std::fs::read_dir(reports.path()).unwrap().count(), 0);
 
     let csv_path = reports.path().join("audit.csv");
     let user = Chooses::new(&csv_path);
     app.set_dialogs(user.clone());
-    let export = app.export_report(request(ReportFormat::Csv)).await.unwrap();
+    let export = app
+        .keeping
+        .export_report(request(ReportFormat::Csv))
+        .await
+        .unwrap();
     let export = export.expect("a place was chosen");
     assert_eq!(export.backups, 1);
     assert_eq!(export.path, csv_path.display().to_string());
@@ -306,7 +339,10 @@ async fn a_report_is_exported_where_the_user_chooses() {
 
     let page = reports.path().join("audit.html");
     app.set_dialogs(Chooses::new(&page));
-    let export = app.export_report(request(ReportFormat::Printable)).await;
+    let export = app
+        .keeping
+        .export_report(request(ReportFormat::Printable))
+        .await;
     assert_eq!(export.unwrap().unwrap().backups, 1);
     let html = std::fs::read_to_string(&page).unwrap();
     assert!(
@@ -322,7 +358,7 @@ async fn a_report_is_exported_where_the_user_chooses() {
         from: "30-11-2026".into(),
         ..request(ReportFormat::Csv)
     };
-    let refused = app.export_report(bad).await.unwrap_err();
+    let refused = app.keeping.export_report(bad).await.unwrap_err();
     assert_eq!(refused.code().as_str(), "config");
     assert!(refused.to_string().contains("YYYY-MM-DD"), "{refused}");
 }

@@ -21,10 +21,19 @@ async fn watched_demo(
     kluis_desktop::DesktopApp,
     mpsc::UnboundedReceiver<PlannedEvent>,
 ) {
-    let app = app(dir, Some(folder.path().to_path_buf()));
-    app.start_demo().await.unwrap();
+    watched(app(dir, Some(folder.path().to_path_buf()))).await
+}
+
+/// `app` with the demo started, and what its plans report.
+async fn watched(
+    app: kluis_desktop::DesktopApp,
+) -> (
+    kluis_desktop::DesktopApp,
+    mpsc::UnboundedReceiver<PlannedEvent>,
+) {
+    app.accounts.start_demo().await.unwrap();
     let (tx, rx) = mpsc::unbounded_channel::<PlannedEvent>();
-    app.watch_planned(Arc::new(move |e| drop(tx.send(e))));
+    app.plans.watch_planned(Arc::new(move |e| drop(tx.send(e))));
     (app, rx)
 }
 
@@ -43,8 +52,8 @@ fn daily_at_two() -> PlanInput {
 async fn a_plan_needs_a_save_folder_and_shows_its_next_backup() {
     let dir = tempfile::tempdir().unwrap();
     let without = app(&dir, None);
-    without.start_demo().await.unwrap();
-    let refused = without.set_plan("demo", daily_at_two()).unwrap_err();
+    without.accounts.start_demo().await.unwrap();
+    let refused = without.plans.set_plan("demo", daily_at_two()).unwrap_err();
     assert_eq!(refused.code(), "config");
     assert!(
         refused.to_string().contains("Where backups are saved"),
@@ -53,8 +62,8 @@ async fn a_plan_needs_a_save_folder_and_shows_its_next_backup() {
 
     let folder = tempfile::tempdir().unwrap();
     let app = app(&dir, Some(folder.path().to_path_buf()));
-    app.start_demo().await.unwrap();
-    let view = app.set_plan("demo", daily_at_two()).unwrap();
+    app.accounts.start_demo().await.unwrap();
+    let view = app.plans.set_plan("demo", daily_at_two()).unwrap();
     let next =
         jiff::Timestamp::from_millisecond(view.next_backup_ms.expect("a next backup")).unwrap();
     let local = next.to_zoned(jiff::tz::TimeZone::system());
@@ -64,13 +73,19 @@ async fn a_plan_needs_a_save_folder_and_shows_its_next_backup() {
         wait > jiff::SignedDuration::ZERO && wait <= jiff::SignedDuration::from_hours(25),
         "{wait:?}"
     );
-    let listed = app.profiles().into_iter().find(|p| p.id == "demo").unwrap();
+    let listed = app
+        .accounts
+        .list()
+        .into_iter()
+        .find(|p| p.id == "demo")
+        .unwrap();
     assert_eq!(
         listed.next_backup_ms, view.next_backup_ms,
         "the list shows it too"
     );
 
     let paused = app
+        .plans
         .set_plan(
             "demo",
             PlanInput {
@@ -86,6 +101,7 @@ async fn a_plan_needs_a_save_folder_and_shows_its_next_backup() {
         "pausing keeps the schedule and when it was set"
     );
     let manual = app
+        .plans
         .set_plan(
             "demo",
             PlanInput {
@@ -103,7 +119,7 @@ async fn a_plan_needs_a_save_folder_and_shows_its_next_backup() {
 async fn a_planned_backup_lands_in_its_klants_folder_and_is_told_to_the_window() {
     let (dir, folder) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
     let (app, mut rx) = watched_demo(&dir, &folder).await;
-    let job = app.start_planned("demo").await.unwrap();
+    let job = app.plans.start_planned("demo").await.unwrap();
     let saved = loop {
         let event = rx.recv().await.expect("the job's events");
         assert_eq!(
@@ -133,7 +149,7 @@ async fn a_planned_backup_lands_in_its_klants_folder_and_is_told_to_the_window()
         hex::encode(<sha2::Sha256 as sha2::Digest>::digest(&bytes)),
         saved.1
     );
-    let row = &app.history(Some("demo")).unwrap()[0];
+    let row = &app.backups.history(Some("demo")).unwrap()[0];
     assert_eq!(
         (row.id.as_str(), row.stage.as_str()),
         (job.to_string().as_str(), "saved")
@@ -147,10 +163,14 @@ async fn a_planned_backup_lands_in_its_klants_folder_and_is_told_to_the_window()
 async fn the_file_name_template_names_unattended_backups() {
     let (dir, folder) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
     let (app, mut rx) = watched_demo(&dir, &folder).await;
-    let e = app.set_file_name_template("{klant} backup").unwrap_err();
+    let e = app
+        .settings
+        .set_file_name_template("{klant} backup")
+        .unwrap_err();
     assert_eq!(e.code().as_str(), "config");
     assert!(e.to_string().contains("needs {date}"), "{e}");
     let settings = app
+        .settings
         .set_file_name_template(" {date} backup {klant} ")
         .unwrap();
     assert_eq!(
@@ -158,7 +178,7 @@ async fn the_file_name_template_names_unattended_backups() {
         Some("{date} backup {klant}")
     );
 
-    app.start_planned("demo").await.unwrap();
+    app.plans.start_planned("demo").await.unwrap();
     let path = loop {
         match rx.recv().await.expect("the job's events").event {
             AppJobEvent::Saved { path, .. } => break path,
@@ -174,7 +194,10 @@ async fn the_file_name_template_names_unattended_backups() {
         .into_owned();
     assert_eq!(name, format!("{today} backup Demo.zip"));
     assert_eq!(
-        app.set_file_name_template("").unwrap().file_name_template,
+        app.settings
+            .set_file_name_template("")
+            .unwrap()
+            .file_name_template,
         None
     );
 }
@@ -187,13 +210,16 @@ async fn the_file_name_template_names_unattended_backups() {
 async fn backup_all_runs_every_klant_within_the_limit_and_one_failure_stops_none() {
     let dir = tempfile::tempdir().unwrap();
     let folder = tempfile::tempdir().unwrap();
-    let app = app(&dir, Some(folder.path().to_path_buf())).with_unattended_at_once(1);
-    app.start_demo().await.unwrap();
+    let app = (common::builder(&dir, Some(folder.path().to_path_buf())))
+        .unattended_at_once(1)
+        .open()
+        .unwrap();
+    app.accounts.start_demo().await.unwrap();
     let (tx, mut rx) = mpsc::unbounded_channel::<PlannedEvent>();
-    app.watch_planned(Arc::new(move |e| drop(tx.send(e))));
+    app.plans.watch_planned(Arc::new(move |e| drop(tx.send(e))));
     let klanten = kluis_demo::DEMO_ACCOUNTS.len();
     assert_eq!(
-        app.backup_all().await.unwrap(),
+        app.plans.backup_all().await.unwrap(),
         klanten,
         "every klant started"
     );
@@ -247,7 +273,7 @@ async fn backup_all_runs_every_klant_within_the_limit_and_one_failure_stops_none
 
     // The dashboard shows each klant's outcome: the saved one with its size and today saved,
     // the refused one with its reason and today failed.
-    let dashboard = app.dashboard().unwrap();
+    let dashboard = app.keeping.dashboard().unwrap();
     let row = |id: &str| dashboard.iter().find(|k| k.profile_id == id).unwrap();
     let (saved, refused) = (row("demo"), row("demo-restricted"));
     assert!(saved.last_success_ms.is_some() && saved.last_error.is_none());
@@ -265,9 +291,12 @@ async fn backup_all_runs_every_klant_within_the_limit_and_one_failure_stops_none
 async fn backup_all_needs_a_save_folder() {
     let dir = tempfile::tempdir().unwrap();
     let app = app(&dir, None);
-    app.start_demo().await.unwrap();
-    assert_eq!(app.backup_all().await.unwrap_err().code(), "config");
-    assert!(app.history(None).unwrap().is_empty(), "nothing started");
+    app.accounts.start_demo().await.unwrap();
+    assert_eq!(app.plans.backup_all().await.unwrap_err().code(), "config");
+    assert!(
+        app.backups.history(None).unwrap().is_empty(),
+        "nothing started"
+    );
 }
 
 /// A klant whose turn another process holds (`kluis run-due` from a timer backing it up) is
@@ -282,18 +311,18 @@ async fn a_klant_another_process_backs_up_is_not_started_twice() {
     let turn = kluis_profiles::take_turn(&timer, &kluis_core::KlantKey::profile("demo"))
         .unwrap()
         .unwrap();
-    let refused = app.start_planned("demo").await.unwrap_err();
+    let refused = app.plans.start_planned("demo").await.unwrap_err();
     assert!(
         refused.to_string().contains("another Kluis process"),
         "{refused}"
     );
     assert!(
-        app.history(Some("demo")).unwrap().is_empty(),
+        app.backups.history(Some("demo")).unwrap().is_empty(),
         "nothing started"
     );
     drop(turn);
 
-    app.start_planned("demo").await.unwrap();
+    app.plans.start_planned("demo").await.unwrap();
     assert!(
         kluis_profiles::take_turn(&timer, &kluis_core::KlantKey::profile("demo"))
             .unwrap()
@@ -362,19 +391,21 @@ async fn the_klants_monitor_hears_of_each_unattended_backup() {
     let (app, mut rx) = watched_demo(&dir, &folder).await;
     let (url, mut pings) = loopback_monitor().await;
     let refused = app
+        .plans
         .set_monitor("demo", Some("http://monitor.example/x".into()))
         .unwrap_err();
     assert_eq!(refused.code(), "config", "{refused}");
-    let view = app.set_monitor("demo", Some(url.clone())).unwrap();
+    let view = app.plans.set_monitor("demo", Some(url.clone())).unwrap();
     assert!(view.monitor);
     assert!(
         !serde_json::to_string(&view).unwrap().contains("/ping/"),
         "the URL is not sent back"
     );
-    app.set_monitor("demo-restricted", Some(url.replace("demo", "restricted")))
+    app.plans
+        .set_monitor("demo-restricted", Some(url.replace("demo", "restricted")))
         .unwrap();
 
-    app.start_planned("demo").await.unwrap();
+    app.plans.start_planned("demo").await.unwrap();
     let sha256 = loop {
         match rx.recv().await.expect("the job's events").event {
             AppJobEvent::Saved { sha256, .. } => break sha256,
@@ -386,18 +417,18 @@ async fn the_klants_monitor_hears_of_each_unattended_backup() {
     assert_eq!(path, "/ping/demo");
     assert!(body.contains(&sha256), "{body}");
 
-    app.start_planned("demo-restricted").await.unwrap();
+    app.plans.start_planned("demo-restricted").await.unwrap();
     let (path, body) = pings.recv().await.unwrap();
     assert_eq!(path, "/ping/restricted/fail");
     assert!(body.contains("permission_denied"), "{body}");
 
-    app.test_monitor("demo").await.unwrap();
+    app.plans.test_monitor("demo").await.unwrap();
     let (path, body) = pings.recv().await.unwrap();
     assert_eq!((path.as_str(), body.contains("test")), ("/ping/demo", true));
-    let removed = app.set_monitor("demo", None).unwrap();
+    let removed = app.plans.set_monitor("demo", None).unwrap();
     assert!(!removed.monitor);
     assert_eq!(
-        app.test_monitor("demo").await.unwrap_err().code(),
+        app.plans.test_monitor("demo").await.unwrap_err().code(),
         "invalid_state"
     );
 }
@@ -407,11 +438,15 @@ async fn the_klants_monitor_hears_of_each_unattended_backup() {
 #[tokio::test(flavor = "multi_thread")]
 async fn cancel_all_ends_the_running_backup_and_starts_no_waiting_klant() {
     let (dir, folder) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
-    let (app, mut rx) = watched_demo(&dir, &folder).await;
-    let app = Arc::new(app.with_unattended_at_once(1));
+    let one_at_once = common::builder(&dir, Some(folder.path().to_path_buf()))
+        .unattended_at_once(1)
+        .open()
+        .unwrap();
+    let (app, mut rx) = watched(one_at_once).await;
+    let app = Arc::new(app);
     let all = tokio::spawn({
         let app = app.clone();
-        async move { app.backup_all().await.unwrap() }
+        async move { app.plans.backup_all().await.unwrap() }
     });
     let first = loop {
         let event = rx.recv().await.expect("the first klant's events");
@@ -423,7 +458,7 @@ async fn cancel_all_ends_the_running_backup_and_starts_no_waiting_klant() {
             break event.profile_id;
         }
     };
-    assert_eq!(app.cancel_all(), 1, "one backup was running");
+    assert_eq!(app.plans.cancel_all(), 1, "one backup was running");
     loop {
         let event = rx.recv().await.expect("the first klant's end");
         assert_eq!(event.profile_id, first, "no other klant starts: {event:?}");
@@ -437,7 +472,7 @@ async fn cancel_all_ends_the_running_backup_and_starts_no_waiting_klant() {
         }
     }
     assert_eq!(all.await.unwrap(), 1, "Backup all started only the first");
-    let history = app.history(None).unwrap();
+    let history = app.backups.history(None).unwrap();
     assert_eq!(history.len(), 1, "{history:?}");
     let klant_folder = std::fs::read_dir(folder.path())
         .unwrap()
@@ -457,13 +492,29 @@ async fn cancel_all_ends_the_running_backup_and_starts_no_waiting_klant() {
 async fn backups_at_once_is_a_setting() {
     let dir = tempfile::tempdir().unwrap();
     let app = app(&dir, None);
-    assert_eq!(app.settings().unattended_at_once, 2, "two by default");
-    assert_eq!(app.set_unattended_at_once(0).unwrap_err().code(), "config");
-    assert_eq!(app.set_unattended_at_once(9).unwrap_err().code(), "config");
-    assert_eq!(app.set_unattended_at_once(3).unwrap().unattended_at_once, 3);
+    assert_eq!(
+        app.settings.current().unattended_at_once,
+        2,
+        "two by default"
+    );
+    assert_eq!(
+        app.plans.set_unattended_at_once(0).unwrap_err().code(),
+        "config"
+    );
+    assert_eq!(
+        app.plans.set_unattended_at_once(9).unwrap_err().code(),
+        "config"
+    );
+    assert_eq!(
+        app.plans
+            .set_unattended_at_once(3)
+            .unwrap()
+            .unattended_at_once,
+        3
+    );
     drop(app);
     assert_eq!(
-        self::app(&dir, None).settings().unattended_at_once,
+        self::app(&dir, None).settings.current().unattended_at_once,
         3,
         "kept"
     );
@@ -477,17 +528,20 @@ async fn a_failed_unattended_backup_is_notified_with_its_reason() {
     let dir = tempfile::tempdir().unwrap();
     let folder = tempfile::tempdir().unwrap();
     let (tx, mut told) = mpsc::unbounded_channel();
-    let app = app(&dir, Some(folder.path().to_path_buf())).with_notifier(
-        Arc::new(common::Told(tx)),
-        std::time::Duration::from_millis(300),
-    );
-    app.start_demo().await.unwrap();
+    let app = (common::builder(&dir, Some(folder.path().to_path_buf())))
+        .notifier(
+            Arc::new(common::Told(tx)),
+            std::time::Duration::from_millis(300),
+        )
+        .open()
+        .unwrap();
+    app.accounts.start_demo().await.unwrap();
     let klanten = kluis_demo::DEMO_ACCOUNTS.len();
-    assert_eq!(app.backup_all().await.unwrap(), klanten);
+    assert_eq!(app.plans.backup_all().await.unwrap(), klanten);
     let alert = told.recv().await.expect("the failure is told");
     assert_eq!(alert.title, "Backup of Demo (key without backups) failed");
     assert!(alert.body.contains("does not allow"), "{}", alert.body);
-    app.test_notification().await.unwrap();
+    app.alerts.test_notification().await.unwrap();
     let next = told.recv().await.unwrap();
     assert_eq!(
         next.title, "Kluis test notification",

@@ -38,27 +38,33 @@ async fn office(failures: u32, retry: Retry) -> Office {
     std::fs::write(ca.path(), sim.ca_pem()).unwrap();
     let (dir, folder) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
     let (tx, told) = mpsc::unbounded_channel();
-    let mut app = DesktopApp::open(
+    let app = DesktopApp::builder(
         AppPaths::under(dir.path()),
         Arc::new(MemoryStore::default()),
-        Some(folder.path().to_path_buf()),
     )
-    .unwrap()
-    .with_notifier(Arc::new(common::Told(tx)), Duration::from_millis(100));
-    app.webhook_site = sim.webhook_site_url().to_string();
-    app.retry = retry;
+    .save_folder(Some(folder.path().to_path_buf()))
+    .notifier(Arc::new(common::Told(tx)), Duration::from_millis(100))
+    .webhook_site(sim.webhook_site_url())
+    .retry(retry)
+    .open()
+    .unwrap();
     // The simulator's CA, trusted as a user does: "Trust a certificate" on the profile.
     app.set_dialogs(common::Chooses::new(ca.path()));
-    let profile = app.save_profile(common::office(&sim, None)).await.unwrap();
-    app.choose_profile_ca(&profile.id).await.unwrap();
-    app.set_callback(CallbackInput {
-        setting: CallbackChoice::WebhookSite,
-        relay_secret: None,
-    })
-    .await
-    .unwrap();
+    let profile = app
+        .accounts
+        .save_profile(common::office(&sim, None))
+        .await
+        .unwrap();
+    app.accounts.choose_profile_ca(&profile.id).await.unwrap();
+    app.settings
+        .set_callback(CallbackInput {
+            setting: CallbackChoice::WebhookSite,
+            relay_secret: None,
+        })
+        .await
+        .unwrap();
     let (tx, events) = mpsc::unbounded_channel();
-    app.watch_planned(Arc::new(move |e| drop(tx.send(e))));
+    app.plans.watch_planned(Arc::new(move |e| drop(tx.send(e))));
     Office {
         sim,
         app,
@@ -78,7 +84,7 @@ async fn a_passing_failure_is_tried_again_and_the_klant_ends_saved() {
         first_delay: Duration::from_millis(500),
     };
     let mut office = office(1, retry).await;
-    assert_eq!(office.app.backup_all().await.unwrap(), 1);
+    assert_eq!(office.app.plans.backup_all().await.unwrap(), 1);
     let mut seen = Vec::new();
     let job = loop {
         let event = office.events.recv().await.expect("the klant's events");
@@ -99,6 +105,7 @@ async fn a_passing_failure_is_tried_again_and_the_klant_ends_saved() {
     assert_eq!(retrying, [(job, kluis_core::Code::ServiceError, 0)]);
     let stages: Vec<_> = office
         .app
+        .backups
         .history(None)
         .unwrap()
         .into_iter()
@@ -107,7 +114,7 @@ async fn a_passing_failure_is_tried_again_and_the_klant_ends_saved() {
     use kluis_core::Stage::*;
     assert_eq!(stages, [Saved, Failed], "newest first: both tries");
     assert_eq!(office.sim.stats().backups_started, 2);
-    office.app.test_notification().await.unwrap();
+    office.app.alerts.test_notification().await.unwrap();
     let first = office.told.recv().await.unwrap();
     assert_eq!(
         first.title, "Kluis test notification",
@@ -124,7 +131,7 @@ async fn cancel_all_reaches_a_klant_waiting_to_try_again() {
         first_delay: Duration::from_secs(3600),
     };
     let mut office = office(5, retry).await;
-    assert_eq!(office.app.backup_all().await.unwrap(), 1);
+    assert_eq!(office.app.plans.backup_all().await.unwrap(), 1);
     loop {
         let event = office.events.recv().await.expect("the klant's events");
         match event.event {
@@ -134,7 +141,7 @@ async fn cancel_all_reaches_a_klant_waiting_to_try_again() {
         }
     }
     assert_eq!(
-        office.app.cancel_all(),
+        office.app.plans.cancel_all(),
         1,
         "the waiting klant counts as running"
     );
