@@ -56,6 +56,9 @@ macro_rules! with_commands {
             export_report,
             set_bandwidth,
             set_min_free,
+            add_copy_folder,
+            test_copy_target,
+            remove_copy_target,
             set_verify_monthly,
             set_encryption,
         ]

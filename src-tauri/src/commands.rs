@@ -190,6 +190,21 @@ fn set_min_free(app: App<'_>, mib: Option<u64>) -> Res<Settings> {
 }
 
 #[tauri::command]
+async fn add_copy_folder(app: App<'_>, name: String) -> Res<Settings> {
+    app.settings.add_copy_folder(&name).await
+}
+
+#[tauri::command]
+async fn test_copy_target(app: App<'_>, target_id: String) -> Res<()> {
+    app.settings.test_copy_target(&target_id).await
+}
+
+#[tauri::command]
+fn remove_copy_target(app: App<'_>, target_id: String) -> Res<Settings> {
+    app.settings.remove_copy_target(&target_id)
+}
+
+#[tauri::command]
 async fn verify_backups(app: App<'_>) -> Res<VerifyReport> {
     app.keeping.verify_backups().await
 }

@@ -122,6 +122,12 @@ pub fn run() {
             tauri::async_runtime::spawn(async move {
                 handle.state::<DesktopApp>().plans.run_plans().await;
             });
+            // The copies a target that was away could not take, made now (off the window's
+            // way: a share may be slow).
+            let handle = app.handle().clone();
+            tauri::async_runtime::spawn(async move {
+                handle.state::<DesktopApp>().keeping.copy_pending().await;
+            });
             // And so does the look for klanten that became overdue (told as a notification).
             let handle = app.handle().clone();
             tauri::async_runtime::spawn(async move {

@@ -103,6 +103,9 @@ export const api = {
   setBandwidth: (limit: BandwidthLimit | null) => invoke<Settings>("set_bandwidth", { limit }),
   /** Settings → the free space a backup's disk must have before it is asked for (MiB; null: the default). */
   setMinFree: (mib: number | null) => invoke<Settings>("set_min_free", { mib }),
+  addCopyFolder: (name: string) => invoke<Settings>("add_copy_folder", { name }),
+  testCopyTarget: (targetId: string) => invoke<void>("test_copy_target", { targetId }),
+  removeCopyTarget: (targetId: string) => invoke<Settings>("remove_copy_target", { targetId }),
   setUnattendedAtOnce: (n: number) => invoke<Settings>("set_unattended_at_once", { n }),
   setPlan: (profileId: string, input: PlanInput) => invoke<ProfileView>("set_plan", { profileId, input }),
   /** The klant's outside monitor (a ping URL; null removes it). The URL never comes back. */

@@ -10,12 +10,12 @@ const demoProfile: ProfileView = { id: "demo", name: "Demo", base_url: "https://
 
 /** A klant's standing as the dashboard receives it: never backed up, no plan, unless told. */
 function klant(id: string, name: string, change: Partial<KlantStatus> = {}): KlantStatus {
-  return { profile_id: id, name, plan: null, last_success_ms: null, last_success_bytes: null, last_success_path: null, last_error: null, running: false, next_due_ms: null, overdue: false, days: Array(30).fill("free"), damaged: 0, ...change };
+  return { profile_id: id, name, plan: null, last_success_ms: null, last_success_bytes: null, last_success_path: null, last_error: null, running: false, next_due_ms: null, overdue: false, days: Array(30).fill("free"), damaged: 0, copies: null, ...change };
 }
 
 type Calls = { cmd: string; args: Record<string, unknown> }[];
 
-const defaultSettings: Settings = { save_folder: null, callback: { kind: "loopback" }, relay_secret_saved: false, unattended_at_once: 2, notify_desktop: true, paused_together: [], file_name_template: null, mail: null, bandwidth: null, min_free_mib: null };
+const defaultSettings: Settings = { save_folder: null, callback: { kind: "loopback" }, relay_secret_saved: false, unattended_at_once: 2, notify_desktop: true, paused_together: [], file_name_template: null, mail: null, bandwidth: null, min_free_mib: null, copy_targets: [] };
 
 /** The channel of the last `start_backup`, when the test sends the job's events itself. */
 let heldBackup: { onmessage: (e: AppJobEvent) => void } | null = null;
@@ -127,6 +127,17 @@ function fakeBackend(
         return settings;
       case "set_min_free":
         settings = { ...settings, min_free_mib: (args as { mib: number | null }).mib };
+        return settings;
+      case "add_copy_folder": {
+        // Rust's folder dialog picks the folder: the page sends the name only.
+        const { name } = args as { name: string };
+        settings = { ...settings, copy_targets: [...settings.copy_targets, { id: `t-${name}`, name, place: { kind: "folder", path: "/mnt/nas/kluis" } }] };
+        return settings;
+      }
+      case "test_copy_target":
+        throw { code: "config", message: 'Copy target "NAS": the folder /mnt/nas/kluis is not there (is the share mounted, the disk plugged in?).' };
+      case "remove_copy_target":
+        settings = { ...settings, copy_targets: settings.copy_targets.filter((t) => t.id !== (args as { targetId: string }).targetId) };
         return settings;
       case "set_unattended_at_once":
         settings = { ...settings, unattended_at_once: (args as { n: number }).n };
@@ -318,6 +329,22 @@ describe("Kluis UI", () => {
     await click("cb-test");
     expect(calls.find((c) => c.cmd === "test_callback")?.args).toEqual({ profileId: "demo" });
     expect(byTest("cb-test-ok")?.textContent).toContain("42 ms");
+  });
+
+  it("adds a copy target from Rust's folder dialog by name, tests it and removes it", async () => {
+    await openSettings(calls);
+    expect(byTest("copies-none")).not.toBeNull();
+    expect((byTest("copy-add") as HTMLButtonElement).disabled, "a name comes first").toBe(true);
+    await fillIn("copy-name", "NAS");
+    await click("copy-add");
+    expect(calls.find((c) => c.cmd === "add_copy_folder")?.args).toEqual({ name: "NAS" });
+    expect(byTest("copy-target")?.textContent).toContain("/mnt/nas/kluis");
+    expect((byTest("copy-name") as HTMLInputElement).value, "ready for the next").toBe("");
+    await click("copy-test");
+    expect(byTest("copy-test-result")?.textContent).toContain("is not there");
+    await click("copy-remove");
+    expect(calls.find((c) => c.cmd === "remove_copy_target")?.args).toEqual({ targetId: "t-NAS" });
+    expect(byTest("copies-none")).not.toBeNull();
   });
 
   it("names no tunnel program itself: cloudflared is picked in Rust's dialog", async () => {

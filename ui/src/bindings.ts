@@ -98,6 +98,12 @@ export type DayMark = "saved" | "failed" | "missed" | "free";
 
 export type LastError = { at_ms: number, code: Code, message: string, };
 
+export type Copies = { made: number, wanted: number, 
+/**
+ * "NAS: the folder … is not there …", for a target without its copy.
+ */
+last_error: string | null, };
+
 export type KlantStatus = { profile_id: string, name: string, plan: Plan | null, 
 /**
  * When the last verified backup was saved (ms since the epoch).
@@ -126,7 +132,12 @@ days: Array<DayMark>,
 /**
  * Kept backups whose last verification found them missing, changed or unreadable.
  */
-damaged: number, };
+damaged: number, 
+/**
+ * The last verified backup's copies off this computer (none: no copy target is set, or
+ * no backup yet).
+ */
+copies: Copies | null, };
 
 export type ErrorPayload = { code: AppCode, message: string, 
 /**
@@ -244,6 +255,18 @@ password_saved: boolean,
  */
 from: string, to: Array<string>, when: MailWhen, };
 
+export type Place = { "kind": "folder", path: string, };
+
+export type CopyTarget = { 
+/**
+ * Stable: the history records copies by it, so a renamed target keeps its copies.
+ */
+id: string, 
+/**
+ * The user's name for it, such as "NAS" or "USB disk".
+ */
+name: string, place: Place, };
+
 export type MailInput = { settings: MailSettings, password: string | null, };
 
 export type Settings = { 
@@ -293,7 +316,12 @@ bandwidth: BandwidthLimit | null,
  * (the app's and `kluis`'s); [`kluis_core::download::room::DEFAULT_MIN_FREE_MIB`] when
  * not set.
  */
-min_free_mib: number | null, };
+min_free_mib: number | null, 
+/**
+ * Where a second copy of each backup is kept, off this computer (kluis-copies): every
+ * klant's backups go to each.
+ */
+copy_targets: Array<CopyTarget>, };
 
 export type Endpoint = "environment" | "backup_owner" | "webhook";
 

@@ -1,17 +1,24 @@
 import { beforeEach, describe, expect, it } from "vitest";
 import type { KlantStatus } from "./bindings";
-import { ago, arrange, daysSummary, FIRST_ROWS, keepUnchanged, nextSort, OVERSCAN, rowWindow } from "./dashboard";
+import { ago, arrange, daysSummary, FIRST_ROWS, keepUnchanged, needsAttention, nextSort, OVERSCAN, rowWindow } from "./dashboard";
 import { setLanguage } from "./i18n";
 
 const row = (id: string, change: Partial<KlantStatus> = {}): KlantStatus => ({
   profile_id: id, name: id, plan: null, last_success_ms: null, last_success_bytes: null, last_success_path: null,
-  last_error: null, running: false, next_due_ms: null, overdue: false, days: [], damaged: 0, ...change,
+  last_error: null, running: false, next_due_ms: null, overdue: false, days: [], damaged: 0, copies: null, ...change,
 });
 const names = (k: KlantStatus) => k.name;
 const ids = (rows: KlantStatus[]) => rows.map((k) => k.profile_id);
 
 describe("dashboard", () => {
   beforeEach(() => setLanguage("en"));
+
+  it("needs attention for a last backup that is not on every copy target yet", () => {
+    const copies = (made: number) => ({ made, wanted: 2, last_error: null });
+    expect(needsAttention(row("a", { last_success_ms: 1, copies: copies(1) }))).toBe(true);
+    expect(needsAttention(row("b", { last_success_ms: 1, copies: copies(2) }))).toBe(false);
+    expect(needsAttention(row("c", { last_success_ms: 1 })), "no copy target set").toBe(false);
+  });
 
   it("puts a klant never saved first when the oldest backups come first, and last the other way", () => {
     const rows = [row("b", { last_success_ms: 2 }), row("never"), row("a", { last_success_ms: 1 })];

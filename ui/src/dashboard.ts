@@ -10,9 +10,15 @@ export type Sort = { key: SortKey; ascending: boolean };
 /** The dashboard opens on the klanten that need attention first, then by name. */
 export const defaultSort: Sort = { key: "result", ascending: true };
 
-/** A klant needs attention when its plan is overdue or its last backup failed. */
+/** A klant needs attention when its plan is overdue, its last backup failed, a kept backup is
+ * damaged, or its last backup lacks a copy off this computer. */
 export function needsAttention(k: KlantStatus): boolean {
-  return k.overdue || k.last_error !== null || k.damaged > 0;
+  return k.overdue || k.last_error !== null || k.damaged > 0 || lacksCopies(k);
+}
+
+/** Its last backup is not on every copy target yet. */
+export function lacksCopies(k: KlantStatus): boolean {
+  return k.copies !== null && k.copies.made < k.copies.wanted;
 }
 
 /** Missing values (never saved, no plan, no size) sort after every known one, either way. */

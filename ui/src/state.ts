@@ -107,7 +107,7 @@ export const state = {
   reportDraft: signal<{ from: string; to: string; format: ReportFormat }>({ from: localDay(new Date(), 29), to: localDay(new Date()), format: "csv" }),
   /** "Export report": under way, where it went, or its error (null: none this session). */
   reportExport: signal<"exporting" | ReportExport | { error: UiError } | null>(null),
-  settings: signal<Settings>({ save_folder: null, callback: { kind: "loopback" }, relay_secret_saved: false, unattended_at_once: 2, notify_desktop: true, paused_together: [], file_name_template: null, mail: null, bandwidth: null, min_free_mib: null }),
+  settings: signal<Settings>({ save_folder: null, callback: { kind: "loopback" }, relay_secret_saved: false, unattended_at_once: 2, notify_desktop: true, paused_together: [], file_name_template: null, mail: null, bandwidth: null, min_free_mib: null, copy_targets: [] }),
   /** The file name template being typed (null: the saved one is shown). */
   fileNameDraft: signal<string | null>(null),
   /** Settings → download speed being typed (null: showing the saved limit). */
@@ -131,6 +131,10 @@ export const state = {
   mailDraft: signal<MailDraft | null>(null),
   /** "Send test" of e-mail: under way, sent, or refused. */
   mailTest: signal<"testing" | "ok" | { error: UiError } | null>(null),
+  /** The name typed for a new copy target. */
+  copyTargetName: signal(""),
+  /** "Test" of a copy target: which, and under way, written, or refused. */
+  copyTest: signal<{ targetId: string; result: "testing" | "ok" | { error: UiError } } | null>(null),
   /** "Send test" of desktop notifications: under way, shown, or refused. */
   notificationTest: signal<"testing" | "ok" | { error: UiError } | null>(null),
   /** The plan form's draft (for the profile in the form), or null. */

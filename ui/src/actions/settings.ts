@@ -1,6 +1,6 @@
 // Settings: the save folder, download speed, free space, backups at once, notifications, the file
-// name template, start at login.
-import { api } from "../api";
+// name template, start at login, the copy targets.
+import { api, asError } from "../api";
 import { state, type SpeedDraft } from "../state";
 import { guarded, sendTest } from "./run";
 
@@ -96,4 +96,31 @@ export function setStartAtLogin(on: boolean): Promise<void> {
 /** "Send test": a notification now; said whether it could be shown. */
 export function testNotification(): Promise<void> {
   return sendTest(state.notificationTest, api.testNotification);
+}
+
+/** "Add a folder…": Rust opens the folder dialog; the folder becomes a copy target with the
+ * typed name once a test file could be written there. */
+export function addCopyFolder(): Promise<void> {
+  return guarded(async () => {
+    state.settings.value = await api.addCopyFolder(state.copyTargetName.value);
+    state.copyTargetName.value = "";
+  });
+}
+
+/** "Test" of copy target `targetId`: the answer shows beside it. */
+export async function testCopyTarget(targetId: string): Promise<void> {
+  state.copyTest.value = { targetId, result: "testing" };
+  try {
+    await api.testCopyTarget(targetId);
+    state.copyTest.value = { targetId, result: "ok" };
+  } catch (e) {
+    state.copyTest.value = { targetId, result: { error: asError(e) } };
+  }
+}
+
+/** "Remove": no more copies go there (those already there stay). */
+export function removeCopyTarget(targetId: string): Promise<void> {
+  return guarded(async () => {
+    state.settings.value = await api.removeCopyTarget(targetId);
+  });
 }

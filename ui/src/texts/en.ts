@@ -310,6 +310,8 @@ export const en = {
   finding_unreadable: "unreadable",
   finding_archive_damaged: "archive damaged",
   dashDamaged: "Damaged backups: {count}",
+  dashCopies: "Copies {made}/{wanted}",
+  dashCopiesWaiting: "Its last backup is not yet on every copy target.",
   dashDamagedReason: "Missing or changed since they were saved: Verify backups lists them.",
   historyRemoved: "Removed",
   historyRemovedBy: "by the rule “{rule}”",
@@ -344,6 +346,15 @@ export const en = {
   roomState: "A backup is asked for only with at least {mib} MiB free.",
   roomStateDefault: "A backup is asked for only with at least {mib} MiB free (the default).",
   roomStateNone: "A backup is asked for whatever space is free.",
+  copiesTitle: "Copies off this computer",
+  copiesNote: "After each backup, Kluis copies it to every target here (a NAS share, a USB disk), so a dead disk, a stolen laptop or ransomware on this computer does not take the backups with it. A target that is away gets its copies after the next backup.",
+  copiesNone: "No copy target yet: the backups are only on this computer.",
+  copyNameLabel: "Name of a new target",
+  copyAddFolder: "Add a folder…",
+  copyTest: "Test",
+  copyTestOk: "Written and read back.",
+  copyTestFailed: "Could not write there",
+  copyRemove: "Remove",
 };
 
 /** What every language gives: a text for each of English's keys. */

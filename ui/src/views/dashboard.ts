@@ -7,7 +7,7 @@ import { useLayoutEffect, useRef, useState } from "preact/hooks";
 import { backupAll, setPlansPaused, verifyBackups } from "../actions/dashboard";
 import { selectProfile } from "../actions/session";
 import type { DayMark, KlantStatus } from "../bindings";
-import { ago, arrange, daysSummary, needsAttention, nextSort, rowWindow, type SortKey, type TableView } from "../dashboard";
+import { ago, arrange, daysSummary, lacksCopies, needsAttention, nextSort, rowWindow, type SortKey, type TableView } from "../dashboard";
 import { errorTitle } from "../errors";
 import { bytes, dateTime } from "../format";
 import { locale, t, type Key } from "../i18n";
@@ -83,6 +83,14 @@ function Result({ k, running }: { k: KlantStatus; running: boolean }) {
   if (k.damaged > 0) {
     const title = t("dashDamaged", { count: String(k.damaged) });
     return h("span", { class: "status failed", title }, title, h("small", { class: "reason", "data-test": "dash-reason" }, t("dashDamagedReason")));
+  }
+  if (k.copies && lacksCopies(k)) {
+    const title = t("dashCopies", { made: String(k.copies.made), wanted: String(k.copies.wanted) });
+    return h("span", { class: "status failed", title }, title, h("small", { class: "reason", "data-test": "dash-reason" }, k.copies.last_error ?? t("dashCopiesWaiting")));
+  }
+  if (k.last_success_ms !== null && k.copies) {
+    const copies = t("dashCopies", { made: String(k.copies.made), wanted: String(k.copies.wanted) });
+    return h("span", { class: "status ok" }, t("statusSaved"), h("small", { class: "reason", "data-test": "dash-copies" }, copies));
   }
   if (k.last_success_ms !== null) return h("span", { class: "status ok" }, t("statusSaved"));
   return h("span", { class: "status" }, t("dashNever"));

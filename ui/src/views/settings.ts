@@ -1,4 +1,5 @@
-// Settings: where backups are saved, and how the service's callback reaches this computer.
+// Settings: where backups are saved (and copied), and how the service's callback reaches this
+// computer.
 import { h } from "preact";
 import { setPlansPaused } from "../actions/dashboard";
 import { DEFAULT_MIN_FREE_MIB, askEachTime, chooseSaveFolder, editSpeed, isMinFree, saveFileNameTemplate, saveMinFree, saveSpeed, setAtOnce, setNotifyDesktop, setStartAtLogin, speedDraft, testNotification } from "../actions/settings";
@@ -6,6 +7,7 @@ import { t } from "../i18n";
 import { DEFAULT_FILE_NAME, fileNamePreview } from "../format";
 import { plansPaused, state } from "../state";
 import { CallbackSettings } from "./callback";
+import { CopyTargets } from "./copies";
 import { MailSettingsForm } from "./mail";
 import { Check, Field } from "./fields";
 
@@ -24,6 +26,7 @@ export function SettingsPanel() {
       folder ? h("button", { class: "secondary", onClick: () => void askEachTime() }, t("useDialog")) : null,
     ),
     h(FileNames, {}),
+    h(CopyTargets, {}),
     h("h3", {}, t("atOnceTitle")),
     h("p", { class: "note" }, t("atOnceNote")),
     h(

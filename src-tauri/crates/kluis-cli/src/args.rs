@@ -203,6 +203,24 @@ pub enum Command {
     /// Run `kluis run-due` every 15 minutes from a systemd user timer.
     #[command(subcommand)]
     Schedule(ScheduleCommand),
+    /// Where a second copy of each backup is kept, off this computer (a folder on a NAS share
+    /// or a USB disk). After each backup, the copies a klant's backups lack are made.
+    #[command(subcommand)]
+    CopyTarget(CopyTargetCommand),
+    /// Make the copies that could not be made after their backup (a target that was away):
+    /// every kept backup a copy target does not hold yet, newest first.
+    Copy {
+        /// Copy every backup a target lacks (the one way this command works now; named so a
+        /// script says what it means).
+        #[arg(long, required = true)]
+        pending: bool,
+        /// Only this klant's backups.
+        #[arg(long)]
+        profile: Option<String>,
+        /// One JSON object per line: {"job","target","location"} or {"job","target","error"}.
+        #[arg(long)]
+        json: bool,
+    },
     /// Try Kluis without an account: start a local simulator of the service and back up from it.
     Demo {
         /// Folder to save the demo backup in.
@@ -211,6 +229,34 @@ pub enum Command {
         /// Size of the demo backup in MiB.
         #[arg(long, default_value_t = 64)]
         size_mib: u64,
+    },
+}
+
+#[derive(Subcommand)]
+pub enum CopyTargetCommand {
+    /// Add a copy target: a folder that exists (a mounted share, a USB disk, \\nas\share).
+    Add {
+        /// Its name, such as NAS.
+        name: String,
+        /// The folder each klant's copies go under (in a folder of their own).
+        #[arg(long)]
+        folder: PathBuf,
+    },
+    /// List the copy targets.
+    List {
+        /// One JSON object per target.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Check that a target can be written now (a small file written, read back, removed).
+    Test {
+        /// The target's name.
+        name: String,
+    },
+    /// Stop copying to a target (the copies already there stay, and so does their record).
+    Remove {
+        /// The target's name.
+        name: String,
     },
 }
 

@@ -141,6 +141,12 @@ pub async fn run(cli: Cli) -> Result<()> {
         #[cfg(not(windows))]
         Command::Schedule(ref command) => crate::schedule::run(command),
         Command::Mail(ref command) => crate::mail::run(&cli, command).await,
+        Command::CopyTarget(ref command) => crate::copies::target(&cli, command),
+        Command::Copy {
+            pending: _,
+            ref profile,
+            json,
+        } => crate::copies::pending(&cli, profile.as_deref(), json).await,
         Command::Demo { out, size_mib } => demo(&out, size_mib, cli.history_db.as_ref()).await,
     }
 }
@@ -176,15 +182,21 @@ async fn backup_command(cli: &Cli, args: &BackupArgs) -> Result<()> {
     let (klant, saved) = crate::stop::backup(&engine, id, &cancel, job).await?;
     report(id, &saved, args.json);
     // Only this klant's backups (the same label, service, username and folder), under its
-    // turn: never beside another Kluis's pruning of them.
+    // turn: never beside another Kluis's pruning of them. Its copies first, as for a saved
+    // profile (`kluis_profiles::unattended::after_save`).
     let history = engine.history();
+    let targets = settings.map(|s| s.copy_targets).unwrap_or_default();
     match kluis_profiles::take_turn(history, &klant)? {
         Some(_turn) => {
+            let copies = kluis_profiles::unattended::copy_missing(history.clone(), &klant, targets);
+            for step in copies.await {
+                crate::prune::tell(&klant, label(args), step);
+            }
             let rule = args.retention.rule();
             crate::prune::apply_rule(history, &klant, label(args), rule).await;
         }
-        None if args.retention.rule().is_some() => eprintln!(
-            "kluis: another Kluis is busy with this klant's backups; the retention rule is applied at the next backup."
+        None if args.retention.rule().is_some() || !targets.is_empty() => eprintln!(
+            "kluis: another Kluis is busy with this klant's backups; its copies and retention rule follow its next backup."
         ),
         None => {}
     }

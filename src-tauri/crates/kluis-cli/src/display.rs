@@ -257,8 +257,19 @@ pub fn status(statuses: &[kluis_profiles::KlantStatus], now: &jiff::Zoned, json:
             .as_ref()
             .map(|e| format!("  last error: {} ({})", e.message, e.code))
             .unwrap_or_default();
+        // The last backup's copies off this computer, when copy targets are set.
+        let copies = match &s.copies {
+            Some(c) if c.made < c.wanted => format!(
+                "  copies {}/{} ({})",
+                c.made,
+                c.wanted,
+                c.last_error.as_deref().unwrap_or("not made yet")
+            ),
+            Some(c) => format!("  copies {}/{}", c.made, c.wanted),
+            None => String::new(),
+        };
         println!(
-            "{:<24} {:<8} last verified {:<30} next {}{error}",
+            "{:<24} {:<8} last verified {:<30} next {}{error}{copies}",
             s.name, state, last, next
         );
     }

@@ -14,7 +14,9 @@
 //! - [`verify`]: `verify`, every saved backup read again (kluis-core's verify).
 //! - [`encryption`]: `encryption` (a profile's), `backup --encrypt-to`, and `decrypt`.
 //! - [`prune`]: `prune`, and the retention rule applied after each save.
-//! - [`report`]: `report`, a period's backups as CSV or a printable page (kluis-profiles').
+//! - [`report`]: `report`, a period's backups as CSV or a printable page (kluis-reporting's).
+//! - [`copies`]: `copy-target add|list|test|remove` and `copy --pending`: a second copy of
+//!   each backup off this computer (kluis-copies').
 //! - [`stop`]: Ctrl-C and SIGTERM — what each means for a running backup.
 //! - [`display`]: the progress bar (only when stderr is a terminal) and the history table.
 //!
@@ -26,6 +28,7 @@
 
 mod args;
 mod commands;
+mod copies;
 mod display;
 mod encryption;
 mod from_args;

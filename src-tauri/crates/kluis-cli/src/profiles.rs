@@ -275,7 +275,8 @@ pub fn plan(cli: &Cli, args: &PlanArgs) -> Result<()> {
         })
         .map_err(ProfileError::into_core)?;
     let history = open_history(cli.history_db.as_ref())?;
-    let status = klant_status(&profile, &history, &jiff::Zoned::now())?;
+    let targets = profiles.settings().copy_targets;
+    let status = klant_status(&profile, &history, &targets, &jiff::Zoned::now())?;
     eprintln!(
         "kluis: {}{} Retention: {}.{}",
         display::plan_line(&status),

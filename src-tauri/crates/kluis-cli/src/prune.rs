@@ -126,8 +126,9 @@ pub async fn apply_rule(
     }
 }
 
-/// What a step after klant `key`'s save (`name` to the user) did, on stderr: what a rule
-/// removed or left, what a monthly verification found, or why either could not run. The
+/// What a step after klant `key`'s save (`name` to the user) did, on stderr: where a copy
+/// went, what a rule removed or left, what a monthly verification found, or why one of them
+/// could not be done. The
 /// backup stands either way.
 pub fn tell(key: &KlantKey, name: &str, step: AfterSave) {
     match step {
@@ -158,6 +159,12 @@ pub fn tell(key: &KlantKey, name: &str, step: AfterSave) {
         AfterSave::VerifyFailed(e) => {
             eprintln!("kluis: {name}: the monthly verification could not run: {e}")
         }
+        AfterSave::Copied { target, location } => {
+            eprintln!("kluis: {name}: copied to \"{target}\": {location}")
+        }
+        AfterSave::CopyFailed { target, error } => eprintln!(
+            "kluis: {name}: the backup is saved here, but not yet copied to \"{target}\" (tried again after the next backup, or with `kluis copy --pending`): {error}"
+        ),
     }
 }
 

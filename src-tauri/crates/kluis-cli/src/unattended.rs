@@ -59,6 +59,10 @@ pub struct Unattended {
     outbox: Outbox,
     /// Settings → how unattended backups' files are named.
     file_names: kluis_profiles::FileNameTemplate,
+    /// Where each backup's second copy goes (the settings' copy targets).
+    copy_targets: Vec<kluis_copies::CopyTarget>,
+    /// Copies the batch could not make, told with its failures.
+    missed_copies: Mutex<Vec<Failed>>,
 }
 
 /// How one klant's backup ended.
@@ -106,6 +110,8 @@ impl Unattended {
             stopping: AtomicBool::new(false),
             outbox,
             file_names: settings.file_names(),
+            copy_targets: settings.copy_targets.clone(),
+            missed_copies: Mutex::default(),
         }
     }
 
@@ -240,6 +246,7 @@ impl Unattended {
                 Outcome::NotDue => {}
             }
         }
+        failures.append(&mut self.missed_copies.lock().unwrap());
         self.notify(&failures).await;
         first_error.map_or(Ok(()), Err)
     }
@@ -337,7 +344,15 @@ impl UnattendedHost for Unattended {
         self.fallback_ca_pem.clone()
     }
 
+    fn copy_targets(&self) -> Vec<kluis_copies::CopyTarget> {
+        self.copy_targets.clone()
+    }
+
     fn tell(&self, profile: &Profile, step: AfterSave) {
+        if let AfterSave::CopyFailed { target, error } = &step {
+            let missed = Failed::copy(&profile.name, target, error);
+            self.missed_copies.lock().unwrap().push(missed);
+        }
         crate::prune::tell(&profile.key(), &profile.name, step);
     }
 }

@@ -287,6 +287,8 @@ impl History {
         conn.pragma_update(None, "synchronous", "NORMAL")
             .map_err(db_error)?;
         conn.execute_batch(SCHEMA).map_err(db_error)?;
+        conn.execute_batch(crate::copies::SCHEMA)
+            .map_err(db_error)?;
         Ok(Self {
             conn: Mutex::new(conn),
             claims,

@@ -30,7 +30,8 @@
 //! profile's rule (keep the last N, daily/weekly/monthly), deleting only files Kluis saved
 //! that still verify, never the newest good one (`examine`: each file read through a
 //! descriptor opened in its folder, and unlinked through it, so a swapped folder cannot
-//! redirect a deletion).
+//! redirect a deletion). [`copies`] records each backup's copies off this computer (made by
+//! kluis-copies): where, its length and SHA-256, or why the last try failed.
 //!
 //! [`ad_hoc`] names the klant of a backup made without a saved profile (its label, service,
 //! username and folder), so that a rule given on the command line keeps to that klant.
@@ -55,6 +56,7 @@ pub mod claims;
 pub mod client;
 pub mod clock;
 pub mod config;
+pub mod copies;
 pub mod download;
 pub mod encryption;
 pub mod engine;

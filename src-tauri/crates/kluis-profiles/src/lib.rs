@@ -55,7 +55,9 @@ pub use mail_settings::{MailSettings, MailWhen};
 pub use monitor::{Monitor, Ran};
 pub use paths::KluisPaths;
 pub use secrets::{KeyringStore, MemoryStore, SecretKind, SecretStore, SecretsFolder, APP};
-pub use status::{klant_status, klant_statuses, last_started, plan_due, KlantStatus, LastError};
+pub use status::{
+    klant_status, klant_statuses, last_started, plan_due, Copies, KlantStatus, LastError,
+};
 pub use store::{Endpoint, Profile, ProfileStore, Settings};
 pub use turn::{take_report_turn, take_turn};
 pub use unattended::{KlantTurn, Turn, UnattendedHost};

@@ -7,6 +7,8 @@ use kluis_core::plan::Due;
 use kluis_core::{Code, History, HistoryEntry, KlantKey, Stage};
 use serde::Serialize;
 
+use kluis_copies::CopyTarget;
+
 use crate::days::{day_strip, DayMark};
 use crate::store::{Profile, ProfileStore};
 
@@ -40,6 +42,20 @@ pub struct KlantStatus {
     pub days: Vec<DayMark>,
     /// Kept backups whose last verification found them missing, changed or unreadable.
     pub damaged: u32,
+    /// The last verified backup's copies off this computer (none: no copy target is set, or
+    /// no backup yet).
+    pub copies: Option<Copies>,
+}
+
+/// How many of the copy targets hold a backup, and why the last try to one that does not
+/// failed.
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Copies {
+    pub made: u32,
+    pub wanted: u32,
+    /// "NAS: the folder … is not there …", for a target without its copy.
+    pub last_error: Option<String>,
 }
 
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
@@ -73,15 +89,17 @@ pub fn klant_statuses(
     history: &History,
     now: &Zoned,
 ) -> kluis_core::Result<Vec<KlantStatus>> {
+    let targets = profiles.settings().copy_targets;
     (profiles.list().iter())
-        .map(|p| klant_status(p, history, now))
+        .map(|p| klant_status(p, history, &targets, now))
         .collect()
 }
 
-/// `profile`'s standing at `now`.
+/// `profile`'s standing at `now`, its copies counted on `targets`.
 pub fn klant_status(
     profile: &Profile,
     history: &History,
+    targets: &[CopyTarget],
     now: &Zoned,
 ) -> kluis_core::Result<KlantStatus> {
     let rows = history.list(Some(&profile.key()), ROWS_READ)?;
@@ -130,5 +148,33 @@ pub fn klant_status(
                     .is_some_and(|c| c.finding.is_problem())
             })
             .count() as u32,
+        copies: match success {
+            Some(success) if !targets.is_empty() => Some(copies_of(history, success, targets)?),
+            _ => None,
+        },
+    })
+}
+
+/// How many of `targets` hold `backup`'s copy, and why one that does not failed last.
+fn copies_of(
+    history: &History,
+    backup: &HistoryEntry,
+    targets: &[CopyTarget],
+) -> kluis_core::Result<Copies> {
+    let records = history.copies_of(&backup.id)?;
+    let record = |target: &CopyTarget| records.iter().find(|r| r.target == target.id);
+    let made = (targets.iter())
+        .filter(|t| record(t).is_some_and(|r| r.made))
+        .count();
+    let last_error = (targets.iter())
+        .filter_map(|t| {
+            let record = record(t).filter(|r| !r.made)?;
+            Some(format!("{}: {}", t.name, record.error_message.as_deref()?))
+        })
+        .next();
+    Ok(Copies {
+        made: made as u32,
+        wanted: targets.len() as u32,
+        last_error,
     })
 }

@@ -191,6 +191,10 @@ pub struct Settings {
     #[serde(default)]
     #[cfg_attr(feature = "ts", ts(type = "number | null"))]
     pub min_free_mib: Option<u64>,
+    /// Where a second copy of each backup is kept, off this computer (kluis-copies): every
+    /// klant's backups go to each.
+    #[serde(default)]
+    pub copy_targets: Vec<kluis_copies::CopyTarget>,
 }
 
 /// `mib` MiB in bytes (saturating), or the default minimum free space when none is given.
@@ -244,6 +248,7 @@ impl Default for Settings {
             mail: None,
             bandwidth: None,
             min_free_mib: None,
+            copy_targets: Vec::new(),
         }
     }
 }
@@ -388,6 +393,31 @@ impl ProfileStore {
         self.file.change(|stored| {
             change(&mut stored.settings)?;
             Ok(stored.settings.clone())
+        })
+    }
+
+    /// Adds `target` to the copy targets (checked and tested by the caller); refused when
+    /// another is already named so, since targets are chosen by name.
+    pub fn add_copy_target(&self, target: kluis_copies::CopyTarget) -> ProfileResult<Settings> {
+        self.update_settings(|settings| {
+            let taken = (settings.copy_targets.iter())
+                .any(|t| t.name.eq_ignore_ascii_case(&target.name));
+            if taken {
+                return Err(ProfileError::Core(kluis_core::Error::Config(format!(
+                    "A copy target is already named \"{}\": choose another name, or remove that one first.",
+                    target.name
+                ))));
+            }
+            settings.copy_targets.push(target);
+            Ok(())
+        })
+    }
+
+    /// Stops copying to target `id` (the copies it holds, and their record, stay).
+    pub fn remove_copy_target(&self, id: &str) -> ProfileResult<Settings> {
+        self.update_settings(|settings| {
+            settings.copy_targets.retain(|t| t.id != id);
+            Ok(())
         })
     }
 

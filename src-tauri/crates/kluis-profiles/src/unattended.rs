@@ -8,8 +8,9 @@
 //!    read now: when they cannot be, the klant fails, recorded in the history so that its
 //!    standing says why), its destination, and the job in kluis-core's engine, tried again
 //!    after passing failures as its [`Retry`] says.
-//! 3. [`finish`]: once saved, under the turn still, the klant's retention rule; then, with the
-//!    turn given back (reading every backup again can take long, and must not hold up the
+//! 3. [`finish`]: once saved, under the turn still, the copies off this computer the klant's
+//!    backups lack (kluis-copies: each copy target, newest backup first), then the klant's
+//!    retention rule; then, with the turn given back (reading every backup again can take long, and must not hold up the
 //!    klant's next backup), its monthly verification when it asks for one and one is due
 //!    ([`after_save`], which a save through the app's dialog goes through too).
 //!
@@ -26,6 +27,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use kluis_copies::CopyTarget;
 use kluis_core::claims::Claim;
 use kluis_core::engine::{EventSink, JobHandle, Launch, Retry, ServiceConnection, Work};
 use kluis_core::retention::{prune_in_background, Mode, Pruned, Retention};
@@ -58,6 +60,8 @@ pub trait UnattendedHost: Send + Sync {
     fn callback_timeout(&self) -> Duration;
     /// A CA the klant's monitor is trusted by besides the system's (`--ca-cert`).
     fn monitor_ca_pem(&self) -> Option<String>;
+    /// Where the office keeps a second copy of each backup (the settings' copy targets).
+    fn copy_targets(&self) -> Vec<CopyTarget>;
     /// Tells what a step after the save did, or could not do; the backup stands either way.
     fn tell(&self, profile: &Profile, step: AfterSave);
 }
@@ -73,6 +77,11 @@ pub enum AfterSave {
     Verified(Vec<Verified>),
     /// The monthly verification could not run.
     VerifyFailed(Error),
+    /// A backup was copied to a copy target (`location` there).
+    Copied { target: String, location: String },
+    /// A backup could not be copied to a copy target: it is tried again after the klant's
+    /// next backup, or by `kluis copy --pending`.
+    CopyFailed { target: String, error: Error },
 }
 
 /// A klant's turn, taken: while it is held, no other Kluis backs the klant up or prunes its
@@ -135,7 +144,11 @@ pub async fn back_up(
     match start(engine, host, profile, job).await {
         Ok(handle) => {
             let tell = |profile: &Profile, step| host.tell(profile, step);
-            finish(engine.history().clone(), profile, turn, handle, &tell).await
+            let after = AfterSaveOf {
+                history: engine.history().clone(),
+                targets: host.copy_targets(),
+            };
+            finish(after, profile, turn, handle, &tell).await
         }
         Err(e) => Ended {
             last_try: id,
@@ -187,7 +200,7 @@ pub async fn start(
 
 /// Step 3: waits for `handle`'s job to end (after its tries), then [`after_save`].
 pub async fn finish(
-    history: Arc<History>,
+    after: AfterSaveOf,
     profile: &Profile,
     turn: KlantTurn,
     handle: JobHandle,
@@ -195,20 +208,32 @@ pub async fn finish(
 ) -> Ended {
     let (last_try, outcome) = handle.finished_try().await;
     if outcome.is_ok() {
-        after_save(history, profile, turn, tell).await;
+        after_save(after, profile, turn, tell).await;
     }
     Ended { last_try, outcome }
 }
 
+/// What the steps after a save read: the history, and the copy targets the office set.
+pub struct AfterSaveOf {
+    pub history: Arc<History>,
+    pub targets: Vec<CopyTarget>,
+}
+
 /// What follows `profile`'s saved backup, whoever saved it (a plan, `kluis backup`, the app's
-/// save dialog): under `turn`, the klant's retention rule; then, with the turn given back, its
-/// monthly verification when it asks for one and one is due. Each step is told through `tell`.
+/// save dialog): under `turn`, the copies its backups lack, then the klant's retention rule;
+/// then, with the turn given back, its monthly verification when it asks for one and one is
+/// due. Each step is told through `tell`.
 pub async fn after_save(
-    history: Arc<History>,
+    after: AfterSaveOf,
     profile: &Profile,
     turn: KlantTurn,
     tell: &(dyn Fn(&Profile, AfterSave) + Send + Sync),
 ) {
+    let AfterSaveOf { history, targets } = after;
+    // Before the rule: a copy is made while the newest backups are all still here.
+    for step in copy_missing(history.clone(), &profile.key(), targets).await {
+        tell(profile, step);
+    }
     if let Some(step) = apply_rule(history.clone(), &profile.key(), profile.retention.clone()).await
     {
         tell(profile, step);
@@ -219,6 +244,77 @@ pub async fn after_save(
             tell(profile, step);
         }
     }
+}
+
+/// The copies klant `key`'s kept backups lack on `targets`, made (its caller holds the klant's
+/// turn): one step per copy tried, for the host to tell.
+pub async fn copy_missing(
+    history: Arc<History>,
+    key: &KlantKey,
+    targets: Vec<CopyTarget>,
+) -> Vec<AfterSave> {
+    if targets.is_empty() {
+        return Vec::new();
+    }
+    let tried = kluis_copies::copy_missing_in_background(history, Some(key.clone()), targets);
+    match tried.await {
+        Ok(copied) => (copied.into_iter())
+            .map(|copied| match copied.outcome {
+                Ok(location) => AfterSave::Copied {
+                    target: copied.target.name,
+                    location,
+                },
+                Err(error) => AfterSave::CopyFailed {
+                    target: copied.target.name,
+                    error,
+                },
+            })
+            .collect(),
+        Err(error) => vec![AfterSave::CopyFailed {
+            target: "every copy target".into(),
+            error,
+        }],
+    }
+}
+
+/// One klant's pending copies (see [`copy_pending`]): those made and those that failed, or
+/// `None` while a backup of it runs elsewhere (its end makes them).
+pub struct PendingCopies {
+    pub klant: KlantKey,
+    pub copied: Option<Vec<kluis_copies::Copied>>,
+}
+
+/// The copies kept backups lack on `targets` (only `klant`'s when given), made klant by klant
+/// under each klant's turn, as after a backup: `kluis copy --pending`, and the app at start.
+pub async fn copy_pending(
+    history: Arc<History>,
+    klant: Option<KlantKey>,
+    targets: Vec<CopyTarget>,
+) -> Result<Vec<PendingCopies>> {
+    let klanten: Vec<KlantKey> = match klant {
+        Some(klant) => vec![klant],
+        None => (history.kept(None)?.into_iter())
+            .map(|entry| entry.profile)
+            .collect::<std::collections::BTreeSet<_>>()
+            .into_iter()
+            .collect(),
+    };
+    let mut pending = Vec::new();
+    for klant in klanten {
+        let Some(_turn) = take_turn(&history, &klant)? else {
+            pending.push(PendingCopies {
+                klant,
+                copied: None,
+            });
+            continue;
+        };
+        let targets = targets.clone();
+        let copied =
+            kluis_copies::copy_missing_in_background(history.clone(), Some(klant.clone()), targets);
+        let copied = Some(copied.await?);
+        pending.push(PendingCopies { klant, copied });
+    }
+    Ok(pending)
 }
 
 /// Klant `key`'s retention `rule`, if it has one that removes anything, applied (its caller

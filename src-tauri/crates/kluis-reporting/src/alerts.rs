@@ -33,12 +33,14 @@ pub struct Alert {
     pub body: String,
 }
 
-/// One klant's failed unattended backup.
+/// One klant's failed unattended backup, or its backup's copy that could not be made.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Failed {
     pub klant: String,
     pub code: Code,
     pub message: String,
+    /// The copy target the backup could not be copied to (the backup itself is saved).
+    pub copy_to: Option<String>,
 }
 
 impl Failed {
@@ -50,8 +52,19 @@ impl Failed {
                 klant: klant.to_string(),
                 code,
                 message,
+                copy_to: None,
             }),
             Ran::Saved { .. } | Ran::Test => None,
+        }
+    }
+
+    /// Klant `klant`'s saved backup that could not be copied to copy target `target`.
+    pub fn copy(klant: &str, target: &str, error: &kluis_core::Error) -> Failed {
+        Failed {
+            klant: klant.to_string(),
+            code: error.code(),
+            message: error.to_string(),
+            copy_to: Some(target.to_string()),
         }
     }
 }
@@ -63,12 +76,21 @@ impl Alert {
         match failures {
             [] => None,
             [one] => Some(Alert {
-                title: format!("Backup of {} failed", one.klant),
+                title: match &one.copy_to {
+                    None => format!("Backup of {} failed", one.klant),
+                    Some(target) => format!("Backup of {} not copied to {target}", one.klant),
+                },
                 body: first_line(&one.message),
             }),
             many => Some(Alert {
-                title: format!("{} backups failed", many.len()),
-                body: named(many.iter().map(|f| format!("{} ({})", f.klant, f.code))),
+                title: match many.iter().any(|f| f.copy_to.is_some()) {
+                    false => format!("{} backups failed", many.len()),
+                    true => format!("{} backups failed or were not copied", many.len()),
+                },
+                body: named(many.iter().map(|f| match &f.copy_to {
+                    None => format!("{} ({})", f.klant, f.code),
+                    Some(target) => format!("{} (not copied to {target})", f.klant),
+                })),
             }),
         }
     }
@@ -244,6 +266,7 @@ mod tests {
 
     fn failed(klant: &str, code: Code) -> Failed {
         Failed {
+            copy_to: None,
             klant: klant.into(),
             code,
             message: "The service could not be reached.\nDetails: connect refused".into(),
@@ -288,6 +311,23 @@ mod tests {
         );
     }
 
+    /// A copy that could not be made is told as that, not as a failed backup: the backup is
+    /// saved.
+    #[test]
+    fn a_missed_copy_is_not_a_failed_backup() {
+        let away =
+            kluis_core::Error::Config("Copy target \"NAS\": the folder is not there.".into());
+        let copy = Failed::copy("Bakker B.V.", "NAS", &away);
+        let one = Alert::failed(std::slice::from_ref(&copy)).unwrap();
+        assert_eq!(one.title, "Backup of Bakker B.V. not copied to NAS");
+        let both = Alert::failed(&[failed("Visser", Code::Network), copy]).unwrap();
+        assert_eq!(both.title, "2 backups failed or were not copied");
+        assert_eq!(
+            both.body,
+            "Visser (network), Bakker B.V. (not copied to NAS)"
+        );
+    }
+
     /// An overdue klant is told once; again only after it was back on time in between.
     #[test]
     fn overdue_is_told_once_per_lateness() {
@@ -304,6 +344,7 @@ mod tests {
             overdue,
             days: Vec::new(),
             damaged: 0,
+            copies: None,
         };
         let mut watch = OverdueWatch::default();
         assert_eq!(

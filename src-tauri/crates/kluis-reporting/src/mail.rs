@@ -239,8 +239,8 @@ pub fn test_mail() -> Alert {
 }
 
 /// The day's report of `statuses`: the klanten that need attention (a failure since their last
-/// verified backup, overdue, planned and never backed up, or kept backups that verification
-/// found damaged) first, with the reason, then the others with their last verified backup.
+/// verified backup, overdue, planned and never backed up, kept backups that verification
+/// found damaged, or a last backup that a copy target does not hold yet) first, with the reason, then the others with their last verified backup.
 pub fn daily_report(statuses: &[KlantStatus], tz: &jiff::tz::TimeZone) -> Alert {
     let when = |ms: i64| {
         jiff::Timestamp::from_millisecond(ms)
@@ -260,6 +260,7 @@ pub fn daily_report(statuses: &[KlantStatus], tz: &jiff::tz::TimeZone) -> Alert 
             || k.last_error.is_some()
             || (k.plan.is_some() && k.last_success_ms.is_none())
             || k.damaged > 0
+            || k.copies.as_ref().is_some_and(|c| c.made < c.wanted)
     };
     let (attention, fine): (Vec<&KlantStatus>, Vec<&KlantStatus>) =
         statuses.iter().partition(|k| needs_attention(k));
@@ -279,6 +280,15 @@ pub fn daily_report(statuses: &[KlantStatus], tz: &jiff::tz::TimeZone) -> Alert 
                     "{} kept backups missing, changed or unreadable (see `kluis verify`)",
                     k.damaged
                 ),
+                None if k.copies.as_ref().is_some_and(|c| c.made < c.wanted) => {
+                    let copies = k.copies.as_ref().expect("matched above");
+                    format!(
+                        "its last backup is on {} of {} copy targets ({})",
+                        copies.made,
+                        copies.wanted,
+                        copies.last_error.as_deref().unwrap_or("not tried yet")
+                    )
+                }
                 None => "not backed up yet".into(),
             };
             body.push_str(&format!("- {}: {reason}; {}\n", k.name, last(k)));
@@ -454,6 +464,7 @@ mod tests {
             overdue: false,
             days: Vec::new(),
             damaged: 0,
+            copies: None,
         }
     }
 
@@ -479,14 +490,24 @@ mod tests {
             damaged: 2,
             ..klant("De Vries")
         };
-        let report = daily_report(&[klant("Jansen"), failed, overdue, damaged], &tz);
-        assert_eq!(report.title, "Daily report: 3 of 4 klanten need attention");
+        let uncopied = KlantStatus {
+            copies: Some(kluis_profiles::Copies {
+                made: 0,
+                wanted: 1,
+                last_error: Some("NAS: the folder is not there".into()),
+            }),
+            ..klant("Smit")
+        };
+        let statuses = [klant("Jansen"), failed, overdue, damaged, uncopied];
+        let report = daily_report(&statuses, &tz);
+        assert_eq!(report.title, "Daily report: 4 of 5 klanten need attention");
         assert_eq!(
             report.body,
             "Needs attention:\n\
              - Bakker B.V.: failed 2026-11-23 02:05: The service could not be reached. (network); last verified backup 2026-11-23 02:01\n\
              - Visser: overdue for its plan; never backed up\n\
-             - De Vries: 2 kept backups missing, changed or unreadable (see `kluis verify`); last verified backup 2026-11-23 02:01\n\n\
+             - De Vries: 2 kept backups missing, changed or unreadable (see `kluis verify`); last verified backup 2026-11-23 02:01\n\
+             - Smit: its last backup is on 0 of 1 copy targets (NAS: the folder is not there); last verified backup 2026-11-23 02:01\n\n\
              Backed up:\n\
              - Jansen: last verified backup 2026-11-23 02:01, 14.2 MB"
         );

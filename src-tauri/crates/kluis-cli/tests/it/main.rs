@@ -7,6 +7,7 @@ mod common;
 mod ad_hoc;
 mod attacks;
 mod cli;
+mod copies;
 mod kept;
 mod keyring;
 mod keyring_locked;

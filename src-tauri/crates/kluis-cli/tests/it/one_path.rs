@@ -7,6 +7,7 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use kluis_copies::{CopyTarget, Place};
 use kluis_core::retention::Retention;
 use kluis_core::{History, HistoryEntry, KlantKey};
 use kluis_desktop::{AppJobEvent, AppPaths, DesktopApp, Dialogs, MemoryStore, ProfileInput};
@@ -88,8 +89,22 @@ async fn the_app_and_the_cli_back_up_a_klant_alike() {
     let app_dir = tempfile::tempdir().unwrap();
     let app_out = app_dir.path().join("backups");
     std::fs::create_dir_all(&app_out).unwrap();
+    // A copy target (the app's settings, as its Settings would save it).
+    let app_nas = app_dir.path().join("nas");
+    std::fs::create_dir_all(&app_nas).unwrap();
+    let paths = AppPaths::under(app_dir.path());
+    let nas = |folder: &Path| {
+        let path = folder.to_string_lossy().into_owned();
+        CopyTarget::new("NAS", Place::Folder { path }).unwrap()
+    };
+    (kluis_profiles::ProfileStore::open(paths.profiles_file.clone()).unwrap())
+        .update_settings(|settings| {
+            settings.copy_targets.push(nas(&app_nas));
+            Ok(())
+        })
+        .unwrap();
     let app = DesktopApp::open(
-        AppPaths::under(app_dir.path()),
+        paths,
         Arc::new(MemoryStore::default()),
         Some(app_out.clone()),
     )
@@ -133,6 +148,16 @@ async fn the_app_and_the_cli_back_up_a_klant_alike() {
     let cli_monitor = env.sim.monitor_url("cli").to_string();
     let plan = ["plan", "Bakker", "--keep-last", "1", "--ping", &cli_monitor];
     assert_succeeded(&env.saved(&plan, &[]).await);
+    let cli_nas = env.dir.path().join("nas");
+    std::fs::create_dir_all(&cli_nas).unwrap();
+    let add = [
+        "copy-target",
+        "add",
+        "NAS",
+        "--folder",
+        cli_nas.to_str().unwrap(),
+    ];
+    assert_succeeded(&env.saved(&add, &[]).await);
     let cli_out = env.dir.path().join("backups");
     std::fs::create_dir_all(&cli_out).unwrap();
     for _ in 0..2 {
@@ -151,6 +176,17 @@ async fn the_app_and_the_cli_back_up_a_klant_alike() {
     assert_eq!(app_jobs, jobs(&cli_history, &cli_klant), "the same history");
     assert_eq!(files(&app_out), ["Bakker/*.zip"], "the newest backup only");
     assert_eq!(files(&app_out), files(&cli_out), "the same files");
+    let copies = ["Bakker/*.zip", "Bakker/*.zip"];
+    assert_eq!(files(&app_nas), copies, "both copied before the rule ran");
+    assert_eq!(files(&app_nas), files(&cli_nas), "the same copies");
+    let status = env.saved(&["status", "--json"], &[]).await;
+    let line: serde_json::Value = serde_json::from_slice(&status.stdout).unwrap();
+    assert_eq!(
+        line["copies"]["made"], 1,
+        "`kluis status` counts the copy: {line}"
+    );
+    let standing = &app.keeping.dashboard().unwrap()[0];
+    assert_eq!(standing.copies.as_ref().map(|c| c.made), Some(1));
     let pings = env.sim.pings();
     let heard = |check: &str| -> Vec<bool> {
         (pings.iter())

@@ -239,35 +239,57 @@ pub fn relocate(saved: &Saved, target: &Path, replace: bool) -> Result<Saved> {
             }
         }
     }
-    let (mut file, part) = PartFile::create_in(folder).map_err(fail)?;
-    let mut source = std::fs::File::open(&saved.path).map_err(fail)?;
-    let mut hasher = HashingWriter {
-        file: &mut file,
-        hasher: Sha256::new(),
-    };
-    let bytes = io::copy(&mut source, &mut hasher).map_err(fail)?;
-    let sha256 = hex::encode(hasher.hasher.finalize());
-    if (bytes, sha256.as_str()) != saved.on_disk() {
-        return Err(Error::Io(format!(
-            "The copy at {} did not match the downloaded file; the download was kept where it was. Try another place.",
-            folder.display()
-        )));
-    }
-    file.sync_all().map_err(fail)?;
-    drop(file);
-    let path = if replace {
-        std::fs::rename(part.path(), target).map_err(fail)?;
-        part.keep();
-        sync_folder(folder);
-        target.to_path_buf()
-    } else {
-        persist_no_overwrite(part, folder, &name).map_err(fail)?
+    let path = match replace {
+        true => {
+            let part = copy_to_part(&saved.path, saved.on_disk(), folder)?;
+            std::fs::rename(part.path(), target).map_err(fail)?;
+            part.keep();
+            sync_folder(folder);
+            target.to_path_buf()
+        }
+        false => copy_verified(&saved.path, saved.on_disk(), folder, &name)?,
     };
     std::fs::remove_file(&saved.path).map_err(fail)?;
     Ok(Saved {
         path,
         ..saved.clone()
     })
+}
+
+/// Copies `source` into `folder` as `name`, or the first free `name (n)`, never replacing a
+/// file: written to a part file there, hashed as it is written and compared with `expected`
+/// (length, SHA-256), fsynced, and only then given its name. A copy that does not match is
+/// removed with its part file; `source` is left as it is. Blocking.
+pub fn copy_verified(
+    source: &Path,
+    expected: (u64, &str),
+    folder: &Path,
+    name: &str,
+) -> Result<PathBuf> {
+    let part = copy_to_part(source, expected, folder)?;
+    persist_no_overwrite(part, folder, name)
+        .map_err(|e| Error::io(format!("save the copy in {}", folder.display()), e))
+}
+
+/// `source` copied to a new part file in `folder`, checked against `expected` and fsynced.
+fn copy_to_part(source: &Path, expected: (u64, &str), folder: &Path) -> Result<PartFile> {
+    let fail = |e: io::Error| Error::io(format!("copy the file into {}", folder.display()), e);
+    let (mut file, part) = PartFile::create_in(folder).map_err(fail)?;
+    let mut source = std::fs::File::open(source).map_err(fail)?;
+    let mut hasher = HashingWriter {
+        file: &mut file,
+        hasher: Sha256::new(),
+    };
+    let bytes = io::copy(&mut source, &mut hasher).map_err(fail)?;
+    let sha256 = hex::encode(hasher.hasher.finalize());
+    if (bytes, sha256.as_str()) != expected {
+        return Err(Error::Io(format!(
+            "The copy at {} did not match the downloaded file; the download was kept where it was. Try another place.",
+            folder.display()
+        )));
+    }
+    file.sync_all().map_err(fail)?;
+    Ok(part)
 }
 
 struct HashingWriter<'a> {

@@ -8,7 +8,7 @@ use std::sync::Arc;
 use kluis_core::retention::Retention;
 use kluis_core::verify::verify_kept;
 use kluis_core::{Error, History, HistoryEntry, KlantKey};
-use kluis_profiles::unattended::{self, AfterSave};
+use kluis_profiles::unattended::{self, AfterSave, AfterSaveOf};
 use kluis_profiles::{KlantTurn, Turn};
 use serde::Serialize;
 
@@ -62,6 +62,36 @@ impl Keeping {
         Ok(self.shared.view(&profile))
     }
 
+    /// The copies that could not be made after their backup (a copy target that was away),
+    /// made now, klant by klant under each one's turn — at the app's start, as `kluis copy
+    /// --pending` does. What still cannot be made is logged (the dashboard shows it). Returns
+    /// how many copies were made.
+    pub async fn copy_pending(&self) -> usize {
+        let targets = self.shared.settings().copy_targets;
+        if targets.is_empty() {
+            return 0;
+        }
+        let history = self.shared.history.clone();
+        let pending = match unattended::copy_pending(history, None, targets).await {
+            Ok(pending) => pending,
+            Err(e) => {
+                tracing::warn!(code = %e.code(), "the pending copies could not be looked at");
+                return 0;
+            }
+        };
+        let copied = pending
+            .into_iter()
+            .flat_map(|klant| klant.copied.unwrap_or_default());
+        let mut made = 0;
+        for copy in copied {
+            match copy.outcome {
+                Ok(_) => made += 1,
+                Err(e) => tracing::warn!(code = %e.code(), "a pending copy could not be made"),
+            }
+        }
+        made
+    }
+
     /// "Verify backups": every kept backup read again (off the async threads), each finding
     /// recorded in the history for the dashboard.
     pub async fn verify_backups(&self) -> AppResult<VerifyReport> {
@@ -96,7 +126,13 @@ pub(crate) async fn after_save(history: Arc<History>, profiles: &ProfileStore, p
         return; // a job of no profile of the app's (the CLI's, a removed one's)
     };
     match KlantTurn::take(&history, &profile, false) {
-        Ok(Turn::Taken(turn)) => unattended::after_save(history, &profile, turn, &log).await,
+        Ok(Turn::Taken(turn)) => {
+            let after = AfterSaveOf {
+                history,
+                targets: profiles.settings().copy_targets,
+            };
+            unattended::after_save(after, &profile, turn, &log).await
+        }
         Ok(_) => {}
         Err(e) => tracing::warn!(code = %e.code(), "the klant's turn could not be taken"),
     }
@@ -120,6 +156,10 @@ pub(crate) fn log(_: &Profile, step: AfterSave) {
         }
         AfterSave::VerifyFailed(e) => {
             tracing::warn!(code = %e.code(), "the monthly verification failed")
+        }
+        AfterSave::Copied { .. } => tracing::info!("a backup was copied to a copy target"),
+        AfterSave::CopyFailed { target, error } => {
+            tracing::warn!(code = %error.code(), %target, "a backup could not be copied")
         }
     }
 }

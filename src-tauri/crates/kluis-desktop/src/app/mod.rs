@@ -14,8 +14,8 @@
 //!   the auditors' report, the dashboard.
 //! - [`Alerts`] (`alerts.rs`, `mail.rs`): failures and overdue klanten told on the desktop and
 //!   by e-mail, Settings → *E-mail*, the daily report.
-//! - [`AppSettings`] (`settings.rs`): the save folder, the callback, download speed, free
-//!   space, file names.
+//! - [`AppSettings`] (`settings.rs`, `copy_targets.rs`): the save folder, the callback,
+//!   download speed, free space, file names, the copy targets off this computer.
 //! - [`Background`] (`background.rs`): the tray, closing the window while plans run, start at
 //!   login.
 //!
@@ -30,6 +30,7 @@ mod alerts;
 mod background;
 mod backups;
 mod connections;
+mod copy_targets;
 mod dashboard;
 mod demo;
 mod encryption;

@@ -11,7 +11,7 @@ use std::time::Duration;
 
 use kluis_core::engine::ServiceConnection;
 use kluis_core::{CallbackTransport, Destination, Owner};
-use kluis_profiles::unattended::{self, AfterSave, Job};
+use kluis_profiles::unattended::{self, AfterSave, AfterSaveOf, Job};
 use kluis_profiles::{KlantTurn, Turn, UnattendedHost};
 use uuid::Uuid;
 
@@ -60,6 +60,10 @@ impl UnattendedHost for AppHost<'_> {
 
     fn monitor_ca_pem(&self) -> Option<String> {
         self.plans.shared.env_ca_pem.clone()
+    }
+
+    fn copy_targets(&self) -> Vec<kluis_copies::CopyTarget> {
+        self.plans.shared.settings().copy_targets
     }
 
     fn tell(&self, profile: &Profile, step: AfterSave) {
@@ -120,13 +124,22 @@ impl Plans {
             .lock()
             .unwrap()
             .insert(job_id, JobSlot::Running);
-        let history = self.shared.history.clone();
+        let after = AfterSaveOf {
+            history: self.shared.history.clone(),
+            targets: self.shared.settings().copy_targets,
+        };
         let jobs = self.jobs.clone();
         let tell_failure = self.alerts.failure_teller(profile.name.clone());
+        let tell_copy_failure = self.alerts.copy_failure_teller();
         let ca_pem = self.shared.env_ca_pem.clone();
         tokio::spawn(async move {
-            let log = |profile: &Profile, step| keeping::log(profile, step);
-            let ended = unattended::finish(history, &profile, turn, handle, &log).await;
+            let log = |profile: &Profile, step: AfterSave| {
+                if let AfterSave::CopyFailed { target, error } = &step {
+                    tell_copy_failure(&profile.name, target, error);
+                }
+                keeping::log(profile, step)
+            };
+            let ended = unattended::finish(after, &profile, turn, handle, &log).await;
             tell_failure(&ended.outcome);
             let ping =
                 unattended::ping_monitor(&profile, ca_pem.as_deref(), ended.outcome.as_ref());

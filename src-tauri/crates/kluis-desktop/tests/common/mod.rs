@@ -74,6 +74,19 @@ pub fn app(dir: &tempfile::TempDir, save_folder: Option<PathBuf>) -> DesktopApp 
     builder(dir, save_folder).open().unwrap()
 }
 
+/// [`app`] whose notifications (failures gathered for 300 ms) come to the receiver.
+pub fn told_app(
+    dir: &tempfile::TempDir,
+    save_folder: PathBuf,
+) -> (DesktopApp, mpsc::UnboundedReceiver<kluis_reporting::Alert>) {
+    let (tx, told) = mpsc::unbounded_channel();
+    let app = (builder(dir, Some(save_folder)))
+        .notifier(Arc::new(Told(tx)), std::time::Duration::from_millis(300))
+        .open()
+        .unwrap();
+    (app, told)
+}
+
 /// [`app`]'s builder, for a test that changes more.
 pub fn builder(dir: &tempfile::TempDir, save_folder: Option<PathBuf>) -> DesktopAppBuilder {
     DesktopApp::builder(

@@ -6,6 +6,7 @@
 mod common;
 
 mod app;
+mod copies;
 mod keeping;
 mod keyring;
 mod plans;

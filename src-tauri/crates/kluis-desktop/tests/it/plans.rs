@@ -527,14 +527,7 @@ async fn backups_at_once_is_a_setting() {
 async fn a_failed_unattended_backup_is_notified_with_its_reason() {
     let dir = tempfile::tempdir().unwrap();
     let folder = tempfile::tempdir().unwrap();
-    let (tx, mut told) = mpsc::unbounded_channel();
-    let app = (common::builder(&dir, Some(folder.path().to_path_buf())))
-        .notifier(
-            Arc::new(common::Told(tx)),
-            std::time::Duration::from_millis(300),
-        )
-        .open()
-        .unwrap();
+    let (app, mut told) = common::told_app(&dir, folder.path().to_path_buf());
     app.accounts.start_demo().await.unwrap();
     let klanten = kluis_demo::DEMO_ACCOUNTS.len();
     assert_eq!(app.plans.backup_all().await.unwrap(), klanten);

@@ -23,11 +23,13 @@ async fn a_failure_summary_reaches_the_notification_service() {
             klant: "Bakker B.V.".into(),
             code: Code::Network,
             message: "The service could not be reached.".into(),
+            copy_to: None,
         },
         Failed {
             klant: "Jansen & Zn".into(),
             code: Code::AuthFailed,
             message: "Sign-in refused.".into(),
+            copy_to: None,
         },
     ];
     let alert = Alert::failed(&failures).unwrap();

@@ -1,0 +1,135 @@
+//! `kluis copy-target add|list|test|remove` — where a second copy of each backup is kept, the
+//! same targets the app uses — and `kluis copy --pending`, which makes the copies that could
+//! not be made after their backup (kluis-copies does the copying and the proof).
+
+use std::sync::Arc;
+
+use kluis_copies::{CopyTarget, Place};
+use kluis_core::{Error, Result};
+use kluis_profiles::{ProfileError, ProfileStore};
+
+use crate::args::{Cli, CopyTargetCommand};
+use crate::from_args::{open_history, open_profiles};
+
+pub fn target(cli: &Cli, command: &CopyTargetCommand) -> Result<()> {
+    let profiles = open_profiles(cli.profiles_file.as_ref())?;
+    match command {
+        CopyTargetCommand::Add { name, folder } => {
+            let path = std::path::absolute(folder)
+                .map_err(|e| Error::io(format!("find the folder {}", folder.display()), e))?;
+            let place = Place::Folder {
+                path: path.to_string_lossy().into_owned(),
+            };
+            let target = CopyTarget::new(name, place)?;
+            // Tested before it is saved: a mistyped path is said now, not after a backup.
+            kluis_copies::test(&target)?;
+            (profiles.add_copy_target(target.clone())).map_err(ProfileError::into_core)?;
+            eprintln!(
+                "kluis: copy target \"{}\" added ({}); each klant's backups are copied there after its next backup, or now with `kluis copy --pending`.",
+                target.name,
+                target.describe()
+            );
+            Ok(())
+        }
+        CopyTargetCommand::List { json } => {
+            for target in profiles.settings().copy_targets {
+                match json {
+                    true => println!(
+                        "{}",
+                        serde_json::to_string(&target).expect("plain values serialise")
+                    ),
+                    false => println!("{:<20} {}", target.name, target.describe()),
+                }
+            }
+            Ok(())
+        }
+        CopyTargetCommand::Test { name } => {
+            let target = named(&profiles, name)?;
+            kluis_copies::test(&target)?;
+            eprintln!("kluis: copy target \"{}\" can be written.", target.name);
+            Ok(())
+        }
+        CopyTargetCommand::Remove { name } => {
+            let target = named(&profiles, name)?;
+            (profiles.remove_copy_target(&target.id)).map_err(ProfileError::into_core)?;
+            eprintln!(
+                "kluis: no more copies go to \"{}\"; those already there stay.",
+                target.name
+            );
+            Ok(())
+        }
+    }
+}
+
+/// The target named `name` (case aside).
+fn named(profiles: &ProfileStore, name: &str) -> Result<CopyTarget> {
+    let targets = profiles.settings().copy_targets;
+    (targets.iter())
+        .find(|t| t.name.eq_ignore_ascii_case(name.trim()))
+        .cloned()
+        .ok_or_else(|| {
+            let names: Vec<&str> = targets.iter().map(|t| t.name.as_str()).collect();
+            Error::Config(format!(
+                "No copy target is named \"{}\"; there are: {}.",
+                name.chars().take(60).collect::<String>(),
+                match names.is_empty() {
+                    true => "none (see `kluis copy-target add --help`)".into(),
+                    false => names.join(", "),
+                }
+            ))
+        })
+}
+
+/// `kluis copy --pending`: every copy a kept backup (of one klant, when named) lacks, made now.
+/// Fails (exit code) when a copy could not be made, after trying them all.
+pub async fn pending(cli: &Cli, profile: Option<&str>, json: bool) -> Result<()> {
+    let profiles = open_profiles(cli.profiles_file.as_ref())?;
+    let history = Arc::new(open_history(cli.history_db.as_ref())?);
+    let targets = profiles.settings().copy_targets;
+    if targets.is_empty() {
+        return Err(Error::Config(
+            "No copy target is set: add one with `kluis copy-target add NAME --folder PATH`."
+                .into(),
+        ));
+    }
+    let saved = profiles.list();
+    let klant = (profile.map(|name| kluis_profiles::find_klant(&saved, &history, name)))
+        .transpose()?
+        .map(|klant| klant.key());
+    let names = kluis_profiles::klant_names(&saved, &history)?;
+    let mut failed = 0;
+    let pending = kluis_profiles::unattended::copy_pending(history.clone(), klant, targets);
+    for klant in pending.await? {
+        let name = (names.get(&klant.klant).cloned()).unwrap_or_else(|| klant.klant.to_string());
+        let Some(copied) = klant.copied else {
+            eprintln!("kluis: {name}: a backup of it is running; its copies are made after it.");
+            continue;
+        };
+        for copy in copied {
+            failed += copy.outcome.is_err() as usize;
+            print(&name, &copy, json);
+        }
+    }
+    match failed {
+        0 => Ok(()),
+        n => Err(Error::Io(format!(
+            "{n} copies could not be made (see above); the backups are kept on this computer."
+        ))),
+    }
+}
+
+fn print(name: &str, copy: &kluis_copies::Copied, json: bool) {
+    let (job, target) = (&copy.entry.id, &copy.target.name);
+    match (json, &copy.outcome) {
+        (true, Ok(location)) => println!(
+            "{}",
+            serde_json::json!({ "job": job, "klant": name, "target": target, "location": location })
+        ),
+        (true, Err(e)) => println!(
+            "{}",
+            serde_json::json!({ "job": job, "klant": name, "target": target, "error": e.to_string(), "code": e.code().as_str() })
+        ),
+        (false, Ok(location)) => println!("{name}: copied to \"{target}\": {location}"),
+        (false, Err(e)) => eprintln!("kluis: {name}: not copied to \"{target}\": {e}"),
+    }
+}

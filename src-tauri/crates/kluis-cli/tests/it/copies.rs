@@ -1,0 +1,134 @@
+//! A second copy of each backup off this computer, from the command line: `kluis copy-target`
+//! and `kluis copy --pending`, with backups made from the simulator over TLS.
+
+use std::path::{Path, PathBuf};
+
+use crate::common::*;
+use serde_json::Value;
+
+fn json_lines(stdout: &[u8]) -> Vec<Value> {
+    (String::from_utf8_lossy(stdout).lines())
+        .map(|line| serde_json::from_str(line).expect("each line is JSON"))
+        .collect()
+}
+
+/// A backup with `--profile bakker`; its saved path.
+async fn backup(e: &Env) -> (PathBuf, String) {
+    let output = e.backup(&["--profile", "bakker", "--json"]).await;
+    assert_succeeded(&output);
+    let path = PathBuf::from(json_lines(&output.stdout)[0]["path"].as_str().unwrap());
+    (path, String::from_utf8_lossy(&output.stderr).into_owned())
+}
+
+/// Where the copy of `local` is on the target at `root`: in the klant's folder of that name.
+fn copy_of(root: &Path, local: &Path) -> PathBuf {
+    let folder = local.parent().unwrap().file_name().unwrap();
+    root.join(folder).join(local.file_name().unwrap())
+}
+
+/// Each backup is copied to the copy target as soon as it is saved, byte for byte. With the
+/// target away (a share not mounted), the backup is still saved (exit 0) and says the copy
+/// waits; `kluis copy --pending` fails while the target is away, makes the copy once it is
+/// back, and then has nothing left to do.
+#[tokio::test(flavor = "multi_thread")]
+async fn each_backup_is_copied_and_a_missed_copy_is_made_later() {
+    let e = env(|c| c.payload_size = 50_000).await;
+    let nas = e.dir.path().join("nas");
+    std::fs::create_dir(&nas).unwrap();
+    let add = e
+        .demo(&[
+            "copy-target",
+            "add",
+            "NAS",
+            "--folder",
+            nas.to_str().unwrap(),
+        ])
+        .await;
+    assert_succeeded(&add);
+    let listed = json_lines(&e.demo(&["copy-target", "list", "--json"]).await.stdout);
+    assert_eq!(listed[0]["name"], "NAS");
+    assert_eq!(listed[0]["place"]["path"], nas.to_str().unwrap());
+
+    let (first, said) = backup(&e).await;
+    assert!(said.contains("copied to \"NAS\""), "{said}");
+    assert_eq!(
+        std::fs::read(copy_of(&nas, &first)).unwrap(),
+        std::fs::read(&first).unwrap()
+    );
+
+    let away = e.dir.path().join("nas-unmounted");
+    std::fs::rename(&nas, &away).unwrap();
+    let (second, said) = backup(&e).await;
+    assert!(second.exists(), "the backup is saved here");
+    assert!(said.contains("not yet copied to \"NAS\""), "{said}");
+    let still_away = e.demo(&["copy", "--pending"]).await;
+    assert!(
+        !still_away.status.success(),
+        "a copy that cannot be made is an error"
+    );
+    assert!(!nas.exists(), "nothing is made where the share should be");
+
+    std::fs::rename(&away, &nas).unwrap();
+    let made = e.demo(&["copy", "--pending", "--json"]).await;
+    assert_succeeded(&made);
+    let lines = json_lines(&made.stdout);
+    assert_eq!(lines.len(), 1, "only the missing copy: {lines:?}");
+    assert_eq!(
+        lines[0]["location"],
+        copy_of(&nas, &second).to_str().unwrap()
+    );
+    assert_eq!(
+        std::fs::read(copy_of(&nas, &second)).unwrap(),
+        std::fs::read(&second).unwrap()
+    );
+    let again = e.demo(&["copy", "--pending", "--json"]).await;
+    assert_succeeded(&again);
+    assert!(again.stdout.is_empty(), "nothing left to copy");
+
+    let history = e.history();
+    let entry = &history.list(None, 10).unwrap()[0];
+    let records = history.copies_of(&entry.id).unwrap();
+    assert!(records[0].made, "the history has the proof: {records:?}");
+    assert_eq!(records[0].sha256, entry.sha256);
+}
+
+/// A target is checked when it is added (a folder that is not there is refused, and not
+/// saved), tested on request, and removed by name; an unknown name is said with the ones
+/// there are.
+#[tokio::test(flavor = "multi_thread")]
+async fn targets_are_checked_tested_and_removed() {
+    let e = env(|_| {}).await;
+    let missing = e.dir.path().join("not-mounted");
+    let refused = e
+        .demo(&[
+            "copy-target",
+            "add",
+            "NAS",
+            "--folder",
+            missing.to_str().unwrap(),
+        ])
+        .await;
+    assert!(!refused.status.success());
+    assert!(String::from_utf8_lossy(&refused.stderr).contains("not there"));
+    assert!(
+        e.demo(&["copy-target", "list"]).await.stdout.is_empty(),
+        "not saved"
+    );
+
+    let usb = e.dir.path().join("usb");
+    std::fs::create_dir(&usb).unwrap();
+    let folder = usb.to_str().unwrap();
+    assert_succeeded(
+        &e.demo(&["copy-target", "add", "USB", "--folder", folder])
+            .await,
+    );
+    let twice = e
+        .demo(&["copy-target", "add", "usb", "--folder", folder])
+        .await;
+    assert!(!twice.status.success(), "two targets never share a name");
+    assert_succeeded(&e.demo(&["copy-target", "test", "USB"]).await);
+    let unknown = e.demo(&["copy-target", "test", "NAS"]).await;
+    assert!(String::from_utf8_lossy(&unknown.stderr).contains("there are: USB"));
+    assert_succeeded(&e.demo(&["copy-target", "remove", "USB"]).await);
+    assert!(e.demo(&["copy-target", "list"]).await.stdout.is_empty());
+}

@@ -1,0 +1,153 @@
+//! Copies to a folder (a mounted share, a USB disk, a UNC path): each klant's copies in a
+//! folder of their own (named as the klant's folder on this computer), each copy written to a
+//! part file, checked as it is written, fsynced, given its name without replacing anything,
+//! and then read back from the target and checked again — the proof the history records.
+//!
+//! The target's own folder must exist: when a share is not mounted, its mount point may be an
+//! empty folder on this disk or missing, and a copy must not land on the disk it protects
+//! against. (Missing is refused; an empty mount point cannot be told from an empty share.)
+
+use std::io::Read;
+use std::path::{Path, PathBuf};
+
+use kluis_core::copies::MadeCopy;
+use kluis_core::download::destination::copy_verified;
+use kluis_core::{Error, HistoryEntry, Result};
+use sha2::{Digest, Sha256};
+
+/// Copies `entry`'s saved file into `root` (target `name`), or finds the copy an earlier try
+/// made; blocking.
+pub fn copy(name: &str, root: &Path, entry: &HistoryEntry) -> Result<MadeCopy> {
+    let (source, expected) = source_of(entry)?;
+    let root_ok = std::fs::metadata(root).is_ok_and(|m| m.is_dir());
+    if !root_ok {
+        return Err(Error::Config(format!(
+            "Copy target \"{name}\": the folder {} is not there (is the share mounted, the disk plugged in?). The backup is kept on this computer; the copy is made later.",
+            root.display()
+        )));
+    }
+    let klant_folder = root.join(klant_folder_name(&source));
+    kluis_private::files::create_dir_all(&klant_folder).map_err(|e| {
+        Error::io(
+            format!(
+                "create {} on copy target \"{name}\"",
+                klant_folder.display()
+            ),
+            e,
+        )
+    })?;
+    let file_name = (source.file_name())
+        .map(|n| n.to_string_lossy().into_owned())
+        .ok_or_else(|| Error::Config(format!("{} does not name a file.", source.display())))?;
+    // An earlier try may have put the copy in place and stopped before the history heard.
+    let earlier = klant_folder.join(&file_name);
+    let location = match read_back(&earlier) {
+        Ok(found) if found == (expected.0, expected.1.clone()) => earlier,
+        _ => copy_verified(
+            &source,
+            (expected.0, &expected.1),
+            &klant_folder,
+            &file_name,
+        )
+        .map_err(|e| named(name, e))?,
+    };
+    match read_back(&location) {
+        Ok(found) if found == (expected.0, expected.1.clone()) => Ok(MadeCopy {
+            location: location.to_string_lossy().into_owned(),
+            bytes: expected.0,
+            sha256: expected.1,
+            locked_until_ms: None,
+        }),
+        Ok(_) => {
+            // Written by this try and recorded nowhere: ours to remove.
+            let _ = std::fs::remove_file(&location);
+            Err(Error::Io(format!(
+                "Copy target \"{name}\": the copy read back from {} differs from the backup; it was removed. Check the disk or share.",
+                location.display()
+            )))
+        }
+        Err(e) => Err(Error::io(
+            format!(
+                "read the copy back from {} on copy target \"{name}\"",
+                location.display()
+            ),
+            e,
+        )),
+    }
+}
+
+/// "Test": a small file written in `root`, read back and removed.
+pub fn test(name: &str, root: &Path) -> Result<()> {
+    if !std::fs::metadata(root).is_ok_and(|m| m.is_dir()) {
+        return Err(Error::Config(format!(
+            "Copy target \"{name}\": the folder {} is not there (is the share mounted, the disk plugged in?).",
+            root.display()
+        )));
+    }
+    let probe = root.join(format!(".kluis-test-{}", uuid::Uuid::new_v4().simple()));
+    let text = b"Kluis checks it can write here; this file is removed at once.";
+    let outcome = kluis_private::files::write_atomic(&probe, text)
+        .and_then(|()| std::fs::read(&probe))
+        .map_err(|e| {
+            Error::io(
+                format!(
+                    "write a test file in {} (copy target \"{name}\")",
+                    root.display()
+                ),
+                e,
+            )
+        });
+    let _ = std::fs::remove_file(&probe);
+    match outcome? == text {
+        true => Ok(()),
+        false => Err(Error::Io(format!(
+            "Copy target \"{name}\": a test file read back from {} differs from what was written.",
+            root.display()
+        ))),
+    }
+}
+
+/// The saved file of `entry` and its length and SHA-256 on disk, as the history recorded them.
+fn source_of(entry: &HistoryEntry) -> Result<(PathBuf, (u64, String))> {
+    match (&entry.path, entry.on_disk()) {
+        (Some(path), Some((bytes, sha256))) if entry.removed.is_none() => {
+            Ok((PathBuf::from(path), (bytes, sha256.to_string())))
+        }
+        _ => Err(Error::Io(
+            "This backup has no saved file to copy (it failed, or a retention rule removed it)."
+                .into(),
+        )),
+    }
+}
+
+/// The folder a klant's copies go in: the one its backup is in on this computer.
+fn klant_folder_name(source: &Path) -> String {
+    (source.parent().and_then(Path::file_name))
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "backups".into())
+}
+
+/// The length and SHA-256 of the file at `path`, read from the start.
+fn read_back(path: &Path) -> std::io::Result<(u64, String)> {
+    let mut file = std::fs::File::open(path)?;
+    let mut hasher = Sha256::new();
+    let mut buffer = vec![0u8; 256 * 1024];
+    let mut bytes = 0u64;
+    loop {
+        let n = file.read(&mut buffer)?;
+        if n == 0 {
+            break;
+        }
+        hasher.update(&buffer[..n]);
+        bytes += n as u64;
+    }
+    Ok((bytes, hex::encode(hasher.finalize())))
+}
+
+/// `e` with the target named.
+fn named(name: &str, e: Error) -> Error {
+    match e {
+        Error::Io(message) => Error::Io(format!("Copy target \"{name}\": {message}")),
+        other => other,
+    }
+}

@@ -1,0 +1,244 @@
+//! kluis-copies: a second copy of each saved backup off this computer, so that a dead disk, a
+//! stolen laptop or ransomware on this PC does not take every klant's backups with it (the
+//! "1" of 3-2-1).
+//!
+//! Parts and data flow:
+//! - [`target`]: [`CopyTarget`], a place the office set once (the settings hold it; a secret
+//!   it needs lives in the keyring), and where its copies go ([`Place`]).
+//! - [`folder`]: copies into a folder (a share, a USB disk): written whole, read back, proven.
+//! - This file: [`copy_missing`] copies every kept backup of a klant (or of every klant) that
+//!   a target does not hold yet, newest first, and records each copy — or why it failed — in
+//!   the history (kluis-core's `copies`). A copy that failed is simply still missing: the
+//!   klant's next backup, or `kluis copy --pending`, tries it again.
+//!
+//! The local backup is saved (and counts as saved) before any copy is tried; a copy never
+//! changes it, and a failed copy leaves nothing on the target under the backup's name.
+
+pub mod folder;
+pub mod target;
+
+use std::path::Path;
+use std::sync::Arc;
+
+use kluis_core::{Error, History, HistoryEntry, KlantKey, Result};
+use uuid::Uuid;
+
+pub use target::{CopyTarget, Place};
+
+/// One copy tried: of which backup, to which target, and how it went.
+#[derive(Debug)]
+pub struct Copied {
+    pub entry: HistoryEntry,
+    pub target: CopyTarget,
+    /// Where the copy is, or why it could not be made.
+    pub outcome: Result<String>,
+}
+
+/// Copies each kept backup (only `klant`'s when given) that a target in `targets` does not
+/// hold yet, newest first, target by target, recording each in the history. Blocking: it
+/// reads and writes whole files.
+pub fn copy_missing(
+    history: &History,
+    klant: Option<&KlantKey>,
+    targets: &[CopyTarget],
+) -> Result<Vec<Copied>> {
+    let mut copied = Vec::new();
+    for target in targets {
+        for entry in history.copies_missing(klant, &target.id)? {
+            let outcome = copy_one(history, &entry, target);
+            copied.push(Copied {
+                entry,
+                target: target.clone(),
+                outcome,
+            });
+        }
+    }
+    Ok(copied)
+}
+
+/// [`copy_missing`] on a blocking thread.
+pub async fn copy_missing_in_background(
+    history: Arc<History>,
+    klant: Option<KlantKey>,
+    targets: Vec<CopyTarget>,
+) -> Result<Vec<Copied>> {
+    tokio::task::spawn_blocking(move || copy_missing(&history, klant.as_ref(), &targets))
+        .await
+        .map_err(|e| Error::Io(format!("Copying the backups stopped unexpectedly ({e}).")))?
+}
+
+/// Copies `entry` to `target` and records the outcome.
+fn copy_one(history: &History, entry: &HistoryEntry, target: &CopyTarget) -> Result<String> {
+    let job = Uuid::parse_str(&entry.id).map_err(|_| {
+        Error::Io(format!(
+            "The history holds a backup with a bad id ({}).",
+            entry.id
+        ))
+    })?;
+    let made = match &target.place {
+        Place::Folder { path } => folder::copy(&target.name, Path::new(path), entry),
+    };
+    match made {
+        Ok(made) => {
+            history.copy_made(job, &target.id, &made)?;
+            Ok(made.location)
+        }
+        Err(e) => {
+            history.copy_failed(job, &target.id, &e)?;
+            Err(e)
+        }
+    }
+}
+
+/// "Test": whether `target` can be written now (a small file written, read back, removed).
+pub fn test(target: &CopyTarget) -> Result<()> {
+    match &target.place {
+        Place::Folder { path } => folder::test(&target.name, Path::new(path)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::PathBuf;
+
+    use kluis_core::download::Saved;
+    use sha2::{Digest, Sha256};
+
+    use super::*;
+
+    /// A backup of klant "bakker" saved as `local/Bakker/NAME` with `content`, recorded.
+    fn saved(history: &History, local: &Path, name: &str, content: &[u8]) -> PathBuf {
+        let folder = local.join("Bakker");
+        std::fs::create_dir_all(&folder).unwrap();
+        let path = folder.join(name);
+        std::fs::write(&path, content).unwrap();
+        let id = Uuid::new_v4();
+        history.start(id, &bakker(), "relay").unwrap();
+        let saved = Saved {
+            path: path.clone(),
+            bytes: content.len() as u64,
+            sha256: hex::encode(Sha256::digest(content)),
+            encrypted: None,
+        };
+        history.saved(id, &saved).unwrap();
+        path
+    }
+
+    fn bakker() -> KlantKey {
+        KlantKey::profile("bakker")
+    }
+
+    fn nas(root: &Path) -> CopyTarget {
+        let path = root.to_string_lossy().into_owned();
+        CopyTarget::new("NAS", Place::Folder { path }).unwrap()
+    }
+
+    /// A saved backup is copied into the klant's folder on the target, byte for byte, and
+    /// recorded with its place; asked again, nothing is copied twice.
+    #[test]
+    fn a_backup_is_copied_once_and_recorded() {
+        let (local, root) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+        let history = History::in_memory().unwrap();
+        saved(
+            &history,
+            local.path(),
+            "backup 2026-11-25.zip",
+            b"the owner's data",
+        );
+        let target = nas(root.path());
+        let copied =
+            copy_missing(&history, Some(&bakker()), std::slice::from_ref(&target)).unwrap();
+        assert_eq!(copied.len(), 1);
+        let place = root.path().join("Bakker").join("backup 2026-11-25.zip");
+        assert_eq!(
+            copied[0].outcome.as_deref().unwrap(),
+            place.to_str().unwrap()
+        );
+        assert_eq!(std::fs::read(&place).unwrap(), b"the owner's data");
+        let records = history.copies_of(&copied[0].entry.id).unwrap();
+        assert!(
+            records[0].made && records[0].target == target.id,
+            "{records:?}"
+        );
+        assert!(
+            copy_missing(&history, None, &[target]).unwrap().is_empty(),
+            "nothing is copied twice"
+        );
+        let files = std::fs::read_dir(root.path().join("Bakker"))
+            .unwrap()
+            .count();
+        assert_eq!(files, 1, "no part file or second copy is left");
+    }
+
+    /// Attack/fault: the share is not mounted (its folder is not there). Nothing is written
+    /// anywhere, the failure names the target, and once the folder is back the copy is made.
+    #[test]
+    fn a_missing_target_is_tried_again_later() {
+        let (local, root) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+        let history = History::in_memory().unwrap();
+        saved(&history, local.path(), "backup.zip", b"data");
+        let unmounted = root.path().join("share");
+        let target = nas(&unmounted);
+        let first = copy_missing(&history, None, std::slice::from_ref(&target)).unwrap();
+        let error = first[0].outcome.as_ref().unwrap_err().to_string();
+        assert!(
+            error.contains("\"NAS\"") && error.contains("not there"),
+            "{error}"
+        );
+        assert!(
+            !unmounted.exists(),
+            "no folder is made where the share should be"
+        );
+        let record = &history.copies_of(&first[0].entry.id).unwrap()[0];
+        assert!(!record.made && record.error_message.is_some(), "{record:?}");
+
+        std::fs::create_dir(&unmounted).unwrap();
+        let second = copy_missing(&history, None, &[target]).unwrap();
+        assert!(second[0].outcome.is_ok(), "{:?}", second[0].outcome);
+        assert!(unmounted.join("Bakker").join("backup.zip").exists());
+    }
+
+    /// A file of the backup's name already on the target, with other content, is never
+    /// replaced: the copy takes the next free name.
+    #[test]
+    fn another_file_of_that_name_is_never_replaced() {
+        let (local, root) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+        let history = History::in_memory().unwrap();
+        saved(&history, local.path(), "backup.zip", b"new data");
+        let theirs = root.path().join("Bakker").join("backup.zip");
+        std::fs::create_dir_all(theirs.parent().unwrap()).unwrap();
+        std::fs::write(&theirs, b"someone else's file").unwrap();
+        let copied = copy_missing(&history, None, &[nas(root.path())]).unwrap();
+        let place = PathBuf::from(copied[0].outcome.as_ref().unwrap());
+        assert_eq!(place.file_name().unwrap(), "backup (1).zip");
+        assert_eq!(std::fs::read(&theirs).unwrap(), b"someone else's file");
+        assert_eq!(std::fs::read(&place).unwrap(), b"new data");
+    }
+
+    /// Fault: the local file changed after it was saved (a disk error, or tampering). It is
+    /// not copied as if it were the backup: the copy is refused and nothing stays on the target.
+    #[test]
+    fn a_changed_backup_is_not_copied() {
+        let (local, root) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+        let history = History::in_memory().unwrap();
+        let path = saved(&history, local.path(), "backup.zip", b"as downloaded");
+        std::fs::write(&path, b"as changed!!!").unwrap();
+        let copied = copy_missing(&history, None, &[nas(root.path())]).unwrap();
+        let error = copied[0].outcome.as_ref().unwrap_err().to_string();
+        assert!(error.contains("did not match"), "{error}");
+        let left: Vec<_> = std::fs::read_dir(root.path().join("Bakker"))
+            .unwrap()
+            .collect();
+        assert!(left.is_empty(), "nothing is left on the target: {left:?}");
+    }
+
+    /// "Test" writes, reads back and removes a file, and says which target is not there.
+    #[test]
+    fn test_writes_and_removes_a_file() {
+        let root = tempfile::tempdir().unwrap();
+        test(&nas(root.path())).unwrap();
+        assert_eq!(std::fs::read_dir(root.path()).unwrap().count(), 0);
+        let gone = test(&nas(&root.path().join("gone"))).unwrap_err();
+        assert!(gone.to_string().contains("\"NAS\""), "{gone}");
+    }
+}

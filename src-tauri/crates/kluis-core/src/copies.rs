@@ -1,0 +1,222 @@
+//! The history's record of each backup's copies off this computer (kluis-copies makes them):
+//! per backup and copy target, where the copy is, its length and SHA-256 as the target
+//! confirmed them, until when the target keeps it locked — or why the last try failed.
+//!
+//! A copy that was made stays recorded as made: a later failure to copy the same backup to the
+//! same target (a retry that found the target gone) never overwrites the proof that it once
+//! was. What is *pending* is every kept backup without a made copy on a target
+//! ([`History::copies_missing`]).
+
+use rusqlite::params;
+use serde::Serialize;
+use uuid::Uuid;
+
+use crate::clock::now_ms;
+use crate::error::{Code, Error, Result};
+use crate::history::{db_error, Durability, History, HistoryEntry};
+use crate::klant_key::KlantKey;
+
+/// One backup's copy on one target.
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct CopyRecord {
+    /// The backup (its job's id).
+    pub job_id: String,
+    /// The copy target's id.
+    pub target: String,
+    /// Made (with where, length and SHA-256) or failed (with why).
+    pub made: bool,
+    /// Where the copy is on the target (a path, an object key).
+    pub location: Option<String>,
+    #[cfg_attr(feature = "ts", ts(type = "number | null"))]
+    pub bytes: Option<u64>,
+    pub sha256: Option<String>,
+    /// When it was made, or when the last try failed (Unix milliseconds).
+    #[cfg_attr(feature = "ts", ts(type = "number"))]
+    pub at_ms: i64,
+    /// The target keeps the copy locked (no deletion) until then.
+    #[cfg_attr(feature = "ts", ts(type = "number | null"))]
+    pub locked_until_ms: Option<i64>,
+    pub error_code: Option<Code>,
+    pub error_message: Option<String>,
+}
+
+/// A copy a target confirmed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MadeCopy {
+    pub location: String,
+    pub bytes: u64,
+    pub sha256: String,
+    pub locked_until_ms: Option<i64>,
+}
+
+pub(crate) const SCHEMA: &str = "
+CREATE TABLE IF NOT EXISTS copies (
+    job_id TEXT NOT NULL REFERENCES jobs(id),
+    target TEXT NOT NULL,
+    made INTEGER NOT NULL,
+    location TEXT,
+    bytes INTEGER,
+    sha256 TEXT,
+    at_ms INTEGER NOT NULL,
+    locked_until_ms INTEGER,
+    error_code TEXT,
+    error_message TEXT,
+    PRIMARY KEY (job_id, target)
+);
+";
+
+const SELECT_COPIES: &str = "SELECT job_id, target, made, location, bytes, sha256, at_ms, \
+     locked_until_ms, error_code, error_message FROM copies";
+
+fn record_from_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<CopyRecord> {
+    Ok(CopyRecord {
+        job_id: row.get(0)?,
+        target: row.get(1)?,
+        made: row.get(2)?,
+        location: row.get(3)?,
+        bytes: row.get::<_, Option<i64>>(4)?.map(|b| b as u64),
+        sha256: row.get(5)?,
+        at_ms: row.get(6)?,
+        locked_until_ms: row.get(7)?,
+        // A code this version does not know reads as a service error: still a failure.
+        error_code: (row.get::<_, Option<String>>(8)?)
+            .map(|c| Code::parse(&c).unwrap_or(Code::ServiceError)),
+        error_message: row.get(9)?,
+    })
+}
+
+impl History {
+    /// Backup `job`'s copy on `target` was made and confirmed (durable: it is the proof).
+    pub fn copy_made(&self, job: Uuid, target: &str, copy: &MadeCopy) -> Result<()> {
+        self.write(Durability::Durable, |tx| {
+            tx.execute(
+                "INSERT OR REPLACE INTO copies (job_id, target, made, location, bytes, sha256, at_ms, locked_until_ms, error_code, error_message) \
+                 VALUES (?1, ?2, 1, ?3, ?4, ?5, ?6, ?7, NULL, NULL)",
+                params![job.to_string(), target, copy.location, copy.bytes as i64, copy.sha256, now_ms(), copy.locked_until_ms],
+            )
+        })?;
+        Ok(())
+    }
+
+    /// Copying backup `job` to `target` failed with `error` (a copy made before stays recorded
+    /// as made).
+    pub fn copy_failed(&self, job: Uuid, target: &str, error: &Error) -> Result<()> {
+        self.write(Durability::Light, |tx| {
+            tx.execute(
+                "INSERT INTO copies (job_id, target, made, at_ms, error_code, error_message) VALUES (?1, ?2, 0, ?3, ?4, ?5) \
+                 ON CONFLICT (job_id, target) DO UPDATE SET at_ms = excluded.at_ms, error_code = excluded.error_code, error_message = excluded.error_message WHERE made = 0",
+                params![job.to_string(), target, now_ms(), error.code().as_str(), error.to_string()],
+            )
+        })?;
+        Ok(())
+    }
+
+    /// Every copy recorded of backup `job`, by target.
+    pub fn copies_of(&self, job: &str) -> Result<Vec<CopyRecord>> {
+        let conn = self.conn.lock().unwrap();
+        let mut statement = conn
+            .prepare(&format!(
+                "{SELECT_COPIES} WHERE job_id = ?1 ORDER BY target"
+            ))
+            .map_err(db_error)?;
+        let rows = statement
+            .query_map(params![job], record_from_row)
+            .map_err(db_error)?;
+        rows.collect::<std::result::Result<Vec<_>, _>>()
+            .map_err(db_error)
+    }
+
+    /// The kept backups (only `klant`'s when given) with no made copy on `target`, newest
+    /// first: the most recent backup is the one a second copy protects most.
+    pub fn copies_missing(
+        &self,
+        klant: Option<&KlantKey>,
+        target: &str,
+    ) -> Result<Vec<HistoryEntry>> {
+        let made: std::collections::HashSet<String> = {
+            let conn = self.conn.lock().unwrap();
+            let mut statement = conn
+                .prepare("SELECT job_id FROM copies WHERE target = ?1 AND made = 1")
+                .map_err(db_error)?;
+            let rows = statement
+                .query_map(params![target], |row| row.get(0))
+                .map_err(db_error)?;
+            rows.collect::<std::result::Result<_, _>>()
+                .map_err(db_error)?
+        };
+        let mut missing: Vec<HistoryEntry> = (self.kept(klant)?.into_iter())
+            .filter(|entry| !made.contains(&entry.id))
+            .collect();
+        missing.reverse();
+        Ok(missing)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::download::Saved;
+
+    fn saved_backup(history: &History, dir: &std::path::Path, name: &str) -> Uuid {
+        let id = Uuid::new_v4();
+        let path = dir.join(name);
+        std::fs::write(&path, name).unwrap();
+        history
+            .start(id, &KlantKey::profile("klant"), "relay")
+            .unwrap();
+        let saved = Saved {
+            path,
+            bytes: name.len() as u64,
+            sha256: "ab".repeat(32),
+            encrypted: None,
+        };
+        history.saved(id, &saved).unwrap();
+        id
+    }
+
+    fn made(location: &str) -> MadeCopy {
+        MadeCopy {
+            location: location.into(),
+            bytes: 1,
+            sha256: "ab".repeat(32),
+            locked_until_ms: None,
+        }
+    }
+
+    /// A kept backup is missing on a target until a copy is made there; a later failure on
+    /// that target never undoes the proof, and each target counts on its own.
+    #[test]
+    fn a_made_copy_stays_made() {
+        let dir = tempfile::tempdir().unwrap();
+        let history = History::in_memory().unwrap();
+        let (old, new) = (
+            saved_backup(&history, dir.path(), "old.zip"),
+            saved_backup(&history, dir.path(), "new.zip"),
+        );
+        let missing = |target| -> Vec<String> {
+            (history.copies_missing(None, target).unwrap().into_iter())
+                .map(|e| e.id)
+                .collect()
+        };
+        assert_eq!(
+            missing("nas"),
+            [new.to_string(), old.to_string()],
+            "newest first"
+        );
+
+        let gone = Error::Io("The folder is not there.".into());
+        history.copy_failed(new, "nas", &gone).unwrap();
+        assert_eq!(missing("nas").len(), 2, "a failed copy is still missing");
+        history
+            .copy_made(new, "nas", &made("/nas/new.zip"))
+            .unwrap();
+        history.copy_failed(new, "nas", &gone).unwrap();
+        assert_eq!(missing("nas"), [old.to_string()]);
+        let records = history.copies_of(&new.to_string()).unwrap();
+        assert!(records[0].made, "{records:?}");
+        assert_eq!(records[0].location.as_deref(), Some("/nas/new.zip"));
+        assert_eq!(records[0].error_code, None);
+        assert_eq!(missing("usb").len(), 2, "another target has its own copies");
+    }
+}

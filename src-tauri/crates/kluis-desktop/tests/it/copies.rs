@@ -1,0 +1,139 @@
+//! Copies off this computer in the app: a copy target added from a folder the dialog picked,
+//! and each backup copied there once it is saved, before the window hears "saved".
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use kluis_copies::Place;
+use kluis_desktop::AppJobEvent;
+use tokio::sync::mpsc;
+
+use crate::common;
+
+/// The name is checked before the dialog opens; the folder the dialog picked is tested and
+/// becomes the target; a backup saved to the save folder is then copied there byte for byte;
+/// once the target is removed, its copies stay.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_folder_from_the_dialog_gets_each_saved_backup() {
+    let (dir, folder, nas) = (
+        tempfile::tempdir().unwrap(),
+        tempfile::tempdir().unwrap(),
+        tempfile::tempdir().unwrap(),
+    );
+    let app = common::app(&dir, Some(folder.path().to_path_buf()));
+    app.set_dialogs(common::Chooses::new(nas.path()));
+    let unnamed = app.settings.add_copy_folder("  ").await.unwrap_err();
+    assert_eq!(unnamed.code().as_str(), "config", "{unnamed}");
+    let settings = app.settings.add_copy_folder("NAS").await.unwrap();
+    let target = settings.copy_targets[0].clone();
+    let picked = nas.path().to_string_lossy().into_owned();
+    assert_eq!(target.place, Place::Folder { path: picked });
+    app.settings.test_copy_target(&target.id).await.unwrap();
+
+    app.accounts.start_demo().await.unwrap();
+    let (tx, mut rx) = mpsc::unbounded_channel();
+    let sink = Arc::new(move |e| drop(tx.send(e)));
+    app.backups.start_backup("demo", sink).await.unwrap();
+    let saved = loop {
+        match rx.recv().await.expect("the backup ends") {
+            AppJobEvent::Saved { path, .. } => break PathBuf::from(path),
+            AppJobEvent::Failed { message, .. } => panic!("{message}"),
+            _ => {}
+        }
+    };
+    let klant_folder = saved.parent().unwrap().file_name().unwrap();
+    let copy = nas
+        .path()
+        .join(klant_folder)
+        .join(saved.file_name().unwrap());
+    assert_eq!(
+        std::fs::read(&copy).unwrap(),
+        std::fs::read(&saved).unwrap(),
+        "copied before the window heard \"saved\""
+    );
+
+    let standing = &app.keeping.dashboard().unwrap()[0];
+    let copies = standing.copies.as_ref().expect("a target is set");
+    assert_eq!(
+        (copies.made, copies.wanted),
+        (1, 1),
+        "the dashboard counts it"
+    );
+
+    let after = app.settings.remove_copy_target(&target.id).unwrap();
+    assert!(after.copy_targets.is_empty());
+    assert!(copy.exists(), "its copies stay");
+    assert!(app.keeping.dashboard().unwrap()[0].copies.is_none());
+    let gone = app.settings.test_copy_target(&target.id).await.unwrap_err();
+    assert_eq!(gone.code().as_str(), "not_found", "{gone}");
+}
+
+/// Fault: the copy target is away (a share not mounted) during Backup all. Each klant's backup
+/// is saved; the copies that could not be made are told with the batch's failures, as copies
+/// not made (not as failed backups), and the dashboard says the last backup lacks its copy;
+/// once the share is back, the app's start makes them.
+#[tokio::test(flavor = "multi_thread")]
+async fn copies_not_made_in_backup_all_are_told() {
+    let (dir, folder, nas) = (
+        tempfile::tempdir().unwrap(),
+        tempfile::tempdir().unwrap(),
+        tempfile::tempdir().unwrap(),
+    );
+    let (app, mut told) = common::told_app(&dir, folder.path().to_path_buf());
+    let share = nas.path().join("share");
+    std::fs::create_dir(&share).unwrap();
+    app.set_dialogs(common::Chooses::new(&share));
+    app.settings.add_copy_folder("NAS").await.unwrap();
+    std::fs::remove_dir(&share).unwrap(); // unmounted
+    app.accounts.start_demo().await.unwrap();
+    let (events, mut ended) = mpsc::unbounded_channel();
+    app.plans
+        .watch_planned(Arc::new(move |e| drop(events.send(e.event))));
+    let klanten = kluis_demo::DEMO_ACCOUNTS.len();
+    assert_eq!(app.plans.backup_all().await.unwrap(), klanten);
+    let mut saved = 0;
+    for _ in 0..klanten {
+        loop {
+            match ended.recv().await.expect("each backup ends") {
+                AppJobEvent::Saved { .. } => break saved += 1,
+                AppJobEvent::Failed { .. } => break,
+                _ => {}
+            }
+        }
+    }
+    assert!(saved >= 1, "at least one demo klant is saved");
+    // (The failed klant's alert may come first, gathered on its own.)
+    let alert = loop {
+        let alert = told.recv().await.expect("told");
+        if alert.body.contains("not copied") || alert.title.contains("not copied") {
+            break alert;
+        }
+        assert!(alert.title.contains("failed"), "{alert:?}");
+    };
+    assert!(alert.title.contains("not copied"), "{alert:?}");
+    assert!(alert.body.contains("(not copied to NAS)"), "{alert:?}");
+    assert!(
+        !share.exists(),
+        "nothing is written where the share should be"
+    );
+    let lacking = (app.keeping.dashboard().unwrap().into_iter())
+        .filter(|k| k.copies.as_ref().is_some_and(|c| c.made == 0))
+        .count();
+    assert_eq!(
+        lacking, saved,
+        "each saved klant's standing says its copy is missing"
+    );
+
+    // The share is back: the app's start makes the copies that wait.
+    std::fs::create_dir(&share).unwrap();
+    assert_eq!(app.keeping.copy_pending().await, saved);
+    let lacking = (app.keeping.dashboard().unwrap().into_iter())
+        .filter(|k| k.copies.as_ref().is_some_and(|c| c.made < c.wanted))
+        .count();
+    assert_eq!(lacking, 0, "every saved klant's backup is copied now");
+    assert_eq!(
+        app.keeping.copy_pending().await,
+        0,
+        "nothing is copied twice"
+    );
+}

@@ -1,0 +1,48 @@
+// Settings → copies off this computer: the copy targets, each with Test and Remove, and a
+// new one added from a folder Rust's dialog picks (the page never names a path).
+import { h } from "preact";
+import { addCopyFolder, removeCopyTarget, testCopyTarget } from "../actions/settings";
+import { t } from "../i18n";
+import { state } from "../state";
+import { Field } from "./fields";
+
+export function CopyTargets() {
+  const targets = state.settings.value.copy_targets;
+  const test = state.copyTest.value;
+  const name = state.copyTargetName.value;
+  return h(
+    "section",
+    { "aria-labelledby": "copies-title" },
+    h("h3", { id: "copies-title" }, t("copiesTitle")),
+    h("p", { class: "note" }, t("copiesNote")),
+    targets.length === 0
+      ? h("p", { "data-test": "copies-none" }, t("copiesNone"))
+      : h(
+          "ul",
+          { class: "copy-targets", "data-test": "copy-targets" },
+          targets.map((target) => {
+            const result = test?.targetId === target.id ? test.result : null;
+            return h(
+              "li",
+              { key: target.id, "data-test": "copy-target" },
+              h("strong", {}, target.name),
+              " ",
+              h("span", { class: "note" }, target.place.path),
+              h(
+                "div",
+                { class: "row" },
+                h("button", { type: "button", class: "secondary", "data-test": "copy-test", disabled: result === "testing", onClick: () => void testCopyTarget(target.id) }, t("copyTest")),
+                h("button", { type: "button", class: "secondary", "data-test": "copy-remove", onClick: () => void removeCopyTarget(target.id) }, t("copyRemove")),
+              ),
+              h("p", { role: "status", "data-test": "copy-test-result" }, result === "ok" ? t("copyTestOk") : result && typeof result === "object" ? `${t("copyTestFailed")}: ${result.error.message}` : ""),
+            );
+          }),
+        ),
+    h(
+      "form",
+      { class: "row", onSubmit: (e: Event) => (e.preventDefault(), void addCopyFolder()) },
+      h(Field, { id: "copy-name", label: t("copyNameLabel") }, h("input", { id: "copy-name", "data-test": "copy-name", autoComplete: "off", value: name, onInput: (e: Event) => (state.copyTargetName.value = (e.target as HTMLInputElement).value) })),
+      h("button", { type: "submit", class: "secondary", "data-test": "copy-add", disabled: name.trim() === "" }, t("copyAddFolder")),
+    ),
+  );
+}
