@@ -159,7 +159,7 @@ function fakeBackend(
       case "set_retention":
         return { ...demoProfile, retention: (args as { rule: Retention | null }).rule };
       case "verify_backups":
-        return options.verifyReport ?? { verified: 0, bytes: 0, problems: [] };
+        return options.verifyReport ?? { verified: 0, bytes: 0, problems: [], copies_checked: 0, copy_problems: [] };
       case "export_report": {
         const { request } = args as { request: ReportRequest };
         if (options.dialogClosed) return null;
@@ -1088,7 +1088,13 @@ describe("Kluis UI", () => {
       fakeBackend(calls, {
         profiles: [demoProfile, bakker],
         saveFolder: "/home/user/Backups",
-        verifyReport: { verified: 7, bytes: 28672, problems: [damaged] },
+        verifyReport: {
+          verified: 7,
+          bytes: 28672,
+          problems: [damaged],
+          copies_checked: 3,
+          copy_problems: [{ profile: "bakker", target: "NAS", location: "/mnt/nas/Bakker/Bakker 2026-11-19 0200.zip", check: { at_ms: Date.UTC(2026, 10, 24, 9, 0), finding: "missing", detail: null } }],
+        },
         dashboard: [klant("demo", "Demo"), klant("bakker", "Bakker B.V.", { last_success_ms: Date.UTC(2026, 10, 20, 2, 1), damaged: 1 })],
         history: [damaged, removed],
       });
@@ -1103,6 +1109,9 @@ describe("Kluis UI", () => {
       expect(problems).toContain("Bakker B.V.");
       expect(problems).toContain("changed");
       expect(problems).toContain("Bakker 2026-11-20 0200.zip");
+      expect(byTest("verify-copies")?.textContent).toContain("3, of which 1 missing");
+      expect(byTest("verify-copy-problem")?.textContent).toContain("copy on NAS");
+      expect(byTest("verify-copy-problem")?.textContent).toContain("/mnt/nas/Bakker/Bakker 2026-11-19 0200.zip");
       (byTest("dash-bakker")?.querySelector("button.link") as HTMLButtonElement).click();
       await settle();
       await click("tab-history");

@@ -339,7 +339,25 @@ export type LaunchInfo = { demo: boolean, };
 
 export type TrayAction = "open" | "backup_all" | "pause_plans" | "resume_plans" | "quit";
 
-export type VerifyReport = { verified: number, bytes: number, problems: Array<HistoryEntry>, };
+export type CopyProblem = { 
+/**
+ * The klant whose backup it copies.
+ */
+profile: KlantKey, 
+/**
+ * The copy target's name.
+ */
+target: string, location: string | null, check: Check, };
+
+export type VerifyReport = { verified: number, bytes: number, problems: Array<HistoryEntry>, 
+/**
+ * How many copies off this computer were looked at (there, with their length).
+ */
+copies_checked: number, 
+/**
+ * Those found missing, changed or unreadable, oldest backup first.
+ */
+copy_problems: Array<CopyProblem>, };
 
 export type ReportFormat = "csv" | "printable";
 

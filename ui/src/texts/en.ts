@@ -292,6 +292,8 @@ export const en = {
   verifying: "Reading every backup again…",
   verifyAllIntact: "Verified {count} backups ({size}): every one is as it was saved.",
   verifyProblems: "{count} of {total} backups cannot be relied on:",
+  verifyCopies: "Copies off this computer looked at: {count}, of which {problems} missing or changed (each is copied again after its klant's next backup).",
+  verifyCopyOn: "copy on {target}",
   verifyFailed: "Verification could not run",
   reportTitle: "Report for auditors",
   reportHint: "Every backup of the period, per klant: when, size, SHA-256, where it is, status and the last verification. Of the klant chosen above, or of all.",

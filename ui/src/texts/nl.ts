@@ -293,6 +293,8 @@ export const nl: Dictionary = {
   verifying: "Elke back-up wordt opnieuw gelezen…",
   verifyAllIntact: "{count} back-ups gecontroleerd ({size}): elke is nog zoals hij werd opgeslagen.",
   verifyProblems: "{count} van {total} back-ups zijn niet betrouwbaar:",
+  verifyCopies: "Kopieën buiten deze computer bekeken: {count}, waarvan {problems} ontbreken of gewijzigd (elke wordt opnieuw gekopieerd na de volgende back-up van de klant).",
+  verifyCopyOn: "kopie op {target}",
   verifyFailed: "Controleren lukte niet",
   reportTitle: "Rapport voor de accountant",
   reportHint: "Elke back-up van de periode, per klant: wanneer, grootte, SHA-256, waar hij staat, status en de laatste controle. Van de klant hierboven gekozen, of van alle.",

@@ -103,13 +103,31 @@ function VerifyResult() {
   if (result === null) return null;
   if (result === "verifying") return h("p", { role: "status", "data-test": "verify-running" }, t("verifying"));
   if ("error" in result) return h("div", { class: "error", role: "alert" }, h("strong", {}, t("verifyFailed")), h("p", {}, result.error.message));
-  if (result.problems.length === 0) {
-    return h("p", { class: "success", role: "status", "data-test": "verify-ok" }, t("verifyAllIntact", { count: String(result.verified), size: bytes(result.bytes) }));
+  const copiesLine = result.copies_checked > 0 ? h("p", { "data-test": "verify-copies" }, t("verifyCopies", { count: String(result.copies_checked), problems: String(result.copy_problems.length) })) : null;
+  if (result.problems.length === 0 && result.copy_problems.length === 0) {
+    return h("div", {}, h("p", { class: "success", role: "status", "data-test": "verify-ok" }, t("verifyAllIntact", { count: String(result.verified), size: bytes(result.bytes) })), copiesLine);
   }
   return h(
     "div",
     { class: "error", role: "alert", "data-test": "verify-problems" },
-    h("p", {}, t("verifyProblems", { count: String(result.problems.length), total: String(result.verified) })),
+    result.problems.length > 0 ? h("p", {}, t("verifyProblems", { count: String(result.problems.length), total: String(result.verified) })) : h("p", {}, t("verifyAllIntact", { count: String(result.verified), size: bytes(result.bytes) })),
+    copiesLine,
+    h(
+      "ul",
+      {},
+      result.copy_problems.map((c) =>
+        h(
+          "li",
+          { key: `${c.target}-${c.location ?? ""}`, "data-test": "verify-copy-problem" },
+          h("strong", {}, profileName(c.profile)),
+          ` · ${t("verifyCopyOn", { target: c.target })} · `,
+          h("span", { class: "status failed" }, t(`finding_${c.check.finding}`)),
+          h("br", {}),
+          h("span", { class: "path" }, c.location ?? ""),
+          c.check.detail ? h("small", { class: "reason" }, ` — ${c.check.detail}`) : null,
+        ),
+      ),
+    ),
     h(
       "ul",
       {},

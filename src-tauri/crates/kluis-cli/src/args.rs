@@ -148,6 +148,10 @@ pub enum Command {
         /// flags (a name that could mean two klanten is refused with the keys to use).
         #[arg(long)]
         profile: Option<String>,
+        /// Read each copy on a copy target back in full and compare its SHA-256 (without it,
+        /// a copy is checked to be there with its length; the monthly verification reads back).
+        #[arg(long)]
+        read_back_copies: bool,
     },
     /// A report of a period's backups for auditors, per klant: every backup with when, size,
     /// SHA-256, where it is, its status and its last verification. CSV (the default) or a

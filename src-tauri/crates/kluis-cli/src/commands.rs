@@ -132,9 +132,11 @@ pub async fn run(cli: Cli) -> Result<()> {
             ref out,
             ref identity,
         } => crate::encryption::decrypt_file(&cli, file, out, identity.as_deref()).await,
-        Command::Verify { json, ref profile } => {
-            crate::verify::run(&cli, profile.as_deref(), json).await
-        }
+        Command::Verify {
+            json,
+            ref profile,
+            read_back_copies,
+        } => crate::verify::run(&cli, profile.as_deref(), read_back_copies, json).await,
         Command::RunDue(ref args) => run_due(&cli, args).await,
         #[cfg(windows)]
         Command::Schedule(ref command) => crate::task_scheduler::run(&cli, command),

@@ -4,6 +4,7 @@
 use std::sync::Arc;
 
 use kluis_core::retention::{prune_in_background, Mode, Pruned, Retention};
+use kluis_core::verify::Finding;
 use kluis_core::{Error, History, HistoryEntry, KlantKey, Result};
 use kluis_profiles::unattended::AfterSave;
 
@@ -146,14 +147,20 @@ pub fn tell(key: &KlantKey, name: &str, step: AfterSave) {
         AfterSave::PruneFailed(e) => eprintln!(
             "kluis: {name}: the backup is saved, but the retention rule could not be applied: {e}"
         ),
-        AfterSave::Verified(verified) => {
-            let problems = (verified.iter())
-                .filter(|v| v.check.finding.is_problem())
-                .count();
+        AfterSave::Verified { verified, copies } => {
+            let problems = |found: &mut dyn Iterator<Item = Finding>| {
+                found.filter(|f| f.is_problem()).count()
+            };
+            let damaged = problems(&mut verified.iter().map(|v| v.check.finding));
+            let lost = problems(&mut copies.iter().map(|c| c.check.finding));
+            let copies_read = match copies.len() {
+                0 => String::new(),
+                n => format!("; {n} copies read back, {lost} with problems"),
+            };
             eprintln!(
-                "kluis: {name}: monthly verification: {} backups read again, {problems} with problems{}",
+                "kluis: {name}: monthly verification: {} backups read again, {damaged} with problems{copies_read}{}",
                 verified.len(),
-                if problems == 0 { "." } else { " (see `kluis verify`)." }
+                if damaged + lost == 0 { "." } else { " (see `kluis verify`)." }
             );
         }
         AfterSave::VerifyFailed(e) => {

@@ -10,10 +10,14 @@
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
-use kluis_core::copies::MadeCopy;
+use kluis_core::copies::{CopyRecord, MadeCopy};
 use kluis_core::download::destination::copy_verified;
+use kluis_core::history::Check;
+use kluis_core::verify::Finding;
 use kluis_core::{Error, HistoryEntry, Result};
 use sha2::{Digest, Sha256};
+
+use crate::check::{found, location};
 
 /// Copies `entry`'s saved file into `root` (target `name`), or finds the copy an earlier try
 /// made; blocking.
@@ -41,7 +45,7 @@ pub fn copy(name: &str, root: &Path, entry: &HistoryEntry) -> Result<MadeCopy> {
         .ok_or_else(|| Error::Config(format!("{} does not name a file.", source.display())))?;
     // An earlier try may have put the copy in place and stopped before the history heard.
     let earlier = klant_folder.join(&file_name);
-    let location = match read_back(&earlier) {
+    let location = match read_back_file(&earlier) {
         Ok(found) if found == (expected.0, expected.1.clone()) => earlier,
         _ => copy_verified(
             &source,
@@ -51,7 +55,7 @@ pub fn copy(name: &str, root: &Path, entry: &HistoryEntry) -> Result<MadeCopy> {
         )
         .map_err(|e| named(name, e))?,
     };
-    match read_back(&location) {
+    match read_back_file(&location) {
         Ok(found) if found == (expected.0, expected.1.clone()) => Ok(MadeCopy {
             location: location.to_string_lossy().into_owned(),
             bytes: expected.0,
@@ -73,6 +77,54 @@ pub fn copy(name: &str, root: &Path, entry: &HistoryEntry) -> Result<MadeCopy> {
             ),
             e,
         )),
+    }
+}
+
+/// What the copy `record` names is now: missing, of another length, or (with `read_back`,
+/// read in full) another SHA-256 — or as made. Blocking.
+pub fn check(record: &CopyRecord, read_back: bool) -> Check {
+    let (Some(path), Some(bytes), Some(sha256)) = (location(record), record.bytes, &record.sha256)
+    else {
+        return found(
+            Finding::Unreadable,
+            Some("The history does not say where the copy is.".into()),
+        );
+    };
+    let meta = match std::fs::metadata(path) {
+        Ok(meta) => meta,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            return found(
+                Finding::Missing,
+                Some(format!("No file at {}.", path.display())),
+            );
+        }
+        Err(e) => {
+            return found(
+                Finding::Unreadable,
+                Some(format!("{}: {e}", path.display())),
+            )
+        }
+    };
+    if !meta.is_file() || meta.len() != bytes {
+        let detail = format!("{} is {} bytes, not {bytes}.", path.display(), meta.len());
+        return found(Finding::Changed, Some(detail));
+    }
+    if !read_back {
+        return found(Finding::Intact, None);
+    }
+    match read_back_file(path) {
+        Ok((_, digest)) if &digest == sha256 => found(Finding::Intact, None),
+        Ok(_) => found(
+            Finding::Changed,
+            Some(format!(
+                "{}: its SHA-256 is not the backup's.",
+                path.display()
+            )),
+        ),
+        Err(e) => found(
+            Finding::Unreadable,
+            Some(format!("{}: {e}", path.display())),
+        ),
     }
 }
 
@@ -128,7 +180,7 @@ fn klant_folder_name(source: &Path) -> String {
 }
 
 /// The length and SHA-256 of the file at `path`, read from the start.
-fn read_back(path: &Path) -> std::io::Result<(u64, String)> {
+fn read_back_file(path: &Path) -> std::io::Result<(u64, String)> {
     let mut file = std::fs::File::open(path)?;
     let mut hasher = Sha256::new();
     let mut buffer = vec![0u8; 256 * 1024];

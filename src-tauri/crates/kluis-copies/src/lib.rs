@@ -6,6 +6,8 @@
 //! - [`target`]: [`CopyTarget`], a place the office set once (the settings hold it; a secret
 //!   it needs lives in the keyring), and where its copies go ([`Place`]).
 //! - [`folder`]: copies into a folder (a share, a USB disk): written whole, read back, proven.
+//! - [`check`]: verification of the copies made ([`check_copies`]): there and whole, or read
+//!   back in full; a copy found missing or changed is pending again.
 //! - This file: [`copy_missing`] copies every kept backup of a klant (or of every klant) that
 //!   a target does not hold yet, newest first, and records each copy — or why it failed — in
 //!   the history (kluis-core's `copies`). A copy that failed is simply still missing: the
@@ -14,6 +16,7 @@
 //! The local backup is saved (and counts as saved) before any copy is tried; a copy never
 //! changes it, and a failed copy leaves nothing on the target under the backup's name.
 
+pub mod check;
 pub mod folder;
 pub mod target;
 
@@ -23,6 +26,7 @@ use std::sync::Arc;
 use kluis_core::{Error, History, HistoryEntry, KlantKey, Result};
 use uuid::Uuid;
 
+pub use check::{check_copies, CopyChecked};
 pub use target::{CopyTarget, Place};
 
 /// One copy tried: of which backup, to which target, and how it went.
@@ -230,6 +234,46 @@ mod tests {
             .unwrap()
             .collect();
         assert!(left.is_empty(), "nothing is left on the target: {left:?}");
+    }
+
+    /// Verification: a copy there and whole is intact; one changed in place is caught by a
+    /// read-back (not by the cheap look, which sees its length only); one deleted is missing,
+    /// which makes it pending again, and the next copying puts it back.
+    #[test]
+    fn a_copy_found_missing_is_copied_again() {
+        use kluis_core::verify::Finding;
+        let (local, root) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+        let history = History::in_memory().unwrap();
+        saved(&history, local.path(), "backup.zip", b"the owner's data");
+        let target = nas(root.path());
+        let targets = std::slice::from_ref(&target);
+        copy_missing(&history, None, targets).unwrap();
+        let finding = |read_back| {
+            check_copies(&history, targets, None, read_back).unwrap()[0]
+                .check
+                .finding
+        };
+        assert_eq!(finding(true), Finding::Intact);
+
+        let copy = root.path().join("Bakker").join("backup.zip");
+        std::fs::write(&copy, b"the owner's DATA").unwrap();
+        assert_eq!(
+            finding(false),
+            Finding::Intact,
+            "the cheap look sees the length only"
+        );
+        assert_eq!(finding(true), Finding::Changed);
+        std::fs::remove_file(&copy).unwrap();
+        assert_eq!(finding(false), Finding::Missing);
+        assert!(!history
+            .copies_of(&history.kept(None).unwrap()[0].id)
+            .unwrap()[0]
+            .holds());
+
+        let again = copy_missing(&history, None, targets).unwrap();
+        assert_eq!(again.len(), 1, "missing again: copied again");
+        assert_eq!(std::fs::read(&copy).unwrap(), b"the owner's data");
+        assert_eq!(finding(true), Finding::Intact);
     }
 
     /// "Test" writes, reads back and removes a file, and says which target is not there.

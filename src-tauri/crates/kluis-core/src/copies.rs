@@ -5,7 +5,8 @@
 //! A copy that was made stays recorded as made: a later failure to copy the same backup to the
 //! same target (a retry that found the target gone) never overwrites the proof that it once
 //! was. What is *pending* is every kept backup without a made copy on a target
-//! ([`History::copies_missing`]).
+//! ([`History::copies_missing`]). Verification records what it last found of a made copy
+//! ([`History::copy_checked`]): a copy found missing or changed no longer counts as there.
 
 use rusqlite::params;
 use serde::Serialize;
@@ -13,7 +14,8 @@ use uuid::Uuid;
 
 use crate::clock::now_ms;
 use crate::error::{Code, Error, Result};
-use crate::history::{db_error, Durability, History, HistoryEntry};
+use crate::finding::Finding;
+use crate::history::{db_error, Check, Durability, History, HistoryEntry};
 use crate::klant_key::KlantKey;
 
 /// One backup's copy on one target.
@@ -39,6 +41,19 @@ pub struct CopyRecord {
     pub locked_until_ms: Option<i64>,
     pub error_code: Option<Code>,
     pub error_message: Option<String>,
+    /// What the last verification found of the copy.
+    pub last_check: Option<Check>,
+}
+
+impl CopyRecord {
+    /// Made, and not found missing, changed or unreadable since.
+    pub fn holds(&self) -> bool {
+        self.made
+            && !self
+                .last_check
+                .as_ref()
+                .is_some_and(|c| c.finding.is_problem())
+    }
 }
 
 /// A copy a target confirmed.
@@ -64,10 +79,20 @@ CREATE TABLE IF NOT EXISTS copies (
     error_message TEXT,
     PRIMARY KEY (job_id, target)
 );
+CREATE TABLE IF NOT EXISTS copy_checks (
+    job_id TEXT NOT NULL,
+    target TEXT NOT NULL,
+    at_ms INTEGER NOT NULL,
+    finding TEXT NOT NULL,
+    detail TEXT,
+    PRIMARY KEY (job_id, target)
+);
 ";
 
-const SELECT_COPIES: &str = "SELECT job_id, target, made, location, bytes, sha256, at_ms, \
-     locked_until_ms, error_code, error_message FROM copies";
+const SELECT_COPIES: &str = "SELECT copies.job_id, copies.target, made, location, bytes, \
+     sha256, copies.at_ms, locked_until_ms, error_code, error_message, copy_checks.at_ms, \
+     copy_checks.finding, copy_checks.detail FROM copies LEFT JOIN copy_checks \
+     ON copy_checks.job_id = copies.job_id AND copy_checks.target = copies.target";
 
 fn record_from_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<CopyRecord> {
     Ok(CopyRecord {
@@ -83,6 +108,15 @@ fn record_from_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<CopyRecord> {
         error_code: (row.get::<_, Option<String>>(8)?)
             .map(|c| Code::parse(&c).unwrap_or(Code::ServiceError)),
         error_message: row.get(9)?,
+        last_check: match row.get::<_, Option<i64>>(10)? {
+            // A finding this version does not know reads as unreadable: a problem to look at.
+            Some(at_ms) => Some(Check {
+                at_ms,
+                finding: Finding::parse(&row.get::<_, String>(11)?).unwrap_or(Finding::Unreadable),
+                detail: row.get(12)?,
+            }),
+            None => None,
+        },
     })
 }
 
@@ -94,6 +128,11 @@ impl History {
                 "INSERT OR REPLACE INTO copies (job_id, target, made, location, bytes, sha256, at_ms, locked_until_ms, error_code, error_message) \
                  VALUES (?1, ?2, 1, ?3, ?4, ?5, ?6, ?7, NULL, NULL)",
                 params![job.to_string(), target, copy.location, copy.bytes as i64, copy.sha256, now_ms(), copy.locked_until_ms],
+            )?;
+            // A new copy: what verification found of an earlier one no longer holds.
+            tx.execute(
+                "DELETE FROM copy_checks WHERE job_id = ?1 AND target = ?2",
+                params![job.to_string(), target],
             )
         })?;
         Ok(())
@@ -117,7 +156,7 @@ impl History {
         let conn = self.conn.lock().unwrap();
         let mut statement = conn
             .prepare(&format!(
-                "{SELECT_COPIES} WHERE job_id = ?1 ORDER BY target"
+                "{SELECT_COPIES} WHERE copies.job_id = ?1 ORDER BY copies.target"
             ))
             .map_err(db_error)?;
         let rows = statement
@@ -127,8 +166,34 @@ impl History {
             .map_err(db_error)
     }
 
-    /// The kept backups (only `klant`'s when given) with no made copy on `target`, newest
-    /// first: the most recent backup is the one a second copy protects most.
+    /// What verification found of backup `job`'s copy on `target`.
+    pub fn copy_checked(&self, job: &str, target: &str, check: &Check) -> Result<()> {
+        self.write(Durability::Light, |tx| {
+            tx.execute(
+                "INSERT OR REPLACE INTO copy_checks (job_id, target, at_ms, finding, detail) VALUES (?1, ?2, ?3, ?4, ?5)",
+                params![job, target, check.at_ms, check.finding.as_str(), check.detail],
+            )
+        })?;
+        Ok(())
+    }
+
+    /// The made copies of the kept backups (only `klant`'s when given), each with the backup
+    /// it copies, oldest backup first: what verification checks.
+    pub fn made_copies(&self, klant: Option<&KlantKey>) -> Result<Vec<(HistoryEntry, CopyRecord)>> {
+        let mut made = Vec::new();
+        for entry in self.kept(klant)? {
+            for record in self.copies_of(&entry.id)? {
+                if record.made {
+                    made.push((entry.clone(), record));
+                }
+            }
+        }
+        Ok(made)
+    }
+
+    /// The kept backups (only `klant`'s when given) with no copy on `target` that holds (none
+    /// made, or the one made found missing or changed since), newest first: the most recent
+    /// backup is the one a second copy protects most.
     pub fn copies_missing(
         &self,
         klant: Option<&KlantKey>,
@@ -137,7 +202,12 @@ impl History {
         let made: std::collections::HashSet<String> = {
             let conn = self.conn.lock().unwrap();
             let mut statement = conn
-                .prepare("SELECT job_id FROM copies WHERE target = ?1 AND made = 1")
+                .prepare(
+                    "SELECT copies.job_id FROM copies LEFT JOIN copy_checks \
+                     ON copy_checks.job_id = copies.job_id AND copy_checks.target = copies.target \
+                     WHERE copies.target = ?1 AND made = 1 \
+                     AND coalesce(copy_checks.finding, 'intact') = 'intact'",
+                )
                 .map_err(db_error)?;
             let rows = statement
                 .query_map(params![target], |row| row.get(0))

@@ -59,6 +59,7 @@ pub fn typescript() -> String {
         crate::app::DemoInfo::decl(&cfg),
         crate::app::LaunchInfo::decl(&cfg),
         crate::app::TrayAction::decl(&cfg),
+        crate::app::CopyProblem::decl(&cfg),
         crate::app::VerifyReport::decl(&cfg),
         crate::app::ReportFormat::decl(&cfg),
         crate::app::ReportRequest::decl(&cfg),

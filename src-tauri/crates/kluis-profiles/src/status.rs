@@ -164,12 +164,22 @@ fn copies_of(
     let records = history.copies_of(&backup.id)?;
     let record = |target: &CopyTarget| records.iter().find(|r| r.target == target.id);
     let made = (targets.iter())
-        .filter(|t| record(t).is_some_and(|r| r.made))
+        .filter(|t| record(t).is_some_and(|r| r.holds()))
         .count();
+    // Why one does not hold it: the last try failed, or verification found the copy gone.
     let last_error = (targets.iter())
         .filter_map(|t| {
-            let record = record(t).filter(|r| !r.made)?;
-            Some(format!("{}: {}", t.name, record.error_message.as_deref()?))
+            let record = record(t).filter(|r| !r.holds())?;
+            let why = match &record.last_check {
+                Some(check) if record.made => {
+                    let detail = check.detail.as_deref().unwrap_or_default();
+                    format!("{} {detail}", check.finding.as_str())
+                        .trim()
+                        .to_string()
+                }
+                _ => record.error_message.clone()?,
+            };
+            Some(format!("{}: {why}", t.name))
         })
         .next();
     Ok(Copies {

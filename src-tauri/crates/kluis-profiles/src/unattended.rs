@@ -73,8 +73,12 @@ pub enum AfterSave {
     Pruned { rule: Retention, pruned: Pruned },
     /// The retention rule could not be applied.
     PruneFailed(Error),
-    /// The monthly verification read the klant's backups again.
-    Verified(Vec<Verified>),
+    /// The monthly verification read the klant's backups again, and its copies off this
+    /// computer back from their targets.
+    Verified {
+        verified: Vec<Verified>,
+        copies: Vec<kluis_copies::CopyChecked>,
+    },
     /// The monthly verification could not run.
     VerifyFailed(Error),
     /// A backup was copied to a copy target (`location` there).
@@ -231,7 +235,7 @@ pub async fn after_save(
 ) {
     let AfterSaveOf { history, targets } = after;
     // Before the rule: a copy is made while the newest backups are all still here.
-    for step in copy_missing(history.clone(), &profile.key(), targets).await {
+    for step in copy_missing(history.clone(), &profile.key(), targets.clone()).await {
         tell(profile, step);
     }
     if let Some(step) = apply_rule(history.clone(), &profile.key(), profile.retention.clone()).await
@@ -240,7 +244,7 @@ pub async fn after_save(
     }
     drop(turn); // the klant's next backup may start
     if profile.verify_monthly {
-        if let Some(step) = verify_monthly(history, profile.key()).await {
+        if let Some(step) = verify_monthly(history, profile.key(), targets).await {
             tell(profile, step);
         }
     }
@@ -333,10 +337,20 @@ pub async fn apply_rule(
 }
 
 /// The klant's backups read again when a month has passed since they last were.
-async fn verify_monthly(history: Arc<History>, key: KlantKey) -> Option<AfterSave> {
+async fn verify_monthly(
+    history: Arc<History>,
+    key: KlantKey,
+    targets: Vec<CopyTarget>,
+) -> Option<AfterSave> {
     let verified = tokio::task::spawn_blocking(move || {
         let now = kluis_core::clock::now_ms();
-        kluis_core::verify::verify_if_month_passed(&history, &key, now)
+        let Some(verified) = kluis_core::verify::verify_if_month_passed(&history, &key, now)?
+        else {
+            return Ok(None);
+        };
+        // The copies are read back in full once a month, with the backups here.
+        let copies = kluis_copies::check_copies(&history, &targets, Some(&key), true)?;
+        Ok(Some((verified, copies)))
     })
     .await
     .unwrap_or_else(|e| {
@@ -345,7 +359,7 @@ async fn verify_monthly(history: Arc<History>, key: KlantKey) -> Option<AfterSav
         )))
     });
     match verified {
-        Ok(Some(verified)) => Some(AfterSave::Verified(verified)),
+        Ok(Some((verified, copies))) => Some(AfterSave::Verified { verified, copies }),
         Ok(None) => None,
         Err(e) => Some(AfterSave::VerifyFailed(e)),
     }

@@ -14,6 +14,8 @@ use jiff::tz::TimeZone;
 use jiff::{Timestamp, Zoned};
 use kluis_core::{Code, History, HistoryEntry, KlantKey, Stage};
 
+use kluis_copies::CopyTarget;
+use kluis_core::copies::CopyRecord;
 use kluis_profiles::ProfileStore;
 
 /// One backup as a report shows it.
@@ -36,6 +38,9 @@ pub struct ReportRow {
     /// For an encrypted backup: the encrypted file's length and SHA-256 (`bytes`, `sha256`
     /// are the plain stream's).
     pub encrypted: Option<kluis_core::EncryptedFile>,
+    /// Its copies off this computer, each in words: "NAS: /mnt/nas/… (intact 2026-11-24
+    /// 09:00)", or why it is not there.
+    pub copies: Vec<String>,
 }
 
 /// How a backup in a report ended.
@@ -111,7 +116,37 @@ impl ReportRow {
             removed: entry.removed,
             last_check: entry.last_check.filter(|_| saved),
             encrypted: entry.encrypted.filter(|_| saved),
+            copies: Vec::new(),
         }
+    }
+}
+
+/// `record` in words for a report, its target named from `targets` (or by its id, when the
+/// target was removed since).
+fn copy_in_words(
+    record: &CopyRecord,
+    targets: &[CopyTarget],
+    time: impl Fn(i64) -> String,
+) -> String {
+    let target = (targets.iter())
+        .find(|t| t.id == record.target)
+        .map_or(record.target.as_str(), |t| t.name.as_str());
+    match (&record.last_check, record.made) {
+        (Some(check), true) => format!(
+            "{target}: {} ({} {})",
+            record.location.as_deref().unwrap_or_default(),
+            check.finding,
+            time(check.at_ms)
+        ),
+        (None, true) => format!(
+            "{target}: {} (copied {})",
+            record.location.as_deref().unwrap_or_default(),
+            time(record.at_ms)
+        ),
+        (_, false) => format!(
+            "{target}: not copied ({})",
+            record.error_message.as_deref().unwrap_or("not tried yet")
+        ),
     }
 }
 
@@ -153,15 +188,30 @@ pub fn report(
         .map_err(|e| kluis_core::Error::Config(format!("The day {to} cannot be used ({e}).")))?;
     let entries = history.between(start(from)?, start(end)?, profile)?;
     let names = kluis_profiles::klant_names(&profiles.list(), history)?;
-    let mut rows: Vec<ReportRow> = (entries.into_iter())
-        .map(|e| {
-            let klant = names
-                .get(&e.profile)
-                .cloned()
-                .unwrap_or_else(|| e.profile.to_string());
-            ReportRow::of(e, klant)
-        })
-        .collect();
+    let targets = profiles.settings().copy_targets;
+    let time = |ms: i64| {
+        (Timestamp::from_millisecond(ms).ok())
+            .map(|t| {
+                t.to_zoned(zone.clone())
+                    .strftime("%Y-%m-%d %H:%M")
+                    .to_string()
+            })
+            .unwrap_or_default()
+    };
+    let mut rows = Vec::new();
+    for e in entries {
+        let klant = names
+            .get(&e.profile)
+            .cloned()
+            .unwrap_or_else(|| e.profile.to_string());
+        let copies = (history.copies_of(&e.id)?.iter())
+            .map(|record| copy_in_words(record, &targets, time))
+            .collect();
+        rows.push(ReportRow {
+            copies,
+            ..ReportRow::of(e, klant)
+        });
+    }
     rows.sort_by(|a, b| {
         (a.klant.to_lowercase(), &a.profile_id, a.started_ms).cmp(&(
             b.klant.to_lowercase(),
@@ -179,7 +229,7 @@ pub fn report(
 }
 
 /// The CSV columns, in order.
-pub const CSV_COLUMNS: [&str; 18] = [
+pub const CSV_COLUMNS: [&str; 19] = [
     "klant",
     "profile_id",
     "job",
@@ -198,6 +248,7 @@ pub const CSV_COLUMNS: [&str; 18] = [
     "verification_detail",
     "encrypted_bytes",
     "encrypted_sha256",
+    "copies",
 ];
 
 /// A text cell as a spreadsheet may show it: never a formula — neither the cell as written
@@ -284,6 +335,7 @@ impl Report {
                     (row.encrypted.as_ref())
                         .map(|e| e.sha256.clone())
                         .unwrap_or_default(),
+                    cell(&row.copies.join(" | ")),
                 ],
             );
         }

@@ -85,6 +85,13 @@ async fn each_backup_is_copied_and_a_missed_copy_is_made_later() {
     assert_succeeded(&again);
     assert!(again.stdout.is_empty(), "nothing left to copy");
 
+    // The auditor's report lists each backup's copy.
+    let report = e.demo(&["report", "--csv"]).await;
+    assert_succeeded(&report);
+    let csv = String::from_utf8_lossy(&report.stdout);
+    let listed = format!("NAS: {}", copy_of(&nas, &second).display());
+    assert!(csv.contains(&listed), "{csv}");
+
     let history = e.history();
     let entry = &history.list(None, 10).unwrap()[0];
     let records = history.copies_of(&entry.id).unwrap();
@@ -131,4 +138,57 @@ async fn targets_are_checked_tested_and_removed() {
     assert!(String::from_utf8_lossy(&unknown.stderr).contains("there are: USB"));
     assert_succeeded(&e.demo(&["copy-target", "remove", "USB"]).await);
     assert!(e.demo(&["copy-target", "list"]).await.stdout.is_empty());
+}
+
+/// `kluis verify` looks at each copy too: as made, it passes; a copy deleted from the target is
+/// reported missing (exit 7, the backup here intact) and is pending again, so `kluis copy
+/// --pending` puts it back; a copy changed in place is caught by `--read-back-copies`.
+#[tokio::test(flavor = "multi_thread")]
+async fn verify_finds_a_lost_copy_and_it_is_made_again() {
+    let e = env(|c| c.payload_size = 50_000).await;
+    let nas = e.dir.path().join("nas");
+    std::fs::create_dir(&nas).unwrap();
+    let folder = nas.to_str().unwrap();
+    assert_succeeded(
+        &e.demo(&["copy-target", "add", "NAS", "--folder", folder])
+            .await,
+    );
+    let (local, _) = backup(&e).await;
+    let copy = copy_of(&nas, &local);
+
+    let clean = e.demo(&["verify", "--json"]).await;
+    assert_succeeded(&clean);
+    let lines = json_lines(&clean.stdout);
+    let copy_line = lines
+        .iter()
+        .find(|l| l["copy_target"] == "NAS")
+        .expect("a line per copy");
+    assert_eq!(copy_line["finding"], "intact");
+    assert_eq!(copy_line["location"], copy.to_str().unwrap());
+
+    std::fs::remove_file(&copy).unwrap();
+    let lost = e.demo(&["verify"]).await;
+    assert_eq!(lost.status.code(), Some(7), "a lost copy exits 7");
+    let said = String::from_utf8_lossy(&lost.stdout);
+    assert!(
+        said.contains("missing") && said.contains("copy on \"NAS\""),
+        "{said}"
+    );
+    assert_succeeded(&e.demo(&["copy", "--pending"]).await);
+    assert_eq!(
+        std::fs::read(&copy).unwrap(),
+        std::fs::read(&local).unwrap()
+    );
+
+    let mut bytes = std::fs::read(&copy).unwrap();
+    bytes[100] ^= 0xff;
+    std::fs::write(&copy, bytes).unwrap();
+    assert_succeeded(&e.demo(&["verify"]).await);
+    let read_back = e.demo(&["verify", "--read-back-copies"]).await;
+    assert_eq!(
+        read_back.status.code(),
+        Some(7),
+        "read back, the change is seen"
+    );
+    assert!(String::from_utf8_lossy(&read_back.stdout).contains("changed"));
 }

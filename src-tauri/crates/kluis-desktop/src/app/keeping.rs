@@ -5,6 +5,7 @@
 
 use std::sync::Arc;
 
+use kluis_core::history::Check;
 use kluis_core::retention::Retention;
 use kluis_core::verify::verify_kept;
 use kluis_core::{Error, History, HistoryEntry, KlantKey};
@@ -24,6 +25,21 @@ pub struct VerifyReport {
     #[ts(type = "number")]
     pub bytes: u64,
     pub problems: Vec<HistoryEntry>,
+    /// How many copies off this computer were looked at (there, with their length).
+    pub copies_checked: u32,
+    /// Those found missing, changed or unreadable, oldest backup first.
+    pub copy_problems: Vec<CopyProblem>,
+}
+
+/// A copy off this computer that verification found missing, changed or unreadable.
+#[derive(Debug, Clone, Serialize, ts_rs::TS)]
+pub struct CopyProblem {
+    /// The klant whose backup it copies.
+    pub profile: KlantKey,
+    /// The copy target's name.
+    pub target: String,
+    pub location: Option<String>,
+    pub check: Check,
 }
 
 /// See the module's text; also the auditors' report (`reports.rs`) and the dashboard
@@ -92,13 +108,19 @@ impl Keeping {
         made
     }
 
-    /// "Verify backups": every kept backup read again (off the async threads), each finding
-    /// recorded in the history for the dashboard.
+    /// "Verify backups": every kept backup read again and each of its copies off this computer
+    /// looked at (off the async threads), each finding recorded in the history for the
+    /// dashboard (a copy found missing is made again after its klant's next backup).
     pub async fn verify_backups(&self) -> AppResult<VerifyReport> {
         let history = self.shared.history.clone();
-        let verified = tokio::task::spawn_blocking(move || verify_kept(&history, None))
-            .await
-            .map_err(|e| Error::Io(format!("Verification stopped unexpectedly ({e}).")))??;
+        let targets = self.shared.settings().copy_targets;
+        let (verified, copies) = tokio::task::spawn_blocking(move || {
+            let verified = verify_kept(&history, None)?;
+            let copies = kluis_copies::check_copies(&history, &targets, None, false)?;
+            Ok::<_, Error>((verified, copies))
+        })
+        .await
+        .map_err(|e| Error::Io(format!("Verification stopped unexpectedly ({e}).")))??;
         let bytes = verified.iter().filter_map(|v| v.entry.bytes).sum();
         let mut problems: Vec<HistoryEntry> = (verified.iter())
             .filter(|v| v.check.finding.is_problem())
@@ -108,10 +130,21 @@ impl Keeping {
             })
             .collect();
         problems.reverse();
+        let copy_problems = (copies.iter())
+            .filter(|c| c.check.finding.is_problem())
+            .map(|c| CopyProblem {
+                profile: c.entry.profile.clone(),
+                target: c.target.name.clone(),
+                location: c.record.location.clone(),
+                check: c.check.clone(),
+            })
+            .collect();
         Ok(VerifyReport {
             verified: verified.len() as u32,
             bytes,
             problems,
+            copies_checked: copies.len() as u32,
+            copy_problems,
         })
     }
 }
@@ -150,9 +183,14 @@ pub(crate) fn log(_: &Profile, step: AfterSave) {
         AfterSave::PruneFailed(e) => {
             tracing::warn!(code = %e.code(), "the retention rule could not be applied")
         }
-        AfterSave::Verified(verified) => {
+        AfterSave::Verified { verified, copies } => {
             let problems = verified.iter().filter(|v| v.check.finding.is_problem());
-            tracing::info!(problems = problems.count(), "monthly verification done");
+            let copy_problems = copies.iter().filter(|c| c.check.finding.is_problem());
+            tracing::info!(
+                problems = problems.count(),
+                copy_problems = copy_problems.count(),
+                "monthly verification done"
+            );
         }
         AfterSave::VerifyFailed(e) => {
             tracing::warn!(code = %e.code(), "the monthly verification failed")

@@ -63,7 +63,7 @@ pub use background::{Background, LoginStart, NoLoginStart, TrayAction, HIDDEN_FL
 pub use backups::Backups;
 pub use encryption::EncryptionInput;
 use jobs::{JobRegistry, JobSlot};
-pub use keeping::{Keeping, VerifyReport};
+pub use keeping::{CopyProblem, Keeping, VerifyReport};
 pub use mail::MailInput;
 pub use plans::{PlanInput, Plans};
 pub use reports::{ReportExport, ReportFormat, ReportRequest};
