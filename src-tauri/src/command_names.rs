@@ -59,6 +59,7 @@ macro_rules! with_commands {
             add_copy_folder,
             test_copy_target,
             remove_copy_target,
+            set_copy_to,
             set_verify_monthly,
             set_encryption,
         ]

@@ -205,6 +205,15 @@ fn remove_copy_target(app: App<'_>, target_id: String) -> Res<Settings> {
 }
 
 #[tauri::command]
+fn set_copy_to(
+    app: App<'_>,
+    profile_id: String,
+    target_ids: Option<Vec<String>>,
+) -> Res<ProfileView> {
+    app.keeping.set_copy_to(&profile_id, target_ids)
+}
+
+#[tauri::command]
 async fn verify_backups(app: App<'_>) -> Res<VerifyReport> {
     app.keeping.verify_backups().await
 }

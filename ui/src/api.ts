@@ -106,6 +106,7 @@ export const api = {
   addCopyFolder: (name: string) => invoke<Settings>("add_copy_folder", { name }),
   testCopyTarget: (targetId: string) => invoke<void>("test_copy_target", { targetId }),
   removeCopyTarget: (targetId: string) => invoke<Settings>("remove_copy_target", { targetId }),
+  setCopyTo: (profileId: string, targetIds: string[] | null) => invoke<ProfileView>("set_copy_to", { profileId, targetIds }),
   setUnattendedAtOnce: (n: number) => invoke<Settings>("set_unattended_at_once", { n }),
   setPlan: (profileId: string, input: PlanInput) => invoke<ProfileView>("set_plan", { profileId, input }),
   /** The klant's outside monitor (a ping URL; null removes it). The URL never comes back. */

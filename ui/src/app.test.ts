@@ -6,7 +6,7 @@ import { GATHER_MS } from "./coalesce";
 import { FIRST_ROWS, OVERSCAN } from "./dashboard";
 import { languages } from "./i18n";
 
-const demoProfile: ProfileView = { id: "demo", name: "Demo", base_url: "https://127.0.0.1:1/webservice_v2", username: "demo", openapi_url: null, demo: true, trusted_cas: [], plan: null, monitor: false, next_backup_ms: null, retention: null, verify_monthly: false, encryption: null };
+const demoProfile: ProfileView = { id: "demo", name: "Demo", base_url: "https://127.0.0.1:1/webservice_v2", username: "demo", openapi_url: null, demo: true, trusted_cas: [], plan: null, monitor: false, next_backup_ms: null, retention: null, verify_monthly: false, encryption: null, copy_to: null };
 
 /** A klant's standing as the dashboard receives it: never backed up, no plan, unless told. */
 function klant(id: string, name: string, change: Partial<KlantStatus> = {}): KlantStatus {
@@ -26,10 +26,11 @@ let finishBackupAll: (() => void) | null = null;
 
 function fakeBackend(
   calls: Calls,
-  options: { loginStart?: boolean | "refused"; demoStarted?: boolean; resumed?: ResumedEvent[]; holdBackup?: boolean; history?: HistoryEntry[]; dialogClosed?: boolean; profiles?: ProfileView[]; refuseSignIn?: string[]; saveFolder?: string; monitorDown?: boolean; dashboard?: KlantStatus[]; wouldRemove?: HistoryEntry[]; verifyReport?: VerifyReport } = {},
+  options: { loginStart?: boolean | "refused"; demoStarted?: boolean; resumed?: ResumedEvent[]; holdBackup?: boolean; history?: HistoryEntry[]; dialogClosed?: boolean; profiles?: ProfileView[]; refuseSignIn?: string[]; saveFolder?: string; monitorDown?: boolean; dashboard?: KlantStatus[]; wouldRemove?: HistoryEntry[]; verifyReport?: VerifyReport; copyTargets?: Settings["copy_targets"] } = {},
 ) {
   let started = options.demoStarted ?? false;
-  let settings: Settings = { ...defaultSettings, save_folder: options.saveFolder ?? null };
+  let settings: Settings = { ...defaultSettings, save_folder: options.saveFolder ?? null, copy_targets: options.copyTargets ?? [] };
+  let copyTo: string[] | null = null;
   let loginStart = options.loginStart === true;
   mockIPC((cmd, args) => {
     calls.push({ cmd, args: (args ?? {}) as Record<string, unknown> });
@@ -154,6 +155,9 @@ function fakeBackend(
         const encryption = input.kind === "passphrase" ? { kind: "passphrase" } : input.kind === "recipient" ? { kind: "recipient", recipient: input.recipient } : null;
         return { ...demoProfile, encryption };
       }
+      case "set_copy_to":
+        copyTo = (args as { targetIds: string[] | null }).targetIds;
+        return { ...demoProfile, copy_to: copyTo };
       case "set_verify_monthly":
         return { ...demoProfile, verify_monthly: (args as { on: boolean }).on };
       case "set_retention":
@@ -1019,6 +1023,21 @@ describe("Kluis UI", () => {
       await click("keep-confirm");
       expect(calls.find((c) => c.cmd === "set_retention")?.args).toEqual({ profileId: "demo", rule: { keep_last: 2 } });
       expect(byTest("keep-state")?.textContent).toBe("Rule: the newest 2.");
+    });
+
+    it("copies a klant's backups to the targets ticked, and to every one when all are", async () => {
+      const place = { kind: "folder" as const, path: "/mnt/x" };
+      fakeBackend(calls, { demoStarted: true, saveFolder: "/home/user/Backups", copyTargets: [{ id: "t-nas", name: "NAS", place }, { id: "t-usb", name: "USB", place }] });
+      await startUi();
+      await settle();
+      await click("edit-profile");
+      const usb = () => byTest("copy-to-USB") as HTMLInputElement;
+      expect(usb().checked, "every target, unless the klant chose").toBe(true);
+      await click("copy-to-USB");
+      expect(calls.filter((c) => c.cmd === "set_copy_to").at(-1)?.args).toEqual({ profileId: "demo", targetIds: ["t-nas"] });
+      expect(usb().checked).toBe(false);
+      await click("copy-to-USB");
+      expect(calls.filter((c) => c.cmd === "set_copy_to").at(-1)?.args, "all ticked: every one").toEqual({ profileId: "demo", targetIds: null });
     });
 
     it("saves a rule that removes nothing now without asking, and an empty rule as none; turns monthly verification on", async () => {

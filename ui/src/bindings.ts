@@ -213,7 +213,11 @@ verify_monthly: boolean,
 /**
  * How its backups are encrypted (no secret: a passphrase stays in the keyring).
  */
-encryption: EncryptionSetting | null, };
+encryption: EncryptionSetting | null, 
+/**
+ * The copy targets (ids) its backups go to; null: every one.
+ */
+copy_to: Array<string> | null, };
 
 export type ProfileInput = { id: string | null, name: string, base_url: string, username: string, api_key: string | null, password: string | null, openapi_url: string | null, };
 

@@ -123,6 +123,20 @@ export function setVerifyMonthly(profile: ProfileView, on: boolean): Promise<voi
   return guarded(async () => replaceProfile(await api.setVerifyMonthly(profile.id, on)), profile.id);
 }
 
+/** Whether `profile`'s backups go to copy target `targetId` (every target, unless it chose). */
+export function copiesTo(profile: ProfileView, targetId: string): boolean {
+  return profile.copy_to === null || profile.copy_to.includes(targetId);
+}
+
+/** Ticks or unticks copy target `targetId` for `profile`; every target ticked is "every one"
+ * (so a target added later gets its backups too). */
+export function setCopyTo(profile: ProfileView, targetId: string, on: boolean): Promise<void> {
+  const all = state.settings.value.copy_targets.map((t) => t.id);
+  const chosen = all.filter((id) => (id === targetId ? on : copiesTo(profile, id)));
+  const targetIds = chosen.length === all.length ? null : chosen;
+  return guarded(async () => replaceProfile(await api.setCopyTo(profile.id, targetIds)), profile.id);
+}
+
 /** Saves the typed ping URL as the klant's monitor (or removes it with `null`). */
 export function saveMonitor(profile: ProfileView, remove = false): Promise<void> {
   const draft = planDraft(profile);

@@ -357,6 +357,7 @@ export const en = {
   copyTestOk: "Written and read back.",
   copyTestFailed: "Could not write there",
   copyRemove: "Remove",
+  copyToTitle: "Copy this klant's backups to",
 };
 
 /** What every language gives: a text for each of English's keys. */

@@ -358,4 +358,5 @@ export const nl: Dictionary = {
   copyTestOk: "Geschreven en teruggelezen.",
   copyTestFailed: "Kon daar niet schrijven",
   copyRemove: "Verwijderen",
+  copyToTitle: "Kopieer de back-ups van deze klant naar",
 };

@@ -1,7 +1,7 @@
 // A profile's plan (in its form): when Kluis backs the klant up on its own, and when next.
 // The draft lives in the state; the schedule is checked by Rust when it is saved.
 import { h } from "preact";
-import { confirmRetention, editKeep, editPlan, planDraft, saveEncryption, saveMonitor, savePlan, saveRetention, setVerifyMonthly, testMonitor } from "../actions/plan";
+import { confirmRetention, copiesTo, editKeep, editPlan, planDraft, saveEncryption, saveMonitor, savePlan, saveRetention, setCopyTo, setVerifyMonthly, testMonitor } from "../actions/plan";
 import { closeProfileForm } from "../actions/profiles";
 import type { Day, HistoryEntry, ProfileView, Retention, Schedule } from "../bindings";
 import { bytes, dateTime } from "../format";
@@ -162,6 +162,21 @@ function RetentionSection({ profile }: { profile: ProfileView }) {
           ),
         ),
     h(Check, { test: "verify-monthly", label: t("verifyMonthly"), checked: profile.verify_monthly, onToggle: (on) => void setVerifyMonthly(profile, on) }),
+    h(CopyTo, { profile }),
+  );
+}
+
+/** Which copy targets the klant's backups go to: each one ticked unless the klant left it. */
+function CopyTo({ profile }: { profile: ProfileView }) {
+  const targets = state.settings.value.copy_targets;
+  if (targets.length === 0) return null;
+  return h(
+    "fieldset",
+    { class: "copy-to", "data-test": "copy-to" },
+    h("legend", {}, t("copyToTitle")),
+    targets.map((target) =>
+      h(Check, { key: target.id, test: `copy-to-${target.name}`, label: target.name, checked: copiesTo(profile, target.id), onToggle: (on) => void setCopyTo(profile, target.id, on) }),
+    ),
   );
 }
 

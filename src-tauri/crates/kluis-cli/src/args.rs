@@ -373,6 +373,13 @@ pub struct PlanArgs {
     /// Read all the klant's backups again once a month, after a backup (`on` or `off`).
     #[arg(long, value_name = "on|off", value_parser = on_off)]
     pub verify_monthly: Option<bool>,
+    /// Copy this klant's backups to these copy targets only (repeat for each; see `kluis
+    /// copy-target list`).
+    #[arg(long, value_name = "TARGET")]
+    pub copy_to: Vec<String>,
+    /// Copy this klant's backups to every copy target again (the default).
+    #[arg(long, conflicts_with = "copy_to")]
+    pub copy_to_all: bool,
 }
 
 fn on_off(text: &str) -> std::result::Result<bool, String> {

@@ -63,7 +63,11 @@ pub fn target(cli: &Cli, command: &CopyTargetCommand) -> Result<()> {
 
 /// The target named `name` (case aside).
 fn named(profiles: &ProfileStore, name: &str) -> Result<CopyTarget> {
-    let targets = profiles.settings().copy_targets;
+    named_in(&profiles.settings().copy_targets, name)
+}
+
+/// Of `targets`, the one named `name` (case aside), or what the names are.
+pub fn named_in(targets: &[CopyTarget], name: &str) -> Result<CopyTarget> {
     (targets.iter())
         .find(|t| t.name.eq_ignore_ascii_case(name.trim()))
         .cloned()
@@ -98,6 +102,7 @@ pub async fn pending(cli: &Cli, profile: Option<&str>, json: bool) -> Result<()>
         .map(|klant| klant.key());
     let names = kluis_profiles::klant_names(&saved, &history)?;
     let mut failed = 0;
+    let targets = kluis_profiles::unattended::targets_by_klant(saved, targets);
     let pending = kluis_profiles::unattended::copy_pending(history.clone(), klant, targets);
     for klant in pending.await? {
         let name = (names.get(&klant.klant).cloned()).unwrap_or_else(|| klant.klant.to_string());

@@ -225,10 +225,22 @@ pub fn plan(cli: &Cli, args: &PlanArgs) -> Result<()> {
         (None, true) => Some(None),
         (None, false) => None,
     };
-    let nothing = args.ping.is_none() && !args.no_ping && args.verify_monthly.is_none();
+    let copy_to = match (args.copy_to.as_slice(), args.copy_to_all) {
+        ([], false) => None,
+        ([], true) => Some(None),
+        (names, _) => {
+            let targets = profiles.settings().copy_targets;
+            let ids = (names.iter())
+                .map(|name| crate::copies::named_in(&targets, name).map(|t| t.id))
+                .collect::<Result<Vec<_>>>()?;
+            Some(Some(ids))
+        }
+    };
+    let nothing =
+        args.ping.is_none() && !args.no_ping && args.verify_monthly.is_none() && copy_to.is_none();
     if !changes_schedule && nothing && retention.is_none() {
         return Err(Error::Config(
-            "Say what to change: --daily HH:MM, --weekdays HH:MM, --weekly DAY HH:MM, --every 6h, --manual, --pause, --resume, --ping URL, --no-ping, --keep-last N (--keep-daily/--keep-weekly/--keep-monthly N), --keep-all or --verify-monthly on|off.".into(),
+            "Say what to change: --daily HH:MM, --weekdays HH:MM, --weekly DAY HH:MM, --every 6h, --manual, --pause, --resume, --ping URL, --no-ping, --keep-last N (--keep-daily/--keep-weekly/--keep-monthly N), --keep-all, --verify-monthly on|off, --copy-to TARGET or --copy-to-all.".into(),
         ));
     }
     let ping_url = match &args.ping {
@@ -253,6 +265,9 @@ pub fn plan(cli: &Cli, args: &PlanArgs) -> Result<()> {
             if let Some(on) = args.verify_monthly {
                 profile.verify_monthly = on;
             }
+            if let Some(copy_to) = copy_to.clone() {
+                profile.copy_to = copy_to;
+            }
             profile.plan = if let Some(schedule) = schedule {
                 Plan::reschedule(profile.plan.take(), schedule, false, now)?
             } else if args.pause || args.resume {
@@ -275,10 +290,19 @@ pub fn plan(cli: &Cli, args: &PlanArgs) -> Result<()> {
         })
         .map_err(ProfileError::into_core)?;
     let history = open_history(cli.history_db.as_ref())?;
-    let targets = profiles.settings().copy_targets;
+    let all = profiles.settings().copy_targets;
+    let targets = profile.copy_targets(&all);
     let status = klant_status(&profile, &history, &targets, &jiff::Zoned::now())?;
+    let copies = match (all.is_empty(), targets.as_slice()) {
+        (true, _) => String::new(),
+        (false, []) => " Its backups are not copied off this computer.".into(),
+        (false, chosen) => {
+            let names: Vec<&str> = chosen.iter().map(|t| t.name.as_str()).collect();
+            format!(" Its backups are copied to {}.", names.join(", "))
+        }
+    };
     eprintln!(
-        "kluis: {}{} Retention: {}.{}",
+        "kluis: {}{} Retention: {}.{}{copies}",
         display::plan_line(&status),
         display::monitor_note(&profile),
         profile.retention.clone().unwrap_or_default().describe(),

@@ -30,6 +30,8 @@ pub struct ProfileView {
     pub verify_monthly: bool,
     /// How its backups are encrypted (no secret: a passphrase stays in the keyring).
     pub encryption: Option<kluis_core::encryption::EncryptionSetting>,
+    /// The copy targets (ids) its backups go to; null: every one.
+    pub copy_to: Option<Vec<String>>,
 }
 
 impl From<&Profile> for ProfileView {
@@ -51,6 +53,7 @@ impl From<&Profile> for ProfileView {
             retention: p.retention.clone(),
             verify_monthly: p.verify_monthly,
             encryption: p.encryption.clone(),
+            copy_to: p.copy_to.clone(),
         }
     }
 }

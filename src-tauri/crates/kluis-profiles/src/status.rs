@@ -91,11 +91,11 @@ pub fn klant_statuses(
 ) -> kluis_core::Result<Vec<KlantStatus>> {
     let targets = profiles.settings().copy_targets;
     (profiles.list().iter())
-        .map(|p| klant_status(p, history, &targets, now))
+        .map(|p| klant_status(p, history, &p.copy_targets(&targets), now))
         .collect()
 }
 
-/// `profile`'s standing at `now`, its copies counted on `targets`.
+/// `profile`'s standing at `now`, its copies counted on `targets` (those it is copied to).
 pub fn klant_status(
     profile: &Profile,
     history: &History,

@@ -79,9 +79,24 @@ pub struct Profile {
     /// Encrypt the klant's backups as they download (a passphrase's secret in the keyring).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub encryption: Option<kluis_core::encryption::EncryptionSetting>,
+    /// The copy targets (their ids) this klant's backups are copied to; none set: every one
+    /// (a target added later gets them too).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub copy_to: Option<Vec<String>>,
 }
 
 impl Profile {
+    /// Of the office's copy targets `all`, those this klant's backups go to.
+    pub fn copy_targets(&self, all: &[kluis_copies::CopyTarget]) -> Vec<kluis_copies::CopyTarget> {
+        match &self.copy_to {
+            None => all.to_vec(),
+            Some(chosen) => (all.iter())
+                .filter(|t| chosen.contains(&t.id))
+                .cloned()
+                .collect(),
+        }
+    }
+
     /// The key the history records this profile's backups under.
     pub fn key(&self) -> KlantKey {
         KlantKey::profile(&self.id)
@@ -104,6 +119,7 @@ impl Profile {
             retention: None,
             verify_monthly: false,
             encryption: None,
+            copy_to: None,
         }
     }
 
@@ -496,6 +512,7 @@ mod tests {
             retention: None,
             verify_monthly: false,
             encryption: None,
+            copy_to: None,
         }
     }
 

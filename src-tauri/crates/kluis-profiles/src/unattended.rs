@@ -234,6 +234,7 @@ pub async fn after_save(
     tell: &(dyn Fn(&Profile, AfterSave) + Send + Sync),
 ) {
     let AfterSaveOf { history, targets } = after;
+    let targets = profile.copy_targets(&targets);
     // Before the rule: a copy is made while the newest backups are all still here.
     for step in copy_missing(history.clone(), &profile.key(), targets.clone()).await {
         tell(profile, step);
@@ -288,12 +289,25 @@ pub struct PendingCopies {
     pub copied: Option<Vec<kluis_copies::Copied>>,
 }
 
-/// The copies kept backups lack on `targets` (only `klant`'s when given), made klant by klant
-/// under each klant's turn, as after a backup: `kluis copy --pending`, and the app at start.
+/// Which of the office's copy targets `all` each klant's backups go to: a saved profile's
+/// choice (of `saved`), every one for a klant backed up with flags.
+pub fn targets_by_klant(
+    saved: Vec<Profile>,
+    all: Vec<CopyTarget>,
+) -> impl Fn(&KlantKey) -> Vec<CopyTarget> {
+    move |klant| match saved.iter().find(|p| &p.key() == klant) {
+        Some(profile) => profile.copy_targets(&all),
+        None => all.clone(),
+    }
+}
+
+/// The copies kept backups lack (only `klant`'s when given), made klant by klant under each
+/// klant's turn, as after a backup — each klant's to the targets `targets_for` gives it (a
+/// saved profile's choice, or every one): `kluis copy --pending`, and the app at start.
 pub async fn copy_pending(
     history: Arc<History>,
     klant: Option<KlantKey>,
-    targets: Vec<CopyTarget>,
+    targets_for: impl Fn(&KlantKey) -> Vec<CopyTarget>,
 ) -> Result<Vec<PendingCopies>> {
     let klanten: Vec<KlantKey> = match klant {
         Some(klant) => vec![klant],
@@ -312,7 +326,7 @@ pub async fn copy_pending(
             });
             continue;
         };
-        let targets = targets.clone();
+        let targets = targets_for(&klant);
         let copied =
             kluis_copies::copy_missing_in_background(history.clone(), Some(klant.clone()), targets);
         let copied = Some(copied.await?);

@@ -1039,3 +1039,70 @@ async fn a_profiles_backups_are_encrypted_with_its_saved_passphrase() {
         .unwrap()
         .ends_with(".age"));
 }
+
+/// A klant's copies go to the targets its plan names (`--copy-to`), the others' to every
+/// target; a name that is not a target is refused with the names there are, and
+/// `--copy-to-all` goes back to every one.
+#[tokio::test]
+async fn each_klant_is_copied_where_its_plan_says() {
+    let env = office().await;
+    let key = kluis_sim::config::DEMO_API_KEY.to_string();
+    env.add("Bakker", "bakker", &key, KLANT_PASSWORD).await;
+    env.add("Visser", "visser", &key, KLANT_PASSWORD).await;
+    let (nas, usb) = (env.dir.path().join("nas"), env.dir.path().join("usb"));
+    for (name, folder) in [("NAS", &nas), ("USB", &usb)] {
+        std::fs::create_dir(folder).unwrap();
+        let add = [
+            "copy-target",
+            "add",
+            name,
+            "--folder",
+            folder.to_str().unwrap(),
+        ];
+        assert_succeeded(&env.saved(&add, &[]).await);
+    }
+    let unknown = env
+        .saved(&["plan", "Bakker", "--copy-to", "Cloud"], &[])
+        .await;
+    assert!(!unknown.status.success());
+    assert!(
+        stderr(&unknown).contains("there are: NAS, USB"),
+        "{}",
+        stderr(&unknown)
+    );
+    let only_nas = env
+        .saved(&["plan", "Bakker", "--copy-to", "nas"], &[])
+        .await;
+    assert_succeeded(&only_nas);
+    assert!(
+        stderr(&only_nas).contains("copied to NAS."),
+        "{}",
+        stderr(&only_nas)
+    );
+
+    let root = env.dir.path().join("backups");
+    std::fs::create_dir_all(&root).unwrap();
+    assert_succeeded(&env.backup_all(&root, &[]).await);
+    let klanten = |target: &Path| -> Vec<String> {
+        let mut names: Vec<String> = (std::fs::read_dir(target).unwrap())
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        names.sort();
+        names
+    };
+    assert_eq!(klanten(&nas), ["Bakker", "Visser"]);
+    assert_eq!(klanten(&usb), ["Visser"], "Bakker's backups stay off USB");
+    let status = env.saved(&["status", "--json"], &[]).await;
+    let wanted: Vec<Value> = (json_lines(&status))
+        .iter()
+        .map(|l| l["copies"]["wanted"].clone())
+        .collect();
+    assert_eq!(wanted, [1, 2], "Bakker's one target, Visser's two");
+
+    let all = env.saved(&["plan", "Bakker", "--copy-to-all"], &[]).await;
+    assert!(
+        stderr(&all).contains("copied to NAS, USB."),
+        "{}",
+        stderr(&all)
+    );
+}

@@ -42,6 +42,7 @@ impl Accounts {
                     retention: None,
                     verify_monthly: false,
                     encryption: None,
+                    copy_to: None,
                 })?;
             }
             *running = Some(demo);

@@ -14,7 +14,7 @@ use kluis_profiles::{KlantTurn, Turn};
 use serde::Serialize;
 
 use super::shared::Shared;
-use crate::error::AppResult;
+use crate::error::{AppError, AppResult};
 use crate::profiles::{Profile, ProfileStore, ProfileView};
 
 /// What "Verify backups" found: how many backups were read, and those that cannot be relied
@@ -69,6 +69,24 @@ impl Keeping {
         Ok(rule.select(kept, &zone).remove)
     }
 
+    /// Which copy targets profile `id`'s backups go to (`None`: every one, also those added
+    /// later); an id that is not a target is refused.
+    pub fn set_copy_to(&self, id: &str, targets: Option<Vec<String>>) -> AppResult<ProfileView> {
+        let all = self.shared.settings().copy_targets;
+        if let Some(unknown) = (targets.iter().flatten()).find(|t| !all.iter().any(|a| &a.id == *t))
+        {
+            return Err(AppError::NotFound(format!(
+                "The copy target {} is no longer set; choose again.",
+                unknown.chars().take(40).collect::<String>()
+            )));
+        }
+        let profile = self.shared.profiles.update(id, |profile| {
+            profile.copy_to = targets;
+            Ok(())
+        })?;
+        Ok(self.shared.view(&profile))
+    }
+
     /// "Verify this klant's backups once a month" on or off for profile `id`.
     pub fn set_verify_monthly(&self, id: &str, on: bool) -> AppResult<ProfileView> {
         let profile = self.shared.profiles.update(id, |profile| {
@@ -88,6 +106,7 @@ impl Keeping {
             return 0;
         }
         let history = self.shared.history.clone();
+        let targets = unattended::targets_by_klant(self.shared.profiles.list(), targets);
         let pending = match unattended::copy_pending(history, None, targets).await {
             Ok(pending) => pending,
             Err(e) => {

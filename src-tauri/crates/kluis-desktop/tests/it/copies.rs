@@ -60,6 +60,17 @@ async fn a_folder_from_the_dialog_gets_each_saved_backup() {
         "the dashboard counts it"
     );
 
+    // The klant may leave a target: its view says so; an unknown target is refused.
+    let unknown = app.keeping.set_copy_to("demo", Some(vec!["gone".into()]));
+    assert_eq!(unknown.unwrap_err().code().as_str(), "not_found");
+    let chosen = app.keeping.set_copy_to("demo", Some(Vec::new())).unwrap();
+    assert_eq!(chosen.copy_to, Some(Vec::new()));
+    assert!(
+        app.keeping.dashboard().unwrap()[0].copies.is_none(),
+        "no copy wanted"
+    );
+    app.keeping.set_copy_to("demo", None).unwrap();
+
     let after = app.settings.remove_copy_target(&target.id).unwrap();
     assert!(after.copy_targets.is_empty());
     assert!(copy.exists(), "its copies stay");
