@@ -269,7 +269,12 @@ id: string,
 /**
  * The user's name for it, such as "NAS" or "USB disk".
  */
-name: string, place: Place, };
+name: string, place: Place, 
+/**
+ * The target's own retention rule for the copies it holds (none: every copy is kept),
+ * e.g. monthly for 7 years while this computer keeps the last 14.
+ */
+keep?: Retention | null, };
 
 export type MailInput = { settings: MailSettings, password: string | null, };
 

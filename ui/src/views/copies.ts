@@ -5,6 +5,7 @@ import { addCopyFolder, removeCopyTarget, testCopyTarget } from "../actions/sett
 import { t } from "../i18n";
 import { state } from "../state";
 import { Field } from "./fields";
+import { describeRule } from "./plan";
 
 export function CopyTargets() {
   const targets = state.settings.value.copy_targets;
@@ -28,6 +29,7 @@ export function CopyTargets() {
               h("strong", {}, target.name),
               " ",
               h("span", { class: "note" }, target.place.path),
+              h("p", { class: "note", "data-test": "copy-keep" }, describeRule(target.keep ?? null)),
               h(
                 "div",
                 { class: "row" },

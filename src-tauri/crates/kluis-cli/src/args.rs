@@ -257,6 +257,18 @@ pub enum CopyTargetCommand {
         /// The target's name.
         name: String,
     },
+    /// Set the target's own retention rule for the copies it holds (e.g. --keep-monthly 84
+    /// while this computer keeps the last 14), applied after each copy: only copies Kluis made,
+    /// still as made, never the newest good one. --keep-all keeps every copy (the default).
+    Keep {
+        /// The target's name.
+        name: String,
+        #[command(flatten)]
+        retention: RetentionArgs,
+        /// Keep every copy.
+        #[arg(long, conflicts_with_all = ["keep_last", "keep_daily", "keep_weekly", "keep_monthly"])]
+        keep_all: bool,
+    },
     /// Stop copying to a target (the copies already there stay, and so does their record).
     Remove {
         /// The target's name.

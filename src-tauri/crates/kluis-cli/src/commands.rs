@@ -188,10 +188,15 @@ async fn backup_command(cli: &Cli, args: &BackupArgs) -> Result<()> {
     // profile (`kluis_profiles::unattended::after_save`).
     let history = engine.history();
     let targets = settings.map(|s| s.copy_targets).unwrap_or_default();
+    let settings_targets = targets.clone();
     match kluis_profiles::take_turn(history, &klant)? {
         Some(_turn) => {
             let copies = kluis_profiles::unattended::copy_missing(history.clone(), &klant, targets);
             for step in copies.await {
+                crate::prune::tell(&klant, label(args), step);
+            }
+            let all = settings_targets.as_slice();
+            for step in kluis_profiles::unattended::prune_targets(history.clone(), &klant, all).await {
                 crate::prune::tell(&klant, label(args), step);
             }
             let rule = args.retention.rule();

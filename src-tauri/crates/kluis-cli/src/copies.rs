@@ -49,6 +49,31 @@ pub fn target(cli: &Cli, command: &CopyTargetCommand) -> Result<()> {
             eprintln!("kluis: copy target \"{}\" can be written.", target.name);
             Ok(())
         }
+        CopyTargetCommand::Keep {
+            name,
+            retention,
+            keep_all,
+        } => {
+            let target = named(&profiles, name)?;
+            let rule = match (retention.rule(), keep_all) {
+                (Some(rule), _) => Some(rule),
+                (None, true) => None,
+                (None, false) => {
+                    return Err(Error::Config(
+                        "Say what the target keeps: --keep-last N, --keep-daily N, --keep-weekly N, --keep-monthly N, or --keep-all.".into(),
+                    ))
+                }
+            };
+            let kept = (profiles.set_copy_target_rule(&target.id, rule))
+                .map_err(ProfileError::into_core)?;
+            let target = named_in(&kept.copy_targets, &target.name)?;
+            eprintln!(
+                "kluis: copy target \"{}\": {}.",
+                target.name,
+                target.describe()
+            );
+            Ok(())
+        }
         CopyTargetCommand::Remove { name } => {
             let target = named(&profiles, name)?;
             (profiles.remove_copy_target(&target.id)).map_err(ProfileError::into_core)?;

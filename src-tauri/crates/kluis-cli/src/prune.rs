@@ -169,6 +169,24 @@ pub fn tell(key: &KlantKey, name: &str, step: AfterSave) {
         AfterSave::Copied { target, location } => {
             eprintln!("kluis: {name}: copied to \"{target}\": {location}")
         }
+        AfterSave::TargetPruned { pruned, .. }
+            if pruned.removed.is_empty() && pruned.spared.is_empty() => {}
+        AfterSave::TargetPruned {
+            target,
+            rule,
+            pruned,
+        } => {
+            eprintln!(
+                "kluis: {name}: on \"{target}\", {} removed ({}); {} kept.",
+                pruned.removed.len(),
+                rule.describe(),
+                pruned.kept
+            );
+            print_spared(&pruned);
+        }
+        AfterSave::TargetPruneFailed { target, error } => eprintln!(
+            "kluis: {name}: the rule of copy target \"{target}\" could not be applied: {error}"
+        ),
         AfterSave::CopyFailed { target, error } => eprintln!(
             "kluis: {name}: the backup is saved here, but not yet copied to \"{target}\" (tried again after the next backup, or with `kluis copy --pending`): {error}"
         ),

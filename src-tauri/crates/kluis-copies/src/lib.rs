@@ -94,6 +94,27 @@ fn copy_one(history: &History, entry: &HistoryEntry, target: &CopyTarget) -> Res
     }
 }
 
+/// `target`'s own retention rule applied to `klant`'s copies on it (see kluis-core's
+/// `prune_copies`), when it has one that removes anything; on a blocking thread.
+pub async fn prune_target(
+    history: Arc<History>,
+    target: &CopyTarget,
+    klant: &KlantKey,
+) -> Option<Result<kluis_core::retention::Pruned>> {
+    let rule = target.keep.clone().filter(|r| !r.keeps_everything())?;
+    let (id, klant) = (target.id.clone(), klant.clone());
+    let pruned = tokio::task::spawn_blocking(move || {
+        let zone = jiff::tz::TimeZone::system();
+        let mode = kluis_core::retention::Mode::Delete;
+        kluis_core::retention::prune_copies(&history, &id, &klant, &rule, &zone, mode)
+    });
+    Some(pruned.await.unwrap_or_else(|e| {
+        Err(Error::Io(format!(
+            "Applying the copy target's rule stopped unexpectedly ({e})."
+        )))
+    }))
+}
+
 /// "Test": whether `target` can be written now (a small file written, read back, removed).
 pub fn test(target: &CopyTarget) -> Result<()> {
     match &target.place {

@@ -14,6 +14,10 @@ pub struct CopyTarget {
     /// The user's name for it, such as "NAS" or "USB disk".
     pub name: String,
     pub place: Place,
+    /// The target's own retention rule for the copies it holds (none: every copy is kept),
+    /// e.g. monthly for 7 years while this computer keeps the last 14.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub keep: Option<kluis_core::retention::Retention>,
 }
 
 /// Where a target's copies go.
@@ -37,6 +41,7 @@ impl CopyTarget {
             id: uuid::Uuid::new_v4().to_string(),
             name: CopyTarget::checked_name(name)?,
             place: place.checked()?,
+            keep: None,
         })
     }
 
@@ -52,10 +57,14 @@ impl CopyTarget {
         Ok(name.to_string())
     }
 
-    /// What it is, for a list: "folder /mnt/nas/kluis".
+    /// What it is, for a list: "folder /mnt/nas/kluis, keep 84 monthly".
     pub fn describe(&self) -> String {
-        match &self.place {
+        let place = match &self.place {
             Place::Folder { path } => format!("folder {path}"),
+        };
+        match &self.keep {
+            Some(rule) if !rule.keeps_everything() => format!("{place}, {}", rule.describe()),
+            _ => format!("{place}, every copy kept"),
         }
     }
 }
@@ -90,7 +99,7 @@ mod tests {
         let folder = |path: &str| Place::Folder { path: path.into() };
         let nas = CopyTarget::new(" NAS ", folder("/mnt/nas/kluis")).unwrap();
         assert_eq!(nas.name, "NAS");
-        assert_eq!(nas.describe(), "folder /mnt/nas/kluis");
+        assert_eq!(nas.describe(), "folder /mnt/nas/kluis, every copy kept");
         assert_ne!(
             nas.id,
             CopyTarget::new("NAS", folder("/mnt/nas")).unwrap().id

@@ -15,7 +15,7 @@ use uuid::Uuid;
 use crate::clock::now_ms;
 use crate::error::{Code, Error, Result};
 use crate::finding::Finding;
-use crate::history::{db_error, Check, Durability, History, HistoryEntry};
+use crate::history::{db_error, Check, Durability, History, HistoryEntry, Removal};
 use crate::klant_key::KlantKey;
 
 /// One backup's copy on one target.
@@ -43,16 +43,15 @@ pub struct CopyRecord {
     pub error_message: Option<String>,
     /// What the last verification found of the copy.
     pub last_check: Option<Check>,
+    /// The copy was deleted by its target's retention rule: when, and which rule.
+    pub removed: Option<Removal>,
 }
 
 impl CopyRecord {
-    /// Made, and not found missing, changed or unreadable since.
+    /// Made, not removed by a rule, and not found missing, changed or unreadable since.
     pub fn holds(&self) -> bool {
-        self.made
-            && !self
-                .last_check
-                .as_ref()
-                .is_some_and(|c| c.finding.is_problem())
+        let found_lost = (self.last_check.as_ref()).is_some_and(|c| c.finding.is_problem());
+        self.made && self.removed.is_none() && !found_lost
     }
 }
 
@@ -79,6 +78,13 @@ CREATE TABLE IF NOT EXISTS copies (
     error_message TEXT,
     PRIMARY KEY (job_id, target)
 );
+CREATE TABLE IF NOT EXISTS copy_removals (
+    job_id TEXT NOT NULL,
+    target TEXT NOT NULL,
+    at_ms INTEGER NOT NULL,
+    rule TEXT NOT NULL,
+    PRIMARY KEY (job_id, target)
+);
 CREATE TABLE IF NOT EXISTS copy_checks (
     job_id TEXT NOT NULL,
     target TEXT NOT NULL,
@@ -91,8 +97,11 @@ CREATE TABLE IF NOT EXISTS copy_checks (
 
 const SELECT_COPIES: &str = "SELECT copies.job_id, copies.target, made, location, bytes, \
      sha256, copies.at_ms, locked_until_ms, error_code, error_message, copy_checks.at_ms, \
-     copy_checks.finding, copy_checks.detail FROM copies LEFT JOIN copy_checks \
-     ON copy_checks.job_id = copies.job_id AND copy_checks.target = copies.target";
+     copy_checks.finding, copy_checks.detail, copy_removals.at_ms, copy_removals.rule \
+     FROM copies LEFT JOIN copy_checks \
+     ON copy_checks.job_id = copies.job_id AND copy_checks.target = copies.target \
+     LEFT JOIN copy_removals \
+     ON copy_removals.job_id = copies.job_id AND copy_removals.target = copies.target";
 
 fn record_from_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<CopyRecord> {
     Ok(CopyRecord {
@@ -114,6 +123,13 @@ fn record_from_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<CopyRecord> {
                 at_ms,
                 finding: Finding::parse(&row.get::<_, String>(11)?).unwrap_or(Finding::Unreadable),
                 detail: row.get(12)?,
+            }),
+            None => None,
+        },
+        removed: match row.get::<_, Option<i64>>(13)? {
+            Some(at_ms) => Some(Removal {
+                at_ms,
+                rule: row.get(14)?,
             }),
             None => None,
         },
@@ -177,18 +193,38 @@ impl History {
         Ok(())
     }
 
-    /// The made copies of the kept backups (only `klant`'s when given), each with the backup
-    /// it copies, oldest backup first: what verification checks.
+    /// The made copies still on their targets (not removed by a rule) of every saved backup
+    /// (only `klant`'s when given) — also of one this computer no longer keeps: a target may
+    /// keep copies longer than this computer keeps its files — each with the backup it copies,
+    /// oldest backup first: what verification checks and a target's rule chooses from.
     pub fn made_copies(&self, klant: Option<&KlantKey>) -> Result<Vec<(HistoryEntry, CopyRecord)>> {
+        let saved = self.entries_where(
+            "(?1 IS NULL OR profile = ?1) AND stage = 'saved' \
+             AND jobs.id IN (SELECT job_id FROM copies WHERE made = 1) \
+             ORDER BY started_at_ms, jobs.rowid",
+            params![klant],
+        )?;
         let mut made = Vec::new();
-        for entry in self.kept(klant)? {
+        for entry in saved {
             for record in self.copies_of(&entry.id)? {
-                if record.made {
+                if record.made && record.removed.is_none() {
                     made.push((entry.clone(), record));
                 }
             }
         }
         Ok(made)
+    }
+
+    /// Backup `job`'s copy on `target` was deleted under `rule` (its target's) — durably, as
+    /// it happened.
+    pub fn copy_removed(&self, job: &str, target: &str, rule: &str) -> Result<()> {
+        self.write(Durability::Durable, |tx| {
+            tx.execute(
+                "INSERT OR REPLACE INTO copy_removals (job_id, target, at_ms, rule) VALUES (?1, ?2, ?3, ?4)",
+                params![job, target, now_ms(), rule],
+            )
+        })?;
+        Ok(())
     }
 
     /// The kept backups (only `klant`'s when given) with no copy on `target` that holds (none
@@ -206,7 +242,8 @@ impl History {
                     "SELECT copies.job_id FROM copies LEFT JOIN copy_checks \
                      ON copy_checks.job_id = copies.job_id AND copy_checks.target = copies.target \
                      WHERE copies.target = ?1 AND made = 1 \
-                     AND coalesce(copy_checks.finding, 'intact') = 'intact'",
+                     AND (coalesce(copy_checks.finding, 'intact') = 'intact' \
+                     OR copies.job_id IN (SELECT job_id FROM copy_removals WHERE target = ?1))",
                 )
                 .map_err(db_error)?;
             let rows = statement

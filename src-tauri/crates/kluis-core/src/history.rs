@@ -475,6 +475,15 @@ impl History {
     }
 
     /// The jobs `sql` (a [`SELECT_JOBS`] query) selects with `params`.
+    /// The jobs (with their removal, check and encrypted file) that `condition` selects.
+    pub(crate) fn entries_where(
+        &self,
+        condition: &str,
+        params: impl rusqlite::Params,
+    ) -> Result<Vec<HistoryEntry>> {
+        self.entries(&format!("{SELECT_JOBS} WHERE {condition}"), params)
+    }
+
     fn entries(&self, sql: &str, params: impl rusqlite::Params) -> Result<Vec<HistoryEntry>> {
         let conn = self.conn.lock().unwrap();
         let mut statement = conn.prepare(sql).map_err(db_error)?;

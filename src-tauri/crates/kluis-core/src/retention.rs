@@ -174,6 +174,74 @@ pub fn prune(
     mode: Mode,
 ) -> Result<Pruned> {
     let kept = history.kept(Some(profile))?;
+    prune_files(kept, rule, zone, mode, &Ledger::Backups(history))
+}
+
+/// Applies `rule` (a copy target's own) to klant `profile`'s copies on copy target `target`,
+/// by the same rules as [`prune`]: only copies Kluis made and recorded, each still exactly as
+/// made, never the newest copy that verifies; each deletion recorded. Blocking.
+pub fn prune_copies(
+    history: &History,
+    target: &str,
+    profile: &KlantKey,
+    rule: &Retention,
+    zone: &TimeZone,
+    mode: Mode,
+) -> Result<Pruned> {
+    // Each copy as a backup at its place on the target (its length and SHA-256 are the
+    // backup's as it is on disk, encrypted or not).
+    let copies = (history.made_copies(Some(profile))?.into_iter())
+        .filter(|(_, record)| record.target == target)
+        .map(|(entry, record)| HistoryEntry {
+            path: record.location,
+            removed: None,
+            last_check: record.last_check,
+            ..entry
+        })
+        .collect();
+    prune_files(
+        copies,
+        rule,
+        zone,
+        mode,
+        &Ledger::Copies { history, target },
+    )
+}
+
+/// Where [`prune_files`] records what it found and deleted: the backups' own rows, or their
+/// copies' on one target.
+enum Ledger<'a> {
+    Backups(&'a History),
+    Copies {
+        history: &'a History,
+        target: &'a str,
+    },
+}
+
+impl Ledger<'_> {
+    fn checked(&self, id: &str, check: &Check) -> Result<()> {
+        match self {
+            Ledger::Backups(history) => history.checked(id, check),
+            Ledger::Copies { history, target } => history.copy_checked(id, target, check),
+        }
+    }
+
+    fn removed(&self, id: &str, rule: &str) -> Result<()> {
+        match self {
+            Ledger::Backups(history) => history.removed(id, rule),
+            Ledger::Copies { history, target } => history.copy_removed(id, target, rule),
+        }
+    }
+}
+
+/// [`prune`] of `kept` (each a file at its `path`), recording in `ledger`.
+fn prune_files(
+    kept: Vec<HistoryEntry>,
+    rule: &Retention,
+    zone: &TimeZone,
+    mode: Mode,
+    ledger: &Ledger<'_>,
+) -> Result<Pruned> {
     if rule.keeps_everything() {
         return Ok(Pruned {
             kept: kept.len(),
@@ -202,7 +270,7 @@ pub fn prune(
         selection.keep.push(last_good);
     }
     for (id, check) in &checks {
-        history.checked(id, check)?;
+        ledger.checked(id, check)?;
     }
     let kept_paths: HashSet<PathBuf> = (selection.keep.iter())
         .filter_map(|e| e.path.as_deref())
@@ -220,7 +288,7 @@ pub fn prune(
             Some((_, check)) => Examined::not_as_saved(check.clone()),
             None => {
                 let examined = Examined::of(&entry);
-                history.checked(&entry.id, &examined.check)?;
+                ledger.checked(&entry.id, &examined.check)?;
                 examined
             }
         };
@@ -242,7 +310,7 @@ pub fn prune(
         if mode == Mode::Delete {
             let check = examined.check.clone();
             match examined.delete() {
-                Ok(()) => history.removed(&entry.id, &words)?,
+                Ok(()) => ledger.removed(&entry.id, &words)?,
                 Err(e) => {
                     let check = Check {
                         finding: Finding::Unreadable,

@@ -429,6 +429,24 @@ impl ProfileStore {
         })
     }
 
+    /// Sets target `id`'s own retention rule for its copies (`None`: every copy is kept).
+    pub fn set_copy_target_rule(
+        &self,
+        id: &str,
+        rule: Option<kluis_core::retention::Retention>,
+    ) -> ProfileResult<Settings> {
+        self.update_settings(|settings| {
+            let target = (settings.copy_targets.iter_mut()).find(|t| t.id == id);
+            let Some(target) = target else {
+                return Err(ProfileError::NotFound(
+                    "That copy target is no longer set.".into(),
+                ));
+            };
+            target.keep = rule.filter(|r| !r.keeps_everything());
+            Ok(())
+        })
+    }
+
     /// Stops copying to target `id` (the copies it holds, and their record, stay).
     pub fn remove_copy_target(&self, id: &str) -> ProfileResult<Settings> {
         self.update_settings(|settings| {

@@ -86,6 +86,14 @@ pub enum AfterSave {
     /// A backup could not be copied to a copy target: it is tried again after the klant's
     /// next backup, or by `kluis copy --pending`.
     CopyFailed { target: String, error: Error },
+    /// A copy target's own rule was applied to the klant's copies on it.
+    TargetPruned {
+        target: String,
+        rule: Retention,
+        pruned: Pruned,
+    },
+    /// A copy target's own rule could not be applied.
+    TargetPruneFailed { target: String, error: Error },
 }
 
 /// A klant's turn, taken: while it is held, no other Kluis backs the klant up or prunes its
@@ -239,6 +247,9 @@ pub async fn after_save(
     for step in copy_missing(history.clone(), &profile.key(), targets.clone()).await {
         tell(profile, step);
     }
+    for step in prune_targets(history.clone(), &profile.key(), &targets).await {
+        tell(profile, step);
+    }
     if let Some(step) = apply_rule(history.clone(), &profile.key(), profile.retention.clone()).await
     {
         tell(profile, step);
@@ -333,6 +344,34 @@ pub async fn copy_pending(
         pending.push(PendingCopies { klant, copied });
     }
     Ok(pending)
+}
+
+/// Each of `targets`' own rules, where it has one, applied to klant `key`'s copies on it (its
+/// caller holds the klant's turn): one step per target, for the host to tell.
+pub async fn prune_targets(
+    history: Arc<History>,
+    key: &KlantKey,
+    targets: &[CopyTarget],
+) -> Vec<AfterSave> {
+    let mut steps = Vec::new();
+    for target in targets {
+        let Some(pruned) = kluis_copies::prune_target(history.clone(), target, key).await else {
+            continue;
+        };
+        let name = target.name.clone();
+        steps.push(match pruned {
+            Ok(pruned) => AfterSave::TargetPruned {
+                target: name,
+                rule: target.keep.clone().unwrap_or_default(),
+                pruned,
+            },
+            Err(error) => AfterSave::TargetPruneFailed {
+                target: name,
+                error,
+            },
+        });
+    }
+    steps
 }
 
 /// Klant `key`'s retention `rule`, if it has one that removes anything, applied (its caller

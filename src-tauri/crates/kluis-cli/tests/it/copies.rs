@@ -20,6 +20,18 @@ async fn backup(e: &Env) -> (PathBuf, String) {
     (path, String::from_utf8_lossy(&output.stderr).into_owned())
 }
 
+/// A folder `nas` in the test's folder, added as copy target "NAS".
+async fn with_nas(e: &Env) -> PathBuf {
+    let nas = e.dir.path().join("nas");
+    std::fs::create_dir(&nas).unwrap();
+    let folder = nas.to_str().unwrap();
+    let add = e
+        .demo(&["copy-target", "add", "NAS", "--folder", folder])
+        .await;
+    assert_succeeded(&add);
+    nas
+}
+
 /// Where the copy of `local` is on the target at `root`: in the klant's folder of that name.
 fn copy_of(root: &Path, local: &Path) -> PathBuf {
     let folder = local.parent().unwrap().file_name().unwrap();
@@ -146,13 +158,7 @@ async fn targets_are_checked_tested_and_removed() {
 #[tokio::test(flavor = "multi_thread")]
 async fn verify_finds_a_lost_copy_and_it_is_made_again() {
     let e = env(|c| c.payload_size = 50_000).await;
-    let nas = e.dir.path().join("nas");
-    std::fs::create_dir(&nas).unwrap();
-    let folder = nas.to_str().unwrap();
-    assert_succeeded(
-        &e.demo(&["copy-target", "add", "NAS", "--folder", folder])
-            .await,
-    );
+    let nas = with_nas(&e).await;
     let (local, _) = backup(&e).await;
     let copy = copy_of(&nas, &local);
 
@@ -191,4 +197,67 @@ async fn verify_finds_a_lost_copy_and_it_is_made_again() {
         "read back, the change is seen"
     );
     assert!(String::from_utf8_lossy(&read_back.stdout).contains("changed"));
+}
+
+/// A target's own rule (`copy-target keep NAS --keep-last 1`) thins the copies on it after
+/// each copy while this computer keeps every backup: only copies Kluis made and recorded go —
+/// never the user's own file beside them, never a copy no longer as made — and each removal is
+/// recorded; a removed copy is not copied again.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_targets_rule_thins_its_copies_only() {
+    let e = env(|c| c.payload_size = 20_000).await;
+    let nas = with_nas(&e).await;
+    let keep = e
+        .demo(&["copy-target", "keep", "NAS", "--keep-last", "1"])
+        .await;
+    assert_succeeded(&keep);
+    assert!(String::from_utf8_lossy(&keep.stderr).contains("keep the last 1"));
+
+    let (first, _) = backup(&e).await;
+    let klant_folder = copy_of(&nas, &first).parent().unwrap().to_path_buf();
+    std::fs::write(klant_folder.join("notes.txt"), "mine").unwrap();
+    let (second, said) = backup(&e).await;
+    assert!(said.contains("on \"NAS\", 1 removed"), "{said}");
+    assert!(!copy_of(&nas, &first).exists(), "the older copy went");
+    assert!(first.exists(), "this computer keeps every backup");
+    assert!(
+        klant_folder.join("notes.txt").exists(),
+        "the user's own file stays"
+    );
+
+    // A copy changed in place is not as made: the rule leaves it, and says so.
+    let mut bytes = std::fs::read(copy_of(&nas, &second)).unwrap();
+    bytes[10] ^= 0xff;
+    std::fs::write(copy_of(&nas, &second), bytes).unwrap();
+    let (third, said) = backup(&e).await;
+    assert!(
+        said.contains("kluis:   left") && said.contains("changed"),
+        "{said}"
+    );
+    assert!(
+        copy_of(&nas, &second).exists(),
+        "a changed copy is never deleted"
+    );
+    assert!(copy_of(&nas, &third).exists());
+
+    // The changed copy is no copy: it is made anew (beside it); the removed one is not.
+    let pending = e.demo(&["copy", "--pending", "--json"]).await;
+    assert_succeeded(&pending);
+    let made = json_lines(&pending.stdout);
+    let second_name = second.file_name().unwrap().to_string_lossy().into_owned();
+    assert_eq!(made.len(), 1, "{made:?}");
+    assert!(
+        made[0]["location"]
+            .as_str()
+            .unwrap()
+            .contains(second_name.trim_end_matches(".zip")),
+        "{made:?}"
+    );
+    let history = e.history();
+    let first_id = &history.list(None, 10).unwrap()[2].id;
+    let record = &history.copies_of(first_id).unwrap()[0];
+    assert_eq!(
+        record.removed.as_ref().map(|r| r.rule.as_str()),
+        Some("keep the last 1")
+    );
 }

@@ -215,6 +215,14 @@ pub(crate) fn log(_: &Profile, step: AfterSave) {
             tracing::warn!(code = %e.code(), "the monthly verification failed")
         }
         AfterSave::Copied { .. } => tracing::info!("a backup was copied to a copy target"),
+        AfterSave::TargetPruned { pruned, .. } => tracing::info!(
+            removed = pruned.removed.len(),
+            left = pruned.spared.len(),
+            "a copy target's rule was applied"
+        ),
+        AfterSave::TargetPruneFailed { target, error } => {
+            tracing::warn!(code = %error.code(), %target, "a copy target's rule could not be applied")
+        }
         AfterSave::CopyFailed { target, error } => {
             tracing::warn!(code = %error.code(), %target, "a backup could not be copied")
         }
