@@ -23,6 +23,7 @@ use crate::check::{found, location};
 /// made; blocking.
 pub fn copy(name: &str, root: &Path, entry: &HistoryEntry) -> Result<MadeCopy> {
     let (source, expected) = source_of(entry)?;
+    usable_root(name, root)?;
     let root_ok = std::fs::metadata(root).is_ok_and(|m| m.is_dir());
     if !root_ok {
         return Err(Error::Config(format!(
@@ -130,6 +131,7 @@ pub fn check(record: &CopyRecord, read_back: bool) -> Check {
 
 /// "Test": a small file written in `root`, read back and removed.
 pub fn test(name: &str, root: &Path) -> Result<()> {
+    usable_root(name, root)?;
     if !std::fs::metadata(root).is_ok_and(|m| m.is_dir()) {
         return Err(Error::Config(format!(
             "Copy target \"{name}\": the folder {} is not there (is the share mounted, the disk plugged in?).",
@@ -154,6 +156,18 @@ pub fn test(name: &str, root: &Path) -> Result<()> {
         true => Ok(()),
         false => Err(Error::Io(format!(
             "Copy target \"{name}\": a test file read back from {} differs from what was written.",
+            root.display()
+        ))),
+    }
+}
+
+/// A target folder given as a full path: one edited by hand into the settings as a relative
+/// path would put copies wherever Kluis happens to run.
+fn usable_root(name: &str, root: &Path) -> Result<()> {
+    match root.is_absolute() {
+        true => Ok(()),
+        false => Err(Error::Config(format!(
+            "Copy target \"{name}\": {} is not a full path; add the target again with its full path.",
             root.display()
         ))),
     }

@@ -297,6 +297,27 @@ mod tests {
         assert_eq!(finding(true), Finding::Intact);
     }
 
+    /// Hostile settings: a target's folder edited by hand into a relative path is refused,
+    /// and nothing is written where Kluis runs.
+    #[test]
+    fn a_relative_target_folder_is_refused() {
+        let local = tempfile::tempdir().unwrap();
+        let history = History::in_memory().unwrap();
+        saved(&history, local.path(), "backup.zip", b"data");
+        let hand_edited = CopyTarget {
+            place: Place::Folder { path: "nas".into() },
+            ..nas(local.path())
+        };
+        let copied = copy_missing(&history, None, std::slice::from_ref(&hand_edited)).unwrap();
+        let error = copied[0].outcome.as_ref().unwrap_err().to_string();
+        assert!(error.contains("not a full path"), "{error}");
+        assert!(test(&hand_edited).is_err());
+        assert!(
+            !std::path::Path::new("nas").exists(),
+            "nothing where Kluis runs"
+        );
+    }
+
     /// "Test" writes, reads back and removes a file, and says which target is not there.
     #[test]
     fn test_writes_and_removes_a_file() {
