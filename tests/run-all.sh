@@ -66,6 +66,7 @@ fi
 stage "Rust: the test build (every crate, test and binary, once)" cargo test-all --no-run
 stage "Rust: tests" cargo test-all
 stage "The relay on a real PostgreSQL (tests/postgres/run.sh)" bash tests/postgres/run.sh
+stage "Copies to S3 against a real S3 server (moto, tests/s3/run.sh)" bash tests/s3/run.sh
 
 keyring_and_notifications() {
   dbus-run-session -- bash -c '

@@ -57,6 +57,7 @@ macro_rules! with_commands {
             set_bandwidth,
             set_min_free,
             add_copy_folder,
+            add_copy_bucket,
             test_copy_target,
             remove_copy_target,
             set_copy_to,

@@ -8,7 +8,7 @@ use kluis_desktop::{
     KlantStatus, MailInput, Permissions, PlanInput, PlannedEvent, ResumedEvent, ResumedJob,
     Retention, SessionInfo, TrayAction, VerifyReport,
 };
-use kluis_desktop::{BandwidthLimit, EncryptionInput, ReportExport, ReportRequest};
+use kluis_desktop::{BandwidthLimit, BucketInput, EncryptionInput, ReportExport, ReportRequest};
 use tauri::ipc::Channel;
 use tauri::State;
 
@@ -195,13 +195,18 @@ async fn add_copy_folder(app: App<'_>, name: String) -> Res<Settings> {
 }
 
 #[tauri::command]
+async fn add_copy_bucket(app: App<'_>, input: BucketInput) -> Res<Settings> {
+    app.settings.add_copy_bucket(input).await
+}
+
+#[tauri::command]
 async fn test_copy_target(app: App<'_>, target_id: String) -> Res<()> {
     app.settings.test_copy_target(&target_id).await
 }
 
 #[tauri::command]
-fn remove_copy_target(app: App<'_>, target_id: String) -> Res<Settings> {
-    app.settings.remove_copy_target(&target_id)
+async fn remove_copy_target(app: App<'_>, target_id: String) -> Res<Settings> {
+    app.settings.remove_copy_target(&target_id).await
 }
 
 #[tauri::command]

@@ -4,6 +4,7 @@ import { Channel, invoke } from "@tauri-apps/api/core";
 import type {
   AppJobEvent,
   BandwidthLimit,
+  BucketInput,
   CallbackInput,
   CallbackTestResult,
   DemoInfo,
@@ -104,6 +105,8 @@ export const api = {
   /** Settings → the free space a backup's disk must have before it is asked for (MiB; null: the default). */
   setMinFree: (mib: number | null) => invoke<Settings>("set_min_free", { mib }),
   addCopyFolder: (name: string) => invoke<Settings>("add_copy_folder", { name }),
+  /** "Add a bucket": tested, then saved (its secret key to the keyring). */
+  addCopyBucket: (input: BucketInput) => invoke<Settings>("add_copy_bucket", { input }),
   testCopyTarget: (targetId: string) => invoke<void>("test_copy_target", { targetId }),
   removeCopyTarget: (targetId: string) => invoke<Settings>("remove_copy_target", { targetId }),
   setCopyTo: (profileId: string, targetIds: string[] | null) => invoke<ProfileView>("set_copy_to", { profileId, targetIds }),

@@ -1,7 +1,7 @@
 // The whole UI in jsdom, with the Rust side replaced by Tauri's mockIPC.
 import { clearMocks, mockIPC } from "@tauri-apps/api/mocks";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import type { AppJobEvent, HistoryEntry, KlantStatus, MailInput, Plan, PlannedEvent, ProfileView, ReportRequest, ResumedEvent, Retention, Settings, VerifyReport } from "./bindings";
+import type { AppJobEvent, BucketInput, HistoryEntry, KlantStatus, MailInput, Plan, PlannedEvent, ProfileView, ReportRequest, ResumedEvent, Retention, Settings, VerifyReport } from "./bindings";
 import { GATHER_MS } from "./coalesce";
 import { FIRST_ROWS, OVERSCAN } from "./dashboard";
 import { languages } from "./i18n";
@@ -133,6 +133,12 @@ function fakeBackend(
         // Rust's folder dialog picks the folder: the page sends the name only.
         const { name } = args as { name: string };
         settings = { ...settings, copy_targets: [...settings.copy_targets, { id: `t-${name}`, name, place: { kind: "folder", path: "/mnt/nas/kluis" } }] };
+        return settings;
+      }
+      case "add_copy_bucket": {
+        const { input } = args as { input: BucketInput };
+        const place = { kind: "s3" as const, ...input.place, ca_cert: input.own_ca ? "/etc/office-ca.pem" : null };
+        settings = { ...settings, copy_targets: [...settings.copy_targets, { id: `t-${input.name}`, name: input.name, place }] };
         return settings;
       }
       case "test_copy_target":
@@ -349,6 +355,32 @@ describe("Kluis UI", () => {
     await click("copy-remove");
     expect(calls.find((c) => c.cmd === "remove_copy_target")?.args).toEqual({ targetId: "t-NAS" });
     expect(byTest("copies-none")).not.toBeNull();
+  });
+
+  it("adds a bucket: the secret key is sent once, with Add, and forgotten by the page", async () => {
+    await openSettings(calls);
+    await fillIn("copy-name", "Cloud");
+    await click("copy-add-bucket");
+    await fillIn("bucket-endpoint", "https://s3.example.nl");
+    await fillIn("bucket-region", "nl-ams");
+    await fillIn("bucket-name", "office");
+    await fillIn("bucket-prefix", "reception");
+    await fillIn("bucket-access-key", "AK1");
+    await fillIn("bucket-secret-key", "s3cr3t-key");
+    await click("bucket-lock");
+    await fillIn("bucket-lock-days", "90");
+    await click("bucket-add");
+    const sent = calls.find((c) => c.cmd === "add_copy_bucket")?.args;
+    expect(sent).toEqual({ input: { name: "Cloud", place: { endpoint: "https://s3.example.nl", region: "nl-ams", bucket: "office", prefix: "reception", path_style: false, access_key_id: "AK1", lock: { mode: "governance", days: 90 } }, secret_key: "s3cr3t-key", own_ca: false } });
+    expect(byTest("bucket-form"), "closed once added").toBeNull();
+    expect(byTest("copy-place")?.textContent).toBe("s3://office/reception (https://s3.example.nl), each copy locked 90 days (governance)");
+    expect(document.body.innerHTML, "the key is not on the page").not.toContain("s3cr3t-key");
+  });
+
+  it("shows a bucket target by its bucket, prefix, server and lock, never a secret", async () => {
+    const place = { kind: "s3" as const, endpoint: "https://s3.example.nl", region: "nl-ams", bucket: "office", prefix: "reception", path_style: false, access_key_id: "AK1", lock: { mode: "compliance" as const, days: 30 } };
+    await openSettings(calls, { copyTargets: [{ id: "t-s3", name: "Cloud", place }] });
+    expect(byTest("copy-place")?.textContent).toBe("s3://office/reception (https://s3.example.nl), each copy locked 30 days (compliance)");
   });
 
   it("names no tunnel program itself: cloudflared is picked in Rust's dialog", async () => {

@@ -259,7 +259,40 @@ password_saved: boolean,
  */
 from: string, to: Array<string>, when: MailWhen, };
 
-export type Place = { "kind": "folder", path: string, };
+export type LockMode = "governance" | "compliance";
+
+export type ObjectLock = { mode: LockMode, 
+/**
+ * Days from the copy's upload (renewed while a retention rule keeps the copy).
+ */
+days: number, };
+
+export type S3Place = { 
+/**
+ * The server, such as `https://s3.eu-central-1.amazonaws.com` or
+ * `https://minio.office.lan:9000`.
+ */
+endpoint: string, region: string, bucket: string, 
+/**
+ * Put before every key, e.g. `reception-pc` when several office PCs share one bucket.
+ */
+prefix: string, 
+/**
+ * Path-style addressing (`endpoint/bucket/key`: MinIO and most servers at an office)
+ * rather than virtual-host style (`bucket.endpoint/key`).
+ */
+path_style: boolean, access_key_id: string, 
+/**
+ * Object Lock: each copy locked against deletion for a time, where the bucket has it.
+ */
+lock?: ObjectLock | null, 
+/**
+ * A PEM file with the certificate of the CA that signed the server's (a server at the
+ * office with a CA of its own); the system's CAs are trusted as well.
+ */
+ca_cert?: string | null, };
+
+export type Place = { "kind": "folder", path: string, } | { "kind": "s3" } & S3Place;
 
 export type CopyTarget = { 
 /**
@@ -277,6 +310,17 @@ name: string, place: Place,
 keep?: Retention | null, };
 
 export type MailInput = { settings: MailSettings, password: string | null, };
+
+export type BucketInput = { name: string, 
+/**
+ * Its `ca_cert` is ignored: the page names no file.
+ */
+place: S3Place, secret_key: string, 
+/**
+ * The server's certificate is of the office's own CA: its certificate is picked in the
+ * native dialog Rust opens.
+ */
+own_ca: boolean, };
 
 export type Settings = { 
 /**

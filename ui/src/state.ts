@@ -7,7 +7,7 @@ import { computed, signal } from "@preact/signals";
 import type { UiError } from "./api";
 import { isRunning, type BackupView } from "./backup-state";
 import { t, type Key } from "./i18n";
-import type { CallbackChoice, CallbackTestResult, Day, HistoryEntry, KlantStatus, MailInput, MailSettings, Permissions, ProfileView, ReportExport, ReportFormat, Schedule, Settings, VerifyReport } from "./bindings";
+import type { BucketInput, CallbackChoice, CallbackTestResult, Day, HistoryEntry, KlantStatus, MailInput, MailSettings, Permissions, ProfileView, ReportExport, ReportFormat, Schedule, Settings, VerifyReport } from "./bindings";
 import { localDay } from "./format";
 import { defaultSort, type Sort } from "./dashboard";
 
@@ -133,6 +133,8 @@ export const state = {
   mailTest: signal<"testing" | "ok" | { error: UiError } | null>(null),
   /** The name typed for a new copy target. */
   copyTargetName: signal(""),
+  /** "Add a bucket" being filled in (null: closed). */
+  bucketDraft: signal<BucketDraft | null>(null),
   /** "Test" of a copy target: which, and under way, written, or refused. */
   copyTest: signal<{ targetId: string; result: "testing" | "ok" | { error: UiError } } | null>(null),
   /** "Send test" of desktop notifications: under way, shown, or refused. */
@@ -215,6 +217,24 @@ export function updateJob(key: string, change: (job: Job) => Job): void {
 
 export function findJob(key: string): Job | undefined {
   return state.jobs.value.find((j) => j.key === key);
+}
+
+/** The bucket form's fields as typed (the secret key goes to Rust once, with Add). */
+export type BucketDraft = { endpoint: string; region: string; bucket: string; prefix: string; pathStyle: boolean; accessKeyId: string; secretKey: string; ownCa: boolean; lock: boolean; lockDays: string; lockMode: "governance" | "compliance" };
+
+/** An empty bucket form. */
+export function newBucketDraft(): BucketDraft {
+  return { endpoint: "https://", region: "us-east-1", bucket: "", prefix: "", pathStyle: false, accessKeyId: "", secretKey: "", ownCa: false, lock: false, lockDays: "30", lockMode: "governance" };
+}
+
+/** What Add sends for `draft`, named `name` (the Rust side checks it and says what is wrong). */
+export function bucketInputOf(name: string, draft: BucketDraft): BucketInput {
+  return {
+    name,
+    place: { endpoint: draft.endpoint, region: draft.region, bucket: draft.bucket, prefix: draft.prefix, path_style: draft.pathStyle, access_key_id: draft.accessKeyId, lock: draft.lock ? { mode: draft.lockMode, days: Number(draft.lockDays) || 0 } : null },
+    secret_key: draft.secretKey,
+    own_ca: draft.ownCa,
+  };
 }
 
 /** The e-mail form's fields as typed (the password only when typed: it never comes back). */

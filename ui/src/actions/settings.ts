@@ -1,7 +1,7 @@
 // Settings: the save folder, download speed, free space, backups at once, notifications, the file
 // name template, start at login, the copy targets.
 import { api, asError } from "../api";
-import { state, type SpeedDraft } from "../state";
+import { bucketInputOf, state, type SpeedDraft } from "../state";
 import { guarded, sendTest } from "./run";
 
 export function chooseSaveFolder(): Promise<void> {
@@ -103,6 +103,18 @@ export function testNotification(): Promise<void> {
 export function addCopyFolder(): Promise<void> {
   return guarded(async () => {
     state.settings.value = await api.addCopyFolder(state.copyTargetName.value);
+    state.copyTargetName.value = "";
+  });
+}
+
+/** "Add a bucket": the form's bucket becomes a copy target once a test object could be
+ * written; the secret key typed is forgotten here either way (the keyring keeps it). */
+export function addCopyBucket(): Promise<void> {
+  const draft = state.bucketDraft.value;
+  if (!draft) return Promise.resolve();
+  return guarded(async () => {
+    state.settings.value = await api.addCopyBucket(bucketInputOf(state.copyTargetName.value, draft));
+    state.bucketDraft.value = null;
     state.copyTargetName.value = "";
   });
 }

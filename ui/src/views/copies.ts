@@ -3,9 +3,19 @@
 import { h } from "preact";
 import { addCopyFolder, removeCopyTarget, testCopyTarget } from "../actions/settings";
 import { t } from "../i18n";
-import { state } from "../state";
+import { newBucketDraft, state } from "../state";
+import { BucketForm } from "./bucket";
 import { Field } from "./fields";
 import { describeRule } from "./plan";
+import type { Place } from "../bindings";
+
+/** Where a target's copies go, in a line: a folder's path, or a bucket with its lock. */
+export function placeText(place: Place): string {
+  if (place.kind === "folder") return place.path;
+  const prefix = place.prefix ? `/${place.prefix}` : "";
+  const lock = place.lock ? `, ${t("copyLocked", { days: String(place.lock.days), mode: t(place.lock.mode === "compliance" ? "lockCompliance" : "lockGovernance") })}` : "";
+  return `s3://${place.bucket}${prefix} (${place.endpoint})${lock}`;
+}
 
 export function CopyTargets() {
   const targets = state.settings.value.copy_targets;
@@ -28,7 +38,7 @@ export function CopyTargets() {
               { key: target.id, "data-test": "copy-target" },
               h("strong", {}, target.name),
               " ",
-              h("span", { class: "note" }, target.place.path),
+              h("span", { class: "note", "data-test": "copy-place" }, placeText(target.place)),
               h("p", { class: "note", "data-test": "copy-keep" }, describeRule(target.keep ?? null)),
               h(
                 "div",
@@ -45,6 +55,8 @@ export function CopyTargets() {
       { class: "row", onSubmit: (e: Event) => (e.preventDefault(), void addCopyFolder()) },
       h(Field, { id: "copy-name", label: t("copyNameLabel") }, h("input", { id: "copy-name", "data-test": "copy-name", autoComplete: "off", value: name, onInput: (e: Event) => (state.copyTargetName.value = (e.target as HTMLInputElement).value) })),
       h("button", { type: "submit", class: "secondary", "data-test": "copy-add", disabled: name.trim() === "" }, t("copyAddFolder")),
+      state.bucketDraft.value ? null : h("button", { type: "button", class: "secondary", "data-test": "copy-add-bucket", onClick: () => (state.bucketDraft.value = newBucketDraft()) }, t("copyAddBucket")),
     ),
+    h(BucketForm, {}),
   );
 }

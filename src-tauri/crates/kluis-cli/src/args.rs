@@ -238,13 +238,26 @@ pub enum Command {
 
 #[derive(Subcommand)]
 pub enum CopyTargetCommand {
-    /// Add a copy target: a folder that exists (a mounted share, a USB disk, \\nas\share).
+    /// Add a copy target: a folder that exists (a mounted share, a USB disk, \\nas\share),
+    /// or an S3-compatible bucket (--s3-endpoint …). A bucket's secret key comes from
+    /// KLUIS_S3_SECRET_KEY or, with --stdin, the first line of standard input — never an
+    /// argument — and goes to the keyring (or KLUIS_SECRETS_DIR). The target is tested before
+    /// it is saved.
     Add {
         /// Its name, such as NAS.
         name: String,
         /// The folder each klant's copies go under (in a folder of their own).
-        #[arg(long)]
-        folder: PathBuf,
+        #[arg(
+            long,
+            required_unless_present = "s3_endpoint",
+            conflicts_with = "s3_endpoint"
+        )]
+        folder: Option<PathBuf>,
+        #[command(flatten)]
+        s3: S3Args,
+        /// Read the bucket's secret key from standard input.
+        #[arg(long, requires = "s3_endpoint")]
+        stdin: bool,
     },
     /// List the copy targets.
     List {
@@ -274,6 +287,50 @@ pub enum CopyTargetCommand {
         /// The target's name.
         name: String,
     },
+}
+
+/// An S3-compatible bucket as a copy target.
+#[derive(clap::Args, Debug)]
+pub struct S3Args {
+    /// The server's https URL, such as https://s3.eu-central-1.amazonaws.com.
+    #[arg(long, requires_all = ["s3_bucket", "s3_access_key_id"])]
+    pub s3_endpoint: Option<String>,
+    /// The bucket.
+    #[arg(long)]
+    pub s3_bucket: Option<String>,
+    /// The bucket's region (us-east-1 where the provider names none).
+    #[arg(long, default_value = "us-east-1")]
+    pub s3_region: String,
+    /// Put before every key, e.g. the name of this PC when several share one bucket.
+    #[arg(long, default_value = "")]
+    pub s3_prefix: String,
+    /// Path-style addressing (endpoint/bucket/key), as MinIO and most office servers want.
+    #[arg(long)]
+    pub s3_path_style: bool,
+    /// The access key id (the secret key never as an argument: see --stdin).
+    #[arg(long)]
+    pub s3_access_key_id: Option<String>,
+    /// Lock each copy for this many days with Object Lock (the bucket must have it on).
+    #[arg(long)]
+    pub s3_lock_days: Option<u32>,
+    /// The lock's mode: governance (a key with a special permission may delete early) or
+    /// compliance (nobody can).
+    #[arg(
+        long,
+        value_enum,
+        default_value = "governance",
+        requires = "s3_lock_days"
+    )]
+    pub s3_lock_mode: LockModeArg,
+    /// A PEM file with the CA certificate of a server with a CA of its own.
+    #[arg(long)]
+    pub s3_ca_cert: Option<PathBuf>,
+}
+
+#[derive(clap::ValueEnum, Clone, Copy, Debug)]
+pub enum LockModeArg {
+    Governance,
+    Compliance,
 }
 
 #[derive(Subcommand)]

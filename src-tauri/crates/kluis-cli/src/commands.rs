@@ -143,7 +143,7 @@ pub async fn run(cli: Cli) -> Result<()> {
         #[cfg(not(windows))]
         Command::Schedule(ref command) => crate::schedule::run(command),
         Command::Mail(ref command) => crate::mail::run(&cli, command).await,
-        Command::CopyTarget(ref command) => crate::copies::target(&cli, command),
+        Command::CopyTarget(ref command) => crate::copies::target(&cli, command).await,
         Command::Copy {
             pending: _,
             ref profile,
@@ -188,6 +188,7 @@ async fn backup_command(cli: &Cli, args: &BackupArgs) -> Result<()> {
     // profile (`kluis_profiles::unattended::after_save`).
     let history = engine.history();
     let targets = settings.map(|s| s.copy_targets).unwrap_or_default();
+    let targets = crate::copies::with_secrets(targets).await?;
     let settings_targets = targets.clone();
     match kluis_profiles::take_turn(history, &klant)? {
         Some(_turn) => {
@@ -254,6 +255,7 @@ async fn backup_all(cli: &Cli, args: &BackupArgs) -> Result<()> {
     );
     unattended.bandwidth = args.batch.bandwidth(Some(&profiles.settings()))?;
     unattended.min_free_bytes = args.batch.min_free_bytes(Some(&profiles.settings()));
+    unattended.copy_targets = crate::copies::with_secrets(profiles.settings().copy_targets).await?;
     let outcome = unattended.run(all, &args.batch, false, args.json).await;
     crate::mail::daily_report(cli, &profiles, &history).await;
     outcome
@@ -282,6 +284,7 @@ async fn backup_profile(
     unattended.max_bytes = args.max_bytes;
     unattended.bandwidth = args.batch.bandwidth(Some(&profiles.settings()))?;
     unattended.min_free_bytes = args.batch.min_free_bytes(Some(&profiles.settings()));
+    unattended.copy_targets = crate::copies::with_secrets(profiles.settings().copy_targets).await?;
     let turn = match KlantTurn::take(unattended.engine.history(), &profile, false)? {
         Turn::Taken(turn) => turn,
         Turn::Busy | Turn::NotDue => {
@@ -343,6 +346,8 @@ async fn run_due(cli: &Cli, args: &BatchArgs) -> Result<()> {
             );
             unattended.bandwidth = args.batch.bandwidth(Some(&profiles.settings()))?;
             unattended.min_free_bytes = args.batch.min_free_bytes(Some(&profiles.settings()));
+            unattended.copy_targets =
+                crate::copies::with_secrets(profiles.settings().copy_targets).await?;
             unattended.run(due, &args.batch, true, args.json).await
         }
     };

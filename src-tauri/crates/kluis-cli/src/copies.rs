@@ -1,29 +1,49 @@
-//! `kluis copy-target add|list|test|remove` — where a second copy of each backup is kept, the
+//! `kluis copy-target add|list|test|keep|remove` — where a second copy of each backup is kept, the
 //! same targets the app uses — and `kluis copy --pending`, which makes the copies that could
 //! not be made after their backup (kluis-copies does the copying and the proof).
 
 use std::sync::Arc;
 
+use kluis_copies::s3::{LockMode, ObjectLock, S3Place};
 use kluis_copies::{CopyTarget, Place};
-use kluis_core::{Error, Result};
-use kluis_profiles::{ProfileError, ProfileStore};
+use kluis_core::{Error, Result, Secret};
+use kluis_profiles::{ProfileError, ProfileStore, SecretKind};
 
-use crate::args::{Cli, CopyTargetCommand};
+use crate::args::{Cli, CopyTargetCommand, LockModeArg, S3Args};
 use crate::from_args::{open_history, open_profiles};
+use crate::profiles::{on_store, secret_store};
 
-pub fn target(cli: &Cli, command: &CopyTargetCommand) -> Result<()> {
+pub async fn target(cli: &Cli, command: &CopyTargetCommand) -> Result<()> {
     let profiles = open_profiles(cli.profiles_file.as_ref())?;
     match command {
-        CopyTargetCommand::Add { name, folder } => {
-            let path = std::path::absolute(folder)
-                .map_err(|e| Error::io(format!("find the folder {}", folder.display()), e))?;
-            let place = Place::Folder {
-                path: path.to_string_lossy().into_owned(),
-            };
-            let target = CopyTarget::new(name, place)?;
-            // Tested before it is saved: a mistyped path is said now, not after a backup.
-            kluis_copies::test(&target)?;
-            (profiles.add_copy_target(target.clone())).map_err(ProfileError::into_core)?;
+        CopyTargetCommand::Add {
+            name,
+            folder,
+            s3,
+            stdin,
+        } => {
+            let mut target = CopyTarget::new(name, place(folder.as_deref(), s3)?)?;
+            if target.place.needs_secret() {
+                target.secret = Some(s3_secret(*stdin)?);
+            }
+            // Tested before it is saved: a mistyped path or key is said now, not after a
+            // backup.
+            kluis_copies::test(&target).await?;
+            if let Some(secret) = target.secret.clone() {
+                let id = target.id.clone();
+                on_store(&secret_store(), move |store| {
+                    store.set(&id, SecretKind::CopyTargetSecret, &secret)
+                })
+                .await?;
+            }
+            if let Err(e) = profiles.add_copy_target(target.clone()) {
+                let id = target.id.clone();
+                let _ = on_store(&secret_store(), move |store| {
+                    store.delete(&id, SecretKind::CopyTargetSecret)
+                })
+                .await;
+                return Err(e.into_core());
+            }
             eprintln!(
                 "kluis: copy target \"{}\" added ({}); each klant's backups are copied there after its next backup, or now with `kluis copy --pending`.",
                 target.name,
@@ -45,7 +65,8 @@ pub fn target(cli: &Cli, command: &CopyTargetCommand) -> Result<()> {
         }
         CopyTargetCommand::Test { name } => {
             let target = named(&profiles, name)?;
-            kluis_copies::test(&target)?;
+            let target = with_secrets(vec![target]).await?.remove(0);
+            kluis_copies::test(&target).await?;
             eprintln!("kluis: copy target \"{}\" can be written.", target.name);
             Ok(())
         }
@@ -77,6 +98,13 @@ pub fn target(cli: &Cli, command: &CopyTargetCommand) -> Result<()> {
         CopyTargetCommand::Remove { name } => {
             let target = named(&profiles, name)?;
             (profiles.remove_copy_target(&target.id)).map_err(ProfileError::into_core)?;
+            if target.place.needs_secret() {
+                let id = target.id.clone();
+                on_store(&secret_store(), move |store| {
+                    store.delete(&id, SecretKind::CopyTargetSecret)
+                })
+                .await?;
+            }
             eprintln!(
                 "kluis: no more copies go to \"{}\"; those already there stay.",
                 target.name
@@ -84,6 +112,72 @@ pub fn target(cli: &Cli, command: &CopyTargetCommand) -> Result<()> {
             Ok(())
         }
     }
+}
+
+/// The place `add` was given: a folder (made a full path), or a bucket.
+fn place(folder: Option<&std::path::Path>, s3: &S3Args) -> Result<Place> {
+    if let Some(folder) = folder {
+        let path = std::path::absolute(folder)
+            .map_err(|e| Error::io(format!("find the folder {}", folder.display()), e))?;
+        return Ok(Place::Folder {
+            path: path.to_string_lossy().into_owned(),
+        });
+    }
+    let lock = s3.s3_lock_days.map(|days| ObjectLock {
+        days,
+        mode: match s3.s3_lock_mode {
+            LockModeArg::Governance => LockMode::Governance,
+            LockModeArg::Compliance => LockMode::Compliance,
+        },
+    });
+    let ca_cert = (s3.s3_ca_cert.as_deref())
+        .map(|file| {
+            std::path::absolute(file)
+                .map(|p| p.to_string_lossy().into_owned())
+                .map_err(|e| Error::io(format!("find {}", file.display()), e))
+        })
+        .transpose()?;
+    Ok(Place::S3(S3Place {
+        endpoint: s3.s3_endpoint.clone().unwrap_or_default(),
+        region: s3.s3_region.clone(),
+        bucket: s3.s3_bucket.clone().unwrap_or_default(),
+        prefix: s3.s3_prefix.clone(),
+        path_style: s3.s3_path_style,
+        access_key_id: s3.s3_access_key_id.clone().unwrap_or_default(),
+        lock,
+        ca_cert,
+    }))
+}
+
+/// The bucket's secret key: the first line of standard input with `--stdin`, else
+/// `KLUIS_S3_SECRET_KEY` (never an argument: other users can read those).
+fn s3_secret(stdin: bool) -> Result<Secret> {
+    let secret = match stdin {
+        true => {
+            let mut line = String::new();
+            std::io::BufRead::read_line(&mut std::io::stdin().lock(), &mut line)
+                .map_err(|e| Error::io("read the secret key from standard input", e))?;
+            Secret::new(line.trim_end_matches(['\r', '\n']))
+        }
+        false => Secret::new(std::env::var("KLUIS_S3_SECRET_KEY").unwrap_or_default()),
+    };
+    match secret.is_empty() {
+        true => Err(Error::Config(
+            "Give the bucket's secret key in KLUIS_S3_SECRET_KEY, or on standard input with --stdin.".into(),
+        )),
+        false => Ok(secret),
+    }
+}
+
+/// `targets`, each with the secret it needs from this run's keyring (or KLUIS_SECRETS_DIR).
+pub async fn with_secrets(targets: Vec<CopyTarget>) -> Result<Vec<CopyTarget>> {
+    if !targets.iter().any(|t| t.place.needs_secret()) {
+        return Ok(targets);
+    }
+    on_store(&secret_store(), move |store| {
+        kluis_profiles::secrets::with_target_secrets(store, targets)
+    })
+    .await
 }
 
 /// The target named `name` (case aside).
@@ -114,7 +208,7 @@ pub fn named_in(targets: &[CopyTarget], name: &str) -> Result<CopyTarget> {
 pub async fn pending(cli: &Cli, profile: Option<&str>, json: bool) -> Result<()> {
     let profiles = open_profiles(cli.profiles_file.as_ref())?;
     let history = Arc::new(open_history(cli.history_db.as_ref())?);
-    let targets = profiles.settings().copy_targets;
+    let targets = with_secrets(profiles.settings().copy_targets).await?;
     if targets.is_empty() {
         return Err(Error::Config(
             "No copy target is set: add one with `kluis copy-target add NAME --folder PATH`."

@@ -162,7 +162,7 @@ pub fn describe_plan(plan: Option<&kluis_core::plan::Plan>) -> String {
 }
 
 /// Local date and time of `ms`, minutes precision.
-fn local(ms: i64) -> String {
+pub fn local(ms: i64) -> String {
     jiff::Timestamp::from_millisecond(ms)
         .map(|t| {
             t.to_zoned(jiff::tz::TimeZone::system())

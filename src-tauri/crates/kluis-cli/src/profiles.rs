@@ -28,7 +28,7 @@ pub fn secret_store() -> Arc<dyn SecretStore> {
 }
 
 /// Runs `work` on `store` off the async thread (see [`kluis_profiles::secrets::off_thread`]).
-async fn on_store<T: Send + 'static>(
+pub async fn on_store<T: Send + 'static>(
     store: &Arc<dyn SecretStore>,
     work: impl FnOnce(&dyn SecretStore) -> kluis_profiles::ProfileResult<T> + Send + 'static,
 ) -> Result<T> {

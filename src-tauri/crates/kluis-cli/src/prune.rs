@@ -170,7 +170,10 @@ pub fn tell(key: &KlantKey, name: &str, step: AfterSave) {
             eprintln!("kluis: {name}: copied to \"{target}\": {location}")
         }
         AfterSave::TargetPruned { pruned, .. }
-            if pruned.removed.is_empty() && pruned.spared.is_empty() => {}
+            if pruned.removed.is_empty()
+                && pruned.spared.is_empty()
+                && pruned.locked.is_empty()
+                && pruned.renewed == 0 => {}
         AfterSave::TargetPruned {
             target,
             rule,
@@ -183,6 +186,19 @@ pub fn tell(key: &KlantKey, name: &str, step: AfterSave) {
                 pruned.kept
             );
             print_spared(&pruned);
+            if let Some(until) = pruned.locked.iter().map(|(_, until)| *until).max() {
+                eprintln!(
+                    "kluis: {name}: {} copies on \"{target}\" wait for their Object Lock to end (at the latest {}); they are removed after.",
+                    pruned.locked.len(),
+                    crate::display::local(until)
+                );
+            }
+            if pruned.renewed > 0 {
+                eprintln!(
+                    "kluis: {name}: {} kept copies on \"{target}\" locked again.",
+                    pruned.renewed
+                );
+            }
         }
         AfterSave::TargetPruneFailed { target, error } => eprintln!(
             "kluis: {name}: the rule of copy target \"{target}\" could not be applied: {error}"

@@ -60,7 +60,8 @@ pub struct Unattended {
     /// Settings → how unattended backups' files are named.
     file_names: kluis_profiles::FileNameTemplate,
     /// Where each backup's second copy goes (the settings' copy targets).
-    copy_targets: Vec<kluis_copies::CopyTarget>,
+    /// Where copies go, each target with its secret ([`crate::copies::with_secrets`]).
+    pub copy_targets: Vec<kluis_copies::CopyTarget>,
     /// Copies the batch could not make, told with its failures.
     missed_copies: Mutex<Vec<Failed>>,
 }
@@ -344,7 +345,7 @@ impl UnattendedHost for Unattended {
         self.fallback_ca_pem.clone()
     }
 
-    fn copy_targets(&self) -> Vec<kluis_copies::CopyTarget> {
+    async fn copy_targets(&self) -> Vec<kluis_copies::CopyTarget> {
         self.copy_targets.clone()
     }
 

@@ -4,6 +4,7 @@
 //! pending again (the klant's next backup copies the backup anew) and the klant's standing
 //! no longer counts it.
 
+use std::collections::HashMap;
 use std::path::Path;
 
 use kluis_core::copies::CopyRecord;
@@ -11,6 +12,7 @@ use kluis_core::history::Check;
 use kluis_core::verify::Finding;
 use kluis_core::{History, HistoryEntry, KlantKey, Result};
 
+use crate::s3::Bucket;
 use crate::{folder, CopyTarget, Place};
 
 /// One copy looked at: of which backup, on which target, and what was found.
@@ -32,12 +34,21 @@ pub fn check_copies(
     read_back: bool,
 ) -> Result<Vec<CopyChecked>> {
     let mut checked = Vec::new();
+    let mut buckets: HashMap<String, Result<Bucket>> = HashMap::new();
     for (entry, record) in history.made_copies(klant)? {
         let Some(target) = targets.iter().find(|t| t.id == record.target) else {
             continue;
         };
         let check = match &target.place {
             Place::Folder { .. } => folder::check(&record, read_back),
+            // One client per bucket: each loads the system's CAs.
+            Place::S3(place) => match (buckets.entry(target.id.clone()))
+                .or_insert_with(|| Bucket::new(&target.name, place, target.secret.as_ref()))
+            {
+                Ok(bucket) => crate::on_runtime(bucket.check(&record, read_back))
+                    .unwrap_or_else(|e| found(Finding::Unreadable, Some(e.to_string()))),
+                Err(e) => found(Finding::Unreadable, Some(e.to_string())),
+            },
         };
         history.copy_checked(&entry.id, &target.id, &check)?;
         checked.push(CopyChecked {

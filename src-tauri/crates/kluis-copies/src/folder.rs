@@ -41,9 +41,7 @@ pub fn copy(name: &str, root: &Path, entry: &HistoryEntry) -> Result<MadeCopy> {
             e,
         )
     })?;
-    let file_name = (source.file_name())
-        .map(|n| n.to_string_lossy().into_owned())
-        .ok_or_else(|| Error::Config(format!("{} does not name a file.", source.display())))?;
+    let file_name = file_name_of(&source)?;
     // An earlier try may have put the copy in place and stopped before the history heard.
     let earlier = klant_folder.join(&file_name);
     let location = match read_back_file(&earlier) {
@@ -62,6 +60,7 @@ pub fn copy(name: &str, root: &Path, entry: &HistoryEntry) -> Result<MadeCopy> {
             bytes: expected.0,
             sha256: expected.1,
             locked_until_ms: None,
+            version: None,
         }),
         Ok(_) => {
             // Written by this try and recorded nowhere: ours to remove.
@@ -174,7 +173,7 @@ fn usable_root(name: &str, root: &Path) -> Result<()> {
 }
 
 /// The saved file of `entry` and its length and SHA-256 on disk, as the history recorded them.
-fn source_of(entry: &HistoryEntry) -> Result<(PathBuf, (u64, String))> {
+pub(crate) fn source_of(entry: &HistoryEntry) -> Result<(PathBuf, (u64, String))> {
     match (&entry.path, entry.on_disk()) {
         (Some(path), Some((bytes, sha256))) if entry.removed.is_none() => {
             Ok((PathBuf::from(path), (bytes, sha256.to_string())))
@@ -186,8 +185,15 @@ fn source_of(entry: &HistoryEntry) -> Result<(PathBuf, (u64, String))> {
     }
 }
 
+/// The name of the saved file `source`.
+pub(crate) fn file_name_of(source: &Path) -> Result<String> {
+    (source.file_name())
+        .map(|n| n.to_string_lossy().into_owned())
+        .ok_or_else(|| Error::Config(format!("{} does not name a file.", source.display())))
+}
+
 /// The folder a klant's copies go in: the one its backup is in on this computer.
-fn klant_folder_name(source: &Path) -> String {
+pub(crate) fn klant_folder_name(source: &Path) -> String {
     (source.parent().and_then(Path::file_name))
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_else(|| "backups".into())

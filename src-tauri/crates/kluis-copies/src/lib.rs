@@ -6,6 +6,10 @@
 //! - [`target`]: [`CopyTarget`], a place the office set once (the settings hold it; a secret
 //!   it needs lives in the keyring), and where its copies go ([`Place`]).
 //! - [`folder`]: copies into a folder (a share, a USB disk): written whole, read back, proven.
+//! - [`s3`]: copies to S3-compatible object storage, in parts resumable after a crash, each
+//!   request's SHA-256 checked by the server, with Object Lock where the bucket has it.
+//! - [`holder`]: a target's copies as a retention rule sees them (looked at, deleted — never
+//!   a locked one), and locks renewed while a rule keeps a copy.
 //! - [`check`]: verification of the copies made ([`check_copies`]): there and whole, or read
 //!   back in full; a copy found missing or changed is pending again.
 //! - This file: [`copy_missing`] copies every kept backup of a klant (or of every klant) that
@@ -13,11 +17,17 @@
 //!   the history (kluis-core's `copies`). A copy that failed is simply still missing: the
 //!   klant's next backup, or `kluis copy --pending`, tries it again.
 //!
+//! Copying and checking are blocking calls made from a blocking thread of the tokio runtime
+//! (`copy_missing_in_background`, or the front end's own `spawn_blocking`): a folder is
+//! written with the standard library, and an S3 request runs on that runtime (`block_on`).
+//!
 //! The local backup is saved (and counts as saved) before any copy is tried; a copy never
 //! changes it, and a failed copy leaves nothing on the target under the backup's name.
 
 pub mod check;
 pub mod folder;
+pub mod holder;
+pub mod s3;
 pub mod target;
 
 use std::path::Path;
@@ -48,8 +58,13 @@ pub fn copy_missing(
 ) -> Result<Vec<Copied>> {
     let mut copied = Vec::new();
     for target in targets {
+        // One client per bucket: each loads the system's CAs.
+        let bucket = match &target.place {
+            Place::S3(place) => Some(s3::Bucket::new(&target.name, place, target.secret.as_ref())),
+            Place::Folder { .. } => None,
+        };
         for entry in history.copies_missing(klant, &target.id)? {
-            let outcome = copy_one(history, &entry, target);
+            let outcome = copy_one(history, &entry, target, bucket.as_ref());
             copied.push(Copied {
                 entry,
                 target: target.clone(),
@@ -72,15 +87,24 @@ pub async fn copy_missing_in_background(
 }
 
 /// Copies `entry` to `target` and records the outcome.
-fn copy_one(history: &History, entry: &HistoryEntry, target: &CopyTarget) -> Result<String> {
-    let job = Uuid::parse_str(&entry.id).map_err(|_| {
-        Error::Io(format!(
-            "The history holds a backup with a bad id ({}).",
-            entry.id
-        ))
-    })?;
+fn copy_one(
+    history: &History,
+    entry: &HistoryEntry,
+    target: &CopyTarget,
+    bucket: Option<&Result<s3::Bucket>>,
+) -> Result<String> {
+    let job = job_of(entry)?;
     let made = match &target.place {
         Place::Folder { path } => folder::copy(&target.name, Path::new(path), entry),
+        Place::S3(_) => match bucket {
+            Some(Ok(bucket)) => folder::source_of(entry).and_then(|(source, (bytes, sha256))| {
+                on_runtime(bucket.copy(history, &target.id, entry, &source, (bytes, &sha256)))?
+            }),
+            Some(Err(e)) => Err(Error::Config(e.to_string())),
+            None => Err(Error::Io(
+                "No client for the bucket (an internal error).".into(),
+            )),
+        },
     };
     match made {
         Ok(made) => {
@@ -94,19 +118,57 @@ fn copy_one(history: &History, entry: &HistoryEntry, target: &CopyTarget) -> Res
     }
 }
 
+/// The job id of `entry`.
+pub(crate) fn job_of(entry: &HistoryEntry) -> Result<Uuid> {
+    Uuid::parse_str(&entry.id).map_err(|_| {
+        Error::Io(format!(
+            "The history holds a backup with a bad id ({}).",
+            entry.id
+        ))
+    })
+}
+
+/// Runs `work` to its end on the tokio runtime this blocking thread belongs to.
+pub(crate) fn on_runtime<T>(work: impl std::future::Future<Output = T>) -> Result<T> {
+    let runtime = tokio::runtime::Handle::try_current().map_err(|_| {
+        Error::Io("Copying to object storage needs Kluis's runtime (an internal error).".into())
+    })?;
+    Ok(runtime.block_on(work))
+}
+
 /// `target`'s own retention rule applied to `klant`'s copies on it (see kluis-core's
-/// `prune_copies`), when it has one that removes anything; on a blocking thread.
+/// `prune_copies`), when it has one that removes anything, and — on a bucket with Object
+/// Lock — the locks of the copies it keeps renewed; on a blocking thread.
 pub async fn prune_target(
     history: Arc<History>,
     target: &CopyTarget,
     klant: &KlantKey,
 ) -> Option<Result<kluis_core::retention::Pruned>> {
-    let rule = target.keep.clone().filter(|r| !r.keeps_everything())?;
-    let (id, klant) = (target.id.clone(), klant.clone());
+    let rule = target.keep.clone().filter(|r| !r.keeps_everything());
+    let locks = matches!(&target.place, Place::S3(place) if place.lock.is_some());
+    if rule.is_none() && !locks {
+        return None;
+    }
+    let (target, klant) = (target.clone(), klant.clone());
     let pruned = tokio::task::spawn_blocking(move || {
         let zone = jiff::tz::TimeZone::system();
         let mode = kluis_core::retention::Mode::Delete;
-        kluis_core::retention::prune_copies(&history, &id, &klant, &rule, &zone, mode)
+        let holder = holder::for_target(&history, &target, &klant)?;
+        let mut pruned = match rule {
+            Some(rule) => kluis_core::retention::prune_copies(
+                &history,
+                &target.id,
+                holder.as_ref(),
+                &klant,
+                &rule,
+                &zone,
+                mode,
+            )?,
+            None => kluis_core::retention::Pruned::default(),
+        };
+        let leaving: Vec<String> = pruned.locked.iter().map(|(e, _)| e.id.clone()).collect();
+        pruned.renewed = holder::renew_locks(&history, &target, &klant, &leaving)?;
+        Ok(pruned)
     });
     Some(pruned.await.unwrap_or_else(|e| {
         Err(Error::Io(format!(
@@ -115,216 +177,20 @@ pub async fn prune_target(
     }))
 }
 
-/// "Test": whether `target` can be written now (a small file written, read back, removed).
-pub fn test(target: &CopyTarget) -> Result<()> {
+/// "Test": whether `target` can be written now (a small file or object written, read back,
+/// removed).
+pub async fn test(target: &CopyTarget) -> Result<()> {
     match &target.place {
-        Place::Folder { path } => folder::test(&target.name, Path::new(path)),
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use std::path::PathBuf;
-
-    use kluis_core::download::Saved;
-    use sha2::{Digest, Sha256};
-
-    use super::*;
-
-    /// A backup of klant "bakker" saved as `local/Bakker/NAME` with `content`, recorded.
-    fn saved(history: &History, local: &Path, name: &str, content: &[u8]) -> PathBuf {
-        let folder = local.join("Bakker");
-        std::fs::create_dir_all(&folder).unwrap();
-        let path = folder.join(name);
-        std::fs::write(&path, content).unwrap();
-        let id = Uuid::new_v4();
-        history.start(id, &bakker(), "relay").unwrap();
-        let saved = Saved {
-            path: path.clone(),
-            bytes: content.len() as u64,
-            sha256: hex::encode(Sha256::digest(content)),
-            encrypted: None,
-        };
-        history.saved(id, &saved).unwrap();
-        path
-    }
-
-    fn bakker() -> KlantKey {
-        KlantKey::profile("bakker")
-    }
-
-    fn nas(root: &Path) -> CopyTarget {
-        let path = root.to_string_lossy().into_owned();
-        CopyTarget::new("NAS", Place::Folder { path }).unwrap()
-    }
-
-    /// A saved backup is copied into the klant's folder on the target, byte for byte, and
-    /// recorded with its place; asked again, nothing is copied twice.
-    #[test]
-    fn a_backup_is_copied_once_and_recorded() {
-        let (local, root) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
-        let history = History::in_memory().unwrap();
-        saved(
-            &history,
-            local.path(),
-            "backup 2026-11-25.zip",
-            b"the owner's data",
-        );
-        let target = nas(root.path());
-        let copied =
-            copy_missing(&history, Some(&bakker()), std::slice::from_ref(&target)).unwrap();
-        assert_eq!(copied.len(), 1);
-        let place = root.path().join("Bakker").join("backup 2026-11-25.zip");
-        assert_eq!(
-            copied[0].outcome.as_deref().unwrap(),
-            place.to_str().unwrap()
-        );
-        assert_eq!(std::fs::read(&place).unwrap(), b"the owner's data");
-        let records = history.copies_of(&copied[0].entry.id).unwrap();
-        assert!(
-            records[0].made && records[0].target == target.id,
-            "{records:?}"
-        );
-        assert!(
-            copy_missing(&history, None, &[target]).unwrap().is_empty(),
-            "nothing is copied twice"
-        );
-        let files = std::fs::read_dir(root.path().join("Bakker"))
-            .unwrap()
-            .count();
-        assert_eq!(files, 1, "no part file or second copy is left");
-    }
-
-    /// Attack/fault: the share is not mounted (its folder is not there). Nothing is written
-    /// anywhere, the failure names the target, and once the folder is back the copy is made.
-    #[test]
-    fn a_missing_target_is_tried_again_later() {
-        let (local, root) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
-        let history = History::in_memory().unwrap();
-        saved(&history, local.path(), "backup.zip", b"data");
-        let unmounted = root.path().join("share");
-        let target = nas(&unmounted);
-        let first = copy_missing(&history, None, std::slice::from_ref(&target)).unwrap();
-        let error = first[0].outcome.as_ref().unwrap_err().to_string();
-        assert!(
-            error.contains("\"NAS\"") && error.contains("not there"),
-            "{error}"
-        );
-        assert!(
-            !unmounted.exists(),
-            "no folder is made where the share should be"
-        );
-        let record = &history.copies_of(&first[0].entry.id).unwrap()[0];
-        assert!(!record.made && record.error_message.is_some(), "{record:?}");
-
-        std::fs::create_dir(&unmounted).unwrap();
-        let second = copy_missing(&history, None, &[target]).unwrap();
-        assert!(second[0].outcome.is_ok(), "{:?}", second[0].outcome);
-        assert!(unmounted.join("Bakker").join("backup.zip").exists());
-    }
-
-    /// A file of the backup's name already on the target, with other content, is never
-    /// replaced: the copy takes the next free name.
-    #[test]
-    fn another_file_of_that_name_is_never_replaced() {
-        let (local, root) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
-        let history = History::in_memory().unwrap();
-        saved(&history, local.path(), "backup.zip", b"new data");
-        let theirs = root.path().join("Bakker").join("backup.zip");
-        std::fs::create_dir_all(theirs.parent().unwrap()).unwrap();
-        std::fs::write(&theirs, b"someone else's file").unwrap();
-        let copied = copy_missing(&history, None, &[nas(root.path())]).unwrap();
-        let place = PathBuf::from(copied[0].outcome.as_ref().unwrap());
-        assert_eq!(place.file_name().unwrap(), "backup (1).zip");
-        assert_eq!(std::fs::read(&theirs).unwrap(), b"someone else's file");
-        assert_eq!(std::fs::read(&place).unwrap(), b"new data");
-    }
-
-    /// Fault: the local file changed after it was saved (a disk error, or tampering). It is
-    /// not copied as if it were the backup: the copy is refused and nothing stays on the target.
-    #[test]
-    fn a_changed_backup_is_not_copied() {
-        let (local, root) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
-        let history = History::in_memory().unwrap();
-        let path = saved(&history, local.path(), "backup.zip", b"as downloaded");
-        std::fs::write(&path, b"as changed!!!").unwrap();
-        let copied = copy_missing(&history, None, &[nas(root.path())]).unwrap();
-        let error = copied[0].outcome.as_ref().unwrap_err().to_string();
-        assert!(error.contains("did not match"), "{error}");
-        let left: Vec<_> = std::fs::read_dir(root.path().join("Bakker"))
-            .unwrap()
-            .collect();
-        assert!(left.is_empty(), "nothing is left on the target: {left:?}");
-    }
-
-    /// Verification: a copy there and whole is intact; one changed in place is caught by a
-    /// read-back (not by the cheap look, which sees its length only); one deleted is missing,
-    /// which makes it pending again, and the next copying puts it back.
-    #[test]
-    fn a_copy_found_missing_is_copied_again() {
-        use kluis_core::verify::Finding;
-        let (local, root) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
-        let history = History::in_memory().unwrap();
-        saved(&history, local.path(), "backup.zip", b"the owner's data");
-        let target = nas(root.path());
-        let targets = std::slice::from_ref(&target);
-        copy_missing(&history, None, targets).unwrap();
-        let finding = |read_back| {
-            check_copies(&history, targets, None, read_back).unwrap()[0]
-                .check
-                .finding
-        };
-        assert_eq!(finding(true), Finding::Intact);
-
-        let copy = root.path().join("Bakker").join("backup.zip");
-        std::fs::write(&copy, b"the owner's DATA").unwrap();
-        assert_eq!(
-            finding(false),
-            Finding::Intact,
-            "the cheap look sees the length only"
-        );
-        assert_eq!(finding(true), Finding::Changed);
-        std::fs::remove_file(&copy).unwrap();
-        assert_eq!(finding(false), Finding::Missing);
-        assert!(!history
-            .copies_of(&history.kept(None).unwrap()[0].id)
-            .unwrap()[0]
-            .holds());
-
-        let again = copy_missing(&history, None, targets).unwrap();
-        assert_eq!(again.len(), 1, "missing again: copied again");
-        assert_eq!(std::fs::read(&copy).unwrap(), b"the owner's data");
-        assert_eq!(finding(true), Finding::Intact);
-    }
-
-    /// Hostile settings: a target's folder edited by hand into a relative path is refused,
-    /// and nothing is written where Kluis runs.
-    #[test]
-    fn a_relative_target_folder_is_refused() {
-        let local = tempfile::tempdir().unwrap();
-        let history = History::in_memory().unwrap();
-        saved(&history, local.path(), "backup.zip", b"data");
-        let hand_edited = CopyTarget {
-            place: Place::Folder { path: "nas".into() },
-            ..nas(local.path())
-        };
-        let copied = copy_missing(&history, None, std::slice::from_ref(&hand_edited)).unwrap();
-        let error = copied[0].outcome.as_ref().unwrap_err().to_string();
-        assert!(error.contains("not a full path"), "{error}");
-        assert!(test(&hand_edited).is_err());
-        assert!(
-            !std::path::Path::new("nas").exists(),
-            "nothing where Kluis runs"
-        );
-    }
-
-    /// "Test" writes, reads back and removes a file, and says which target is not there.
-    #[test]
-    fn test_writes_and_removes_a_file() {
-        let root = tempfile::tempdir().unwrap();
-        test(&nas(root.path())).unwrap();
-        assert_eq!(std::fs::read_dir(root.path()).unwrap().count(), 0);
-        let gone = test(&nas(&root.path().join("gone"))).unwrap_err();
-        assert!(gone.to_string().contains("\"NAS\""), "{gone}");
+        Place::Folder { path } => {
+            let (name, path) = (target.name.clone(), std::path::PathBuf::from(path));
+            tokio::task::spawn_blocking(move || folder::test(&name, &path))
+                .await
+                .map_err(|e| Error::Io(format!("The test stopped unexpectedly ({e}).")))?
+        }
+        Place::S3(place) => {
+            s3::Bucket::new(&target.name, place, target.secret.as_ref())?
+                .test()
+                .await
+        }
     }
 }

@@ -3,7 +3,9 @@
 
 use serde::{Deserialize, Serialize};
 
-use kluis_core::{Error, Result};
+use kluis_core::{Error, Result, Secret};
+
+use crate::s3::S3Place;
 
 /// A copy target (see the module's text).
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
@@ -18,6 +20,11 @@ pub struct CopyTarget {
     /// e.g. monthly for 7 years while this computer keeps the last 14.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub keep: Option<kluis_core::retention::Retention>,
+    /// The place's secret (an S3 secret key), read from the keyring when the target is used;
+    /// never saved with the settings nor sent to the UI.
+    #[serde(skip)]
+    #[cfg_attr(feature = "ts", ts(skip))]
+    pub secret: Option<Secret>,
 }
 
 /// Where a target's copies go.
@@ -28,6 +35,15 @@ pub enum Place {
     /// A folder: a mounted NAS share, a USB disk, a Windows UNC path (`\\nas\backups`). Each
     /// klant's copies go in a folder of its own under it.
     Folder { path: String },
+    /// S3-compatible object storage: each klant's copies under `prefix/<klant folder>/`.
+    S3(S3Place),
+}
+
+impl Place {
+    /// Whether the place needs a secret from the keyring.
+    pub fn needs_secret(&self) -> bool {
+        matches!(self, Place::S3(_))
+    }
 }
 
 /// Longest target name: it is shown in lists and messages.
@@ -42,6 +58,7 @@ impl CopyTarget {
             name: CopyTarget::checked_name(name)?,
             place: place.checked()?,
             keep: None,
+            secret: None,
         })
     }
 
@@ -61,6 +78,7 @@ impl CopyTarget {
     pub fn describe(&self) -> String {
         let place = match &self.place {
             Place::Folder { path } => format!("folder {path}"),
+            Place::S3(bucket) => bucket.describe(),
         };
         match &self.keep {
             Some(rule) if !rule.keeps_everything() => format!("{place}, {}", rule.describe()),
@@ -85,6 +103,7 @@ impl Place {
                     path: trimmed.to_string(),
                 })
             }
+            Place::S3(bucket) => Ok(Place::S3(bucket.checked()?)),
         }
     }
 }

@@ -39,6 +39,9 @@ pub struct CopyRecord {
     /// The target keeps the copy locked (no deletion) until then.
     #[cfg_attr(feature = "ts", ts(type = "number | null"))]
     pub locked_until_ms: Option<i64>,
+    /// The target's version of the object, where it keeps versions (S3 with Object Lock): the
+    /// one a retention rule deletes.
+    pub version: Option<String>,
     pub error_code: Option<Code>,
     pub error_message: Option<String>,
     /// What the last verification found of the copy.
@@ -62,6 +65,17 @@ pub struct MadeCopy {
     pub bytes: u64,
     pub sha256: String,
     pub locked_until_ms: Option<i64>,
+    /// The target's version of the object, where it keeps versions.
+    pub version: Option<String>,
+}
+
+/// An upload in parts begun and not finished (S3 multipart): where, and the target's id for
+/// it, so that a copy interrupted by a crash or kill -9 goes on from the parts the target
+/// already holds.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UnfinishedUpload {
+    pub location: String,
+    pub upload_id: String,
 }
 
 pub(crate) const SCHEMA: &str = "
@@ -85,6 +99,14 @@ CREATE TABLE IF NOT EXISTS copy_removals (
     rule TEXT NOT NULL,
     PRIMARY KEY (job_id, target)
 );
+CREATE TABLE IF NOT EXISTS copy_uploads (
+    job_id TEXT NOT NULL,
+    target TEXT NOT NULL,
+    location TEXT NOT NULL,
+    upload_id TEXT NOT NULL,
+    at_ms INTEGER NOT NULL,
+    PRIMARY KEY (job_id, target)
+);
 CREATE TABLE IF NOT EXISTS copy_checks (
     job_id TEXT NOT NULL,
     target TEXT NOT NULL,
@@ -95,9 +117,21 @@ CREATE TABLE IF NOT EXISTS copy_checks (
 );
 ";
 
+/// Columns added after the tables were first made, added to an older history when it opens.
+pub(crate) fn add_new_columns(conn: &rusqlite::Connection) -> rusqlite::Result<()> {
+    let has_version = conn
+        .prepare("SELECT 1 FROM pragma_table_info('copies') WHERE name = 'version'")?
+        .exists([])?;
+    if !has_version {
+        conn.execute_batch("ALTER TABLE copies ADD COLUMN version TEXT")?;
+    }
+    Ok(())
+}
+
 const SELECT_COPIES: &str = "SELECT copies.job_id, copies.target, made, location, bytes, \
      sha256, copies.at_ms, locked_until_ms, error_code, error_message, copy_checks.at_ms, \
-     copy_checks.finding, copy_checks.detail, copy_removals.at_ms, copy_removals.rule \
+     copy_checks.finding, copy_checks.detail, copy_removals.at_ms, copy_removals.rule, \
+     copies.version \
      FROM copies LEFT JOIN copy_checks \
      ON copy_checks.job_id = copies.job_id AND copy_checks.target = copies.target \
      LEFT JOIN copy_removals \
@@ -113,6 +147,7 @@ fn record_from_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<CopyRecord> {
         sha256: row.get(5)?,
         at_ms: row.get(6)?,
         locked_until_ms: row.get(7)?,
+        version: row.get(15)?,
         // A code this version does not know reads as a service error: still a failure.
         error_code: (row.get::<_, Option<String>>(8)?)
             .map(|c| Code::parse(&c).unwrap_or(Code::ServiceError)),
@@ -141,9 +176,13 @@ impl History {
     pub fn copy_made(&self, job: Uuid, target: &str, copy: &MadeCopy) -> Result<()> {
         self.write(Durability::Durable, |tx| {
             tx.execute(
-                "INSERT OR REPLACE INTO copies (job_id, target, made, location, bytes, sha256, at_ms, locked_until_ms, error_code, error_message) \
-                 VALUES (?1, ?2, 1, ?3, ?4, ?5, ?6, ?7, NULL, NULL)",
-                params![job.to_string(), target, copy.location, copy.bytes as i64, copy.sha256, now_ms(), copy.locked_until_ms],
+                "INSERT OR REPLACE INTO copies (job_id, target, made, location, bytes, sha256, at_ms, locked_until_ms, error_code, error_message, version) \
+                 VALUES (?1, ?2, 1, ?3, ?4, ?5, ?6, ?7, NULL, NULL, ?8)",
+                params![job.to_string(), target, copy.location, copy.bytes as i64, copy.sha256, now_ms(), copy.locked_until_ms, copy.version],
+            )?;
+            tx.execute(
+                "DELETE FROM copy_uploads WHERE job_id = ?1 AND target = ?2",
+                params![job.to_string(), target],
             )?;
             // A new copy: what verification found of an earlier one no longer holds.
             tx.execute(
@@ -213,6 +252,66 @@ impl History {
             }
         }
         Ok(made)
+    }
+
+    /// An upload in parts of backup `job` to `target` began: remembered (durably) until the
+    /// copy is made or given up, so that a restarted copy goes on with it.
+    pub fn copy_upload_started(
+        &self,
+        job: Uuid,
+        target: &str,
+        upload: &UnfinishedUpload,
+    ) -> Result<()> {
+        self.write(Durability::Durable, |tx| {
+            tx.execute(
+                "INSERT OR REPLACE INTO copy_uploads (job_id, target, location, upload_id, at_ms) VALUES (?1, ?2, ?3, ?4, ?5)",
+                params![job.to_string(), target, upload.location, upload.upload_id, now_ms()],
+            )
+        })?;
+        Ok(())
+    }
+
+    /// The upload in parts of backup `job` to `target` left unfinished, if any.
+    pub fn copy_upload(&self, job: Uuid, target: &str) -> Result<Option<UnfinishedUpload>> {
+        let conn = self.conn.lock().unwrap();
+        let found = conn.query_row(
+            "SELECT location, upload_id FROM copy_uploads WHERE job_id = ?1 AND target = ?2",
+            params![job.to_string(), target],
+            |row| {
+                Ok(UnfinishedUpload {
+                    location: row.get(0)?,
+                    upload_id: row.get(1)?,
+                })
+            },
+        );
+        match found {
+            Ok(upload) => Ok(Some(upload)),
+            Err(rusqlite::Error::QueryReturnedNoRows) => Ok(None),
+            Err(e) => Err(db_error(e)),
+        }
+    }
+
+    /// The upload in parts of backup `job` to `target` is over (given up, or the target no
+    /// longer knows it).
+    pub fn copy_upload_ended(&self, job: Uuid, target: &str) -> Result<()> {
+        self.write(Durability::Light, |tx| {
+            tx.execute(
+                "DELETE FROM copy_uploads WHERE job_id = ?1 AND target = ?2",
+                params![job.to_string(), target],
+            )
+        })?;
+        Ok(())
+    }
+
+    /// The target now keeps backup `job`'s copy locked until `until_ms` (a renewed lock).
+    pub fn copy_lock_renewed(&self, job: &str, target: &str, until_ms: i64) -> Result<()> {
+        self.write(Durability::Durable, |tx| {
+            tx.execute(
+                "UPDATE copies SET locked_until_ms = ?3 WHERE job_id = ?1 AND target = ?2",
+                params![job, target, until_ms],
+            )
+        })?;
+        Ok(())
     }
 
     /// Backup `job`'s copy on `target` was deleted under `rule` (its target's) — durably, as
@@ -288,7 +387,76 @@ mod tests {
             bytes: 1,
             sha256: "ab".repeat(32),
             locked_until_ms: None,
+            version: None,
         }
+    }
+
+    /// A history made before copies had versions opens with the column added: its copies
+    /// read as they were (no version), and a new copy keeps its version.
+    #[test]
+    fn an_older_history_gets_the_version_column() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = dir.path().join("history.sqlite3");
+        let job = {
+            let history = History::open(&db).unwrap();
+            let job = saved_backup(&history, dir.path(), "a.zip");
+            history.copy_made(job, "nas", &made("/nas/a.zip")).unwrap();
+            job
+        };
+        let old = rusqlite::Connection::open(&db).unwrap();
+        old.execute_batch("ALTER TABLE copies DROP COLUMN version")
+            .unwrap();
+        drop(old);
+
+        let history = History::open(&db).unwrap();
+        let record = history.copies_of(&job.to_string()).unwrap().remove(0);
+        assert!(record.made && record.version.is_none(), "{record:?}");
+        let versioned = MadeCopy {
+            version: Some("v2".into()),
+            ..made("s3://b/a.zip")
+        };
+        history.copy_made(job, "bucket", &versioned).unwrap();
+        let records = history.copies_of(&job.to_string()).unwrap();
+        assert_eq!(records[0].version.as_deref(), Some("v2"), "{records:?}");
+    }
+
+    /// An upload in parts is remembered (where, and the server's id for it) until the copy is
+    /// made or the upload is given up.
+    #[test]
+    fn an_upload_in_parts_is_remembered_until_the_copy_is_made() {
+        let dir = tempfile::tempdir().unwrap();
+        let history = History::in_memory().unwrap();
+        let job = saved_backup(&history, dir.path(), "a.zip");
+        let upload = UnfinishedUpload {
+            location: "s3://b/k/a.zip".into(),
+            upload_id: "up-1".into(),
+        };
+        assert_eq!(history.copy_upload(job, "bucket").unwrap(), None);
+        history.copy_upload_started(job, "bucket", &upload).unwrap();
+        assert_eq!(
+            history.copy_upload(job, "bucket").unwrap(),
+            Some(upload.clone())
+        );
+        assert_eq!(
+            history.copy_upload(job, "other").unwrap(),
+            None,
+            "per target"
+        );
+        history
+            .copy_made(job, "bucket", &made("s3://b/k/a.zip"))
+            .unwrap();
+        assert_eq!(
+            history.copy_upload(job, "bucket").unwrap(),
+            None,
+            "made: over"
+        );
+        history.copy_upload_started(job, "other", &upload).unwrap();
+        history.copy_upload_ended(job, "other").unwrap();
+        assert_eq!(
+            history.copy_upload(job, "other").unwrap(),
+            None,
+            "given up: over"
+        );
     }
 
     /// A kept backup is missing on a target until a copy is made there; a later failure on

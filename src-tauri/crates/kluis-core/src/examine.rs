@@ -185,12 +185,9 @@ impl Examined {
         }
     }
 
-    /// A file already found not to be the backup saved: `check` says why.
-    pub fn not_as_saved(check: Check) -> Examined {
-        Examined {
-            check,
-            opened: None,
-        }
+    /// Whether the file was found as saved, so that [`Examined::delete`] may remove it.
+    pub fn deletable(&self) -> bool {
+        self.opened.is_some()
     }
 
     /// Deletes the file that was checked. An error when it was not found as saved, or its

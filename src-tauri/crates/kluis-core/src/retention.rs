@@ -14,13 +14,14 @@
 //! of each of the last N days, ISO weeks and months that have one (in local time). A backup
 //! any part of the rule keeps is kept.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::path::PathBuf;
 
 use jiff::tz::TimeZone;
 use jiff::Timestamp;
 use serde::{Deserialize, Serialize};
 
+use crate::clock::now_ms;
 use crate::error::Result;
 use crate::examine::Examined;
 use crate::history::{Check, History, HistoryEntry};
@@ -162,6 +163,11 @@ pub struct Pruned {
     pub spared: Vec<(HistoryEntry, Check)>,
     /// How many backups the rule keeps.
     pub kept: usize,
+    /// Copies the rule would remove that their target keeps locked (Object Lock) until the
+    /// time given (ms): removed by a later pruning, once the lock has ended.
+    pub locked: Vec<(HistoryEntry, i64)>,
+    /// Copies kept whose lock was renewed (it had less than half its time left).
+    pub renewed: usize,
 }
 
 /// Applies `rule` to `profile`'s kept backups (see the module's rules); days in `zone`.
@@ -183,6 +189,7 @@ pub fn prune(
 pub fn prune_copies(
     history: &History,
     target: &str,
+    holder: &dyn CopyHolder,
     profile: &KlantKey,
     rule: &Retention,
     zone: &TimeZone,
@@ -190,22 +197,92 @@ pub fn prune_copies(
 ) -> Result<Pruned> {
     // Each copy as a backup at its place on the target (its length and SHA-256 are the
     // backup's as it is on disk, encrypted or not).
+    let mut locks = HashMap::new();
     let copies = (history.made_copies(Some(profile))?.into_iter())
         .filter(|(_, record)| record.target == target)
-        .map(|(entry, record)| HistoryEntry {
-            path: record.location,
-            removed: None,
-            last_check: record.last_check,
-            ..entry
+        .map(|(entry, record)| {
+            if let Some(until) = record.locked_until_ms {
+                locks.insert(entry.id.clone(), until);
+            }
+            HistoryEntry {
+                path: record.location,
+                removed: None,
+                last_check: record.last_check,
+                ..entry
+            }
         })
         .collect();
-    prune_files(
-        copies,
-        rule,
-        zone,
-        mode,
-        &Ledger::Copies { history, target },
-    )
+    let ledger = Ledger::Copies {
+        history,
+        target,
+        holder,
+        locks,
+    };
+    prune_files(copies, rule, zone, mode, &ledger)
+}
+
+/// A copy target's side of [`prune_copies`]: each copy looked at where it is (its place in
+/// the entry's `path`, as the history recorded it) and, when it is the copy made, how to
+/// delete it. kluis-copies implements it for each kind of target.
+pub trait CopyHolder {
+    fn examine(&self, copy: &HistoryEntry) -> Examination;
+}
+
+/// Copies in a folder, looked at and deleted as this computer's own backups are (see
+/// `examine`: through the opened folder, never by a path swapped meanwhile).
+pub struct LocalFiles;
+
+impl CopyHolder for LocalFiles {
+    fn examine(&self, copy: &HistoryEntry) -> Examination {
+        Examined::of(copy).into()
+    }
+}
+
+/// A backup or copy looked at: what was found and, when it is exactly as made, how to delete
+/// that very file or object.
+pub struct Examination {
+    pub check: Check,
+    delete: Option<Deletion>,
+}
+
+type Deletion = Box<dyn FnOnce() -> std::io::Result<()> + Send>;
+
+impl Examination {
+    /// Found as made: `delete` removes it.
+    pub fn deletable(
+        check: Check,
+        delete: impl FnOnce() -> std::io::Result<()> + Send + 'static,
+    ) -> Self {
+        Examination {
+            check,
+            delete: Some(Box::new(delete)),
+        }
+    }
+
+    /// Found, and not to be deleted (not as made, or not there).
+    pub fn found(check: Check) -> Self {
+        Examination {
+            check,
+            delete: None,
+        }
+    }
+
+    fn delete(self) -> std::io::Result<()> {
+        match self.delete {
+            Some(delete) => delete(),
+            None => Err(std::io::Error::other("it is not the backup saved")),
+        }
+    }
+}
+
+impl From<Examined> for Examination {
+    fn from(examined: Examined) -> Self {
+        let check = examined.check.clone();
+        match examined.deletable() {
+            true => Examination::deletable(check, move || examined.delete()),
+            false => Examination::found(check),
+        }
+    }
 }
 
 /// Where [`prune_files`] records what it found and deleted: the backups' own rows, or their
@@ -215,21 +292,45 @@ enum Ledger<'a> {
     Copies {
         history: &'a History,
         target: &'a str,
+        holder: &'a dyn CopyHolder,
+        /// Copies the target keeps locked (Object Lock), until when (ms).
+        locks: HashMap<String, i64>,
     },
 }
 
 impl Ledger<'_> {
+    fn examine(&self, entry: &HistoryEntry) -> Examination {
+        match self {
+            Ledger::Backups(_) => Examined::of(entry).into(),
+            Ledger::Copies { holder, .. } => holder.examine(entry),
+        }
+    }
+
+    /// Until when the target refuses to delete `id`'s copy, while it does.
+    fn locked_until(&self, id: &str) -> Option<i64> {
+        match self {
+            Ledger::Backups(_) => None,
+            Ledger::Copies { locks, .. } => {
+                locks.get(id).copied().filter(|&until| until > now_ms())
+            }
+        }
+    }
+
     fn checked(&self, id: &str, check: &Check) -> Result<()> {
         match self {
             Ledger::Backups(history) => history.checked(id, check),
-            Ledger::Copies { history, target } => history.copy_checked(id, target, check),
+            Ledger::Copies {
+                history, target, ..
+            } => history.copy_checked(id, target, check),
         }
     }
 
     fn removed(&self, id: &str, rule: &str) -> Result<()> {
         match self {
             Ledger::Backups(history) => history.removed(id, rule),
-            Ledger::Copies { history, target } => history.copy_removed(id, target, rule),
+            Ledger::Copies {
+                history, target, ..
+            } => history.copy_removed(id, target, rule),
         }
     }
 }
@@ -257,7 +358,7 @@ fn prune_files(
     let mut checks = Vec::new();
     let mut last_good = None;
     for entry in newest_first {
-        let check = Examined::of(entry).check;
+        let check = ledger.examine(entry).check;
         let intact = check.finding == Finding::Intact;
         checks.push((entry.id.clone(), check));
         if intact {
@@ -285,9 +386,9 @@ fn prune_files(
         // Those looked at above are all found not as saved (the search stops at the first
         // that is); the others are opened and checked now, and deleted through that opening.
         let examined = match checks.iter().find(|(id, _)| *id == entry.id) {
-            Some((_, check)) => Examined::not_as_saved(check.clone()),
+            Some((_, check)) => Examination::found(check.clone()),
             None => {
-                let examined = Examined::of(&entry);
+                let examined = ledger.examine(&entry);
                 ledger.checked(&entry.id, &examined.check)?;
                 examined
             }
@@ -305,6 +406,11 @@ fn prune_files(
                 ..examined.check
             };
             pruned.spared.push((entry, check));
+            continue;
+        }
+        if let Some(until) = ledger.locked_until(&entry.id) {
+            // Object Lock: the target refuses until then, whoever asks; removed after.
+            pruned.locked.push((entry, until));
             continue;
         }
         if mode == Mode::Delete {

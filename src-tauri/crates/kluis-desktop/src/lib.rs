@@ -46,9 +46,9 @@ pub use kluis_profiles::secrets;
 pub mod staging;
 
 pub use app::{
-    AppPaths, DemoInfo, DesktopApp, DesktopAppBuilder, EncryptionInput, LaunchInfo, LoginStart,
-    MailInput, PlanInput, ReportExport, ReportFormat, ReportRequest, ResumedJob, SessionInfo,
-    TrayAction, VerifyReport, HIDDEN_FLAG,
+    AppPaths, BucketInput, DemoInfo, DesktopApp, DesktopAppBuilder, EncryptionInput, LaunchInfo,
+    LoginStart, MailInput, PlanInput, ReportExport, ReportFormat, ReportRequest, ResumedJob,
+    SessionInfo, TrayAction, VerifyReport, HIDDEN_FLAG,
 };
 pub use callback::{CallbackInput, CallbackTestResult};
 pub use dialogs::{Dialogs, NoDialogs};

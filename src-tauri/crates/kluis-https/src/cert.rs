@@ -67,16 +67,7 @@ impl LocalCa {
     /// addresses) issued by this CA. ALPN offers HTTP/1.1 only: the servers here are small.
     pub fn server_config(&self, hosts: &[&str]) -> Result<Arc<rustls::ServerConfig>, CertError> {
         crate::install_crypto_provider();
-        let names: Vec<String> = hosts.iter().map(|h| h.to_string()).collect();
-        let mut params = CertificateParams::new(names)?;
-        params.distinguished_name.push(
-            DnType::CommonName,
-            hosts.first().copied().unwrap_or("localhost"),
-        );
-        params.is_ca = IsCa::NoCa;
-        params.extended_key_usages = vec![ExtendedKeyUsagePurpose::ServerAuth];
-        let key = KeyPair::generate()?;
-        let cert = params.signed_by(&key, &self.issuer)?;
+        let (cert, key) = self.issue(hosts)?;
         let chain = vec![
             CertificateDer::from(cert.der().to_vec()),
             self.issuer.der().clone(),
@@ -87,5 +78,29 @@ impl LocalCa {
             .with_single_cert(chain, key)?;
         config.alpn_protocols = vec![b"http/1.1".to_vec()];
         Ok(Arc::new(config))
+    }
+
+    /// A fresh certificate for `hosts` issued by this CA, for a server that is not Kluis's
+    /// own (a test's S3 or SFTP server): the certificate chain and the private key in PEM.
+    pub fn server_pem(&self, hosts: &[&str]) -> Result<(String, String), CertError> {
+        let (cert, key) = self.issue(hosts)?;
+        Ok((
+            format!("{}{}", cert.pem(), self.issuer.pem()),
+            key.serialize_pem(),
+        ))
+    }
+
+    fn issue(&self, hosts: &[&str]) -> Result<(rcgen::Certificate, KeyPair), CertError> {
+        let names: Vec<String> = hosts.iter().map(|h| h.to_string()).collect();
+        let mut params = CertificateParams::new(names)?;
+        params.distinguished_name.push(
+            DnType::CommonName,
+            hosts.first().copied().unwrap_or("localhost"),
+        );
+        params.is_ca = IsCa::NoCa;
+        params.extended_key_usages = vec![ExtendedKeyUsagePurpose::ServerAuth];
+        let key = KeyPair::generate()?;
+        let cert = params.signed_by(&key, &self.issuer)?;
+        Ok((cert, key))
     }
 }

@@ -28,6 +28,8 @@ pub enum SecretKind {
     MailPassword,
     /// The passphrase a profile's backups are encrypted with.
     EncryptionPassphrase,
+    /// A copy target's secret (an S3 secret key), under the target's id.
+    CopyTargetSecret,
 }
 
 /// The id under which app-wide secrets are kept.
@@ -42,6 +44,7 @@ impl SecretKind {
             SecretKind::RelaySecret => format!("{profile}/relay_secret"),
             SecretKind::MailPassword => format!("{profile}/mail_password"),
             SecretKind::EncryptionPassphrase => format!("{profile}/encryption_passphrase"),
+            SecretKind::CopyTargetSecret => format!("{profile}/copy_target_secret"),
         }
     }
 }
@@ -63,6 +66,20 @@ pub async fn off_thread<T: Send + 'static>(
     tokio::task::spawn_blocking(move || work(&*store))
         .await
         .map_err(|e| ProfileError::Secrets(format!("The keyring could not be asked: {e}.")))?
+}
+
+/// `targets`, each with the secret its place needs read from `store` (blocking: call it off
+/// the async threads). A target whose secret is not saved has none, and says so when used.
+pub fn with_target_secrets(
+    store: &dyn SecretStore,
+    mut targets: Vec<kluis_copies::CopyTarget>,
+) -> ProfileResult<Vec<kluis_copies::CopyTarget>> {
+    for target in &mut targets {
+        if target.place.needs_secret() {
+            target.secret = store.get(&target.id, SecretKind::CopyTargetSecret)?;
+        }
+    }
+    Ok(targets)
 }
 
 /// The OS keyring.
@@ -154,6 +171,7 @@ impl SecretsFolder {
             SecretKind::RelaySecret => "relay_secret",
             SecretKind::MailPassword => "mail_password",
             SecretKind::EncryptionPassphrase => "encryption_passphrase",
+            SecretKind::CopyTargetSecret => "copy_target_secret",
         };
         self.dir.join(format!("{base}.{suffix}"))
     }

@@ -61,7 +61,7 @@ pub trait UnattendedHost: Send + Sync {
     /// A CA the klant's monitor is trusted by besides the system's (`--ca-cert`).
     fn monitor_ca_pem(&self) -> Option<String>;
     /// Where the office keeps a second copy of each backup (the settings' copy targets).
-    fn copy_targets(&self) -> Vec<CopyTarget>;
+    async fn copy_targets(&self) -> Vec<CopyTarget>;
     /// Tells what a step after the save did, or could not do; the backup stands either way.
     fn tell(&self, profile: &Profile, step: AfterSave);
 }
@@ -158,7 +158,7 @@ pub async fn back_up(
             let tell = |profile: &Profile, step| host.tell(profile, step);
             let after = AfterSaveOf {
                 history: engine.history().clone(),
-                targets: host.copy_targets(),
+                targets: host.copy_targets().await,
             };
             finish(after, profile, turn, handle, &tell).await
         }

@@ -3,6 +3,10 @@
 //! a test's name starts with its module (`cargo test --test it -- MODULE::`).
 
 mod common;
+/// The S3 server of kluis-copies' tests, shared (its relay is not used here).
+#[allow(dead_code)]
+#[path = "../../../kluis-copies/tests/it/moto.rs"]
+mod moto;
 
 mod ad_hoc;
 mod attacks;
@@ -15,4 +19,5 @@ mod one_path;
 mod profiles;
 mod resume;
 mod room;
+mod s3;
 mod windows;

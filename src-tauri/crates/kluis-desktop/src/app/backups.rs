@@ -228,12 +228,7 @@ impl Backups {
                 crate::staging::remove_parts(&staging);
                 // In its place now: what follows a save to the folder follows.
                 if let Some(profile) = self.shared.history.get(job)?.map(|entry| entry.profile) {
-                    keeping::after_save(
-                        self.shared.history.clone(),
-                        &self.shared.profiles,
-                        profile.as_str(),
-                    )
-                    .await;
+                    keeping::after_save(&self.shared, profile.as_str()).await;
                 }
                 Ok(moved)
             }

@@ -83,6 +83,12 @@ impl Connections {
         .await?)
     }
 
+    /// Removes `id`'s secret of `kind` (none there is fine).
+    pub async fn delete_secret(&self, id: &str, kind: SecretKind, demo: bool) -> AppResult<()> {
+        let id = id.to_string();
+        Ok(off_thread(self.store_for(demo), move |store| store.delete(&id, kind)).await?)
+    }
+
     /// The session and downloader of profile `id`, made on first use.
     pub async fn connection(&self, id: &str) -> AppResult<Arc<ServiceConnection>> {
         if let Some(c) = self.made.lock().unwrap().get(id) {

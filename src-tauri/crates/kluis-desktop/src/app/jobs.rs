@@ -107,7 +107,7 @@ impl JobRegistry {
         let job_id = handle.id;
         // The slot is filled before the follower can settle it (it is spawned after).
         self.slots.lock().unwrap().insert(job_id, JobSlot::Running);
-        let (history, profiles) = (self.shared.history.clone(), self.shared.profiles.clone());
+        let shared = self.shared.clone();
         let profile_id = profile_id.to_string();
         let registry = self.clone();
         tokio::spawn(async move {
@@ -116,7 +116,7 @@ impl JobRegistry {
             let (last_try, outcome) = handle.finished_try().await;
             if outcome.is_ok() && staging.is_none() {
                 // Before the window hears "saved", so it reads the removals too.
-                keeping::after_save(history, &profiles, &profile_id).await;
+                keeping::after_save(&shared, &profile_id).await;
             }
             registry.settle((job_id, last_try), &profile_id, outcome, staging, &sink);
         });

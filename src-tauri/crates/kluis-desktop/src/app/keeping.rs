@@ -8,14 +8,14 @@ use std::sync::Arc;
 use kluis_core::history::Check;
 use kluis_core::retention::Retention;
 use kluis_core::verify::verify_kept;
-use kluis_core::{Error, History, HistoryEntry, KlantKey};
+use kluis_core::{Error, HistoryEntry, KlantKey};
 use kluis_profiles::unattended::{self, AfterSave, AfterSaveOf};
 use kluis_profiles::{KlantTurn, Turn};
 use serde::Serialize;
 
 use super::shared::Shared;
 use crate::error::{AppError, AppResult};
-use crate::profiles::{Profile, ProfileStore, ProfileView};
+use crate::profiles::{Profile, ProfileView};
 
 /// What "Verify backups" found: how many backups were read, and those that cannot be relied
 /// on (each with its `last_check`), newest first.
@@ -101,7 +101,7 @@ impl Keeping {
     /// --pending` does. What still cannot be made is logged (the dashboard shows it). Returns
     /// how many copies were made.
     pub async fn copy_pending(&self) -> usize {
-        let targets = self.shared.settings().copy_targets;
+        let targets = self.shared.copy_targets().await;
         if targets.is_empty() {
             return 0;
         }
@@ -132,7 +132,7 @@ impl Keeping {
     /// dashboard (a copy found missing is made again after its klant's next backup).
     pub async fn verify_backups(&self) -> AppResult<VerifyReport> {
         let history = self.shared.history.clone();
-        let targets = self.shared.settings().copy_targets;
+        let targets = self.shared.copy_targets().await;
         let (verified, copies) = tokio::task::spawn_blocking(move || {
             let verified = verify_kept(&history, None)?;
             let copies = kluis_copies::check_copies(&history, &targets, None, false)?;
@@ -173,7 +173,8 @@ impl Keeping {
 /// what follows any save follows (`kluis_profiles::unattended::after_save`: the retention rule,
 /// then the monthly verification). While another backup of the klant runs (it holds the turn),
 /// that backup's end does it instead. What cannot be done is logged; the backup stands.
-pub(crate) async fn after_save(history: Arc<History>, profiles: &ProfileStore, profile_id: &str) {
+pub(crate) async fn after_save(shared: &Shared, profile_id: &str) {
+    let (history, profiles) = (shared.history.clone(), &shared.profiles);
     let Ok(profile) = profiles.get(profile_id) else {
         return; // a job of no profile of the app's (the CLI's, a removed one's)
     };
@@ -181,7 +182,7 @@ pub(crate) async fn after_save(history: Arc<History>, profiles: &ProfileStore, p
         Ok(Turn::Taken(turn)) => {
             let after = AfterSaveOf {
                 history,
-                targets: profiles.settings().copy_targets,
+                targets: shared.copy_targets().await,
             };
             unattended::after_save(after, &profile, turn, &log).await
         }
@@ -218,6 +219,8 @@ pub(crate) fn log(_: &Profile, step: AfterSave) {
         AfterSave::TargetPruned { pruned, .. } => tracing::info!(
             removed = pruned.removed.len(),
             left = pruned.spared.len(),
+            locked = pruned.locked.len(),
+            renewed = pruned.renewed,
             "a copy target's rule was applied"
         ),
         AfterSave::TargetPruneFailed { target, error } => {

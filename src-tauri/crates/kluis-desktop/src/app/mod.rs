@@ -61,6 +61,7 @@ pub use accounts::Accounts;
 pub use alerts::Alerts;
 pub use background::{Background, LoginStart, NoLoginStart, TrayAction, HIDDEN_FLAG};
 pub use backups::Backups;
+pub use copy_targets::BucketInput;
 pub use encryption::EncryptionInput;
 use jobs::{JobRegistry, JobSlot};
 pub use keeping::{CopyProblem, Keeping, VerifyReport};
@@ -188,6 +189,7 @@ impl DesktopAppBuilder {
             Arc::new(NoDialogs),
             self.save_folder_override,
             self.retry,
+            self.keyring.clone(),
         ));
         let connections = Arc::new(connections::Connections::new(
             shared.clone(),

@@ -10,9 +10,13 @@ use std::time::Duration;
 use kluis_core::engine::Retry;
 use kluis_core::{Engine, Error, History};
 
+use kluis_copies::CopyTarget;
+use kluis_profiles::secrets::off_thread;
+
 use crate::dialogs::Dialogs;
 use crate::error::{AppError, AppResult};
 use crate::profiles::{Profile, ProfileStore, ProfileView, Settings};
+use crate::secrets::SecretStore;
 use crate::AppPaths;
 
 /// See the module's text.
@@ -33,6 +37,8 @@ pub(crate) struct Shared {
     /// How unattended backups (plans, Backup all) are tried again after a passing failure
     /// before their klant counts as failed; a backup someone started is tried once.
     pub retry: Retry,
+    /// Where the copy targets' secrets are (the app's keyring).
+    keyring: Arc<dyn SecretStore>,
 }
 
 impl Shared {
@@ -43,8 +49,10 @@ impl Shared {
         dialogs: Arc<dyn Dialogs>,
         save_folder_override: Option<PathBuf>,
         retry: Retry,
+        keyring: Arc<dyn SecretStore>,
     ) -> Shared {
         Shared {
+            keyring,
             engine: Engine::new(history.clone()),
             paths,
             profiles,
@@ -56,6 +64,27 @@ impl Shared {
                 .and_then(|path| std::fs::read_to_string(path).ok()),
             callback_timeout: Duration::from_secs(30 * 60),
             retry,
+        }
+    }
+
+    /// The settings' copy targets, each with the secret it needs from the keyring (off the
+    /// async threads). A keyring that cannot be read is logged; such a target then says that
+    /// its secret is missing when it is used.
+    pub async fn copy_targets(&self) -> Vec<CopyTarget> {
+        let targets = self.settings().copy_targets;
+        if !targets.iter().any(|t| t.place.needs_secret()) {
+            return targets;
+        }
+        let read = targets.clone();
+        let with = off_thread(self.keyring.clone(), move |store| {
+            kluis_profiles::secrets::with_target_secrets(store, read)
+        });
+        match with.await {
+            Ok(with) => with,
+            Err(e) => {
+                tracing::warn!(code = %e.code(), "the copy targets' secrets could not be read");
+                targets
+            }
         }
     }
 

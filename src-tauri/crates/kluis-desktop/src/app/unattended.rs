@@ -62,8 +62,8 @@ impl UnattendedHost for AppHost<'_> {
         self.plans.shared.env_ca_pem.clone()
     }
 
-    fn copy_targets(&self) -> Vec<kluis_copies::CopyTarget> {
-        self.plans.shared.settings().copy_targets
+    async fn copy_targets(&self) -> Vec<kluis_copies::CopyTarget> {
+        self.plans.shared.copy_targets().await
     }
 
     fn tell(&self, profile: &Profile, step: AfterSave) {
@@ -126,7 +126,7 @@ impl Plans {
             .insert(job_id, JobSlot::Running);
         let after = AfterSaveOf {
             history: self.shared.history.clone(),
-            targets: self.shared.settings().copy_targets,
+            targets: self.shared.copy_targets().await,
         };
         let jobs = self.jobs.clone();
         let tell_failure = self.alerts.failure_teller(profile.name.clone());

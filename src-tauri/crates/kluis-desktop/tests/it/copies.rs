@@ -1,7 +1,6 @@
 //! Copies off this computer in the app: a copy target added from a folder the dialog picked,
 //! and each backup copied there once it is saved, before the window hears "saved".
 
-use std::path::PathBuf;
 use std::sync::Arc;
 
 use kluis_copies::Place;
@@ -30,17 +29,7 @@ async fn a_folder_from_the_dialog_gets_each_saved_backup() {
     assert_eq!(target.place, Place::Folder { path: picked });
     app.settings.test_copy_target(&target.id).await.unwrap();
 
-    app.accounts.start_demo().await.unwrap();
-    let (tx, mut rx) = mpsc::unbounded_channel();
-    let sink = Arc::new(move |e| drop(tx.send(e)));
-    app.backups.start_backup("demo", sink).await.unwrap();
-    let saved = loop {
-        match rx.recv().await.expect("the backup ends") {
-            AppJobEvent::Saved { path, .. } => break PathBuf::from(path),
-            AppJobEvent::Failed { message, .. } => panic!("{message}"),
-            _ => {}
-        }
-    };
+    let saved = common::demo_backup_saved(&app).await;
     let klant_folder = saved.parent().unwrap().file_name().unwrap();
     let copy = nas
         .path()
@@ -71,7 +60,7 @@ async fn a_folder_from_the_dialog_gets_each_saved_backup() {
     );
     app.keeping.set_copy_to("demo", None).unwrap();
 
-    let after = app.settings.remove_copy_target(&target.id).unwrap();
+    let after = app.settings.remove_copy_target(&target.id).await.unwrap();
     assert!(after.copy_targets.is_empty());
     assert!(copy.exists(), "its copies stay");
     assert!(app.keeping.dashboard().unwrap()[0].copies.is_none());

@@ -5,9 +5,15 @@
 #[path = "../common/mod.rs"]
 mod common;
 
+/// The S3 server of kluis-copies' tests, shared (its relay is not used here).
+#[allow(dead_code)]
+#[path = "../../../kluis-copies/tests/it/moto.rs"]
+mod moto;
+
 mod app;
 mod copies;
 mod keeping;
 mod keyring;
 mod plans;
 mod retry;
+mod s3;

@@ -1,0 +1,185 @@
+//! Copies to a folder (a share, a USB disk): made once and proven, a target away tried again
+//! later, another file never replaced, a changed backup never copied, a lost copy made again,
+//! a relative folder refused, and "Test".
+
+use std::path::{Path, PathBuf};
+
+use kluis_copies::{check_copies, copy_missing, test, CopyTarget, Place};
+use kluis_core::History;
+
+use crate::saved::{bakker, saved};
+
+fn nas(root: &Path) -> CopyTarget {
+    let path = root.to_string_lossy().into_owned();
+    CopyTarget::new("NAS", Place::Folder { path }).unwrap()
+}
+
+/// A saved backup is copied into the klant's folder on the target, byte for byte, and
+/// recorded with its place; asked again, nothing is copied twice.
+#[test]
+fn a_backup_is_copied_once_and_recorded() {
+    let (local, root) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let history = History::in_memory().unwrap();
+    saved(
+        &history,
+        local.path(),
+        "backup 2026-11-25.zip",
+        b"the owner's data",
+    );
+    let target = nas(root.path());
+    let copied = copy_missing(&history, Some(&bakker()), std::slice::from_ref(&target)).unwrap();
+    assert_eq!(copied.len(), 1);
+    let place = root.path().join("Bakker").join("backup 2026-11-25.zip");
+    assert_eq!(
+        copied[0].outcome.as_deref().unwrap(),
+        place.to_str().unwrap()
+    );
+    assert_eq!(std::fs::read(&place).unwrap(), b"the owner's data");
+    let records = history.copies_of(&copied[0].entry.id).unwrap();
+    assert!(
+        records[0].made && records[0].target == target.id,
+        "{records:?}"
+    );
+    assert!(
+        copy_missing(&history, None, &[target]).unwrap().is_empty(),
+        "nothing is copied twice"
+    );
+    let files = std::fs::read_dir(root.path().join("Bakker"))
+        .unwrap()
+        .count();
+    assert_eq!(files, 1, "no part file or second copy is left");
+}
+
+/// Attack/fault: the share is not mounted (its folder is not there). Nothing is written
+/// anywhere, the failure names the target, and once the folder is back the copy is made.
+#[test]
+fn a_missing_target_is_tried_again_later() {
+    let (local, root) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let history = History::in_memory().unwrap();
+    saved(&history, local.path(), "backup.zip", b"data");
+    let unmounted = root.path().join("share");
+    let target = nas(&unmounted);
+    let first = copy_missing(&history, None, std::slice::from_ref(&target)).unwrap();
+    let error = first[0].outcome.as_ref().unwrap_err().to_string();
+    assert!(
+        error.contains("\"NAS\"") && error.contains("not there"),
+        "{error}"
+    );
+    assert!(
+        !unmounted.exists(),
+        "no folder is made where the share should be"
+    );
+    let record = &history.copies_of(&first[0].entry.id).unwrap()[0];
+    assert!(!record.made && record.error_message.is_some(), "{record:?}");
+
+    std::fs::create_dir(&unmounted).unwrap();
+    let second = copy_missing(&history, None, &[target]).unwrap();
+    assert!(second[0].outcome.is_ok(), "{:?}", second[0].outcome);
+    assert!(unmounted.join("Bakker").join("backup.zip").exists());
+}
+
+/// A file of the backup's name already on the target, with other content, is never
+/// replaced: the copy takes the next free name.
+#[test]
+fn another_file_of_that_name_is_never_replaced() {
+    let (local, root) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let history = History::in_memory().unwrap();
+    saved(&history, local.path(), "backup.zip", b"new data");
+    let theirs = root.path().join("Bakker").join("backup.zip");
+    std::fs::create_dir_all(theirs.parent().unwrap()).unwrap();
+    std::fs::write(&theirs, b"someone else's file").unwrap();
+    let copied = copy_missing(&history, None, &[nas(root.path())]).unwrap();
+    let place = PathBuf::from(copied[0].outcome.as_ref().unwrap());
+    assert_eq!(place.file_name().unwrap(), "backup (1).zip");
+    assert_eq!(std::fs::read(&theirs).unwrap(), b"someone else's file");
+    assert_eq!(std::fs::read(&place).unwrap(), b"new data");
+}
+
+/// Fault: the local file changed after it was saved (a disk error, or tampering). It is
+/// not copied as if it were the backup: the copy is refused and nothing stays on the target.
+#[test]
+fn a_changed_backup_is_not_copied() {
+    let (local, root) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let history = History::in_memory().unwrap();
+    let path = saved(&history, local.path(), "backup.zip", b"as downloaded");
+    std::fs::write(&path, b"as changed!!!").unwrap();
+    let copied = copy_missing(&history, None, &[nas(root.path())]).unwrap();
+    let error = copied[0].outcome.as_ref().unwrap_err().to_string();
+    assert!(error.contains("did not match"), "{error}");
+    let left: Vec<_> = std::fs::read_dir(root.path().join("Bakker"))
+        .unwrap()
+        .collect();
+    assert!(left.is_empty(), "nothing is left on the target: {left:?}");
+}
+
+/// Verification: a copy there and whole is intact; one changed in place is caught by a
+/// read-back (not by the cheap look, which sees its length only); one deleted is missing,
+/// which makes it pending again, and the next copying puts it back.
+#[test]
+fn a_copy_found_missing_is_copied_again() {
+    use kluis_core::verify::Finding;
+    let (local, root) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let history = History::in_memory().unwrap();
+    saved(&history, local.path(), "backup.zip", b"the owner's data");
+    let target = nas(root.path());
+    let targets = std::slice::from_ref(&target);
+    copy_missing(&history, None, targets).unwrap();
+    let finding = |read_back| {
+        check_copies(&history, targets, None, read_back).unwrap()[0]
+            .check
+            .finding
+    };
+    assert_eq!(finding(true), Finding::Intact);
+
+    let copy = root.path().join("Bakker").join("backup.zip");
+    std::fs::write(&copy, b"the owner's DATA").unwrap();
+    assert_eq!(
+        finding(false),
+        Finding::Intact,
+        "the cheap look sees the length only"
+    );
+    assert_eq!(finding(true), Finding::Changed);
+    std::fs::remove_file(&copy).unwrap();
+    assert_eq!(finding(false), Finding::Missing);
+    assert!(!history
+        .copies_of(&history.kept(None).unwrap()[0].id)
+        .unwrap()[0]
+        .holds());
+
+    let again = copy_missing(&history, None, targets).unwrap();
+    assert_eq!(again.len(), 1, "missing again: copied again");
+    assert_eq!(std::fs::read(&copy).unwrap(), b"the owner's data");
+    assert_eq!(finding(true), Finding::Intact);
+}
+
+/// Hostile settings: a target's folder edited by hand into a relative path is refused,
+/// and nothing is written where Kluis runs.
+#[test]
+fn a_relative_target_folder_is_refused() {
+    let local = tempfile::tempdir().unwrap();
+    let history = History::in_memory().unwrap();
+    saved(&history, local.path(), "backup.zip", b"data");
+    let hand_edited = CopyTarget {
+        place: Place::Folder { path: "nas".into() },
+        ..nas(local.path())
+    };
+    let copied = copy_missing(&history, None, std::slice::from_ref(&hand_edited)).unwrap();
+    let error = copied[0].outcome.as_ref().unwrap_err().to_string();
+    assert!(error.contains("not a full path"), "{error}");
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    assert!(runtime.block_on(test(&hand_edited)).is_err());
+    assert!(
+        !std::path::Path::new("nas").exists(),
+        "nothing where Kluis runs"
+    );
+}
+
+/// "Test" writes, reads back and removes a file, and says which target is not there.
+#[tokio::test]
+async fn test_writes_and_removes_a_file() {
+    let root = tempfile::tempdir().unwrap();
+    test(&nas(root.path())).await.unwrap();
+    assert_eq!(std::fs::read_dir(root.path()).unwrap().count(), 0);
+    let gone = test(&nas(&root.path().join("gone"))).await.unwrap_err();
+    assert!(gone.to_string().contains("\"NAS\""), "{gone}");
+}

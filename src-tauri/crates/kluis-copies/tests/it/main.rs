@@ -1,0 +1,8 @@
+//! kluis-copies' tests: `folder::` on folders here, `s3::` against moto's S3 server over TLS
+//! on loopback (started by each test; `tests/s3/run.sh` runs them, with `KLUIS_MOTO_SERVER`
+//! naming the server's program).
+
+mod folder;
+mod moto;
+mod s3;
+mod saved;

@@ -1,0 +1,202 @@
+//! A moto S3 server (PyPI's `moto[server]`) for one test: started on a free loopback port
+//! with a certificate from a throw-away CA, stopped when dropped; and a TCP relay in front of
+//! it that counts the bytes sent to the server and can die after a budget of them — a server
+//! that goes away mid-upload.
+
+use std::path::PathBuf;
+use std::process::Stdio;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Arc;
+
+use kluis_copies::s3::{Bucket, S3Place};
+use kluis_core::Secret;
+use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
+use tokio::net::{TcpListener, TcpStream};
+use tokio::process::{Child, Command};
+
+pub const SECRET: &str = "kluis-test-secret-key";
+
+pub struct Moto {
+    _child: Child,
+    pub port: u16,
+    pub ca_file: PathBuf,
+    _dir: tempfile::TempDir,
+}
+
+impl Moto {
+    /// Starts the server named by `KLUIS_MOTO_SERVER` and waits until it says it listens.
+    pub async fn start() -> Moto {
+        let program = std::env::var("KLUIS_MOTO_SERVER")
+            .expect("KLUIS_MOTO_SERVER names moto_server: run these tests with tests/s3/run.sh");
+        let dir = tempfile::tempdir().unwrap();
+        let ca = kluis_https::LocalCa::generate("Kluis test S3 CA").unwrap();
+        let (chain, key) = ca.server_pem(&["127.0.0.1"]).unwrap();
+        let (cert_file, key_file, ca_file) = (
+            dir.path().join("cert.pem"),
+            dir.path().join("key.pem"),
+            dir.path().join("ca.pem"),
+        );
+        std::fs::write(&cert_file, chain).unwrap();
+        std::fs::write(&key_file, key).unwrap();
+        std::fs::write(&ca_file, ca.ca_pem()).unwrap();
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let mut child = Command::new(program)
+            .args(["-H", "127.0.0.1", "-p", &port.to_string(), "-c"])
+            .arg(&cert_file)
+            .arg("-k")
+            .arg(&key_file)
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .kill_on_drop(true)
+            .spawn()
+            .expect("moto_server starts");
+        let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
+        loop {
+            let line =
+                (lines.next_line().await.unwrap()).expect("moto_server ended before it listened");
+            if line.contains("Running on") {
+                break;
+            }
+        }
+        // Its log goes on; drained so that the pipe never fills and stops the server.
+        tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
+        Moto {
+            _child: child,
+            port,
+            ca_file,
+            _dir: dir,
+        }
+    }
+
+    /// A place in `bucket` on this server (reached at `port`: the server's own, or a relay's).
+    pub fn place(&self, bucket: &str, port: u16) -> S3Place {
+        S3Place {
+            endpoint: format!("https://127.0.0.1:{port}"),
+            region: "us-east-1".into(),
+            bucket: bucket.into(),
+            prefix: "reception-pc".into(),
+            path_style: true,
+            access_key_id: "AKIAKLUISTEST".into(),
+            lock: None,
+            ca_cert: Some(self.ca_file.to_string_lossy().into_owned()),
+        }
+    }
+
+    /// The SDK client on `bucket`, as Kluis makes it.
+    pub fn bucket(&self, bucket: &str) -> Bucket {
+        Bucket::new(
+            "test",
+            &self.place(bucket, self.port),
+            Some(&Secret::new(SECRET)),
+        )
+        .unwrap()
+    }
+
+    /// The object at `key` in `bucket`, read whole (none there: `None`).
+    pub async fn object(&self, bucket: &str, key: &str) -> Option<Vec<u8>> {
+        let client = self.bucket(bucket).client;
+        let got = client
+            .get_object()
+            .bucket(bucket)
+            .key(key)
+            .send()
+            .await
+            .ok()?;
+        Some(got.body.collect().await.unwrap().to_vec())
+    }
+
+    /// Makes `bucket`, with Object Lock when `locked` (which turns versions on).
+    pub async fn make_bucket(&self, bucket: &str, locked: bool) {
+        let client = self.bucket(bucket).client;
+        (client.create_bucket())
+            .bucket(bucket)
+            .object_lock_enabled_for_bucket(locked)
+            .send()
+            .await
+            .unwrap();
+    }
+}
+
+/// The key of the copy of the backup saved at `saved` under `prefix`: the klant's folder (the
+/// backup's own folder here) and the backup's name.
+pub fn key(prefix: &str, saved: &std::path::Path) -> String {
+    let name = |p: &std::path::Path| p.file_name().unwrap().to_string_lossy().into_owned();
+    format!("{prefix}/{}/{}", name(saved.parent().unwrap()), name(saved))
+}
+
+/// A TCP relay to the server that counts what the client sends, and — with a budget — dies
+/// once that many bytes have gone through: the connection is cut and every later one refused.
+pub struct Relay {
+    pub port: u16,
+    pub sent: Arc<AtomicU64>,
+    dead: Arc<AtomicBool>,
+}
+
+impl Relay {
+    pub async fn start(server_port: u16, budget: Option<u64>) -> Relay {
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let (sent, dead) = (
+            Arc::new(AtomicU64::new(0)),
+            Arc::new(AtomicBool::new(false)),
+        );
+        let (counted, gone) = (sent.clone(), dead.clone());
+        tokio::spawn(async move {
+            while let Ok((client, _)) = listener.accept().await {
+                if gone.load(Ordering::SeqCst) {
+                    continue; // dropped: refused
+                }
+                let (counted, gone) = (counted.clone(), gone.clone());
+                tokio::spawn(relay(client, server_port, budget, counted, gone));
+            }
+        });
+        Relay { port, sent, dead }
+    }
+
+    pub fn died(&self) -> bool {
+        self.dead.load(Ordering::SeqCst)
+    }
+}
+
+async fn relay(
+    client: TcpStream,
+    server_port: u16,
+    budget: Option<u64>,
+    sent: Arc<AtomicU64>,
+    dead: Arc<AtomicBool>,
+) {
+    let Ok(server) = TcpStream::connect(("127.0.0.1", server_port)).await else {
+        return;
+    };
+    let (mut client_read, mut client_write) = client.into_split();
+    let (mut server_read, mut server_write) = server.into_split();
+    let upstream = async {
+        let mut buffer = vec![0u8; 64 * 1024];
+        loop {
+            let n = match client_read.read(&mut buffer).await {
+                Ok(0) | Err(_) => return,
+                Ok(n) => n,
+            };
+            let total = sent.fetch_add(n as u64, Ordering::SeqCst) + n as u64;
+            if budget.is_some_and(|b| total > b) || dead.load(Ordering::SeqCst) {
+                dead.store(true, Ordering::SeqCst);
+                return;
+            }
+            if server_write.write_all(&buffer[..n]).await.is_err() {
+                return;
+            }
+        }
+    };
+    let downstream = async {
+        let _ = tokio::io::copy(&mut server_read, &mut client_write).await;
+    };
+    // Whichever side ends first ends the connection (a dead relay cuts it mid-request).
+    tokio::select! {
+        _ = upstream => {}
+        _ = downstream => {}
+    }
+}
