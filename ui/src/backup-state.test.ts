@@ -27,6 +27,15 @@ describe("backup panel state", () => {
     const failed = run([{ kind: "failed", code: "auth_failed", message: "m" }]);
     expect(failed).toEqual({ phase: "failed", error: { code: "auth_failed", message: "m" } });
   });
+  it("shows the copying to the copy targets after the download, then saved", () => {
+    const copying = run([
+      { kind: "stage", stage: "downloading" },
+      { kind: "copying", targets: ["NAS", "Cloud"] },
+    ]);
+    expect(copying).toEqual({ phase: "copying", targets: ["NAS", "Cloud"] });
+    expect(isRunning(copying), "nothing to cancel: the backup is saved").toBe(false);
+    expect(reduce(copying, { kind: "saved", path: "/x.zip", bytes: 1, sha256: "c" }, 2000).phase).toBe("saved");
+  });
   it("waits to try again after a passing failure, still running, until the next try starts", () => {
     const waiting = run([
       { kind: "stage", stage: "requested" },

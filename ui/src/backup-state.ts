@@ -13,6 +13,8 @@ export type BackupView =
   | { phase: "downloading"; bytes: number; total: number | null; bytesPerSec: number; changedAt: number }
   | { phase: "choose"; fileName: string; bytes: number; sha256: string }
   | { phase: "saving" }
+  /** Saved here; now copied to these copy targets before the job ends. */
+  | { phase: "copying"; targets: string[] }
   | { phase: "saved"; path: string; bytes: number; sha256: string }
   /** A backup nobody watches failed for a passing reason; Kluis tries again `at` (ms). */
   | { phase: "retrying"; error: UiError; at: number }
@@ -61,6 +63,8 @@ export function reduce(view: BackupView, event: AppJobEvent, now: number): Backu
       return { ...view, silentSince: event.answering ? null : (view.silentSince ?? now) };
     case "staged":
       return { phase: "choose", fileName: event.file_name, bytes: event.bytes, sha256: event.sha256 };
+    case "copying":
+      return { phase: "copying", targets: event.targets };
     case "saved":
       return { phase: "saved", path: event.path, bytes: event.bytes, sha256: event.sha256 };
     case "retrying":

@@ -70,7 +70,7 @@ last_check: Check | null,
  */
 encrypted: EncryptedFile | null, };
 
-export type AppJobEvent = { "kind": "stage", stage: Stage, } | { "kind": "progress", bytes: number, total: number | null, bytes_per_sec: number, } | { "kind": "service", answering: boolean, } | { "kind": "staged", file_name: string, bytes: number, sha256: string, } | { "kind": "saved", path: string, bytes: number, sha256: string, } | { "kind": "retrying", code: Code, message: string, in_secs: number, } | { "kind": "failed", code: Code, message: string, };
+export type AppJobEvent = { "kind": "stage", stage: Stage, } | { "kind": "progress", bytes: number, total: number | null, bytes_per_sec: number, } | { "kind": "service", answering: boolean, } | { "kind": "staged", file_name: string, bytes: number, sha256: string, } | { "kind": "copying", targets: Array<string>, } | { "kind": "saved", path: string, bytes: number, sha256: string, } | { "kind": "retrying", code: Code, message: string, in_secs: number, } | { "kind": "failed", code: Code, message: string, };
 
 export type ResumedEvent = { job_id: string, event: AppJobEvent, };
 

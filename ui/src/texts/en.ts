@@ -356,6 +356,8 @@ export const en = {
   copiesNone: "No copy target yet: the backups are only on this computer.",
   copyNameLabel: "Name of a new target",
   copyAddFolder: "Add a folder…",
+  announceCopying: "Saved; copying to the copy targets",
+  stageCopying: "Saved here and verified; copying it to {targets}…",
   copyAddBucket: "Add a bucket (S3)…",
   bucketEndpoint: "Server (https)",
   bucketEndpointHint: "Such as https://s3.eu-central-1.amazonaws.com, or your provider's S3 address.",

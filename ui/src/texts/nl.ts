@@ -357,6 +357,8 @@ export const nl: Dictionary = {
   copiesNone: "Nog geen bestemming voor kopieën: de back-ups staan alleen op deze computer.",
   copyNameLabel: "Naam van een nieuwe bestemming",
   copyAddFolder: "Map toevoegen…",
+  announceCopying: "Opgeslagen; wordt gekopieerd naar de bestemmingen",
+  stageCopying: "Hier opgeslagen en gecontroleerd; wordt gekopieerd naar {targets}…",
   copyAddBucket: "Bucket toevoegen (S3)…",
   bucketEndpoint: "Server (https-adres)",
   bucketEndpointHint: "Zoals https://s3.eu-central-1.amazonaws.com, of het S3-adres van uw aanbieder.",

@@ -84,6 +84,8 @@ function JobView({ job, full }: { job: Job; full: boolean }) {
       );
     case "saving":
       return h("p", {}, t("loading"));
+    case "copying":
+      return h("p", { "data-test": full ? "stage-copying" : null }, t("stageCopying", { targets: v.targets.join(", ") }));
     case "saved":
       return h(
         "div",
@@ -222,6 +224,7 @@ const announced: Record<BackupView["phase"], Key | null> = {
   downloading: "announceDownloading",
   choose: "stageSave",
   saving: "stageSave",
+  copying: "announceCopying",
   saved: "savedTitle",
   retrying: "retryingTag",
   failed: "failedTitle",

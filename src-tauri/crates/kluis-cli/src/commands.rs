@@ -178,7 +178,7 @@ async fn backup_command(cli: &Cli, args: &BackupArgs) -> Result<()> {
         args,
         id,
         Some(cancel.clone()),
-        bandwidth,
+        bandwidth.clone(),
         min_free,
     );
     let (klant, saved) = crate::stop::backup(&engine, id, &cancel, job).await?;
@@ -192,7 +192,12 @@ async fn backup_command(cli: &Cli, args: &BackupArgs) -> Result<()> {
     let settings_targets = targets.clone();
     match kluis_profiles::take_turn(history, &klant)? {
         Some(_turn) => {
-            let copies = kluis_profiles::unattended::copy_missing(history.clone(), &klant, targets);
+            let copies = kluis_profiles::unattended::copy_missing(
+                history.clone(),
+                &klant,
+                targets,
+                bandwidth,
+            );
             for step in copies.await {
                 crate::prune::tell(&klant, label(args), step);
             }

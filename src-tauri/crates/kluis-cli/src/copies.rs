@@ -6,6 +6,7 @@ use std::sync::Arc;
 
 use kluis_copies::s3::{LockMode, ObjectLock, S3Place};
 use kluis_copies::{CopyTarget, Place};
+use kluis_core::download::bandwidth::Bandwidth;
 use kluis_core::{Error, Result, Secret};
 use kluis_profiles::{ProfileError, ProfileStore, SecretKind};
 
@@ -222,7 +223,12 @@ pub async fn pending(cli: &Cli, profile: Option<&str>, json: bool) -> Result<()>
     let names = kluis_profiles::klant_names(&saved, &history)?;
     let mut failed = 0;
     let targets = kluis_profiles::unattended::targets_by_klant(saved, targets);
-    let pending = kluis_profiles::unattended::copy_pending(history.clone(), klant, targets);
+    // Uploads keep to the saved download limit, as the backups do.
+    let limit = profiles.settings().bandwidth;
+    let pace = limit
+        .map(|limit| Bandwidth::new(Some(limit)).map(Arc::new))
+        .transpose()?;
+    let pending = kluis_profiles::unattended::copy_pending(history.clone(), klant, targets, pace);
     for klant in pending.await? {
         let name = (names.get(&klant.klant).cloned()).unwrap_or_else(|| klant.klant.to_string());
         let Some(copied) = klant.copied else {

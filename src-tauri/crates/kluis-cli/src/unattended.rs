@@ -345,6 +345,10 @@ impl UnattendedHost for Unattended {
         self.fallback_ca_pem.clone()
     }
 
+    fn pace(&self) -> Option<Arc<kluis_core::download::bandwidth::Bandwidth>> {
+        self.bandwidth.clone()
+    }
+
     async fn copy_targets(&self) -> Vec<kluis_copies::CopyTarget> {
         self.copy_targets.clone()
     }

@@ -33,6 +33,7 @@ pub mod target;
 use std::path::Path;
 use std::sync::Arc;
 
+use kluis_core::download::bandwidth::Bandwidth;
 use kluis_core::{Error, History, HistoryEntry, KlantKey, Result};
 use uuid::Uuid;
 
@@ -49,18 +50,23 @@ pub struct Copied {
 }
 
 /// Copies each kept backup (only `klant`'s when given) that a target in `targets` does not
-/// hold yet, newest first, target by target, recording each in the history. Blocking: it
+/// hold yet, newest first, target by target, recording each in the history. Uploads draw on
+/// `pace`, the process's bandwidth budget (the download limit), when given. Blocking: it
 /// reads and writes whole files.
 pub fn copy_missing(
     history: &History,
     klant: Option<&KlantKey>,
     targets: &[CopyTarget],
+    pace: Option<&Arc<Bandwidth>>,
 ) -> Result<Vec<Copied>> {
     let mut copied = Vec::new();
     for target in targets {
         // One client per bucket: each loads the system's CAs.
         let bucket = match &target.place {
-            Place::S3(place) => Some(s3::Bucket::new(&target.name, place, target.secret.as_ref())),
+            Place::S3(place) => Some(
+                s3::Bucket::new(&target.name, place, target.secret.as_ref())
+                    .map(|bucket| bucket.paced(pace.cloned())),
+            ),
             Place::Folder { .. } => None,
         };
         for entry in history.copies_missing(klant, &target.id)? {
@@ -80,10 +86,13 @@ pub async fn copy_missing_in_background(
     history: Arc<History>,
     klant: Option<KlantKey>,
     targets: Vec<CopyTarget>,
+    pace: Option<Arc<Bandwidth>>,
 ) -> Result<Vec<Copied>> {
-    tokio::task::spawn_blocking(move || copy_missing(&history, klant.as_ref(), &targets))
-        .await
-        .map_err(|e| Error::Io(format!("Copying the backups stopped unexpectedly ({e}).")))?
+    tokio::task::spawn_blocking(move || {
+        copy_missing(&history, klant.as_ref(), &targets, pace.as_ref())
+    })
+    .await
+    .map_err(|e| Error::Io(format!("Copying the backups stopped unexpectedly ({e}).")))?
 }
 
 /// Copies `entry` to `target` and records the outcome.

@@ -29,6 +29,11 @@ pub enum AppJobEvent {
         bytes: u64,
         sha256: String,
     },
+    /// Saved and verified here; now copied to these copy targets (by name) before the job
+    /// ends. The history already holds the backup as saved.
+    Copying {
+        targets: Vec<String>,
+    },
     /// In its final place.
     Saved {
         path: String,

@@ -29,6 +29,7 @@ use std::time::Duration;
 
 use kluis_copies::CopyTarget;
 use kluis_core::claims::Claim;
+use kluis_core::download::bandwidth::Bandwidth;
 use kluis_core::engine::{EventSink, JobHandle, Launch, Retry, ServiceConnection, Work};
 use kluis_core::retention::{prune_in_background, Mode, Pruned, Retention};
 use kluis_core::verify::Verified;
@@ -62,6 +63,8 @@ pub trait UnattendedHost: Send + Sync {
     fn monitor_ca_pem(&self) -> Option<String>;
     /// Where the office keeps a second copy of each backup (the settings' copy targets).
     async fn copy_targets(&self) -> Vec<CopyTarget>;
+    /// The bandwidth budget uploads draw on (the download limit's), if any.
+    fn pace(&self) -> Option<Arc<Bandwidth>>;
     /// Tells what a step after the save did, or could not do; the backup stands either way.
     fn tell(&self, profile: &Profile, step: AfterSave);
 }
@@ -159,6 +162,7 @@ pub async fn back_up(
             let after = AfterSaveOf {
                 history: engine.history().clone(),
                 targets: host.copy_targets().await,
+                pace: host.pace(),
             };
             finish(after, profile, turn, handle, &tell).await
         }
@@ -229,6 +233,8 @@ pub async fn finish(
 pub struct AfterSaveOf {
     pub history: Arc<History>,
     pub targets: Vec<CopyTarget>,
+    /// The bandwidth budget the copies' uploads draw on.
+    pub pace: Option<Arc<Bandwidth>>,
 }
 
 /// What follows `profile`'s saved backup, whoever saved it (a plan, `kluis backup`, the app's
@@ -241,10 +247,14 @@ pub async fn after_save(
     turn: KlantTurn,
     tell: &(dyn Fn(&Profile, AfterSave) + Send + Sync),
 ) {
-    let AfterSaveOf { history, targets } = after;
+    let AfterSaveOf {
+        history,
+        targets,
+        pace,
+    } = after;
     let targets = profile.copy_targets(&targets);
     // Before the rule: a copy is made while the newest backups are all still here.
-    for step in copy_missing(history.clone(), &profile.key(), targets.clone()).await {
+    for step in copy_missing(history.clone(), &profile.key(), targets.clone(), pace).await {
         tell(profile, step);
     }
     for step in prune_targets(history.clone(), &profile.key(), &targets).await {
@@ -268,11 +278,12 @@ pub async fn copy_missing(
     history: Arc<History>,
     key: &KlantKey,
     targets: Vec<CopyTarget>,
+    pace: Option<Arc<Bandwidth>>,
 ) -> Vec<AfterSave> {
     if targets.is_empty() {
         return Vec::new();
     }
-    let tried = kluis_copies::copy_missing_in_background(history, Some(key.clone()), targets);
+    let tried = kluis_copies::copy_missing_in_background(history, Some(key.clone()), targets, pace);
     match tried.await {
         Ok(copied) => (copied.into_iter())
             .map(|copied| match copied.outcome {
@@ -319,6 +330,7 @@ pub async fn copy_pending(
     history: Arc<History>,
     klant: Option<KlantKey>,
     targets_for: impl Fn(&KlantKey) -> Vec<CopyTarget>,
+    pace: Option<Arc<Bandwidth>>,
 ) -> Result<Vec<PendingCopies>> {
     let klanten: Vec<KlantKey> = match klant {
         Some(klant) => vec![klant],
@@ -338,8 +350,12 @@ pub async fn copy_pending(
             continue;
         };
         let targets = targets_for(&klant);
-        let copied =
-            kluis_copies::copy_missing_in_background(history.clone(), Some(klant.clone()), targets);
+        let copied = kluis_copies::copy_missing_in_background(
+            history.clone(),
+            Some(klant.clone()),
+            targets,
+            pace.clone(),
+        );
         let copied = Some(copied.await?);
         pending.push(PendingCopies { klant, copied });
     }

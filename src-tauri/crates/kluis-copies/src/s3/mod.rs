@@ -6,6 +6,7 @@
 //!   addressing style, access key id, Object Lock rule); the secret key lives in the keyring.
 //! - [`connect`]: the SDK client for a place (rustls with ring, the system's roots plus the
 //!   place's own CA), and each failure said in words naming the target.
+//! - [`paced`]: a request body sent no faster than the bandwidth limit allows.
 //! - [`upload`]: a copy made — in one request up to [`upload::PART`] bytes, else in parts,
 //!   each part's SHA-256 checked by the server; an upload in parts is journalled in the
 //!   history, so that after a crash or kill -9 the parts the server holds are not sent again.
@@ -19,14 +20,18 @@
 //! name — an unfinished upload in parts is no object at all until it is completed.
 
 pub mod connect;
+pub mod paced;
 pub mod place;
 pub mod upload;
+
+use std::sync::Arc;
 
 use aws_sdk_s3::primitives::DateTime;
 use aws_sdk_s3::types::{ChecksumMode, ObjectLockRetention, ObjectLockRetentionMode};
 use aws_sdk_s3::Client;
 use base64::Engine as _;
 use kluis_core::copies::{CopyRecord, MadeCopy};
+use kluis_core::download::bandwidth::Bandwidth;
 use kluis_core::history::Check;
 use kluis_core::verify::Finding;
 use kluis_core::{Error, History, HistoryEntry, Result, Secret};
@@ -45,6 +50,8 @@ pub struct Bucket {
     pub name: String,
     pub place: S3Place,
     pub client: Client,
+    /// The bandwidth budget uploads draw on (the download limit), if any.
+    pace: Option<Arc<Bandwidth>>,
 }
 
 impl Bucket {
@@ -53,7 +60,21 @@ impl Bucket {
             name: name.to_string(),
             place: place.clone(),
             client: connect::client(name, place, secret)?,
+            pace: None,
         })
+    }
+
+    /// The same, its uploads drawing on `pace`.
+    pub fn paced(self, pace: Option<Arc<Bandwidth>>) -> Bucket {
+        Bucket { pace, ..self }
+    }
+
+    /// `bytes` as a request body, paced by the budget when there is one.
+    pub(crate) fn body(&self, bytes: bytes::Bytes) -> aws_sdk_s3::primitives::ByteStream {
+        match &self.pace {
+            Some(pace) => paced::body(bytes, pace.clone()),
+            None => bytes.into(),
+        }
     }
 
     /// The key for `file_name` in klant folder `folder`, the `n`th free-name variant:

@@ -6,12 +6,15 @@
 //! hashed as it is read: a backup that changed since it was saved is not completed on the
 //! target (an upload in parts is aborted; nothing appears under the copy's name).
 //!
+//! Up to four parts are on their way at once while the next is read and hashed.
+//!
 //! An upload in parts is journalled in the history (its key and the server's upload id) as soon
 //! as the server has begun it. A copy interrupted by a crash or kill -9 asks the server which
 //! parts it holds (`ListParts`) and sends only the others — a held part counts only when its
 //! length and SHA-256 are those of the part read again here.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
+use std::future::Future;
 use std::path::Path;
 
 use aws_sdk_s3::primitives::DateTime;
@@ -19,10 +22,12 @@ use aws_sdk_s3::types::{
     ChecksumAlgorithm, CompletedMultipartUpload, CompletedPart, ObjectLockMode,
 };
 use base64::Engine as _;
+use bytes::Bytes;
 use kluis_core::copies::UnfinishedUpload;
 use kluis_core::{Error, History, Result};
 use sha2::{Digest, Sha256};
 use tokio::io::AsyncReadExt;
+use tokio::task::JoinSet;
 use uuid::Uuid;
 
 use super::connect::failure;
@@ -35,6 +40,11 @@ pub const PART: u64 = 8 * 1024 * 1024;
 
 /// Most parts S3 takes in one upload.
 const MAX_PARTS: u64 = 10_000;
+
+/// Parts on their way at once: a single stream of requests leaves the line idle while each
+/// is answered; four keep it busy (rclone's and the AWS CLI's default too), at four parts of
+/// memory.
+const AT_ONCE: usize = 4;
 
 /// A copy to send (see the module's text).
 pub struct Upload<'a> {
@@ -75,7 +85,7 @@ impl Upload<'_> {
             .metadata(SHA256_META, self.expected.1)
             .set_object_lock_mode(mode)
             .set_object_lock_retain_until_date(until)
-            .body(data.into())
+            .body(self.bucket.body(data.into()))
             .send()
             .await
             .map_err(|e| failure(e).said(&self.bucket.name, "write"))?;
@@ -102,37 +112,44 @@ impl Upload<'_> {
             .map_err(|e| Error::io(format!("read {}", self.source.display()), e))?;
         let mut whole = Sha256::new();
         let mut sent = 0u64;
-        let mut parts = Vec::new();
-        let mut buffer = Vec::with_capacity(part_size as usize);
+        let mut parts = BTreeMap::new();
+        // Up to AT_ONCE parts on their way while the next is read and hashed; a part that
+        // fails ends the copy (the others are dropped, and the server keeps those it got for
+        // the next try).
+        let mut sending = JoinSet::new();
         for number in 1i32.. {
-            buffer.clear();
+            let mut buffer = Vec::with_capacity(part_size as usize);
             let read = (&mut file).take(part_size).read_to_end(&mut buffer).await;
             read.map_err(|e| Error::io(format!("read {}", self.source.display()), e))?;
             if buffer.is_empty() && number > 1 {
                 break;
             }
+            let last = (buffer.len() as u64) < part_size;
             whole.update(&buffer);
             sent += buffer.len() as u64;
             let checksum =
                 base64::engine::general_purpose::STANDARD.encode(Sha256::digest(&buffer));
-            let e_tag = match held.get(&number) {
-                Some(part) if part.is(&buffer, &checksum) => part.e_tag.clone(),
-                _ => {
-                    self.send_part(&upload_id, number, &buffer, &checksum)
-                        .await?
+            match held.get(&number) {
+                Some(part) if part.is(&buffer, &checksum) => {
+                    parts.insert(number, completed(number, part.e_tag.clone(), checksum));
                 }
-            };
-            parts.push(
-                CompletedPart::builder()
-                    .part_number(number)
-                    .set_e_tag(e_tag)
-                    .checksum_sha256(checksum)
-                    .build(),
-            );
-            if (buffer.len() as u64) < part_size {
+                _ => {
+                    while sending.len() >= AT_ONCE {
+                        let (number, e_tag, checksum) = joined(sending.join_next().await)?;
+                        parts.insert(number, completed(number, e_tag, checksum));
+                    }
+                    sending.spawn(self.send_part(&upload_id, number, buffer.into(), checksum));
+                }
+            }
+            if last {
                 break;
             }
         }
+        while let Some(done) = sending.join_next().await {
+            let (number, e_tag, checksum) = joined(Some(done))?;
+            parts.insert(number, completed(number, e_tag, checksum));
+        }
+        let parts: Vec<CompletedPart> = parts.into_values().collect();
         if let Err(e) = self.same_as_saved(sent, &hex::encode(whole.finalize())) {
             self.abort(&upload_id).await;
             return Err(e);
@@ -216,26 +233,30 @@ impl Upload<'_> {
         }
     }
 
-    async fn send_part(
+    /// Sends part `number` (`bytes`, whose SHA-256 is `checksum`); the request owns all it
+    /// needs, so it can run beside the others. Gives the part's number, ETag and checksum.
+    fn send_part(
         &self,
         upload_id: &str,
         number: i32,
-        bytes: &[u8],
-        checksum: &str,
-    ) -> Result<Option<String>> {
-        let sent = (self.bucket.client.upload_part())
+        bytes: Bytes,
+        checksum: String,
+    ) -> impl Future<Output = Result<SentPart>> + Send + 'static {
+        let request = (self.bucket.client.upload_part())
             .bucket(&self.bucket.place.bucket)
             .key(self.key)
             .upload_id(upload_id)
             .part_number(number)
             .content_length(bytes.len() as i64)
             .checksum_algorithm(ChecksumAlgorithm::Sha256)
-            .checksum_sha256(checksum)
-            .body(bytes.to_vec().into())
-            .send()
-            .await
-            .map_err(|e| failure(e).said(&self.bucket.name, &format!("send part {number}")))?;
-        Ok(sent.e_tag().map(str::to_string))
+            .checksum_sha256(&checksum)
+            .body(self.bucket.body(bytes));
+        let name = self.bucket.name.clone();
+        async move {
+            let sent = (request.send().await)
+                .map_err(|e| failure(e).said(&name, &format!("send part {number}")))?;
+            Ok((number, sent.e_tag().map(str::to_string), checksum))
+        }
     }
 
     /// Gives up the upload on the server (its parts are deleted) and in the journal.
@@ -274,6 +295,34 @@ impl Upload<'_> {
             }
             None => (None, None),
         }
+    }
+}
+
+/// Part `number` as the completion lists it.
+fn completed(number: i32, e_tag: Option<String>, checksum: String) -> CompletedPart {
+    CompletedPart::builder()
+        .part_number(number)
+        .set_e_tag(e_tag)
+        .checksum_sha256(checksum)
+        .build()
+}
+
+/// A part sent: its number, ETag and checksum.
+type SentPart = (i32, Option<String>, String);
+
+/// What a part's request gave, or why it failed (a task that could not finish is said as a
+/// failure, never a panic).
+fn joined(
+    done: Option<std::result::Result<Result<SentPart>, tokio::task::JoinError>>,
+) -> Result<SentPart> {
+    match done {
+        Some(Ok(sent)) => sent,
+        Some(Err(e)) => Err(Error::Io(format!(
+            "Sending a part stopped unexpectedly ({e})."
+        ))),
+        None => Err(Error::Io(
+            "No part was on its way (an internal error).".into(),
+        )),
     }
 }
 

@@ -27,7 +27,13 @@ fn a_backup_is_copied_once_and_recorded() {
         b"the owner's data",
     );
     let target = nas(root.path());
-    let copied = copy_missing(&history, Some(&bakker()), std::slice::from_ref(&target)).unwrap();
+    let copied = copy_missing(
+        &history,
+        Some(&bakker()),
+        std::slice::from_ref(&target),
+        None,
+    )
+    .unwrap();
     assert_eq!(copied.len(), 1);
     let place = root.path().join("Bakker").join("backup 2026-11-25.zip");
     assert_eq!(
@@ -41,7 +47,9 @@ fn a_backup_is_copied_once_and_recorded() {
         "{records:?}"
     );
     assert!(
-        copy_missing(&history, None, &[target]).unwrap().is_empty(),
+        copy_missing(&history, None, &[target], None)
+            .unwrap()
+            .is_empty(),
         "nothing is copied twice"
     );
     let files = std::fs::read_dir(root.path().join("Bakker"))
@@ -59,7 +67,7 @@ fn a_missing_target_is_tried_again_later() {
     saved(&history, local.path(), "backup.zip", b"data");
     let unmounted = root.path().join("share");
     let target = nas(&unmounted);
-    let first = copy_missing(&history, None, std::slice::from_ref(&target)).unwrap();
+    let first = copy_missing(&history, None, std::slice::from_ref(&target), None).unwrap();
     let error = first[0].outcome.as_ref().unwrap_err().to_string();
     assert!(
         error.contains("\"NAS\"") && error.contains("not there"),
@@ -73,7 +81,7 @@ fn a_missing_target_is_tried_again_later() {
     assert!(!record.made && record.error_message.is_some(), "{record:?}");
 
     std::fs::create_dir(&unmounted).unwrap();
-    let second = copy_missing(&history, None, &[target]).unwrap();
+    let second = copy_missing(&history, None, &[target], None).unwrap();
     assert!(second[0].outcome.is_ok(), "{:?}", second[0].outcome);
     assert!(unmounted.join("Bakker").join("backup.zip").exists());
 }
@@ -88,7 +96,7 @@ fn another_file_of_that_name_is_never_replaced() {
     let theirs = root.path().join("Bakker").join("backup.zip");
     std::fs::create_dir_all(theirs.parent().unwrap()).unwrap();
     std::fs::write(&theirs, b"someone else's file").unwrap();
-    let copied = copy_missing(&history, None, &[nas(root.path())]).unwrap();
+    let copied = copy_missing(&history, None, &[nas(root.path())], None).unwrap();
     let place = PathBuf::from(copied[0].outcome.as_ref().unwrap());
     assert_eq!(place.file_name().unwrap(), "backup (1).zip");
     assert_eq!(std::fs::read(&theirs).unwrap(), b"someone else's file");
@@ -103,7 +111,7 @@ fn a_changed_backup_is_not_copied() {
     let history = History::in_memory().unwrap();
     let path = saved(&history, local.path(), "backup.zip", b"as downloaded");
     std::fs::write(&path, b"as changed!!!").unwrap();
-    let copied = copy_missing(&history, None, &[nas(root.path())]).unwrap();
+    let copied = copy_missing(&history, None, &[nas(root.path())], None).unwrap();
     let error = copied[0].outcome.as_ref().unwrap_err().to_string();
     assert!(error.contains("did not match"), "{error}");
     let left: Vec<_> = std::fs::read_dir(root.path().join("Bakker"))
@@ -123,7 +131,7 @@ fn a_copy_found_missing_is_copied_again() {
     saved(&history, local.path(), "backup.zip", b"the owner's data");
     let target = nas(root.path());
     let targets = std::slice::from_ref(&target);
-    copy_missing(&history, None, targets).unwrap();
+    copy_missing(&history, None, targets, None).unwrap();
     let finding = |read_back| {
         check_copies(&history, targets, None, read_back).unwrap()[0]
             .check
@@ -146,7 +154,7 @@ fn a_copy_found_missing_is_copied_again() {
         .unwrap()[0]
         .holds());
 
-    let again = copy_missing(&history, None, targets).unwrap();
+    let again = copy_missing(&history, None, targets, None).unwrap();
     assert_eq!(again.len(), 1, "missing again: copied again");
     assert_eq!(std::fs::read(&copy).unwrap(), b"the owner's data");
     assert_eq!(finding(true), Finding::Intact);
@@ -163,7 +171,7 @@ fn a_relative_target_folder_is_refused() {
         place: Place::Folder { path: "nas".into() },
         ..nas(local.path())
     };
-    let copied = copy_missing(&history, None, std::slice::from_ref(&hand_edited)).unwrap();
+    let copied = copy_missing(&history, None, std::slice::from_ref(&hand_edited), None).unwrap();
     let error = copied[0].outcome.as_ref().unwrap_err().to_string();
     assert!(error.contains("not a full path"), "{error}");
     let runtime = tokio::runtime::Runtime::new().unwrap();

@@ -228,7 +228,7 @@ impl Backups {
                 crate::staging::remove_parts(&staging);
                 // In its place now: what follows a save to the folder follows.
                 if let Some(profile) = self.shared.history.get(job)?.map(|entry| entry.profile) {
-                    keeping::after_save(&self.shared, profile.as_str()).await;
+                    keeping::after_save(&self.shared, profile.as_str(), None).await;
                 }
                 Ok(moved)
             }

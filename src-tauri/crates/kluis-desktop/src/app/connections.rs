@@ -38,7 +38,7 @@ impl Connections {
     pub fn new(
         shared: Arc<Shared>,
         keyring: Arc<dyn SecretStore>,
-        bandwidth: Bandwidth,
+        bandwidth: Arc<Bandwidth>,
         webhook_site: String,
     ) -> Connections {
         Connections {
@@ -46,7 +46,7 @@ impl Connections {
             keyring,
             demo_secrets: Arc::default(),
             made: Mutex::default(),
-            bandwidth: Arc::new(bandwidth),
+            bandwidth,
             demo: tokio::sync::Mutex::new(None),
             webhook_site,
         }

@@ -116,7 +116,7 @@ impl JobRegistry {
             let (last_try, outcome) = handle.finished_try().await;
             if outcome.is_ok() && staging.is_none() {
                 // Before the window hears "saved", so it reads the removals too.
-                keeping::after_save(&shared, &profile_id).await;
+                keeping::after_save(&shared, &profile_id, Some(&sink)).await;
             }
             registry.settle((job_id, last_try), &profile_id, outcome, staging, &sink);
         });

@@ -15,6 +15,7 @@ use serde::Serialize;
 
 use super::shared::Shared;
 use crate::error::{AppError, AppResult};
+use crate::events::{AppJobEvent, EventSink};
 use crate::profiles::{Profile, ProfileView};
 
 /// What "Verify backups" found: how many backups were read, and those that cannot be relied
@@ -107,7 +108,14 @@ impl Keeping {
         }
         let history = self.shared.history.clone();
         let targets = unattended::targets_by_klant(self.shared.profiles.list(), targets);
-        let pending = match unattended::copy_pending(history, None, targets).await {
+        let pending = match unattended::copy_pending(
+            history,
+            None,
+            targets,
+            Some(self.shared.bandwidth.clone()),
+        )
+        .await
+        {
             Ok(pending) => pending,
             Err(e) => {
                 tracing::warn!(code = %e.code(), "the pending copies could not be looked at");
@@ -173,16 +181,25 @@ impl Keeping {
 /// what follows any save follows (`kluis_profiles::unattended::after_save`: the retention rule,
 /// then the monthly verification). While another backup of the klant runs (it holds the turn),
 /// that backup's end does it instead. What cannot be done is logged; the backup stands.
-pub(crate) async fn after_save(shared: &Shared, profile_id: &str) {
+/// The window hears which targets are being copied to (`sink`), before the copies are made.
+pub(crate) async fn after_save(shared: &Shared, profile_id: &str, sink: Option<&EventSink>) {
     let (history, profiles) = (shared.history.clone(), &shared.profiles);
     let Ok(profile) = profiles.get(profile_id) else {
         return; // a job of no profile of the app's (the CLI's, a removed one's)
     };
     match KlantTurn::take(&history, &profile, false) {
         Ok(Turn::Taken(turn)) => {
+            let targets = shared.copy_targets().await;
+            let names: Vec<String> = (profile.copy_targets(&targets).into_iter())
+                .map(|t| t.name)
+                .collect();
+            if let (Some(sink), false) = (sink, names.is_empty()) {
+                sink(AppJobEvent::Copying { targets: names });
+            }
             let after = AfterSaveOf {
                 history,
-                targets: shared.copy_targets().await,
+                targets,
+                pace: Some(shared.bandwidth.clone()),
             };
             unattended::after_save(after, &profile, turn, &log).await
         }

@@ -53,7 +53,7 @@ use kluis_core::{History, Stage};
 use kluis_reporting::Notifier;
 use serde::Serialize;
 
-use crate::dialogs::{Dialogs, NoDialogs};
+use crate::dialogs::Dialogs;
 use crate::error::AppResult;
 use crate::profiles::{ProfileStore, ProfileView};
 use crate::secrets::SecretStore;
@@ -175,7 +175,8 @@ impl DesktopAppBuilder {
         crate::staging::clear_leftovers(&history, &paths.staging_dir)?;
         let settings = profiles.settings();
         // A limit that no longer passes the check (edited by hand) is no limit, not a failed start.
-        let bandwidth = Bandwidth::new(settings.bandwidth).or_else(|_| Bandwidth::new(None))?;
+        let bandwidth =
+            Arc::new(Bandwidth::new(settings.bandwidth).or_else(|_| Bandwidth::new(None))?);
         let at_once = (self.unattended_at_once)
             .unwrap_or(settings.unattended_at_once.clamp(1, MAX_AT_ONCE) as usize);
         let (desktop, gather_for) = self.notifier.unwrap_or((
@@ -186,10 +187,10 @@ impl DesktopAppBuilder {
             paths,
             profiles,
             Arc::new(history),
-            Arc::new(NoDialogs),
             self.save_folder_override,
             self.retry,
             self.keyring.clone(),
+            bandwidth.clone(),
         ));
         let connections = Arc::new(connections::Connections::new(
             shared.clone(),

@@ -7,13 +7,14 @@ use std::path::PathBuf;
 use std::sync::{Arc, RwLock};
 use std::time::Duration;
 
+use kluis_core::download::bandwidth::Bandwidth;
 use kluis_core::engine::Retry;
 use kluis_core::{Engine, Error, History};
 
 use kluis_copies::CopyTarget;
 use kluis_profiles::secrets::off_thread;
 
-use crate::dialogs::Dialogs;
+use crate::dialogs::{Dialogs, NoDialogs};
 use crate::error::{AppError, AppResult};
 use crate::profiles::{Profile, ProfileStore, ProfileView, Settings};
 use crate::secrets::SecretStore;
@@ -39,6 +40,9 @@ pub(crate) struct Shared {
     pub retry: Retry,
     /// Where the copy targets' secrets are (the app's keyring).
     keyring: Arc<dyn SecretStore>,
+    /// The download speed limit's budget, which every download and upload shares (Settings →
+    /// Download speed).
+    pub bandwidth: Arc<Bandwidth>,
 }
 
 impl Shared {
@@ -46,18 +50,20 @@ impl Shared {
         paths: AppPaths,
         profiles: Arc<ProfileStore>,
         history: Arc<History>,
-        dialogs: Arc<dyn Dialogs>,
         save_folder_override: Option<PathBuf>,
         retry: Retry,
         keyring: Arc<dyn SecretStore>,
+        bandwidth: Arc<Bandwidth>,
     ) -> Shared {
         Shared {
             keyring,
+            bandwidth,
             engine: Engine::new(history.clone()),
             paths,
             profiles,
             history,
-            dialogs: RwLock::new(dialogs),
+            // None until the shell sets the real ones (`set_dialogs`).
+            dialogs: RwLock::new(Arc::new(NoDialogs)),
             save_folder_override,
             env_ca_pem: std::env::var("KLUIS_CA_CERT")
                 .ok()

@@ -9,6 +9,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use kluis_core::download::bandwidth::Bandwidth;
 use kluis_core::engine::ServiceConnection;
 use kluis_core::{CallbackTransport, Destination, Owner};
 use kluis_profiles::unattended::{self, AfterSave, AfterSaveOf, Job};
@@ -64,6 +65,10 @@ impl UnattendedHost for AppHost<'_> {
 
     async fn copy_targets(&self) -> Vec<kluis_copies::CopyTarget> {
         self.plans.shared.copy_targets().await
+    }
+
+    fn pace(&self) -> Option<Arc<Bandwidth>> {
+        Some(self.plans.shared.bandwidth.clone())
     }
 
     fn tell(&self, profile: &Profile, step: AfterSave) {
@@ -127,6 +132,7 @@ impl Plans {
         let after = AfterSaveOf {
             history: self.shared.history.clone(),
             targets: self.shared.copy_targets().await,
+            pace: Some(self.shared.bandwidth.clone()),
         };
         let jobs = self.jobs.clone();
         let tell_failure = self.alerts.failure_teller(profile.name.clone());

@@ -161,17 +161,19 @@ impl kluis_reporting::Notifier for Told {
 }
 
 /// Starts the demo and backs up its "demo" klant; where the backup was saved (the window's
-/// "saved" event), or the test fails with the failure's message.
-pub async fn demo_backup_saved(app: &DesktopApp) -> PathBuf {
+/// "saved" event) and the events the window heard before it, or the test fails with the
+/// failure's message.
+pub async fn demo_backup_saved(app: &DesktopApp) -> (PathBuf, Vec<kluis_desktop::AppJobEvent>) {
     app.accounts.start_demo().await.unwrap();
     let (tx, mut rx) = mpsc::unbounded_channel();
     let sink = Arc::new(move |e| drop(tx.send(e)));
     app.backups.start_backup("demo", sink).await.unwrap();
+    let mut before = Vec::new();
     loop {
         match rx.recv().await.expect("the backup ends") {
-            kluis_desktop::AppJobEvent::Saved { path, .. } => break PathBuf::from(path),
+            kluis_desktop::AppJobEvent::Saved { path, .. } => break (PathBuf::from(path), before),
             kluis_desktop::AppJobEvent::Failed { message, .. } => panic!("{message}"),
-            _ => {}
+            event => before.push(event),
         }
     }
 }

@@ -29,7 +29,13 @@ async fn a_folder_from_the_dialog_gets_each_saved_backup() {
     assert_eq!(target.place, Place::Folder { path: picked });
     app.settings.test_copy_target(&target.id).await.unwrap();
 
-    let saved = common::demo_backup_saved(&app).await;
+    let (saved, heard) = common::demo_backup_saved(&app).await;
+    assert!(
+        heard
+            .iter()
+            .any(|e| matches!(e, AppJobEvent::Copying { targets } if targets == &["NAS"])),
+        "the window hears the copying: {heard:?}"
+    );
     let klant_folder = saved.parent().unwrap().file_name().unwrap();
     let copy = nas
         .path()

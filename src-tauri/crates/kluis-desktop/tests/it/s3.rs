@@ -62,7 +62,7 @@ async fn a_bucket_from_the_form_gets_each_saved_backup() {
     assert!(!json.contains(SECRET), "the settings hold no key: {json}");
     app.settings.test_copy_target(&target.id).await.unwrap();
 
-    let saved = common::demo_backup_saved(&app).await;
+    let (saved, _) = common::demo_backup_saved(&app).await;
     let key = crate::moto::key("reception-pc", &saved);
     let stored =
         (moto.object("office", &key).await).expect("copied before the window heard \"saved\"");
