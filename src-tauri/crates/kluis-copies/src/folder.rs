@@ -9,6 +9,7 @@
 
 use std::io::Read;
 use std::path::{Path, PathBuf};
+use std::time::{Duration, SystemTime};
 
 use kluis_core::copies::{CopyRecord, MadeCopy};
 use kluis_core::download::destination::copy_verified;
@@ -41,6 +42,7 @@ pub fn copy(name: &str, root: &Path, entry: &HistoryEntry) -> Result<MadeCopy> {
             e,
         )
     })?;
+    remove_stale_parts(&klant_folder);
     let file_name = file_name_of(&source)?;
     // An earlier try may have put the copy in place and stopped before the history heard.
     let earlier = klant_folder.join(&file_name);
@@ -126,6 +128,39 @@ pub fn check(record: &CopyRecord, read_back: bool) -> Check {
             Some(format!("{}: {e}", path.display())),
         ),
     }
+}
+
+/// A part file a copy left when it was killed (a crash, a kill -9, a share gone mid-write)
+/// counts as left once nothing has written it for this long: a copy under way writes its part
+/// file all the time.
+const STALE_AFTER: Duration = Duration::from_secs(24 * 60 * 60);
+
+/// Removes from `folder` the part files copies left behind (see [`STALE_AFTER`]): only files
+/// named as Kluis names its own (`.kluis-<32 hex>.part`), never a link, never anything else.
+/// How many it removed; a folder it cannot read is left alone (the copy will say why).
+pub fn remove_stale_parts(folder: &Path) -> usize {
+    let Ok(entries) = std::fs::read_dir(folder) else {
+        return 0;
+    };
+    let now = SystemTime::now();
+    let mut removed = 0;
+    for entry in entries.flatten() {
+        let ours =
+            (entry.file_name().to_str()).is_some_and(kluis_core::download::is_part_file_name);
+        // `DirEntry::metadata` does not follow a link: a link named like a part is left.
+        let Ok(meta) = entry.metadata() else {
+            continue;
+        };
+        let age = meta
+            .modified()
+            .ok()
+            .and_then(|m| now.duration_since(m).ok());
+        let stale = age.is_some_and(|age| age >= STALE_AFTER);
+        if ours && meta.is_file() && stale && std::fs::remove_file(entry.path()).is_ok() {
+            removed += 1;
+        }
+    }
+    removed
 }
 
 /// "Test": a small file written in `root`, read back and removed.

@@ -93,14 +93,15 @@ pub fn failure<E: ProvideErrorMetadata + std::error::Error + 'static>(
     e: SdkError<E, HttpResponse>,
 ) -> Failure {
     let reached = matches!(e, SdkError::ServiceError(_) | SdkError::ResponseError(_));
+    let status = e.raw_response().map(|r| r.status().as_u16());
     Failure {
         code: e.code().map(str::to_string),
-        status: e.raw_response().map(|r| r.status().as_u16()),
-        detail: match e.message() {
-            Some(message) => message.chars().take(300).collect(),
-            None => DisplayErrorContext(&e)
-                .to_string()
-                .chars()
+        status,
+        detail: match (e.message(), status) {
+            (Some(message), _) => message.chars().take(300).collect(),
+            // An answer without a body (a HEAD request's): its status is all there is.
+            (None, Some(status)) if reached => format!("HTTP {status}"),
+            (None, _) => (DisplayErrorContext(&e).to_string().chars())
                 .take(300)
                 .collect(),
         },
@@ -124,6 +125,11 @@ impl Failure {
     pub fn said(&self, name: &str, verb: &str) -> Error {
         let at = format!("Copy target \"{name}\" (could not {verb})");
         match self.code.as_deref() {
+            // A HEAD request's refusal has no body to say why: bad keys, or keys without the
+            // right to read the bucket. Both are fixed where the keys are.
+            None if self.status == Some(403) => Error::AuthFailed(format!(
+                "{at}: the server refused (HTTP 403): the access key or secret key is wrong, or the key may not read this bucket. Check them and add the target again."
+            )),
             Some("InvalidAccessKeyId" | "SignatureDoesNotMatch" | "InvalidSecurity" | "InvalidToken") => {
                 Error::AuthFailed(format!(
                     "{at}: the server refused the access key or secret key ({}). Check them and add the target again.",

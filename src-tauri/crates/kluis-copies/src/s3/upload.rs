@@ -118,6 +118,11 @@ impl Upload<'_> {
         // the next try).
         let mut sending = JoinSet::new();
         for number in 1i32.. {
+            // A free slot first: at most AT_ONCE parts are in memory, the one read included.
+            while sending.len() >= AT_ONCE {
+                let (number, e_tag, checksum) = joined(sending.join_next().await)?;
+                parts.insert(number, completed(number, e_tag, checksum));
+            }
             let mut buffer = Vec::with_capacity(part_size as usize);
             let read = (&mut file).take(part_size).read_to_end(&mut buffer).await;
             read.map_err(|e| Error::io(format!("read {}", self.source.display()), e))?;
@@ -134,10 +139,6 @@ impl Upload<'_> {
                     parts.insert(number, completed(number, part.e_tag.clone(), checksum));
                 }
                 _ => {
-                    while sending.len() >= AT_ONCE {
-                        let (number, e_tag, checksum) = joined(sending.join_next().await)?;
-                        parts.insert(number, completed(number, e_tag, checksum));
-                    }
                     sending.spawn(self.send_part(&upload_id, number, buffer.into(), checksum));
                 }
             }

@@ -191,3 +191,39 @@ async fn test_writes_and_removes_a_file() {
     let gone = test(&nas(&root.path().join("gone"))).await.unwrap_err();
     assert!(gone.to_string().contains("\"NAS\""), "{gone}");
 }
+
+/// Fault: a copy killed mid-write (a crash, a kill -9) left its part file on the target. The
+/// next copy into that folder removes it once it is a day old — only a file named as Kluis
+/// names its part files; a fresh one (a copy under way) and files of the user's stay.
+#[test]
+fn a_part_file_left_by_a_killed_copy_is_removed() {
+    let (local, root) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let history = History::in_memory().unwrap();
+    saved(&history, local.path(), "backup.zip", b"data");
+    let folder = root.path().join("Bakker");
+    std::fs::create_dir_all(&folder).unwrap();
+    let two_days_ago = std::time::SystemTime::now() - std::time::Duration::from_secs(2 * 86_400);
+    let file = |name: &str, old: bool| {
+        let path = folder.join(name);
+        let file = std::fs::File::create(&path).unwrap();
+        if old {
+            file.set_modified(two_days_ago).unwrap();
+        }
+        path
+    };
+    let left = file(".kluis-0123456789abcdef0123456789abcdef.part", true);
+    let under_way = file(".kluis-fedcba9876543210fedcba9876543210.part", false);
+    let users = [
+        file(".kluis-notes.part", true),
+        file("backup.zip.part", true),
+    ];
+
+    let copied = copy_missing(&history, None, &[nas(root.path())], None).unwrap();
+    assert!(copied[0].outcome.is_ok(), "{:?}", copied[0].outcome);
+    assert!(!left.exists(), "the left part file is removed");
+    assert!(under_way.exists(), "a fresh one may be a copy under way");
+    assert!(
+        users.iter().all(|f| f.exists()),
+        "files not named as Kluis's stay"
+    );
+}

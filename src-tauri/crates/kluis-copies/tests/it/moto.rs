@@ -20,12 +20,39 @@ pub struct Moto {
     _child: Child,
     pub port: u16,
     pub ca_file: PathBuf,
+    /// The key requests are signed with (checked only by a server started with a key).
+    pub access_key_id: String,
+    pub secret: String,
     _dir: tempfile::TempDir,
 }
 
+/// Python, with moto's boto3, making a user allowed everything and an access key for it:
+/// prints the key's id and secret.
+const MAKE_KEY: &str = r#"
+import json, os, boto3
+iam = boto3.client("iam", endpoint_url=os.environ["ENDPOINT"], region_name="us-east-1",
+                   aws_access_key_id="setup", aws_secret_access_key="setup")
+iam.create_user(UserName="kluis")
+policy = {"Version": "2012-10-17", "Statement": [{"Effect": "Allow", "Action": "*", "Resource": "*"}]}
+iam.put_user_policy(UserName="kluis", PolicyName="all", PolicyDocument=json.dumps(policy))
+key = iam.create_access_key(UserName="kluis")["AccessKey"]
+print(key["AccessKeyId"], key["SecretAccessKey"])
+"#;
+
 impl Moto {
     /// Starts the server named by `KLUIS_MOTO_SERVER` and waits until it says it listens.
+    /// It takes any key.
     pub async fn start() -> Moto {
+        Moto::start_checking(false).await
+    }
+
+    /// The same, but after the three requests that make its user and key (with its boto3),
+    /// it checks every request's signature against that key — as a real server does.
+    pub async fn start_with_key() -> Moto {
+        Moto::start_checking(true).await
+    }
+
+    async fn start_checking(signed: bool) -> Moto {
         let program = std::env::var("KLUIS_MOTO_SERVER")
             .expect("KLUIS_MOTO_SERVER names moto_server: run these tests with tests/s3/run.sh");
         let dir = tempfile::tempdir().unwrap();
@@ -44,7 +71,11 @@ impl Moto {
             .local_addr()
             .unwrap()
             .port();
-        let mut child = Command::new(program)
+        let mut command = Command::new(&program);
+        if signed {
+            command.env("INITIAL_NO_AUTH_ACTION_COUNT", "3");
+        }
+        let mut child = command
             .args(["-H", "127.0.0.1", "-p", &port.to_string(), "-c"])
             .arg(&cert_file)
             .arg("-k")
@@ -64,10 +95,33 @@ impl Moto {
         }
         // Its log goes on; drained so that the pipe never fills and stops the server.
         tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
+        let (access_key_id, secret) = match signed {
+            true => {
+                let python = PathBuf::from(&program).with_file_name("python");
+                let made = Command::new(python)
+                    .args(["-c", MAKE_KEY])
+                    .env("ENDPOINT", format!("https://127.0.0.1:{port}"))
+                    .env("AWS_CA_BUNDLE", &ca_file)
+                    .output()
+                    .await
+                    .expect("moto's python runs");
+                assert!(
+                    made.status.success(),
+                    "{}",
+                    String::from_utf8_lossy(&made.stderr)
+                );
+                let out = String::from_utf8(made.stdout).unwrap();
+                let (id, secret) = out.trim().split_once(' ').expect("a key id and secret");
+                (id.to_string(), secret.to_string())
+            }
+            false => ("AKIAKLUISTEST".to_string(), SECRET.to_string()),
+        };
         Moto {
             _child: child,
             port,
             ca_file,
+            access_key_id,
+            secret,
             _dir: dir,
         }
     }
@@ -80,7 +134,7 @@ impl Moto {
             bucket: bucket.into(),
             prefix: "reception-pc".into(),
             path_style: true,
-            access_key_id: "AKIAKLUISTEST".into(),
+            access_key_id: self.access_key_id.clone(),
             lock: None,
             ca_cert: Some(self.ca_file.to_string_lossy().into_owned()),
         }
@@ -88,12 +142,8 @@ impl Moto {
 
     /// The SDK client on `bucket`, as Kluis makes it.
     pub fn bucket(&self, bucket: &str) -> Bucket {
-        Bucket::new(
-            "test",
-            &self.place(bucket, self.port),
-            Some(&Secret::new(SECRET)),
-        )
-        .unwrap()
+        let secret = Secret::new(self.secret.clone());
+        Bucket::new("test", &self.place(bucket, self.port), Some(&secret)).unwrap()
     }
 
     /// The object at `key` in `bucket`, read whole (none there: `None`).

@@ -12,7 +12,7 @@ use kluis_core::verify::Finding;
 use kluis_core::{History, Secret};
 use uuid::Uuid;
 
-use crate::moto::{Moto, Relay, SECRET};
+use crate::moto::{Moto, Relay};
 use crate::saved::{bakker, saved};
 
 const MIB: usize = 1024 * 1024;
@@ -24,7 +24,7 @@ fn data(n: usize) -> Vec<u8> {
 
 fn target(moto: &Moto, bucket: &str, port: u16) -> CopyTarget {
     let mut target = CopyTarget::new("Bucket", Place::S3(moto.place(bucket, port))).unwrap();
-    target.secret = Some(Secret::new(SECRET));
+    target.secret = Some(Secret::new(moto.secret.clone()));
     target
 }
 
@@ -341,4 +341,35 @@ async fn faults_are_said_and_a_test_leaves_nothing() {
         .await
         .unwrap();
     assert_eq!(listed.key_count(), Some(0), "the test object is gone");
+}
+
+/// Fault: a wrong secret key, against a server that checks signatures. The copy is refused
+/// with a message that names the target and says to check the keys (and shows neither); with
+/// the right key it is made.
+#[tokio::test(flavor = "multi_thread")]
+#[ignore = "needs moto_server: tests/s3/run.sh"]
+async fn a_wrong_secret_key_is_said_with_the_target() {
+    let (moto, local) = (Moto::start_with_key().await, tempfile::tempdir().unwrap());
+    moto.make_bucket("kluis", false).await;
+    let history = Arc::new(History::in_memory().unwrap());
+    saved(&history, local.path(), "backup.zip", b"data");
+    let mut target = target(&moto, "kluis", moto.port);
+    target.secret = Some(Secret::new("not-the-secret-key"));
+
+    let refused = copy(&history, &target).await;
+    let error = refused[0].outcome.as_ref().unwrap_err();
+    assert_eq!(error.code().as_str(), "auth_failed", "{error}");
+    let said = error.to_string();
+    assert!(
+        said.contains("\"Bucket\"") && said.contains("access key or secret key"),
+        "{said}"
+    );
+    assert!(
+        !said.contains("not-the-secret-key") && !said.contains(&moto.secret),
+        "{said}"
+    );
+
+    target.secret = Some(Secret::new(moto.secret.clone()));
+    let copied = copy(&history, &target).await;
+    assert!(copied[0].outcome.is_ok(), "{:?}", copied[0].outcome);
 }

@@ -15,6 +15,7 @@ mod disk;
 pub mod room;
 mod sealed;
 mod writer;
+pub use writer::is_part_file_name;
 
 use std::time::Duration;
 

@@ -37,6 +37,22 @@ const IN_FLIGHT: u32 = 3 * 1024;
 /// Bytes gathered before one `writev`.
 const BATCH: usize = 1024 * 1024;
 
+const PART_PREFIX: &str = ".kluis-";
+const PART_SUFFIX: &str = ".part";
+
+/// Whether `name` is one of Kluis's part files (`.kluis-<32 lowercase hex>.part`, made with
+/// `create_new`): the only files a clean-up after a crash may take for its own.
+pub fn is_part_file_name(name: &str) -> bool {
+    (name.strip_prefix(PART_PREFIX))
+        .and_then(|rest| rest.strip_suffix(PART_SUFFIX))
+        .is_some_and(|id| {
+            id.len() == 32
+                && id
+                    .bytes()
+                    .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
+        })
+}
+
 /// A hidden `.kluis-….part` file that removes itself unless it was persisted.
 pub(crate) struct PartFile {
     path: PathBuf,
@@ -46,7 +62,10 @@ pub(crate) struct PartFile {
 impl PartFile {
     /// A new, empty, owner-only hidden part file in `dir` (the finished backup keeps its mode).
     pub fn create_in(dir: &Path) -> io::Result<(File, PartFile)> {
-        let path = dir.join(format!(".kluis-{}.part", uuid::Uuid::new_v4().simple()));
+        let path = dir.join(format!(
+            "{PART_PREFIX}{}{PART_SUFFIX}",
+            uuid::Uuid::new_v4().simple()
+        ));
         let file = kluis_private::files::options()
             .write(true)
             .create_new(true)
