@@ -58,6 +58,7 @@ macro_rules! with_commands {
             set_min_free,
             add_copy_folder,
             add_copy_bucket,
+            set_copy_target_rule,
             test_copy_target,
             remove_copy_target,
             set_copy_to,

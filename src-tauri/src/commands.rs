@@ -200,6 +200,11 @@ async fn add_copy_bucket(app: App<'_>, input: BucketInput) -> Res<Settings> {
 }
 
 #[tauri::command]
+fn set_copy_target_rule(app: App<'_>, target_id: String, rule: Option<Retention>) -> Res<Settings> {
+    app.settings.set_copy_target_rule(&target_id, rule)
+}
+
+#[tauri::command]
 async fn test_copy_target(app: App<'_>, target_id: String) -> Res<()> {
     app.settings.test_copy_target(&target_id).await
 }

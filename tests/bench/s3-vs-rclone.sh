@@ -20,8 +20,6 @@ need() { command -v "$1" >/dev/null 2>&1 || { echo "installing $2" >&2; ${SUDO:-
 need rclone rclone
 need openssl openssl
 [ -x /usr/bin/time ] || need /usr/bin/time time
-moto=${KLUIS_MOTO_VENV:-$HOME/.cache/kluis/moto}/bin/moto_server
-[ -x "$moto" ] || { echo "moto_server is missing: run bash .ci/setup" >&2; exit 1; }
 
 cargo build --release --locked -p kluis-copies --example s3_upload >&2
 upload=target/release/examples/s3_upload
@@ -30,20 +28,8 @@ pids=()
 cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; rm -rf "$work"; }
 trap cleanup EXIT
 
-# A throw-away CA and a certificate for 127.0.0.1 signed by it.
-openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 1 -subj /CN=bench-ca \
-  -keyout "$work/ca.key" -out "$work/ca.pem" 2>/dev/null
-openssl req -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -subj /CN=127.0.0.1 \
-  -keyout "$work/key.pem" -out "$work/req.pem" 2>/dev/null
-printf 'subjectAltName=IP:127.0.0.1\nbasicConstraints=CA:FALSE\n' >"$work/ext"
-openssl x509 -req -in "$work/req.pem" -CA "$work/ca.pem" -CAkey "$work/ca.key" -CAcreateserial \
-  -days 1 -extfile "$work/ext" -out "$work/cert.pem" 2>/dev/null
-
-port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
-"$moto" -H 127.0.0.1 -p "$port" -c "$work/cert.pem" -k "$work/key.pem" >"$work/moto.log" 2>&1 &
-pids+=($!)
-for _ in $(seq 100); do grep -q "Running on" "$work/moto.log" && break; sleep 0.1; done
-endpoint=https://127.0.0.1:$port
+source "$PWD/tests/bench/moto.sh"
+start_moto
 
 export RCLONE_CONFIG=/dev/null
 remote=(--s3-provider Other --s3-endpoint "$endpoint" --s3-access-key-id bench --s3-secret-access-key bench-secret --s3-force-path-style)

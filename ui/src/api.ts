@@ -107,6 +107,8 @@ export const api = {
   addCopyFolder: (name: string) => invoke<Settings>("add_copy_folder", { name }),
   /** "Add a bucket": tested, then saved (its secret key to the keyring). */
   addCopyBucket: (input: BucketInput) => invoke<Settings>("add_copy_bucket", { input }),
+  /** A copy target's own retention rule (null: every copy is kept). */
+  setCopyTargetRule: (targetId: string, rule: Retention | null) => invoke<Settings>("set_copy_target_rule", { targetId, rule }),
   testCopyTarget: (targetId: string) => invoke<void>("test_copy_target", { targetId }),
   removeCopyTarget: (targetId: string) => invoke<Settings>("remove_copy_target", { targetId }),
   setCopyTo: (profileId: string, targetIds: string[] | null) => invoke<ProfileView>("set_copy_to", { profileId, targetIds }),

@@ -141,6 +141,11 @@ function fakeBackend(
         settings = { ...settings, copy_targets: [...settings.copy_targets, { id: `t-${input.name}`, name: input.name, place }] };
         return settings;
       }
+      case "set_copy_target_rule": {
+        const { targetId, rule } = args as { targetId: string; rule: Retention | null };
+        settings = { ...settings, copy_targets: settings.copy_targets.map((t) => (t.id === targetId ? { ...t, keep: rule } : t)) };
+        return settings;
+      }
       case "test_copy_target":
         throw { code: "config", message: 'Copy target "NAS": the folder /mnt/nas/kluis is not there (is the share mounted, the disk plugged in?).' };
       case "remove_copy_target":
@@ -375,6 +380,23 @@ describe("Kluis UI", () => {
     expect(byTest("bucket-form"), "closed once added").toBeNull();
     expect(byTest("copy-place")?.textContent).toBe("s3://office/reception (https://s3.example.nl), each copy locked 90 days (governance)");
     expect(document.body.innerHTML, "the key is not on the page").not.toContain("s3cr3t-key");
+  });
+
+  it("sets a copy target's own rule, and back to keeping every copy", async () => {
+    const place = { kind: "folder" as const, path: "/mnt/nas" };
+    await openSettings(calls, { copyTargets: [{ id: "t-nas", name: "NAS", place }] });
+    expect(byTest("copy-keep")?.textContent).toBe("Every backup is kept.");
+    await click("copy-rule");
+    await fillIn("copy-keep-keep_monthly", "84");
+    await click("copy-rule-save");
+    expect(calls.filter((c) => c.cmd === "set_copy_target_rule").at(-1)?.args).toEqual({ targetId: "t-nas", rule: { keep_monthly: 84 } });
+    expect(byTest("copy-rule-form"), "closed once saved").toBeNull();
+    expect(byTest("copy-keep")?.textContent).toBe("Rule: 84 monthly.");
+    await click("copy-rule");
+    expect((byTest("copy-keep-keep_monthly") as HTMLInputElement).value, "the saved rule").toBe("84");
+    await fillIn("copy-keep-keep_monthly", "");
+    await click("copy-rule-save");
+    expect(calls.filter((c) => c.cmd === "set_copy_target_rule").at(-1)?.args).toEqual({ targetId: "t-nas", rule: null });
   });
 
   it("shows a bucket target by its bucket, prefix, server and lock, never a secret", async () => {

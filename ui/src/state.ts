@@ -133,6 +133,8 @@ export const state = {
   mailTest: signal<"testing" | "ok" | { error: UiError } | null>(null),
   /** The name typed for a new copy target. */
   copyTargetName: signal(""),
+  /** A copy target's own retention rule being typed (null: none open). */
+  targetRule: signal<{ targetId: string; keep: Record<KeepPart, string> } | null>(null),
   /** "Add a bucket" being filled in (null: closed). */
   bucketDraft: signal<BucketDraft | null>(null),
   /** "Test" of a copy target: which, and under way, written, or refused. */

@@ -56,7 +56,7 @@ export function savePlan(profile: ProfileView): Promise<void> {
 
 const keepParts: KeepPart[] = ["keep_last", "keep_daily", "keep_weekly", "keep_monthly"];
 
-function keepDraft(rule: Retention | null): Record<KeepPart, string> {
+export function keepDraft(rule: Retention | null): Record<KeepPart, string> {
   const draft = {} as Record<KeepPart, string>;
   for (const part of keepParts) draft[part] = rule?.[part] ? String(rule[part]) : "";
   return draft;

@@ -2,6 +2,7 @@
 // name template, start at login, the copy targets.
 import { api, asError } from "../api";
 import { bucketInputOf, state, type SpeedDraft } from "../state";
+import { keepDraft, ruleOf } from "./plan";
 import { guarded, sendTest } from "./run";
 
 export function chooseSaveFolder(): Promise<void> {
@@ -116,6 +117,24 @@ export function addCopyBucket(): Promise<void> {
     state.settings.value = await api.addCopyBucket(bucketInputOf(state.copyTargetName.value, draft));
     state.bucketDraft.value = null;
     state.copyTargetName.value = "";
+  });
+}
+
+/** Opens (or, open, closes) copy target `targetId`'s rule form with its saved rule. */
+export function toggleTargetRule(targetId: string): void {
+  const open = state.targetRule.value?.targetId === targetId;
+  const target = state.settings.value.copy_targets.find((t) => t.id === targetId);
+  state.targetRule.value = open || !target ? null : { targetId, keep: keepDraft(target.keep ?? null) };
+}
+
+/** "Save rule" of a copy target: kept from its next copy on (every copy: no rule). */
+export function saveTargetRule(): Promise<void> {
+  const draft = state.targetRule.value;
+  if (!draft) return Promise.resolve();
+  const rule = ruleOf(draft.keep);
+  return guarded(async () => {
+    state.settings.value = await api.setCopyTargetRule(draft.targetId, Object.keys(rule).length === 0 ? null : rule);
+    state.targetRule.value = null;
   });
 }
 

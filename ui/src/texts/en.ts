@@ -358,6 +358,8 @@ export const en = {
   copyAddFolder: "Add a folder…",
   announceCopying: "Saved; copying to the copy targets",
   stageCopying: "Saved here and verified; copying it to {targets}…",
+  copyRule: "Keep…",
+  copyRuleNote: "What this target keeps of each klant's copies, applied after each copy: only copies Kluis made and recorded, still as made, never the newest good one, never a locked one. Empty: every copy is kept.",
   copyAddBucket: "Add a bucket (S3)…",
   bucketEndpoint: "Server (https)",
   bucketEndpointHint: "Such as https://s3.eu-central-1.amazonaws.com, or your provider's S3 address.",

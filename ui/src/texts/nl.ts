@@ -359,6 +359,8 @@ export const nl: Dictionary = {
   copyAddFolder: "Map toevoegen…",
   announceCopying: "Opgeslagen; wordt gekopieerd naar de bestemmingen",
   stageCopying: "Hier opgeslagen en gecontroleerd; wordt gekopieerd naar {targets}…",
+  copyRule: "Bewaren…",
+  copyRuleNote: "Wat deze bestemming van de kopieën van elke klant bewaart, toegepast na elke kopie: alleen kopieën die Kluis maakte en vastlegde, nog zoals gemaakt, nooit de nieuwste goede, nooit een vergrendelde. Leeg: elke kopie blijft bewaard.",
   copyAddBucket: "Bucket toevoegen (S3)…",
   bucketEndpoint: "Server (https-adres)",
   bucketEndpointHint: "Zoals https://s3.eu-central-1.amazonaws.com, of het S3-adres van uw aanbieder.",

@@ -1,9 +1,9 @@
 // Settings → copies off this computer: the copy targets, each with Test and Remove, and a
 // new one added from a folder Rust's dialog picks (the page never names a path).
 import { h } from "preact";
-import { addCopyFolder, removeCopyTarget, testCopyTarget } from "../actions/settings";
+import { addCopyFolder, removeCopyTarget, saveTargetRule, testCopyTarget, toggleTargetRule } from "../actions/settings";
 import { t } from "../i18n";
-import { newBucketDraft, state } from "../state";
+import { newBucketDraft, state, type KeepPart } from "../state";
 import { BucketForm } from "./bucket";
 import { Field } from "./fields";
 import { describeRule } from "./plan";
@@ -15,6 +15,27 @@ export function placeText(place: Place): string {
   const prefix = place.prefix ? `/${place.prefix}` : "";
   const lock = place.lock ? `, ${t("copyLocked", { days: String(place.lock.days), mode: t(place.lock.mode === "compliance" ? "lockCompliance" : "lockGovernance") })}` : "";
   return `s3://${place.bucket}${prefix} (${place.endpoint})${lock}`;
+}
+
+const keepParts: KeepPart[] = ["keep_last", "keep_daily", "keep_weekly", "keep_monthly"];
+
+/** A target's own rule: the same four counts as a klant's, for the copies it holds. */
+function TargetRule() {
+  const draft = state.targetRule.value;
+  if (!draft) return null;
+  return h(
+    "form",
+    { class: "keep", "data-test": "copy-rule-form", onSubmit: (e: Event) => (e.preventDefault(), void saveTargetRule()) },
+    h("p", { class: "note" }, t("copyRuleNote")),
+    keepParts.map((part) =>
+      h(
+        Field,
+        { key: part, id: `copy-keep-${part}`, label: t(part) },
+        h("input", { id: `copy-keep-${part}`, "data-test": `copy-keep-${part}`, type: "number", min: 0, max: 1000, step: 1, inputMode: "numeric", value: draft.keep[part], onInput: (e: Event) => (state.targetRule.value = { ...draft, keep: { ...draft.keep, [part]: (e.target as HTMLInputElement).value } }) }),
+      ),
+    ),
+    h("div", { class: "row" }, h("button", { type: "submit", class: "secondary", "data-test": "copy-rule-save" }, t("keepSave"))),
+  );
 }
 
 export function CopyTargets() {
@@ -40,9 +61,11 @@ export function CopyTargets() {
               " ",
               h("span", { class: "note", "data-test": "copy-place" }, placeText(target.place)),
               h("p", { class: "note", "data-test": "copy-keep" }, describeRule(target.keep ?? null)),
+              state.targetRule.value?.targetId === target.id ? h(TargetRule, {}) : null,
               h(
                 "div",
                 { class: "row" },
+                h("button", { type: "button", class: "secondary", "data-test": "copy-rule", "aria-expanded": state.targetRule.value?.targetId === target.id, onClick: () => toggleTargetRule(target.id) }, t("copyRule")),
                 h("button", { type: "button", class: "secondary", "data-test": "copy-test", disabled: result === "testing", onClick: () => void testCopyTarget(target.id) }, t("copyTest")),
                 h("button", { type: "button", class: "secondary", "data-test": "copy-remove", onClick: () => void removeCopyTarget(target.id) }, t("copyRemove")),
               ),

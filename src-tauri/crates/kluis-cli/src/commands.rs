@@ -196,7 +196,7 @@ async fn backup_command(cli: &Cli, args: &BackupArgs) -> Result<()> {
                 history.clone(),
                 &klant,
                 targets,
-                bandwidth,
+                uploads(&bandwidth),
             );
             for step in copies.await {
                 crate::prune::tell(&klant, label(args), step);
@@ -259,6 +259,7 @@ async fn backup_all(cli: &Cli, args: &BackupArgs) -> Result<()> {
         cli.connection.ca_pem()?,
     );
     unattended.bandwidth = args.batch.bandwidth(Some(&profiles.settings()))?;
+    unattended.upload_pace = uploads(&unattended.bandwidth);
     unattended.min_free_bytes = args.batch.min_free_bytes(Some(&profiles.settings()));
     unattended.copy_targets = crate::copies::with_secrets(profiles.settings().copy_targets).await?;
     let outcome = unattended.run(all, &args.batch, false, args.json).await;
@@ -288,6 +289,7 @@ async fn backup_profile(
     );
     unattended.max_bytes = args.max_bytes;
     unattended.bandwidth = args.batch.bandwidth(Some(&profiles.settings()))?;
+    unattended.upload_pace = uploads(&unattended.bandwidth);
     unattended.min_free_bytes = args.batch.min_free_bytes(Some(&profiles.settings()));
     unattended.copy_targets = crate::copies::with_secrets(profiles.settings().copy_targets).await?;
     let turn = match KlantTurn::take(unattended.engine.history(), &profile, false)? {
@@ -350,6 +352,8 @@ async fn run_due(cli: &Cli, args: &BatchArgs) -> Result<()> {
                 cli.connection.ca_pem()?,
             );
             unattended.bandwidth = args.batch.bandwidth(Some(&profiles.settings()))?;
+            unattended.upload_pace = uploads(&unattended.bandwidth);
+            unattended.upload_pace = uploads(&unattended.bandwidth);
             unattended.min_free_bytes = args.batch.min_free_bytes(Some(&profiles.settings()));
             unattended.copy_targets =
                 crate::copies::with_secrets(profiles.settings().copy_targets).await?;
@@ -607,4 +611,9 @@ async fn callback_test(
         took.as_millis()
     );
     Ok(())
+}
+
+/// The copies' own budget of the downloads' limit (the line's other direction).
+fn uploads(downloads: &Option<Arc<Bandwidth>>) -> Option<Arc<Bandwidth>> {
+    downloads.as_ref().map(|d| Arc::new(d.other_direction()))
 }

@@ -49,6 +49,8 @@ pub struct Unattended {
     pub max_bytes: Option<u64>,
     /// The speed limit every download of this run shares (`--limit-rate`, or the app's).
     pub bandwidth: Option<Arc<kluis_core::download::bandwidth::Bandwidth>>,
+    /// The same limit for the copies' uploads, a budget of its own (the other direction).
+    pub upload_pace: Option<Arc<kluis_core::download::bandwidth::Bandwidth>>,
     /// No backup is asked for while its disk has less free than this.
     pub min_free_bytes: u64,
     running: Mutex<HashSet<Uuid>>,
@@ -106,6 +108,7 @@ impl Unattended {
             fallback_ca_pem,
             max_bytes: None,
             bandwidth: None,
+            upload_pace: None,
             min_free_bytes: settings.min_free_bytes(),
             running: Mutex::default(),
             stopping: AtomicBool::new(false),
@@ -346,7 +349,7 @@ impl UnattendedHost for Unattended {
     }
 
     fn pace(&self) -> Option<Arc<kluis_core::download::bandwidth::Bandwidth>> {
-        self.bandwidth.clone()
+        self.upload_pace.clone()
     }
 
     async fn copy_targets(&self) -> Vec<kluis_copies::CopyTarget> {

@@ -51,7 +51,7 @@ pub struct Copied {
 
 /// Copies each kept backup (only `klant`'s when given) that a target in `targets` does not
 /// hold yet, newest first, target by target, recording each in the history. Uploads draw on
-/// `pace`, the process's bandwidth budget (the download limit), when given. Blocking: it
+/// `pace`, the process's upload budget (the download limit's rate), when given. Blocking: it
 /// reads and writes whole files.
 pub fn copy_missing(
     history: &History,

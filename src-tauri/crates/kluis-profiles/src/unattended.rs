@@ -63,7 +63,7 @@ pub trait UnattendedHost: Send + Sync {
     fn monitor_ca_pem(&self) -> Option<String>;
     /// Where the office keeps a second copy of each backup (the settings' copy targets).
     async fn copy_targets(&self) -> Vec<CopyTarget>;
-    /// The bandwidth budget uploads draw on (the download limit's), if any.
+    /// The budget uploads draw on (the download limit's rate, a budget of its own), if any.
     fn pace(&self) -> Option<Arc<Bandwidth>>;
     /// Tells what a step after the save did, or could not do; the backup stands either way.
     fn tell(&self, profile: &Profile, step: AfterSave);

@@ -50,7 +50,7 @@ pub struct Bucket {
     pub name: String,
     pub place: S3Place,
     pub client: Client,
-    /// The bandwidth budget uploads draw on (the download limit), if any.
+    /// The budget uploads draw on (the download limit's rate, its own budget), if any.
     pace: Option<Arc<Bandwidth>>,
 }
 

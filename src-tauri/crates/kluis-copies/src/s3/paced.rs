@@ -1,6 +1,6 @@
 //! A request body that goes out no faster than the bandwidth limit allows: 64 KiB frames,
-//! each sent once the budget (the download limit's, shared by every download and upload of the
-//! process) has paid for it. While a frame waits, the HTTP client has nothing to write, so the
+//! each sent once the budget (the download limit's rate, a budget shared by every upload of
+//! the process) has paid for it. While a frame waits, the HTTP client has nothing to write, so the
 //! limit holds on the wire, not only on the disk. The body can be made again from its bytes,
 //! so the SDK may still retry a request that failed on the way.
 

@@ -6,7 +6,8 @@
 //! hashed as it is read: a backup that changed since it was saved is not completed on the
 //! target (an upload in parts is aborted; nothing appears under the copy's name).
 //!
-//! Up to four parts are on their way at once while the next is read and hashed.
+//! Up to four parts (in the whole process) are in memory at once, on their way or being read
+//! and hashed.
 //!
 //! An upload in parts is journalled in the history (its key and the server's upload id) as soon
 //! as the server has begun it. A copy interrupted by a crash or kill -9 asks the server which
@@ -27,6 +28,7 @@ use kluis_core::copies::UnfinishedUpload;
 use kluis_core::{Error, History, Result};
 use sha2::{Digest, Sha256};
 use tokio::io::AsyncReadExt;
+use tokio::sync::Semaphore;
 use tokio::task::JoinSet;
 use uuid::Uuid;
 
@@ -41,10 +43,11 @@ pub const PART: u64 = 8 * 1024 * 1024;
 /// Most parts S3 takes in one upload.
 const MAX_PARTS: u64 = 10_000;
 
-/// Parts on their way at once: a single stream of requests leaves the line idle while each
-/// is answered; four keep it busy (rclone's and the AWS CLI's default too), at four parts of
-/// memory.
-const AT_ONCE: usize = 4;
+/// Parts in memory at once, in the whole process — read, hashed or on their way — however
+/// many copies run (a Backup all copies several klanten at a time): a single stream of
+/// requests leaves the line idle while each is answered; four keep it busy (rclone's and the
+/// AWS CLI's default too), at four parts of memory.
+static PARTS: Semaphore = Semaphore::const_new(4);
 
 /// A copy to send (see the module's text).
 pub struct Upload<'a> {
@@ -113,14 +116,17 @@ impl Upload<'_> {
         let mut whole = Sha256::new();
         let mut sent = 0u64;
         let mut parts = BTreeMap::new();
-        // Up to AT_ONCE parts on their way while the next is read and hashed; a part that
-        // fails ends the copy (the others are dropped, and the server keeps those it got for
-        // the next try).
+        // Parts on their way while the next is read and hashed (see PARTS); a part that fails
+        // ends the copy (the others are dropped, and the server keeps those it got for the
+        // next try).
         let mut sending = JoinSet::new();
         for number in 1i32.. {
-            // A free slot first: at most AT_ONCE parts are in memory, the one read included.
-            while sending.len() >= AT_ONCE {
-                let (number, e_tag, checksum) = joined(sending.join_next().await)?;
+            // A part's place in memory first; it is given back when its request has ended.
+            let place = PARTS.acquire().await.map_err(|_| {
+                Error::Io("The upload's parts could not be counted (an internal error).".into())
+            })?;
+            while let Some(done) = sending.try_join_next() {
+                let (number, e_tag, checksum) = joined(Some(done))?;
                 parts.insert(number, completed(number, e_tag, checksum));
             }
             let mut buffer = Vec::with_capacity(part_size as usize);
@@ -139,7 +145,12 @@ impl Upload<'_> {
                     parts.insert(number, completed(number, part.e_tag.clone(), checksum));
                 }
                 _ => {
-                    sending.spawn(self.send_part(&upload_id, number, buffer.into(), checksum));
+                    let request = self.send_part(&upload_id, number, buffer.into(), checksum);
+                    sending.spawn(async move {
+                        let sent = request.await;
+                        drop(place);
+                        sent
+                    });
                 }
             }
             if last {

@@ -147,6 +147,14 @@ impl Bandwidth {
         self.state.lock().unwrap().limit.clone()
     }
 
+    /// A budget of the same limit for the other direction: uploads (copies off this computer)
+    /// go up the line while downloads come down it, and each direction has its own capacity.
+    pub fn other_direction(&self) -> Bandwidth {
+        // The limit was checked when it was set: the new budget takes it as it is.
+        let limit = self.limit();
+        Bandwidth::new(limit).unwrap_or_else(|_| Bandwidth::new(None).expect("no limit is valid"))
+    }
+
     /// Admits `bytes` that just arrived: returns at once while the budget has them, else after
     /// the time the budget needs to pay for them.
     pub async fn admit(&self, bytes: usize) {

@@ -97,6 +97,18 @@ impl AppSettings {
         Ok(self.current())
     }
 
+    /// "Keep…" of copy target `id`: its own retention rule for the copies it holds (`None`, or
+    /// a rule that keeps everything: every copy is kept), applied after each klant's next copy.
+    pub fn set_copy_target_rule(
+        &self,
+        id: &str,
+        rule: Option<kluis_core::retention::Retention>,
+    ) -> AppResult<Settings> {
+        let rule = rule.filter(|r| !r.keeps_everything());
+        self.shared.profiles.set_copy_target_rule(id, rule)?;
+        Ok(self.current())
+    }
+
     /// "Test": whether copy target `id` can be written now.
     pub async fn test_copy_target(&self, id: &str) -> AppResult<()> {
         let id = self.copy_target(id)?.id;

@@ -112,7 +112,7 @@ impl Keeping {
             history,
             None,
             targets,
-            Some(self.shared.bandwidth.clone()),
+            Some(self.shared.upload_pace.clone()),
         )
         .await
         {
@@ -199,7 +199,7 @@ pub(crate) async fn after_save(shared: &Shared, profile_id: &str, sink: Option<&
             let after = AfterSaveOf {
                 history,
                 targets,
-                pace: Some(shared.bandwidth.clone()),
+                pace: Some(shared.upload_pace.clone()),
             };
             unattended::after_save(after, &profile, turn, &log).await
         }

@@ -190,7 +190,7 @@ impl DesktopAppBuilder {
             self.save_folder_override,
             self.retry,
             self.keyring.clone(),
-            bandwidth.clone(),
+            Arc::new(bandwidth.other_direction()),
         ));
         let connections = Arc::new(connections::Connections::new(
             shared.clone(),

@@ -68,7 +68,8 @@ impl AppSettings {
             settings.bandwidth = limit.clone();
             Ok(())
         })?;
-        self.connections.bandwidth.set_limit(limit)?;
+        self.connections.bandwidth.set_limit(limit.clone())?;
+        self.shared.upload_pace.set_limit(limit)?;
         Ok(self.current())
     }
 

@@ -40,9 +40,9 @@ pub(crate) struct Shared {
     pub retry: Retry,
     /// Where the copy targets' secrets are (the app's keyring).
     keyring: Arc<dyn SecretStore>,
-    /// The download speed limit's budget, which every download and upload shares (Settings →
-    /// Download speed).
-    pub bandwidth: Arc<Bandwidth>,
+    /// The copies' uploads' budget: the download speed limit (Settings → Download speed) for
+    /// the line's other direction, shared by every upload.
+    pub upload_pace: Arc<Bandwidth>,
 }
 
 impl Shared {
@@ -53,11 +53,11 @@ impl Shared {
         save_folder_override: Option<PathBuf>,
         retry: Retry,
         keyring: Arc<dyn SecretStore>,
-        bandwidth: Arc<Bandwidth>,
+        upload_pace: Arc<Bandwidth>,
     ) -> Shared {
         Shared {
             keyring,
-            bandwidth,
+            upload_pace,
             engine: Engine::new(history.clone()),
             paths,
             profiles,

@@ -68,7 +68,7 @@ impl UnattendedHost for AppHost<'_> {
     }
 
     fn pace(&self) -> Option<Arc<Bandwidth>> {
-        Some(self.plans.shared.bandwidth.clone())
+        Some(self.plans.shared.upload_pace.clone())
     }
 
     fn tell(&self, profile: &Profile, step: AfterSave) {
@@ -132,7 +132,7 @@ impl Plans {
         let after = AfterSaveOf {
             history: self.shared.history.clone(),
             targets: self.shared.copy_targets().await,
-            pace: Some(self.shared.bandwidth.clone()),
+            pace: Some(self.shared.upload_pace.clone()),
         };
         let jobs = self.jobs.clone();
         let tell_failure = self.alerts.failure_teller(profile.name.clone());

@@ -66,6 +66,27 @@ async fn a_folder_from_the_dialog_gets_each_saved_backup() {
     );
     app.keeping.set_copy_to("demo", None).unwrap();
 
+    // The target's own rule: kept in the settings, and gone again with "every copy".
+    let monthly = kluis_core::retention::Retention {
+        keep_monthly: Some(84),
+        ..Default::default()
+    };
+    let kept = (app
+        .settings
+        .set_copy_target_rule(&target.id, Some(monthly.clone())))
+    .unwrap();
+    assert_eq!(kept.copy_targets[0].keep, Some(monthly));
+    let every = (app
+        .settings
+        .set_copy_target_rule(&target.id, Some(Default::default())))
+    .unwrap();
+    assert_eq!(
+        every.copy_targets[0].keep, None,
+        "a rule that keeps all is no rule"
+    );
+    let unknown = app.settings.set_copy_target_rule("gone", None).unwrap_err();
+    assert_eq!(unknown.code().as_str(), "not_found", "{unknown}");
+
     let after = app.settings.remove_copy_target(&target.id).await.unwrap();
     assert!(after.copy_targets.is_empty());
     assert!(copy.exists(), "its copies stay");
