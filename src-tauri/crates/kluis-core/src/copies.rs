@@ -243,12 +243,35 @@ impl History {
              ORDER BY started_at_ms, jobs.rowid",
             params![klant],
         )?;
+        // Their records in one query (not one per backup: a dashboard of hundreds of klanten
+        // asks this for each).
+        let mut records: std::collections::HashMap<String, Vec<CopyRecord>> = Default::default();
+        {
+            let conn = self.conn.lock().unwrap();
+            let mut statement = conn
+                .prepare(&format!(
+                    "{SELECT_COPIES} WHERE copies.made = 1 AND copies.job_id IN \
+                     (SELECT id FROM jobs WHERE (?1 IS NULL OR profile = ?1) AND stage = 'saved') \
+                     ORDER BY copies.target"
+                ))
+                .map_err(db_error)?;
+            let rows = statement
+                .query_map(params![klant], record_from_row)
+                .map_err(db_error)?;
+            for record in rows {
+                let record = record.map_err(db_error)?;
+                if record.removed.is_none() {
+                    records
+                        .entry(record.job_id.clone())
+                        .or_default()
+                        .push(record);
+                }
+            }
+        }
         let mut made = Vec::new();
         for entry in saved {
-            for record in self.copies_of(&entry.id)? {
-                if record.made && record.removed.is_none() {
-                    made.push((entry.clone(), record));
-                }
+            for record in records.remove(&entry.id).unwrap_or_default() {
+                made.push((entry.clone(), record));
             }
         }
         Ok(made)
