@@ -131,6 +131,11 @@ impl Bucket {
         }
     }
 
+    /// [`Bucket::head`], its failure said as the target's.
+    async fn looked(&self, key: &str) -> Result<Option<Held>> {
+        self.head(key).await.map_err(|f| f.said(&self.name, "look"))
+    }
+
     /// Copies `entry`'s saved file (`source`, of `expected` length and SHA-256) into the klant's
     /// folder in the bucket, or finds the copy an earlier try made; recorded in `history`'s
     /// upload journal while it is in parts.
@@ -145,31 +150,29 @@ impl Bucket {
         let job = crate::job_of(entry)?;
         let folder = crate::folder::klant_folder_name(source);
         let file_name = crate::folder::file_name_of(source)?;
-        // An upload in parts interrupted earlier goes on at its own key.
+        // An upload in parts interrupted earlier goes on at its own key — unless an earlier
+        // try made the copy there, or something else appeared there since (never replaced).
         let unfinished = history.copy_upload(job, target_id)?;
-        let key = match &unfinished {
-            Some(upload) => match self.key_of(&upload.location) {
-                Some(key) => key.to_string(),
-                None => {
-                    history.copy_upload_ended(job, target_id)?;
-                    self.free_key(&folder, &file_name, expected).await?
-                }
+        let journalled = unfinished.as_ref().and_then(|u| self.key_of(&u.location));
+        let resumed = match journalled {
+            Some(key) => match self.looked(key).await? {
+                Some(held) if held.is(expected) => return Ok(self.made(key, expected, held)),
+                Some(_) => None,
+                None => Some(key.to_string()),
             },
-            None => self.free_key(&folder, &file_name, expected).await?,
+            None => None,
         };
-        let (key, unfinished) = match self
-            .head(&key)
-            .await
-            .map_err(|f| f.said(&self.name, "look"))?
-        {
-            // An earlier try made it and stopped before the history heard.
-            Some(held) if held.is(expected) => return Ok(self.made(&key, expected, held)),
-            // Something else appeared at the key of an interrupted upload: never replaced.
-            Some(_) if unfinished.is_some() => {
-                history.copy_upload_ended(job, target_id)?;
-                (self.free_key(&folder, &file_name, expected).await?, None)
+        let (key, unfinished) = match resumed {
+            Some(key) => (key, unfinished),
+            None => {
+                if unfinished.is_some() {
+                    history.copy_upload_ended(job, target_id)?;
+                }
+                match self.free_key(&folder, &file_name, expected).await? {
+                    (key, Some(held)) => return Ok(self.made(&key, expected, held)),
+                    (key, None) => (key, None),
+                }
             }
-            _ => (key, unfinished),
         };
         let upload = upload::Upload {
             bucket: self,
@@ -181,8 +184,7 @@ impl Bucket {
             expected,
         };
         let single_request_checksum = upload.run(unfinished).await?;
-        let held = (self.head(&key).await.map_err(|f| f.said(&self.name, "look"))?)
-            .ok_or_else(|| {
+        let held = (self.looked(&key).await?).ok_or_else(|| {
                 Error::Io(format!(
                     "Copy target \"{}\": the server accepted the copy but does not show it at {key}; it is tried again later.",
                     self.name
@@ -213,22 +215,19 @@ impl Bucket {
         }
     }
 
-    /// The first key for the file that holds nothing — or holds this very copy already.
+    /// The first key for the file that holds nothing — or holds this very copy already (an
+    /// earlier try made it and stopped before the history heard): the key, and that copy.
     async fn free_key(
         &self,
         folder: &str,
         file_name: &str,
         expected: (u64, &str),
-    ) -> Result<String> {
+    ) -> Result<(String, Option<Held>)> {
         for n in 0..1000 {
             let key = self.key(folder, file_name, n);
-            match self
-                .head(&key)
-                .await
-                .map_err(|f| f.said(&self.name, "look"))?
-            {
-                None => return Ok(key),
-                Some(held) if held.is(expected) => return Ok(key),
+            match self.looked(&key).await? {
+                None => return Ok((key, None)),
+                Some(held) if held.is(expected) => return Ok((key, Some(held))),
                 Some(_) => continue,
             }
         }
