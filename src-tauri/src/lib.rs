@@ -19,6 +19,7 @@
 pub mod command_names;
 mod commands;
 mod dialogs;
+mod instance;
 mod tray;
 
 use std::path::PathBuf;
@@ -59,15 +60,25 @@ fn with_commands<R: tauri::Runtime>(
 /// start hands its arguments over and ends, and the first shows its window. A data folder of
 /// its own (`KLUIS_DATA_DIR`) is another Kluis, with a name of its own.
 fn single_instance<R: tauri::Runtime>() -> tauri::plugin::TauriPlugin<R> {
-    let mut plugin = tauri_plugin_single_instance::Builder::new()
-        .callback(|app, _args, _cwd| tray::show_window(app));
-    if let Some(dir) = std::env::var_os("KLUIS_DATA_DIR") {
-        use std::hash::{Hash, Hasher};
-        let mut hasher = std::hash::DefaultHasher::new();
-        dir.hash(&mut hasher);
-        plugin = plugin.dbus_id(format!("nl.kluis.desktop.d{:016x}", hasher.finish()));
+    tauri_plugin_single_instance::Builder::new()
+        .callback(|app, _args, _cwd| tray::show_window(app))
+        .dbus_id(instance_id())
+        .build()
+}
+
+/// The name the single instance owns on the bus, less the plugin's ".SingleInstance": the
+/// app's identifier, or one of a data folder's own.
+fn instance_id() -> String {
+    match std::env::var_os("KLUIS_DATA_DIR") {
+        Some(dir) => {
+            use std::hash::{Hash, Hasher};
+            let mut hasher = std::hash::DefaultHasher::new();
+            dir.hash(&mut hasher);
+            format!("nl.kluis.desktop.d{:016x}", hasher.finish())
+        }
+        // tauri.conf.json's identifier (what the plugin itself would take).
+        None => "nl.kluis.desktop".into(),
     }
-    plugin.build()
 }
 
 pub fn run() {
@@ -89,7 +100,9 @@ pub fn run() {
     let baseline = args.iter().any(|a| a == "--baseline-window");
     let hidden = args.iter().any(|a| a == kluis_desktop::HIDDEN_FLAG);
     // The single instance comes first: a second start hands over and ends before it opens
-    // anything (the history, the staging folder) of the Kluis that runs.
+    // anything (the history, the staging folder) of the Kluis that runs — unless that one is
+    // leaving, which is waited for.
+    instance::wait_while_leaving(&format!("{}.SingleInstance", instance_id()));
     let first = tauri::Builder::<tauri::Wry>::new().plugin(single_instance());
     with_commands(first, launch)
         .plugin(
@@ -157,7 +170,12 @@ pub fn run() {
             Ok(())
         })
         .build(tauri::generate_context!())
-        .expect("the Kluis window could not be opened")
+        .unwrap_or_else(|e| {
+            // Said, not a panic: the window system is missing, or another Kluis would not
+            // take over.
+            eprintln!("kluis-app: Kluis could not start ({e}). Start it again; if this stays, restart the computer.");
+            std::process::exit(1);
+        })
         .run(|handle, event| {
             // Running jobs let go of their files before the process ends; resumable ones are
             // finished at the next start.
