@@ -292,7 +292,36 @@ lock?: ObjectLock | null,
  */
 ca_cert?: string | null, };
 
-export type Place = { "kind": "folder", path: string, } | { "kind": "s3" } & S3Place;
+export type SftpPlace = { 
+/**
+ * The server's name or address, such as `nas.office.lan`.
+ */
+host: string, port: number, user: string, 
+/**
+ * The folder the copies go in, such as `/volume1/kluis` (or relative to the user's home
+ * folder). Each klant's copies go in a folder of their own under it.
+ */
+path: string, login: SftpLogin, 
+/**
+ * The server's host key as first seen and shown to the office, by its SHA-256
+ * fingerprint (`SHA256:…`, as `ssh-keygen -l` writes it). A server showing another key is
+ * refused: it may be another machine posing as the office's.
+ */
+host_key: string, };
+
+export type SftpLogin = { "method": "password" } | { "method": "key", key_file: string, };
+
+export type HostKey = { 
+/**
+ * `SHA256:…`, as `ssh-keygen -l` writes it.
+ */
+fingerprint: string, 
+/**
+ * Such as `ssh-ed25519`.
+ */
+algorithm: string, };
+
+export type Place = { "kind": "folder", path: string, } | { "kind": "s3" } & S3Place | { "kind": "sftp" } & SftpPlace;
 
 export type CopyTarget = { 
 /**

@@ -9,9 +9,14 @@ import { Field } from "./fields";
 import { describeRule } from "./plan";
 import type { Place } from "../bindings";
 
-/** Where a target's copies go, in a line: a folder's path, or a bucket with its lock. */
+/** Where a target's copies go, in a line: a folder's path, a bucket with its lock, or an SFTP
+ * server's folder with its pinned host key. */
 export function placeText(place: Place): string {
   if (place.kind === "folder") return place.path;
+  if (place.kind === "sftp") {
+    const port = place.port === 22 ? "" : `:${place.port}`;
+    return `sftp://${place.user}@${place.host}${port}${place.path.startsWith("/") ? "" : "/"}${place.path} (${place.host_key})`;
+  }
   const prefix = place.prefix ? `/${place.prefix}` : "";
   const lock = place.lock ? `, ${t("copyLocked", { days: String(place.lock.days), mode: t(place.lock.mode === "compliance" ? "lockCompliance" : "lockGovernance") })}` : "";
   return `s3://${place.bucket}${prefix} (${place.endpoint})${lock}`;

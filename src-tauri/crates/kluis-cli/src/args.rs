@@ -239,24 +239,29 @@ pub enum Command {
 #[derive(Subcommand)]
 pub enum CopyTargetCommand {
     /// Add a copy target: a folder that exists (a mounted share, a USB disk, \\nas\share),
-    /// or an S3-compatible bucket (--s3-endpoint …). A bucket's secret key comes from
-    /// KLUIS_S3_SECRET_KEY or, with --stdin, the first line of standard input — never an
-    /// argument — and goes to the keyring (or KLUIS_SECRETS_DIR). The target is tested before
-    /// it is saved.
+    /// an S3-compatible bucket (--s3-endpoint …), or a folder on an SFTP server (--sftp-host
+    /// …). A secret comes from the environment (KLUIS_S3_SECRET_KEY, KLUIS_SFTP_PASSWORD, or
+    /// KLUIS_SFTP_PASSPHRASE for a key file that has one) or, with --stdin, the first line of
+    /// standard input — never an argument — and goes to the keyring (or KLUIS_SECRETS_DIR).
+    /// An SFTP server's host key is shown and pinned (or must match --sftp-host-key). The
+    /// target is tested before it is saved.
     Add {
         /// Its name, such as NAS.
         name: String,
         /// The folder each klant's copies go under (in a folder of their own).
         #[arg(
             long,
-            required_unless_present = "s3_endpoint",
-            conflicts_with = "s3_endpoint"
+            required_unless_present_any = ["s3_endpoint", "sftp_host"],
+            conflicts_with_all = ["s3_endpoint", "sftp_host"]
         )]
         folder: Option<PathBuf>,
         #[command(flatten)]
-        s3: S3Args,
-        /// Read the bucket's secret key from standard input.
-        #[arg(long, requires = "s3_endpoint")]
+        s3: Box<S3Args>,
+        #[command(flatten)]
+        sftp: Box<SftpArgs>,
+        /// Read the secret (the bucket's secret key, the SFTP password or key passphrase) from
+        /// standard input.
+        #[arg(long)]
         stdin: bool,
     },
     /// List the copy targets.
@@ -325,6 +330,31 @@ pub struct S3Args {
     /// A PEM file with the CA certificate of a server with a CA of its own.
     #[arg(long)]
     pub s3_ca_cert: Option<PathBuf>,
+}
+
+/// A folder on an SFTP server as a copy target.
+#[derive(clap::Args, Debug)]
+pub struct SftpArgs {
+    /// The server's name or address, such as nas.office.lan.
+    #[arg(long, requires_all = ["sftp_user", "sftp_path"], conflicts_with = "s3_endpoint")]
+    pub sftp_host: Option<String>,
+    /// The server's SSH port.
+    #[arg(long, default_value_t = kluis_copies::sftp::SSH_PORT)]
+    pub sftp_port: u16,
+    /// The user Kluis logs in as.
+    #[arg(long)]
+    pub sftp_user: Option<String>,
+    /// The folder the copies go in, such as /volume1/kluis (or relative to the user's home).
+    #[arg(long)]
+    pub sftp_path: Option<String>,
+    /// Log in with this private key file (Ed25519 or ECDSA, OpenSSH or PuTTY format) instead
+    /// of a password; its passphrase, if it has one, from KLUIS_SFTP_PASSPHRASE or --stdin.
+    #[arg(long)]
+    pub sftp_key: Option<PathBuf>,
+    /// The server's host key fingerprint (SHA256:…, as ssh-keygen -l shows it on the
+    /// server): the server must show this one. Without it, the key shown is pinned.
+    #[arg(long)]
+    pub sftp_host_key: Option<String>,
 }
 
 #[derive(clap::ValueEnum, Clone, Copy, Debug)]

@@ -4,13 +4,12 @@
 
 use std::sync::Arc;
 
-use kluis_copies::s3::{LockMode, ObjectLock, S3Place};
-use kluis_copies::{CopyTarget, Place};
+use kluis_copies::CopyTarget;
 use kluis_core::download::bandwidth::Bandwidth;
-use kluis_core::{Error, Result, Secret};
+use kluis_core::{Error, Result};
 use kluis_profiles::{ProfileError, ProfileStore, SecretKind};
 
-use crate::args::{Cli, CopyTargetCommand, LockModeArg, S3Args};
+use crate::args::{Cli, CopyTargetCommand};
 use crate::from_args::{open_history, open_profiles};
 use crate::profiles::{on_store, secret_store};
 
@@ -21,12 +20,13 @@ pub async fn target(cli: &Cli, command: &CopyTargetCommand) -> Result<()> {
             name,
             folder,
             s3,
+            sftp,
             stdin,
         } => {
-            let mut target = CopyTarget::new(name, place(folder.as_deref(), s3)?)?;
-            if target.place.needs_secret() {
-                target.secret = Some(s3_secret(*stdin)?);
-            }
+            let (place, secret) =
+                crate::copy_places::place(folder.as_deref(), s3, sftp, *stdin).await?;
+            let mut target = CopyTarget::new(name, place)?;
+            target.secret = secret;
             // Tested before it is saved: a mistyped path or key is said now, not after a
             // backup.
             kluis_copies::test(&target).await?;
@@ -99,7 +99,7 @@ pub async fn target(cli: &Cli, command: &CopyTargetCommand) -> Result<()> {
         CopyTargetCommand::Remove { name } => {
             let target = named(&profiles, name)?;
             (profiles.remove_copy_target(&target.id)).map_err(ProfileError::into_core)?;
-            if target.place.needs_secret() {
+            if target.place.keeps_secret() {
                 let id = target.id.clone();
                 on_store(&secret_store(), move |store| {
                     store.delete(&id, SecretKind::CopyTargetSecret)
@@ -115,64 +115,9 @@ pub async fn target(cli: &Cli, command: &CopyTargetCommand) -> Result<()> {
     }
 }
 
-/// The place `add` was given: a folder (made a full path), or a bucket.
-fn place(folder: Option<&std::path::Path>, s3: &S3Args) -> Result<Place> {
-    if let Some(folder) = folder {
-        let path = std::path::absolute(folder)
-            .map_err(|e| Error::io(format!("find the folder {}", folder.display()), e))?;
-        return Ok(Place::Folder {
-            path: path.to_string_lossy().into_owned(),
-        });
-    }
-    let lock = s3.s3_lock_days.map(|days| ObjectLock {
-        days,
-        mode: match s3.s3_lock_mode {
-            LockModeArg::Governance => LockMode::Governance,
-            LockModeArg::Compliance => LockMode::Compliance,
-        },
-    });
-    let ca_cert = (s3.s3_ca_cert.as_deref())
-        .map(|file| {
-            std::path::absolute(file)
-                .map(|p| p.to_string_lossy().into_owned())
-                .map_err(|e| Error::io(format!("find {}", file.display()), e))
-        })
-        .transpose()?;
-    Ok(Place::S3(S3Place {
-        endpoint: s3.s3_endpoint.clone().unwrap_or_default(),
-        region: s3.s3_region.clone(),
-        bucket: s3.s3_bucket.clone().unwrap_or_default(),
-        prefix: s3.s3_prefix.clone(),
-        path_style: s3.s3_path_style,
-        access_key_id: s3.s3_access_key_id.clone().unwrap_or_default(),
-        lock,
-        ca_cert,
-    }))
-}
-
-/// The bucket's secret key: the first line of standard input with `--stdin`, else
-/// `KLUIS_S3_SECRET_KEY` (never an argument: other users can read those).
-fn s3_secret(stdin: bool) -> Result<Secret> {
-    let secret = match stdin {
-        true => {
-            let mut line = String::new();
-            std::io::BufRead::read_line(&mut std::io::stdin().lock(), &mut line)
-                .map_err(|e| Error::io("read the secret key from standard input", e))?;
-            Secret::new(line.trim_end_matches(['\r', '\n']))
-        }
-        false => Secret::new(std::env::var("KLUIS_S3_SECRET_KEY").unwrap_or_default()),
-    };
-    match secret.is_empty() {
-        true => Err(Error::Config(
-            "Give the bucket's secret key in KLUIS_S3_SECRET_KEY, or on standard input with --stdin.".into(),
-        )),
-        false => Ok(secret),
-    }
-}
-
 /// `targets`, each with the secret it needs from this run's keyring (or KLUIS_SECRETS_DIR).
 pub async fn with_secrets(targets: Vec<CopyTarget>) -> Result<Vec<CopyTarget>> {
-    if !targets.iter().any(|t| t.place.needs_secret()) {
+    if !targets.iter().any(|t| t.place.keeps_secret()) {
         return Ok(targets);
     }
     on_store(&secret_store(), move |store| {

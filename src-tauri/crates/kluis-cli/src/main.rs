@@ -29,6 +29,7 @@
 mod args;
 mod commands;
 mod copies;
+mod copy_places;
 mod display;
 mod encryption;
 mod from_args;

@@ -5,15 +5,14 @@
 //! no longer counts it.
 
 use std::collections::HashMap;
-use std::path::Path;
 
 use kluis_core::copies::CopyRecord;
 use kluis_core::history::Check;
 use kluis_core::verify::Finding;
 use kluis_core::{History, HistoryEntry, KlantKey, Result};
 
-use crate::s3::Bucket;
-use crate::{folder, CopyTarget, Place};
+use crate::opened::Opened;
+use crate::CopyTarget;
 
 /// One copy looked at: of which backup, on which target, and what was found.
 #[derive(Debug, Clone)]
@@ -34,22 +33,17 @@ pub fn check_copies(
     read_back: bool,
 ) -> Result<Vec<CopyChecked>> {
     let mut checked = Vec::new();
-    let mut buckets: HashMap<String, Result<Bucket>> = HashMap::new();
+    // Each target opened once, when it holds a copy to look at.
+    let mut opened: HashMap<String, Result<Opened>> = HashMap::new();
     for (entry, record) in history.made_copies(klant)? {
         let Some(target) = targets.iter().find(|t| t.id == record.target) else {
             continue;
         };
-        let check = match &target.place {
-            Place::Folder { .. } => folder::check(&record, read_back),
-            // One client per bucket: each loads the system's CAs.
-            Place::S3(place) => match (buckets.entry(target.id.clone()))
-                .or_insert_with(|| Bucket::new(&target.name, place, target.secret.as_ref()))
-            {
-                Ok(bucket) => crate::on_runtime(bucket.check(&record, read_back))
-                    .unwrap_or_else(|e| found(Finding::Unreadable, Some(e.to_string()))),
+        let check =
+            match (opened.entry(target.id.clone())).or_insert_with(|| Opened::open(target, None)) {
+                Ok(opened) => opened.check(&record, read_back),
                 Err(e) => found(Finding::Unreadable, Some(e.to_string())),
-            },
-        };
+            };
         history.copy_checked(&entry.id, &target.id, &check)?;
         checked.push(CopyChecked {
             entry,
@@ -61,9 +55,16 @@ pub fn check_copies(
     Ok(checked)
 }
 
-/// Where a folder copy is, as the history recorded it.
-pub(crate) fn location(record: &CopyRecord) -> Option<&Path> {
-    record.location.as_deref().map(Path::new)
+/// Where a copy is and its recorded length and SHA-256 — or, when the history lacks any of
+/// them, the check that says so.
+pub(crate) fn recorded(record: &CopyRecord) -> std::result::Result<(&str, u64, &str), Check> {
+    match (&record.location, record.bytes, &record.sha256) {
+        (Some(location), Some(bytes), Some(sha256)) => Ok((location, bytes, sha256)),
+        _ => Err(found(
+            Finding::Unreadable,
+            Some("The history does not say where the copy is.".into()),
+        )),
+    }
 }
 
 /// What `finding` a check made now says, with `detail`.

@@ -18,7 +18,7 @@ use kluis_core::verify::Finding;
 use kluis_core::{Error, HistoryEntry, Result};
 use sha2::{Digest, Sha256};
 
-use crate::check::{found, location};
+use crate::check::{found, recorded};
 
 /// Copies `entry`'s saved file into `root` (target `name`), or finds the copy an earlier try
 /// made; blocking.
@@ -85,12 +85,9 @@ pub fn copy(name: &str, root: &Path, entry: &HistoryEntry) -> Result<MadeCopy> {
 /// What the copy `record` names is now: missing, of another length, or (with `read_back`,
 /// read in full) another SHA-256 — or as made. Blocking.
 pub fn check(record: &CopyRecord, read_back: bool) -> Check {
-    let (Some(path), Some(bytes), Some(sha256)) = (location(record), record.bytes, &record.sha256)
-    else {
-        return found(
-            Finding::Unreadable,
-            Some("The history does not say where the copy is.".into()),
-        );
+    let (path, bytes, sha256) = match recorded(record) {
+        Ok((location, bytes, sha256)) => (Path::new(location), bytes, sha256),
+        Err(check) => return check,
     };
     let meta = match std::fs::metadata(path) {
         Ok(meta) => meta,

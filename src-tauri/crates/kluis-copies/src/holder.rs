@@ -1,6 +1,7 @@
 //! A copy target's copies as a retention rule sees them (kluis-core's `CopyHolder`): each copy
 //! looked at where it is and, when it is exactly as made, deleted through what was looked at —
-//! a folder's file through its opened folder, an S3 object by its version. A copy its target
+//! a folder's file through its opened folder, an S3 object by its version, an SFTP file by
+//! its path. A copy its target
 //! keeps locked is never asked to be deleted (kluis-core leaves it until the lock has ended).
 //!
 //! [`renew_locks`]: a copy a rule keeps (or every copy, on a target without a rule) stays
@@ -14,19 +15,19 @@ use kluis_core::retention::{CopyHolder, Examination, LocalFiles};
 use kluis_core::verify::Finding;
 use kluis_core::{History, HistoryEntry, KlantKey, Result};
 
-use crate::s3::Bucket;
-use crate::{on_runtime, CopyTarget, Place};
+use crate::{on_runtime, CopyTarget, Opened, Place};
 
-/// The holder of `target`'s copies of `klant`'s backups.
+/// The holder of `target`'s copies of `klant`'s backups, reached through `opened`.
 pub fn for_target(
     history: &History,
     target: &CopyTarget,
+    opened: &Arc<Opened>,
     klant: &KlantKey,
 ) -> Result<Box<dyn CopyHolder>> {
-    match &target.place {
-        Place::Folder { .. } => Ok(Box::new(LocalFiles)),
-        Place::S3(place) => Ok(Box::new(S3Copies {
-            bucket: Arc::new(Bucket::new(&target.name, place, target.secret.as_ref())?),
+    match opened.as_ref() {
+        Opened::Folder { .. } => Ok(Box::new(LocalFiles)),
+        Opened::Bucket(_) | Opened::Sftp(_) => Ok(Box::new(RemoteCopies {
+            opened: opened.clone(),
             records: records_on(history, target, Some(klant))?,
         })),
     }
@@ -44,12 +45,13 @@ fn records_on(
         .collect())
 }
 
-struct S3Copies {
-    bucket: Arc<Bucket>,
+/// Copies on a bucket or server, known by what the history recorded of them.
+struct RemoteCopies {
+    opened: Arc<Opened>,
     records: HashMap<String, CopyRecord>,
 }
 
-impl CopyHolder for S3Copies {
+impl CopyHolder for RemoteCopies {
     fn examine(&self, copy: &HistoryEntry) -> Examination {
         let Some(record) = self.records.get(&copy.id) else {
             let check = crate::check::found(
@@ -58,23 +60,13 @@ impl CopyHolder for S3Copies {
             );
             return Examination::found(check);
         };
-        let check = match on_runtime(self.bucket.check(record, false)) {
-            Ok(check) => check,
-            Err(e) => crate::check::found(Finding::Unreadable, Some(e.to_string())),
-        };
+        let check = self.opened.check(record, false);
         if check.finding != Finding::Intact {
             return Examination::found(check);
         }
-        let (bucket, location, version) = (
-            self.bucket.clone(),
-            record.location.clone(),
-            record.version.clone(),
-        );
+        let (opened, record) = (self.opened.clone(), record.clone());
         Examination::deletable(check, move || {
-            let location = location.unwrap_or_default();
-            on_runtime(bucket.delete(&location, version.as_deref()))
-                .and_then(|deleted| deleted)
-                .map_err(|e| std::io::Error::other(e.to_string()))
+            (opened.delete(&record)).map_err(|e| std::io::Error::other(e.to_string()))
         })
     }
 }
@@ -85,16 +77,16 @@ impl CopyHolder for S3Copies {
 pub fn renew_locks(
     history: &History,
     target: &CopyTarget,
+    opened: &Opened,
     klant: &KlantKey,
     leaving: &[String],
 ) -> Result<usize> {
-    let Place::S3(place) = &target.place else {
+    let (Place::S3(place), Opened::Bucket(bucket)) = (&target.place, opened) else {
         return Ok(0);
     };
     let Some(lock) = place.lock else {
         return Ok(0);
     };
-    let bucket = Bucket::new(&target.name, place, target.secret.as_ref())?;
     let now = kluis_core::clock::now_ms();
     let days_ms = i64::from(lock.days) * 86_400_000;
     let mut renewed = 0;

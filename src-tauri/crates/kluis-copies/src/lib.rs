@@ -8,6 +8,10 @@
 //! - [`folder`]: copies into a folder (a share, a USB disk): written whole, read back, proven.
 //! - [`s3`]: copies to S3-compatible object storage, in parts resumable after a crash, each
 //!   request's SHA-256 checked by the server, with Object Lock where the bucket has it.
+//! - [`sftp`]: copies to a folder on an SFTP server known by its pinned host key, resumable,
+//!   read back in full.
+//! - [`opened`]: a target made ready once per run (a bucket's client, an SFTP server logged
+//!   in to), through which copies are made, checked and deleted.
 //! - [`holder`]: a target's copies as a retention rule sees them (looked at, deleted — never
 //!   a locked one), and locks renewed while a rule keeps a copy.
 //! - [`check`]: verification of the copies made ([`check_copies`]): there and whole, or read
@@ -19,7 +23,8 @@
 //!
 //! Copying and checking are blocking calls made from a blocking thread of the tokio runtime
 //! (`copy_missing_in_background`, or the front end's own `spawn_blocking`): a folder is
-//! written with the standard library, and an S3 request runs on that runtime (`block_on`).
+//! written with the standard library, and an S3 or SFTP request runs on that runtime
+//! (`block_on`).
 //!
 //! The local backup is saved (and counts as saved) before any copy is tried; a copy never
 //! changes it, and a failed copy leaves nothing on the target under the backup's name.
@@ -27,10 +32,11 @@
 pub mod check;
 pub mod folder;
 pub mod holder;
+pub mod opened;
 pub mod s3;
+pub mod sftp;
 pub mod target;
 
-use std::path::Path;
 use std::sync::Arc;
 
 use kluis_core::download::bandwidth::Bandwidth;
@@ -38,6 +44,7 @@ use kluis_core::{Error, History, HistoryEntry, KlantKey, Result};
 use uuid::Uuid;
 
 pub use check::{check_copies, CopyChecked};
+pub use opened::Opened;
 pub use target::{CopyTarget, Place};
 
 /// One copy tried: of which backup, to which target, and how it went.
@@ -61,16 +68,14 @@ pub fn copy_missing(
 ) -> Result<Vec<Copied>> {
     let mut copied = Vec::new();
     for target in targets {
-        // One client per bucket: each loads the system's CAs.
-        let bucket = match &target.place {
-            Place::S3(place) => Some(
-                s3::Bucket::new(&target.name, place, target.secret.as_ref())
-                    .map(|bucket| bucket.paced(pace.cloned())),
-            ),
-            Place::Folder { .. } => None,
-        };
-        for entry in history.copies_missing(klant, &target.id)? {
-            let outcome = copy_one(history, &entry, target, bucket.as_ref());
+        let missing = history.copies_missing(klant, &target.id)?;
+        if missing.is_empty() {
+            continue;
+        }
+        // Opened once for all its copies (an SFTP server is connected to only when needed).
+        let opened = Opened::open(target, pace);
+        for entry in missing {
+            let outcome = copy_one(history, &entry, target, &opened);
             copied.push(Copied {
                 entry,
                 target: target.clone(),
@@ -95,25 +100,17 @@ pub async fn copy_missing_in_background(
     .map_err(|e| Error::Io(format!("Copying the backups stopped unexpectedly ({e}).")))?
 }
 
-/// Copies `entry` to `target` and records the outcome.
+/// Copies `entry` to `target` (as `opened`) and records the outcome.
 fn copy_one(
     history: &History,
     entry: &HistoryEntry,
     target: &CopyTarget,
-    bucket: Option<&Result<s3::Bucket>>,
+    opened: &Result<Opened>,
 ) -> Result<String> {
     let job = job_of(entry)?;
-    let made = match &target.place {
-        Place::Folder { path } => folder::copy(&target.name, Path::new(path), entry),
-        Place::S3(_) => match bucket {
-            Some(Ok(bucket)) => folder::source_of(entry).and_then(|(source, (bytes, sha256))| {
-                on_runtime(bucket.copy(history, &target.id, entry, &source, (bytes, &sha256)))?
-            }),
-            Some(Err(e)) => Err(Error::Config(e.to_string())),
-            None => Err(Error::Io(
-                "No client for the bucket (an internal error).".into(),
-            )),
-        },
+    let made = match opened {
+        Ok(opened) => opened.copy(history, &target.id, entry),
+        Err(e) => Err(opened::again(e)),
     };
     match made {
         Ok(made) => {
@@ -162,7 +159,9 @@ pub async fn prune_target(
     let pruned = tokio::task::spawn_blocking(move || {
         let zone = jiff::tz::TimeZone::system();
         let mode = kluis_core::retention::Mode::Delete;
-        let holder = holder::for_target(&history, &target, &klant)?;
+        // One client (one connection) for the rule and the locks.
+        let opened = Arc::new(Opened::open(&target, None)?);
+        let holder = holder::for_target(&history, &target, &opened, &klant)?;
         let mut pruned = match rule {
             Some(rule) => kluis_core::retention::prune_copies(
                 &history,
@@ -176,7 +175,7 @@ pub async fn prune_target(
             None => kluis_core::retention::Pruned::default(),
         };
         let leaving: Vec<String> = pruned.locked.iter().map(|(e, _)| e.id.clone()).collect();
-        pruned.renewed = holder::renew_locks(&history, &target, &klant, &leaving)?;
+        pruned.renewed = holder::renew_locks(&history, &target, &opened, &klant, &leaving)?;
         Ok(pruned)
     });
     Some(pruned.await.unwrap_or_else(|e| {
@@ -189,17 +188,8 @@ pub async fn prune_target(
 /// "Test": whether `target` can be written now (a small file or object written, read back,
 /// removed).
 pub async fn test(target: &CopyTarget) -> Result<()> {
-    match &target.place {
-        Place::Folder { path } => {
-            let (name, path) = (target.name.clone(), std::path::PathBuf::from(path));
-            tokio::task::spawn_blocking(move || folder::test(&name, &path))
-                .await
-                .map_err(|e| Error::Io(format!("The test stopped unexpectedly ({e}).")))?
-        }
-        Place::S3(place) => {
-            s3::Bucket::new(&target.name, place, target.secret.as_ref())?
-                .test()
-                .await
-        }
-    }
+    let target = target.clone();
+    tokio::task::spawn_blocking(move || Opened::open(&target, None)?.test())
+        .await
+        .map_err(|e| Error::Io(format!("The test stopped unexpectedly ({e}).")))?
 }

@@ -6,6 +6,7 @@ use serde::{Deserialize, Serialize};
 use kluis_core::{Error, Result, Secret};
 
 use crate::s3::S3Place;
+use crate::sftp::SftpPlace;
 
 /// A copy target (see the module's text).
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
@@ -20,7 +21,7 @@ pub struct CopyTarget {
     /// e.g. monthly for 7 years while this computer keeps the last 14.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub keep: Option<kluis_core::retention::Retention>,
-    /// The place's secret (an S3 secret key), read from the keyring when the target is used;
+    /// The place's secret (an S3 secret key, an SFTP password or key passphrase), read from the keyring when the target is used;
     /// never saved with the settings nor sent to the UI.
     #[serde(skip)]
     #[cfg_attr(feature = "ts", ts(skip))]
@@ -37,12 +38,15 @@ pub enum Place {
     Folder { path: String },
     /// S3-compatible object storage: each klant's copies under `prefix/<klant folder>/`.
     S3(S3Place),
+    /// A folder on an SFTP server: each klant's copies in a folder of their own under it.
+    Sftp(SftpPlace),
 }
 
 impl Place {
-    /// Whether the place needs a secret from the keyring.
-    pub fn needs_secret(&self) -> bool {
-        matches!(self, Place::S3(_))
+    /// Whether the place keeps a secret in the keyring (an S3 secret key, an SFTP password or
+    /// key passphrase): read when the target is used, removed with it.
+    pub fn keeps_secret(&self) -> bool {
+        matches!(self, Place::S3(_) | Place::Sftp(_))
     }
 }
 
@@ -79,6 +83,7 @@ impl CopyTarget {
         let place = match &self.place {
             Place::Folder { path } => format!("folder {path}"),
             Place::S3(bucket) => bucket.describe(),
+            Place::Sftp(server) => server.describe(),
         };
         match &self.keep {
             Some(rule) if !rule.keeps_everything() => format!("{place}, {}", rule.describe()),
@@ -104,6 +109,7 @@ impl Place {
                 })
             }
             Place::S3(bucket) => Ok(Place::S3(bucket.checked()?)),
+            Place::Sftp(server) => Ok(Place::Sftp(server.checked()?)),
         }
     }
 }

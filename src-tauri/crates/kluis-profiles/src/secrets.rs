@@ -75,7 +75,7 @@ pub fn with_target_secrets(
     mut targets: Vec<kluis_copies::CopyTarget>,
 ) -> ProfileResult<Vec<kluis_copies::CopyTarget>> {
     for target in &mut targets {
-        if target.place.needs_secret() {
+        if target.place.keeps_secret() {
             target.secret = store.get(&target.id, SecretKind::CopyTargetSecret)?;
         }
     }

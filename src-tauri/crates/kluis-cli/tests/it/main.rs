@@ -7,6 +7,10 @@ mod common;
 #[allow(dead_code)]
 #[path = "../../../kluis-copies/tests/it/moto.rs"]
 mod moto;
+/// The SFTP server of kluis-copies' tests, shared.
+#[allow(dead_code)]
+#[path = "../../../kluis-copies/tests/it/sshd.rs"]
+mod sshd;
 
 mod ad_hoc;
 mod attacks;
@@ -20,4 +24,5 @@ mod profiles;
 mod resume;
 mod room;
 mod s3;
+mod sftp;
 mod windows;

@@ -240,13 +240,9 @@ impl Bucket {
     /// What the copy `record` names is now: missing, of another length or SHA-256 as the
     /// server records it, or (with `read_back`, read in full) other bytes — or as made.
     pub async fn check(&self, record: &CopyRecord, read_back: bool) -> Check {
-        let (Some(location), Some(bytes), Some(sha256)) =
-            (&record.location, record.bytes, &record.sha256)
-        else {
-            return found(
-                Finding::Unreadable,
-                Some("The history does not say where the copy is.".into()),
-            );
+        let (location, bytes, sha256) = match crate::check::recorded(record) {
+            Ok(recorded) => recorded,
+            Err(check) => return check,
         };
         let Some(key) = self.key_of(location) else {
             return found(

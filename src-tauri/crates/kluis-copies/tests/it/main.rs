@@ -1,8 +1,11 @@
 //! kluis-copies' tests: `folder::` on folders here, `s3::` against moto's S3 server over TLS
 //! on loopback (started by each test; `tests/s3/run.sh` runs them, with `KLUIS_MOTO_SERVER`
-//! naming the server's program).
+//! naming the server's program), `sftp::` against Debian's OpenSSH server on loopback
+//! (started by each test, as root: `tests/sftp/run.sh`).
 
 mod folder;
 mod moto;
 mod s3;
 mod saved;
+mod sftp;
+mod sshd;

@@ -184,27 +184,63 @@ pub struct Relay {
     pub port: u16,
     pub sent: Arc<AtomicU64>,
     dead: Arc<AtomicBool>,
+    /// Told when the budget is spent (the CLI's kill -9 test waits for it).
+    #[allow(dead_code)]
+    pub spent: Arc<tokio::sync::Notify>,
+}
+
+/// What a relay does once its budget is spent.
+#[derive(Clone, Copy, PartialEq)]
+enum Spent {
+    /// Cuts every connection and refuses new ones (a server gone).
+    Die,
+    /// Holds the connection that spent it, forwarding nothing more (a hung line, as long as
+    /// the client lives); later connections pass.
+    Stall,
 }
 
 impl Relay {
     pub async fn start(server_port: u16, budget: Option<u64>) -> Relay {
+        Relay::with(server_port, budget, Spent::Die).await
+    }
+
+    /// A relay that hangs the connection that spends `budget` (see [`Spent::Stall`]).
+    #[allow(dead_code)]
+    pub async fn stalling(server_port: u16, budget: u64) -> Relay {
+        Relay::with(server_port, Some(budget), Spent::Stall).await
+    }
+
+    async fn with(server_port: u16, budget: Option<u64>, spent: Spent) -> Relay {
         let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
         let port = listener.local_addr().unwrap().port();
         let (sent, dead) = (
             Arc::new(AtomicU64::new(0)),
             Arc::new(AtomicBool::new(false)),
         );
-        let (counted, gone) = (sent.clone(), dead.clone());
+        let told = Arc::new(tokio::sync::Notify::new());
+        let (counted, gone, tell) = (sent.clone(), dead.clone(), told.clone());
         tokio::spawn(async move {
             while let Ok((client, _)) = listener.accept().await {
-                if gone.load(Ordering::SeqCst) {
+                if spent == Spent::Die && gone.load(Ordering::SeqCst) {
                     continue; // dropped: refused
                 }
-                let (counted, gone) = (counted.clone(), gone.clone());
-                tokio::spawn(relay(client, server_port, budget, counted, gone));
+                let (counted, gone, tell) = (counted.clone(), gone.clone(), tell.clone());
+                tokio::spawn(relay(
+                    client,
+                    server_port,
+                    (budget, spent),
+                    counted,
+                    gone,
+                    tell,
+                ));
             }
         });
-        Relay { port, sent, dead }
+        Relay {
+            port,
+            sent,
+            dead,
+            spent: told,
+        }
     }
 
     pub fn died(&self) -> bool {
@@ -215,9 +251,10 @@ impl Relay {
 async fn relay(
     client: TcpStream,
     server_port: u16,
-    budget: Option<u64>,
+    (budget, spent): (Option<u64>, Spent),
     sent: Arc<AtomicU64>,
     dead: Arc<AtomicBool>,
+    told: Arc<tokio::sync::Notify>,
 ) {
     let Ok(server) = TcpStream::connect(("127.0.0.1", server_port)).await else {
         return;
@@ -232,9 +269,18 @@ async fn relay(
                 Ok(n) => n,
             };
             let total = sent.fetch_add(n as u64, Ordering::SeqCst) + n as u64;
-            if budget.is_some_and(|b| total > b) || dead.load(Ordering::SeqCst) {
-                dead.store(true, Ordering::SeqCst);
-                return;
+            let over = budget.is_some_and(|b| total > b);
+            match spent {
+                Spent::Die if over || dead.load(Ordering::SeqCst) => {
+                    dead.store(true, Ordering::SeqCst);
+                    told.notify_one();
+                    return;
+                }
+                Spent::Stall if over && !dead.swap(true, Ordering::SeqCst) => {
+                    told.notify_one();
+                    std::future::pending::<()>().await;
+                }
+                _ => {}
             }
             if server_write.write_all(&buffer[..n]).await.is_err() {
                 return;

@@ -6,14 +6,14 @@
 use std::sync::Arc;
 
 use kluis_copies::s3::{LockMode, ObjectLock};
-use kluis_copies::{check_copies, copy_missing_in_background, CopyTarget, Place};
+use kluis_copies::{CopyTarget, Place};
 use kluis_core::retention::Retention;
 use kluis_core::verify::Finding;
 use kluis_core::{History, Secret};
 use uuid::Uuid;
 
 use crate::moto::{Moto, Relay};
-use crate::saved::{bakker, saved};
+use crate::saved::{bakker, copy, findings, saved};
 
 const MIB: usize = 1024 * 1024;
 
@@ -26,24 +26,6 @@ fn target(moto: &Moto, bucket: &str, port: u16) -> CopyTarget {
     let mut target = CopyTarget::new("Bucket", Place::S3(moto.place(bucket, port))).unwrap();
     target.secret = Some(Secret::new(moto.secret.clone()));
     target
-}
-
-async fn copy(history: &Arc<History>, target: &CopyTarget) -> Vec<kluis_copies::Copied> {
-    copy_missing_in_background(history.clone(), None, vec![target.clone()], None)
-        .await
-        .unwrap()
-}
-
-/// What verification finds of every copy, reading each back when `read_back`.
-async fn findings(history: &Arc<History>, target: &CopyTarget, read_back: bool) -> Vec<Finding> {
-    let (history, targets) = (history.clone(), vec![target.clone()]);
-    tokio::task::spawn_blocking(move || check_copies(&history, &targets, None, read_back))
-        .await
-        .unwrap()
-        .unwrap()
-        .into_iter()
-        .map(|c| c.check.finding)
-        .collect()
 }
 
 /// A saved backup is put in the klant's folder under the target's prefix, byte for byte, and

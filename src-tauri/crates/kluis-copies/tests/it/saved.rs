@@ -1,6 +1,11 @@
-//! A saved backup as the tests need one: a file of klant "bakker" and its row in the history.
+//! A saved backup as the tests need one: a file of klant "bakker" and its row in the history;
+//! and copying and verifying as the tests ask for them.
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use kluis_copies::{check_copies, copy_missing_in_background, CopyTarget};
+use kluis_core::verify::Finding;
 
 use kluis_core::download::Saved;
 use kluis_core::{History, KlantKey};
@@ -27,4 +32,27 @@ pub fn saved(history: &History, local: &Path, name: &str, content: &[u8]) -> Pat
 
 pub fn bakker() -> KlantKey {
     KlantKey::profile("bakker")
+}
+
+/// Every missing copy on `target`, made now.
+pub async fn copy(history: &Arc<History>, target: &CopyTarget) -> Vec<kluis_copies::Copied> {
+    copy_missing_in_background(history.clone(), None, vec![target.clone()], None)
+        .await
+        .unwrap()
+}
+
+/// What verification finds of every copy, reading each back when `read_back`.
+pub async fn findings(
+    history: &Arc<History>,
+    target: &CopyTarget,
+    read_back: bool,
+) -> Vec<Finding> {
+    let (history, targets) = (history.clone(), vec![target.clone()]);
+    tokio::task::spawn_blocking(move || check_copies(&history, &targets, None, read_back))
+        .await
+        .unwrap()
+        .unwrap()
+        .into_iter()
+        .map(|c| c.check.finding)
+        .collect()
 }

@@ -124,7 +124,7 @@ impl AppSettings {
     pub async fn remove_copy_target(&self, id: &str) -> AppResult<Settings> {
         let target = self.copy_target(id)?;
         self.shared.profiles.remove_copy_target(id)?;
-        if target.place.needs_secret() {
+        if target.place.keeps_secret() {
             let kind = SecretKind::CopyTargetSecret;
             self.connections.delete_secret(id, kind, false).await?;
         }

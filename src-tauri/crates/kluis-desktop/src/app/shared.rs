@@ -78,7 +78,7 @@ impl Shared {
     /// its secret is missing when it is used.
     pub async fn copy_targets(&self) -> Vec<CopyTarget> {
         let targets = self.settings().copy_targets;
-        if !targets.iter().any(|t| t.place.needs_secret()) {
+        if !targets.iter().any(|t| t.place.keeps_secret()) {
             return targets;
         }
         let read = targets.clone();
