@@ -58,6 +58,8 @@ macro_rules! with_commands {
             set_min_free,
             add_copy_folder,
             add_copy_bucket,
+            sftp_host_key,
+            add_copy_sftp,
             set_copy_target_rule,
             test_copy_target,
             remove_copy_target,

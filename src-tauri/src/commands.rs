@@ -9,6 +9,7 @@ use kluis_desktop::{
     Retention, SessionInfo, TrayAction, VerifyReport,
 };
 use kluis_desktop::{BandwidthLimit, BucketInput, EncryptionInput, ReportExport, ReportRequest};
+use kluis_desktop::{SftpInput, SftpServer};
 use tauri::ipc::Channel;
 use tauri::State;
 
@@ -197,6 +198,16 @@ async fn add_copy_folder(app: App<'_>, name: String) -> Res<Settings> {
 #[tauri::command]
 async fn add_copy_bucket(app: App<'_>, input: BucketInput) -> Res<Settings> {
     app.settings.add_copy_bucket(input).await
+}
+
+#[tauri::command]
+async fn sftp_host_key(app: App<'_>, server: SftpServer) -> Res<kluis_desktop::HostKey> {
+    app.settings.sftp_host_key(server).await
+}
+
+#[tauri::command]
+async fn add_copy_sftp(app: App<'_>, input: SftpInput) -> Res<Settings> {
+    app.settings.add_copy_sftp(input).await
 }
 
 #[tauri::command]

@@ -53,4 +53,10 @@ impl<R: tauri::Runtime> kluis_desktop::Dialogs for TauriDialogs<R> {
             .add_filter("Certificates", &["pem", "crt", "cer"]);
         answer(|tx| dialog.pick_file(move |p| drop(tx.send(p)))).await
     }
+
+    async fn pick_key_file(&self) -> Option<PathBuf> {
+        // Key files have no common extension (id_ed25519; PuTTY's .ppk): no filter.
+        let dialog = self.handle.dialog().file();
+        answer(|tx| dialog.pick_file(move |p| drop(tx.send(p)))).await
+    }
 }

@@ -5,6 +5,9 @@ import type {
   AppJobEvent,
   BandwidthLimit,
   BucketInput,
+  HostKey,
+  SftpInput,
+  SftpServer,
   CallbackInput,
   CallbackTestResult,
   DemoInfo,
@@ -107,6 +110,10 @@ export const api = {
   addCopyFolder: (name: string) => invoke<Settings>("add_copy_folder", { name }),
   /** "Add a bucket": tested, then saved (its secret key to the keyring). */
   addCopyBucket: (input: BucketInput) => invoke<Settings>("add_copy_bucket", { input }),
+  /** "Connect" of an SFTP server: the host key it shows (read without logging in). */
+  sftpHostKey: (server: SftpServer) => invoke<HostKey>("sftp_host_key", { server }),
+  /** "Trust and add": tested on a server showing the trusted key, then saved (its secret to the keyring). */
+  addCopySftp: (input: SftpInput) => invoke<Settings>("add_copy_sftp", { input }),
   /** A copy target's own retention rule (null: every copy is kept). */
   setCopyTargetRule: (targetId: string, rule: Retention | null) => invoke<Settings>("set_copy_target_rule", { targetId, rule }),
   testCopyTarget: (targetId: string) => invoke<void>("test_copy_target", { targetId }),

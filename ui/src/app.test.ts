@@ -1,7 +1,7 @@
 // The whole UI in jsdom, with the Rust side replaced by Tauri's mockIPC.
 import { clearMocks, mockIPC } from "@tauri-apps/api/mocks";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import type { AppJobEvent, BucketInput, HistoryEntry, KlantStatus, MailInput, Plan, PlannedEvent, ProfileView, ReportRequest, ResumedEvent, Retention, Settings, VerifyReport } from "./bindings";
+import type { AppJobEvent, BucketInput, SftpInput, HistoryEntry, KlantStatus, MailInput, Plan, PlannedEvent, ProfileView, ReportRequest, ResumedEvent, Retention, Settings, VerifyReport } from "./bindings";
 import { GATHER_MS } from "./coalesce";
 import { FIRST_ROWS, OVERSCAN } from "./dashboard";
 import { languages } from "./i18n";
@@ -141,6 +141,15 @@ function fakeBackend(
         settings = { ...settings, copy_targets: [...settings.copy_targets, { id: `t-${input.name}`, name: input.name, place }] };
         return settings;
       }
+      case "sftp_host_key":
+        return { fingerprint: "SHA256:nThbg6kXUpJWGl7E1IGOCspRomTxdCARLviKw6E5SY8", algorithm: "ssh-ed25519" };
+      case "add_copy_sftp": {
+        const { input } = args as { input: SftpInput };
+        const login = input.place.login.method === "key" ? { method: "key" as const, key_file: "/home/office/.ssh/kluis_ed25519" } : input.place.login;
+        const place = { kind: "sftp" as const, ...input.place, login };
+        settings = { ...settings, copy_targets: [...settings.copy_targets, { id: `t-${input.name}`, name: input.name, place }] };
+        return settings;
+      }
       case "set_copy_target_rule": {
         const { targetId, rule } = args as { targetId: string; rule: Retention | null };
         settings = { ...settings, copy_targets: settings.copy_targets.map((t) => (t.id === targetId ? { ...t, keep: rule } : t)) };
@@ -245,6 +254,14 @@ async function fillIn(test: string, text: string): Promise<void> {
   const field = byTest(test) as HTMLInputElement;
   field.value = text;
   field.dispatchEvent(new Event("input", { bubbles: true }));
+  await settle();
+}
+
+/** Chooses `value` in the select marked `test`. */
+async function pick(test: string, value: string): Promise<void> {
+  const select = byTest(test) as HTMLSelectElement;
+  select.value = value;
+  select.dispatchEvent(new Event("change", { bubbles: true }));
   await settle();
 }
 
@@ -380,6 +397,48 @@ describe("Kluis UI", () => {
     expect(byTest("bucket-form"), "closed once added").toBeNull();
     expect(byTest("copy-place")?.textContent).toBe("s3://office/reception (https://s3.example.nl), each copy locked 90 days (governance)");
     expect(document.body.innerHTML, "the key is not on the page").not.toContain("s3cr3t-key");
+  });
+
+  it("adds an SFTP server: its host key is shown to compare before it is trusted, the password sent once", async () => {
+    await openSettings(calls);
+    await fillIn("copy-name", "NAS");
+    await click("copy-add-sftp");
+    await fillIn("sftp-host", "nas.office.lan");
+    await fillIn("sftp-user", "kluis");
+    await fillIn("sftp-path", "/volume1/kluis");
+    await fillIn("sftp-secret", "nas-p4ssword");
+    expect(byTest("sftp-trust"), "nothing to trust before the server is met").toBeNull();
+    await click("sftp-connect");
+    expect(calls.find((c) => c.cmd === "sftp_host_key")?.args, "the server is met without the password").toEqual({ server: { host: "nas.office.lan", port: 22 } });
+    expect(byTest("sftp-fingerprint")?.textContent).toBe("SHA256:nThbg6kXUpJWGl7E1IGOCspRomTxdCARLviKw6E5SY8");
+    await fillIn("sftp-host", "nas2.office.lan");
+    expect(byTest("sftp-shown"), "another server is met anew").toBeNull();
+    await fillIn("sftp-host", "nas.office.lan");
+    await click("sftp-connect");
+    await click("sftp-trust");
+    const sent = calls.find((c) => c.cmd === "add_copy_sftp")?.args;
+    const place = { host: "nas.office.lan", port: 22, user: "kluis", path: "/volume1/kluis", login: { method: "password" }, host_key: "SHA256:nThbg6kXUpJWGl7E1IGOCspRomTxdCARLviKw6E5SY8" };
+    expect(sent).toEqual({ input: { name: "NAS", place, secret: "nas-p4ssword" } });
+    expect(byTest("sftp-form"), "closed once added").toBeNull();
+    expect(byTest("copy-place")?.textContent).toBe("sftp://kluis@nas.office.lan/volume1/kluis (SHA256:nThbg6kXUpJWGl7E1IGOCspRomTxdCARLviKw6E5SY8)");
+    expect(document.body.innerHTML, "the password is not on the page").not.toContain("nas-p4ssword");
+  });
+
+  it("adds an SFTP server with a key file: the page names no file, Rust's dialog picks it", async () => {
+    await openSettings(calls);
+    await fillIn("copy-name", "NAS");
+    await click("copy-add-sftp");
+    await fillIn("sftp-host", "nas.office.lan");
+    await fillIn("sftp-port", "2222");
+    await fillIn("sftp-user", "kluis");
+    await fillIn("sftp-path", "kluis");
+    await pick("sftp-login", "key");
+    await click("sftp-connect");
+    await click("sftp-trust");
+    const sent = calls.find((c) => c.cmd === "add_copy_sftp")?.args as { input: SftpInput };
+    expect(sent.input.place.login).toEqual({ method: "key", key_file: "" });
+    expect(sent.input.place.port).toBe(2222);
+    expect(sent.input.secret, "no passphrase typed").toBe("");
   });
 
   it("sets a copy target's own rule, and back to keeping every copy", async () => {

@@ -351,6 +351,14 @@ place: S3Place, secret_key: string,
  */
 own_ca: boolean, };
 
+export type SftpServer = { host: string, port: number, };
+
+export type SftpInput = { name: string, 
+/**
+ * A key login's `key_file` is ignored: the file is picked in the native dialog.
+ */
+place: SftpPlace, secret: string, };
+
 export type Settings = { 
 /**
  * Save every backup in this folder instead of asking with a save dialog.

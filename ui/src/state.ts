@@ -7,7 +7,7 @@ import { computed, signal } from "@preact/signals";
 import type { UiError } from "./api";
 import { isRunning, type BackupView } from "./backup-state";
 import { t, type Key } from "./i18n";
-import type { BucketInput, CallbackChoice, CallbackTestResult, Day, HistoryEntry, KlantStatus, MailInput, MailSettings, Permissions, ProfileView, ReportExport, ReportFormat, Schedule, Settings, VerifyReport } from "./bindings";
+import type { BucketInput, HostKey, SftpInput, CallbackChoice, CallbackTestResult, Day, HistoryEntry, KlantStatus, MailInput, MailSettings, Permissions, ProfileView, ReportExport, ReportFormat, Schedule, Settings, VerifyReport } from "./bindings";
 import { localDay } from "./format";
 import { defaultSort, type Sort } from "./dashboard";
 
@@ -137,6 +137,8 @@ export const state = {
   targetRule: signal<{ targetId: string; keep: Record<KeepPart, string> } | null>(null),
   /** "Add a bucket" being filled in (null: closed). */
   bucketDraft: signal<BucketDraft | null>(null),
+  /** "Add an SFTP server" being filled in (null: closed). */
+  sftpDraft: signal<SftpDraft | null>(null),
   /** "Test" of a copy target: which, and under way, written, or refused. */
   copyTest: signal<{ targetId: string; result: "testing" | "ok" | { error: UiError } } | null>(null),
   /** "Send test" of desktop notifications: under way, shown, or refused. */
@@ -227,6 +229,26 @@ export type BucketDraft = { endpoint: string; region: string; bucket: string; pr
 /** An empty bucket form. */
 export function newBucketDraft(): BucketDraft {
   return { endpoint: "https://", region: "us-east-1", bucket: "", prefix: "", pathStyle: false, accessKeyId: "", secretKey: "", ownCa: false, lock: false, lockDays: "30", lockMode: "governance" };
+}
+
+/** The SFTP form's fields as typed, and the host key the server showed on "Connect" (null:
+ * not connected yet, or the server's address changed since). The password or passphrase goes
+ * to Rust once, with "Trust and add". */
+export type SftpDraft = { host: string; port: string; user: string; path: string; login: "password" | "key"; secret: string; shown: HostKey | null };
+
+/** An empty SFTP form. */
+export function newSftpDraft(): SftpDraft {
+  return { host: "", port: "22", user: "", path: "", login: "password", secret: "", shown: null };
+}
+
+/** What "Trust and add" sends for `draft` (connected), named `name`: the key shown is the one
+ * trusted; a key login's file is picked in Rust's dialog. */
+export function sftpInputOf(name: string, draft: SftpDraft & { shown: HostKey }): SftpInput {
+  return {
+    name,
+    place: { host: draft.host, port: Number(draft.port) || 0, user: draft.user, path: draft.path, login: draft.login === "key" ? { method: "key", key_file: "" } : { method: "password" }, host_key: draft.shown.fingerprint },
+    secret: draft.secret,
+  };
 }
 
 /** What Add sends for `draft`, named `name` (the Rust side checks it and says what is wrong). */

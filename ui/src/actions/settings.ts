@@ -1,7 +1,7 @@
 // Settings: the save folder, download speed, free space, backups at once, notifications, the file
 // name template, start at login, the copy targets.
 import { api, asError } from "../api";
-import { bucketInputOf, state, type SpeedDraft } from "../state";
+import { bucketInputOf, sftpInputOf, state, type SpeedDraft } from "../state";
 import { keepDraft, ruleOf } from "./plan";
 import { guarded, sendTest } from "./run";
 
@@ -116,6 +116,29 @@ export function addCopyBucket(): Promise<void> {
   return guarded(async () => {
     state.settings.value = await api.addCopyBucket(bucketInputOf(state.copyTargetName.value, draft));
     state.bucketDraft.value = null;
+    state.copyTargetName.value = "";
+  });
+}
+
+/** "Connect": the key the SFTP server shows, for the office to compare before trusting it. */
+export function connectSftp(): Promise<void> {
+  const draft = state.sftpDraft.value;
+  if (!draft) return Promise.resolve();
+  return guarded(async () => {
+    const shown = await api.sftpHostKey({ host: draft.host, port: Number(draft.port) || 0 });
+    if (state.sftpDraft.value) state.sftpDraft.value = { ...state.sftpDraft.value, shown };
+  });
+}
+
+/** "Trust and add": the server's folder becomes a copy target once a test file could be
+ * written there, on a server showing the key trusted; the secret typed is forgotten here. */
+export function addCopySftp(): Promise<void> {
+  const draft = state.sftpDraft.value;
+  if (!draft?.shown) return Promise.resolve();
+  const connected = { ...draft, shown: draft.shown };
+  return guarded(async () => {
+    state.settings.value = await api.addCopySftp(sftpInputOf(state.copyTargetName.value, connected));
+    state.sftpDraft.value = null;
     state.copyTargetName.value = "";
   });
 }

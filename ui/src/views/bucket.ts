@@ -5,25 +5,13 @@ import { h } from "preact";
 import { addCopyBucket } from "../actions/settings";
 import { t, type Key } from "../i18n";
 import { state, type BucketDraft } from "../state";
-import { Check, Field } from "./fields";
+import { Check, Field, TextInput } from "./fields";
 
 /** A field of the bucket form, bound to its draft. */
-function Input({ id, field, label, hint, type = "text", required = true }: { id: string; field: "endpoint" | "region" | "bucket" | "prefix" | "accessKeyId" | "secretKey" | "lockDays"; label: Key; hint?: Key; type?: string; required?: boolean }) {
+function Input({ id, field, label, hint, type, required }: { id: string; field: "endpoint" | "region" | "bucket" | "prefix" | "accessKeyId" | "secretKey" | "lockDays"; label: Key; hint?: Key; type?: string; required?: boolean }) {
   const draft = state.bucketDraft.value as BucketDraft;
-  return h(
-    Field,
-    { id, label: t(label), hint: hint ? t(hint) : undefined },
-    h("input", {
-      id,
-      type,
-      required,
-      "data-test": id,
-      autocomplete: type === "password" ? "new-password" : "off",
-      "aria-describedby": hint ? `${id}-hint` : undefined,
-      value: draft[field],
-      onInput: (e: Event) => (state.bucketDraft.value = { ...draft, [field]: (e.target as HTMLInputElement).value }),
-    }),
-  );
+  const onValue = (value: string) => (state.bucketDraft.value = { ...draft, [field]: value });
+  return h(TextInput, { id, label: t(label), hint: hint ? t(hint) : undefined, type, required, value: draft[field], onValue });
 }
 
 export function BucketForm() {

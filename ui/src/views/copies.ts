@@ -3,8 +3,9 @@
 import { h } from "preact";
 import { addCopyFolder, removeCopyTarget, saveTargetRule, testCopyTarget, toggleTargetRule } from "../actions/settings";
 import { t } from "../i18n";
-import { newBucketDraft, state, type KeepPart } from "../state";
+import { newBucketDraft, newSftpDraft, state, type KeepPart } from "../state";
 import { BucketForm } from "./bucket";
+import { SftpForm } from "./sftp";
 import { Field } from "./fields";
 import { describeRule } from "./plan";
 import type { Place } from "../bindings";
@@ -84,7 +85,9 @@ export function CopyTargets() {
       h(Field, { id: "copy-name", label: t("copyNameLabel") }, h("input", { id: "copy-name", "data-test": "copy-name", autoComplete: "off", value: name, onInput: (e: Event) => (state.copyTargetName.value = (e.target as HTMLInputElement).value) })),
       h("button", { type: "submit", class: "secondary", "data-test": "copy-add", disabled: name.trim() === "" }, t("copyAddFolder")),
       state.bucketDraft.value ? null : h("button", { type: "button", class: "secondary", "data-test": "copy-add-bucket", onClick: () => (state.bucketDraft.value = newBucketDraft()) }, t("copyAddBucket")),
+      state.sftpDraft.value ? null : h("button", { type: "button", class: "secondary", "data-test": "copy-add-sftp", onClick: () => (state.sftpDraft.value = newSftpDraft()) }, t("copyAddSftp")),
     ),
     h(BucketForm, {}),
+    h(SftpForm, {}),
   );
 }

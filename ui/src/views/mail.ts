@@ -4,26 +4,14 @@ import { h } from "preact";
 import { removeMail, saveMail, testMail } from "../actions/mail";
 import { t } from "../i18n";
 import { mailShown, state, type MailDraft } from "../state";
-import { Check, Field } from "./fields";
+import { Check, TextInput } from "./fields";
 
 /** A field of the form, bound to the draft: what is typed goes to the state at once. */
 function Input({ id, field, label, type = "text", hint, required = true }: { id: string; field: Exclude<keyof MailDraft, "daily">; label: string; type?: string; hint?: string; required?: boolean }) {
   const draft = mailShown.value;
-  return h(
-    Field,
-    { id, label, hint },
-    h("input", {
-      id,
-      type,
-      required,
-      "data-test": id,
-      "aria-describedby": hint ? `${id}-hint` : undefined,
-      autocomplete: type === "password" ? "new-password" : "off",
-      placeholder: type === "password" && state.settings.value.mail?.password_saved ? t("keepSecret") : undefined,
-      value: draft[field],
-      onInput: (e: Event) => (state.mailDraft.value = { ...draft, [field]: (e.target as HTMLInputElement).value }),
-    }),
-  );
+  const placeholder = type === "password" && state.settings.value.mail?.password_saved ? t("keepSecret") : undefined;
+  const onValue = (value: string) => (state.mailDraft.value = { ...draft, [field]: value });
+  return h(TextInput, { id, label, hint, type, required, placeholder, value: draft[field], onValue });
 }
 
 export function MailSettingsForm() {

@@ -112,7 +112,7 @@ pub fn check(record: &CopyRecord, read_back: bool) -> Check {
         return found(Finding::Intact, None);
     }
     match read_back_file(path) {
-        Ok((_, digest)) if &digest == sha256 => found(Finding::Intact, None),
+        Ok((_, digest)) if digest == sha256 => found(Finding::Intact, None),
         Ok(_) => found(
             Finding::Changed,
             Some(format!(

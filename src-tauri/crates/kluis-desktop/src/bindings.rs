@@ -57,6 +57,8 @@ pub fn typescript() -> String {
         kluis_copies::CopyTarget::decl(&cfg),
         crate::app::MailInput::decl(&cfg),
         crate::app::BucketInput::decl(&cfg),
+        crate::app::SftpServer::decl(&cfg),
+        crate::app::SftpInput::decl(&cfg),
         crate::profiles::Settings::decl(&cfg),
         crate::permissions::Endpoint::decl(&cfg),
         crate::permissions::Access::decl(&cfg),

@@ -26,6 +26,10 @@ pub trait Dialogs: Send + Sync {
     async fn pick_program(&self) -> Option<PathBuf>;
     /// A CA certificate file (PEM) for a profile to trust.
     async fn pick_certificate(&self) -> Option<PathBuf>;
+    /// A private key file (an SFTP copy target's login). None where no dialog offers it.
+    async fn pick_key_file(&self) -> Option<PathBuf> {
+        None
+    }
 }
 
 /// No dialogs (headless use before the shell set its own): every dialog counts as cancelled.

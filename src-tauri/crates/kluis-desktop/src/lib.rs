@@ -48,12 +48,14 @@ pub mod staging;
 pub use app::{
     AppPaths, BucketInput, DemoInfo, DesktopApp, DesktopAppBuilder, EncryptionInput, LaunchInfo,
     LoginStart, MailInput, PlanInput, ReportExport, ReportFormat, ReportRequest, ResumedJob,
-    SessionInfo, TrayAction, VerifyReport, HIDDEN_FLAG,
+    SessionInfo, SftpInput, SftpServer, TrayAction, VerifyReport, HIDDEN_FLAG,
 };
 pub use callback::{CallbackInput, CallbackTestResult};
 pub use dialogs::{Dialogs, NoDialogs};
 pub use error::{AppError, AppResult, ErrorPayload};
 pub use events::{AppJobEvent, EventSink, PlannedEvent, PlannedSink, ResumeSink, ResumedEvent};
+/// The key an SFTP server shows ("Connect" of *Add an SFTP server*).
+pub use kluis_copies::sftp::HostKey;
 pub use kluis_core::download::bandwidth::BandwidthLimit;
 pub use kluis_core::retention::Retention;
 pub use kluis_core::{CallbackChoice, HistoryEntry, Saved};

@@ -227,7 +227,7 @@ impl Server {
             return found(Finding::Intact, None);
         }
         match self.read_back(path).await {
-            Ok((_, digest)) if &digest == sha256 => found(Finding::Intact, None),
+            Ok((_, digest)) if digest == sha256 => found(Finding::Intact, None),
             Ok(_) => found(
                 Finding::Changed,
                 Some(format!("{location}: its SHA-256 is not the backup's.")),

@@ -1,7 +1,7 @@
 //! Settings → *Copies off this computer*: the copy targets (kluis-copies) every klant's
 //! backups are copied to after each backup — added from a folder picked in a native dialog
 //! opened here (the webview names no path) or as an S3 bucket (its secret key to the keyring,
-//! never back to the page), tested, removed. The copying itself follows each
+//! never back to the page) — an SFTP server in `sftp_target.rs` — tested, removed. The copying itself follows each
 //! save (`kluis_profiles::unattended::after_save`).
 
 use kluis_copies::s3::S3Place;
@@ -81,12 +81,20 @@ impl AppSettings {
         if secret.is_empty() {
             return Err(kluis_core::Error::Config("Give the bucket's secret key.".into()).into());
         }
-        target.secret = Some(secret.clone());
+        target.secret = Some(secret);
         tested(target.clone()).await?;
+        self.keep_with_secret(target).await
+    }
+
+    /// `target` (tested) added to the settings, its secret (if any) kept in the keyring under
+    /// its id first — and removed again when the settings cannot take the target.
+    pub(super) async fn keep_with_secret(&self, target: CopyTarget) -> AppResult<Settings> {
         let kind = SecretKind::CopyTargetSecret;
-        (self.connections)
-            .store_secret(&target.id, kind, secret, false)
-            .await?;
+        if let Some(secret) = target.secret.clone() {
+            (self.connections)
+                .store_secret(&target.id, kind, secret, false)
+                .await?;
+        }
         if let Err(e) = self.shared.profiles.add_copy_target(target.clone()) {
             let _ = self
                 .connections
@@ -139,6 +147,6 @@ impl AppSettings {
 }
 
 /// `target` tested (a folder off the async threads: a share may take long to answer).
-async fn tested(target: CopyTarget) -> AppResult<()> {
+pub(super) async fn tested(target: CopyTarget) -> AppResult<()> {
     Ok(kluis_copies::test(&target).await?)
 }

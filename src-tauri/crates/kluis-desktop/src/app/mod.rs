@@ -14,7 +14,7 @@
 //!   the auditors' report, the dashboard.
 //! - [`Alerts`] (`alerts.rs`, `mail.rs`): failures and overdue klanten told on the desktop and
 //!   by e-mail, Settings → *E-mail*, the daily report.
-//! - [`AppSettings`] (`settings.rs`, `copy_targets.rs`): the save folder, the callback,
+//! - [`AppSettings`] (`settings.rs`, `copy_targets.rs`, `sftp_target.rs`): the save folder, the callback,
 //!   download speed, free space, file names, the copy targets off this computer.
 //! - [`Background`] (`background.rs`): the tray, closing the window while plans run, start at
 //!   login.
@@ -40,6 +40,7 @@ mod mail;
 mod plans;
 mod reports;
 mod settings;
+mod sftp_target;
 mod shared;
 mod unattended;
 
@@ -69,6 +70,7 @@ pub use mail::MailInput;
 pub use plans::{PlanInput, Plans};
 pub use reports::{ReportExport, ReportFormat, ReportRequest};
 pub use settings::AppSettings;
+pub use sftp_target::{SftpInput, SftpServer};
 use shared::Shared;
 
 /// The tunnel program looked up on `PATH`; any other must be picked in a native dialog.

@@ -9,6 +9,10 @@ mod common;
 #[allow(dead_code)]
 #[path = "../../../kluis-copies/tests/it/moto.rs"]
 mod moto;
+/// The SFTP server of kluis-copies' tests, shared.
+#[allow(dead_code)]
+#[path = "../../../kluis-copies/tests/it/sshd.rs"]
+mod sshd;
 
 mod app;
 mod copies;
@@ -17,3 +21,4 @@ mod keyring;
 mod plans;
 mod retry;
 mod s3;
+mod sftp;
