@@ -196,7 +196,7 @@ async fn backup_command(cli: &Cli, args: &BackupArgs) -> Result<()> {
                 history.clone(),
                 &klant,
                 targets,
-                uploads(&bandwidth),
+                crate::unattended::upload_budget(&bandwidth),
             );
             for step in copies.await {
                 crate::prune::tell(&klant, label(args), step);
@@ -258,8 +258,7 @@ async fn backup_all(cli: &Cli, args: &BackupArgs) -> Result<()> {
         Duration::from_secs(args.timeout),
         cli.connection.ca_pem()?,
     );
-    unattended.bandwidth = args.batch.bandwidth(Some(&profiles.settings()))?;
-    unattended.upload_pace = uploads(&unattended.bandwidth);
+    unattended.set_bandwidth(args.batch.bandwidth(Some(&profiles.settings()))?);
     unattended.min_free_bytes = args.batch.min_free_bytes(Some(&profiles.settings()));
     unattended.copy_targets = crate::copies::with_secrets(profiles.settings().copy_targets).await?;
     let outcome = unattended.run(all, &args.batch, false, args.json).await;
@@ -288,8 +287,7 @@ async fn backup_profile(
         cli.connection.ca_pem()?,
     );
     unattended.max_bytes = args.max_bytes;
-    unattended.bandwidth = args.batch.bandwidth(Some(&profiles.settings()))?;
-    unattended.upload_pace = uploads(&unattended.bandwidth);
+    unattended.set_bandwidth(args.batch.bandwidth(Some(&profiles.settings()))?);
     unattended.min_free_bytes = args.batch.min_free_bytes(Some(&profiles.settings()));
     unattended.copy_targets = crate::copies::with_secrets(profiles.settings().copy_targets).await?;
     let turn = match KlantTurn::take(unattended.engine.history(), &profile, false)? {
@@ -351,9 +349,7 @@ async fn run_due(cli: &Cli, args: &BatchArgs) -> Result<()> {
                 Duration::from_secs(args.timeout),
                 cli.connection.ca_pem()?,
             );
-            unattended.bandwidth = args.batch.bandwidth(Some(&profiles.settings()))?;
-            unattended.upload_pace = uploads(&unattended.bandwidth);
-            unattended.upload_pace = uploads(&unattended.bandwidth);
+            unattended.set_bandwidth(args.batch.bandwidth(Some(&profiles.settings()))?);
             unattended.min_free_bytes = args.batch.min_free_bytes(Some(&profiles.settings()));
             unattended.copy_targets =
                 crate::copies::with_secrets(profiles.settings().copy_targets).await?;
@@ -611,9 +607,4 @@ async fn callback_test(
         took.as_millis()
     );
     Ok(())
-}
-
-/// The copies' own budget of the downloads' limit (the line's other direction).
-fn uploads(downloads: &Option<Arc<Bandwidth>>) -> Option<Arc<Bandwidth>> {
-    downloads.as_ref().map(|d| Arc::new(d.other_direction()))
 }

@@ -47,10 +47,11 @@ pub struct Unattended {
     fallback_ca_pem: Option<String>,
     /// `--max-bytes`.
     pub max_bytes: Option<u64>,
-    /// The speed limit every download of this run shares (`--limit-rate`, or the app's).
-    pub bandwidth: Option<Arc<kluis_core::download::bandwidth::Bandwidth>>,
+    /// The speed limit every download of this run shares (`--limit-rate`, or the app's); set
+    /// with [`Unattended::set_bandwidth`].
+    bandwidth: Option<Arc<kluis_core::download::bandwidth::Bandwidth>>,
     /// The same limit for the copies' uploads, a budget of its own (the other direction).
-    pub upload_pace: Option<Arc<kluis_core::download::bandwidth::Bandwidth>>,
+    upload_pace: Option<Arc<kluis_core::download::bandwidth::Bandwidth>>,
     /// No backup is asked for while its disk has less free than this.
     pub min_free_bytes: u64,
     running: Mutex<HashSet<Uuid>>,
@@ -79,6 +80,16 @@ pub enum Outcome {
 }
 
 impl Unattended {
+    /// The limit every download of this run shares (none: no limit), and for the copies'
+    /// uploads a budget of the same limit of their own (the line's other direction).
+    pub fn set_bandwidth(
+        &mut self,
+        downloads: Option<Arc<kluis_core::download::bandwidth::Bandwidth>>,
+    ) {
+        self.upload_pace = upload_budget(&downloads);
+        self.bandwidth = downloads;
+    }
+
     /// `fallback_ca_pem`: `--ca-cert` / `KLUIS_CA_CERT`, trusted for profiles without a CA
     /// of their own.
     pub fn new(
@@ -411,4 +422,11 @@ async fn until_signal(
             Err(Error::Interrupted)
         }
     }
+}
+
+/// The copies' own budget of the downloads' limit (the line's other direction).
+pub fn upload_budget(
+    downloads: &Option<Arc<kluis_core::download::bandwidth::Bandwidth>>,
+) -> Option<Arc<kluis_core::download::bandwidth::Bandwidth>> {
+    downloads.as_ref().map(|d| Arc::new(d.other_direction()))
 }
