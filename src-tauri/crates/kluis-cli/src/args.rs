@@ -137,6 +137,41 @@ pub enum Command {
         #[arg(long)]
         identity: Option<PathBuf>,
     },
+    /// What is in a backup file: every entry with its size, date and the path it is restored
+    /// to (or why it is not: a link, a name that climbs out of the folder, a password).
+    Contents {
+        /// The backup (a zip archive).
+        file: PathBuf,
+        /// One JSON object per entry, one a line.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Restore a backup's entries into a folder that exists: everything, or only --only
+    /// PATH… (a file or a folder, as `kluis contents` lists them). Nothing already in the
+    /// folder is replaced unless --overwrite; no entry lands outside it; each file is written
+    /// whole (its size and CRC-32 checked) or not at all.
+    Restore {
+        /// The backup (a zip archive).
+        file: PathBuf,
+        /// The folder to restore into.
+        #[arg(long)]
+        to: PathBuf,
+        /// Only this path (repeat for more).
+        #[arg(long)]
+        only: Vec<String>,
+        /// Replace files already in the folder.
+        #[arg(long)]
+        overwrite: bool,
+    },
+    /// Prove that a backup restores: every entry restored into an owner-only temporary folder
+    /// and checked (size, CRC-32), the folder removed. Exits with 7 when an entry fails.
+    RestoreTest {
+        /// The backup (a zip archive).
+        file: PathBuf,
+        /// The result as one JSON object.
+        #[arg(long)]
+        json: bool,
+    },
     /// Read every saved backup again and check its length and SHA-256 against the history (a
     /// zip backup's entries too). Lists what is missing, changed or unreadable and exits with
     /// 7 when anything is.

@@ -137,6 +137,14 @@ pub async fn run(cli: Cli) -> Result<()> {
             ref profile,
             read_back_copies,
         } => crate::verify::run(&cli, profile.as_deref(), read_back_copies, json).await,
+        Command::Contents { ref file, json } => crate::restore::contents(file, json).await,
+        Command::Restore {
+            ref file,
+            ref to,
+            ref only,
+            overwrite,
+        } => crate::restore::restore(file, to, only, overwrite).await,
+        Command::RestoreTest { ref file, json } => crate::restore::test(file, json).await,
         Command::RunDue(ref args) => run_due(&cli, args).await,
         #[cfg(windows)]
         Command::Schedule(ref command) => crate::task_scheduler::run(&cli, command),

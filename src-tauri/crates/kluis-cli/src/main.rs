@@ -37,6 +37,7 @@ mod mail;
 mod profiles;
 mod prune;
 mod report;
+mod restore;
 mod schedule;
 mod stop;
 mod task_scheduler;

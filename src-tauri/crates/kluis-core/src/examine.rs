@@ -83,7 +83,7 @@ fn digest_of(file: &mut File) -> io::Result<(String, bool)> {
 /// How many times its own size an archive may inflate to. Deflate cannot do better than
 /// about 1,032 to 1, so no archive whose entries each have bytes of their own comes near
 /// this; a zip bomb does, by letting many entries share one compressed stream.
-const MOST_INFLATION: u64 = 1_100;
+pub const MOST_INFLATION: u64 = 1_100;
 
 /// Reads every entry of the zip archive in `file` to its end, which checks its CRC-32. An
 /// entry compressed in a way this build cannot read (anything but stored and deflate) is

@@ -62,6 +62,9 @@ pub mod encryption;
 pub mod engine;
 pub mod error;
 mod examine;
+/// How many times its own size a zip archive may inflate to before it is taken for a bomb
+/// (verification and restore both stop there).
+pub use examine::MOST_INFLATION;
 pub mod filename;
 mod finding;
 #[cfg(test)]

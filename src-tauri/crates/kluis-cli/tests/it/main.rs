@@ -21,6 +21,7 @@ mod keyring;
 mod keyring_locked;
 mod one_path;
 mod profiles;
+mod restore;
 mod resume;
 mod room;
 mod s3;

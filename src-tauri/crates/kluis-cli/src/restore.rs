@@ -1,0 +1,134 @@
+//! `kluis contents`, `kluis restore` and `kluis restore-test` (kluis-restore does the reading
+//! and the writing): what is in a backup file, its entries back in a folder, and the proof
+//! that it restores. The work is blocking (whole files): off the async thread.
+
+use std::path::{Path, PathBuf};
+
+use indicatif::{ProgressBar, ProgressStyle};
+use kluis_core::{Error, Result};
+use kluis_restore::archive::EntryKind;
+use kluis_restore::{Backup, RestoreOptions};
+
+/// `work` on a blocking thread.
+async fn blocking<T: Send + 'static>(
+    work: impl FnOnce() -> Result<T> + Send + 'static,
+) -> Result<T> {
+    tokio::task::spawn_blocking(work)
+        .await
+        .map_err(|e| Error::Io(format!("Reading the backup stopped unexpectedly ({e}).")))?
+}
+
+/// `kluis contents FILE [--json]`: a line per entry — kind, size, date, path — and what is not
+/// restored, with why.
+pub async fn contents(file: &Path, json: bool) -> Result<()> {
+    let file = file.to_path_buf();
+    let entries = blocking(move || Ok(Backup::open(&file)?.entries())).await?;
+    let (mut files, mut bytes) = (0u64, 0u64);
+    for entry in &entries {
+        if json {
+            println!(
+                "{}",
+                serde_json::to_string(entry).expect("plain values serialise")
+            );
+            continue;
+        }
+        let kind = match entry.kind {
+            EntryKind::File => "file",
+            EntryKind::Folder => "folder",
+            EntryKind::Link => "link",
+        };
+        let shown = entry.path.as_deref().unwrap_or(&entry.name);
+        let date = entry.modified.as_deref().unwrap_or("-");
+        match &entry.refused {
+            None => println!("{kind:<6} {:>14} {date:<19} {shown}", entry.size),
+            Some(why) => println!(
+                "{kind:<6} {:>14} {date:<19} {shown}  (not restored: {why})",
+                entry.size
+            ),
+        }
+        if entry.kind == EntryKind::File {
+            files += 1;
+            bytes += entry.size;
+        }
+    }
+    if !json {
+        eprintln!(
+            "kluis: {} entries, {files} files, {bytes} bytes.",
+            entries.len()
+        );
+    }
+    Ok(())
+}
+
+/// `kluis restore FILE --to DIR [--only PATH…] [--overwrite]`, with a progress bar on a
+/// terminal.
+pub async fn restore(file: &Path, to: &Path, only: &[String], overwrite: bool) -> Result<()> {
+    let (file, to): (PathBuf, PathBuf) = (file.to_path_buf(), to.to_path_buf());
+    let options = RestoreOptions {
+        only: only.to_vec(),
+        overwrite,
+        keep_going: false,
+    };
+    let folder = to.clone();
+    let restored = blocking(move || {
+        let mut backup = Backup::open(&file)?;
+        let bar = ProgressBar::new(0);
+        bar.set_style(
+            ProgressStyle::with_template("{bar:40} {bytes}/{total_bytes} {eta}")
+                .expect("a valid template"),
+        );
+        let restored = kluis_restore::restore(&mut backup, &to, &options, &mut |done, total| {
+            bar.set_length(total);
+            bar.set_position(done);
+        });
+        bar.finish_and_clear();
+        restored
+    })
+    .await?;
+    for (name, why) in &restored.not_restored {
+        eprintln!("kluis: not restored: {name}: {why}");
+    }
+    eprintln!(
+        "kluis: restored {} files ({} bytes) and {} folders into {}.",
+        restored.files,
+        restored.bytes,
+        restored.folders,
+        folder.display()
+    );
+    Ok(())
+}
+
+/// `kluis restore-test FILE [--json]`: exits with 7 (damaged) when an entry fails.
+pub async fn test(file: &Path, json: bool) -> Result<()> {
+    let file = file.to_path_buf();
+    let tested = blocking(move || kluis_restore::restore_test(&file, None)).await?;
+    if json {
+        let failed: Vec<_> = (tested.failed.iter())
+            .map(|(name, why)| serde_json::json!({ "entry": name, "why": why }))
+            .collect();
+        let line = serde_json::json!({
+            "passed": tested.passed(),
+            "entries": tested.entries,
+            "bytes": tested.bytes,
+            "took_ms": tested.took_ms,
+            "failed": failed,
+        });
+        println!("{line}");
+    }
+    for (name, why) in &tested.failed {
+        eprintln!("kluis: does not restore: {name}: {why}");
+    }
+    match tested.passed() {
+        true => {
+            eprintln!(
+                "kluis: the restore test passed: {} entries, {} bytes, in {} ms.",
+                tested.entries, tested.bytes, tested.took_ms
+            );
+            Ok(())
+        }
+        false => Err(Error::BackupsDamaged(format!(
+            "The restore test failed: {} of its entries do not restore (see above).",
+            tested.failed.len()
+        ))),
+    }
+}

@@ -1,0 +1,169 @@
+//! `kluis contents`, `kluis restore` and `kluis restore-test` on archives the test writes: the
+//! entries listed (a hostile one with its reason), restored into a folder without replacing
+//! anything unasked, and restore tests passing (exit 0) and failing (exit 7).
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use crate::common::*;
+
+/// An archive at `dir/backup.zip`: a folder, two files, and an entry that climbs out.
+fn backup(dir: &Path) -> PathBuf {
+    let path = dir.join("backup.zip");
+    let mut zip = zip::ZipWriter::new(std::fs::File::create(&path).unwrap());
+    let options = zip::write::SimpleFileOptions::default();
+    zip.add_directory("2025/", options).unwrap();
+    for (name, bytes) in [
+        ("2025/grootboek.csv", &b"ledger"[..]),
+        ("README.txt", b"read me"),
+        ("../evil.txt", b"evil"),
+    ] {
+        zip.start_file(name, options).unwrap();
+        zip.write_all(bytes).unwrap();
+    }
+    zip.finish().unwrap();
+    path
+}
+
+fn stderr(output: &std::process::Output) -> String {
+    String::from_utf8_lossy(&output.stderr).into_owned()
+}
+
+/// `contents --json` lists every entry, the hostile one with why it is not restored.
+#[tokio::test]
+async fn contents_lists_every_entry() {
+    let e = env(|_| {}).await;
+    let file = backup(e.dir.path());
+    let listed = e
+        .demo(&["contents", "--json", file.to_str().unwrap()])
+        .await;
+    assert_succeeded(&listed);
+    let lines: Vec<serde_json::Value> = String::from_utf8_lossy(&listed.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines.len(), 4);
+    assert_eq!(lines[1]["path"], "2025/grootboek.csv");
+    assert_eq!(lines[1]["size"], 6);
+    assert_eq!(lines[3]["name"], "../evil.txt");
+    assert!(
+        lines[3]["refused"].as_str().unwrap().contains("climbs out"),
+        "{}",
+        lines[3]
+    );
+}
+
+/// `restore --to` writes the files (the hostile entry said, not written); again into the same
+/// folder it refuses (exit 2) and writes nothing; `--overwrite` replaces; `--only` restores one.
+#[tokio::test]
+async fn restore_writes_the_files_and_replaces_nothing_unasked() {
+    let e = env(|_| {}).await;
+    let file = backup(e.dir.path());
+    let to = e.dir.path().join("restored");
+    std::fs::create_dir(&to).unwrap();
+    let args = [
+        "restore",
+        file.to_str().unwrap(),
+        "--to",
+        to.to_str().unwrap(),
+    ];
+    let restored = e.demo(&args).await;
+    assert_succeeded(&restored);
+    assert!(
+        stderr(&restored).contains("not restored: ../evil.txt"),
+        "{}",
+        stderr(&restored)
+    );
+    assert_eq!(
+        std::fs::read(to.join("2025/grootboek.csv")).unwrap(),
+        b"ledger"
+    );
+    assert!(
+        !e.dir.path().join("evil.txt").exists(),
+        "nothing outside the folder"
+    );
+
+    std::fs::write(to.join("README.txt"), b"mine").unwrap();
+    let again = e.demo(&args).await;
+    assert_eq!(again.status.code(), Some(2), "{}", stderr(&again));
+    assert!(stderr(&again).contains("--overwrite"), "{}", stderr(&again));
+    assert_eq!(
+        std::fs::read(to.join("README.txt")).unwrap(),
+        b"mine",
+        "nothing written"
+    );
+    let mut replacing = args.to_vec();
+    replacing.push("--overwrite");
+    assert_succeeded(&e.demo(&replacing).await);
+    assert_eq!(std::fs::read(to.join("README.txt")).unwrap(), b"read me");
+
+    let one = e.dir.path().join("one");
+    std::fs::create_dir(&one).unwrap();
+    let only = [
+        "restore",
+        file.to_str().unwrap(),
+        "--to",
+        one.to_str().unwrap(),
+        "--only",
+        "README.txt",
+    ];
+    assert_succeeded(&e.demo(&only).await);
+    let names: Vec<_> = std::fs::read_dir(&one)
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name())
+        .collect();
+    assert_eq!(names, ["README.txt"]);
+}
+
+/// `restore-test --json` of a good archive passes (exit 0; the hostile entry aside, every
+/// entry restores); one whose entry was changed fails with exit 7 naming it; a file that is
+/// not an archive is said as damaged (exit 7).
+#[tokio::test]
+async fn a_restore_test_passes_or_fails_with_exit_7() {
+    let e = env(|_| {}).await;
+    let dir = e.dir.path();
+    let path = dir.join("good.zip");
+    let mut zip = zip::ZipWriter::new(std::fs::File::create(&path).unwrap());
+    // Stored: its bytes can be changed in place.
+    let options = zip::write::SimpleFileOptions::default()
+        .compression_method(zip::CompressionMethod::Stored);
+    zip.start_file("a.csv", options).unwrap();
+    zip.write_all(b"alpha").unwrap();
+    zip.finish().unwrap();
+    let passed = e
+        .demo(&["restore-test", "--json", path.to_str().unwrap()])
+        .await;
+    assert_succeeded(&passed);
+    let line: serde_json::Value = serde_json::from_slice(&passed.stdout).unwrap();
+    assert_eq!(
+        (
+            line["passed"].as_bool(),
+            line["entries"].as_u64(),
+            line["bytes"].as_u64()
+        ),
+        (Some(true), Some(1), Some(5))
+    );
+
+    let mut bytes = std::fs::read(&path).unwrap();
+    let at = bytes.windows(5).position(|w| w == b"alpha").unwrap();
+    bytes[at] = b'A';
+    std::fs::write(&path, &bytes).unwrap();
+    let failed = e.demo(&["restore-test", path.to_str().unwrap()]).await;
+    assert_eq!(failed.status.code(), Some(7), "{}", stderr(&failed));
+    assert!(
+        stderr(&failed).contains("does not restore: a.csv"),
+        "{}",
+        stderr(&failed)
+    );
+
+    let not_zip = dir.join("random.bin");
+    std::fs::write(&not_zip, b"not an archive at all").unwrap();
+    let said = e.demo(&["restore-test", not_zip.to_str().unwrap()]).await;
+    assert_eq!(said.status.code(), Some(7), "{}", stderr(&said));
+    assert!(
+        stderr(&said).contains("cannot be read as a zip archive"),
+        "{}",
+        stderr(&said)
+    );
+}

@@ -1,0 +1,168 @@
+//! [`Backup`]: a saved backup's zip archive, opened and bounded before anything is inflated,
+//! and its entries as the office sees them ([`Entry`]). Names are read as the archive says
+//! (UTF-8 when its flag is set, else the old DOS code page 437 every zip tool falls back to).
+
+use std::fs::File;
+use std::io::BufReader;
+use std::path::{Path, PathBuf};
+
+use kluis_core::{Error, Result};
+use serde::Serialize;
+
+use crate::entry_path;
+
+/// Reads are this large (as verification's).
+pub(crate) const READ_SIZE: usize = 256 * 1024;
+
+/// A backup's archive, open (see the module's text).
+pub struct Backup {
+    pub(crate) archive: zip::ZipArchive<BufReader<File>>,
+    path: PathBuf,
+}
+
+/// What an entry is.
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum EntryKind {
+    File,
+    Folder,
+    /// A symbolic link: listed, never restored (it could point anywhere).
+    Link,
+}
+
+/// One entry of a backup, as listed.
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Entry {
+    /// Its name in the archive, as it may be shown (no control characters).
+    pub name: String,
+    /// Where it is restored, relative to the folder chosen (`/` between folders) — or none,
+    /// when it cannot be (see `refused`).
+    pub path: Option<String>,
+    /// Why it is not restored, when it is not.
+    pub refused: Option<String>,
+    pub kind: EntryKind,
+    /// Its size inflated, in bytes.
+    #[cfg_attr(feature = "ts", ts(type = "number"))]
+    pub size: u64,
+    /// Its size in the archive.
+    #[cfg_attr(feature = "ts", ts(type = "number"))]
+    pub compressed: u64,
+    /// When it was last changed, as the archive records it (a local time without a zone:
+    /// `2025-03-01 14:22:05`).
+    pub modified: Option<String>,
+    /// Whether it has a password of its own (which Kluis cannot read).
+    pub encrypted: bool,
+}
+
+impl Backup {
+    /// Opens the backup at `path`: a zip archive whose entries do not share bytes and do not
+    /// inflate past [`kluis_core::MOST_INFLATION`] times its size.
+    pub fn open(path: &Path) -> Result<Backup> {
+        let file = File::open(path)
+            .map_err(|e| Error::io(format!("open the backup {}", path.display()), e))?;
+        let bytes = file.metadata().map(|m| m.len()).unwrap_or(u64::MAX);
+        let shown = path.display();
+        let archive = zip::ZipArchive::new(BufReader::with_capacity(READ_SIZE, file))
+            .map_err(|e| {
+                Error::BackupsDamaged(format!(
+                    "{shown} cannot be read as a zip archive ({e}): it is cut short, damaged, or not a backup of the service. Run `kluis verify` on it."
+                ))
+            })?;
+        let mut backup = Backup {
+            archive,
+            path: path.to_path_buf(),
+        };
+        match backup.archive.has_overlapping_entries() {
+            Ok(false) => {}
+            Ok(true) => return Err(backup.bomb("entries share the same bytes")),
+            Err(e) => {
+                return Err(Error::BackupsDamaged(format!(
+                    "The entries of {shown} cannot be located ({e}): the archive is damaged."
+                )))
+            }
+        }
+        let declared: u128 = (backup.entries().iter()).map(|e| e.size as u128).sum();
+        if declared > bytes as u128 * kluis_core::MOST_INFLATION as u128 {
+            let why = format!(
+                "its entries would inflate to {declared} bytes, more than {} times its size",
+                kluis_core::MOST_INFLATION
+            );
+            return Err(backup.bomb(&why));
+        }
+        Ok(backup)
+    }
+
+    /// Every entry, in the archive's order.
+    pub fn entries(&mut self) -> Vec<Entry> {
+        (0..self.archive.len())
+            .filter_map(|index| self.entry(index))
+            .collect()
+    }
+
+    /// Entry `index`, as listed (none when its header cannot be read).
+    pub(crate) fn entry(&mut self, index: usize) -> Option<Entry> {
+        let raw = self.archive.by_index_raw(index).ok()?;
+        let name = raw.name().map(|n| n.into_owned()).unwrap_or_default();
+        let kind = match (raw.is_symlink(), raw.is_dir()) {
+            (true, _) => EntryKind::Link,
+            (false, true) => EntryKind::Folder,
+            (false, false) => EntryKind::File,
+        };
+        let (path, refused) = match (kind, entry_path::safe_path(&name)) {
+            (EntryKind::Link, _) => (
+                None,
+                Some("a link: not restored (it could point anywhere)".into()),
+            ),
+            (_, Ok(path)) if raw.encrypted() => (
+                Some(path),
+                Some("it has a password of its own, which Kluis cannot read".into()),
+            ),
+            (_, Ok(path)) => (Some(path), None),
+            (_, Err(why)) => (None, Some(why.reason().to_string())),
+        };
+        let modified = raw.last_modified().map(|t| {
+            format!(
+                "{:04}-{:02}-{:02} {:02}:{:02}:{:02}",
+                t.year(),
+                t.month(),
+                t.day(),
+                t.hour(),
+                t.minute(),
+                t.second()
+            )
+        });
+        Some(Entry {
+            name: name.chars().filter(|c| !c.is_control()).collect(),
+            path,
+            refused,
+            kind,
+            size: raw.size(),
+            compressed: raw.compressed_size(),
+            modified,
+            encrypted: raw.encrypted(),
+        })
+    }
+
+    /// How many entries the archive has.
+    pub fn len(&self) -> usize {
+        self.archive.len()
+    }
+
+    /// Whether it has none.
+    pub fn is_empty(&self) -> bool {
+        self.archive.is_empty()
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    fn bomb(&self, why: &str) -> Error {
+        Error::BackupsDamaged(format!(
+            "{} is suspicious: {why}. Nothing was restored from it (a zip bomb looks like this); keep the file for inspection and ask the service for a new backup.",
+            self.path.display()
+        ))
+    }
+}
