@@ -140,8 +140,12 @@ pub enum Command {
     /// What is in a backup file: every entry with its size, date and the path it is restored
     /// to (or why it is not: a link, a name that climbs out of the folder, a password).
     Contents {
-        /// The backup (a zip archive).
+        /// The backup (a zip archive, encrypted or not).
         file: PathBuf,
+        /// An encrypted backup's age identity file (else its passphrase from
+        /// KLUIS_ENCRYPTION_PASSPHRASE or the keyring of the profile whose backup it is).
+        #[arg(long)]
+        identity: Option<PathBuf>,
         /// One JSON object per entry, one a line.
         #[arg(long)]
         json: bool,
@@ -151,8 +155,12 @@ pub enum Command {
     /// folder is replaced unless --overwrite; no entry lands outside it; each file is written
     /// whole (its size and CRC-32 checked) or not at all.
     Restore {
-        /// The backup (a zip archive).
+        /// The backup (a zip archive, encrypted or not).
         file: PathBuf,
+        /// An encrypted backup's age identity file (else its passphrase from
+        /// KLUIS_ENCRYPTION_PASSPHRASE or the keyring of the profile whose backup it is).
+        #[arg(long)]
+        identity: Option<PathBuf>,
         /// The folder to restore into.
         #[arg(long)]
         to: PathBuf,
@@ -166,8 +174,12 @@ pub enum Command {
     /// Prove that a backup restores: every entry restored into an owner-only temporary folder
     /// and checked (size, CRC-32), the folder removed. Exits with 7 when an entry fails.
     RestoreTest {
-        /// The backup (a zip archive).
+        /// The backup (a zip archive, encrypted or not).
         file: PathBuf,
+        /// An encrypted backup's age identity file (else its passphrase from
+        /// KLUIS_ENCRYPTION_PASSPHRASE or the keyring of the profile whose backup it is).
+        #[arg(long)]
+        identity: Option<PathBuf>,
         /// The result as one JSON object.
         #[arg(long)]
         json: bool,

@@ -137,14 +137,30 @@ pub async fn run(cli: Cli) -> Result<()> {
             ref profile,
             read_back_copies,
         } => crate::verify::run(&cli, profile.as_deref(), read_back_copies, json).await,
-        Command::Contents { ref file, json } => crate::restore::contents(file, json).await,
+        Command::Contents {
+            ref file,
+            ref identity,
+            json,
+        } => crate::restore::contents(&cli, file, identity.as_deref(), json).await,
         Command::Restore {
             ref file,
+            ref identity,
             ref to,
             ref only,
             overwrite,
-        } => crate::restore::restore(file, to, only, overwrite).await,
-        Command::RestoreTest { ref file, json } => crate::restore::test(file, json).await,
+        } => {
+            let options = kluis_restore::RestoreOptions {
+                only: only.clone(),
+                overwrite,
+                keep_going: false,
+            };
+            crate::restore::restore(&cli, file, identity.as_deref(), to, options).await
+        }
+        Command::RestoreTest {
+            ref file,
+            ref identity,
+            json,
+        } => crate::restore::test(&cli, file, identity.as_deref(), json).await,
         Command::RunDue(ref args) => run_due(&cli, args).await,
         #[cfg(windows)]
         Command::Schedule(ref command) => crate::task_scheduler::run(&cli, command),

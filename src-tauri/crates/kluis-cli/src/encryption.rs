@@ -167,6 +167,34 @@ pub async fn decrypt_file(
     out: &Path,
     identity: Option<&Path>,
 ) -> Result<()> {
+    let (key, recorded) = key_for(cli, file, identity).await?;
+    let name = plain_name(file)?;
+    let checked = match recorded.is_some() {
+        true => "its SHA-256 is the one recorded when it was saved",
+        false => "it is not in this history, so there was no SHA-256 to check it against",
+    };
+    let (file, out, expected) = (
+        file.to_path_buf(),
+        out.to_path_buf(),
+        recorded.and_then(|e| e.sha256),
+    );
+    let saved =
+        tokio::task::spawn_blocking(move || write_plain(&file, &out, &name, &key, expected))
+            .await
+            .map_err(|e| Error::Io(format!("Decrypting stopped unexpectedly ({e}).")))??;
+    eprintln!("kluis: decrypted; {checked}.");
+    println!("{}", saved.display());
+    Ok(())
+}
+
+/// What opens the encrypted backup `file`: `--identity FILE`, else
+/// `KLUIS_ENCRYPTION_PASSPHRASE`, else the passphrase saved for the profile whose backup the
+/// history says it is; and that history row, when there is one.
+pub async fn key_for(
+    cli: &Cli,
+    file: &Path,
+    identity: Option<&Path>,
+) -> Result<(DecryptKey, Option<kluis_core::HistoryEntry>)> {
     let history = open_history(cli.history_db.as_ref())?;
     // The history records absolute paths (as `std::path::absolute` makes them): a file named
     // relative to here is looked up as one, or its check would be skipped.
@@ -195,23 +223,7 @@ pub async fn decrypt_file(
             }
         },
     };
-    let name = plain_name(file)?;
-    let checked = match recorded.is_some() {
-        true => "its SHA-256 is the one recorded when it was saved",
-        false => "it is not in this history, so there was no SHA-256 to check it against",
-    };
-    let (file, out, expected) = (
-        file.to_path_buf(),
-        out.to_path_buf(),
-        recorded.and_then(|e| e.sha256),
-    );
-    let saved =
-        tokio::task::spawn_blocking(move || write_plain(&file, &out, &name, &key, expected))
-            .await
-            .map_err(|e| Error::Io(format!("Decrypting stopped unexpectedly ({e}).")))??;
-    eprintln!("kluis: decrypted; {checked}.");
-    println!("{}", saved.display());
-    Ok(())
+    Ok((key, recorded))
 }
 
 /// The name without `.age`.

@@ -5,9 +5,22 @@
 use std::path::{Path, PathBuf};
 
 use indicatif::{ProgressBar, ProgressStyle};
+use kluis_core::encryption::DecryptKey;
 use kluis_core::{Error, Result};
 use kluis_restore::archive::EntryKind;
 use kluis_restore::{Backup, RestoreOptions};
+
+use crate::args::Cli;
+
+/// What opens `file` when it is encrypted (see `encryption::key_for`); none when it is not.
+async fn key(cli: &Cli, file: &Path, identity: Option<&Path>) -> Result<Option<DecryptKey>> {
+    match kluis_core::encryption::looks_encrypted(file) {
+        true => Ok(Some(
+            crate::encryption::key_for(cli, file, identity).await?.0,
+        )),
+        false => Ok(None),
+    }
+}
 
 /// `work` on a blocking thread.
 async fn blocking<T: Send + 'static>(
@@ -20,9 +33,10 @@ async fn blocking<T: Send + 'static>(
 
 /// `kluis contents FILE [--json]`: a line per entry — kind, size, date, path — and what is not
 /// restored, with why.
-pub async fn contents(file: &Path, json: bool) -> Result<()> {
+pub async fn contents(cli: &Cli, file: &Path, identity: Option<&Path>, json: bool) -> Result<()> {
+    let key = key(cli, file, identity).await?;
     let file = file.to_path_buf();
-    let entries = blocking(move || Ok(Backup::open(&file)?.entries())).await?;
+    let entries = blocking(move || Ok(Backup::open(&file, key.as_ref())?.entries())).await?;
     let (mut files, mut bytes) = (0u64, 0u64);
     for entry in &entries {
         if json {
@@ -62,16 +76,18 @@ pub async fn contents(file: &Path, json: bool) -> Result<()> {
 
 /// `kluis restore FILE --to DIR [--only PATH…] [--overwrite]`, with a progress bar on a
 /// terminal.
-pub async fn restore(file: &Path, to: &Path, only: &[String], overwrite: bool) -> Result<()> {
+pub async fn restore(
+    cli: &Cli,
+    file: &Path,
+    identity: Option<&Path>,
+    to: &Path,
+    options: RestoreOptions,
+) -> Result<()> {
+    let key = key(cli, file, identity).await?;
     let (file, to): (PathBuf, PathBuf) = (file.to_path_buf(), to.to_path_buf());
-    let options = RestoreOptions {
-        only: only.to_vec(),
-        overwrite,
-        keep_going: false,
-    };
     let folder = to.clone();
     let restored = blocking(move || {
-        let mut backup = Backup::open(&file)?;
+        let mut backup = Backup::open(&file, key.as_ref())?;
         let bar = ProgressBar::new(0);
         bar.set_style(
             ProgressStyle::with_template("{bar:40} {bytes}/{total_bytes} {eta}")
@@ -99,9 +115,10 @@ pub async fn restore(file: &Path, to: &Path, only: &[String], overwrite: bool) -
 }
 
 /// `kluis restore-test FILE [--json]`: exits with 7 (damaged) when an entry fails.
-pub async fn test(file: &Path, json: bool) -> Result<()> {
+pub async fn test(cli: &Cli, file: &Path, identity: Option<&Path>, json: bool) -> Result<()> {
+    let key = key(cli, file, identity).await?;
     let file = file.to_path_buf();
-    let tested = blocking(move || kluis_restore::restore_test(&file, None)).await?;
+    let tested = blocking(move || kluis_restore::restore_test(&file, key.as_ref(), None)).await?;
     if json {
         let failed: Vec<_> = (tested.failed.iter())
             .map(|(name, why)| serde_json::json!({ "entry": name, "why": why }))

@@ -126,7 +126,7 @@ impl Encryption {
 
     /// A writer that encrypts what is written to it into `out`. Each call starts a new file
     /// (a new file key); [`age::stream::StreamWriter::finish`] ends it.
-    pub(crate) fn seal<W: Write>(&self, out: W) -> io::Result<age::stream::StreamWriter<W>> {
+    pub fn seal<W: Write>(&self, out: W) -> io::Result<age::stream::StreamWriter<W>> {
         let recipient: &dyn age::Recipient = self.recipient.as_ref();
         let encryptor = age::Encryptor::with_recipients(std::iter::once(recipient))
             .map_err(|e| io::Error::other(format!("encryption could not start: {e}")))?;
@@ -160,9 +160,10 @@ pub enum DecryptKey {
     Identity(Secret),
 }
 
-/// Decrypts the age file `input` into `out`; returns the plain length and SHA-256. Fails,
-/// with what to do, when the key does not open it or the file is damaged.
-pub fn decrypt(input: impl Read, key: &DecryptKey, mut out: impl Write) -> Result<(u64, [u8; 32])> {
+/// A reader of the plain bytes of the age file `input`, opened with `key`; it seeks when
+/// `input` does (a zip archive's directory is at its end: restore reads it without
+/// decrypting the whole file first). Fails, with what to do, when the key does not open it.
+pub fn decrypting<R: Read>(input: R, key: &DecryptKey) -> Result<age::stream::StreamReader<R>> {
     let refused = |e: age::DecryptError| match e {
         age::DecryptError::NoMatchingKeys | age::DecryptError::DecryptionFailed => {
             Error::Config("The passphrase or identity does not open this backup.".into())
@@ -185,7 +186,13 @@ pub fn decrypt(input: impl Read, key: &DecryptKey, mut out: impl Write) -> Resul
             decryptor.decrypt(std::iter::once(&identity as &dyn age::Identity))
         }
     };
-    let mut reader = reader.map_err(refused)?;
+    reader.map_err(refused)
+}
+
+/// Decrypts the age file `input` into `out`; returns the plain length and SHA-256. Fails,
+/// with what to do, when the key does not open it or the file is damaged.
+pub fn decrypt(input: impl Read, key: &DecryptKey, mut out: impl Write) -> Result<(u64, [u8; 32])> {
+    let mut reader = decrypting(input, key)?;
     let mut hasher = Sha256::new();
     let mut buffer = vec![0; 256 * 1024];
     let mut bytes = 0u64;

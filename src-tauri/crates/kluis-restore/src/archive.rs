@@ -1,11 +1,16 @@
 //! [`Backup`]: a saved backup's zip archive, opened and bounded before anything is inflated,
 //! and its entries as the office sees them ([`Entry`]). Names are read as the archive says
 //! (UTF-8 when its flag is set, else the old DOS code page 437 every zip tool falls back to).
+//!
+//! An encrypted backup (age) is read through a decrypting reader that seeks: the zip
+//! directory at its end, then each entry, are decrypted as they are read — the plain archive
+//! is never written to disk.
 
 use std::fs::File;
-use std::io::BufReader;
+use std::io::{BufReader, Read, Seek};
 use std::path::{Path, PathBuf};
 
+use kluis_core::encryption::DecryptKey;
 use kluis_core::{Error, Result};
 use serde::Serialize;
 
@@ -14,9 +19,13 @@ use crate::entry_path;
 /// Reads are this large (as verification's).
 pub(crate) const READ_SIZE: usize = 256 * 1024;
 
+/// What the archive is read from: the file, or its decryption.
+pub(crate) trait Source: Read + Seek + Send {}
+impl<T: Read + Seek + Send> Source for T {}
+
 /// A backup's archive, open (see the module's text).
 pub struct Backup {
-    pub(crate) archive: zip::ZipArchive<BufReader<File>>,
+    pub(crate) archive: zip::ZipArchive<Box<dyn Source>>,
     path: PathBuf,
 }
 
@@ -58,18 +67,37 @@ pub struct Entry {
 
 impl Backup {
     /// Opens the backup at `path`: a zip archive whose entries do not share bytes and do not
-    /// inflate past [`kluis_core::MOST_INFLATION`] times its size.
-    pub fn open(path: &Path) -> Result<Backup> {
+    /// inflate past [`kluis_core::MOST_INFLATION`] times its size. An encrypted one (an age
+    /// file) needs `key`.
+    pub fn open(path: &Path, key: Option<&DecryptKey>) -> Result<Backup> {
         let file = File::open(path)
             .map_err(|e| Error::io(format!("open the backup {}", path.display()), e))?;
-        let bytes = file.metadata().map(|m| m.len()).unwrap_or(u64::MAX);
         let shown = path.display();
-        let archive = zip::ZipArchive::new(BufReader::with_capacity(READ_SIZE, file))
+        let encrypted = kluis_core::encryption::looks_encrypted(path);
+        let mut source: Box<dyn Source> = match (encrypted, key) {
+            (false, _) => Box::new(BufReader::with_capacity(READ_SIZE, file)),
+            (true, Some(key)) => {
+                let plain = kluis_core::encryption::decrypting(BufReader::new(file), key)?;
+                Box::new(BufReader::with_capacity(READ_SIZE, plain))
+            }
+            (true, None) => {
+                return Err(Error::Config(format!(
+                "{shown} is encrypted: give what opens it (its passphrase, or the identity file)."
+            )))
+            }
+        };
+        let bytes = (source.seek(std::io::SeekFrom::End(0)))
+            .and_then(|end| source.rewind().map(|()| end))
             .map_err(|e| {
                 Error::BackupsDamaged(format!(
-                    "{shown} cannot be read as a zip archive ({e}): it is cut short, damaged, or not a backup of the service. Run `kluis verify` on it."
+                    "{shown} cannot be read to its end ({e}): it is cut short or damaged."
                 ))
             })?;
+        let archive = zip::ZipArchive::new(source).map_err(|e| {
+            Error::BackupsDamaged(format!(
+                "{shown} cannot be read as a zip archive ({e}): it is cut short, damaged, or not a backup of the service. Run `kluis verify` on it."
+            ))
+        })?;
         let mut backup = Backup {
             archive,
             path: path.to_path_buf(),

@@ -5,6 +5,7 @@
 use std::path::Path;
 use std::time::Instant;
 
+use kluis_core::encryption::DecryptKey;
 use kluis_core::{Error, Result};
 
 use crate::{restore, Backup, RestoreOptions};
@@ -27,12 +28,17 @@ impl RestoreTested {
     }
 }
 
-/// Restores the backup at `path` into a temporary folder under `scratch` (the system's when
-/// none; made owner-only), checks it, and removes the folder. An archive that cannot be
-/// opened at all is an error; entries that fail are in the result.
-pub fn restore_test(path: &Path, scratch: Option<&Path>) -> Result<RestoreTested> {
+/// Restores the backup at `path` (opened with `key` when it is encrypted) into a temporary
+/// folder under `scratch` (the system's when none; made owner-only), checks it, and removes
+/// the folder. An archive that cannot be opened at all is an error; entries that fail are in
+/// the result.
+pub fn restore_test(
+    path: &Path,
+    key: Option<&DecryptKey>,
+    scratch: Option<&Path>,
+) -> Result<RestoreTested> {
     let started = Instant::now();
-    let mut backup = Backup::open(path)?;
+    let mut backup = Backup::open(path, key)?;
     let mut builder = tempfile::Builder::new();
     builder.prefix(".kluis-restore-test-");
     // tempfile makes the folder owner-only (0700 on Unix; the user's own temp folder on

@@ -9,15 +9,23 @@ use crate::common::*;
 
 /// An archive at `dir/backup.zip`: a folder, two files, and an entry that climbs out.
 fn backup(dir: &Path) -> PathBuf {
-    let path = dir.join("backup.zip");
+    archive(dir, "backup.zip", true)
+}
+
+/// An archive at `dir/name`: a folder, two files, and (`hostile`) an entry that climbs out.
+fn archive(dir: &Path, name: &str, hostile: bool) -> PathBuf {
+    let path = dir.join(name);
     let mut zip = zip::ZipWriter::new(std::fs::File::create(&path).unwrap());
     let options = zip::write::SimpleFileOptions::default();
     zip.add_directory("2025/", options).unwrap();
-    for (name, bytes) in [
+    let mut entries = vec![
         ("2025/grootboek.csv", &b"ledger"[..]),
         ("README.txt", b"read me"),
-        ("../evil.txt", b"evil"),
-    ] {
+    ];
+    if hostile {
+        entries.push(("../evil.txt", b"evil"));
+    }
+    for (name, bytes) in entries {
         zip.start_file(name, options).unwrap();
         zip.write_all(bytes).unwrap();
     }
@@ -126,8 +134,8 @@ async fn a_restore_test_passes_or_fails_with_exit_7() {
     let path = dir.join("good.zip");
     let mut zip = zip::ZipWriter::new(std::fs::File::create(&path).unwrap());
     // Stored: its bytes can be changed in place.
-    let options = zip::write::SimpleFileOptions::default()
-        .compression_method(zip::CompressionMethod::Stored);
+    let options =
+        zip::write::SimpleFileOptions::default().compression_method(zip::CompressionMethod::Stored);
     zip.start_file("a.csv", options).unwrap();
     zip.write_all(b"alpha").unwrap();
     zip.finish().unwrap();
@@ -166,4 +174,38 @@ async fn a_restore_test_passes_or_fails_with_exit_7() {
         "{}",
         stderr(&said)
     );
+}
+
+/// An encrypted backup: `contents` without what opens it says so (exit 2); with its
+/// passphrase in KLUIS_ENCRYPTION_PASSPHRASE it is listed and its restore test passes — the
+/// passphrase never said.
+#[tokio::test]
+async fn an_encrypted_backup_is_listed_and_tested_with_its_passphrase() {
+    const PASSPHRASE: &str = "een lange geheime zin";
+    let e = env(|_| {}).await;
+    let plain = archive(e.dir.path(), "plain.zip", false);
+    let path = e.dir.path().join("backup.zip.age");
+    let secret = kluis_core::Secret::new(PASSPHRASE.to_string());
+    let encryption = kluis_core::encryption::Encryption::passphrase(&secret).unwrap();
+    let mut sealed = encryption
+        .seal(std::fs::File::create(&path).unwrap())
+        .unwrap();
+    sealed.write_all(&std::fs::read(&plain).unwrap()).unwrap();
+    sealed.finish().unwrap();
+
+    let file = path.to_str().unwrap();
+    let refused = e.demo(&["contents", file]).await;
+    assert_eq!(refused.status.code(), Some(2), "{}", stderr(&refused));
+    assert!(
+        stderr(&refused).contains("KLUIS_ENCRYPTION_PASSPHRASE"),
+        "{}",
+        stderr(&refused)
+    );
+    let with = [("KLUIS_ENCRYPTION_PASSPHRASE", PASSPHRASE)];
+    let listed = e.demo_with(&["contents", file], &with).await;
+    assert_succeeded(&listed);
+    assert!(String::from_utf8_lossy(&listed.stdout).contains("2025/grootboek.csv"));
+    let tested = e.demo_with(&["restore-test", file], &with).await;
+    assert_succeeded(&tested);
+    assert_no_secrets(&tested, &[PASSPHRASE]);
 }

@@ -19,7 +19,7 @@ fn every_entry_is_listed_with_path_size_and_date() {
             Made::File("2025/Één en twee.txt", b"utf-8"),
         ],
     );
-    let entries = Backup::open(&path).unwrap().entries();
+    let entries = Backup::open(&path, None).unwrap().entries();
     assert_eq!(entries.len(), 3);
     assert_eq!(entries[0].kind, EntryKind::Folder);
     assert_eq!(entries[0].path.as_deref(), Some("2025"));
@@ -52,7 +52,7 @@ fn a_cp437_name_is_read_right() {
         bytes[at + 47] = 0x81;
     }
     std::fs::write(&dos, &bytes).unwrap();
-    let entries = Backup::open(&dos).unwrap().entries();
+    let entries = Backup::open(&dos, None).unwrap().entries();
     assert_eq!(entries[0].name, "müller.txt");
     assert_eq!(entries[0].path.as_deref(), Some("müller.txt"));
 }

@@ -47,7 +47,7 @@ fn no_entry_lands_outside_the_folder() {
             Made::File("ok/fine.txt", b"fine"),
         ],
     );
-    let mut backup = Backup::open(&path).unwrap();
+    let mut backup = Backup::open(&path, None).unwrap();
     let listed = backup.entries();
     assert_eq!(listed[4].kind, EntryKind::Link);
     assert!(
@@ -93,7 +93,7 @@ fn a_bomb_is_refused_before_anything_is_inflated() {
         put_u32(&mut bytes, at + 24, 0xFFFF_FFF0);
     }
     std::fs::write(&path, &bytes).unwrap();
-    let refused = Backup::open(&path).err().expect("refused");
+    let refused = Backup::open(&path, None).err().expect("refused");
     assert_eq!(refused.code(), Code::BackupsDamaged, "{refused}");
     assert!(refused.to_string().contains("suspicious"), "{refused}");
 }
@@ -127,7 +127,7 @@ fn an_entry_that_lies_or_was_changed_leaves_nothing_under_its_name() {
 
     let out = dir.path().join("out");
     std::fs::create_dir(&out).unwrap();
-    let mut backup = Backup::open(&path).unwrap();
+    let mut backup = Backup::open(&path, None).unwrap();
     let going_on = RestoreOptions {
         keep_going: true,
         ..RestoreOptions::default()
@@ -169,7 +169,7 @@ fn an_entry_with_a_password_is_said_not_read() {
     bytes[local + 6] |= 1;
     bytes[central + 8] |= 1;
     std::fs::write(&path, &bytes).unwrap();
-    let mut backup = Backup::open(&path).unwrap();
+    let mut backup = Backup::open(&path, None).unwrap();
     let listed = backup.entries();
     assert!(listed[0].encrypted && listed[0].refused.as_deref().unwrap().contains("password"));
     let out = tempfile::tempdir().unwrap();
@@ -195,10 +195,10 @@ fn an_archive_cut_short_is_said() {
     );
     let bytes = std::fs::read(&path).unwrap();
     std::fs::write(&path, &bytes[..bytes.len() / 2]).unwrap();
-    let refused = Backup::open(&path).err().expect("refused");
+    let refused = Backup::open(&path, None).err().expect("refused");
     assert_eq!(refused.code(), Code::BackupsDamaged, "{refused}");
     assert!(refused.to_string().contains("cut short"), "{refused}");
-    let nothing = Backup::open(&dir.path().join("none.zip"))
+    let nothing = Backup::open(&dir.path().join("none.zip"), None)
         .err()
         .expect("no file");
     assert_eq!(nothing.code(), Code::Io, "{nothing}");

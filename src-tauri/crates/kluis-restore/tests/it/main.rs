@@ -5,6 +5,7 @@
 
 mod archive;
 mod crafted;
+mod encrypted;
 mod hostile;
 mod restore;
 mod zip64;

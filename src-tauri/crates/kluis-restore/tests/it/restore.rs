@@ -26,7 +26,7 @@ fn sample(dir: &std::path::Path) -> std::path::PathBuf {
 #[test]
 fn a_backup_is_restored_and_nothing_is_replaced_unasked() {
     let (dir, out) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
-    let mut backup = Backup::open(&sample(dir.path())).unwrap();
+    let mut backup = Backup::open(&sample(dir.path()), None).unwrap();
     let mut last = (0, 0);
     let restored = restore(
         &mut backup,
@@ -82,7 +82,7 @@ fn a_backup_is_restored_and_nothing_is_replaced_unasked() {
 #[test]
 fn only_the_paths_asked_for_are_restored() {
     let (dir, out) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
-    let mut backup = Backup::open(&sample(dir.path())).unwrap();
+    let mut backup = Backup::open(&sample(dir.path()), None).unwrap();
     let only = RestoreOptions {
         only: vec!["2025/".into()],
         ..RestoreOptions::default()
@@ -108,7 +108,7 @@ fn nothing_is_restored_through_a_link_in_the_folder() {
         tempfile::tempdir().unwrap(),
     );
     std::os::unix::fs::symlink(elsewhere.path(), out.path().join("2025")).unwrap();
-    let mut backup = Backup::open(&sample(dir.path())).unwrap();
+    let mut backup = Backup::open(&sample(dir.path()), None).unwrap();
     let only = RestoreOptions {
         only: vec!["2025".into()],
         ..RestoreOptions::default()
@@ -131,7 +131,7 @@ fn nothing_is_restored_through_a_link_in_the_folder() {
 fn a_restore_test_checks_every_entry_and_leaves_nothing() {
     let (dir, scratch) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
     let path = sample(dir.path());
-    let tested = restore_test(&path, Some(scratch.path())).unwrap();
+    let tested = restore_test(&path, None, Some(scratch.path())).unwrap();
     assert!(tested.passed(), "{tested:?}");
     assert_eq!((tested.entries, tested.bytes), (5, 36));
     assert_eq!(
@@ -145,7 +145,7 @@ fn a_restore_test_checks_every_entry_and_leaves_nothing() {
     bytes[central + 16] ^= 0xFF;
     bytes[local + 14] ^= 0xFF;
     std::fs::write(&path, &bytes).unwrap();
-    let failed = restore_test(&path, Some(scratch.path())).unwrap();
+    let failed = restore_test(&path, None, Some(scratch.path())).unwrap();
     assert!(!failed.passed());
     assert_eq!(failed.failed.len(), 1, "{failed:?}");
     assert_eq!(failed.failed[0].0, "2025/grootboek.csv");

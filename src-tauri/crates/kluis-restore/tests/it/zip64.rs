@@ -57,7 +57,7 @@ fn an_archive_over_4_gib_is_read() {
     drop(file);
     assert!(std::fs::metadata(&path).unwrap().len() > BIG);
 
-    let mut backup = Backup::open(&path).unwrap();
+    let mut backup = Backup::open(&path, None).unwrap();
     let entries = backup.entries();
     assert_eq!(entries[0].size, BIG);
     let out = tempfile::tempdir().unwrap();
