@@ -172,10 +172,17 @@ pub enum Command {
         overwrite: bool,
     },
     /// Prove that a backup restores: every entry restored into an owner-only temporary folder
-    /// and checked (size, CRC-32), the folder removed. Exits with 7 when an entry fails.
+    /// and checked (size, CRC-32), the folder removed; recorded in the history when it is a
+    /// backup the history knows (the auditor report's last restore test). Exits with 7 when
+    /// an entry fails.
     RestoreTest {
         /// The backup (a zip archive, encrypted or not).
-        file: PathBuf,
+        #[arg(required_unless_present = "profile", conflicts_with = "profile")]
+        file: Option<PathBuf>,
+        /// Instead of a file: the newest kept backup of this klant (a saved profile, or the
+        /// label of backups made with flags).
+        #[arg(long)]
+        profile: Option<String>,
         /// An encrypted backup's age identity file (else its passphrase from
         /// KLUIS_ENCRYPTION_PASSPHRASE or the keyring of the profile whose backup it is).
         #[arg(long)]

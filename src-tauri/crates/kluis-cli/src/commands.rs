@@ -158,9 +158,17 @@ pub async fn run(cli: Cli) -> Result<()> {
         }
         Command::RestoreTest {
             ref file,
+            ref profile,
             ref identity,
             json,
-        } => crate::restore::test(&cli, file, identity.as_deref(), json).await,
+        } => {
+            let which = match (file, profile) {
+                (Some(file), _) => crate::restore::Tested::File(file),
+                (None, Some(profile)) => crate::restore::Tested::Newest(profile),
+                (None, None) => unreachable!("clap requires one"),
+            };
+            crate::restore::test(&cli, which, identity.as_deref(), json).await
+        }
         Command::RunDue(ref args) => run_due(&cli, args).await,
         #[cfg(windows)]
         Command::Schedule(ref command) => crate::task_scheduler::run(&cli, command),

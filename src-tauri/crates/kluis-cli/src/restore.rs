@@ -11,6 +11,7 @@ use kluis_restore::archive::EntryKind;
 use kluis_restore::{Backup, RestoreOptions};
 
 use crate::args::Cli;
+use crate::from_args::{open_history, open_profiles};
 
 /// What opens `file` when it is encrypted (see `encryption::key_for`); none when it is not.
 async fn key(cli: &Cli, file: &Path, identity: Option<&Path>) -> Result<Option<DecryptKey>> {
@@ -114,38 +115,93 @@ pub async fn restore(
     Ok(())
 }
 
-/// `kluis restore-test FILE [--json]`: exits with 7 (damaged) when an entry fails.
-pub async fn test(cli: &Cli, file: &Path, identity: Option<&Path>, json: bool) -> Result<()> {
-    let key = key(cli, file, identity).await?;
-    let file = file.to_path_buf();
-    let tested = blocking(move || kluis_restore::restore_test(&file, key.as_ref(), None)).await?;
+/// Which backup `kluis restore-test` tests.
+pub enum Tested<'a> {
+    File(&'a Path),
+    /// The newest kept backup of this klant.
+    Newest(&'a str),
+}
+
+/// `kluis restore-test FILE|--profile NAME [--json]`: recorded when the history knows the
+/// backup; exits with 7 (damaged) when an entry fails.
+pub async fn test(cli: &Cli, which: Tested<'_>, identity: Option<&Path>, json: bool) -> Result<()> {
+    let history = std::sync::Arc::new(open_history(cli.history_db.as_ref())?);
+    let (path, entry) = match which {
+        Tested::File(file) => {
+            let absolute = std::path::absolute(file)
+                .map_err(|e| Error::io(format!("find {}", file.display()), e))?;
+            let entry = history.by_path(&absolute.to_string_lossy())?;
+            (file.to_path_buf(), entry)
+        }
+        Tested::Newest(name) => {
+            let saved = open_profiles(cli.profiles_file.as_ref())
+                .map(|p| p.list())
+                .unwrap_or_default();
+            let klant = kluis_profiles::find_klant(&saved, &history, name)?;
+            let newest = history
+                .kept(Some(&klant.key()))?
+                .pop()
+                .ok_or_else(|| Error::Config(format!("{name} has no kept backup to test.")))?;
+            let path = PathBuf::from(newest.path.clone().unwrap_or_default());
+            (path, Some(newest))
+        }
+    };
+    let key = key(cli, &path, identity).await?;
+    let tested = match entry {
+        Some(entry) => {
+            blocking(move || {
+                let record = kluis_restore::test_and_record(&history, &entry, key.as_ref())?;
+                Ok(Outcome::Recorded(record))
+            })
+            .await?
+        }
+        None => {
+            blocking(move || {
+                let tested = kluis_restore::restore_test(&path, key.as_ref(), None)?;
+                Ok(Outcome::Unrecorded(tested))
+            })
+            .await?
+        }
+    };
+    let (passed, entries, bytes, took_ms, failed) = match &tested {
+        Outcome::Recorded(r) => {
+            let failed: Vec<String> = r.detail.iter().cloned().collect();
+            (r.passed, r.entries, r.bytes, r.took_ms, failed)
+        }
+        Outcome::Unrecorded(t) => {
+            let failed = (t.failed.iter())
+                .map(|(name, why)| format!("{name}: {why}"))
+                .collect();
+            (t.passed(), t.entries, t.bytes, t.took_ms, failed)
+        }
+    };
     if json {
-        let failed: Vec<_> = (tested.failed.iter())
-            .map(|(name, why)| serde_json::json!({ "entry": name, "why": why }))
-            .collect();
         let line = serde_json::json!({
-            "passed": tested.passed(),
-            "entries": tested.entries,
-            "bytes": tested.bytes,
-            "took_ms": tested.took_ms,
+            "passed": passed,
+            "entries": entries,
+            "bytes": bytes,
+            "took_ms": took_ms,
             "failed": failed,
+            "recorded": matches!(tested, Outcome::Recorded(_)),
         });
         println!("{line}");
     }
-    for (name, why) in &tested.failed {
-        eprintln!("kluis: does not restore: {name}: {why}");
+    for failure in &failed {
+        eprintln!("kluis: does not restore: {failure}");
     }
-    match tested.passed() {
+    match passed {
         true => {
-            eprintln!(
-                "kluis: the restore test passed: {} entries, {} bytes, in {} ms.",
-                tested.entries, tested.bytes, tested.took_ms
-            );
+            eprintln!("kluis: the restore test passed: {entries} entries, {bytes} bytes, in {took_ms} ms.");
             Ok(())
         }
-        false => Err(Error::BackupsDamaged(format!(
-            "The restore test failed: {} of its entries do not restore (see above).",
-            tested.failed.len()
-        ))),
+        false => Err(Error::BackupsDamaged(
+            "The restore test failed: the backup does not restore whole (see above).".into(),
+        )),
     }
+}
+
+/// A restore test's result: recorded in the history (a backup it knows), or only said.
+enum Outcome {
+    Recorded(kluis_core::restore_tests::RestoreTestRecord),
+    Unrecorded(kluis_restore::RestoreTested),
 }

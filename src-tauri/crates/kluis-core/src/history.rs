@@ -289,6 +289,8 @@ impl History {
         conn.execute_batch(SCHEMA).map_err(db_error)?;
         conn.execute_batch(crate::copies::SCHEMA)
             .map_err(db_error)?;
+        conn.execute_batch(crate::restore_tests::SCHEMA)
+            .map_err(db_error)?;
         crate::copies::add_new_columns(&conn).map_err(db_error)?;
         Ok(Self {
             conn: Mutex::new(conn),

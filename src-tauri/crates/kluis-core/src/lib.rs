@@ -62,6 +62,7 @@ pub mod encryption;
 pub mod engine;
 pub mod error;
 mod examine;
+pub mod restore_tests;
 /// How many times its own size a zip archive may inflate to before it is taken for a bomb
 /// (verification and restore both stop there).
 pub use examine::MOST_INFLATION;

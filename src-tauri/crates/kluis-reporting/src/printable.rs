@@ -172,13 +172,13 @@ impl Report {
         for rows in &klanten {
             let _ = writeln!(
                 page,
-                "<section class=\"klant\"><h2>{}</h2><table><thead><tr><th>Started</th><th>Status</th><th>Size</th><th>SHA-256</th><th>Where</th><th>Verification</th><th>Copies</th></tr></thead><tbody>",
+                "<section class=\"klant\"><h2>{}</h2><table><thead><tr><th>Started</th><th>Status</th><th>Size</th><th>SHA-256</th><th>Where</th><th>Verification</th><th>Copies</th><th>Restore test</th></tr></thead><tbody>",
                 escape(&rows[0].klant)
             );
             for row in rows.iter() {
                 let _ = writeln!(
                     page,
-                    "<tr><td>{}</td><td>{}</td><td class=\"num\">{}</td><td><code>{}</code></td><td class=\"path\">{}</td><td>{}</td><td class=\"path\">{}</td></tr>",
+                    "<tr><td>{}</td><td>{}</td><td class=\"num\">{}</td><td><code>{}</code></td><td class=\"path\">{}</td><td>{}</td><td class=\"path\">{}</td><td>{}</td></tr>",
                     escape(&report_time(self, row.started_ms)),
                     status(row, self),
                     size(row.bytes),
@@ -189,6 +189,7 @@ impl Report {
                         .map(|c| escape(c))
                         .collect::<Vec<_>>()
                         .join("<br>"),
+                    escape(row.restore_test.as_deref().unwrap_or("—")),
                 );
             }
             page.push_str("</tbody></table></section>\n");

@@ -41,6 +41,9 @@ pub struct ReportRow {
     /// Its copies off this computer, each in words: "NAS: /mnt/nas/… (intact 2026-11-24
     /// 09:00)", or why it is not there.
     pub copies: Vec<String>,
+    /// Its last restore test in words: "passed 2026-11-25 10:00 (412 entries, 1.2 GB in
+    /// 14 s)", or "failed …: what did not restore".
+    pub restore_test: Option<String>,
 }
 
 /// How a backup in a report ended.
@@ -117,6 +120,7 @@ impl ReportRow {
             last_check: entry.last_check.filter(|_| saved),
             encrypted: entry.encrypted.filter(|_| saved),
             copies: Vec::new(),
+            restore_test: None,
         }
     }
 }
@@ -207,8 +211,11 @@ pub fn report(
         let copies = (history.copies_of(&e.id)?.iter())
             .map(|record| copy_in_words(record, &targets, time))
             .collect();
+        let restore_test =
+            (history.restore_test_of(&e.id)?).map(|t| restore_test_in_words(&t, time));
         rows.push(ReportRow {
             copies,
+            restore_test,
             ..ReportRow::of(e, klant)
         });
     }
@@ -229,7 +236,7 @@ pub fn report(
 }
 
 /// The CSV columns, in order.
-pub const CSV_COLUMNS: [&str; 19] = [
+pub const CSV_COLUMNS: [&str; 20] = [
     "klant",
     "profile_id",
     "job",
@@ -249,7 +256,26 @@ pub const CSV_COLUMNS: [&str; 19] = [
     "encrypted_bytes",
     "encrypted_sha256",
     "copies",
+    "restore_test",
 ];
+
+/// A restore test in words (see [`ReportRow::restore_test`]).
+fn restore_test_in_words(
+    test: &kluis_core::restore_tests::RestoreTestRecord,
+    time: impl Fn(i64) -> String,
+) -> String {
+    let summary = format!(
+        "{} entries, {} bytes in {:.1} s",
+        test.entries,
+        test.bytes,
+        test.took_ms as f64 / 1000.0
+    );
+    match (test.passed, &test.detail) {
+        (true, _) => format!("passed {} ({summary})", time(test.at_ms)),
+        (false, Some(detail)) => format!("failed {}: {detail}", time(test.at_ms)),
+        (false, None) => format!("failed {} ({summary})", time(test.at_ms)),
+    }
+}
 
 /// A text cell as a spreadsheet may show it: never a formula — neither the cell as written
 /// nor any piece of it a spreadsheet splitting on another separator makes into a cell (Excel
@@ -336,6 +362,7 @@ impl Report {
                         .map(|e| e.sha256.clone())
                         .unwrap_or_default(),
                     cell(&row.copies.join(" | ")),
+                    cell(row.restore_test.as_deref().unwrap_or_default()),
                 ],
             );
         }
@@ -443,6 +470,57 @@ mod tests {
             "Bakker B.V.; Jansen - De Vries"
         );
         assert_eq!(cell(""), "");
+    }
+
+    /// A backup's last restore test is in its row (the CSV's `restore_test` column and the
+    /// printable page): passed with its counts, or failed with what did not restore.
+    #[test]
+    fn a_restore_test_is_reported() {
+        let (o, ids) = office();
+        let at_ms = Timestamp::now().as_millisecond();
+        let test = |passed: bool| kluis_core::restore_tests::RestoreTestRecord {
+            job: ids[0].clone(),
+            at_ms,
+            passed,
+            entries: 412,
+            bytes: 1_200,
+            took_ms: 1_500,
+            detail: (!passed).then(|| "2025/a.csv: CRC-32".into()),
+        };
+        o.history.restore_tested(&test(true)).unwrap();
+        let report = of(&o, today(), today()).unwrap();
+        let row = report.rows.iter().find(|r| r.job == ids[0]).unwrap();
+        let said = row.restore_test.as_deref().unwrap();
+        assert!(
+            said.starts_with("passed ") && said.ends_with("(412 entries, 1200 bytes in 1.5 s)"),
+            "{said}"
+        );
+        let csv = String::from_utf8(report.csv()).unwrap();
+        assert!(
+            csv.lines().next().unwrap().ends_with(",restore_test"),
+            "{csv}"
+        );
+        assert!(csv.contains("412 entries"), "{csv}");
+        o.history.restore_tested(&test(false)).unwrap();
+        let report = of(&o, today(), today()).unwrap();
+        let row = report.rows.iter().find(|r| r.job == ids[0]).unwrap();
+        assert!(
+            row.restore_test.as_deref().unwrap().contains("failed")
+                && row.restore_test.as_deref().unwrap().contains("CRC-32")
+        );
+        assert!(
+            report.html().contains("2025/a.csv: CRC-32"),
+            "the printable page shows it"
+        );
+        assert_eq!(
+            report
+                .rows
+                .iter()
+                .filter(|r| r.restore_test.is_some())
+                .count(),
+            1,
+            "only the tested backup"
+        );
     }
 
     /// The CSV parses back into what the history holds, row for row — status, size, digest,

@@ -14,7 +14,8 @@
 //!   written to a part file, its size and CRC-32 checked as it inflates, and only then given
 //!   its name — a failure leaves no half-written file.
 //! - [`restore_test`]: the whole backup restored into an owner-only temporary folder, every
-//!   entry checked, the folder removed: what a restore test records.
+//!   entry checked, the folder removed; [`test_and_record`] tests a saved backup and records
+//!   the result in the history (kluis-core's `restore_tests`).
 //!
 //! Everything here is blocking (files are read and written whole): the front ends call it
 //! from a blocking thread.
@@ -26,4 +27,4 @@ pub mod restore_test;
 
 pub use archive::{Backup, Entry};
 pub use restore::{restore, RestoreOptions, Restored};
-pub use restore_test::{restore_test, RestoreTested};
+pub use restore_test::{restore_test, test_and_record, RestoreTested};

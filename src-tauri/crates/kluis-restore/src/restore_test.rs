@@ -6,7 +6,8 @@ use std::path::Path;
 use std::time::Instant;
 
 use kluis_core::encryption::DecryptKey;
-use kluis_core::{Error, Result};
+use kluis_core::restore_tests::RestoreTestRecord;
+use kluis_core::{Error, History, HistoryEntry, Result};
 
 use crate::{restore, Backup, RestoreOptions};
 
@@ -63,4 +64,51 @@ pub fn restore_test(
         took_ms: started.elapsed().as_millis() as u64,
         failed: restored.not_restored,
     })
+}
+
+/// Most failed entries a record names (the rest counted).
+const NAMED: usize = 10;
+
+/// A restore test of the saved backup `entry` (opened with `key` when encrypted), in a
+/// temporary folder beside it (its disk has room for what it holds), recorded in `history` —
+/// also when the archive cannot be opened at all (a failed test, with why).
+pub fn test_and_record(
+    history: &History,
+    entry: &HistoryEntry,
+    key: Option<&DecryptKey>,
+) -> Result<RestoreTestRecord> {
+    let path = entry.path.as_deref().map(Path::new).ok_or_else(|| {
+        Error::Config("This backup has no saved file to test (it failed, or was removed).".into())
+    })?;
+    let at_ms = kluis_core::clock::now_ms();
+    let record = match restore_test(path, key, path.parent()) {
+        Ok(tested) => {
+            let mut named: Vec<String> = (tested.failed.iter().take(NAMED))
+                .map(|(name, why)| format!("{name}: {why}"))
+                .collect();
+            if tested.failed.len() > NAMED {
+                named.push(format!("and {} more", tested.failed.len() - NAMED));
+            }
+            RestoreTestRecord {
+                job: entry.id.clone(),
+                at_ms,
+                passed: tested.passed(),
+                entries: tested.entries,
+                bytes: tested.bytes,
+                took_ms: tested.took_ms,
+                detail: (!named.is_empty()).then(|| named.join("; ")),
+            }
+        }
+        Err(e) => RestoreTestRecord {
+            job: entry.id.clone(),
+            at_ms,
+            passed: false,
+            entries: 0,
+            bytes: 0,
+            took_ms: (kluis_core::clock::now_ms() - at_ms).max(0) as u64,
+            detail: Some(e.to_string()),
+        },
+    };
+    history.restore_tested(&record)?;
+    Ok(record)
 }

@@ -209,3 +209,62 @@ async fn an_encrypted_backup_is_listed_and_tested_with_its_passphrase() {
     assert_succeeded(&tested);
     assert_no_secrets(&tested, &[PASSPHRASE]);
 }
+
+/// `restore-test --profile NAME` tests the klant's newest kept backup and records the result
+/// in the history (passed; then, its entry changed, failed with the entry named — exit 7).
+#[tokio::test]
+async fn a_klants_newest_backup_is_tested_and_recorded() {
+    let e = env(|_| {}).await;
+    let path = archive(e.dir.path(), "bakker.zip", false);
+    let bytes = std::fs::read(&path).unwrap();
+    let history = e.history();
+    let klant = kluis_core::KlantKey::older_label("Bakker");
+    let id = uuid::Uuid::new_v4();
+    history.start(id, &klant, "relay").unwrap();
+    let saved = kluis_core::download::Saved {
+        path: path.clone(),
+        bytes: bytes.len() as u64,
+        sha256: hex::encode(<sha2::Sha256 as sha2::Digest>::digest(&bytes)),
+        encrypted: None,
+    };
+    history.saved(id, &saved).unwrap();
+
+    let passed = e
+        .demo(&["restore-test", "--profile", "Bakker", "--json"])
+        .await;
+    assert_succeeded(&passed);
+    let line: serde_json::Value = serde_json::from_slice(&passed.stdout).unwrap();
+    assert_eq!(
+        (line["passed"].as_bool(), line["recorded"].as_bool()),
+        (Some(true), Some(true))
+    );
+    let last = history
+        .last_restore_test(&klant)
+        .unwrap()
+        .expect("recorded");
+    assert!(
+        last.passed && last.entries == 3 && last.job == id.to_string(),
+        "{last:?}"
+    );
+
+    // The CRC-32 of the first file (in its local and central headers) made another.
+    let mut changed = bytes.clone();
+    let find = |magic: &[u8], from: usize| {
+        from + changed[from..].windows(4).position(|w| w == magic).unwrap()
+    };
+    let (local, central) = (find(b"PK\x03\x04", 0), find(b"PK\x01\x02", 0));
+    let (local, central) = (
+        find(b"PK\x03\x04", local + 4),
+        find(b"PK\x01\x02", central + 4),
+    );
+    changed[local + 14] ^= 0xFF;
+    changed[central + 16] ^= 0xFF;
+    std::fs::write(&path, &changed).unwrap();
+    let failed = e.demo(&["restore-test", "--profile", "Bakker"]).await;
+    assert_eq!(failed.status.code(), Some(7), "{}", stderr(&failed));
+    let last = history
+        .last_restore_test(&klant)
+        .unwrap()
+        .expect("recorded");
+    assert!(!last.passed && last.detail.is_some(), "{last:?}");
+}
