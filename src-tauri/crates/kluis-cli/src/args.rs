@@ -526,6 +526,10 @@ pub struct PlanArgs {
     /// Read all the klant's backups again once a month, after a backup (`on` or `off`).
     #[arg(long, value_name = "on|off", value_parser = on_off)]
     pub verify_monthly: Option<bool>,
+    /// Prove once a month, after a backup, that the klant's newest backup restores (`on`, the
+    /// default, or `off`).
+    #[arg(long, value_name = "on|off", value_parser = on_off)]
+    pub restore_test_monthly: Option<bool>,
     /// Copy this klant's backups to these copy targets only (repeat for each; see `kluis
     /// copy-target list`).
     #[arg(long, value_name = "TARGET")]

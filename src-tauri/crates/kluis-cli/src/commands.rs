@@ -153,6 +153,7 @@ pub async fn run(cli: Cli) -> Result<()> {
                 only: only.clone(),
                 overwrite,
                 keep_going: false,
+                scratch: false,
             };
             crate::restore::restore(&cli, file, identity.as_deref(), to, options).await
         }

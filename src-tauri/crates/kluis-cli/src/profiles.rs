@@ -236,8 +236,11 @@ pub fn plan(cli: &Cli, args: &PlanArgs) -> Result<()> {
             Some(Some(ids))
         }
     };
-    let nothing =
-        args.ping.is_none() && !args.no_ping && args.verify_monthly.is_none() && copy_to.is_none();
+    let nothing = args.ping.is_none()
+        && !args.no_ping
+        && args.verify_monthly.is_none()
+        && args.restore_test_monthly.is_none()
+        && copy_to.is_none();
     if !changes_schedule && nothing && retention.is_none() {
         return Err(Error::Config(
             "Say what to change: --daily HH:MM, --weekdays HH:MM, --weekly DAY HH:MM, --every 6h, --manual, --pause, --resume, --ping URL, --no-ping, --keep-last N (--keep-daily/--keep-weekly/--keep-monthly N), --keep-all, --verify-monthly on|off, --copy-to TARGET or --copy-to-all.".into(),
@@ -264,6 +267,9 @@ pub fn plan(cli: &Cli, args: &PlanArgs) -> Result<()> {
             }
             if let Some(on) = args.verify_monthly {
                 profile.verify_monthly = on;
+            }
+            if let Some(on) = args.restore_test_monthly {
+                profile.restore_test_monthly = on;
             }
             if let Some(copy_to) = copy_to.clone() {
                 profile.copy_to = copy_to;
@@ -309,8 +315,13 @@ pub fn plan(cli: &Cli, args: &PlanArgs) -> Result<()> {
         match profile.verify_monthly {
             true => " Its backups are verified once a month.",
             false => "",
-        }
+        },
     );
+    if !profile.restore_test_monthly {
+        eprintln!(
+            "kluis: its backups are not restore-tested once a month (--restore-test-monthly on)."
+        );
+    }
     Ok(())
 }
 

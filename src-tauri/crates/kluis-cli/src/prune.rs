@@ -166,6 +166,17 @@ pub fn tell(key: &KlantKey, name: &str, step: AfterSave) {
         AfterSave::VerifyFailed(e) => {
             eprintln!("kluis: {name}: the monthly verification could not run: {e}")
         }
+        AfterSave::RestoreTested(test) if test.passed => eprintln!(
+            "kluis: {name}: monthly restore test passed: {} entries, {} bytes.",
+            test.entries, test.bytes
+        ),
+        AfterSave::RestoreTested(test) => eprintln!(
+            "kluis: {name}: the monthly restore test FAILED: {} (see `kluis restore-test --profile`).",
+            test.detail.as_deref().unwrap_or("the backup does not restore")
+        ),
+        AfterSave::RestoreTestFailed(e) => {
+            eprintln!("kluis: {name}: the monthly restore test could not run: {e}")
+        }
         AfterSave::Copied { target, location } => {
             eprintln!("kluis: {name}: copied to \"{target}\": {location}")
         }

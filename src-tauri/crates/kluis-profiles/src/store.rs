@@ -76,6 +76,10 @@ pub struct Profile {
     /// [`kluis_core::verify::monthly_due`]).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub verify_monthly: bool,
+    /// Prove once a month, after a save, that the klant's newest backup restores (see
+    /// [`kluis_core::History::restore_test_due`]): on unless turned off.
+    #[serde(default = "on", skip_serializing_if = "is_on")]
+    pub restore_test_monthly: bool,
     /// Encrypt the klant's backups as they download (a passphrase's secret in the keyring).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub encryption: Option<kluis_core::encryption::EncryptionSetting>,
@@ -83,6 +87,16 @@ pub struct Profile {
     /// (a target added later gets them too).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub copy_to: Option<Vec<String>>,
+}
+
+/// A setting that is on unless the profile says otherwise.
+fn on() -> bool {
+    true
+}
+
+/// Whether such a setting is on (then it is not written: the file holds what differs).
+fn is_on(setting: &bool) -> bool {
+    *setting
 }
 
 impl Profile {
@@ -118,6 +132,7 @@ impl Profile {
             ping_url: None,
             retention: None,
             verify_monthly: false,
+            restore_test_monthly: true,
             encryption: None,
             copy_to: None,
         }
@@ -529,6 +544,7 @@ mod tests {
             ping_url: None,
             retention: None,
             verify_monthly: false,
+            restore_test_monthly: true,
             encryption: None,
             copy_to: None,
         }

@@ -97,6 +97,11 @@ pub enum AfterSave {
     },
     /// A copy target's own rule could not be applied.
     TargetPruneFailed { target: String, error: Error },
+    /// The monthly restore test of the klant's newest backup ran (passed or failed, as
+    /// recorded in the history).
+    RestoreTested(kluis_core::restore_tests::RestoreTestRecord),
+    /// The monthly restore test could not run.
+    RestoreTestFailed(Error),
 }
 
 /// A klant's turn, taken: while it is held, no other Kluis backs the klant up or prunes its
@@ -239,8 +244,8 @@ pub struct AfterSaveOf {
 
 /// What follows `profile`'s saved backup, whoever saved it (a plan, `kluis backup`, the app's
 /// save dialog): under `turn`, the copies its backups lack, then the klant's retention rule;
-/// then, with the turn given back, its monthly verification when it asks for one and one is
-/// due. Each step is told through `tell`.
+/// then, with the turn given back, its monthly verification and restore test when it asks for
+/// them and they are due. Each step is told through `tell`.
 pub async fn after_save(
     after: AfterSaveOf,
     profile: &Profile,
@@ -266,9 +271,44 @@ pub async fn after_save(
     }
     drop(turn); // the klant's next backup may start
     if profile.verify_monthly {
-        if let Some(step) = verify_monthly(history, profile.key(), targets).await {
+        if let Some(step) = verify_monthly(history.clone(), profile.key(), targets).await {
             tell(profile, step);
         }
+    }
+    if profile.restore_test_monthly {
+        if let Some(step) = restore_test_monthly(history, profile.key()).await {
+            tell(profile, step);
+        }
+    }
+}
+
+/// The klant's newest backup restore-tested when a month has passed since it last was one
+/// (see `kluis_core::History::restore_test_due`), recorded in the history. An encrypted backup
+/// is left for `kluis restore-test` (which asks for what opens it): the unattended run holds
+/// no key for it here.
+async fn restore_test_monthly(history: Arc<History>, key: KlantKey) -> Option<AfterSave> {
+    let tested = tokio::task::spawn_blocking(move || {
+        if !history.restore_test_due(&key, kluis_core::clock::now_ms())? {
+            return Ok(None);
+        }
+        let newest = history.kept(Some(&key))?.pop();
+        match newest {
+            Some(entry) if entry.encrypted.is_none() => {
+                kluis_restore::test_and_record(&history, &entry, None).map(Some)
+            }
+            _ => Ok(None),
+        }
+    })
+    .await
+    .unwrap_or_else(|e| {
+        Err(Error::Io(format!(
+            "The monthly restore test stopped ({e})."
+        )))
+    });
+    match tested {
+        Ok(Some(record)) => Some(AfterSave::RestoreTested(record)),
+        Ok(None) => None,
+        Err(e) => Some(AfterSave::RestoreTestFailed(e)),
     }
 }
 

@@ -22,6 +22,8 @@
 
 pub mod archive;
 pub mod entry_path;
+#[cfg(test)]
+mod fuzz;
 pub mod restore;
 pub mod restore_test;
 

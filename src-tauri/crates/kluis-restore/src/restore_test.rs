@@ -51,6 +51,7 @@ pub fn restore_test(
     .map_err(|e| Error::io("make a temporary folder for the restore test", e))?;
     let options = RestoreOptions {
         keep_going: true,
+        scratch: true,
         ..RestoreOptions::default()
     };
     let restored = restore(&mut backup, folder.path(), &options, &mut |_, _| {})?;

@@ -188,7 +188,7 @@ fn body_stream(
             let wait = Duration::from_secs_f64(len as f64 / rate.max(1) as f64);
             tokio::time::sleep(wait).await;
         }
-        let mut chunk = payload::slice(offset, len as usize);
+        let mut chunk = payload::file_slice(size, offset, len as usize);
         if let Some(at) = corrupt_at.filter(|at| (offset..offset + len).contains(at)) {
             let mut copy = chunk.to_vec();
             copy[(at - offset) as usize] ^= 0xFF;

@@ -528,6 +528,74 @@ async fn backup_of_a_saved_profile() {
     );
 }
 
+/// After a saved profile's backup, its newest backup is restore-tested once a month (the
+/// simulator's backup is a real zip archive): said, recorded, its temporary folder gone; the
+/// next backup within the month is not tested again; `plan --restore-test-monthly off` says
+/// it is off.
+#[tokio::test]
+async fn a_klants_backup_is_restore_tested_monthly_after_a_save() {
+    let env = office().await;
+    let key = kluis_sim::config::DEMO_API_KEY.to_string();
+    let id = env.add("Bakker", "bakker", &key, KLANT_PASSWORD).await;
+    let out = env.out();
+    let args = [
+        "backup",
+        "--profile",
+        "Bakker",
+        "--out",
+        out.to_str().unwrap(),
+        "--json",
+    ];
+    let first = output_of(env.profiles_only(&args)).await;
+    assert_succeeded(&first);
+    assert!(
+        stderr(&first).contains("Bakker: monthly restore test passed: 1 entries"),
+        "{}",
+        stderr(&first)
+    );
+    let line = &json_lines(&first)[0];
+    let last = env
+        .history()
+        .last_restore_test(&KlantKey::profile(&id))
+        .unwrap()
+        .expect("recorded");
+    assert!(
+        last.passed && last.job == line["job"].as_str().unwrap(),
+        "{last:?}"
+    );
+    let folder = Path::new(line["path"].as_str().unwrap())
+        .parent()
+        .unwrap()
+        .to_path_buf();
+    let left: Vec<_> = std::fs::read_dir(&folder)
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name())
+        .collect();
+    assert_eq!(
+        left.len(),
+        1,
+        "the test's temporary folder is gone: {left:?}"
+    );
+
+    let second = output_of(env.profiles_only(&args)).await;
+    assert_succeeded(&second);
+    assert!(
+        !stderr(&second).contains("restore test"),
+        "not due again: {}",
+        stderr(&second)
+    );
+    let off = env
+        .saved(&["plan", "Bakker", "--restore-test-monthly", "off"], &[])
+        .await;
+    assert_succeeded(&off);
+    assert!(
+        stderr(&off).contains("not restore-tested"),
+        "{}",
+        stderr(&off)
+    );
+}
+
 /// A saved profile's retention rule (`plan NAME --keep-last 1`) is applied after each
 /// unattended backup, in the klant's own folder and nowhere else: the older backup goes, the
 /// user's file beside it and the other klant's backups stay. Another klant's monthly

@@ -193,7 +193,7 @@ async fn a_corrupted_part_file_is_caught_after_a_resume() {
         .unwrap();
     let etag = head.headers()["etag"].to_str().unwrap().to_string();
     drop(head);
-    let mut first = kluis_sim::payload::slice(0, 60_000).to_vec();
+    let mut first = kluis_sim::payload::file_slice(size, 0, 60_000).to_vec();
     first[5_000] ^= 0xff;
     let part = h
         .out

@@ -78,7 +78,9 @@ async fn a_passphrase_backup_decrypts_byte_for_byte() {
     assert_eq!((bytes, hex::encode(sha256)), (SIZE, expected_sha(SIZE)));
     let expected: Vec<u8> = (0..SIZE)
         .step_by(65536)
-        .flat_map(|at| kluis_sim::payload::slice(at, (SIZE - at).min(65536) as usize).to_vec())
+        .flat_map(|at| {
+            kluis_sim::payload::file_slice(SIZE, at, (SIZE - at).min(65536) as usize).to_vec()
+        })
         .collect();
     assert!(plain == expected, "decrypted byte for byte");
 

@@ -41,6 +41,7 @@ impl Accounts {
                     ping_url: None,
                     retention: None,
                     verify_monthly: false,
+                    restore_test_monthly: true,
                     encryption: None,
                     copy_to: None,
                 })?;

@@ -232,6 +232,15 @@ pub(crate) fn log(_: &Profile, step: AfterSave) {
         AfterSave::VerifyFailed(e) => {
             tracing::warn!(code = %e.code(), "the monthly verification failed")
         }
+        AfterSave::RestoreTested(test) if test.passed => {
+            tracing::info!(entries = test.entries, "monthly restore test passed")
+        }
+        AfterSave::RestoreTested(test) => {
+            tracing::warn!(entries = test.entries, "the monthly restore test failed")
+        }
+        AfterSave::RestoreTestFailed(e) => {
+            tracing::warn!(code = %e.code(), "the monthly restore test could not run")
+        }
         AfterSave::Copied { .. } => tracing::info!("a backup was copied to a copy target"),
         AfterSave::TargetPruned { pruned, .. } => tracing::info!(
             removed = pruned.removed.len(),
