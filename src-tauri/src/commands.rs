@@ -105,6 +105,31 @@ fn show_backup(app: App<'_>, history_id: String, select: bool) -> Res<()> {
 }
 
 #[tauri::command]
+async fn backup_contents(app: App<'_>, history_id: String) -> Res<Vec<kluis_desktop::BackupEntry>> {
+    app.backups
+        .backup_contents(self::job_id(&history_id)?)
+        .await
+}
+
+#[tauri::command]
+async fn restore_backup(
+    app: App<'_>,
+    history_id: String,
+    only: Vec<String>,
+    on_progress: Channel<kluis_desktop::RestoreProgress>,
+) -> Res<Option<kluis_desktop::RestoreSummary>> {
+    let progress = Arc::new(move |p| drop(on_progress.send(p)));
+    app.backups
+        .restore_backup(self::job_id(&history_id)?, only, progress)
+        .await
+}
+
+#[tauri::command]
+async fn test_restore(app: App<'_>, history_id: String) -> Res<kluis_desktop::RestoreTestRecord> {
+    app.backups.test_restore(self::job_id(&history_id)?).await
+}
+
+#[tauri::command]
 fn settings(app: App<'_>) -> Settings {
     app.settings.current()
 }

@@ -5,7 +5,11 @@ import type {
   AppJobEvent,
   BandwidthLimit,
   BucketInput,
+  Entry,
   HostKey,
+  RestoreProgress,
+  RestoreSummary,
+  RestoreTestRecord,
   SftpInput,
   SftpServer,
   CallbackInput,
@@ -66,6 +70,16 @@ export const api = {
   cancelBackup: (jobId: string) => invoke<void>("cancel_backup", { jobId }),
   history: (profileId: string | null) => invoke<HistoryEntry[]>("history", { profileId }),
   showBackup: (historyId: string, select: boolean) => invoke<void>("show_backup", { historyId, select }),
+  /** History → Contents: every entry of a saved backup (an encrypted one opened with its klant's passphrase). */
+  backupContents: (historyId: string) => invoke<Entry[]>("backup_contents", { historyId }),
+  /** Restore…: the entries at or under `only` (none: all) into a folder Rust's dialog picks; null when cancelled. */
+  restoreBackup: (historyId: string, only: string[], onProgress: (p: RestoreProgress) => void) => {
+    const channel = new Channel<RestoreProgress>();
+    channel.onmessage = onProgress;
+    return invoke<RestoreSummary | null>("restore_backup", { historyId, only, onProgress: channel });
+  },
+  /** Test restore: restored into a temporary folder, checked, recorded in the history. */
+  testRestore: (historyId: string) => invoke<RestoreTestRecord>("test_restore", { historyId }),
   settings: () => invoke<Settings>("settings"),
   /** Rust opens the folder dialog; the settings come back unchanged when it was cancelled. */
   chooseSaveFolder: () => invoke<Settings>("choose_save_folder"),

@@ -68,6 +68,20 @@ function fakeBackend(
         return { source: "openapi", environment: "allowed", backup_owner: "allowed", webhook: "allowed" };
       case "history":
         return options.history ?? [];
+      case "backup_contents":
+        return [
+          { name: "2025/", path: "2025", refused: null, kind: "folder", size: 0, compressed: 0, modified: "2025-03-01 14:22:06", encrypted: false },
+          { name: "2025/grootboek.csv", path: "2025/grootboek.csv", refused: null, kind: "file", size: 2048, compressed: 512, modified: "2025-03-01 14:22:06", encrypted: false },
+          { name: "2025/memoriaal.csv", path: "2025/memoriaal.csv", refused: null, kind: "file", size: 100, compressed: 80, modified: null, encrypted: false },
+          { name: "../evil.txt", path: null, refused: "its name climbs out of the folder (..)", kind: "file", size: 4, compressed: 4, modified: null, encrypted: false },
+        ];
+      case "restore_backup": {
+        const { onProgress } = args as { onProgress: { onmessage?: (p: unknown) => void } };
+        onProgress.onmessage?.({ done: 1024, total: 2048 });
+        return { folder: "/home/u/Teruggezet", files: 1, folders: 0, bytes: 2048, not_restored: [] };
+      }
+      case "test_restore":
+        return { job: "h2", at_ms: 0, passed: false, entries: 2, bytes: 2148, took_ms: 1500, detail: "2025/memoriaal.csv: invalid checksum" };
       case "dashboard":
         return options.dashboard ?? (options.profiles ?? (started ? [demoProfile] : [])).map((p) => klant(p.id, p.name));
       case "choose_profile_ca":
@@ -649,6 +663,32 @@ describe("Kluis UI", () => {
     expect(shown.textContent).not.toContain("Failed");
     expect(shown.textContent).not.toContain("/staging/owner-backup.zip");
     expect(shown.textContent).not.toContain("ffffffffffff");
+  });
+
+  it("shows a saved backup's contents as a searchable tree, restores one file through Rust's dialog and tests a restore", async () => {
+    const saved = { id: "h2", profile: "demo", transport: "loopback", started_at_ms: 0, finished_at_ms: 1000, stage: "saved", failed_stage: null, error_code: null, error_message: null, path: "/home/u/b.zip", bytes: 2148, sha256: "ab".repeat(32), removed: null, last_check: null, encrypted: null } as HistoryEntry;
+    fakeBackend(calls, { demoStarted: true, history: [saved] });
+    await startUi();
+    await settle();
+    await click("tab-history");
+    await click("history-contents");
+    expect(calls.find((c) => c.cmd === "backup_contents")?.args).toEqual({ historyId: "h2" });
+    const rows = () => [...document.querySelectorAll('[data-test="content"]')];
+    expect(rows().map((r) => r.querySelector("span")?.textContent)).toEqual(["2025/", "grootboek.csv", "memoriaal.csv", "../evil.txt"]);
+    expect(byTest("content-refused")?.textContent, "a hostile entry is said, with no button").toContain("climbs out");
+    await fillIn("contents-search", "GROOT");
+    expect(rows().length, "the hit and the folder above it").toBe(2);
+    expect(byTest("contents-count")?.textContent).toBe("2 of 4 entries");
+    (rows()[1].querySelector('[data-test="content-restore"]') as HTMLButtonElement).click();
+    await settle();
+    expect(calls.find((c) => c.cmd === "restore_backup")?.args).toMatchObject({ historyId: "h2", only: ["2025/grootboek.csv"] });
+    expect(byTest("restore-done")?.textContent).toContain("/home/u/Teruggezet");
+    await click("history-test-restore");
+    expect(calls.find((c) => c.cmd === "test_restore")?.args).toEqual({ historyId: "h2" });
+    expect(byTest("restore-test")?.textContent).toContain("FAILED");
+    expect(byTest("restore-test")?.textContent).toContain("memoriaal.csv");
+    await click("contents-close");
+    expect(byTest("contents")).toBeNull();
   });
 
   it("forgets a profile only from its form, and only after asking", async () => {

@@ -353,6 +353,64 @@ own_ca: boolean, };
 
 export type SftpServer = { host: string, port: number, };
 
+export type EntryKind = "file" | "folder" | "link";
+
+export type Entry = { 
+/**
+ * Its name in the archive, as it may be shown (no control characters).
+ */
+name: string, 
+/**
+ * Where it is restored, relative to the folder chosen (`/` between folders) — or none,
+ * when it cannot be (see `refused`).
+ */
+path: string | null, 
+/**
+ * Why it is not restored, when it is not.
+ */
+refused: string | null, kind: EntryKind, 
+/**
+ * Its size inflated, in bytes.
+ */
+size: number, 
+/**
+ * Its size in the archive.
+ */
+compressed: number, 
+/**
+ * When it was last changed, as the archive records it (a local time without a zone:
+ * `2025-03-01 14:22:05`).
+ */
+modified: string | null, 
+/**
+ * Whether it has a password of its own (which Kluis cannot read).
+ */
+encrypted: boolean, };
+
+export type RestoreTestRecord = { 
+/**
+ * The backup tested (its job id).
+ */
+job: string, at_ms: number, passed: boolean, entries: number, bytes: number, took_ms: number, 
+/**
+ * What failed (entries and why), or why the test could not run.
+ */
+detail: string | null, };
+
+export type NotRestored = { name: string, why: string, };
+
+export type RestoreSummary = { 
+/**
+ * Where it went (the folder the user picked).
+ */
+folder: string, files: number, folders: number, bytes: number, 
+/**
+ * Entries not restored, and why.
+ */
+not_restored: Array<NotRestored>, };
+
+export type RestoreProgress = { done: number, total: number, };
+
 export type SftpInput = { name: string, 
 /**
  * A key login's `key_file` is ignored: the file is picked in the native dialog.

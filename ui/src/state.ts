@@ -7,7 +7,7 @@ import { computed, signal } from "@preact/signals";
 import type { UiError } from "./api";
 import { isRunning, type BackupView } from "./backup-state";
 import { t, type Key } from "./i18n";
-import type { BucketInput, HostKey, SftpInput, CallbackChoice, CallbackTestResult, Day, HistoryEntry, KlantStatus, MailInput, MailSettings, Permissions, ProfileView, ReportExport, ReportFormat, Schedule, Settings, VerifyReport } from "./bindings";
+import type { BucketInput, Entry, HostKey, RestoreSummary, RestoreTestRecord, SftpInput, CallbackChoice, CallbackTestResult, Day, HistoryEntry, KlantStatus, MailInput, MailSettings, Permissions, ProfileView, ReportExport, ReportFormat, Schedule, Settings, VerifyReport } from "./bindings";
 import { localDay } from "./format";
 import { defaultSort, type Sort } from "./dashboard";
 
@@ -103,6 +103,11 @@ export const state = {
   permissions: signal<ReadonlyMap<string, Permissions>>(new Map()),
   history: signal<HistoryEntry[]>([]),
   historyFilter: signal<string | null>(null),
+  /** History → a backup → Contents: its entries (null while they are read), the search typed,
+   * and a restore under way (its progress) or ended (what it did, or why not). */
+  contents: signal<Contents | null>(null),
+  /** History → Test restore of a backup: under way, its recorded result, or why it could not run. */
+  restoreTest: signal<{ historyId: string; result: "testing" | RestoreTestRecord | { error: UiError } } | null>(null),
   /** The report for auditors' period (local days, YYYY-MM-DD) and format: the last 30 days. */
   reportDraft: signal<{ from: string; to: string; format: ReportFormat }>({ from: localDay(new Date(), 29), to: localDay(new Date()), format: "csv" }),
   /** "Export report": under way, where it went, or its error (null: none this session). */
@@ -230,6 +235,14 @@ export type BucketDraft = { endpoint: string; region: string; bucket: string; pr
 export function newBucketDraft(): BucketDraft {
   return { endpoint: "https://", region: "us-east-1", bucket: "", prefix: "", pathStyle: false, accessKeyId: "", secretKey: "", ownCa: false, lock: false, lockDays: "30", lockMode: "governance" };
 }
+
+/** An open Contents panel (see `state.contents`). */
+export type Contents = {
+  historyId: string;
+  entries: Entry[] | null;
+  search: string;
+  restore: null | { progress: { done: number; total: number } } | { done: RestoreSummary } | { error: UiError };
+};
 
 /** The SFTP form's fields as typed, and the host key the server showed on "Connect" (null:
  * not connected yet, or the server's address changed since). The password or passphrase goes

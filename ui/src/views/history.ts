@@ -1,6 +1,7 @@
 // The history table: when, duration, size, SHA-256, where, status; retry and open folder.
 import { h } from "preact";
 import { showBackup, startBackup } from "../actions/backup";
+import { openContents, testRestore } from "../actions/restore";
 import { editReport, exportReport, filterHistory } from "../actions/history";
 import type { UiError } from "../api";
 import type { HistoryEntry, ReportFormat } from "../bindings";
@@ -9,6 +10,7 @@ import { errorTitle } from "../errors";
 import { bytes, dateTime, duration, shortHash } from "../format";
 import { locale, t } from "../i18n";
 import { displayName, profileName, state } from "../state";
+import { ContentsPanel } from "./contents";
 
 /** Why a backup failed, in the UI's language (from its error code); the service's or
  * system's own words behind "Details". */
@@ -40,9 +42,18 @@ function Row({ e }: { e: HistoryEntry }) {
   const hash = e.sha256 && !cancelled
     ? h("span", {}, h("code", { title: e.sha256 }, shortHash(e.sha256)), h("button", { class: "icon", "aria-label": `${t("copy")} SHA-256`, onClick: () => void copyText(e.sha256 ?? "") }, t("copy")))
     : "—";
+  const testing = state.restoreTest.value?.historyId === e.id && state.restoreTest.value.result === "testing";
   const action =
     e.stage === "saved" && !e.removed
-      ? h("button", { class: "link", onClick: () => void showBackup(e.id, false) }, t("openFolder"))
+      ? h(
+          "span",
+          {},
+          h("button", { class: "link", onClick: () => void showBackup(e.id, false) }, t("openFolder")),
+          h("br", {}),
+          h("button", { class: "link", "data-test": "history-contents", onClick: () => void openContents(e.id) }, t("contentsOpen")),
+          h("br", {}),
+          h("button", { class: "link", "data-test": "history-test-restore", disabled: testing, onClick: () => void testRestore(e.id) }, t("testRestore")),
+        )
       : e.stage === "failed" && e.profile === state.selected.value
         ? h("button", { class: "link", onClick: () => void startBackup() }, t("retry"))
         : "";
@@ -105,6 +116,20 @@ function ReportForm() {
   );
 }
 
+/** The last Test restore's result: under way, passed, failed (what did not restore), or why it
+ * could not run. */
+function RestoreTested() {
+  const test = state.restoreTest.value;
+  if (!test) return null;
+  const result = test.result;
+  if (result === "testing") return h("p", { role: "status", "data-test": "restore-test" }, t("testRestoreRunning"));
+  if ("error" in result) return h("div", { class: "error", role: "alert", "data-test": "restore-test" }, result.error.message);
+  const counts = { entries: String(result.entries), size: bytes(result.bytes), seconds: (result.took_ms / 1000).toFixed(1) };
+  return result.passed
+    ? h("p", { class: "success", role: "status", "data-test": "restore-test" }, t("testRestorePassed", counts))
+    : h("div", { class: "error", role: "alert", "data-test": "restore-test" }, t("testRestoreFailed"), result.detail ? h("p", {}, result.detail) : null);
+}
+
 const headers = ["colWhen", "colDuration", "colSize", "colHash", "colWhere", "colStatus", "colActions"] as const;
 
 export function HistoryPanel() {
@@ -125,6 +150,8 @@ export function HistoryPanel() {
       ),
     ),
     h(ReportForm, {}),
+    h(RestoreTested, {}),
+    h(ContentsPanel, {}),
     history.length === 0
       ? h("p", {}, t("noHistory"))
       : h(

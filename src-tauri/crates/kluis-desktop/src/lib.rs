@@ -47,8 +47,9 @@ pub mod staging;
 
 pub use app::{
     AppPaths, BucketInput, DemoInfo, DesktopApp, DesktopAppBuilder, EncryptionInput, LaunchInfo,
-    LoginStart, MailInput, PlanInput, ReportExport, ReportFormat, ReportRequest, ResumedJob,
-    SessionInfo, SftpInput, SftpServer, TrayAction, VerifyReport, HIDDEN_FLAG,
+    LoginStart, MailInput, PlanInput, ProgressSink, ReportExport, ReportFormat, ReportRequest,
+    RestoreProgress, RestoreSummary, ResumedJob, SessionInfo, SftpInput, SftpServer, TrayAction,
+    VerifyReport, HIDDEN_FLAG,
 };
 pub use callback::{CallbackInput, CallbackTestResult};
 pub use dialogs::{Dialogs, NoDialogs};
@@ -57,9 +58,12 @@ pub use events::{AppJobEvent, EventSink, PlannedEvent, PlannedSink, ResumeSink, 
 /// The key an SFTP server shows ("Connect" of *Add an SFTP server*).
 pub use kluis_copies::sftp::HostKey;
 pub use kluis_core::download::bandwidth::BandwidthLimit;
+/// What a backup holds (History → *Contents*) and its last restore test.
+pub use kluis_core::restore_tests::RestoreTestRecord;
 pub use kluis_core::retention::Retention;
 pub use kluis_core::{CallbackChoice, HistoryEntry, Saved};
 pub use kluis_profiles::KlantStatus;
+pub use kluis_restore::Entry as BackupEntry;
 pub use permissions::Permissions;
 pub use profiles::{ProfileInput, ProfileView, Settings};
 pub use secrets::{KeyringStore, MemoryStore, SecretStore};

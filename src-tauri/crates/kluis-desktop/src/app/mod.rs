@@ -6,7 +6,8 @@
 //! - [`Accounts`] (`accounts.rs`, `encryption.rs`, `demo.rs`): profiles, sign-in, environment,
 //!   permissions, a trusted CA, encryption, the demo's profiles.
 //! - [`Backups`] (`backups.rs`): a backup someone starts and watches — start, resume at
-//!   start-up, the save dialog, cancel — and the history.
+//!   start-up, the save dialog, cancel — and the history; a saved backup's contents, its
+//!   restore into a folder and its restore test (`restores.rs`).
 //! - [`Plans`] (`plans.rs`, `unattended.rs`): each profile's schedule, the loop that starts
 //!   the due ones, Backup all and Cancel all, pausing plans, the monitor; an unattended backup
 //!   through kluis-profiles' one path.
@@ -39,6 +40,7 @@ mod keeping;
 mod mail;
 mod plans;
 mod reports;
+mod restores;
 mod settings;
 mod sftp_target;
 mod shared;
@@ -69,6 +71,7 @@ pub use keeping::{CopyProblem, Keeping, VerifyReport};
 pub use mail::MailInput;
 pub use plans::{PlanInput, Plans};
 pub use reports::{ReportExport, ReportFormat, ReportRequest};
+pub use restores::{NotRestored, ProgressSink, RestoreProgress, RestoreSummary};
 pub use settings::AppSettings;
 pub use sftp_target::{SftpInput, SftpServer};
 use shared::Shared;

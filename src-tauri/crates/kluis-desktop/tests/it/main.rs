@@ -19,6 +19,7 @@ mod copies;
 mod keeping;
 mod keyring;
 mod plans;
+mod restores;
 mod retry;
 mod s3;
 mod sftp;
