@@ -10,7 +10,7 @@ const demoProfile: ProfileView = { id: "demo", name: "Demo", base_url: "https://
 
 /** A klant's standing as the dashboard receives it: never backed up, no plan, unless told. */
 function klant(id: string, name: string, change: Partial<KlantStatus> = {}): KlantStatus {
-  return { profile_id: id, name, plan: null, last_success_ms: null, last_success_bytes: null, last_success_path: null, last_error: null, running: false, next_due_ms: null, overdue: false, days: Array(30).fill("free"), damaged: 0, copies: null, ...change };
+  return { profile_id: id, name, plan: null, last_success_ms: null, last_success_bytes: null, last_success_path: null, last_error: null, running: false, next_due_ms: null, overdue: false, days: Array(30).fill("free"), damaged: 0, copies: null, restore_test_failed: null, restore_test_overdue: false, ...change };
 }
 
 type Calls = { cmd: string; args: Record<string, unknown> }[];
@@ -663,6 +663,28 @@ describe("Kluis UI", () => {
     expect(shown.textContent).not.toContain("Failed");
     expect(shown.textContent).not.toContain("/staging/owner-backup.zip");
     expect(shown.textContent).not.toContain("ffffffffffff");
+  });
+
+  it("flags a klant whose restore test failed, with what did not restore, and one whose test is late", async () => {
+    const other = (id: string, name: string): ProfileView => ({ ...demoProfile, id, name, demo: false });
+    fakeBackend(calls, {
+      demoStarted: true,
+      profiles: [demoProfile, other("bakker", "Bakker B.V."), other("jansen", "Jansen")],
+      dashboard: [
+        klant("demo", "Demo", { last_success_ms: Date.UTC(2026, 10, 20, 2, 1) }),
+        klant("bakker", "Bakker B.V.", { last_success_ms: Date.UTC(2026, 10, 20, 2, 1), restore_test_failed: "2025/a.csv: invalid checksum" }),
+        klant("jansen", "Jansen", { last_success_ms: Date.UTC(2026, 10, 20, 2, 1), restore_test_overdue: true }),
+      ],
+    });
+    await startUi();
+    await settle();
+    const result = (id: string) => byTest(`dash-${id}`)?.querySelector('[data-test="dash-result"]')?.textContent ?? "";
+    expect(result("bakker")).toContain("Restore test failed");
+    expect(result("bakker")).toContain("2025/a.csv: invalid checksum");
+    expect(result("jansen")).toContain("Restore test due");
+    expect(byTest("dash-bakker")?.classList.contains("attention")).toBe(true);
+    expect(byTest("dash-jansen")?.classList.contains("attention")).toBe(true);
+    expect(byTest("dash-demo")?.classList.contains("attention")).toBe(false);
   });
 
   it("shows a saved backup's contents as a searchable tree, restores one file through Rust's dialog and tests a restore", async () => {

@@ -137,7 +137,16 @@ damaged: number,
  * The last verified backup's copies off this computer (none: no copy target is set, or
  * no backup yet).
  */
-copies: Copies | null, };
+copies: Copies | null, 
+/**
+ * The klant's last restore test failed: what did not restore.
+ */
+restore_test_failed: string | null, 
+/**
+ * The klant's monthly restore test has not run for more than [`RESTORE_TEST_LATE_MS`]
+ * (its backups are encrypted, or none was saved since): run *Test restore*.
+ */
+restore_test_overdue: boolean, };
 
 export type ErrorPayload = { code: AppCode, message: string, 
 /**

@@ -5,7 +5,8 @@ import { setLanguage } from "./i18n";
 
 const row = (id: string, change: Partial<KlantStatus> = {}): KlantStatus => ({
   profile_id: id, name: id, plan: null, last_success_ms: null, last_success_bytes: null, last_success_path: null,
-  last_error: null, running: false, next_due_ms: null, overdue: false, days: [], damaged: 0, copies: null, ...change,
+  last_error: null, running: false, next_due_ms: null, overdue: false, days: [], damaged: 0, copies: null,
+  restore_test_failed: null, restore_test_overdue: false, ...change,
 });
 const names = (k: KlantStatus) => k.name;
 const ids = (rows: KlantStatus[]) => rows.map((k) => k.profile_id);

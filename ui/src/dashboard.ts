@@ -13,7 +13,7 @@ export const defaultSort: Sort = { key: "result", ascending: true };
 /** A klant needs attention when its plan is overdue, its last backup failed, a kept backup is
  * damaged, or its last backup lacks a copy off this computer. */
 export function needsAttention(k: KlantStatus): boolean {
-  return k.overdue || k.last_error !== null || k.damaged > 0 || lacksCopies(k);
+  return k.overdue || k.last_error !== null || k.damaged > 0 || lacksCopies(k) || k.restore_test_failed !== null || k.restore_test_overdue;
 }
 
 /** Its last backup is not on every copy target yet. */

@@ -84,9 +84,17 @@ function Result({ k, running }: { k: KlantStatus; running: boolean }) {
     const title = t("dashDamaged", { count: String(k.damaged) });
     return h("span", { class: "status failed", title }, title, h("small", { class: "reason", "data-test": "dash-reason" }, t("dashDamagedReason")));
   }
+  if (k.restore_test_failed !== null) {
+    const title = t("dashRestoreFailed");
+    return h("span", { class: "status failed", title }, title, h("small", { class: "reason", "data-test": "dash-reason", title: k.restore_test_failed }, k.restore_test_failed || t("dashRestoreFailedReason")));
+  }
   if (k.copies && lacksCopies(k)) {
     const title = t("dashCopies", { made: String(k.copies.made), wanted: String(k.copies.wanted) });
     return h("span", { class: "status failed", title }, title, h("small", { class: "reason", "data-test": "dash-reason" }, k.copies.last_error ?? t("dashCopiesWaiting")));
+  }
+  if (k.restore_test_overdue) {
+    const title = t("dashRestoreLate");
+    return h("span", { class: "status", title }, title, h("small", { class: "reason", "data-test": "dash-reason" }, t("dashRestoreLateReason")));
   }
   if (k.last_success_ms !== null && k.copies) {
     const copies = t("dashCopies", { made: String(k.copies.made), wanted: String(k.copies.wanted) });

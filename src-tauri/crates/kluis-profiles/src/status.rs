@@ -45,7 +45,16 @@ pub struct KlantStatus {
     /// The last verified backup's copies off this computer (none: no copy target is set, or
     /// no backup yet).
     pub copies: Option<Copies>,
+    /// The klant's last restore test failed: what did not restore.
+    pub restore_test_failed: Option<String>,
+    /// The klant's monthly restore test has not run for more than [`RESTORE_TEST_LATE_MS`]
+    /// (its backups are encrypted, or none was saved since): run *Test restore*.
+    pub restore_test_overdue: bool,
 }
+
+/// How long past its month a klant's restore test may be before the dashboard asks for one
+/// (a klant backed up weekly gets it with its next backup after the month).
+pub const RESTORE_TEST_LATE_MS: i64 = kluis_core::restore_tests::MONTH_MS + 5 * 24 * 60 * 60 * 1000;
 
 /// How many of the copy targets hold a backup, and why the last try to one that does not
 /// failed.
@@ -115,6 +124,18 @@ pub fn klant_status(
             code: e.error_code.unwrap_or(Code::ServiceError),
             message: e.error_message.clone().unwrap_or_default(),
         });
+    let last_test = history.last_restore_test(&profile.key())?;
+    let now_ms = now.timestamp().as_millisecond();
+    // Late: tested longer ago than the month and its grace, or never while a kept backup is.
+    let oldest_kept = (rows.iter())
+        .filter(|e| e.stage == Stage::Saved && e.removed.is_none())
+        .map(|e| e.started_at_ms)
+        .min();
+    let restore_test_overdue = profile.restore_test_monthly
+        && match &last_test {
+            Some(test) => now_ms - test.at_ms > RESTORE_TEST_LATE_MS,
+            None => oldest_kept.is_some_and(|at| now_ms - at > RESTORE_TEST_LATE_MS),
+        };
     let started = |e: &HistoryEntry| Timestamp::from_millisecond(e.started_at_ms).ok();
     let (next_due_ms, overdue) = match &profile.plan {
         None => (None, false),
@@ -152,6 +173,11 @@ pub fn klant_status(
             Some(success) if !targets.is_empty() => Some(copies_of(history, success, targets)?),
             _ => None,
         },
+        restore_test_failed: last_test
+            .as_ref()
+            .filter(|t| !t.passed)
+            .map(|t| t.detail.clone().unwrap_or_default()),
+        restore_test_overdue,
     })
 }
 
@@ -187,4 +213,70 @@ fn copies_of(
         wanted: targets.len() as u32,
         last_error,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use kluis_core::download::Saved;
+    use kluis_core::restore_tests::RestoreTestRecord;
+
+    /// Never tested: late only once its kept backup is older than the month and its grace; a
+    /// failed test is flagged with what did not restore; a passed one clears both, until it
+    /// is itself late; a klant with the monthly test off is never late.
+    #[test]
+    fn a_failed_or_late_restore_test_is_flagged() {
+        let history = History::in_memory().unwrap();
+        let mut profile = Profile::new("Bakker", "https://h/webservice_v2", "u");
+        let id = uuid::Uuid::new_v4();
+        history.start(id, &profile.key(), "relay").unwrap();
+        let saved = Saved {
+            path: "/backups/Bakker/a.zip".into(),
+            bytes: 10,
+            sha256: "0".repeat(64),
+            encrypted: None,
+        };
+        history.saved(id, &saved).unwrap();
+        let status = |profile: &Profile, days: i64| {
+            let now = Zoned::now()
+                .checked_add(jiff::Span::new().hours(24 * days))
+                .unwrap();
+            klant_status(profile, &history, &[], &now).unwrap()
+        };
+        assert!(
+            !status(&profile, 30).restore_test_overdue,
+            "within the grace"
+        );
+        assert!(
+            status(&profile, 40).restore_test_overdue,
+            "never tested, backup kept 40 days"
+        );
+        let test = |passed: bool| RestoreTestRecord {
+            job: id.to_string(),
+            at_ms: kluis_core::clock::now_ms(),
+            passed,
+            entries: 1,
+            bytes: 10,
+            took_ms: 1,
+            detail: (!passed).then(|| "a.csv: invalid checksum".into()),
+        };
+        history.restore_tested(&test(false)).unwrap();
+        let failed = status(&profile, 0);
+        assert_eq!(
+            failed.restore_test_failed.as_deref(),
+            Some("a.csv: invalid checksum")
+        );
+        history.restore_tested(&test(true)).unwrap();
+        let passed = status(&profile, 0);
+        assert!(passed.restore_test_failed.is_none() && !passed.restore_test_overdue);
+        assert!(
+            status(&profile, 40).restore_test_overdue,
+            "late again after the month"
+        );
+        profile.restore_test_monthly = false;
+        assert!(
+            !status(&profile, 40).restore_test_overdue,
+            "off: never late"
+        );
+    }
 }

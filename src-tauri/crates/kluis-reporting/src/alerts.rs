@@ -345,6 +345,8 @@ mod tests {
             days: Vec::new(),
             damaged: 0,
             copies: None,
+            restore_test_failed: None,
+            restore_test_overdue: false,
         };
         let mut watch = OverdueWatch::default();
         assert_eq!(

@@ -465,6 +465,8 @@ mod tests {
             days: Vec::new(),
             damaged: 0,
             copies: None,
+            restore_test_failed: None,
+            restore_test_overdue: false,
         }
     }
 

@@ -18,12 +18,14 @@
 //!   the result in the history (kluis-core's `restore_tests`).
 //!
 //! Everything here is blocking (files are read and written whole): the front ends call it
-//! from a blocking thread.
+//! from a blocking thread. An encrypted backup is decrypted ahead on a thread of its own
+//! (`prefetch.rs`), so that decrypting and inflating share the cores.
 
 pub mod archive;
 pub mod entry_path;
 #[cfg(test)]
 mod fuzz;
+mod prefetch;
 pub mod restore;
 pub mod restore_test;
 

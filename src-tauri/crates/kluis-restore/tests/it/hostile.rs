@@ -98,6 +98,32 @@ fn a_bomb_is_refused_before_anything_is_inflated() {
     assert!(refused.to_string().contains("suspicious"), "{refused}");
 }
 
+/// A bomb by overlap (a second entry pointing at the first one's bytes, as a zip bomb shares
+/// one compressed stream among many entries) is refused when opened, from the central
+/// directory alone.
+#[test]
+fn entries_sharing_bytes_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = archive(
+        dir.path(),
+        "shared.zip",
+        &[
+            Made::File("a", &[b'a'; 5000]),
+            Made::File("b", &[b'b'; 5000]),
+        ],
+    );
+    let mut bytes = std::fs::read(&path).unwrap();
+    let second = central_headers(&bytes)[1];
+    put_u32(&mut bytes, second + 42, 0); // "b" starts where "a" does
+    std::fs::write(&path, &bytes).unwrap();
+    let refused = Backup::open(&path, None).err().expect("refused");
+    assert_eq!(refused.code(), Code::BackupsDamaged, "{refused}");
+    assert!(
+        refused.to_string().contains("share the same bytes"),
+        "{refused}"
+    );
+}
+
 /// An entry that inflates past the size it declares, and one whose bytes were changed (its
 /// CRC-32 no longer matches), are not restored — no file under their names, no part left —
 /// and a restore that does not go on stops with the reason.
