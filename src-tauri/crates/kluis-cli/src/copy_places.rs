@@ -62,14 +62,8 @@ fn s3_place(s3: &S3Args) -> Result<S3Place> {
 /// `--sftp-host-key` must match it, else the one shown is pinned (first use) — the office
 /// compares it with the server's own.
 async fn sftp_place(sftp: &SftpArgs, stdin: bool) -> Result<(Place, Option<Secret>)> {
-    let host = sftp.sftp_host.clone().unwrap_or_default();
-    // The host is checked as a place checks it before anything is asked of it.
-    if host.trim().is_empty() || host.contains(['/', '@', ' ', ':']) {
-        return Err(Error::Config(format!(
-            "Give the SFTP server by its name or address only, such as nas.office.lan, not \"{}\".",
-            host.chars().take(80).collect::<String>()
-        )));
-    }
+    // Checked as a place checks it, before anything is asked of the server.
+    let host = kluis_copies::sftp::checked_host(sftp.sftp_host.as_deref().unwrap_or_default())?;
     let (login, secret) = match &sftp.sftp_key {
         Some(key) => {
             let login = SftpLogin::Key {
@@ -83,7 +77,7 @@ async fn sftp_place(sftp: &SftpArgs, stdin: bool) -> Result<(Place, Option<Secre
             (SftpLogin::Password, password)
         }
     };
-    let (port, host) = (sftp.sftp_port, host.trim().to_string());
+    let port = sftp.sftp_port;
     let shown = kluis_copies::sftp::host_key("new target", &host, port).await?;
     match &sftp.sftp_host_key {
         Some(expected) if expected.trim() != shown.fingerprint => {
@@ -134,12 +128,7 @@ fn secret(stdin: bool, variable: &str, what: &str) -> Result<Option<Secret>> {
 /// The same, where none may be given (a key file without a passphrase).
 fn optional_secret(stdin: bool, variable: &str) -> Result<Option<Secret>> {
     let secret = match stdin {
-        true => {
-            let mut line = String::new();
-            std::io::BufRead::read_line(&mut std::io::stdin().lock(), &mut line)
-                .map_err(|e| Error::io("read the secret from standard input", e))?;
-            Secret::new(line.trim_end_matches(['\r', '\n']))
-        }
+        true => crate::encryption::first_line_of_stdin("the secret")?,
         false => Secret::new(std::env::var(variable).unwrap_or_default()),
     };
     Ok((!secret.is_empty()).then_some(secret))

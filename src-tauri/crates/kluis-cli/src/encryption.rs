@@ -99,7 +99,7 @@ pub async fn set(cli: &Cli, name: &str, change: Change) -> Result<()> {
     let setting = match change {
         Change::Passphrase { stdin } => {
             let passphrase = match stdin {
-                true => first_line_of_stdin()?,
+                true => first_line_of_stdin("the passphrase")?,
                 false => passphrase_from_env()?,
             };
             kluis_core::encryption::check_passphrase(&passphrase)?;
@@ -148,12 +148,14 @@ pub async fn set(cli: &Cli, name: &str, change: Change) -> Result<()> {
     Ok(())
 }
 
-fn first_line_of_stdin() -> Result<Secret> {
+/// The first line of standard input (without its line end): `what` (a passphrase, a secret)
+/// given where other users cannot read it.
+pub(crate) fn first_line_of_stdin(what: &str) -> Result<Secret> {
     let mut line = String::new();
     std::io::stdin()
         .lock()
         .read_line(&mut line)
-        .map_err(|e| Error::io("read the passphrase from standard input", e))?;
+        .map_err(|e| Error::io(format!("read {what} from standard input"), e))?;
     Ok(Secret::new(line.trim_end_matches(['\r', '\n'])))
 }
 

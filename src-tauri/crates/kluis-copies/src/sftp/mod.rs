@@ -27,7 +27,7 @@ use sha2::{Digest, Sha256};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 pub use connect::{host_key, HostKey};
-pub use place::{SftpLogin, SftpPlace, SSH_PORT};
+pub use place::{checked_host, SftpLogin, SftpPlace, SSH_PORT};
 
 use crate::check::found;
 use crate::folder::{file_name_of, klant_folder_name, source_of};

@@ -43,20 +43,10 @@ pub const SSH_PORT: u16 = 22;
 impl SftpPlace {
     /// The place with its fields trimmed, or why it cannot be one.
     pub fn checked(mut self) -> Result<SftpPlace> {
-        self.host = self.host.trim().to_string();
+        self.host = checked_host(&self.host)?;
         self.user = self.user.trim().to_string();
         self.path = self.path.trim().to_string();
         self.host_key = self.host_key.trim().to_string();
-        let host_ok = !self.host.is_empty()
-            && self.host.len() <= 253
-            && !self.host.contains(['/', '@', ' ', ':'])
-            && !self.host.chars().any(char::is_control);
-        if !host_ok {
-            return Err(Error::Config(format!(
-                "Give the SFTP server by its name or address only, such as nas.office.lan, not \"{}\".",
-                shown(&self.host)
-            )));
-        }
         if self.port == 0 {
             return Err(Error::Config(
                 "Give the SFTP server's port (22 unless its owner says otherwise).".into(),
@@ -103,6 +93,23 @@ impl SftpPlace {
     /// Whether the login needs a secret (a password; a key file's passphrase is optional).
     pub fn needs_secret(&self) -> bool {
         matches!(self.login, SftpLogin::Password)
+    }
+}
+
+/// `host` trimmed, when it names a server (a name or an address, no scheme, user or port);
+/// else why not. Checked before anything is asked of the server.
+pub fn checked_host(host: &str) -> Result<String> {
+    let host = host.trim();
+    let ok = !host.is_empty()
+        && host.len() <= 253
+        && !host.contains(['/', '@', ' ', ':'])
+        && !host.chars().any(char::is_control);
+    match ok {
+        true => Ok(host.to_string()),
+        false => Err(Error::Config(format!(
+            "Give the SFTP server by its name or address only, such as nas.office.lan, not \"{}\".",
+            shown(host)
+        ))),
     }
 }
 

@@ -46,8 +46,9 @@ impl std::fmt::Debug for SftpInput {
 impl AppSettings {
     /// "Connect": the key the server at `server` shows, read without logging in.
     pub async fn sftp_host_key(&self, server: SftpServer) -> AppResult<HostKey> {
-        let host = server.host.trim();
-        Ok(kluis_copies::sftp::host_key("new target", host, server.port).await?)
+        // Checked as a place checks it, before anything is asked of the server.
+        let host = kluis_copies::sftp::checked_host(&server.host)?;
+        Ok(kluis_copies::sftp::host_key("new target", &host, server.port).await?)
     }
 
     /// "Trust and add": the server's folder becomes copy target `name` once a test file could
