@@ -68,6 +68,7 @@ macro_rules! with_commands {
             remove_copy_target,
             set_copy_to,
             set_verify_monthly,
+            set_restore_test_monthly,
             set_encryption,
         ]
     };

@@ -206,6 +206,11 @@ fn set_verify_monthly(app: App<'_>, profile_id: String, on: bool) -> Res<Profile
 }
 
 #[tauri::command]
+fn set_restore_test_monthly(app: App<'_>, profile_id: String, on: bool) -> Res<ProfileView> {
+    app.keeping.set_restore_test_monthly(&profile_id, on)
+}
+
+#[tauri::command]
 fn set_bandwidth(app: App<'_>, limit: Option<BandwidthLimit>) -> Res<Settings> {
     app.settings.set_bandwidth(limit)
 }

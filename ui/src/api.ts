@@ -146,6 +146,7 @@ export const api = {
   setEncryption: (profileId: string, input: EncryptionInput) => invoke<ProfileView>("set_encryption", { profileId, input }),
   /** Read the klant's backups again once a month, after a save. */
   setVerifyMonthly: (profileId: string, on: boolean) => invoke<ProfileView>("set_verify_monthly", { profileId, on }),
+  setRestoreTestMonthly: (profileId: string, on: boolean) => invoke<ProfileView>("set_restore_test_monthly", { profileId, on }),
   /** "Verify backups": every kept backup read again; the findings go to the history. */
   verifyBackups: () => invoke<VerifyReport>("verify_backups"),
   /** A period's backups for auditors, saved where the user chooses in a native save dialog

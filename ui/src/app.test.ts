@@ -6,7 +6,7 @@ import { GATHER_MS } from "./coalesce";
 import { FIRST_ROWS, OVERSCAN } from "./dashboard";
 import { languages } from "./i18n";
 
-const demoProfile: ProfileView = { id: "demo", name: "Demo", base_url: "https://127.0.0.1:1/webservice_v2", username: "demo", openapi_url: null, demo: true, trusted_cas: [], plan: null, monitor: false, next_backup_ms: null, retention: null, verify_monthly: false, encryption: null, copy_to: null };
+const demoProfile: ProfileView = { id: "demo", name: "Demo", base_url: "https://127.0.0.1:1/webservice_v2", username: "demo", openapi_url: null, demo: true, trusted_cas: [], plan: null, monitor: false, next_backup_ms: null, retention: null, verify_monthly: false, restore_test_monthly: true, encryption: null, copy_to: null };
 
 /** A klant's standing as the dashboard receives it: never backed up, no plan, unless told. */
 function klant(id: string, name: string, change: Partial<KlantStatus> = {}): KlantStatus {
@@ -194,6 +194,8 @@ function fakeBackend(
         return { ...demoProfile, copy_to: copyTo };
       case "set_verify_monthly":
         return { ...demoProfile, verify_monthly: (args as { on: boolean }).on };
+      case "set_restore_test_monthly":
+        return { ...demoProfile, restore_test_monthly: (args as { on: boolean }).on };
       case "set_retention":
         return { ...demoProfile, retention: (args as { rule: Retention | null }).rule };
       case "verify_backups":
@@ -1230,6 +1232,10 @@ describe("Kluis UI", () => {
       await click("verify-monthly");
       expect(calls.find((c) => c.cmd === "set_verify_monthly")?.args).toEqual({ profileId: "demo", on: true });
       expect((byTest("verify-monthly") as HTMLInputElement).checked).toBe(true);
+      expect((byTest("restore-test-monthly") as HTMLInputElement).checked).toBe(true);
+      await click("restore-test-monthly");
+      expect(calls.find((c) => c.cmd === "set_restore_test_monthly")?.args).toEqual({ profileId: "demo", on: false });
+      expect((byTest("restore-test-monthly") as HTMLInputElement).checked).toBe(false);
       monthly.value = "";
       monthly.dispatchEvent(new Event("input", { bubbles: true }));
       await settle();

@@ -220,6 +220,10 @@ retention: Retention | null,
  */
 verify_monthly: boolean, 
 /**
+ * Whether the klant's newest backup is restore-tested once a month.
+ */
+restore_test_monthly: boolean, 
+/**
  * How its backups are encrypted (no secret: a passphrase stays in the keyring).
  */
 encryption: EncryptionSetting | null, 

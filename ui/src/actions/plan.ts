@@ -123,6 +123,10 @@ export function setVerifyMonthly(profile: ProfileView, on: boolean): Promise<voi
   return guarded(async () => replaceProfile(await api.setVerifyMonthly(profile.id, on)), profile.id);
 }
 
+export function setRestoreTestMonthly(profile: ProfileView, on: boolean): Promise<void> {
+  return guarded(async () => replaceProfile(await api.setRestoreTestMonthly(profile.id, on)), profile.id);
+}
+
 /** Whether `profile`'s backups go to copy target `targetId` (every target, unless it chose). */
 export function copiesTo(profile: ProfileView, targetId: string): boolean {
   return profile.copy_to === null || profile.copy_to.includes(targetId);

@@ -308,6 +308,7 @@ export const en = {
   keepConfirm: "Remove them and save the rule",
   verifyBackups: "Verify backups",
   verifyMonthly: "Read all this klant's backups again once a month (after a backup)",
+  restoreTestMonthly: "Test a restore of this klant's newest backup once a month (after a backup)",
   verifying: "Reading every backup again…",
   verifyAllIntact: "Verified {count} backups ({size}): every one is as it was saved.",
   verifyProblems: "{count} of {total} backups cannot be relied on:",

@@ -309,6 +309,7 @@ export const nl: Dictionary = {
   keepConfirm: "Verwijderen en regel opslaan",
   verifyBackups: "Back-ups controleren",
   verifyMonthly: "Alle back-ups van deze klant eens per maand opnieuw lezen (na een back-up)",
+  restoreTestMonthly: "De nieuwste back-up van deze klant eens per maand proefterugzetten (na een back-up)",
   verifying: "Elke back-up wordt opnieuw gelezen…",
   verifyAllIntact: "{count} back-ups gecontroleerd ({size}): elke is nog zoals hij werd opgeslagen.",
   verifyProblems: "{count} van {total} back-ups zijn niet betrouwbaar:",

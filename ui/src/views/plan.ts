@@ -1,7 +1,7 @@
 // A profile's plan (in its form): when Kluis backs the klant up on its own, and when next.
 // The draft lives in the state; the schedule is checked by Rust when it is saved.
 import { h } from "preact";
-import { confirmRetention, copiesTo, editKeep, editPlan, planDraft, saveEncryption, saveMonitor, savePlan, saveRetention, setCopyTo, setVerifyMonthly, testMonitor } from "../actions/plan";
+import { confirmRetention, copiesTo, editKeep, editPlan, planDraft, saveEncryption, saveMonitor, savePlan, saveRetention, setCopyTo, setRestoreTestMonthly, setVerifyMonthly, testMonitor } from "../actions/plan";
 import { closeProfileForm } from "../actions/profiles";
 import type { Day, HistoryEntry, ProfileView, Retention, Schedule } from "../bindings";
 import { bytes, dateTime } from "../format";
@@ -162,6 +162,7 @@ function RetentionSection({ profile }: { profile: ProfileView }) {
           ),
         ),
     h(Check, { test: "verify-monthly", label: t("verifyMonthly"), checked: profile.verify_monthly, onToggle: (on) => void setVerifyMonthly(profile, on) }),
+    h(Check, { test: "restore-test-monthly", label: t("restoreTestMonthly"), checked: profile.restore_test_monthly, onToggle: (on) => void setRestoreTestMonthly(profile, on) }),
     h(CopyTo, { profile }),
   );
 }

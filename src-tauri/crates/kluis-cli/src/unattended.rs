@@ -22,6 +22,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use futures_util::stream::{FuturesUnordered, StreamExt};
+use kluis_core::encryption::DecryptKey;
 use kluis_core::engine::{CallbackChoice, EventSink, ServiceConnection, TransportNeeds};
 use kluis_core::{
     Destination, DownloadOptions, Engine, Error, History, JobEvent, Owner, Result, Saved,
@@ -65,8 +66,8 @@ pub struct Unattended {
     /// Where each backup's second copy goes (the settings' copy targets).
     /// Where copies go, each target with its secret ([`crate::copies::with_secrets`]).
     pub copy_targets: Vec<kluis_copies::CopyTarget>,
-    /// Copies the batch could not make, told with its failures.
-    missed_copies: Mutex<Vec<Failed>>,
+    /// Copies the batch could not make and restore tests that failed, told with its failures.
+    failed_after_save: Mutex<Vec<Failed>>,
 }
 
 /// How one klant's backup ended.
@@ -126,7 +127,7 @@ impl Unattended {
             outbox,
             file_names: settings.file_names(),
             copy_targets: settings.copy_targets.clone(),
-            missed_copies: Mutex::default(),
+            failed_after_save: Mutex::default(),
         }
     }
 
@@ -261,7 +262,7 @@ impl Unattended {
                 Outcome::NotDue => {}
             }
         }
-        failures.append(&mut self.missed_copies.lock().unwrap());
+        failures.append(&mut self.failed_after_save.lock().unwrap());
         self.notify(&failures).await;
         first_error.map_or(Ok(()), Err)
     }
@@ -367,10 +368,20 @@ impl UnattendedHost for Unattended {
         self.copy_targets.clone()
     }
 
+    async fn opener(&self, profile: &Profile) -> Result<Option<DecryptKey>> {
+        match &profile.encryption {
+            Some(setting) if setting.needs_passphrase() => {
+                let kind = SecretKind::EncryptionPassphrase;
+                let passphrase = secret(&self.secrets, &profile.id, kind).await?;
+                Ok(passphrase.map(DecryptKey::Passphrase))
+            }
+            _ => Ok(None),
+        }
+    }
+
     fn tell(&self, profile: &Profile, step: AfterSave) {
-        if let AfterSave::CopyFailed { target, error } = &step {
-            let missed = Failed::copy(&profile.name, target, error);
-            self.missed_copies.lock().unwrap().push(missed);
+        if let Some(failed) = Failed::after_save(&profile.name, &step) {
+            self.failed_after_save.lock().unwrap().push(failed);
         }
         crate::prune::tell(&profile.key(), &profile.name, step);
     }

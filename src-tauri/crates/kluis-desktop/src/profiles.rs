@@ -28,6 +28,8 @@ pub struct ProfileView {
     pub retention: Option<kluis_core::retention::Retention>,
     /// Whether the klant's backups are read again once a month.
     pub verify_monthly: bool,
+    /// Whether the klant's newest backup is restore-tested once a month.
+    pub restore_test_monthly: bool,
     /// How its backups are encrypted (no secret: a passphrase stays in the keyring).
     pub encryption: Option<kluis_core::encryption::EncryptionSetting>,
     /// The copy targets (ids) its backups go to; null: every one.
@@ -52,6 +54,7 @@ impl From<&Profile> for ProfileView {
             next_backup_ms: None,
             retention: p.retention.clone(),
             verify_monthly: p.verify_monthly,
+            restore_test_monthly: p.restore_test_monthly,
             encryption: p.encryption.clone(),
             copy_to: p.copy_to.clone(),
         }

@@ -30,6 +30,7 @@ use std::time::Duration;
 use kluis_copies::CopyTarget;
 use kluis_core::claims::Claim;
 use kluis_core::download::bandwidth::Bandwidth;
+use kluis_core::encryption::DecryptKey;
 use kluis_core::engine::{EventSink, JobHandle, Launch, Retry, ServiceConnection, Work};
 use kluis_core::retention::{prune_in_background, Mode, Pruned, Retention};
 use kluis_core::verify::Verified;
@@ -67,6 +68,10 @@ pub trait UnattendedHost: Send + Sync {
     fn pace(&self) -> Option<Arc<Bandwidth>>;
     /// Tells what a step after the save did, or could not do; the backup stands either way.
     fn tell(&self, profile: &Profile, step: AfterSave);
+    /// What opens `profile`'s passphrase-encrypted backups for their monthly restore test
+    /// (its passphrase, from where the host keeps it); none when they are not encrypted with a
+    /// passphrase.
+    async fn opener(&self, profile: &Profile) -> Result<Option<DecryptKey>>;
 }
 
 /// What a step after a save did, for the host to tell its way.
@@ -168,6 +173,7 @@ pub async fn back_up(
                 history: engine.history().clone(),
                 targets: host.copy_targets().await,
                 pace: host.pace(),
+                opener: host.opener(profile).await,
             };
             finish(after, profile, turn, handle, &tell).await
         }
@@ -240,6 +246,9 @@ pub struct AfterSaveOf {
     pub targets: Vec<CopyTarget>,
     /// The bandwidth budget the copies' uploads draw on.
     pub pace: Option<Arc<Bandwidth>>,
+    /// What opens the klant's passphrase-encrypted backups for their restore test (see
+    /// [`UnattendedHost::opener`]), or why it could not be had.
+    pub opener: Result<Option<DecryptKey>>,
 }
 
 /// What follows `profile`'s saved backup, whoever saved it (a plan, `kluis backup`, the app's
@@ -256,6 +265,7 @@ pub async fn after_save(
         history,
         targets,
         pace,
+        opener,
     } = after;
     let targets = profile.copy_targets(&targets);
     // Before the rule: a copy is made while the newest backups are all still here.
@@ -276,28 +286,37 @@ pub async fn after_save(
         }
     }
     if profile.restore_test_monthly {
-        if let Some(step) = restore_test_monthly(history, profile.key()).await {
+        if let Some(step) = restore_test_monthly(history, profile.key(), opener).await {
             tell(profile, step);
         }
     }
 }
 
 /// The klant's newest backup restore-tested when a month has passed since it last was one
-/// (see `kluis_core::History::restore_test_due`), recorded in the history. An encrypted backup
-/// is left for `kluis restore-test` (which asks for what opens it): the unattended run holds
-/// no key for it here.
-async fn restore_test_monthly(history: Arc<History>, key: KlantKey) -> Option<AfterSave> {
+/// (see `kluis_core::History::restore_test_due`), recorded in the history; an encrypted one
+/// opened with `opener`, the klant's passphrase. A backup encrypted to a recipient is left for
+/// `kluis restore-test --identity` (only its holder has the identity): the klant's standing
+/// says its test is overdue until then.
+async fn restore_test_monthly(
+    history: Arc<History>,
+    key: KlantKey,
+    opener: Result<Option<DecryptKey>>,
+) -> Option<AfterSave> {
     let tested = tokio::task::spawn_blocking(move || {
         if !history.restore_test_due(&key, kluis_core::clock::now_ms())? {
             return Ok(None);
         }
-        let newest = history.kept(Some(&key))?.pop();
-        match newest {
-            Some(entry) if entry.encrypted.is_none() => {
-                kluis_restore::test_and_record(&history, &entry, None).map(Some)
-            }
-            _ => Ok(None),
-        }
+        let Some(newest) = history.kept(Some(&key))?.pop() else {
+            return Ok(None);
+        };
+        let opener = match &newest.encrypted {
+            None => None,
+            Some(_) => match opener? {
+                Some(opener) => Some(opener),
+                None => return Ok(None),
+            },
+        };
+        kluis_restore::test_and_record(&history, &newest, opener.as_ref()).map(Some)
     })
     .await
     .unwrap_or_else(|e| {

@@ -17,6 +17,7 @@ use kluis_core::Code;
 
 use kluis_profiles::monitor::Ran;
 use kluis_profiles::status::KlantStatus;
+use kluis_profiles::unattended::AfterSave;
 use kluis_profiles::{ProfileError, ProfileResult};
 
 /// How many klanten a summary names before it says "and N more".
@@ -33,14 +34,26 @@ pub struct Alert {
     pub body: String,
 }
 
-/// One klant's failed unattended backup, or its backup's copy that could not be made.
+/// One klant's failed unattended backup, its backup's copy that could not be made, or its
+/// backup that did not pass a restore test.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Failed {
     pub klant: String,
     pub code: Code,
     pub message: String,
-    /// The copy target the backup could not be copied to (the backup itself is saved).
-    pub copy_to: Option<String>,
+    pub step: FailedStep,
+}
+
+/// What failed of a klant's backup.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum FailedStep {
+    /// The backup itself.
+    Backup,
+    /// Its copy to this copy target (the backup itself is saved).
+    Copy { target: String },
+    /// Its restore test (the backup is saved, but does not restore whole, or could not be
+    /// tested): as serious as a failed backup, since it may be the one that is needed.
+    RestoreTest,
 }
 
 impl Failed {
@@ -52,7 +65,7 @@ impl Failed {
                 klant: klant.to_string(),
                 code,
                 message,
-                copy_to: None,
+                step: FailedStep::Backup,
             }),
             Ran::Saved { .. } | Ran::Test => None,
         }
@@ -64,7 +77,36 @@ impl Failed {
             klant: klant.to_string(),
             code: error.code(),
             message: error.to_string(),
-            copy_to: Some(target.to_string()),
+            step: FailedStep::Copy {
+                target: target.to_string(),
+            },
+        }
+    }
+
+    /// What of the steps after klant `klant`'s save is told like a failed backup: a copy that
+    /// could not be made, a restore test that failed or could not run.
+    pub fn after_save(klant: &str, step: &AfterSave) -> Option<Failed> {
+        match step {
+            AfterSave::CopyFailed { target, error } => Some(Failed::copy(klant, target, error)),
+            AfterSave::RestoreTested(test) if !test.passed => Some(Failed::restore_test(
+                klant,
+                test.detail.as_deref().unwrap_or("an entry did not restore"),
+            )),
+            AfterSave::RestoreTestFailed(error) => {
+                Some(Failed::restore_test(klant, &error.to_string()))
+            }
+            _ => None,
+        }
+    }
+
+    /// Klant `klant`'s restore test that failed: `what` did not restore (or why the test
+    /// could not run).
+    pub fn restore_test(klant: &str, what: &str) -> Failed {
+        Failed {
+            klant: klant.to_string(),
+            code: Code::BackupsDamaged,
+            message: format!("The restore test failed: {what}"),
+            step: FailedStep::RestoreTest,
         }
     }
 }
@@ -76,20 +118,26 @@ impl Alert {
         match failures {
             [] => None,
             [one] => Some(Alert {
-                title: match &one.copy_to {
-                    None => format!("Backup of {} failed", one.klant),
-                    Some(target) => format!("Backup of {} not copied to {target}", one.klant),
+                title: match &one.step {
+                    FailedStep::Backup => format!("Backup of {} failed", one.klant),
+                    FailedStep::Copy { target } => {
+                        format!("Backup of {} not copied to {target}", one.klant)
+                    }
+                    FailedStep::RestoreTest => {
+                        format!("Backup of {} failed its restore test", one.klant)
+                    }
                 },
                 body: first_line(&one.message),
             }),
             many => Some(Alert {
-                title: match many.iter().any(|f| f.copy_to.is_some()) {
-                    false => format!("{} backups failed", many.len()),
-                    true => format!("{} backups failed or were not copied", many.len()),
+                title: match many.iter().all(|f| f.step == FailedStep::Backup) {
+                    true => format!("{} backups failed", many.len()),
+                    false => format!("{} backups need attention", many.len()),
                 },
-                body: named(many.iter().map(|f| match &f.copy_to {
-                    None => format!("{} ({})", f.klant, f.code),
-                    Some(target) => format!("{} (not copied to {target})", f.klant),
+                body: named(many.iter().map(|f| match &f.step {
+                    FailedStep::Backup => format!("{} ({})", f.klant, f.code),
+                    FailedStep::Copy { target } => format!("{} (not copied to {target})", f.klant),
+                    FailedStep::RestoreTest => format!("{} (restore test failed)", f.klant),
                 })),
             }),
         }
@@ -266,7 +314,7 @@ mod tests {
 
     fn failed(klant: &str, code: Code) -> Failed {
         Failed {
-            copy_to: None,
+            step: FailedStep::Backup,
             klant: klant.into(),
             code,
             message: "The service could not be reached.\nDetails: connect refused".into(),
@@ -321,10 +369,29 @@ mod tests {
         let one = Alert::failed(std::slice::from_ref(&copy)).unwrap();
         assert_eq!(one.title, "Backup of Bakker B.V. not copied to NAS");
         let both = Alert::failed(&[failed("Visser", Code::Network), copy]).unwrap();
-        assert_eq!(both.title, "2 backups failed or were not copied");
+        assert_eq!(both.title, "2 backups need attention");
         assert_eq!(
             both.body,
             "Visser (network), Bakker B.V. (not copied to NAS)"
+        );
+    }
+
+    /// A failed restore test is told like a failed backup, as what it is: the backup is saved
+    /// but does not restore whole.
+    #[test]
+    fn a_failed_restore_test_is_told() {
+        let test = Failed::restore_test("Bakker B.V.", "report.pdf: its CRC-32 does not match");
+        let one = Alert::failed(std::slice::from_ref(&test)).unwrap();
+        assert_eq!(one.title, "Backup of Bakker B.V. failed its restore test");
+        assert_eq!(
+            one.body,
+            "The restore test failed: report.pdf: its CRC-32 does not match"
+        );
+        let both = Alert::failed(&[test, failed("Visser", Code::Network)]).unwrap();
+        assert_eq!(both.title, "2 backups need attention");
+        assert_eq!(
+            both.body,
+            "Bakker B.V. (restore test failed), Visser (network)"
         );
     }
 

@@ -25,7 +25,9 @@ pub mod outbox;
 pub mod printable;
 pub mod report;
 
-pub use alerts::{Alert, DesktopNotifier, Failed, FailureBatch, Notifier, OverdueWatch};
+pub use alerts::{
+    Alert, DesktopNotifier, Failed, FailedStep, FailureBatch, Notifier, OverdueWatch,
+};
 pub use mail::{daily_report, DailyReport, Mailer, OfficeMail};
 pub use outbox::Outbox;
 pub use report::{parse_day, report, Report};

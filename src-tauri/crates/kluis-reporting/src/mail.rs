@@ -261,6 +261,8 @@ pub fn daily_report(statuses: &[KlantStatus], tz: &jiff::tz::TimeZone) -> Alert 
             || (k.plan.is_some() && k.last_success_ms.is_none())
             || k.damaged > 0
             || k.copies.as_ref().is_some_and(|c| c.made < c.wanted)
+            || k.restore_test_failed.is_some()
+            || k.restore_test_overdue
     };
     let (attention, fine): (Vec<&KlantStatus>, Vec<&KlantStatus>) =
         statuses.iter().partition(|k| needs_attention(k));
@@ -289,7 +291,14 @@ pub fn daily_report(statuses: &[KlantStatus], tz: &jiff::tz::TimeZone) -> Alert 
                         copies.last_error.as_deref().unwrap_or("not tried yet")
                     )
                 }
-                None => "not backed up yet".into(),
+                None => match (&k.restore_test_failed, k.restore_test_overdue) {
+                    (Some(what), _) => format!(
+                        "its last restore test failed ({})",
+                        what.lines().next().unwrap_or("see the history")
+                    ),
+                    (None, true) => "its monthly restore test is overdue".into(),
+                    (None, false) => "not backed up yet".into(),
+                },
             };
             body.push_str(&format!("- {}: {reason}; {}\n", k.name, last(k)));
         }
@@ -500,16 +509,34 @@ mod tests {
             }),
             ..klant("Smit")
         };
-        let statuses = [klant("Jansen"), failed, overdue, damaged, uncopied];
+        let untested = KlantStatus {
+            restore_test_failed: Some("report.pdf: its CRC-32 does not match".into()),
+            ..klant("Mulder")
+        };
+        let late_test = KlantStatus {
+            restore_test_overdue: true,
+            ..klant("Bos")
+        };
+        let statuses = [
+            klant("Jansen"),
+            failed,
+            overdue,
+            damaged,
+            uncopied,
+            untested,
+            late_test,
+        ];
         let report = daily_report(&statuses, &tz);
-        assert_eq!(report.title, "Daily report: 4 of 5 klanten need attention");
+        assert_eq!(report.title, "Daily report: 6 of 7 klanten need attention");
         assert_eq!(
             report.body,
             "Needs attention:\n\
              - Bakker B.V.: failed 2026-11-23 02:05: The service could not be reached. (network); last verified backup 2026-11-23 02:01\n\
              - Visser: overdue for its plan; never backed up\n\
              - De Vries: 2 kept backups missing, changed or unreadable (see `kluis verify`); last verified backup 2026-11-23 02:01\n\
-             - Smit: its last backup is on 0 of 1 copy targets (NAS: the folder is not there); last verified backup 2026-11-23 02:01\n\n\
+             - Smit: its last backup is on 0 of 1 copy targets (NAS: the folder is not there); last verified backup 2026-11-23 02:01\n\
+             - Mulder: its last restore test failed (report.pdf: its CRC-32 does not match); last verified backup 2026-11-23 02:01\n\
+             - Bos: its monthly restore test is overdue; last verified backup 2026-11-23 02:01\n\n\
              Backed up:\n\
              - Jansen: last verified backup 2026-11-23 02:01, 14.2 MB"
         );

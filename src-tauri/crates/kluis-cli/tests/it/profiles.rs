@@ -908,6 +908,26 @@ async fn a_monitor_hears_no_secret_from_an_echoing_service() {
     );
 }
 
+/// `kluis mail set` to the SMTP sink on `port` (a daily report at `daily`, else each failure).
+fn mail_set(port: &str, daily: Option<&str>) -> Vec<String> {
+    let mut args = vec![
+        "mail",
+        "set",
+        "--server",
+        "127.0.0.1",
+        "--port",
+        port,
+        "--user",
+        kluis_sim::smtp::USER,
+        "--from",
+        "kluis@office.test",
+        "--to",
+        "beheer@office.test",
+    ];
+    args.extend(daily.map(|at| ["--daily", at]).into_iter().flatten());
+    args.into_iter().map(str::to_string).collect()
+}
+
 /// E-mail set from the command line keeps its password in the secrets folder (not in the
 /// profiles file, not in the output) and `mail test` arrives through STARTTLS; on each
 /// failure, `backup --all`'s failing klant is mailed; set to a daily report, `run-due` mails
@@ -920,24 +940,7 @@ async fn failures_and_the_daily_report_are_mailed() {
     let mail_ca = env.dir.path().join("mail-ca.pem");
     std::fs::write(&mail_ca, &sink.ca_pem).unwrap();
     let port = sink.addr.port().to_string();
-    let set = |daily: Option<&'static str>| {
-        let mut args = vec![
-            "mail",
-            "set",
-            "--server",
-            "127.0.0.1",
-            "--port",
-            &port,
-            "--user",
-            kluis_sim::smtp::USER,
-            "--from",
-            "kluis@office.test",
-            "--to",
-            "beheer@office.test",
-        ];
-        args.extend(daily.map(|at| ["--daily", at]).into_iter().flatten());
-        args.into_iter().map(str::to_string).collect::<Vec<_>>()
-    };
+    let set = |daily: Option<&'static str>| mail_set(&port, daily);
     let vars = [
         ("KLUIS_MAIL_PASSWORD", MAIL_PASSWORD),
         ("KLUIS_MAIL_CA_CERT", mail_ca.to_str().unwrap()),
@@ -1013,6 +1016,56 @@ async fn failures_and_the_daily_report_are_mailed() {
     assert_eq!(sink.seen().mails.len(), 3, "one report a day");
 }
 
+/// Fault: the service sends a damaged archive (a byte changed, no digest to tell it by). The
+/// backup is saved as received (exit 0), its first restore test after the save fails and is
+/// said, and it is mailed as a failed backup is: "failed its restore test", naming the entry.
+#[tokio::test]
+async fn a_failed_restore_test_is_mailed() {
+    const MAIL_PASSWORD: &str = "mail-password-92";
+    let env = env(|config| {
+        config.payload_size = 256 * 1024;
+        config.faults.corrupt_download = true;
+        config.faults.send_digest = false;
+    })
+    .await;
+    let sink = kluis_sim::smtp::SmtpSink::start(true, MAIL_PASSWORD).await;
+    let mail_ca = env.dir.path().join("mail-ca.pem");
+    std::fs::write(&mail_ca, &sink.ca_pem).unwrap();
+    let vars = [
+        ("KLUIS_MAIL_PASSWORD", MAIL_PASSWORD),
+        ("KLUIS_MAIL_CA_CERT", mail_ca.to_str().unwrap()),
+    ];
+    let port = sink.addr.port().to_string();
+    let set = mail_set(&port, None);
+    let set: Vec<&str> = set.iter().map(String::as_str).collect();
+    assert_succeeded(&env.saved(&set, &vars).await);
+    let key = kluis_sim::config::DEMO_API_KEY.to_string();
+    env.add(
+        "Bakker",
+        kluis_sim::config::DEMO_USERNAME,
+        &key,
+        kluis_sim::config::DEMO_PASSWORD,
+    )
+    .await;
+    let root = env.dir.path().join("backups");
+    std::fs::create_dir(&root).unwrap();
+    let args = ["backup", "--all", "--out", root.to_str().unwrap()];
+    let output = env.saved(&args, &vars).await;
+    assert_succeeded(&output);
+    assert!(
+        stderr(&output).contains("owner-data.bin"),
+        "the failed test is said: {}",
+        stderr(&output)
+    );
+    let mails = sink.seen().mails;
+    assert_eq!(mails.len(), 1, "one mail for the failed test");
+    assert!(
+        (mails[0].data).contains("Subject: [Kluis] Backup of Bakker failed its restore test"),
+        "{}",
+        mails[0].data
+    );
+}
+
 /// `backup --all`'s failure is shown on the desktop — through the session's notification
 /// service (kluis-sim's stand-in on a private D-Bus session): one notification, naming the
 /// klant and its reason, and none for the klant that was saved.
@@ -1053,7 +1106,8 @@ async fn a_batch_failure_is_shown_on_the_desktop() {
 }
 
 /// `kluis encryption NAME --passphrase` keeps the passphrase with the profile's secrets (never
-/// in the profiles file); its unattended backups are then saved encrypted, and `kluis decrypt`
+/// in the profiles file); its unattended backups are then saved encrypted (and the first one
+/// restore-tested with the saved passphrase, unsaid), and `kluis decrypt`
 /// opens one with the saved passphrase alone. A short passphrase is refused; `--off` ends it.
 #[tokio::test]
 async fn a_profiles_backups_are_encrypted_with_its_saved_passphrase() {
@@ -1086,6 +1140,19 @@ async fn a_profiles_backups_are_encrypted_with_its_saved_passphrase() {
     let line = &json_lines(&output)[0];
     let file = line["path"].as_str().unwrap().to_string();
     assert!(file.ends_with(".age"), "{file}");
+    let job = line["job"].as_str().unwrap();
+    let tested = (env.history().restore_test_of(job).unwrap())
+        .expect("the unattended run restore-tested the encrypted backup with its passphrase");
+    assert!(tested.passed && tested.entries == 1, "{tested:?}");
+    let said = format!(
+        "{}{}",
+        String::from_utf8_lossy(&output.stdout),
+        stderr(&output)
+    );
+    assert!(
+        !said.contains(phrase),
+        "the passphrase is never said: {said}"
+    );
     let restored = env.dir.path().join("restored");
     let decrypt = env
         .saved(

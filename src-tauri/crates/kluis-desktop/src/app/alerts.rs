@@ -9,6 +9,7 @@ use std::time::Duration;
 
 use kluis_core::Saved;
 use kluis_profiles::klant_statuses;
+use kluis_profiles::unattended::AfterSave;
 use kluis_reporting::{Alert, Failed, FailureBatch, Notifier, OfficeMail, Outbox, OverdueWatch};
 
 use super::shared::Shared;
@@ -22,8 +23,9 @@ const OVERDUE_EVERY: Duration = Duration::from_secs(5 * 60);
 /// What tells one unattended job's failure, given its outcome.
 pub(crate) type TellFailure = Box<dyn FnOnce(&kluis_core::Result<Saved>) + Send>;
 
-/// What tells that klant `.0`'s backup could not be copied to target `.1`, for `.2`.
-pub(crate) type TellCopyFailure = Arc<dyn Fn(&str, &str, &kluis_core::Error) + Send + Sync>;
+/// What tells what of the steps after klant `.0`'s save failed (`.1`; see
+/// `Failed::after_save`).
+pub(crate) type TellAfterSave = Arc<dyn Fn(&str, &AfterSave) + Send + Sync>;
 
 /// Failures gather in a batch for `gather_for`, then are told through an outbox: on `desktop`
 /// and by `office`'s mail as `profiles`' settings say at the time.
@@ -128,19 +130,20 @@ impl Alerts {
         Alert::overdue(&names)
     }
 
-    /// What tells an unattended job's failure (usable from the job's task): into the batch,
-    /// named for klant `klant`, when failures are told anywhere. Cancels and stops say nothing.
-    /// What tells that a klant's saved backup could not be copied to a copy target: gathered
-    /// with the failures, and told where they are.
-    pub(super) fn copy_failure_teller(&self) -> TellCopyFailure {
+    /// What tells that a klant's saved backup could not be copied to a copy target, or failed
+    /// its restore test: gathered with the failures, and told where they are.
+    pub(super) fn after_save_teller(&self) -> TellAfterSave {
         let (profiles, failures) = (self.shared.profiles.clone(), self.failures.clone());
-        Arc::new(move |klant, target, error| {
-            if Outbox::wants(&profiles.settings()) {
-                failures.add(Failed::copy(klant, target, error));
+        Arc::new(move |klant, step| {
+            let failed = Failed::after_save(klant, step);
+            if let (Some(failed), true) = (failed, Outbox::wants(&profiles.settings())) {
+                failures.add(failed);
             }
         })
     }
 
+    /// What tells an unattended job's failure (usable from the job's task): into the batch,
+    /// named for klant `klant`, when failures are told anywhere. Cancels and stops say nothing.
     pub(super) fn failure_teller(&self, klant: String) -> TellFailure {
         let (profiles, failures) = (self.shared.profiles.clone(), self.failures.clone());
         Box::new(move |outcome| {

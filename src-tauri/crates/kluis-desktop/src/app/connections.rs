@@ -21,8 +21,7 @@ use crate::secrets::{MemoryStore, SecretKind, SecretStore, APP};
 /// See the module's text.
 pub(crate) struct Connections {
     shared: Arc<Shared>,
-    keyring: Arc<dyn SecretStore>,
-    /// The demo profiles' secrets: in memory, gone with the app.
+    /// The demo profiles' secrets: in memory, gone with the app (the same as `Shared`'s).
     pub demo_secrets: Arc<MemoryStore>,
     /// Each profile's session and downloader, made on first use.
     made: Mutex<HashMap<String, Arc<ServiceConnection>>>,
@@ -37,14 +36,12 @@ pub(crate) struct Connections {
 impl Connections {
     pub fn new(
         shared: Arc<Shared>,
-        keyring: Arc<dyn SecretStore>,
         bandwidth: Arc<Bandwidth>,
         webhook_site: String,
     ) -> Connections {
         Connections {
+            demo_secrets: shared.demo_secrets.clone(),
             shared,
-            keyring,
-            demo_secrets: Arc::default(),
             made: Mutex::default(),
             bandwidth,
             demo: tokio::sync::Mutex::new(None),
@@ -53,10 +50,7 @@ impl Connections {
     }
 
     pub fn store_for(&self, demo: bool) -> Arc<dyn SecretStore> {
-        match demo {
-            true => self.demo_secrets.clone(),
-            false => self.keyring.clone(),
-        }
+        self.shared.secrets_for(demo)
     }
 
     pub async fn secret(

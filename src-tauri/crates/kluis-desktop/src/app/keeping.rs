@@ -97,6 +97,15 @@ impl Keeping {
         Ok(self.shared.view(&profile))
     }
 
+    /// "Test a restore of this klant's newest backup once a month" on or off for profile `id`.
+    pub fn set_restore_test_monthly(&self, id: &str, on: bool) -> AppResult<ProfileView> {
+        let profile = self.shared.profiles.update(id, |profile| {
+            profile.restore_test_monthly = on;
+            Ok(())
+        })?;
+        Ok(self.shared.view(&profile))
+    }
+
     /// The copies that could not be made after their backup (a copy target that was away),
     /// made now, klant by klant under each one's turn — at the app's start, as `kluis copy
     /// --pending` does. What still cannot be made is logged (the dashboard shows it). Returns
@@ -200,6 +209,7 @@ pub(crate) async fn after_save(shared: &Shared, profile_id: &str, sink: Option<&
                 history,
                 targets,
                 pace: Some(shared.upload_pace.clone()),
+                opener: shared.opener(&profile).await,
             };
             unattended::after_save(after, &profile, turn, &log).await
         }

@@ -199,7 +199,6 @@ impl DesktopAppBuilder {
         ));
         let connections = Arc::new(connections::Connections::new(
             shared.clone(),
-            self.keyring.clone(),
             bandwidth,
             self.webhook_site,
         ));

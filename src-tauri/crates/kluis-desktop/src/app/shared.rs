@@ -8,6 +8,7 @@ use std::sync::{Arc, RwLock};
 use std::time::Duration;
 
 use kluis_core::download::bandwidth::Bandwidth;
+use kluis_core::encryption::DecryptKey;
 use kluis_core::engine::Retry;
 use kluis_core::{Engine, Error, History};
 
@@ -17,7 +18,7 @@ use kluis_profiles::secrets::off_thread;
 use crate::dialogs::{Dialogs, NoDialogs};
 use crate::error::{AppError, AppResult};
 use crate::profiles::{Profile, ProfileStore, ProfileView, Settings};
-use crate::secrets::SecretStore;
+use crate::secrets::{MemoryStore, SecretKind, SecretStore};
 use crate::AppPaths;
 
 /// See the module's text.
@@ -38,8 +39,10 @@ pub(crate) struct Shared {
     /// How unattended backups (plans, Backup all) are tried again after a passing failure
     /// before their klant counts as failed; a backup someone started is tried once.
     pub retry: Retry,
-    /// Where the copy targets' secrets are (the app's keyring).
+    /// Where the copy targets' and the klanten's secrets are (the app's keyring).
     keyring: Arc<dyn SecretStore>,
+    /// The demo profiles' secrets: in memory, gone with the app.
+    pub demo_secrets: Arc<MemoryStore>,
     /// The copies' uploads' budget: the download speed limit (Settings → Download speed) for
     /// the line's other direction, shared by every upload.
     pub upload_pace: Arc<Bandwidth>,
@@ -57,6 +60,7 @@ impl Shared {
     ) -> Shared {
         Shared {
             keyring,
+            demo_secrets: Arc::default(),
             upload_pace,
             engine: Engine::new(history.clone()),
             paths,
@@ -71,6 +75,29 @@ impl Shared {
             callback_timeout: Duration::from_secs(30 * 60),
             retry,
         }
+    }
+
+    /// Where a (`demo`) profile's secrets are kept.
+    pub fn secrets_for(&self, demo: bool) -> Arc<dyn SecretStore> {
+        match demo {
+            true => self.demo_secrets.clone(),
+            false => self.keyring.clone(),
+        }
+    }
+
+    /// What opens `profile`'s passphrase-encrypted backups for their restore test: its
+    /// passphrase from where it is kept; none when it encrypts with no passphrase.
+    pub async fn opener(&self, profile: &Profile) -> kluis_core::Result<Option<DecryptKey>> {
+        match &profile.encryption {
+            Some(setting) if setting.needs_passphrase() => {}
+            _ => return Ok(None),
+        }
+        let id = profile.id.clone();
+        let read = off_thread(self.secrets_for(profile.demo), move |store| {
+            store.get(&id, SecretKind::EncryptionPassphrase)
+        });
+        let passphrase = read.await.map_err(|e| AppError::from(e).into_core())?;
+        Ok(passphrase.map(DecryptKey::Passphrase))
     }
 
     /// The settings' copy targets, each with the secret it needs from the keyring (off the

@@ -10,6 +10,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use kluis_core::download::bandwidth::Bandwidth;
+use kluis_core::encryption::DecryptKey;
 use kluis_core::engine::ServiceConnection;
 use kluis_core::{CallbackTransport, Destination, Owner};
 use kluis_profiles::unattended::{self, AfterSave, AfterSaveOf, Job};
@@ -69,6 +70,10 @@ impl UnattendedHost for AppHost<'_> {
 
     fn pace(&self) -> Option<Arc<Bandwidth>> {
         Some(self.plans.shared.upload_pace.clone())
+    }
+
+    async fn opener(&self, profile: &Profile) -> kluis_core::Result<Option<DecryptKey>> {
+        self.plans.shared.opener(profile).await
     }
 
     fn tell(&self, profile: &Profile, step: AfterSave) {
@@ -133,16 +138,15 @@ impl Plans {
             history: self.shared.history.clone(),
             targets: self.shared.copy_targets().await,
             pace: Some(self.shared.upload_pace.clone()),
+            opener: self.shared.opener(&profile).await,
         };
         let jobs = self.jobs.clone();
         let tell_failure = self.alerts.failure_teller(profile.name.clone());
-        let tell_copy_failure = self.alerts.copy_failure_teller();
+        let tell_after_save = self.alerts.after_save_teller();
         let ca_pem = self.shared.env_ca_pem.clone();
         tokio::spawn(async move {
             let log = |profile: &Profile, step: AfterSave| {
-                if let AfterSave::CopyFailed { target, error } = &step {
-                    tell_copy_failure(&profile.name, target, error);
-                }
+                tell_after_save(&profile.name, &step);
                 keeping::log(profile, step)
             };
             let ended = unattended::finish(after, &profile, turn, handle, &log).await;

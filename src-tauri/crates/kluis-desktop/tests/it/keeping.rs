@@ -146,7 +146,20 @@ async fn monthly_verification_runs_after_a_save_when_due() {
             .unwrap()
             .verify_monthly
     );
+    assert!(
+        !(app.keeping.set_restore_test_monthly("demo", false))
+            .unwrap()
+            .restore_test_monthly,
+        "the monthly restore test turned off from the plan form"
+    );
     saved_backup(&app).await;
+    let history = kluis_core::History::open(&dir.path().join("history.sqlite3")).unwrap();
+    let klant = app.backups.history(Some("demo")).unwrap()[0].profile.clone();
+    assert_eq!(
+        history.last_restore_test(&klant).unwrap(),
+        None,
+        "turned off: no restore test after the save"
+    );
     let checks = |app: &DesktopApp| -> Vec<Option<i64>> {
         (app.backups.history(Some("demo")).unwrap().iter())
             .map(|e| e.last_check.as_ref().map(|c| c.at_ms))
@@ -220,7 +233,8 @@ async fn a_backup_is_not_asked_for_without_room_to_save_it() {
 }
 
 /// A klant set to encrypt with a passphrase (kept in the keyring, not sent back) gets its next
-/// backup saved as `….age`, which opens with that passphrase to the digest the history holds;
+/// backup saved as `….age`, which opens with that passphrase to the digest the history holds
+/// (and its first restore test, after the save, opened it with the passphrase and passed);
 /// a recipient that is not one, or no passphrase at all, is refused with what to do.
 #[tokio::test(flavor = "multi_thread")]
 async fn a_klant_set_to_encrypt_gets_encrypted_backups() {
@@ -264,6 +278,10 @@ async fn a_klant_set_to_encrypt_gets_encrypted_backups() {
         entry.sha256,
         "the plain stream as recorded"
     );
+    let history = kluis_core::History::open(&dir.path().join("history.sqlite3")).unwrap();
+    let tested = (history.restore_test_of(&entry.id).unwrap())
+        .expect("the save restore-tested the encrypted backup with the klant's passphrase");
+    assert!(tested.passed && tested.entries == 1, "{tested:?}");
 
     let off = app
         .accounts

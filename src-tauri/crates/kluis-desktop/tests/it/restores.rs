@@ -67,3 +67,70 @@ async fn a_saved_backup_is_listed_restored_and_tested() {
         "{tested:?}"
     );
 }
+
+/// Fault: the service sends a damaged archive (a byte changed, and no digest to tell it by):
+/// the backup is saved as received, its first restore test — run after the save of a plan or
+/// Backup all — fails, that is notified as a failed backup is, and the dashboard flags the
+/// klant with what did not restore.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_failed_restore_test_is_notified() {
+    let mut config = kluis_sim::SimConfig::default();
+    config.faults.corrupt_download = true;
+    config.faults.send_digest = false;
+    config.faults.callback_delay = std::time::Duration::from_millis(50);
+    let sim = kluis_sim::Sim::start(config).await.unwrap();
+    let ca = tempfile::NamedTempFile::new().unwrap();
+    std::fs::write(ca.path(), sim.ca_pem()).unwrap();
+    let (dir, folder) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let (tx, mut told) = tokio::sync::mpsc::unbounded_channel();
+    let app = DesktopApp::builder(
+        AppPaths::under(dir.path()),
+        Arc::new(MemoryStore::default()),
+    )
+    .save_folder(Some(folder.path().to_path_buf()))
+    .notifier(
+        Arc::new(common::Told(tx)),
+        std::time::Duration::from_millis(100),
+    )
+    .webhook_site(sim.webhook_site_url())
+    .open()
+    .unwrap();
+    app.set_dialogs(common::Chooses::new(ca.path()));
+    let profile = (app.accounts.save_profile(common::office(&sim, None)))
+        .await
+        .unwrap();
+    app.accounts.choose_profile_ca(&profile.id).await.unwrap();
+    app.settings
+        .set_callback(kluis_desktop::CallbackInput {
+            setting: kluis_desktop::CallbackChoice::WebhookSite,
+            relay_secret: None,
+        })
+        .await
+        .unwrap();
+    let (events, mut ended) = tokio::sync::mpsc::unbounded_channel();
+    app.plans
+        .watch_planned(Arc::new(move |e| drop(events.send(e.event))));
+    assert_eq!(app.plans.backup_all().await.unwrap(), 1);
+    loop {
+        match ended.recv().await.expect("the backup ends") {
+            kluis_desktop::AppJobEvent::Saved { .. } => break,
+            kluis_desktop::AppJobEvent::Failed { message, .. } => panic!("{message}"),
+            _ => {}
+        }
+    }
+    let alert = told.recv().await.expect("the failed restore test is told");
+    assert_eq!(alert.title, "Backup of Office failed its restore test");
+    assert!(
+        alert
+            .body
+            .starts_with("The restore test failed: owner-data.bin"),
+        "{alert:?}"
+    );
+    let standing = &app.keeping.dashboard().unwrap()[0];
+    assert!(
+        (standing.restore_test_failed.as_deref())
+            .is_some_and(|what| what.contains("owner-data.bin")),
+        "the dashboard flags the klant: {:?}",
+        standing.restore_test_failed
+    );
+}

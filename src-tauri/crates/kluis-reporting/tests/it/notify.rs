@@ -5,7 +5,7 @@
 #![cfg(target_os = "linux")]
 
 use kluis_core::Code;
-use kluis_reporting::{Alert, DesktopNotifier, Failed, Notifier};
+use kluis_reporting::{Alert, DesktopNotifier, Failed, FailedStep, Notifier};
 use tokio::sync::mpsc;
 
 /// A failure summary sent by the desktop notifier arrives at the session's notification
@@ -23,13 +23,13 @@ async fn a_failure_summary_reaches_the_notification_service() {
             klant: "Bakker B.V.".into(),
             code: Code::Network,
             message: "The service could not be reached.".into(),
-            copy_to: None,
+            step: FailedStep::Backup,
         },
         Failed {
             klant: "Jansen & Zn".into(),
             code: Code::AuthFailed,
             message: "Sign-in refused.".into(),
-            copy_to: None,
+            step: FailedStep::Backup,
         },
     ];
     let alert = Alert::failed(&failures).unwrap();
