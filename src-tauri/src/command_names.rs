@@ -25,6 +25,7 @@ macro_rules! with_commands {
             cancel_backup,
             history,
             show_backup,
+            backup_copies,
             backup_contents,
             restore_backup,
             test_restore,

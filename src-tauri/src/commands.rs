@@ -105,9 +105,18 @@ fn show_backup(app: App<'_>, history_id: String, select: bool) -> Res<()> {
 }
 
 #[tauri::command]
-async fn backup_contents(app: App<'_>, history_id: String) -> Res<Vec<kluis_desktop::BackupEntry>> {
+async fn backup_copies(app: App<'_>, history_id: String) -> Res<Vec<kluis_desktop::HeldCopy>> {
+    app.backups.backup_copies(self::job_id(&history_id)?).await
+}
+
+#[tauri::command]
+async fn backup_contents(
+    app: App<'_>,
+    history_id: String,
+    copy: Option<String>,
+) -> Res<Vec<kluis_desktop::BackupEntry>> {
     app.backups
-        .backup_contents(self::job_id(&history_id)?)
+        .backup_contents(self::job_id(&history_id)?, copy)
         .await
 }
 
@@ -115,17 +124,18 @@ async fn backup_contents(app: App<'_>, history_id: String) -> Res<Vec<kluis_desk
 async fn restore_backup(
     app: App<'_>,
     history_id: String,
+    copy: Option<String>,
     only: Vec<String>,
     on_progress: Channel<kluis_desktop::RestoreProgress>,
 ) -> Res<Option<kluis_desktop::RestoreSummary>> {
     let progress = Arc::new(move |p| drop(on_progress.send(p)));
     app.backups
-        .restore_backup(self::job_id(&history_id)?, only, progress)
+        .restore_backup(self::job_id(&history_id)?, copy, only, progress)
         .await
 }
 
 #[tauri::command]
-async fn test_restore(app: App<'_>, history_id: String) -> Res<kluis_desktop::RestoreTestRecord> {
+async fn test_restore(app: App<'_>, history_id: String) -> Res<Vec<kluis_desktop::RoundTest>> {
     app.backups.test_restore(self::job_id(&history_id)?).await
 }
 

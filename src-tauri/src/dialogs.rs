@@ -11,6 +11,9 @@ pub struct TauriDialogs<R: tauri::Runtime> {
     /// The end-to-end tests' answer to the certificate dialog (`KLUIS_E2E_CERTIFICATE`):
     /// WebDriver cannot drive a native dialog.
     pub certificate: Option<PathBuf>,
+    /// The end-to-end tests' answer to the folder dialogs (`KLUIS_E2E_DIALOG_FOLDER`): that
+    /// folder; a save dialog answers its suggested name in it.
+    pub folder: Option<PathBuf>,
 }
 
 /// Waits for a dialog's answer, given to a callback on the UI thread.
@@ -25,6 +28,9 @@ async fn answer(
 #[async_trait]
 impl<R: tauri::Runtime> kluis_desktop::Dialogs for TauriDialogs<R> {
     async fn save_file(&self, file_name: &str, folder: Option<&Path>) -> Option<PathBuf> {
+        if let Some(answer) = &self.folder {
+            return Some(answer.join(file_name));
+        }
         let mut dialog = self.handle.dialog().file().set_file_name(file_name);
         if let Some(folder) = folder {
             dialog = dialog.set_directory(folder);
@@ -33,6 +39,9 @@ impl<R: tauri::Runtime> kluis_desktop::Dialogs for TauriDialogs<R> {
     }
 
     async fn pick_folder(&self) -> Option<PathBuf> {
+        if let Some(answer) = &self.folder {
+            return Some(answer.clone());
+        }
         let dialog = self.handle.dialog().file().set_can_create_directories(true);
         answer(|tx| dialog.pick_folder(move |p| drop(tx.send(p)))).await
     }

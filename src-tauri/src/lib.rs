@@ -12,8 +12,9 @@
 //! `--hidden` (the login item's) starts in the tray, when plans are set;
 //! `--baseline-window` opens only an empty window (for footprint measurements).
 //! Environment: `KLUIS_DATA_DIR` keeps all files under one folder; `KLUIS_E2E_SAVE_DIR` makes
-//! every backup land in that folder and `KLUIS_E2E_CERTIFICATE` answers the certificate
-//! dialog (end-to-end tests cannot drive a native dialog).
+//! every backup land in that folder, `KLUIS_E2E_CERTIFICATE` answers the certificate
+//! dialog and `KLUIS_E2E_DIALOG_FOLDER` the folder and save dialogs (end-to-end tests cannot
+//! drive a native dialog).
 
 /// The command names (one list for build.rs, the handler check and the UI check).
 pub mod command_names;
@@ -123,6 +124,7 @@ pub fn run() {
             let dialogs = dialogs::TauriDialogs {
                 handle: app.handle().clone(),
                 certificate: std::env::var_os("KLUIS_E2E_CERTIFICATE").map(PathBuf::from),
+                folder: std::env::var_os("KLUIS_E2E_DIALOG_FOLDER").map(PathBuf::from),
             };
             app.state::<DesktopApp>().set_dialogs(Arc::new(dialogs));
             (app.state::<DesktopApp>().background)

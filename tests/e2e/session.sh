@@ -54,7 +54,9 @@ export KLUIS_WEBHOOK_SITE_URL=$(grep '^webhook_site_url=' "$work/sim.env" | cut 
 
 export KLUIS_APP_BINARY="$bin/kluis-app"
 export KLUIS_DATA_DIR="$work/data" KLUIS_E2E_SAVE_DIR="$work/saved" KLUIS_SCREENSHOTS="$work/screenshots"
-mkdir -p "$KLUIS_DATA_DIR" "$KLUIS_E2E_SAVE_DIR" "$KLUIS_SCREENSHOTS"
+# What the native folder and save dialogs answer (a restore's folder, a report's place).
+export KLUIS_E2E_DIALOG_FOLDER="$work/picked"
+mkdir -p "$KLUIS_DATA_DIR" "$KLUIS_E2E_SAVE_DIR" "$KLUIS_SCREENSHOTS" "$KLUIS_E2E_DIALOG_FOLDER"
 export WEBKIT_DISABLE_COMPOSITING_MODE=1
 
 tauri-driver --port 4444 --native-driver "$(command -v WebKitWebDriver)" >"$work/tauri-driver.log" 2>&1 &

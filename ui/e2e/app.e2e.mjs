@@ -482,3 +482,55 @@ test("a klant's retention rule removes its oldest backup, the history says so, a
   await waitRow("dash-demo-jansen", "Damaged backups: 1");
   await shot("27-verify-found-changed");
 });
+
+test("a backup's contents are searched, one file restored through the folder dialog, and a restore test is in the history and the report", async () => {
+  const picked = env("KLUIS_E2E_DIALOG_FOLDER");
+  await (await $t("profile-demo")).click();
+  await waitText("session", "demo");
+  await (await $t("tab-history")).click();
+  // Only this klant's backups (another klant's newest was changed on disk by the test before).
+  await browser.execute(() => {
+    const filter = document.getElementById("history-filter");
+    filter.value = "demo";
+    filter.dispatchEvent(new Event("change", { bubbles: true }));
+  });
+  await browser.waitUntil(
+    () => browser.execute(() => [...document.querySelectorAll('[data-test="history-row"]')].every((row) => !/Jansen|Vries/.test(row.textContent))),
+    { timeout: 10000, timeoutMsg: "the history never showed only the demo klant" },
+  );
+  const kept = await browser.$('[data-test="history-row"][data-stage="saved"] [data-test="history-contents"]');
+  await kept.waitForExist({ timeout: 10000 }).catch(async (e) => {
+    const rows = await browser.execute(() => [...document.querySelectorAll('[data-test="history-row"]')].map((r) => `${r.getAttribute("data-stage")}: ${r.textContent}`));
+    await shot("failed-history-contents").catch(() => undefined);
+    throw new Error(`${e.message}; the history shows ${rows.length} rows: ${rows.join(" | ").slice(0, 1500)}`);
+  });
+  await kept.click();
+  await waitText("contents-count", "1 of 1 entries", 60000);
+  await (await $t("contents-search")).setValue("nothing-like-this");
+  await waitText("contents-count", "0 of 1 entries");
+  await (await $t("contents-search")).setValue("owner");
+  await waitText("contents-count", "1 of 1 entries");
+  await shot("28-contents");
+  await (await $t("content-restore")).click();
+  await waitText("restore-done", picked, 60000);
+  const restored = join(picked, "owner-data.bin");
+  assert.ok(existsSync(restored), "the entry is restored into the folder the dialog answered");
+  assert.ok(statSync(restored).size > 40 * 1024 * 1024, "whole");
+  await shot("29-restored");
+
+  await (await $t("history-test-restore")).click();
+  await waitText("restore-test", "The restore test passed", 60000);
+  assert.match(await (await $t("restore-test")).getText(), /1 entries/);
+  await shot("30-restore-tested");
+
+  // The auditor report (its save dialog answered in the same folder) carries the test.
+  await (await browser.$('[data-test="report"] summary')).click();
+  await (await $t("report-export")).click();
+  const done = await waitText("report-done", "kluis-report-", 30000);
+  const path = (await done.getText()).match(/(\/\S+\.csv)/)?.[1];
+  assert.ok(path && existsSync(path), `the report is written: ${await done.getText()}`);
+  const [header, ...rows] = readFileSync(path, "utf8").trim().split("\n");
+  const column = header.split(",").indexOf("restore_test");
+  assert.ok(column > 0, header);
+  assert.ok(rows.some((row) => row.includes("passed")), `a row's restore_test says passed: ${rows.join("\n")}`);
+});

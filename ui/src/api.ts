@@ -9,7 +9,8 @@ import type {
   HostKey,
   RestoreProgress,
   RestoreSummary,
-  RestoreTestRecord,
+  HeldCopy,
+  RoundTest,
   SftpInput,
   SftpServer,
   CallbackInput,
@@ -70,16 +71,18 @@ export const api = {
   cancelBackup: (jobId: string) => invoke<void>("cancel_backup", { jobId }),
   history: (profileId: string | null) => invoke<HistoryEntry[]>("history", { profileId }),
   showBackup: (historyId: string, select: boolean) => invoke<void>("show_backup", { historyId, select }),
-  /** History → Contents: every entry of a saved backup (an encrypted one opened with its klant's passphrase). */
-  backupContents: (historyId: string) => invoke<Entry[]>("backup_contents", { historyId }),
-  /** Restore…: the entries at or under `only` (none: all) into a folder Rust's dialog picks; null when cancelled. */
-  restoreBackup: (historyId: string, only: string[], onProgress: (p: RestoreProgress) => void) => {
+  /** The copies of a saved backup that the copy targets hold (what Contents can read instead). */
+  backupCopies: (historyId: string) => invoke<HeldCopy[]>("backup_copies", { historyId }),
+  /** History → Contents: every entry of a saved backup (an encrypted one opened with its klant's passphrase), or of its copy on copy target `copy` (fetched back). */
+  backupContents: (historyId: string, copy: string | null) => invoke<Entry[]>("backup_contents", { historyId, copy }),
+  /** Restore…: the entries at or under `only` (none: all) of the backup, or of its copy on `copy`, into a folder Rust's dialog picks; null when cancelled. */
+  restoreBackup: (historyId: string, copy: string | null, only: string[], onProgress: (p: RestoreProgress) => void) => {
     const channel = new Channel<RestoreProgress>();
     channel.onmessage = onProgress;
-    return invoke<RestoreSummary | null>("restore_backup", { historyId, only, onProgress: channel });
+    return invoke<RestoreSummary | null>("restore_backup", { historyId, copy, only, onProgress: channel });
   },
-  /** Test restore: restored into a temporary folder, checked, recorded in the history. */
-  testRestore: (historyId: string) => invoke<RestoreTestRecord>("test_restore", { historyId }),
+  /** Test restore: the backup and then each of its copies restored into a temporary folder, checked, recorded in the history. */
+  testRestore: (historyId: string) => invoke<RoundTest[]>("test_restore", { historyId }),
   settings: () => invoke<Settings>("settings"),
   /** Rust opens the folder dialog; the settings come back unchanged when it was cancelled. */
   chooseSaveFolder: () => invoke<Settings>("choose_save_folder"),

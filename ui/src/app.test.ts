@@ -80,8 +80,13 @@ function fakeBackend(
         onProgress.onmessage?.({ done: 1024, total: 2048 });
         return { folder: "/home/u/Teruggezet", files: 1, folders: 0, bytes: 2048, not_restored: [] };
       }
+      case "backup_copies":
+        return [{ target_id: "t-nas", name: "NAS" }];
       case "test_restore":
-        return { job: "h2", at_ms: 0, passed: false, entries: 2, bytes: 2148, took_ms: 1500, detail: "2025/memoriaal.csv: invalid checksum" };
+        return [
+          { record: { job: "h2", at_ms: 0, passed: false, entries: 2, bytes: 2148, took_ms: 1500, detail: "2025/memoriaal.csv: invalid checksum", target: null }, copy_on: null },
+          { record: { job: "h2", at_ms: 0, passed: true, entries: 2, bytes: 2148, took_ms: 2500, detail: null, target: "t-nas" }, copy_on: "NAS" },
+        ];
       case "dashboard":
         return options.dashboard ?? (options.profiles ?? (started ? [demoProfile] : [])).map((p) => klant(p.id, p.name));
       case "choose_profile_ca":
@@ -696,7 +701,7 @@ describe("Kluis UI", () => {
     await settle();
     await click("tab-history");
     await click("history-contents");
-    expect(calls.find((c) => c.cmd === "backup_contents")?.args).toEqual({ historyId: "h2" });
+    expect(calls.find((c) => c.cmd === "backup_contents")?.args).toEqual({ historyId: "h2", copy: null });
     const rows = () => [...document.querySelectorAll('[data-test="content"]')];
     expect(rows().map((r) => r.querySelector("span")?.textContent)).toEqual(["2025/", "grootboek.csv", "memoriaal.csv", "../evil.txt"]);
     expect(byTest("content-refused")?.textContent, "a hostile entry is said, with no button").toContain("climbs out");
@@ -705,12 +710,22 @@ describe("Kluis UI", () => {
     expect(byTest("contents-count")?.textContent).toBe("2 of 4 entries");
     (rows()[1].querySelector('[data-test="content-restore"]') as HTMLButtonElement).click();
     await settle();
-    expect(calls.find((c) => c.cmd === "restore_backup")?.args).toMatchObject({ historyId: "h2", only: ["2025/grootboek.csv"] });
+    expect(calls.find((c) => c.cmd === "restore_backup")?.args).toMatchObject({ historyId: "h2", copy: null, only: ["2025/grootboek.csv"] });
     expect(byTest("restore-done")?.textContent).toContain("/home/u/Teruggezet");
+    // The copy on the NAS is read instead (as after a lost disk), and restored from.
+    const from = byTest("contents-from") as HTMLSelectElement;
+    expect([...from.options].map((o) => o.textContent)).toEqual(["This computer", "The copy on NAS"]);
+    from.value = "t-nas";
+    from.dispatchEvent(new Event("change", { bubbles: true }));
+    await settle();
+    expect(calls.filter((c) => c.cmd === "backup_contents").at(-1)?.args).toEqual({ historyId: "h2", copy: "t-nas" });
+    await click("contents-restore-all");
+    expect(calls.filter((c) => c.cmd === "restore_backup").at(-1)?.args).toMatchObject({ historyId: "h2", copy: "t-nas", only: [] });
     await click("history-test-restore");
     expect(calls.find((c) => c.cmd === "test_restore")?.args).toEqual({ historyId: "h2" });
     expect(byTest("restore-test")?.textContent).toContain("FAILED");
     expect(byTest("restore-test")?.textContent).toContain("memoriaal.csv");
+    expect(byTest("restore-test")?.textContent).toContain("Copy on NAS: The restore test passed");
     await click("contents-close");
     expect(byTest("contents")).toBeNull();
   });

@@ -408,7 +408,20 @@ job: string, at_ms: number, passed: boolean, entries: number, bytes: number, too
 /**
  * What failed (entries and why), or why the test could not run.
  */
-detail: string | null, };
+detail: string | null, 
+/**
+ * The copy target (its id) whose copy of the backup was fetched and tested; none for the
+ * file saved on this computer.
+ */
+target: string | null, };
+
+export type RoundTest = { record: RestoreTestRecord, 
+/**
+ * The copy target's name, for the test of a copy on it.
+ */
+copy_on: string | null, };
+
+export type HeldCopy = { target_id: string, name: string, };
 
 export type NotRestored = { name: string, why: string, };
 

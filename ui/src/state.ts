@@ -7,7 +7,7 @@ import { computed, signal } from "@preact/signals";
 import type { UiError } from "./api";
 import { isRunning, type BackupView } from "./backup-state";
 import { t, type Key } from "./i18n";
-import type { BucketInput, Entry, HostKey, RestoreSummary, RestoreTestRecord, SftpInput, CallbackChoice, CallbackTestResult, Day, HistoryEntry, KlantStatus, MailInput, MailSettings, Permissions, ProfileView, ReportExport, ReportFormat, Schedule, Settings, VerifyReport } from "./bindings";
+import type { BucketInput, Entry, HostKey, HeldCopy, RestoreSummary, RoundTest, SftpInput, CallbackChoice, CallbackTestResult, Day, HistoryEntry, KlantStatus, MailInput, MailSettings, Permissions, ProfileView, ReportExport, ReportFormat, Schedule, Settings, VerifyReport } from "./bindings";
 import { localDay } from "./format";
 import { defaultSort, type Sort } from "./dashboard";
 
@@ -107,7 +107,7 @@ export const state = {
    * and a restore under way (its progress) or ended (what it did, or why not). */
   contents: signal<Contents | null>(null),
   /** History → Test restore of a backup: under way, its recorded result, or why it could not run. */
-  restoreTest: signal<{ historyId: string; result: "testing" | RestoreTestRecord | { error: UiError } } | null>(null),
+  restoreTest: signal<{ historyId: string; result: "testing" | RoundTest[] | { error: UiError } } | null>(null),
   /** The report for auditors' period (local days, YYYY-MM-DD) and format: the last 30 days. */
   reportDraft: signal<{ from: string; to: string; format: ReportFormat }>({ from: localDay(new Date(), 29), to: localDay(new Date()), format: "csv" }),
   /** "Export report": under way, where it went, or its error (null: none this session). */
@@ -239,6 +239,9 @@ export function newBucketDraft(): BucketDraft {
 /** An open Contents panel (see `state.contents`). */
 export type Contents = {
   historyId: string;
+  /** The copies the copy targets hold, and which is read (null: the file on this computer). */
+  copies: HeldCopy[];
+  from: string | null;
   entries: Entry[] | null;
   search: string;
   restore: null | { progress: { done: number; total: number } } | { done: RestoreSummary } | { error: UiError };

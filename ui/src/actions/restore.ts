@@ -3,14 +3,23 @@
 import { api, asError } from "../api";
 import { state } from "../state";
 
-/** Opens the Contents panel of backup `historyId` and reads its entries. */
-export async function openContents(historyId: string): Promise<void> {
-  state.contents.value = { historyId, entries: null, search: "", restore: null };
+/** Opens the Contents panel of backup `historyId` and reads its entries — from its copy on
+ * copy target `from` when one is given; the copies it can read instead are listed too. */
+export async function openContents(historyId: string, from: string | null = null): Promise<void> {
+  const copies = state.contents.value?.historyId === historyId ? state.contents.value.copies : [];
+  state.contents.value = { historyId, copies, from, entries: null, search: "", restore: null };
+  const current = () => state.contents.value?.historyId === historyId && state.contents.value.from === from;
+  api.backupCopies(historyId).then(
+    (copies) => {
+      if (state.contents.value?.historyId === historyId) state.contents.value = { ...state.contents.value, copies };
+    },
+    () => {},
+  );
   try {
-    const entries = await api.backupContents(historyId);
-    if (state.contents.value?.historyId === historyId) state.contents.value = { ...state.contents.value, entries };
+    const entries = await api.backupContents(historyId, from);
+    if (current()) state.contents.value = { ...state.contents.value!, entries };
   } catch (e) {
-    if (state.contents.value?.historyId === historyId) state.contents.value = { ...state.contents.value, entries: [], restore: { error: asError(e) } };
+    if (current()) state.contents.value = { ...state.contents.value!, entries: [], restore: { error: asError(e) } };
   }
 }
 
@@ -31,7 +40,7 @@ export async function restoreEntries(only: string[]): Promise<void> {
   };
   update({ progress: { done: 0, total: 0 } });
   try {
-    const done = await api.restoreBackup(open.historyId, only, (progress) => update({ progress }));
+    const done = await api.restoreBackup(open.historyId, open.from, only, (progress) => update({ progress }));
     update(done ? { done } : null);
   } catch (e) {
     update({ error: asError(e) });

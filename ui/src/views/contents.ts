@@ -2,7 +2,7 @@
 // typed; Restore… of one entry, a folder or everything (the folder is picked in Rust's
 // dialog, the page names no path), with its progress and what it did.
 import { h } from "preact";
-import { closeContents, restoreEntries, searchContents } from "../actions/restore";
+import { closeContents, openContents, restoreEntries, searchContents } from "../actions/restore";
 import type { Entry } from "../bindings";
 import { bytes } from "../format";
 import { t } from "../i18n";
@@ -44,6 +44,19 @@ export function ContentsPanel() {
     "section",
     { class: "contents", "aria-labelledby": "contents-title", "data-test": "contents" },
     h("h3", { id: "contents-title" }, t("contentsTitle")),
+    open.copies.length
+      ? h(
+          "div",
+          { class: "field" },
+          h("label", { for: "contents-from" }, t("contentsFrom")),
+          h(
+            "select",
+            { id: "contents-from", "data-test": "contents-from", value: open.from ?? "", disabled: busy, onChange: (ev: Event) => void openContents(open.historyId, (ev.target as HTMLSelectElement).value || null) },
+            h("option", { value: "" }, t("contentsFromHere")),
+            open.copies.map((c) => h("option", { key: c.target_id, value: c.target_id }, t("contentsFromCopy", { target: c.name }))),
+          ),
+        )
+      : null,
     h(
       "div",
       { class: "row" },

@@ -4,7 +4,7 @@ import { showBackup, startBackup } from "../actions/backup";
 import { openContents, testRestore } from "../actions/restore";
 import { editReport, exportReport, filterHistory } from "../actions/history";
 import type { UiError } from "../api";
-import type { HistoryEntry, ReportFormat } from "../bindings";
+import type { HistoryEntry, ReportFormat, RoundTest } from "../bindings";
 import { copyText } from "../dom";
 import { errorTitle } from "../errors";
 import { bytes, dateTime, duration, shortHash } from "../format";
@@ -124,10 +124,17 @@ function RestoreTested() {
   const result = test.result;
   if (result === "testing") return h("p", { role: "status", "data-test": "restore-test" }, t("testRestoreRunning"));
   if ("error" in result) return h("div", { class: "error", role: "alert", "data-test": "restore-test" }, result.error.message);
-  const counts = { entries: String(result.entries), size: bytes(result.bytes), seconds: (result.took_ms / 1000).toFixed(1) };
-  return result.passed
-    ? h("p", { class: "success", role: "status", "data-test": "restore-test" }, t("testRestorePassed", counts))
-    : h("div", { class: "error", role: "alert", "data-test": "restore-test" }, t("testRestoreFailed"), result.detail ? h("p", {}, result.detail) : null);
+  return h("div", { "data-test": "restore-test" }, result.map((test, i) => h(RoundTested, { key: i, test })));
+}
+
+/** One test of a Test restore: the saved file's, or a copy's (named). */
+function RoundTested({ test }: { test: RoundTest }) {
+  const r = test.record;
+  const of = test.copy_on ? `${t("testRestoreOfCopy", { target: test.copy_on })} ` : "";
+  const counts = { entries: String(r.entries), size: bytes(r.bytes), seconds: (r.took_ms / 1000).toFixed(1) };
+  return r.passed
+    ? h("p", { class: "success", role: "status" }, of, t("testRestorePassed", counts))
+    : h("div", { class: "error", role: "alert" }, of, t("testRestoreFailed"), r.detail ? h("p", {}, r.detail) : null);
 }
 
 const headers = ["colWhen", "colDuration", "colSize", "colHash", "colWhere", "colStatus", "colActions"] as const;

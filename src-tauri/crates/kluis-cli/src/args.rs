@@ -141,7 +141,20 @@ pub enum Command {
     /// to (or why it is not: a link, a name that climbs out of the folder, a password).
     Contents {
         /// The backup (a zip archive, encrypted or not).
-        file: PathBuf,
+        #[arg(required_unless_present = "profile", conflicts_with = "profile")]
+        file: Option<PathBuf>,
+        /// Instead of a file: with --latest, the newest kept backup of this klant (a saved
+        /// profile, or the label of backups made with flags).
+        #[arg(long, requires = "latest")]
+        profile: Option<String>,
+        /// With --profile: the klant's newest kept backup.
+        #[arg(long, requires = "profile")]
+        latest: bool,
+        /// The backup's copy on this copy target instead (fetched back into an owner-only
+        /// temporary file and checked against its recorded SHA-256, then listed): what is
+        /// there if this computer's file is lost.
+        #[arg(long, value_name = "TARGET")]
+        copy: Option<String>,
         /// An encrypted backup's age identity file (else its passphrase from
         /// KLUIS_ENCRYPTION_PASSPHRASE or the keyring of the profile whose backup it is).
         #[arg(long)]
@@ -173,8 +186,9 @@ pub enum Command {
     },
     /// Prove that a backup restores: every entry restored into an owner-only temporary folder
     /// and checked (size, CRC-32), the folder removed; recorded in the history when it is a
-    /// backup the history knows (the auditor report's last restore test). Exits with 7 when
-    /// an entry fails.
+    /// backup the history knows (the auditor report's last restore test). With --profile, the
+    /// klant's newest kept backup and then each copy of it on a copy target (fetched back).
+    /// Exits with 7 when an entry fails.
     RestoreTest {
         /// The backup (a zip archive, encrypted or not).
         #[arg(required_unless_present = "profile", conflicts_with = "profile")]

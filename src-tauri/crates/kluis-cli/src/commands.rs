@@ -139,9 +139,24 @@ pub async fn run(cli: Cli) -> Result<()> {
         } => crate::verify::run(&cli, profile.as_deref(), read_back_copies, json).await,
         Command::Contents {
             ref file,
+            ref profile,
+            ref copy,
             ref identity,
             json,
-        } => crate::restore::contents(&cli, file, identity.as_deref(), json).await,
+            ..
+        } => {
+            let which = match (file, profile) {
+                (Some(file), _) => crate::restore::Which::File(file),
+                (None, Some(profile)) => crate::restore::Which::Newest(profile),
+                (None, None) => unreachable!("clap requires one"),
+            };
+            let what = crate::restore::Listed {
+                which,
+                copy: copy.as_deref(),
+                json,
+            };
+            crate::restore::contents(&cli, what, identity.as_deref()).await
+        }
         Command::Restore {
             ref file,
             ref identity,
@@ -164,8 +179,8 @@ pub async fn run(cli: Cli) -> Result<()> {
             json,
         } => {
             let which = match (file, profile) {
-                (Some(file), _) => crate::restore::Tested::File(file),
-                (None, Some(profile)) => crate::restore::Tested::Newest(profile),
+                (Some(file), _) => crate::restore::Which::File(file),
+                (None, Some(profile)) => crate::restore::Which::Newest(profile),
                 (None, None) => unreachable!("clap requires one"),
             };
             crate::restore::test(&cli, which, identity.as_deref(), json).await

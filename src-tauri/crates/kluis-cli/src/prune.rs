@@ -166,14 +166,19 @@ pub fn tell(key: &KlantKey, name: &str, step: AfterSave) {
         AfterSave::VerifyFailed(e) => {
             eprintln!("kluis: {name}: the monthly verification could not run: {e}")
         }
-        AfterSave::RestoreTested(test) if test.passed => eprintln!(
-            "kluis: {name}: monthly restore test passed: {} entries, {} bytes.",
-            test.entries, test.bytes
-        ),
-        AfterSave::RestoreTested(test) => eprintln!(
-            "kluis: {name}: the monthly restore test FAILED: {} (see `kluis restore-test --profile`).",
-            test.detail.as_deref().unwrap_or("the backup does not restore")
-        ),
+        AfterSave::RestoreTested(test) => {
+            let of = (test.copy_on.as_ref()).map_or(String::new(), |t| format!(" of the copy on \"{t}\""));
+            match &test.record {
+                record if record.passed => eprintln!(
+                    "kluis: {name}: monthly restore test{of} passed: {} entries, {} bytes.",
+                    record.entries, record.bytes
+                ),
+                record => eprintln!(
+                    "kluis: {name}: the monthly restore test{of} FAILED: {} (see `kluis restore-test --profile`).",
+                    record.detail.as_deref().unwrap_or("the backup does not restore")
+                ),
+            }
+        }
         AfterSave::RestoreTestFailed(e) => {
             eprintln!("kluis: {name}: the monthly restore test could not run: {e}")
         }

@@ -7,7 +7,7 @@
 //! empty folder on this disk or missing, and a copy must not land on the disk it protects
 //! against. (Missing is refused; an empty mount point cannot be told from an empty share.)
 
-use std::io::Read;
+use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
 
@@ -233,6 +233,11 @@ pub(crate) fn klant_folder_name(source: &Path) -> String {
 
 /// The length and SHA-256 of the file at `path`, read from the start.
 fn read_back_file(path: &Path) -> std::io::Result<(u64, String)> {
+    read_back_into(path, &mut std::io::sink())
+}
+
+/// The length and SHA-256 of the file at `path`, read from the start and written to `sink`.
+pub(crate) fn read_back_into(path: &Path, sink: &mut dyn Write) -> std::io::Result<(u64, String)> {
     let mut file = std::fs::File::open(path)?;
     let mut hasher = Sha256::new();
     let mut buffer = vec![0u8; 256 * 1024];
@@ -243,6 +248,7 @@ fn read_back_file(path: &Path) -> std::io::Result<(u64, String)> {
             break;
         }
         hasher.update(&buffer[..n]);
+        sink.write_all(&buffer[..n])?;
         bytes += n as u64;
     }
     Ok((bytes, hex::encode(hasher.finalize())))

@@ -3,6 +3,7 @@
 //! copies are made, checked and deleted. Blocking calls, as the rest of this crate: a bucket's
 //! and a server's requests run on the tokio runtime of the calling blocking thread.
 
+use std::io::Write;
 use std::path::PathBuf;
 use std::sync::Arc;
 
@@ -83,6 +84,53 @@ impl Opened {
                 on_runtime(bucket.delete(location, record.version.as_deref()))?
             }
             Opened::Sftp(server) => on_runtime(server.delete(location))?,
+        }
+    }
+
+    /// The copy `record` names, read back in full into `into` (a local file the caller made
+    /// owner-only): a restore test of the copy, its contents. Fails, naming the target, when
+    /// what was read is not the copy as made (its recorded length and SHA-256).
+    pub fn fetch(&self, record: &CopyRecord, into: &mut (dyn Write + Send)) -> Result<()> {
+        let (location, bytes, sha256) = crate::check::recorded(record).map_err(|check| {
+            Error::Config(
+                check
+                    .detail
+                    .unwrap_or_else(|| "The copy is not recorded.".into()),
+            )
+        })?;
+        let not_there = |name: &str| {
+            Error::Config(format!(
+                "Copy target \"{name}\": {location} is not a place on it; the history's record of the copy does not fit the target."
+            ))
+        };
+        let read = match self {
+            Opened::Folder { name, .. } => {
+                folder::read_back_into(std::path::Path::new(location), into).map_err(|e| {
+                    Error::io(
+                        format!("read the copy {location} on copy target \"{name}\""),
+                        e,
+                    )
+                })?
+            }
+            Opened::Bucket(bucket) => {
+                let key = bucket
+                    .key_of(location)
+                    .ok_or_else(|| not_there(&bucket.name))?;
+                on_runtime(bucket.read_back_into(key, record.version.as_deref(), into))??
+            }
+            Opened::Sftp(server) => {
+                let path = server
+                    .path_of(location)
+                    .ok_or_else(|| not_there(&server.name))?;
+                on_runtime(server.read_back_into(path, into))??
+            }
+        };
+        match read == (bytes, sha256.to_string()) {
+            true => Ok(()),
+            false => Err(Error::BackupsDamaged(format!(
+                "The copy at {location} is not the backup as it was copied: {} bytes with another SHA-256. Verify the copies (kluis verify --read-back-copies).",
+                read.0
+            ))),
         }
     }
 

@@ -119,13 +119,7 @@ CREATE TABLE IF NOT EXISTS copy_checks (
 
 /// Columns added after the tables were first made, added to an older history when it opens.
 pub(crate) fn add_new_columns(conn: &rusqlite::Connection) -> rusqlite::Result<()> {
-    let has_version = conn
-        .prepare("SELECT 1 FROM pragma_table_info('copies') WHERE name = 'version'")?
-        .exists([])?;
-    if !has_version {
-        conn.execute_batch("ALTER TABLE copies ADD COLUMN version TEXT")?;
-    }
-    Ok(())
+    crate::history::add_column(conn, "copies", "version", "TEXT")
 }
 
 const SELECT_COPIES: &str = "SELECT copies.job_id, copies.target, made, location, bytes, \

@@ -245,6 +245,23 @@ fn transact<T>(
     Ok(outcome)
 }
 
+/// Adds column `column` (of SQL type `kind`) to `table` when an older history lacks it (its
+/// rows get NULL there). Names are the code's own constants, never input.
+pub(crate) fn add_column(
+    conn: &rusqlite::Connection,
+    table: &str,
+    column: &str,
+    kind: &str,
+) -> rusqlite::Result<()> {
+    let has = conn
+        .prepare("SELECT 1 FROM pragma_table_info(?1) WHERE name = ?2")?
+        .exists(rusqlite::params![table, column])?;
+    if !has {
+        conn.execute_batch(&format!("ALTER TABLE {table} ADD COLUMN {column} {kind}"))?;
+    }
+    Ok(())
+}
+
 pub(crate) fn db_error(e: rusqlite::Error) -> Error {
     Error::Io(format!("The backup history could not be read or written ({e}). Check that the data folder is writable."))
 }
@@ -292,6 +309,7 @@ impl History {
         conn.execute_batch(crate::restore_tests::SCHEMA)
             .map_err(db_error)?;
         crate::copies::add_new_columns(&conn).map_err(db_error)?;
+        crate::restore_tests::add_new_columns(&conn).map_err(db_error)?;
         Ok(Self {
             conn: Mutex::new(conn),
             claims,

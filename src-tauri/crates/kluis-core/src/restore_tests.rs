@@ -27,6 +27,9 @@ pub struct RestoreTestRecord {
     pub took_ms: u64,
     /// What failed (entries and why), or why the test could not run.
     pub detail: Option<String>,
+    /// The copy target (its id) whose copy of the backup was fetched and tested; none for the
+    /// file saved on this computer.
+    pub target: Option<String>,
 }
 
 pub(crate) const SCHEMA: &str = "
@@ -37,10 +40,16 @@ CREATE TABLE IF NOT EXISTS restore_tests (
     entries INTEGER NOT NULL,
     bytes INTEGER NOT NULL,
     took_ms INTEGER NOT NULL,
-    detail TEXT
+    detail TEXT,
+    target TEXT
 );
 CREATE INDEX IF NOT EXISTS restore_tests_by_job ON restore_tests (job_id, at_ms);
 ";
+
+/// Columns added after the table was first made, added to an older history when it opens.
+pub(crate) fn add_new_columns(conn: &rusqlite::Connection) -> rusqlite::Result<()> {
+    crate::history::add_column(conn, "restore_tests", "target", "TEXT")
+}
 
 /// A month, as the monthly restore test counts it (as monthly verification does).
 pub const MONTH_MS: i64 = 30 * 24 * 60 * 60 * 1000;
@@ -50,8 +59,8 @@ impl History {
     pub fn restore_tested(&self, record: &RestoreTestRecord) -> Result<()> {
         self.write(Durability::Light, |tx| {
             tx.execute(
-                "INSERT INTO restore_tests (job_id, at_ms, passed, entries, bytes, took_ms, detail) \
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+                "INSERT INTO restore_tests (job_id, at_ms, passed, entries, bytes, took_ms, detail, target) \
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
                 params![
                     record.job,
                     record.at_ms,
@@ -59,20 +68,23 @@ impl History {
                     record.entries as i64,
                     record.bytes as i64,
                     record.took_ms as i64,
-                    record.detail
+                    record.detail,
+                    record.target
                 ],
             )
         })?;
         Ok(())
     }
 
-    /// The newest restore test of any backup of `klant`.
+    /// The newest restore test of any backup of `klant` — of its newest round (the saved file
+    /// and its copies, tested at one time), a failed one first: one failure stands for the
+    /// round.
     pub fn last_restore_test(&self, klant: &KlantKey) -> Result<Option<RestoreTestRecord>> {
         let conn = self.conn.lock().unwrap();
         conn.query_row(
-            "SELECT r.job_id, r.at_ms, r.passed, r.entries, r.bytes, r.took_ms, r.detail \
+            "SELECT r.job_id, r.at_ms, r.passed, r.entries, r.bytes, r.took_ms, r.detail, r.target \
              FROM restore_tests r JOIN jobs ON jobs.id = r.job_id \
-             WHERE jobs.profile = ?1 ORDER BY r.at_ms DESC, r.rowid DESC LIMIT 1",
+             WHERE jobs.profile = ?1 ORDER BY r.at_ms DESC, r.passed ASC, r.rowid DESC LIMIT 1",
             params![klant],
             record,
         )
@@ -80,12 +92,12 @@ impl History {
         .map_err(db_error)
     }
 
-    /// The newest restore test of backup `job`.
+    /// The newest restore test of backup `job` (of its newest round, a failed one first).
     pub fn restore_test_of(&self, job: &str) -> Result<Option<RestoreTestRecord>> {
         let conn = self.conn.lock().unwrap();
         conn.query_row(
-            "SELECT job_id, at_ms, passed, entries, bytes, took_ms, detail FROM restore_tests \
-             WHERE job_id = ?1 ORDER BY at_ms DESC, rowid DESC LIMIT 1",
+            "SELECT job_id, at_ms, passed, entries, bytes, took_ms, detail, target \
+             FROM restore_tests WHERE job_id = ?1 ORDER BY at_ms DESC, passed ASC, rowid DESC LIMIT 1",
             params![job],
             record,
         )
@@ -106,7 +118,7 @@ impl History {
     }
 }
 
-/// A row of `restore_tests` (its seven columns in order).
+/// A row of `restore_tests` (its eight columns in order).
 fn record(row: &rusqlite::Row) -> rusqlite::Result<RestoreTestRecord> {
     Ok(RestoreTestRecord {
         job: row.get(0)?,
@@ -116,6 +128,7 @@ fn record(row: &rusqlite::Row) -> rusqlite::Result<RestoreTestRecord> {
         bytes: row.get::<_, i64>(4)? as u64,
         took_ms: row.get::<_, i64>(5)? as u64,
         detail: row.get(6)?,
+        target: row.get(7)?,
     })
 }
 
@@ -159,6 +172,7 @@ mod tests {
             bytes: 30,
             took_ms: 5,
             detail: (!passed).then(|| "a.csv: CRC-32".into()),
+            target: None,
         };
         history.restore_tested(&record(now - 1000, false)).unwrap();
         history.restore_tested(&record(now, true)).unwrap();
@@ -173,5 +187,52 @@ mod tests {
             "jansen's own"
         );
         assert_eq!(history.last_restore_test(&jansen).unwrap(), None);
+
+        // A round: the saved file passed, its copy on a target failed — at one time. The
+        // failure stands for the round, whichever was recorded first.
+        let later = now + 10;
+        let copy = RestoreTestRecord {
+            target: Some("nas".into()),
+            ..record(later, false)
+        };
+        history.restore_tested(&copy).unwrap();
+        history.restore_tested(&record(later, true)).unwrap();
+        assert_eq!(
+            history.last_restore_test(&bakker).unwrap(),
+            Some(copy.clone())
+        );
+        assert_eq!(history.restore_test_of(&job).unwrap(), Some(copy));
+    }
+
+    /// A history from before copies were restore-tested (no `target` column) gets the column
+    /// when it opens, its tests kept.
+    #[test]
+    fn an_older_history_gets_the_target_column() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = dir.path().join("history.sqlite3");
+        let klant = KlantKey::profile("bakker");
+        let job = {
+            let history = History::open(&db).unwrap();
+            let job = saved(&history, &klant);
+            let test = RestoreTestRecord {
+                job: job.clone(),
+                at_ms: 1,
+                passed: true,
+                entries: 1,
+                bytes: 1,
+                took_ms: 1,
+                detail: None,
+                target: None,
+            };
+            history.restore_tested(&test).unwrap();
+            job
+        };
+        let old = rusqlite::Connection::open(&db).unwrap();
+        old.execute_batch("ALTER TABLE restore_tests DROP COLUMN target")
+            .unwrap();
+        drop(old);
+        let history = History::open(&db).unwrap();
+        let kept = history.restore_test_of(&job).unwrap().expect("kept");
+        assert!(kept.passed && kept.target.is_none(), "{kept:?}");
     }
 }

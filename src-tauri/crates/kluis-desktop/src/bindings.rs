@@ -61,6 +61,8 @@ pub fn typescript() -> String {
         kluis_restore::archive::EntryKind::decl(&cfg),
         kluis_restore::archive::Entry::decl(&cfg),
         kluis_core::restore_tests::RestoreTestRecord::decl(&cfg),
+        kluis_profiles::restore_round::RoundTest::decl(&cfg),
+        crate::app::HeldCopy::decl(&cfg),
         crate::app::NotRestored::decl(&cfg),
         crate::app::RestoreSummary::decl(&cfg),
         crate::app::RestoreProgress::decl(&cfg),

@@ -46,10 +46,10 @@ pub use kluis_profiles::secrets;
 pub mod staging;
 
 pub use app::{
-    AppPaths, BucketInput, DemoInfo, DesktopApp, DesktopAppBuilder, EncryptionInput, LaunchInfo,
-    LoginStart, MailInput, PlanInput, ProgressSink, ReportExport, ReportFormat, ReportRequest,
-    RestoreProgress, RestoreSummary, ResumedJob, SessionInfo, SftpInput, SftpServer, TrayAction,
-    VerifyReport, HIDDEN_FLAG,
+    AppPaths, BucketInput, DemoInfo, DesktopApp, DesktopAppBuilder, EncryptionInput, HeldCopy,
+    LaunchInfo, LoginStart, MailInput, PlanInput, ProgressSink, ReportExport, ReportFormat,
+    ReportRequest, RestoreProgress, RestoreSummary, ResumedJob, SessionInfo, SftpInput, SftpServer,
+    TrayAction, VerifyReport, HIDDEN_FLAG,
 };
 pub use callback::{CallbackInput, CallbackTestResult};
 pub use dialogs::{Dialogs, NoDialogs};
@@ -62,6 +62,8 @@ pub use kluis_core::download::bandwidth::BandwidthLimit;
 pub use kluis_core::restore_tests::RestoreTestRecord;
 pub use kluis_core::retention::Retention;
 pub use kluis_core::{CallbackChoice, HistoryEntry, Saved};
+/// A restore test of a round: the saved file's, or a copy's (*Test restore*).
+pub use kluis_profiles::restore_round::RoundTest;
 pub use kluis_profiles::KlantStatus;
 pub use kluis_restore::Entry as BackupEntry;
 pub use permissions::Permissions;

@@ -40,6 +40,7 @@ pub mod klant_names;
 pub mod mail_settings;
 pub mod monitor;
 pub mod paths;
+pub mod restore_round;
 pub mod secrets;
 mod shared_file;
 pub mod status;

@@ -251,14 +251,17 @@ mod tests {
             status(&profile, 40).restore_test_overdue,
             "never tested, backup kept 40 days"
         );
+        let now = kluis_core::clock::now_ms();
+        // A later test (not one of the same round, which a failure would stand for).
         let test = |passed: bool| RestoreTestRecord {
             job: id.to_string(),
-            at_ms: kluis_core::clock::now_ms(),
+            at_ms: now + passed as i64,
             passed,
             entries: 1,
             bytes: 10,
             took_ms: 1,
             detail: (!passed).then(|| "a.csv: invalid checksum".into()),
+            target: None,
         };
         history.restore_tested(&test(false)).unwrap();
         let failed = status(&profile, 0);

@@ -102,9 +102,9 @@ pub enum AfterSave {
     },
     /// A copy target's own rule could not be applied.
     TargetPruneFailed { target: String, error: Error },
-    /// The monthly restore test of the klant's newest backup ran (passed or failed, as
-    /// recorded in the history).
-    RestoreTested(kluis_core::restore_tests::RestoreTestRecord),
+    /// The monthly restore test of the klant's newest backup, or of its copy on a copy
+    /// target, ran (passed or failed, as recorded in the history).
+    RestoreTested(crate::restore_round::RoundTest),
     /// The monthly restore test could not run.
     RestoreTestFailed(Error),
 }
@@ -281,42 +281,44 @@ pub async fn after_save(
     }
     drop(turn); // the klant's next backup may start
     if profile.verify_monthly {
-        if let Some(step) = verify_monthly(history.clone(), profile.key(), targets).await {
+        if let Some(step) = verify_monthly(history.clone(), profile.key(), targets.clone()).await {
             tell(profile, step);
         }
     }
     if profile.restore_test_monthly {
-        if let Some(step) = restore_test_monthly(history, profile.key(), opener).await {
+        for step in restore_test_monthly(history, profile.key(), targets, opener).await {
             tell(profile, step);
         }
     }
 }
 
 /// The klant's newest backup restore-tested when a month has passed since it last was one
-/// (see `kluis_core::History::restore_test_due`), recorded in the history; an encrypted one
+/// (see `kluis_core::History::restore_test_due`) — the saved file and its copies on `targets`
+/// (see [`crate::restore_round`]) — each test recorded in the history; an encrypted one
 /// opened with `opener`, the klant's passphrase. A backup encrypted to a recipient is left for
 /// `kluis restore-test --identity` (only its holder has the identity): the klant's standing
 /// says its test is overdue until then.
 async fn restore_test_monthly(
     history: Arc<History>,
     key: KlantKey,
+    targets: Vec<CopyTarget>,
     opener: Result<Option<DecryptKey>>,
-) -> Option<AfterSave> {
+) -> Vec<AfterSave> {
     let tested = tokio::task::spawn_blocking(move || {
         if !history.restore_test_due(&key, kluis_core::clock::now_ms())? {
-            return Ok(None);
+            return Ok(Vec::new());
         }
         let Some(newest) = history.kept(Some(&key))?.pop() else {
-            return Ok(None);
+            return Ok(Vec::new());
         };
         let opener = match &newest.encrypted {
             None => None,
             Some(_) => match opener? {
                 Some(opener) => Some(opener),
-                None => return Ok(None),
+                None => return Ok(Vec::new()),
             },
         };
-        kluis_restore::test_and_record(&history, &newest, opener.as_ref()).map(Some)
+        crate::restore_round::restore_test_round(&history, &newest, &targets, opener.as_ref())
     })
     .await
     .unwrap_or_else(|e| {
@@ -325,9 +327,8 @@ async fn restore_test_monthly(
         )))
     });
     match tested {
-        Ok(Some(record)) => Some(AfterSave::RestoreTested(record)),
-        Ok(None) => None,
-        Err(e) => Some(AfterSave::RestoreTestFailed(e)),
+        Ok(tests) => tests.into_iter().map(AfterSave::RestoreTested).collect(),
+        Err(e) => vec![AfterSave::RestoreTestFailed(e)],
     }
 }
 

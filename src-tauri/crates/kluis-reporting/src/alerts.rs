@@ -88,9 +88,9 @@ impl Failed {
     pub fn after_save(klant: &str, step: &AfterSave) -> Option<Failed> {
         match step {
             AfterSave::CopyFailed { target, error } => Some(Failed::copy(klant, target, error)),
-            AfterSave::RestoreTested(test) if !test.passed => Some(Failed::restore_test(
+            AfterSave::RestoreTested(test) if !test.record.passed => Some(Failed::restore_test(
                 klant,
-                test.detail.as_deref().unwrap_or("an entry did not restore"),
+                (test.record.detail.as_deref()).unwrap_or("an entry did not restore"),
             )),
             AfterSave::RestoreTestFailed(error) => {
                 Some(Failed::restore_test(klant, &error.to_string()))

@@ -486,6 +486,7 @@ mod tests {
             bytes: 1_200,
             took_ms: 1_500,
             detail: (!passed).then(|| "2025/a.csv: CRC-32".into()),
+            target: None,
         };
         o.history.restore_tested(&test(true)).unwrap();
         let report = of(&o, today(), today()).unwrap();

@@ -78,11 +78,89 @@ pub fn test_and_record(
     entry: &HistoryEntry,
     key: Option<&DecryptKey>,
 ) -> Result<RestoreTestRecord> {
+    test_saved(history, entry, key, kluis_core::clock::now_ms())
+}
+
+/// [`test_and_record`], recorded as of `at_ms` (a round's one time: see [`test_copy`]).
+pub fn test_saved(
+    history: &History,
+    entry: &HistoryEntry,
+    key: Option<&DecryptKey>,
+    at_ms: i64,
+) -> Result<RestoreTestRecord> {
     let path = entry.path.as_deref().map(Path::new).ok_or_else(|| {
         Error::Config("This backup has no saved file to test (it failed, or was removed).".into())
     })?;
-    let at_ms = kluis_core::clock::now_ms();
-    let record = match restore_test(path, key, path.parent()) {
+    let started = Instant::now();
+    let tested = restore_test(path, key, path.parent());
+    let record = recorded(entry, at_ms, None, tested, started, "");
+    history.restore_tested(&record)?;
+    Ok(record)
+}
+
+/// Reads a copy in full into the file given, checking it is the copy as made.
+pub type Fetch<'a> = Box<dyn FnOnce(&mut std::fs::File) -> Result<()> + 'a>;
+
+/// A copy target's copy of a backup, as a restore test fetches it.
+pub struct CopyOn<'a> {
+    /// The target's id (recorded) and name (said).
+    pub target_id: &'a str,
+    pub target_name: &'a str,
+    pub fetch: Fetch<'a>,
+}
+
+/// A restore test of `entry`'s copy on a copy target: the copy fetched into an owner-only
+/// temporary file (beside the saved backup while its folder is there, else in the system's
+/// temporary folder), restored and checked as the saved file is, the file removed, and the
+/// result recorded in `history` as of `at_ms` with the target — a copy that cannot be fetched
+/// is a failed test, with why. Encrypted copies are opened with `key` (a copy is the file as
+/// saved).
+pub fn test_copy(
+    history: &History,
+    entry: &HistoryEntry,
+    key: Option<&DecryptKey>,
+    at_ms: i64,
+    copy: CopyOn<'_>,
+) -> Result<RestoreTestRecord> {
+    let started = Instant::now();
+    let scratch = (entry.path.as_deref().map(Path::new))
+        .and_then(Path::parent)
+        .filter(|folder| folder.is_dir());
+    let tested = (|| {
+        let mut fetched = scratch_file(scratch)?;
+        (copy.fetch)(fetched.as_file_mut())?;
+        restore_test(fetched.path(), key, scratch)
+    })();
+    let said = format!("Copy on \"{}\": ", copy.target_name);
+    let record = recorded(entry, at_ms, Some(copy.target_id), tested, started, &said);
+    history.restore_tested(&record)?;
+    Ok(record)
+}
+
+/// An owner-only temporary file in `folder` (the system's temporary folder when none), removed
+/// when dropped.
+pub fn scratch_file(folder: Option<&Path>) -> Result<tempfile::NamedTempFile> {
+    let mut builder = tempfile::Builder::new();
+    builder.prefix(".kluis-copy-");
+    // tempfile makes the file owner-only (0600 on Unix): it is the klant's backup.
+    match folder {
+        Some(folder) => builder.tempfile_in(folder),
+        None => builder.tempfile(),
+    }
+    .map_err(|e| Error::io("make a temporary file for the copy", e))
+}
+
+/// The record of a restore test of `entry` (its copy on `target`, when one) that came to
+/// `tested`: what failed named (the first [`NAMED`], the rest counted), `said` before it.
+fn recorded(
+    entry: &HistoryEntry,
+    at_ms: i64,
+    target: Option<&str>,
+    tested: Result<RestoreTested>,
+    started: Instant,
+    said: &str,
+) -> RestoreTestRecord {
+    match tested {
         Ok(tested) => {
             let mut named: Vec<String> = (tested.failed.iter().take(NAMED))
                 .map(|(name, why)| format!("{name}: {why}"))
@@ -96,8 +174,9 @@ pub fn test_and_record(
                 passed: tested.passed(),
                 entries: tested.entries,
                 bytes: tested.bytes,
-                took_ms: tested.took_ms,
-                detail: (!named.is_empty()).then(|| named.join("; ")),
+                took_ms: started.elapsed().as_millis() as u64,
+                detail: (!named.is_empty()).then(|| format!("{said}{}", named.join("; "))),
+                target: target.map(str::to_string),
             }
         }
         Err(e) => RestoreTestRecord {
@@ -106,10 +185,9 @@ pub fn test_and_record(
             passed: false,
             entries: 0,
             bytes: 0,
-            took_ms: (kluis_core::clock::now_ms() - at_ms).max(0) as u64,
-            detail: Some(e.to_string()),
+            took_ms: started.elapsed().as_millis() as u64,
+            detail: Some(format!("{said}{e}")),
+            target: target.map(str::to_string),
         },
-    };
-    history.restore_tested(&record)?;
-    Ok(record)
+    }
 }

@@ -261,3 +261,78 @@ async fn a_targets_rule_thins_its_copies_only() {
         Some("keep the last 1")
     );
 }
+
+/// A lost disk, from the command line: `restore-test --profile` tests the newest backup and
+/// its copy on the target (fetched back), one JSON line each. `contents --profile bakker
+/// --latest` lists the saved file; with the file gone, `--copy NAS` still lists the copy
+/// (fetched back and checked), and `restore-test --profile` fails the lost file (exit 7) but
+/// passes the copy — every test recorded.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_copy_is_listed_and_restore_tested_when_the_file_is_lost() {
+    let e = env(|c| c.payload_size = 50_000).await;
+    with_nas(&e).await;
+    let (saved, _) = backup(&e).await;
+    let tested = e
+        .demo(&["restore-test", "--profile", "bakker", "--json"])
+        .await;
+    assert_succeeded(&tested);
+    let lines = json_lines(&tested.stdout);
+    let copy_on: Vec<&Value> = lines.iter().map(|l| &l["copy_on"]).collect();
+    assert_eq!(copy_on, [&Value::Null, &Value::from("NAS")], "{lines:?}");
+    let listed = e
+        .demo(&["contents", "--profile", "bakker", "--latest", "--json"])
+        .await;
+    assert_succeeded(&listed);
+    assert_eq!(json_lines(&listed.stdout)[0]["path"], "owner-data.bin");
+
+    std::fs::remove_file(&saved).unwrap(); // the disk is lost
+    let args = [
+        "contents",
+        "--profile",
+        "bakker",
+        "--latest",
+        "--copy",
+        "NAS",
+        "--json",
+    ];
+    let from_copy = e.demo(&args).await;
+    assert_succeeded(&from_copy);
+    assert_eq!(json_lines(&from_copy.stdout)[0]["path"], "owner-data.bin");
+    let unknown = e
+        .demo(&[
+            "contents",
+            "--profile",
+            "bakker",
+            "--latest",
+            "--copy",
+            "USB",
+        ])
+        .await;
+    assert_eq!(
+        unknown.status.code(),
+        Some(2),
+        "{}",
+        String::from_utf8_lossy(&unknown.stderr)
+    );
+
+    let tested = e
+        .demo(&["restore-test", "--profile", "bakker", "--json"])
+        .await;
+    assert_eq!(
+        tested.status.code(),
+        Some(7),
+        "{}",
+        String::from_utf8_lossy(&tested.stderr)
+    );
+    let lines = json_lines(&tested.stdout);
+    assert_eq!(lines.len(), 2, "{lines:?}");
+    assert_eq!(
+        (&lines[0]["passed"], &lines[0]["copy_on"]),
+        (&Value::Bool(false), &Value::Null)
+    );
+    assert_eq!(
+        (&lines[1]["passed"], &lines[1]["copy_on"]),
+        (&Value::Bool(true), &Value::from("NAS"))
+    );
+    assert!(lines.iter().all(|l| l["recorded"] == true), "{lines:?}");
+}

@@ -16,6 +16,7 @@ use aws_sdk_s3::config::{
     BehaviorVersion, Credentials, Region, RequestChecksumCalculation, ResponseChecksumValidation,
 };
 use aws_sdk_s3::error::{DisplayErrorContext, ProvideErrorMetadata, SdkError};
+use aws_sdk_s3::primitives::{DateTime, DateTimeFormat};
 use aws_sdk_s3::Client;
 use aws_smithy_http_client::tls::{self, rustls_provider::CryptoMode, TlsContext, TrustStore};
 use kluis_core::{Error, Result, Secret};
@@ -74,6 +75,33 @@ pub fn client(name: &str, place: &S3Place, secret: Option<&Secret>) -> Result<Cl
     Ok(Client::from_conf(config))
 }
 
+/// Beyond this, the SDK takes a server's clock to be off from this computer's (and signs its
+/// next requests by the server's: its clock-skew correction).
+const CLOCK_NOTICED: Duration = Duration::from_secs(4 * 60);
+/// Beyond this, S3 refuses a signed request.
+const CLOCK_REFUSED: Duration = Duration::from_secs(15 * 60);
+
+/// How far the clock of the server that sent `response` (its `Date`) is from this computer's.
+fn clock_off(response: &HttpResponse) -> Option<Duration> {
+    let date = response.headers().get("date")?;
+    let server = DateTime::from_str(date, DateTimeFormat::HttpDate).ok()?;
+    let server = std::time::SystemTime::try_from(server).ok()?;
+    let now = std::time::SystemTime::now();
+    Some(match server.duration_since(now) {
+        Ok(ahead) => ahead,
+        Err(behind) => behind.duration(),
+    })
+}
+
+/// Whether `response` refused a request (403) from a server whose clock is off from this
+/// computer's by more than the SDK lets pass: asked again, the request is signed by the
+/// server's clock.
+pub fn refused_by_clock(response: Option<&HttpResponse>) -> bool {
+    response.is_some_and(|r| {
+        r.status().as_u16() == 403 && clock_off(r).is_some_and(|off| off > CLOCK_NOTICED)
+    })
+}
+
 /// Whether the server said there is nothing at the key.
 pub fn is_not_found<E>(e: &SdkError<E, HttpResponse>) -> bool {
     e.raw_response().is_some_and(|r| r.status().as_u16() == 404)
@@ -86,6 +114,8 @@ pub struct Failure {
     status: Option<u16>,
     detail: String,
     reached: bool,
+    /// The server's clock (its `Date`) is off from this computer's by more than S3 allows.
+    clock_refused: bool,
 }
 
 /// `e` as a [`Failure`].
@@ -94,7 +124,10 @@ pub fn failure<E: ProvideErrorMetadata + std::error::Error + 'static>(
 ) -> Failure {
     let reached = matches!(e, SdkError::ServiceError(_) | SdkError::ResponseError(_));
     let status = e.raw_response().map(|r| r.status().as_u16());
+    let clock_refused =
+        (e.raw_response().and_then(clock_off)).is_some_and(|off| off > CLOCK_REFUSED);
     Failure {
+        clock_refused,
         code: e.code().map(str::to_string),
         status,
         detail: match (e.message(), status) {
@@ -121,12 +154,24 @@ impl Failure {
         self.code.as_deref() == Some("NoSuchUpload")
     }
 
+    /// S3 refused requests signed by this computer's clock (`at`: the target and what failed).
+    fn clock_wrong(at: &str) -> Error {
+        Error::Config(format!(
+            "{at}: this computer's clock differs too much from the server's, and S3 refuses requests signed with it. Set the clock right (automatic time), then try again."
+        ))
+    }
+
     /// The failure to `verb` ("write", "look", …) on target `name`, with what to do.
     pub fn said(&self, name: &str, verb: &str) -> Error {
         let at = format!("Copy target \"{name}\" (could not {verb})");
         match self.code.as_deref() {
             // A HEAD request's refusal has no body to say why: bad keys, or keys without the
             // right to read the bucket. Both are fixed where the keys are.
+            // A bodiless refusal from a server whose clock is too far off to sign by (still,
+            // after the SDK signed by it): the clock is what to set right.
+            None if self.status == Some(403) && self.clock_refused => {
+                Failure::clock_wrong(&at)
+            }
             None if self.status == Some(403) => Error::AuthFailed(format!(
                 "{at}: the server refused (HTTP 403): the access key or secret key is wrong, or the key may not read this bucket. Check them and add the target again."
             )),
@@ -136,9 +181,7 @@ impl Failure {
                     self.detail
                 ))
             }
-            Some("RequestTimeTooSkewed") => Error::Config(format!(
-                "{at}: this computer's clock differs too much from the server's, and S3 refuses requests signed with it. Set the clock right (automatic time), then try again."
-            )),
+            Some("RequestTimeTooSkewed") => Failure::clock_wrong(&at),
             Some("NoSuchBucket") => Error::Config(format!(
                 "{at}: the bucket does not exist at this endpoint. Check the bucket name, region and endpoint."
             )),
@@ -175,5 +218,34 @@ impl Failure {
                 self.detail
             )),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A refusal for the clock is said as the clock, with what to do — whether the server
+    /// named it (`RequestTimeTooSkewed`) or, a HEAD's refusal without a body, its `Date` showed
+    /// a clock too far off; a bodiless refusal with the clocks agreeing is the keys.
+    #[test]
+    fn a_refusal_for_the_clock_is_said_as_the_clock() {
+        let failed = |code: Option<&str>, clock_refused| Failure {
+            code: code.map(str::to_string),
+            status: Some(403),
+            detail: "HTTP 403".into(),
+            reached: true,
+            clock_refused,
+        };
+        for said in [
+            failed(Some("RequestTimeTooSkewed"), false).said("Cloud", "write"),
+            failed(None, true).said("Cloud", "look"),
+        ] {
+            assert_eq!(said.code().as_str(), "config", "{said}");
+            assert!(said.to_string().contains("Set the clock right"), "{said}");
+            assert!(said.to_string().contains("\"Cloud\""), "{said}");
+        }
+        let keys = failed(None, false).said("Cloud", "look");
+        assert_eq!(keys.code().as_str(), "auth_failed", "{keys}");
     }
 }

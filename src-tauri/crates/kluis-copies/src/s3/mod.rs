@@ -24,6 +24,7 @@ pub mod paced;
 pub mod place;
 pub mod upload;
 
+use std::io::Write;
 use std::sync::Arc;
 
 use aws_sdk_s3::primitives::DateTime;
@@ -100,7 +101,7 @@ impl Bucket {
     }
 
     /// The key of `location` in this bucket, when it is one of its objects.
-    fn key_of<'a>(&self, location: &'a str) -> Option<&'a str> {
+    pub(crate) fn key_of<'a>(&self, location: &'a str) -> Option<&'a str> {
         location
             .strip_prefix("s3://")?
             .strip_prefix(self.place.bucket.as_str())?
@@ -110,12 +111,23 @@ impl Bucket {
     /// What the bucket holds at `key` (the newest version): its length, recorded SHA-256 and
     /// version — or nothing there.
     async fn head(&self, key: &str) -> std::result::Result<Option<Held>, Failure> {
-        let asked = (self.client.head_object())
-            .bucket(&self.place.bucket)
-            .key(key)
-            .checksum_mode(ChecksumMode::Enabled)
-            .send()
-            .await;
+        let ask = || {
+            (self.client.head_object())
+                .bucket(&self.place.bucket)
+                .key(key)
+                .checksum_mode(ChecksumMode::Enabled)
+                .send()
+        };
+        let mut asked = ask().await;
+        // S3 refuses a request signed more than 15 minutes off its own clock. The SDK then
+        // learns the offset from the refusal's `Date` and signs by the server's clock (kept
+        // for the client), and tries again itself when the refusal names the fault; a HEAD's
+        // refusal has no body to name it. So a refused HEAD from a server whose clock is off
+        // is asked once more, signed right this time: a PC whose clock is wrong (a dead CMOS
+        // battery, a missed daylight-saving change) must not seem to hold the wrong keys.
+        if matches!(&asked, Err(e) if connect::refused_by_clock(e.raw_response())) {
+            asked = ask().await;
+        }
         match asked {
             Ok(head) => Ok(Some(Held {
                 bytes: head.content_length().unwrap_or(-1),
@@ -285,6 +297,17 @@ impl Bucket {
 
     /// The object at `key` read in full: its length and SHA-256.
     async fn read_back(&self, key: &str, version: Option<&str>) -> Result<(u64, String)> {
+        self.read_back_into(key, version, &mut std::io::sink())
+            .await
+    }
+
+    /// The object at `key` read in full into `sink`: its length and SHA-256.
+    pub(crate) async fn read_back_into(
+        &self,
+        key: &str,
+        version: Option<&str>,
+        sink: &mut (dyn Write + Send),
+    ) -> Result<(u64, String)> {
         let object = (self.client.get_object())
             .bucket(&self.place.bucket)
             .key(key)
@@ -302,6 +325,8 @@ impl Bucket {
             ))
         })? {
             hasher.update(&chunk);
+            sink.write_all(&chunk)
+                .map_err(|e| Error::io("write the copy read from the bucket", e))?;
             bytes += chunk.len() as u64;
         }
         Ok((bytes, hex::encode(hasher.finalize())))

@@ -12,6 +12,7 @@ pub mod connect;
 pub mod place;
 mod upload;
 
+use std::io::Write;
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
@@ -37,7 +38,7 @@ const STALE_AFTER: Duration = Duration::from_secs(24 * 60 * 60);
 
 /// An SFTP server logged in to, for one target.
 pub struct Server {
-    name: String,
+    pub(crate) name: String,
     place: SftpPlace,
     /// The copies' folder as the server names it in full (its home folder resolved).
     root: String,
@@ -165,7 +166,7 @@ impl Server {
     }
 
     /// The path on this server of `location`, when it is on this server.
-    fn path_of<'a>(&self, location: &'a str) -> Option<&'a str> {
+    pub(crate) fn path_of<'a>(&self, location: &'a str) -> Option<&'a str> {
         let rest = location
             .strip_prefix("sftp://")?
             .strip_prefix(self.place.host.as_str())?;
@@ -178,6 +179,15 @@ impl Server {
 
     /// The length and SHA-256 of the file at `path`, read back in full.
     async fn read_back(&self, path: &str) -> Result<(u64, String)> {
+        self.read_back_into(path, &mut std::io::sink()).await
+    }
+
+    /// The length and SHA-256 of the file at `path`, read back in full into `sink`.
+    pub(crate) async fn read_back_into(
+        &self,
+        path: &str,
+        sink: &mut (dyn Write + Send),
+    ) -> Result<(u64, String)> {
         let mut file = (self.connected.sftp.open(path).await)
             .map_err(|e| self.said(&e, &format!("read {path} back")))?;
         let mut hasher = Sha256::new();
@@ -189,6 +199,8 @@ impl Server {
                 break;
             }
             hasher.update(&buffer[..n]);
+            sink.write_all(&buffer[..n])
+                .map_err(|e| Error::io("write the copy read from the server", e))?;
             bytes += n as u64;
         }
         Ok((bytes, hex::encode(hasher.finalize())))

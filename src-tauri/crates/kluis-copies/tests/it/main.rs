@@ -6,6 +6,7 @@
 mod folder;
 mod moto;
 mod s3;
+mod s3rver;
 mod saved;
 mod sftp;
 mod sshd;

@@ -58,6 +58,12 @@ async fn a_backup_is_copied_to_a_bucket_and_proven() {
     let record = &history.copies_of(&copied[0].entry.id).unwrap()[0];
     assert!(record.made && record.bytes == Some(16), "{record:?}");
     assert_eq!(findings(&history, &target, true).await, [Finding::Intact]);
+    let job = &copied[0].entry.id;
+    let back = crate::saved::fetched(&history, &target, job).await.unwrap();
+    assert_eq!(
+        back, b"the owner's data",
+        "fetched back, as a restore test of the copy does"
+    );
     assert!(
         copy(&history, &target).await.is_empty(),
         "nothing is copied twice"
@@ -354,4 +360,37 @@ async fn a_wrong_secret_key_is_said_with_the_target() {
     target.secret = Some(Secret::new(moto.secret.clone()));
     let copied = copy(&history, &target).await;
     assert!(copied[0].outcome.is_ok(), "{:?}", copied[0].outcome);
+}
+
+/// Fault: the server's clock is an hour off this computer's (a PC whose clock was never set;
+/// either way). S3 refuses a request signed more than 15 minutes off its own time
+/// (`RequestTimeTooSkewed`); the SDK then signs by the server's clock (its `Date` header) and
+/// tries again, as AWS's SDKs do. So the copy is made, whole, and "Test" passes — after the
+/// server refused the first request (its log says so).
+#[tokio::test(flavor = "multi_thread")]
+#[ignore = "needs s3rver and faketime: tests/s3/run.sh"]
+async fn a_clock_an_hour_off_is_set_right() {
+    for offset in ["+1h", "-1h"] {
+        let (skewed, local) = (
+            crate::s3rver::S3rver::start_off_by(offset).await,
+            tempfile::tempdir().unwrap(),
+        );
+        let history = Arc::new(History::in_memory().unwrap());
+        saved(&history, local.path(), "backup.zip", b"the owner's data");
+        let target = skewed.target();
+        let copied = copy(&history, &target).await;
+        assert!(
+            copied[0].outcome.is_ok(),
+            "{offset}: {:?}",
+            copied[0].outcome
+        );
+        assert!(
+            skewed.refused() >= 1,
+            "{offset}: the server refused the skewed request first"
+        );
+        let job = &copied[0].entry.id;
+        let back = crate::saved::fetched(&history, &target, job).await.unwrap();
+        assert_eq!(back, b"the owner's data", "{offset}");
+        kluis_copies::test(&target).await.unwrap();
+    }
 }

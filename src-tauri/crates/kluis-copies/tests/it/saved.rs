@@ -56,3 +56,20 @@ pub async fn findings(
         .map(|c| c.check.finding)
         .collect()
 }
+
+/// The copy of backup `job` on `target`, fetched back in full (as a restore test of it does).
+pub async fn fetched(
+    history: &Arc<History>,
+    target: &CopyTarget,
+    job: &str,
+) -> kluis_core::Result<Vec<u8>> {
+    let record = history.copies_of(job).unwrap().remove(0);
+    let target = target.clone();
+    tokio::task::spawn_blocking(move || {
+        let mut bytes = Vec::new();
+        kluis_copies::Opened::open(&target, None)?.fetch(&record, &mut bytes)?;
+        Ok(bytes)
+    })
+    .await
+    .unwrap()
+}

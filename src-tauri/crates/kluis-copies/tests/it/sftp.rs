@@ -80,6 +80,18 @@ async fn a_backup_is_copied_to_an_sftp_folder_and_proven() {
         "no part left, no test file"
     );
     assert_eq!(findings(&history, &target, true).await, [Finding::Intact]);
+    let job = &copied[0].entry.id;
+    let back = crate::saved::fetched(&history, &target, job).await.unwrap();
+    assert_eq!(
+        back, b"the owner's data",
+        "fetched back, as a restore test of the copy does"
+    );
+    std::fs::write(&remote, b"the owner's dat!").unwrap(); // changed on the server
+    let changed = crate::saved::fetched(&history, &target, job)
+        .await
+        .unwrap_err();
+    assert_eq!(changed.code().as_str(), "backups_damaged", "{changed}");
+    std::fs::write(&remote, b"the owner's data").unwrap();
     assert!(
         copy(&history, &target).await.is_empty(),
         "nothing is copied twice"

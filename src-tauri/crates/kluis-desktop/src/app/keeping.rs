@@ -242,11 +242,13 @@ pub(crate) fn log(_: &Profile, step: AfterSave) {
         AfterSave::VerifyFailed(e) => {
             tracing::warn!(code = %e.code(), "the monthly verification failed")
         }
-        AfterSave::RestoreTested(test) if test.passed => {
-            tracing::info!(entries = test.entries, "monthly restore test passed")
+        AfterSave::RestoreTested(test) if test.record.passed => {
+            let (entries, copy) = (test.record.entries, test.copy_on.is_some());
+            tracing::info!(entries, copy, "monthly restore test passed")
         }
         AfterSave::RestoreTested(test) => {
-            tracing::warn!(entries = test.entries, "the monthly restore test failed")
+            let (entries, copy) = (test.record.entries, test.copy_on.is_some());
+            tracing::warn!(entries, copy, "the monthly restore test failed")
         }
         AfterSave::RestoreTestFailed(e) => {
             tracing::warn!(code = %e.code(), "the monthly restore test could not run")

@@ -71,7 +71,7 @@ pub use keeping::{CopyProblem, Keeping, VerifyReport};
 pub use mail::MailInput;
 pub use plans::{PlanInput, Plans};
 pub use reports::{ReportExport, ReportFormat, ReportRequest};
-pub use restores::{NotRestored, ProgressSink, RestoreProgress, RestoreSummary};
+pub use restores::{HeldCopy, NotRestored, ProgressSink, RestoreProgress, RestoreSummary};
 pub use settings::AppSettings;
 pub use sftp_target::{SftpInput, SftpServer};
 use shared::Shared;

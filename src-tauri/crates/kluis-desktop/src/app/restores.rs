@@ -5,12 +5,13 @@
 //! encrypted to a recipient needs its identity, which the app does not hold (the command line
 //! takes it: `kluis restore --identity FILE`).
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use kluis_copies::Opened;
 use kluis_core::encryption::{DecryptKey, EncryptionSetting};
-use kluis_core::restore_tests::RestoreTestRecord;
 use kluis_core::{Error, HistoryEntry, KlantKey};
+use kluis_profiles::restore_round::{restore_test_round, RoundTest};
 use kluis_restore::{Backup, Entry, RestoreOptions};
 use serde::Serialize;
 use uuid::Uuid;
@@ -53,29 +54,74 @@ pub struct RestoreProgress {
 /// Where a restore's progress goes.
 pub type ProgressSink = Arc<dyn Fn(RestoreProgress) + Send + Sync>;
 
+/// A copy of a backup that a copy target holds: what *Contents* and *Restore…* can read
+/// instead of the file on this computer (lost with its disk, say).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, ts_rs::TS)]
+pub struct HeldCopy {
+    pub target_id: String,
+    pub name: String,
+}
+
+/// What a backup is read from: its saved file, or its copy fetched back into an owner-only
+/// temporary file (removed when this is dropped).
+enum Readable {
+    Saved(PathBuf),
+    Fetched(tempfile::NamedTempFile),
+}
+
+impl Readable {
+    fn path(&self) -> &Path {
+        match self {
+            Readable::Saved(path) => path,
+            Readable::Fetched(file) => file.path(),
+        }
+    }
+}
+
 impl Backups {
-    /// *Contents*: every entry of saved backup `history_id`.
-    pub async fn backup_contents(&self, history_id: Uuid) -> AppResult<Vec<Entry>> {
-        let (path, key) = self.opened(history_id).await?;
-        blocking(move || Ok(Backup::open(&path, key.as_ref())?.entries())).await
+    /// The copies of saved backup `history_id` that the copy targets in Settings hold.
+    pub async fn backup_copies(&self, history_id: Uuid) -> AppResult<Vec<HeldCopy>> {
+        let entry = self.saved(history_id)?;
+        let targets = self.shared.settings().copy_targets;
+        let copies = self.shared.history.copies_of(&entry.id)?;
+        Ok((copies.into_iter().filter(|c| c.holds()))
+            .filter_map(|c| targets.iter().find(|t| t.id == c.target))
+            .map(|t| HeldCopy {
+                target_id: t.id.clone(),
+                name: t.name.clone(),
+            })
+            .collect())
+    }
+
+    /// *Contents*: every entry of saved backup `history_id` — of its copy on copy target
+    /// `copy` when one is named.
+    pub async fn backup_contents(
+        &self,
+        history_id: Uuid,
+        copy: Option<String>,
+    ) -> AppResult<Vec<Entry>> {
+        let (readable, key) = self.opened(history_id, copy.as_deref()).await?;
+        blocking(move || Ok(Backup::open(readable.path(), key.as_ref())?.entries())).await
     }
 
     /// *Restore…*: the entries at or under `only` (none: everything) of saved backup
-    /// `history_id` into a folder picked in the native dialog (`None` when it was cancelled).
-    /// Nothing already there is replaced: a folder holding any of the files is refused.
+    /// `history_id` (of its copy on copy target `copy` when one is named) into a folder picked
+    /// in the native dialog (`None` when it was cancelled). Nothing already there is replaced:
+    /// a folder holding any of the files is refused.
     pub async fn restore_backup(
         &self,
         history_id: Uuid,
+        copy: Option<String>,
         only: Vec<String>,
         progress: ProgressSink,
     ) -> AppResult<Option<RestoreSummary>> {
-        let (path, key) = self.opened(history_id).await?;
         let Some(folder) = self.shared.dialogs().pick_folder().await else {
             return Ok(None);
         };
+        let (readable, key) = self.opened(history_id, copy.as_deref()).await?;
         let to = folder.clone();
         let restored = blocking(move || {
-            let mut backup = Backup::open(&path, key.as_ref())?;
+            let mut backup = Backup::open(readable.path(), key.as_ref())?;
             let options = RestoreOptions {
                 only,
                 ..RestoreOptions::default()
@@ -96,19 +142,55 @@ impl Backups {
     }
 
     /// *Test restore*: saved backup `history_id` restored into a temporary folder beside it,
-    /// checked, the folder removed; recorded in the history.
-    pub async fn test_restore(&self, history_id: Uuid) -> AppResult<RestoreTestRecord> {
+    /// checked, the folder removed — then each copy of it the copy targets hold, fetched back
+    /// and tested the same way; each test recorded in the history.
+    pub async fn test_restore(&self, history_id: Uuid) -> AppResult<Vec<RoundTest>> {
         let entry = self.saved(history_id)?;
         let key = self.key_for(&entry).await?;
         let history = self.shared.history.clone();
-        blocking(move || kluis_restore::test_and_record(&history, &entry, key.as_ref())).await
+        let targets = self.shared.copy_targets().await;
+        blocking(move || restore_test_round(&history, &entry, &targets, key.as_ref())).await
     }
 
-    /// The saved backup `history_id`'s file and what opens it.
-    async fn opened(&self, history_id: Uuid) -> AppResult<(PathBuf, Option<DecryptKey>)> {
+    /// Saved backup `history_id`'s file — or its copy on copy target `copy`, fetched back —
+    /// and what opens it.
+    async fn opened(
+        &self,
+        history_id: Uuid,
+        copy: Option<&str>,
+    ) -> AppResult<(Readable, Option<DecryptKey>)> {
         let entry = self.saved(history_id)?;
         let key = self.key_for(&entry).await?;
-        Ok((PathBuf::from(entry.path.unwrap_or_default()), key))
+        let Some(target_id) = copy else {
+            return Ok((
+                Readable::Saved(PathBuf::from(entry.path.unwrap_or_default())),
+                key,
+            ));
+        };
+        let targets = self.shared.copy_targets().await;
+        let target = (targets.into_iter().find(|t| t.id == target_id)).ok_or_else(|| {
+            AppError::NotFound("That copy target is no longer in Settings.".into())
+        })?;
+        let record = (self.shared.history.copies_of(&entry.id)?.into_iter())
+            .find(|c| c.target == target.id && c.holds())
+            .ok_or_else(|| {
+                AppError::NotFound(format!(
+                    "Copy target \"{}\" holds no copy of this backup (Verify checks the copies).",
+                    target.name
+                ))
+            })?;
+        // Beside the saved file while its folder is there (its disk has room for it).
+        let scratch = (entry.path.as_deref().map(Path::new))
+            .and_then(Path::parent)
+            .filter(|folder| folder.is_dir())
+            .map(Path::to_path_buf);
+        let fetched = blocking(move || {
+            let mut file = kluis_restore::restore_test::scratch_file(scratch.as_deref())?;
+            Opened::open(&target, None)?.fetch(&record, file.as_file_mut())?;
+            Ok(file)
+        })
+        .await?;
+        Ok((Readable::Fetched(fetched), key))
     }
 
     fn saved(&self, history_id: Uuid) -> AppResult<HistoryEntry> {
@@ -124,8 +206,9 @@ impl Backups {
 
     /// What opens `entry`'s file when it is encrypted: its klant's passphrase.
     async fn key_for(&self, entry: &HistoryEntry) -> AppResult<Option<DecryptKey>> {
+        // As the history records it: the file itself may be lost (its copy read instead).
         let path = entry.path.as_deref().unwrap_or_default();
-        if !kluis_core::encryption::looks_encrypted(std::path::Path::new(path)) {
+        if entry.encrypted.is_none() && !kluis_core::encryption::looks_encrypted(Path::new(path)) {
             return Ok(None);
         }
         let profile = self.profile_of(&entry.profile);

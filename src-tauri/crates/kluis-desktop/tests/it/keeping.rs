@@ -154,7 +154,9 @@ async fn monthly_verification_runs_after_a_save_when_due() {
     );
     saved_backup(&app).await;
     let history = kluis_core::History::open(&dir.path().join("history.sqlite3")).unwrap();
-    let klant = app.backups.history(Some("demo")).unwrap()[0].profile.clone();
+    let klant = app.backups.history(Some("demo")).unwrap()[0]
+        .profile
+        .clone();
     assert_eq!(
         history.last_restore_test(&klant).unwrap(),
         None,
