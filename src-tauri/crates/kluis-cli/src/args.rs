@@ -479,6 +479,38 @@ pub enum ProfilesCommand {
         #[arg(long)]
         stdin: bool,
     },
+    /// Import klanten from a CSV file (a spreadsheet's, a password manager's export): its
+    /// header row names the columns (name, username, password, api key, base URL, plan,
+    /// retention, tags — in English or Dutch, or as Bitwarden and KeePass name them). Each row
+    /// is shown first with what it will become; then each klant is signed in (a few at a
+    /// time) and only those that sign in are saved, secrets to the keyring (or
+    /// KLUIS_SECRETS_DIR). A klant saved already (by name) is updated. The api key of rows
+    /// without one comes from KLUIS_API_KEY; the base URL from --base-url.
+    Import {
+        /// The CSV file (UTF-8, UTF-16 or Windows-1252; comma, semicolon or tab).
+        file: PathBuf,
+        /// Only show what each row would become; store nothing.
+        #[arg(long)]
+        dry_run: bool,
+        /// Read FIELD from COLUMN (its header name or its number from 1; empty: not at all),
+        /// e.g. --map name=Relatie --map tags=
+        #[arg(long, value_name = "FIELD=COLUMN")]
+        map: Vec<String>,
+        /// Klanten signed in at a time.
+        #[arg(long, default_value_t = 8, value_parser = clap::value_parser!(u16).range(1..=32))]
+        jobs: u16,
+        /// One JSON object per row, one a line.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Write the klant list as CSV — name, username, base URL, plan, retention, tags; no
+    /// secret — to standard output or --out FILE (owner-only). `profiles import` reads it back
+    /// (add a password column, or the api key in KLUIS_API_KEY, for a new PC).
+    Export {
+        /// The file to write (it must not exist yet).
+        #[arg(long)]
+        out: Option<PathBuf>,
+    },
     /// List the profiles.
     List {
         /// One JSON object per profile, one a line.

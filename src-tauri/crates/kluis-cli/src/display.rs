@@ -201,6 +201,7 @@ pub fn profiles(profiles: &[kluis_profiles::Profile], json: bool) {
             let line = serde_json::json!({
                 "id": p.id, "name": p.name, "base_url": p.base_url, "username": p.username,
                 "plan": p.plan, "monitor": p.ping_url.is_some(),
+                "retention": p.retention, "tags": p.tags,
             });
             println!("{line}");
         }
@@ -211,8 +212,12 @@ pub fn profiles(profiles: &[kluis_profiles::Profile], json: bool) {
         return;
     }
     for p in profiles {
+        let tags = match p.tags.is_empty() {
+            true => String::new(),
+            false => format!("  [{}]", p.tags.join(", ")),
+        };
         println!(
-            "{:<24} {}  {}@{}  {}",
+            "{:<24} {}  {}@{}  {}{tags}",
             p.name,
             p.id,
             p.username,

@@ -33,6 +33,7 @@ mod copy_places;
 mod display;
 mod encryption;
 mod from_args;
+mod import;
 mod mail;
 mod profiles;
 mod prune;

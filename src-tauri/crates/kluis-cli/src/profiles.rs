@@ -51,6 +51,22 @@ pub async fn run(cli: &Cli, command: &ProfilesCommand) -> Result<()> {
     let profiles = open_profiles(cli.profiles_file.as_ref())?;
     match command {
         ProfilesCommand::Add { name, stdin } => add(cli, &profiles, name, *stdin).await,
+        ProfilesCommand::Import {
+            file,
+            dry_run,
+            map,
+            jobs,
+            json,
+        } => {
+            let how = crate::import::How {
+                dry_run: *dry_run,
+                map,
+                jobs: *jobs as usize,
+                json: *json,
+            };
+            crate::import::run(cli, &profiles, file, how).await
+        }
+        ProfilesCommand::Export { out } => crate::import::export(&profiles, out.as_deref()),
         ProfilesCommand::List { json } => {
             display::profiles(&profiles.list(), *json);
             Ok(())

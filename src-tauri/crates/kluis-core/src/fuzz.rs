@@ -7,7 +7,8 @@
 //! `cargo test --release -p kluis-core -- --ignored fuzz`, on 100,000 each.
 
 use proptest::prelude::*;
-use proptest::test_runner::{Config, TestRunner};
+
+use crate::property::{run, LONG, QUICK};
 use reqwest::header::{HeaderMap, HeaderValue};
 use url::Url;
 
@@ -15,24 +16,6 @@ use crate::callback::listener::{capability_of, single_id, MAX_QUERY_LEN};
 use crate::client::{payload_from, token_from};
 use crate::download::{declared_sha256, parse_content_range, validator};
 use crate::filename::{self, MAX_NAME_BYTES};
-
-/// Quick runs for every `cargo test`; the ignored twins run 100,000 cases.
-const QUICK: u32 = 512;
-const LONG: u32 = 100_000;
-
-fn run<S: Strategy>(cases: u32, strategy: S, property: impl Fn(S::Value)) {
-    let mut runner = TestRunner::new(Config {
-        cases,
-        failure_persistence: None,
-        ..Config::default()
-    });
-    runner
-        .run(&strategy, |value| {
-            property(value);
-            Ok(())
-        })
-        .unwrap();
-}
 
 /// Text shaped like the real thing, mixed with anything at all.
 fn text(shaped: &'static str) -> impl Strategy<Value = String> {

@@ -77,6 +77,8 @@ pub mod journal;
 pub mod klant_key;
 pub mod plan;
 pub mod presented;
+#[cfg(any(test, feature = "property-tests"))]
+pub mod property;
 pub mod retention;
 pub mod secret;
 pub mod session;

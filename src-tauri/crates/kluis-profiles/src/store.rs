@@ -87,6 +87,10 @@ pub struct Profile {
     /// (a target added later gets them too).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub copy_to: Option<Vec<String>>,
+    /// The office's own labels for the klant (a colleague, a kind of klant): to find and
+    /// select klanten by.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tags: Vec<String>,
 }
 
 /// A setting that is on unless the profile says otherwise.
@@ -135,6 +139,7 @@ impl Profile {
             restore_test_monthly: true,
             encryption: None,
             copy_to: None,
+            tags: Vec::new(),
         }
     }
 
@@ -547,6 +552,7 @@ mod tests {
             restore_test_monthly: true,
             encryption: None,
             copy_to: None,
+            tags: Vec::new(),
         }
     }
 

@@ -8,28 +8,11 @@
 use std::io::Write;
 use std::path::Path;
 
+use kluis_core::property::{run, LONG, QUICK};
 use proptest::prelude::*;
-use proptest::test_runner::{Config, TestRunner};
 
 use crate::entry_path::safe_parts;
 use crate::{restore, Backup, RestoreOptions};
-
-const QUICK: u32 = 512;
-const LONG: u32 = 100_000;
-
-fn run<S: Strategy>(cases: u32, strategy: S, property: impl Fn(S::Value)) {
-    let mut runner = TestRunner::new(Config {
-        cases,
-        failure_persistence: None,
-        ..Config::default()
-    });
-    runner
-        .run(&strategy, |value| {
-            property(value);
-            Ok(())
-        })
-        .unwrap();
-}
 
 /// Names shaped like an attack (separators, dots, drives, devices), mixed with anything.
 fn entry_name() -> impl Strategy<Value = String> {

@@ -16,6 +16,7 @@ mod ad_hoc;
 mod attacks;
 mod cli;
 mod copies;
+mod import;
 mod kept;
 mod keyring;
 mod keyring_locked;

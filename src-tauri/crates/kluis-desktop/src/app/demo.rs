@@ -44,6 +44,7 @@ impl Accounts {
                     restore_test_monthly: true,
                     encryption: None,
                     copy_to: None,
+                    tags: Vec::new(),
                 })?;
             }
             *running = Some(demo);

@@ -1,0 +1,281 @@
+//! `kluis profiles import`, against the simulator over TLS: a Dutch spreadsheet's CSV
+//! (semicolons, Windows-1252) previewed with `--dry-run`, then imported — each klant signed in,
+//! only those that sign in saved, their secrets in the secrets folder only — and imported again
+//! without doubling anyone.
+
+use std::path::PathBuf;
+
+use serde_json::Value;
+
+use crate::common::*;
+use crate::profiles::KLANT_PASSWORD;
+
+fn json_lines(stdout: &[u8]) -> Vec<Value> {
+    (String::from_utf8_lossy(stdout).lines())
+        .map(|line| serde_json::from_str(line).expect("each line is JSON"))
+        .collect()
+}
+
+/// The file an office's Excel writes: `;`, Windows-1252 (the é of Café), a header in Dutch.
+/// Bakker signs in; Visser's password is wrong; Café's row is the demo user's; the last row
+/// has no username.
+fn office_file(dir: &std::path::Path) -> PathBuf {
+    let text = format!(
+        "Naam;Gebruikersnaam;Wachtwoord;Plan;Bewaren;Tags;Notities\r\n\
+         Bakker B.V.;bakker;{KLANT_PASSWORD};dagelijks 02:00;laatste 14;Jan, Bakkers;\r\n\
+         Visser;visser;niet-het-wachtwoord;;;Jan;\r\n\
+         Café Brûlé;{};{};werkdagen 18:30;;Piet;=cmd|' /C calc'!A0\r\n\
+         Zonder;;x;;;;\r\n",
+        kluis_sim::config::DEMO_USERNAME,
+        kluis_sim::config::DEMO_PASSWORD,
+    );
+    let path = dir.join("klanten.csv");
+    std::fs::write(&path, encoding_rs::WINDOWS_1252.encode(&text).0).unwrap();
+    path
+}
+
+/// Dry run: each row said (three to add, one skipped with why), the mapping said, nothing
+/// stored (exit 2: a row is not imported). Import: Bakker and Café added with their plans,
+/// rules and tags, Visser refused as a wrong password, the empty username skipped — exit 2,
+/// the secrets only in the secrets folder, the file's passwords never said. Again: the two
+/// updated, no third profile.
+#[tokio::test(flavor = "multi_thread")]
+async fn an_office_file_is_previewed_imported_and_imported_again() {
+    let e = env(|config| {
+        config.accounts.push(kluis_sim::config::Account {
+            username: "bakker".into(),
+            password: KLANT_PASSWORD.into(),
+            ..kluis_sim::config::Account::demo()
+        });
+    })
+    .await;
+    let file = office_file(e.dir.path());
+    let path = file.to_str().unwrap();
+    let outcomes = |output: &std::process::Output| -> Vec<(String, String)> {
+        (json_lines(&output.stdout).iter())
+            .map(|l| {
+                (
+                    l["name"].as_str().unwrap().to_string(),
+                    l["outcome"].as_str().unwrap().to_string(),
+                )
+            })
+            .collect()
+    };
+
+    let dry = e
+        .saved(&["profiles", "import", path, "--dry-run", "--json"], &[])
+        .await;
+    assert_eq!(
+        dry.status.code(),
+        Some(2),
+        "{}",
+        String::from_utf8_lossy(&dry.stderr)
+    );
+    let said = String::from_utf8_lossy(&dry.stderr).to_string();
+    assert!(
+        said.contains("name ← \"Naam\"") && said.contains("not read: \"Notities\""),
+        "{said}"
+    );
+    assert_eq!(
+        outcomes(&dry),
+        [
+            ("Bakker B.V.".into(), "would_add".into()),
+            ("Visser".into(), "would_add".into()),
+            ("Café Brûlé".into(), "would_add".into()),
+            ("Zonder".into(), "skipped".into()),
+        ]
+    );
+    assert!(
+        !e.dir.path().join("profiles.json").exists(),
+        "a dry run stores nothing"
+    );
+
+    let imported = e.saved(&["profiles", "import", path, "--json"], &[]).await;
+    assert_eq!(
+        imported.status.code(),
+        Some(2),
+        "{}",
+        String::from_utf8_lossy(&imported.stderr)
+    );
+    assert_eq!(
+        outcomes(&imported)
+            .iter()
+            .map(|(_, o)| o.as_str())
+            .collect::<Vec<_>>(),
+        ["added", "wrong_password", "added", "skipped"]
+    );
+    assert_no_secrets(
+        &imported,
+        &[
+            KLANT_PASSWORD,
+            "niet-het-wachtwoord",
+            kluis_sim::config::DEMO_PASSWORD,
+        ],
+    );
+    let stored = std::fs::read_to_string(e.dir.path().join("profiles.json")).unwrap();
+    assert!(
+        !stored.contains(KLANT_PASSWORD) && !stored.contains("Visser"),
+        "{stored}"
+    );
+    let listed = json_lines(&e.saved(&["profiles", "list", "--json"], &[]).await.stdout);
+    assert_eq!(listed.len(), 2, "{listed:?}");
+    let bakker = listed
+        .iter()
+        .find(|p| p["name"] == "Bakker B.V.")
+        .expect("Bakker saved");
+    assert_eq!(bakker["plan"]["schedule"]["kind"], "daily", "{bakker}");
+    assert_eq!(bakker["retention"]["keep_last"], 14, "{bakker}");
+    assert_eq!(
+        bakker["tags"],
+        serde_json::json!(["Jan", "Bakkers"]),
+        "{bakker}"
+    );
+    // The saved klant backs up with the secrets the import stored.
+    let root = e.dir.path().join("backups");
+    let backup = e
+        .saved(
+            &[
+                "backup",
+                "--profile",
+                "Bakker B.V.",
+                "--out",
+                root.to_str().unwrap(),
+            ],
+            &[],
+        )
+        .await;
+    assert_succeeded(&backup);
+
+    let again = e.saved(&["profiles", "import", path, "--json"], &[]).await;
+    assert_eq!(
+        outcomes(&again)
+            .iter()
+            .map(|(_, o)| o.as_str())
+            .collect::<Vec<_>>(),
+        ["updated", "wrong_password", "updated", "skipped"]
+    );
+    let listed = json_lines(&e.saved(&["profiles", "list", "--json"], &[]).await.stdout);
+    assert_eq!(listed.len(), 2, "imported again: no one doubled");
+}
+
+/// `--map` reads a field from another column (by name, or by number from 1): a column named
+/// as no field is is not read until mapped; a column the file does not have is refused with
+/// the columns it has.
+#[tokio::test(flavor = "multi_thread")]
+async fn the_mapping_is_changed_with_map() {
+    let e = env(|_| {}).await;
+    let file = e.dir.path().join("relaties.csv");
+    std::fs::write(
+        &file,
+        "Omschrijving,Klantcode,Wachtwoord\nDemo B.V.,demo,demo-password\n",
+    )
+    .unwrap();
+    let path = file.to_str().unwrap();
+    let unmapped = e
+        .saved(&["profiles", "import", path, "--dry-run", "--json"], &[])
+        .await;
+    assert_eq!(json_lines(&unmapped.stdout)[0]["outcome"], "skipped");
+    let args = [
+        "profiles",
+        "import",
+        path,
+        "--dry-run",
+        "--json",
+        "--map",
+        "name=Omschrijving",
+        "--map",
+        "username=2",
+    ];
+    let mapped = e.saved(&args, &[]).await;
+    assert_succeeded(&mapped);
+    assert_eq!(json_lines(&mapped.stdout)[0]["outcome"], "would_add");
+    let refused = e
+        .saved(
+            &[
+                "profiles",
+                "import",
+                path,
+                "--dry-run",
+                "--map",
+                "name=Klantnaam",
+            ],
+            &[],
+        )
+        .await;
+    assert_eq!(refused.status.code(), Some(2));
+    let said = String::from_utf8_lossy(&refused.stderr).to_string();
+    assert!(
+        said.contains("Omschrijving, Klantcode, Wachtwoord"),
+        "{said}"
+    );
+}
+
+/// `profiles export` writes the klant list with no secret in it (owner-only with --out, never
+/// over an existing file); imported again it updates the same klanten, with nothing to fix.
+#[tokio::test(flavor = "multi_thread")]
+async fn an_export_imports_again_as_the_same_klanten() {
+    let e = env(|_| {}).await;
+    let id = e
+        .add(
+            "Demo B.V.",
+            kluis_sim::config::DEMO_USERNAME,
+            &kluis_sim::config::DEMO_API_KEY.to_string(),
+            kluis_sim::config::DEMO_PASSWORD,
+        )
+        .await;
+    assert_succeeded(
+        &e.saved(
+            &[
+                "plan",
+                "Demo B.V.",
+                "--weekly",
+                "friday",
+                "18:00",
+                "--keep-last",
+                "5",
+            ],
+            &[],
+        )
+        .await,
+    );
+    let out = e.dir.path().join("klanten.csv");
+    let export = e
+        .saved(&["profiles", "export", "--out", out.to_str().unwrap()], &[])
+        .await;
+    assert_succeeded(&export);
+    let text = std::fs::read_to_string(&out).unwrap();
+    assert!(
+        text.starts_with("name,username,base_url,plan,retention,tags\r\n"),
+        "{text}"
+    );
+    assert!(
+        text.contains("Demo B.V.,demo,https://") && text.contains("weekly friday 18:00,last 5"),
+        "{text}"
+    );
+    assert!(
+        !text.contains(kluis_sim::config::DEMO_PASSWORD) && !text.contains(&id),
+        "no secret, no id: {text}"
+    );
+    use std::os::unix::fs::PermissionsExt;
+    assert_eq!(
+        std::fs::metadata(&out).unwrap().permissions().mode() & 0o077,
+        0,
+        "owner-only"
+    );
+    let again = e
+        .saved(&["profiles", "export", "--out", out.to_str().unwrap()], &[])
+        .await;
+    assert_eq!(again.status.code(), Some(2), "never over an existing file");
+
+    let back = e
+        .saved(
+            &["profiles", "import", out.to_str().unwrap(), "--json"],
+            &[],
+        )
+        .await;
+    assert_succeeded(&back);
+    assert_eq!(json_lines(&back.stdout)[0]["outcome"], "updated");
+    let listed = json_lines(&e.saved(&["profiles", "list", "--json"], &[]).await.stdout);
+    assert_eq!(listed.len(), 1);
+    assert_eq!(listed[0]["plan"]["schedule"]["day"], "friday");
+}

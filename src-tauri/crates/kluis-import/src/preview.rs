@@ -1,0 +1,221 @@
+//! What an import would do, row by row, before anything is stored: each row read through the
+//! [`Mapping`] into a klant ([`Planned`]) — added, or updated when a saved klant has its name
+//! — or skipped with its problems (no name or username, no password for a new klant, a
+//! service address that is not https, a plan or rule that is not one, the same name twice,
+//! control characters, a cell cut at the limit). Secrets are carried, never shown.
+
+use kluis_core::plan::Schedule;
+use kluis_core::retention::Retention;
+use kluis_core::Secret;
+use serde::Serialize;
+
+use crate::mapping::{Field, Mapping};
+use crate::table::{Table, MAX_CELL};
+use crate::words;
+
+/// What a row comes to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Action {
+    /// A new klant.
+    Add,
+    /// The saved klant of this name, its settings (and secrets, when the row has them) set.
+    Update,
+    /// Not imported: see the row's problems.
+    Skip,
+}
+
+/// One row as it would be imported.
+#[derive(Debug, Clone, Serialize)]
+pub struct Planned {
+    /// Its line in the file.
+    pub line: u64,
+    pub action: Action,
+    pub name: String,
+    pub username: String,
+    pub base_url: Option<String>,
+    /// The plan the row sets (none: the row names none).
+    pub schedule: Option<Schedule>,
+    /// The rule the row sets: `Some(None)` keeps every backup; none: the row names none.
+    pub retention: Option<Option<Retention>>,
+    pub tags: Vec<String>,
+    /// Whether the row has a password / an api key (never what they are).
+    pub has_password: bool,
+    pub has_api_key: bool,
+    #[serde(skip)]
+    pub password: Option<Secret>,
+    #[serde(skip)]
+    pub api_key: Option<Secret>,
+    /// Why the row is skipped.
+    pub problems: Vec<String>,
+}
+
+/// What [`preview`] needs of what is there already.
+pub struct Known<'a> {
+    /// The names of the saved klanten (a row of one of these updates it).
+    pub names: &'a [String],
+    /// The service address for rows that name none (`--base-url`).
+    pub base_url: Option<&'a str>,
+    /// An api key for rows that have none (the office's: one key serves every klant).
+    pub has_api_key: bool,
+}
+
+/// A name as two rows, or a row and a saved klant, are matched: case and surrounding space
+/// aside.
+fn same_name(a: &str, b: &str) -> bool {
+    a.trim().to_lowercase() == b.trim().to_lowercase()
+}
+
+/// Each row of `table` as it would be imported through `mapping` (see the module's text).
+pub fn preview(table: &Table, mapping: &Mapping, known: &Known<'_>) -> Vec<Planned> {
+    let mut planned: Vec<Planned> = Vec::with_capacity(table.rows.len());
+    for row in &table.rows {
+        let cell = |field| mapping.cell(field, &row.cells);
+        let mut problems = Vec::new();
+        if row.cut {
+            problems.push(format!("a cell is longer than {MAX_CELL} characters"));
+        }
+        if row.cells.iter().any(|c| c.chars().any(char::is_control)) {
+            problems.push("a cell holds control characters (a line break, a tab)".into());
+        }
+        let name = cell(Field::Name).unwrap_or_default().to_string();
+        let username = cell(Field::Username).unwrap_or_default().to_string();
+        if name.is_empty() {
+            problems.push("no name".into());
+        }
+        if username.is_empty() {
+            problems.push("no username".into());
+        }
+        let base_url = cell(Field::BaseUrl).or(known.base_url).map(str::to_string);
+        match &base_url {
+            None => problems.push("no service address (a base URL column, or --base-url)".into()),
+            Some(url) if !url.starts_with("https://") || url.contains(char::is_whitespace) => {
+                problems.push(format!(
+                    "the service address \"{}\" is not an https:// address",
+                    url.chars().take(60).collect::<String>()
+                ))
+            }
+            Some(_) => {}
+        }
+        let schedule =
+            cell(Field::Plan).and_then(|c| words::schedule(c).map_err(|e| problems.push(e)).ok());
+        let retention = cell(Field::Retention)
+            .and_then(|c| words::retention(c).map_err(|e| problems.push(e)).ok());
+        let tags: Vec<String> = (cell(Field::Tags).unwrap_or_default().split([',', ';', '/']))
+            .map(str::trim)
+            .filter(|t| !t.is_empty())
+            .map(str::to_string)
+            .collect();
+        let password = cell(Field::Password).map(Secret::new);
+        let api_key = cell(Field::ApiKey).map(Secret::new);
+        let exists = known.names.iter().any(|n| same_name(n, &name));
+        if !exists && password.is_none() && !name.is_empty() {
+            problems.push("no password for a new klant".into());
+        }
+        if !exists && api_key.is_none() && !known.has_api_key && !name.is_empty() {
+            problems
+                .push("no api key (an api key column, or KLUIS_API_KEY for every klant)".into());
+        }
+        if let Some(first) = planned
+            .iter()
+            .find(|p| !name.is_empty() && same_name(&p.name, &name))
+        {
+            problems.push(format!("the same name as line {}", first.line));
+        }
+        let action = match (problems.is_empty(), exists) {
+            (false, _) => Action::Skip,
+            (true, true) => Action::Update,
+            (true, false) => Action::Add,
+        };
+        planned.push(Planned {
+            line: row.line,
+            action,
+            name,
+            username,
+            base_url,
+            schedule,
+            retention,
+            tags,
+            has_password: password.is_some(),
+            has_api_key: api_key.is_some(),
+            password,
+            api_key,
+            problems,
+        });
+    }
+    planned
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::table;
+
+    /// A file of five klanten: one new, one saved already (updated), and three skipped, each
+    /// with its problem; the rows' secrets are carried but never serialised.
+    #[test]
+    fn each_row_is_added_updated_or_skipped_with_why() {
+        let text = "naam;gebruikersnaam;wachtwoord;plan;bewaren\n\
+                    Bakker B.V.;bakker;geheim-1;dagelijks 02:00;laatste 14\n\
+                    Visser;visser;;;\n\
+                    ;jansen;geheim-3;;\n\
+                    De Vries;vries;geheim-4;soms;\n\
+                    bakker b.v.;bakker2;geheim-5;;\n";
+        let table = table::read(text).unwrap();
+        let mapping = Mapping::guess(&table.header);
+        let known = Known {
+            names: &["Visser".to_string()],
+            base_url: Some("https://service.example/webservice_v2"),
+            has_api_key: true,
+        };
+        let rows = preview(&table, &mapping, &known);
+        let actions: Vec<Action> = rows.iter().map(|r| r.action).collect();
+        assert_eq!(
+            actions,
+            [
+                Action::Add,
+                Action::Update,
+                Action::Skip,
+                Action::Skip,
+                Action::Skip
+            ]
+        );
+        assert!(rows[0].schedule.is_some() && rows[0].retention.is_some());
+        assert_eq!(rows[2].problems, ["no name"]);
+        assert!(
+            rows[3].problems[0].contains("\"soms\" is not a plan"),
+            "{:?}",
+            rows[3].problems
+        );
+        assert_eq!(rows[4].problems, ["the same name as line 2"]);
+        let json = serde_json::to_string(&rows).unwrap();
+        assert!(!json.contains("geheim"), "no secret in the preview: {json}");
+        assert!(json.contains("\"has_password\":true"));
+    }
+
+    /// A new klant needs a password and an api key, a service address over https; control
+    /// characters and cut cells are said.
+    #[test]
+    fn what_a_new_klant_lacks_is_said() {
+        let text = "name,username,url\nA,a,http://plain.example\n\"B\nC\",b,https://x.example\n";
+        let table = table::read(text).unwrap();
+        let known = Known {
+            names: &[],
+            base_url: None,
+            has_api_key: false,
+        };
+        let rows = preview(&table, &Mapping::guess(&table.header), &known);
+        let said = rows[0].problems.join("; ");
+        for why in ["not an https://", "no password", "no api key"] {
+            assert!(said.contains(why), "{said}");
+        }
+        assert!(
+            rows[1]
+                .problems
+                .iter()
+                .any(|p| p.contains("control characters")),
+            "{:?}",
+            rows[1].problems
+        );
+    }
+}
