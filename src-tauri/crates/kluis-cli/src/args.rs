@@ -104,6 +104,9 @@ pub enum Command {
         /// One JSON object per profile, one a line.
         #[arg(long)]
         json: bool,
+        /// Only the profiles with this tag.
+        #[arg(long)]
+        tag: Option<String>,
     },
     /// Encrypt a profile's backups as they download (age format): with a passphrase (from
     /// KLUIS_ENCRYPTION_PASSPHRASE, or the first line of standard input with --stdin; kept in
@@ -479,7 +482,8 @@ pub enum ProfilesCommand {
         #[arg(long)]
         stdin: bool,
     },
-    /// Import klanten from a CSV file (a spreadsheet's, a password manager's export): its
+    /// Import klanten from a CSV file or an Excel workbook (.xlsx; its first sheet), as a
+    /// spreadsheet or a password manager exports them: its
     /// header row names the columns (name, username, password, api key, base URL, plan,
     /// retention, tags — in English or Dutch, or as Bitwarden and KeePass name them). Each row
     /// is shown first with what it will become; then each klant is signed in (a few at a
@@ -487,7 +491,7 @@ pub enum ProfilesCommand {
     /// KLUIS_SECRETS_DIR). A klant saved already (by name) is updated. The api key of rows
     /// without one comes from KLUIS_API_KEY; the base URL from --base-url.
     Import {
-        /// The CSV file (UTF-8, UTF-16 or Windows-1252; comma, semicolon or tab).
+        /// The CSV file (UTF-8, UTF-16 or Windows-1252; comma, semicolon or tab) or .xlsx.
         file: PathBuf,
         /// Only show what each row would become; store nothing.
         #[arg(long)]
@@ -496,6 +500,11 @@ pub enum ProfilesCommand {
         /// e.g. --map name=Relatie --map tags=
         #[arg(long, value_name = "FIELD=COLUMN")]
         map: Vec<String>,
+        /// A password manager's export (Bitwarden CSV or JSON, KeePass/KeePassXC CSV or XML,
+        /// 1Password CSV) whose passwords fill the rows that have none: matched by the klant's
+        /// name, else by its username at its service's host.
+        #[arg(long, value_name = "FILE")]
+        secrets: Option<PathBuf>,
         /// Klanten signed in at a time.
         #[arg(long, default_value_t = 8, value_parser = clap::value_parser!(u16).range(1..=32))]
         jobs: u16,
@@ -534,7 +543,14 @@ pub enum ProfilesCommand {
 #[command(group(clap::ArgGroup::new("monitor").args(["ping", "no_ping"])))]
 pub struct PlanArgs {
     /// The profile's name or id.
-    pub profile: String,
+    #[arg(required_unless_present_any = ["tag", "all"], conflicts_with_all = ["tag", "all"])]
+    pub profile: Option<String>,
+    /// Instead of one profile: every profile with this tag (see `profiles import`).
+    #[arg(long, conflicts_with = "all")]
+    pub tag: Option<String>,
+    /// Instead of one profile: every profile.
+    #[arg(long)]
+    pub all: bool,
     /// Every day at HH:MM (local time).
     #[arg(long, value_name = "HH:MM")]
     pub daily: Option<String>,
@@ -673,6 +689,9 @@ pub struct BackupArgs {
     /// Back up every profile (see `kluis profiles list`), a few at a time.
     #[arg(long, conflicts_with = "profile")]
     pub all: bool,
+    /// With --all: only the profiles with this tag.
+    #[arg(long, requires = "all")]
+    pub tag: Option<String>,
     #[command(flatten)]
     pub batch: BatchOptions,
     /// How the service's callback reaches this computer: `loopback` (a listener on 127.0.0.1,

@@ -89,7 +89,7 @@ pub async fn run(cli: Cli) -> Result<()> {
         }
         Command::Profiles(ref command) => crate::profiles::run(&cli, command).await,
         Command::Plan(ref args) => crate::profiles::plan(&cli, args),
-        Command::Status { json } => crate::profiles::status(&cli, json),
+        Command::Status { json, ref tag } => crate::profiles::status(&cli, json, tag.as_deref()),
         Command::Report {
             csv: _,
             html,
@@ -291,7 +291,7 @@ fn saved_profile(
 /// `kluis backup --all`: every saved profile, a few at a time.
 async fn backup_all(cli: &Cli, args: &BackupArgs) -> Result<()> {
     let profiles = open_profiles(cli.profiles_file.as_ref())?;
-    let all = profiles.list();
+    let all = crate::profiles::tagged(profiles.list(), args.tag.as_deref())?;
     if all.is_empty() {
         return Err(Error::Config(
             "There are no profiles to back up: add one with `kluis profiles add`.".into(),
@@ -594,6 +594,7 @@ async fn demo(out: &Path, size_mib: u64, history_db: Option<&std::path::PathBuf>
     let args = BackupArgs {
         out: Some(out.to_path_buf()),
         all: false,
+        tag: None,
         batch: BatchOptions {
             concurrency: 1,
             retries: 0,

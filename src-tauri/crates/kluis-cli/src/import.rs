@@ -21,6 +21,8 @@ use crate::profiles::{on_store, secret, secret_store};
 pub struct How<'a> {
     pub dry_run: bool,
     pub map: &'a [String],
+    /// A password manager's export, for rows without a password.
+    pub secrets: Option<&'a Path>,
     pub jobs: usize,
     pub json: bool,
 }
@@ -57,7 +59,7 @@ struct Said<'a> {
 pub async fn run(cli: &Cli, profiles: &ProfileStore, file: &Path, how: How<'_>) -> Result<()> {
     let bytes =
         std::fs::read(file).map_err(|e| Error::io(format!("read {}", file.display()), e))?;
-    let table = kluis_import::read_csv(&bytes)?;
+    let table = kluis_import::read_file(&bytes)?;
     let mut mapping = Mapping::guess(&table.header);
     for change in how.map {
         remap(&mut mapping, &table, change)?;
@@ -65,10 +67,25 @@ pub async fn run(cli: &Cli, profiles: &ProfileStore, file: &Path, how: How<'_>) 
     say_mapping(&mapping, &table);
     let office_key = office_api_key(cli)?;
     let names: Vec<String> = profiles.list().into_iter().map(|p| p.name).collect();
+    let vault = match how.secrets {
+        Some(path) => {
+            let bytes = std::fs::read(path)
+                .map_err(|e| Error::io(format!("read {}", path.display()), e))?;
+            let logins = kluis_import::vault::read(&bytes)?;
+            eprintln!(
+                "kluis: {} logins with a password in {}.",
+                logins.len(),
+                path.display()
+            );
+            logins
+        }
+        None => Vec::new(),
+    };
     let known = Known {
         names: &names,
         base_url: cli.connection.base_url.as_deref(),
         has_api_key: office_key.is_some(),
+        vault: &vault,
     };
     let rows = kluis_import::preview(&table, &mapping, &known);
     let outcomes: Vec<(Outcome, Option<String>)> = match how.dry_run {
@@ -119,10 +136,16 @@ pub async fn run(cli: &Cli, profiles: &ProfileStore, file: &Path, how: How<'_>) 
             ),
         }
     }
-    if mapping.columns.contains_key(&Field::Password) {
+    let holding = (mapping
+        .columns
+        .contains_key(&Field::Password)
+        .then_some(file))
+    .into_iter()
+    .chain(how.secrets);
+    for holds in holding {
         eprintln!(
             "kluis: {} still holds passwords. Kluis keeps nothing of it: delete it when you no longer need it.",
-            file.display()
+            holds.display()
         );
     }
     match (left, how.dry_run) {

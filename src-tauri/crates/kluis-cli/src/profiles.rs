@@ -55,12 +55,14 @@ pub async fn run(cli: &Cli, command: &ProfilesCommand) -> Result<()> {
             file,
             dry_run,
             map,
+            secrets,
             jobs,
             json,
         } => {
             let how = crate::import::How {
                 dry_run: *dry_run,
                 map,
+                secrets: secrets.as_deref(),
                 jobs: *jobs as usize,
                 json: *json,
             };
@@ -187,6 +189,30 @@ async fn add(
     Ok(())
 }
 
+/// Of `profiles`, those with `tag` (all without one); a tag no profile has is refused with
+/// the tags there are.
+pub fn tagged(profiles: Vec<Profile>, tag: Option<&str>) -> Result<Vec<Profile>> {
+    let Some(tag) = tag else {
+        return Ok(profiles);
+    };
+    let mut there: Vec<&str> = profiles
+        .iter()
+        .flat_map(|p| p.tags.iter().map(String::as_str))
+        .collect();
+    there.sort_unstable();
+    there.dedup();
+    let with: Vec<Profile> = profiles
+        .iter()
+        .filter(|p| p.has_tag(tag))
+        .cloned()
+        .collect();
+    match (with.is_empty(), there.is_empty()) {
+        (false, _) => Ok(with),
+        (true, true) => Err(Error::Config(format!("No profile has the tag \"{tag}\": no profile has tags yet (they come with `profiles import`)."))),
+        (true, false) => Err(Error::Config(format!("No profile has the tag \"{tag}\"; the tags are {}.", there.join(", ")))),
+    }
+}
+
 /// `KLUIS_CA_CERT` / `--ca-cert`, trusted for profiles without a CA of their own.
 pub fn connection_ca(cli: &Cli) -> Result<Option<String>> {
     cli.connection.ca_pem()
@@ -224,10 +250,19 @@ pub fn secret_line(
 /// `kluis plan PROFILE …`: sets, pauses or resumes a profile's plan.
 pub fn plan(cli: &Cli, args: &PlanArgs) -> Result<()> {
     let profiles = open_profiles(cli.profiles_file.as_ref())?;
-    let id = profiles
-        .find(&args.profile)
-        .map_err(ProfileError::into_core)?
-        .id;
+    // One profile, or many at once (--tag, --all): each changed the same way.
+    let ids: Vec<String> = match &args.profile {
+        Some(name) => vec![profiles.find(name).map_err(ProfileError::into_core)?.id],
+        None => {
+            let all = profiles.list();
+            match (&args.tag, all.is_empty()) {
+                (None, true) => return Err(Error::Config("There are no profiles yet.".into())),
+                _ => (tagged(all, args.tag.as_deref())?.into_iter())
+                    .map(|p| p.id)
+                    .collect(),
+            }
+        }
+    };
     let now = jiff::Timestamp::now();
     let changes_schedule = args.daily.is_some()
         || args.weekdays.is_some()
@@ -271,74 +306,92 @@ pub fn plan(cli: &Cli, args: &PlanArgs) -> Result<()> {
         true => Some(schedule(args)?),
         false => None,
     };
-    // Changed in the profiles file as it is now, so an app saving at the same moment keeps
-    // this change and this keeps the app's.
-    let profile = profiles
-        .update(&id, |profile| {
-            if let Some(ping_url) = ping_url {
-                profile.ping_url = ping_url;
-            }
-            if let Some(retention) = retention {
-                profile.retention = retention;
-            }
-            if let Some(on) = args.verify_monthly {
-                profile.verify_monthly = on;
-            }
-            if let Some(on) = args.restore_test_monthly {
-                profile.restore_test_monthly = on;
-            }
-            if let Some(copy_to) = copy_to.clone() {
-                profile.copy_to = copy_to;
-            }
-            profile.plan = if let Some(schedule) = schedule {
-                Plan::reschedule(profile.plan.take(), schedule, false, now)?
-            } else if args.pause || args.resume {
-                let Some(plan) = profile.plan.take() else {
-                    return Err(Error::Config(format!(
-                        "\"{}\" has no plan to {}; set one first, e.g. --daily 02:00.",
-                        profile.name,
-                        if args.pause { "pause" } else { "resume" }
-                    ))
-                    .into());
-                };
-                Some(Plan {
-                    paused: args.pause,
-                    ..plan
+    let mut first_error = None;
+    for id in &ids {
+        if let Err(e) = (|| -> Result<()> {
+            // Changed in the profiles file as it is now, so an app saving at the same moment keeps
+            // this change and this keeps the app's.
+            let profile = profiles
+                .update(id, |profile| {
+                    if let Some(ping_url) = ping_url.clone() {
+                        profile.ping_url = ping_url;
+                    }
+                    if let Some(retention) = retention.clone() {
+                        profile.retention = retention;
+                    }
+                    if let Some(on) = args.verify_monthly {
+                        profile.verify_monthly = on;
+                    }
+                    if let Some(on) = args.restore_test_monthly {
+                        profile.restore_test_monthly = on;
+                    }
+                    if let Some(copy_to) = copy_to.clone() {
+                        profile.copy_to = copy_to;
+                    }
+                    profile.plan = if let Some(schedule) = schedule.clone() {
+                        Plan::reschedule(profile.plan.take(), schedule, false, now)?
+                    } else if args.pause || args.resume {
+                        let Some(plan) = profile.plan.take() else {
+                            return Err(Error::Config(format!(
+                                "\"{}\" has no plan to {}; set one first, e.g. --daily 02:00.",
+                                profile.name,
+                                if args.pause { "pause" } else { "resume" }
+                            ))
+                            .into());
+                        };
+                        Some(Plan {
+                            paused: args.pause,
+                            ..plan
+                        })
+                    } else {
+                        profile.plan.take()
+                    };
+                    Ok(())
                 })
-            } else {
-                profile.plan.take()
+                .map_err(ProfileError::into_core)?;
+            let history = open_history(cli.history_db.as_ref())?;
+            let all = profiles.settings().copy_targets;
+            let targets = profile.copy_targets(&all);
+            let status = klant_status(&profile, &history, &targets, &jiff::Zoned::now())?;
+            let copies = match (all.is_empty(), targets.as_slice()) {
+                (true, _) => String::new(),
+                (false, []) => " Its backups are not copied off this computer.".into(),
+                (false, chosen) => {
+                    let names: Vec<&str> = chosen.iter().map(|t| t.name.as_str()).collect();
+                    format!(" Its backups are copied to {}.", names.join(", "))
+                }
             };
+            eprintln!(
+                "kluis: {}{} Retention: {}.{}{copies}",
+                display::plan_line(&status),
+                display::monitor_note(&profile),
+                profile.retention.clone().unwrap_or_default().describe(),
+                match profile.verify_monthly {
+                    true => " Its backups are verified once a month.",
+                    false => "",
+                },
+            );
+            if !profile.restore_test_monthly {
+                eprintln!(
+                    "kluis: its backups are not restore-tested once a month (--restore-test-monthly on)."
+                );
+            }
             Ok(())
-        })
-        .map_err(ProfileError::into_core)?;
-    let history = open_history(cli.history_db.as_ref())?;
-    let all = profiles.settings().copy_targets;
-    let targets = profile.copy_targets(&all);
-    let status = klant_status(&profile, &history, &targets, &jiff::Zoned::now())?;
-    let copies = match (all.is_empty(), targets.as_slice()) {
-        (true, _) => String::new(),
-        (false, []) => " Its backups are not copied off this computer.".into(),
-        (false, chosen) => {
-            let names: Vec<&str> = chosen.iter().map(|t| t.name.as_str()).collect();
-            format!(" Its backups are copied to {}.", names.join(", "))
+        })() {
+            // Many at once: the others are changed all the same; this one is said.
+            if ids.len() > 1 {
+                eprintln!("kluis: {e}");
+            }
+            first_error.get_or_insert(e);
         }
-    };
-    eprintln!(
-        "kluis: {}{} Retention: {}.{}{copies}",
-        display::plan_line(&status),
-        display::monitor_note(&profile),
-        profile.retention.clone().unwrap_or_default().describe(),
-        match profile.verify_monthly {
-            true => " Its backups are verified once a month.",
-            false => "",
-        },
-    );
-    if !profile.restore_test_monthly {
+    }
+    if ids.len() > 1 {
         eprintln!(
-            "kluis: its backups are not restore-tested once a month (--restore-test-monthly on)."
+            "kluis: {} profiles changed.",
+            ids.len() - usize::from(first_error.is_some())
         );
     }
-    Ok(())
+    first_error.map_or(Ok(()), Err)
 }
 
 fn schedule(args: &PlanArgs) -> Result<Schedule> {
@@ -385,11 +438,18 @@ fn schedule(args: &PlanArgs) -> Result<Schedule> {
 }
 
 /// `kluis status`.
-pub fn status(cli: &Cli, json: bool) -> Result<()> {
+pub fn status(cli: &Cli, json: bool, tag: Option<&str>) -> Result<()> {
     let profiles = open_profiles(cli.profiles_file.as_ref())?;
     let history = open_history(cli.history_db.as_ref())?;
     let now = jiff::Zoned::now();
-    let statuses = klant_statuses(&profiles, &history, &now)?;
+    let mut statuses = klant_statuses(&profiles, &history, &now)?;
+    if let Some(tag) = tag {
+        let ids: Vec<String> = tagged(profiles.list(), Some(tag))?
+            .into_iter()
+            .map(|p| p.id)
+            .collect();
+        statuses.retain(|s| ids.contains(&s.profile_id));
+    }
     display::status(&statuses, &now, json);
     Ok(())
 }

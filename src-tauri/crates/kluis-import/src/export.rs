@@ -87,6 +87,7 @@ mod tests {
             names: &["=Bakker, B.V.".to_string()],
             base_url: None,
             has_api_key: false,
+            vault: &[],
         };
         let rows = preview(&table, &Mapping::guess(&table.header), &known);
         let row = &rows[0];

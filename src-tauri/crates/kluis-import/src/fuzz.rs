@@ -63,6 +63,7 @@ fn check(bytes: Vec<u8>) {
         names: &["Bakker".to_string()],
         base_url: Some("https://service.example/webservice_v2"),
         has_api_key: true,
+        vault: &[],
     };
     let rows = preview(&table, &mapping, &known);
     assert_eq!(rows.len(), table.rows.len());
@@ -80,6 +81,48 @@ fn check(bytes: Vec<u8>) {
             "{keys:?}"
         );
     }
+}
+
+/// Any bytes as a password manager's export: its logins, or a clear refusal.
+fn check_vault(bytes: Vec<u8>) {
+    if let Ok(logins) = crate::vault::read(&bytes) {
+        assert!(logins.iter().all(|l| !l.password.is_empty()));
+    }
+}
+
+/// Exports shaped like the managers' (JSON, XML, CSV), mutated, or any bytes.
+fn vault_file() -> impl Strategy<Value = Vec<u8>> {
+    let shaped = proptest::sample::select(vec![
+        r#"{"encrypted":false,"items":[{"name":"A","login":{"username":"a","password":"p","uris":[{"uri":"https://h"}]}}]}"#,
+        r#"<KeePassFile><Root><Group><Entry><String><Key>Title</Key><Value>A&amp;B</Value></String><String><Key>Password</Key><Value>p</Value></String></Entry></Group></Root></KeePassFile>"#,
+        "Title,Website,Username,Password\nA,https://h,a,p\n",
+    ]);
+    prop_oneof![
+        (
+            shaped,
+            proptest::collection::vec((any::<usize>(), any::<u8>()), 0..8)
+        )
+            .prop_map(|(text, changes)| {
+                let mut bytes = text.as_bytes().to_vec();
+                for (at, byte) in changes {
+                    let at = at % bytes.len();
+                    bytes[at] = byte;
+                }
+                bytes
+            }),
+        proptest::collection::vec(any::<u8>(), 0..256),
+    ]
+}
+
+#[test]
+fn fuzz_vaults() {
+    run(QUICK, vault_file(), check_vault);
+}
+
+#[test]
+#[ignore = "long fuzz run: cargo test --release -p kluis-import -- --ignored fuzz"]
+fn fuzz_vaults_long() {
+    run(LONG, vault_file(), check_vault);
 }
 
 #[test]

@@ -58,6 +58,8 @@ pub struct Known<'a> {
     pub base_url: Option<&'a str>,
     /// An api key for rows that have none (the office's: one key serves every klant).
     pub has_api_key: bool,
+    /// A password manager's logins, for rows without a password (see [`crate::vault`]).
+    pub vault: &'a [crate::vault::Login],
 }
 
 /// A name as two rows, or a row and a saved klant, are matched: case and surrounding space
@@ -106,7 +108,10 @@ pub fn preview(table: &Table, mapping: &Mapping, known: &Known<'_>) -> Vec<Plann
             .filter(|t| !t.is_empty())
             .map(str::to_string)
             .collect();
-        let password = cell(Field::Password).map(Secret::new);
+        let password = (cell(Field::Password).map(Secret::new)).or_else(|| {
+            crate::vault::find(known.vault, &name, &username, base_url.as_deref())
+                .map(|login| login.password.clone())
+        });
         let api_key = cell(Field::ApiKey).map(Secret::new);
         let exists = known.names.iter().any(|n| same_name(n, &name));
         if !exists && password.is_none() && !name.is_empty() {
@@ -167,6 +172,7 @@ mod tests {
             names: &["Visser".to_string()],
             base_url: Some("https://service.example/webservice_v2"),
             has_api_key: true,
+            vault: &[],
         };
         let rows = preview(&table, &mapping, &known);
         let actions: Vec<Action> = rows.iter().map(|r| r.action).collect();
@@ -203,6 +209,7 @@ mod tests {
             names: &[],
             base_url: None,
             has_api_key: false,
+            vault: &[],
         };
         let rows = preview(&table, &Mapping::guess(&table.header), &known);
         let said = rows[0].problems.join("; ");
@@ -217,5 +224,30 @@ mod tests {
             "{:?}",
             rows[1].problems
         );
+    }
+
+    /// A row without a password gets its klant's from a password manager's export (by name,
+    /// or by username at its host); a row with one keeps its own.
+    #[test]
+    fn passwords_come_from_the_vault() {
+        let text =
+            "name,username,password\nBakker B.V.,bakker,\nVisser,visser,eigen\nJansen,jansen,\n";
+        let table = table::read(text).unwrap();
+        let vault = crate::vault::read(
+            b"Title,Website,Username,Password\nbakker b.v.,,x,uit-de-kluis\nVisser,,visser,niet-deze\n",
+        )
+        .unwrap();
+        let known = Known {
+            names: &[],
+            base_url: Some("https://service.example/webservice_v2"),
+            has_api_key: true,
+            vault: &vault,
+        };
+        let rows = preview(&table, &Mapping::guess(&table.header), &known);
+        let password = |i: usize| rows[i].password.as_ref().map(|s| s.expose().to_string());
+        assert_eq!(password(0).as_deref(), Some("uit-de-kluis"));
+        assert_eq!(password(1).as_deref(), Some("eigen"));
+        assert_eq!(password(2), None);
+        assert_eq!(rows[2].problems, ["no password for a new klant"]);
     }
 }

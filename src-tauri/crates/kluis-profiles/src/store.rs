@@ -115,6 +115,12 @@ impl Profile {
         }
     }
 
+    /// Whether the klant has `tag` (case and surrounding space aside).
+    pub fn has_tag(&self, tag: &str) -> bool {
+        let tag = tag.trim().to_lowercase();
+        self.tags.iter().any(|t| t.trim().to_lowercase() == tag)
+    }
+
     /// The key the history records this profile's backups under.
     pub fn key(&self) -> KlantKey {
         KlantKey::profile(&self.id)

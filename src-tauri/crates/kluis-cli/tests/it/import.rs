@@ -10,6 +10,11 @@ use serde_json::Value;
 use crate::common::*;
 use crate::profiles::KLANT_PASSWORD;
 
+/// What a run said on standard error.
+fn said(output: &std::process::Output) -> String {
+    String::from_utf8_lossy(&output.stderr).into_owned()
+}
+
 fn json_lines(stdout: &[u8]) -> Vec<Value> {
     (String::from_utf8_lossy(stdout).lines())
         .map(|line| serde_json::from_str(line).expect("each line is JSON"))
@@ -71,7 +76,7 @@ async fn an_office_file_is_previewed_imported_and_imported_again() {
         "{}",
         String::from_utf8_lossy(&dry.stderr)
     );
-    let said = String::from_utf8_lossy(&dry.stderr).to_string();
+    let said = said(&dry);
     assert!(
         said.contains("name ← \"Naam\"") && said.contains("not read: \"Notities\""),
         "{said}"
@@ -158,6 +163,46 @@ async fn an_office_file_is_previewed_imported_and_imported_again() {
     assert_eq!(listed.len(), 2, "imported again: no one doubled");
 }
 
+/// An Excel workbook (a spreadsheet library's) is read as its first sheet: the same preview.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_workbook_is_previewed() {
+    let e = env(|_| {}).await;
+    let mut workbook = rust_xlsxwriter::Workbook::new();
+    let sheet = workbook.add_worksheet();
+    for (col, cell) in ["Naam", "Gebruikersnaam", "Wachtwoord", "Plan"]
+        .iter()
+        .enumerate()
+    {
+        sheet.write_string(0, col as u16, *cell).unwrap();
+    }
+    for (col, cell) in ["Demo B.V.", "demo", "demo-password", "werkdagen 07:30"]
+        .iter()
+        .enumerate()
+    {
+        sheet.write_string(1, col as u16, *cell).unwrap();
+    }
+    let file = e.dir.path().join("klanten.xlsx");
+    std::fs::write(&file, workbook.save_to_buffer().unwrap()).unwrap();
+    let dry = e
+        .saved(
+            &[
+                "profiles",
+                "import",
+                file.to_str().unwrap(),
+                "--dry-run",
+                "--json",
+            ],
+            &[],
+        )
+        .await;
+    assert_succeeded(&dry);
+    let row = &json_lines(&dry.stdout)[0];
+    assert_eq!(
+        (&row["name"], &row["outcome"]),
+        (&Value::from("Demo B.V."), &Value::from("would_add"))
+    );
+}
+
 /// `--map` reads a field from another column (by name, or by number from 1): a column named
 /// as no field is is not read until mapped; a column the file does not have is refused with
 /// the columns it has.
@@ -203,7 +248,7 @@ async fn the_mapping_is_changed_with_map() {
         )
         .await;
     assert_eq!(refused.status.code(), Some(2));
-    let said = String::from_utf8_lossy(&refused.stderr).to_string();
+    let said = said(&refused);
     assert!(
         said.contains("Omschrijving, Klantcode, Wachtwoord"),
         "{said}"
@@ -278,4 +323,120 @@ async fn an_export_imports_again_as_the_same_klanten() {
     let listed = json_lines(&e.saved(&["profiles", "list", "--json"], &[]).await.stdout);
     assert_eq!(listed.len(), 1);
     assert_eq!(listed[0]["plan"]["schedule"]["day"], "friday");
+}
+
+/// The passwords from the office's password manager (a Bitwarden JSON export) fill a file that
+/// has none: the klant of that name is signed in and saved; the export's passwords are never
+/// said, and Kluis says that export still holds them.
+#[tokio::test(flavor = "multi_thread")]
+async fn passwords_come_from_a_password_manager_export() {
+    let e = env(|_| {}).await;
+    let file = e.dir.path().join("klanten.csv");
+    std::fs::write(&file, "naam;gebruikersnaam;tags\nDemo B.V.;demo;Jan\n").unwrap();
+    let vault = e.dir.path().join("bitwarden.json");
+    let export = serde_json::json!({
+        "encrypted": false,
+        "items": [{"type": 1, "name": "Demo B.V.", "login": {
+            "username": "demo", "password": kluis_sim::config::DEMO_PASSWORD,
+            "uris": [{"uri": "https://127.0.0.1/webservice_v2"}]}}]
+    });
+    std::fs::write(&vault, export.to_string()).unwrap();
+    let args = [
+        "profiles",
+        "import",
+        file.to_str().unwrap(),
+        "--secrets",
+        vault.to_str().unwrap(),
+        "--json",
+    ];
+    let imported = e.saved(&args, &[]).await;
+    assert_succeeded(&imported);
+    assert_eq!(json_lines(&imported.stdout)[0]["outcome"], "added");
+    assert_no_secrets(&imported, &[kluis_sim::config::DEMO_PASSWORD]);
+    let said = said(&imported);
+    assert!(
+        said.contains("bitwarden.json still holds passwords"),
+        "{said}"
+    );
+}
+
+/// Tags, from the CLI: `plan --tag` changes every klant with the tag at once (`--all`: every
+/// klant), `status --tag` and `backup --all --tag` take only those; a tag nobody has is refused
+/// with the tags there are.
+#[tokio::test(flavor = "multi_thread")]
+async fn many_klanten_are_planned_and_backed_up_by_tag() {
+    let e = env(|config| config.payload_size = 4096).await;
+    let file = e.dir.path().join("klanten.csv");
+    let pw = kluis_sim::config::DEMO_PASSWORD;
+    std::fs::write(
+        &file,
+        format!("name,username,password,tags\nAnker,demo,{pw},Jan\nBoei,demo,{pw},\"Jan, Piet\"\nCijfer,demo,{pw},Piet\n"),
+    )
+    .unwrap();
+    assert_succeeded(
+        &e.saved(&["profiles", "import", file.to_str().unwrap()], &[])
+            .await,
+    );
+
+    let planned = e
+        .saved(&["plan", "--tag", "jan", "--weekdays", "07:00"], &[])
+        .await;
+    assert_succeeded(&planned);
+    let listed = json_lines(&e.saved(&["profiles", "list", "--json"], &[]).await.stdout);
+    let kind = |name: &str| {
+        let p = listed.iter().find(|p| p["name"] == name).unwrap();
+        p["plan"]["schedule"]["kind"]
+            .as_str()
+            .unwrap_or("none")
+            .to_string()
+    };
+    assert_eq!(
+        [kind("Anker"), kind("Boei"), kind("Cijfer")],
+        ["weekdays", "weekdays", "none"]
+    );
+    assert_succeeded(&e.saved(&["plan", "--all", "--keep-last", "3"], &[]).await);
+    let listed = json_lines(&e.saved(&["profiles", "list", "--json"], &[]).await.stdout);
+    assert!(
+        listed.iter().all(|p| p["retention"]["keep_last"] == 3),
+        "{listed:?}"
+    );
+
+    let status = e.saved(&["status", "--json", "--tag", "Piet"], &[]).await;
+    let names: Vec<String> = json_lines(&status.stdout)
+        .iter()
+        .map(|s| s["name"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(names, ["Boei", "Cijfer"]);
+    let root = e.dir.path().join("backups");
+    let backup = e
+        .saved(
+            &[
+                "backup",
+                "--all",
+                "--tag",
+                "piet",
+                "--out",
+                root.to_str().unwrap(),
+                "--json",
+            ],
+            &[],
+        )
+        .await;
+    assert_succeeded(&backup);
+    let mut saved: Vec<String> = json_lines(&backup.stdout)
+        .iter()
+        .map(|l| l["name"].as_str().unwrap().to_string())
+        .collect();
+    saved.sort();
+    assert_eq!(saved, ["Boei", "Cijfer"]);
+
+    let nobody = e
+        .saved(&["plan", "--tag", "Karel", "--daily", "02:00"], &[])
+        .await;
+    assert_eq!(nobody.status.code(), Some(2));
+    assert!(
+        String::from_utf8_lossy(&nobody.stderr).contains("the tags are Jan, Piet"),
+        "{}",
+        String::from_utf8_lossy(&nobody.stderr)
+    );
 }
