@@ -5,6 +5,7 @@
 //! updates it; importing a file again adds no duplicates. Nothing of the file is kept.
 
 use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
 use futures_util::stream::{self, StreamExt};
@@ -44,6 +45,8 @@ enum Outcome {
     Failed,
     /// Not imported: the row's problems.
     Skipped,
+    /// Not tried: the import was stopped (Ctrl-C) before its turn.
+    Cancelled,
 }
 
 /// A row's line of the result.
@@ -57,6 +60,10 @@ struct Said<'a> {
 }
 
 pub async fn run(cli: &Cli, profiles: &ProfileStore, file: &Path, how: How<'_>) -> Result<()> {
+    // Ctrl-C (or SIGTERM), caught from the start: no further klant is tried; those signing
+    // in at that moment finish (each is saved whole or not at all).
+    let stopping = Arc::new(AtomicBool::new(false));
+    let signal = crate::stop::caught();
     let bytes =
         std::fs::read(file).map_err(|e| Error::io(format!("read {}", file.display()), e))?;
     let table = kluis_import::read_file(&bytes)?;
@@ -93,19 +100,30 @@ pub async fn run(cli: &Cli, profiles: &ProfileStore, file: &Path, how: How<'_>) 
         false => {
             let ca_pem = cli.connection.ca_pem()?;
             let store = secret_store();
+            let stopper = tokio::spawn({
+                let stopping = stopping.clone();
+                async move {
+                    signal.await;
+                    stopping.store(true, Ordering::SeqCst);
+                }
+            });
             let work = Work {
                 profiles,
                 store: &store,
                 office_key: office_key.as_ref(),
                 ca_pem: ca_pem.as_deref(),
+                stopping: &stopping,
             };
             // Rows in their order; `buffered` signs in `jobs` at a time.
-            stream::iter(rows.iter().map(|row| work.import(row)))
+            let outcomes = stream::iter(rows.iter().map(|row| work.import(row)))
                 .buffered(how.jobs)
                 .collect()
-                .await
+                .await;
+            stopper.abort();
+            outcomes
         }
     };
+    let cancelled = outcomes.iter().any(|(o, _)| *o == Outcome::Cancelled);
     let mut left = 0;
     for (row, (outcome, why)) in rows.iter().zip(&outcomes) {
         let done = matches!(
@@ -147,6 +165,9 @@ pub async fn run(cli: &Cli, profiles: &ProfileStore, file: &Path, how: How<'_>) 
             "kluis: {} still holds passwords. Kluis keeps nothing of it: delete it when you no longer need it.",
             holds.display()
         );
+    }
+    if cancelled {
+        return Err(Error::Cancelled);
     }
     match (left, how.dry_run) {
         (0, true) => {
@@ -303,11 +324,19 @@ struct Work<'a> {
     store: &'a Arc<dyn SecretStore>,
     office_key: Option<&'a Secret>,
     ca_pem: Option<&'a str>,
+    /// Set by Ctrl-C: rows not begun are not tried.
+    stopping: &'a AtomicBool,
 }
 
 impl Work<'_> {
     /// `row` imported: signed in and saved, or why not.
     async fn import(&self, row: &Planned) -> (Outcome, Option<String>) {
+        if row.action != Action::Skip && self.stopping.load(Ordering::SeqCst) {
+            return (
+                Outcome::Cancelled,
+                Some("not tried: the import was stopped".into()),
+            );
+        }
         let done = match row.action {
             Action::Skip => return (Outcome::Skipped, Some(row.problems.join("; "))),
             Action::Add => self.add(row).await.map(|()| Outcome::Added),

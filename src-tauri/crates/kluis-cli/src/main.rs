@@ -96,10 +96,14 @@ fn main() {
         }
     };
     // `backup` and `resume` watch the signals themselves (see `stop`) and must not be cut
-    // short while they settle a job; other commands just end.
+    // short while they settle a job, nor `profiles import` while it saves a klant; other
+    // commands just end.
     let watches_signals = matches!(
         cli.command,
-        args::Command::Backup(_) | args::Command::Resume { .. } | args::Command::RunDue(_)
+        args::Command::Backup(_)
+            | args::Command::Resume { .. }
+            | args::Command::RunDue(_)
+            | args::Command::Profiles(args::ProfilesCommand::Import { .. })
     );
     let outcome = runtime.block_on(async {
         if watches_signals {

@@ -54,6 +54,28 @@ pub async fn requested() -> Signal {
     Signal::Interrupt
 }
 
+/// The next Ctrl-C or SIGTERM as [`requested`] awaits it, but caught from the moment this
+/// returns (on Unix): a signal that comes before the future is first polled is not missed
+/// (and does not end the process).
+pub fn caught() -> std::pin::Pin<Box<dyn Future<Output = Signal> + Send>> {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{signal, SignalKind};
+        if let (Ok(mut interrupt), Ok(mut term)) = (
+            signal(SignalKind::interrupt()),
+            signal(SignalKind::terminate()),
+        ) {
+            return Box::pin(async move {
+                tokio::select! {
+                    _ = interrupt.recv() => Signal::Interrupt,
+                    _ = term.recv() => Signal::Terminate,
+                }
+            });
+        }
+    }
+    Box::pin(requested())
+}
+
 /// Runs `backup` (job `id` in `engine`, which ends as cancelled when `cancel` is notified)
 /// until it ends or a signal comes, and settles the job's fate then.
 pub async fn backup<T>(

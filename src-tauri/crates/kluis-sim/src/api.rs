@@ -48,6 +48,10 @@ async fn authenticate(
     Query(q): Params,
 ) -> Response {
     Stats::bump(&shared.stats.authenticate);
+    let delay = shared.faults().authenticate_delay;
+    if !delay.is_zero() {
+        tokio::time::sleep(delay).await;
+    }
     if let Some(status) = shared.faults().echo_authenticate {
         return echo_request(status, &uri, &q);
     }

@@ -98,6 +98,8 @@ pub struct Faults {
     /// `GET /webhook` answers an id it does not know with this status instead of 404 (the
     /// document names none).
     pub unknown_webhook_status: u16,
+    /// `/authenticate` answers only after this long (a slow service at sign-in).
+    pub authenticate_delay: Duration,
 }
 
 impl Default for Faults {
@@ -121,6 +123,7 @@ impl Default for Faults {
             download_status: None,
             echo_authenticate: None,
             unknown_webhook_status: 404,
+            authenticate_delay: Duration::ZERO,
         }
     }
 }

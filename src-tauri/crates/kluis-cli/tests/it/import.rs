@@ -402,10 +402,11 @@ async fn many_klanten_are_planned_and_backed_up_by_tag() {
     );
 
     let status = e.saved(&["status", "--json", "--tag", "Piet"], &[]).await;
-    let names: Vec<String> = json_lines(&status.stdout)
+    let mut names: Vec<String> = json_lines(&status.stdout)
         .iter()
         .map(|s| s["name"].as_str().unwrap().to_string())
         .collect();
+    names.sort();
     assert_eq!(names, ["Boei", "Cijfer"]);
     let root = e.dir.path().join("backups");
     let backup = e
@@ -439,4 +440,60 @@ async fn many_klanten_are_planned_and_backed_up_by_tag() {
         "{}",
         String::from_utf8_lossy(&nobody.stderr)
     );
+}
+
+/// Ctrl-C during an import (the service slow to sign in, one klant at a time): the klant
+/// signing in finishes and is saved, the others are not tried (`cancelled`), nothing half
+/// stored; exit 130.
+#[cfg(unix)]
+#[tokio::test(flavor = "multi_thread")]
+async fn ctrl_c_stops_an_import_between_klanten() {
+    let e =
+        env(|config| config.faults.authenticate_delay = std::time::Duration::from_secs(2)).await;
+    let file = e.dir.path().join("klanten.csv");
+    let pw = kluis_sim::config::DEMO_PASSWORD;
+    std::fs::write(
+        &file,
+        format!("name,username,password\nAnker,demo,{pw}\nBoei,demo,{pw}\nCijfer,demo,{pw}\n"),
+    )
+    .unwrap();
+    let mut command = e.command(&[
+        "profiles",
+        "import",
+        file.to_str().unwrap(),
+        "--jobs",
+        "1",
+        "--json",
+    ]);
+    command
+        .env("KLUIS_SECRETS_DIR", e.dir.path().join("secrets"))
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped());
+    let mut child = command.spawn().unwrap();
+    // Once it says what it reads, the first klant is signing in (for two seconds).
+    let mut stderr = std::io::BufReader::new(child.stderr.take().unwrap());
+    let mut line = String::new();
+    while !line.contains("kluis: reading") {
+        line.clear();
+        assert!(
+            std::io::BufRead::read_line(&mut stderr, &mut line).unwrap() > 0,
+            "it ended early"
+        );
+    }
+    let sent = std::process::Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(sent.success());
+    let output = tokio::task::spawn_blocking(move || child.wait_with_output().unwrap())
+        .await
+        .unwrap();
+    assert_eq!(output.status.code(), Some(130));
+    let outcomes: Vec<String> = json_lines(&output.stdout)
+        .iter()
+        .map(|l| l["outcome"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(outcomes, ["added", "cancelled", "cancelled"]);
+    let listed = json_lines(&e.saved(&["profiles", "list", "--json"], &[]).await.stdout);
+    assert_eq!(listed.len(), 1, "only the klant that finished is saved");
 }
