@@ -521,6 +521,37 @@ describe("Kluis UI", () => {
     await click("resumed-save");
     expect(calls.find((c) => c.cmd === "save_backup")?.args).toEqual({ jobId: "old-job" });
     expect(byTest("resumed-job")?.textContent).toContain("/home/user/chosen.zip");
+    // Saved: the card says so, and stays (with where it went) until closed.
+    expect(document.getElementById("resumed-title")?.textContent).toBe("Backups started earlier: finished");
+    await click("resumed-close");
+    expect(byTest("resumed-job"), "closed").toBeNull();
+    expect(document.getElementById("resumed-title"), "the whole card closed").toBeNull();
+  });
+
+  /** The dashboard (the first screen of many klanten) shows a resumed backup while it runs, and
+   * no longer once it has ended: its result is then in the klant's row and history. */
+  it("takes a resumed backup off the dashboard once it has ended", async () => {
+    const other = (id: string, name: string): ProfileView => ({ ...demoProfile, id, name, demo: false });
+    fakeBackend(calls, {
+      demoStarted: true,
+      profiles: [demoProfile, other("bakker", "Bakker B.V.")],
+      dashboard: [klant("demo", "Demo"), klant("bakker", "Bakker B.V.")],
+      resumed: [
+        { job_id: "old-job", event: { kind: "stage", stage: "downloading" } },
+        { job_id: "old-job", event: { kind: "staged", file_name: "owner-backup.zip", bytes: 100, sha256: "f".repeat(64) } },
+      ],
+    });
+    await startUi();
+    await settle();
+    await settle();
+    expect(byTest("dashboard"), "many klanten: the dashboard first").not.toBeNull();
+    expect(byTest("resumed-job")?.textContent, "shown while it waits to be saved").toContain("Demo");
+    await click("resumed-save");
+    expect(calls.find((c) => c.cmd === "save_backup")?.args).toEqual({ jobId: "old-job" });
+    expect(byTest("resumed-job"), "ended: off the dashboard").toBeNull();
+    await click("profile-demo");
+    await click("tab-backup");
+    expect(byTest("resumed-job")?.textContent, "still on the Backup tab, with where it went").toContain("/home/user/chosen.zip");
   });
 
   /** Sends the held backup's events as Rust would: accepted, then a download in progress. */

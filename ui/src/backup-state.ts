@@ -31,6 +31,11 @@ export function stalledFor(view: BackupView, now: number): number | null {
   return quiet >= STALL_AFTER_MS ? quiet : null;
 }
 
+/** Whether a job has ended: saved, failed or cancelled. */
+export function hasEnded(view: BackupView): boolean {
+  return ["saved", "failed", "cancelled"].includes(view.phase);
+}
+
 /** Whether a job is under way (Cancel is offered). */
 export function isRunning(view: BackupView): boolean {
   return ["requested", "waiting", "fetching", "downloading", "choose", "saving", "retrying"].includes(view.phase);

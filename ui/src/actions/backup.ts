@@ -2,7 +2,7 @@
 // unfinished: each job's panel follows its events; staged files go through the one save flow.
 import { batch } from "@preact/signals";
 import { api, asError } from "../api";
-import { isRunning, reduce } from "../backup-state";
+import { hasEnded, isRunning, reduce } from "../backup-state";
 import type { AppJobEvent } from "../bindings";
 import { coalesced, gathered } from "../coalesce";
 import { findJob, state, updateJob, type Job } from "../state";
@@ -85,6 +85,12 @@ export async function saveJob(key: string): Promise<void> {
     });
   }
   await refreshHistory();
+}
+
+/** Closes the card of backups an earlier run left, once each has ended (its result is in
+ * the history). */
+export function closeResumed(): void {
+  state.jobs.value = state.jobs.value.filter((j) => !(j.resumed && hasEnded(j.view)));
 }
 
 export async function cancelJob(key: string): Promise<void> {

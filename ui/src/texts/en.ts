@@ -189,6 +189,7 @@ export const en = {
   cbTestOk: "The test call came back through {transport} in {millis} ms.",
   cbTestFailed: "The test call did not come back",
   resumedTitle: "Finishing backups started earlier",
+  resumedDone: "Backups started earlier: finished",
   resumedIntro: "Kluis was closed while these backups were under way; they continue now.",
   demoTag: "demo",
   demoName: "Demo",

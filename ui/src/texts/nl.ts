@@ -190,6 +190,7 @@ export const nl: Dictionary = {
   cbTestOk: "De testoproep kwam terug via {transport} in {millis} ms.",
   cbTestFailed: "De testoproep kwam niet terug",
   resumedTitle: "Eerder gestarte back-ups afronden",
+  resumedDone: "Eerder gestarte back-ups: klaar",
   resumedIntro: "Kluis werd gesloten terwijl deze back-ups liepen; ze gaan nu verder.",
   demoTag: "demo",
   demoName: "Demo",

@@ -4,8 +4,8 @@
 import { computed } from "@preact/signals";
 import { h } from "preact";
 import { useLayoutEffect } from "preact/hooks";
-import { cancelJob, saveJob, showBackup, startBackup } from "../actions/backup";
-import { isRunning, stalledFor, type BackupView } from "../backup-state";
+import { cancelJob, closeResumed, saveJob, showBackup, startBackup } from "../actions/backup";
+import { hasEnded, isRunning, stalledFor, type BackupView } from "../backup-state";
 import type { Access } from "../bindings";
 import { ErrorBody, errorTitle } from "../errors";
 import { bytes, clock, percent, rate, secondsLeft, shortHash, timeOfDay } from "../format";
@@ -140,16 +140,21 @@ function PermissionsView() {
   );
 }
 
-/** Backups an earlier run left, finished now (on the dashboard too: the first screen). */
-export function ResumedList() {
-  const jobs = resumedJobs.value;
+/** Backups an earlier run left, finished now. On the dashboard (the first screen) while any
+ * is under way — its rows then show the results; on the Backup tab until closed, with where
+ * each went or why not. */
+export function ResumedList({ onDashboard = false }: { onDashboard?: boolean }) {
+  const all = resumedJobs.value;
+  const jobs = onDashboard ? all.filter((j) => !hasEnded(j.view)) : all;
   if (jobs.length === 0) return null;
+  const ended = jobs.every((j) => hasEnded(j.view));
   return h(
     "section",
     { class: "card", "aria-labelledby": "resumed-title" },
-    h("h2", { id: "resumed-title" }, t("resumedTitle")),
-    h("p", { class: "note" }, t("resumedIntro")),
+    h("h2", { id: "resumed-title" }, t(ended ? "resumedDone" : "resumedTitle")),
+    ended ? null : h("p", { class: "note" }, t("resumedIntro")),
     jobs.map((job) => h("div", { key: job.key, class: "resumed", "data-test": "resumed-job" }, h("strong", {}, profileName(job.profileId)), h(JobView, { job, full: false }))),
+    ended ? h("button", { type: "button", class: "secondary", "data-test": "resumed-close", onClick: closeResumed }, t("close")) : null,
   );
 }
 
@@ -182,7 +187,7 @@ export function BackupPanel() {
   return h(
     "div",
     {},
-    h(ResumedList, {}),
+    h(ResumedList, { onDashboard: false }),
     h(
       "section",
       { class: "card backup", "aria-labelledby": "backup-title" },

@@ -272,7 +272,7 @@ function KlantTable() {
 
 /** The first screen with more than one klant: backups resumed at start, then every klant. */
 export function Dashboard() {
-  return h("div", {}, h(PausedBanner, {}), h(ResumedList, {}), h(KlantTable, {}));
+  return h("div", {}, h(PausedBanner, {}), h(ResumedList, { onDashboard: true }), h(KlantTable, {}));
 }
 
 /** While every plan is paused ("Pause plans", in the tray or Settings): said, with Resume. */
