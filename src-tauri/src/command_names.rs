@@ -71,6 +71,14 @@ macro_rules! with_commands {
             set_verify_monthly,
             set_restore_test_monthly,
             set_encryption,
+            open_import,
+            import_column,
+            import_defaults,
+            import_vault,
+            run_import,
+            cancel_import,
+            close_import,
+            export_klanten,
         ]
     };
 }

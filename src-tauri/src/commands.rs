@@ -9,6 +9,7 @@ use kluis_desktop::{
     Retention, SessionInfo, TrayAction, VerifyReport,
 };
 use kluis_desktop::{BandwidthLimit, BucketInput, EncryptionInput, ReportExport, ReportRequest};
+use kluis_desktop::{Field, ImportDefaults, ImportPreview, ImportProgress, ImportResult};
 use kluis_desktop::{SftpInput, SftpServer};
 use tauri::ipc::Channel;
 use tauri::State;
@@ -361,6 +362,47 @@ fn start_at_login(app: App<'_>) -> Res<bool> {
 #[tauri::command]
 fn set_start_at_login(app: App<'_>, on: bool) -> Res<bool> {
     app.background.set_start_at_login(on)
+}
+
+#[tauri::command]
+async fn open_import(app: App<'_>) -> Res<Option<ImportPreview>> {
+    app.imports.open_import().await
+}
+
+#[tauri::command]
+fn import_column(app: App<'_>, field: Field, column: Option<u32>) -> Res<ImportPreview> {
+    app.imports.import_column(field, column)
+}
+
+#[tauri::command]
+fn import_defaults(app: App<'_>, defaults: ImportDefaults) -> Res<ImportPreview> {
+    app.imports.import_defaults(defaults)
+}
+
+#[tauri::command]
+async fn import_vault(app: App<'_>) -> Res<ImportPreview> {
+    app.imports.import_vault().await
+}
+
+#[tauri::command]
+async fn run_import(app: App<'_>, on_row: Channel<ImportProgress>) -> Res<ImportResult> {
+    let progress = Arc::new(move |p| drop(on_row.send(p)));
+    app.imports.run_import(progress).await
+}
+
+#[tauri::command]
+fn cancel_import(app: App<'_>) {
+    app.imports.cancel_import()
+}
+
+#[tauri::command]
+fn close_import(app: App<'_>) {
+    app.imports.close_import()
+}
+
+#[tauri::command]
+async fn export_klanten(app: App<'_>) -> Res<Option<String>> {
+    app.imports.export_klanten().await
 }
 
 pub fn handler<R: tauri::Runtime>() -> impl Fn(tauri::ipc::Invoke<R>) -> bool + Send + Sync + 'static

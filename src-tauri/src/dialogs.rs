@@ -14,6 +14,8 @@ pub struct TauriDialogs<R: tauri::Runtime> {
     /// The end-to-end tests' answer to the folder dialogs (`KLUIS_E2E_DIALOG_FOLDER`): that
     /// folder; a save dialog answers its suggested name in it.
     pub folder: Option<PathBuf>,
+    /// The end-to-end tests' answer to *Import klanten…*'s file dialog (`KLUIS_E2E_IMPORT_FILE`).
+    pub import_file: Option<PathBuf>,
 }
 
 /// Waits for a dialog's answer, given to a callback on the UI thread.
@@ -60,6 +62,23 @@ impl<R: tauri::Runtime> kluis_desktop::Dialogs for TauriDialogs<R> {
             .dialog()
             .file()
             .add_filter("Certificates", &["pem", "crt", "cer"]);
+        answer(|tx| dialog.pick_file(move |p| drop(tx.send(p)))).await
+    }
+
+    async fn pick_import_file(&self, kind: kluis_desktop::ImportFile) -> Option<PathBuf> {
+        use kluis_desktop::ImportFile;
+        if let (Some(path), ImportFile::Klanten) = (&self.import_file, kind) {
+            return Some(path.clone());
+        }
+        let dialog = self.handle.dialog().file();
+        let dialog = match kind {
+            ImportFile::Klanten => dialog
+                .set_title("Import klanten")
+                .add_filter("Spreadsheet", &["csv", "xlsx", "txt", "tsv"]),
+            ImportFile::PasswordManager => dialog
+                .set_title("A password manager's export")
+                .add_filter("Export", &["csv", "json", "xml", "xlsx"]),
+        };
         answer(|tx| dialog.pick_file(move |p| drop(tx.send(p)))).await
     }
 

@@ -13,8 +13,8 @@
 //! `--baseline-window` opens only an empty window (for footprint measurements).
 //! Environment: `KLUIS_DATA_DIR` keeps all files under one folder; `KLUIS_E2E_SAVE_DIR` makes
 //! every backup land in that folder, `KLUIS_E2E_CERTIFICATE` answers the certificate
-//! dialog and `KLUIS_E2E_DIALOG_FOLDER` the folder and save dialogs (end-to-end tests cannot
-//! drive a native dialog).
+//! dialog, `KLUIS_E2E_DIALOG_FOLDER` the folder and save dialogs and `KLUIS_E2E_IMPORT_FILE`
+//! the import file's dialog (end-to-end tests cannot drive a native dialog).
 
 /// The command names (one list for build.rs, the handler check and the UI check).
 pub mod command_names;
@@ -125,6 +125,7 @@ pub fn run() {
                 handle: app.handle().clone(),
                 certificate: std::env::var_os("KLUIS_E2E_CERTIFICATE").map(PathBuf::from),
                 folder: std::env::var_os("KLUIS_E2E_DIALOG_FOLDER").map(PathBuf::from),
+                import_file: std::env::var_os("KLUIS_E2E_IMPORT_FILE").map(PathBuf::from),
             };
             app.state::<DesktopApp>().set_dialogs(Arc::new(dialogs));
             (app.state::<DesktopApp>().background)

@@ -10,6 +10,11 @@ import type {
   RestoreProgress,
   RestoreSummary,
   HeldCopy,
+  Field,
+  ImportDefaults,
+  ImportPreview,
+  ImportProgress,
+  ImportResult,
   RoundTest,
   SftpInput,
   SftpServer,
@@ -155,6 +160,26 @@ export const api = {
   /** A period's backups for auditors, saved where the user chooses in a native save dialog
    * (null: the dialog was cancelled, nothing written). */
   exportReport: (request: ReportRequest) => invoke<ReportExport | null>("export_report", { request }),
+  /** Import klanten…: Rust opens the file dialog, reads the file and previews each row (null: cancelled). The file's passwords stay in Rust. */
+  openImport: () => invoke<ImportPreview | null>("open_import"),
+  /** Field `field` read from column `column` (null: not imported). */
+  importColumn: (field: Field, column: number | null) => invoke<ImportPreview>("import_column", { field, column }),
+  /** The address and api key for rows without one (the key goes to Rust once, never back). */
+  importDefaults: (defaults: ImportDefaults) => invoke<ImportPreview>("import_defaults", { defaults }),
+  /** Passwords from a password manager's export, picked in Rust's file dialog. */
+  importVault: () => invoke<ImportPreview>("import_vault"),
+  /** Each klant signed in and saved when it signs in; `onRow` hears each row as it ends. */
+  runImport: (onRow: (p: ImportProgress) => void) => {
+    const channel = new Channel<ImportProgress>();
+    channel.onmessage = onRow;
+    return invoke<ImportResult>("run_import", { onRow: channel });
+  },
+  /** The rows not begun are not tried; those signing in finish. */
+  cancelImport: () => invoke<void>("cancel_import"),
+  /** The open file's table and passwords forgotten. */
+  closeImport: () => invoke<void>("close_import"),
+  /** The klant list as CSV (no secret), where Rust's save dialog says (null: cancelled). */
+  exportKlanten: () => invoke<string | null>("export_klanten"),
   /** The events of backups their plans start (each tagged with its job and klant). */
   watchPlanned: (onEvent: (e: PlannedEvent) => void) => {
     const channel = new Channel<PlannedEvent>();

@@ -1,6 +1,7 @@
 // The whole UI in jsdom, with the Rust side replaced by Tauri's mockIPC.
 import { clearMocks, mockIPC } from "@tauri-apps/api/mocks";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
+import type { Field, ImportDefaults, ImportPreview, ImportProgress, RowOutcome } from "./bindings";
 import type { AppJobEvent, BucketInput, SftpInput, HistoryEntry, KlantStatus, MailInput, Plan, PlannedEvent, ProfileView, ReportRequest, ResumedEvent, Retention, Settings, VerifyReport } from "./bindings";
 import { GATHER_MS } from "./coalesce";
 import { FIRST_ROWS, OVERSCAN } from "./dashboard";
@@ -239,10 +240,78 @@ function fakeBackend(
         return settings;
       case "save_backup":
         return options.dialogClosed ? null : { path: "/home/user/chosen.zip", bytes: 100, sha256: "f".repeat(64) };
+      case "open_import":
+        importPreview = importedFile();
+        return importPreview;
+      case "import_column": {
+        const { field, column } = args as { field: Field; column: number | null };
+        importPreview = { ...importPreview!, columns: importPreview!.columns.map((c) => (c.field === field ? { field, column } : c)) };
+        return importPreview;
+      }
+      case "import_defaults": {
+        const { defaults } = args as { defaults: ImportDefaults };
+        const rows = importPreview!.rows.map((r) => (r.problems.length === 1 && r.problems[0].startsWith("no api key") ? { ...r, action: "add" as const, problems: [] } : r));
+        importPreview = { ...importPreview!, rows, base_url: defaults.base_url, office_key: importPreview!.office_key || !!defaults.api_key };
+        return importPreview;
+      }
+      case "run_import": {
+        const { onRow } = args as { onRow: { onmessage?: (p: ImportProgress) => void } };
+        const outcomes: RowOutcome[] = importPreview!.rows.map((r) => ({
+          line: r.line,
+          name: r.name,
+          outcome: r.action === "skip" ? "skipped" : r.name === "Visser" ? "wrong_password" : "added",
+          why: r.action === "skip" ? r.problems.join("; ") : r.name === "Visser" ? "The service refused the api key, username or password." : null,
+        }));
+        outcomes.forEach((outcome, index) => onRow.onmessage?.({ index, outcome }));
+        return { outcomes, holding_passwords: [importPreview!.file] };
+      }
+      case "close_import":
+        importPreview = null;
+        return null;
+      case "export_klanten":
+        return "/home/user/kluis-klanten.csv";
       default:
         throw { code: "internal", message: `unexpected ${cmd}` };
     }
   });
+}
+
+let importPreview: ImportPreview | null = null;
+
+/** An office's list as Rust previews it: two klanten waiting for the office's api key, one
+ * without a username. */
+function importedFile(): ImportPreview {
+  const row = (line: number, name: string, username: string, problems: string[]): ImportPreview["rows"][number] => ({
+    line,
+    action: problems.length ? "skip" : "add",
+    name,
+    username,
+    base_url: "https://service.example/webservice_v2",
+    schedule: { kind: "daily", at: "02:00" },
+    sets_retention: false,
+    retention: null,
+    tags: ["Jan"],
+    has_password: true,
+    has_api_key: false,
+    problems,
+  });
+  const fields: Field[] = ["name", "username", "password", "api_key", "base_url", "plan", "retention", "tags"];
+  const columns = fields.map((field) => ({ field, column: { name: 0, username: 1, password: 2, plan: 3 }[field as string] ?? null }));
+  return {
+    file: "/home/user/klanten.csv",
+    header: ["Naam", "Gebruikersnaam", "Wachtwoord", "Plan", "Geheim"],
+    columns,
+    rows: [
+      row(2, "Bakker B.V.", "bakker", ["no api key (a column, or the office's api key for every klant)"]),
+      row(3, "Visser", "visser", ["no api key (a column, or the office's api key for every klant)"]),
+      row(4, "Zonder", "", ["no username"]),
+    ],
+    holds_passwords: true,
+    vault: null,
+    vault_logins: 0,
+    base_url: "https://service.example/webservice_v2",
+    office_key: false,
+  };
 }
 
 async function startUi(): Promise<void> {
@@ -298,6 +367,63 @@ async function type(input: HTMLInputElement, text: string): Promise<void> {
 
 describe("Kluis UI", () => {
   let calls: Calls;
+
+  /** Import klanten…: the rows and their problems shown; the office's api key sent once and
+   * never kept on the page; a column changed; each row's outcome as it ends; that the file
+   * still holds passwords said; closed, with Rust told to forget the file. */
+  it("imports an office's list: preview, api key, columns, outcomes, and the file's passwords", async () => {
+    const other = (id: string, name: string): ProfileView => ({ ...demoProfile, id, name, demo: false });
+    fakeBackend(calls, { profiles: [other("bakker", "Bakker B.V.")] });
+    await startUi();
+    await settle();
+    await click("import-klanten");
+    expect(byTest("import-file")?.textContent).toContain("/home/user/klanten.csv");
+    expect(byTest("import-summary")?.textContent).toContain("0 to add, 0 to update, 3 skipped");
+    expect(byTest("import-rows")?.textContent).toContain("no api key");
+    expect((byTest("import-run") as HTMLButtonElement).disabled, "nothing to import yet").toBe(true);
+
+    await fillIn("import-api-key", "5d1b7c3e-0000-4000-8000-00000000de40");
+    await click("import-apply");
+    const sent = calls.find((c) => c.cmd === "import_defaults")?.args;
+    expect(sent).toEqual({ defaults: { base_url: "https://service.example/webservice_v2", api_key: "5d1b7c3e-0000-4000-8000-00000000de40" } });
+    expect((byTest("import-api-key") as HTMLInputElement).value, "the key is not kept on the page").toBe("");
+    expect(document.body.innerHTML).not.toContain("5d1b7c3e-0000-4000-8000-00000000de40");
+    expect(byTest("import-summary")?.textContent).toContain("2 to add, 0 to update, 1 skipped");
+
+    await pick("import-col-tags", "4");
+    expect(calls.find((c) => c.cmd === "import_column")?.args).toEqual({ field: "tags", column: 4 });
+    expect((byTest("import-col-tags") as HTMLSelectElement).value).toBe("4");
+
+    await click("import-run");
+    const outcomes = [...document.querySelectorAll('[data-test="import-outcome"]')].map((e) => e.textContent);
+    expect(outcomes[0]).toBe("Added");
+    expect(outcomes[1]).toContain("Wrong password");
+    expect(outcomes[2]).toContain("Skipped");
+    expect(byTest("import-done")?.textContent).toBe("Import finished: 1 added, 0 updated, 2 not imported.");
+    expect(byTest("import-holds-passwords")?.textContent).toContain("/home/user/klanten.csv still holds passwords");
+    expect(calls.filter((c) => c.cmd === "profiles").length, "the klanten read again").toBeGreaterThan(1);
+
+    await click("import-close");
+    expect(calls.some((c) => c.cmd === "close_import"), "Rust forgets the file").toBe(true);
+    expect(byTest("import")).toBeNull();
+  });
+
+  /** Leaving for a klant closes a previewed import (Rust forgets the file); Export klant
+   * list… says where the list went. */
+  it("closes a previewed import when a klant is chosen, and exports the klant list", async () => {
+    const other = (id: string, name: string): ProfileView => ({ ...demoProfile, id, name, demo: false });
+    fakeBackend(calls, { profiles: [other("bakker", "Bakker B.V."), other("jansen", "Jansen")] });
+    await startUi();
+    await settle();
+    await click("import-klanten");
+    expect(byTest("import")).not.toBeNull();
+    await click("profile-jansen");
+    expect(byTest("import"), "left").toBeNull();
+    expect(calls.some((c) => c.cmd === "close_import")).toBe(true);
+    await click("overview");
+    await click("export-klanten");
+    expect(byTest("export-done")?.textContent).toBe("The klant list went to /home/user/kluis-klanten.csv (no passwords or keys in it).");
+  });
   beforeEach(() => {
     calls = [];
     localStorage.setItem("kluis.language", "en");

@@ -538,3 +538,64 @@ export type ReportFormat = "csv" | "printable";
 export type ReportRequest = { from: string, to: string, format: ReportFormat, profile: string | null, };
 
 export type ReportExport = { path: string, backups: number, };
+
+export type Field = "name" | "username" | "password" | "api_key" | "base_url" | "plan" | "retention" | "tags";
+
+export type Action = "add" | "update" | "skip";
+
+export type Outcome = "would_add" | "would_update" | "added" | "updated" | "wrong_password" | "unreachable" | "failed" | "skipped" | "cancelled";
+
+export type RowOutcome = { 
+/**
+ * Its line in the file.
+ */
+line: number, name: string, outcome: Outcome, 
+/**
+ * Why, for a row not imported (no secret in it: the service's words or the row's
+ * problems).
+ */
+why: string | null, };
+
+export type FieldColumn = { field: Field, column: number | null, };
+
+export type ImportRow = { line: number, action: Action, name: string, username: string, base_url: string | null, 
+/**
+ * The plan it sets (none: the row names none).
+ */
+schedule: Schedule | null, 
+/**
+ * Whether it sets a retention rule, and which (none with `sets_retention`: keep all).
+ */
+sets_retention: boolean, retention: Retention | null, tags: Array<string>, has_password: boolean, has_api_key: boolean, problems: Array<string>, };
+
+export type ImportPreview = { 
+/**
+ * The file, as the dialog chose it.
+ */
+file: string, header: Array<string>, 
+/**
+ * Every field, with its column or none.
+ */
+columns: Array<FieldColumn>, rows: Array<ImportRow>, 
+/**
+ * The file holds passwords (a password column is read): say so, so it is deleted.
+ */
+holds_passwords: boolean, 
+/**
+ * The password manager's export chosen, and its logins with a password.
+ */
+vault: string | null, vault_logins: number, 
+/**
+ * The service address for rows without one.
+ */
+base_url: string | null, 
+/**
+ * Whether an api key for rows without one was given (never which).
+ */
+office_key: boolean, };
+
+export type ImportDefaults = { base_url: string, api_key: string | null, };
+
+export type ImportProgress = { index: number, outcome: RowOutcome, };
+
+export type ImportResult = { outcomes: Array<RowOutcome>, holding_passwords: Array<string>, };

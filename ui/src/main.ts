@@ -15,6 +15,7 @@ import { ConfirmDialog } from "./views/confirm";
 import { Dashboard } from "./views/dashboard";
 import { EnvironmentPanel } from "./views/environment";
 import { HistoryPanel } from "./views/history";
+import { ImportPanel } from "./views/imports";
 import { ProfileForm, ProfileList, Welcome } from "./views/profiles";
 import { SettingsPanel } from "./views/settings";
 
@@ -113,6 +114,7 @@ function ErrorBanner() {
 }
 
 function Main() {
+  if (state.importing.value) return h(ImportPanel, {});
   if (state.editing.value) return h(ProfileForm, {});
   if (state.profiles.value.length === 0) return h(Welcome, {});
   if (state.overview.value) return h(Dashboard, {});

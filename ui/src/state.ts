@@ -7,6 +7,7 @@ import { computed, signal } from "@preact/signals";
 import type { UiError } from "./api";
 import { isRunning, type BackupView } from "./backup-state";
 import { t, type Key } from "./i18n";
+import type { ImportPreview, ImportResult, RowOutcome } from "./bindings";
 import type { BucketInput, Entry, HostKey, HeldCopy, RestoreSummary, RoundTest, SftpInput, CallbackChoice, CallbackTestResult, Day, HistoryEntry, KlantStatus, MailInput, MailSettings, Permissions, ProfileView, ReportExport, ReportFormat, Schedule, Settings, VerifyReport } from "./bindings";
 import { localDay } from "./format";
 import { defaultSort, type Sort } from "./dashboard";
@@ -96,6 +97,10 @@ export const state = {
   signedIn: signal<ReadonlySet<string>>(new Set()),
   /** The open profile form's draft, or null. */
   editing: signal<ProfileDraft | null>(null),
+  /** Import klanten… while open (null: closed). */
+  importing: signal<Importing | null>(null),
+  /** Export klanten…: where the list went, or why not (null: not this session). */
+  exported: signal<{ path: string } | { error: UiError } | null>(null),
   tab: signal<Tab>("backup"),
   /** Per profile id: what is on screen belongs to the klant it was loaded for, so another
    * klant's environment or permissions never show under the selected one. */
@@ -227,6 +232,16 @@ export function updateJob(key: string, change: (job: Job) => Job): void {
 export function findJob(key: string): Job | undefined {
   return state.jobs.value.find((j) => j.key === key);
 }
+
+/** Import klanten… (see `actions/imports.ts`): the file's preview, the address and api key
+ * typed for rows without one (the key only until it is sent), and the import once started —
+ * each row's outcome as it comes (null: not ended yet), then its result. */
+export type Importing = {
+  preview: ImportPreview;
+  baseUrl: string;
+  apiKey: string;
+  run: null | { outcomes: (RowOutcome | null)[]; cancelling: boolean } | { result: ImportResult } | { error: UiError };
+};
 
 /** The bucket form's fields as typed (the secret key goes to Rust once, with Add). */
 export type BucketDraft = { endpoint: string; region: string; bucket: string; prefix: string; pathStyle: boolean; accessKeyId: string; secretKey: string; ownCa: boolean; lock: boolean; lockDays: string; lockMode: "governance" | "compliance" };

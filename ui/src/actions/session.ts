@@ -31,8 +31,19 @@ export async function boot(): Promise<void> {
 
 /** The dashboard, the first screen when there is more than one klant. */
 export function showOverview(): Promise<void> {
+  leaveImport();
   state.overview.value = true;
   return refreshDashboard();
+}
+
+/** Going to a klant or the dashboard closes an import that is not running (its preview or
+ * its result): a running one stays on screen until it has ended. */
+function leaveImport(): void {
+  const open = state.importing.value;
+  if (open && !(open.run !== null && "outcomes" in open.run)) {
+    state.importing.value = null;
+    void api.closeImport().catch(() => undefined);
+  }
 }
 
 export function startDemo(): Promise<void> {
@@ -52,6 +63,7 @@ export function startDemo(): Promise<void> {
 }
 
 export function selectProfile(id: string): Promise<void> {
+  leaveImport();
   batch(() => {
     state.selected.value = id;
     state.overview.value = false;

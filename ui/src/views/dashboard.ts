@@ -5,6 +5,7 @@ import { h } from "preact";
 import { memo } from "preact/compat";
 import { useLayoutEffect, useRef, useState } from "preact/hooks";
 import { backupAll, setPlansPaused, verifyBackups } from "../actions/dashboard";
+import { exportKlanten } from "../actions/imports";
 import { selectProfile } from "../actions/session";
 import type { DayMark, KlantStatus } from "../bindings";
 import { ago, arrange, daysSummary, lacksCopies, needsAttention, nextSort, rowWindow, type SortKey, type TableView } from "../dashboard";
@@ -156,6 +157,14 @@ function VerifyResult() {
   );
 }
 
+/** Where Export klanten… wrote the list, or why it could not. */
+function Exported() {
+  const done = state.exported.value;
+  if (done === null) return null;
+  if ("error" in done) return h("div", { class: "error", role: "alert" }, h("strong", {}, t("exportFailed")), h("p", {}, done.error.message));
+  return h("p", { class: "success", role: "status", "data-test": "export-done" }, t("exportDone", { path: done.path }));
+}
+
 function Next({ k }: { k: KlantStatus }) {
   if (k.next_due_ms !== null) return dateTime(k.next_due_ms, locale());
   return k.plan?.paused ? t("dashPaused") : t("dashManual");
@@ -248,7 +257,9 @@ function KlantTable() {
       h(Check, { test: "attention-only", label: t("dashAttentionOnly", { count: String(waiting) }), checked: attentionOnly, onToggle: (on) => (state.attentionOnly.value = on) }),
       h("button", { class: "secondary", "data-test": "dash-backup-all", disabled: state.queued.value.size > 0, onClick: () => void backupAll() }, t("backupAll")),
       h("button", { class: "secondary", "data-test": "dash-verify", disabled: state.verifying.value === "verifying", onClick: () => void verifyBackups() }, t("verifyBackups")),
+      h("button", { class: "secondary", "data-test": "export-klanten", onClick: () => void exportKlanten() }, t("exportKlanten")),
     ),
+    h(Exported, {}),
     h(VerifyResult, {}),
     rows.length === 0
       ? h("p", { class: "note", "data-test": "dash-all-well" }, attentionOnly ? t("dashAllWell") : t("dashEmpty"))

@@ -118,6 +118,21 @@ function EncryptionSection({ profile }: { profile: ProfileView }) {
 const keepParts: KeepPart[] = ["keep_last", "keep_daily", "keep_weekly", "keep_monthly"];
 const ruleWords: Record<KeepPart, Key> = { keep_last: "keepRuleLast", keep_daily: "keepRuleDaily", keep_weekly: "keepRuleWeekly", keep_monthly: "keepRuleMonthly" };
 
+/** A schedule in words, in the UI's language: "Every day at 02:00". */
+export function describeSchedule(s: Schedule): string {
+  switch (s.kind) {
+    case "manual":
+      return t("planManual");
+    case "daily":
+    case "weekdays":
+      return `${t(s.kind === "daily" ? "planDaily" : "planWeekdays")}, ${s.at}`;
+    case "weekly":
+      return `${t("planWeekly")}: ${t(s.day)} ${s.at}`;
+    case "every":
+      return `${t("planEvery")}: ${s.hours} h`;
+  }
+}
+
 /** A rule in words, in the UI's language: "the newest 3, 7 daily". */
 export function describeRule(rule: Retention | null): string {
   const parts = keepParts.filter((part) => (rule?.[part] ?? 0) > 0).map((part) => t(ruleWords[part], { n: String(rule?.[part]) }));

@@ -8,15 +8,12 @@ use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
-use futures_util::stream::{self, StreamExt};
-use kluis_core::plan::Plan;
-use kluis_core::{Code, Error, Result, Secret, ServiceClient, Session};
-use kluis_import::{Action, Field, Known, Mapping, Planned, Table};
-use kluis_profiles::{Profile, ProfileError, ProfileStore, SecretKind, SecretStore};
-use serde::Serialize;
+use kluis_core::{Error, Result, Secret};
+use kluis_import::{Field, Front, Importer, Known, Mapping, Outcome, Table};
+use kluis_profiles::ProfileStore;
 
 use crate::args::Cli;
-use crate::profiles::{on_store, secret, secret_store};
+use crate::profiles::secret_store;
 
 /// How the import runs (the command's flags).
 pub struct How<'a> {
@@ -28,45 +25,12 @@ pub struct How<'a> {
     pub json: bool,
 }
 
-/// How a row ended.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
-enum Outcome {
-    /// `--dry-run`: would be added / updated.
-    WouldAdd,
-    WouldUpdate,
-    Added,
-    Updated,
-    /// The service refused the username, password or api key: nothing saved.
-    WrongPassword,
-    /// The service could not be reached: nothing saved; import again later.
-    Unreachable,
-    /// Another failure (see its message): nothing saved.
-    Failed,
-    /// Not imported: the row's problems.
-    Skipped,
-    /// Not tried: the import was stopped (Ctrl-C) before its turn.
-    Cancelled,
-}
-
-/// A row's line of the result.
-#[derive(Serialize)]
-struct Said<'a> {
-    line: u64,
-    name: &'a str,
-    outcome: Outcome,
-    /// Why, for a row not imported.
-    why: Option<String>,
-}
-
 pub async fn run(cli: &Cli, profiles: &ProfileStore, file: &Path, how: How<'_>) -> Result<()> {
     // Ctrl-C (or SIGTERM), caught from the start: no further klant is tried; those signing
     // in at that moment finish (each is saved whole or not at all).
     let stopping = Arc::new(AtomicBool::new(false));
     let signal = crate::stop::caught();
-    let bytes =
-        std::fs::read(file).map_err(|e| Error::io(format!("read {}", file.display()), e))?;
-    let table = kluis_import::read_file(&bytes)?;
+    let table = kluis_import::read_path(file)?;
     let mut mapping = Mapping::guess(&table.header);
     for change in how.map {
         remap(&mut mapping, &table, change)?;
@@ -76,9 +40,7 @@ pub async fn run(cli: &Cli, profiles: &ProfileStore, file: &Path, how: How<'_>) 
     let names: Vec<String> = profiles.list().into_iter().map(|p| p.name).collect();
     let vault = match how.secrets {
         Some(path) => {
-            let bytes = std::fs::read(path)
-                .map_err(|e| Error::io(format!("read {}", path.display()), e))?;
-            let logins = kluis_import::vault::read(&bytes)?;
+            let logins = kluis_import::vault::read(&kluis_import::bounded_read(path)?)?;
             eprintln!(
                 "kluis: {} logins with a password in {}.",
                 logins.len(),
@@ -93,13 +55,12 @@ pub async fn run(cli: &Cli, profiles: &ProfileStore, file: &Path, how: How<'_>) 
         base_url: cli.connection.base_url.as_deref(),
         has_api_key: office_key.is_some(),
         vault: &vault,
+        front: Front::Cli,
     };
     let rows = kluis_import::preview(&table, &mapping, &known);
-    let outcomes: Vec<(Outcome, Option<String>)> = match how.dry_run {
-        true => rows.iter().map(would).collect(),
+    let outcomes = match how.dry_run {
+        true => kluis_import::run::dry_run(&rows),
         false => {
-            let ca_pem = cli.connection.ca_pem()?;
-            let store = secret_store();
             let stopper = tokio::spawn({
                 let stopping = stopping.clone();
                 async move {
@@ -107,45 +68,30 @@ pub async fn run(cli: &Cli, profiles: &ProfileStore, file: &Path, how: How<'_>) 
                     stopping.store(true, Ordering::SeqCst);
                 }
             });
-            let work = Work {
+            let importer = Importer {
                 profiles,
-                store: &store,
-                office_key: office_key.as_ref(),
-                ca_pem: ca_pem.as_deref(),
-                stopping: &stopping,
+                secrets: secret_store(),
+                office_key,
+                ca_pem: cli.connection.ca_pem()?,
+                keep_ca: true,
+                known_cas: kluis_import::run::known_cas(&profiles.list()),
+                at_once: how.jobs,
+                stopping: stopping.clone(),
             };
-            // Rows in their order; `buffered` signs in `jobs` at a time.
-            let outcomes = stream::iter(rows.iter().map(|row| work.import(row)))
-                .buffered(how.jobs)
-                .collect()
-                .await;
+            let outcomes = importer.run(&rows, |_, _| {}).await;
             stopper.abort();
             outcomes
         }
     };
-    let cancelled = outcomes.iter().any(|(o, _)| *o == Outcome::Cancelled);
-    let mut left = 0;
-    for (row, (outcome, why)) in rows.iter().zip(&outcomes) {
-        let done = matches!(
-            outcome,
-            Outcome::Added | Outcome::Updated | Outcome::WouldAdd | Outcome::WouldUpdate
-        );
-        left += usize::from(!done);
-        let said = Said {
-            line: row.line,
-            name: &row.name,
-            outcome: *outcome,
-            why: why.clone(),
-        };
+    let cancelled = outcomes.iter().any(|o| o.outcome == Outcome::Cancelled);
+    let left = outcomes.iter().filter(|o| !o.outcome.imported()).count();
+    for said in &outcomes {
         match how.json {
-            true => println!("{}", serde_json::to_string(&said).expect("plain values")),
+            true => println!("{}", serde_json::to_string(said).expect("plain values")),
             false => println!(
                 "line {:>4}  {:<14} {}{}",
                 said.line,
-                serde_json::to_value(said.outcome)
-                    .expect("plain")
-                    .as_str()
-                    .unwrap_or_default(),
+                said.outcome.word(),
                 said.name,
                 said.why
                     .as_deref()
@@ -189,17 +135,7 @@ pub async fn run(cli: &Cli, profiles: &ProfileStore, file: &Path, how: How<'_>) 
 /// `kluis_import::export`), on standard output or into a new owner-only file.
 pub fn export(profiles: &ProfileStore, out: Option<&Path>) -> Result<()> {
     let saved = profiles.list();
-    let klanten: Vec<kluis_import::export::Klant> = (saved.iter())
-        .map(|p| kluis_import::export::Klant {
-            name: &p.name,
-            username: &p.username,
-            base_url: &p.base_url,
-            schedule: p.plan.as_ref().map(|plan| &plan.schedule),
-            retention: p.retention.as_ref(),
-            tags: &p.tags,
-        })
-        .collect();
-    let text = kluis_import::export::csv(&klanten);
+    let text = kluis_import::export::profiles_csv(&saved);
     match out {
         None => print!("{text}"),
         Some(path) => {
@@ -219,15 +155,6 @@ pub fn export(profiles: &ProfileStore, out: Option<&Path>) -> Result<()> {
         }
     }
     Ok(())
-}
-
-/// What `--dry-run` says of `row`.
-fn would(row: &Planned) -> (Outcome, Option<String>) {
-    match row.action {
-        Action::Add => (Outcome::WouldAdd, None),
-        Action::Update => (Outcome::WouldUpdate, None),
-        Action::Skip => (Outcome::Skipped, Some(row.problems.join("; "))),
-    }
 }
 
 /// `--map FIELD=COLUMN` applied to `mapping`: the column by its header name or its number
@@ -316,140 +243,4 @@ fn office_api_key(cli: &Cli) -> Result<Option<Secret>> {
         ));
     }
     Ok(given.map(|k| Secret::new(k.clone())))
-}
-
-/// What importing a row needs.
-struct Work<'a> {
-    profiles: &'a ProfileStore,
-    store: &'a Arc<dyn SecretStore>,
-    office_key: Option<&'a Secret>,
-    ca_pem: Option<&'a str>,
-    /// Set by Ctrl-C: rows not begun are not tried.
-    stopping: &'a AtomicBool,
-}
-
-impl Work<'_> {
-    /// `row` imported: signed in and saved, or why not.
-    async fn import(&self, row: &Planned) -> (Outcome, Option<String>) {
-        if row.action != Action::Skip && self.stopping.load(Ordering::SeqCst) {
-            return (
-                Outcome::Cancelled,
-                Some("not tried: the import was stopped".into()),
-            );
-        }
-        let done = match row.action {
-            Action::Skip => return (Outcome::Skipped, Some(row.problems.join("; "))),
-            Action::Add => self.add(row).await.map(|()| Outcome::Added),
-            Action::Update => self.update(row).await.map(|()| Outcome::Updated),
-        };
-        match done {
-            Ok(outcome) => (outcome, None),
-            Err(e) => {
-                let outcome = match e.code() {
-                    Code::AuthFailed => Outcome::WrongPassword,
-                    Code::Network | Code::Certificate | Code::ServiceError => Outcome::Unreachable,
-                    _ => Outcome::Failed,
-                };
-                (outcome, Some(e.to_string()))
-            }
-        }
-    }
-
-    /// The settings `row` sets, on `profile`.
-    fn set(&self, profile: &mut Profile, row: &Planned) -> Result<()> {
-        profile.username = row.username.clone();
-        if let Some(base_url) = &row.base_url {
-            profile.base_url = base_url.clone();
-        }
-        if let Some(schedule) = &row.schedule {
-            profile.plan = Some(Plan::new(schedule.clone(), jiff::Timestamp::now())?);
-        }
-        if let Some(retention) = &row.retention {
-            profile.retention = retention.clone();
-        }
-        if !row.tags.is_empty() {
-            profile.tags = row.tags.clone();
-        }
-        Ok(())
-    }
-
-    /// Signs `profile` in with `api_key` and `password` (only a klant that signs in is
-    /// saved), then stores them as its secrets.
-    async fn sign_in_and_store(
-        &self,
-        profile: &Profile,
-        api_key: Secret,
-        password: Secret,
-    ) -> Result<()> {
-        let config = profile.service_config(api_key.clone(), password.clone(), self.ca_pem)?;
-        Session::new(ServiceClient::new(config)?).sign_in().await?;
-        let id = profile.id.clone();
-        on_store(self.store, move |store| {
-            store.set(&id, SecretKind::ApiKey, &api_key)?;
-            store.set(&id, SecretKind::Password, &password)
-        })
-        .await
-    }
-
-    /// A new klant: signed in, its secrets stored, then the profile saved (its secrets
-    /// removed again when it cannot be: nothing half-stored).
-    async fn add(&self, row: &Planned) -> Result<()> {
-        let mut profile = Profile::new(
-            &row.name,
-            row.base_url.as_deref().unwrap_or_default(),
-            &row.username,
-        );
-        profile.extra_ca_pem = self.ca_pem.map(str::to_string);
-        self.set(&mut profile, row)?;
-        let api_key = row
-            .api_key
-            .as_ref()
-            .or(self.office_key)
-            .cloned()
-            .ok_or_else(|| Error::Config("no api key".into()))?;
-        let password = row
-            .password
-            .clone()
-            .ok_or_else(|| Error::Config("no password".into()))?;
-        self.sign_in_and_store(&profile, api_key, password).await?;
-        if let Err(e) = self.profiles.put(profile.clone()) {
-            let id = profile.id.clone();
-            let _ = on_store(self.store, move |store| {
-                store.delete(&id, SecretKind::ApiKey)?;
-                store.delete(&id, SecretKind::Password)
-            })
-            .await;
-            return Err(e.into_core());
-        }
-        Ok(())
-    }
-
-    /// A saved klant: its settings set; with a password in the row, signed in with the new
-    /// secrets first and those stored (a username changes only with its password).
-    async fn update(&self, row: &Planned) -> Result<()> {
-        let mut profile = self
-            .profiles
-            .find(&row.name)
-            .map_err(ProfileError::into_core)?;
-        let new_login =
-            profile.username != row.username || row.password.is_some() || row.api_key.is_some();
-        self.set(&mut profile, row)?;
-        if new_login {
-            let password = row.password.clone().ok_or_else(|| {
-                Error::Config(format!(
-                    "a new username ({}) needs its password in the file",
-                    row.username
-                ))
-            })?;
-            let saved_key = secret(self.store, &profile.id, SecretKind::ApiKey).await?;
-            let api_key = (row
-                .api_key
-                .clone()
-                .or(saved_key)
-                .or(self.office_key.cloned()))
-            .ok_or_else(|| Error::Config("no api key".into()))?;
-            self.sign_in_and_store(&profile, api_key, password).await?;
-        }
-        self.profiles.put(profile).map_err(ProfileError::into_core)
-    }
 }

@@ -30,6 +30,20 @@ pub trait Dialogs: Send + Sync {
     async fn pick_key_file(&self) -> Option<PathBuf> {
         None
     }
+    /// A list of klanten to import, or a password manager's export (*Import klanten…*). None
+    /// where no dialog offers it.
+    async fn pick_import_file(&self, _kind: ImportFile) -> Option<PathBuf> {
+        None
+    }
+}
+
+/// Which file *Import klanten…* asks for (the dialog's filter and title follow it).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ImportFile {
+    /// The office's list: a spreadsheet's CSV or workbook.
+    Klanten,
+    /// A password manager's export (CSV, JSON or XML).
+    PasswordManager,
 }
 
 /// No dialogs (headless use before the shell set its own): every dialog counts as cancelled.

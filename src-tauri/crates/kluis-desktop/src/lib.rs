@@ -47,12 +47,13 @@ pub mod staging;
 
 pub use app::{
     AppPaths, BucketInput, DemoInfo, DesktopApp, DesktopAppBuilder, EncryptionInput, HeldCopy,
-    LaunchInfo, LoginStart, MailInput, PlanInput, ProgressSink, ReportExport, ReportFormat,
-    ReportRequest, RestoreProgress, RestoreSummary, ResumedJob, SessionInfo, SftpInput, SftpServer,
-    TrayAction, VerifyReport, HIDDEN_FLAG,
+    ImportDefaults, ImportPreview, ImportProgress, ImportResult, ImportSink, LaunchInfo,
+    LoginStart, MailInput, PlanInput, ProgressSink, ReportExport, ReportFormat, ReportRequest,
+    RestoreProgress, RestoreSummary, ResumedJob, SessionInfo, SftpInput, SftpServer, TrayAction,
+    VerifyReport, HIDDEN_FLAG,
 };
 pub use callback::{CallbackInput, CallbackTestResult};
-pub use dialogs::{Dialogs, NoDialogs};
+pub use dialogs::{Dialogs, ImportFile, NoDialogs};
 pub use error::{AppError, AppResult, ErrorPayload};
 pub use events::{AppJobEvent, EventSink, PlannedEvent, PlannedSink, ResumeSink, ResumedEvent};
 /// The key an SFTP server shows ("Connect" of *Add an SFTP server*).
@@ -62,6 +63,8 @@ pub use kluis_core::download::bandwidth::BandwidthLimit;
 pub use kluis_core::restore_tests::RestoreTestRecord;
 pub use kluis_core::retention::Retention;
 pub use kluis_core::{CallbackChoice, HistoryEntry, Saved};
+/// What an import file's column can hold (*Import klanten…*).
+pub use kluis_import::Field;
 /// A restore test of a round: the saved file's, or a copy's (*Test restore*).
 pub use kluis_profiles::restore_round::RoundTest;
 pub use kluis_profiles::KlantStatus;

@@ -19,6 +19,29 @@ pub struct Klant<'a> {
     pub tags: &'a [String],
 }
 
+impl<'a> Klant<'a> {
+    /// A saved profile as exported.
+    pub fn of(p: &'a kluis_profiles::Profile) -> Klant<'a> {
+        Klant {
+            name: &p.name,
+            username: &p.username,
+            base_url: &p.base_url,
+            schedule: p.plan.as_ref().map(|plan| &plan.schedule),
+            retention: p.retention.as_ref(),
+            tags: &p.tags,
+        }
+    }
+}
+
+/// The saved klanten `profiles` as CSV (see [`csv`]); demo profiles are not the office's and
+/// are left out.
+pub fn profiles_csv(profiles: &[kluis_profiles::Profile]) -> String {
+    let klanten: Vec<Klant> = (profiles.iter().filter(|p| !p.demo))
+        .map(Klant::of)
+        .collect();
+    csv(&klanten)
+}
+
 /// The header of an export.
 pub const HEADER: [&str; 6] = ["name", "username", "base_url", "plan", "retention", "tags"];
 
@@ -88,6 +111,7 @@ mod tests {
             base_url: None,
             has_api_key: false,
             vault: &[],
+            front: crate::preview::Front::Cli,
         };
         let rows = preview(&table, &Mapping::guess(&table.header), &known);
         let row = &rows[0];

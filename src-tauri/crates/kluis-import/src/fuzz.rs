@@ -64,6 +64,7 @@ fn check(bytes: Vec<u8>) {
         base_url: Some("https://service.example/webservice_v2"),
         has_api_key: true,
         vault: &[],
+        front: crate::preview::Front::Cli,
     };
     let rows = preview(&table, &mapping, &known);
     assert_eq!(rows.len(), table.rows.len());

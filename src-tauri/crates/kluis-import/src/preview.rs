@@ -14,6 +14,7 @@ use crate::table::{Table, MAX_CELL};
 use crate::words;
 
 /// What a row comes to.
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Action {
@@ -60,6 +61,32 @@ pub struct Known<'a> {
     pub has_api_key: bool,
     /// A password manager's logins, for rows without a password (see [`crate::vault`]).
     pub vault: &'a [crate::vault::Login],
+    /// Whose words a problem uses for what is given for every klant.
+    pub front: Front,
+}
+
+/// Where the import runs: a problem names what the user can give there for every klant (the
+/// CLI's flag or variable, the app's field).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Front {
+    Cli,
+    App,
+}
+
+impl Front {
+    fn no_base_url(self) -> &'static str {
+        match self {
+            Front::Cli => "no service address (a base URL column, or --base-url)",
+            Front::App => "no service address (a column, or the address for every klant)",
+        }
+    }
+
+    fn no_api_key(self) -> &'static str {
+        match self {
+            Front::Cli => "no api key (an api key column, or KLUIS_API_KEY for every klant)",
+            Front::App => "no api key (a column, or the office's api key for every klant)",
+        }
+    }
 }
 
 /// A name as two rows, or a row and a saved klant, are matched: case and surrounding space
@@ -90,7 +117,7 @@ pub fn preview(table: &Table, mapping: &Mapping, known: &Known<'_>) -> Vec<Plann
         }
         let base_url = cell(Field::BaseUrl).or(known.base_url).map(str::to_string);
         match &base_url {
-            None => problems.push("no service address (a base URL column, or --base-url)".into()),
+            None => problems.push(known.front.no_base_url().into()),
             Some(url) if !url.starts_with("https://") || url.contains(char::is_whitespace) => {
                 problems.push(format!(
                     "the service address \"{}\" is not an https:// address",
@@ -118,8 +145,7 @@ pub fn preview(table: &Table, mapping: &Mapping, known: &Known<'_>) -> Vec<Plann
             problems.push("no password for a new klant".into());
         }
         if !exists && api_key.is_none() && !known.has_api_key && !name.is_empty() {
-            problems
-                .push("no api key (an api key column, or KLUIS_API_KEY for every klant)".into());
+            problems.push(known.front.no_api_key().into());
         }
         if let Some(first) = planned
             .iter()
@@ -173,6 +199,7 @@ mod tests {
             base_url: Some("https://service.example/webservice_v2"),
             has_api_key: true,
             vault: &[],
+            front: Front::Cli,
         };
         let rows = preview(&table, &mapping, &known);
         let actions: Vec<Action> = rows.iter().map(|r| r.action).collect();
@@ -210,6 +237,7 @@ mod tests {
             base_url: None,
             has_api_key: false,
             vault: &[],
+            front: Front::Cli,
         };
         let rows = preview(&table, &Mapping::guess(&table.header), &known);
         let said = rows[0].problems.join("; ");
@@ -242,6 +270,7 @@ mod tests {
             base_url: Some("https://service.example/webservice_v2"),
             has_api_key: true,
             vault: &vault,
+            front: Front::Cli,
         };
         let rows = preview(&table, &Mapping::guess(&table.header), &known);
         let password = |i: usize| rows[i].password.as_ref().map(|s| s.expose().to_string());

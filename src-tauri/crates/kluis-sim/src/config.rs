@@ -37,6 +37,16 @@ pub const RESTRICTED_API_KEY: Uuid = Uuid::from_u128(0x5d1b7c3e_0000_4000_8000_0
 pub const DEMO_USERNAME: &str = "demo";
 pub const DEMO_PASSWORD: &str = "demo-password";
 
+/// Klant `n`'s username (see [`Account::klant`]).
+pub fn klant_username(n: usize) -> String {
+    format!("klant-{n:03}")
+}
+
+/// Klant `n`'s password (see [`Account::klant`]): a test account's, not a secret.
+pub fn klant_password(n: usize) -> String {
+    format!("wachtwoord-{n:03}")
+}
+
 impl Account {
     pub fn demo() -> Account {
         Account {
@@ -44,6 +54,16 @@ impl Account {
             username: DEMO_USERNAME.into(),
             password: DEMO_PASSWORD.into(),
             allowed: Endpoint::ALL.into_iter().collect(),
+        }
+    }
+
+    /// Klant `n` of an office (imports and their benchmarks): username `klant-NNN`, password
+    /// [`klant_password`]`(n)`, the demo key.
+    pub fn klant(n: usize) -> Account {
+        Account {
+            username: klant_username(n),
+            password: klant_password(n),
+            ..Account::demo()
         }
     }
 

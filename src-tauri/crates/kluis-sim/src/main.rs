@@ -40,6 +40,10 @@ struct Args {
     /// appending each notification shown to this file as a JSON line `{app, summary, body}`.
     #[arg(long)]
     notifications_out: Option<PathBuf>,
+    /// Also this many klanten of the demo key: usernames klant-001 …, passwords
+    /// wachtwoord-001 … (an office's list to import).
+    #[arg(long, default_value_t = 0)]
+    klanten: usize,
 }
 
 #[tokio::main]
@@ -54,6 +58,9 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     config.faults.callback_delay = Duration::from_millis(args.callback_delay_ms);
     config.faults.send_digest = !args.no_digest;
     config.faults.download_rate = args.download_bytes_per_sec;
+    config
+        .accounts
+        .extend((1..=args.klanten).map(kluis_sim::config::Account::klant));
     let sim = Sim::start_on(config, args.listen, args.files_listen).await?;
     let _notifications = match &args.notifications_out {
         Some(path) => Some(record_notifications(path.clone()).await?),

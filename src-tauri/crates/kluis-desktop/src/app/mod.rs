@@ -19,6 +19,8 @@
 //!   download speed, free space, file names, the copy targets off this computer.
 //! - [`Background`] (`background.rs`): the tray, closing the window while plans run, start at
 //!   login.
+//! - [`Imports`] (`imports.rs`): *Import klanten…* from a spreadsheet (previewed, then each
+//!   klant signed in and saved), *Export klanten…*.
 //!
 //! What they share (`shared.rs`: the files, the history, the engine, the dialogs),
 //! [`Connections`](connections) (each klant's secrets, connection and callback transport) and
@@ -35,6 +37,7 @@ mod copy_targets;
 mod dashboard;
 mod demo;
 mod encryption;
+mod imports;
 mod jobs;
 mod keeping;
 mod mail;
@@ -66,6 +69,10 @@ pub use background::{Background, LoginStart, NoLoginStart, TrayAction, HIDDEN_FL
 pub use backups::Backups;
 pub use copy_targets::BucketInput;
 pub use encryption::EncryptionInput;
+pub use imports::{
+    FieldColumn, ImportDefaults, ImportPreview, ImportProgress, ImportResult, ImportRow,
+    ImportSink, Imports,
+};
 use jobs::{JobRegistry, JobSlot};
 pub use keeping::{CopyProblem, Keeping, VerifyReport};
 pub use mail::MailInput;
@@ -120,6 +127,7 @@ pub struct DesktopApp {
     pub alerts: Arc<Alerts>,
     pub settings: AppSettings,
     pub background: Background,
+    pub imports: Imports,
     shared: Arc<Shared>,
     jobs: Arc<JobRegistry>,
 }
@@ -226,6 +234,7 @@ impl DesktopAppBuilder {
             keeping: Keeping {
                 shared: shared.clone(),
             },
+            imports: Imports::new(shared.clone(), connections.clone()),
             settings: AppSettings {
                 shared: shared.clone(),
                 connections,

@@ -16,6 +16,7 @@ mod sshd;
 
 mod app;
 mod copies;
+mod imports;
 mod keeping;
 mod keyring;
 mod plans;
