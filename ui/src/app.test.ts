@@ -7,7 +7,7 @@ import { GATHER_MS } from "./coalesce";
 import { FIRST_ROWS, OVERSCAN } from "./dashboard";
 import { languages } from "./i18n";
 
-const demoProfile: ProfileView = { id: "demo", name: "Demo", base_url: "https://127.0.0.1:1/webservice_v2", username: "demo", openapi_url: null, demo: true, trusted_cas: [], plan: null, monitor: false, next_backup_ms: null, retention: null, verify_monthly: false, restore_test_monthly: true, encryption: null, copy_to: null };
+const demoProfile: ProfileView = { id: "demo", name: "Demo", base_url: "https://127.0.0.1:1/webservice_v2", username: "demo", openapi_url: null, demo: true, trusted_cas: [], plan: null, monitor: false, next_backup_ms: null, retention: null, verify_monthly: false, restore_test_monthly: true, encryption: null, copy_to: null, tags: [] };
 
 /** A klant's standing as the dashboard receives it: never backed up, no plan, unless told. */
 function klant(id: string, name: string, change: Partial<KlantStatus> = {}): KlantStatus {
@@ -408,6 +408,56 @@ describe("Kluis UI", () => {
     expect(byTest("import")).toBeNull();
   });
 
+  /** The search over the list and the dashboard: by name (accents and case aside), by
+   * username, by tag; with a tag chosen; Ctrl+K and / go to it; Down moves into the klanten
+   * found, Enter opens the first; "Show all" clears it. */
+  it("finds a klant by typing and by tag, from the keyboard", async () => {
+    const other = (id: string, name: string, username: string, tags: string[]): ProfileView => ({ ...demoProfile, id, name, username, tags, demo: false });
+    const profiles = [other("cafe", "Café Brûlé", "brule", ["Jan"]), other("bakker", "Bakker B.V.", "bakker", ["Piet", "Bakkers"]), other("jansen", "Jansen", "jjansen", ["jan"])];
+    fakeBackend(calls, { profiles, dashboard: profiles.map((p) => klant(p.id, p.name)) });
+    await startUi();
+    await settle();
+    const listed = () => [...document.querySelectorAll("#profile-list button.profile")].map((b) => b.getAttribute("data-test"));
+    const rows = () => [...document.querySelectorAll("tr.klant")].map((r) => r.getAttribute("data-test"));
+    expect(byTest("dash-tags")?.textContent, "tags under the name").toBeTruthy();
+
+    document.dispatchEvent(new KeyboardEvent("keydown", { key: "k", ctrlKey: true, bubbles: true }));
+    expect(document.activeElement?.id, "Ctrl+K goes to the search").toBe("find");
+    await fillIn("find", "CAFE brul");
+    expect(listed()).toEqual(["profile-cafe"]);
+    expect(rows(), "the dashboard too").toEqual(["dash-cafe"]);
+    expect(byTest("dash-narrowed")?.textContent).toContain("1 of 3 klanten shown");
+    await fillIn("find", "jjansen");
+    expect(listed(), "by username").toEqual(["profile-jansen"]);
+    await fillIn("find", "piet");
+    expect(listed(), "by tag").toEqual(["profile-bakker"]);
+    await fillIn("find", "nobody");
+    expect(byTest("found-count")?.textContent).toContain("No klant matches");
+
+    await fillIn("find", "");
+    await pick("tag-filter", "Jan");
+    expect(listed(), "one tag, case aside").toEqual(["profile-cafe", "profile-jansen"]);
+    await click("dash-show-all");
+    expect(rows().length).toBe(3);
+    expect((byTest("tag-filter") as HTMLSelectElement).value).toBe("");
+
+    (document.activeElement as HTMLElement | null)?.blur();
+    document.body.dispatchEvent(new KeyboardEvent("keydown", { key: "/", bubbles: true }));
+    expect(document.activeElement?.id, "/ goes to the search").toBe("find");
+    await fillIn("find", "jan");
+    const find = byTest("find")!;
+    find.dispatchEvent(new KeyboardEvent("keydown", { key: "ArrowDown", bubbles: true }));
+    expect(document.activeElement?.getAttribute("data-test"), "Down: into the klanten found").toBe("profile-cafe");
+    document.activeElement!.dispatchEvent(new KeyboardEvent("keydown", { key: "ArrowDown", bubbles: true }));
+    expect(document.activeElement?.getAttribute("data-test")).toBe("profile-jansen");
+    document.activeElement!.dispatchEvent(new KeyboardEvent("keydown", { key: "Home", bubbles: true }));
+    document.activeElement!.dispatchEvent(new KeyboardEvent("keydown", { key: "ArrowUp", bubbles: true }));
+    expect(document.activeElement?.id, "up from the first: the search again").toBe("find");
+    find.dispatchEvent(new KeyboardEvent("keydown", { key: "Enter", bubbles: true }));
+    await settle();
+    expect(calls.filter((c) => c.cmd === "sign_in").at(-1)?.args, "Enter opens the first found").toEqual({ profileId: "cafe" });
+  });
+
   /** Leaving for a klant closes a previewed import (Rust forgets the file); Export klant
    * list… says where the list went. */
   it("closes a previewed import when a klant is chosen, and exports the klant list", async () => {
@@ -715,8 +765,9 @@ describe("Kluis UI", () => {
     await type(document.getElementById("f-api-key") as HTMLInputElement, "key");
     await type(document.getElementById("f-username") as HTMLInputElement, "bakker");
     await type(document.getElementById("f-password") as HTMLInputElement, "pw");
+    await type(document.getElementById("f-tags") as HTMLInputElement, "Jan, Bakkers ,");
     await click("save-profile");
-    expect(calls.find((c) => c.cmd === "save_profile")?.args).toMatchObject({ input: { name: "Bakker, B.V." } });
+    expect(calls.find((c) => c.cmd === "save_profile")?.args).toMatchObject({ input: { name: "Bakker, B.V.", tags: ["Jan", "Bakkers"] } });
   });
 
   it("keeps the callback settings' text, caret and focus while a backup downloads", async () => {

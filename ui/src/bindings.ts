@@ -230,9 +230,17 @@ encryption: EncryptionSetting | null,
 /**
  * The copy targets (ids) its backups go to; null: every one.
  */
-copy_to: Array<string> | null, };
+copy_to: Array<string> | null, 
+/**
+ * The office's labels for the klant (a colleague, a kind of klant).
+ */
+tags: Array<string>, };
 
-export type ProfileInput = { id: string | null, name: string, base_url: string, username: string, api_key: string | null, password: string | null, openapi_url: string | null, };
+export type ProfileInput = { id: string | null, name: string, base_url: string, username: string, api_key: string | null, password: string | null, openapi_url: string | null, 
+/**
+ * The klant's tags (null: kept as they are).
+ */
+tags: Array<string> | null, };
 
 export type CallbackChoice = { "kind": "loopback" } | { "kind": "relay", url: string, } | { "kind": "direct", public_url: string, listen: string, } | { "kind": "tunnel", program: string, } | { "kind": "webhook_site" };
 

@@ -142,6 +142,16 @@ setInterval(() => {
 setInterval(() => {
   if (state.overview.value) void refreshDashboard().then(() => (state.now.value = Date.now()));
 }, 60_000);
+// Ctrl+K (⌘K), or / where nothing is being typed, goes to the search over the klanten.
+document.addEventListener("keydown", (e) => {
+  const typing = e.target instanceof HTMLElement && (e.target.isContentEditable || ["INPUT", "TEXTAREA", "SELECT"].includes(e.target.tagName));
+  const wanted = ((e.ctrlKey || e.metaKey) && e.key.toLowerCase() === "k") || (e.key === "/" && !typing && !e.ctrlKey && !e.metaKey && !e.altKey);
+  const find = document.getElementById("find") as HTMLInputElement | null;
+  if (!wanted || !find) return;
+  e.preventDefault();
+  find.focus();
+  find.select();
+});
 // The tray may have paused or resumed the plans while the window was elsewhere.
 window.addEventListener("focus", () => void refreshSettings().catch(() => undefined));
 const root = document.getElementById("app");

@@ -43,6 +43,8 @@ export type ProfileDraft = {
   api_key: string;
   password: string;
   openapi_url: string;
+  /** Tags as typed, separated by commas. */
+  tags: string;
 };
 
 /** The plan form: every kind's fields, so switching kinds keeps what was chosen. */
@@ -93,6 +95,9 @@ export const state = {
   dashboardSort: signal<Sort>(defaultSort),
   /** The dashboard shows only the klanten that need attention. */
   attentionOnly: signal(false),
+  /** The search typed (profile list and dashboard) and the tag chosen (null: every tag). */
+  find: signal(""),
+  tagFilter: signal<string | null>(null),
   /** Profile ids with a live session. */
   signedIn: signal<ReadonlySet<string>>(new Set()),
   /** The open profile form's draft, or null. */
@@ -222,6 +227,11 @@ export function displayName(profile: ProfileView): string {
 export function profileName(id: string): string {
   const profile = profilesById.value.get(id);
   return profile ? displayName(profile) : t("removedProfile");
+}
+
+/** A profile's tags, as one line ("" when it has none or was forgotten). */
+export function profileTags(id: string): string {
+  return profilesById.value.get(id)?.tags.join(", ") ?? "";
 }
 
 /** Replaces job `key`'s entry with `change(entry)`. */

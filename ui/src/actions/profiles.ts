@@ -38,6 +38,7 @@ export function editProfile(existing: ProfileView | null): void {
     api_key: "",
     password: "",
     openapi_url: existing?.openapi_url ?? "",
+    tags: existing?.tags.join(", ") ?? "",
   };
 }
 
@@ -74,6 +75,7 @@ export function saveProfile(): Promise<void> {
       api_key: draft.api_key || null,
       password: draft.password || null,
       openapi_url: draft.openapi_url || null,
+      tags: draft.tags.split(",").map((t) => t.trim()).filter(Boolean),
     });
     const profiles = await api.profiles();
     unload(saved.id); // its settings may have changed: what was loaded no longer counts

@@ -474,6 +474,16 @@ export const en = {
   exportKlanten: "Export klant list…",
   exportDone: "The klant list went to {path} (no passwords or keys in it).",
   exportFailed: "The klant list could not be written",
+  findLabel: "Find a klant",
+  findPlaceholder: "Find a klant (Ctrl+K)",
+  tagFilterLabel: "Show klanten with the tag",
+  tagFilterAll: "Every tag",
+  foundSome: "{shown} shown of {count} found ({all} klanten in all).",
+  foundNone: "No klant matches. Press Escape to clear the search.",
+  tagsLabel: "Tags (optional)",
+  tagsHint: "Labels to find and select klanten by, such as a colleague's name; separated by commas.",
+  dashShowing: "{count} of {all} klanten shown (search or tag).",
+  dashShowAll: "Show all",
 };
 
 /** What every language gives: a text for each of English's keys. */

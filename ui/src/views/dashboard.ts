@@ -1,6 +1,7 @@
 // The dashboard: every klant in one table — the age of its last verified backup (marked when
 // overdue for its plan), its last result and reason, next due, size and its last 30 days —
 // sortable by each column, filterable to those that need attention. A klant's name opens it.
+import { batch } from "@preact/signals";
 import { h } from "preact";
 import { memo } from "preact/compat";
 import { useLayoutEffect, useRef, useState } from "preact/hooks";
@@ -12,7 +13,8 @@ import { ago, arrange, daysSummary, lacksCopies, needsAttention, nextSort, rowWi
 import { errorTitle } from "../errors";
 import { bytes, dateTime } from "../format";
 import { locale, t, type Key } from "../i18n";
-import { plansPaused, profileName, retryingProfiles, runningProfiles, state } from "../state";
+import { foundIds, narrowed } from "../find";
+import { plansPaused, profileName, profileTags, retryingProfiles, runningProfiles, state } from "../state";
 import { ResumedList } from "./backup";
 import { Check } from "./fields";
 
@@ -157,6 +159,14 @@ function VerifyResult() {
   );
 }
 
+/** Clears the search and the tag: every klant shown again. */
+function showAll(): void {
+  batch(() => {
+    state.find.value = "";
+    state.tagFilter.value = null;
+  });
+}
+
 /** Where Export klanten… wrote the list, or why it could not. */
 function Exported() {
   const done = state.exported.value;
@@ -175,14 +185,19 @@ function Next({ k }: { k: KlantStatus }) {
  * only when its klant's standing, place, name, running state or the minute changes — not for
  * every other klant's event during a Backup all (200 rows rendered per event kept the window
  * from answering). The texts it shows follow the language by themselves (`t` reads it). */
-const Row = memo(function Row({ k, index, name, minute, running }: { k: KlantStatus; index: number; name: string; minute: number; running: boolean }) {
+const Row = memo(function Row({ k, index, name, tags, minute, running }: { k: KlantStatus; index: number; name: string; tags: string; minute: number; running: boolean }) {
   const attention = needsAttention(k);
   const now = minute * 60_000;
   return h(
     "tr",
     // Its place in the whole table (the header row is 1): only the rows in view are drawn.
     { class: attention ? "klant attention" : "klant", "aria-rowindex": index + 2, "data-test": `dash-${k.profile_id}` },
-    h("th", { scope: "row" }, h("button", { class: "link", title: name, onClick: () => void selectProfile(k.profile_id) }, h("span", { class: "clamp" }, name))),
+    h(
+      "th",
+      { scope: "row" },
+      h("button", { class: "link", title: name, onClick: () => void selectProfile(k.profile_id) }, h("span", { class: tags ? "clamp one" : "clamp" }, name)),
+      tags ? h("small", { class: "tags", title: tags, "data-test": "dash-tags" }, tags) : null,
+    ),
     h(
       "td",
       { class: k.overdue ? "age overdue" : "age", "data-test": "dash-age" },
@@ -240,7 +255,9 @@ function spacer(height: number, side: string) {
 /** The table of every klant, its filter and Backup all. With many klanten only the rows in
  * view are drawn (see `rowWindow`). */
 function KlantTable() {
-  const all = state.dashboard.value;
+  const every = state.dashboard.value;
+  const ids = foundIds.value;
+  const all = narrowed.value ? every.filter((k) => ids.has(k.profile_id)) : every;
   const attentionOnly = state.attentionOnly.value;
   const now = state.now.value;
   const running = runningProfiles.value;
@@ -259,6 +276,15 @@ function KlantTable() {
       h("button", { class: "secondary", "data-test": "dash-verify", disabled: state.verifying.value === "verifying", onClick: () => void verifyBackups() }, t("verifyBackups")),
       h("button", { class: "secondary", "data-test": "export-klanten", onClick: () => void exportKlanten() }, t("exportKlanten")),
     ),
+    narrowed.value
+      ? h(
+          "p",
+          { class: "note", role: "status", "data-test": "dash-narrowed" },
+          t("dashShowing", { count: String(all.length), all: String(every.length) }),
+          " ",
+          h("button", { class: "link", "data-test": "dash-show-all", onClick: showAll }, t("dashShowAll")),
+        )
+      : null,
     h(Exported, {}),
     h(VerifyResult, {}),
     rows.length === 0
@@ -273,7 +299,7 @@ function KlantTable() {
             { ref: body },
             spacer(first * view.rowHeight, "top"),
             rows.slice(first, end).map((k, i) =>
-              h(Row, { key: k.profile_id, k, index: first + i, name: profileName(k.profile_id), minute: Math.floor(now / 60_000), running: running.has(k.profile_id) || k.running }),
+              h(Row, { key: k.profile_id, k, index: first + i, name: profileName(k.profile_id), tags: profileTags(k.profile_id), minute: Math.floor(now / 60_000), running: running.has(k.profile_id) || k.running }),
             ),
             spacer((rows.length - end) * view.rowHeight, "bottom"),
           ),

@@ -6,6 +6,7 @@ import { backupAll, cancelAll } from "../actions/dashboard";
 import { openImport } from "../actions/imports";
 import { chooseProfileCa, clearProfileCa, closeProfileForm, editDraft, editProfile, forget, saveProfile } from "../actions/profiles";
 import { selectProfile, showOverview, startDemo } from "../actions/session";
+import { allTags, found } from "../find";
 import { t } from "../i18n";
 import { displayName, retryingProfiles, runningProfiles, state, type ProfileDraft } from "../state";
 import { Field } from "./fields";
@@ -14,7 +15,7 @@ import { PlanSection } from "./plan";
 /** A klant in the list. Memoised, like the dashboard's rows: it renders again only when its
  * name or state changes — not at every other klant's event, nor when the profiles are read
  * again (each is then a new object, a run moved its next due time on). */
-const ProfileItem = memo(function ProfileItem({ id, name, demo, selected, running, retrying, queued }: { id: string; name: string; demo: boolean; selected: boolean; running: boolean; retrying: boolean; queued: boolean }) {
+const ProfileItem = memo(function ProfileItem({ id, name, tags, demo, selected, running, retrying, queued }: { id: string; name: string; tags: string; demo: boolean; selected: boolean; running: boolean; retrying: boolean; queued: boolean }) {
   return h(
     "li",
     {},
@@ -25,25 +26,104 @@ const ProfileItem = memo(function ProfileItem({ id, name, demo, selected, runnin
         "aria-current": selected ? "true" : undefined,
         "data-test": `profile-${id}`,
         onClick: () => void selectProfile(id),
+        onKeyDown: moveThroughList,
       },
       name,
       demo ? h("span", { class: "tag" }, t("demoTag")) : null,
       running ? h("span", { class: "tag running", "data-test": `running-${id}` }, t(retrying ? "retryingTag" : "backupRunning")) : null,
       queued ? h("span", { class: "tag", "data-test": `queued-${id}` }, t("queued")) : null,
+      tags ? h("small", { class: "tags" }, tags) : null,
     ),
   );
 });
+
+/** The most klanten the list shows at once: the search finds the others (and the dashboard
+ * shows all). A list of 1,000 buttons would only be scrolled past. */
+export const LIST_MOST = 100;
+
+/** The klanten's buttons in the list, in order. */
+function listButtons(): HTMLButtonElement[] {
+  return [...document.querySelectorAll<HTMLButtonElement>("#profile-list button.profile")];
+}
+
+/** Arrows move through the list's klanten (Home, End to its ends); up from the first goes
+ * back to the search. */
+function moveThroughList(e: KeyboardEvent): void {
+  const buttons = listButtons();
+  const at = buttons.indexOf(e.currentTarget as HTMLButtonElement);
+  const to = { ArrowDown: at + 1, ArrowUp: at - 1, Home: 0, End: buttons.length - 1 }[e.key];
+  if (to === undefined) return;
+  e.preventDefault();
+  if (to < 0) document.getElementById("find")?.focus();
+  else buttons[Math.min(to, buttons.length - 1)]?.focus();
+}
+
+/** The search box over the list and the dashboard (Ctrl+K or / from anywhere), and the tag
+ * filter. Down moves into the klanten found, Enter opens the first, Escape clears. */
+function Finder() {
+  const tags = allTags(state.profiles.value);
+  const onKeyDown = (e: KeyboardEvent) => {
+    if (e.key === "ArrowDown") {
+      e.preventDefault();
+      listButtons()[0]?.focus();
+    } else if (e.key === "Enter" && found.value[0]) {
+      e.preventDefault();
+      void selectProfile(found.value[0].id);
+    } else if (e.key === "Escape" && state.find.value) {
+      e.preventDefault();
+      state.find.value = "";
+    }
+  };
+  return h(
+    "div",
+    { class: "finder", role: "search" },
+    h("label", { for: "find", class: "visually-hidden" }, t("findLabel")),
+    h("input", {
+      id: "find",
+      type: "search",
+      "data-test": "find",
+      placeholder: t("findPlaceholder"),
+      autocomplete: "off",
+      spellcheck: false,
+      "aria-controls": "profile-list",
+      "aria-describedby": "found-count",
+      value: state.find.value,
+      onInput: (e: Event) => (state.find.value = (e.target as HTMLInputElement).value),
+      onKeyDown,
+    }),
+    tags.length > 0
+      ? h(
+          "select",
+          {
+            "aria-label": t("tagFilterLabel"),
+            "data-test": "tag-filter",
+            value: state.tagFilter.value ?? "",
+            onChange: (e: Event) => {
+              const v = (e.target as HTMLSelectElement).value;
+              state.tagFilter.value = v === "" ? null : v;
+            },
+          },
+          h("option", { value: "" }, t("tagFilterAll")),
+          tags.map((tag) => h("option", { key: tag, value: tag }, tag)),
+        )
+      : null,
+  );
+}
 
 export function ProfileList() {
   const selected = state.selected.value;
   const running = runningProfiles.value;
   const retrying = retryingProfiles.value;
   const queued = state.queued.value;
+  const all = state.profiles.value;
+  const list = found.value;
+  const shown = list.slice(0, LIST_MOST);
   return h(
     "nav",
     { class: "sidebar", "aria-label": t("profiles") },
     h("h2", {}, t("profiles")),
-    state.profiles.value.length > 1
+    all.length > 1 ? h(Finder, {}) : null,
+    all.length > 1
       ? h(
           "button",
           { class: state.overview.value ? "profile selected" : "profile", "aria-current": state.overview.value ? "page" : undefined, "data-test": "overview", onClick: () => void showOverview() },
@@ -52,12 +132,13 @@ export function ProfileList() {
       : null,
     h(
       "ul",
-      { class: "profiles" },
-      state.profiles.value.map((p) =>
+      { class: "profiles", id: "profile-list" },
+      shown.map((p) =>
         h(ProfileItem, {
           key: p.id,
           id: p.id,
           name: displayName(p),
+          tags: p.tags.join(", "),
           demo: p.demo,
           selected: p.id === selected && !state.overview.value,
           running: running.has(p.id),
@@ -66,6 +147,9 @@ export function ProfileList() {
         }),
       ),
     ),
+    list.length > shown.length || list.length < all.length
+      ? h("p", { class: "note", id: "found-count", role: "status", "data-test": "found-count" }, list.length === 0 ? t("foundNone") : t("foundSome", { shown: String(shown.length), count: String(list.length), all: String(all.length) }))
+      : null,
     h("button", { class: "secondary", "data-test": "add-profile", onClick: () => editProfile(null) }, t("addProfile")),
     h("button", { class: "secondary", "data-test": "import-klanten", onClick: () => void openImport() }, t("importKlanten")),
     h("button", { class: "secondary", "data-test": "backup-all", disabled: state.queued.value.size > 0, onClick: () => void backupAll() }, t("backupAll")),
@@ -192,6 +276,7 @@ export function ProfileForm() {
     input("f-username", t("username"), "username", "text", true),
     input("f-password", t("password"), "password", "password", !existing, { placeholder: keep }),
     input("f-openapi", t("openapiUrl"), "openapi_url", "url", false),
+    input("f-tags", t("tagsLabel"), "tags", "text", false, { hint: t("tagsHint") }),
     h("p", { class: "note" }, t("secretsNote")),
     h(
       "div",

@@ -34,6 +34,8 @@ pub struct ProfileView {
     pub encryption: Option<kluis_core::encryption::EncryptionSetting>,
     /// The copy targets (ids) its backups go to; null: every one.
     pub copy_to: Option<Vec<String>>,
+    /// The office's labels for the klant (a colleague, a kind of klant).
+    pub tags: Vec<String>,
 }
 
 impl From<&Profile> for ProfileView {
@@ -57,6 +59,7 @@ impl From<&Profile> for ProfileView {
             restore_test_monthly: p.restore_test_monthly,
             encryption: p.encryption.clone(),
             copy_to: p.copy_to.clone(),
+            tags: p.tags.clone(),
         }
     }
 }
@@ -72,6 +75,9 @@ pub struct ProfileInput {
     pub api_key: Option<String>,
     pub password: Option<String>,
     pub openapi_url: Option<String>,
+    /// The klant's tags (null: kept as they are).
+    #[serde(default)]
+    pub tags: Option<Vec<String>>,
 }
 
 /// Shows whether a secret was given, never its value.
@@ -86,6 +92,7 @@ impl std::fmt::Debug for ProfileInput {
             .field("api_key", &given(&self.api_key))
             .field("password", &given(&self.password))
             .field("openapi_url", &self.openapi_url)
+            .field("tags", &self.tags)
             .finish()
     }
 }
@@ -105,6 +112,7 @@ mod tests {
             api_key: Some("api-key-value-1234".into()),
             password: Some("password-value-5678".into()),
             openapi_url: None,
+            tags: None,
         };
         let shown = format!("{input:?}");
         assert!(

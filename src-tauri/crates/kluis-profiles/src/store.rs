@@ -115,6 +115,36 @@ impl Profile {
         }
     }
 
+    /// Sets the klant's tags to `tags` cleaned: each trimmed, empty ones and repeats (case
+    /// aside) left out; refused when one is not a label (a line break, too long) or there are
+    /// too many.
+    pub fn set_tags(&mut self, tags: &[String]) -> ProfileResult<()> {
+        const MOST: usize = 20;
+        const LONGEST: usize = 40;
+        let mut cleaned: Vec<String> = Vec::new();
+        for tag in tags.iter().map(|t| t.trim()).filter(|t| !t.is_empty()) {
+            if tag.chars().count() > LONGEST || tag.chars().any(char::is_control) {
+                return Err(ProfileError::Core(kluis_core::Error::Config(format!(
+                    "A tag is a short label (at most {LONGEST} characters, one line): \"{}\" is not one.",
+                    tag.chars().filter(|c| !c.is_control()).take(LONGEST).collect::<String>()
+                ))));
+            }
+            if !cleaned
+                .iter()
+                .any(|t| t.to_lowercase() == tag.to_lowercase())
+            {
+                cleaned.push(tag.to_string());
+            }
+        }
+        if cleaned.len() > MOST {
+            return Err(ProfileError::Core(kluis_core::Error::Config(format!(
+                "A klant has at most {MOST} tags."
+            ))));
+        }
+        self.tags = cleaned;
+        Ok(())
+    }
+
     /// Whether the klant has `tag` (case and surrounding space aside).
     pub fn has_tag(&self, tag: &str) -> bool {
         let tag = tag.trim().to_lowercase();
@@ -539,6 +569,27 @@ fn gone() -> ProfileError {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Tags are kept trimmed, without empty ones or repeats (case aside); a tag with a line
+    /// break, a very long one, or too many are refused and change nothing.
+    #[test]
+    fn tags_are_cleaned_or_refused() {
+        let mut p = Profile::new("Klant", "https://h/webservice_v2", "u");
+        let given = |t: &[&str]| t.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        p.set_tags(&given(&[" Jan ", "", "jan", "Bakkers"]))
+            .unwrap();
+        assert_eq!(p.tags, ["Jan", "Bakkers"]);
+        for bad in [
+            given(&["twee\nregels"]),
+            given(&[&"x".repeat(41)]),
+            (0..21).map(|i| i.to_string()).collect(),
+        ] {
+            let refused = p.set_tags(&bad).unwrap_err();
+            assert_eq!(refused.code(), "config", "{refused}");
+            assert_eq!(p.tags, ["Jan", "Bakkers"], "unchanged");
+        }
+        assert!(p.has_tag(" JAN"));
+    }
 
     fn profile(id: &str) -> Profile {
         Profile {

@@ -117,6 +117,7 @@ async fn the_app_and_the_cli_back_up_a_klant_alike() {
         api_key: Some(DEMO_API_KEY.to_string()),
         password: Some(KLANT_PASSWORD.into()),
         openapi_url: None,
+        tags: None,
     };
     let app_klant = app.accounts.save_profile(input).await.unwrap().id;
     app.set_dialogs(Arc::new(PicksCertificate(env.ca.path().to_path_buf())));

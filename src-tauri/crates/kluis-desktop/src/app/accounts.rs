@@ -98,8 +98,11 @@ impl Accounts {
             input.name.trim().to_string()
         };
         // What the form does not edit is kept: the trusted CA, the plan, the monitor, the
-        // retention rule, monthly verification and encryption.
-        let kept = existing.unwrap_or_else(|| Profile::new(&name, "", ""));
+        // retention rule, monthly verification and encryption (and the tags, unless given).
+        let mut kept = existing.unwrap_or_else(|| Profile::new(&name, "", ""));
+        if let Some(tags) = &input.tags {
+            kept.set_tags(tags)?;
+        }
         let profile = Profile {
             id: id.clone(),
             name,

@@ -114,6 +114,7 @@ pub fn office(sim: &Sim, id: Option<String>) -> ProfileInput {
         api_key: Some(DEMO_API_KEY.to_string()),
         password: Some(DEMO_PASSWORD.into()),
         openapi_url: None,
+        tags: None,
     }
 }
 

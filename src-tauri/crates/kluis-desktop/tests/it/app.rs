@@ -228,6 +228,7 @@ async fn wrong_password_fails_sign_in() {
             api_key: None, // kept
             password: Some("Not-The-Password".into()),
             openapi_url: None,
+            tags: None,
         })
         .await
         .unwrap();
@@ -254,6 +255,7 @@ async fn profiles_file_holds_no_secrets() {
             api_key: Some(key.into()),
             password: Some("S3cret-pass".into()),
             openapi_url: Some("https://evil.example/openapi.json".into()),
+            tags: None,
         })
         .await
         .unwrap_err();
@@ -272,6 +274,7 @@ async fn profiles_file_holds_no_secrets() {
             api_key: Some(key.into()),
             password: Some("S3cret-pass".into()),
             openapi_url: None,
+            tags: None,
         })
         .await
         .unwrap();
@@ -538,6 +541,7 @@ async fn permissions_are_learnt_from_answers() {
             api_key: None,
             password: None,
             openapi_url: None,
+            tags: None,
         };
         app.accounts.save_profile(input).await.unwrap();
     }
@@ -581,6 +585,7 @@ async fn a_backup_accepted_is_allowed_at_once() {
         api_key: None,
         password: None,
         openapi_url: None,
+        tags: None,
     };
     app.accounts.save_profile(input).await.unwrap(); // no OpenAPI URL: permissions are learnt
     common::start_until_accepted(&app, "demo").await;
@@ -651,4 +656,42 @@ async fn a_private_ca_is_trusted_from_a_file() {
     assert!(cleared.trusted_cas.is_empty());
     let again = app.accounts.sign_in(&profile.id).await.unwrap_err();
     assert_eq!(again.code(), "certificate");
+}
+
+/// The profile form's tags are saved cleaned (trimmed, no repeats) and shown; a tag that is
+/// not a label is refused with the form's other fields unsaved; no tags given keeps them.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_profile_keeps_its_tags() {
+    let sim = kluis_sim::Sim::start(kluis_sim::SimConfig::default())
+        .await
+        .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let app = app(&dir, None);
+    let tagged = |id: Option<String>, tags: Option<&[&str]>| ProfileInput {
+        tags: tags.map(|t| t.iter().map(|s| s.to_string()).collect()),
+        ..common::office(&sim, id)
+    };
+    let saved = (app
+        .accounts
+        .save_profile(tagged(None, Some(&[" Jan", "jan", "Bakkers"]))))
+    .await
+    .unwrap();
+    assert_eq!(saved.tags, ["Jan", "Bakkers"]);
+    let refused = (app.accounts)
+        .save_profile(ProfileInput {
+            name: "Renamed".into(),
+            ..tagged(Some(saved.id.clone()), Some(&["two\nlines"]))
+        })
+        .await
+        .unwrap_err();
+    assert_eq!(refused.code(), "config");
+    assert_eq!(app.accounts.list()[0].name, "Office", "nothing of the refused form saved");
+    let kept = (app.accounts)
+        .save_profile(tagged(Some(saved.id.clone()), None))
+        .await
+        .unwrap();
+    assert_eq!(
+        (kept.name.as_str(), kept.tags.as_slice()),
+        ("Office", &["Jan".to_string(), "Bakkers".to_string()][..])
+    );
 }
