@@ -79,6 +79,8 @@ macro_rules! with_commands {
             cancel_import,
             close_import,
             export_klanten,
+            preview_many,
+            edit_many,
         ]
     };
 }

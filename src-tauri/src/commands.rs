@@ -10,6 +10,7 @@ use kluis_desktop::{
 };
 use kluis_desktop::{BandwidthLimit, BucketInput, EncryptionInput, ReportExport, ReportRequest};
 use kluis_desktop::{Field, ImportDefaults, ImportPreview, ImportProgress, ImportResult};
+use kluis_desktop::{ManyChange, ManyPreview};
 use kluis_desktop::{SftpInput, SftpServer};
 use tauri::ipc::Channel;
 use tauri::State;
@@ -403,6 +404,17 @@ fn close_import(app: App<'_>) {
 #[tauri::command]
 async fn export_klanten(app: App<'_>) -> Res<Option<String>> {
     app.imports.export_klanten().await
+}
+
+/// Async, so the history is read off the main thread (a sync command runs on it).
+#[tauri::command]
+async fn preview_many(app: App<'_>, ids: Vec<String>, change: ManyChange) -> Res<Vec<ManyPreview>> {
+    app.preview_many(&ids, &change)
+}
+
+#[tauri::command]
+async fn edit_many(app: App<'_>, ids: Vec<String>, change: ManyChange) -> Res<Vec<ProfileView>> {
+    app.edit_many(&ids, change).await
 }
 
 pub fn handler<R: tauri::Runtime>() -> impl Fn(tauri::ipc::Invoke<R>) -> bool + Send + Sync + 'static

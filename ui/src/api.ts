@@ -11,6 +11,8 @@ import type {
   RestoreSummary,
   HeldCopy,
   Field,
+  ManyChange,
+  ManyPreview,
   ImportDefaults,
   ImportPreview,
   ImportProgress,
@@ -180,6 +182,10 @@ export const api = {
   closeImport: () => invoke<void>("close_import"),
   /** The klant list as CSV (no secret), where Rust's save dialog says (null: cancelled). */
   exportKlanten: () => invoke<string | null>("export_klanten"),
+  /** Edit many at once: per klant, the backups a new rule would remove now (nothing changes). */
+  previewMany: (ids: string[], change: ManyChange) => invoke<ManyPreview[]>("preview_many", { ids, change }),
+  /** The change set for every klant in `ids` (checked whole first: refused, nobody changes). */
+  editMany: (ids: string[], change: ManyChange) => invoke<ProfileView[]>("edit_many", { ids, change }),
   /** The events of backups their plans start (each tagged with its job and klant). */
   watchPlanned: (onEvent: (e: PlannedEvent) => void) => {
     const channel = new Channel<PlannedEvent>();

@@ -240,6 +240,14 @@ function fakeBackend(
         return settings;
       case "save_backup":
         return options.dialogClosed ? null : { path: "/home/user/chosen.zip", bytes: 100, sha256: "f".repeat(64) };
+      case "preview_many": {
+        const { ids } = args as { ids: string[] };
+        return ids.map((id) => ({ profile_id: id, would_remove: id === "bakker" ? 2 : 0 }));
+      }
+      case "edit_many": {
+        const { ids } = args as { ids: string[] };
+        return ids.map((id) => ({ ...demoProfile, id }));
+      }
       case "open_import":
         importPreview = importedFile();
         return importPreview;
@@ -456,6 +464,44 @@ describe("Kluis UI", () => {
     find.dispatchEvent(new KeyboardEvent("keydown", { key: "Enter", bubbles: true }));
     await settle();
     expect(calls.filter((c) => c.cmd === "sign_in").at(-1)?.args, "Enter opens the first found").toEqual({ profileId: "cafe" });
+  });
+
+  /** Edit many at once: a run picked with shift-click, a plan, a rule and a tag for all of
+   * them, each klant previewed now and after (and what the rule removes, from Rust); Apply
+   * asks first when the rule removes backups, then sends the one change for every klant. */
+  it("changes the plan, rule and tags of klanten picked on the dashboard", async () => {
+    const other = (id: string, name: string): ProfileView => ({ ...demoProfile, id, name, demo: false, tags: id === "cafe" ? ["Oud"] : [] });
+    const profiles = [other("aarts", "Aarts"), other("bakker", "Bakker B.V."), other("cafe", "Café Brûlé"), other("dekker", "Dekker")];
+    fakeBackend(calls, { profiles, dashboard: profiles.map((p) => klant(p.id, p.name)) });
+    await startUi();
+    await settle();
+    await click("pick-bakker");
+    const dekker = byTest("pick-dekker")!;
+    dekker.dispatchEvent(new MouseEvent("click", { bubbles: true, shiftKey: true }));
+    await settle();
+    expect(byTest("picked-bar")?.textContent).toContain("3 klanten picked");
+    expect((byTest("pick-aarts") as HTMLInputElement).checked, "outside the run").toBe(false);
+
+    await click("many-open");
+    await click("many-plan-on");
+    await click("many-keep-on");
+    await fillIn("many-keep_last", "3");
+    await fillIn("many-add-tag", "Jan");
+    await pick("many-remove-tag", "Oud");
+    await click("many-preview-button");
+    const sent = { plan: { schedule: { kind: "daily", at: "02:00" }, paused: false }, retention: { rule: { keep_last: 3 } }, encryption: null, copy_to: null, add_tags: ["Jan"], remove_tags: ["Oud"] };
+    expect(calls.find((c) => c.cmd === "preview_many")?.args).toEqual({ ids: ["bakker", "cafe", "dekker"], change: sent });
+    const rows = [...document.querySelectorAll('[data-test="many-preview-row"]')].map((r) => r.textContent ?? "");
+    expect(rows).toHaveLength(3);
+    expect(rows[0]).toContain("Plan: Only when I click → Every day, 02:00");
+    expect(rows[0]).toContain("removes 2 of its backups");
+    expect(rows[1]).toContain("Tags: Oud → Jan");
+
+    await click("many-apply");
+    expect(byTest("confirm"), "asked first: the rule removes backups").not.toBeNull();
+    await click("confirm-yes");
+    expect(calls.find((c) => c.cmd === "edit_many")?.args).toEqual({ ids: ["bakker", "cafe", "dekker"], change: sent });
+    expect(byTest("many-done")?.textContent).toBe("3 klanten changed.");
   });
 
   /** Leaving for a klant closes a previewed import (Rust forgets the file); Export klant

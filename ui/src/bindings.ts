@@ -607,3 +607,19 @@ export type ImportDefaults = { base_url: string, api_key: string | null, };
 export type ImportProgress = { index: number, outcome: RowOutcome, };
 
 export type ImportResult = { outcomes: Array<RowOutcome>, holding_passwords: Array<string>, };
+
+export type RuleChange = { rule: Retention | null, };
+
+export type CopyToChange = { targets: Array<string> | null, };
+
+export type ManyChange = { plan: PlanInput | null, retention: RuleChange | null, 
+/**
+ * A passphrase given is kept in the keyring for each klant.
+ */
+encryption: EncryptionInput | null, copy_to: CopyToChange | null, 
+/**
+ * Tags added to each klant, and taken off each (case aside).
+ */
+add_tags: Array<string>, remove_tags: Array<string>, };
+
+export type ManyPreview = { profile_id: string, would_remove: number, };

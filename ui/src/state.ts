@@ -7,7 +7,7 @@ import { computed, signal } from "@preact/signals";
 import type { UiError } from "./api";
 import { isRunning, type BackupView } from "./backup-state";
 import { t, type Key } from "./i18n";
-import type { ImportPreview, ImportResult, RowOutcome } from "./bindings";
+import type { ImportPreview, ImportResult, ManyPreview, RowOutcome } from "./bindings";
 import type { BucketInput, Entry, HostKey, HeldCopy, RestoreSummary, RoundTest, SftpInput, CallbackChoice, CallbackTestResult, Day, HistoryEntry, KlantStatus, MailInput, MailSettings, Permissions, ProfileView, ReportExport, ReportFormat, Schedule, Settings, VerifyReport } from "./bindings";
 import { localDay } from "./format";
 import { defaultSort, type Sort } from "./dashboard";
@@ -95,6 +95,11 @@ export const state = {
   dashboardSort: signal<Sort>(defaultSort),
   /** The dashboard shows only the klanten that need attention. */
   attentionOnly: signal(false),
+  /** The klanten picked on the dashboard (edit many at once), and the last one clicked. */
+  picked: signal<ReadonlySet<string>>(new Set()),
+  pickedAnchor: signal<string | null>(null),
+  /** "Change the picked klanten" while open. */
+  many: signal<ManyDraft | null>(null),
   /** The search typed (profile list and dashboard) and the tag chosen (null: every tag). */
   find: signal(""),
   tagFilter: signal<string | null>(null),
@@ -251,6 +256,27 @@ export type Importing = {
   baseUrl: string;
   apiKey: string;
   run: null | { outcomes: (RowOutcome | null)[]; cancelling: boolean } | { result: ImportResult } | { error: UiError };
+};
+
+/** One change for many klanten (see `actions/many.ts`): each part only when ticked; the
+ * passphrase only until it is sent. */
+export type ManyDraft = {
+  planOn: boolean;
+  plan: { kind: Schedule["kind"]; at: string; day: Day; hours: string; paused: boolean };
+  keepOn: boolean;
+  keep: Record<KeepPart, string>;
+  copyOn: boolean;
+  /** The targets chosen (null: every target). */
+  copyTo: string[] | null;
+  encryptOn: boolean;
+  encryption: "none" | "passphrase" | "recipient";
+  passphrase: string;
+  recipient: string;
+  addTag: string;
+  removeTag: string;
+  /** What Rust adds to the preview, once asked (null: not previewed since the last change). */
+  preview: ManyPreview[] | null;
+  result: null | "applying" | { done: number } | { error: UiError };
 };
 
 /** The bucket form's fields as typed (the secret key goes to Rust once, with Add). */

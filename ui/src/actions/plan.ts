@@ -34,7 +34,7 @@ export function editPlan(profile: ProfileView, change: Partial<PlanDraft>): void
 }
 
 /** The schedule the draft describes. */
-export function scheduleOf(d: PlanDraft): Schedule {
+export function scheduleOf(d: Pick<PlanDraft, "kind" | "at" | "day" | "hours">): Schedule {
   switch (d.kind) {
     case "manual":
       return { kind: "manual" };

@@ -7,6 +7,7 @@ import { memo } from "preact/compat";
 import { useLayoutEffect, useRef, useState } from "preact/hooks";
 import { backupAll, setPlansPaused, verifyBackups } from "../actions/dashboard";
 import { exportKlanten } from "../actions/imports";
+import { pick, pickAll, setOrder } from "../actions/many";
 import { selectProfile } from "../actions/session";
 import type { DayMark, KlantStatus } from "../bindings";
 import { ago, arrange, daysSummary, lacksCopies, needsAttention, nextSort, rowWindow, type SortKey, type TableView } from "../dashboard";
@@ -16,6 +17,7 @@ import { locale, t, type Key } from "../i18n";
 import { foundIds, narrowed } from "../find";
 import { plansPaused, profileName, profileTags, retryingProfiles, runningProfiles, state } from "../state";
 import { ResumedList } from "./backup";
+import { ManyPanel, PickedBar } from "./many";
 import { Check } from "./fields";
 
 const columns: [SortKey, Key][] = [
@@ -185,13 +187,24 @@ function Next({ k }: { k: KlantStatus }) {
  * only when its klant's standing, place, name, running state or the minute changes — not for
  * every other klant's event during a Backup all (200 rows rendered per event kept the window
  * from answering). The texts it shows follow the language by themselves (`t` reads it). */
-const Row = memo(function Row({ k, index, name, tags, minute, running }: { k: KlantStatus; index: number; name: string; tags: string; minute: number; running: boolean }) {
+const Row = memo(function Row({ k, index, name, tags, minute, running, picked }: { k: KlantStatus; index: number; name: string; tags: string; minute: number; running: boolean; picked: boolean }) {
   const attention = needsAttention(k);
   const now = minute * 60_000;
   return h(
     "tr",
     // Its place in the whole table (the header row is 1): only the rows in view are drawn.
     { class: attention ? "klant attention" : "klant", "aria-rowindex": index + 2, "data-test": `dash-${k.profile_id}` },
+    h(
+      "td",
+      { class: "pick" },
+      h("input", {
+        type: "checkbox",
+        "data-test": `pick-${k.profile_id}`,
+        "aria-label": t("manyPick", { name }),
+        checked: picked,
+        onClick: (e: MouseEvent) => pick(k.profile_id, (e.target as HTMLInputElement).checked, e.shiftKey),
+      }),
+    ),
     h(
       "th",
       { scope: "row" },
@@ -249,7 +262,7 @@ function useTableView(count: number) {
  * over the whole table. Hidden from screen readers, which learn the table's size from
  * `aria-rowcount`. */
 function spacer(height: number, side: string) {
-  return height > 0 ? h("tr", { key: `spacer-${side}`, class: "spacer", "aria-hidden": "true", style: { height: `${height}px` } }, h("td", { colSpan: columns.length + 1 })) : null;
+  return height > 0 ? h("tr", { key: `spacer-${side}`, class: "spacer", "aria-hidden": "true", style: { height: `${height}px` } }, h("td", { colSpan: columns.length + 2 })) : null;
 }
 
 /** The table of every klant, its filter and Backup all. With many klanten only the rows in
@@ -263,6 +276,10 @@ function KlantTable() {
   const running = runningProfiles.value;
   const rows = arrange(all, state.dashboardSort.value, attentionOnly, (k) => profileName(k.profile_id));
   const { body, view, first, end } = useTableView(rows.length);
+  const picked = state.picked.value;
+  const shownIds = rows.map((k) => k.profile_id);
+  setOrder(shownIds);
+  const allPicked = shownIds.length > 0 && shownIds.every((id) => picked.has(id));
   const waiting = all.filter(needsAttention).length;
   return h(
     "section",
@@ -286,6 +303,8 @@ function KlantTable() {
         )
       : null,
     h(Exported, {}),
+    h(PickedBar, {}),
+    h(ManyPanel, {}),
     h(VerifyResult, {}),
     rows.length === 0
       ? h("p", { class: "note", "data-test": "dash-all-well" }, attentionOnly ? t("dashAllWell") : t("dashEmpty"))
@@ -293,13 +312,27 @@ function KlantTable() {
           "table",
           { class: "dash", "aria-rowcount": rows.length + 1 },
           h("caption", { class: "visually-hidden" }, t("dashCaption")),
-          h("thead", {}, h("tr", { "aria-rowindex": 1 }, columns.map(([column, label]) => h(Header, { key: column, column, label })), h("th", { scope: "col", class: "col-days" }, t("dashDays")))),
+          h(
+            "thead",
+            {},
+            h(
+              "tr",
+              { "aria-rowindex": 1 },
+              h(
+                "th",
+                { scope: "col", class: "col-pick" },
+                h("input", { type: "checkbox", "data-test": "pick-all", "aria-label": t("manyPickAll"), checked: allPicked, onClick: () => pickAll(shownIds) }),
+              ),
+              columns.map(([column, label]) => h(Header, { key: column, column, label })),
+              h("th", { scope: "col", class: "col-days" }, t("dashDays")),
+            ),
+          ),
           h(
             "tbody",
             { ref: body },
             spacer(first * view.rowHeight, "top"),
             rows.slice(first, end).map((k, i) =>
-              h(Row, { key: k.profile_id, k, index: first + i, name: profileName(k.profile_id), tags: profileTags(k.profile_id), minute: Math.floor(now / 60_000), running: running.has(k.profile_id) || k.running }),
+              h(Row, { key: k.profile_id, k, index: first + i, name: profileName(k.profile_id), tags: profileTags(k.profile_id), minute: Math.floor(now / 60_000), running: running.has(k.profile_id) || k.running, picked: picked.has(k.profile_id) }),
             ),
             spacer((rows.length - end) * view.rowHeight, "bottom"),
           ),

@@ -9,14 +9,14 @@ import { locale, t, type Key } from "../i18n";
 import { state, type KeepPart } from "../state";
 import { Check, Field } from "./fields";
 
-const kinds: [Schedule["kind"], Key][] = [
+export const kinds: [Schedule["kind"], Key][] = [
   ["manual", "planManual"],
   ["daily", "planDaily"],
   ["weekdays", "planWeekdays"],
   ["weekly", "planWeekly"],
   ["every", "planEvery"],
 ];
-const days: Day[] = ["monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"];
+export const days: Day[] = ["monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"];
 
 /** When the profile is backed up next, or why not (for the form and the Backup panel). */
 export function NextBackup({ profile }: { profile: ProfileView }) {

@@ -46,11 +46,11 @@ pub use kluis_profiles::secrets;
 pub mod staging;
 
 pub use app::{
-    AppPaths, BucketInput, DemoInfo, DesktopApp, DesktopAppBuilder, EncryptionInput, HeldCopy,
-    ImportDefaults, ImportPreview, ImportProgress, ImportResult, ImportSink, LaunchInfo,
-    LoginStart, MailInput, PlanInput, ProgressSink, ReportExport, ReportFormat, ReportRequest,
-    RestoreProgress, RestoreSummary, ResumedJob, SessionInfo, SftpInput, SftpServer, TrayAction,
-    VerifyReport, HIDDEN_FLAG,
+    AppPaths, BucketInput, CopyToChange, DemoInfo, DesktopApp, DesktopAppBuilder, EncryptionInput,
+    HeldCopy, ImportDefaults, ImportPreview, ImportProgress, ImportResult, ImportSink, LaunchInfo,
+    LoginStart, MailInput, ManyChange, ManyPreview, PlanInput, ProgressSink, ReportExport,
+    ReportFormat, ReportRequest, RestoreProgress, RestoreSummary, ResumedJob, RuleChange,
+    SessionInfo, SftpInput, SftpServer, TrayAction, VerifyReport, HIDDEN_FLAG,
 };
 pub use callback::{CallbackInput, CallbackTestResult};
 pub use dialogs::{Dialogs, ImportFile, NoDialogs};

@@ -19,6 +19,8 @@
 //!   download speed, free space, file names, the copy targets off this computer.
 //! - [`Background`] (`background.rs`): the tray, closing the window while plans run, start at
 //!   login.
+//! - Edit many at once (`many.rs`, methods of [`DesktopApp`] itself: a change spans the
+//!   parts): one plan, rule, encryption, copy targets or tags for the dashboard's selection.
 //! - [`Imports`] (`imports.rs`): *Import klanten…* from a spreadsheet (previewed, then each
 //!   klant signed in and saved), *Export klanten…*.
 //!
@@ -41,6 +43,7 @@ mod imports;
 mod jobs;
 mod keeping;
 mod mail;
+mod many;
 mod plans;
 mod reports;
 mod restores;
@@ -76,6 +79,7 @@ pub use imports::{
 use jobs::{JobRegistry, JobSlot};
 pub use keeping::{CopyProblem, Keeping, VerifyReport};
 pub use mail::MailInput;
+pub use many::{CopyToChange, ManyChange, ManyPreview, RuleChange};
 pub use plans::{PlanInput, Plans};
 pub use reports::{ReportExport, ReportFormat, ReportRequest};
 pub use restores::{HeldCopy, NotRestored, ProgressSink, RestoreProgress, RestoreSummary};

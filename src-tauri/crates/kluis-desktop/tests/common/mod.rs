@@ -169,6 +169,23 @@ impl kluis_reporting::Notifier for Told {
     }
 }
 
+/// A backup of the (started) demo's "demo" klant, saved in the save folder: where it went.
+pub async fn saved_demo_backup(app: &DesktopApp) -> PathBuf {
+    let (tx, mut rx) = mpsc::unbounded_channel();
+    (app.backups
+        .start_backup("demo", Arc::new(move |e| drop(tx.send(e)))))
+    .await
+    .unwrap();
+    while let Some(event) = rx.recv().await {
+        match event {
+            AppJobEvent::Saved { path, .. } => return path.into(),
+            AppJobEvent::Failed { .. } | AppJobEvent::Staged { .. } => panic!("{event:?}"),
+            _ => {}
+        }
+    }
+    panic!("the backup never ended")
+}
+
 /// Starts the demo and backs up its "demo" klant; where the backup was saved (the window's
 /// "saved" event) and the events the window heard before it, or the test fails with the
 /// failure's message.

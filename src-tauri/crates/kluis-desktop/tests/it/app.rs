@@ -685,7 +685,11 @@ async fn a_profile_keeps_its_tags() {
         .await
         .unwrap_err();
     assert_eq!(refused.code(), "config");
-    assert_eq!(app.accounts.list()[0].name, "Office", "nothing of the refused form saved");
+    assert_eq!(
+        app.accounts.list()[0].name,
+        "Office",
+        "nothing of the refused form saved"
+    );
     let kept = (app.accounts)
         .save_profile(tagged(Some(saved.id.clone()), None))
         .await

@@ -11,23 +11,6 @@ use tokio::sync::mpsc;
 
 use crate::common::*;
 
-/// Runs a backup of the demo klant to the save folder and returns the saved path.
-async fn saved_backup(app: &DesktopApp) -> std::path::PathBuf {
-    let (tx, mut rx) = mpsc::unbounded_channel();
-    app.backups
-        .start_backup("demo", Arc::new(move |e| drop(tx.send(e))))
-        .await
-        .unwrap();
-    while let Some(event) = rx.recv().await {
-        match event {
-            AppJobEvent::Saved { path, .. } => return path.into(),
-            AppJobEvent::Failed { .. } | AppJobEvent::Staged { .. } => panic!("{event:?}"),
-            _ => {}
-        }
-    }
-    panic!("the backup never ended")
-}
-
 fn keep_last(n: u32) -> Retention {
     Retention {
         keep_last: Some(n),
@@ -47,7 +30,7 @@ async fn a_rule_is_previewed_saved_and_applied_after_each_save() {
     std::fs::write(folder.path().join("notities.txt"), "mine").unwrap();
     let mut saved = Vec::new();
     for _ in 0..3 {
-        saved.push(saved_backup(&app).await);
+        saved.push(saved_demo_backup(&app).await);
     }
     let preview = app.keeping.preview_retention("demo", keep_last(2)).unwrap();
     let previewed: Vec<_> = preview.iter().map(|e| e.path.clone().unwrap()).collect();
@@ -63,7 +46,7 @@ async fn a_rule_is_previewed_saved_and_applied_after_each_save() {
         .set_retention("demo", Some(keep_last(2)))
         .unwrap();
     assert_eq!(view.retention, Some(keep_last(2)));
-    saved.push(saved_backup(&app).await);
+    saved.push(saved_demo_backup(&app).await);
     assert!(
         !saved[0].exists() && !saved[1].exists(),
         "the two oldest are removed"
@@ -94,8 +77,8 @@ async fn verify_finds_a_changed_backup_and_the_dashboard_shows_it() {
     let folder = tempfile::tempdir().unwrap();
     let app = app(&dir, Some(folder.path().to_path_buf()));
     app.accounts.start_demo().await.unwrap();
-    let intact = saved_backup(&app).await;
-    let changed = saved_backup(&app).await;
+    let intact = saved_demo_backup(&app).await;
+    let changed = saved_demo_backup(&app).await;
     let original = std::fs::read(&changed).unwrap();
     let mut bytes = original.clone();
     bytes[4096] ^= 1;
@@ -152,7 +135,7 @@ async fn monthly_verification_runs_after_a_save_when_due() {
             .restore_test_monthly,
         "the monthly restore test turned off from the plan form"
     );
-    saved_backup(&app).await;
+    saved_demo_backup(&app).await;
     let history = kluis_core::History::open(&dir.path().join("history.sqlite3")).unwrap();
     let klant = app.backups.history(Some("demo")).unwrap()[0]
         .profile
@@ -176,13 +159,13 @@ async fn monthly_verification_runs_after_a_save_when_due() {
             [month],
         )
         .unwrap();
-    saved_backup(&app).await;
+    saved_demo_backup(&app).await;
     let read = checks(&app);
     assert!(
         read.iter().all(Option::is_some),
         "both read again after the save: {read:?}"
     );
-    saved_backup(&app).await;
+    saved_demo_backup(&app).await;
     assert_eq!(checks(&app)[1..], read[..], "not again within the month");
 }
 
@@ -196,7 +179,7 @@ async fn a_backup_is_not_asked_for_without_room_to_save_it() {
     let folder = tempfile::tempdir().unwrap();
     let app = app(&dir, Some(folder.path().to_path_buf()));
     app.accounts.start_demo().await.unwrap();
-    saved_backup(&app).await;
+    saved_demo_backup(&app).await;
     let settings = app
         .settings
         .set_min_free(Some(u64::from(u32::MAX)))
@@ -231,7 +214,7 @@ async fn a_backup_is_not_asked_for_without_room_to_save_it() {
     );
 
     app.settings.set_min_free(None).unwrap();
-    saved_backup(&app).await;
+    saved_demo_backup(&app).await;
 }
 
 /// A klant set to encrypt with a passphrase (kept in the keyring, not sent back) gets its next
@@ -269,7 +252,7 @@ async fn a_klant_set_to_encrypt_gets_encrypted_backups() {
         view.encryption,
         Some(kluis_core::encryption::EncryptionSetting::Passphrase)
     );
-    let path = saved_backup(&app).await;
+    let path = saved_demo_backup(&app).await;
     assert!(path.to_string_lossy().ends_with(".age"), "{path:?}");
     let entry = app.backups.history(Some("demo")).unwrap().remove(0);
     let key = kluis_core::encryption::DecryptKey::Passphrase(kluis_core::Secret::new(phrase));
@@ -291,7 +274,10 @@ async fn a_klant_set_to_encrypt_gets_encrypted_backups() {
         .await
         .unwrap();
     assert_eq!(off.encryption, None);
-    assert!(!saved_backup(&app).await.to_string_lossy().ends_with(".age"));
+    assert!(!saved_demo_backup(&app)
+        .await
+        .to_string_lossy()
+        .ends_with(".age"));
 }
 
 /// "Export report" writes the period's backups where the user chose in the save dialog, whole
@@ -305,7 +291,7 @@ async fn a_report_is_exported_where_the_user_chooses() {
     let reports = tempfile::tempdir().unwrap();
     let app = app(&dir, Some(folder.path().to_path_buf()));
     app.accounts.start_demo().await.unwrap();
-    let saved = saved_backup(&app).await;
+    let saved = saved_demo_backup(&app).await;
     let today = jiff::Zoned::now().date();
     let (from, to) = (today.yesterday().unwrap(), today.tomorrow().unwrap());
     let request = |format| ReportRequest {

@@ -19,6 +19,7 @@ mod copies;
 mod imports;
 mod keeping;
 mod keyring;
+mod many;
 mod plans;
 mod restores;
 mod retry;
