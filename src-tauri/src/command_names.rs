@@ -81,6 +81,8 @@ macro_rules! with_commands {
             export_klanten,
             preview_many,
             edit_many,
+            choose_klant_folder,
+            clear_klant_folder,
         ]
     };
 }

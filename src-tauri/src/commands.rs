@@ -417,6 +417,16 @@ async fn edit_many(app: App<'_>, ids: Vec<String>, change: ManyChange) -> Res<Ve
     app.edit_many(&ids, change).await
 }
 
+#[tauri::command]
+async fn choose_klant_folder(app: App<'_>, profile_id: String) -> Res<ProfileView> {
+    app.plans.choose_klant_folder(&profile_id).await
+}
+
+#[tauri::command]
+fn clear_klant_folder(app: App<'_>, profile_id: String) -> Res<ProfileView> {
+    app.plans.clear_klant_folder(&profile_id)
+}
+
 pub fn handler<R: tauri::Runtime>() -> impl Fn(tauri::ipc::Invoke<R>) -> bool + Send + Sync + 'static
 {
     use tauri::generate_handler;

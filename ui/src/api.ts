@@ -182,6 +182,9 @@ export const api = {
   closeImport: () => invoke<void>("close_import"),
   /** The klant list as CSV (no secret), where Rust's save dialog says (null: cancelled). */
   exportKlanten: () => invoke<string | null>("export_klanten"),
+  /** The klant's own save folder, picked in Rust's folder dialog (the profile comes back unchanged when it was cancelled). */
+  chooseKlantFolder: (profileId: string) => invoke<ProfileView>("choose_klant_folder", { profileId }),
+  clearKlantFolder: (profileId: string) => invoke<ProfileView>("clear_klant_folder", { profileId }),
   /** Edit many at once: per klant, the backups a new rule would remove now (nothing changes). */
   previewMany: (ids: string[], change: ManyChange) => invoke<ManyPreview[]>("preview_many", { ids, change }),
   /** The change set for every klant in `ids` (checked whole first: refused, nobody changes). */

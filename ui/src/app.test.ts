@@ -7,7 +7,7 @@ import { GATHER_MS } from "./coalesce";
 import { FIRST_ROWS, OVERSCAN } from "./dashboard";
 import { languages } from "./i18n";
 
-const demoProfile: ProfileView = { id: "demo", name: "Demo", base_url: "https://127.0.0.1:1/webservice_v2", username: "demo", openapi_url: null, demo: true, trusted_cas: [], plan: null, monitor: false, next_backup_ms: null, retention: null, verify_monthly: false, restore_test_monthly: true, encryption: null, copy_to: null, tags: [] };
+const demoProfile: ProfileView = { id: "demo", name: "Demo", base_url: "https://127.0.0.1:1/webservice_v2", username: "demo", openapi_url: null, demo: true, trusted_cas: [], plan: null, monitor: false, next_backup_ms: null, retention: null, verify_monthly: false, restore_test_monthly: true, encryption: null, copy_to: null, tags: [], save_folder: null };
 
 /** A klant's standing as the dashboard receives it: never backed up, no plan, unless told. */
 function klant(id: string, name: string, change: Partial<KlantStatus> = {}): KlantStatus {
@@ -240,6 +240,10 @@ function fakeBackend(
         return settings;
       case "save_backup":
         return options.dialogClosed ? null : { path: "/home/user/chosen.zip", bytes: 100, sha256: "f".repeat(64) };
+      case "choose_klant_folder":
+        return { ...(options.profiles?.[0] ?? demoProfile), save_folder: "/mnt/klanten/bakker" };
+      case "clear_klant_folder":
+        return { ...(options.profiles?.[0] ?? demoProfile), save_folder: null };
       case "preview_many": {
         const { ids } = args as { ids: string[] };
         return ids.map((id) => ({ profile_id: id, would_remove: id === "bakker" ? 2 : 0 }));
@@ -488,20 +492,38 @@ describe("Kluis UI", () => {
     await fillIn("many-keep_last", "3");
     await fillIn("many-add-tag", "Jan");
     await pick("many-remove-tag", "Oud");
+    await click("many-folder-on");
     await click("many-preview-button");
-    const sent = { plan: { schedule: { kind: "daily", at: "02:00" }, paused: false }, retention: { rule: { keep_last: 3 } }, encryption: null, copy_to: null, add_tags: ["Jan"], remove_tags: ["Oud"] };
+    const sent = { plan: { schedule: { kind: "daily", at: "02:00" }, paused: false }, retention: { rule: { keep_last: 3 } }, encryption: null, copy_to: null, save_folder: "choose", add_tags: ["Jan"], remove_tags: ["Oud"] };
     expect(calls.find((c) => c.cmd === "preview_many")?.args).toEqual({ ids: ["bakker", "cafe", "dekker"], change: sent });
     const rows = [...document.querySelectorAll('[data-test="many-preview-row"]')].map((r) => r.textContent ?? "");
     expect(rows).toHaveLength(3);
     expect(rows[0]).toContain("Plan: Only when I click → Every day, 02:00");
     expect(rows[0]).toContain("removes 2 of its backups");
     expect(rows[1]).toContain("Tags: Oud → Jan");
+    expect(rows[2]).toContain("Folder: under the office's folder → the folder chosen when applying");
 
     await click("many-apply");
     expect(byTest("confirm"), "asked first: the rule removes backups").not.toBeNull();
     await click("confirm-yes");
     expect(calls.find((c) => c.cmd === "edit_many")?.args).toEqual({ ids: ["bakker", "cafe", "dekker"], change: sent });
     expect(byTest("many-done")?.textContent).toBe("3 klanten changed.");
+  });
+
+  /** The profile form says where the klant's backups go, and its own folder is picked in
+   * Rust's dialog (the page names no path) or given up for the office's. */
+  it("gives a klant its own save folder", async () => {
+    const bakker: ProfileView = { ...demoProfile, id: "bakker", name: "Bakker B.V.", demo: false };
+    fakeBackend(calls, { profiles: [bakker], saveFolder: "/srv/kluis" });
+    await startUi();
+    await settle();
+    await click("edit-profile");
+    expect(byTest("klant-folder-state")?.textContent).toBe("In a folder of its own under /srv/kluis (Settings).");
+    await click("klant-folder-choose");
+    expect(calls.find((c) => c.cmd === "choose_klant_folder")?.args).toEqual({ profileId: "bakker" });
+    expect(byTest("klant-folder-state")?.textContent).toBe("In its own folder: /mnt/klanten/bakker");
+    await click("klant-folder-clear");
+    expect(byTest("klant-folder-state")?.textContent).toContain("under /srv/kluis");
   });
 
   /** Leaving for a klant closes a previewed import (Rust forgets the file); Export klant

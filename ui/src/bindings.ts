@@ -234,7 +234,11 @@ copy_to: Array<string> | null,
 /**
  * The office's labels for the klant (a colleague, a kind of klant).
  */
-tags: Array<string>, };
+tags: Array<string>, 
+/**
+ * The klant's own folder for its backups (null: one under the office's save folder).
+ */
+save_folder: string | null, };
 
 export type ProfileInput = { id: string | null, name: string, base_url: string, username: string, api_key: string | null, password: string | null, openapi_url: string | null, 
 /**
@@ -612,11 +616,13 @@ export type RuleChange = { rule: Retention | null, };
 
 export type CopyToChange = { targets: Array<string> | null, };
 
+export type FolderChange = "choose" | "office";
+
 export type ManyChange = { plan: PlanInput | null, retention: RuleChange | null, 
 /**
  * A passphrase given is kept in the keyring for each klant.
  */
-encryption: EncryptionInput | null, copy_to: CopyToChange | null, 
+encryption: EncryptionInput | null, copy_to: CopyToChange | null, save_folder: FolderChange | null, 
 /**
  * Tags added to each klant, and taken off each (case aside).
  */

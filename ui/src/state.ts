@@ -268,6 +268,9 @@ export type ManyDraft = {
   copyOn: boolean;
   /** The targets chosen (null: every target). */
   copyTo: string[] | null;
+  /** The save folder: one picked in Rust's dialog at Apply, or the office's. */
+  folderOn: boolean;
+  folder: "choose" | "office";
   encryptOn: boolean;
   encryption: "none" | "passphrase" | "recipient";
   passphrase: string;

@@ -54,6 +54,8 @@ export function newManyDraft(): ManyDraft {
     keep: { keep_last: "", keep_daily: "", keep_weekly: "", keep_monthly: "" },
     copyOn: false,
     copyTo: null,
+    folderOn: false,
+    folder: "choose",
     encryptOn: false,
     encryption: "none",
     passphrase: "",
@@ -90,6 +92,7 @@ export function manyChangeOf(d: ManyDraft): ManyChange {
     retention: d.keepOn ? { rule: Object.keys(rule).length === 0 ? null : rule } : null,
     encryption,
     copy_to: d.copyOn ? { targets: d.copyTo } : null,
+    save_folder: d.folderOn ? d.folder : null,
     add_tags: d.addTag.trim() ? [d.addTag.trim()] : [],
     remove_tags: d.removeTag ? [d.removeTag] : [],
   };
@@ -124,9 +127,8 @@ export async function applyMany(): Promise<void> {
   state.many.value = { ...d, result: "applying" };
   try {
     const changed = await api.editMany(ids, manyChangeOf(d));
-    batch(() => {
-      state.many.value = { ...newManyDraft(), result: { done: changed.length } };
-    });
+    // None changed: the folder dialog was cancelled; the draft stays as it was.
+    state.many.value = changed.length === 0 ? { ...d, result: { done: 0 } } : { ...newManyDraft(), result: { done: changed.length } };
   } catch (e) {
     if (state.many.value) state.many.value = { ...state.many.value, passphrase: "", result: { error: asError(e) } };
   }

@@ -33,6 +33,16 @@ export function editPlan(profile: ProfileView, change: Partial<PlanDraft>): void
   state.planDraft.value = { ...planDraft(profile), ...change };
 }
 
+/** *Its own folder…*: Rust's folder dialog picks the klant's folder (unchanged when cancelled). */
+export function chooseKlantFolder(profile: ProfileView): Promise<void> {
+  return guarded(async () => replaceProfile(await api.chooseKlantFolder(profile.id)), profile.id);
+}
+
+/** Back to a folder of its own under the office's save folder. */
+export function clearKlantFolder(profile: ProfileView): Promise<void> {
+  return guarded(async () => replaceProfile(await api.clearKlantFolder(profile.id)), profile.id);
+}
+
 /** The schedule the draft describes. */
 export function scheduleOf(d: Pick<PlanDraft, "kind" | "at" | "day" | "hours">): Schedule {
   switch (d.kind) {

@@ -510,6 +510,19 @@ export const en = {
   manyRemovesTitle: "Remove backups with the new rule?",
   manyRemovesConfirm: "The new rule removes some klanten's older backups at their next save (see the preview). Kluis removes only its own, intact files and always keeps the newest.",
   manyApplyYes: "Apply the rule",
+  klantFolderTitle: "Where this klant's backups are saved",
+  klantFolderOwn: "In its own folder: {folder}",
+  klantFolderOffice: "In a folder of its own under {folder} (Settings).",
+  klantFolderNone: "No folder yet: a backup you start asks where; a plan needs a folder (here, or in Settings).",
+  klantFolderChoose: "Its own folder…",
+  klantFolderClear: "Use the office's folder",
+  manyFolder: "Set where the backups are saved",
+  manyFolderChoose: "A folder I choose when applying",
+  manyFolderOffice: "Each in a folder of its own under the office's (Settings)",
+  manyFolderShort: "Folder",
+  manyFolderOfficeShort: "under the office's folder",
+  manyFolderAtApply: "the folder chosen when applying",
+  manyNoFolder: "No folder was chosen: nothing changed.",
 };
 
 /** What every language gives: a text for each of English's keys. */

@@ -92,6 +92,29 @@ function CopiesPart({ d }: { d: ManyDraft }) {
   );
 }
 
+function FolderPart({ d }: { d: ManyDraft }) {
+  return h(
+    "fieldset",
+    { class: "many-part" },
+    h("legend", {}, h(Check, { test: "many-folder-on", label: t("manyFolder"), checked: d.folderOn, onToggle: (folderOn) => editMany({ folderOn }) })),
+    d.folderOn
+      ? h(
+          "div",
+          { class: "row", role: "radiogroup" },
+          (["choose", "office"] as const).map((kind) =>
+            h(
+              "label",
+              { key: kind, class: "check" },
+              h("input", { type: "radio", name: "many-folder", "data-test": `many-folder-${kind}`, checked: d.folder === kind, onChange: () => editMany({ folder: kind }) }),
+              " ",
+              t(kind === "choose" ? "manyFolderChoose" : "manyFolderOffice"),
+            ),
+          ),
+        )
+      : null,
+  );
+}
+
 function EncryptionPart({ d }: { d: ManyDraft }) {
   const encKinds: [ManyDraft["encryption"], Key][] = [
     ["none", "encryptNone"],
@@ -144,6 +167,7 @@ function settingsOf(p: ProfileView): Record<string, string> {
   const enc = p.encryption === null ? t("encryptNone") : p.encryption.kind === "passphrase" ? t("encryptPassphrase") : `${t("encryptRecipient")}: ${p.encryption.recipient}`;
   const copies = p.copy_to === null ? t("manyCopiesEvery") : p.copy_to.map((id) => state.settings.value.copy_targets.find((c) => c.id === id)?.name ?? id).join(", ") || "—";
   return {
+    folder: p.save_folder ?? t("manyFolderOfficeShort"),
     plan: p.plan ? describeSchedule(p.plan.schedule) : t("planManual"),
     keep: describeRule(p.retention),
     copies,
@@ -163,6 +187,7 @@ function afterChange(p: ProfileView, d: ManyDraft): ProfileView {
     plan: d.planOn ? { schedule: scheduleOf(d.plan), paused: d.plan.paused } as ProfileView["plan"] : p.plan,
     retention: d.keepOn ? (Object.keys(rule).length ? rule : null) : p.retention,
     copy_to: d.copyOn ? d.copyTo : p.copy_to,
+    save_folder: d.folderOn ? (d.folder === "office" ? null : t("manyFolderAtApply")) : p.save_folder,
     encryption: d.encryptOn ? (d.encryption === "none" ? null : d.encryption === "passphrase" ? { kind: "passphrase" } : { kind: "recipient", recipient: d.recipient }) : p.encryption,
     tags,
   };
@@ -172,6 +197,7 @@ const partWords: [string, Key][] = [
   ["plan", "field_plan"],
   ["keep", "field_retention"],
   ["copies", "manyCopiesShort"],
+  ["folder", "manyFolderShort"],
   ["encryption", "manyEncryptShort"],
   ["tags", "field_tags"],
 ];
@@ -226,11 +252,14 @@ export function ManyPanel() {
     h(PlanPart, { d }),
     h(KeepPartView, { d }),
     h(CopiesPart, { d }),
+    h(FolderPart, { d }),
     h(EncryptionPart, { d }),
     h(TagsPart, { d, picked }),
     d.preview ? h(Preview, { d, picked }) : null,
     result !== null && typeof result === "object" && "error" in result ? h("div", { class: "error", role: "alert", "data-test": "many-error" }, result.error.message) : null,
-    result !== null && typeof result === "object" && "done" in result ? h("p", { class: "success", role: "status", "data-test": "many-done" }, t("manyDone", { count: String(result.done) })) : null,
+    result !== null && typeof result === "object" && "done" in result
+      ? h("p", { class: result.done > 0 ? "success" : "note", role: "status", "data-test": "many-done" }, result.done > 0 ? t("manyDone", { count: String(result.done) }) : t("manyNoFolder"))
+      : null,
     h(
       "div",
       { class: "row" },

@@ -1,7 +1,7 @@
 // A profile's plan (in its form): when Kluis backs the klant up on its own, and when next.
 // The draft lives in the state; the schedule is checked by Rust when it is saved.
 import { h } from "preact";
-import { confirmRetention, copiesTo, editKeep, editPlan, planDraft, saveEncryption, saveMonitor, savePlan, saveRetention, setCopyTo, setRestoreTestMonthly, setVerifyMonthly, testMonitor } from "../actions/plan";
+import { chooseKlantFolder, clearKlantFolder, confirmRetention, copiesTo, editKeep, editPlan, planDraft, saveEncryption, saveMonitor, savePlan, saveRetention, setCopyTo, setRestoreTestMonthly, setVerifyMonthly, testMonitor } from "../actions/plan";
 import { closeProfileForm } from "../actions/profiles";
 import type { Day, HistoryEntry, ProfileView, Retention, Schedule } from "../bindings";
 import { bytes, dateTime } from "../format";
@@ -33,7 +33,7 @@ export function PlanSection({ profile }: { profile: ProfileView }) {
   const d = planDraft(profile);
   const edit = (change: Parameters<typeof editPlan>[1]) => editPlan(profile, change);
   const value = (e: Event) => (e.target as HTMLInputElement).value;
-  const noFolder = d.kind !== "manual" && !d.paused && !state.settings.value.save_folder;
+  const noFolder = d.kind !== "manual" && !d.paused && !state.settings.value.save_folder && !profile.save_folder;
   return h(
     "section",
     { class: "plan", "aria-labelledby": "plan-title", "data-test": "plan" },
@@ -66,9 +66,29 @@ export function PlanSection({ profile }: { profile: ProfileView }) {
       : null,
     h("div", { class: "row" }, h("button", { type: "button", class: "secondary", "data-test": "plan-save", disabled: noFolder, onClick: () => void savePlan(profile) }, t("planSave"))),
     h(NextBackup, { profile }),
+    h(KlantFolder, { profile }),
     h(MonitorSection, { profile }),
     h(RetentionSection, { profile }),
     h(EncryptionSection, { profile }),
+  );
+}
+
+/** Where the klant's backups go: its own folder (picked in Rust's dialog), or one of its
+ * own under the office's save folder. */
+function KlantFolder({ profile }: { profile: ProfileView }) {
+  const office = state.settings.value.save_folder;
+  const own = profile.save_folder;
+  return h(
+    "div",
+    { class: "klant-folder", role: "group", "aria-labelledby": "klant-folder-title", "data-test": "klant-folder" },
+    h("h4", { id: "klant-folder-title" }, t("klantFolderTitle")),
+    h("p", { "data-test": "klant-folder-state" }, own ? t("klantFolderOwn", { folder: own }) : office ? t("klantFolderOffice", { folder: office }) : t("klantFolderNone")),
+    h(
+      "div",
+      { class: "row" },
+      h("button", { type: "button", class: "secondary", "data-test": "klant-folder-choose", onClick: () => void chooseKlantFolder(profile) }, t("klantFolderChoose")),
+      own ? h("button", { type: "button", class: "secondary", "data-test": "klant-folder-clear", onClick: () => void clearKlantFolder(profile) }, t("klantFolderClear")) : null,
+    ),
   );
 }
 

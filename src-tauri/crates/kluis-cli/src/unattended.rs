@@ -41,7 +41,9 @@ pub struct Unattended {
     pub engine: Engine,
     secrets: Arc<dyn SecretStore>,
     choice: CallbackChoice,
-    /// The folder the klanten's folders go in.
+    /// `--out`: the folder the klanten's folders go in this run, whatever else is set.
+    out: Option<PathBuf>,
+    /// The office's save folder (the app's Settings), for klanten without a folder of their own.
     root: Option<PathBuf>,
     callback_timeout: Duration,
     /// `--ca-cert` / `KLUIS_CA_CERT`, for profiles without a CA of their own.
@@ -101,9 +103,8 @@ impl Unattended {
         callback_timeout: Duration,
         fallback_ca_pem: Option<String>,
     ) -> Self {
-        let root = out
-            .map(Path::to_path_buf)
-            .or_else(|| settings.save_folder.as_ref().map(PathBuf::from));
+        let root = settings.save_folder.as_ref().map(PathBuf::from);
+        let out = out.map(Path::to_path_buf);
         let secrets = secret_store();
         let snapshot = settings.clone();
         let outbox = Outbox::new(
@@ -115,6 +116,7 @@ impl Unattended {
             engine: Engine::new(history),
             secrets,
             choice: callback.unwrap_or_else(|| settings.callback.clone()),
+            out,
             root,
             callback_timeout,
             fallback_ca_pem,
@@ -132,12 +134,15 @@ impl Unattended {
     }
 
     /// The folder the klanten's folders go in, or what to do to have one.
-    fn root(&self) -> Result<&Path> {
-        self.root.as_deref().ok_or_else(|| {
-            Error::Config(
+    /// Refuses `profiles` when one of them has no folder to go to: no `--out`, no folder of
+    /// its own, no save folder in the settings.
+    fn check_folders(&self, profiles: &[Profile]) -> Result<()> {
+        match (profiles.iter()).all(|p| p.backup_folder(self.out.as_deref(), self.root.as_deref()).is_some()) {
+            true => Ok(()),
+            false => Err(Error::Config(
                 "Say where the klanten's backups go: --out FOLDER, or choose a save folder in the app (Settings → Where backups are saved).".into(),
-            )
-        })
+            )),
+        }
     }
 
     /// `profile`'s backup as `job`, under `turn`, by the one path the app takes too
@@ -220,7 +225,7 @@ impl Unattended {
         only_due: bool,
         json: bool,
     ) -> Result<()> {
-        self.root()?;
+        self.check_folders(&profiles)?;
         until_signal(self, self.batch(profiles, options, only_due, json)).await
     }
 
@@ -341,7 +346,13 @@ impl UnattendedHost for Unattended {
     }
 
     fn destination(&self, profile: &Profile) -> Result<Destination> {
-        profile.unattended_destination(self.root()?, &self.file_names, &jiff::Zoned::now())
+        let now = jiff::Zoned::now();
+        profile.unattended_destination(
+            self.out.as_deref(),
+            self.root.as_deref(),
+            &self.file_names,
+            &now,
+        )
     }
 
     fn owner(&self) -> Owner {

@@ -142,6 +142,13 @@ pub fn sanitize(name: &str) -> Option<String> {
     Some(truncate_keeping_extension(&named))
 }
 
+/// A klant's name made a safe file or folder name, or `None` if nothing usable remains: as
+/// [`sanitize`], but a `/` or `\` in it is part of the name ("Bakker v.o.f. / Jansen"), not a
+/// path — so two klanten never share a folder by the end of their names.
+pub fn name_as_file(name: &str) -> Option<String> {
+    sanitize(&name.replace(['/', '\\'], "_"))
+}
+
 /// Whether Windows takes `name` for a device rather than a file: its part before the first
 /// dot, without trailing spaces, is CON, PRN, AUX, NUL, CONIN$, CONOUT$, or COM or LPT with one
 /// digit (0–9, or the superscripts ¹ ² ³), in any case — "lpt9 .zip" opens the printer port.
@@ -183,6 +190,23 @@ mod tests {
         Url::parse(s).unwrap()
     }
     const NOW: time::OffsetDateTime = time::macros::datetime!(2026-11-22 15:50:00 UTC);
+
+    /// A klant's name keeps its slashes' parts: "A / Jansen" and "Jansen" get folders of
+    /// their own.
+    #[test]
+    fn a_klant_name_is_no_path() {
+        assert_eq!(
+            name_as_file("Bakker v.o.f. / Jansen").as_deref(),
+            Some("Bakker v.o.f. _ Jansen")
+        );
+        assert_eq!(
+            name_as_file("..\\..\\Windows").as_deref(),
+            Some("_.._Windows")
+        );
+        assert_ne!(name_as_file("A/Jansen"), name_as_file("Jansen"));
+        assert_eq!(name_as_file("/"), Some("_".into()));
+        assert_eq!(name_as_file("  "), None);
+    }
 
     /// `filename*` beats `filename`; quotes and escapes are handled.
     #[test]

@@ -93,6 +93,7 @@ pub fn typescript() -> String {
         crate::app::ImportResult::decl(&cfg),
         crate::app::RuleChange::decl(&cfg),
         crate::app::CopyToChange::decl(&cfg),
+        crate::app::FolderChange::decl(&cfg),
         crate::app::ManyChange::decl(&cfg),
         crate::app::ManyPreview::decl(&cfg),
     ];

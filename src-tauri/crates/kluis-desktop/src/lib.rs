@@ -47,10 +47,11 @@ pub mod staging;
 
 pub use app::{
     AppPaths, BucketInput, CopyToChange, DemoInfo, DesktopApp, DesktopAppBuilder, EncryptionInput,
-    HeldCopy, ImportDefaults, ImportPreview, ImportProgress, ImportResult, ImportSink, LaunchInfo,
-    LoginStart, MailInput, ManyChange, ManyPreview, PlanInput, ProgressSink, ReportExport,
-    ReportFormat, ReportRequest, RestoreProgress, RestoreSummary, ResumedJob, RuleChange,
-    SessionInfo, SftpInput, SftpServer, TrayAction, VerifyReport, HIDDEN_FLAG,
+    FolderChange, HeldCopy, ImportDefaults, ImportPreview, ImportProgress, ImportResult,
+    ImportSink, LaunchInfo, LoginStart, MailInput, ManyChange, ManyPreview, PlanInput,
+    ProgressSink, ReportExport, ReportFormat, ReportRequest, RestoreProgress, RestoreSummary,
+    ResumedJob, RuleChange, SessionInfo, SftpInput, SftpServer, TrayAction, VerifyReport,
+    HIDDEN_FLAG,
 };
 pub use callback::{CallbackInput, CallbackTestResult};
 pub use dialogs::{Dialogs, ImportFile, NoDialogs};

@@ -36,6 +36,8 @@ pub struct ProfileView {
     pub copy_to: Option<Vec<String>>,
     /// The office's labels for the klant (a colleague, a kind of klant).
     pub tags: Vec<String>,
+    /// The klant's own folder for its backups (null: one under the office's save folder).
+    pub save_folder: Option<String>,
 }
 
 impl From<&Profile> for ProfileView {
@@ -60,6 +62,7 @@ impl From<&Profile> for ProfileView {
             encryption: p.encryption.clone(),
             copy_to: p.copy_to.clone(),
             tags: p.tags.clone(),
+            save_folder: p.save_folder.clone(),
         }
     }
 }

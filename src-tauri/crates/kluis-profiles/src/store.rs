@@ -91,6 +91,10 @@ pub struct Profile {
     /// select klanten by.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub tags: Vec<String>,
+    /// The klant's own folder for its backups (a share of its own, say), chosen in a native
+    /// dialog; none: a folder of its own under the office's save folder.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub save_folder: Option<String>,
 }
 
 /// A setting that is on unless the profile says otherwise.
@@ -176,6 +180,7 @@ impl Profile {
             encryption: None,
             copy_to: None,
             tags: Vec::new(),
+            save_folder: None,
         }
     }
 
@@ -201,26 +206,50 @@ impl Profile {
         Ok(config)
     }
 
-    /// Where an unattended backup of this klant started at `now` goes: its own folder under
-    /// `root` (made owner-only when missing), named by its name made safe as a file name (its
-    /// id when nothing of the name is left), and the file `template` names (`<klant>
-    /// <YYYY-MM-DD HHmm>` by default, in local time) plus the download's extension — never
-    /// `owner-backup (7).zip`.
+    /// The folder this klant's backups go to: `forced` (the CLI's `--out`) as the root when
+    /// given, else the klant's own folder itself, else a folder of its own under the office's
+    /// `root` — named by its name made safe as a file name (its id when nothing of the name
+    /// is left). None when there is neither.
+    pub fn backup_folder(&self, forced: Option<&Path>, root: Option<&Path>) -> Option<PathBuf> {
+        let under = |root: &Path| {
+            let klant =
+                kluis_core::filename::name_as_file(&self.name).unwrap_or_else(|| self.id.clone());
+            root.join(klant)
+        };
+        match (forced, &self.save_folder, root) {
+            (Some(forced), _, _) => Some(under(forced)),
+            (None, Some(own), _) => Some(PathBuf::from(own)),
+            (None, None, Some(root)) => Some(under(root)),
+            (None, None, None) => None,
+        }
+    }
+
+    /// Where an unattended backup of this klant started at `now` goes: the folder
+    /// [`Profile::backup_folder`] says (made owner-only when missing), and the file `template`
+    /// names (`<klant> <YYYY-MM-DD HHmm>` by default, in local time) plus the download's
+    /// extension — never `owner-backup (7).zip`.
     pub fn unattended_destination(
         &self,
-        root: &Path,
+        forced: Option<&Path>,
+        root: Option<&Path>,
         template: &crate::FileNameTemplate,
         now: &jiff::Zoned,
     ) -> kluis_core::Result<kluis_core::Destination> {
-        let klant = kluis_core::filename::sanitize(&self.name).unwrap_or_else(|| self.id.clone());
-        let folder = root.join(&klant);
+        let folder = self
+            .backup_folder(forced, root)
+            .ok_or_else(|| kluis_core::Error::Config(NO_FOLDER.into()))?;
         kluis_private::files::create_dir_all(&folder)
             .map_err(|e| kluis_core::Error::io(format!("create {}", folder.display()), e))?;
+        let klant =
+            kluis_core::filename::name_as_file(&self.name).unwrap_or_else(|| self.id.clone());
         let stem = kluis_core::filename::sanitize(&template.render(&klant, now))
             .unwrap_or_else(|| crate::FileNameTemplate::default().render(&klant, now));
         kluis_core::Destination::named(&folder, stem)
     }
 }
+
+/// What a backup nobody watches says when it has no folder to go to.
+pub const NO_FOLDER: &str = "A backup nobody watches cannot ask where to save: choose a folder in the app (Settings → “Where backups are saved”, or the klant's own in its form), or give kluis --out FOLDER.";
 
 /// App settings the UI may read and change.
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
@@ -570,6 +599,29 @@ fn gone() -> ProfileError {
 mod tests {
     use super::*;
 
+    /// Where a klant's backups go: `--out` (a folder per klant in it) over its own folder
+    /// (itself) over the office's (a folder per klant in it); nowhere when none is set.
+    #[test]
+    fn the_backup_folder_is_the_most_specific_one() {
+        // (A / in a name is part of it: not the folder "B.V" another klant may share.)
+        let mut p = Profile::new("Bakker/B.V.", "https://h/webservice_v2", "u");
+        let (out, office) = (Path::new("/run/out"), Path::new("/srv/kluis"));
+        assert_eq!(
+            p.backup_folder(None, Some(office)),
+            Some(office.join("Bakker_B.V"))
+        );
+        assert_eq!(p.backup_folder(None, None), None);
+        p.save_folder = Some("/mnt/bakker".into());
+        assert_eq!(
+            p.backup_folder(None, Some(office)),
+            Some(PathBuf::from("/mnt/bakker"))
+        );
+        assert_eq!(
+            p.backup_folder(Some(out), Some(office)),
+            Some(out.join("Bakker_B.V"))
+        );
+    }
+
     /// Tags are kept trimmed, without empty ones or repeats (case aside); a tag with a line
     /// break, a very long one, or too many are refused and change nothing.
     #[test]
@@ -610,6 +662,7 @@ mod tests {
             encryption: None,
             copy_to: None,
             tags: Vec::new(),
+            save_folder: None,
         }
     }
 

@@ -31,7 +31,14 @@ impl Backups {
         let connection = self.connections.connection(id).await?;
         let transport = self.connections.transport(id, &connection).await?;
         let job_id = Uuid::new_v4();
-        let save_folder = self.shared.save_folder();
+        // The klant's own folder, else the office's "always save here", else the dialog.
+        let own = self
+            .shared
+            .profiles
+            .get(id)?
+            .save_folder
+            .map(std::path::PathBuf::from);
+        let save_folder = own.or_else(|| self.shared.save_folder());
         let (destination, staging) = match &save_folder {
             Some(folder) => (Destination::from_out(folder)?, None),
             None => {

@@ -45,6 +45,7 @@ impl Accounts {
                     encryption: None,
                     copy_to: None,
                     tags: Vec::new(),
+                    save_folder: None,
                 })?;
             }
             *running = Some(demo);

@@ -1,5 +1,5 @@
 //! Edit many at once: the klanten selected on the dashboard get one plan, retention rule,
-//! encryption, set of copy targets or tag change in one go. First previewed — the page shows
+//! encryption, set of copy targets, save folder or tag change in one go. First previewed — the page shows
 //! what each klant has now and will have; what a new rule would remove now is counted here —
 //! then set klant by klant through the same methods (and checks) as the one-klant form. The
 //! change is checked whole before the first klant is touched, so a change that is refused
@@ -26,6 +26,15 @@ pub struct CopyToChange {
     pub targets: Option<Vec<String>>,
 }
 
+/// Where the klanten selected save their backups: a folder picked in the native dialog when
+/// the change is applied (the page names no path), or each back to one under the office's.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, ts_rs::TS)]
+#[serde(rename_all = "snake_case")]
+pub enum FolderChange {
+    Choose,
+    Office,
+}
+
 /// What is set for every klant selected; a part left out (null) is left as each klant has it.
 #[derive(Debug, Clone, Deserialize, ts_rs::TS)]
 pub struct ManyChange {
@@ -34,6 +43,7 @@ pub struct ManyChange {
     /// A passphrase given is kept in the keyring for each klant.
     pub encryption: Option<EncryptionInput>,
     pub copy_to: Option<CopyToChange>,
+    pub save_folder: Option<FolderChange>,
     /// Tags added to each klant, and taken off each (case aside).
     #[serde(default)]
     pub add_tags: Vec<String>,
@@ -55,6 +65,7 @@ impl ManyChange {
             && self.retention.is_none()
             && self.encryption.is_none()
             && self.copy_to.is_none()
+            && self.save_folder.is_none()
             && self.add_tags.is_empty()
             && self.remove_tags.is_empty()
     }
@@ -99,10 +110,31 @@ impl DesktopApp {
         let profiles = (ids.iter())
             .map(|id| self.shared.profiles.get(id))
             .collect::<Result<Vec<_>, _>>()?;
+        let folder = match change.save_folder {
+            Some(FolderChange::Choose) => match self.shared.dialogs().pick_folder().await {
+                Some(folder) => Some(Some(folder)),
+                // Cancelled: nothing is changed.
+                None => return Ok(Vec::new()),
+            },
+            Some(FolderChange::Office) => Some(None),
+            None => None,
+        };
+        let profiles: Vec<Profile> = match &folder {
+            Some(folder) => (profiles.into_iter())
+                .map(|p| Profile {
+                    save_folder: folder.as_ref().map(|f| f.to_string_lossy().into_owned()),
+                    ..p
+                })
+                .collect(),
+            None => profiles,
+        };
         self.check_many(&profiles, &change)?;
         let mut changed = Vec::with_capacity(ids.len());
         for profile in &profiles {
             let id = profile.id.as_str();
+            if let Some(folder) = &folder {
+                self.plans.set_klant_folder(id, folder.clone())?;
+            }
             if let Some(plan) = &change.plan {
                 self.plans.set_plan(id, plan.clone())?;
             }
@@ -133,8 +165,19 @@ impl DesktopApp {
         }
         if let Some(plan) = &change.plan {
             plan.schedule.check()?;
-            if plan.schedule != Schedule::Manual && !plan.paused {
-                self.shared.unattended_folder()?;
+        }
+        // A plan that runs (the new one, or a klant's own) needs a folder (the new one, or
+        // the klant's, or the office's).
+        for profile in profiles {
+            let plan = (change.plan.as_ref()).map(|p| (p.schedule.clone(), p.paused));
+            let plan = plan.or_else(|| {
+                profile
+                    .plan
+                    .as_ref()
+                    .map(|p| (p.schedule.clone(), p.paused))
+            });
+            if plan.is_some_and(|(schedule, paused)| schedule != Schedule::Manual && !paused) {
+                self.shared.check_unattended_folder(profile)?;
             }
         }
         if let Some(CopyToChange {

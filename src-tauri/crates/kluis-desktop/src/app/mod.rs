@@ -79,7 +79,7 @@ pub use imports::{
 use jobs::{JobRegistry, JobSlot};
 pub use keeping::{CopyProblem, Keeping, VerifyReport};
 pub use mail::MailInput;
-pub use many::{CopyToChange, ManyChange, ManyPreview, RuleChange};
+pub use many::{CopyToChange, FolderChange, ManyChange, ManyPreview, RuleChange};
 pub use plans::{PlanInput, Plans};
 pub use reports::{ReportExport, ReportFormat, ReportRequest};
 pub use restores::{HeldCopy, NotRestored, ProgressSink, RestoreProgress, RestoreSummary};

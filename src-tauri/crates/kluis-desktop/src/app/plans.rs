@@ -3,6 +3,7 @@
 //! the save folder, in a folder of its own per klant (a planned backup cannot ask where), and
 //! tells the window, which shows the job under its klant.
 
+use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -22,7 +23,7 @@ use super::jobs::JobRegistry;
 use super::shared::Shared;
 use crate::error::{AppError, AppResult};
 use crate::events::{AppJobEvent, EventSink, PlannedEvent, PlannedSink};
-use crate::profiles::{ProfileStore, ProfileView, Settings};
+use crate::profiles::{Profile, ProfileStore, ProfileView, Settings};
 
 /// What the UI sends to set a profile's plan.
 #[derive(Debug, Clone, serde::Deserialize, ts_rs::TS)]
@@ -109,7 +110,8 @@ impl Plans {
     pub fn set_plan(&self, id: &str, input: PlanInput) -> AppResult<ProfileView> {
         input.schedule.check()?;
         if input.schedule != Schedule::Manual && !input.paused {
-            self.shared.unattended_folder()?;
+            self.shared
+                .check_unattended_folder(&self.shared.profiles.get(id)?)?;
         }
         let profile = self.shared.profiles.update(id, |profile| {
             profile.plan = Plan::reschedule(
@@ -170,11 +172,55 @@ impl Plans {
         }
     }
 
+    /// *Its own folder…* (the profile form): the klant's backups go to a folder picked in the
+    /// native dialog (unchanged when it is cancelled) instead of one under the office's.
+    pub async fn choose_klant_folder(&self, id: &str) -> AppResult<ProfileView> {
+        let profile = self.shared.profiles.get(id)?;
+        let Some(folder) = self.shared.dialogs().pick_folder().await else {
+            return Ok(self.shared.view(&profile));
+        };
+        self.set_klant_folder(id, Some(folder))
+    }
+
+    /// The klant's own folder set (`None`: back to a folder under the office's).
+    pub(super) fn set_klant_folder(
+        &self,
+        id: &str,
+        folder: Option<PathBuf>,
+    ) -> AppResult<ProfileView> {
+        let profile = self.shared.profiles.update(id, |p| {
+            p.save_folder = folder.map(|f| f.to_string_lossy().into_owned());
+            Ok(())
+        })?;
+        Ok(self.shared.view(&profile))
+    }
+
+    /// *Use the office's folder*: the klant's own folder forgotten (its backups there stay).
+    pub fn clear_klant_folder(&self, id: &str) -> AppResult<ProfileView> {
+        let profile = self.shared.profiles.get(id)?;
+        if profile.save_folder.is_some()
+            && profile
+                .plan
+                .as_ref()
+                .is_some_and(|p| !p.paused && p.schedule != Schedule::Manual)
+        {
+            self.shared.check_unattended_folder(&Profile {
+                save_folder: None,
+                ..profile
+            })?;
+        }
+        self.set_klant_folder(id, None)
+    }
+
     /// Backup all: every profile, a few at a time (Settings → at once), each into its own
     /// folder; one that cannot start is reported and the others go on. Returns when the last
     /// one has started (their events go where [`Plans::watch_planned`] said).
     pub async fn backup_all(&self) -> AppResult<usize> {
-        self.shared.unattended_folder()?;
+        // Said at once, not once per klant, when the office's save folder is missing and a
+        // klant without its own needs it.
+        for profile in self.shared.profiles.list() {
+            self.shared.check_unattended_folder(&profile)?;
+        }
         let batch = Some(self.batch.load(Ordering::SeqCst));
         let mut started = 0;
         for profile in self.shared.profiles.list() {

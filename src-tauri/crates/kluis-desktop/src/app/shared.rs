@@ -143,13 +143,15 @@ impl Shared {
         self.settings().save_folder.map(PathBuf::from)
     }
 
-    /// Where unattended backups go: the save folder (nobody answers a save dialog).
-    pub fn unattended_folder(&self) -> AppResult<PathBuf> {
-        self.save_folder().ok_or_else(|| {
-            AppError::Core(Error::Config(
-                "A backup nobody watches cannot ask where to save: first choose a folder under Settings → “Where backups are saved”.".into(),
-            ))
-        })
+    /// Refuses a backup nobody watches for `profile` when it has no folder to go to: neither
+    /// its own nor the office's save folder (nobody is there to answer a save dialog).
+    pub fn check_unattended_folder(&self, profile: &Profile) -> AppResult<()> {
+        match profile.backup_folder(None, self.save_folder().as_deref()) {
+            Some(_) => Ok(()),
+            None => Err(AppError::Core(Error::Config(
+                kluis_profiles::store::NO_FOLDER.into(),
+            ))),
+        }
     }
 
     /// What the UI sees of `profile`, with its next planned backup (ms since the epoch; now

@@ -43,9 +43,9 @@ impl UnattendedHost for AppHost<'_> {
     }
 
     fn destination(&self, profile: &Profile) -> kluis_core::Result<Destination> {
-        let folder = (self.plans.shared.unattended_folder()).map_err(AppError::into_core)?;
+        let office = self.plans.shared.save_folder();
         let names = self.plans.shared.profiles.settings().file_names();
-        profile.unattended_destination(&folder, &names, &jiff::Zoned::now())
+        profile.unattended_destination(None, office.as_deref(), &names, &jiff::Zoned::now())
     }
 
     fn owner(&self) -> Owner {

@@ -14,6 +14,7 @@ fn change() -> ManyChange {
         retention: None,
         encryption: None,
         copy_to: None,
+        save_folder: None,
         add_tags: Vec::new(),
         remove_tags: Vec::new(),
     }
@@ -139,4 +140,74 @@ async fn a_refused_change_changes_no_klant() {
             "{said} changed a klant"
         );
     }
+}
+
+/// A klant's own folder: a plan runs without the office's folder once the klant has one, its
+/// backups go straight into it (no dialog, no folder per klant inside); many klanten get one
+/// picked in the dialog at Apply (cancelled: nobody changes); back to the office's folder is
+/// refused while a plan would then have nowhere to go.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_klant_saves_in_its_own_folder() {
+    let dir = tempfile::tempdir().unwrap();
+    let app = app(&dir, None);
+    let demo = app.accounts.start_demo().await.unwrap();
+    let ids: Vec<String> = demo.profiles.iter().map(|p| p.id.clone()).collect();
+    let daily = PlanInput {
+        schedule: Schedule::Daily {
+            at: kluis_core::plan::ClockTime::parse("02:00").unwrap(),
+        },
+        paused: false,
+    };
+    let refused = app.plans.set_plan("demo", daily.clone()).unwrap_err();
+    assert_eq!(refused.code(), "config", "no folder yet: {refused}");
+
+    let own = tempfile::tempdir().unwrap();
+    app.set_dialogs(Chooses::new(own.path()));
+    let view = app.plans.choose_klant_folder("demo").await.unwrap();
+    assert_eq!(view.save_folder.as_deref(), own.path().to_str());
+    app.plans
+        .set_plan("demo", daily.clone())
+        .expect("its own folder will do");
+    let saved = saved_demo_backup(&app).await;
+    assert_eq!(
+        saved.parent(),
+        Some(own.path()),
+        "straight into its own folder"
+    );
+
+    let shared = tempfile::tempdir().unwrap();
+    app.set_dialogs(Chooses::new(shared.path()));
+    let all = ManyChange {
+        save_folder: Some(kluis_desktop::FolderChange::Choose),
+        ..change()
+    };
+    let changed = app.edit_many(&ids, all).await.unwrap();
+    assert!(
+        changed
+            .iter()
+            .all(|p| p.save_folder.as_deref() == shared.path().to_str()),
+        "{changed:?}"
+    );
+
+    let office = ManyChange {
+        save_folder: Some(kluis_desktop::FolderChange::Office),
+        ..change()
+    };
+    let refused = app.edit_many(&ids, office).await.unwrap_err();
+    assert_eq!(
+        refused.code(),
+        "config",
+        "the demo klant's plan would have nowhere to go"
+    );
+    assert!(
+        app.accounts.list().iter().all(|p| p.save_folder.is_some()),
+        "nobody changed"
+    );
+    let refused = app.plans.clear_klant_folder("demo").unwrap_err();
+    assert_eq!(refused.code(), "config");
+    let cleared = app.plans.clear_klant_folder(&ids[1]).unwrap();
+    assert_eq!(
+        cleared.save_folder, None,
+        "a klant without a running plan goes back"
+    );
 }
