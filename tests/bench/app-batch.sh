@@ -34,14 +34,13 @@ if [ "${1:-}" != --inside ]; then
   exit $status
 fi
 work=$2; klanten=$3; mib=$4; rounds=$5
-export HOME="$work/home"; mkdir -p "$HOME"
-echo -n bench-keyring-pw | gnome-keyring-daemon --unlock --components=secrets >/dev/null
 
 pids=()
 cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; }
 trap cleanup EXIT
 
 source "$root/tests/bench/office.sh"
+unlock_keyring
 start_sim "$mib"
 export KLUIS_DATA_DIR=$work/data KLUIS_CA_CERT=$work/sim.pem
 export KLUIS_PROFILES_FILE=$KLUIS_DATA_DIR/profiles.json KLUIS_HISTORY_DB=$KLUIS_DATA_DIR/history.sqlite3

@@ -1,18 +1,27 @@
 # Sourced by the Backup-all benchmarks: an office of klanten on one local kluis-sim.
 # Expects $bin (the release binaries), $work (a scratch folder) and a pids array.
 #
-#   start_sim MIB      starts kluis-sim with MIB-MiB backups and an instant callback; its CA
-#                      in $work/sim.pem, its ready lines in $work/sim.env
+#   start_sim MIB [ARG…]  starts kluis-sim with MIB-MiB backups, an instant callback and its
+#                      further arguments (--klanten N); its CA in $work/sim.pem, its ready
+#                      lines in $work/sim.env
+#   unlock_keyring     a fresh HOME in $work with an unlocked gnome-keyring (inside a private
+#                      D-Bus session: dbus-run-session)
 #   value NAME         one of those lines (base_url, api_key, username, password, file_url)
 #   add_klanten N      `kluis profiles add "Klant NNN"` N times for the simulator's account,
 #                      secrets on stdin (kept where kluis keeps them: KLUIS_SECRETS_DIR or the
 #                      keyring), into KLUIS_PROFILES_FILE
 
 start_sim() {
-  "$bin/kluis-sim" --payload-size $(($1 * 1024 * 1024)) --callback-delay-ms 0 --ca-out "$work/sim.pem" >"$work/sim.env" 2>"$work/sim.log" &
+  local mib=$1; shift
+  "$bin/kluis-sim" --payload-size $((mib * 1024 * 1024)) --callback-delay-ms 0 --ca-out "$work/sim.pem" "$@" >"$work/sim.env" 2>"$work/sim.log" &
   pids+=($!)
   for _ in $(seq 100); do grep -q '^ready' "$work/sim.env" 2>/dev/null && return 0; sleep 0.1; done
   echo "kluis-sim did not start" >&2; cat "$work/sim.log" >&2; exit 1
+}
+
+unlock_keyring() {
+  export HOME="$work/home"; mkdir -p "$HOME"
+  echo -n bench-keyring-pw | gnome-keyring-daemon --unlock --components=secrets >/dev/null
 }
 
 value() { grep "^$1=" "$work/sim.env" | cut -d= -f2-; }

@@ -17,7 +17,8 @@ trap cleanup EXIT
 # A slow callback, so the app can be closed while a backup waits for it. It also stands in for
 # the desktop's notification service on this session's bus, writing down what the app shows.
 export KLUIS_E2E_NOTIFICATIONS="$work/notifications.jsonl"
-"$bin/kluis-sim" --ca-out "$work/sim-ca.pem" --callback-delay-ms 5000 --notifications-out "$KLUIS_E2E_NOTIFICATIONS" >"$work/sim.env" 2>"$work/sim.log" &
+# Its 50 klanten (klant-001 …) are the office's list the import test brings in.
+"$bin/kluis-sim" --ca-out "$work/sim-ca.pem" --callback-delay-ms 5000 --notifications-out "$KLUIS_E2E_NOTIFICATIONS" --klanten 50 >"$work/sim.env" 2>"$work/sim.log" &
 pids+=($!)
 for _ in $(seq 100); do grep -q '^ready' "$work/sim.env" 2>/dev/null && break; sleep 0.1; done
 export KLUIS_E2E_SIM_URL=$(grep '^base_url=' "$work/sim.env" | cut -d= -f2-)
@@ -56,6 +57,8 @@ export KLUIS_APP_BINARY="$bin/kluis-app"
 export KLUIS_DATA_DIR="$work/data" KLUIS_E2E_SAVE_DIR="$work/saved" KLUIS_SCREENSHOTS="$work/screenshots"
 # What the native folder and save dialogs answer (a restore's folder, a report's place).
 export KLUIS_E2E_DIALOG_FOLDER="$work/picked"
+# What the import's file dialog answers: the list the import test writes there.
+export KLUIS_E2E_IMPORT_FILE="$work/klanten.csv"
 mkdir -p "$KLUIS_DATA_DIR" "$KLUIS_E2E_SAVE_DIR" "$KLUIS_SCREENSHOTS" "$KLUIS_E2E_DIALOG_FOLDER"
 export WEBKIT_DISABLE_COMPOSITING_MODE=1
 

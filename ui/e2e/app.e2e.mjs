@@ -3,7 +3,7 @@
 // profile, a separate kluis-sim with the real Secret Service keyring. Run by tests/e2e/run.sh.
 import assert from "node:assert/strict";
 import { execFileSync, spawnSync } from "node:child_process";
-import { existsSync, readFileSync, readdirSync, statSync } from "node:fs";
+import { existsSync, readFileSync, readdirSync, statSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { after, before, test } from "node:test";
@@ -247,11 +247,15 @@ test("a backup waiting when the app closes is finished at the next start", async
   await waitText("stage-waiting", "Waiting", 30000);
   await browser.deleteSession();
   browser = await launch();
-  const resumed = await waitText("resumed-job", "owner-backup", 60000);
+  const files = () => readdirSync(saveDir).filter((f) => !f.startsWith("."));
+  await browser.waitUntil(async () => files().length === 4, { timeout: 60000, timeoutMsg: `the resumed backup never landed next to the others: ${files()}` });
+  // Ended, it leaves the dashboard (the first screen); its klant's Backup tab says where it went.
+  await browser.waitUntil(async () => !(await (await $t("resumed-job")).isExisting()), { timeout: 10000, timeoutMsg: "the ended backup stayed on the dashboard" });
+  await (await profileButton("Eigen klant")).click();
+  await (await $t("tab-backup")).click();
+  const resumed = await waitText("resumed-job", "owner-backup", 30000);
   assert.match(await resumed.getText(), /Eigen klant/);
   // (No screenshot: WebKitWebDriver's screenshot hangs in a second session under Xvfb.)
-  const files = readdirSync(saveDir).filter((f) => !f.startsWith("."));
-  assert.equal(files.length, 4, `the resumed backup lands next to the others: ${files}`);
 });
 
 test("a service with a private CA: refused as untrusted, then trusted from its certificate", async () => {
@@ -364,7 +368,7 @@ test("Backup all: every klant, each into its own folder; klanten that fail say w
   const demoFolder = join(saveDir, "Demo");
   const before = readdirSync(demoFolder).length;
   const busy = () => browser.execute(() => document.querySelectorAll('[data-test^="queued-"], [data-test^="running-"]').length);
-  await (await $t("tab-backup")).click();
+  await (await $t("overview")).click(); // Backup all is on the dashboard, where every klant is
   await (await $t("backup-all")).click();
   await shot("21-backup-all");
   // Every klant's backup ends: Demo's saved, the restricted key's refused, the stopped
@@ -533,4 +537,71 @@ test("a backup's contents are searched, one file restored through the folder dia
   const column = header.split(",").indexOf("restore_test");
   assert.ok(column > 0, header);
   assert.ok(rows.some((row) => row.includes("passed")), `a row's restore_test says passed: ${rows.join("\n")}`);
+});
+
+test("an office's list of 50 klanten is imported (two wrong passwords said), ten get a plan at once, a tag narrows the dashboard, one is found by typing", async () => {
+  // The office's spreadsheet (as Excel in Dutch writes it): klanten 1–50 of the e2e simulator,
+  // 17 and 33 with a password that is not theirs; odd ones Jan's, even ones Piet's.
+  const rows = ["Naam;Gebruikersnaam;Wachtwoord;Adres;Tags"];
+  for (let n = 1; n <= 50; n++) {
+    const nnn = String(n).padStart(3, "0");
+    rows.push(`Klant ${nnn};klant-${nnn};${[17, 33].includes(n) ? "niet-het-wachtwoord" : `wachtwoord-${nnn}`};${env("KLUIS_E2E_SIM_URL")};${n % 2 ? "Jan" : "Piet"}`);
+  }
+  writeFileSync(env("KLUIS_E2E_IMPORT_FILE"), rows.join("\r\n") + "\r\n");
+
+  await (await $t("overview")).click();
+  await (await $t("import-klanten")).click(); // the file dialog answers with the list
+  await waitText("import-summary", "0 to add", 30000); // no api key yet: every row waits for it
+  await (await $t("import-api-key")).setValue(env("KLUIS_E2E_SIM_KEY"));
+  await (await $t("import-apply")).click();
+  await waitText("import-summary", "50 to add, 0 to update, 0 skipped");
+  await shot("31-import-preview");
+  await (await $t("import-run")).click();
+  await waitText("import-done", "48 added, 0 updated, 2 not imported", 120000);
+  const outcomes = await browser.execute(() =>
+    [...document.querySelectorAll('[data-test="import-row"]')].filter((r) => /Wrong password/.test(r.textContent)).map((r) => r.querySelector("th")?.textContent),
+  );
+  assert.deepEqual(outcomes, ["Klant 017", "Klant 033"], "the two wrong passwords are said in their rows");
+  await waitText("import-holds-passwords", "still holds passwords");
+  await shot("32-import-done");
+  const typed = await browser.execute(() => document.body.innerHTML.includes("wachtwoord-0"));
+  assert.equal(typed, false, "no password of the file on the page");
+  await (await $t("import-close")).click();
+
+  // A tag narrows the list and the dashboard: Jan's 25 klanten, but for the two refused.
+  await (await $t("dashboard")).waitForExist({ timeout: 10000 });
+  await browser.execute(() => {
+    const select = document.querySelector('[data-test="tag-filter"]');
+    select.value = "Jan";
+    select.dispatchEvent(new Event("change", { bubbles: true }));
+  });
+  await waitText("dash-narrowed", "23 of");
+  await shot("33-tag-jan");
+  await (await $t("dash-show-all")).click();
+
+  // Ten klanten (klant-020 … klant-029, found by their usernames) get one plan at once.
+  await (await $t("find")).setValue("klant-02");
+  await waitText("dash-narrowed", "10 of");
+  await (await $t("pick-all")).click();
+  await waitText("picked-bar", "10 klanten picked");
+  await (await $t("many-open")).click();
+  await (await $t("many-plan-on")).click();
+  await (await $t("many-preview-button")).click();
+  await waitText("many-preview", "Every day, 02:00");
+  await shot("34-change-ten");
+  await (await $t("many-apply")).click();
+  await waitText("many-done", "10 klanten changed");
+  const planned = () =>
+    browser.execute(() => [...document.querySelectorAll("tr.klant")].filter((r) => /Klant 02\d/.test(r.textContent) && !/no plan/.test(r.children[4]?.textContent ?? "")).length);
+  await browser.waitUntil(async () => (await planned()) === 10, { timeout: 10000, timeoutMsg: "the ten did not each show their next backup" });
+  await (await $t("many-clear")).click();
+  await (await $t("dash-show-all")).click();
+
+  // One klant found by typing: Ctrl+K, part of its name, Enter opens it.
+  await browser.keys(["Control", "k"]);
+  await browser.waitUntil(async () => (await focused()) === "find", { timeout: 5000, timeoutMsg: "Ctrl+K did not go to the search" });
+  await browser.keys("Klant 037".split(""));
+  await browser.keys("Enter");
+  await waitText("session", "klant-037 (Klant 037)", 30000);
+  await shot("35-found-by-typing");
 });

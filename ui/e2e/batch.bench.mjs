@@ -86,8 +86,8 @@ try {
   const during = [];
   const sampler = setInterval(() => during.push(rssKib()), 100);
   const started = Date.now();
-  await (await $t("dash-backup-all")).click();
-  await browser.waitUntil(async () => !(await (await $t("dash-backup-all")).isEnabled()), { timeout: 10000, timeoutMsg: "Backup all did not start" });
+  await (await $t("backup-all")).click();
+  await browser.waitUntil(async () => !(await (await $t("backup-all")).isEnabled()), { timeout: 10000, timeoutMsg: "Backup all did not start" });
   const input = await browser.executeAsync((done) => {
     const samples = [];
     const box = document.querySelector('[data-test="attention-only"]');

@@ -510,6 +510,19 @@ describe("Kluis UI", () => {
     expect(byTest("many-done")?.textContent).toBe("3 klanten changed.");
   });
 
+  /** Settings opens with its contents: each part's link moves to that part's heading. */
+  it("jumps to a part of Settings from its contents", async () => {
+    await openSettings(calls);
+    const links = [...document.querySelectorAll('[data-test="settings-contents"] a')].map((a) => a.textContent);
+    expect(links).toEqual(["Where backups are saved", "Copies off this computer", "Backups at once", "Download speed", "Free space", "Running in the background", "Notifications", "E-mail", "How the service reaches this computer"]);
+    for (const a of document.querySelectorAll<HTMLAnchorElement>('[data-test="settings-contents"] a')) {
+      const id = a.getAttribute("href")!.slice(1);
+      expect(document.getElementById(id), `${a.textContent} has its part`).not.toBeNull();
+    }
+    await click("jump-mail-title");
+    expect(document.activeElement?.id, "the part's heading has the focus").toBe("mail-title");
+  });
+
   /** The profile form says where the klant's backups go, and its own folder is picked in
    * Rust's dialog (the page names no path) or given up for the office's. */
   it("gives a klant its own save folder", async () => {
@@ -1847,6 +1860,8 @@ describe("Kluis UI", () => {
       fakeBackend(calls, { profiles: [demoProfile, bakker], saveFolder: "/home/user/Backups" });
       await startUi();
       await settle();
+      expect(document.querySelectorAll('[data-test="backup-all"]').length, "one Backup all, not two").toBe(1);
+      expect(document.querySelector('.sidebar [data-test="backup-all"]'), "on the dashboard, not in the list").toBeNull();
       await click("backup-all");
       expect(calls.some((c) => c.cmd === "backup_all")).toBe(true);
       expect([byTest("queued-demo"), byTest("queued-bakker")].every(Boolean), "both wait their turn").toBe(true);

@@ -4,6 +4,8 @@
 // klanten compares strings only.
 import { computed } from "@preact/signals";
 import type { ProfileView } from "./bindings";
+import { formatter } from "./format";
+import { locale } from "./i18n";
 import { displayName, state } from "./state";
 
 /** `text` as it is compared: lower case, accents taken off ("Café" finds "cafe"). */
@@ -33,14 +35,22 @@ export function allTags(profiles: readonly ProfileView[]): string[] {
   return [...seen.values()].sort((a, b) => a.localeCompare(b));
 }
 
+/** The profiles by name, in the UI's language's order (an import saves them in the order their
+ * sign-ins end). */
+const byName = computed(() => {
+  const collator = formatter((l, o) => new Intl.Collator(l, o), "collator", locale(), {});
+  const named = state.profiles.value.map((p) => [displayName(p), p] as const);
+  return named.sort(([a], [b]) => collator.compare(a, b)).map(([, p]) => p);
+});
+
 const haystacks = computed(() => new Map(state.profiles.value.map((p) => [p.id, searchable(p)])));
 
 /** Whether a search or a tag narrows what is shown. */
 export const narrowed = computed(() => words(state.find.value).length > 0 || state.tagFilter.value !== null);
 
-/** The profiles the search and the tag leave, in the list's order. */
+/** The profiles the search and the tag leave, by name. */
 export const found = computed(() => {
-  const profiles = state.profiles.value;
+  const profiles = byName.value;
   if (!narrowed.value) return profiles;
   const wanted = words(state.find.value);
   const tag = state.tagFilter.value === null ? null : folded(state.tagFilter.value);

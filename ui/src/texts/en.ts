@@ -91,7 +91,6 @@ export const en = {
   colWhen: "When",
   colDuration: "Duration",
   colSize: "Size",
-  colHash: "SHA-256",
   colWhere: "Saved as",
   colStatus: "Status",
   colActions: "Actions",
@@ -523,6 +522,7 @@ export const en = {
   manyFolderOfficeShort: "under the office's folder",
   manyFolderAtApply: "the folder chosen when applying",
   manyNoFolder: "No folder was chosen: nothing changed.",
+  settingsContents: "On this page",
 };
 
 /** What every language gives: a text for each of English's keys. */

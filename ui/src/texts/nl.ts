@@ -92,7 +92,6 @@ export const nl: Dictionary = {
   colWhen: "Wanneer",
   colDuration: "Duur",
   colSize: "Grootte",
-  colHash: "SHA-256",
   colWhere: "Opgeslagen als",
   colStatus: "Status",
   colActions: "Acties",
@@ -476,7 +475,7 @@ export const nl: Dictionary = {
   exportDone: "De klantenlijst staat in {path} (zonder wachtwoorden of sleutels).",
   exportFailed: "De klantenlijst kon niet worden geschreven",
   findLabel: "Zoek een klant",
-  findPlaceholder: "Zoek een klant (Ctrl+K)",
+  findPlaceholder: "Zoek klant (Ctrl+K)",
   tagFilterLabel: "Toon klanten met het label",
   tagFilterAll: "Elk label",
   foundSome: "{shown} getoond van {count} gevonden ({all} klanten in totaal).",
@@ -524,4 +523,5 @@ export const nl: Dictionary = {
   manyFolderOfficeShort: "onder de map van het kantoor",
   manyFolderAtApply: "de map die bij het toepassen wordt gekozen",
   manyNoFolder: "Er is geen map gekozen: er is niets gewijzigd.",
+  settingsContents: "Op deze pagina",
 };

@@ -5,7 +5,7 @@ import { batch } from "@preact/signals";
 import { h } from "preact";
 import { memo } from "preact/compat";
 import { useLayoutEffect, useRef, useState } from "preact/hooks";
-import { backupAll, setPlansPaused, verifyBackups } from "../actions/dashboard";
+import { backupAll, cancelAll, setPlansPaused, verifyBackups } from "../actions/dashboard";
 import { exportKlanten } from "../actions/imports";
 import { pick, pickAll, setOrder } from "../actions/many";
 import { selectProfile } from "../actions/session";
@@ -289,7 +289,9 @@ function KlantTable() {
       "div",
       { class: "row" },
       h(Check, { test: "attention-only", label: t("dashAttentionOnly", { count: String(waiting) }), checked: attentionOnly, onToggle: (on) => (state.attentionOnly.value = on) }),
-      h("button", { class: "secondary", "data-test": "dash-backup-all", disabled: state.queued.value.size > 0, onClick: () => void backupAll() }, t("backupAll")),
+      // The one Backup all (and, while any backup runs, Cancel all): where every klant is.
+      h("button", { class: "secondary", "data-test": "backup-all", disabled: state.queued.value.size > 0, onClick: () => void backupAll() }, t("backupAll")),
+      state.queued.value.size > 0 || running.size > 0 ? h("button", { class: "secondary", "data-test": "cancel-all", onClick: () => void cancelAll() }, t("cancelAll")) : null,
       h("button", { class: "secondary", "data-test": "dash-verify", disabled: state.verifying.value === "verifying", onClick: () => void verifyBackups() }, t("verifyBackups")),
       h("button", { class: "secondary", "data-test": "export-klanten", onClick: () => void exportKlanten() }, t("exportKlanten")),
     ),

@@ -1,4 +1,5 @@
-// The history table: when, duration, size, SHA-256, where, status; retry and open folder.
+// The history table: when, size and duration, where (and its SHA-256), status; retry, open
+// folder, contents, test restore.
 import { h } from "preact";
 import { showBackup, startBackup } from "../actions/backup";
 import { openContents, testRestore } from "../actions/restore";
@@ -39,9 +40,7 @@ function Row({ e }: { e: HistoryEntry }) {
       : e.stage === "failed"
         ? h("span", { class: "status failed" }, t("statusFailed"), h("br", {}), h(Reason, { e }))
         : h("span", { class: "status" }, t("statusRunning"));
-  const hash = e.sha256 && !cancelled
-    ? h("span", {}, h("code", { title: e.sha256 }, shortHash(e.sha256)), h("button", { class: "icon", "aria-label": `${t("copy")} SHA-256`, onClick: () => void copyText(e.sha256 ?? "") }, t("copy")))
-    : "—";
+  const hash = h("span", {}, "SHA-256 ", h("code", { title: e.sha256 ?? "" }, shortHash(e.sha256)), " ", h("button", { class: "icon", "aria-label": `${t("copy")} SHA-256`, onClick: () => void copyText(e.sha256 ?? "") }, t("copy")));
   const testing = state.restoreTest.value?.historyId === e.id && state.restoreTest.value.result === "testing";
   const action =
     e.stage === "saved" && !e.removed
@@ -57,14 +56,14 @@ function Row({ e }: { e: HistoryEntry }) {
       : e.stage === "failed" && e.profile === state.selected.value
         ? h("button", { class: "link", onClick: () => void startBackup() }, t("retry"))
         : "";
+  // Five columns, so that the table fits the card at the window's usual width: how long it
+  // took under its size, its SHA-256 under its path.
   return h(
     "tr",
     { "data-test": "history-row", "data-stage": cancelled ? "cancelled" : e.stage },
     h("td", { class: "when" }, dateTime(e.started_at_ms, locale()), h("br", {}), h("small", {}, profileName(e.profile))),
-    h("td", {}, duration(e.started_at_ms, e.finished_at_ms)),
-    h("td", {}, cancelled ? "—" : bytes(e.bytes)),
-    h("td", {}, hash),
-    h("td", { class: "path" }, (!cancelled && e.path) || "—"),
+    h("td", { class: "size" }, cancelled ? "—" : bytes(e.bytes), h("br", {}), h("small", { title: t("colDuration") }, duration(e.started_at_ms, e.finished_at_ms))),
+    h("td", { class: "path" }, (!cancelled && e.path) || "—", e.sha256 && !cancelled ? h("br", {}) : null, e.sha256 && !cancelled ? h("small", { class: "hash" }, hash) : null),
     h("td", {}, status),
     h("td", {}, action),
   );
@@ -137,7 +136,7 @@ function RoundTested({ test }: { test: RoundTest }) {
     : h("div", { class: "error", role: "alert" }, of, t("testRestoreFailed"), r.detail ? h("p", {}, r.detail) : null);
 }
 
-const headers = ["colWhen", "colDuration", "colSize", "colHash", "colWhere", "colStatus", "colActions"] as const;
+const headers = ["colWhen", "colSize", "colWhere", "colStatus", "colActions"] as const;
 
 export function HistoryPanel() {
   const history = state.history.value;

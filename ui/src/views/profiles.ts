@@ -2,7 +2,6 @@
 import { h } from "preact";
 import { memo } from "preact/compat";
 import { useLayoutEffect, useState } from "preact/hooks";
-import { backupAll, cancelAll } from "../actions/dashboard";
 import { openImport } from "../actions/imports";
 import { chooseProfileCa, clearProfileCa, closeProfileForm, editDraft, editProfile, forget, saveProfile } from "../actions/profiles";
 import { selectProfile, showOverview, startDemo } from "../actions/session";
@@ -152,10 +151,6 @@ export function ProfileList() {
       : null,
     h("button", { class: "secondary", "data-test": "add-profile", onClick: () => editProfile(null) }, t("addProfile")),
     h("button", { class: "secondary", "data-test": "import-klanten", onClick: () => void openImport() }, t("importKlanten")),
-    h("button", { class: "secondary", "data-test": "backup-all", disabled: state.queued.value.size > 0, onClick: () => void backupAll() }, t("backupAll")),
-    state.queued.value.size > 0 || running.size > 0
-      ? h("button", { class: "secondary", "data-test": "cancel-all", onClick: () => void cancelAll() }, t("cancelAll"))
-      : null,
     !state.demo.value ? h("button", { class: "secondary", "data-test": "try-demo", onClick: () => void startDemo() }, t("tryDemo")) : null,
   );
 }

@@ -3,7 +3,7 @@
 import { h } from "preact";
 import { setPlansPaused } from "../actions/dashboard";
 import { DEFAULT_MIN_FREE_MIB, askEachTime, chooseSaveFolder, editSpeed, isMinFree, saveFileNameTemplate, saveMinFree, saveSpeed, setAtOnce, setNotifyDesktop, setStartAtLogin, speedDraft, testNotification } from "../actions/settings";
-import { t } from "../i18n";
+import { t, type Key } from "../i18n";
 import { DEFAULT_FILE_NAME, fileNamePreview } from "../format";
 import { plansPaused, state } from "../state";
 import { CallbackSettings } from "./callback";
@@ -11,13 +11,68 @@ import { CopyTargets } from "./copies";
 import { MailSettingsForm } from "./mail";
 import { Check, Field } from "./fields";
 
+/** Settings' parts, in the page's order: each heading's id and its text (the page's contents
+ * at the top jump to them). */
+const sections: [string, Key][] = [
+  ["save-folder-title", "saveFolderTitle"],
+  ["copies-title", "copiesTitle"],
+  ["at-once-title", "atOnceTitle"],
+  ["speed-title", "speedTitle"],
+  ["room-title", "roomTitle"],
+  ["background-title", "backgroundTitle"],
+  ["notify-title", "notifyTitle"],
+  ["mail-title", "mailTitle"],
+  ["callback-title", "callbackTitle"],
+];
+
+/** Moves to a part of Settings: scrolled to, its heading focused (so the keyboard goes on
+ * from there and a screen reader reads where it is). */
+function jumpTo(id: string): void {
+  const heading = document.getElementById(id);
+  if (!heading) return;
+  heading.setAttribute("tabindex", "-1");
+  heading.scrollIntoView?.({ block: "start" }); // (none in the tests' jsdom)
+  heading.focus();
+}
+
+/** The page's contents: a link per part. */
+function Contents() {
+  return h(
+    "nav",
+    { class: "settings-contents", "aria-label": t("settingsContents"), "data-test": "settings-contents" },
+    h(
+      "ul",
+      {},
+      sections.map(([id, key]) =>
+        h(
+          "li",
+          { key: id },
+          h(
+            "a",
+            {
+              href: `#${id}`,
+              "data-test": `jump-${id}`,
+              onClick: (e: Event) => {
+                e.preventDefault();
+                jumpTo(id);
+              },
+            },
+            t(key),
+          ),
+        ),
+      ),
+    ),
+  );
+}
+
 export function SettingsPanel() {
   const folder = state.settings.value.save_folder;
   return h(
     "section",
     { class: "card", "aria-labelledby": "settings-title" },
     h("h2", { id: "settings-title" }, t("tabSettings")),
-    h("h3", {}, t("saveFolderTitle")),
+    h(Contents, {}),
+    h("h3", { id: "save-folder-title" }, t("saveFolderTitle")),
     h("p", { "data-test": "save-folder" }, folder ? t("alwaysFolder", { folder }) : t("askEachTime")),
     h(
       "div",
@@ -27,7 +82,7 @@ export function SettingsPanel() {
     ),
     h(FileNames, {}),
     h(CopyTargets, {}),
-    h("h3", {}, t("atOnceTitle")),
+    h("h3", { id: "at-once-title" }, t("atOnceTitle")),
     h("p", { class: "note" }, t("atOnceNote")),
     h(
       Field,
