@@ -52,7 +52,7 @@ const typed = (text) =>
       box.value = value;
       box.dispatchEvent(new Event("input", { bubbles: true }));
       setTimeout(() => requestAnimationFrame(() => requestAnimationFrame(() => {
-        times.push(performance.now() - start);
+        times.push([performance.now() - start, value]);
         setTimeout(next, 30);
       })), 0);
     };
@@ -80,19 +80,27 @@ const median = (xs) => {
 const ms = (x) => `${x.toFixed(1)} ms`;
 
 try {
-  await browser.waitUntil(async () => (await rows()) === klanten, { timeout: 60000, timeoutMsg: `the dashboard never showed ${klanten} rows` });
+  await browser.waitUntil(async () => (await rows()) === klanten, { timeout: 120000, timeoutMsg: `the dashboard never showed ${klanten} rows` }).catch(async (e) => {
+    const shown = await browser.execute(() => (document.querySelector("main")?.innerText ?? "").slice(0, 600));
+    throw new Error(`${e.message}: it shows ${await rows()} rows; ${shown}`);
+  });
   const anew = [];
   const keys = [];
+  const slowest = [];
   const tags = [];
   for (let i = 0; i < rounds; i++) {
     anew.push(await shownAnew());
     keys.push(...(await typed("klant 0537")));
+    slowest.push(...keys.slice(-20));
     tags.push(...(await tagged()));
   }
   if ((await rows()) !== klanten) throw new Error("the dashboard lost rows");
-  const worstKey = Math.max(...keys, ...tags);
+  const keyMs = keys.map(([t]) => t);
+  const worstKey = Math.max(...keyMs, ...tags);
+  const worst = slowest.sort((a, b) => b[0] - a[0]).slice(0, 5).map(([t, v]) => `"${v}" ${ms(t)}`);
   console.log(`dashboard, ${klanten} klanten: shown anew ${ms(median(anew))} median, ${ms(Math.max(...anew))} worst, ${rounds} rounds   (target ≤ 100 ms)`);
-  console.log(`search typed a key at a time (list and dashboard narrowed): ${ms(median(keys))} median, ${ms(worstKey)} worst of ${keys.length} keystrokes and ${tags.length} tag choices   (target ≤ 50 ms)`);
+  console.log(`search typed a key at a time (list and dashboard narrowed): ${ms(median(keyMs))} median, ${ms(worstKey)} worst of ${keys.length} keystrokes and ${tags.length} tag choices (${ms(Math.max(...tags))} worst)   (target ≤ 50 ms)`);
+  console.log(`slowest keystrokes (the search after it): ${worst.join(", ")}`);
   process.exitCode = Math.max(...anew) <= 100 && worstKey <= 50 ? 0 : 1;
   if (process.exitCode) console.error("a target was missed");
 } finally {

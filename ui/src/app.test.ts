@@ -510,6 +510,28 @@ describe("Kluis UI", () => {
     expect(byTest("many-done")?.textContent).toBe("3 klanten changed.");
   });
 
+  /** The dashboard's Copies column: made of wanted per klant, marked (with why) when one is
+   * missing, a dash without copy targets. */
+  it("shows each klant's copies off this computer in a column of its own", async () => {
+    const other = (id: string, name: string): ProfileView => ({ ...demoProfile, id, name, demo: false });
+    const saved = Date.UTC(2026, 10, 20, 2, 1);
+    fakeBackend(calls, {
+      profiles: [other("aarts", "Aarts"), other("bakker", "Bakker"), other("cafe", "Café")],
+      dashboard: [
+        klant("aarts", "Aarts", { last_success_ms: saved, copies: { made: 2, wanted: 2, last_error: null } }),
+        klant("bakker", "Bakker", { last_success_ms: saved, copies: { made: 1, wanted: 2, last_error: "NAS: the folder /mnt/nas is not there" } }),
+        klant("cafe", "Café", { last_success_ms: saved }),
+      ],
+    });
+    await startUi();
+    await settle();
+    const cell = (id: string) => document.querySelector(`[data-test="dash-${id}"] [data-test="dash-copies"] span`);
+    expect([cell("aarts")?.textContent, cell("bakker")?.textContent, cell("cafe")?.textContent]).toEqual(["2/2", "1/2", "—"]);
+    expect(cell("bakker")?.className).toContain("failed");
+    expect(cell("bakker")?.getAttribute("title")).toBe("NAS: the folder /mnt/nas is not there");
+    expect(document.querySelector('[data-test="dash-bakker"] [data-test="dash-result"]')?.textContent, "and it needs attention").toContain("Copies 1/2");
+  });
+
   /** Settings opens with its contents: each part's link moves to that part's heading. */
   it("jumps to a part of Settings from its contents", async () => {
     await openSettings(calls);

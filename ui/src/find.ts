@@ -28,6 +28,9 @@ export function words(search: string): string[] {
   return folded(search).split(/\s+/).filter(Boolean);
 }
 
+/** Every tag of the profiles, once each (case aside), sorted (the tag filter's choices). */
+export const tagsOfAll = computed(() => allTags(state.profiles.value));
+
 /** Every tag of `profiles`, once each (case aside), sorted. */
 export function allTags(profiles: readonly ProfileView[]): string[] {
   const seen = new Map<string, string>();

@@ -523,6 +523,7 @@ export const en = {
   manyFolderAtApply: "the folder chosen when applying",
   manyNoFolder: "No folder was chosen: nothing changed.",
   settingsContents: "On this page",
+  dashCopiesColumn: "Copies",
 };
 
 /** What every language gives: a text for each of English's keys. */

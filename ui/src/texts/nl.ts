@@ -524,4 +524,5 @@ export const nl: Dictionary = {
   manyFolderAtApply: "de map die bij het toepassen wordt gekozen",
   manyNoFolder: "Er is geen map gekozen: er is niets gewijzigd.",
   settingsContents: "Op deze pagina",
+  dashCopiesColumn: "Kopieën",
 };

@@ -1,7 +1,7 @@
 // The dashboard: every klant in one table — the age of its last verified backup (marked when
 // overdue for its plan), its last result and reason, next due, size and its last 30 days —
 // sortable by each column, filterable to those that need attention. A klant's name opens it.
-import { batch } from "@preact/signals";
+import { batch, computed } from "@preact/signals";
 import { h } from "preact";
 import { memo } from "preact/compat";
 import { useLayoutEffect, useRef, useState } from "preact/hooks";
@@ -101,10 +101,6 @@ function Result({ k, running }: { k: KlantStatus; running: boolean }) {
     const title = t("dashRestoreLate");
     return h("span", { class: "status", title }, title, h("small", { class: "reason", "data-test": "dash-reason" }, t("dashRestoreLateReason")));
   }
-  if (k.last_success_ms !== null && k.copies) {
-    const copies = t("dashCopies", { made: String(k.copies.made), wanted: String(k.copies.wanted) });
-    return h("span", { class: "status ok" }, t("statusSaved"), h("small", { class: "reason", "data-test": "dash-copies" }, copies));
-  }
   if (k.last_success_ms !== null) return h("span", { class: "status ok" }, t("statusSaved"));
   return h("span", { class: "status" }, t("dashNever"));
 }
@@ -177,6 +173,14 @@ function Exported() {
   return h("p", { class: "success", role: "status", "data-test": "export-done" }, t("exportDone", { path: done.path }));
 }
 
+/** Its last backup's copies off this computer: made of wanted (— without copy targets),
+ * marked when one is missing, the reason in its tooltip. */
+function CopiesCell({ k }: { k: KlantStatus }) {
+  if (!k.copies) return h("span", { class: "note" }, "—");
+  const short = lacksCopies(k);
+  return h("span", { class: short ? "status failed" : "status ok", title: k.copies.last_error ?? (short ? t("dashCopiesWaiting") : "") }, `${k.copies.made}/${k.copies.wanted}`);
+}
+
 function Next({ k }: { k: KlantStatus }) {
   if (k.next_due_ms !== null) return dateTime(k.next_due_ms, locale());
   return k.plan?.paused ? t("dashPaused") : t("dashManual");
@@ -218,6 +222,7 @@ const Row = memo(function Row({ k, index, name, tags, minute, running, picked }:
       k.overdue ? h("span", { class: "tag bad" }, t("dashOverdue")) : null,
     ),
     h("td", { "data-test": "dash-result" }, h(Result, { k, running })),
+    h("td", { class: "copies", "data-test": "dash-copies" }, h(CopiesCell, { k })),
     h("td", {}, h(Next, { k })),
     h("td", { class: "num" }, bytes(k.last_success_bytes)),
     h("td", {}, h(Strip, { days: k.days })),
@@ -262,8 +267,11 @@ function useTableView(count: number) {
  * over the whole table. Hidden from screen readers, which learn the table's size from
  * `aria-rowcount`. */
 function spacer(height: number, side: string) {
-  return height > 0 ? h("tr", { key: `spacer-${side}`, class: "spacer", "aria-hidden": "true", style: { height: `${height}px` } }, h("td", { colSpan: columns.length + 2 })) : null;
+  return height > 0 ? h("tr", { key: `spacer-${side}`, class: "spacer", "aria-hidden": "true", style: { height: `${height}px` } }, h("td", { colSpan: columns.length + 3 })) : null;
 }
+
+/** Every klant's standing, sorted as chosen (and only those that need attention, when asked). */
+const arranged = computed(() => arrange(state.dashboard.value, state.dashboardSort.value, state.attentionOnly.value, (k) => profileName(k.profile_id)));
 
 /** The table of every klant, its filter and Backup all. With many klanten only the rows in
  * view are drawn (see `rowWindow`). */
@@ -274,7 +282,9 @@ function KlantTable() {
   const attentionOnly = state.attentionOnly.value;
   const now = state.now.value;
   const running = runningProfiles.value;
-  const rows = arrange(all, state.dashboardSort.value, attentionOnly, (k) => profileName(k.profile_id));
+  // Sorted once per change of the standings, the order or the names; a keystroke in the
+  // search only filters what is sorted (1,000 klanten sorted per keystroke took ~30 ms).
+  const rows = narrowed.value ? arranged.value.filter((k) => ids.has(k.profile_id)) : arranged.value;
   const { body, view, first, end } = useTableView(rows.length);
   const picked = state.picked.value;
   const shownIds = rows.map((k) => k.profile_id);
@@ -325,7 +335,9 @@ function KlantTable() {
                 { scope: "col", class: "col-pick" },
                 h("input", { type: "checkbox", "data-test": "pick-all", "aria-label": t("manyPickAll"), checked: allPicked, onClick: () => pickAll(shownIds) }),
               ),
-              columns.map(([column, label]) => h(Header, { key: column, column, label })),
+              columns.slice(0, 3).map(([column, label]) => h(Header, { key: column, column, label })),
+              h("th", { scope: "col", class: "col-copies" }, t("dashCopiesColumn")),
+              columns.slice(3).map(([column, label]) => h(Header, { key: column, column, label })),
               h("th", { scope: "col", class: "col-days" }, t("dashDays")),
             ),
           ),

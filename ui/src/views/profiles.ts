@@ -5,7 +5,7 @@ import { useLayoutEffect, useState } from "preact/hooks";
 import { openImport } from "../actions/imports";
 import { chooseProfileCa, clearProfileCa, closeProfileForm, editDraft, editProfile, forget, saveProfile } from "../actions/profiles";
 import { selectProfile, showOverview, startDemo } from "../actions/session";
-import { allTags, found } from "../find";
+import { found, tagsOfAll } from "../find";
 import { t } from "../i18n";
 import { displayName, retryingProfiles, runningProfiles, state, type ProfileDraft } from "../state";
 import { Field } from "./fields";
@@ -38,7 +38,7 @@ const ProfileItem = memo(function ProfileItem({ id, name, tags, demo, selected, 
 
 /** The most klanten the list shows at once: the search finds the others (and the dashboard
  * shows all). A list of 1,000 buttons would only be scrolled past. */
-export const LIST_MOST = 100;
+export const LIST_MOST = 50;
 
 /** The klanten's buttons in the list, in order. */
 function listButtons(): HTMLButtonElement[] {
@@ -60,7 +60,7 @@ function moveThroughList(e: KeyboardEvent): void {
 /** The search box over the list and the dashboard (Ctrl+K or / from anywhere), and the tag
  * filter. Down moves into the klanten found, Enter opens the first, Escape clears. */
 function Finder() {
-  const tags = allTags(state.profiles.value);
+  const tags = tagsOfAll.value;
   const onKeyDown = (e: KeyboardEvent) => {
     if (e.key === "ArrowDown") {
       e.preventDefault();

@@ -218,21 +218,38 @@ impl Importer<'_> {
     }
 
     /// Signs `profile` in with `api_key` and `password` (only a klant that signs in is
-    /// saved), then stores them as its secrets.
+    /// saved), then stores them as its secrets — those that differ from `saved` (its secrets
+    /// now: importing a file again writes no unchanged secret, and a keyring with a thousand
+    /// items is slow to write to).
     async fn sign_in_and_store(
         &self,
         profile: &Profile,
         api_key: Secret,
         password: Secret,
+        saved: [Option<Secret>; 2],
     ) -> Result<()> {
         let config =
             profile.service_config(api_key.clone(), password.clone(), self.ca_pem.as_deref())?;
         let session = Session::new(ServiceClient::new(config)?);
         session.sign_in().await?;
         let id = profile.id.clone();
+        let [saved_key, saved_password] = saved;
+        let changed = [
+            (SecretKind::ApiKey, api_key, saved_key),
+            (SecretKind::Password, password, saved_password),
+        ]
+        .into_iter()
+        .filter(|(_, new, saved)| saved.as_ref() != Some(new))
+        .map(|(kind, new, _)| (kind, new))
+        .collect::<Vec<_>>();
+        if changed.is_empty() {
+            return Ok(());
+        }
         self.on_store(move |store| {
-            store.set(&id, SecretKind::ApiKey, &api_key)?;
-            store.set(&id, SecretKind::Password, &password)
+            for (kind, secret) in &changed {
+                store.set(&id, *kind, secret)?;
+            }
+            Ok(())
         })
         .await
     }
@@ -253,7 +270,8 @@ impl Importer<'_> {
         let api_key = (row.api_key.as_ref().or(self.office_key.as_ref()).cloned())
             .ok_or_else(|| Error::Config("no api key".into()))?;
         let password = (row.password.clone()).ok_or_else(|| Error::Config("no password".into()))?;
-        self.sign_in_and_store(&profile, api_key, password).await?;
+        self.sign_in_and_store(&profile, api_key, password, [None, None])
+            .await?;
         if let Err(e) = self.profiles.put(profile.clone()) {
             let id = profile.id.clone();
             let _ = self
@@ -285,14 +303,21 @@ impl Importer<'_> {
                 ))
             })?;
             let id = profile.id.clone();
-            let saved_key = self
-                .on_store(move |store| store.get(&id, SecretKind::ApiKey))
+            let [saved_key, saved_password] = self
+                .on_store(move |store| {
+                    Ok([
+                        store.get(&id, SecretKind::ApiKey)?,
+                        store.get(&id, SecretKind::Password)?,
+                    ])
+                })
                 .await?;
             let api_key = (row.api_key.clone())
-                .or(saved_key)
+                .or(saved_key.clone())
                 .or(self.office_key.clone())
                 .ok_or_else(|| Error::Config("no api key".into()))?;
-            self.sign_in_and_store(&profile, api_key, password).await?;
+            let saved = [saved_key, saved_password];
+            self.sign_in_and_store(&profile, api_key, password, saved)
+                .await?;
         }
         self.profiles.put(profile).map_err(ProfileError::into_core)
     }

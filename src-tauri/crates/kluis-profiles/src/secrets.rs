@@ -93,8 +93,21 @@ fn keyring_error(e: keyring::Error) -> ProfileError {
     ))
 }
 
+/// One keyring call at a time in this process. The Secret Service answers one at a time
+/// anyway, and GNOME Keyring was seen to crash under eight at once (an import signing in eight
+/// klanten: "Message recipient disconnected from message bus without replying" after 64
+/// items, every call after it failing), which one at a time never did.
+static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
+
+fn one_at_a_time() -> std::sync::MutexGuard<'static, ()> {
+    ONE_AT_A_TIME
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
 impl SecretStore for KeyringStore {
     fn get(&self, profile: &str, kind: SecretKind) -> ProfileResult<Option<Secret>> {
+        let _turn = one_at_a_time();
         let entry = keyring::Entry::new(SERVICE, &kind.account(profile)).map_err(keyring_error)?;
         match entry.get_password() {
             Ok(value) => Ok(Some(Secret::new(value))),
@@ -104,11 +117,13 @@ impl SecretStore for KeyringStore {
     }
 
     fn set(&self, profile: &str, kind: SecretKind, value: &Secret) -> ProfileResult<()> {
+        let _turn = one_at_a_time();
         let entry = keyring::Entry::new(SERVICE, &kind.account(profile)).map_err(keyring_error)?;
         entry.set_password(value.expose()).map_err(keyring_error)
     }
 
     fn delete(&self, profile: &str, kind: SecretKind) -> ProfileResult<()> {
+        let _turn = one_at_a_time();
         let entry = keyring::Entry::new(SERVICE, &kind.account(profile)).map_err(keyring_error)?;
         match entry.delete_credential() {
             Ok(()) | Err(keyring::Error::NoEntry) => Ok(()),

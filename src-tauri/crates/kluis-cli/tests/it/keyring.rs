@@ -61,3 +61,42 @@ async fn saved_profiles_keep_their_secrets_in_the_keyring() {
     );
     assert!(secrets.get(&id, SecretKind::ApiKey).unwrap().is_none());
 }
+
+/// `kluis profiles import` of 40 klanten, eight signing in at a time, keeps each one's two
+/// secrets in the real keyring — one keyring call at a time: GNOME Keyring was seen to crash
+/// under eight at once — and a backup of the last one reads them back.
+#[tokio::test]
+#[ignore = "needs a Secret Service: run by tests/run-all.sh in a private D-Bus session"]
+async fn an_import_fills_the_keyring() {
+    let env = env(|config| {
+        (config.accounts).extend((1..=40).map(kluis_sim::config::Account::klant));
+    })
+    .await;
+    let mut list = String::from("name,username,password\n");
+    for n in 1..=40 {
+        list += &format!(
+            "Klant {n:03},{},{}\n",
+            kluis_sim::config::klant_username(n),
+            kluis_sim::config::klant_password(n)
+        );
+    }
+    let file = env.dir.path().join("klanten.csv");
+    std::fs::write(&file, list).unwrap();
+    let profiles_file = env.dir.path().join("profiles.json");
+    let import = ["profiles", "import", file.to_str().unwrap(), "--json"];
+    let imported = env.on_session_bus(&import, true, &profiles_file).await;
+    assert_succeeded(&imported);
+    let added = String::from_utf8_lossy(&imported.stdout)
+        .matches("\"outcome\":\"added\"")
+        .count();
+    assert_eq!(added, 40);
+    let out = env.out();
+    let backup = [
+        "backup",
+        "--profile",
+        "Klant 040",
+        "--out",
+        out.to_str().unwrap(),
+    ];
+    assert_succeeded(&env.on_session_bus(&backup, false, &profiles_file).await);
+}

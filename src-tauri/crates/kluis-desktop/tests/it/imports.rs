@@ -55,6 +55,19 @@ fn office_list(numbers: &[usize], wrong: &[usize]) -> String {
     text
 }
 
+/// The list in `file` opened in *Import klanten…* and given the service's address and the
+/// office's api key for its rows.
+async fn opened_with_key(app: &DesktopApp, sim: &Sim, file: &std::path::Path) {
+    app.set_dialogs(Chooses::new(file));
+    app.imports.open_import().await.unwrap().unwrap();
+    app.imports
+        .import_defaults(ImportDefaults {
+            base_url: sim.base_url().to_string(),
+            api_key: Some(DEMO_API_KEY.to_string()),
+        })
+        .unwrap();
+}
+
 /// Collects the progress an import sends.
 fn heard() -> (kluis_desktop::ImportSink, Arc<Mutex<Vec<ImportProgress>>>) {
     let heard = Arc::new(Mutex::new(Vec::new()));
@@ -249,14 +262,7 @@ async fn a_cancelled_import_stores_whole_klanten_only() {
     let (app, keyring) = app_with_office(&dir, &sim).await;
     let file = dir.path().join("klanten.csv");
     std::fs::write(&file, office_list(&(1..=20).collect::<Vec<_>>(), &[])).unwrap();
-    app.set_dialogs(Chooses::new(&file));
-    app.imports.open_import().await.unwrap().unwrap();
-    app.imports
-        .import_defaults(ImportDefaults {
-            base_url: sim.base_url().to_string(),
-            api_key: Some(DEMO_API_KEY.to_string()),
-        })
-        .unwrap();
+    opened_with_key(&app, &sim, &file).await;
     let app = Arc::new(app);
     // Cancel is pressed as the first klant is heard.
     let canceller = app.clone();
@@ -323,4 +329,122 @@ async fn the_klant_list_is_exported_and_reads_back() {
         .map(|r| (r.name.as_str(), r.action))
         .collect();
     assert_eq!(rows, [("Office", Action::Update)]);
+}
+
+/// The service goes down halfway: the klanten signed in before are saved whole, every later
+/// one is reported as unreachable with nothing of it stored, and the import ends (no hang).
+#[tokio::test(flavor = "multi_thread")]
+async fn the_service_down_halfway_is_reported_per_row() {
+    let sim = Arc::new(office_sim(20).await);
+    let dir = tempfile::tempdir().unwrap();
+    let (app, keyring) = app_with_office(&dir, &sim).await;
+    let file = dir.path().join("klanten.csv");
+    std::fs::write(&file, office_list(&(1..=20).collect::<Vec<_>>(), &[])).unwrap();
+    opened_with_key(&app, &sim, &file).await;
+    // The service stops as the first klant is heard.
+    let stopping = sim.clone();
+    let result = app
+        .imports
+        .run_import(Arc::new(move |_| stopping.stop()))
+        .await
+        .unwrap();
+    let count = |o: Outcome| result.outcomes.iter().filter(|r| r.outcome == o).count();
+    let (added, unreachable) = (count(Outcome::Added), count(Outcome::Unreachable));
+    assert!(added >= 1 && unreachable >= 1, "{:?}", result.outcomes);
+    assert_eq!(
+        added + unreachable,
+        20,
+        "each row said: {:?}",
+        result.outcomes
+    );
+    let saved: Vec<_> = (app.accounts.list().into_iter())
+        .filter(|p| p.name != "Office")
+        .collect();
+    assert_eq!(
+        saved.len(),
+        added,
+        "only the klanten that signed in are saved"
+    );
+    for klant in &saved {
+        assert!(
+            keyring
+                .get(&klant.id, SecretKind::Password)
+                .unwrap()
+                .is_some(),
+            "{} is whole",
+            klant.name
+        );
+    }
+}
+
+/// Counts the secrets written to the keyring it stands for.
+#[derive(Default)]
+struct CountingStore {
+    inner: MemoryStore,
+    written: std::sync::atomic::AtomicUsize,
+}
+
+impl SecretStore for CountingStore {
+    fn get(
+        &self,
+        profile: &str,
+        kind: SecretKind,
+    ) -> kluis_profiles::ProfileResult<Option<kluis_core::Secret>> {
+        self.inner.get(profile, kind)
+    }
+    fn set(
+        &self,
+        profile: &str,
+        kind: SecretKind,
+        value: &kluis_core::Secret,
+    ) -> kluis_profiles::ProfileResult<()> {
+        self.written
+            .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        self.inner.set(profile, kind, value)
+    }
+    fn delete(&self, profile: &str, kind: SecretKind) -> kluis_profiles::ProfileResult<()> {
+        self.inner.delete(profile, kind)
+    }
+}
+
+/// Importing the same list again signs each klant in and updates it, but writes no secret that
+/// did not change (a keyring of a thousand items is slow to write to); a first import writes
+/// each klant's two.
+#[tokio::test(flavor = "multi_thread")]
+async fn importing_again_writes_no_unchanged_secret() {
+    let sim = office_sim(3).await;
+    let dir = tempfile::tempdir().unwrap();
+    let keyring = Arc::new(CountingStore::default());
+    let app = DesktopApp::builder(AppPaths::under(dir.path()), keyring.clone())
+        .open()
+        .unwrap();
+    let office = (app.accounts.save_profile(common::office(&sim, None)))
+        .await
+        .unwrap();
+    let ca = dir.path().join("service-ca.pem");
+    std::fs::write(&ca, sim.ca_pem()).unwrap();
+    app.set_dialogs(Chooses::new(&ca));
+    app.accounts.choose_profile_ca(&office.id).await.unwrap();
+    let file = dir.path().join("klanten.csv");
+    std::fs::write(&file, office_list(&[1, 2, 3], &[])).unwrap();
+    let written = || keyring.written.load(std::sync::atomic::Ordering::SeqCst);
+    let mut rounds = Vec::new();
+    for _ in 0..2 {
+        opened_with_key(&app, &sim, &file).await;
+        let before = written();
+        let (sink, _) = heard();
+        let result = app.imports.run_import(sink).await.unwrap();
+        let outcomes: Vec<Outcome> = result.outcomes.iter().map(|o| o.outcome).collect();
+        rounds.push((outcomes, written() - before));
+    }
+    assert_eq!(
+        rounds[0],
+        (vec![Outcome::Added; 3], 6),
+        "a first import writes two secrets a klant"
+    );
+    assert_eq!(
+        rounds[1],
+        (vec![Outcome::Updated; 3], 0),
+        "again: each signed in and updated, nothing written"
+    );
 }
