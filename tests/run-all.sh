@@ -105,5 +105,5 @@ windows() {
   [ $status = 0 ] || { echo "The Windows build failed (above)." >&2; return $status; }
   bash tests/windows/run.sh test
 }
-stage "Windows: the rest of its build (in the background until now), then kluis.exe and the unit tests under Wine" windows
+stage "Windows: the rest of its build (in the background until now), then kluis.exe, the installers and the unit tests under Wine" windows
 if [ "${CI:-}" = true ]; then rm -rf target/cross; fi

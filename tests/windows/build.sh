@@ -49,20 +49,12 @@ cargo build --profile "$profile" --locked --target "$target" "${packages[@]}"
 mkdir -p "$target_dir/windows"
 zip=$target_dir/windows/kluis-windows-x86_64.zip
 rm -f "$zip"
-python3 - "$zip" "${files[@]}" <<'PY'
+python3 - "$zip" src-tauri/windows/README.txt "${files[@]}" <<'PY'
 import sys, zipfile
-zip_path, *files = sys.argv[1:]
-readme = """Kluis for Windows (x86_64)
-
-Unpack this folder anywhere (e.g. Documents\\Kluis) and start kluis-app.exe, or use kluis.exe
-from a command prompt ("kluis.exe --help"). Saved passwords and keys go to the Windows
-Credential Manager; settings to %APPDATA%\\Kluis\\kluis, the history to
-%LOCALAPPDATA%\\Kluis\\kluis. "kluis.exe schedule install" adds a Task Scheduler task that runs
-the due plans every 15 minutes.
-"""
+zip_path, readme, *files = sys.argv[1:]
 with zipfile.ZipFile(zip_path, "w", zipfile.ZIP_DEFLATED) as z:
     for f in files:
         z.write(f, "Kluis/" + f.rsplit("/", 1)[-1])
-    z.writestr("Kluis/README.txt", readme.replace("\n", "\r\n"))
+    z.writestr("Kluis/README.txt", open(readme).read().replace("\n", "\r\n"))
 PY
 ls -l "${files[@]}" "$zip" | awk '{print $5, $9}'

@@ -8,13 +8,16 @@
 # 2. the Windows kluis.exe runs the backup flow against the Linux simulator over TLS
 #    (kluis-cli's tests/it/windows.rs: environment, backup, history, resume after a kill, exit
 #    codes, the folders it uses, Task Scheduler);
-# 3. the unit tests that know Windows (file names, owner-only files, the app's background
+# 3. the installers (tests/windows/installer.sh: the per-user and the per-machine MSI, signed
+#    with a throw-away code-signing certificate, and a next version of them) verified, installed
+#    silently, upgraded and uninstalled (kluis-cli's tests/it/installer.rs);
+# 4. the unit tests that know Windows (file names, owner-only files, the app's background
 #    threads' priority) run as Windows test binaries under Wine.
 #
 #   bash tests/windows/run.sh          # all of it
 #   bash tests/windows/run.sh setup    # what it needs installed (exits 1 with the reason when it cannot be had)
 #   bash tests/windows/run.sh build    # 1 (what tests/run-all.sh runs in the background)
-#   bash tests/windows/run.sh test     # 2 and 3, after build
+#   bash tests/windows/run.sh test     # 2 to 4, after build
 #
 # The desktop app cannot run here (Wine has no WebView2 runtime): it is compiled, not run.
 # When the Windows target or Wine cannot be installed on this machine, this says plainly that
@@ -88,11 +91,37 @@ test_under_wine() {
   KLUIS_WINE="$wine" KLUIS_WINDOWS_BIN="$cross_dir/$target/debug" timeout 900 \
     cargo test-all --test it -- --ignored windows:: --test-threads 1
 
+  echo "== Windows: the installers (MSI) built, signed with a test certificate, installed under Wine"
+  local signing="$work/signing" packages="$work/packages"
+  test_certificate "$signing"
+  for version in 0.1.0 0.1.1; do   # (0.1.1: the upgrade)
+    CARGO_TARGET_DIR="$cross_dir" bash tests/windows/installer.sh --profile dev --version "$version" \
+      --out "$packages/$version" --sign "$signing/chain.pem" "$signing/signer.key" --fast >/dev/null
+  done
+  KLUIS_WINE="$wine" KLUIS_WINDOWS_INSTALLERS="$packages" KLUIS_SIGNING_CA="$signing/ca.pem" timeout 900 \
+    cargo test-all --test it -- --ignored installer:: --test-threads 1
+
   echo "== Windows: unit tests as Windows binaries under Wine"
   # File names, owner-only files (ACLs) and the app's background threads' priority.
   CARGO_TARGET_DIR="$cross_dir" CARGO_TARGET_X86_64_PC_WINDOWS_GNU_RUNNER="$wine" \
     cargo test --locked --target "$target" -p kluis-core -p kluis-private -p kluis-desktop --lib -- \
     filename:: files:: runtime::
+}
+
+# test_certificate DIR: a throw-away code-signing CA (DIR/ca.pem) and a publisher's certificate
+# it issued (DIR/chain.pem, the publisher's first; its key DIR/signer.key), valid two days.
+test_certificate() {
+  local dir=$1
+  mkdir -p "$dir"
+  openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj "/CN=Kluis test CA" \
+    -addext "basicConstraints=critical,CA:TRUE" -addext "keyUsage=critical,keyCertSign,cRLSign" \
+    -keyout "$dir/ca.key" -out "$dir/ca.pem" 2>/dev/null
+  openssl req -newkey rsa:2048 -nodes -subj "/CN=Kluis test publisher" \
+    -keyout "$dir/signer.key" -out "$dir/signer.csr" 2>/dev/null
+  printf 'basicConstraints=CA:FALSE\nkeyUsage=critical,digitalSignature\nextendedKeyUsage=codeSigning\n' >"$dir/signer.ext"
+  openssl x509 -req -days 2 -in "$dir/signer.csr" -CA "$dir/ca.pem" -CAkey "$dir/ca.key" -CAcreateserial \
+    -extfile "$dir/signer.ext" -out "$dir/signer.pem" 2>/dev/null
+  cat "$dir/signer.pem" "$dir/ca.pem" >"$dir/chain.pem"
 }
 
 case "$phase" in

@@ -17,6 +17,7 @@ mod attacks;
 mod cli;
 mod copies;
 mod import;
+mod installer;
 mod kept;
 mod keyring;
 mod keyring_locked;

@@ -1,0 +1,385 @@
+//! Kluis's Windows installers (tests/windows/installer.sh) under Wine: signed, every program
+//! in them too, and a byte changed is caught; a silent per-user install of the MSI that runs
+//! the backup flow against the Linux simulator, upgrades in place keeping the user's history
+//! and backups, refuses a downgrade and uninstalls — the program gone, the user's data kept;
+//! the per-machine MSI for IT, starting at log-in when asked; the NSIS installer, silent, and
+//! its signed uninstaller. Ignored in the ordinary run: tests/windows/run.sh runs them with
+//! KLUIS_WINE, WINEPREFIX, KLUIS_WINDOWS_INSTALLERS (a folder per version, each with its
+//! installers) and KLUIS_SIGNING_CA (the test CA that signed them) set.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use crate::common::*;
+use kluis_sim::config::DEMO_API_KEY;
+
+const WHY: &str = "the Windows installers under Wine: bash tests/windows/run.sh";
+
+fn var(name: &str) -> PathBuf {
+    std::env::var_os(name)
+        .unwrap_or_else(|| panic!("{name} is not set: run {WHY}"))
+        .into()
+}
+
+/// A package: `kluis-VERSION-x64.msi`, or its per-machine twin.
+fn package(version: &str, machine: bool) -> PathBuf {
+    let name = format!(
+        "kluis-{version}-x64{}.msi",
+        if machine { "-machine" } else { "" }
+    );
+    var("KLUIS_WINDOWS_INSTALLERS").join(version).join(name)
+}
+
+/// The installer to double-click: `kluis-VERSION-x64-setup.exe`.
+fn setup(version: &str) -> PathBuf {
+    (var("KLUIS_WINDOWS_INSTALLERS").join(version)).join(format!("kluis-{version}-x64-setup.exe"))
+}
+
+/// The Windows spelling of a Linux path under Wine's `Z:` drive.
+fn win(path: &Path) -> String {
+    format!("Z:{}", path.display()).replace('/', "\\")
+}
+
+/// A Windows program (or Wine's own, such as `msiexec`) under Wine, in the tests' prefix.
+fn wine(program: &str, args: &[&str]) -> Command {
+    let mut command = Command::new(var("KLUIS_WINE"));
+    command
+        .arg(program)
+        .args(args)
+        .env_clear()
+        .env("WINEPREFIX", var("WINEPREFIX"))
+        .env("WINEDEBUG", "-all")
+        .env(
+            "WINEDLLOVERRIDES",
+            std::env::var("WINEDLLOVERRIDES").unwrap_or_default(),
+        )
+        .env("HOME", std::env::var_os("HOME").unwrap_or_default());
+    command
+}
+
+fn run(mut command: Command) -> Output {
+    command.output().unwrap()
+}
+
+/// `msiexec ARGS…` run to its end (silently: every call passes /qn).
+fn msiexec(args: &[&str]) -> Output {
+    run(wine("msiexec", args))
+}
+
+/// The Wine prefix's `C:` drive, and the user's folders on it.
+fn drive_c() -> PathBuf {
+    var("WINEPREFIX").join("drive_c")
+}
+
+fn user_dir() -> PathBuf {
+    let users = drive_c().join("users");
+    (std::fs::read_dir(&users).unwrap().filter_map(Result::ok))
+        .map(|e| e.path())
+        .find(|p| p.file_name().is_some_and(|n| n != "Public") && p.join("AppData").is_dir())
+        .unwrap_or_else(|| panic!("no user's folder in {}", users.display()))
+}
+
+fn per_user_dir() -> PathBuf {
+    user_dir().join("AppData/Local/Programs/Kluis")
+}
+
+fn start_menu_shortcut() -> PathBuf {
+    user_dir().join("AppData/Roaming/Microsoft/Windows/Start Menu/Programs/Kluis.lnk")
+}
+
+/// What `reg query KEY /s` says (empty when the key is not there).
+fn registry(key: &str) -> String {
+    let output = run(wine("reg", &["query", key, "/s"]));
+    String::from_utf8_lossy(&output.stdout).into_owned()
+}
+
+/// The Apps list's entries named Kluis, with their version (both hives: a per-user and a
+/// per-machine install are listed from different ones).
+fn apps_list() -> Vec<String> {
+    let mut versions = Vec::new();
+    for hive in ["HKCU", "HKLM"] {
+        let text = registry(&format!(
+            r"{hive}\Software\Microsoft\Windows\CurrentVersion\Uninstall"
+        ));
+        for entry in text.split("\nHKEY_").skip(1) {
+            let value = |name: &str| {
+                (entry.lines())
+                    .find(|l| l.split_whitespace().next() == Some(name))
+                    .and_then(|l| l.split("REG_SZ").nth(1))
+                    .map(|v| v.trim().to_string())
+            };
+            if value("DisplayName").as_deref() == Some("Kluis") {
+                versions.push(value("DisplayVersion").unwrap_or_default());
+            }
+        }
+    }
+    versions
+}
+
+fn assert_ran(what: &str, output: &Output) {
+    assert!(
+        output.status.success(),
+        "{what}: {:?}\n{}{}",
+        output.status,
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    );
+}
+
+/// `osslsigncode verify` of `file` against the test CA: whether it passed, and what it said.
+fn verified(file: &Path) -> (bool, String) {
+    let output = Command::new("osslsigncode")
+        .args(["verify", "-CAfile"])
+        .arg(var("KLUIS_SIGNING_CA"))
+        .arg("-in")
+        .arg(file)
+        .output()
+        .expect("osslsigncode (tests/windows/setup.sh installs it)");
+    let said = String::from_utf8_lossy(&output.stdout).into_owned()
+        + &String::from_utf8_lossy(&output.stderr);
+    (output.status.success(), said)
+}
+
+/// A copy of `file` in `dir` with one byte in its middle changed.
+fn tampered(file: &Path, dir: &Path) -> PathBuf {
+    let mut bytes = std::fs::read(file).unwrap();
+    let middle = bytes.len() / 2;
+    bytes[middle] ^= 0x5a;
+    let copy = dir.join(format!(
+        "changed-{}",
+        file.file_name().unwrap().to_string_lossy()
+    ));
+    std::fs::write(&copy, bytes).unwrap();
+    copy
+}
+
+/// Both packages, and each program inside them (unpacked with msiextract), verify against
+/// the CA that signed them; a package or a program with one byte changed after signing does
+/// not.
+#[test]
+#[ignore = "the Windows installers under Wine: bash tests/windows/run.sh"]
+fn the_packages_and_their_programs_are_signed() {
+    let dir = tempfile::tempdir().unwrap();
+    for machine in [false, true] {
+        let msi = package("0.1.0", machine);
+        let (ok, said) = verified(&msi);
+        assert!(ok, "{} does not verify: {said}", msi.display());
+        let unpacked = dir.path().join(if machine { "machine" } else { "user" });
+        let extract = Command::new("msiextract")
+            .arg("-C")
+            .arg(&unpacked)
+            .arg(&msi)
+            .output()
+            .unwrap();
+        assert_ran("msiextract", &extract);
+        let programs: Vec<PathBuf> = walk(&unpacked)
+            .into_iter()
+            .filter(|p| p.extension().is_some_and(|e| e == "exe"))
+            .collect();
+        assert_eq!(programs.len(), 3, "{programs:?}");
+        for program in &programs {
+            let (ok, said) = verified(program);
+            assert!(ok, "{} does not verify: {said}", program.display());
+        }
+        let (ok, _) = verified(&tampered(&programs[0], dir.path()));
+        assert!(!ok, "a changed program verifies");
+    }
+    let (ok, said) = verified(&setup("0.1.0"));
+    assert!(ok, "the setup does not verify: {said}");
+    let (ok, _) = verified(&tampered(&package("0.1.0", false), dir.path()));
+    assert!(!ok, "a changed package verifies");
+    let (ok, _) = verified(&tampered(&setup("0.1.0"), dir.path()));
+    assert!(!ok, "a changed setup verifies");
+}
+
+/// Every file under `dir`.
+fn walk(dir: &Path) -> Vec<PathBuf> {
+    let mut files = Vec::new();
+    for entry in std::fs::read_dir(dir).unwrap().filter_map(Result::ok) {
+        let path = entry.path();
+        match path.is_dir() {
+            true => files.extend(walk(&path)),
+            false => files.push(path),
+        }
+    }
+    files
+}
+
+/// The programs and the README in %LOCALAPPDATA%\Programs\Kluis, and the Start-menu shortcut.
+fn assert_installed_for_the_user() {
+    for file in [
+        "kluis.exe",
+        "kluis-app.exe",
+        "kluis-relay.exe",
+        "README.txt",
+    ] {
+        assert!(per_user_dir().join(file).is_file(), "{file} is installed");
+    }
+    assert!(start_menu_shortcut().is_file(), "the Start-menu shortcut");
+}
+
+/// The installed `kluis.exe ARGS` with the simulator's settings, keeping its history where an
+/// office's does (%LOCALAPPDATA%: no history path given).
+fn installed_kluis(env: &Env, args: &[&str]) -> Output {
+    let mut command = wine(&per_user_dir().join("kluis.exe").to_string_lossy(), args);
+    command
+        .env("KLUIS_BASE_URL", env.sim.base_url().as_str())
+        .env("KLUIS_API_KEY", DEMO_API_KEY.to_string())
+        .env("KLUIS_USERNAME", kluis_sim::config::DEMO_USERNAME)
+        .env("KLUIS_PASSWORD", kluis_sim::config::DEMO_PASSWORD)
+        .env("KLUIS_CA_CERT", win(env.ca.path()));
+    run(command)
+}
+
+/// The backups the installed kluis.exe's history lists.
+fn history_count(env: &Env) -> usize {
+    let listed = installed_kluis(env, &["history", "--json"]);
+    assert_ran("kluis.exe history", &listed);
+    String::from_utf8_lossy(&listed.stdout)
+        .matches("\"stage\":\"saved\"")
+        .count()
+}
+
+/// `msiexec /i kluis.msi /qn` installs for this user without asking anything: the programs
+/// in %LOCALAPPDATA%\Programs\Kluis, a Start-menu shortcut, the Apps list's entry with its
+/// version; the installed kluis.exe backs up against the simulator and saves a klant. The
+/// next version upgrades in place (one entry, the new version) and keeps the history, the
+/// klant and the backup; the older one is then refused; uninstalling removes the program,
+/// its shortcut and entry, and keeps the user's history, klanten and backup.
+#[tokio::test(flavor = "multi_thread")]
+#[ignore = "the Windows installers under Wine: bash tests/windows/run.sh"]
+async fn a_silent_install_backs_up_upgrades_and_uninstalls_keeping_the_data() {
+    let env = env(|_| {}).await;
+    let first = package("0.1.0", false);
+    assert_ran("install", &msiexec(&["/i", &win(&first), "/qn"]));
+    assert_installed_for_the_user();
+    assert_eq!(apps_list(), ["0.1.0"], "the Apps list's entry");
+    assert!(
+        !registry(r"HKCU\Software\Microsoft\Windows\CurrentVersion\Run").contains("Kluis"),
+        "no start at log-in unless asked"
+    );
+
+    let out = env.out();
+    let backup = installed_kluis(
+        &env,
+        &["backup", "--out", &format!("{}\\", win(&out)), "--json"],
+    );
+    assert_ran("the installed kluis.exe backs up", &backup);
+    let saved = std::fs::read_dir(&out).unwrap().count();
+    assert_eq!(saved, 1);
+    assert_eq!(history_count(&env), 1);
+    let saved_klant = installed_kluis(&env, &["profiles", "add", "Bakker B.V."]);
+    assert_ran("kluis.exe profiles add", &saved_klant);
+
+    let next = package("0.1.1", false);
+    assert_ran("upgrade", &msiexec(&["/i", &win(&next), "/qn"]));
+    assert_eq!(
+        apps_list(),
+        ["0.1.1"],
+        "upgraded in place: one entry, the new version"
+    );
+    assert!(per_user_dir().join("kluis.exe").is_file());
+    assert_eq!(history_count(&env), 1, "the history is kept");
+    let listed = installed_kluis(&env, &["profiles", "list"]);
+    assert!(
+        String::from_utf8_lossy(&listed.stdout).contains("Bakker B.V."),
+        "the saved klant is kept"
+    );
+
+    let downgrade = msiexec(&["/i", &win(&first), "/qn"]);
+    assert!(!downgrade.status.success(), "an older version is refused");
+    assert_eq!(apps_list(), ["0.1.1"]);
+
+    let history = user_dir().join("AppData/Local/Kluis/kluis/data");
+    assert!(history.is_dir(), "the history where an office's is");
+    assert_ran("uninstall", &msiexec(&["/x", &win(&next), "/qn"]));
+    assert!(!per_user_dir().exists(), "the program is gone");
+    assert!(!start_menu_shortcut().exists(), "its shortcut is gone");
+    assert!(apps_list().is_empty(), "its entry is gone");
+    assert!(history.is_dir(), "the user's history is kept");
+    let settings = user_dir().join("AppData/Roaming/Kluis/kluis/config/profiles.json");
+    assert!(
+        settings.is_file(),
+        "the user's klanten and settings are kept"
+    );
+    assert_eq!(
+        std::fs::read_dir(&out).unwrap().count(),
+        saved,
+        "the backup is kept"
+    );
+}
+
+/// The per-machine package, for IT: into Program Files for every user, and with AUTOSTART=1
+/// Kluis starts in the tray at log-in (the Run value the app's own setting writes);
+/// uninstalling removes both.
+#[test]
+#[ignore = "the Windows installers under Wine: bash tests/windows/run.sh"]
+fn it_installs_per_machine_starting_at_log_in() {
+    let machine = package("0.1.0", true);
+    let run_key = r"HKLM\Software\Microsoft\Windows\CurrentVersion\Run";
+    assert_ran(
+        "install per machine",
+        &msiexec(&["/i", &win(&machine), "/qn", "AUTOSTART=1"]),
+    );
+    let program_files = drive_c().join("Program Files/Kluis");
+    assert!(
+        program_files.join("kluis-app.exe").is_file(),
+        "in Program Files"
+    );
+    let run_values = registry(run_key);
+    assert!(
+        run_values.contains("kluis-app.exe") && run_values.contains("--hidden"),
+        "starts hidden at log-in: {run_values}"
+    );
+    assert_eq!(apps_list(), ["0.1.0"]);
+    assert_ran("uninstall", &msiexec(&["/x", &win(&machine), "/qn"]));
+    assert!(!program_files.exists(), "the program is gone");
+    assert!(
+        !registry(run_key).contains("kluis-app.exe"),
+        "and its start at log-in"
+    );
+    assert!(apps_list().is_empty());
+}
+
+/// The installer to double-click, run silently (`/S`, as IT runs it): for this user, the
+/// programs and the shortcut, the Apps list's entry with its version, start at log-in only
+/// with `/AUTOSTART=1`, and a signed uninstaller. Installed again over itself, it upgrades in
+/// place. The uninstaller (`/S`; `_?=` runs it where it is, so that this test can wait for
+/// it: it then leaves itself behind) removes the programs, the shortcut, the entry and the
+/// start at log-in.
+#[test]
+#[ignore = "the Windows installers under Wine: bash tests/windows/run.sh"]
+fn the_setup_installs_silently_and_uninstalls() {
+    let run_key = r"HKCU\Software\Microsoft\Windows\CurrentVersion\Run";
+    let installed = run(wine(&win(&setup("0.1.0")), &["/S", "/AUTOSTART=1"]));
+    assert_ran("setup /S", &installed);
+    assert_installed_for_the_user();
+    assert_eq!(apps_list(), ["0.1.0"]);
+    assert!(
+        registry(run_key).contains("--hidden"),
+        "starts at log-in, as asked"
+    );
+    let uninstaller = per_user_dir().join("uninstall.exe");
+    let (ok, said) = verified(&uninstaller);
+    assert!(ok, "the uninstaller is signed: {said}");
+
+    assert_ran(
+        "setup over itself",
+        &run(wine(&win(&setup("0.1.1")), &["/S"])),
+    );
+    assert_eq!(apps_list(), ["0.1.1"], "upgraded in place");
+
+    let in_place = format!("_?={}", win(&per_user_dir()));
+    let removed = run(wine(&win(&uninstaller), &["/S", &in_place]));
+    assert_ran("uninstall /S", &removed);
+    for file in ["kluis.exe", "kluis-app.exe", "kluis-relay.exe"] {
+        assert!(!per_user_dir().join(file).exists(), "{file} is removed");
+    }
+    assert!(!start_menu_shortcut().exists(), "the shortcut is removed");
+    assert!(apps_list().is_empty(), "the entry is removed");
+    assert!(
+        !registry(run_key).contains("kluis-app.exe"),
+        "the start at log-in is removed"
+    );
+    std::fs::remove_dir_all(per_user_dir()).unwrap();
+}

@@ -1,0 +1,115 @@
+; Kluis's installer for people who double-click: made on Linux with Debian's NSIS (makensis,
+; Modern UI 2, in Dutch and English) by tests/windows/installer.sh — not Tauri's NSIS bundler,
+; which downloads a plug-in from GitHub. Defines given with -D: VERSION (X.Y.Z), BIN (the
+; folder of the programs), OUTFILE, FAST (no compression: the tests'), and SIGNER (a script that signs the file it is given in
+; place) when the uninstaller it writes is to be signed as the installer is.
+;
+; For this user, without administrator rights (%LOCALAPPDATA%\Programs\Kluis: for every user
+; of a computer, IT installs kluis-X.Y.Z-x64-machine.msi); /S installs silently. "Start Kluis when I log in" is offered as a component. The uninstaller
+; removes the program, its shortcut, its Apps-list entry and its start at log-in, and says that
+; the user's backups, history, settings and saved secrets stay. Installing over an installed
+; Kluis upgrades it in place (the same folder, the same entry).
+
+; A 64-bit installer for the 64-bit programs (it also runs under Wine's wine64 alone).
+Target amd64-unicode
+!ifdef SIGNER
+!uninstfinalize 'sh "${SIGNER}" "%1"'
+!endif
+!ifdef FAST
+SetCompress off  ; (the tests' installers: made in a second instead of two minutes)
+!else
+SetCompressor /SOLID lzma
+!endif
+RequestExecutionLevel user
+InstallDir "$LOCALAPPDATA\Programs\Kluis"
+
+!define PRODUCT "Kluis"
+!define UNINSTALL_KEY "Software\Microsoft\Windows\CurrentVersion\Uninstall\Kluis"
+
+!include MUI2.nsh
+!include LogicLib.nsh
+!include FileFunc.nsh
+
+Name "${PRODUCT}"
+OutFile "${OUTFILE}"
+VIProductVersion "${VERSION}.0"
+VIAddVersionKey /LANG=0 "ProductName" "${PRODUCT}"
+VIAddVersionKey /LANG=0 "ProductVersion" "${VERSION}"
+VIAddVersionKey /LANG=0 "FileVersion" "${VERSION}"
+VIAddVersionKey /LANG=0 "FileDescription" "${PRODUCT} installer"
+VIAddVersionKey /LANG=0 "LegalCopyright" "MIT licence"
+
+!define MUI_ICON "icon.ico"
+!define MUI_UNICON "icon.ico"
+!define MUI_ABORTWARNING
+!define MUI_FINISHPAGE_RUN "$INSTDIR\kluis-app.exe"
+
+!insertmacro MUI_PAGE_COMPONENTS
+!insertmacro MUI_PAGE_DIRECTORY
+!insertmacro MUI_PAGE_INSTFILES
+!insertmacro MUI_PAGE_FINISH
+!insertmacro MUI_UNPAGE_CONFIRM
+!insertmacro MUI_UNPAGE_INSTFILES
+
+!insertmacro MUI_LANGUAGE "English"
+!insertmacro MUI_LANGUAGE "Dutch"
+
+LangString SecProgram ${LANG_ENGLISH} "Kluis"
+LangString SecProgram ${LANG_DUTCH} "Kluis"
+LangString SecAutostart ${LANG_ENGLISH} "Start Kluis when I log in"
+LangString SecAutostart ${LANG_DUTCH} "Kluis starten als ik me aanmeld"
+LangString DataKept ${LANG_ENGLISH} "Kluis is removed. Your backups, their history, your settings and saved passwords stay where they are."
+LangString DataKept ${LANG_DUTCH} "Kluis is verwijderd. Uw back-ups, hun geschiedenis, uw instellingen en bewaarde wachtwoorden blijven waar ze zijn."
+
+Section "!$(SecProgram)" SecMain
+  SectionIn RO
+  SetOutPath "$INSTDIR"
+  File "${BIN}\kluis-app.exe"
+  File "${BIN}\kluis.exe"
+  File "${BIN}\kluis-relay.exe"
+  File "README.txt"
+  WriteUninstaller "$INSTDIR\uninstall.exe"
+  CreateShortcut "$SMPROGRAMS\Kluis.lnk" "$INSTDIR\kluis-app.exe"
+  ; The Apps list's entry, for this user.
+  WriteRegStr HKCU "${UNINSTALL_KEY}" "DisplayName" "${PRODUCT}"
+  WriteRegStr HKCU "${UNINSTALL_KEY}" "DisplayVersion" "${VERSION}"
+  WriteRegStr HKCU "${UNINSTALL_KEY}" "Publisher" "${PRODUCT}"
+  WriteRegStr HKCU "${UNINSTALL_KEY}" "DisplayIcon" "$INSTDIR\kluis-app.exe"
+  WriteRegStr HKCU "${UNINSTALL_KEY}" "InstallLocation" "$INSTDIR"
+  WriteRegStr HKCU "${UNINSTALL_KEY}" "Comments" "Uninstalling removes the program; your backups, history and settings stay."
+  WriteRegStr HKCU "${UNINSTALL_KEY}" "UninstallString" '"$INSTDIR\uninstall.exe"'
+  WriteRegStr HKCU "${UNINSTALL_KEY}" "QuietUninstallString" '"$INSTDIR\uninstall.exe" /S'
+  WriteRegDWORD HKCU "${UNINSTALL_KEY}" "NoModify" 1
+  WriteRegDWORD HKCU "${UNINSTALL_KEY}" "NoRepair" 1
+SectionEnd
+
+; Off unless chosen (or /AUTOSTART=1 with /S): the Run value the app's own Settings switch writes.
+Section /o "$(SecAutostart)" SecAutostart
+  WriteRegStr HKCU "Software\Microsoft\Windows\CurrentVersion\Run" "Kluis" '"$INSTDIR\kluis-app.exe" --hidden'
+SectionEnd
+
+Function .onInit
+  ; /AUTOSTART=1 on the command line (a silent install's way to tick the component).
+  ${GetParameters} $R0
+  ClearErrors
+  ${GetOptions} $R0 "/AUTOSTART=" $R1
+  ${IfNot} ${Errors}
+  ${AndIf} $R1 == "1"
+    SectionSetFlags ${SecAutostart} ${SF_SELECTED}
+  ${EndIf}
+FunctionEnd
+
+Section "Uninstall"
+  Delete "$INSTDIR\kluis-app.exe"
+  Delete "$INSTDIR\kluis.exe"
+  Delete "$INSTDIR\kluis-relay.exe"
+  Delete "$INSTDIR\README.txt"
+  Delete "$INSTDIR\uninstall.exe"
+  RMDir "$INSTDIR"
+  Delete "$SMPROGRAMS\Kluis.lnk"
+  DeleteRegValue HKCU "Software\Microsoft\Windows\CurrentVersion\Run" "Kluis"
+  DeleteRegKey HKCU "${UNINSTALL_KEY}"
+  IfSilent +2
+    MessageBox MB_OK|MB_ICONINFORMATION "$(DataKept)"
+  DetailPrint "$(DataKept)"
+SectionEnd
