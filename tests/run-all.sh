@@ -91,8 +91,10 @@ deb() {
   grep -q '^ *Package: kluis$' <<<"$info" || { echo "$deb: not Kluis's package" >&2; return 1; }
   grep -Eq ' (\./)?usr/bin/kluis-app$' <<<"$contents" || { echo "$deb: no /usr/bin/kluis-app" >&2; return 1; }
   echo "$deb: $(grep -c . <<<"$contents") entries, /usr/bin/kluis-app among them"
+  # Installed and upgraded from a signed apt repository, in a private root.
+  bash tests/linux/apt.sh "$deb"
 }
-stage "The .deb" deb
+stage "The .deb, and its signed apt repository" deb
 stage "End to end (tauri-driver + WebKitWebDriver under Xvfb)" bash tests/e2e/run.sh
 
 windows() {
