@@ -21,6 +21,16 @@ fn var(name: &str) -> PathBuf {
         .into()
 }
 
+/// Each test starts with no Kluis installed: one that failed halfway may have left it, and
+/// the tests after it then say so instead of failing on counts.
+fn assert_nothing_installed() {
+    let left = apps_list();
+    assert!(
+        left.is_empty(),
+        "a test before this one left Kluis {left:?} installed"
+    );
+}
+
 /// A package: `kluis-VERSION-x64.msi`, or its per-machine twin.
 fn package(version: &str, machine: bool) -> PathBuf {
     let name = format!(
@@ -249,6 +259,7 @@ fn history_count(env: &Env) -> usize {
 #[tokio::test(flavor = "multi_thread")]
 #[ignore = "the Windows installers under Wine: bash tests/windows/run.sh"]
 async fn a_silent_install_backs_up_upgrades_and_uninstalls_keeping_the_data() {
+    assert_nothing_installed();
     let env = env(|_| {}).await;
     let first = package("0.1.0", false);
     assert_ran("install", &msiexec(&["/i", &win(&first), "/qn"]));
@@ -260,14 +271,20 @@ async fn a_silent_install_backs_up_upgrades_and_uninstalls_keeping_the_data() {
     );
 
     let out = env.out();
+    // (Counted, not assumed empty: the prefix is the one the Windows build's tests ran in.)
+    let before = history_count(&env);
     let backup = installed_kluis(
         &env,
         &["backup", "--out", &format!("{}\\", win(&out)), "--json"],
     );
     assert_ran("the installed kluis.exe backs up", &backup);
     let saved = std::fs::read_dir(&out).unwrap().count();
-    assert_eq!(saved, 1);
-    assert_eq!(history_count(&env), 1);
+    assert_eq!(saved, 1, "one backup file saved");
+    assert_eq!(
+        history_count(&env),
+        before + 1,
+        "the backup is in the history"
+    );
     let saved_klant = installed_kluis(&env, &["profiles", "add", "Bakker B.V."]);
     assert_ran("kluis.exe profiles add", &saved_klant);
 
@@ -279,7 +296,7 @@ async fn a_silent_install_backs_up_upgrades_and_uninstalls_keeping_the_data() {
         "upgraded in place: one entry, the new version"
     );
     assert!(per_user_dir().join("kluis.exe").is_file());
-    assert_eq!(history_count(&env), 1, "the history is kept");
+    assert_eq!(history_count(&env), before + 1, "the history is kept");
     let listed = installed_kluis(&env, &["profiles", "list"]);
     assert!(
         String::from_utf8_lossy(&listed.stdout).contains("Bakker B.V."),
@@ -315,6 +332,7 @@ async fn a_silent_install_backs_up_upgrades_and_uninstalls_keeping_the_data() {
 #[test]
 #[ignore = "the Windows installers under Wine: bash tests/windows/run.sh"]
 fn it_installs_per_machine_starting_at_log_in() {
+    assert_nothing_installed();
     let machine = package("0.1.0", true);
     let run_key = r"HKLM\Software\Microsoft\Windows\CurrentVersion\Run";
     assert_ran(
@@ -350,6 +368,7 @@ fn it_installs_per_machine_starting_at_log_in() {
 #[test]
 #[ignore = "the Windows installers under Wine: bash tests/windows/run.sh"]
 fn the_setup_installs_silently_and_uninstalls() {
+    assert_nothing_installed();
     let run_key = r"HKCU\Software\Microsoft\Windows\CurrentVersion\Run";
     let installed = run(wine(&win(&setup("0.1.0")), &["/S", "/AUTOSTART=1"]));
     assert_ran("setup /S", &installed);

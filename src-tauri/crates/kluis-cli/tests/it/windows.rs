@@ -166,6 +166,10 @@ async fn keeps_its_history_in_local_appdata() {
     assert_eq!(found.len(), 1, "one history under {}", users.display());
     let history = kluis_core::History::open(&found[0]).unwrap();
     assert_eq!(history.list(None, 10).unwrap()[0].stage, "saved");
+    drop(history);
+    // The prefix is shared with the installer tests, which count the installed kluis.exe's
+    // history there: this test's own is removed.
+    std::fs::remove_dir_all(found[0].parent().unwrap()).unwrap();
 }
 
 /// The exit codes scripts branch on: a wrong password is 3 (and the password is never
