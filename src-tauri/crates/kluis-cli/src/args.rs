@@ -296,6 +296,11 @@ pub enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Whether a newer Kluis is out (from the publisher's update server, or the office's own),
+    /// and its build for this computer, verified with the publisher's key. Turned off on a
+    /// computer by IT (see docs/updates.md).
+    #[command(subcommand)]
+    Update(UpdateCommand),
     /// Try Kluis without an account: start a local simulator of the service and back up from it.
     Demo {
         /// Folder to save the demo backup in.
@@ -304,6 +309,24 @@ pub enum Command {
         /// Size of the demo backup in MiB.
         #[arg(long, default_value_t = 64)]
         size_mib: u64,
+    },
+}
+
+#[derive(Subcommand)]
+pub enum UpdateCommand {
+    /// Say in one line whether a newer Kluis is out (downloads nothing).
+    Check {
+        /// One JSON object: {"current","update":"available"|"up_to_date"|"disabled"|
+        /// "not_configured",…}, and nothing else.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Download the newer Kluis for this computer, its signature verified with the
+    /// publisher's key (nothing is kept when it does not verify).
+    Download {
+        /// The folder to save it in (default: your Downloads folder).
+        #[arg(long)]
+        to: Option<PathBuf>,
     },
 }
 

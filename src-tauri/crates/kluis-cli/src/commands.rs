@@ -197,6 +197,7 @@ pub async fn run(cli: Cli) -> Result<()> {
             ref profile,
             json,
         } => crate::copies::pending(&cli, profile.as_deref(), json).await,
+        Command::Update(ref command) => crate::update::run(&cli, command).await,
         Command::Demo { out, size_mib } => demo(&out, size_mib, cli.history_db.as_ref()).await,
     }
 }

@@ -17,6 +17,8 @@
 //! - [`report`]: `report`, a period's backups as CSV or a printable page (kluis-reporting's).
 //! - [`copies`]: `copy-target add|list|test|remove` and `copy --pending`: a second copy of
 //!   each backup off this computer (kluis-copies').
+//! - [`update`]: `update check|download`: a newer Kluis, said in a line and fetched verified
+//!   (kluis-update's).
 //! - [`stop`]: Ctrl-C and SIGTERM — what each means for a running backup.
 //! - [`display`]: the progress bar (only when stderr is a terminal) and the history table.
 //!
@@ -43,6 +45,7 @@ mod schedule;
 mod stop;
 mod task_scheduler;
 mod unattended;
+mod update;
 mod verify;
 
 use clap::Parser;

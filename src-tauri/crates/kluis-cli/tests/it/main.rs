@@ -11,6 +11,10 @@ mod moto;
 #[allow(dead_code)]
 #[path = "../../../kluis-copies/tests/it/sshd.rs"]
 mod sshd;
+/// The update server of kluis-update's tests, shared.
+#[allow(dead_code)]
+#[path = "../../../kluis-update/tests/it/server.rs"]
+mod update_server;
 
 mod ad_hoc;
 mod attacks;
@@ -28,4 +32,5 @@ mod resume;
 mod room;
 mod s3;
 mod sftp;
+mod update;
 mod windows;

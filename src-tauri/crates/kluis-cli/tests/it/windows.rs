@@ -415,3 +415,66 @@ async fn saved_profiles_keep_their_secrets_in_the_credential_manager() {
     let listed = String::from_utf8_lossy(&listed.stdout);
     assert!(!listed.contains("Windows Klant"), "removed: {listed}");
 }
+
+/// IT's switch on Windows: with `HKLM\SOFTWARE\Policies\Kluis\DisableUpdates` = 1 (what Group
+/// Policy or Intune sets), `kluis.exe update check` says updates are turned off by it and asks
+/// no server; with the value removed the same command goes to the (here absent) server.
+#[tokio::test(flavor = "multi_thread")]
+#[ignore = "the Windows build under Wine: bash tests/windows/run.sh"]
+async fn the_registry_policy_turns_updates_off() {
+    let e = env(|_| {}).await;
+    let gone = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = gone.local_addr().unwrap().port();
+    drop(gone);
+    let check = || {
+        let mut command = e.exe(&["update", "check"]);
+        command
+            .env(
+                "KLUIS_UPDATE_URL",
+                format!("https://127.0.0.1:{port}/m.json"),
+            )
+            .env(
+                "KLUIS_UPDATE_PUBKEY",
+                crate::update_server::Signer::new().public(),
+            );
+        command
+    };
+    let (loader, prefix) = wine();
+    let key = r"HKLM\SOFTWARE\Policies\Kluis";
+    let reg = |args: &[&str]| {
+        let status = Command::new(&loader)
+            .arg("reg")
+            .args(args)
+            .env("WINEPREFIX", &prefix)
+            .env("WINEDEBUG", "-all")
+            .output()
+            .unwrap()
+            .status;
+        assert!(status.success(), "reg {args:?}");
+    };
+    reg(&[
+        "add",
+        key,
+        "/v",
+        "DisableUpdates",
+        "/t",
+        "REG_DWORD",
+        "/d",
+        "1",
+        "/f",
+    ]);
+    let off = e.run(check()).await;
+    reg(&["delete", key, "/f"]);
+    assert_succeeded(&off);
+    let said = String::from_utf8_lossy(&off.stdout);
+    assert!(
+        said.contains("turned off") && said.contains("DisableUpdates"),
+        "{said}"
+    );
+    let on = e.run(check()).await;
+    assert_eq!(on.status.code(), Some(1), "{on:?}");
+    assert!(
+        String::from_utf8_lossy(&on.stderr).contains("could not be reached"),
+        "{on:?}"
+    );
+}

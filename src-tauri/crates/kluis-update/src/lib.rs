@@ -1,0 +1,33 @@
+//! kluis-update: whether the publisher has a newer Kluis, and whether what is downloaded is
+//! really the publisher's — for the CLI's `kluis update check` / `download` and the app.
+//!
+//! Parts and data flow: [`Publisher`] (`publisher.rs`: where the publisher's update manifest
+//! is and the public half of its signing key — set when Kluis is built, or for an office's own
+//! update server) → [`check`] (`check.rs`: the manifest — Tauri's static JSON, as `tauri
+//! signer` and Tauri's updater use it — read over HTTPS, bounded; its version compared with
+//! this one; an older one ignored; a signature by another key refused before anything is
+//! downloaded) → [`download`] (`artifact.rs`: the build for this platform fetched, bounded,
+//! its minisign signature verified against the publisher's key while it streams, and only
+//! then written, owner-only and whole, where it was asked for). [`policy`] says whether IT
+//! turned updates off on this computer (a registry value under HKLM on Windows, or a file
+//! beside the program) and whether today's check was made already. [`UpdateError`]: what
+//! went wrong, with a stable code and words for the user.
+
+mod artifact;
+mod check;
+mod error;
+mod manifest;
+pub mod policy;
+mod publisher;
+mod signature;
+
+pub use artifact::download;
+pub use check::{check, Found, Release};
+pub use error::UpdateError;
+pub use manifest::{platform, Manifest};
+pub use publisher::Publisher;
+
+/// This Kluis's version.
+pub fn current() -> semver::Version {
+    semver::Version::parse(env!("CARGO_PKG_VERSION")).expect("the crate's version is semver")
+}
