@@ -83,6 +83,10 @@ macro_rules! with_commands {
             edit_many,
             choose_klant_folder,
             clear_klant_folder,
+            update_view,
+            look_for_update,
+            install_update,
+            set_install_updates,
         ]
     };
 }

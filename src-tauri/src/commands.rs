@@ -3,6 +3,7 @@
 use std::sync::Arc;
 
 use kluis_desktop::profiles::{ProfileInput, ProfileView, Settings};
+use kluis_desktop::UpdateView;
 use kluis_desktop::{
     AppError, AppJobEvent, CallbackInput, CallbackTestResult, DemoInfo, DesktopApp, HistoryEntry,
     KlantStatus, MailInput, Permissions, PlanInput, PlannedEvent, ResumedEvent, ResumedJob,
@@ -404,6 +405,26 @@ fn close_import(app: App<'_>) {
 #[tauri::command]
 async fn export_klanten(app: App<'_>) -> Res<Option<String>> {
     app.imports.export_klanten().await
+}
+
+#[tauri::command]
+fn update_view(app: App<'_>) -> UpdateView {
+    app.updates.view()
+}
+
+#[tauri::command]
+async fn look_for_update(app: App<'_>) -> Res<UpdateView> {
+    Ok(app.updates.look(true).await)
+}
+
+#[tauri::command]
+async fn install_update(app: App<'_>) -> Res<UpdateView> {
+    app.updates.install().await
+}
+
+#[tauri::command]
+fn set_install_updates(app: App<'_>, automatic: bool) -> Res<UpdateView> {
+    app.updates.set_automatic(automatic)
 }
 
 /// Async, so the history is read off the main thread (a sync command runs on it).

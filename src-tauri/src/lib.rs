@@ -144,6 +144,19 @@ pub fn run() {
             tauri::async_runtime::spawn(async move {
                 handle.state::<DesktopApp>().keeping.copy_pending().await;
             });
+            // On Windows the app installs a newer Kluis itself (its setup, then the app ends);
+            // elsewhere the package manager does. The daily look runs as long as the app does.
+            #[cfg(windows)]
+            {
+                let handle = app.handle().clone();
+                let end_app = Box::new(move || handle.exit(0));
+                (app.state::<DesktopApp>().updates)
+                    .set_installer(Arc::new(kluis_desktop::WindowsSetup { end_app }));
+            }
+            let handle = app.handle().clone();
+            tauri::async_runtime::spawn(async move {
+                handle.state::<DesktopApp>().updates.watch().await;
+            });
             // And so does the look for klanten that became overdue (told as a notification).
             let handle = app.handle().clone();
             tauri::async_runtime::spawn(async move {

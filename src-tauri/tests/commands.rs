@@ -30,12 +30,21 @@ fn window(dir: &tempfile::TempDir) -> (tauri::App<MockRuntime>, WebviewWindow<Mo
     (app, window)
 }
 
+/// Where the app's own pages are served from, as the capabilities' "local" URL means it:
+/// Tauri's scheme on Linux and macOS, a host of its own on Windows (WebView2 serves custom
+/// schemes as http://<scheme>.localhost).
+const APP_URL: &str = if cfg!(windows) {
+    "http://tauri.localhost"
+} else {
+    "tauri://localhost"
+};
+
 fn invoke(window: &WebviewWindow<MockRuntime>, cmd: &str, args: Value) -> Result<Value, Value> {
     let request = InvokeRequest {
         cmd: cmd.into(),
         callback: CallbackFn(0),
         error: CallbackFn(1),
-        url: "tauri://localhost".parse().unwrap(),
+        url: APP_URL.parse().unwrap(),
         body: InvokeBody::Json(args),
         headers: Default::default(),
         invoke_key: window.app_handle().invoke_key().to_string(),
@@ -55,9 +64,15 @@ fn commands_answer_over_ipc() {
     assert_eq!(invoke(&window, "profiles", json!({})).unwrap(), json!([]));
     assert_eq!(
         invoke(&window, "settings", json!({})).unwrap(),
-        json!({ "save_folder": null, "callback": { "kind": "loopback" }, "relay_secret_saved": false, "unattended_at_once": 2, "notify_desktop": true, "paused_together": [], "file_name_template": null, "mail": null, "bandwidth": null, "min_free_mib": null, "copy_targets": [] })
+        json!({ "save_folder": null, "callback": { "kind": "loopback" }, "relay_secret_saved": false, "unattended_at_once": 2, "notify_desktop": true, "paused_together": [], "file_name_template": null, "mail": null, "bandwidth": null, "min_free_mib": null, "copy_targets": [], "install_updates": false })
     );
     assert_eq!(invoke(&window, "dashboard", json!({})).unwrap(), json!([]));
+    let update = invoke(&window, "update_view", json!({})).unwrap();
+    assert_eq!(
+        (&update["state"]["kind"], &update["current"]),
+        (&json!("not_looked"), &json!(env!("CARGO_PKG_VERSION"))),
+        "{update}"
+    );
     assert_eq!(
         invoke(&window, "history", json!({ "profileId": null })).unwrap(),
         json!([])

@@ -61,9 +61,34 @@ LangString SecAutostart ${LANG_DUTCH} "Kluis starten als ik me aanmeld"
 LangString DataKept ${LANG_ENGLISH} "Kluis is removed. Your backups, their history, your settings and saved passwords stay where they are."
 LangString DataKept ${LANG_DUTCH} "Kluis is verwijderd. Uw back-ups, hun geschiedenis, uw instellingen en bewaarde wachtwoorden blijven waar ze zijn."
 
+; /UPDATE: started by Kluis's own update (Settings → Updates), which ends the app as it starts
+; this. The app's program is replaced only once the app has let go of it (waited for, at most a
+; minute), and the app is started again at the end.
+Var Updating
+
+Function WaitForTheApp
+  StrCpy $R2 0
+  ${Do}
+    ClearErrors
+    FileOpen $R3 "$INSTDIR\kluis-app.exe" a
+    ${IfNot} ${Errors}
+      FileClose $R3
+      ${Break}
+    ${EndIf}
+    IntOp $R2 $R2 + 1
+    ${If} $R2 > 120
+      ${Break}
+    ${EndIf}
+    Sleep 500
+  ${Loop}
+FunctionEnd
+
 Section "!$(SecProgram)" SecMain
   SectionIn RO
   SetOutPath "$INSTDIR"
+  ${If} $Updating == 1
+    Call WaitForTheApp
+  ${EndIf}
   File "${BIN}\kluis-app.exe"
   File "${BIN}\kluis.exe"
   File "${BIN}\kluis-relay.exe"
@@ -81,6 +106,9 @@ Section "!$(SecProgram)" SecMain
   WriteRegStr HKCU "${UNINSTALL_KEY}" "QuietUninstallString" '"$INSTDIR\uninstall.exe" /S'
   WriteRegDWORD HKCU "${UNINSTALL_KEY}" "NoModify" 1
   WriteRegDWORD HKCU "${UNINSTALL_KEY}" "NoRepair" 1
+  ${If} $Updating == 1
+    Exec '"$INSTDIR\kluis-app.exe"'
+  ${EndIf}
 SectionEnd
 
 ; Off unless chosen (or /AUTOSTART=1 with /S): the Run value the app's own Settings switch writes.
@@ -96,6 +124,11 @@ Function .onInit
   ${IfNot} ${Errors}
   ${AndIf} $R1 == "1"
     SectionSetFlags ${SecAutostart} ${SF_SELECTED}
+  ${EndIf}
+  ClearErrors
+  ${GetOptions} $R0 "/UPDATE" $R1
+  ${IfNot} ${Errors}
+    StrCpy $Updating 1
   ${EndIf}
 FunctionEnd
 

@@ -3,6 +3,7 @@
 import { Channel, invoke } from "@tauri-apps/api/core";
 import type {
   AppJobEvent,
+  UpdateView,
   BandwidthLimit,
   BucketInput,
   Entry,
@@ -189,6 +190,13 @@ export const api = {
   previewMany: (ids: string[], change: ManyChange) => invoke<ManyPreview[]>("preview_many", { ids, change }),
   /** The change set for every klant in `ids` (checked whole first: refused, nobody changes). */
   editMany: (ids: string[], change: ManyChange) => invoke<ProfileView[]>("edit_many", { ids, change }),
+  /** Settings → Updates: this version, whether a newer one is out, whether it installs itself. */
+  updateView: () => invoke<UpdateView>("update_view"),
+  /** Asks the update server now. */
+  lookForUpdate: () => invoke<UpdateView>("look_for_update"),
+  /** Downloads the newer Kluis (verified) and installs it; the app then ends. Refused while a backup runs or a plan is due. */
+  installUpdate: () => invoke<UpdateView>("install_update"),
+  setInstallUpdates: (automatic: boolean) => invoke<UpdateView>("set_install_updates", { automatic }),
   /** The events of backups their plans start (each tagged with its job and klant). */
   watchPlanned: (onEvent: (e: PlannedEvent) => void) => {
     const channel = new Channel<PlannedEvent>();

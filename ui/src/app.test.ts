@@ -1,7 +1,7 @@
 // The whole UI in jsdom, with the Rust side replaced by Tauri's mockIPC.
 import { clearMocks, mockIPC } from "@tauri-apps/api/mocks";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import type { Field, ImportDefaults, ImportPreview, ImportProgress, RowOutcome } from "./bindings";
+import type { Field, ImportDefaults, ImportPreview, ImportProgress, RowOutcome, UpdateView } from "./bindings";
 import type { AppJobEvent, BucketInput, SftpInput, HistoryEntry, KlantStatus, MailInput, Plan, PlannedEvent, ProfileView, ReportRequest, ResumedEvent, Retention, Settings, VerifyReport } from "./bindings";
 import { GATHER_MS } from "./coalesce";
 import { FIRST_ROWS, OVERSCAN } from "./dashboard";
@@ -16,7 +16,7 @@ function klant(id: string, name: string, change: Partial<KlantStatus> = {}): Kla
 
 type Calls = { cmd: string; args: Record<string, unknown> }[];
 
-const defaultSettings: Settings = { save_folder: null, callback: { kind: "loopback" }, relay_secret_saved: false, unattended_at_once: 2, notify_desktop: true, paused_together: [], file_name_template: null, mail: null, bandwidth: null, min_free_mib: null, copy_targets: [] };
+const defaultSettings: Settings = { save_folder: null, callback: { kind: "loopback" }, relay_secret_saved: false, unattended_at_once: 2, notify_desktop: true, paused_together: [], file_name_template: null, mail: null, bandwidth: null, min_free_mib: null, copy_targets: [], install_updates: false };
 
 /** The channel of the last `start_backup`, when the test sends the job's events itself. */
 let heldBackup: { onmessage: (e: AppJobEvent) => void } | null = null;
@@ -27,7 +27,7 @@ let finishBackupAll: (() => void) | null = null;
 
 function fakeBackend(
   calls: Calls,
-  options: { loginStart?: boolean | "refused"; demoStarted?: boolean; resumed?: ResumedEvent[]; holdBackup?: boolean; history?: HistoryEntry[]; dialogClosed?: boolean; profiles?: ProfileView[]; refuseSignIn?: string[]; saveFolder?: string; monitorDown?: boolean; dashboard?: KlantStatus[]; wouldRemove?: HistoryEntry[]; verifyReport?: VerifyReport; copyTargets?: Settings["copy_targets"] } = {},
+  options: { loginStart?: boolean | "refused"; demoStarted?: boolean; resumed?: ResumedEvent[]; holdBackup?: boolean; history?: HistoryEntry[]; dialogClosed?: boolean; profiles?: ProfileView[]; refuseSignIn?: string[]; saveFolder?: string; monitorDown?: boolean; dashboard?: KlantStatus[]; wouldRemove?: HistoryEntry[]; verifyReport?: VerifyReport; copyTargets?: Settings["copy_targets"]; update?: UpdateView; updateRefused?: string } = {},
 ) {
   let started = options.demoStarted ?? false;
   let settings: Settings = { ...defaultSettings, save_folder: options.saveFolder ?? null, copy_targets: options.copyTargets ?? [] };
@@ -282,6 +282,14 @@ function fakeBackend(
         return null;
       case "export_klanten":
         return "/home/user/kluis-klanten.csv";
+      case "update_view":
+      case "look_for_update":
+        return options.update ?? { current: "0.1.0", state: { kind: "not_configured" }, automatic: false, installs_here: false };
+      case "install_update":
+        if (options.updateRefused) throw { code: "invalid_state", message: options.updateRefused };
+        return options.update;
+      case "set_install_updates":
+        return { ...options.update, automatic: (args as { automatic: boolean }).automatic };
       default:
         throw { code: "internal", message: `unexpected ${cmd}` };
     }
@@ -536,7 +544,7 @@ describe("Kluis UI", () => {
   it("jumps to a part of Settings from its contents", async () => {
     await openSettings(calls);
     const links = [...document.querySelectorAll('[data-test="settings-contents"] a')].map((a) => a.textContent);
-    expect(links).toEqual(["Where backups are saved", "Copies off this computer", "Backups at once", "Download speed", "Free space", "Running in the background", "Notifications", "E-mail", "How the service reaches this computer"]);
+    expect(links).toEqual(["Where backups are saved", "Copies off this computer", "Backups at once", "Download speed", "Free space", "Running in the background", "Notifications", "E-mail", "How the service reaches this computer", "Updates"]);
     for (const a of document.querySelectorAll<HTMLAnchorElement>('[data-test="settings-contents"] a')) {
       const id = a.getAttribute("href")!.slice(1);
       expect(document.getElementById(id), `${a.textContent} has its part`).not.toBeNull();
@@ -661,6 +669,32 @@ describe("Kluis UI", () => {
     await click("cb-test");
     expect(calls.find((c) => c.cmd === "test_callback")?.args).toEqual({ profileId: "demo" });
     expect(byTest("cb-test-ok")?.textContent).toContain("42 ms");
+  });
+
+  it("shows a newer Kluis with what is new, and installs it only through Rust, which may refuse", async () => {
+    const update: UpdateView = { current: "0.1.0", state: { kind: "available", version: "0.2.0", notes: "Sneller importeren." }, automatic: false, installs_here: true };
+    await openSettings(calls, { update, updateRefused: "1 backup(s) running: Kluis is updated when they have ended." });
+    expect(byTest("update-state")?.textContent).toBe("Kluis 0.2.0 is available (this is 0.1.0).");
+    expect(byTest("update-notes")?.textContent, "what is new, as text").toBe("Sneller importeren.");
+    await click("update-install");
+    expect(calls.some((c) => c.cmd === "install_update")).toBe(true);
+    expect(document.body.textContent, "Rust's refusal is shown").toContain("backup(s) running");
+    await click("update-automatic");
+    expect(calls.find((c) => c.cmd === "set_install_updates")?.args).toEqual({ automatic: true });
+    await click("update-look");
+    expect(calls.some((c) => c.cmd === "look_for_update")).toBe(true);
+  });
+
+  it("leaves installing to the package manager where Rust cannot install, and says when IT turned updates off", async () => {
+    const available: UpdateView = { current: "0.1.0", state: { kind: "available", version: "0.2.0", notes: "" }, automatic: false, installs_here: false };
+    await openSettings(calls, { update: available });
+    expect(byTest("update-install"), "no install button").toBeNull();
+    expect(byTest("update-automatic")).toBeNull();
+    expect(document.body.textContent).toContain("sudo apt upgrade");
+    const off: UpdateView = { current: "0.1.0", state: { kind: "off", why: "the file C:\\Kluis\\updates-disabled" }, automatic: false, installs_here: true };
+    await openSettings(calls, { update: off });
+    expect(byTest("update-state")?.textContent).toContain("turned off on this computer");
+    expect(byTest("update-look"), "nothing to ask").toBeNull();
   });
 
   it("adds a copy target from Rust's folder dialog by name, tests it and removes it", async () => {

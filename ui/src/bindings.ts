@@ -4,7 +4,7 @@ export type Stage = "requested" | "accepted" | "callback_received" | "result_fet
 
 export type Code = "auth_failed" | "permission_denied" | "callback_timeout" | "service_error" | "network" | "file_host_unreachable" | "certificate" | "download_failed" | "bad_response" | "config" | "io" | "cancelled" | "interrupted" | "not_resumable" | "backups_damaged";
 
-export type AppOnlyCode = "keyring" | "not_found" | "invalid_state" | "mail";
+export type AppOnlyCode = "keyring" | "not_found" | "invalid_state" | "mail" | "update";
 
 export type AppCode = Code | AppOnlyCode;
 
@@ -507,7 +507,12 @@ min_free_mib: number | null,
  * Where a second copy of each backup is kept, off this computer (kluis-copies): every
  * klant's backups go to each.
  */
-copy_targets: Array<CopyTarget>, };
+copy_targets: Array<CopyTarget>, 
+/**
+ * A newer Kluis is installed by itself at a quiet moment (the app, where it can install
+ * one: Windows); otherwise only when asked.
+ */
+install_updates: boolean, };
 
 export type Endpoint = "environment" | "backup_owner" | "webhook";
 
@@ -629,3 +634,20 @@ encryption: EncryptionInput | null, copy_to: CopyToChange | null, save_folder: F
 add_tags: Array<string>, remove_tags: Array<string>, };
 
 export type ManyPreview = { profile_id: string, would_remove: number, };
+
+export type UpdateState = { "kind": "off", why: string, } | { "kind": "not_configured" } | { "kind": "not_looked" } | { "kind": "up_to_date", offered_older: string | null, } | { "kind": "available", version: string, notes: string, } | { "kind": "ready", version: string, notes: string, } | { "kind": "failed", message: string, };
+
+export type UpdateView = { 
+/**
+ * This Kluis's version.
+ */
+current: string, state: UpdateState, 
+/**
+ * Whether an update is installed by itself (Settings).
+ */
+automatic: boolean, 
+/**
+ * Whether this app can install an update itself (Windows); elsewhere the package
+ * manager does.
+ */
+installs_here: boolean, };

@@ -27,6 +27,7 @@ export const errorText: Record<ShownCode, { title: Key; advice: Key }> = {
   not_found: { title: "errNotFound", advice: "errNotFoundAdvice" },
   invalid_state: { title: "errInvalidState", advice: "errInvalidStateAdvice" },
   mail: { title: "errMail", advice: "errMailAdvice" },
+  update: { title: "errUpdate", advice: "errUpdateAdvice" },
   internal: { title: "errInternal", advice: "errInternalAdvice" },
 };
 

@@ -3,7 +3,7 @@ import { errorText } from "./errors";
 import { languages, type Key } from "./i18n";
 
 /** Words that are the same in both languages (names, and words Dutch took from English). */
-const sameInBoth: ReadonlySet<Key> = new Set(["appTitle", "colStatus", "details", "cbWebhookSite", "demoTag", "demoName", "dashKlant", "mailTitle"]);
+const sameInBoth: ReadonlySet<Key> = new Set(["appTitle", "colStatus", "details", "cbWebhookSite", "demoTag", "demoName", "dashKlant", "mailTitle", "updatesTitle"]);
 
 describe("texts", () => {
   it("every error code has a title and advice, in English and in Dutch", () => {

@@ -5,6 +5,7 @@ import { state, withEntry, type EnvironmentView } from "../state";
 import { guarded } from "./run";
 import { refreshDashboard } from "./refresh";
 import { resumeBackups, watchPlanned } from "./backup";
+import { loadUpdate } from "./updates";
 
 export async function boot(): Promise<void> {
   const launch = await api.launchInfo();
@@ -15,6 +16,7 @@ export async function boot(): Promise<void> {
   );
   void resumeBackups();
   void watchPlanned();
+  void loadUpdate().catch(() => {});
   if (launch.demo) {
     await startDemo();
     return;

@@ -6,6 +6,8 @@ import { DEFAULT_MIN_FREE_MIB, askEachTime, chooseSaveFolder, editSpeed, isMinFr
 import { t, type Key } from "../i18n";
 import { DEFAULT_FILE_NAME, fileNamePreview } from "../format";
 import { plansPaused, state } from "../state";
+import { installUpdate, lookForUpdate, setInstallUpdates } from "../actions/updates";
+import type { UpdateView } from "../bindings";
 import { CallbackSettings } from "./callback";
 import { CopyTargets } from "./copies";
 import { MailSettingsForm } from "./mail";
@@ -23,6 +25,7 @@ const sections: [string, Key][] = [
   ["notify-title", "notifyTitle"],
   ["mail-title", "mailTitle"],
   ["callback-title", "callbackTitle"],
+  ["updates-title", "updatesTitle"],
 ];
 
 /** Moves to a part of Settings: scrolled to, its heading focused (so the keyboard goes on
@@ -99,6 +102,52 @@ export function SettingsPanel() {
     h(Notifications, {}),
     h(MailSettingsForm, {}),
     h(CallbackSettings, {}),
+    h(Updates, {}),
+  );
+}
+
+/** What the update state says, in a line. */
+function updateLine(view: UpdateView): string {
+  const s = view.state;
+  switch (s.kind) {
+    case "off":
+      return t("updatesOff", { why: s.why });
+    case "not_configured":
+      return t("updatesNotConfigured");
+    case "not_looked":
+      return t("updatesNotLooked");
+    case "up_to_date":
+      return t("updatesUpToDate", { version: view.current });
+    case "failed":
+      return t("updatesFailed", { message: s.message });
+    default:
+      return t("updatesAvailable", { version: s.version, current: view.current });
+  }
+}
+
+/** Whether a newer Kluis is out, what is new, and installing it (Rust decides when it may). */
+function Updates() {
+  const view = state.update.value;
+  const s = view?.state;
+  const newer = s?.kind === "available" || s?.kind === "ready" ? s : null;
+  const asks = view != null && s?.kind !== "off" && s?.kind !== "not_configured";
+  const installs = asks && view.installs_here;
+  return h(
+    "section",
+    { "aria-labelledby": "updates-title" },
+    h("h3", { id: "updates-title" }, t("updatesTitle")),
+    h("p", { role: "status", "data-test": "update-state" }, view ? updateLine(view) : ""),
+    newer?.notes ? h("p", { class: "note update-notes", "data-test": "update-notes" }, newer.notes) : null,
+    newer && !installs ? h("p", { class: "note" }, t("updatesByPackageManager")) : null,
+    asks
+      ? h(
+          "div",
+          { class: "row" },
+          h("button", { class: "secondary", "data-test": "update-look", disabled: state.busy.value, onClick: () => void lookForUpdate() }, t("updatesLook")),
+          newer && installs ? h("button", { "data-test": "update-install", disabled: state.busy.value, onClick: () => void installUpdate() }, t("updatesInstall")) : null,
+        )
+      : null,
+    installs ? h(Check, { test: "update-automatic", label: t("updatesAutomatic"), checked: view.automatic, onToggle: (on) => void setInstallUpdates(on) }) : null,
   );
 }
 

@@ -148,6 +148,7 @@ fn into_core(error: UpdateError) -> Error {
         UpdateError::Config(_) | UpdateError::NotConfigured => Error::Config(message),
         UpdateError::OtherKey { .. }
         | UpdateError::Tampered { .. }
+        | UpdateError::WrongVersion { .. }
         | UpdateError::TooLarge { .. } => Error::DownloadFailed(message),
         UpdateError::Unreachable(_) => Error::Network(message),
         UpdateError::NotAManifest(_) => Error::BadResponse(message),

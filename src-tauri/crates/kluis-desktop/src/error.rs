@@ -19,6 +19,9 @@ pub enum AppError {
     /// The request does not fit the current state (e.g. saving a job that is not staged).
     #[error("{}", kluis_private::scrub::scrub(.0))]
     InvalidState(String),
+    /// A newer Kluis could not be downloaded, verified or started.
+    #[error("{}", kluis_private::scrub::scrub(.0))]
+    Update(String),
 }
 
 /// The app's own codes, beside kluis-core's.
@@ -29,6 +32,7 @@ pub enum AppOnlyCode {
     NotFound,
     InvalidState,
     Mail,
+    Update,
 }
 
 /// Every code the UI may receive: kluis-core's or the app's own (in TypeScript, a union of
@@ -48,6 +52,7 @@ impl AppCode {
             AppCode::App(AppOnlyCode::NotFound) => "not_found",
             AppCode::App(AppOnlyCode::InvalidState) => "invalid_state",
             AppCode::App(AppOnlyCode::Mail) => "mail",
+            AppCode::App(AppOnlyCode::Update) => "update",
         }
     }
 }
@@ -75,6 +80,7 @@ impl AppError {
             AppError::NotFound(_) => AppCode::App(AppOnlyCode::NotFound),
             AppError::InvalidState(_) => AppCode::App(AppOnlyCode::InvalidState),
             AppError::Mail(_) => AppCode::App(AppOnlyCode::Mail),
+            AppError::Update(_) => AppCode::App(AppOnlyCode::Update),
         }
     }
 }

@@ -48,10 +48,10 @@ pub mod staging;
 pub use app::{
     AppPaths, BucketInput, CopyToChange, DemoInfo, DesktopApp, DesktopAppBuilder, EncryptionInput,
     FolderChange, HeldCopy, ImportDefaults, ImportPreview, ImportProgress, ImportResult,
-    ImportSink, LaunchInfo, LoginStart, MailInput, ManyChange, ManyPreview, PlanInput,
-    ProgressSink, ReportExport, ReportFormat, ReportRequest, RestoreProgress, RestoreSummary,
-    ResumedJob, RuleChange, SessionInfo, SftpInput, SftpServer, TrayAction, VerifyReport,
-    HIDDEN_FLAG,
+    ImportSink, LaunchInfo, LoginStart, MailInput, ManyChange, ManyPreview, PackageManagerUpdates,
+    PlanInput, ProgressSink, ReportExport, ReportFormat, ReportRequest, RestoreProgress,
+    RestoreSummary, ResumedJob, RuleChange, SessionInfo, SftpInput, SftpServer, TrayAction,
+    UpdateInstaller, UpdateState, UpdateView, VerifyReport, WindowsSetup, HIDDEN_FLAG,
 };
 pub use callback::{CallbackInput, CallbackTestResult};
 pub use dialogs::{Dialogs, ImportFile, NoDialogs};

@@ -296,6 +296,10 @@ pub struct Settings {
     /// klant's backups go to each.
     #[serde(default)]
     pub copy_targets: Vec<kluis_copies::CopyTarget>,
+    /// A newer Kluis is installed by itself at a quiet moment (the app, where it can install
+    /// one: Windows); otherwise only when asked.
+    #[serde(default)]
+    pub install_updates: bool,
 }
 
 /// `mib` MiB in bytes (saturating), or the default minimum free space when none is given.
@@ -350,6 +354,7 @@ impl Default for Settings {
             bandwidth: None,
             min_free_mib: None,
             copy_targets: Vec::new(),
+            install_updates: false,
         }
     }
 }

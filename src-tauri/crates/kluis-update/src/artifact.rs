@@ -75,6 +75,7 @@ pub async fn download(
         verifier.finalize().map_err(|_| UpdateError::Tampered {
             version: version.clone(),
         })?;
+        signed_as(&signature, &release.version)?;
         file.sync_all().map_err(io)?;
         Ok(())
     }
@@ -94,4 +95,29 @@ pub async fn download(
     let _ = std::fs::remove_file(&part);
     kept.map_err(|e| UpdateError::Io(format!("{}: {e}", target.display())))?;
     Ok(target)
+}
+
+/// The manifest is not signed, only each build, so its `version` proves nothing by itself: a
+/// changed server could announce 9.9.9 with an older build and that build's own, valid
+/// signature. The build's signature names the version it was signed for in its trusted comment
+/// (`…\tversion:X.Y.Z`, as `tauri signer sign` writes it; covered by the signature, so read
+/// only after it verified), and that must be the version announced. A signature without one
+/// is refused too: Kluis has no older releases to let through.
+fn signed_as(
+    signature: &minisign_verify::Signature,
+    announced: &semver::Version,
+) -> Result<(), UpdateError> {
+    let signed = (signature.trusted_comment().split('\t'))
+        .find_map(|field| field.strip_prefix("version:"))
+        .map(|v| v.trim().trim_start_matches('v'));
+    match signed.map(semver::Version::parse) {
+        Some(Ok(signed)) if &signed == announced => Ok(()),
+        _ => Err(UpdateError::WrongVersion {
+            announced: announced.to_string(),
+            signed: match signed {
+                Some(v) => v.chars().take(40).collect(),
+                None => "no version".into(),
+            },
+        }),
+    }
 }

@@ -18,6 +18,10 @@ pub enum UpdateError {
     /// server): nothing is kept.
     #[error("The downloaded update {version} does not match its signature; it was deleted. Try again later, or ask the publisher.")]
     Tampered { version: String },
+    /// The build verifies, but was signed as another version than the manifest announces (or
+    /// as none): an older build passed off as newer, to bring back what the newer one mends.
+    #[error("The update server announces Kluis {announced}, but the build it offers is signed as {signed}; it was deleted. (A changed update server?)")]
+    WrongVersion { announced: String, signed: String },
     /// The download was larger than any Kluis build.
     #[error("The update {version} is larger than {mib} MiB; it was not downloaded.")]
     TooLarge { version: String, mib: u64 },
@@ -40,6 +44,7 @@ impl UpdateError {
             UpdateError::NotAManifest(_) => "not_a_manifest",
             UpdateError::OtherKey { .. } => "other_key",
             UpdateError::Tampered { .. } => "tampered",
+            UpdateError::WrongVersion { .. } => "wrong_version",
             UpdateError::TooLarge { .. } => "too_large",
             UpdateError::NotConfigured => "not_configured",
             UpdateError::Config(_) => "config",

@@ -7,11 +7,12 @@
 //! signer` and Tauri's updater use it — read over HTTPS, bounded; its version compared with
 //! this one; an older one ignored; a signature by another key refused before anything is
 //! downloaded) → [`download`] (`artifact.rs`: the build for this platform fetched, bounded,
-//! its minisign signature verified against the publisher's key while it streams, and only
-//! then written, owner-only and whole, where it was asked for). [`policy`] says whether IT
-//! turned updates off on this computer (a registry value under HKLM on Windows, or a file
-//! beside the program) and whether today's check was made already. [`UpdateError`]: what
-//! went wrong, with a stable code and words for the user.
+//! its minisign signature verified against the publisher's key while it streams, the version
+//! it was signed for checked against the one announced, and only then written, owner-only and
+//! whole, where it was asked for). [`policy`] says whether IT turned updates off on this
+//! computer (a registry value under HKLM on Windows, or a file beside the program) and whether
+//! today's check was made already. [`UpdateError`]: what went wrong, with a stable code and
+//! words for the user.
 
 mod artifact;
 mod check;

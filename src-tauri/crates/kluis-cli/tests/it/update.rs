@@ -51,7 +51,8 @@ async fn a_newer_kluis_is_said_in_one_line_and_downloaded_verified() {
     let s = setup().await;
     let build = b"MZ the next Kluis".repeat(5000);
     *s.served.build.lock().unwrap() = build.clone();
-    *s.served.manifest.lock().unwrap() = manifest("9.9.9", &s.origin, &s.signer.sign(&build));
+    *s.served.manifest.lock().unwrap() =
+        manifest("9.9.9", &s.origin, &s.signer.sign(&build, "9.9.9"));
     let dir = tempfile::tempdir().unwrap();
     let this = env!("CARGO_PKG_VERSION");
 
@@ -92,7 +93,7 @@ async fn a_newer_kluis_is_said_in_one_line_and_downloaded_verified() {
 async fn a_changed_build_or_an_older_version_is_refused() {
     let s = setup().await;
     let mut build = b"MZ the next Kluis".repeat(5000);
-    let signature = s.signer.sign(&build);
+    let signature = s.signer.sign(&build, "9.9.9");
     build[77] ^= 1;
     *s.served.build.lock().unwrap() = build;
     *s.served.manifest.lock().unwrap() = manifest("9.9.9", &s.origin, &signature);
@@ -143,7 +144,8 @@ async fn an_unreachable_server_is_one_line() {
 #[tokio::test(flavor = "multi_thread")]
 async fn it_can_turn_updates_off_and_a_build_may_have_none() {
     let s = setup().await;
-    *s.served.manifest.lock().unwrap() = manifest("9.9.9", &s.origin, &s.signer.sign(b"x"));
+    *s.served.manifest.lock().unwrap() =
+        manifest("9.9.9", &s.origin, &s.signer.sign(b"x", "9.9.9"));
     let dir = tempfile::tempdir().unwrap();
     let installed = dir.path().join("program");
     std::fs::create_dir(&installed).unwrap();

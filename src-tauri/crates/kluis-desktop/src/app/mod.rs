@@ -23,6 +23,8 @@
 //!   parts): one plan, rule, encryption, copy targets or tags for the dashboard's selection.
 //! - [`Imports`] (`imports.rs`): *Import klanten…* from a spreadsheet (previewed, then each
 //!   klant signed in and saved), *Export klanten…*.
+//! - [`Updates`] (`updates.rs`): Settings → *Updates*: a newer Kluis looked for once a day,
+//!   downloaded verified, installed when asked or by itself at a quiet moment.
 //!
 //! What they share (`shared.rs`: the files, the history, the engine, the dialogs),
 //! [`Connections`](connections) (each klant's secrets, connection and callback transport) and
@@ -51,6 +53,7 @@ mod settings;
 mod sftp_target;
 mod shared;
 mod unattended;
+mod updates;
 
 use std::path::PathBuf;
 use std::sync::{Arc, RwLock};
@@ -86,6 +89,10 @@ pub use restores::{HeldCopy, NotRestored, ProgressSink, RestoreProgress, Restore
 pub use settings::AppSettings;
 pub use sftp_target::{SftpInput, SftpServer};
 use shared::Shared;
+pub use updates::{
+    PackageManagerUpdates, UpdateInstaller, UpdateState, UpdateView, Updates, WindowsSetup,
+    QUIET_BEFORE_PLAN,
+};
 
 /// The tunnel program looked up on `PATH`; any other must be picked in a native dialog.
 pub const TUNNEL_PROGRAM: &str = "cloudflared";
@@ -132,6 +139,7 @@ pub struct DesktopApp {
     pub settings: AppSettings,
     pub background: Background,
     pub imports: Imports,
+    pub updates: Updates,
     shared: Arc<Shared>,
     jobs: Arc<JobRegistry>,
 }
@@ -150,9 +158,21 @@ pub struct DesktopAppBuilder {
     webhook_site: String,
     unattended_at_once: Option<usize>,
     notifier: Option<(Arc<dyn Notifier>, Duration)>,
+    update_server: updates::UpdateServer,
 }
 
 impl DesktopAppBuilder {
+    /// Looks for updates at `publisher`, trusting `ca_pem` too (tests; otherwise the build's
+    /// or `KLUIS_UPDATE_URL`'s).
+    pub fn update_server(
+        mut self,
+        publisher: kluis_update::Publisher,
+        ca_pem: Option<String>,
+    ) -> Self {
+        self.update_server = Some((publisher, ca_pem));
+        self
+    }
+
     /// A save folder that overrides the settings (the e2e tests' stand-in for a save dialog).
     pub fn save_folder(mut self, folder: Option<PathBuf>) -> Self {
         self.save_folder_override = folder;
@@ -239,6 +259,7 @@ impl DesktopAppBuilder {
                 shared: shared.clone(),
             },
             imports: Imports::new(shared.clone(), connections.clone()),
+            updates: Updates::new(shared.clone(), jobs.clone(), self.update_server),
             settings: AppSettings {
                 shared: shared.clone(),
                 connections,
@@ -281,6 +302,7 @@ impl DesktopApp {
             webhook_site: kluis_core::engine::default_webhook_site(),
             unattended_at_once: None,
             notifier: None,
+            update_server: None,
         }
     }
 

@@ -9,10 +9,15 @@ mod common;
 #[allow(dead_code)]
 #[path = "../../../kluis-copies/tests/it/moto.rs"]
 mod moto;
-/// The SFTP server of kluis-copies' tests, shared.
+/// The SFTP server of kluis-copies' tests, shared (OpenSSH as root: Linux only).
+#[cfg(unix)]
 #[allow(dead_code)]
 #[path = "../../../kluis-copies/tests/it/sshd.rs"]
 mod sshd;
+/// The update server of kluis-update's tests, shared.
+#[allow(dead_code)]
+#[path = "../../../kluis-update/tests/it/server.rs"]
+mod update_server;
 
 mod app;
 mod copies;
@@ -24,4 +29,6 @@ mod plans;
 mod restores;
 mod retry;
 mod s3;
+#[cfg(unix)]
 mod sftp;
+mod updates;

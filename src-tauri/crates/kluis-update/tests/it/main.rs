@@ -22,7 +22,8 @@ async fn a_newer_version_is_offered_downloaded_and_verified() {
     let s = setup().await;
     let build = b"MZ the next Kluis".repeat(10_000);
     *s.served.build.lock().unwrap() = build.clone();
-    *s.served.manifest.lock().unwrap() = manifest("9.9.9", &s.origin, &s.signer.sign(&build));
+    *s.served.manifest.lock().unwrap() =
+        manifest("9.9.9", &s.origin, &s.signer.sign(&build, "9.9.9"));
     let Found::Newer(release) = check(&s.publisher, &v("0.1.0"), &platform(), Some(&s.ca))
         .await
         .unwrap()
@@ -47,7 +48,7 @@ async fn a_newer_version_is_offered_downloaded_and_verified() {
 #[tokio::test]
 async fn the_same_or_an_older_version_is_no_update() {
     let s = setup().await;
-    let signature = s.signer.sign(b"old");
+    let signature = s.signer.sign(b"old", "0.0.9");
     for (offered, older) in [("0.1.0", None), ("v0.0.9", Some(v("0.0.9")))] {
         *s.served.manifest.lock().unwrap() = manifest(offered, &s.origin, &signature);
         match check(&s.publisher, &v("0.1.0"), &platform(), Some(&s.ca))
@@ -66,7 +67,8 @@ async fn another_keys_build_is_refused_before_download() {
     let s = setup().await;
     let build = b"MZ a forged Kluis".to_vec();
     *s.served.build.lock().unwrap() = build.clone();
-    *s.served.manifest.lock().unwrap() = manifest("9.9.9", &s.origin, &Signer::new().sign(&build));
+    *s.served.manifest.lock().unwrap() =
+        manifest("9.9.9", &s.origin, &Signer::new().sign(&build, "9.9.9"));
     let refused = check(&s.publisher, &v("0.1.0"), &platform(), Some(&s.ca))
         .await
         .unwrap_err();
@@ -85,10 +87,18 @@ async fn another_keys_build_is_refused_before_download() {
 async fn a_changed_build_is_deleted() {
     let s = setup().await;
     let mut build = b"MZ the next Kluis".repeat(1000);
-    let signature = s.signer.sign(&build);
+    let signature = s.signer.sign(&build, "9.9.9");
     build[500] ^= 1;
     *s.served.build.lock().unwrap() = build;
-    *s.served.manifest.lock().unwrap() = manifest("9.9.9", &s.origin, &signature);
+    let (refused, left) = refused_download(&s, &signature).await;
+    assert_eq!(refused.code(), "tampered", "{refused}");
+    assert_eq!(left, 0, "nothing kept");
+}
+
+/// 9.9.9 offered with `signature`, found newer, and its download refused: why, and how many
+/// files it left in its folder.
+async fn refused_download(s: &server::Setup, signature: &str) -> (UpdateError, usize) {
+    *s.served.manifest.lock().unwrap() = manifest("9.9.9", &s.origin, signature);
     let Found::Newer(release) = check(&s.publisher, &v("0.1.0"), &platform(), Some(&s.ca))
         .await
         .unwrap()
@@ -99,12 +109,7 @@ async fn a_changed_build_is_deleted() {
     let refused = download(&s.publisher, &release, dir.path(), Some(&s.ca))
         .await
         .unwrap_err();
-    assert_eq!(refused.code(), "tampered", "{refused}");
-    assert_eq!(
-        std::fs::read_dir(dir.path()).unwrap().count(),
-        0,
-        "nothing kept"
-    );
+    (refused, std::fs::read_dir(dir.path()).unwrap().count())
 }
 
 /// An update server that is not there, or answers something that is no manifest, is said in
@@ -141,7 +146,8 @@ async fn no_server_or_no_manifest_is_said() {
         assert_eq!(e.code(), "not_a_manifest", "{e}");
     }
     *s.served.manifest.lock().unwrap() =
-        manifest("9.9.9", &s.origin, &s.signer.sign(b"x")).replace(&platform(), "plan9-mips");
+        manifest("9.9.9", &s.origin, &s.signer.sign(b"x", "9.9.9"))
+            .replace(&platform(), "plan9-mips");
     let e = check(&s.publisher, &v("0.1.0"), &platform(), Some(&s.ca))
         .await
         .unwrap_err();
@@ -168,4 +174,28 @@ fn a_bad_key_or_address_is_refused() {
         "config"
     );
     assert!(Publisher::new("https://updates.example/m.json", &key).is_ok());
+}
+
+/// The manifest is not signed, only each build: an older build with its own valid signature,
+/// announced as a newer version (a changed server bringing back an old flaw), is refused once
+/// its signature shows the version it was signed for, and nothing of it is kept; so is a build
+/// whose signature names no version.
+#[tokio::test]
+async fn an_older_build_announced_as_newer_is_refused() {
+    let s = setup().await;
+    let old = b"MZ Kluis 0.0.5, with a flaw mended since".to_vec();
+    *s.served.build.lock().unwrap() = old.clone();
+    for (signature, signed) in [
+        (s.signer.sign(&old, "0.0.5"), "0.0.5"),
+        (
+            s.signer
+                .sign_with(&old, "timestamp:1764150000\tfile:kluis-setup.exe"),
+            "no version",
+        ),
+    ] {
+        let (refused, left) = refused_download(&s, &signature).await;
+        assert_eq!(refused.code(), "wrong_version", "{refused}");
+        assert!(refused.to_string().contains(signed), "{refused}");
+        assert_eq!(left, 0, "nothing kept");
+    }
 }

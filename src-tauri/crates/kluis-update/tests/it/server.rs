@@ -24,9 +24,25 @@ impl Signer {
         b64(&self.0.pk.to_box().unwrap().to_string())
     }
 
-    /// `bytes`' signature as the manifest carries it: the .sig file's text in base64.
-    pub fn sign(&self, bytes: &[u8]) -> String {
-        let signed = minisign::sign(Some(&self.0.pk), &self.0.sk, bytes, None, None).unwrap();
+    /// `bytes`' signature as the manifest carries it (the .sig file's text in base64), for
+    /// `version`: its trusted comment names the version, as `tauri signer sign` writes it.
+    pub fn sign(&self, bytes: &[u8], version: &str) -> String {
+        self.sign_with(
+            bytes,
+            &format!("timestamp:1764150000\tfile:kluis-setup.exe\tversion:{version}"),
+        )
+    }
+
+    /// `bytes`' signature with `trusted_comment` as it is.
+    pub fn sign_with(&self, bytes: &[u8], trusted_comment: &str) -> String {
+        let signed = minisign::sign(
+            Some(&self.0.pk),
+            &self.0.sk,
+            bytes,
+            Some(trusted_comment),
+            None,
+        )
+        .unwrap();
         b64(&signed.to_string())
     }
 }

@@ -1,0 +1,380 @@
+//! [`Updates`]: Settings → *Updates* — whether the publisher has a newer Kluis (kluis-update's
+//! check, the same manifest and key as `kluis update`), looked at most once a day (the stamp
+//! beside the history, shared with the CLI) and whenever asked; what is new shown; the build
+//! downloaded and verified, then installed when asked — or, if chosen in Settings, by itself —
+//! but never while a backup runs nor when a plan is due within [`QUIET_BEFORE_PLAN`].
+//!
+//! Stages ([`UpdateState`]): `NotLooked` → `UpToDate` | `Available` → (install) `Ready` (the
+//! verified setup in the staging folder) → the setup runs and the app ends. `Off` when IT
+//! turned updates off on this computer, `NotConfigured` when the build has no update server
+//! (the .deb: apt updates it), `Failed` with the reason when a look or download failed (the
+//! next look tries again). A restart forgets nothing worth keeping: the stamp keeps the newer
+//! version found, and a verified setup is downloaded again (it is not trusted from disk).
+//!
+//! Installing is the host's ([`UpdateInstaller`]): on Windows the per-user setup runs
+//! silently over the installed Kluis (`/S /UPDATE`, it waits for the app to end) and the app
+//! ends; elsewhere the package manager updates Kluis, and the app says so.
+
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use kluis_update::{policy, Found, Publisher, Release};
+use serde::Serialize;
+
+use super::jobs::JobRegistry;
+use super::shared::Shared;
+use crate::error::{AppError, AppResult};
+
+/// No update is installed when a plan is due within this time: the setup and the restart
+/// take a minute or two, and a planned backup must not find Kluis away.
+pub const QUIET_BEFORE_PLAN: Duration = Duration::from_secs(15 * 60);
+
+/// Where the update stands (see the module's text).
+#[derive(Debug, Clone, PartialEq, Serialize, ts_rs::TS)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum UpdateState {
+    /// IT turned updates off on this computer (`why`: what turned them off).
+    Off {
+        why: String,
+    },
+    /// This Kluis has no update server: its package manager or IT updates it.
+    NotConfigured,
+    NotLooked,
+    /// Nothing newer; `offered_older`: an older version the server offers, ignored.
+    UpToDate {
+        offered_older: Option<String>,
+    },
+    /// A newer Kluis is out: what is new, as the publisher wrote it (shown as text).
+    Available {
+        version: String,
+        notes: String,
+    },
+    /// Downloaded and verified: installed at the next quiet moment (or when asked).
+    Ready {
+        version: String,
+        notes: String,
+    },
+    /// The last look or download failed; the next look tries again.
+    Failed {
+        message: String,
+    },
+}
+
+/// Settings → *Updates*.
+#[derive(Debug, Clone, Serialize, ts_rs::TS)]
+pub struct UpdateView {
+    /// This Kluis's version.
+    pub current: String,
+    pub state: UpdateState,
+    /// Whether an update is installed by itself (Settings).
+    pub automatic: bool,
+    /// Whether this app can install an update itself (Windows); elsewhere the package
+    /// manager does.
+    pub installs_here: bool,
+}
+
+/// Runs a verified setup over the installed Kluis, and ends the app (the host's part).
+pub trait UpdateInstaller: Send + Sync {
+    fn installs_here(&self) -> bool;
+    /// Starts `setup` so that it installs over this Kluis once the app has ended, and ends
+    /// the app.
+    fn install(&self, setup: &Path) -> AppResult<()>;
+}
+
+/// Where no setup is run: Linux and macOS, whose package manager updates Kluis; and until
+/// the host sets its own.
+pub struct PackageManagerUpdates;
+
+impl UpdateInstaller for PackageManagerUpdates {
+    fn installs_here(&self) -> bool {
+        false
+    }
+
+    fn install(&self, _: &Path) -> AppResult<()> {
+        Err(AppError::InvalidState(
+            "Kluis is updated by this computer's package manager (on Debian and Ubuntu: sudo apt upgrade, or the Software Updater).".into(),
+        ))
+    }
+}
+
+/// Windows: the per-user setup, silently (`/S`), told it replaces a running Kluis
+/// (`/UPDATE`: it waits until the app has ended before it writes), started on its own; then
+/// `end_app` ends the app.
+pub struct WindowsSetup {
+    pub end_app: Box<dyn Fn() + Send + Sync>,
+}
+
+impl UpdateInstaller for WindowsSetup {
+    fn installs_here(&self) -> bool {
+        true
+    }
+
+    fn install(&self, setup: &Path) -> AppResult<()> {
+        std::process::Command::new(setup)
+            .args(["/S", "/UPDATE"])
+            .spawn()
+            .map_err(|e| AppError::Update(format!("The update could not be started: {e}.")))?;
+        (self.end_app)();
+        Ok(())
+    }
+}
+
+/// See the module's text.
+pub struct Updates {
+    pub(super) shared: Arc<Shared>,
+    pub(super) jobs: Arc<JobRegistry>,
+    state: Mutex<UpdateState>,
+    /// The release found, with its signature (what the state shows is its version and notes).
+    release: Mutex<Option<Release>>,
+    /// The verified setup, once downloaded.
+    setup: Mutex<Option<PathBuf>>,
+    installer: Mutex<Arc<dyn UpdateInstaller>>,
+    /// Whom to ask (none: this build has none; an error: the environment names no valid one).
+    publisher: Result<Option<Publisher>, String>,
+    /// A CA the update server's certificate may come from besides the system's.
+    ca_pem: Option<String>,
+}
+
+/// The update server: [`Publisher::configured`] and `KLUIS_CA_CERT` unless the builder names
+/// another (tests, an office's own).
+pub(super) type UpdateServer = Option<(Publisher, Option<String>)>;
+
+impl Updates {
+    pub(super) fn new(
+        shared: Arc<Shared>,
+        jobs: Arc<JobRegistry>,
+        server: UpdateServer,
+    ) -> Updates {
+        let (publisher, ca_pem) = match server {
+            Some((publisher, ca_pem)) => (Ok(Some(publisher)), ca_pem),
+            None => (
+                Publisher::configured().map_err(|e| e.to_string()),
+                shared.env_ca_pem.clone(),
+            ),
+        };
+        Updates {
+            shared,
+            jobs,
+            state: Mutex::new(UpdateState::NotLooked),
+            release: Mutex::new(None),
+            setup: Mutex::new(None),
+            installer: Mutex::new(Arc::new(PackageManagerUpdates)),
+            publisher,
+            ca_pem,
+        }
+    }
+
+    /// The host's installer (see [`UpdateInstaller`]).
+    pub fn set_installer(&self, installer: Arc<dyn UpdateInstaller>) {
+        *self.installer.lock().unwrap() = installer;
+    }
+
+    fn stamp(&self) -> PathBuf {
+        self.shared.paths.history_db.with_file_name("update-looked")
+    }
+
+    /// Settings → *Updates*.
+    pub fn view(&self) -> UpdateView {
+        UpdateView {
+            current: kluis_update::current().to_string(),
+            state: self.state.lock().unwrap().clone(),
+            automatic: self.shared.profiles.settings().install_updates,
+            installs_here: self.installer.lock().unwrap().installs_here(),
+        }
+    }
+
+    /// Settings → *Install updates by themselves*.
+    pub fn set_automatic(&self, automatic: bool) -> AppResult<UpdateView> {
+        self.shared.profiles.update_settings(|settings| {
+            settings.install_updates = automatic;
+            Ok(())
+        })?;
+        Ok(self.view())
+    }
+
+    /// *Look now* (`asked`), or the daily look: a day after the last look (the app's or the
+    /// CLI's) the server is asked; within it, what that look found is shown.
+    pub async fn look(&self, asked: bool) -> UpdateView {
+        let state = self.looked(asked).await;
+        *self.state.lock().unwrap() = state;
+        self.view()
+    }
+
+    async fn looked(&self, asked: bool) -> UpdateState {
+        if let Some(why) = policy::disabled() {
+            return UpdateState::Off { why };
+        }
+        let publisher = match &self.publisher {
+            Ok(Some(publisher)) => publisher,
+            Ok(None) => return UpdateState::NotConfigured,
+            Err(message) => {
+                return UpdateState::Failed {
+                    message: message.clone(),
+                }
+            }
+        };
+        let stamp = self.stamp();
+        if !asked && !policy::due(&stamp) {
+            let current = self.state.lock().unwrap().clone();
+            let known = matches!(
+                current,
+                UpdateState::Available { .. } | UpdateState::Ready { .. }
+            );
+            if known || policy::known_newer(&stamp, &kluis_update::current()).is_none() {
+                return match current {
+                    UpdateState::NotLooked => UpdateState::UpToDate {
+                        offered_older: None,
+                    },
+                    current => current,
+                };
+            }
+            // (Found by a look of the CLI's or before a restart: asked again for its notes.)
+        }
+        let current = kluis_update::current();
+        let ca = self.ca_pem.clone();
+        let found = kluis_update::check(
+            publisher,
+            &current,
+            &kluis_update::platform(),
+            ca.as_deref(),
+        )
+        .await;
+        let found = match found {
+            Ok(found) => found,
+            Err(e) => {
+                return UpdateState::Failed {
+                    message: e.to_string(),
+                }
+            }
+        };
+        let newer = match &found {
+            Found::Newer(release) => Some(release.version.clone()),
+            Found::UpToDate { .. } => None,
+        };
+        if let Err(e) = policy::looked(&stamp, newer.as_ref()) {
+            tracing::warn!("the update look's stamp could not be written: {e}");
+        }
+        match found {
+            Found::UpToDate { offered_older } => {
+                *self.release.lock().unwrap() = None;
+                UpdateState::UpToDate {
+                    offered_older: offered_older.map(|v| v.to_string()),
+                }
+            }
+            Found::Newer(release) => {
+                let state = UpdateState::Available {
+                    version: release.version.to_string(),
+                    notes: release.notes.clone(),
+                };
+                let same = (self.release.lock().unwrap().as_ref())
+                    .is_some_and(|r| r.version == release.version);
+                if !same {
+                    *self.setup.lock().unwrap() = None;
+                }
+                *self.release.lock().unwrap() = Some(release);
+                match (same, self.state.lock().unwrap().clone()) {
+                    (true, ready @ UpdateState::Ready { .. }) => ready,
+                    _ => state,
+                }
+            }
+        }
+    }
+
+    /// Why an update may not be installed now: a backup runs, or a plan is due soon.
+    pub fn busy(&self) -> Option<String> {
+        let running = self.jobs.running_job_ids().len();
+        if running > 0 {
+            return Some(format!(
+                "{running} backup(s) running: Kluis is updated when they have ended."
+            ));
+        }
+        let soon = jiff::Zoned::now()
+            .checked_add(jiff::SignedDuration::try_from(QUIET_BEFORE_PLAN).unwrap_or_default())
+            .ok()?;
+        let due = self.shared.profiles.list().into_iter().find(|profile| {
+            let last = kluis_profiles::last_started(&self.shared.history, &profile.key());
+            (profile.plan.as_ref()).is_some_and(|plan| plan.due(last, &soon).is_now())
+        });
+        due.map(|profile| {
+            format!(
+                "{}'s planned backup is due within {} minutes: Kluis is updated after it.",
+                profile.name,
+                QUIET_BEFORE_PLAN.as_secs() / 60
+            )
+        })
+    }
+
+    /// *Install now*: the newer Kluis downloaded (verified with the publisher's key) and
+    /// installed — refused while a backup runs or a plan is about to, and where the package
+    /// manager updates Kluis.
+    pub async fn install(&self) -> AppResult<UpdateView> {
+        let installer = self.installer.lock().unwrap().clone();
+        if !installer.installs_here() {
+            installer.install(Path::new(""))?;
+        }
+        if let Some(why) = self.busy() {
+            return Err(AppError::InvalidState(why));
+        }
+        let setup = self.download().await?;
+        // (Looked at again: a backup may have started while the setup downloaded.)
+        if let Some(why) = self.busy() {
+            return Err(AppError::InvalidState(why));
+        }
+        installer.install(&setup)?;
+        Ok(self.view())
+    }
+
+    /// The release's setup in the staging folder, downloaded and verified once.
+    async fn download(&self) -> AppResult<PathBuf> {
+        if let Some(setup) = self.setup.lock().unwrap().clone().filter(|s| s.is_file()) {
+            return Ok(setup);
+        }
+        let (Ok(Some(publisher)), Some(release)) =
+            (&self.publisher, self.release.lock().unwrap().clone())
+        else {
+            return Err(AppError::InvalidState(
+                "No newer Kluis was found: look for updates first.".into(),
+            ));
+        };
+        let folder = self.shared.paths.staging_dir.join("update");
+        // (A setup left by an earlier download is not trusted: fetched and verified again.)
+        let _ = std::fs::remove_dir_all(&folder);
+        kluis_private::files::create_dir_all(&folder)
+            .map_err(|e| AppError::Update(format!("{}: {e}", folder.display())))?;
+        let ca = self.ca_pem.clone();
+        let setup = kluis_update::download(publisher, &release, &folder, ca.as_deref())
+            .await
+            .map_err(|e| AppError::Update(e.to_string()))?;
+        *self.setup.lock().unwrap() = Some(setup.clone());
+        *self.state.lock().unwrap() = UpdateState::Ready {
+            version: release.version.to_string(),
+            notes: release.notes.clone(),
+        };
+        Ok(setup)
+    }
+
+    /// The daily round (the app calls it every few minutes): the look when due; with
+    /// *Install updates by themselves*, a newer Kluis installed at a quiet moment.
+    pub async fn tick(&self) {
+        let view = self.look(false).await;
+        let newer = matches!(
+            view.state,
+            UpdateState::Available { .. } | UpdateState::Ready { .. }
+        );
+        if newer && view.automatic && view.installs_here && self.busy().is_none() {
+            if let Err(e) = self.install().await {
+                tracing::warn!("the update was not installed by itself: {e}");
+            }
+        }
+    }
+
+    /// The daily round as long as the app runs: [`Updates::tick`] now and every ten minutes
+    /// (the server is asked once a day; the rest is a look at the stamp and the plans).
+    pub async fn watch(&self) {
+        loop {
+            self.tick().await;
+            tokio::time::sleep(Duration::from_secs(600)).await;
+        }
+    }
+}
