@@ -11,6 +11,9 @@
 //! Start-up flags: `--demo` opens the app in demo mode (an in-process simulator);
 //! `--hidden` (the login item's) starts in the tray, when plans are set;
 //! `--baseline-window` opens only an empty window (for footprint measurements).
+//!
+//! Updates (`updater.rs`, Windows): a newer Kluis that kluis-desktop downloaded and verified
+//! is installed through Tauri's updater plugin.
 //! Environment: `KLUIS_DATA_DIR` keeps all files under one folder; `KLUIS_E2E_SAVE_DIR` makes
 //! every backup land in that folder, `KLUIS_E2E_CERTIFICATE` answers the certificate
 //! dialog, `KLUIS_E2E_DIALOG_FOLDER` the folder and save dialogs and `KLUIS_E2E_IMPORT_FILE`
@@ -22,6 +25,8 @@ mod commands;
 mod dialogs;
 mod instance;
 mod tray;
+#[cfg(windows)]
+pub mod updater;
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -51,10 +56,11 @@ fn with_commands<R: tauri::Runtime>(
     builder: tauri::Builder<R>,
     launch: LaunchInfo,
 ) -> tauri::Builder<R> {
-    builder
-        .plugin(tauri_plugin_dialog::init())
-        .manage(launch)
-        .invoke_handler(commands::handler())
+    let builder = builder.plugin(tauri_plugin_dialog::init());
+    // (Windows only: elsewhere the package manager updates Kluis.)
+    #[cfg(windows)]
+    let builder = builder.plugin(tauri_plugin_updater::Builder::new().build());
+    builder.manage(launch).invoke_handler(commands::handler())
 }
 
 /// One Kluis per data folder: the first owns a name on the session bus (Linux), a second
@@ -147,12 +153,8 @@ pub fn run() {
             // On Windows the app installs a newer Kluis itself (its setup, then the app ends);
             // elsewhere the package manager does. The daily look runs as long as the app does.
             #[cfg(windows)]
-            {
-                let handle = app.handle().clone();
-                let end_app = Box::new(move || handle.exit(0));
-                (app.state::<DesktopApp>().updates)
-                    .set_installer(Arc::new(kluis_desktop::WindowsSetup { end_app }));
-            }
+            (app.state::<DesktopApp>().updates)
+                .set_installer(Arc::new(updater::PluginInstaller(app.handle().clone())));
             let handle = app.handle().clone();
             tauri::async_runtime::spawn(async move {
                 handle.state::<DesktopApp>().updates.watch().await;

@@ -228,3 +228,56 @@ fn the_four_command_lists_agree() {
         }
     }
 }
+
+/// Windows: the verified setup goes to Tauri's updater plugin (registered from the app's own
+/// configuration), which takes the manifest it came with again, binds the signature to the
+/// announced version and verifies the bytes with the publisher's key; a setup changed after
+/// signing, or signed for another version, does not get past it. (Running the setup ends the
+/// process, so this stops short of it.)
+#[cfg(windows)]
+#[test]
+fn the_updater_plugin_checks_a_setup_before_it_runs_it() {
+    use base64::Engine;
+    let b64 = |text: String| base64::engine::general_purpose::STANDARD.encode(text);
+    let dir = tempfile::tempdir().unwrap();
+    let (app, _window) = window(&dir);
+    let keys = minisign::KeyPair::generate_unencrypted_keypair().unwrap();
+    let setup = dir.path().join("kluis-9.9.9-x64-setup.exe");
+    std::fs::write(&setup, b"MZ the next Kluis").unwrap();
+    let signed_as = |bytes: &[u8], version: &str| {
+        let comment = format!("timestamp:1764150000\tfile:kluis-setup.exe\tversion:{version}");
+        let signature =
+            minisign::sign(Some(&keys.pk), &keys.sk, bytes, Some(&comment), None).unwrap();
+        kluis_desktop::VerifiedSetup {
+            file: setup.clone(),
+            manifest_url: "https://updates.example/kluis.json".into(),
+            manifest: json!({
+                "version": "9.9.9",
+                "platforms": { "windows-x86_64": {
+                    "url": "https://updates.example/kluis-9.9.9-x64-setup.exe",
+                    "signature": b64(signature.to_string()) } }
+            }),
+            tauri_pubkey: b64(keys.pk.to_box().unwrap().to_string()),
+        }
+    };
+    let installer = kluis_app::updater::PluginInstaller(app.handle().clone());
+    let (update, bytes) = installer
+        .checked(&signed_as(b"MZ the next Kluis", "9.9.9"))
+        .unwrap();
+    assert_eq!(
+        (update.version.as_str(), &bytes[..]),
+        ("9.9.9", &b"MZ the next Kluis"[..])
+    );
+    assert!(
+        installer
+            .checked(&signed_as(b"MZ another Kluis", "9.9.9"))
+            .is_err(),
+        "a changed setup"
+    );
+    assert!(
+        installer
+            .checked(&signed_as(b"MZ the next Kluis", "0.0.5"))
+            .is_err(),
+        "signed for 0.0.5"
+    );
+}

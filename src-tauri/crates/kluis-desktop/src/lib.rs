@@ -51,7 +51,7 @@ pub use app::{
     ImportSink, LaunchInfo, LoginStart, MailInput, ManyChange, ManyPreview, PackageManagerUpdates,
     PlanInput, ProgressSink, ReportExport, ReportFormat, ReportRequest, RestoreProgress,
     RestoreSummary, ResumedJob, RuleChange, SessionInfo, SftpInput, SftpServer, TrayAction,
-    UpdateInstaller, UpdateState, UpdateView, VerifyReport, WindowsSetup, HIDDEN_FLAG,
+    UpdateInstaller, UpdateState, UpdateView, VerifiedSetup, VerifyReport, HIDDEN_FLAG,
 };
 pub use callback::{CallbackInput, CallbackTestResult};
 pub use dialogs::{Dialogs, ImportFile, NoDialogs};

@@ -16,6 +16,8 @@ pub struct Release {
     pub notes: String,
     pub url: url::Url,
     pub(crate) signature: String,
+    /// The manifest as the server sent it (Tauri's updater takes it again to install).
+    pub manifest: serde_json::Value,
 }
 
 /// What a check found.
@@ -39,7 +41,7 @@ pub async fn check(
     platform: &str,
     extra_ca_pem: Option<&str>,
 ) -> Result<Found, UpdateError> {
-    let manifest = fetch(publisher, extra_ca_pem).await?;
+    let (manifest, raw) = fetch(publisher, extra_ca_pem).await?;
     let version =
         semver::Version::parse(manifest.version.trim().trim_start_matches('v')).map_err(|_| {
             UpdateError::NotAManifest(format!(
@@ -82,6 +84,7 @@ pub async fn check(
             .collect(),
         url,
         signature: build.signature.clone(),
+        manifest: raw,
     }))
 }
 
@@ -105,7 +108,11 @@ pub(crate) fn unreachable(url: &url::Url, e: impl std::fmt::Display) -> UpdateEr
     ))
 }
 
-async fn fetch(publisher: &Publisher, extra_ca_pem: Option<&str>) -> Result<Manifest, UpdateError> {
+/// The manifest, read, and as the JSON it was.
+async fn fetch(
+    publisher: &Publisher,
+    extra_ca_pem: Option<&str>,
+) -> Result<(Manifest, serde_json::Value), UpdateError> {
     let url = &publisher.manifest;
     let mut response = client(extra_ca_pem)?
         .get(url.clone())
@@ -128,5 +135,7 @@ async fn fetch(publisher: &Publisher, extra_ca_pem: Option<&str>) -> Result<Mani
                 MAX_MANIFEST_BYTES / 1024
             ))
         })?;
-    serde_json::from_slice(&body).map_err(|e| UpdateError::NotAManifest(format!("{e}.")))
+    let not_one = |e: serde_json::Error| UpdateError::NotAManifest(format!("{e}."));
+    let raw: serde_json::Value = serde_json::from_slice(&body).map_err(not_one)?;
+    Ok((serde_json::from_value(raw.clone()).map_err(not_one)?, raw))
 }

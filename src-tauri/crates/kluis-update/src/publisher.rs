@@ -3,6 +3,7 @@
 //! (`KLUIS_UPDATE_URL`, `KLUIS_UPDATE_PUBKEY` in the build's environment), or given at run
 //! time in the same variables — an office's own update server, and the tests'.
 
+use base64::Engine;
 use url::Url;
 
 use crate::error::UpdateError;
@@ -12,6 +13,8 @@ use crate::signature::key_id;
 #[derive(Clone)]
 pub struct Publisher {
     pub manifest: Url,
+    /// The public key as Tauri's updater takes it: the .pub file's text in base64.
+    pub tauri_pubkey: String,
     pub(crate) key: minisign_verify::PublicKey,
     pub(crate) key_id: [u8; 8],
 }
@@ -55,6 +58,12 @@ impl Publisher {
         .ok_or_else(bad)?;
         Ok(Publisher {
             manifest,
+            tauri_pubkey: base64::engine::general_purpose::STANDARD.encode(
+                match text.lines().count() {
+                    1 => format!("untrusted comment: minisign public key\n{}\n", text.trim()),
+                    _ => text.clone(),
+                },
+            ),
             key,
             key_id,
         })

@@ -90,7 +90,7 @@ pub use settings::AppSettings;
 pub use sftp_target::{SftpInput, SftpServer};
 use shared::Shared;
 pub use updates::{
-    PackageManagerUpdates, UpdateInstaller, UpdateState, UpdateView, Updates, WindowsSetup,
+    PackageManagerUpdates, UpdateInstaller, UpdateState, UpdateView, Updates, VerifiedSetup,
     QUIET_BEFORE_PLAN,
 };
 

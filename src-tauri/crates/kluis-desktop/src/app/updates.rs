@@ -11,11 +11,13 @@
 //! next look tries again). A restart forgets nothing worth keeping: the stamp keeps the newer
 //! version found, and a verified setup is downloaded again (it is not trusted from disk).
 //!
-//! Installing is the host's ([`UpdateInstaller`]): on Windows the per-user setup runs
-//! silently over the installed Kluis (`/S /UPDATE`, it waits for the app to end) and the app
-//! ends; elsewhere the package manager updates Kluis, and the app says so.
+//! Installing is the host's ([`UpdateInstaller`]): on Windows the shell hands the verified
+//! setup to Tauri's updater plugin, which checks it once more against the manifest and the
+//! key and runs it silently over the installed Kluis (`/S /UPDATE`: the setup waits for the
+//! app to end, then starts it again) as the app ends; elsewhere the package manager updates
+//! Kluis, and the app says so.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -74,12 +76,23 @@ pub struct UpdateView {
     pub installs_here: bool,
 }
 
-/// Runs a verified setup over the installed Kluis, and ends the app (the host's part).
+/// What an installer is handed: the setup, downloaded and verified, and what Tauri's updater
+/// checks it against once more (the manifest it came with, the publisher's key).
+pub struct VerifiedSetup {
+    pub file: PathBuf,
+    /// Where the manifest was read (the plugin's endpoint: it is not asked again).
+    pub manifest_url: String,
+    pub manifest: serde_json::Value,
+    pub tauri_pubkey: String,
+}
+
+/// Runs a verified setup over the installed Kluis, and ends the app (the host's part: on
+/// Windows the shell hands it to Tauri's updater plugin).
 pub trait UpdateInstaller: Send + Sync {
     fn installs_here(&self) -> bool;
-    /// Starts `setup` so that it installs over this Kluis once the app has ended, and ends
+    /// Starts the setup so that it installs over this Kluis once the app has ended, and ends
     /// the app.
-    fn install(&self, setup: &Path) -> AppResult<()>;
+    fn install(&self, setup: &VerifiedSetup) -> AppResult<()>;
 }
 
 /// Where no setup is run: Linux and macOS, whose package manager updates Kluis; and until
@@ -91,32 +104,16 @@ impl UpdateInstaller for PackageManagerUpdates {
         false
     }
 
-    fn install(&self, _: &Path) -> AppResult<()> {
-        Err(AppError::InvalidState(
+    fn install(&self, _: &VerifiedSetup) -> AppResult<()> {
+        Err(PackageManagerUpdates::refusal())
+    }
+}
+
+impl PackageManagerUpdates {
+    fn refusal() -> AppError {
+        AppError::InvalidState(
             "Kluis is updated by this computer's package manager (on Debian and Ubuntu: sudo apt upgrade, or the Software Updater).".into(),
-        ))
-    }
-}
-
-/// Windows: the per-user setup, silently (`/S`), told it replaces a running Kluis
-/// (`/UPDATE`: it waits until the app has ended before it writes), started on its own; then
-/// `end_app` ends the app.
-pub struct WindowsSetup {
-    pub end_app: Box<dyn Fn() + Send + Sync>,
-}
-
-impl UpdateInstaller for WindowsSetup {
-    fn installs_here(&self) -> bool {
-        true
-    }
-
-    fn install(&self, setup: &Path) -> AppResult<()> {
-        std::process::Command::new(setup)
-            .args(["/S", "/UPDATE"])
-            .spawn()
-            .map_err(|e| AppError::Update(format!("The update could not be started: {e}.")))?;
-        (self.end_app)();
-        Ok(())
+        )
     }
 }
 
@@ -311,7 +308,7 @@ impl Updates {
     pub async fn install(&self) -> AppResult<UpdateView> {
         let installer = self.installer.lock().unwrap().clone();
         if !installer.installs_here() {
-            installer.install(Path::new(""))?;
+            return Err(PackageManagerUpdates::refusal());
         }
         if let Some(why) = self.busy() {
             return Err(AppError::InvalidState(why));
@@ -326,10 +323,7 @@ impl Updates {
     }
 
     /// The release's setup in the staging folder, downloaded and verified once.
-    async fn download(&self) -> AppResult<PathBuf> {
-        if let Some(setup) = self.setup.lock().unwrap().clone().filter(|s| s.is_file()) {
-            return Ok(setup);
-        }
+    async fn download(&self) -> AppResult<VerifiedSetup> {
         let (Ok(Some(publisher)), Some(release)) =
             (&self.publisher, self.release.lock().unwrap().clone())
         else {
@@ -337,6 +331,15 @@ impl Updates {
                 "No newer Kluis was found: look for updates first.".into(),
             ));
         };
+        let verified = |file: PathBuf| VerifiedSetup {
+            file,
+            manifest_url: publisher.manifest.to_string(),
+            manifest: release.manifest.clone(),
+            tauri_pubkey: publisher.tauri_pubkey.clone(),
+        };
+        if let Some(setup) = self.setup.lock().unwrap().clone().filter(|s| s.is_file()) {
+            return Ok(verified(setup));
+        }
         let folder = self.shared.paths.staging_dir.join("update");
         // (A setup left by an earlier download is not trusted: fetched and verified again.)
         let _ = std::fs::remove_dir_all(&folder);
@@ -351,7 +354,7 @@ impl Updates {
             version: release.version.to_string(),
             notes: release.notes.clone(),
         };
-        Ok(setup)
+        Ok(verified(setup))
     }
 
     /// The daily round (the app calls it every few minutes): the look when due; with

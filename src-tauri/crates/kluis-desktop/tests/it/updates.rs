@@ -4,12 +4,14 @@
 //! a plan is due within a quarter of an hour; by itself only when chosen; a changed build
 //! never handed to the installer; where the package manager updates Kluis, said so.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex};
 
 use kluis_core::plan::{ClockTime, Schedule};
-use kluis_desktop::{AppError, AppJobEvent, DesktopApp, PlanInput, UpdateInstaller, UpdateState};
+use kluis_desktop::{
+    AppError, AppJobEvent, DesktopApp, PlanInput, UpdateInstaller, UpdateState, VerifiedSetup,
+};
 use tokio::sync::mpsc;
 
 use crate::common;
@@ -24,8 +26,13 @@ impl UpdateInstaller for Installed {
         true
     }
 
-    fn install(&self, setup: &Path) -> Result<(), AppError> {
-        self.0.lock().unwrap().push(std::fs::read(setup).unwrap());
+    fn install(&self, setup: &VerifiedSetup) -> Result<(), AppError> {
+        // (What Tauri's updater checks the setup against once more: the manifest it came with.)
+        assert_eq!(setup.manifest["version"], "9.9.9");
+        self.0
+            .lock()
+            .unwrap()
+            .push(std::fs::read(&setup.file).unwrap());
         Ok(())
     }
 }

@@ -8,6 +8,8 @@ mod server;
 
 use std::sync::atomic::Ordering;
 
+use base64::Engine;
+
 use kluis_update::{check, download, platform, Found, Publisher, UpdateError};
 use server::{manifest, setup, Signer};
 
@@ -173,7 +175,29 @@ fn a_bad_key_or_address_is_refused() {
             .code(),
         "config"
     );
-    assert!(Publisher::new("https://updates.example/m.json", &key).is_ok());
+    let publisher = Publisher::new("https://updates.example/m.json", &key).unwrap();
+    assert_eq!(
+        publisher.tauri_pubkey, key,
+        "handed to Tauri's updater as given"
+    );
+    let line = String::from_utf8(
+        base64::engine::general_purpose::STANDARD
+            .decode(&key)
+            .unwrap(),
+    )
+    .unwrap()
+    .lines()
+    .nth(1)
+    .unwrap()
+    .to_string();
+    let from_line = Publisher::new("https://updates.example/m.json", &line).unwrap();
+    let wrapped = base64::engine::general_purpose::STANDARD
+        .decode(&from_line.tauri_pubkey)
+        .unwrap();
+    assert_eq!(
+        String::from_utf8(wrapped).unwrap().lines().nth(1),
+        Some(line.as_str())
+    );
 }
 
 /// The manifest is not signed, only each build: an older build with its own valid signature,

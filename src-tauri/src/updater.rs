@@ -1,0 +1,58 @@
+//! Windows: a newer Kluis installed through Tauri's updater plugin. kluis-desktop's Updates
+//! has downloaded the setup and verified it (the publisher's key, the version it was signed
+//! for); the plugin takes the manifest it came with again (`restore_update`, which always
+//! binds the signature to the announced version), verifies the bytes once more with the same
+//! key, and runs the setup silently (`/S /UPDATE`, tauri.conf.json's `installMode: quiet`;
+//! Kluis's own NSIS setup waits for the app to let go of its program and starts it again) as
+//! the app ends. On Linux and macOS the package manager updates Kluis: the plugin is not used.
+
+use kluis_desktop::{AppError, UpdateInstaller, VerifiedSetup};
+use tauri::{AppHandle, Runtime};
+use tauri_plugin_updater::UpdaterExt;
+
+/// See the module's text.
+pub struct PluginInstaller<R: Runtime>(pub AppHandle<R>);
+
+impl<R: Runtime> UpdateInstaller for PluginInstaller<R> {
+    fn installs_here(&self) -> bool {
+        true
+    }
+
+    fn install(&self, setup: &VerifiedSetup) -> Result<(), AppError> {
+        let (update, bytes) = self.checked(setup)?;
+        // On success the plugin ends the app (after Tauri's clean-up) as the setup starts.
+        update.install(bytes).map_err(|e| failed(&e))
+    }
+}
+
+impl<R: Runtime> PluginInstaller<R> {
+    /// The plugin's update for `setup`, and the setup's bytes it verified: everything
+    /// [`UpdateInstaller::install`] does but starting the setup.
+    pub fn checked(
+        &self,
+        setup: &VerifiedSetup,
+    ) -> Result<(tauri_plugin_updater::Update, Vec<u8>), AppError> {
+        let bytes = std::fs::read(&setup.file).map_err(|e| failed(&e))?;
+        let endpoint = setup.manifest_url.parse().map_err(|e| failed(&e))?;
+        let updater = (self.0.updater_builder())
+            .pubkey(setup.tauri_pubkey.clone())
+            .endpoints(vec![endpoint])
+            .and_then(|builder| builder.build())
+            .map_err(|e| failed(&e))?;
+        let update = (updater.restore_update(setup.manifest.clone()))
+            .map_err(|e| failed(&e))?
+            .ok_or_else(|| {
+                AppError::Update("This Kluis is as new as the update: nothing to install.".into())
+            })?;
+        update.verify(&bytes).map_err(|e| failed(&e))?;
+        Ok((update, bytes))
+    }
+}
+
+fn failed(e: &dyn std::fmt::Display) -> AppError {
+    let said = e.to_string();
+    AppError::Update(format!(
+        "The update could not be started: {}.",
+        said.trim_end_matches('.')
+    ))
+}
