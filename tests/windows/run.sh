@@ -43,17 +43,44 @@ setup() {
   fi
 }
 
+# The Windows test binaries: their crates and targets, built in one cargo invocation so that
+# every crate is compiled once, with one set of features (an invocation per binary compiled
+# most of the workspace's dependencies again for each: minutes, in CI's critical path). The
+# test phase runs them directly (a cargo call there could resolve features differently and
+# compile again); $tests_list lists each as "crate-folder target path".
+test_selection=(-p kluis-core -p kluis-private -p kluis-desktop -p kluis-app
+  --features kluis-app/custom-protocol --lib --test it --test commands)
+tests_list="$cross_dir/windows-tests.tsv"
+
 build() {
   CARGO_TARGET_DIR="$cross_dir" bash tests/windows/build.sh --profile dev
-  echo "== Windows: the unit-test binaries, the app's logic and its commands"
-  CARGO_TARGET_DIR="$cross_dir" cargo test --locked --target "$target" \
-    -p kluis-core -p kluis-private -p kluis-desktop --lib --no-run
-  CARGO_TARGET_DIR="$cross_dir" cargo test --locked --target "$target" -p kluis-desktop --test it --no-run
-  CARGO_TARGET_DIR="$cross_dir" cargo test --locked --target "$target" \
-    -p kluis-app --features kluis-app/custom-protocol --test commands --no-run
+  echo "== Windows: the test binaries (unit tests, the app's logic and its commands)"
+  CARGO_TARGET_DIR="$cross_dir" cargo test --locked --target "$target" --no-run \
+    --message-format json-render-diagnostics "${test_selection[@]}" \
+    | python3 -c '
+import json, sys
+for line in sys.stdin:
+    if not line.startswith("{"):
+        continue
+    m = json.loads(line)
+    if m.get("reason") == "compiler-artifact" and m.get("profile", {}).get("test") and m.get("executable"):
+        folder = m["manifest_path"].rsplit("/", 1)[0]
+        print(folder, m["target"]["name"], m["executable"], sep="\t")
+' >"$tests_list.new"
+  mv "$tests_list.new" "$tests_list"
   # The app's test binary loads WebView2Loader.dll (Microsoft's, from webview2-com-sys, which
   # the build puts beside the programs) from its own folder: it does not create a webview.
   cp "$cross_dir/$target/debug/WebView2Loader.dll" "$cross_dir/$target/debug/deps/"
+}
+
+# windows_test CRATE_FOLDER TARGET [FILTER…]: that crate's Windows test binary under Wine, run
+# from the crate's folder as cargo runs tests.
+windows_test() {
+  local folder=$root/$1 name=$2 exe
+  shift 2
+  exe=$(awk -F '\t' -v f="$folder" -v t="$name" '$1 == f && $2 == t { print $3 }' "$tests_list")
+  [ -n "$exe" ] || { echo "!! no Windows test binary $name in $folder: run the build first" >&2; return 1; }
+  (cd "$folder" && "$wine" "$exe" "$@")
 }
 
 test_under_wine() {
@@ -111,20 +138,18 @@ test_under_wine() {
 
   echo "== Windows: unit tests as Windows binaries under Wine"
   # File names, owner-only files (ACLs) and the app's background threads' priority.
-  CARGO_TARGET_DIR="$cross_dir" CARGO_TARGET_X86_64_PC_WINDOWS_GNU_RUNNER="$wine" \
-    cargo test --locked --target "$target" -p kluis-core -p kluis-private -p kluis-desktop --lib -- \
-    filename:: files:: runtime::
+  windows_test src-tauri/crates/kluis-core kluis_core filename::
+  windows_test src-tauri/crates/kluis-private kluis_private files::
+  windows_test src-tauri/crates/kluis-desktop kluis_desktop runtime::
 
   echo "== Windows: the app's logic (the in-process demo) and its Tauri commands under Wine"
   # kluis-desktop's app tests: the demo's simulator in the process, a backup staged, saved,
   # cancelled, refused, a restart; the commands through Tauri's IPC on its mock runtime (no
-  # webview: Wine has no WebView2). The rest of kluis-desktop's tests pass under Wine too
-  # (about 150 s more); they hold no Windows-specific logic beyond what these and the unit
-  # tests above reach.
-  CARGO_TARGET_DIR="$cross_dir" CARGO_TARGET_X86_64_PC_WINDOWS_GNU_RUNNER="$wine" \
-    cargo test --locked --target "$target" -p kluis-desktop --test it -- app::
-  CARGO_TARGET_DIR="$cross_dir" CARGO_TARGET_X86_64_PC_WINDOWS_GNU_RUNNER="$wine" \
-    cargo test --locked --target "$target" -p kluis-app --features kluis-app/custom-protocol --test commands
+  # webview: Wine has no WebView2), and Tauri's updater plugin checking a setup. The rest of
+  # kluis-desktop's tests pass under Wine too (about 150 s more); they hold no
+  # Windows-specific logic beyond what these and the unit tests above reach.
+  windows_test src-tauri/crates/kluis-desktop it app::
+  windows_test src-tauri commands
 }
 
 # test_certificate DIR: a throw-away code-signing CA (DIR/ca.pem) and a publisher's certificate
