@@ -7,7 +7,7 @@
 //! The check's one line goes to standard output; with `--json` only the JSON object does (a
 //! script reads it), never a line of prose beside it.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use kluis_core::{Error, Result};
 use kluis_update::{policy, Found, Publisher, Release, UpdateError};
@@ -15,35 +15,17 @@ use serde_json::json;
 
 use crate::args::{Cli, UpdateCommand};
 
-/// The stamp beside the history: when Kluis last looked, and the newer version it found (the
-/// app reads it too, so a look by either counts for the day).
-fn stamp(cli: &Cli) -> Result<PathBuf> {
-    Ok(crate::from_args::history_path(cli.history_db.as_ref())?.with_file_name("update-looked"))
-}
-
 pub async fn run(cli: &Cli, command: &UpdateCommand) -> Result<()> {
     let json = matches!(command, UpdateCommand::Check { json: true });
     let Some(publisher) = following(json)? else {
         return Ok(());
     };
     let ca = cli.connection.ca_pem()?;
+    let history = crate::from_args::history_path(cli.history_db.as_ref())?;
+    let found = kluis_update::look(&publisher, ca.as_deref(), &policy::stamp_beside(&history))
+        .await
+        .map_err(into_core)?;
     let current = kluis_update::current();
-    let found = kluis_update::check(
-        &publisher,
-        &current,
-        &kluis_update::platform(),
-        ca.as_deref(),
-    )
-    .await
-    .map_err(into_core)?;
-    let newer = match &found {
-        Found::Newer(release) => Some(&release.version),
-        Found::UpToDate { .. } => None,
-    };
-    // (A stamp that cannot be written only means the app looks again today.)
-    if let Ok(stamp) = stamp(cli) {
-        let _ = policy::looked(&stamp, newer);
-    }
     match command {
         UpdateCommand::Check { json: true } => println!("{}", as_json(&current, &found)),
         UpdateCommand::Check { json: false } => println!("{}", said(&current, &found)),
@@ -58,24 +40,22 @@ pub async fn run(cli: &Cli, command: &UpdateCommand) -> Result<()> {
 /// The publisher this Kluis follows; none (said in a line, or as JSON) when IT turned updates
 /// off here or the build has no update server.
 fn following(json: bool) -> Result<Option<Publisher>> {
-    let off = match policy::disabled() {
-        Some(why) => Some((
+    let (code, line) = match policy::disabled() {
+        Some(why) => (
             "disabled",
             format!("Updates are turned off on this computer (by {why}); your IT updates Kluis."),
-        )),
+        ),
         None => match Publisher::configured().map_err(into_core)? {
             Some(publisher) => return Ok(Some(publisher)),
-            None => Some(("not_configured", UpdateError::NotConfigured.to_string())),
+            None => ("not_configured", UpdateError::NotConfigured.to_string()),
         },
     };
-    if let Some((code, line)) = off {
-        match json {
-            true => println!(
-                "{}",
-                json!({"current": kluis_update::current().to_string(), "update": code, "message": line})
-            ),
-            false => println!("{line}"),
-        }
+    match json {
+        true => println!(
+            "{}",
+            json!({"current": kluis_update::current().to_string(), "update": code, "message": line})
+        ),
+        false => println!("{line}"),
     }
     Ok(None)
 }

@@ -88,6 +88,31 @@ pub async fn check(
     }))
 }
 
+/// The look both the CLI and the app make: [`check`] for this Kluis on this computer, and
+/// what it found noted in `stamp` (see [`crate::policy::looked`]) so that a look by either
+/// counts for the day. A stamp that cannot be written only means the next look comes sooner.
+pub async fn look(
+    publisher: &Publisher,
+    extra_ca_pem: Option<&str>,
+    stamp: &std::path::Path,
+) -> Result<Found, UpdateError> {
+    let found = check(
+        publisher,
+        &crate::current(),
+        &crate::platform(),
+        extra_ca_pem,
+    )
+    .await?;
+    let newer = match &found {
+        Found::Newer(release) => Some(&release.version),
+        Found::UpToDate { .. } => None,
+    };
+    if let Err(e) = crate::policy::looked(stamp, newer) {
+        tracing::warn!("the update look's stamp could not be written: {e}");
+    }
+    Ok(found)
+}
+
 /// An HTTPS client for the update server: the system's roots and `extra_ca_pem`, https only,
 /// redirects kept to https.
 pub(crate) fn client(extra_ca_pem: Option<&str>) -> Result<reqwest::Client, UpdateError> {

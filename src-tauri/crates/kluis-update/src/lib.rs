@@ -23,7 +23,7 @@ mod publisher;
 mod signature;
 
 pub use artifact::download;
-pub use check::{check, Found, Release};
+pub use check::{check, look, Found, Release};
 pub use error::UpdateError;
 pub use manifest::{platform, Manifest};
 pub use publisher::Publisher;

@@ -71,6 +71,12 @@ pub fn due(stamp: &Path) -> bool {
     !matches!(age, Some(age) if age < std::time::Duration::from_secs(24 * 3600))
 }
 
+/// The stamp of the looks, beside the history database `history_db` (the CLI's and the app's
+/// alike: one look a day between them).
+pub fn stamp_beside(history_db: &Path) -> PathBuf {
+    history_db.with_file_name("update-looked")
+}
+
 /// Notes that a look was made now, and the newer version it found (none: up to date), for
 /// [`known_newer`].
 pub fn looked(stamp: &Path, newer: Option<&semver::Version>) -> std::io::Result<()> {

@@ -46,24 +46,16 @@ impl Publisher {
                 "The publisher's update key is not a minisign public key (what `tauri signer generate` writes to its .pub file).".into(),
             )
         };
-        let key = match text.lines().count() {
-            1 => minisign_verify::PublicKey::from_base64(text.trim()),
-            _ => minisign_verify::PublicKey::decode(&text),
-        }
-        .map_err(|_| bad())?;
-        let key_id = match text.lines().count() {
-            1 => key_id(&format!("untrusted comment: key\n{}", text.trim())),
-            _ => key_id(&text),
-        }
-        .ok_or_else(bad)?;
+        // One form from here on: the .pub file's text (a bare key line gets its comment line).
+        let pub_text = match text.lines().count() {
+            1 => format!("untrusted comment: minisign public key\n{}\n", text.trim()),
+            _ => text,
+        };
+        let key = minisign_verify::PublicKey::decode(&pub_text).map_err(|_| bad())?;
+        let key_id = key_id(&pub_text).ok_or_else(bad)?;
         Ok(Publisher {
             manifest,
-            tauri_pubkey: base64::engine::general_purpose::STANDARD.encode(
-                match text.lines().count() {
-                    1 => format!("untrusted comment: minisign public key\n{}\n", text.trim()),
-                    _ => text.clone(),
-                },
-            ),
+            tauri_pubkey: base64::engine::general_purpose::STANDARD.encode(&pub_text),
             key,
             key_id,
         })

@@ -168,7 +168,7 @@ impl Updates {
     }
 
     fn stamp(&self) -> PathBuf {
-        self.shared.paths.history_db.with_file_name("update-looked")
+        policy::stamp_beside(&self.shared.paths.history_db)
     }
 
     /// Settings → *Updates*.
@@ -228,16 +228,7 @@ impl Updates {
             }
             // (Found by a look of the CLI's or before a restart: asked again for its notes.)
         }
-        let current = kluis_update::current();
-        let ca = self.ca_pem.clone();
-        let found = kluis_update::check(
-            publisher,
-            &current,
-            &kluis_update::platform(),
-            ca.as_deref(),
-        )
-        .await;
-        let found = match found {
+        let found = match kluis_update::look(publisher, self.ca_pem.as_deref(), &stamp).await {
             Ok(found) => found,
             Err(e) => {
                 return UpdateState::Failed {
@@ -245,13 +236,6 @@ impl Updates {
                 }
             }
         };
-        let newer = match &found {
-            Found::Newer(release) => Some(release.version.clone()),
-            Found::UpToDate { .. } => None,
-        };
-        if let Err(e) = policy::looked(&stamp, newer.as_ref()) {
-            tracing::warn!("the update look's stamp could not be written: {e}");
-        }
         match found {
             Found::UpToDate { offered_older } => {
                 *self.release.lock().unwrap() = None;
@@ -289,9 +273,8 @@ impl Updates {
         let soon = jiff::Zoned::now()
             .checked_add(jiff::SignedDuration::try_from(QUIET_BEFORE_PLAN).unwrap_or_default())
             .ok()?;
-        let due = self.shared.profiles.list().into_iter().find(|profile| {
-            let last = kluis_profiles::last_started(&self.shared.history, &profile.key());
-            (profile.plan.as_ref()).is_some_and(|plan| plan.due(last, &soon).is_now())
+        let due = (self.shared.profiles.list().into_iter()).find(|profile| {
+            kluis_profiles::plan_due(profile, &self.shared.history, &soon).is_now()
         });
         due.map(|profile| {
             format!(
