@@ -4,7 +4,8 @@
 //!
 //! - [`cert`]: [`LocalCa`] makes a throw-away certificate authority with rcgen and issues server
 //!   certificates for loopback names from it. Clients trust the CA's PEM, never "any certificate".
-//! - [`rate`]: [`RateLimit`], a token bucket for small public endpoints.
+//! - [`rate`]: [`RateLimit`], a token bucket for small public endpoints, on a [`Clock`] a test
+//!   can hold still.
 //! - [`serve`]: [`serve_tls`] / [`serve()`] accept TCP connections (up to a cap), run the rustls
 //!   handshake with a timeout (or none, for plain HTTP behind a proxy) and hand each connection
 //!   to hyper with a header-read timeout and an axum `Router`, until a shutdown signal fires.
@@ -17,7 +18,7 @@ pub mod rate;
 pub mod serve;
 
 pub use cert::{server_config_from_pem, CertError, LocalCa};
-pub use rate::RateLimit;
+pub use rate::{Clock, RateLimit};
 pub use serve::{serve, serve_tls, ServeLimits};
 
 /// Installs ring as rustls's process-wide crypto provider, once. Every Kluis crate calls this

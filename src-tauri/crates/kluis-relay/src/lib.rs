@@ -12,6 +12,8 @@
 //!
 //! - [`tenants`]: tenant keys (`klr_<id>_<secret>`, stored as a SHA-256) and who a request
 //!   acts for; the shared `KLUIS_RELAY_SECRET` is the built-in tenant `*`.
+//! - [`key_directory`]: every key id (read again whenever keys change) and the keys read
+//!   lately: a real key is told from junk without spending the budget junk spends.
 //! - [`storage`]: the [`Storage`] trait (tenants, inboxes, callbacks, quotas, versioned
 //!   schema) and its engines: SQLite (embedded, one instance) and PostgreSQL (several
 //!   instances, woken across by `LISTEN/NOTIFY`).
@@ -23,6 +25,7 @@
 
 #[cfg(test)]
 mod fuzz;
+pub mod key_directory;
 pub mod metrics;
 pub mod server;
 pub mod storage;

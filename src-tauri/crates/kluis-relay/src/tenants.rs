@@ -5,12 +5,9 @@
 //! secret's hash is then compared in constant time. The secret carries 244 random bits, so a
 //! plain hash is enough: there is no password to brute-force.
 
-use std::collections::{HashMap, HashSet};
-use std::sync::Mutex;
-use std::time::{Duration, Instant};
-
 use sha2::{Digest, Sha256};
 
+use crate::key_directory::KeyDirectory;
 use crate::storage::{now_ms, Quota, Storage, StoreError, StoredKey, SHARED_TENANT};
 
 const PREFIX: &str = "klr_";
@@ -73,66 +70,9 @@ impl Tenant {
     }
 }
 
-/// Keys read lately, so a busy tenant's every request does not read its key again. An entry
-/// is at most `ttl` old: a revoked or rotated-out key keeps working that much longer at an
-/// instance that used it just before (zero: read every time).
-pub struct KeyCache {
-    ttl: Duration,
-    found: Mutex<HashMap<String, (Instant, StoredKey)>>,
-    /// Ids of keys the database had when last read (however long ago, the cache's time to
-    /// live aside): a key read again needs no guard against guessing.
-    known: Mutex<HashSet<String>>,
-}
-
-impl KeyCache {
-    pub fn new(ttl: Duration) -> Self {
-        Self {
-            ttl,
-            found: Mutex::default(),
-            known: Mutex::default(),
-        }
-    }
-
-    /// Whether key id `id` was found in the database when it was last read.
-    pub fn has_read(&self, id: &str) -> bool {
-        self.known.lock().unwrap().contains(id)
-    }
-
-    async fn key(&self, store: &dyn Storage, id: &str) -> Result<Option<StoredKey>, StoreError> {
-        if let Some((read, key)) = self.found.lock().unwrap().get(id) {
-            if read.elapsed() < self.ttl {
-                return Ok(Some(key.clone()));
-            }
-        }
-        let key = store.key(id).await?;
-        let mut known = self.known.lock().unwrap();
-        if known.len() > 100_000 {
-            known.clear(); // each is then budgeted once more, at worst
-        }
-        match key.is_some() {
-            true => known.insert(id.to_string()),
-            false => known.remove(id),
-        };
-        drop(known);
-        let mut found = self.found.lock().unwrap();
-        match &key {
-            Some(key) if !self.ttl.is_zero() => {
-                if found.len() > 100_000 {
-                    found.clear(); // a re-read for each is the worst this costs
-                }
-                found.insert(id.to_string(), (Instant::now(), key.clone()));
-            }
-            _ => {
-                found.remove(id);
-            }
-        }
-        Ok(key)
-    }
-}
-
 /// The tenant whose key `text` is, if it is one that works now.
 pub async fn authenticate(
-    keys: &KeyCache,
+    keys: &KeyDirectory,
     store: &dyn Storage,
     text: &str,
 ) -> Result<Option<Tenant>, StoreError> {
@@ -185,7 +125,7 @@ mod tests {
     fn keys_authenticate_their_tenant_until_rotated_or_revoked() {
         block(async {
             let store = SqliteStore::in_memory().unwrap();
-            let fresh = KeyCache::new(Duration::ZERO);
+            let fresh = KeyDirectory::new(std::time::Duration::ZERO, kluis_https::Clock::system());
             let quota = Quota {
                 max_inboxes: Some(3),
                 ..Quota::UNLIMITED
@@ -265,45 +205,6 @@ mod tests {
             assert!(
                 !store.revoke_tenant(SHARED_TENANT).await.unwrap(),
                 "the shared secret is no tenant to revoke"
-            );
-        })
-    }
-
-    /// A cached key serves for its time to live, then the store's word counts again.
-    #[test]
-    fn cached_keys_are_read_again_after_their_time() {
-        block(async {
-            let store = SqliteStore::in_memory().unwrap();
-            let key = new_key();
-            assert!(store
-                .add_tenant("acme", Quota::UNLIMITED, &key.id, key.hash)
-                .await
-                .unwrap());
-            let cached = KeyCache::new(Duration::from_secs(3600));
-            assert!(authenticate(&cached, &store, &key.text)
-                .await
-                .unwrap()
-                .is_some());
-            assert!(store.revoke_tenant("acme").await.unwrap());
-            assert!(
-                authenticate(&cached, &store, &key.text)
-                    .await
-                    .unwrap()
-                    .is_some(),
-                "within its time the cached key still works (the documented delay)"
-            );
-            cached
-                .found
-                .lock()
-                .unwrap()
-                .values_mut()
-                .for_each(|(read, _)| {
-                    *read = Instant::now() - Duration::from_secs(3601);
-                });
-            assert_eq!(
-                authenticate(&cached, &store, &key.text).await.unwrap(),
-                None,
-                "read again after it: revoked"
             );
         })
     }

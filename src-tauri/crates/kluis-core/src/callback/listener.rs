@@ -49,7 +49,8 @@ struct Route {
 struct Shared {
     /// By the capability's SHA-256 (hex).
     routes: Mutex<HashMap<String, Route>>,
-    rate: kluis_https::RateLimit,
+    /// Replaced only by [`ListenerTransport::with_rate_clock`] (tests).
+    rate: std::sync::RwLock<kluis_https::RateLimit>,
 }
 
 /// Who can reach a listener: only this machine, or the service through the office's proxy
@@ -120,6 +121,17 @@ impl ListenerTransport {
         self
     }
 
+    /// The same listener, its budget for requests to no live path read by `clock` (a test's
+    /// that stands still: then exactly [`RATE_PER_SEC`] of them are answered before the 429s,
+    /// however fast the machine).
+    pub fn with_rate_clock(self, clock: kluis_https::Clock) -> Self {
+        let fresh = kluis_https::RateLimit::with_clock(RATE_PER_SEC, RATE_PER_SEC, clock);
+        if let Ok(mut rate) = self.shared.rate.write() {
+            *rate = fresh;
+        }
+        self
+    }
+
     /// The URL the service is given (before `/cb/<capability>`).
     pub fn public_base(&self) -> &Url {
         &self.public_base
@@ -143,7 +155,7 @@ impl ListenerTransport {
     ) -> Self {
         let shared = Arc::new(Shared {
             routes: Mutex::default(),
-            rate: kluis_https::RateLimit::new(RATE_PER_SEC, RATE_PER_SEC),
+            rate: std::sync::RwLock::new(kluis_https::RateLimit::new(RATE_PER_SEC, RATE_PER_SEC)),
         });
         let router = Router::new().fallback(receive).with_state(shared.clone());
         let (stop, mut stopped) = watch::channel(false);
@@ -281,7 +293,10 @@ async fn receive(
     let route = capability_of(uri.path()).and_then(|c| routes.get(&capability_hash(c)));
     let Some(route) = route else {
         // Not a live path: one shared budget, so scanners cannot make the listener busy.
-        return match shared.rate.admit() {
+        let admitted = (shared.rate.read())
+            .map(|rate| rate.admit())
+            .unwrap_or(false);
+        return match admitted {
             true => StatusCode::NOT_FOUND,
             false => StatusCode::TOO_MANY_REQUESTS,
         };

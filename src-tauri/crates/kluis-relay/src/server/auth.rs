@@ -3,9 +3,10 @@
 //! only then the relay-wide budget: a request without a working key, or one its tenant's quota
 //! refuses, spends nothing the other tenants need (before, every request spent the relay-wide
 //! budget first, so anyone without a key could make every office's inbox creation fail with
-//! 429). What cannot be vouched for without the database — a key id not read before — and
-//! every request that fails to authenticate share a budget of their own, so guessing keys is
-//! slow and costs the database little.
+//! 429). A key id the relay's key directory holds (every key's, read at the first need and
+//! again whenever keys change) is looked up at once; a key id it does not hold and every
+//! request that fails to authenticate share a budget of their own, so guessing keys is slow
+//! and costs the database little — and junk that spends that budget keeps no office out.
 
 use std::sync::Arc;
 
@@ -60,10 +61,7 @@ impl axum::extract::FromRequestParts<Arc<Relay>> for Authorized {
                 |(rate, _)| *rate == per_sec,
                 || {
                     let burst = (2.0 * per_sec).max(1.0);
-                    (
-                        per_sec,
-                        Arc::new(kluis_https::RateLimit::new(per_sec, burst)),
-                    )
+                    (per_sec, Arc::new(relay.config.rate(per_sec, burst)))
                 },
             );
             if !budget.1.admit() {
@@ -91,8 +89,8 @@ enum Refused {
 }
 
 /// The tenant of the request's key, if it works, and whether the request was charged to the
-/// budget for unknown keys: a key id this instance has not read before is looked up only
-/// within it.
+/// budget for unknown keys: a key id the key directory does not hold is looked up only within
+/// it (junk, or a key made at another instance a moment ago whose notice is on its way).
 async fn tenant_of(relay: &Relay, headers: &HeaderMap) -> Result<(Option<Tenant>, bool), Refused> {
     let given = headers
         .get(axum::http::header::AUTHORIZATION)
@@ -100,7 +98,8 @@ async fn tenant_of(relay: &Relay, headers: &HeaderMap) -> Result<(Option<Tenant>
         .and_then(|v| v.strip_prefix("Bearer "))
         .unwrap_or("");
     if let Some((id, _)) = crate::tenants::parse(given) {
-        let charged = !relay.keys.has_read(id);
+        let known = (relay.keys.knows(relay.store(), id).await).map_err(Refused::Store)?;
+        let charged = !known;
         if charged && !relay.unauthenticated_rate.admit() {
             return Err(Refused::Budget);
         }

@@ -92,7 +92,7 @@ pub async fn callback(
                     &relay.inbox_rates,
                     &inbox,
                     |_| true,
-                    || Arc::new(kluis_https::RateLimit::new(per_sec, 4.0 * per_sec)),
+                    || Arc::new(relay.config.rate(per_sec, 4.0 * per_sec)),
                 )
                 .admit();
             }

@@ -78,9 +78,10 @@ pub struct RelayConfig {
     /// Private API requests a second, all tenants together (with a burst of 2×), counted
     /// after each request's key and its tenant's quota are checked.
     pub api_per_sec: f64,
-    /// Private API requests a second that fail authentication or name a key id not read
-    /// before (each a database read), all together (with a burst of 2×): guessing keys is
-    /// slow, and costs the others nothing.
+    /// Private API requests a second that fail authentication or name a key id the relay's
+    /// key directory does not hold (each a database read), all together (with a burst of
+    /// 2×): guessing keys is slow, and costs the offices nothing (their key ids are in the
+    /// directory, which does not spend this budget).
     pub unauthenticated_per_sec: f64,
     /// Longest query string stored.
     pub max_query: usize,
@@ -89,9 +90,17 @@ pub struct RelayConfig {
     pub key_ttl: Duration,
     /// Most events returned by one poll.
     pub max_batch: usize,
+    /// The clock the rate budgets and the key rows' time to live read: the system's, or one a
+    /// test holds still so that what a budget admits does not depend on the machine's speed.
+    pub clock: kluis_https::Clock,
 }
 
 impl RelayConfig {
+    /// A budget of `per_sec` with `burst`, by this relay's clock.
+    fn rate(&self, per_sec: f64, burst: f64) -> kluis_https::RateLimit {
+        kluis_https::RateLimit::with_clock(per_sec, burst, self.clock.clone())
+    }
+
     pub fn new(secret: String) -> Self {
         Self {
             secret,
@@ -108,6 +117,7 @@ impl RelayConfig {
             max_query: 2048,
             key_ttl: Duration::from_secs(5),
             max_batch: 100,
+            clock: kluis_https::Clock::system(),
         }
     }
 }
@@ -128,7 +138,7 @@ pub struct Relay {
     /// One budget per tenant with a requests-per-second quota, with the rate it was made for.
     tenant_rates: Mutex<HashMap<String, (f64, Arc<kluis_https::RateLimit>)>>,
     metrics: Metrics,
-    keys: crate::tenants::KeyCache,
+    keys: crate::key_directory::KeyDirectory,
     stopping: tokio::sync::watch::Sender<bool>,
     /// Passes on other instances' callbacks (a shared database); stopped with the relay.
     watcher: Mutex<Option<tokio::task::JoinHandle<()>>>,
@@ -150,13 +160,13 @@ impl Relay {
     /// The relay on an engine chosen at run time; an engine shared with other instances starts
     /// passing on their callbacks to this one's long-polls.
     pub fn with_store(store: Box<dyn Storage>, config: RelayConfig) -> Arc<Self> {
-        let rate = kluis_https::RateLimit::new(config.callbacks_per_sec, config.callbacks_per_sec);
-        let api_rate = kluis_https::RateLimit::new(config.api_per_sec, 2.0 * config.api_per_sec);
-        let unauthenticated_rate = kluis_https::RateLimit::new(
+        let rate = config.rate(config.callbacks_per_sec, config.callbacks_per_sec);
+        let api_rate = config.rate(config.api_per_sec, 2.0 * config.api_per_sec);
+        let unauthenticated_rate = config.rate(
             config.unauthenticated_per_sec,
             2.0 * config.unauthenticated_per_sec,
         );
-        let keys = crate::tenants::KeyCache::new(config.key_ttl);
+        let keys = crate::key_directory::KeyDirectory::new(config.key_ttl, config.clock.clone());
         let relay = Arc::new(Self {
             store,
             config,

@@ -205,6 +205,15 @@ pub trait Storage: Send + Sync + 'static {
         old_until_ms: i64,
     ) -> Result<bool, StoreError>;
     async fn key(&self, key_id: &str) -> Result<Option<StoredKey>, StoreError>;
+    /// The id of every tenant key there is, for the relay's key directory (ids find a key;
+    /// they do not open one).
+    async fn key_ids(&self) -> Result<Vec<String>, StoreError>;
+    /// A number that differs whenever the tenant keys may have changed since it was last
+    /// asked — at this instance, at another one, or by `kluis-relay tenant …` — as far as the
+    /// engine can tell without a round trip to the database; the key directory reads
+    /// [`Storage::key_ids`] again when it does. Asked at each request that names a key id the
+    /// directory does not hold, so it must be cheap.
+    fn keys_version(&self) -> u128;
     /// The relay's key for callback tokens (`server::capability`): the one stored, or
     /// `fresh`, stored now, when there is none — so every instance on one database has the
     /// same.

@@ -8,6 +8,7 @@
 //! one row read instead of a count over every event; expiry recounts them.
 
 use std::path::Path;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Mutex;
 
 use async_trait::async_trait;
@@ -70,6 +71,9 @@ const MIGRATIONS: &[&str] = &[
 
 pub struct SqliteStore {
     conn: Mutex<Connection>,
+    /// Key changes made through this store (with `PRAGMA data_version`, which counts other
+    /// connections' commits: the keys version).
+    key_changes: AtomicU64,
 }
 
 impl SqliteStore {
@@ -93,7 +97,12 @@ impl SqliteStore {
         migrate(&mut conn)?;
         Ok(Self {
             conn: Mutex::new(conn),
+            key_changes: AtomicU64::new(0),
         })
+    }
+
+    fn keys_changed(&self) {
+        self.key_changes.fetch_add(1, Ordering::SeqCst);
     }
 
     fn conn(&self) -> std::sync::MutexGuard<'_, Connection> {
@@ -215,6 +224,7 @@ impl Storage for SqliteStore {
             params![key_id, name, &key_hash[..], now],
         )?;
         tx.commit()?;
+        self.keys_changed();
         Ok(true)
     }
 
@@ -262,6 +272,7 @@ impl Storage for SqliteStore {
         )?;
         tx.execute("DELETE FROM inboxes WHERE tenant = ?1", params![name])?;
         tx.commit()?;
+        self.keys_changed();
         Ok(true)
     }
 
@@ -299,6 +310,7 @@ impl Storage for SqliteStore {
             params![key_id, name, &key_hash[..], super::now_ms()],
         )?;
         tx.commit()?;
+        self.keys_changed();
         Ok(true)
     }
 
@@ -322,6 +334,23 @@ impl Storage for SqliteStore {
             })
             .optional()?;
         Ok(key)
+    }
+
+    async fn key_ids(&self) -> Result<Vec<String>, StoreError> {
+        let conn = self.conn();
+        let mut statement = conn.prepare_cached("SELECT id FROM tenant_keys")?;
+        let ids = statement.query_map([], |r| r.get(0))?;
+        Ok(ids.collect::<Result<_, _>>()?)
+    }
+
+    /// This store's own key changes, and `PRAGMA data_version` for those of other connections
+    /// to the file (`kluis-relay tenant …` beside the running relay): an in-memory read of
+    /// SQLite's, no query of the tables.
+    fn keys_version(&self) -> u128 {
+        let others: i64 = (self.conn())
+            .pragma_query_value(None, "data_version", |r| r.get(0))
+            .unwrap_or(-1);
+        (u128::from(self.key_changes.load(Ordering::SeqCst)) << 64) | u128::from(others as u64)
     }
 
     async fn callback_key(&self, fresh: [u8; 32]) -> Result<[u8; 32], StoreError> {

@@ -60,11 +60,13 @@ async fn a_full_database_refuses_with_507() {
 }
 
 /// A flood of junk paths, and a flood of one inbox, exhaust only their own budgets: another
-/// inbox's real callback is still stored.
+/// inbox's real callback is still stored. (By a clock that stands still, each budget admits
+/// exactly its burst, however fast the machine sends.)
 #[tokio::test]
 async fn floods_do_not_crowd_out_a_real_callback() {
     let relay = start(
         |c| {
+            c.clock = kluis_https::Clock::manual();
             c.callbacks_per_sec = 20.0;
             c.inbox_callbacks_per_sec = 5.0;
         },
@@ -87,9 +89,10 @@ async fn floods_do_not_crowd_out_a_real_callback() {
             limited.1 += 1;
         }
     }
-    assert!(
-        limited.0 > 0 && limited.1 > 0,
-        "both floods hit a limit: {limited:?}"
+    assert_eq!(
+        limited,
+        (100 - 20, 100 - 20),
+        "junk past its burst of 20, the inbox past its burst of 4 × 5"
     );
     assert_eq!(
         relay.callback(&real).await,
@@ -98,13 +101,23 @@ async fn floods_do_not_crowd_out_a_real_callback() {
     );
 }
 
-/// Guesses at the private API are answered 429 beyond a budget of their own, whether they
-/// look like a tenant key (an unknown key id is not even looked up then) or not.
+/// Guesses at the private API are answered 429 beyond a budget of their own (5 a second, a
+/// burst of 10, by a clock that stands still), whether they look like a tenant key (a key id
+/// the relay does not know) or not; a second later, 5 more are answered.
 #[tokio::test]
 async fn guesses_are_rate_limited() {
-    let relay = start(|c| c.unauthenticated_per_sec = 5.0, Default::default()).await;
+    let clock = kluis_https::Clock::manual();
+    let relay = start(
+        |c| {
+            c.clock = clock.clone();
+            c.unauthenticated_per_sec = 5.0;
+        },
+        Default::default(),
+    )
+    .await;
+    let mut limited = Vec::new();
     for guess in ["a guess", "klr_0123456789abcdef_notthesecret"] {
-        let mut limited = 0;
+        let mut refused = 0;
         for _ in 0..50 {
             let r = relay
                 .client
@@ -113,12 +126,29 @@ async fn guesses_are_rate_limited() {
                 .send()
                 .await
                 .unwrap();
-            if r.status() == StatusCode::TOO_MANY_REQUESTS {
-                limited += 1;
+            match r.status() {
+                StatusCode::TOO_MANY_REQUESTS => refused += 1,
+                status => assert_eq!(status, StatusCode::UNAUTHORIZED),
             }
         }
-        assert!(limited > 0, "50 guesses ({guess}) in a burst hit the limit");
+        limited.push(refused);
     }
+    assert_eq!(
+        limited,
+        [40, 50],
+        "one budget of 10 for both kinds of guess"
+    );
+    clock.advance(Duration::from_secs(1));
+    let mut answered = 0;
+    for _ in 0..10 {
+        let r = (relay.client.get(format!("{}/api/stats", relay.base)))
+            .bearer_auth("a guess")
+            .send()
+            .await
+            .unwrap();
+        answered += usize::from(r.status() == StatusCode::UNAUTHORIZED);
+    }
+    assert_eq!(answered, 5, "refilled at 5 a second");
 }
 
 /// Junk callback paths cost the database nothing beyond the junk budget: a path that is no
@@ -133,7 +163,11 @@ async fn junk_callbacks_are_refused_before_the_database() {
         inner: SqliteStore::in_memory().unwrap(),
         calls: calls.clone(),
     };
-    let relay = common::start_with(store, |c| c.callbacks_per_sec = 20.0, Default::default()).await;
+    let still = |c: &mut RelayConfig| {
+        c.clock = kluis_https::Clock::manual();
+        c.callbacks_per_sec = 20.0;
+    };
+    let relay = common::start_with(store, still, Default::default()).await;
     let (_, real) = relay.create().await;
     let count = || calls.load(std::sync::atomic::Ordering::Relaxed);
     let before = count();
@@ -155,12 +189,18 @@ async fn junk_callbacks_are_refused_before_the_database() {
         let junk = format!("/cb/{}/{}", "c".repeat(40), uuid::Uuid::new_v4().simple());
         statuses.push(relay.callback(&junk).await);
     }
+    // The four malformed paths spent four of the budget's 20.
     let reached = count() - before;
-    assert!(
-        reached <= 20,
-        "only junk within its budget of 20 reaches the database: {reached}"
+    assert_eq!(
+        reached, 16,
+        "only junk within what is left of its budget reaches the database"
     );
-    assert!(statuses.contains(&StatusCode::TOO_MANY_REQUESTS));
+    assert_eq!(
+        (statuses.iter())
+            .filter(|s| **s == StatusCode::TOO_MANY_REQUESTS)
+            .count(),
+        84
+    );
     assert_eq!(
         relay.callback(&real).await,
         StatusCode::OK,

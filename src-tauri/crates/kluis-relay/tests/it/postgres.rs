@@ -88,6 +88,48 @@ async fn instances_share_their_tokens_and_junk_never_reaches_the_database() {
     assert_eq!(poll.status(), StatusCode::NOT_FOUND);
 }
 
+/// A key added by another process (`kluis-relay tenant add`, or another instance) after this
+/// instance read the keys, while junk has spent this instance's budget for unknown keys (by a
+/// clock that stands still: it never refills): the key gets in as soon as the key change's
+/// notice arrived — the keys version moved — and a request before the change is refused.
+#[tokio::test]
+#[ignore = "needs PostgreSQL: tests/postgres/run.sh"]
+async fn a_key_added_elsewhere_gets_in_past_the_junk() {
+    let url = fresh_database().await;
+    let store = PgStore::connect(&url, 4).await.unwrap();
+    let mut changes = store.keys_changes();
+    let still = |c: &mut kluis_relay::RelayConfig| {
+        c.clock = kluis_https::Clock::manual();
+        c.unauthenticated_per_sec = 1.0;
+    };
+    let relay = start_with(store, still, Default::default()).await;
+    // The instance listens (its connection, once made, moved the version).
+    changes.changed().await.unwrap();
+    let key = kluis_relay::tenants::new_key();
+    let mut statuses = Vec::new();
+    for _ in 0..3 {
+        let r = relay.api(reqwest::Method::GET, "/api/stats", &key.text);
+        statuses.push(r.send().await.unwrap().status());
+    }
+    assert_eq!(
+        statuses,
+        [
+            StatusCode::UNAUTHORIZED,
+            StatusCode::UNAUTHORIZED,
+            StatusCode::TOO_MANY_REQUESTS
+        ],
+        "not a key yet: junk, and the junk budget (a burst of 2) is spent"
+    );
+    let admin = PgStore::connect(&url, 1).await.unwrap();
+    assert!(admin
+        .add_tenant("late", kluis_relay::Quota::UNLIMITED, &key.id, key.hash)
+        .await
+        .unwrap());
+    changes.changed().await.unwrap();
+    let r = relay.api(reqwest::Method::GET, "/api/stats", &key.text);
+    assert_eq!(r.send().await.unwrap().status(), StatusCode::OK);
+}
+
 /// The PostgreSQL engine keeps the storage contract, as SQLite does.
 #[tokio::test]
 #[ignore = "needs PostgreSQL: tests/postgres/run.sh"]

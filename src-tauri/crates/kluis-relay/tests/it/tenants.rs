@@ -3,7 +3,7 @@
 //! the metrics, and revoked or rotated-out keys stop working.
 
 use kluis_relay::storage::now_ms;
-use kluis_relay::{Quota, SqliteStore};
+use kluis_relay::{Quota, RelayConfig, SqliteStore, Storage};
 use reqwest::{Method, StatusCode};
 use serde_json::{json, Value};
 
@@ -146,30 +146,41 @@ async fn storage_quotas_refuse_with_507() {
 }
 
 /// A tenant's requests a second are bounded (429 with Retry-After and its code) without
-/// touching another tenant's budget.
+/// touching another tenant's budget: at 1 a second (a burst of 2, by a clock that stands
+/// still) exactly the third request is refused.
 #[tokio::test]
 async fn the_request_rate_is_bounded_per_tenant() {
-    let relay = start(SqliteStore::in_memory().unwrap()).await;
+    let still = |c: &mut RelayConfig| c.clock = kluis_https::Clock::manual();
+    let relay = start_with(SqliteStore::in_memory().unwrap(), still, Default::default()).await;
     let slow = Quota {
         requests_per_sec: Some(1.0),
         ..Quota::UNLIMITED
     };
     let acme = tenant(&relay, "acme", slow).await;
     let other = tenant(&relay, "other", slow).await;
+    let mut statuses = Vec::new();
     let mut refused = None;
-    for _ in 0..10 {
+    for _ in 0..3 {
         let r = relay
             .api(Method::GET, "/api/stats", &acme)
             .send()
             .await
             .unwrap();
+        statuses.push(r.status());
         if r.status() == StatusCode::TOO_MANY_REQUESTS {
             let retry = r.headers().get("retry-after").cloned();
             refused = Some((retry, r.json::<Value>().await.unwrap()["code"].clone()));
-            break;
         }
     }
-    let (retry, code) = refused.expect("ten requests in a burst pass a 1/s quota");
+    assert_eq!(
+        statuses,
+        [
+            StatusCode::OK,
+            StatusCode::OK,
+            StatusCode::TOO_MANY_REQUESTS
+        ]
+    );
+    let (retry, code) = refused.unwrap();
     assert!(retry.is_some(), "says when to retry");
     assert_eq!(code, "quota_requests");
     let r = relay
@@ -181,22 +192,43 @@ async fn the_request_rate_is_bounded_per_tenant() {
 }
 
 /// Nobody without a key, and no tenant past its own quota, spends the relay-wide budget the
-/// others need: with that budget at 5 a second, 100 requests with no working key and 30 from a
-/// tenant over its 1-a-second quota are all refused, and another office still makes its inbox
-/// (it was answered 429: every request spent the shared budget before its key was checked).
+/// others need: with that budget at 5 a second and the one for unknown keys at 5 (bursts of
+/// 10, by a clock that stands still), 100 requests with no working key and 30 from a tenant
+/// over its 1-a-second quota are all refused, and another office still makes its inbox (it
+/// was answered 429: every request spent the shared budget before its key was checked).
+///
+/// And junk keeps no office out (issue 43): the tenants' keys were made before the relay
+/// started — as after a restart, when the relay has read none of them — and the junk came
+/// first and spent the whole budget for unknown keys; each office's first request still gets
+/// in (it was answered 429 `rate_limited` until that budget refilled: on a fast machine
+/// always, on a slow one not, which is why this test failed only on fast ones).
 #[tokio::test]
 async fn no_key_and_one_tenant_cannot_spend_the_others_budget() {
-    let relay = start_with(
-        SqliteStore::in_memory().unwrap(),
-        |c| c.api_per_sec = 5.0,
-        Default::default(),
-    )
-    .await;
+    let store = SqliteStore::in_memory().unwrap();
     let slow = Quota {
         requests_per_sec: Some(1.0),
         ..Quota::UNLIMITED
     };
-    let greedy = tenant(&relay, "greedy", slow).await;
+    let mut offices = Vec::new();
+    for name in ["greedy", "bakker", "visser"] {
+        let key = kluis_relay::tenants::new_key();
+        assert!(store
+            .add_tenant(name, slow, &key.id, key.hash)
+            .await
+            .unwrap());
+        offices.push(key.text);
+    }
+    let relay = start_with(
+        store,
+        |c| {
+            c.clock = kluis_https::Clock::manual();
+            c.api_per_sec = 5.0;
+            c.unauthenticated_per_sec = 5.0;
+        },
+        Default::default(),
+    )
+    .await;
+    let mut junk = (0, 0);
     for n in 0..100 {
         let guess = match n % 2 {
             0 => "a guess".to_string(),
@@ -207,33 +239,45 @@ async fn no_key_and_one_tenant_cannot_spend_the_others_budget() {
             .send()
             .await
             .unwrap();
-        assert_ne!(r.status(), StatusCode::OK);
+        match r.status() {
+            StatusCode::UNAUTHORIZED => junk.0 += 1,
+            StatusCode::TOO_MANY_REQUESTS => junk.1 += 1,
+            other => panic!("junk answered {other}"),
+        }
     }
-    let mut over_quota = 0;
+    assert_eq!(junk, (10, 90), "the junk spent its whole budget");
+    let mut statuses = Vec::new();
     for _ in 0..30 {
         let r = relay
-            .api(Method::GET, "/api/stats", &greedy)
+            .api(Method::GET, "/api/stats", &offices[0])
             .send()
             .await
             .unwrap();
-        if answer(r).await.1["code"] == "quota_requests" {
-            over_quota += 1;
-        }
+        let (status, body) = answer(r).await;
+        statuses.push((status.as_u16(), body["code"].as_str().map(str::to_string)));
     }
-    assert!(
-        over_quota >= 25,
-        "the tenant's own quota refused it: {over_quota}"
-    );
-    let r = relay
-        .api(Method::POST, "/api/inboxes", SECRET)
-        .send()
-        .await
-        .unwrap();
+    let quota = (429, Some("quota_requests".to_string()));
     assert_eq!(
-        r.status(),
-        StatusCode::CREATED,
-        "another office gets its inbox"
+        (
+            statuses[..2].to_vec(),
+            statuses[2..].iter().all(|s| *s == quota)
+        ),
+        (vec![(200, None), (200, None)], true),
+        "the greedy office's own key gets in, then its own quota refuses it: {statuses:?}"
     );
+    // The other offices, and the shared secret's.
+    for office in offices[1..].iter().map(String::as_str).chain([SECRET]) {
+        let r = relay
+            .api(Method::POST, "/api/inboxes", office)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(
+            r.status(),
+            StatusCode::CREATED,
+            "another office gets its inbox"
+        );
+    }
 }
 
 /// A revoked tenant's key is refused and its inboxes are gone (their callbacks 404); a

@@ -16,6 +16,9 @@
 //!   missed), and each parked long-poll also looks again on its own every few seconds
 //!   (`RelayConfig::recheck`), which also covers an instance that died between a commit and
 //!   its notice.
+//! - Key changes (a tenant added, rotated or revoked, by any instance or `kluis-relay tenant`)
+//!   send `NOTIFY kluis_relay_keys` inside their transaction; the listening connection moves
+//!   the keys version on each, and each instance's key directory reads the key ids again.
 //! - Serving starts with every pooled connection open and its statements prepared
 //!   ([`Storage::warm`]).
 //! - The schema's migrations and the hot paths' statements are in `schema`; TLS to the
@@ -48,12 +51,19 @@ use super::{
 
 /// The channel of `NOTIFY`: its payload is the inbox id.
 const CHANNEL: &str = "kluis_relay";
+/// The channel of `NOTIFY` when tenant keys changed (no payload): sent in the changing
+/// transaction, so every instance hears of it exactly when it is committed.
+const KEYS_CHANNEL: &str = "kluis_relay_keys";
 
 pub struct PgStore {
     pool: Pool,
     /// TLS to the database (`sslmode=require`), or plain TCP.
     tls: Option<tokio_postgres_rustls::MakeRustlsConnect>,
     config: tokio_postgres::Config,
+    /// The keys version ([`Storage::keys_version`]): moved by this store's own key changes,
+    /// by each notice on [`KEYS_CHANNEL`], and whenever the listening connection is made
+    /// (again: notices may have been missed meanwhile).
+    keys: std::sync::Arc<tokio::sync::watch::Sender<u64>>,
 }
 
 /// A pool's error with its causes: "error performing TLS handshake" alone does not say the
@@ -71,7 +81,21 @@ fn pool_error(e: impl std::error::Error) -> StoreError {
     StoreError::Pool(words)
 }
 
+/// Tells every instance that tenant keys changed: delivered when the transaction commits.
+const KEYS_CHANGED: &str = "SELECT pg_notify('kluis_relay_keys', '')";
+
 impl PgStore {
+    /// Moves the keys version (this store changed keys; the notice reaches the others).
+    fn keys_changed(&self) {
+        self.keys.send_modify(|v| *v = v.wrapping_add(1));
+    }
+
+    /// Told whenever the keys version moves (for tests that wait for another instance's key
+    /// change to arrive).
+    pub fn keys_changes(&self) -> tokio::sync::watch::Receiver<u64> {
+        self.keys.subscribe()
+    }
+
     /// Connects to `url` (`postgres://user@host:port/db`; the password from `PGPASSWORD` when
     /// the URL has none) with up to `max_connections`, and brings the schema up to date.
     pub async fn connect(url: &str, max_connections: usize) -> Result<Self, StoreError> {
@@ -102,7 +126,12 @@ impl PgStore {
             .runtime(deadpool_postgres::Runtime::Tokio1)
             .build()
             .map_err(pool_error)?;
-        let store = Self { pool, config, tls };
+        let store = Self {
+            pool,
+            config,
+            tls,
+            keys: std::sync::Arc::new(tokio::sync::watch::Sender::new(0)),
+        };
         store.migrate().await?;
         Ok(store)
     }
@@ -234,10 +263,10 @@ impl Storage for PgStore {
     }
 
     fn watch(&self, wake: Wake) -> Option<tokio::task::JoinHandle<()>> {
-        let config = self.config.clone();
+        let (config, keys) = (self.config.clone(), self.keys.clone());
         Some(match self.tls.clone() {
-            Some(tls) => tokio::spawn(listen(config, tls, wake)),
-            None => tokio::spawn(listen(config, NoTls, wake)),
+            Some(tls) => tokio::spawn(listen(config, tls, wake, keys)),
+            None => tokio::spawn(listen(config, NoTls, wake, keys)),
         })
     }
 
@@ -282,7 +311,9 @@ impl Storage for PgStore {
             &[&key_id, &name, &&key_hash[..], &now],
         )
         .await?;
+        tx.execute(KEYS_CHANGED, &[]).await?;
         tx.commit().await?;
+        self.keys_changed();
         Ok(true)
     }
 
@@ -339,7 +370,9 @@ impl Storage for PgStore {
         // Their events go with them (ON DELETE CASCADE).
         tx.execute("DELETE FROM inboxes WHERE tenant = $1", &[&name])
             .await?;
+        tx.execute(KEYS_CHANGED, &[]).await?;
         tx.commit().await?;
+        self.keys_changed();
         Ok(true)
     }
 
@@ -379,7 +412,9 @@ impl Storage for PgStore {
             &[&key_id, &name, &&key_hash[..], &now],
         )
         .await?;
+        tx.execute(KEYS_CHANGED, &[]).await?;
         tx.commit().await?;
+        self.keys_changed();
         Ok(true)
     }
 
@@ -396,6 +431,17 @@ impl Storage for PgStore {
                 revoked: r.get(3),
                 quota: quota_of(&r, 4),
             }))
+    }
+
+    async fn key_ids(&self) -> Result<Vec<String>, StoreError> {
+        let rows = (self.client().await?)
+            .query("SELECT id FROM tenant_keys", &[])
+            .await?;
+        Ok(rows.iter().map(|r| r.get(0)).collect())
+    }
+
+    fn keys_version(&self) -> u128 {
+        u128::from(*self.keys.borrow())
     }
 
     async fn callback_key(&self, fresh: [u8; 32]) -> Result<[u8; 32], StoreError> {
@@ -601,11 +647,16 @@ impl Storage for PgStore {
     }
 }
 
-/// Keeps a connection listening for other instances' callbacks, passing each to `wake`; made
-/// again after it is lost (waking everyone then, as notices may have been missed), until
-/// `wake` says nobody listens any more.
-async fn listen<T>(mut config: tokio_postgres::Config, tls: T, wake: Wake)
-where
+/// Keeps a connection listening for other instances' callbacks, passing each to `wake`, and
+/// for key changes, moving the keys version `keys`; made again after it is lost (waking
+/// everyone and moving the version then, as notices may have been missed), until `wake` says
+/// nobody listens any more.
+async fn listen<T>(
+    mut config: tokio_postgres::Config,
+    tls: T,
+    wake: Wake,
+    keys: std::sync::Arc<tokio::sync::watch::Sender<u64>>,
+) where
     T: MakeTlsConnect<Socket> + Clone + Send + 'static,
     T::Stream: Send,
     T::TlsConnect: Send,
@@ -616,7 +667,7 @@ where
     loop {
         match config.connect(tls.clone()).await {
             Ok((client, mut connection)) => {
-                let command = format!("LISTEN {CHANNEL}");
+                let command = format!("LISTEN {CHANNEL}; LISTEN {KEYS_CHANNEL}");
                 let listening = client.batch_execute(&command);
                 let mut listening = std::pin::pin!(listening);
                 let mut announced = false;
@@ -628,6 +679,8 @@ where
                             match done {
                                 Ok(()) => {
                                     failures = 0;
+                                    // Key changes may have been missed too.
+                                    keys.send_modify(|v| *v = v.wrapping_add(1));
                                     if !wake(None) {
                                         return;
                                     }
@@ -641,6 +694,11 @@ where
                         }
                     };
                     match message {
+                        Some(Ok(tokio_postgres::AsyncMessage::Notification(notice)))
+                            if notice.channel() == KEYS_CHANNEL =>
+                        {
+                            keys.send_modify(|v| *v = v.wrapping_add(1));
+                        }
                         Some(Ok(tokio_postgres::AsyncMessage::Notification(notice))) => {
                             if !wake(Some(notice.payload())) {
                                 return;

@@ -169,21 +169,36 @@ pub async fn storage_contract(store: &dyn Storage) {
         "a deleted inbox takes no callback"
     );
 
+    // Every key id is listed, and each key change moves the keys version at once.
+    let ids = |mut ids: Vec<String>| {
+        ids.sort();
+        ids
+    };
+    let mut expected = vec![a.id.clone(), b.id.clone()];
+    expected.sort();
+    assert_eq!(ids(store.key_ids().await.unwrap()), expected);
+    let version = store.keys_version();
+    assert_eq!(store.keys_version(), version, "unmoved without a change");
     let c = kluis_relay::tenants::new_key();
     assert!(store
         .rotate_key("a", &c.id, c.hash, now_ms() + 60_000)
         .await
         .unwrap());
+    assert_ne!(store.keys_version(), version, "moved by the rotation");
+    assert!(store.key_ids().await.unwrap().contains(&c.id));
     let old = store.key(&a.id).await.unwrap().unwrap();
     assert!(
         old.expires_ms.is_some(),
         "the old key ends after the overlap"
     );
+    let version = store.keys_version();
     assert!(store.revoke_tenant("a").await.unwrap());
     assert!(
         store.key(&c.id).await.unwrap().is_none(),
         "a revoked tenant's keys are gone"
     );
+    assert_ne!(store.keys_version(), version, "moved by the revocation");
+    assert_eq!(ids(store.key_ids().await.unwrap()), [b.id.clone()]);
     assert_eq!(
         store.record("i2", "t2", "GET", "id=9", none).await.unwrap(),
         Recorded::NoInbox,

@@ -64,6 +64,13 @@ impl<S: Storage> Storage for CountingStore<S> {
             .rotate_key(name, key_id, key_hash, old_until_ms)
             .await
     }
+    async fn key_ids(&self) -> Result<Vec<String>, StoreError> {
+        self.count();
+        self.inner.key_ids().await
+    }
+    fn keys_version(&self) -> u128 {
+        self.inner.keys_version()
+    }
     async fn key(&self, key_id: &str) -> Result<Option<StoredKey>, StoreError> {
         self.count();
         self.inner.key(key_id).await
