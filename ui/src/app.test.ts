@@ -273,6 +273,7 @@ function fakeBackend(
           name: r.name,
           outcome: r.action === "skip" ? "skipped" : r.name === "Visser" ? "wrong_password" : "added",
           why: r.action === "skip" ? r.problems.join("; ") : r.name === "Visser" ? "The service refused the api key, username or password." : null,
+          moved_from: null,
         }));
         outcomes.forEach((outcome, index) => onRow.onmessage?.({ index, outcome }));
         return { outcomes, holding_passwords: [importPreview!.file] };
@@ -301,12 +302,13 @@ let importPreview: ImportPreview | null = null;
 /** An office's list as Rust previews it: two klanten waiting for the office's api key, one
  * without a username. */
 function importedFile(): ImportPreview {
-  const row = (line: number, name: string, username: string, problems: string[]): ImportPreview["rows"][number] => ({
+  const row = (line: number, name: string, username: string, problems: string[], moves_from: string | null = null): ImportPreview["rows"][number] => ({
     line,
     action: problems.length ? "skip" : "add",
     name,
     username,
     base_url: "https://service.example/webservice_v2",
+    moves_from,
     schedule: { kind: "daily", at: "02:00" },
     sets_retention: false,
     retention: null,
@@ -325,6 +327,7 @@ function importedFile(): ImportPreview {
       row(2, "Bakker B.V.", "bakker", ["no api key (a column, or the office's api key for every klant)"]),
       row(3, "Visser", "visser", ["no api key (a column, or the office's api key for every klant)"]),
       row(4, "Zonder", "", ["no username"]),
+      row(5, "Jansen", "jansen", ["a new service address needs the klant's password at that address, in the file or the password manager's export: the saved one is never sent to another address"], "https://oud.example/webservice_v2"),
     ],
     holds_passwords: true,
     vault: null,
@@ -398,8 +401,11 @@ describe("Kluis UI", () => {
     await settle();
     await click("import-klanten");
     expect(byTest("import-file")?.textContent).toContain("/home/user/klanten.csv");
-    expect(byTest("import-summary")?.textContent).toContain("0 to add, 0 to update, 3 skipped");
+    expect(byTest("import-summary")?.textContent).toContain("0 to add, 0 to update, 4 skipped");
     expect(byTest("import-rows")?.textContent).toContain("no api key");
+    expect(byTest("import-moves")?.textContent, "a saved klant moved by a row is shown as a move").toContain(
+      "Moves from https://oud.example/webservice_v2 to https://service.example/webservice_v2",
+    );
     expect((byTest("import-run") as HTMLButtonElement).disabled, "nothing to import yet").toBe(true);
 
     await fillIn("import-api-key", "5d1b7c3e-0000-4000-8000-00000000de40");
@@ -408,7 +414,7 @@ describe("Kluis UI", () => {
     expect(sent).toEqual({ defaults: { base_url: "https://service.example/webservice_v2", api_key: "5d1b7c3e-0000-4000-8000-00000000de40" } });
     expect((byTest("import-api-key") as HTMLInputElement).value, "the key is not kept on the page").toBe("");
     expect(document.body.innerHTML).not.toContain("5d1b7c3e-0000-4000-8000-00000000de40");
-    expect(byTest("import-summary")?.textContent).toContain("2 to add, 0 to update, 1 skipped");
+    expect(byTest("import-summary")?.textContent).toContain("2 to add, 0 to update, 2 skipped");
 
     await pick("import-col-tags", "4");
     expect(calls.find((c) => c.cmd === "import_column")?.args).toEqual({ field: "tags", column: 4 });
@@ -419,7 +425,8 @@ describe("Kluis UI", () => {
     expect(outcomes[0]).toBe("Added");
     expect(outcomes[1]).toContain("Wrong password");
     expect(outcomes[2]).toContain("Skipped");
-    expect(byTest("import-done")?.textContent).toBe("Import finished: 1 added, 0 updated, 2 not imported.");
+    expect(outcomes[3]).toContain("never sent to another address");
+    expect(byTest("import-done")?.textContent).toBe("Import finished: 1 added, 0 updated, 3 not imported.");
     expect(byTest("import-holds-passwords")?.textContent).toContain("/home/user/klanten.csv still holds passwords");
     expect(calls.filter((c) => c.cmd === "profiles").length, "the klanten read again").toBeGreaterThan(1);
 

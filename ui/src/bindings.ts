@@ -571,11 +571,20 @@ line: number, name: string, outcome: Outcome,
  * Why, for a row not imported (no secret in it: the service's words or the row's
  * problems).
  */
-why: string | null, };
+why: string | null, 
+/**
+ * The service address a (would-be) updated klant was moved from, to the row's.
+ */
+moved_from: string | null, };
 
 export type FieldColumn = { field: Field, column: number | null, };
 
 export type ImportRow = { line: number, action: Action, name: string, username: string, base_url: string | null, 
+/**
+ * The saved klant's address, when the row moves it to `base_url` (only with the
+ * secrets the import gives: shown so that nobody moves a klant unseen).
+ */
+moves_from: string | null, 
 /**
  * The plan it sets (none: the row names none).
  */

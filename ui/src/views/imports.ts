@@ -120,7 +120,12 @@ function RowLine({ row, outcome }: { row: ImportRow; outcome: RowOutcome | null 
     "tr",
     { "data-test": "import-row", class: bad ? "skipped" : undefined },
     h("td", { class: "num" }, String(row.line)),
-    h("th", { scope: "row" }, row.name || "—"),
+    h(
+      "th",
+      { scope: "row" },
+      row.name || "—",
+      row.moves_from ? h("small", { class: "reason", "data-test": "import-moves" }, t("importMoves", { from: row.moves_from, to: row.base_url ?? "" })) : null,
+    ),
     h("td", {}, row.username || "—"),
     h("td", {}, row.schedule ? describeSchedule(row.schedule) : "—", row.sets_retention ? h("small", { class: "reason" }, describeRule(row.retention)) : null),
     h("td", {}, row.tags.join(", ") || "—"),

@@ -37,7 +37,7 @@ pub async fn run(cli: &Cli, profiles: &ProfileStore, file: &Path, how: How<'_>) 
     }
     say_mapping(&mapping, &table);
     let office_key = office_api_key(cli)?;
-    let names: Vec<String> = profiles.list().into_iter().map(|p| p.name).collect();
+    let saved = kluis_import::SavedKlant::of(&profiles.list());
     let vault = match how.secrets {
         Some(path) => {
             let logins = kluis_import::vault::read(&kluis_import::bounded_read(path)?)?;
@@ -51,7 +51,7 @@ pub async fn run(cli: &Cli, profiles: &ProfileStore, file: &Path, how: How<'_>) 
         None => Vec::new(),
     };
     let known = Known {
-        names: &names,
+        saved: &saved,
         base_url: cli.connection.base_url.as_deref(),
         has_api_key: office_key.is_some(),
         vault: &vault,
@@ -89,10 +89,13 @@ pub async fn run(cli: &Cli, profiles: &ProfileStore, file: &Path, how: How<'_>) 
         match how.json {
             true => println!("{}", serde_json::to_string(said).expect("plain values")),
             false => println!(
-                "line {:>4}  {:<14} {}{}",
+                "line {:>4}  {:<14} {}{}{}",
                 said.line,
                 said.outcome.word(),
                 said.name,
+                (said.moved_from.as_deref())
+                    .map(|from| format!(" — moved from {from} to {}", address_of(&rows, said.line)))
+                    .unwrap_or_default(),
                 said.why
                     .as_deref()
                     .map(|w| format!(" — {w}"))
@@ -129,6 +132,13 @@ pub async fn run(cli: &Cli, profiles: &ProfileStore, file: &Path, how: How<'_>) 
             rows.len()
         ))),
     }
+}
+
+/// The service address the row at `line` gives.
+fn address_of(rows: &[kluis_import::Planned], line: u64) -> &str {
+    (rows.iter().find(|r| r.line == line))
+        .and_then(|r| r.base_url.as_deref())
+        .unwrap_or("?")
 }
 
 /// `kluis profiles export [--out FILE]`: the saved klanten as CSV (no secret; see

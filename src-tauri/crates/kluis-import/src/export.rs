@@ -106,8 +106,12 @@ mod tests {
         let text = csv(&[klant]);
         assert!(text.contains("\"'=Bakker, B.V.\""), "{text}");
         let table = read_csv(text.as_bytes()).unwrap();
+        let saved = [crate::preview::SavedKlant {
+            name: "=Bakker, B.V.".into(),
+            base_url: "https://service.example/webservice_v2".into(),
+        }];
         let known = Known {
-            names: &["=Bakker, B.V.".to_string()],
+            saved: &saved,
             base_url: None,
             has_api_key: false,
             vault: &[],

@@ -24,7 +24,7 @@ pub mod words;
 pub mod xlsx;
 
 pub use mapping::{Field, Mapping};
-pub use preview::{preview, Action, Front, Known, Planned};
+pub use preview::{preview, Action, Front, Known, Planned, SavedKlant};
 pub use run::{Importer, Outcome, RowOutcome};
 pub use table::{Row, Table};
 

@@ -3,6 +3,13 @@
 //! — or skipped with its problems (no name or username, no password for a new klant, a
 //! service address that is not https, a plan or rule that is not one, the same name twice,
 //! control characters, a cell cut at the limit). Secrets are carried, never shown.
+//!
+//! A row that gives a saved klant another service address moves it there — shown as such
+//! ([`Planned::moves_from`]) — and only with a password and an api key the row, a password
+//! manager's export or the import itself gives: the klant's saved secrets are never sent to an
+//! address from a file (a spreadsheet is mailed around an office; a row of it must not be able
+//! to point a klant, and with it its saved password and api key, at another server). A row
+//! without an address keeps the saved klant's own.
 
 use kluis_core::plan::Schedule;
 use kluis_core::retention::Retention;
@@ -35,6 +42,8 @@ pub struct Planned {
     pub name: String,
     pub username: String,
     pub base_url: Option<String>,
+    /// The saved klant's service address, when the row moves it to another (`base_url`).
+    pub moves_from: Option<String>,
     /// The plan the row sets (none: the row names none).
     pub schedule: Option<Schedule>,
     /// The rule the row sets: `Some(None)` keeps every backup; none: the row names none.
@@ -51,11 +60,30 @@ pub struct Planned {
     pub problems: Vec<String>,
 }
 
+/// A saved klant, as [`preview`] matches a row to it.
+#[derive(Debug, Clone)]
+pub struct SavedKlant {
+    pub name: String,
+    pub base_url: String,
+}
+
+impl SavedKlant {
+    /// The saved `profiles`, as a preview matches rows to them.
+    pub fn of(profiles: &[kluis_profiles::Profile]) -> Vec<SavedKlant> {
+        (profiles.iter())
+            .map(|p| SavedKlant {
+                name: p.name.clone(),
+                base_url: p.base_url.clone(),
+            })
+            .collect()
+    }
+}
+
 /// What [`preview`] needs of what is there already.
 pub struct Known<'a> {
-    /// The names of the saved klanten (a row of one of these updates it).
-    pub names: &'a [String],
-    /// The service address for rows that name none (`--base-url`).
+    /// The saved klanten (a row of one of their names updates it).
+    pub saved: &'a [SavedKlant],
+    /// The service address for new klanten whose row names none (`--base-url`).
     pub base_url: Option<&'a str>,
     /// An api key for rows that have none (the office's: one key serves every klant).
     pub has_api_key: bool,
@@ -87,6 +115,32 @@ impl Front {
             Front::App => "no api key (a column, or the office's api key for every klant)",
         }
     }
+
+    fn moved_without_api_key(self) -> &'static str {
+        match self {
+            Front::Cli => "a new service address needs an api key in the file or in KLUIS_API_KEY: the saved one is never sent to another address",
+            Front::App => "a new service address needs an api key in the file or the office's api key: the saved one is never sent to another address",
+        }
+    }
+}
+
+/// Whether two service addresses are the same: scheme, host, port and path, case in the host
+/// and a trailing `/` aside.
+pub fn same_address(a: &str, b: &str) -> bool {
+    let key = |text: &str| {
+        url::Url::parse(text.trim()).ok().map(|u| {
+            (
+                u.scheme().to_string(),
+                u.host_str().map(str::to_lowercase),
+                u.port_or_known_default(),
+                u.path().trim_end_matches('/').to_string(),
+            )
+        })
+    };
+    match (key(a), key(b)) {
+        (Some(a), Some(b)) => a == b,
+        _ => a.trim() == b.trim(),
+    }
 }
 
 /// A name as two rows, or a row and a saved klant, are matched: case and surrounding space
@@ -115,7 +169,12 @@ pub fn preview(table: &Table, mapping: &Mapping, known: &Known<'_>) -> Vec<Plann
         if username.is_empty() {
             problems.push("no username".into());
         }
-        let base_url = cell(Field::BaseUrl).or(known.base_url).map(str::to_string);
+        let saved = (known.saved.iter()).find(|k| !name.is_empty() && same_name(&k.name, &name));
+        let base_url = match saved {
+            Some(saved) => Some(cell(Field::BaseUrl).unwrap_or(&saved.base_url)),
+            None => cell(Field::BaseUrl).or(known.base_url),
+        }
+        .map(str::to_string);
         match &base_url {
             None => problems.push(known.front.no_base_url().into()),
             Some(url) if !url.starts_with("https://") || url.contains(char::is_whitespace) => {
@@ -140,12 +199,24 @@ pub fn preview(table: &Table, mapping: &Mapping, known: &Known<'_>) -> Vec<Plann
                 .map(|login| login.password.clone())
         });
         let api_key = cell(Field::ApiKey).map(Secret::new);
-        let exists = known.names.iter().any(|n| same_name(n, &name));
+        let exists = saved.is_some();
+        let moves_from = (saved.zip(base_url.as_ref()))
+            .filter(|(saved, url)| !same_address(&saved.base_url, url))
+            .map(|(saved, _)| saved.base_url.clone());
         if !exists && password.is_none() && !name.is_empty() {
             problems.push("no password for a new klant".into());
         }
         if !exists && api_key.is_none() && !known.has_api_key && !name.is_empty() {
             problems.push(known.front.no_api_key().into());
+        }
+        if moves_from.is_some() && password.is_none() {
+            problems.push(
+                "a new service address needs the klant's password at that address, in the file or the password manager's export: the saved one is never sent to another address"
+                    .into(),
+            );
+        }
+        if moves_from.is_some() && api_key.is_none() && !known.has_api_key {
+            problems.push(known.front.moved_without_api_key().into());
         }
         if let Some(first) = planned
             .iter()
@@ -164,6 +235,7 @@ pub fn preview(table: &Table, mapping: &Mapping, known: &Known<'_>) -> Vec<Plann
             name,
             username,
             base_url,
+            moves_from,
             schedule,
             retention,
             tags,
@@ -194,8 +266,12 @@ mod tests {
                     bakker b.v.;bakker2;geheim-5;;\n";
         let table = table::read(text).unwrap();
         let mapping = Mapping::guess(&table.header);
+        let saved = [SavedKlant {
+            name: "Visser".into(),
+            base_url: "https://service.example/webservice_v2".into(),
+        }];
         let known = Known {
-            names: &["Visser".to_string()],
+            saved: &saved,
             base_url: Some("https://service.example/webservice_v2"),
             has_api_key: true,
             vault: &[],
@@ -233,7 +309,7 @@ mod tests {
         let text = "name,username,url\nA,a,http://plain.example\n\"B\nC\",b,https://x.example\n";
         let table = table::read(text).unwrap();
         let known = Known {
-            names: &[],
+            saved: &[],
             base_url: None,
             has_api_key: false,
             vault: &[],
@@ -255,18 +331,18 @@ mod tests {
     }
 
     /// A row without a password gets its klant's from a password manager's export (by name,
-    /// or by username at its host); a row with one keeps its own.
+    /// or by username, among the logins saved for its host); a row with one keeps its own;
+    /// a login saved for another site is not taken.
     #[test]
     fn passwords_come_from_the_vault() {
-        let text =
-            "name,username,password\nBakker B.V.,bakker,\nVisser,visser,eigen\nJansen,jansen,\n";
+        let text = "name,username,password\nBakker B.V.,bakker,\nVisser,visser,eigen\nJansen,jansen,\nDe Vries,vries,\n";
         let table = table::read(text).unwrap();
         let vault = crate::vault::read(
-            b"Title,Website,Username,Password\nbakker b.v.,,x,uit-de-kluis\nVisser,,visser,niet-deze\n",
+            b"Title,Website,Username,Password\nbakker b.v.,https://service.example,x,uit-de-kluis\nVisser,https://service.example,visser,niet-deze\nDe Vries,https://elders.example,vries,van-elders\n",
         )
         .unwrap();
         let known = Known {
-            names: &[],
+            saved: &[],
             base_url: Some("https://service.example/webservice_v2"),
             has_api_key: true,
             vault: &vault,
@@ -278,5 +354,93 @@ mod tests {
         assert_eq!(password(1).as_deref(), Some("eigen"));
         assert_eq!(password(2), None);
         assert_eq!(rows[2].problems, ["no password for a new klant"]);
+        assert_eq!(password(3), None, "saved for another site");
+    }
+
+    /// A row that gives a saved klant another address moves it — shown as a move — only with
+    /// a password the row or the password manager's export gives for the new address, and an
+    /// api key the row or the import gives; without, it is skipped and says why. A row
+    /// without an address keeps the klant's own (also when an address for new klanten is
+    /// given), and the same address written otherwise is no move.
+    #[test]
+    fn a_new_address_is_a_move_that_needs_new_secrets() {
+        let text = "name,username,url,password\n\
+                    Bakker,bakker,https://evil.example/webservice_v2,\n\
+                    Visser,visser,https://nieuw.example/webservice_v2,nieuw-geheim\n\
+                    Jansen,jansen,,\n\
+                    De Vries,vries,HTTPS://Service.Example/webservice_v2/,\n\
+                    Smit,smit,https://nieuw.example/webservice_v2,\n";
+        let table = table::read(text).unwrap();
+        let old = "https://service.example/webservice_v2";
+        let saved: Vec<SavedKlant> = ["Bakker", "Visser", "Jansen", "De Vries", "Smit"]
+            .iter()
+            .map(|name| SavedKlant {
+                name: name.to_string(),
+                base_url: old.into(),
+            })
+            .collect();
+        let vault = crate::vault::read(
+            b"Title,Website,Username,Password\nBakker,https://service.example,bakker,echt\nSmit,https://nieuw.example,smit,uit-de-kluis\n",
+        )
+        .unwrap();
+        let mut known = Known {
+            saved: &saved,
+            base_url: Some("https://ander.example/webservice_v2"),
+            has_api_key: true,
+            vault: &vault,
+            front: Front::Cli,
+        };
+        let rows = preview(&table, &Mapping::guess(&table.header), &known);
+        let row = |name: &str| rows.iter().find(|r| r.name == name).unwrap();
+        let bakker = row("Bakker");
+        assert_eq!(
+            bakker.action,
+            Action::Skip,
+            "no password for the new address"
+        );
+        assert_eq!(bakker.moves_from.as_deref(), Some(old));
+        assert!(
+            bakker.problems[0].contains("never sent to another address"),
+            "{:?}",
+            bakker.problems
+        );
+        let visser = row("Visser");
+        assert_eq!(
+            (visser.action, visser.moves_from.as_deref()),
+            (Action::Update, Some(old))
+        );
+        let jansen = row("Jansen");
+        assert_eq!(
+            (
+                jansen.action,
+                jansen.base_url.as_deref(),
+                jansen.moves_from.as_deref()
+            ),
+            (Action::Update, Some(old), None),
+            "no address in the row: the saved klant's own, not the one for new klanten"
+        );
+        assert_eq!(
+            row("De Vries").moves_from,
+            None,
+            "the same address, written otherwise"
+        );
+        let smit = row("Smit");
+        assert_eq!(
+            (
+                smit.action,
+                smit.password.as_ref().map(|p| p.expose().to_string())
+            ),
+            (Action::Update, Some("uit-de-kluis".to_string())),
+            "the export's login for the new address"
+        );
+        known.has_api_key = false;
+        let rows = preview(&table, &Mapping::guess(&table.header), &known);
+        let visser = rows.iter().find(|r| r.name == "Visser").unwrap();
+        assert_eq!(visser.action, Action::Skip, "no api key but the saved one");
+        assert!(
+            visser.problems.iter().any(|p| p.contains("api key")),
+            "{:?}",
+            visser.problems
+        );
     }
 }

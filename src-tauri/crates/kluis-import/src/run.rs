@@ -84,6 +84,8 @@ pub struct RowOutcome {
     /// Why, for a row not imported (no secret in it: the service's words or the row's
     /// problems).
     pub why: Option<String>,
+    /// The service address a (would-be) updated klant was moved from, to the row's.
+    pub moved_from: Option<String>,
 }
 
 /// What a dry run says of `rows`: what each would come to, nothing stored.
@@ -101,11 +103,13 @@ pub fn dry_run(rows: &[Planned]) -> Vec<RowOutcome> {
 }
 
 fn said(row: &Planned, outcome: Outcome, why: Option<String>) -> RowOutcome {
+    let updated = matches!(outcome, Outcome::Updated | Outcome::WouldUpdate);
     RowOutcome {
         line: row.line,
         name: row.name.clone(),
         outcome,
         why,
+        moved_from: row.moves_from.clone().filter(|_| updated),
     }
 }
 
@@ -194,7 +198,10 @@ impl Importer<'_> {
     fn set(&self, profile: &mut Profile, row: &Planned) -> Result<()> {
         profile.username = row.username.clone();
         if let Some(base_url) = &row.base_url {
-            profile.base_url = base_url.clone();
+            // (The same address written otherwise leaves the saved one as it is.)
+            if !crate::preview::same_address(&profile.base_url, base_url) {
+                profile.base_url = base_url.clone();
+            }
         }
         if let Some(schedule) = &row.schedule {
             profile.plan = Some(Plan::new(schedule.clone(), jiff::Timestamp::now())?);
@@ -286,12 +293,19 @@ impl Importer<'_> {
     }
 
     /// A saved klant: its settings set; with a password in the row, signed in with the new
-    /// secrets first and those stored (a username changes only with its password).
+    /// secrets first and those stored (a username changes only with its password). Moved to
+    /// another service address only by signing in there with the secrets the import gives —
+    /// never the saved ones, which go to no address they were not saved for.
     async fn update(&self, row: &Planned) -> Result<()> {
         let mut profile = self
             .profiles
             .find(&row.name)
             .map_err(ProfileError::into_core)?;
+        let moves = (row.base_url.as_deref())
+            .is_some_and(|url| !crate::preview::same_address(&profile.base_url, url));
+        if moves {
+            return self.move_to(profile, row).await;
+        }
         let new_login =
             profile.username != row.username || row.password.is_some() || row.api_key.is_some();
         self.set(&mut profile, row)?;
@@ -319,6 +333,44 @@ impl Importer<'_> {
             self.sign_in_and_store(&profile, api_key, password, saved)
                 .await?;
         }
+        self.profiles.put(profile).map_err(ProfileError::into_core)
+    }
+}
+
+impl Importer<'_> {
+    /// Saved klant `profile` moved to `row`'s service address: signed in there with the row's
+    /// password (from the file or a password manager's export for that address) and the row's
+    /// api key or the office's given for this import, which are then its secrets; the CA it
+    /// trusts is the one for its new address, as a new klant's would be. The preview refused
+    /// a move without them; they are asked for here again, as the rows may come from elsewhere.
+    async fn move_to(&self, mut profile: Profile, row: &Planned) -> Result<()> {
+        let refused = |what: &str| {
+            Error::Config(format!(
+                "a new service address needs {what} in the import: the saved one is never sent to another address"
+            ))
+        };
+        let password = row
+            .password
+            .clone()
+            .ok_or_else(|| refused("the klant's password"))?;
+        let api_key = (row.api_key.as_ref().or(self.office_key.as_ref()).cloned())
+            .ok_or_else(|| refused("an api key"))?;
+        self.set(&mut profile, row)?;
+        profile.extra_ca_pem = match self.known_cas.get(&profile.base_url) {
+            Some(pem) => Some(pem.clone()),
+            None => self.ca_pem.clone().filter(|_| self.keep_ca),
+        };
+        let id = profile.id.clone();
+        let saved = self
+            .on_store(move |store| {
+                Ok([
+                    store.get(&id, SecretKind::ApiKey)?,
+                    store.get(&id, SecretKind::Password)?,
+                ])
+            })
+            .await?;
+        self.sign_in_and_store(&profile, api_key, password, saved)
+            .await?;
         self.profiles.put(profile).map_err(ProfileError::into_core)
     }
 }

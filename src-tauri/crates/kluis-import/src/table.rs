@@ -1,8 +1,9 @@
 //! A CSV file's text as a table: its header row and each row's cells with its line number.
 //! The delimiter is what the header uses (comma, semicolon — Excel's in Dutch — tab or bar);
 //! quotes as RFC 4180 has them; a formula-like cell kept from a spreadsheet by a leading `'`
-//! is read as itself. Bounded: a file of more rows than an office has klanten, or a
-//! cell longer than any name or password, is said, never read on without end.
+//! is read as itself. Bounded: a file of more rows than an office has klanten, a row of more
+//! columns than a klant list has, or a cell longer than any name or password, is said, never
+//! read on without end.
 
 use kluis_core::{Error, Result};
 
@@ -10,6 +11,59 @@ use kluis_core::{Error, Result};
 pub const MAX_ROWS: usize = 5_000;
 /// Longest cell read as it is; a longer one is cut here and its row marked.
 pub const MAX_CELL: usize = 1_000;
+/// Most columns a row may have: a klant list has a dozen; a header of millions of empty
+/// columns made every row that wide (hundreds of MB a row) and the process abort.
+pub const MAX_COLUMNS: usize = 200;
+
+/// The refusal of a file or sheet with a row wider than [`MAX_COLUMNS`] (at `line`).
+pub(crate) fn too_wide(line: u64) -> Error {
+    Error::Config(format!(
+        "Line {line} of the file has more than {MAX_COLUMNS} columns: that is no list of klanten. Save only the klanten's columns (name, username, …) as CSV or .xlsx."
+    ))
+}
+
+/// The first line (from 1) whose record has more than [`MAX_COLUMNS`] fields split by
+/// `delimiter`; none when every record fits. One pass over the bytes, before the CSV reader
+/// builds any record (which a row of millions of fields would make hundreds of MB), reading
+/// quotes as the CSV reader (csv-core) does: a quote opens a quoted field only at a field's
+/// start, `""` in one is a quote, and what follows its closing quote up to the next
+/// delimiter is more of the field.
+fn too_wide_at(text: &str, delimiter: u8) -> Option<u64> {
+    #[derive(Clone, Copy, PartialEq)]
+    enum At {
+        FieldStart,
+        Field,
+        Quoted,
+        QuoteInQuoted,
+    }
+    let (mut at, mut fields, mut line, mut record_line) = (At::FieldStart, 1usize, 1u64, 1u64);
+    for byte in text.bytes() {
+        let ends_record = matches!(byte, b'\n' | b'\r') && at != At::Quoted;
+        at = match (at, byte) {
+            _ if ends_record => {
+                fields = 1;
+                record_line = line + u64::from(byte == b'\n');
+                At::FieldStart
+            }
+            (At::FieldStart, b'"') => At::Quoted,
+            (At::Quoted, b'"') => At::QuoteInQuoted,
+            (At::Quoted, _) => At::Quoted,
+            (At::QuoteInQuoted, b'"') => At::Quoted,
+            (_, b) if b == delimiter => {
+                fields += 1;
+                if fields > MAX_COLUMNS {
+                    return Some(record_line);
+                }
+                At::FieldStart
+            }
+            _ => At::Field,
+        };
+        if byte == b'\n' {
+            line += 1;
+        }
+    }
+    None
+}
 
 /// A file read as a table.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -66,8 +120,12 @@ fn undefused(cell: &str) -> &str {
 
 /// `text` read as a table (see the module's text). Empty rows are left out.
 pub fn read(text: &str) -> Result<Table> {
+    let delimiter = delimiter(text);
+    if let Some(line) = too_wide_at(text, delimiter) {
+        return Err(too_wide(line));
+    }
     let mut reader = csv::ReaderBuilder::new()
-        .delimiter(delimiter(text))
+        .delimiter(delimiter)
         .flexible(true)
         .has_headers(true)
         .from_reader(text.as_bytes());
@@ -79,6 +137,9 @@ pub fn read(text: &str) -> Result<Table> {
     let header: Vec<String> = (reader.headers().map_err(unreadable)?.iter())
         .map(|h| h.trim().chars().take(MAX_CELL).collect())
         .collect();
+    if header.len() > MAX_COLUMNS {
+        return Err(too_wide(1));
+    }
     if header.iter().all(String::is_empty) {
         return Err(Error::Config(
             "The file has no header row: its first row must name the columns (name, username, …)."
@@ -88,6 +149,10 @@ pub fn read(text: &str) -> Result<Table> {
     let mut rows = Vec::new();
     for record in reader.records() {
         let record = record.map_err(unreadable)?;
+        if record.len() > MAX_COLUMNS {
+            // (The scan above reads as the reader does; this holds if they ever differ.)
+            return Err(too_wide(record.position().map_or(0, |p| p.line())));
+        }
         if record.iter().all(|c| c.trim().is_empty()) {
             continue;
         }
@@ -149,5 +214,24 @@ mod tests {
         let table = read(&long).unwrap();
         assert!(table.rows[0].cut && table.rows[0].cells[0].len() == MAX_CELL);
         assert!(read(";;\nx\n").is_err(), "an empty header");
+    }
+
+    /// A row wider than the limit — the header of 30 million empty columns that made every
+    /// row that wide, or a data row — is refused with its line, before a record is built; a
+    /// delimiter inside quotes is no column; the limit itself is read.
+    #[test]
+    fn too_many_columns_are_refused() {
+        let header = ",".repeat(30_000_000);
+        let refused = read(&format!("name{header}\nBakker\n")).unwrap_err();
+        assert!(
+            refused.to_string().contains("Line 1") && refused.to_string().contains("columns"),
+            "{refused}"
+        );
+        let wide_row = format!("name;user\nBakker;bakker\nx{}\n", ";".repeat(MAX_COLUMNS));
+        assert!(read(&wide_row).unwrap_err().to_string().contains("Line 3"));
+        let quoted = format!("name,user\n\"{}\",bakker\n", ",".repeat(10 * MAX_COLUMNS));
+        assert_eq!(read(&quoted).unwrap().rows[0].cells[1], "bakker");
+        let widest = format!("{}\n", vec!["c"; MAX_COLUMNS].join(","));
+        assert_eq!(read(&widest).unwrap().header.len(), MAX_COLUMNS);
     }
 }

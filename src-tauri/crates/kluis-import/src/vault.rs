@@ -187,8 +187,10 @@ fn host(url: &str) -> Option<String> {
     parsed.host_str().map(str::to_lowercase)
 }
 
-/// The login of `logins` for a klant named `name` with `username` at `base_url`: the one of
-/// its name (case aside), else the one of its username at its service's host.
+/// The login of `logins` for a klant named `name` with `username` at `base_url`: among the
+/// logins saved for its service's host, the one of its name (case aside), else the one of its
+/// username. A login saved for another site, or for none, is never taken: a name alone would
+/// hand a klant's password for one server to whatever address an import row names.
 pub fn find<'a>(
     logins: &'a [Login],
     name: &str,
@@ -198,11 +200,13 @@ pub fn find<'a>(
     let same = |a: &str, b: &str| {
         !a.trim().is_empty() && a.trim().to_lowercase() == b.trim().to_lowercase()
     };
-    (logins.iter().find(|l| same(&l.name, name))).or_else(|| {
-        let wanted = host(base_url?)?;
-        (logins.iter())
-            .find(|l| same(&l.username, username) && host(&l.url).as_deref() == Some(&wanted))
-    })
+    let wanted = host(base_url?)?;
+    let at_host: Vec<&Login> = (logins.iter())
+        .filter(|l| host(&l.url).as_deref() == Some(&wanted))
+        .collect();
+    (at_host.iter().find(|l| same(&l.name, name)))
+        .or_else(|| at_host.iter().find(|l| same(&l.username, username)))
+        .copied()
 }
 
 #[cfg(test)]
@@ -252,10 +256,11 @@ mod tests {
         assert!(refused.to_string().contains("encrypted"), "{refused}");
     }
 
-    /// A login is found by its name, else by its username at the row's host — not by a
-    /// username at another host.
+    /// Among the logins saved for the row's host, one is found by its name, else by its
+    /// username; a login saved for another host, or for none, is never found — not by its
+    /// name either (it was, whatever site it was saved for).
     #[test]
-    fn logins_are_matched_by_name_or_by_user_at_host() {
+    fn logins_are_matched_only_at_the_rows_host() {
         let login = |name: &str, user: &str, url: &str| Login {
             name: name.into(),
             username: user.into(),
@@ -265,9 +270,23 @@ mod tests {
         let logins = [
             login("Bakker B.V.", "bakker", "https://a.example/x"),
             login("Iets anders", "visser", "service.example"),
+            login("Jansen", "jansen", ""),
         ];
         let found = |name, user, url| find(&logins, name, user, url).map(|l| l.name.as_str());
-        assert_eq!(found("bakker b.v.", "wie", None), Some("Bakker B.V."));
+        assert_eq!(
+            found(
+                "bakker b.v.",
+                "wie",
+                Some("https://A.example/webservice_v2")
+            ),
+            Some("Bakker B.V.")
+        );
+        assert_eq!(found("bakker b.v.", "wie", None), None, "no host: none");
+        assert_eq!(
+            found("Bakker B.V.", "bakker", Some("https://evil.example/")),
+            None,
+            "the name alone, at another host"
+        );
         assert_eq!(
             found(
                 "Visser",
@@ -279,6 +298,11 @@ mod tests {
         assert_eq!(
             found("Visser", "visser", Some("https://elders.example/")),
             None
+        );
+        assert_eq!(
+            found("Jansen", "jansen", Some("https://service.example/")),
+            None,
+            "a login saved for no site"
         );
     }
 }

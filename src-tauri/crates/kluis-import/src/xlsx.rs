@@ -1,20 +1,34 @@
 //! An Excel workbook (.xlsx) read as a [`Table`]: its first worksheet, the first row the
 //! header, through `calamine`. Numbers are written as a person reads them (`14`, not
 //! `14.0`), a time of day as `HH:MM` (Excel keeps "02:00" typed in a cell as a fraction of a
-//! day). Bounded as the CSV reader is, and before anything is inflated: a workbook larger than
-//! a klant list can be, or one whose parts would inflate past [`MAX_INFLATED`], is refused.
+//! day). Bounded as the CSV reader is, and before anything is allocated for it:
+//! - a workbook larger than a klant list can be, or one whose parts would inflate past
+//!   [`MAX_INFLATED`], is refused before anything is inflated;
+//! - its shared strings (every text a workbook holds) are refused past [`MAX_SHARED_BYTES`]
+//!   or a declared count past [`MAX_SHARED_STRINGS`], read from the part's first tag before
+//!   the reader is opened (the reader reserves room for the count it declares: a workbook of
+//!   a few hundred bytes could ask for terabytes);
+//! - the sheet is read cell by cell (calamine's cell reader), never as the rectangle its
+//!   cells span — a workbook of a few hundred bytes with cells at `A1` and `XFD1048576` made
+//!   the reader allocate 10^10 cells and abort — and a value past column [`MAX_COLUMNS`] or
+//!   past [`MAX_ROWS`] rows is refused as it is met.
 
-use std::io::Cursor;
+use std::collections::BTreeMap;
+use std::io::{Cursor, Read};
 
 use calamine::{Data, Reader, Xlsx};
 use kluis_core::{Error, Result};
 
-use crate::table::{Row, Table, MAX_CELL, MAX_ROWS};
+use crate::table::{too_wide, Row, Table, MAX_CELL, MAX_COLUMNS, MAX_ROWS};
 
 /// Largest workbook file read.
 pub const MAX_FILE: usize = 20 * 1024 * 1024;
 /// Most bytes its parts may declare inflated, together.
 pub const MAX_INFLATED: u64 = 200 * 1024 * 1024;
+/// Largest shared-strings part (inflated): 5,000 klanten's texts take well under 1 MiB.
+pub const MAX_SHARED_BYTES: u64 = 16 * 1024 * 1024;
+/// Most shared strings a workbook may declare.
+pub const MAX_SHARED_STRINGS: u64 = (MAX_ROWS * MAX_COLUMNS) as u64;
 
 /// Whether `bytes` look like a workbook (a zip archive) rather than text.
 pub fn is_workbook(bytes: &[u8]) -> bool {
@@ -24,6 +38,12 @@ pub fn is_workbook(bytes: &[u8]) -> bool {
 fn unreadable(why: impl std::fmt::Display) -> Error {
     Error::Config(format!(
         "The workbook cannot be read ({why}). Save it from the spreadsheet again as .xlsx, or as CSV."
+    ))
+}
+
+fn too_large(what: &str) -> Error {
+    Error::Config(format!(
+        "The workbook is too large for a list of klanten ({what}). Save only the klanten's sheet, as .xlsx or CSV."
     ))
 }
 
@@ -47,56 +67,122 @@ pub fn read(bytes: &[u8]) -> Result<Table> {
             "it would inflate to more than a klant list can hold",
         ));
     }
+    check_shared_strings(&mut archive)?;
+    // A part calamine's checks miss may make it panic (a `<dimension ref="B2:A1">` did: a
+    // subtraction that overflows, in a test build): a file is said unreadable, never a crash.
+    std::panic::catch_unwind(|| sheet_of(bytes))
+        .unwrap_or_else(|_| Err(unreadable("its parts are not what a spreadsheet writes")))
+}
+
+/// The first worksheet of the workbook `bytes` as a table, read cell by cell.
+fn sheet_of(bytes: &[u8]) -> Result<Table> {
     let mut workbook: Xlsx<_> = Xlsx::new(Cursor::new(bytes)).map_err(unreadable)?;
-    let sheet = (workbook.worksheet_range_at(0))
-        .ok_or_else(|| unreadable("it has no worksheet"))?
+    let first = (workbook.sheet_names().into_iter().next())
+        .ok_or_else(|| unreadable("it has no worksheet"))?;
+    let mut cells = workbook
+        .worksheet_cells_reader(&first)
         .map_err(unreadable)?;
-    let mut rows = sheet.rows();
-    let header: Vec<String> = rows
-        .next()
-        .map(|cells| {
-            cells
-                .iter()
-                .map(|c| text(c).chars().take(MAX_CELL).collect())
-                .collect()
-        })
-        .unwrap_or_default();
+    // Each row's values by column, rows by their number: only cells that hold something.
+    let mut sheet: BTreeMap<u32, BTreeMap<u32, String>> = BTreeMap::new();
+    while let Some(cell) = cells.next_cell().map_err(unreadable)? {
+        let (row, col) = cell.get_position();
+        let value = text(&Data::from(cell.get_value().clone()));
+        if value.is_empty() {
+            continue;
+        }
+        if col as usize >= MAX_COLUMNS {
+            return Err(too_wide(u64::from(row) + 1));
+        }
+        if !sheet.contains_key(&row) && sheet.len() > MAX_ROWS {
+            return Err(Error::Config(format!(
+                "The worksheet has more than {MAX_ROWS} rows; import it in parts of at most {MAX_ROWS} klanten."
+            )));
+        }
+        sheet.entry(row).or_default().insert(col, value);
+    }
+    drop(cells);
+    table_of(sheet)
+}
+
+/// The refusals of a shared-strings part too large to read: its inflated size, or the count
+/// its `<sst>` tag declares (read first: the reader reserves room for it).
+fn check_shared_strings(archive: &mut zip::ZipArchive<Cursor<&[u8]>>) -> Result<()> {
+    for i in 0..archive.len() {
+        let part = archive.by_index(i).map_err(unreadable)?;
+        let name = part.name().map_err(unreadable)?.to_ascii_lowercase();
+        if !name.ends_with("sharedstrings.xml") {
+            continue;
+        }
+        if part.size() > MAX_SHARED_BYTES {
+            return Err(too_large("its texts take more than 16 MiB"));
+        }
+        // The first tag is within the part's first KiB (a declaration, then `<sst …>`).
+        let mut head = Vec::new();
+        part.take(4096).read_to_end(&mut head).map_err(unreadable)?;
+        let mut xml = quick_xml::Reader::from_reader(head.as_slice());
+        let mut buf = Vec::new();
+        loop {
+            match xml.read_event_into(&mut buf) {
+                Ok(quick_xml::events::Event::Start(tag) | quick_xml::events::Event::Empty(tag))
+                    if tag.local_name().as_ref() == "sst" =>
+                {
+                    for attr in tag.attributes().flatten() {
+                        let counted = matches!(attr.key.as_ref(), "count" | "uniqueCount");
+                        let declared = attr.value.trim().parse::<u64>().ok();
+                        if counted && declared.is_none_or(|n| n > MAX_SHARED_STRINGS) {
+                            return Err(too_large("it declares more texts than a klant list has"));
+                        }
+                    }
+                    break;
+                }
+                Ok(quick_xml::events::Event::Eof) | Err(_) => break,
+                _ => buf.clear(),
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The sheet's values as a table: the first row that holds one is the header, columns counted
+/// from the leftmost that holds one, as the spreadsheet shows them.
+fn table_of(sheet: BTreeMap<u32, BTreeMap<u32, String>>) -> Result<Table> {
+    let left = (sheet.values())
+        .filter_map(|cells| cells.keys().next())
+        .min()
+        .copied()
+        .unwrap_or(0);
+    let width = (sheet.values())
+        .filter_map(|cells| cells.keys().next_back())
+        .max()
+        .map_or(0, |right| (right - left + 1) as usize);
+    let mut rows = sheet.into_iter().map(|(row, cells)| {
+        let mut line = vec![String::new(); width];
+        let mut cut = false;
+        for (col, value) in cells {
+            cut |= value.chars().count() > MAX_CELL;
+            line[(col - left) as usize] = value.trim().chars().take(MAX_CELL).collect();
+        }
+        (row, line, cut)
+    });
+    let header = match rows.next() {
+        Some((_, header, _)) => header,
+        None => Vec::new(),
+    };
     if header.iter().all(String::is_empty) {
         return Err(Error::Config(
             "The worksheet has no header row: its first row must name the columns (name, username, …)."
                 .into(),
         ));
     }
-    let first_line = sheet.start().map_or(1, |(row, _)| u64::from(row) + 1);
-    let mut table = Table {
-        header,
-        rows: Vec::new(),
-    };
-    for (n, cells) in rows.enumerate() {
-        let mut cut = false;
-        let mut cells: Vec<String> = (cells.iter())
-            .map(|c| {
-                let text = text(c);
-                cut |= text.chars().count() > MAX_CELL;
-                text.trim().chars().take(MAX_CELL).collect()
-            })
-            .collect();
-        if cells.iter().all(String::is_empty) {
-            continue;
-        }
-        if table.rows.len() == MAX_ROWS {
-            return Err(Error::Config(format!(
-                "The worksheet has more than {MAX_ROWS} rows; import it in parts of at most {MAX_ROWS} klanten."
-            )));
-        }
-        cells.resize(table.header.len().max(cells.len()), String::new());
-        table.rows.push(Row {
-            line: first_line + 1 + n as u64,
+    let rows = rows
+        .filter(|(_, cells, _)| cells.iter().any(|c| !c.is_empty()))
+        .map(|(row, cells, cut)| Row {
+            line: u64::from(row) + 1,
             cells,
             cut,
-        });
-    }
-    Ok(table)
+        })
+        .collect();
+    Ok(Table { header, rows })
 }
 
 /// A cell as a person reads it.
@@ -152,5 +238,49 @@ mod tests {
             (4, "Visser")
         );
         assert!(read(b"PK\x03\x04 not a zip").is_err());
+    }
+
+    /// Hostile workbooks of a few hundred bytes are refused, said as too large, without the
+    /// memory they would have taken: cells at `A1` and `XFD1048576` (10^10 cells as a
+    /// rectangle: the reader aborted), shared strings declaring 10^14 (the reader reserved room
+    /// for them); a sheet of two far-apart rows, and a `<dimension>` spanning the whole sheet,
+    /// read as the two rows they are.
+    #[test]
+    fn hostile_workbooks_are_refused_before_they_take_memory() {
+        use crate::fuzz::workbook;
+        let cell = |row, col, text: &str| (row, col, text.to_string());
+        let corners = workbook(
+            &[cell(0, 0, "Naam"), cell(1_048_575, 16_383, "x")],
+            "A1",
+            None,
+            0,
+        );
+        assert!(corners.len() < 2_000, "{} bytes", corners.len());
+        let refused = read(&corners).unwrap_err().to_string();
+        assert!(refused.contains("columns"), "{refused}");
+        let declared = workbook(&[cell(0, 0, "Naam")], "A1", Some("99999999999999"), 0);
+        let refused = read(&declared).unwrap_err().to_string();
+        assert!(refused.contains("too large"), "{refused}");
+        let far = workbook(
+            &[
+                cell(0, 0, "Naam"),
+                cell(0, 1, "Gebruikersnaam"),
+                cell(1_048_574, 1, "visser"),
+            ],
+            "A1:XFD1048576",
+            None,
+            0,
+        );
+        let table = read(&far).unwrap();
+        assert_eq!(table.header, ["Naam", "Gebruikersnaam"]);
+        assert_eq!(
+            (table.rows[0].line, table.rows[0].cells.clone()),
+            (1_048_575, vec![String::new(), "visser".into()])
+        );
+        let many = workbook(&[cell(0, 0, "Naam")], "A1", None, 4_000_000);
+        assert!(
+            read(&many).unwrap_err().to_string().contains("too large"),
+            "more texts than 16 MiB"
+        );
     }
 }

@@ -497,3 +497,108 @@ async fn ctrl_c_stops_an_import_between_klanten() {
     let listed = json_lines(&e.saved(&["profiles", "list", "--json"], &[]).await.stdout);
     assert_eq!(listed.len(), 1, "only the klant that finished is saved");
 }
+
+/// Issue 43: a spreadsheet's row cannot move a saved klant to another server. A row with the
+/// klant's name and username, another service address and no password is skipped and says
+/// why — the other server is not even asked, and the klant keeps its address (it was
+/// `updated` there unasked, and its next backup sent the saved password and api key to it).
+/// With a password in the row, the move is shown (`--dry-run`: `moved_from`) and made by
+/// signing in at the new address with the row's password and the import's api key — not the
+/// klant's saved ones (the other server knows only those the row and the import give).
+#[tokio::test(flavor = "multi_thread")]
+async fn a_row_moves_a_saved_klant_only_with_the_secrets_it_gives() {
+    let own_key = uuid::Uuid::new_v4();
+    let e = env(|config| {
+        config.accounts.push(kluis_sim::config::Account {
+            api_key: own_key,
+            username: "bakker".into(),
+            password: KLANT_PASSWORD.into(),
+            ..kluis_sim::config::Account::demo()
+        });
+    })
+    .await;
+    let mut other = kluis_sim::SimConfig::default();
+    other.accounts = vec![kluis_sim::config::Account {
+        username: "bakker".into(),
+        password: "van-de-rij".into(),
+        ..kluis_sim::config::Account::demo()
+    }];
+    let other = kluis_sim::Sim::start(other).await.unwrap();
+    let trust = e.trust_also(&other.ca_pem());
+    let trust = [("KLUIS_CA_CERT", trust.to_str().unwrap())];
+    e.add("Bakker", "bakker", &own_key.to_string(), KLANT_PASSWORD)
+        .await;
+    let (own_url, other_url) = (e.sim.base_url().to_string(), other.base_url().to_string());
+
+    let file = e.dir.path().join("gemaild.csv");
+    std::fs::write(
+        &file,
+        format!("naam;gebruikersnaam;url\nBakker;bakker;{other_url}\n"),
+    )
+    .unwrap();
+    let moved = e
+        .saved(
+            &["profiles", "import", file.to_str().unwrap(), "--json"],
+            &trust,
+        )
+        .await;
+    assert_eq!(moved.status.code(), Some(2), "{}", said(&moved));
+    let line = &json_lines(&moved.stdout)[0];
+    assert_eq!(line["outcome"], "skipped", "{line}");
+    assert!(
+        line["why"]
+            .as_str()
+            .unwrap()
+            .contains("never sent to another address"),
+        "{line}"
+    );
+    assert_eq!(
+        other.stats().authenticate,
+        0,
+        "the other server was not asked"
+    );
+    let listed = json_lines(&e.saved(&["profiles", "list", "--json"], &[]).await.stdout);
+    assert_eq!(
+        listed[0]["base_url"],
+        own_url.as_str(),
+        "the klant stays where it was"
+    );
+
+    std::fs::write(
+        &file,
+        format!("naam;gebruikersnaam;url;wachtwoord\nBakker;bakker;{other_url};van-de-rij\n"),
+    )
+    .unwrap();
+    let path = file.to_str().unwrap();
+    let dry = e
+        .saved(&["profiles", "import", path, "--dry-run", "--json"], &trust)
+        .await;
+    assert_succeeded(&dry);
+    let line = &json_lines(&dry.stdout)[0];
+    assert_eq!(
+        (line["outcome"].as_str(), line["moved_from"].as_str()),
+        (Some("would_update"), Some(own_url.as_str())),
+        "the move is shown: {line}"
+    );
+    let said_dry = e
+        .saved(&["profiles", "import", path, "--dry-run"], &trust)
+        .await;
+    let text = String::from_utf8_lossy(&said_dry.stdout);
+    assert!(
+        text.contains(&format!("moved from {own_url} to {other_url}")),
+        "{text}"
+    );
+    let imported = e
+        .saved(&["profiles", "import", path, "--json"], &trust)
+        .await;
+    assert_succeeded(&imported);
+    assert_eq!(json_lines(&imported.stdout)[0]["outcome"], "updated");
+    assert_eq!(
+        other.stats().authenticate,
+        1,
+        "signed in there once, with the row's password and the import's api key"
+    );
+    assert_no_secrets(&imported, &[KLANT_PASSWORD, "van-de-rij"]);
+    let listed = json_lines(&e.saved(&["profiles", "list", "--json"], &[]).await.stdout);
+    assert_eq!(listed[0]["base_url"], other_url.as_str());
+}

@@ -61,6 +61,9 @@ pub struct ImportRow {
     pub name: String,
     pub username: String,
     pub base_url: Option<String>,
+    /// The saved klant's address, when the row moves it to `base_url` (only with the
+    /// secrets the import gives: shown so that nobody moves a klant unseen).
+    pub moves_from: Option<String>,
     /// The plan it sets (none: the row names none).
     pub schedule: Option<Schedule>,
     /// Whether it sets a retention rule, and which (none with `sets_retention`: keep all).
@@ -327,11 +330,9 @@ impl Imports {
 
     /// Each row of `open` as it would be imported.
     fn planned(&self, open: &OpenImport) -> Vec<Planned> {
-        let names: Vec<String> = (self.shared.profiles.list().into_iter())
-            .map(|p| p.name)
-            .collect();
+        let saved = kluis_import::SavedKlant::of(&self.shared.profiles.list());
         let known = Known {
-            names: &names,
+            saved: &saved,
             base_url: open.base_url.as_deref(),
             has_api_key: open.office_key.is_some(),
             vault: open
@@ -372,6 +373,7 @@ fn row_view(row: Planned) -> ImportRow {
         name: row.name,
         username: row.username,
         base_url: row.base_url,
+        moves_from: row.moves_from,
         schedule: row.schedule,
         sets_retention: row.retention.is_some(),
         retention: row.retention.flatten(),
