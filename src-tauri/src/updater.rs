@@ -14,8 +14,10 @@ use tauri_plugin_updater::UpdaterExt;
 pub struct PluginInstaller<R: Runtime>(pub AppHandle<R>);
 
 impl<R: Runtime> UpdateInstaller for PluginInstaller<R> {
+    /// Not when IT installed Kluis for every user of this computer (the per-machine MSI, in
+    /// Program Files: IT installs its updates, and this user could not).
     fn installs_here(&self) -> bool {
-        true
+        kluis_desktop::InstallKind::of_this_program().updates_itself()
     }
 
     fn install(&self, setup: &VerifiedSetup) -> Result<(), AppError> {

@@ -245,7 +245,9 @@ fn the_updater_plugin_checks_a_setup_before_it_runs_it() {
     let setup = dir.path().join("kluis-9.9.9-x64-setup.exe");
     std::fs::write(&setup, b"MZ the next Kluis").unwrap();
     let signed_as = |bytes: &[u8], version: &str| {
-        let comment = format!("timestamp:1764150000\tfile:kluis-setup.exe\tversion:{version}");
+        let comment = format!(
+            "version:{version}\tplatform:windows-x86_64\tfile:kluis-{version}-x64-setup.exe"
+        );
         let signature =
             minisign::sign(Some(&keys.pk), &keys.sk, bytes, Some(&comment), None).unwrap();
         kluis_desktop::VerifiedSetup {

@@ -268,7 +268,7 @@ export const en = {
   updatesUpToDate: "Kluis {version} is up to date.",
   updatesFailed: "Kluis could not look for updates: {message}",
   updatesAvailable: "Kluis {version} is available (this is {current}).",
-  updatesByPackageManager: "Your package manager installs it (on Debian and Ubuntu: sudo apt upgrade, or the Software Updater).",
+  updatesByPackageManager: "Your package manager installs it (on Debian and Ubuntu: sudo apt upgrade, or the Software Updater), or your IT when they installed Kluis for every user of this computer.",
   updatesLook: "Look now",
   updatesInstall: "Install and restart",
   updatesAutomatic: "Install updates by themselves (never while a backup runs or a plan is about to)",

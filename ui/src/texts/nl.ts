@@ -269,7 +269,7 @@ export const nl: Dictionary = {
   updatesUpToDate: "Kluis {version} is bijgewerkt.",
   updatesFailed: "Kluis kon niet naar updates kijken: {message}",
   updatesAvailable: "Kluis {version} is beschikbaar (dit is {current}).",
-  updatesByPackageManager: "Uw pakketbeheer installeert hem (op Debian en Ubuntu: sudo apt upgrade, of Software-updater).",
+  updatesByPackageManager: "Uw pakketbeheer installeert hem (op Debian en Ubuntu: sudo apt upgrade, of Software-updater), of uw IT als die Kluis voor alle gebruikers van deze computer heeft geïnstalleerd.",
   updatesLook: "Nu kijken",
   updatesInstall: "Installeren en herstarten",
   updatesAutomatic: "Updates zelf installeren (nooit tijdens een back-up of vlak voor een plan)",

@@ -129,6 +129,7 @@ fn into_core(error: UpdateError) -> Error {
         UpdateError::OtherKey { .. }
         | UpdateError::Tampered { .. }
         | UpdateError::WrongVersion { .. }
+        | UpdateError::WrongBuild { .. }
         | UpdateError::TooLarge { .. } => Error::DownloadFailed(message),
         UpdateError::Unreachable(_) => Error::Network(message),
         UpdateError::NotAManifest(_) => Error::BadResponse(message),

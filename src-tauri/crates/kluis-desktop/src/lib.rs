@@ -70,6 +70,8 @@ pub use kluis_import::Field;
 pub use kluis_profiles::restore_round::RoundTest;
 pub use kluis_profiles::KlantStatus;
 pub use kluis_restore::Entry as BackupEntry;
+/// How this Kluis was installed (whether it installs its own updates): the shell's updater.
+pub use kluis_update::InstallKind;
 pub use permissions::Permissions;
 pub use profiles::{ProfileInput, ProfileView, Settings};
 pub use secrets::{KeyringStore, MemoryStore, SecretStore};

@@ -12,9 +12,11 @@ use crate::signature;
 /// Largest build taken: a Kluis installer is some tens of MiB.
 const MAX_BUILD_BYTES: u64 = 512 * 1024 * 1024;
 
-/// `release`'s build downloaded into folder `to` under its own name (the URL's last part,
-/// made safe), verified with the publisher's key; the file appears only when it verified
-/// (written to a part file, fsynced, renamed; owner-only), and nothing is left when it did not.
+/// `release`'s build downloaded into folder `to` under the name it must have been signed for
+/// (see [`crate::install`]), verified with the publisher's key; the file appears only when it
+/// verified (written to a part file of its own, fsynced, linked to its name; owner-only), and
+/// nothing is left when it did not. Part files an earlier download left (Kluis's own, a day
+/// old) are removed first.
 pub async fn download(
     publisher: &Publisher,
     release: &Release,
@@ -34,11 +36,14 @@ pub async fn download(
             .map_err(|_| UpdateError::OtherKey {
                 version: version.clone(),
             })?;
-    let name = (release.url.path_segments().and_then(|mut s| s.next_back()))
-        .and_then(kluis_core::filename::sanitize)
-        .unwrap_or_else(|| format!("kluis-{version}"));
-    let target = to.join(&name);
-    let part = to.join(format!(".{name}.part"));
+    let target = to.join(release.artifact());
+    remove_stale_parts(to);
+    // A name of its own: a part file a crash left never blocks the next download, and
+    // `create_new` never opens a file or a link that is there.
+    let part = to.join(format!(
+        "{PART_PREFIX}{}{PART_SUFFIX}",
+        uuid::Uuid::new_v4().simple()
+    ));
     let io = |e: std::io::Error| UpdateError::Io(format!("{}: {e}", part.display()));
     let mut file = (kluis_private::files::options().write(true).create_new(true))
         .open(&part)
@@ -75,7 +80,7 @@ pub async fn download(
         verifier.finalize().map_err(|_| UpdateError::Tampered {
             version: version.clone(),
         })?;
-        signed_as(&signature, &release.version)?;
+        signed_for(&signature, release)?;
         file.sync_all().map_err(io)?;
         Ok(())
     }
@@ -89,7 +94,8 @@ pub async fn download(
     let kept = match std::fs::hard_link(&part, &target) {
         Ok(()) => Ok(()),
         Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Err(e),
-        Err(_) if !target.exists() => std::fs::rename(&part, &target),
+        // (A file system without hard links: renamed, when nothing — not even a link — is there.)
+        Err(_) if std::fs::symlink_metadata(&target).is_err() => std::fs::rename(&part, &target),
         Err(e) => Err(e),
     };
     let _ = std::fs::remove_file(&part);
@@ -97,27 +103,79 @@ pub async fn download(
     Ok(target)
 }
 
-/// The manifest is not signed, only each build, so its `version` proves nothing by itself: a
+/// How Kluis names its part files: never another program's file.
+const PART_PREFIX: &str = ".kluis-update-";
+const PART_SUFFIX: &str = ".part";
+/// A part file older than this is no download that is still running.
+const STALE_AFTER: std::time::Duration = std::time::Duration::from_secs(24 * 3600);
+
+/// Removes the part files of Kluis's own naming in `folder` that are older than a day (a
+/// crash's or a power cut's): only plain files — a link of that name is left, never followed.
+fn remove_stale_parts(folder: &Path) {
+    let Ok(entries) = std::fs::read_dir(folder) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let name = name.to_string_lossy();
+        if !(name.starts_with(PART_PREFIX) && name.ends_with(PART_SUFFIX)) {
+            continue;
+        }
+        // (`DirEntry::metadata` does not follow a link.)
+        let stale = entry
+            .metadata()
+            .ok()
+            .filter(|m| m.file_type().is_file())
+            .and_then(|m| {
+                let age = m.modified().ok()?.elapsed().ok()?;
+                Some(age > STALE_AFTER)
+            });
+        if stale == Some(true) {
+            let _ = std::fs::remove_file(entry.path());
+        }
+    }
+}
+
+/// The manifest is not signed, only each build, so what it says proves nothing by itself: a
 /// changed server could announce 9.9.9 with an older build and that build's own, valid
-/// signature. The build's signature names the version it was signed for in its trusted comment
-/// (`…\tversion:X.Y.Z`, as `tauri signer sign` writes it; covered by the signature, so read
-/// only after it verified), and that must be the version announced. A signature without one
-/// is refused too: Kluis has no older releases to let through.
-fn signed_as(
+/// signature, or offer the publisher's `.deb` (or per-machine MSI) as this computer's setup.
+/// The build's signature names what it was signed for in its trusted comment
+/// (`version:X.Y.Z<tab>platform:windows-x86_64<tab>file:kluis-X.Y.Z-x64-setup.exe`, as
+/// tests/update/publish.sh signs; covered by the signature, so read only after it verified),
+/// and each must be what this Kluis expects: the version announced, its own platform, and the
+/// build of its own install kind. A signature without them is refused too: Kluis has no older
+/// releases to let through.
+fn signed_for(
     signature: &minisign_verify::Signature,
-    announced: &semver::Version,
+    release: &Release,
 ) -> Result<(), UpdateError> {
-    let signed = (signature.trusted_comment().split('\t'))
-        .find_map(|field| field.strip_prefix("version:"))
-        .map(|v| v.trim().trim_start_matches('v'));
-    match signed.map(semver::Version::parse) {
-        Some(Ok(signed)) if &signed == announced => Ok(()),
-        _ => Err(UpdateError::WrongVersion {
-            announced: announced.to_string(),
-            signed: match signed {
-                Some(v) => v.chars().take(40).collect(),
-                None => "no version".into(),
-            },
+    let field = |name: &str| {
+        (signature.trusted_comment().split('\t'))
+            .find_map(|field| field.strip_prefix(name))
+            .map(|value| value.trim().chars().take(80).collect::<String>())
+    };
+    let announced = &release.version;
+    let signed = field("version:").map(|v| v.trim_start_matches('v').to_string());
+    match signed.as_deref().map(semver::Version::parse) {
+        Some(Ok(signed)) if &signed == announced => {}
+        _ => {
+            return Err(UpdateError::WrongVersion {
+                announced: announced.to_string(),
+                signed: signed.unwrap_or_else(|| "no version".into()),
+            })
+        }
+    }
+    let expected = (release.target.platform.clone(), release.artifact());
+    match (field("platform:"), field("file:")) {
+        (Some(platform), Some(file)) if (&platform, &file) == (&expected.0, &expected.1) => Ok(()),
+        (platform, file) => Err(UpdateError::WrongBuild {
+            version: announced.to_string(),
+            expected: format!("{} for {}", expected.1, expected.0),
+            signed: format!(
+                "{} for {}",
+                file.as_deref().unwrap_or("no file"),
+                platform.as_deref().unwrap_or("no platform")
+            ),
         }),
     }
 }

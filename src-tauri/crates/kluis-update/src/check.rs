@@ -1,7 +1,8 @@
 //! [`check`]: whether the publisher's manifest offers a newer Kluis for this computer.
 
 use crate::error::UpdateError;
-use crate::manifest::Manifest;
+use crate::install::Target;
+use crate::manifest::{Build, Manifest};
 use crate::publisher::Publisher;
 use crate::signature;
 
@@ -16,8 +17,18 @@ pub struct Release {
     pub notes: String,
     pub url: url::Url,
     pub(crate) signature: String,
-    /// The manifest as the server sent it (Tauri's updater takes it again to install).
+    /// What its build must have been signed for (this Kluis's platform and install kind).
+    pub target: Target,
+    /// The manifest as the server sent it, narrowed to this build under the platform's own
+    /// key (Tauri's updater takes it again to install, and must find this build there).
     pub manifest: serde_json::Value,
+}
+
+impl Release {
+    /// The name its build is kept under: the one it must have been signed for.
+    pub fn artifact(&self) -> String {
+        self.target.artifact(&self.version)
+    }
 }
 
 /// What a check found.
@@ -33,12 +44,12 @@ pub enum Found {
 
 /// The publisher's manifest read over HTTPS (bounded; the CA file `extra_ca_pem` trusted
 /// besides the system's, for an office's own server) and compared with `current` for
-/// `platform`. A build whose signature is not by the publisher's key is refused here,
-/// before anything is downloaded.
+/// `target` (its build: under the installer kind's key, else the platform's). A build whose
+/// signature is not by the publisher's key is refused here, before anything is downloaded.
 pub async fn check(
     publisher: &Publisher,
     current: &semver::Version,
-    platform: &str,
+    target: &Target,
     extra_ca_pem: Option<&str>,
 ) -> Result<Found, UpdateError> {
     let (manifest, raw) = fetch(publisher, extra_ca_pem).await?;
@@ -53,11 +64,14 @@ pub async fn check(
         let offered_older = (&version < current).then_some(version);
         return Ok(Found::UpToDate { offered_older });
     }
-    let build = manifest.platforms.get(platform).ok_or_else(|| {
-        UpdateError::NotAManifest(format!(
-            "it has no build of {version} for this computer ({platform})."
-        ))
-    })?;
+    let platform = &target.platform;
+    let build = (target.manifest_keys().iter())
+        .find_map(|key| manifest.platforms.get(key))
+        .ok_or_else(|| {
+            UpdateError::NotAManifest(format!(
+                "it has no build of {version} for this computer ({platform})."
+            ))
+        })?;
     let url = url::Url::parse(&build.url)
         .ok()
         .filter(|u| u.scheme() == "https")
@@ -82,10 +96,20 @@ pub async fn check(
             .chars()
             .take(4000)
             .collect(),
+        manifest: narrowed(&raw, platform, build),
         url,
         signature: build.signature.clone(),
-        manifest: raw,
+        target: target.clone(),
     }))
+}
+
+/// The manifest `raw` with `build` as its only one, under `platform`'s own key.
+fn narrowed(raw: &serde_json::Value, platform: &str, build: &Build) -> serde_json::Value {
+    let mut narrowed = raw.clone();
+    narrowed["platforms"] = serde_json::json!({
+        platform: { "url": build.url, "signature": build.signature }
+    });
+    narrowed
 }
 
 /// The look both the CLI and the app make: [`check`] for this Kluis on this computer, and
@@ -99,7 +123,7 @@ pub async fn look(
     let found = check(
         publisher,
         &crate::current(),
-        &crate::platform(),
+        &Target::this_program(),
         extra_ca_pem,
     )
     .await?;

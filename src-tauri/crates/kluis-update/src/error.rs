@@ -22,6 +22,15 @@ pub enum UpdateError {
     /// as none): an older build passed off as newer, to bring back what the newer one mends.
     #[error("The update server announces Kluis {announced}, but the build it offers is signed as {signed}; it was deleted. (A changed update server?)")]
     WrongVersion { announced: String, signed: String },
+    /// The build verifies and is of the version announced, but was signed for another file
+    /// or platform than this Kluis's (the `.deb` as the Windows setup, IT's per-machine MSI as
+    /// the per-user one): it would install something else than this Kluis.
+    #[error("The update server offers Kluis {version} as {expected}, but its build was signed as {signed}; it was deleted. (A changed update server?)")]
+    WrongBuild {
+        version: String,
+        expected: String,
+        signed: String,
+    },
     /// The download was larger than any Kluis build.
     #[error("The update {version} is larger than {mib} MiB; it was not downloaded.")]
     TooLarge { version: String, mib: u64 },
@@ -45,6 +54,7 @@ impl UpdateError {
             UpdateError::OtherKey { .. } => "other_key",
             UpdateError::Tampered { .. } => "tampered",
             UpdateError::WrongVersion { .. } => "wrong_version",
+            UpdateError::WrongBuild { .. } => "wrong_build",
             UpdateError::TooLarge { .. } => "too_large",
             UpdateError::NotConfigured => "not_configured",
             UpdateError::Config(_) => "config",

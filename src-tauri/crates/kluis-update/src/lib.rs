@@ -7,9 +7,10 @@
 //! signer` and Tauri's updater use it — read over HTTPS, bounded; its version compared with
 //! this one; an older one ignored; a signature by another key refused before anything is
 //! downloaded) → [`download`] (`artifact.rs`: the build for this platform fetched, bounded,
-//! its minisign signature verified against the publisher's key while it streams, the version
-//! it was signed for checked against the one announced, and only then written, owner-only and
-//! whole, where it was asked for). [`policy`] says whether IT turned updates off on this
+//! its minisign signature verified against the publisher's key while it streams, the version,
+//! platform and file it was signed for checked against the one announced and this Kluis's
+//! own — [`Target`], `install.rs`: its platform and how it was installed — and only then
+//! written, owner-only and whole, where it was asked for). [`policy`] says whether IT turned updates off on this
 //! computer (a registry value under HKLM on Windows, or a file beside the program) and whether
 //! today's check was made already. [`UpdateError`]: what went wrong, with a stable code and
 //! words for the user.
@@ -17,6 +18,7 @@
 mod artifact;
 mod check;
 mod error;
+pub mod install;
 mod manifest;
 pub mod policy;
 mod publisher;
@@ -25,8 +27,11 @@ mod signature;
 pub use artifact::download;
 pub use check::{check, look, Found, Release};
 pub use error::UpdateError;
+pub use install::{InstallKind, Target};
 pub use manifest::{platform, Manifest};
 pub use publisher::Publisher;
+/// Versions as the manifest and [`Target::artifact`] take them.
+pub use semver::Version;
 
 /// This Kluis's version.
 pub fn current() -> semver::Version {

@@ -4,9 +4,12 @@
 //! value `HKLM\SOFTWARE\Policies\Kluis\DisableUpdates` (a DWORD, 1; Group Policy Preferences
 //! or Intune set it); on any system a file named `updates-disabled` beside the program (the
 //! installation folder), or on Linux `/etc/kluis/updates-disabled`. Then Kluis never asks the
-//! update server, and says so when asked to.
+//! update server, and says so when asked to. IT also names an office's own update server here
+//! ([`machine_publisher`]), in places only an administrator can write.
 
 use std::path::{Path, PathBuf};
+
+use crate::error::UpdateError;
 
 /// The file beside the program that turns updates off.
 pub const DISABLED_FILE: &str = "updates-disabled";
@@ -29,6 +32,132 @@ fn disabled_by_file(folders: impl IntoIterator<Item = PathBuf>) -> Option<String
         .map(|folder| folder.join(DISABLED_FILE))
         .find(|file| file.exists())
         .map(|file| format!("the file {}", file.display()))
+}
+
+/// The update server IT's machine policy names — an office's own, instead of the one Kluis
+/// was built with: on Windows the string values `UpdateUrl` and `UpdatePublicKey` under
+/// `HKLM\SOFTWARE\Policies\Kluis`, on Linux the files `update-url` and `update-pubkey` in
+/// `/etc/kluis` (owned by root and writable by nobody else, or not taken). Only a machine-wide
+/// place that needs an administrator counts: what a user's programs can write (the
+/// environment, HKCU, the per-user program folder) would let any of them name a server whose
+/// "verified" setup the app then installs by itself.
+pub fn machine_publisher() -> Result<Option<(String, String)>, UpdateError> {
+    let named = match cfg!(windows) {
+        true => (
+            registry_string("UpdateUrl"),
+            registry_string("UpdatePublicKey"),
+        ),
+        false => match cfg!(target_os = "linux") {
+            true => return publisher_in(Path::new("/etc/kluis"), 0),
+            false => (None, None),
+        },
+    };
+    both(
+        named,
+        r"the registry values UpdateUrl and UpdatePublicKey under HKLM\SOFTWARE\Policies\Kluis",
+    )
+}
+
+/// The two halves of a policy's update server, or neither; one alone is said.
+fn both(
+    named: (Option<String>, Option<String>),
+    place: &str,
+) -> Result<Option<(String, String)>, UpdateError> {
+    match named {
+        (Some(url), Some(key)) => Ok(Some((url, key))),
+        (None, None) => Ok(None),
+        _ => Err(UpdateError::Config(format!(
+            "IT's policy names only half of an update server: {place} go together."
+        ))),
+    }
+}
+
+/// [`machine_publisher`] from the files in `folder`, taken only when they and the folder are
+/// owned by `owner` (root) and writable by nobody else.
+fn publisher_in(folder: &Path, owner: u32) -> Result<Option<(String, String)>, UpdateError> {
+    let read = |name: &str| -> Result<Option<String>, UpdateError> {
+        let file = folder.join(name);
+        let Ok(meta) = std::fs::symlink_metadata(&file) else {
+            return Ok(None);
+        };
+        if !administered(&meta, owner)
+            || !std::fs::metadata(folder).is_ok_and(|m| administered(&m, owner))
+        {
+            return Err(UpdateError::Config(format!(
+                "{} names an update server, but others than the administrator can change it (or it is a link): Kluis does not take it. Make it and its folder owned by root and writable only by root.",
+                file.display()
+            )));
+        }
+        let text = std::fs::read_to_string(&file)
+            .map_err(|e| UpdateError::Config(format!("{}: {e}", file.display())))?;
+        Ok(Some(text.trim().to_string()).filter(|t| !t.is_empty()))
+    };
+    let place = format!(
+        "the files update-url and update-pubkey in {}",
+        folder.display()
+    );
+    both((read("update-url")?, read("update-pubkey")?), &place)
+}
+
+/// Whether `meta` is a plain file or folder of `owner` that nobody else may write to.
+#[cfg(unix)]
+fn administered(meta: &std::fs::Metadata, owner: u32) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    !meta.file_type().is_symlink() && meta.uid() == owner && meta.mode() & 0o022 == 0
+}
+
+#[cfg(not(unix))]
+fn administered(_: &std::fs::Metadata, _: u32) -> bool {
+    false
+}
+
+/// The string value `value` under `HKLM\SOFTWARE\Policies\Kluis`, if there is one.
+#[cfg(windows)]
+fn registry_string(value: &str) -> Option<String> {
+    use windows_sys::Win32::System::Registry::{RegGetValueW, HKEY_LOCAL_MACHINE, RRF_RT_REG_SZ};
+    let wide = |s: &str| s.encode_utf16().chain(Some(0)).collect::<Vec<u16>>();
+    let (key, value) = (wide(r"SOFTWARE\Policies\Kluis"), wide(value));
+    let mut size: u32 = 0;
+    // SAFETY: the names are NUL-terminated UTF-16; the first call passes no buffer and learns
+    // the size in bytes, the second a buffer of that many bytes and says so in `size`.
+    let status = unsafe {
+        RegGetValueW(
+            HKEY_LOCAL_MACHINE,
+            key.as_ptr(),
+            value.as_ptr(),
+            RRF_RT_REG_SZ,
+            std::ptr::null_mut(),
+            std::ptr::null_mut(),
+            &mut size,
+        )
+    };
+    if status != 0 || size == 0 || size > 64 * 1024 {
+        return None;
+    }
+    let mut data = vec![0u16; (size as usize).div_ceil(2)];
+    // SAFETY: as above, `data` holds `size` bytes.
+    let status = unsafe {
+        RegGetValueW(
+            HKEY_LOCAL_MACHINE,
+            key.as_ptr(),
+            value.as_ptr(),
+            RRF_RT_REG_SZ,
+            std::ptr::null_mut(),
+            data.as_mut_ptr().cast(),
+            &mut size,
+        )
+    };
+    if status != 0 {
+        return None;
+    }
+    let text = String::from_utf16_lossy(&data);
+    let text = text.trim_end_matches('\0').trim();
+    (!text.is_empty()).then(|| text.to_string())
+}
+
+#[cfg(not(windows))]
+fn registry_string(_: &str) -> Option<String> {
+    None
 }
 
 #[cfg(windows)]
@@ -138,6 +267,58 @@ mod tests {
         assert_eq!(known_newer(&stamp, &v("0.2.0")), None, "installed since");
         looked(&stamp, None).unwrap();
         assert_eq!(known_newer(&stamp, &v("0.1.0")), None, "up to date");
+    }
+
+    /// IT's files name an update server only together, and only when nobody but their owner
+    /// (root; here this test's user) can change them or their folder: a file others may write
+    /// is refused and said, never taken.
+    #[cfg(unix)]
+    #[test]
+    fn an_update_server_is_taken_only_from_what_the_administrator_owns() {
+        use std::os::unix::fs::{MetadataExt, PermissionsExt};
+        let dir = tempfile::tempdir().unwrap();
+        let folder = dir.path();
+        std::fs::set_permissions(folder, std::fs::Permissions::from_mode(0o755)).unwrap();
+        let me = std::fs::metadata(folder).unwrap().uid();
+        assert_eq!(publisher_in(folder, me).unwrap(), None, "nothing named");
+        let write = |name: &str, text: &str, mode: u32| {
+            let file = folder.join(name);
+            std::fs::write(&file, text).unwrap();
+            std::fs::set_permissions(&file, std::fs::Permissions::from_mode(mode)).unwrap();
+        };
+        write(
+            "update-url",
+            "https://updates.office.example/kluis.json\n",
+            0o644,
+        );
+        assert!(publisher_in(folder, me)
+            .unwrap_err()
+            .to_string()
+            .contains("go together"));
+        write("update-pubkey", "RWQ-the-key\n", 0o644);
+        assert_eq!(
+            publisher_in(folder, me).unwrap(),
+            Some((
+                "https://updates.office.example/kluis.json".into(),
+                "RWQ-the-key".into()
+            ))
+        );
+        assert!(
+            publisher_in(folder, me + 1).is_err(),
+            "owned by someone else"
+        );
+        write("update-pubkey", "RWQ-the-key\n", 0o666);
+        let refused = publisher_in(folder, me).unwrap_err().to_string();
+        assert!(
+            refused.contains("others than the administrator"),
+            "{refused}"
+        );
+        write("update-pubkey", "RWQ-the-key\n", 0o644);
+        std::fs::set_permissions(folder, std::fs::Permissions::from_mode(0o777)).unwrap();
+        assert!(
+            publisher_in(folder, me).is_err(),
+            "a folder anyone can write to"
+        );
     }
 
     /// The file beside the program (or in /etc/kluis) turns updates off, and is named as why.

@@ -1,7 +1,8 @@
 //! [`Publisher`]: where the publisher's update manifest is, and the public half of the key it
 //! signs its builds with (`tauri signer generate`: minisign). Built in when Kluis is built
-//! (`KLUIS_UPDATE_URL`, `KLUIS_UPDATE_PUBKEY` in the build's environment), or given at run
-//! time in the same variables — an office's own update server, and the tests'.
+//! (`KLUIS_UPDATE_URL`, `KLUIS_UPDATE_PUBKEY` in the build's environment), or named by IT's
+//! machine policy — an office's own update server; in a build made for tests, also given at
+//! run time in those variables.
 
 use base64::Engine;
 use url::Url;
@@ -61,13 +62,25 @@ impl Publisher {
         })
     }
 
-    /// The publisher this Kluis follows: `KLUIS_UPDATE_URL` and `KLUIS_UPDATE_PUBKEY` at run
-    /// time, else as they were when it was built; none when neither is set.
+    /// The publisher this Kluis follows: the update server IT's machine policy names
+    /// ([`crate::policy::machine_publisher`]: an office's own), else the one it was built
+    /// with; none when neither names one. `KLUIS_UPDATE_URL` and `KLUIS_UPDATE_PUBKEY` in the
+    /// environment count only in a build made for tests (the `publisher-from-env` feature): any
+    /// program of the user's can set them (HKCU\Environment) and would have the app install its
+    /// own "verified" setup by itself.
     pub fn configured() -> Result<Option<Publisher>, UpdateError> {
-        let at_run = |name| std::env::var(name).ok().filter(|v| !v.is_empty());
-        let url = at_run("KLUIS_UPDATE_URL").or(option_env!("KLUIS_UPDATE_URL").map(String::from));
-        let key =
-            at_run("KLUIS_UPDATE_PUBKEY").or(option_env!("KLUIS_UPDATE_PUBKEY").map(String::from));
+        if let Some((url, key)) = crate::policy::machine_publisher()? {
+            return Publisher::new(&url, &key).map(Some);
+        }
+        let from_env = |name| {
+            std::env::var(name)
+                .ok()
+                .filter(|v| cfg!(feature = "publisher-from-env") && !v.is_empty())
+        };
+        let url =
+            from_env("KLUIS_UPDATE_URL").or(option_env!("KLUIS_UPDATE_URL").map(String::from));
+        let key = from_env("KLUIS_UPDATE_PUBKEY")
+            .or(option_env!("KLUIS_UPDATE_PUBKEY").map(String::from));
         match (url, key) {
             (Some(url), Some(key)) => Publisher::new(&url, &key).map(Some),
             (None, None) => Ok(None),

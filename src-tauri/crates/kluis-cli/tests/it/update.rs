@@ -81,7 +81,8 @@ async fn a_newer_kluis_is_said_in_one_line_and_downloaded_verified() {
 
     let (output, to) = download(&s, dir.path());
     assert_succeeded(&output);
-    let saved = to.join("kluis-9.9.9-x64-setup.exe");
+    let version = kluis_update::Version::parse("9.9.9").unwrap();
+    let saved = to.join(kluis_update::Target::this_program().artifact(&version));
     assert_eq!(std::fs::read(&saved).unwrap(), build);
     assert!(stdout(&output).contains("verified"), "{}", stdout(&output));
     assert_eq!(files_in(&to), 1, "no part file beside it");

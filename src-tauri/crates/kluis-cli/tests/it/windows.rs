@@ -416,31 +416,25 @@ async fn saved_profiles_keep_their_secrets_in_the_credential_manager() {
     assert!(!listed.contains("Windows Klant"), "removed: {listed}");
 }
 
-/// IT's switch on Windows: with `HKLM\SOFTWARE\Policies\Kluis\DisableUpdates` = 1 (what Group
-/// Policy or Intune sets), `kluis.exe update check` says updates are turned off by it and asks
-/// no server; with the value removed the same command goes to the (here absent) server.
+/// IT's machine policy on Windows, as Group Policy or Intune sets it under
+/// `HKLM\SOFTWARE\Policies\Kluis`: `DisableUpdates` = 1 makes `kluis.exe update check` say
+/// updates are turned off by it and ask no server; `UpdateUrl` and `UpdatePublicKey` name the
+/// office's own update server, which it then asks (here absent: "could not be reached"). The
+/// same server named in `KLUIS_UPDATE_URL`/`KLUIS_UPDATE_PUBKEY` is not taken by this build
+/// (a release's: any program of the user's can set the environment) — it says it has no update
+/// server.
 #[tokio::test(flavor = "multi_thread")]
 #[ignore = "the Windows build under Wine: bash tests/windows/run.sh"]
-async fn the_registry_policy_turns_updates_off() {
+async fn the_registry_policy_turns_updates_off_and_names_the_server() {
     let e = env(|_| {}).await;
     let gone = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let port = gone.local_addr().unwrap().port();
     drop(gone);
-    let check = || {
-        let mut command = e.exe(&["update", "check"]);
-        command
-            .env(
-                "KLUIS_UPDATE_URL",
-                format!("https://127.0.0.1:{port}/m.json"),
-            )
-            .env(
-                "KLUIS_UPDATE_PUBKEY",
-                crate::update_server::Signer::new().public(),
-            );
-        command
-    };
+    let server = format!("https://127.0.0.1:{port}/m.json");
+    let key = crate::update_server::Signer::new().public();
+    let check = || e.exe(&["update", "check"]);
     let (loader, prefix) = wine();
-    let key = r"HKLM\SOFTWARE\Policies\Kluis";
+    let policies = r"HKLM\SOFTWARE\Policies\Kluis";
     let reg = |args: &[&str]| {
         let status = Command::new(&loader)
             .arg("reg")
@@ -452,29 +446,40 @@ async fn the_registry_policy_turns_updates_off() {
             .status;
         assert!(status.success(), "reg {args:?}");
     };
-    reg(&[
-        "add",
-        key,
-        "/v",
-        "DisableUpdates",
-        "/t",
-        "REG_DWORD",
-        "/d",
-        "1",
-        "/f",
-    ]);
+    let set = |name: &str, kind: &str, value: &str| {
+        reg(&["add", policies, "/v", name, "/t", kind, "/d", value, "/f"]);
+    };
+    set("UpdateUrl", "REG_SZ", &server);
+    set("UpdatePublicKey", "REG_SZ", &key);
+    set("DisableUpdates", "REG_DWORD", "1");
     let off = e.run(check()).await;
-    reg(&["delete", key, "/f"]);
+    reg(&["delete", policies, "/v", "DisableUpdates", "/f"]);
+    let on = e.run(check()).await;
+    reg(&["delete", policies, "/f"]);
+    let from_env = e
+        .run({
+            let mut command = check();
+            command
+                .env("KLUIS_UPDATE_URL", &server)
+                .env("KLUIS_UPDATE_PUBKEY", &key);
+            command
+        })
+        .await;
     assert_succeeded(&off);
     let said = String::from_utf8_lossy(&off.stdout);
     assert!(
         said.contains("turned off") && said.contains("DisableUpdates"),
         "{said}"
     );
-    let on = e.run(check()).await;
     assert_eq!(on.status.code(), Some(1), "{on:?}");
     assert!(
-        String::from_utf8_lossy(&on.stderr).contains("could not be reached"),
-        "{on:?}"
+        String::from_utf8_lossy(&on.stderr)
+            .contains(&format!("127.0.0.1:{port} could not be reached")),
+        "the policy's server asked: {on:?}"
+    );
+    assert_succeeded(&from_env);
+    assert!(
+        String::from_utf8_lossy(&from_env.stdout).contains("no update server"),
+        "the environment's server not taken: {from_env:?}"
     );
 }

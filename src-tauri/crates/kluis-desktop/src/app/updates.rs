@@ -112,7 +112,7 @@ impl UpdateInstaller for PackageManagerUpdates {
 impl PackageManagerUpdates {
     fn refusal() -> AppError {
         AppError::InvalidState(
-            "Kluis is updated by this computer's package manager (on Debian and Ubuntu: sudo apt upgrade, or the Software Updater).".into(),
+            "Kluis is updated by this computer's package manager (on Debian and Ubuntu: sudo apt upgrade, or the Software Updater), or by your IT when they installed it for every user of this computer.".into(),
         )
     }
 }

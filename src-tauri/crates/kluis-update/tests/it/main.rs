@@ -4,13 +4,14 @@
 //! another key refused before anything is downloaded; a build changed after it was signed
 //! deleted; a server that is not there, or answers no manifest, said plainly.
 
+mod publish;
 mod server;
 
 use std::sync::atomic::Ordering;
 
 use base64::Engine;
 
-use kluis_update::{check, download, platform, Found, Publisher, UpdateError};
+use kluis_update::{check, download, platform, Found, Publisher, Target, UpdateError};
 use server::{manifest, setup, Signer};
 
 fn v(text: &str) -> semver::Version {
@@ -26,10 +27,14 @@ async fn a_newer_version_is_offered_downloaded_and_verified() {
     *s.served.build.lock().unwrap() = build.clone();
     *s.served.manifest.lock().unwrap() =
         manifest("9.9.9", &s.origin, &s.signer.sign(&build, "9.9.9"));
-    let Found::Newer(release) = check(&s.publisher, &v("0.1.0"), &platform(), Some(&s.ca))
-        .await
-        .unwrap()
-    else {
+    let Found::Newer(release) = check(
+        &s.publisher,
+        &v("0.1.0"),
+        &Target::this_program(),
+        Some(&s.ca),
+    )
+    .await
+    .unwrap() else {
         panic!("nothing newer found")
     };
     assert_eq!(release.version, v("9.9.9"));
@@ -44,6 +49,11 @@ async fn a_newer_version_is_offered_downloaded_and_verified() {
         1,
         "no part file left"
     );
+    assert_eq!(
+        file.file_name().unwrap().to_str(),
+        Some(release.artifact().as_str()),
+        "kept under the name it was signed for"
+    );
 }
 
 /// The same version is up to date; an older one (a downgrade) is ignored and said.
@@ -53,9 +63,14 @@ async fn the_same_or_an_older_version_is_no_update() {
     let signature = s.signer.sign(b"old", "0.0.9");
     for (offered, older) in [("0.1.0", None), ("v0.0.9", Some(v("0.0.9")))] {
         *s.served.manifest.lock().unwrap() = manifest(offered, &s.origin, &signature);
-        match check(&s.publisher, &v("0.1.0"), &platform(), Some(&s.ca))
-            .await
-            .unwrap()
+        match check(
+            &s.publisher,
+            &v("0.1.0"),
+            &Target::this_program(),
+            Some(&s.ca),
+        )
+        .await
+        .unwrap()
         {
             Found::UpToDate { offered_older } => assert_eq!(offered_older, older, "{offered}"),
             Found::Newer(r) => panic!("{offered} offered as newer: {r:?}"),
@@ -71,9 +86,14 @@ async fn another_keys_build_is_refused_before_download() {
     *s.served.build.lock().unwrap() = build.clone();
     *s.served.manifest.lock().unwrap() =
         manifest("9.9.9", &s.origin, &Signer::new().sign(&build, "9.9.9"));
-    let refused = check(&s.publisher, &v("0.1.0"), &platform(), Some(&s.ca))
-        .await
-        .unwrap_err();
+    let refused = check(
+        &s.publisher,
+        &v("0.1.0"),
+        &Target::this_program(),
+        Some(&s.ca),
+    )
+    .await
+    .unwrap_err();
     assert_eq!(refused.code(), "other_key", "{refused}");
     assert!(refused.to_string().contains("9.9.9"), "{refused}");
     assert_eq!(
@@ -101,10 +121,14 @@ async fn a_changed_build_is_deleted() {
 /// files it left in its folder.
 async fn refused_download(s: &server::Setup, signature: &str) -> (UpdateError, usize) {
     *s.served.manifest.lock().unwrap() = manifest("9.9.9", &s.origin, signature);
-    let Found::Newer(release) = check(&s.publisher, &v("0.1.0"), &platform(), Some(&s.ca))
-        .await
-        .unwrap()
-    else {
+    let Found::Newer(release) = check(
+        &s.publisher,
+        &v("0.1.0"),
+        &Target::this_program(),
+        Some(&s.ca),
+    )
+    .await
+    .unwrap() else {
         panic!("nothing newer found")
     };
     let dir = tempfile::tempdir().unwrap();
@@ -127,7 +151,7 @@ async fn no_server_or_no_manifest_is_said() {
         &s.signer.public(),
     )
     .unwrap();
-    let e = check(&nowhere, &v("0.1.0"), &platform(), Some(&s.ca))
+    let e = check(&nowhere, &v("0.1.0"), &Target::this_program(), Some(&s.ca))
         .await
         .unwrap_err();
     assert_eq!(e.code(), "unreachable", "{e}");
@@ -142,17 +166,27 @@ async fn no_server_or_no_manifest_is_said() {
         r#"{"version":"soon","platforms":{}}"#.to_string(),
     ] {
         *s.served.manifest.lock().unwrap() = answer;
-        let e = check(&s.publisher, &v("0.1.0"), &platform(), Some(&s.ca))
-            .await
-            .unwrap_err();
+        let e = check(
+            &s.publisher,
+            &v("0.1.0"),
+            &Target::this_program(),
+            Some(&s.ca),
+        )
+        .await
+        .unwrap_err();
         assert_eq!(e.code(), "not_a_manifest", "{e}");
     }
     *s.served.manifest.lock().unwrap() =
         manifest("9.9.9", &s.origin, &s.signer.sign(b"x", "9.9.9"))
             .replace(&platform(), "plan9-mips");
-    let e = check(&s.publisher, &v("0.1.0"), &platform(), Some(&s.ca))
-        .await
-        .unwrap_err();
+    let e = check(
+        &s.publisher,
+        &v("0.1.0"),
+        &Target::this_program(),
+        Some(&s.ca),
+    )
+    .await
+    .unwrap_err();
     assert!(
         matches!(e, UpdateError::NotAManifest(_)) && e.to_string().contains("no build"),
         "{e}"
@@ -221,5 +255,154 @@ async fn an_older_build_announced_as_newer_is_refused() {
         assert_eq!(refused.code(), "wrong_version", "{refused}");
         assert!(refused.to_string().contains(signed), "{refused}");
         assert_eq!(left, 0, "nothing kept");
+    }
+}
+
+/// The manifest is not signed: a build the publisher signed for the same version but another
+/// file or platform — the `.deb` offered as this computer's build, the per-machine MSI as the
+/// per-user one, the Windows setup on Linux — verifies, and is still refused (it would install
+/// something else than this Kluis), nothing of it kept; so is a signature without them.
+#[tokio::test]
+async fn a_build_signed_for_another_file_or_platform_is_refused() {
+    let s = setup().await;
+    let build = b"MZ a Kluis for another computer".to_vec();
+    *s.served.build.lock().unwrap() = build.clone();
+    let ours = Target::this_program();
+    let file = ours.artifact(&v("9.9.9"));
+    for (platform, other_file) in [
+        (ours.platform.clone(), "kluis_9.9.9_amd64.deb".to_string()),
+        (
+            ours.platform.clone(),
+            "kluis-9.9.9-x64-machine.msi".to_string(),
+        ),
+        ("windows-x86_64".to_string(), file.clone()),
+        (
+            "linux-x86_64".to_string(),
+            "kluis-9.9.9-x64-setup.exe".to_string(),
+        ),
+    ] {
+        if (platform.as_str(), other_file.as_str()) == (ours.platform.as_str(), file.as_str()) {
+            continue; // (this computer's own, on the platform it names)
+        }
+        let signature = s.signer.sign_for(&build, "9.9.9", &platform, &other_file);
+        let (refused, left) = refused_download(&s, &signature).await;
+        assert_eq!(
+            refused.code(),
+            "wrong_build",
+            "{platform} {other_file}: {refused}"
+        );
+        assert!(refused.to_string().contains(&other_file), "{refused}");
+        assert_eq!(left, 0, "nothing kept");
+    }
+    let bare = s.signer.sign_with(&build, "version:9.9.9");
+    let (refused, _) = refused_download(&s, &bare).await;
+    assert_eq!(
+        refused.code(),
+        "wrong_build",
+        "no file or platform named: {refused}"
+    );
+}
+
+/// The build for this computer's install kind is taken from the manifest's key for that kind
+/// (`windows-x86_64-msi`, as Tauri's updater names them) before the platform's own; what the
+/// app hands Tauri's updater is the manifest narrowed to that one build, under the platform's
+/// key.
+#[tokio::test]
+async fn the_install_kinds_build_is_chosen_and_handed_on_alone() {
+    let s = setup().await;
+    let ours = Target::this_program();
+    let build = b"MZ the next Kluis, this kind's".to_vec();
+    *s.served.build.lock().unwrap() = build.clone();
+    let signature = s.signer.sign(&build, "9.9.9");
+    let [kind_key, platform_key] = ours.manifest_keys();
+    *s.served.manifest.lock().unwrap() = serde_json::json!({
+        "version": "9.9.9",
+        "platforms": {
+            platform_key.clone(): { "url": format!("{}/other.bin", s.origin), "signature": "not this one" },
+            kind_key: { "url": format!("{}/kluis-9.9.9-x64-setup.exe", s.origin), "signature": signature },
+        }
+    })
+    .to_string();
+    let Found::Newer(release) = check(&s.publisher, &v("0.1.0"), &ours, Some(&s.ca))
+        .await
+        .unwrap()
+    else {
+        panic!("nothing newer found")
+    };
+    assert_eq!(release.url.path(), "/kluis-9.9.9-x64-setup.exe");
+    let platforms = release.manifest["platforms"].as_object().unwrap();
+    assert_eq!(platforms.len(), 1);
+    assert_eq!(platforms[&platform_key]["signature"], signature.as_str());
+    let dir = tempfile::tempdir().unwrap();
+    let file = download(&s.publisher, &release, dir.path(), Some(&s.ca))
+        .await
+        .unwrap();
+    assert_eq!(std::fs::read(file).unwrap(), build);
+}
+
+/// A part file a crash left behind blocks no later download (each has a name of its own);
+/// Kluis's own stale parts (its naming, a day old) are removed at the next download, a fresh
+/// one (a download running now) and another program's file are left, and a link of that
+/// naming is neither followed nor removed.
+#[tokio::test]
+async fn part_files_a_crash_left_block_nothing_and_are_cleared() {
+    let s = setup().await;
+    let build = b"MZ the next Kluis".repeat(100);
+    *s.served.build.lock().unwrap() = build.clone();
+    *s.served.manifest.lock().unwrap() =
+        manifest("9.9.9", &s.origin, &s.signer.sign(&build, "9.9.9"));
+    let Found::Newer(release) = check(
+        &s.publisher,
+        &v("0.1.0"),
+        &Target::this_program(),
+        Some(&s.ca),
+    )
+    .await
+    .unwrap() else {
+        panic!("nothing newer found")
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let at = |name: &str| dir.path().join(name);
+    let day_old = std::time::SystemTime::now() - std::time::Duration::from_secs(25 * 3600);
+    for name in [
+        ".kluis-update-crashed.part",
+        ".kluis-update-running.part",
+        ".other-program.part",
+    ] {
+        std::fs::write(at(name), b"half").unwrap();
+    }
+    for name in [".kluis-update-crashed.part", ".other-program.part"] {
+        let file = std::fs::File::options().write(true).open(at(name)).unwrap();
+        file.set_modified(day_old).unwrap();
+    }
+    #[cfg(unix)]
+    {
+        let victim = at("precious.txt");
+        std::fs::write(&victim, b"the user's").unwrap();
+        std::os::unix::fs::symlink(&victim, at(".kluis-update-link.part")).unwrap();
+    }
+    let file = download(&s.publisher, &release, dir.path(), Some(&s.ca))
+        .await
+        .unwrap();
+    assert_eq!(std::fs::read(&file).unwrap(), build);
+    assert!(
+        !at(".kluis-update-crashed.part").exists(),
+        "the crash's part removed"
+    );
+    assert!(
+        at(".kluis-update-running.part").exists(),
+        "a fresh part left"
+    );
+    assert!(
+        at(".other-program.part").exists(),
+        "another program's file left"
+    );
+    #[cfg(unix)]
+    {
+        assert!(
+            std::fs::symlink_metadata(at(".kluis-update-link.part")).is_ok(),
+            "the link left"
+        );
+        assert_eq!(std::fs::read(at("precious.txt")).unwrap(), b"the user's");
     }
 }

@@ -9,7 +9,7 @@ use axum::extract::State;
 use axum::routing::get;
 use axum::Router;
 use base64::Engine;
-use kluis_update::{platform, Publisher};
+use kluis_update::{platform, Publisher, Target};
 
 /// A publisher's signing key, as `tauri signer generate` makes one.
 pub struct Signer(minisign::KeyPair);
@@ -24,12 +24,20 @@ impl Signer {
         b64(&self.0.pk.to_box().unwrap().to_string())
     }
 
-    /// `bytes`' signature as the manifest carries it (the .sig file's text in base64), for
-    /// `version`: its trusted comment names the version, as `tauri signer sign` writes it.
+    /// `bytes`' signature as the manifest carries it (the .sig file's text in base64), as
+    /// the build of `version` for this program (its platform and install kind): its trusted
+    /// comment names them, as tests/update/publish.sh signs.
     pub fn sign(&self, bytes: &[u8], version: &str) -> String {
+        let target = Target::this_program();
+        let file = target.artifact(&kluis_update::Version::parse(version).unwrap());
+        self.sign_for(bytes, version, &target.platform, &file)
+    }
+
+    /// `bytes`' signature as the build of `version` for `platform` named `file`.
+    pub fn sign_for(&self, bytes: &[u8], version: &str, platform: &str, file: &str) -> String {
         self.sign_with(
             bytes,
-            &format!("timestamp:1764150000\tfile:kluis-setup.exe\tversion:{version}"),
+            &format!("version:{version}\tplatform:{platform}\tfile:{file}"),
         )
     }
 
@@ -55,7 +63,9 @@ pub fn b64(text: &str) -> String {
 #[derive(Default)]
 pub struct Served {
     pub manifest: Mutex<String>,
+    /// What any other path answers, unless `files` has that name.
     pub build: Mutex<Vec<u8>>,
+    pub files: Mutex<std::collections::HashMap<String, Vec<u8>>>,
     pub build_asked: AtomicUsize,
     pub manifest_asked: AtomicUsize,
 }
@@ -75,12 +85,16 @@ pub async fn server(served: Arc<Served>) -> (String, String) {
             }),
         )
         .route(
-            "/kluis-9.9.9-x64-setup.exe",
-            get(|State(s): State<Arc<Served>>| async move {
-                s.build_asked
-                    .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
-                s.build.lock().unwrap().clone()
-            }),
+            "/{name}",
+            get(
+                |State(s): State<Arc<Served>>,
+                 axum::extract::Path(name): axum::extract::Path<String>| async move {
+                    s.build_asked
+                        .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                    let file = s.files.lock().unwrap().get(&name).cloned();
+                    file.unwrap_or_else(|| s.build.lock().unwrap().clone())
+                },
+            ),
         )
         .with_state(served);
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
