@@ -77,9 +77,14 @@ function fakeBackend(
           { name: "../evil.txt", path: null, refused: "its name climbs out of the folder (..)", kind: "file", size: 4, compressed: 4, modified: null, encrypted: false },
         ];
       case "restore_backup": {
-        const { onProgress } = args as { onProgress: { onmessage?: (p: unknown) => void } };
+        const { onProgress, only } = args as { onProgress: { onmessage?: (p: unknown) => void }; only: string[] };
         onProgress.onmessage?.({ done: 1024, total: 2048 });
-        return { folder: "/home/u/Teruggezet", files: 1, folders: 0, bytes: 2048, not_restored: [] };
+        if (!only.length) {
+          // Everything: the climbing entry is left out, as Rust leaves it.
+          const evil = { name: "../evil.txt", why: "its name climbs out of the folder (..)" };
+          return { folder: "/home/u/Teruggezet", entries: 4, files: 2, folders: 1, bytes: 2148, not_restored: [evil] };
+        }
+        return { folder: "/home/u/Teruggezet", entries: 1, files: 1, folders: 0, bytes: 2048, not_restored: [] };
       }
       case "backup_copies":
         return [{ target_id: "t-nas", name: "NAS" }];
@@ -1063,7 +1068,7 @@ describe("Kluis UI", () => {
     (rows()[1].querySelector('[data-test="content-restore"]') as HTMLButtonElement).click();
     await settle();
     expect(calls.find((c) => c.cmd === "restore_backup")?.args).toMatchObject({ historyId: "h2", copy: null, only: ["2025/grootboek.csv"] });
-    expect(byTest("restore-done")?.textContent).toContain("/home/u/Teruggezet");
+    expect(byTest("restore-done")?.textContent).toContain("Restored 1 files (2.0 KB) into /home/u/Teruggezet");
     // The copy on the NAS is read instead (as after a lost disk), and restored from.
     const from = byTest("contents-from") as HTMLSelectElement;
     expect([...from.options].map((o) => o.textContent)).toEqual(["This computer", "The copy on NAS"]);
@@ -1073,6 +1078,10 @@ describe("Kluis UI", () => {
     expect(calls.filter((c) => c.cmd === "backup_contents").at(-1)?.args).toEqual({ historyId: "h2", copy: "t-nas" });
     await click("contents-restore-all");
     expect(calls.filter((c) => c.cmd === "restore_backup").at(-1)?.args).toMatchObject({ historyId: "h2", copy: "t-nas", only: [] });
+    const partial = byTest("restore-done");
+    expect(partial?.textContent, "a partial restore is never said as whole").toContain("Restored 3 of 4 entries");
+    expect(partial?.getAttribute("role")).toBe("alert");
+    expect(byTest("restore-left-out")?.textContent).toContain("../evil.txt: its name climbs out");
     await click("history-test-restore");
     expect(calls.find((c) => c.cmd === "test_restore")?.args).toEqual({ historyId: "h2" });
     expect(byTest("restore-test")?.textContent).toContain("FAILED");

@@ -2,7 +2,7 @@
 
 export type Stage = "requested" | "accepted" | "callback_received" | "result_fetched" | "downloading" | "saved" | "failed";
 
-export type Code = "auth_failed" | "permission_denied" | "callback_timeout" | "service_error" | "network" | "file_host_unreachable" | "certificate" | "download_failed" | "bad_response" | "config" | "io" | "cancelled" | "interrupted" | "not_resumable" | "backups_damaged";
+export type Code = "auth_failed" | "permission_denied" | "callback_timeout" | "service_error" | "network" | "file_host_unreachable" | "certificate" | "download_failed" | "bad_response" | "config" | "io" | "cancelled" | "interrupted" | "not_resumable" | "backups_damaged" | "partly_restored";
 
 export type AppOnlyCode = "keyring" | "not_found" | "invalid_state" | "mail" | "update";
 
@@ -441,7 +441,11 @@ export type RestoreSummary = {
 /**
  * Where it went (the folder the user picked).
  */
-folder: string, files: number, folders: number, bytes: number, 
+folder: string, 
+/**
+ * Entries asked for: restored, or in `not_restored`.
+ */
+entries: number, files: number, folders: number, bytes: number, 
 /**
  * Entries not restored, and why.
  */

@@ -23,6 +23,7 @@ export const errorText: Record<ShownCode, { title: Key; advice: Key }> = {
   interrupted: { title: "errInterrupted", advice: "errInterruptedAdvice" },
   not_resumable: { title: "errNotResumable", advice: "errNotResumableAdvice" },
   backups_damaged: { title: "errBackupsDamaged", advice: "errBackupsDamagedAdvice" },
+  partly_restored: { title: "errPartlyRestored", advice: "errPartlyRestoredAdvice" },
   keyring: { title: "errKeyring", advice: "errKeyringAdvice" },
   not_found: { title: "errNotFound", advice: "errNotFoundAdvice" },
   invalid_state: { title: "errInvalidState", advice: "errInvalidStateAdvice" },

@@ -3,7 +3,7 @@
 // dialog, the page names no path), with its progress and what it did.
 import { h } from "preact";
 import { closeContents, openContents, restoreEntries, searchContents } from "../actions/restore";
-import type { Entry } from "../bindings";
+import type { Entry, RestoreSummary } from "../bindings";
 import { bytes } from "../format";
 import { t } from "../i18n";
 import { state } from "../state";
@@ -74,12 +74,23 @@ export function ContentsPanel() {
       : "progress" in restore
         ? h("p", { role: "status" }, t("contentsRestoring"), " ", h("progress", { "data-test": "restore-progress", value: restore.progress.done, max: restore.progress.total || 1 }))
         : "done" in restore
-          ? h(
-              "div",
-              { class: "success", role: "status", "data-test": "restore-done" },
-              t("contentsRestored", { files: String(restore.done.files), size: bytes(restore.done.bytes), folder: restore.done.folder }),
-              restore.done.not_restored.length ? h("ul", {}, restore.done.not_restored.map((n) => h("li", { key: n.name }, `${n.name}: ${n.why}`))) : null,
-            )
+          ? h(RestoreDone, { done: restore.done })
           : h("div", { class: "error", role: "alert", "data-test": "restore-error" }, restore.error.message),
+  );
+}
+
+/** A restore's end: whole, or — an entry left out — how much of it and what not, never said
+ * as if it were whole. */
+function RestoreDone({ done }: { done: RestoreSummary }) {
+  const size = bytes(done.bytes);
+  if (!done.not_restored.length) {
+    return h("div", { class: "success", role: "status", "data-test": "restore-done" }, t("contentsRestored", { files: String(done.files), size, folder: done.folder }));
+  }
+  const restored = String(done.files + done.folders);
+  return h(
+    "div",
+    { class: "error", role: "alert", "data-test": "restore-done" },
+    t("contentsRestoredPart", { restored, entries: String(done.entries), size, folder: done.folder }),
+    h("ul", { "data-test": "restore-left-out" }, done.not_restored.map((n) => h("li", { key: n.name }, `${n.name}: ${n.why}`))),
   );
 }

@@ -166,10 +166,12 @@ pub enum Command {
         #[arg(long)]
         json: bool,
     },
-    /// Restore a backup's entries into a folder that exists: everything, or only --only
-    /// PATH… (a file or a folder, as `kluis contents` lists them). Nothing already in the
-    /// folder is replaced unless --overwrite; no entry lands outside it; each file is written
-    /// whole (its size and CRC-32 checked) or not at all.
+    /// Restore a backup's entries into a folder (made, owner-only, when only it is missing):
+    /// everything, or only --only PATH… (a file or a folder, as `kluis contents` lists them).
+    /// Nothing already in the folder is replaced unless --overwrite; no entry lands outside
+    /// it; each file is written whole (its size and CRC-32 checked) or not at all. Exits with
+    /// 8 when an entry was left out (each named on stderr), so that a script never takes a
+    /// partial restore for a whole one.
     Restore {
         /// The backup (a zip archive, encrypted or not).
         file: PathBuf,
@@ -177,7 +179,7 @@ pub enum Command {
         /// KLUIS_ENCRYPTION_PASSPHRASE or the keyring of the profile whose backup it is).
         #[arg(long)]
         identity: Option<PathBuf>,
-        /// The folder to restore into.
+        /// The folder to restore into (made when its parent exists).
         #[arg(long)]
         to: PathBuf,
         /// Only this path (repeat for more).

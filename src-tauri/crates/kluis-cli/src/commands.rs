@@ -167,8 +167,7 @@ pub async fn run(cli: Cli) -> Result<()> {
             let options = kluis_restore::RestoreOptions {
                 only: only.clone(),
                 overwrite,
-                keep_going: false,
-                scratch: false,
+                ..Default::default()
             };
             crate::restore::restore(&cli, file, identity.as_deref(), to, options).await
         }

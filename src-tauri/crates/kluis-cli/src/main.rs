@@ -25,7 +25,8 @@
 //! Exit codes: 0 ok, 2 usage/config (an untrusted certificate too: `--ca-cert`), 3
 //! authentication failed, 4 permission denied by the api_key, 5 no callback before the
 //! timeout, 6 download failed (the file host unreachable too), 75 stopped but kept for
-//! `kluis resume`, 7 a verified backup is missing, changed or unreadable, 130 cancelled, 1 anything else — always with one clear line on stderr,
+//! `kluis resume`, 7 a verified backup is missing, changed or unreadable, 8 a restore that left
+//! entries out (each named), 130 cancelled, 1 anything else — always with one clear line on stderr,
 //! never with a secret in it.
 
 mod args;
@@ -60,6 +61,7 @@ fn exit_code(error: &Error) -> i32 {
         Code::DownloadFailed | Code::FileHostUnreachable => 6,
         Code::Interrupted => 75,
         Code::BackupsDamaged => 7,
+        Code::PartlyRestored => 8,
         Code::Cancelled => 130,
         Code::ServiceError | Code::Network | Code::BadResponse | Code::Io | Code::NotResumable => 1,
     }

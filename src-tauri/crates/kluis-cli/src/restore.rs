@@ -158,7 +158,16 @@ pub async fn restore(
         restored.folders,
         folder.display()
     );
-    Ok(())
+    match restored.whole() {
+        true => Ok(()),
+        // A script (or a person glancing at $?) must not take this for a whole restore.
+        false => Err(Error::PartlyRestored(format!(
+            "Restored {} of {} entries: {} left out (named above).",
+            restored.files + restored.folders,
+            restored.entries,
+            restored.not_restored.len()
+        ))),
+    }
 }
 
 /// Which backup a command reads.

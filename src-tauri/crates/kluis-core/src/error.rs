@@ -60,6 +60,10 @@ pub enum Error {
     /// Verification found saved backups missing, changed or unreadable.
     #[error("{}", kluis_private::scrub::scrub(.0))]
     BackupsDamaged(String),
+    /// A restore wrote what it could, but left entries out (each named where it was said):
+    /// not a whole restore.
+    #[error("{}", kluis_private::scrub::scrub(.0))]
+    PartlyRestored(String),
 }
 
 /// An error's stable code, which the UI, the CLI's exit codes and the history branch on.
@@ -83,10 +87,11 @@ pub enum Code {
     Interrupted,
     NotResumable,
     BackupsDamaged,
+    PartlyRestored,
 }
 
 impl Code {
-    pub const ALL: [Code; 15] = [
+    pub const ALL: [Code; 16] = [
         Code::AuthFailed,
         Code::PermissionDenied,
         Code::CallbackTimeout,
@@ -102,6 +107,7 @@ impl Code {
         Code::Interrupted,
         Code::NotResumable,
         Code::BackupsDamaged,
+        Code::PartlyRestored,
     ];
 
     /// The stable name.
@@ -122,6 +128,7 @@ impl Code {
             Code::Interrupted => "interrupted",
             Code::NotResumable => "not_resumable",
             Code::BackupsDamaged => "backups_damaged",
+            Code::PartlyRestored => "partly_restored",
         }
     }
 
@@ -162,6 +169,7 @@ impl Error {
             Error::Interrupted => Code::Interrupted,
             Error::NotResumable(_) => Code::NotResumable,
             Error::BackupsDamaged(_) => Code::BackupsDamaged,
+            Error::PartlyRestored(_) => Code::PartlyRestored,
         }
     }
 

@@ -10,9 +10,11 @@
 //!   outside it (`..`, absolute paths, drive letters, backslashes), Windows' reserved names and
 //!   characters made safe as saved backups' names are.
 //! - [`restore`]: entries (all, or those under the paths asked for) written into a folder:
-//!   planned first (every name checked, nothing existing replaced unless asked), then each file
-//!   written to a part file, its size and CRC-32 checked as it inflates, and only then given
-//!   its name — a failure leaves no half-written file.
+//!   planned first (every name checked, two that are one name to the folder's file system —
+//!   [`same_name`] — not both written, entries, folders and depth bounded, nothing existing
+//!   replaced unless asked), then each file written to a part file, its size and CRC-32
+//!   checked as it inflates, within the room on the disk ([`room`]), and only then given its
+//!   name — a failure leaves no half-written file.
 //! - [`restore_test`]: the whole backup restored into an owner-only temporary folder, every
 //!   entry checked, the folder removed; [`test_and_record`] tests a saved backup and records
 //!   the result in the history (kluis-core's `restore_tests`).
@@ -28,7 +30,11 @@ mod fuzz;
 mod prefetch;
 pub mod restore;
 pub mod restore_test;
+pub mod room;
+pub mod same_name;
 
 pub use archive::{Backup, Entry};
-pub use restore::{restore, RestoreOptions, Restored};
+pub use restore::{restore, Most, RestoreOptions, Restored};
 pub use restore_test::{restore_test, test_and_record, RestoreTested};
+pub use room::Room;
+pub use same_name::NameRule;

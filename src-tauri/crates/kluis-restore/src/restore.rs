@@ -1,9 +1,13 @@
 //! Restoring entries into a folder, in two passes. The plan: every entry asked for is given
-//! its safe path (or listed as not restored, with the reason), and when any file would replace
-//! one already there, nothing is written unless replacing was asked for. Then the writing:
-//! folders made (never through a link already in the folder), each file inflated into a part
-//! file beside its place — no further than the size it declares, its CRC-32 checked at its
-//! end — fsynced, dated as the archive says, and only then given its name. A failure removes
+//! its safe path (or listed as not restored, with the reason), two entries that are one name to
+//! the folder's file system ([`NameRule`]) are not both written, the archive's size, entries,
+//! folders and depth are bounded, and when any file would replace one already there, nothing is
+//! written unless replacing was asked for. Then the writing: the folder made when only it is
+//! missing (owner-only), folders made (never through a link already in the folder), each file
+//! inflated into a part file beside its place — no further than the size it declares, its
+//! CRC-32 checked at its end, within the room on the disk ([`Room`]) — fsynced, dated as the
+//! archive says, and only then given its name, never over a file this restore wrote (a file
+//! system that joins names the rule did not expect: a FAT stick on Linux). A failure removes
 //! the part file: no file is ever half-written under its name.
 
 use std::collections::HashSet;
@@ -13,6 +17,31 @@ use std::path::{Path, PathBuf};
 use kluis_core::{Error, Result};
 
 use crate::archive::{Backup, EntryKind, READ_SIZE};
+use crate::room::{Budget, Room};
+use crate::same_name::NameRule;
+
+/// What one restore makes at most: backups of an administration hold thousands of entries in
+/// a few levels of folders; an archive of millions of tiny entries, or of folders thousands
+/// deep, is a way to exhaust a folder (or whatever removes it again), not a backup.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Most {
+    /// Files and folders written.
+    pub entries: usize,
+    /// Folders made (those the entries' paths need too).
+    pub folders: usize,
+    /// Folders within folders.
+    pub depth: usize,
+}
+
+impl Default for Most {
+    fn default() -> Most {
+        Most {
+            entries: 500_000,
+            folders: 50_000,
+            depth: 64,
+        }
+    }
+}
 
 /// What to restore, and how.
 #[derive(Debug, Clone, Default)]
@@ -28,11 +57,19 @@ pub struct RestoreOptions {
     /// Write each file through to the disk (fsync) before it gets its name: what a restore
     /// the office keeps wants; a restore test, whose folder is removed at once, does not.
     pub scratch: bool,
+    /// When two paths are one name (default: as this system's file system compares them).
+    pub names: NameRule,
+    /// The free space of the folder's disk (default: as the disk says).
+    pub room: Room,
+    /// What the restore makes at most.
+    pub most: Most,
 }
 
 /// What a restore did.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Restored {
+    /// Entries asked for: restored or not (`not_restored`).
+    pub entries: u64,
     pub files: u64,
     pub folders: u64,
     pub bytes: u64,
@@ -50,20 +87,33 @@ struct Planned {
     size: u64,
 }
 
-/// Restores the entries of `backup` that `options` asks for into the folder `to` (which must
-/// exist); `progress` hears the bytes written so far and the total. See the module's text.
+impl Restored {
+    /// Whether every entry asked for was restored.
+    pub fn whole(&self) -> bool {
+        self.not_restored.is_empty()
+    }
+}
+
+/// Why a file was not written.
+enum Failure {
+    /// This entry: it does not read back, or cannot be written (the restore may go on).
+    Entry(Error),
+    /// It is one name, to this folder's file system, with a file this restore wrote.
+    SameName,
+    /// The restore cannot go on (the disk is full).
+    Stop(Error),
+}
+
+/// Restores the entries of `backup` that `options` asks for into the folder `to` (made,
+/// owner-only, when only it is missing); `progress` hears the bytes written so far and the
+/// total. See the module's text.
 pub fn restore(
     backup: &mut Backup,
     to: &Path,
     options: &RestoreOptions,
     progress: &mut dyn FnMut(u64, u64),
 ) -> Result<Restored> {
-    if !std::fs::metadata(to).is_ok_and(|m| m.is_dir()) {
-        return Err(Error::Config(format!(
-            "The folder {} to restore into is not there.",
-            to.display()
-        )));
-    }
+    folder_to_restore_into(to)?;
     let mut restored = Restored::default();
     let plan = plan(backup, options, &mut restored)?;
     if !options.overwrite {
@@ -81,12 +131,16 @@ pub fn restore(
         }
     }
     let total: u64 = plan.iter().map(|p| p.size).sum();
+    let mut budget = options.room.budget(to, total)?;
+    let mut written = Written::default();
     for planned in &plan {
-        let written = match planned.kind {
-            EntryKind::Folder => folder(to, &planned.parts).map(|_| 0),
-            _ => file(backup, to, planned, options),
+        let outcome = match planned.kind {
+            EntryKind::Folder => folder(to, &planned.parts)
+                .map(|_| 0)
+                .map_err(Failure::Entry),
+            _ => file(backup, to, planned, options, &mut budget, &mut written),
         };
-        match written {
+        match outcome {
             Ok(bytes) => {
                 match planned.kind {
                     EntryKind::Folder => restored.folders += 1,
@@ -95,13 +149,72 @@ pub fn restore(
                 restored.bytes += bytes;
                 progress(restored.bytes, total);
             }
-            Err(e) if options.keep_going => restored
+            Err(Failure::SameName) => restored
+                .not_restored
+                .push((planned.name.clone(), SAME_NAME.into())),
+            Err(Failure::Entry(e)) if options.keep_going => restored
                 .not_restored
                 .push((planned.name.clone(), e.to_string())),
-            Err(e) => return Err(e),
+            Err(Failure::Entry(e) | Failure::Stop(e)) => return Err(e),
         }
     }
     Ok(restored)
+}
+
+const SAME_NAME: &str = "another entry is restored under the same name (this folder's file system does not tell them apart)";
+
+/// Makes the folder `to` when only it is missing (as `unzip -d` does, owner-only: it will
+/// hold the klant's data); a missing parent is refused — a mistyped path is caught, not made.
+fn folder_to_restore_into(to: &Path) -> Result<()> {
+    match std::fs::metadata(to) {
+        Ok(meta) if meta.is_dir() => return Ok(()),
+        Ok(_) => {
+            return Err(Error::Config(format!(
+                "{} is a file, not a folder to restore into.",
+                to.display()
+            )))
+        }
+        Err(_) => {}
+    }
+    let parent = to.parent().filter(|p| !p.as_os_str().is_empty());
+    if !parent.unwrap_or(Path::new(".")).is_dir() {
+        return Err(Error::Config(format!(
+            "The folder {} to restore into is not there, nor the folder it would be made in. Check the path.",
+            to.display()
+        )));
+    }
+    kluis_private::files::create_dir_all(to)
+        .map_err(|e| Error::io(format!("make the folder {}", to.display()), e))
+}
+
+/// The files this restore wrote, as the file system knows them (Unix: device and inode), so
+/// that none is replaced by another entry the file system takes for the same name.
+#[derive(Default)]
+struct Written(HashSet<(u64, u64)>);
+
+impl Written {
+    #[cfg(unix)]
+    fn id(path: &Path) -> Option<(u64, u64)> {
+        use std::os::unix::fs::MetadataExt;
+        std::fs::symlink_metadata(path)
+            .ok()
+            .map(|m| (m.dev(), m.ino()))
+    }
+
+    #[cfg(not(unix))]
+    fn id(_: &Path) -> Option<(u64, u64)> {
+        None // (Windows: the NTFS rule of the plan tells its names apart.)
+    }
+
+    fn holds(&self, path: &Path) -> bool {
+        Written::id(path).is_some_and(|id| self.0.contains(&id))
+    }
+
+    fn add(&mut self, path: &Path) {
+        if let Some(id) = Written::id(path) {
+            self.0.insert(id);
+        }
+    }
 }
 
 /// The entries to write, each with its safe path; the rest listed in `restored` as not
@@ -118,12 +231,19 @@ fn plan(
         only.is_empty() || (only.iter()).any(|o| path == o || path.starts_with(&format!("{o}/")))
     };
     let mut plan = Vec::new();
-    // Two entries whose safe names meet (also in another case: Windows' folders do not tell
-    // them apart) are not written over each other: the second is not restored.
+    // Two entries whose safe names meet — as the folder's file system compares names — are
+    // not written over each other: the second is not restored.
     let mut seen = HashSet::new();
+    let mut folders = HashSet::new();
+    let too_many = |what: String| {
+        Error::BackupsDamaged(format!(
+            "The backup would make {what}: more than a backup holds, so nothing was restored (an archive made to exhaust the folder looks like this)."
+        ))
+    };
     for index in 0..backup.len() {
         let Some(entry) = backup.entry(index) else {
             let why = "its header cannot be read".to_string();
+            restored.entries += 1;
             restored
                 .not_restored
                 .push((format!("entry {}", index + 1), why));
@@ -136,20 +256,41 @@ fn plan(
         if !asked {
             continue;
         }
+        restored.entries += 1;
         if let Some(why) = entry.refused {
             restored.not_restored.push((entry.name, why));
             continue;
         }
         let path = entry.path.unwrap_or_default();
-        if !seen.insert(path.to_lowercase()) && entry.kind == EntryKind::File {
-            let why = "another entry is restored under the same name".to_string();
-            restored.not_restored.push((entry.name, why));
+        if !seen.insert(options.names.key(&path)) && entry.kind == EntryKind::File {
+            restored.not_restored.push((entry.name, SAME_NAME.into()));
             continue;
+        }
+        let parts: Vec<String> = path.split('/').map(str::to_string).collect();
+        let most = options.most;
+        if parts.len() > most.depth {
+            return Err(too_many(format!("folders {} deep", parts.len())));
+        }
+        let own_folders = match entry.kind {
+            EntryKind::Folder => parts.len(),
+            _ => parts.len() - 1,
+        };
+        for depth in 1..=own_folders {
+            folders.insert(options.names.key(&parts[..depth].join("/")));
+        }
+        if folders.len() > most.folders {
+            return Err(too_many(format!("more than {} folders", most.folders)));
+        }
+        if plan.len() == most.entries {
+            return Err(too_many(format!(
+                "more than {} files and folders",
+                most.entries
+            )));
         }
         plan.push(Planned {
             index,
             name: entry.name,
-            parts: path.split('/').map(str::to_string).collect(),
+            parts,
             kind: entry.kind,
             size: entry.size,
         });
@@ -197,21 +338,30 @@ fn file(
     to: &Path,
     planned: &Planned,
     options: &RestoreOptions,
-) -> Result<u64> {
+    budget: &mut Budget,
+    written_files: &mut Written,
+) -> std::result::Result<u64, Failure> {
     let (overwrite, scratch) = (options.overwrite, options.scratch);
     let (parents, name) = planned.parts.split_at(planned.parts.len() - 1);
-    let parent = folder(to, parents)?;
+    let parent = folder(to, parents).map_err(Failure::Entry)?;
     let destination = parent.join(&name[0]);
-    let said = |e: std::io::Error| Error::io(format!("write {}", destination.display()), e);
+    if written_files.holds(&destination) {
+        return Err(Failure::SameName);
+    }
+    let said = |e: std::io::Error| {
+        Failure::Entry(Error::io(format!("write {}", destination.display()), e))
+    };
     let mut part = tempfile::Builder::new()
         .prefix(".kluis-restore-")
         .suffix(".part")
         .tempfile_in(&parent)
         .map_err(said)?;
-    let mut entry = backup
-        .archive
-        .by_index(planned.index)
-        .map_err(|e| Error::BackupsDamaged(format!("{} cannot be read ({e}).", planned.name)))?;
+    let mut entry = backup.archive.by_index(planned.index).map_err(|e| {
+        Failure::Entry(Error::BackupsDamaged(format!(
+            "{} cannot be read ({e}).",
+            planned.name
+        )))
+    })?;
     let mut buffer = vec![0u8; READ_SIZE];
     let mut written = 0u64;
     loop {
@@ -221,26 +371,27 @@ fn file(
             Ok(n) => n,
             Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
             Err(e) => {
-                return Err(Error::BackupsDamaged(format!(
+                return Err(Failure::Entry(Error::BackupsDamaged(format!(
                     "{} does not read back ({e}); nothing was written under its name.",
                     planned.name
-                )))
+                ))))
             }
         };
         written += n as u64;
         if written > planned.size {
-            return Err(Error::BackupsDamaged(format!(
+            return Err(Failure::Entry(Error::BackupsDamaged(format!(
                 "{} inflates past the {} bytes it declares (a zip bomb looks like this); it was not restored.",
                 planned.name, planned.size
-            )));
+            ))));
         }
+        budget.spend(n as u64).map_err(Failure::Stop)?;
         part.write_all(&buffer[..n]).map_err(said)?;
     }
     if written != planned.size {
-        return Err(Error::BackupsDamaged(format!(
+        return Err(Failure::Entry(Error::BackupsDamaged(format!(
             "{} is {written} bytes, not the {} it declares; it was not restored.",
             planned.name, planned.size
-        )));
+        ))));
     }
     if !scratch {
         part.as_file().sync_all().map_err(said)?;
@@ -252,7 +403,16 @@ fn file(
         true => part.persist(&destination).map(|_| ()),
         false => part.persist_noclobber(&destination).map(|_| ()),
     };
-    persisted.map_err(|e| said(e.error))?;
+    match persisted {
+        Ok(()) => {}
+        // Nothing was there when the restore began (checked): a file this restore wrote,
+        // under a name the file system takes for this one.
+        Err(e) if e.error.kind() == std::io::ErrorKind::AlreadyExists => {
+            return Err(Failure::SameName)
+        }
+        Err(e) => return Err(said(e.error)),
+    }
+    written_files.add(&destination);
     Ok(written)
 }
 
@@ -275,4 +435,27 @@ fn jiff_civil(t: zip::DateTime) -> Option<jiff::civil::DateTime> {
         0,
     )
     .ok()
+}
+
+#[cfg(all(test, unix))]
+mod tests {
+    use super::*;
+
+    /// A name the file system joins with one this restore wrote (a FAT stick on Linux takes
+    /// `A.TXT` for `a.txt`; a hard link is the same file under another name) is told as
+    /// written: the second entry is not written over the first.
+    #[test]
+    fn a_file_this_restore_wrote_is_known_under_another_name() {
+        let dir = tempfile::tempdir().unwrap();
+        let (first, other) = (dir.path().join("a.txt"), dir.path().join("A.TXT"));
+        std::fs::write(&first, b"first").unwrap();
+        let mut written = Written::default();
+        assert!(!written.holds(&first));
+        written.add(&first);
+        std::fs::hard_link(&first, &other).unwrap();
+        assert!(written.holds(&other), "the same file under another name");
+        let unrelated = dir.path().join("b.txt");
+        std::fs::write(&unrelated, b"b").unwrap();
+        assert!(!written.holds(&unrelated));
+    }
 }

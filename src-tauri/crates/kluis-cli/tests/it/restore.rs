@@ -61,8 +61,9 @@ async fn contents_lists_every_entry() {
     );
 }
 
-/// `restore --to` writes the files (the hostile entry said, not written); again into the same
-/// folder it refuses (exit 2) and writes nothing; `--overwrite` replaces; `--only` restores one.
+/// `restore --to` writes the files (the hostile entry said, not written, and so exit 8: not a
+/// whole restore); again into the same folder it refuses (exit 2) and writes nothing;
+/// `--overwrite` replaces; `--only` restores one (exit 0: all it was asked for).
 #[tokio::test]
 async fn restore_writes_the_files_and_replaces_nothing_unasked() {
     let e = env(|_| {}).await;
@@ -76,7 +77,7 @@ async fn restore_writes_the_files_and_replaces_nothing_unasked() {
         to.to_str().unwrap(),
     ];
     let restored = e.demo(&args).await;
-    assert_succeeded(&restored);
+    assert_eq!(restored.status.code(), Some(8), "{}", stderr(&restored));
     assert!(
         stderr(&restored).contains("not restored: ../evil.txt"),
         "{}",
@@ -102,7 +103,7 @@ async fn restore_writes_the_files_and_replaces_nothing_unasked() {
     );
     let mut replacing = args.to_vec();
     replacing.push("--overwrite");
-    assert_succeeded(&e.demo(&replacing).await);
+    assert_eq!(e.demo(&replacing).await.status.code(), Some(8));
     assert_eq!(std::fs::read(to.join("README.txt")).unwrap(), b"read me");
 
     let one = e.dir.path().join("one");
@@ -267,4 +268,68 @@ async fn a_klants_newest_backup_is_tested_and_recorded() {
         .unwrap()
         .expect("recorded");
     assert!(!last.passed && last.detail.is_some(), "{last:?}");
+}
+
+/// The public zip-slip test archives, as made (`good.txt` and an entry climbing out to
+/// `/tmp/evil.txt`, or with Windows' backslashes to `Temp\evil.txt`): the climbing entry is
+/// refused and named, `good.txt` restored — and the exit code is 8, not 0 (a script took such a
+/// partial restore for a whole one). Into a folder that is not there yet but whose parent is:
+/// made, owner-only, as `unzip -d` does; a folder whose parent is missing too is refused
+/// (exit 2: a mistyped path) and nothing is made.
+#[tokio::test]
+async fn a_zip_slip_archive_restores_in_part_with_exit_8() {
+    let e = env(|_| {}).await;
+    let climb = "../".repeat(40);
+    let climb_win = "..\\".repeat(40);
+    for (name, evil) in [
+        ("zip-slip.zip", format!("{climb}tmp/evil.txt")),
+        ("zip-slip-win.zip", format!("{climb_win}Temp\\evil.txt")),
+    ] {
+        let path = e.dir.path().join(name);
+        let mut zip = zip::ZipWriter::new(std::fs::File::create(&path).unwrap());
+        let options = zip::write::SimpleFileOptions::default();
+        zip.start_file("good.txt", options).unwrap();
+        zip.write_all(b"this is a good one").unwrap();
+        zip.start_file(evil.as_str(), options).unwrap();
+        zip.write_all(b"this is an evil one").unwrap();
+        zip.finish().unwrap();
+        let to = e.dir.path().join(format!("new-{name}"));
+        let args = [
+            "restore",
+            path.to_str().unwrap(),
+            "--to",
+            to.to_str().unwrap(),
+        ];
+        let restored = e.demo(&args).await;
+        let said = stderr(&restored);
+        assert_eq!(restored.status.code(), Some(8), "{name}: {said}");
+        assert!(
+            said.contains("not restored")
+                && said.contains("evil.txt")
+                && said.contains("1 left out"),
+            "{said}"
+        );
+        assert_eq!(
+            std::fs::read(to.join("good.txt")).unwrap(),
+            b"this is a good one"
+        );
+        assert_eq!(files_in(&to), 1, "{name}: only good.txt");
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            let mode = std::fs::metadata(&to).unwrap().permissions().mode() & 0o777;
+            assert_eq!(mode, 0o700, "made owner-only");
+        }
+    }
+    let file = backup(e.dir.path());
+    let mistyped = e.dir.path().join("nergens").join("terug");
+    let args = [
+        "restore",
+        file.to_str().unwrap(),
+        "--to",
+        mistyped.to_str().unwrap(),
+    ];
+    let refused = e.demo(&args).await;
+    assert_eq!(refused.status.code(), Some(2), "{}", stderr(&refused));
+    assert!(!e.dir.path().join("nergens").exists(), "nothing made");
 }

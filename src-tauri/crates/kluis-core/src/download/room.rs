@@ -59,7 +59,7 @@ fn probe(folder: &Path) -> io::Result<()> {
 
 /// Bytes this user may still write on `folder`'s file system.
 #[cfg(unix)]
-fn available(folder: &Path) -> io::Result<u64> {
+pub fn available(folder: &Path) -> io::Result<u64> {
     use std::os::unix::ffi::OsStrExt;
     let path = std::ffi::CString::new(folder.as_os_str().as_bytes())
         .map_err(|_| io::Error::from(io::ErrorKind::InvalidInput))?;
@@ -73,7 +73,7 @@ fn available(folder: &Path) -> io::Result<u64> {
 
 /// Bytes this user may still write on `folder`'s volume (quotas included).
 #[cfg(windows)]
-fn available(folder: &Path) -> io::Result<u64> {
+pub fn available(folder: &Path) -> io::Result<u64> {
     use std::os::windows::ffi::OsStrExt;
     let wide: Vec<u16> = folder.as_os_str().encode_wide().chain([0]).collect();
     let mut free_to_caller = 0u64;

@@ -25,6 +25,9 @@ use crate::secrets::SecretKind;
 pub struct RestoreSummary {
     /// Where it went (the folder the user picked).
     pub folder: String,
+    /// Entries asked for: restored, or in `not_restored`.
+    #[ts(type = "number")]
+    pub entries: u64,
     #[ts(type = "number")]
     pub files: u64,
     #[ts(type = "number")]
@@ -132,6 +135,7 @@ impl Backups {
         .await?;
         Ok(Some(RestoreSummary {
             folder: folder.to_string_lossy().into_owned(),
+            entries: restored.entries,
             files: restored.files,
             folders: restored.folders,
             bytes: restored.bytes,
