@@ -4,7 +4,6 @@
 mod common;
 
 use std::sync::Arc;
-use std::time::Duration;
 
 use kluis_desktop::{AppJobEvent, DesktopApp, MemoryStore, ResumedEvent};
 use kluis_sim::{Sim, SimConfig};
@@ -15,8 +14,9 @@ use tokio::sync::mpsc;
 /// service is asked once.
 #[tokio::test(flavor = "multi_thread")]
 async fn closed_app_finishes_its_backup_at_the_next_start() {
+    // The callback is held until the app has closed: the backup surely waits then.
     let mut config = SimConfig::default();
-    config.faults.callback_delay = Duration::from_millis(1500);
+    config.faults.hold_callbacks = true;
     let sim = Sim::start(config).await.unwrap();
     let ca = tempfile::NamedTempFile::new().unwrap();
     std::fs::write(ca.path(), sim.ca_pem()).unwrap();
@@ -26,6 +26,7 @@ async fn closed_app_finishes_its_backup_at_the_next_start() {
     let keyring = Arc::new(MemoryStore::default());
     let open = || common::open_app(dir.path(), &keyring, &sim);
     let (_, job) = common::close_while_a_backup_waits(dir.path(), &keyring, &sim).await;
+    sim.release_callbacks();
     assert_eq!(
         first_row_stage(&open()),
         "accepted",

@@ -52,6 +52,7 @@ async fn authenticate(
     if !delay.is_zero() {
         tokio::time::sleep(delay).await;
     }
+    crate::state::pass(&shared.sign_ins_held).await;
     if let Some(status) = shared.faults().echo_authenticate {
         return echo_request(status, &uri, &q);
     }

@@ -17,6 +17,7 @@ pub(crate) struct Job {
 
 pub(crate) async fn run_after_delay(shared: Arc<Shared>, job: Job, faults: Faults) {
     tokio::time::sleep(faults.callback_delay).await;
+    crate::state::pass(&shared.callbacks_held).await;
     finish(shared, job, faults).await;
 }
 

@@ -120,6 +120,13 @@ pub struct Faults {
     pub unknown_webhook_status: u16,
     /// `/authenticate` answers only after this long (a slow service at sign-in).
     pub authenticate_delay: Duration,
+    /// Callbacks wait, after their delay, until [`crate::Sim::release_callbacks`]: a test
+    /// stops the client "before the callback" for sure, however slow the machine (a delay
+    /// only makes it likely).
+    pub hold_callbacks: bool,
+    /// `/authenticate` answers only after [`crate::Sim::release_sign_ins`] (a sign-in that is
+    /// surely under way while a test stops the client).
+    pub hold_sign_ins: bool,
 }
 
 impl Default for Faults {
@@ -144,6 +151,8 @@ impl Default for Faults {
             echo_authenticate: None,
             unknown_webhook_status: 404,
             authenticate_delay: Duration::ZERO,
+            hold_callbacks: false,
+            hold_sign_ins: false,
         }
     }
 }

@@ -159,6 +159,17 @@ impl Sim {
         change(&mut self.shared.faults.lock().unwrap());
     }
 
+    /// Lets the callbacks held by `Faults::hold_callbacks` (those waiting and those to come)
+    /// go out.
+    pub fn release_callbacks(&self) {
+        self.shared.callbacks_held.send_replace(false);
+    }
+
+    /// Lets the sign-ins held by `Faults::hold_sign_ins` be answered.
+    pub fn release_sign_ins(&self) {
+        self.shared.sign_ins_held.send_replace(false);
+    }
+
     /// Counters of what the simulator has seen.
     pub fn stats(&self) -> StatsSnapshot {
         self.shared.stats.snapshot()

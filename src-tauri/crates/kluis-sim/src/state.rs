@@ -50,6 +50,14 @@ pub(crate) struct Shared {
     /// Calls back to loopback URLs: a receiver there has a self-made certificate the simulator
     /// cannot know (the real service could not reach loopback at all).
     pub loopback_callback_client: reqwest::Client,
+    /// Whether callbacks wait (`Faults::hold_callbacks`) and sign-ins (`hold_sign_ins`).
+    pub callbacks_held: tokio::sync::watch::Sender<bool>,
+    pub sign_ins_held: tokio::sync::watch::Sender<bool>,
+}
+
+/// Waits while `gate` says held.
+pub(crate) async fn pass(gate: &tokio::sync::watch::Sender<bool>) {
+    let _ = gate.subscribe().wait_for(|held| !*held).await;
 }
 
 impl Shared {
@@ -62,6 +70,8 @@ impl Shared {
             .redirect(reqwest::redirect::Policy::none())
             .build()?;
         Ok(Self {
+            callbacks_held: tokio::sync::watch::Sender::new(config.faults.hold_callbacks),
+            sign_ins_held: tokio::sync::watch::Sender::new(config.faults.hold_sign_ins),
             faults: Mutex::new(config.faults.clone()),
             config,
             tokens: Mutex::default(),

@@ -448,8 +448,9 @@ async fn many_klanten_are_planned_and_backed_up_by_tag() {
 #[cfg(unix)]
 #[tokio::test(flavor = "multi_thread")]
 async fn ctrl_c_stops_an_import_between_klanten() {
-    let e =
-        env(|config| config.faults.authenticate_delay = std::time::Duration::from_secs(2)).await;
+    // The sign-in is held until the test lets it go: the signal surely comes while the first
+    // klant signs in (a two-second delay made that only likely).
+    let e = env(|config| config.faults.hold_sign_ins = true).await;
     let file = e.dir.path().join("klanten.csv");
     let pw = kluis_sim::config::DEMO_PASSWORD;
     std::fs::write(
@@ -470,21 +471,17 @@ async fn ctrl_c_stops_an_import_between_klanten() {
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped());
     let mut child = command.spawn().unwrap();
-    // Once it says what it reads, the first klant is signing in (for two seconds).
-    let mut stderr = std::io::BufReader::new(child.stderr.take().unwrap());
-    let mut line = String::new();
-    while !line.contains("kluis: reading") {
-        line.clear();
-        assert!(
-            std::io::BufRead::read_line(&mut stderr, &mut line).unwrap() > 0,
-            "it ended early"
-        );
-    }
+    // Once the simulator has the first klant's sign-in, it is under way.
+    wait_until("the first klant signs in", || {
+        e.sim.stats().authenticate == 1
+    })
+    .await;
     let sent = std::process::Command::new("kill")
         .args(["-INT", &child.id().to_string()])
         .status()
         .unwrap();
     assert!(sent.success());
+    e.sim.release_sign_ins();
     let output = tokio::task::spawn_blocking(move || child.wait_with_output().unwrap())
         .await
         .unwrap();

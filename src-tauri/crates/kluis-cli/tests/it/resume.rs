@@ -11,10 +11,12 @@ use kluis_sim::config::DEMO_PASSWORD;
 use kluis_sim::SimConfig;
 use serde_json::Value;
 
-/// A simulator that takes a while before it calls back, so the CLI can be stopped in between.
-async fn slow_env(configure: impl FnOnce(&mut SimConfig)) -> Env {
+/// A simulator that holds its callbacks until the test lets them go
+/// (`e.sim.release_callbacks()`), so the CLI is surely stopped before one arrives, however
+/// slow or fast the machine (a delay of 1.5 s made that only likely).
+async fn held_env(configure: impl FnOnce(&mut SimConfig)) -> Env {
     env(|c| {
-        c.faults.callback_delay = Duration::from_millis(1500);
+        c.faults.hold_callbacks = true;
         configure(c);
     })
     .await
@@ -121,13 +123,14 @@ fn parts_in(dir: &Path) -> Vec<(PathBuf, u64)> {
 /// sent again.
 #[tokio::test(flavor = "multi_thread")]
 async fn relay_backup_survives_a_kill_after_the_202() {
-    let e = slow_env(|_| {}).await;
+    let e = held_env(|_| {}).await;
     let (child, job, bundle) = relay_job_waiting(&e).await;
     let vars = [
         ("KLUIS_RELAY_SECRET", RELAY_SECRET),
         ("KLUIS_CA_CERT", bundle.as_str()),
     ];
     stop(child, "KILL").await;
+    e.sim.release_callbacks();
 
     let resumed = e.demo_with(&["resume", "--json"], &vars).await;
     assert_saved(&resumed, &job, &e.out());
@@ -187,7 +190,7 @@ async fn download_continues_after_a_kill() {
 /// `resume` polls the same token and finishes it.
 #[tokio::test(flavor = "multi_thread")]
 async fn webhook_site_backup_survives_sigterm() {
-    let e = slow_env(|_| {}).await;
+    let e = held_env(|_| {}).await;
     let site = e.sim.webhook_site_url().to_string();
     let vars = [("KLUIS_WEBHOOK_SITE_URL", site.as_str())];
     let child = e.start_backup(&["--callback", "webhook-site"], &vars);
@@ -195,6 +198,7 @@ async fn webhook_site_backup_survives_sigterm() {
     let status = stop(child, "TERM").await;
     assert_eq!(status.code(), Some(75), "stopped, kept for `kluis resume`");
     assert_eq!(e.history().list(None, 1).unwrap()[0].stage, "accepted");
+    e.sim.release_callbacks();
 
     let resumed = e.demo_with(&["resume", "--json"], &vars).await;
     assert_saved(&resumed, &job, &e.out());
@@ -245,7 +249,7 @@ async fn assert_saved_encrypted(e: &Env, resumed: &Output, job: &str, out: &Path
 /// before — and a resume with it saves the age file.
 #[tokio::test(flavor = "multi_thread")]
 async fn an_encrypted_backup_is_finished_encrypted() {
-    let e = slow_env(|_| {}).await;
+    let e = held_env(|_| {}).await;
     let site = e.sim.webhook_site_url().to_string();
     let site = ("KLUIS_WEBHOOK_SITE_URL", site.as_str());
     let child = e.start_backup(
@@ -255,6 +259,7 @@ async fn an_encrypted_backup_is_finished_encrypted() {
     let job = e.wait_for_stage("accepted").await;
     let status = stop(child, "TERM").await;
     assert_eq!(status.code(), Some(75), "stopped, kept for `kluis resume`");
+    e.sim.release_callbacks();
 
     let refused = e.demo_with(&["resume", "--json"], &[site]).await;
     assert_ne!(refused.status.code(), Some(0), "not finished in plain");
@@ -312,7 +317,7 @@ async fn an_encrypted_download_killed_is_saved_whole_and_encrypted() {
 /// hash of its path, the path itself being written nowhere).
 #[tokio::test(flavor = "multi_thread")]
 async fn direct_backup_survives_a_kill_after_the_202() {
-    let e = slow_env(|c| {
+    let e = held_env(|c| {
         c.faults.callback_retries = 200;
         c.faults.callback_retry_interval = Duration::from_millis(50);
     })
@@ -330,7 +335,23 @@ async fn direct_backup_survives_a_kill_after_the_202() {
     let job = e.wait_for_stage("accepted").await;
     stop(child, "KILL").await;
 
-    let resumed = e.demo(&["resume", "--json"]).await;
+    // The callback is let go once `resume` listens again (the service then finds it at its
+    // next try).
+    let resuming = e
+        .command(&["resume", "--json"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let address = listen.clone();
+    wait_for("resume listens", move || {
+        std::net::TcpStream::connect(address.as_str()).is_ok()
+    })
+    .await;
+    e.sim.release_callbacks();
+    let resumed = tokio::task::spawn_blocking(move || resuming.wait_with_output().unwrap())
+        .await
+        .unwrap();
     assert_saved(&resumed, &job, &e.out());
 }
 
@@ -338,7 +359,7 @@ async fn direct_backup_survives_a_kill_after_the_202() {
 /// (`not_resumable`, exit 1) with the reason, instead of leaving it "waiting" forever.
 #[tokio::test(flavor = "multi_thread")]
 async fn loopback_backup_is_ended_with_a_reason() {
-    let e = slow_env(|c| c.faults.callback_delay = Duration::from_secs(5)).await;
+    let e = held_env(|_| {}).await;
     let child = e.start_backup(&[], &[]);
     let job = e.wait_for_stage("accepted").await;
     stop(child, "KILL").await;
@@ -366,7 +387,7 @@ async fn loopback_backup_is_ended_with_a_reason() {
 /// cancelled from another process.
 #[tokio::test(flavor = "multi_thread")]
 async fn cancel_ends_a_kept_job() {
-    let e = slow_env(|c| c.faults.callback_delay = Duration::from_secs(5)).await;
+    let e = held_env(|_| {}).await;
     let site = e.sim.webhook_site_url().to_string();
     let vars = [("KLUIS_WEBHOOK_SITE_URL", site.as_str())];
     let child = e.start_backup(&["--callback", "webhook-site"], &vars);
@@ -397,7 +418,7 @@ async fn cancel_ends_a_kept_job() {
 /// is nothing to resume.
 #[tokio::test(flavor = "multi_thread")]
 async fn ctrl_c_cancels_and_clears_the_relay_inbox() {
-    let e = slow_env(|_| {}).await;
+    let e = held_env(|_| {}).await;
     let (child, job, bundle) = relay_job_waiting(&e).await;
     let vars = [
         ("KLUIS_RELAY_SECRET", RELAY_SECRET),

@@ -474,8 +474,10 @@ async fn counting_forwarder(
 
 /// The download limit is one budget for every download of the process, measured on the wire:
 /// two downloads of 10 MB (10⁶ bytes) each from the simulator over TLS, started together and
-/// sharing 2 MB/s, take 10 s between them (±10 %) — not 5 s, as two limits of their own would
-/// — and both files are whole and verified.
+/// sharing 2 MB/s, take at least 9 s between them (20 MB less the limit's half-second burst)
+/// — not 5 s, as two limits of their own would — and both files are whole and verified. (The
+/// upper bound only says they finish: a loaded machine adds its own seconds; the rate itself
+/// is checked under tokio's paused clock in `bandwidth.rs`.)
 #[tokio::test(flavor = "multi_thread")]
 async fn the_download_limit_is_shared_and_holds() {
     use kluis_core::download::bandwidth::{Bandwidth, BandwidthLimit};
@@ -509,7 +511,7 @@ async fn the_download_limit_is_shared_and_holds() {
         assert_eq!(saved.expect("downloaded under the limit").bytes, SIZE);
     }
     assert!(
-        (9.0..=11.0).contains(&seconds),
+        (9.0..=60.0).contains(&seconds),
         "20 MB at a shared 2 MB/s took {seconds:.2} s"
     );
 }

@@ -180,7 +180,8 @@ async fn stopped_relay_job() -> Stopped {
 
 /// [`stopped_relay_job`], its download encrypted to `encryption` when given.
 async fn stopped_relay_job_encrypting(encryption: Option<Arc<Encryption>>) -> Stopped {
-    let mut h = Harness::new(|c| c.faults.callback_delay = Duration::from_millis(300)).await;
+    // The callback is held until the job is stopped: it surely finds the job waiting.
+    let mut h = Harness::new(|c| c.faults.hold_callbacks = true).await;
     let (url, relay) = with_relay(&mut h).await;
     let history = Arc::new(History::in_memory().unwrap());
     let engine = Engine::new(history.clone());
@@ -198,6 +199,7 @@ async fn stopped_relay_job_encrypting(encryption: Option<Arc<Encryption>>) -> St
     engine.stop(id).await;
     assert!(matches!(job.finished().await, Err(Error::Interrupted)));
     assert_eq!(history.get(id).unwrap().unwrap().reached(), Stage::Accepted);
+    h.sim.release_callbacks();
     Stopped {
         h,
         _relay: relay,

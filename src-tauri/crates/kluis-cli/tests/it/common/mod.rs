@@ -241,6 +241,19 @@ pub async fn wait_for(what: &str, mut condition: impl FnMut() -> bool + Send + '
     assert!(met, "timed out waiting until {what}");
 }
 
+/// As [`wait_for`], for a condition on this task's own values (the simulator's counters):
+/// polled between the runtime's other work.
+pub async fn wait_until(what: &str, mut condition: impl FnMut() -> bool) {
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    while !condition() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "timed out waiting until {what}"
+        );
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+}
+
 /// Sends `signal` (e.g. "KILL", "TERM") to `child` and waits for it to end.
 pub async fn stop(mut child: std::process::Child, signal: &str) -> std::process::ExitStatus {
     let sent = std::process::Command::new("kill")
