@@ -342,11 +342,28 @@ function importedFile(): ImportPreview {
   };
 }
 
+/** The intervals each started UI set (its clock, the dashboard's minute): cleared after each
+ * test, so that an earlier test's UI never calls into a later test's backend (a file that ran
+ * past a minute on a slow machine counted an extra `dashboard` call). */
+const uiIntervals: ReturnType<typeof setInterval>[] = [];
+
 async function startUi(): Promise<void> {
   document.body.innerHTML = '<div id="app"></div>';
   vi.resetModules();
-  await import("./main");
+  const setInterval = globalThis.setInterval;
+  globalThis.setInterval = ((...args: Parameters<typeof setInterval>) => {
+    const id = setInterval(...args);
+    uiIntervals.push(id);
+    return id;
+  }) as typeof setInterval;
+  try {
+    await import("./main");
+  } finally {
+    globalThis.setInterval = setInterval;
+  }
 }
+
+afterEach(() => uiIntervals.splice(0).forEach((id) => clearInterval(id)));
 
 /** The demo's app, opened on Settings, against a fake backend with `options`. */
 async function openSettings(calls: Calls, options: Parameters<typeof fakeBackend>[1] = {}): Promise<void> {
