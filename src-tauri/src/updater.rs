@@ -20,6 +20,10 @@ impl<R: Runtime> UpdateInstaller for PluginInstaller<R> {
         kluis_desktop::InstallKind::of_this_program().updates_itself()
     }
 
+    fn managed_by_it(&self) -> bool {
+        kluis_desktop::InstallKind::of_this_program() == kluis_desktop::InstallKind::MachineMsi
+    }
+
     fn install(&self, setup: &VerifiedSetup) -> Result<(), AppError> {
         let (update, bytes) = self.checked(setup)?;
         // On success the plugin ends the app (after Tauri's clean-up) as the setup starts.

@@ -16,7 +16,8 @@
 # keys are Tauri's: the platform (the setup; the .deb on Linux) and the platform with the
 # install kind (`windows-x86_64-msi`, `-msi-machine`, `-nsis`, `linux-x86_64-deb`). Upload the
 # builds first and the manifest last, so that it never names a file that is not there yet.
-# Needs `minisign` (Debian's package); it asks for the key's password unless it has none.
+# Needs `minisign` (Debian's package) and python3; minisign asks for the key's password once
+# for each build unless the key has none.
 set -euo pipefail
 
 key="" version="" base="" notes=""
@@ -37,6 +38,7 @@ fi
 case "$base" in https://*) ;; *) echo "--base-url must be an https:// address" >&2; exit 2 ;; esac
 base=${base%/}/
 command -v minisign >/dev/null || { echo "minisign is needed: sudo apt-get install minisign" >&2; exit 2; }
+command -v python3 >/dev/null || { echo "python3 is needed (it writes the manifest's JSON)" >&2; exit 2; }
 
 # name, then the manifest keys it is listed under, then the platform it was signed for.
 builds=(

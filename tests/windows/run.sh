@@ -48,8 +48,8 @@ setup() {
 # most of the workspace's dependencies again for each: minutes, in CI's critical path). The
 # test phase runs them directly (a cargo call there could resolve features differently and
 # compile again); $tests_list lists each as "crate-folder target path".
-test_selection=(-p kluis-core -p kluis-private -p kluis-desktop -p kluis-app
-  --features kluis-app/custom-protocol --lib --test it --test commands)
+test_selection=(-p kluis-core -p kluis-private -p kluis-desktop -p kluis-app -p kluis-update
+  -p kluis-restore --features kluis-app/custom-protocol --lib --test it --test commands)
 tests_list="$cross_dir/windows-tests.tsv"
 
 build() {
@@ -140,6 +140,10 @@ test_under_wine() {
   # File names, owner-only files (ACLs) and the app's background threads' priority.
   windows_test src-tauri/crates/kluis-core kluis_core filename::
   windows_test src-tauri/crates/kluis-private kluis_private files::
+  # How an install is told, the registry read, no update server from the environment in a
+  # build not made for tests; a file this restore wrote known by its file index.
+  windows_test src-tauri/crates/kluis-update kluis_update install:: publisher::
+  windows_test src-tauri/crates/kluis-restore kluis_restore restore::tests same_name::
   windows_test src-tauri/crates/kluis-desktop kluis_desktop runtime::
 
   echo "== Windows: the app's logic (the in-process demo) and its Tauri commands under Wine"

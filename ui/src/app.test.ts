@@ -290,7 +290,7 @@ function fakeBackend(
         return "/home/user/kluis-klanten.csv";
       case "update_view":
       case "look_for_update":
-        return options.update ?? { current: "0.1.0", state: { kind: "not_configured" }, automatic: false, installs_here: false };
+        return options.update ?? { current: "0.1.0", state: { kind: "not_configured" }, automatic: false, installs_here: false, managed_by_it: false };
       case "install_update":
         if (options.updateRefused) throw { code: "invalid_state", message: options.updateRefused };
         return options.update;
@@ -332,7 +332,7 @@ function importedFile(): ImportPreview {
       row(2, "Bakker B.V.", "bakker", ["no api key (a column, or the office's api key for every klant)"]),
       row(3, "Visser", "visser", ["no api key (a column, or the office's api key for every klant)"]),
       row(4, "Zonder", "", ["no username"]),
-      row(5, "Jansen", "jansen", ["a new service address needs the klant's password at that address, in the file or the password manager's export: the saved one is never sent to another address"], "https://oud.example/webservice_v2"),
+      row(5, "Jansen", "jansen", ["the row moves the klant from https://oud.example/webservice_v2 to https://service.example/webservice_v2: that needs the klant's password there (a password column, or the password manager's export), as the saved one is never sent to another address; or change the address in the klant's own form"], "https://oud.example/webservice_v2"),
     ],
     holds_passwords: true,
     vault: null,
@@ -701,7 +701,7 @@ describe("Kluis UI", () => {
   });
 
   it("shows a newer Kluis with what is new, and installs it only through Rust, which may refuse", async () => {
-    const update: UpdateView = { current: "0.1.0", state: { kind: "available", version: "0.2.0", notes: "Sneller importeren." }, automatic: false, installs_here: true };
+    const update: UpdateView = { current: "0.1.0", state: { kind: "available", version: "0.2.0", notes: "Sneller importeren." }, automatic: false, installs_here: true, managed_by_it: false };
     await openSettings(calls, { update, updateRefused: "1 backup(s) running: Kluis is updated when they have ended." });
     expect(byTest("update-state")?.textContent).toBe("Kluis 0.2.0 is available (this is 0.1.0).");
     expect(byTest("update-notes")?.textContent, "what is new, as text").toBe("Sneller importeren.");
@@ -715,12 +715,15 @@ describe("Kluis UI", () => {
   });
 
   it("leaves installing to the package manager where Rust cannot install, and says when IT turned updates off", async () => {
-    const available: UpdateView = { current: "0.1.0", state: { kind: "available", version: "0.2.0", notes: "" }, automatic: false, installs_here: false };
+    const available: UpdateView = { current: "0.1.0", state: { kind: "available", version: "0.2.0", notes: "" }, automatic: false, installs_here: false, managed_by_it: false };
     await openSettings(calls, { update: available });
     expect(byTest("update-install"), "no install button").toBeNull();
     expect(byTest("update-automatic")).toBeNull();
     expect(document.body.textContent).toContain("sudo apt upgrade");
-    const off: UpdateView = { current: "0.1.0", state: { kind: "off", why: "the file C:\\Kluis\\updates-disabled" }, automatic: false, installs_here: true };
+    await openSettings(calls, { update: { ...available, managed_by_it: true } });
+    expect(document.body.textContent, "IT's install for every user").toContain("Your IT installed Kluis for every user");
+    expect(document.body.textContent).not.toContain("sudo apt upgrade");
+    const off: UpdateView = { current: "0.1.0", state: { kind: "off", why: "the file C:\\Kluis\\updates-disabled" }, automatic: false, installs_here: true, managed_by_it: false };
     await openSettings(calls, { update: off });
     expect(byTest("update-state")?.textContent).toContain("turned off on this computer");
     expect(byTest("update-look"), "nothing to ask").toBeNull();

@@ -661,6 +661,11 @@ current: string, state: UpdateState,
 automatic: boolean, 
 /**
  * Whether this app can install an update itself (Windows); elsewhere the package
- * manager does.
+ * manager does — or IT (`managed_by_it`).
  */
-installs_here: boolean, };
+installs_here: boolean, 
+/**
+ * Whether IT installed Kluis for every user of this computer (the per-machine MSI) and
+ * so installs its updates.
+ */
+managed_by_it: boolean, };

@@ -92,7 +92,7 @@ function Defaults({ open }: { open: Importing }) {
       },
     },
     h("h3", { id: "import-defaults-title" }, t("importDefaultsTitle")),
-    h(TextInput, { id: "import-base-url", label: t("importBaseUrl"), hint: t("baseUrlHint"), value: open.baseUrl, required: false, onValue: (baseUrl) => typeDefaults({ baseUrl }) }),
+    h(TextInput, { id: "import-base-url", label: t("importBaseUrl"), hint: `${t("importBaseUrlHint")} ${t("baseUrlHint")}`, value: open.baseUrl, required: false, onValue: (baseUrl) => typeDefaults({ baseUrl }) }),
     h(TextInput, {
       id: "import-api-key",
       label: t("importApiKey"),

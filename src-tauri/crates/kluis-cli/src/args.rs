@@ -513,8 +513,10 @@ pub enum ProfilesCommand {
     /// retention, tags — in English or Dutch, or as Bitwarden and KeePass name them). Each row
     /// is shown first with what it will become; then each klant is signed in (a few at a
     /// time) and only those that sign in are saved, secrets to the keyring (or
-    /// KLUIS_SECRETS_DIR). A klant saved already (by name) is updated. The api key of rows
-    /// without one comes from KLUIS_API_KEY; the base URL from --base-url.
+    /// KLUIS_SECRETS_DIR). A klant saved already (by name) is updated; a row that gives it
+    /// another base URL moves it only with the password and api key the row or the import
+    /// gives (never its saved ones). The api key of rows without one comes from
+    /// KLUIS_API_KEY; the base URL of new klanten whose row has none from --base-url.
     Import {
         /// The CSV file (UTF-8, UTF-16 or Windows-1252; comma, semicolon or tab) or .xlsx.
         file: PathBuf,
@@ -526,8 +528,9 @@ pub enum ProfilesCommand {
         #[arg(long, value_name = "FIELD=COLUMN")]
         map: Vec<String>,
         /// A password manager's export (Bitwarden CSV or JSON, KeePass/KeePassXC CSV or XML,
-        /// 1Password CSV) whose passwords fill the rows that have none: matched by the klant's
-        /// name, else by its username at its service's host.
+        /// 1Password CSV) whose passwords fill the rows that have none: among the logins saved
+        /// for the row's service address (host and port), by the klant's name, else by its
+        /// username; a login saved for another site, or none, is never used.
         #[arg(long, value_name = "FILE")]
         secrets: Option<PathBuf>,
         /// Klanten signed in at a time.

@@ -53,11 +53,17 @@ fn following(json: bool) -> Result<Option<Publisher>> {
     match json {
         true => println!(
             "{}",
-            json!({"current": kluis_update::current().to_string(), "update": code, "message": line})
+            json!({"current": kluis_update::current().to_string(), "install": install(), "update": code, "message": line})
         ),
         false => println!("{line}"),
     }
     Ok(None)
+}
+
+/// How this Kluis was installed (which build updates it): `setup`, `msi`, `machine_msi`,
+/// `deb` — for IT's scripts.
+fn install() -> &'static str {
+    kluis_update::InstallKind::of_this_program().word()
 }
 
 fn said(current: &semver::Version, found: &Found) -> String {
@@ -81,6 +87,7 @@ fn as_json(current: &semver::Version, found: &Found) -> serde_json::Value {
     match found {
         Found::Newer(release) => json!({
             "current": current.to_string(),
+            "install": install(),
             "update": "available",
             "version": release.version.to_string(),
             "notes": release.notes,
@@ -88,6 +95,7 @@ fn as_json(current: &semver::Version, found: &Found) -> serde_json::Value {
         }),
         Found::UpToDate { offered_older } => json!({
             "current": current.to_string(),
+            "install": install(),
             "update": "up_to_date",
             "offered_older": offered_older.as_ref().map(ToString::to_string),
         }),

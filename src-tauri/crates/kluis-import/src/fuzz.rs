@@ -83,6 +83,56 @@ pub(crate) fn workbook(
     zip.finish().unwrap().into_inner()
 }
 
+/// A workbook whose header is `Naam` and whose `rows` rows below it each hold the one shared
+/// string `text` (a text shared by many cells, as a spreadsheet stores it once).
+pub(crate) fn workbook_sharing(text: &str, rows: u32) -> Vec<u8> {
+    let plain = workbook(&[(0, 0, "Naam".to_string())], "A1", None, 0);
+    let sheet_data: String = std::iter::once(
+        "<row r=\"1\"><c r=\"A1\" t=\"inlineStr\"><is><t>Naam</t></is></c></row>".to_string(),
+    )
+    .chain(
+        (2..rows + 2).map(|r| format!("<row r=\"{r}\"><c r=\"A{r}\" t=\"s\"><v>0</v></c></row>")),
+    )
+    .collect();
+    replaced(&plain, |name, text_of| {
+        match name {
+        "xl/worksheets/sheet1.xml" => Some(text_of.replace(
+            "<sheetData><row r=\"1\"><c r=\"A1\" t=\"inlineStr\"><is><t>Naam</t></is></c></row></sheetData>",
+            &format!("<sheetData>{sheet_data}</sheetData>"),
+        )),
+        "xl/sharedStrings.xml" => Some(format!(
+            "<sst xmlns=\"http://schemas.openxmlformats.org/spreadsheetml/2006/main\" count=\"{rows}\" uniqueCount=\"1\"><si><t>{text}</t></si></sst>"
+        )),
+        _ => None,
+    }
+    })
+}
+
+/// `workbook` with `pad` bytes of an XML comment before its shared strings' `<sst>` tag.
+pub(crate) fn with_padded_shared_strings(workbook: &[u8], pad: usize) -> Vec<u8> {
+    replaced(workbook, |name, text| {
+        (name == "xl/sharedStrings.xml").then(|| format!("<!--{}-->{text}", " ".repeat(pad)))
+    })
+}
+
+/// `workbook` with each part that `change` gives new text for (by name) replaced.
+fn replaced(workbook: &[u8], change: impl Fn(&str, &str) -> Option<String>) -> Vec<u8> {
+    use std::io::Read;
+    let mut archive = zip::ZipArchive::new(std::io::Cursor::new(workbook)).unwrap();
+    let mut zip = zip::ZipWriter::new(std::io::Cursor::new(Vec::new()));
+    for i in 0..archive.len() {
+        let mut part = archive.by_index(i).unwrap();
+        let name = part.name().unwrap().to_string();
+        let mut text = String::new();
+        part.read_to_string(&mut text).unwrap();
+        let text = change(&name, &text).unwrap_or(text);
+        zip.start_file(name, zip::write::SimpleFileOptions::default())
+            .unwrap();
+        zip.write_all(text.as_bytes()).unwrap();
+    }
+    zip.finish().unwrap().into_inner()
+}
+
 /// Workbooks of hostile parts (see the module's text).
 fn workbook_file() -> impl Strategy<Value = Vec<u8>> {
     let at = prop_oneof![

@@ -116,11 +116,26 @@ impl Front {
         }
     }
 
-    fn moved_without_api_key(self) -> &'static str {
-        match self {
-            Front::Cli => "a new service address needs an api key in the file or in KLUIS_API_KEY: the saved one is never sent to another address",
-            Front::App => "a new service address needs an api key in the file or the office's api key: the saved one is never sent to another address",
-        }
+    /// Why a row that moves a saved klant from `from` to `to` is skipped: it gives no
+    /// password (`no_password`) or no api key for the new address.
+    fn moved_without(self, from: &str, to: &str, no_password: bool) -> String {
+        let short = |url: &str| url.chars().take(80).collect::<String>();
+        let (from, to) = (short(from), short(to));
+        let needs = match (self, no_password) {
+            (Front::Cli, true) => {
+                "the klant's password there (a password column, or --secrets FILE)"
+            }
+            (Front::App, true) => {
+                "the klant's password there (a password column, or the password manager's export)"
+            }
+            (Front::Cli, false) => "an api key (an api key column, or KLUIS_API_KEY)",
+            (Front::App, false) => "an api key (a column, or the office's api key)",
+        };
+        let otherwise = match self {
+            Front::Cli => "",
+            Front::App => "; or change the address in the klant's own form",
+        };
+        format!("the row moves the klant from {from} to {to}: that needs {needs}, as the saved one is never sent to another address{otherwise}")
     }
 }
 
@@ -203,20 +218,30 @@ pub fn preview(table: &Table, mapping: &Mapping, known: &Known<'_>) -> Vec<Plann
         let moves_from = (saved.zip(base_url.as_ref()))
             .filter(|(saved, url)| !same_address(&saved.base_url, url))
             .map(|(saved, _)| saved.base_url.clone());
+        let needs_password = (!exists || moves_from.is_some()) && !name.is_empty();
+        if needs_password && password.is_none() {
+            if let Some(login) =
+                crate::vault::named_elsewhere(known.vault, &name, base_url.as_deref())
+            {
+                problems.push(format!(
+                    "the password manager's login \"{}\" is saved for another site (or none) and was not used: add the service's address to it, or put the password in the file",
+                    login.name.chars().take(60).collect::<String>()
+                ));
+            }
+        }
         if !exists && password.is_none() && !name.is_empty() {
             problems.push("no password for a new klant".into());
         }
         if !exists && api_key.is_none() && !known.has_api_key && !name.is_empty() {
             problems.push(known.front.no_api_key().into());
         }
-        if moves_from.is_some() && password.is_none() {
-            problems.push(
-                "a new service address needs the klant's password at that address, in the file or the password manager's export: the saved one is never sent to another address"
-                    .into(),
-            );
-        }
-        if moves_from.is_some() && api_key.is_none() && !known.has_api_key {
-            problems.push(known.front.moved_without_api_key().into());
+        if let (Some(from), Some(to)) = (&moves_from, &base_url) {
+            if password.is_none() {
+                problems.push(known.front.moved_without(from, to, true));
+            }
+            if api_key.is_none() && !known.has_api_key {
+                problems.push(known.front.moved_without(from, to, false));
+            }
         }
         if let Some(first) = planned
             .iter()
@@ -355,6 +380,11 @@ mod tests {
         assert_eq!(password(2), None);
         assert_eq!(rows[2].problems, ["no password for a new klant"]);
         assert_eq!(password(3), None, "saved for another site");
+        assert!(
+            rows[3].problems[0].contains("\"De Vries\" is saved for another site"),
+            "said, not thought lost: {:?}",
+            rows[3].problems
+        );
     }
 
     /// A row that gives a saved klant another address moves it — shown as a move — only with
@@ -400,8 +430,11 @@ mod tests {
         );
         assert_eq!(bakker.moves_from.as_deref(), Some(old));
         assert!(
-            bakker.problems[0].contains("never sent to another address"),
-            "{:?}",
+            bakker.problems[0].contains("\"Bakker\" is saved for another site")
+                && bakker.problems[1]
+                    .contains("from https://service.example/webservice_v2 to https://evil.example")
+                && bakker.problems[1].contains("never sent to another address"),
+            "the export's login for the old address not used, and why: {:?}",
             bakker.problems
         );
         let visser = row("Visser");

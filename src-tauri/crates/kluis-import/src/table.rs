@@ -18,7 +18,7 @@ pub const MAX_COLUMNS: usize = 200;
 /// The refusal of a file or sheet with a row wider than [`MAX_COLUMNS`] (at `line`).
 pub(crate) fn too_wide(line: u64) -> Error {
     Error::Config(format!(
-        "Line {line} of the file has more than {MAX_COLUMNS} columns: that is no list of klanten. Save only the klanten's columns (name, username, …) as CSV or .xlsx."
+        "Line {line} of the file has more than {MAX_COLUMNS} columns; Kluis reads at most {MAX_COLUMNS}. Remove what is past them, or save only the klanten's columns (name, username, …) as CSV or .xlsx."
     ))
 }
 

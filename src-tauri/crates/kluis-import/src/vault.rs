@@ -178,18 +178,27 @@ fn push(path: &[String], key: &mut String, value: &mut String, text: &str) {
     }
 }
 
-/// The host of an address (`https://host:port/path` → `host`), lowercase.
-fn host(url: &str) -> Option<String> {
+/// The address `url` parsed (`https://` taken when it names no scheme).
+fn parsed(url: &str) -> Option<url::Url> {
     let url = url.trim();
-    let parsed = url::Url::parse(url)
+    url::Url::parse(url)
         .or_else(|_| url::Url::parse(&format!("https://{url}")))
-        .ok()?;
-    parsed.host_str().map(str::to_lowercase)
+        .ok()
+}
+
+/// The site of an address: its host and port (443 when it names none) — a login saved for a
+/// site is a password for it, not for another port of the same host.
+fn site(url: &str) -> Option<(String, Option<u16>)> {
+    let parsed = parsed(url)?;
+    Some((
+        parsed.host_str()?.to_lowercase(),
+        parsed.port_or_known_default(),
+    ))
 }
 
 /// The login of `logins` for a klant named `name` with `username` at `base_url`: among the
-/// logins saved for its service's host, the one of its name (case aside), else the one of its
-/// username. A login saved for another site, or for none, is never taken: a name alone would
+/// logins saved for its service's site (host and port), the one of its name (case aside), else
+/// the one of its username. A login saved for another site, or for none, is never taken: a name alone would
 /// hand a klant's password for one server to whatever address an import row names.
 pub fn find<'a>(
     logins: &'a [Login],
@@ -200,13 +209,29 @@ pub fn find<'a>(
     let same = |a: &str, b: &str| {
         !a.trim().is_empty() && a.trim().to_lowercase() == b.trim().to_lowercase()
     };
-    let wanted = host(base_url?)?;
+    let wanted = site(base_url?)?;
     let at_host: Vec<&Login> = (logins.iter())
-        .filter(|l| host(&l.url).as_deref() == Some(&wanted))
+        .filter(|l| site(&l.url).as_ref() == Some(&wanted))
         .collect();
     (at_host.iter().find(|l| same(&l.name, name)))
         .or_else(|| at_host.iter().find(|l| same(&l.username, username)))
         .copied()
+}
+
+/// A login of `logins` of the klant's `name` that [`find`] leaves out because it was saved for
+/// another site than `base_url`'s, or for none: said, so that its password is not thought
+/// lost.
+pub fn named_elsewhere<'a>(
+    logins: &'a [Login],
+    name: &str,
+    base_url: Option<&str>,
+) -> Option<&'a Login> {
+    let wanted = base_url.and_then(site);
+    (logins.iter()).find(|l| {
+        !name.trim().is_empty()
+            && l.name.trim().to_lowercase() == name.trim().to_lowercase()
+            && (wanted.is_none() || site(&l.url) != wanted)
+    })
 }
 
 #[cfg(test)]
@@ -250,7 +275,11 @@ mod tests {
                 ("Bakker B.V.", "bakker", "geheim-1"),
                 "{form}"
             );
-            assert_eq!(host(&l.url).as_deref(), Some("service.example"), "{form}");
+            assert_eq!(
+                site(&l.url).map(|s| s.0).as_deref(),
+                Some("service.example"),
+                "{form}"
+            );
         }
         let refused = read(br#"{"encrypted": true, "items": []}"#).unwrap_err();
         assert!(refused.to_string().contains("encrypted"), "{refused}");
@@ -303,6 +332,15 @@ mod tests {
             found("Jansen", "jansen", Some("https://service.example/")),
             None,
             "a login saved for no site"
+        );
+        assert_eq!(
+            found(
+                "Visser",
+                "visser",
+                Some("https://service.example:8443/webservice_v2")
+            ),
+            None,
+            "another port of the same host"
         );
     }
 }

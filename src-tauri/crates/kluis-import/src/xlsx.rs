@@ -14,12 +14,12 @@
 //!   past [`MAX_ROWS`] rows is refused as it is met.
 
 use std::collections::BTreeMap;
-use std::io::{Cursor, Read};
+use std::io::Cursor;
 
 use calamine::{Data, Reader, Xlsx};
 use kluis_core::{Error, Result};
 
-use crate::table::{too_wide, Row, Table, MAX_CELL, MAX_COLUMNS, MAX_ROWS};
+use crate::table::{Row, Table, MAX_CELL, MAX_COLUMNS, MAX_ROWS};
 
 /// Largest workbook file read.
 pub const MAX_FILE: usize = 20 * 1024 * 1024;
@@ -82,26 +82,57 @@ fn sheet_of(bytes: &[u8]) -> Result<Table> {
     let mut cells = workbook
         .worksheet_cells_reader(&first)
         .map_err(unreadable)?;
-    // Each row's values by column, rows by their number: only cells that hold something.
+    // Each row's values by column, rows by their number: only cells that hold something, each
+    // kept to one character past the longest read (a 16 MiB text that a thousand cells share
+    // is copied a thousand times a thousand characters, not 16 GB).
     let mut sheet: BTreeMap<u32, BTreeMap<u32, String>> = BTreeMap::new();
+    let mut kept = 0usize;
     while let Some(cell) = cells.next_cell().map_err(unreadable)? {
         let (row, col) = cell.get_position();
-        let value = text(&Data::from(cell.get_value().clone()));
+        let value = cell_text(cell.get_value());
         if value.is_empty() {
             continue;
         }
         if col as usize >= MAX_COLUMNS {
-            return Err(too_wide(u64::from(row) + 1));
+            return Err(too_wide_sheet(u64::from(row) + 1));
         }
         if !sheet.contains_key(&row) && sheet.len() > MAX_ROWS {
             return Err(Error::Config(format!(
                 "The worksheet has more than {MAX_ROWS} rows; import it in parts of at most {MAX_ROWS} klanten."
             )));
         }
+        kept += value.len();
+        if kept > MAX_KEPT {
+            return Err(too_large("its cells hold more text than a klant list has"));
+        }
         sheet.entry(row).or_default().insert(col, value);
     }
     drop(cells);
     table_of(sheet)
+}
+
+/// Most bytes of cell text kept from a sheet: 5,000 klanten's rows take a few MiB.
+const MAX_KEPT: usize = 64 * 1024 * 1024;
+
+/// `value` as a person reads it, text taken to one character past [`MAX_CELL`] (so that a cut
+/// cell is still told) without copying the rest of it.
+fn cell_text(value: &calamine::DataRef<'_>) -> String {
+    use calamine::DataRef;
+    let head = |text: &str| text.chars().take(MAX_CELL + 1).collect();
+    match value {
+        DataRef::String(text) | DataRef::DateTimeIso(text) | DataRef::DurationIso(text) => {
+            head(text)
+        }
+        DataRef::SharedString(text) => head(text),
+        other => text(&Data::from(other.clone())),
+    }
+}
+
+/// The refusal of a sheet with a value past column [`MAX_COLUMNS`] (in row `row`).
+fn too_wide_sheet(row: u64) -> Error {
+    Error::Config(format!(
+        "Row {row} of the worksheet has a value past column {MAX_COLUMNS}; Kluis reads at most {MAX_COLUMNS} columns. Remove it, or save only the klanten's columns (name, username, …)."
+    ))
 }
 
 /// The refusals of a shared-strings part too large to read: its inflated size, or the count
@@ -116,10 +147,9 @@ fn check_shared_strings(archive: &mut zip::ZipArchive<Cursor<&[u8]>>) -> Result<
         if part.size() > MAX_SHARED_BYTES {
             return Err(too_large("its texts take more than 16 MiB"));
         }
-        // The first tag is within the part's first KiB (a declaration, then `<sst …>`).
-        let mut head = Vec::new();
-        part.take(4096).read_to_end(&mut head).map_err(unreadable)?;
-        let mut xml = quick_xml::Reader::from_reader(head.as_slice());
+        // Read up to its `<sst>` tag, however far in (a declaration, comments, space: the
+        // reader looks as far; the part is at most 16 MiB), streaming.
+        let mut xml = quick_xml::Reader::from_reader(std::io::BufReader::new(part));
         let mut buf = Vec::new();
         loop {
             match xml.read_event_into(&mut buf) {
@@ -135,7 +165,10 @@ fn check_shared_strings(archive: &mut zip::ZipArchive<Cursor<&[u8]>>) -> Result<
                     }
                     break;
                 }
-                Ok(quick_xml::events::Event::Eof) | Err(_) => break,
+                Ok(quick_xml::events::Event::Eof) => {
+                    return Err(unreadable("its table of texts has no <sst> tag"))
+                }
+                Err(e) => return Err(unreadable(e)),
                 _ => buf.clear(),
             }
         }
@@ -243,8 +276,10 @@ mod tests {
     /// Hostile workbooks of a few hundred bytes are refused, said as too large, without the
     /// memory they would have taken: cells at `A1` and `XFD1048576` (10^10 cells as a
     /// rectangle: the reader aborted), shared strings declaring 10^14 (the reader reserved room
-    /// for them); a sheet of two far-apart rows, and a `<dimension>` spanning the whole sheet,
-    /// read as the two rows they are.
+    /// for them) — also when that count comes after 64 KiB of padding; a sheet of two
+    /// far-apart rows, and a `<dimension>` spanning the whole sheet, read as the two rows they
+    /// are; 2,000 cells sharing one 4 MiB text (a file of some KiB) read as 2,000 cut cells,
+    /// not 8 GB of copies.
     #[test]
     fn hostile_workbooks_are_refused_before_they_take_memory() {
         use crate::fuzz::workbook;
@@ -261,6 +296,23 @@ mod tests {
         let declared = workbook(&[cell(0, 0, "Naam")], "A1", Some("99999999999999"), 0);
         let refused = read(&declared).unwrap_err().to_string();
         assert!(refused.contains("too large"), "{refused}");
+        let hidden = crate::fuzz::with_padded_shared_strings(&declared, 64 * 1024);
+        let refused = read(&hidden).unwrap_err().to_string();
+        assert!(
+            refused.contains("too large"),
+            "the count far into the part: {refused}"
+        );
+        let many = crate::fuzz::workbook_sharing(&"x".repeat(4 * 1024 * 1024), 2_000);
+        assert!(many.len() < 200_000, "{} bytes", many.len());
+        let table = read(&many).unwrap();
+        assert_eq!(table.rows.len(), 2_000);
+        assert!(
+            table
+                .rows
+                .iter()
+                .all(|r| r.cut && r.cells[0].len() == MAX_CELL),
+            "2,000 cells sharing a 4 MiB text: each read to its limit and marked cut"
+        );
         let far = workbook(
             &[
                 cell(0, 0, "Naam"),

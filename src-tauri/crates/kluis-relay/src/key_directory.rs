@@ -8,6 +8,11 @@
 //! only ids this instance had read were known: after a restart, anyone sending junk keys kept
 //! every office whose key was not read yet out of its inboxes until the budget refilled.
 //!
+//! Where the store cannot tell of a change (a PostgreSQL behind a pooler that drops
+//! `NOTIFY`), the ids are read again at least every [`READ_AGAIN_AFTER`], and a key that
+//! worked through the budget for unknown keys (a key made elsewhere, its notice not here yet)
+//! is added at once: a real key waits on that budget once at most.
+//!
 //! The directory holds ids only (16 hex characters each: 10,000 keys are a few hundred KiB);
 //! a key's row — its hash, tenant and quota — is read when it is used and trusted for the
 //! relay's `key_ttl`, so a busy tenant's requests do not read their key again each time.
@@ -23,13 +28,23 @@ use crate::storage::{Storage, StoreError, StoredKey};
 /// Keys held in the cache of rows at most: past it the cache starts again (a read for each is
 /// the worst that costs).
 const MOST_CACHED: usize = 100_000;
+/// The ids are read again at least this often, whatever the store says (one read a minute is
+/// all that junk can make the directory cost).
+pub const READ_AGAIN_AFTER: Duration = Duration::from_secs(60);
+
+/// Every key id, as read at a keys version and a time.
+struct Ids {
+    version: u128,
+    read: Instant,
+    ids: HashSet<String>,
+}
 
 /// See the module's text.
 pub struct KeyDirectory {
     ttl: Duration,
     clock: Clock,
     /// Every key id, and the store's keys version they were read at (none: not read yet).
-    ids: RwLock<Option<(u128, HashSet<String>)>>,
+    ids: RwLock<Option<Ids>>,
     /// One read of the ids at a time: requests that find them stale together wait for it.
     reading: tokio::sync::Mutex<()>,
     /// Rows read lately, and when (by `clock`).
@@ -63,15 +78,32 @@ impl KeyDirectory {
         }
         let ids: HashSet<String> = store.key_ids().await?.into_iter().collect();
         let known = ids.contains(id);
-        *self.ids.write().unwrap_or_else(|p| p.into_inner()) = Some((version, ids));
+        *self.ids.write().unwrap_or_else(|p| p.into_inner()) = Some(Ids {
+            version,
+            read: self.clock.now(),
+            ids,
+        });
         Ok(known)
     }
 
-    /// Whether the ids as read at `version` hold `id`; none when they were read at another.
+    /// Whether the ids as read at `version` hold `id`; none when they were read at another, or
+    /// longer ago than [`READ_AGAIN_AFTER`].
     fn holds(&self, version: u128, id: &str) -> Option<bool> {
         match &*self.ids.read().unwrap_or_else(|p| p.into_inner()) {
-            Some((read_at, ids)) if *read_at == version => Some(ids.contains(id)),
+            Some(read)
+                if read.version == version && self.clock.since(read.read) < READ_AGAIN_AFTER =>
+            {
+                Some(read.ids.contains(id))
+            }
             _ => None,
+        }
+    }
+
+    /// Adds `id`, a key that just worked though the directory did not hold it (made at another
+    /// instance, its notice not here yet — or never, behind a pooler that drops them).
+    pub fn learn(&self, id: &str) {
+        if let Some(read) = &mut *self.ids.write().unwrap_or_else(|p| p.into_inner()) {
+            read.ids.insert(id.to_string());
         }
     }
 
@@ -108,7 +140,7 @@ mod tests {
     use super::*;
     use crate::block;
     use crate::storage::sqlite::SqliteStore;
-    use crate::storage::Quota;
+    use crate::storage::{Quota, Storage, StoreError, StoredKey};
     use crate::tenants::new_key;
 
     /// A key added after the ids were read is known at once (the store's keys version moved),
@@ -131,7 +163,7 @@ mod tests {
                 assert!(!directory.knows(&store, &format!("{n:016x}")).await.unwrap());
             }
             assert_eq!(
-                directory.ids.read().unwrap().as_ref().map(|(v, _)| *v),
+                directory.ids.read().unwrap().as_ref().map(|r| r.version),
                 Some(read_at),
                 "junk reads the ids no more"
             );
@@ -161,6 +193,131 @@ mod tests {
                 .unwrap());
             assert!(directory.knows(&serving, &key.id).await.unwrap());
         })
+    }
+
+    /// Where the store tells of no change (a pooler that drops notices), a key made elsewhere
+    /// is known once it worked (`learn`), and every key within a minute (the ids read again),
+    /// by the directory's clock.
+    #[test]
+    fn a_key_nobody_told_of_is_learnt_or_read_again() {
+        block(async {
+            let told = SqliteStore::in_memory().unwrap();
+            let silent = Silent(told);
+            let clock = Clock::manual();
+            let directory = KeyDirectory::new(Duration::ZERO, clock.clone());
+            let (first, second) = (new_key(), new_key());
+            assert!(!directory.knows(&silent, &first.id).await.unwrap());
+            for (name, key) in [("a", &first), ("b", &second)] {
+                assert!(silent
+                    .0
+                    .add_tenant(name, Quota::UNLIMITED, &key.id, key.hash)
+                    .await
+                    .unwrap());
+            }
+            assert!(
+                !directory.knows(&silent, &first.id).await.unwrap(),
+                "not told"
+            );
+            directory.learn(&first.id);
+            assert!(directory.knows(&silent, &first.id).await.unwrap(), "learnt");
+            assert!(!directory.knows(&silent, &second.id).await.unwrap());
+            clock.advance(READ_AGAIN_AFTER);
+            assert!(
+                directory.knows(&silent, &second.id).await.unwrap(),
+                "read again"
+            );
+        })
+    }
+
+    /// A store whose keys version never moves (as behind a pooler that drops `NOTIFY`).
+    struct Silent(SqliteStore);
+
+    #[async_trait::async_trait]
+    impl Storage for Silent {
+        fn engine(&self) -> &'static str {
+            "silent"
+        }
+        async fn ping(&self) -> Result<(), StoreError> {
+            Ok(())
+        }
+        async fn add_tenant(
+            &self,
+            name: &str,
+            quota: Quota,
+            id: &str,
+            hash: [u8; 32],
+        ) -> Result<bool, StoreError> {
+            self.0.add_tenant(name, quota, id, hash).await
+        }
+        async fn tenants(&self) -> Result<Vec<crate::storage::TenantSummary>, StoreError> {
+            self.0.tenants().await
+        }
+        async fn revoke_tenant(&self, name: &str) -> Result<bool, StoreError> {
+            self.0.revoke_tenant(name).await
+        }
+        async fn rotate_key(
+            &self,
+            name: &str,
+            id: &str,
+            hash: [u8; 32],
+            until: i64,
+        ) -> Result<bool, StoreError> {
+            self.0.rotate_key(name, id, hash, until).await
+        }
+        async fn key(&self, id: &str) -> Result<Option<StoredKey>, StoreError> {
+            self.0.key(id).await
+        }
+        async fn key_ids(&self) -> Result<Vec<String>, StoreError> {
+            self.0.key_ids().await
+        }
+        fn keys_version(&self) -> u128 {
+            0
+        }
+        async fn callback_key(&self, fresh: [u8; 32]) -> Result<[u8; 32], StoreError> {
+            self.0.callback_key(fresh).await
+        }
+        async fn create_inbox(
+            &self,
+            tenant: &str,
+            quota: &Quota,
+            id: &str,
+            token: &str,
+        ) -> Result<Result<(), crate::storage::Refusal>, StoreError> {
+            self.0.create_inbox(tenant, quota, id, token).await
+        }
+        async fn record(
+            &self,
+            inbox: &str,
+            token: &str,
+            method: &str,
+            query: &str,
+            limits: crate::storage::Limits,
+        ) -> Result<crate::storage::Recorded, StoreError> {
+            self.0.record(inbox, token, method, query, limits).await
+        }
+        async fn events_after(
+            &self,
+            tenant: &str,
+            inbox: &str,
+            after: i64,
+            limit: usize,
+        ) -> Result<Option<Vec<crate::storage::Event>>, StoreError> {
+            self.0.events_after(tenant, inbox, after, limit).await
+        }
+        async fn ack(
+            &self,
+            tenant: &str,
+            inbox: &str,
+            up_to: i64,
+        ) -> Result<Option<u64>, StoreError> {
+            self.0.ack(tenant, inbox, up_to).await
+        }
+        async fn delete_inbox(&self, tenant: &str, inbox: &str) -> Result<bool, StoreError> {
+            self.0.delete_inbox(tenant, inbox).await
+        }
+        async fn expire(&self, events: i64, inboxes: i64) -> Result<(u64, u64), StoreError> {
+            self.0.expire(events, inboxes).await
+        }
     }
 
     /// A row read is trusted for its time to live, then the store's word counts again.

@@ -161,7 +161,7 @@ pub fn restore(
     Ok(restored)
 }
 
-const SAME_NAME: &str = "another entry is restored under the same name (this folder's file system does not tell them apart)";
+const SAME_NAME: &str = "another entry is restored under the same name (this folder's file system does not tell them apart): restore this one on its own (--only, or Restore… beside it) into another folder";
 
 /// Makes the folder `to` when only it is missing (as `unzip -d` does, owner-only: it will
 /// hold the klant's data); a missing parent is refused — a mistyped path is caught, not made.
@@ -187,8 +187,9 @@ fn folder_to_restore_into(to: &Path) -> Result<()> {
         .map_err(|e| Error::io(format!("make the folder {}", to.display()), e))
 }
 
-/// The files this restore wrote, as the file system knows them (Unix: device and inode), so
-/// that none is replaced by another entry the file system takes for the same name.
+/// The files this restore wrote, as the file system knows them (Unix: device and inode;
+/// Windows: volume and file index), so that none is replaced by another entry the file system
+/// takes for the same name.
 #[derive(Default)]
 struct Written(HashSet<(u64, u64)>);
 
@@ -201,9 +202,26 @@ impl Written {
             .map(|m| (m.dev(), m.ino()))
     }
 
-    #[cfg(not(unix))]
+    /// Windows: the volume's serial number and the file's index (what NTFS knows a file by,
+    /// whichever of its names — a short 8.3 one, say — it is reached by).
+    #[cfg(windows)]
+    fn id(path: &Path) -> Option<(u64, u64)> {
+        use std::os::windows::io::AsRawHandle;
+        use windows_sys::Win32::Storage::FileSystem::{
+            GetFileInformationByHandle, BY_HANDLE_FILE_INFORMATION,
+        };
+        let file = std::fs::File::open(path).ok()?;
+        // SAFETY: an all-zero BY_HANDLE_FILE_INFORMATION is valid (plain integers); the call
+        // fills it from a handle this function holds open, read only on success.
+        let mut info: BY_HANDLE_FILE_INFORMATION = unsafe { std::mem::zeroed() };
+        let ok = unsafe { GetFileInformationByHandle(file.as_raw_handle() as _, &mut info) };
+        let index = (u64::from(info.nFileIndexHigh) << 32) | u64::from(info.nFileIndexLow);
+        (ok != 0).then_some((u64::from(info.dwVolumeSerialNumber), index))
+    }
+
+    #[cfg(not(any(unix, windows)))]
     fn id(_: &Path) -> Option<(u64, u64)> {
-        None // (Windows: the NTFS rule of the plan tells its names apart.)
+        None
     }
 
     fn holds(&self, path: &Path) -> bool {
@@ -237,7 +255,7 @@ fn plan(
     let mut folders = HashSet::new();
     let too_many = |what: String| {
         Error::BackupsDamaged(format!(
-            "The backup would make {what}: more than a backup holds, so nothing was restored (an archive made to exhaust the folder looks like this)."
+            "The backup would make {what}: more than one restore makes, so nothing was restored. Restore it in parts (--only FOLDER, or Restore… beside a folder); an archive made to exhaust a folder looks like this too."
         ))
     };
     for index in 0..backup.len() {
@@ -437,7 +455,7 @@ fn jiff_civil(t: zip::DateTime) -> Option<jiff::civil::DateTime> {
     .ok()
 }
 
-#[cfg(all(test, unix))]
+#[cfg(test)]
 mod tests {
     use super::*;
 
@@ -447,12 +465,15 @@ mod tests {
     #[test]
     fn a_file_this_restore_wrote_is_known_under_another_name() {
         let dir = tempfile::tempdir().unwrap();
-        let (first, other) = (dir.path().join("a.txt"), dir.path().join("A.TXT"));
+        let (first, other) = (
+            dir.path().join("a.txt"),
+            dir.path().join("another-name.txt"),
+        );
         std::fs::write(&first, b"first").unwrap();
         let mut written = Written::default();
         assert!(!written.holds(&first));
         written.add(&first);
-        std::fs::hard_link(&first, &other).unwrap();
+        std::fs::hard_link(&first, &other).unwrap(); // (NTFS has hard links too)
         assert!(written.holds(&other), "the same file under another name");
         let unrelated = dir.path().join("b.txt");
         std::fs::write(&unrelated, b"b").unwrap();

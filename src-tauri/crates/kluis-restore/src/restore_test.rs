@@ -38,6 +38,16 @@ pub fn restore_test(
     key: Option<&DecryptKey>,
     scratch: Option<&Path>,
 ) -> Result<RestoreTested> {
+    restore_test_with(path, key, scratch, crate::Room::default())
+}
+
+/// [`restore_test`], the free space of `scratch`'s disk as `room` says (tests).
+pub fn restore_test_with(
+    path: &Path,
+    key: Option<&DecryptKey>,
+    scratch: Option<&Path>,
+    room: crate::Room,
+) -> Result<RestoreTested> {
     let started = Instant::now();
     let mut backup = Backup::open(path, key)?;
     let mut builder = tempfile::Builder::new();
@@ -52,9 +62,20 @@ pub fn restore_test(
     let options = RestoreOptions {
         keep_going: true,
         scratch: true,
+        room,
         ..RestoreOptions::default()
     };
-    let restored = restore(&mut backup, folder.path(), &options, &mut |_, _| {})?;
+    let restored = restore(&mut backup, folder.path(), &options, &mut |_, _| {}).map_err(|e| {
+        match crate::room::is_no_room(&e) {
+            // Said of the disk the test ran on, not of the temporary folder it removes.
+            true => Error::Io(format!(
+                "No room for the restore test on the disk of {}: not tested ({}). Make room there; the test runs again after the next backup.",
+                folder.path().parent().unwrap_or(folder.path()).display(),
+                e.to_string().split_once(": ").map_or("", |(_, why)| why)
+            )),
+            false => e,
+        }
+    })?;
     // Removed before the result is told: nothing of the klant's stays behind.
     folder
         .close()
@@ -71,8 +92,9 @@ pub fn restore_test(
 const NAMED: usize = 10;
 
 /// A restore test of the saved backup `entry` (opened with `key` when encrypted), in a
-/// temporary folder beside it (its disk has room for what it holds), recorded in `history` —
-/// also when the archive cannot be opened at all (a failed test, with why).
+/// temporary folder beside it, recorded in `history` — also when the archive cannot be opened
+/// at all (a failed test, with why); when its disk has no room for the test, nothing is
+/// recorded and that is the error (the backup was not tested).
 pub fn test_and_record(
     history: &History,
     entry: &HistoryEntry,
@@ -93,9 +115,19 @@ pub fn test_saved(
     })?;
     let started = Instant::now();
     let tested = restore_test(path, key, path.parent());
+    not_tested_for_room(&tested)?;
     let record = recorded(entry, at_ms, None, tested, started, "");
     history.restore_tested(&record)?;
     Ok(record)
+}
+
+/// A test that met a full disk did not test the backup: not recorded as failed (that would
+/// tell the office the backup does not restore), but said as not tested.
+fn not_tested_for_room(tested: &Result<RestoreTested>) -> Result<()> {
+    match tested {
+        Err(e) if crate::room::is_no_room(e) => Err(Error::Io(e.to_string())),
+        _ => Ok(()),
+    }
 }
 
 /// Reads a copy in full into the file given, checking it is the copy as made.
@@ -131,6 +163,7 @@ pub fn test_copy(
         (copy.fetch)(fetched.as_file_mut())?;
         restore_test(fetched.path(), key, scratch)
     })();
+    not_tested_for_room(&tested)?;
     let said = format!("Copy on \"{}\": ", copy.target_name);
     let record = recorded(entry, at_ms, Some(copy.target_id), tested, started, &said);
     history.restore_tested(&record)?;
@@ -189,5 +222,38 @@ fn recorded(
             detail: Some(format!("{said}{e}")),
             target: target.map(str::to_string),
         },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A restore test whose disk has no room is not a failed test of the backup: it is said
+    /// as not tested, naming the disk it ran on (not its removed temporary folder), and is not
+    /// recorded; any other failure is.
+    #[test]
+    fn no_room_is_not_tested_not_failed() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("backup.zip");
+        let mut zip = zip::ZipWriter::new(std::fs::File::create(&path).unwrap());
+        zip.start_file("a.csv", zip::write::SimpleFileOptions::default())
+            .unwrap();
+        std::io::Write::write_all(&mut zip, &[1u8; 4096]).unwrap();
+        zip.finish().unwrap();
+        let full = crate::Room::told_by(|_| Ok(crate::room::KEEP_FREE));
+        let tested = restore_test_with(&path, None, Some(dir.path()), full);
+        let said = tested.as_ref().unwrap_err().to_string();
+        assert!(said.contains("not tested"), "{said}");
+        assert!(said.contains(&dir.path().display().to_string()), "{said}");
+        assert!(!said.contains(".kluis-restore-test-"), "{said}");
+        assert!(not_tested_for_room(&tested).is_err(), "not recorded");
+        let damaged: Result<RestoreTested> = Err(Error::BackupsDamaged("x".into()));
+        assert!(not_tested_for_room(&damaged).is_ok(), "recorded as failed");
+        assert_eq!(
+            std::fs::read_dir(dir.path()).unwrap().count(),
+            1,
+            "nothing left"
+        );
     }
 }

@@ -17,6 +17,15 @@ pub const KEEP_FREE: u64 = kluis_core::download::room::DEFAULT_MIN_FREE_MIB * MI
 /// The disk's free space is read again after this many bytes are written.
 pub const LOOK_AGAIN_EVERY: u64 = 64 * MIB;
 
+/// How every error of this module begins (see [`is_no_room`]).
+const NO_ROOM: &str = "No room";
+
+/// Whether `error` is this module's: the disk has no room for the restore — which says
+/// nothing of the backup (a restore test that meets it did not test it).
+pub fn is_no_room(error: &Error) -> bool {
+    matches!(error, Error::Io(message) if message.starts_with(NO_ROOM))
+}
+
 /// Where a restore learns how much is free on its folder's disk.
 type FreeSpace = dyn Fn(&Path) -> std::io::Result<u64> + Send + Sync;
 
@@ -50,9 +59,9 @@ impl Room {
         let usable = free.saturating_sub(KEEP_FREE);
         if needed > usable {
             return Err(Error::Io(format!(
-                "The backup's files take {} MiB, and the disk of {} has {} MiB free (Kluis keeps {} MiB of it free): nothing was restored. Make room, or restore into a folder on another disk.",
-                needed.div_ceil(MIB),
+                "{NO_ROOM} on the disk of {}: the backup's files take {} MiB and {} MiB is free (Kluis keeps {} MiB of it free); nothing was restored. Make room, or restore into a folder on another disk.",
                 folder.display(),
+                needed.div_ceil(MIB),
                 free / MIB,
                 KEEP_FREE / MIB
             )));
@@ -89,7 +98,7 @@ impl Budget {
     pub(crate) fn spend(&mut self, bytes: u64) -> Result<()> {
         let full = || {
             Error::Io(format!(
-                "The disk of {} is full (Kluis keeps {} MiB free): the restore stopped; what it wrote so far is there, no file half-written.",
+                "{NO_ROOM} left on the disk of {} (Kluis keeps {} MiB free): the restore stopped; what it wrote so far is there, no file half-written.",
                 self.folder.display(),
                 KEEP_FREE / MIB
             ))

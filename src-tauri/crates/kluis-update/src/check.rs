@@ -39,7 +39,7 @@ pub enum Found {
     UpToDate {
         offered_older: Option<semver::Version>,
     },
-    Newer(Release),
+    Newer(Box<Release>),
 }
 
 /// The publisher's manifest read over HTTPS (bounded; the CA file `extra_ca_pem` trusted
@@ -69,7 +69,8 @@ pub async fn check(
         .find_map(|key| manifest.platforms.get(key))
         .ok_or_else(|| {
             UpdateError::NotAManifest(format!(
-                "it has no build of {version} for this computer ({platform})."
+                "it has no build of {version} for this computer ({platform}, {}); ask the publisher to list one.",
+                target.described()
             ))
         })?;
     let url = url::Url::parse(&build.url)
@@ -88,7 +89,7 @@ pub async fn check(
             })
         }
     }
-    Ok(Found::Newer(Release {
+    Ok(Found::Newer(Box::new(Release {
         version,
         notes: manifest
             .notes
@@ -100,7 +101,7 @@ pub async fn check(
         url,
         signature: build.signature.clone(),
         target: target.clone(),
-    }))
+    })))
 }
 
 /// The manifest `raw` with `build` as its only one, under `platform`'s own key.

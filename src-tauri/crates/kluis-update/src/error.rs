@@ -25,7 +25,7 @@ pub enum UpdateError {
     /// The build verifies and is of the version announced, but was signed for another file
     /// or platform than this Kluis's (the `.deb` as the Windows setup, IT's per-machine MSI as
     /// the per-user one): it would install something else than this Kluis.
-    #[error("The update server offers Kluis {version} as {expected}, but its build was signed as {signed}; it was deleted. (A changed update server?)")]
+    #[error("The update server offers Kluis {version} as {expected}, but its build was signed as {signed}; it was deleted. (A changed update server, or a build the publisher signed without naming its platform and file — see tests/update/publish.sh.)")]
     WrongBuild {
         version: String,
         expected: String,

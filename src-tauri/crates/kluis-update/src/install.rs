@@ -21,27 +21,34 @@ pub enum InstallKind {
     Deb,
 }
 
+/// Where the MSIs record the folder they installed into (`kluis.wxs`: the programs'
+/// component's key path): under `HKEY_LOCAL_MACHINE` for the per-machine MSI — only an
+/// administrator writes there — and under `HKEY_CURRENT_USER` for the per-user one.
+const INSTALLED: &str = r"Software\Kluis\Installed";
+
 impl InstallKind {
-    /// How the program at `exe` was installed: on Windows the setup leaves its uninstaller
-    /// beside the program and the per-machine MSI installs under Program Files (`program_files`:
-    /// the folders that are); a program elsewhere there (a build run from where it was built)
-    /// counts as the setup's. Elsewhere the `.deb`'s.
-    pub fn of_program(exe: &Path, windows: bool, program_files: &[PathBuf]) -> InstallKind {
+    /// How the program at `exe` was installed, on Windows (`windows`) from what the
+    /// installers leave: the folder the per-machine MSI recorded (`machine_msi`, from
+    /// `HKEY_LOCAL_MACHINE`, which only an administrator writes), the setup's uninstaller
+    /// beside the program, the folder the per-user MSI recorded (`user_msi`); a program
+    /// elsewhere (a build run from where it was built) counts as the setup's. Elsewhere the
+    /// `.deb`'s.
+    pub fn of_program(
+        exe: &Path,
+        windows: bool,
+        machine_msi: Option<&Path>,
+        user_msi: Option<&Path>,
+    ) -> InstallKind {
         if !windows {
             return InstallKind::Deb;
         }
         let folder = exe.parent().unwrap_or(Path::new(""));
-        let lower = |p: &Path| p.to_string_lossy().to_lowercase().replace('/', "\\");
-        let under = |root: &PathBuf| {
-            let (root, folder) = (lower(root), lower(folder));
-            let root = root.trim_end_matches('\\');
-            !root.is_empty() && (folder == root || folder.starts_with(&format!("{root}\\")))
-        };
-        if folder.join("uninstall.exe").is_file() {
-            InstallKind::Setup
-        } else if program_files.iter().any(under) {
+        let here = |recorded: Option<&Path>| recorded.is_some_and(|r| same_folder(r, folder));
+        if here(machine_msi) {
             InstallKind::MachineMsi
-        } else if lower(folder).ends_with("\\programs\\kluis") {
+        } else if folder.join("uninstall.exe").is_file() {
+            InstallKind::Setup
+        } else if here(user_msi) {
             InstallKind::Msi
         } else {
             InstallKind::Setup
@@ -50,12 +57,21 @@ impl InstallKind {
 
     /// The running program's.
     pub fn of_this_program() -> InstallKind {
+        use crate::registry::{string, Hive};
         let exe = std::env::current_exe().unwrap_or_default();
-        let program_files: Vec<PathBuf> = ["ProgramFiles", "ProgramW6432", "ProgramFiles(x86)"]
-            .iter()
-            .filter_map(|name| std::env::var_os(name).map(PathBuf::from))
-            .collect();
-        InstallKind::of_program(&exe, cfg!(windows), &program_files)
+        let recorded = |hive| string(hive, INSTALLED, "Programs").map(PathBuf::from);
+        let (machine, user) = (recorded(Hive::Machine), recorded(Hive::User));
+        InstallKind::of_program(&exe, cfg!(windows), machine.as_deref(), user.as_deref())
+    }
+
+    /// Its name in what the CLI says (`kluis update check --json`'s `install`).
+    pub fn word(self) -> &'static str {
+        match self {
+            InstallKind::Setup => "setup",
+            InstallKind::Msi => "msi",
+            InstallKind::MachineMsi => "machine_msi",
+            InstallKind::Deb => "deb",
+        }
     }
 
     /// The name of its build of `version` for `arch` (`std::env::consts::ARCH`), as the
@@ -97,6 +113,17 @@ impl InstallKind {
     }
 }
 
+/// Whether two folders are one: the same path once each is resolved (links, `\\?\`, 8.3
+/// names) where it can be, else as written, case and a trailing separator aside (Windows').
+fn same_folder(a: &Path, b: &Path) -> bool {
+    let plain = |p: &Path| {
+        let p = std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf());
+        let text = p.to_string_lossy().to_lowercase().replace('/', "\\");
+        text.trim_end_matches('\\').to_string()
+    };
+    plain(a) == plain(b)
+}
+
 /// What a build must have been signed for to update this Kluis.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Target {
@@ -122,13 +149,25 @@ impl Target {
         self.kind.artifact(version, &self.arch)
     }
 
-    /// Where the manifest lists its build: the installer kind's key first, then the
-    /// platform's.
-    pub fn manifest_keys(&self) -> [String; 2] {
-        [
-            format!("{}-{}", self.platform, self.kind.manifest_suffix()),
-            self.platform.clone(),
-        ]
+    /// Where the manifest lists its build: the installer kind's key; for the setup and the
+    /// `.deb`, then the platform's own (which is theirs: an MSI install never finds its build
+    /// there, so it is not asked to download one it must refuse).
+    pub fn manifest_keys(&self) -> Vec<String> {
+        let own = format!("{}-{}", self.platform, self.kind.manifest_suffix());
+        match self.kind {
+            InstallKind::Setup | InstallKind::Deb => vec![own, self.platform.clone()],
+            InstallKind::Msi | InstallKind::MachineMsi => vec![own],
+        }
+    }
+
+    /// This kind of install, in words (for a manifest without its build).
+    pub fn described(&self) -> &'static str {
+        match self.kind {
+            InstallKind::Setup => "installed by the setup",
+            InstallKind::Msi => "installed by the per-user MSI",
+            InstallKind::MachineMsi => "installed for every user by the per-machine MSI",
+            InstallKind::Deb => "installed from the .deb",
+        }
     }
 }
 
@@ -136,37 +175,45 @@ impl Target {
 mod tests {
     use super::*;
 
-    /// The setup's uninstaller beside the program says the setup; Program Files says IT's
-    /// per-machine MSI (whatever the case and slashes); the per-user MSI's folder says it; a
-    /// build elsewhere counts as the setup's; any other system's is the `.deb`'s.
+    /// The folder the per-machine MSI recorded (under HKLM) says IT's install, before all
+    /// else; the setup's uninstaller beside the program says the setup; the folder the
+    /// per-user MSI recorded says it (whatever the case and slashes); a build elsewhere counts
+    /// as the setup's; any other system's is the `.deb`'s.
     #[test]
     fn how_a_program_was_installed() {
         let dir = tempfile::tempdir().unwrap();
-        let setup = dir.path().join("Programs").join("Kluis");
-        std::fs::create_dir_all(&setup).unwrap();
-        let exe = setup.join("kluis-app.exe");
-        let program_files = [PathBuf::from("C:\\Program Files")];
-        assert_eq!(
-            InstallKind::of_program(&exe, true, &program_files),
-            InstallKind::Msi
+        let folder = dir.path().join("Programs").join("Kluis");
+        std::fs::create_dir_all(&folder).unwrap();
+        let exe = folder.join("kluis-app.exe");
+        let kind = |machine: Option<&Path>, user: Option<&Path>| {
+            InstallKind::of_program(&exe, true, machine, user)
+        };
+        let written_otherwise = PathBuf::from(
+            format!("{}/", folder.display())
+                .to_uppercase()
+                .replace('\\', "/"),
         );
-        std::fs::write(setup.join("uninstall.exe"), b"MZ").unwrap();
+        assert_eq!(kind(None, Some(&folder)), InstallKind::Msi);
         assert_eq!(
-            InstallKind::of_program(&exe, true, &program_files),
-            InstallKind::Setup
+            kind(None, None),
+            InstallKind::Setup,
+            "a build run where it was built"
         );
-        let machine = Path::new("c:/program files/Kluis/kluis-app.exe");
+        std::fs::write(folder.join("uninstall.exe"), b"MZ").unwrap();
+        assert_eq!(kind(None, Some(&folder)), InstallKind::Setup);
         assert_eq!(
-            InstallKind::of_program(machine, true, &program_files),
-            InstallKind::MachineMsi
+            kind(Some(&written_otherwise), None),
+            InstallKind::MachineMsi,
+            "IT's record counts first"
         );
-        let built = Path::new("C:\\src\\kluis\\target\\debug\\kluis-app.exe");
+        let elsewhere = dir.path().join("Program Files").join("Kluis");
         assert_eq!(
-            InstallKind::of_program(built, true, &program_files),
-            InstallKind::Setup
+            kind(Some(&elsewhere), None),
+            InstallKind::Setup,
+            "another folder's record"
         );
         assert_eq!(
-            InstallKind::of_program(Path::new("/usr/bin/kluis-app"), false, &[]),
+            InstallKind::of_program(Path::new("/usr/bin/kluis-app"), false, None, None),
             InstallKind::Deb
         );
     }

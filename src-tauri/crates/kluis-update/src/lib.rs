@@ -22,6 +22,7 @@ pub mod install;
 mod manifest;
 pub mod policy;
 mod publisher;
+mod registry;
 mod signature;
 
 pub use artifact::download;

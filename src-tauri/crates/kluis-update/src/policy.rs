@@ -10,6 +10,7 @@
 use std::path::{Path, PathBuf};
 
 use crate::error::UpdateError;
+use crate::registry::Hive;
 
 /// The file beside the program that turns updates off.
 pub const DISABLED_FILE: &str = "updates-disabled";
@@ -111,83 +112,15 @@ fn administered(_: &std::fs::Metadata, _: u32) -> bool {
     false
 }
 
-/// The string value `value` under `HKLM\SOFTWARE\Policies\Kluis`, if there is one.
-#[cfg(windows)]
+/// Where IT's machine policy for Kluis lives in the registry.
+const POLICIES: &str = r"SOFTWARE\Policies\Kluis";
+
 fn registry_string(value: &str) -> Option<String> {
-    use windows_sys::Win32::System::Registry::{RegGetValueW, HKEY_LOCAL_MACHINE, RRF_RT_REG_SZ};
-    let wide = |s: &str| s.encode_utf16().chain(Some(0)).collect::<Vec<u16>>();
-    let (key, value) = (wide(r"SOFTWARE\Policies\Kluis"), wide(value));
-    let mut size: u32 = 0;
-    // SAFETY: the names are NUL-terminated UTF-16; the first call passes no buffer and learns
-    // the size in bytes, the second a buffer of that many bytes and says so in `size`.
-    let status = unsafe {
-        RegGetValueW(
-            HKEY_LOCAL_MACHINE,
-            key.as_ptr(),
-            value.as_ptr(),
-            RRF_RT_REG_SZ,
-            std::ptr::null_mut(),
-            std::ptr::null_mut(),
-            &mut size,
-        )
-    };
-    if status != 0 || size == 0 || size > 64 * 1024 {
-        return None;
-    }
-    let mut data = vec![0u16; (size as usize).div_ceil(2)];
-    // SAFETY: as above, `data` holds `size` bytes.
-    let status = unsafe {
-        RegGetValueW(
-            HKEY_LOCAL_MACHINE,
-            key.as_ptr(),
-            value.as_ptr(),
-            RRF_RT_REG_SZ,
-            std::ptr::null_mut(),
-            data.as_mut_ptr().cast(),
-            &mut size,
-        )
-    };
-    if status != 0 {
-        return None;
-    }
-    let text = String::from_utf16_lossy(&data);
-    let text = text.trim_end_matches('\0').trim();
-    (!text.is_empty()).then(|| text.to_string())
+    crate::registry::string(Hive::Machine, POLICIES, value)
 }
 
-#[cfg(not(windows))]
-fn registry_string(_: &str) -> Option<String> {
-    None
-}
-
-#[cfg(windows)]
 fn registry_disabled() -> bool {
-    use windows_sys::Win32::System::Registry::{
-        RegGetValueW, HKEY_LOCAL_MACHINE, RRF_RT_REG_DWORD,
-    };
-    let wide = |s: &str| s.encode_utf16().chain(Some(0)).collect::<Vec<u16>>();
-    let (key, value) = (wide(r"SOFTWARE\Policies\Kluis"), wide("DisableUpdates"));
-    let mut data: u32 = 0;
-    let mut size = std::mem::size_of::<u32>() as u32;
-    // SAFETY: the key and value names are NUL-terminated UTF-16; `data` holds a DWORD and
-    // `size` says so; no other pointer is passed.
-    let status = unsafe {
-        RegGetValueW(
-            HKEY_LOCAL_MACHINE,
-            key.as_ptr(),
-            value.as_ptr(),
-            RRF_RT_REG_DWORD,
-            std::ptr::null_mut(),
-            (&mut data as *mut u32).cast(),
-            &mut size,
-        )
-    };
-    status == 0 && data != 0
-}
-
-#[cfg(not(windows))]
-fn registry_disabled() -> bool {
-    false
+    crate::registry::dword(Hive::Machine, POLICIES, "DisableUpdates").is_some_and(|v| v != 0)
 }
 
 /// Whether the daily look is due: not when `stamp` (a file Kluis touches after each look)

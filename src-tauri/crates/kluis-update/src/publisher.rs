@@ -70,7 +70,9 @@ impl Publisher {
     /// own "verified" setup by itself.
     pub fn configured() -> Result<Option<Publisher>, UpdateError> {
         if let Some((url, key)) = crate::policy::machine_publisher()? {
-            return Publisher::new(&url, &key).map(Some);
+            return Publisher::new(&url, &key).map(Some).map_err(|e| {
+                UpdateError::Config(format!("IT's policy names an update server, but: {e}"))
+            });
         }
         let from_env = |name| {
             std::env::var(name)
@@ -89,5 +91,27 @@ impl Publisher {
                     .into(),
             )),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A build not made for tests (without `publisher-from-env`: what is released, and what
+    /// the Windows tests run under Wine) takes no update server from the environment, which
+    /// any program of the user's can set: with both variables set it still has none.
+    #[cfg(not(feature = "publisher-from-env"))]
+    #[test]
+    fn a_release_build_takes_no_update_server_from_the_environment() {
+        let key = "untrusted comment: minisign public key\nRWQf6LRCGA9i53mlYecO4IzT51TGPpvWucNSCh1CBM0QTaLn73Y7GFO3\n";
+        // (No other test of this binary reads or writes these variables.)
+        std::env::set_var(
+            "KLUIS_UPDATE_URL",
+            "https://updates.attacker.example/m.json",
+        );
+        std::env::set_var("KLUIS_UPDATE_PUBKEY", key);
+        let configured = Publisher::configured().unwrap();
+        assert!(configured.is_none(), "{configured:?}");
     }
 }

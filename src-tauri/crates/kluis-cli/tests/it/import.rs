@@ -338,7 +338,7 @@ async fn passwords_come_from_a_password_manager_export() {
         "encrypted": false,
         "items": [{"type": 1, "name": "Demo B.V.", "login": {
             "username": "demo", "password": kluis_sim::config::DEMO_PASSWORD,
-            "uris": [{"uri": "https://127.0.0.1/webservice_v2"}]}}]
+            "uris": [{"uri": e.sim.base_url().as_str()}]}}]
     });
     std::fs::write(&vault, export.to_string()).unwrap();
     let args = [
@@ -470,7 +470,7 @@ async fn ctrl_c_stops_an_import_between_klanten() {
         .env("KLUIS_SECRETS_DIR", e.dir.path().join("secrets"))
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped());
-    let mut child = command.spawn().unwrap();
+    let child = command.spawn().unwrap();
     // Once the simulator has the first klant's sign-in, it is under way.
     wait_until("the first klant signs in", || {
         e.sim.stats().authenticate == 1
@@ -514,14 +514,16 @@ async fn a_row_moves_a_saved_klant_only_with_the_secrets_it_gives() {
         });
     })
     .await;
-    let mut other = kluis_sim::SimConfig::default();
-    other.accounts = vec![kluis_sim::config::Account {
-        username: "bakker".into(),
-        password: "van-de-rij".into(),
-        ..kluis_sim::config::Account::demo()
-    }];
+    let other = kluis_sim::SimConfig {
+        accounts: vec![kluis_sim::config::Account {
+            username: "bakker".into(),
+            password: "van-de-rij".into(),
+            ..kluis_sim::config::Account::demo()
+        }],
+        ..Default::default()
+    };
     let other = kluis_sim::Sim::start(other).await.unwrap();
-    let trust = e.trust_also(&other.ca_pem());
+    let trust = e.trust_also(other.ca_pem());
     let trust = [("KLUIS_CA_CERT", trust.to_str().unwrap())];
     e.add("Bakker", "bakker", &own_key.to_string(), KLANT_PASSWORD)
         .await;

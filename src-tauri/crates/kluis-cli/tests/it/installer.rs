@@ -215,6 +215,15 @@ fn walk(dir: &Path) -> Vec<PathBuf> {
     files
 }
 
+/// How the installed `kluis.exe` at `exe` says it was installed (`update check --json`'s
+/// `install`: which build updates it).
+fn install_kind(exe: &std::path::Path) -> String {
+    let said = run(wine(&exe.to_string_lossy(), &["update", "check", "--json"]));
+    let object: serde_json::Value = serde_json::from_slice(&said.stdout)
+        .unwrap_or_else(|_| panic!("one JSON object: {said:?}"));
+    object["install"].as_str().unwrap_or_default().to_string()
+}
+
 /// The programs and the README in %LOCALAPPDATA%\Programs\Kluis, and the Start-menu shortcut.
 fn assert_installed_for_the_user() {
     for file in [
@@ -265,6 +274,7 @@ async fn a_silent_install_backs_up_upgrades_and_uninstalls_keeping_the_data() {
     assert_ran("install", &msiexec(&["/i", &win(&first), "/qn"]));
     assert_installed_for_the_user();
     assert_eq!(apps_list(), ["0.1.0"], "the Apps list's entry");
+    assert_eq!(install_kind(&per_user_dir().join("kluis.exe")), "msi");
     assert!(
         !registry(r"HKCU\Software\Microsoft\Windows\CurrentVersion\Run").contains("Kluis"),
         "no start at log-in unless asked"
@@ -344,6 +354,11 @@ fn it_installs_per_machine_starting_at_log_in() {
         program_files.join("kluis-app.exe").is_file(),
         "in Program Files"
     );
+    assert_eq!(
+        install_kind(&program_files.join("kluis.exe")),
+        "machine_msi",
+        "IT's install: IT updates it, Kluis does not"
+    );
     let run_values = registry(run_key);
     assert!(
         run_values.contains("kluis-app.exe") && run_values.contains("--hidden"),
@@ -374,6 +389,7 @@ fn the_setup_installs_silently_and_uninstalls() {
     assert_ran("setup /S", &installed);
     assert_installed_for_the_user();
     assert_eq!(apps_list(), ["0.1.0"]);
+    assert_eq!(install_kind(&per_user_dir().join("kluis.exe")), "setup");
     assert!(
         registry(run_key).contains("--hidden"),
         "starts at log-in, as asked"

@@ -72,8 +72,11 @@ pub struct UpdateView {
     /// Whether an update is installed by itself (Settings).
     pub automatic: bool,
     /// Whether this app can install an update itself (Windows); elsewhere the package
-    /// manager does.
+    /// manager does — or IT (`managed_by_it`).
     pub installs_here: bool,
+    /// Whether IT installed Kluis for every user of this computer (the per-machine MSI) and
+    /// so installs its updates.
+    pub managed_by_it: bool,
 }
 
 /// What an installer is handed: the setup, downloaded and verified, and what Tauri's updater
@@ -90,6 +93,10 @@ pub struct VerifiedSetup {
 /// Windows the shell hands it to Tauri's updater plugin).
 pub trait UpdateInstaller: Send + Sync {
     fn installs_here(&self) -> bool;
+    /// Whether IT installs this Kluis's updates (installed for every user of the computer).
+    fn managed_by_it(&self) -> bool {
+        false
+    }
     /// Starts the setup so that it installs over this Kluis once the app has ended, and ends
     /// the app.
     fn install(&self, setup: &VerifiedSetup) -> AppResult<()>;
@@ -105,15 +112,16 @@ impl UpdateInstaller for PackageManagerUpdates {
     }
 
     fn install(&self, _: &VerifiedSetup) -> AppResult<()> {
-        Err(PackageManagerUpdates::refusal())
+        Err(PackageManagerUpdates::refusal(false))
     }
 }
 
 impl PackageManagerUpdates {
-    fn refusal() -> AppError {
-        AppError::InvalidState(
-            "Kluis is updated by this computer's package manager (on Debian and Ubuntu: sudo apt upgrade, or the Software Updater), or by your IT when they installed it for every user of this computer.".into(),
-        )
+    fn refusal(by_it: bool) -> AppError {
+        AppError::InvalidState(match by_it {
+            true => "Your IT installed Kluis for every user of this computer, and installs its updates.".into(),
+            false => "Kluis is updated by this computer's package manager (on Debian and Ubuntu: sudo apt upgrade, or the Software Updater).".into(),
+        })
     }
 }
 
@@ -173,11 +181,14 @@ impl Updates {
 
     /// Settings → *Updates*.
     pub fn view(&self) -> UpdateView {
+        // (One lock at a time: both guards in one expression would wait on each other.)
+        let installer = self.installer.lock().unwrap().clone();
         UpdateView {
             current: kluis_update::current().to_string(),
             state: self.state.lock().unwrap().clone(),
             automatic: self.shared.profiles.settings().install_updates,
-            installs_here: self.installer.lock().unwrap().installs_here(),
+            installs_here: installer.installs_here(),
+            managed_by_it: installer.managed_by_it(),
         }
     }
 
@@ -253,7 +264,7 @@ impl Updates {
                 if !same {
                     *self.setup.lock().unwrap() = None;
                 }
-                *self.release.lock().unwrap() = Some(release);
+                *self.release.lock().unwrap() = Some(*release);
                 match (same, self.state.lock().unwrap().clone()) {
                     (true, ready @ UpdateState::Ready { .. }) => ready,
                     _ => state,
@@ -291,7 +302,7 @@ impl Updates {
     pub async fn install(&self) -> AppResult<UpdateView> {
         let installer = self.installer.lock().unwrap().clone();
         if !installer.installs_here() {
-            return Err(PackageManagerUpdates::refusal());
+            return Err(PackageManagerUpdates::refusal(installer.managed_by_it()));
         }
         if let Some(why) = self.busy() {
             return Err(AppError::InvalidState(why));

@@ -103,8 +103,12 @@ async fn tenant_of(relay: &Relay, headers: &HeaderMap) -> Result<(Option<Tenant>
         if charged && !relay.unauthenticated_rate.admit() {
             return Err(Refused::Budget);
         }
-        let tenant = authenticate(&relay.keys, relay.store(), given).await;
-        return tenant.map(|t| (t, charged)).map_err(Refused::Store);
+        let tenant =
+            (authenticate(&relay.keys, relay.store(), given).await).map_err(Refused::Store)?;
+        if charged && tenant.is_some() {
+            relay.keys.learn(id);
+        }
+        return Ok((tenant, charged));
     }
     let secret = relay.config.secret.as_bytes();
     let shared = !secret.is_empty() && constant_time_eq(given.as_bytes(), secret);

@@ -102,7 +102,7 @@ fn a_restore_fits_the_disk_or_stops() {
     ];
     let (stopped, dir) = restored_into(&entries, &filling);
     let stopped = stopped.unwrap_err();
-    assert!(stopped.to_string().contains("is full"), "{stopped}");
+    assert!(stopped.to_string().contains("No room left"), "{stopped}");
     let out = dir.path().join("out");
     let mut left: Vec<String> = std::fs::read_dir(&out)
         .unwrap()

@@ -314,7 +314,7 @@ async fn the_install_kinds_build_is_chosen_and_handed_on_alone() {
     let build = b"MZ the next Kluis, this kind's".to_vec();
     *s.served.build.lock().unwrap() = build.clone();
     let signature = s.signer.sign(&build, "9.9.9");
-    let [kind_key, platform_key] = ours.manifest_keys();
+    let (kind_key, platform_key) = (ours.manifest_keys()[0].clone(), ours.platform.clone());
     *s.served.manifest.lock().unwrap() = serde_json::json!({
         "version": "9.9.9",
         "platforms": {

@@ -61,8 +61,7 @@ async fn each_kluis_takes_only_its_own_build_of_a_published_release() {
             .unwrap()
             .insert(name, std::fs::read(entry.path()).unwrap());
     }
-    let publisher =
-        kluis_update::Publisher::new(&s.publisher.manifest.to_string(), &public).unwrap();
+    let publisher = kluis_update::Publisher::new(s.publisher.manifest.as_str(), &public).unwrap();
     let target = |platform: &str, kind| Target {
         platform: platform.into(),
         kind,
@@ -117,6 +116,35 @@ async fn each_kluis_takes_only_its_own_build_of_a_published_release() {
     .await
     .unwrap_err();
     assert_eq!(refused.code(), "wrong_build", "{refused}");
+    // A manifest without the per-user MSI's build: said as such (the setup under the
+    // platform's key is not fetched for it, only to be refused).
+    let mut without_msi = swapped.clone();
+    without_msi["platforms"]
+        .as_object_mut()
+        .unwrap()
+        .remove("windows-x86_64-msi");
+    *s.served.manifest.lock().unwrap() = without_msi.to_string();
+    let asked = s
+        .served
+        .build_asked
+        .load(std::sync::atomic::Ordering::SeqCst);
+    let v = Version::parse("0.1.0").unwrap();
+    let none = check(
+        &publisher,
+        &v,
+        &target("windows-x86_64", InstallKind::Msi),
+        Some(&s.ca),
+    )
+    .await
+    .unwrap_err();
+    assert_eq!(none.code(), "not_a_manifest", "{none}");
+    assert!(none.to_string().contains("per-user MSI"), "{none}");
+    assert_eq!(
+        s.served
+            .build_asked
+            .load(std::sync::atomic::Ordering::SeqCst),
+        asked
+    );
     let mut setup_as_deb = swapped.clone();
     setup_as_deb["platforms"]["linux-x86_64-deb"] = swapped["platforms"]["windows-x86_64"].clone();
     let refused = take(

@@ -198,7 +198,10 @@ pub async fn storage_contract(store: &dyn Storage) {
         "a revoked tenant's keys are gone"
     );
     assert_ne!(store.keys_version(), version, "moved by the revocation");
-    assert_eq!(ids(store.key_ids().await.unwrap()), [b.id.clone()]);
+    assert_eq!(
+        ids(store.key_ids().await.unwrap()),
+        std::slice::from_ref(&b.id)
+    );
     assert_eq!(
         store.record("i2", "t2", "GET", "id=9", none).await.unwrap(),
         Recorded::NoInbox,
