@@ -102,26 +102,36 @@ impl Sshd {
                 .unwrap();
             assert!(status.success(), "the folder is the user's");
         }
-        let port = free_port();
-        let config = path.join("sshd_config");
-        std::fs::write(&config, sshd_config(path, port)).unwrap();
         // sshd's privilege separation needs its folder (a service start would make it).
         std::fs::create_dir_all("/run/sshd").unwrap();
-        let mut child = Command::new("/usr/sbin/sshd")
-            .args(["-D", "-e", "-f"])
-            .arg(&config)
-            .stderr(Stdio::piped())
-            .kill_on_drop(true)
-            .spawn()
-            .expect("sshd (Debian's openssh-server) runs");
-        let stderr = child.stderr.take().unwrap();
-        let mut lines = BufReader::new(stderr).lines();
-        loop {
-            let line = (lines.next_line().await.unwrap()).expect("sshd starts listening");
-            if line.contains("Server listening on") {
-                break;
+        // A free port is learnt by binding it and letting it go: another test's server may
+        // take it first, and then this one ends before it listens and starts again on another.
+        let mut said = Vec::new();
+        let (child, port, mut lines) = 'started: {
+            for _ in 0..5 {
+                let port = free_port();
+                let config = path.join("sshd_config");
+                std::fs::write(&config, sshd_config(path, port)).unwrap();
+                let mut child = Command::new("/usr/sbin/sshd")
+                    .args(["-D", "-e", "-f"])
+                    .arg(&config)
+                    .stderr(Stdio::piped())
+                    .kill_on_drop(true)
+                    .spawn()
+                    .expect("sshd (Debian's openssh-server) runs");
+                let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
+                while let Some(line) = lines.next_line().await.unwrap() {
+                    if line.contains("Server listening on") {
+                        break 'started (child, port, lines);
+                    }
+                    said.push(line);
+                }
             }
-        }
+            panic!(
+                "sshd ended before it listened, five times: {}",
+                said.join("\n")
+            );
+        };
         // Its later lines (logins) are kept flowing so that it never blocks on them.
         tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
         let fingerprint = run(
