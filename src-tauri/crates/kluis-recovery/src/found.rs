@@ -1,0 +1,425 @@
+//! [`gather`]: every backup a copy target holds, as recovery lists it — from each computer's
+//! newest catalog that opens (an older one when the newest is damaged, changed or for another
+//! key: said), checked against each copy's own record; from the records alone for copies no
+//! catalog names (no catalog written yet, or deleted); and a copy with neither, by its name and
+//! size only, as unverified. Nothing is taken on one document's word where two disagree: such a
+//! copy is listed as in doubt, and restore checks every copy's bytes against its SHA-256 anyway.
+
+use std::collections::{BTreeMap, HashMap};
+
+use crate::catalog::{Catalog, CopyNote, CopyRecord, Encrypted, Klant, Pc, CATALOG_FORMAT};
+use crate::key::RecoveryKey;
+use crate::layout;
+use crate::sealed::{open, Unreadable};
+
+/// An object on the target, read whole: where, and its bytes.
+pub struct Stored {
+    pub location: String,
+    pub bytes: Vec<u8>,
+}
+
+/// An object the target lists: where, and its size.
+pub struct Present {
+    pub location: String,
+    pub bytes: u64,
+}
+
+/// What a listed backup is known by.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Proof {
+    /// Its computer's catalog, and its own record, agree.
+    CatalogAndRecord,
+    /// Its computer's catalog (its record is missing or does not open).
+    Catalog,
+    /// Its own record alone (no catalog names it).
+    Record,
+    /// Catalog and record disagree: restored only after its bytes match one of them.
+    InDoubt,
+    /// Neither: a file by its name and size, nothing known of whose it is.
+    Unverified,
+}
+
+/// One backup on the target.
+#[derive(Debug, Clone)]
+pub struct Backup {
+    /// Who it is of, and from which computer (none: unverified).
+    pub klant: Option<Klant>,
+    pub pc: Option<Pc>,
+    pub encrypted: Encrypted,
+    pub copy: CopyNote,
+    pub proof: Proof,
+}
+
+/// Everything on the target: its backups, newest first within each klant, and what recovery
+/// met on the way (a damaged catalog, one for another key), each said once.
+#[derive(Debug, Default)]
+pub struct Listing {
+    pub backups: Vec<Backup>,
+    /// Each computer's catalog used: its computer, number and date.
+    pub catalogs: Vec<(Pc, u64, i64)>,
+    pub problems: Vec<String>,
+}
+
+/// See the module's text. `catalogs` are the catalog objects, `records` the records beside the
+/// copies, `present` every other object (the copies themselves).
+pub fn gather(
+    catalogs: Vec<Stored>,
+    records: Vec<Stored>,
+    present: Vec<Present>,
+    key: &RecoveryKey,
+) -> Listing {
+    let office = key.office_key().fingerprint();
+    let mut listing = Listing::default();
+    let mut records: HashMap<String, CopyRecord> = records
+        .into_iter()
+        .filter_map(|stored| {
+            let copy_at = layout::copy_of_record(&stored.location)?;
+            match open::<CopyRecord>(&stored.bytes, key) {
+                Ok(record) if record.copy.location == copy_at => Some((copy_at, record)),
+                Ok(_) => {
+                    listing.problems.push(format!(
+                        "The record {} names another copy than its own; it is not used.",
+                        stored.location
+                    ));
+                    None
+                }
+                Err(Unreadable::OtherKey) => None, // (said once, with the catalogs)
+                Err(why) => {
+                    listing.problems.push(format!(
+                        "The record {} is not read: {why}.",
+                        stored.location
+                    ));
+                    None
+                }
+            }
+        })
+        .collect();
+    for catalog in newest_catalogs(catalogs, key, &office, &mut listing) {
+        for note in &catalog.klanten {
+            for copy in &note.copies {
+                let proof = match records.remove(&copy.location) {
+                    None => Proof::Catalog,
+                    Some(record) if record.copy == *copy && record.klant == note.klant => {
+                        Proof::CatalogAndRecord
+                    }
+                    Some(_) => Proof::InDoubt,
+                };
+                listing.backups.push(Backup {
+                    klant: Some(note.klant.clone()),
+                    pc: Some(catalog.pc.clone()),
+                    encrypted: note.encrypted.clone(),
+                    copy: copy.clone(),
+                    proof,
+                });
+            }
+        }
+        listing
+            .catalogs
+            .push((catalog.pc.clone(), catalog.number, catalog.written_ms));
+    }
+    // Copies no catalog names: from their own records.
+    let listed: std::collections::HashSet<String> = listing
+        .backups
+        .iter()
+        .map(|b| b.copy.location.clone())
+        .collect();
+    for (_, record) in records.into_iter().filter(|(at, _)| !listed.contains(at)) {
+        listing.backups.push(Backup {
+            klant: Some(record.klant),
+            pc: Some(record.pc),
+            encrypted: record.encrypted,
+            copy: record.copy,
+            proof: Proof::Record,
+        });
+    }
+    // Files neither names.
+    let listed: std::collections::HashSet<String> = listing
+        .backups
+        .iter()
+        .map(|b| b.copy.location.clone())
+        .collect();
+    for file in present {
+        if listed.contains(&file.location) || layout::is_kluis_own(&file.location) {
+            continue;
+        }
+        listing.backups.push(Backup {
+            klant: None,
+            pc: None,
+            encrypted: Encrypted::No,
+            copy: CopyNote {
+                job_id: String::new(),
+                name: file.location.rsplit('/').next().unwrap_or("").to_string(),
+                location: file.location,
+                bytes: file.bytes,
+                sha256: String::new(),
+                saved_ms: 0,
+                encrypted: false,
+                locked_until_ms: None,
+                restore_test: None,
+            },
+            proof: Proof::Unverified,
+        });
+    }
+    let klant_name = |b: &Backup| b.klant.as_ref().map(|k| k.name.to_lowercase());
+    listing.backups.sort_by(|a, b| {
+        (klant_name(a), std::cmp::Reverse(a.copy.saved_ms))
+            .cmp(&(klant_name(b), std::cmp::Reverse(b.copy.saved_ms)))
+    });
+    listing
+}
+
+/// Each computer's newest catalog that opens, is sealed for this office and is in a format
+/// this Kluis reads; the ones passed over said in `listing`.
+fn newest_catalogs(
+    catalogs: Vec<Stored>,
+    key: &RecoveryKey,
+    office: &str,
+    listing: &mut Listing,
+) -> Vec<Catalog> {
+    // Newest first within each computer's folder (their names are their numbers).
+    let mut by_pc: BTreeMap<String, Vec<Stored>> = BTreeMap::new();
+    for stored in catalogs {
+        if let Some(pc) = layout::pc_of_catalog(&stored.location) {
+            by_pc.entry(pc).or_default().push(stored);
+        }
+    }
+    let mut chosen = Vec::new();
+    let mut other_key = false;
+    for (_, mut stored) in by_pc {
+        stored.sort_by(|a, b| b.location.cmp(&a.location));
+        for candidate in stored {
+            let why = match open::<Catalog>(&candidate.bytes, key) {
+                Ok(catalog) if catalog.kluis_catalog > CATALOG_FORMAT => format!(
+                    "it was written by a newer Kluis (format {})",
+                    catalog.kluis_catalog
+                ),
+                Ok(catalog) if catalog.office != office => {
+                    "it names another office key than the one it opens with".into()
+                }
+                Ok(catalog) => {
+                    chosen.push(catalog);
+                    break;
+                }
+                Err(Unreadable::OtherKey) => {
+                    other_key = true;
+                    continue;
+                }
+                Err(why) => why.to_string(),
+            };
+            listing.problems.push(format!(
+                "The catalog {} is not used: {why}; an earlier one, and the copies' own records, are.",
+                candidate.location
+            ));
+        }
+    }
+    if other_key {
+        listing.problems.push(
+            "Some catalogs on this target were written for another recovery key (another office's, or one made before a new kit): they are not read.".into(),
+        );
+    }
+    chosen
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::catalog::{KlantNote, RECORD_FORMAT};
+    use crate::sealed::seal;
+
+    fn klant(name: &str) -> Klant {
+        Klant {
+            name: name.into(),
+            base_url: "https://service.example/webservice_v2".into(),
+            username: name.to_lowercase(),
+            key: format!("id-{name}"),
+        }
+    }
+
+    fn copy(at: &str, saved_ms: i64) -> CopyNote {
+        CopyNote {
+            job_id: format!("job-{at}"),
+            location: at.into(),
+            name: at.rsplit('/').next().unwrap().into(),
+            bytes: 100,
+            sha256: "ab".repeat(32),
+            saved_ms,
+            encrypted: false,
+            locked_until_ms: None,
+            restore_test: None,
+        }
+    }
+
+    fn catalog(pc: &Pc, number: u64, office: &str, klanten: Vec<KlantNote>) -> Catalog {
+        Catalog {
+            kluis_catalog: CATALOG_FORMAT,
+            office: office.into(),
+            pc: pc.clone(),
+            written_ms: 1_000 * number as i64,
+            number,
+            klanten,
+        }
+    }
+
+    fn note(klant: Klant, copies: Vec<CopyNote>) -> KlantNote {
+        KlantNote {
+            klant,
+            encrypted: Encrypted::No,
+            settings: serde_json::Value::Null,
+            copies,
+        }
+    }
+
+    /// Two computers' catalogs and the copies' records: the newest catalog that opens is used
+    /// (a damaged newer one said), each copy proven by catalog and record together where both
+    /// agree, by one of them where the other is missing, in doubt where they disagree, and a
+    /// file neither names listed as unverified; another office's catalog is not read.
+    #[test]
+    fn the_listing_takes_each_document_for_what_it_proves() {
+        let key = RecoveryKey::generate();
+        let office = key.office_key();
+        let fingerprint = office.fingerprint();
+        let (reception, back) = (
+            Pc {
+                id: "aa01".into(),
+                name: "RECEPTIE".into(),
+            },
+            Pc {
+                id: "bb02".into(),
+                name: "ACHTER".into(),
+            },
+        );
+        let bakker = klant("Bakker");
+        let older = note(bakker.clone(), vec![copy("Bakker/1.zip", 1)]);
+        let newer = note(
+            bakker.clone(),
+            vec![
+                copy("Bakker/1.zip", 1),
+                copy("Bakker/2.zip", 2),
+                copy("Bakker/3.zip", 3),
+            ],
+        );
+        let sealed = |c: &Catalog| seal(c, &office).unwrap();
+        let mut damaged = sealed(&catalog(&reception, 3, &fingerprint, vec![newer.clone()]));
+        let at = damaged.len() - 20;
+        damaged[at] ^= 1;
+        let catalogs = vec![
+            Stored {
+                location: layout::catalog("aa01", 1),
+                bytes: sealed(&catalog(&reception, 1, &fingerprint, vec![older])),
+            },
+            Stored {
+                location: layout::catalog("aa01", 2),
+                bytes: sealed(&catalog(&reception, 2, &fingerprint, vec![newer])),
+            },
+            Stored {
+                location: layout::catalog("aa01", 3),
+                bytes: damaged,
+            },
+            Stored {
+                location: layout::catalog("bb02", 1),
+                bytes: sealed(&catalog(
+                    &back,
+                    1,
+                    &fingerprint,
+                    vec![note(klant("Visser"), vec![copy("Visser/1.zip", 5)])],
+                )),
+            },
+            Stored {
+                location: layout::catalog("cc03", 1),
+                bytes: seal(
+                    &catalog(&back, 1, "other", vec![]),
+                    &RecoveryKey::generate().office_key(),
+                )
+                .unwrap(),
+            },
+        ];
+        let record = |copy: CopyNote, klant: &Klant| CopyRecord {
+            kluis_copy_record: RECORD_FORMAT,
+            office: fingerprint.clone(),
+            pc: reception.clone(),
+            klant: klant.clone(),
+            encrypted: Encrypted::No,
+            copy,
+        };
+        let mut lying = copy("Bakker/2.zip", 2);
+        lying.sha256 = "cd".repeat(32);
+        let records = vec![
+            Stored {
+                location: layout::record("Bakker/1.zip"),
+                bytes: seal(&record(copy("Bakker/1.zip", 1), &bakker), &office).unwrap(),
+            },
+            Stored {
+                location: layout::record("Bakker/2.zip"),
+                bytes: seal(&record(lying, &bakker), &office).unwrap(),
+            },
+            Stored {
+                location: layout::record("Jansen/9.zip"),
+                bytes: seal(&record(copy("Jansen/9.zip", 9), &klant("Jansen")), &office).unwrap(),
+            },
+        ];
+        let present = vec![
+            Present {
+                location: "Bakker/1.zip".into(),
+                bytes: 100,
+            },
+            Present {
+                location: "Onbekend/owner backup (7).zip".into(),
+                bytes: 4242,
+            },
+            Present {
+                location: layout::OFFICE_KEY.into(),
+                bytes: 80,
+            },
+        ];
+        let listing = gather(catalogs, records, present, &key);
+        let proof = |at: &str| {
+            listing
+                .backups
+                .iter()
+                .find(|b| b.copy.location == at)
+                .map(|b| b.proof)
+        };
+        assert_eq!(proof("Bakker/1.zip"), Some(Proof::CatalogAndRecord));
+        assert_eq!(
+            proof("Bakker/2.zip"),
+            Some(Proof::InDoubt),
+            "the record says another SHA-256"
+        );
+        assert_eq!(proof("Bakker/3.zip"), Some(Proof::Catalog));
+        assert_eq!(proof("Jansen/9.zip"), Some(Proof::Record));
+        assert_eq!(
+            proof("Visser/1.zip"),
+            Some(Proof::Catalog),
+            "the other computer's"
+        );
+        assert_eq!(
+            proof("Onbekend/owner backup (7).zip"),
+            Some(Proof::Unverified)
+        );
+        assert_eq!(
+            listing.backups.len(),
+            6,
+            "recovery's own objects are no backups"
+        );
+        let used: Vec<(String, u64)> = listing
+            .catalogs
+            .iter()
+            .map(|(pc, n, _)| (pc.name.clone(), *n))
+            .collect();
+        assert_eq!(
+            used,
+            [("RECEPTIE".to_string(), 2), ("ACHTER".to_string(), 1)]
+        );
+        let said = listing.problems.join("\n");
+        assert!(
+            said.contains("000000000003.age is not used: it was changed"),
+            "{said}"
+        );
+        assert!(said.contains("another recovery key"), "{said}");
+        let bakkers: Vec<i64> = (listing.backups.iter())
+            .filter(|b| b.klant.as_ref().is_some_and(|k| k.name == "Bakker"))
+            .map(|b| b.copy.saved_ms)
+            .collect();
+        assert_eq!(bakkers, [3, 2, 1], "newest first");
+    }
+}
