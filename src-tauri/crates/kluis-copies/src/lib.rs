@@ -11,7 +11,8 @@
 //! - [`sftp`]: copies to a folder on an SFTP server known by its pinned host key, resumable,
 //!   read back in full.
 //! - [`opened`]: a target made ready once per run (a bucket's client, an SFTP server logged
-//!   in to), through which copies are made, checked and deleted.
+//!   in to), through which copies are made, checked and deleted; [`objects`]: the small
+//!   objects beside them (recovery's catalogs and records), written new, read, listed.
 //! - [`holder`]: a target's copies as a retention rule sees them (looked at, deleted — never
 //!   a locked one), and locks renewed while a rule keeps a copy.
 //! - [`check`]: verification of the copies made ([`check_copies`]): there and whole, or read
@@ -32,6 +33,7 @@
 pub mod check;
 pub mod folder;
 pub mod holder;
+pub mod objects;
 pub mod opened;
 pub mod s3;
 pub mod sftp;

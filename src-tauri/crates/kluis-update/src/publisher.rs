@@ -94,14 +94,13 @@ impl Publisher {
     }
 }
 
-#[cfg(test)]
+#[cfg(all(test, not(feature = "publisher-from-env")))]
 mod tests {
     use super::*;
 
     /// A build not made for tests (without `publisher-from-env`: what is released, and what
     /// the Windows tests run under Wine) takes no update server from the environment, which
     /// any program of the user's can set: with both variables set it still has none.
-    #[cfg(not(feature = "publisher-from-env"))]
     #[test]
     fn a_release_build_takes_no_update_server_from_the_environment() {
         let key = "untrusted comment: minisign public key\nRWQf6LRCGA9i53mlYecO4IzT51TGPpvWucNSCh1CBM0QTaLn73Y7GFO3\n";

@@ -41,8 +41,8 @@ pub struct Server {
     pub(crate) name: String,
     place: SftpPlace,
     /// The copies' folder as the server names it in full (its home folder resolved).
-    root: String,
-    connected: connect::Connected,
+    pub(crate) root: String,
+    pub(crate) connected: connect::Connected,
     pace: Option<Arc<Bandwidth>>,
 }
 
@@ -317,7 +317,7 @@ impl Server {
     }
 
     /// An SFTP failure while doing `what`, in words.
-    fn said(&self, e: &SftpError, what: &str) -> Error {
+    pub(crate) fn said(&self, e: &SftpError, what: &str) -> Error {
         match e {
             SftpError::Status(status) => {
                 let why = match status.status_code {
@@ -336,7 +336,7 @@ impl Server {
         }
     }
 
-    fn lost(&self, e: &std::io::Error) -> Error {
+    pub(crate) fn lost(&self, e: &std::io::Error) -> Error {
         connect::lost(&self.name, &self.place.host, &e.to_string())
     }
 }
@@ -350,7 +350,7 @@ async fn write_new(sftp: &SftpSession, path: &str, text: &[u8]) -> Result<(), Sf
     Ok(())
 }
 
-fn is_status(e: &SftpError, code: StatusCode) -> bool {
+pub(crate) fn is_status(e: &SftpError, code: StatusCode) -> bool {
     matches!(e, SftpError::Status(status) if status.status_code == code)
 }
 

@@ -227,3 +227,16 @@ fn a_part_file_left_by_a_killed_copy_is_removed() {
         "files not named as Kluis's stay"
     );
 }
+
+/// Recovery's small objects beside the copies, in a folder (see `objects.rs`); a copy's place
+/// named relative to the folder.
+#[tokio::test(flavor = "multi_thread")]
+async fn small_objects_are_written_new_read_listed_and_removed() {
+    let root = tempfile::tempdir().unwrap();
+    let copy = root.path().join("Bakker").join("b.zip");
+    crate::objects::round_trip(
+        nas(root.path()),
+        Some((copy.to_string_lossy().into_owned(), "Bakker/b.zip".into())),
+    )
+    .await;
+}

@@ -394,3 +394,21 @@ async fn a_clock_an_hour_off_is_set_right() {
         kluis_copies::test(&target).await.unwrap();
     }
 }
+
+/// Recovery's small objects beside the copies, in a bucket (see `objects.rs`): a new one is
+/// refused by the server when one is there (a conditional write); a copy's key named relative
+/// to the prefix.
+#[tokio::test(flavor = "multi_thread")]
+#[ignore = "needs moto_server: tests/s3/run.sh"]
+async fn small_objects_are_written_new_read_listed_and_removed() {
+    let moto = Moto::start().await;
+    moto.make_bucket("kluis", false).await;
+    crate::objects::round_trip(
+        target(&moto, "kluis", moto.port),
+        Some((
+            "s3://kluis/reception-pc/Bakker/b.zip".into(),
+            "Bakker/b.zip".into(),
+        )),
+    )
+    .await;
+}

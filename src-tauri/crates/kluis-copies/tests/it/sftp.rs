@@ -411,3 +411,18 @@ async fn a_key_file_that_cannot_be_used_is_said() {
     let error = said(dir.path().join("none").to_string_lossy().into_owned(), None).await;
     assert!(error.contains("cannot be read"), "{error}");
 }
+
+/// Recovery's small objects beside the copies, on an SFTP server (see `objects.rs`); a copy's
+/// place named relative to the folder.
+#[tokio::test(flavor = "multi_thread")]
+#[ignore = "needs sshd as root: tests/sftp/run.sh"]
+async fn small_objects_are_written_new_read_listed_and_removed() {
+    let sshd = Sshd::start().await;
+    let copy = sshd.folder.join("Bakker/b.zip");
+    let location = format!("sftp://127.0.0.1:{}{}", sshd.port, copy.display());
+    crate::objects::round_trip(
+        target(&sshd, sshd.port),
+        Some((location, "Bakker/b.zip".into())),
+    )
+    .await;
+}
