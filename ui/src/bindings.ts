@@ -516,7 +516,26 @@ copy_targets: Array<CopyTarget>,
  * A newer Kluis is installed by itself at a quiet moment (the app, where it can install
  * one: Windows); otherwise only when asked.
  */
-install_updates: boolean, };
+install_updates: boolean, 
+/**
+ * The office's recovery kit, once made: its public key (the private half is only in the
+ * kit), and this computer as its catalogs name it.
+ */
+recovery: RecoverySetting | null, };
+
+export type RecoverySetting = { 
+/**
+ * The office key's public half (`age1…`) and its fingerprint, as the kit shows it.
+ */
+office_key: string, fingerprint: string, 
+/**
+ * When the kit was made (Unix milliseconds).
+ */
+made_ms: number, 
+/**
+ * This computer in the catalogs: an id made once, and the name the office knows it by.
+ */
+pc_id: string, pc_name: string, };
 
 export type Endpoint = "environment" | "backup_owner" | "webhook";
 

@@ -298,6 +298,20 @@ pub enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Make the office's recovery kit: a recovery key whose private half is printed here (to
+    /// print, or keep in the office's password manager) and never kept on this computer, and
+    /// the page that says where the copies are and how to get every klant's backups back from
+    /// them on a new computer. From now on each run of copies writes, to each copy target, a
+    /// catalog of every klant and copy sealed to that key. A new kit replaces the last: copies
+    /// made after it open only with the new one.
+    RecoveryKit {
+        /// Also write the private key to this new file (owner-only), for scripts and tests.
+        #[arg(long, value_name = "FILE")]
+        key_file: Option<PathBuf>,
+        /// This computer's name in the catalogs (default: its host name, or the name it had).
+        #[arg(long)]
+        pc_name: Option<String>,
+    },
     /// Whether a newer Kluis is out (from the publisher's update server, or the office's own),
     /// and its build for this computer, verified with the publisher's key. Turned off on a
     /// computer by IT (see docs/updates.md).

@@ -197,6 +197,10 @@ pub async fn run(cli: Cli) -> Result<()> {
             json,
         } => crate::copies::pending(&cli, profile.as_deref(), json).await,
         Command::Update(ref command) => crate::update::run(&cli, command).await,
+        Command::RecoveryKit {
+            ref key_file,
+            ref pc_name,
+        } => crate::recovery::kit(&cli, key_file.as_deref(), pc_name.clone()).await,
         Command::Demo { out, size_mib } => demo(&out, size_mib, cli.history_db.as_ref()).await,
     }
 }
@@ -253,6 +257,7 @@ async fn backup_command(cli: &Cli, args: &BackupArgs) -> Result<()> {
             for step in kluis_profiles::unattended::prune_targets(history.clone(), &klant, all).await {
                 crate::prune::tell(&klant, label(args), step);
             }
+            crate::recovery::write_after_copies(cli, history.clone(), settings_targets.clone()).await;
             let rule = args.retention.rule();
             crate::prune::apply_rule(history, &klant, label(args), rule).await;
         }
@@ -309,6 +314,7 @@ async fn backup_all(cli: &Cli, args: &BackupArgs) -> Result<()> {
     unattended.set_bandwidth(args.batch.bandwidth(Some(&profiles.settings()))?);
     unattended.min_free_bytes = args.batch.min_free_bytes(Some(&profiles.settings()));
     unattended.copy_targets = crate::copies::with_secrets(profiles.settings().copy_targets).await?;
+    unattended.catalogs = crate::recovery::catalogs_after(cli, &profiles)?;
     let outcome = unattended.run(all, &args.batch, false, args.json).await;
     crate::mail::daily_report(cli, &profiles, &history).await;
     outcome
@@ -338,6 +344,7 @@ async fn backup_profile(
     unattended.set_bandwidth(args.batch.bandwidth(Some(&profiles.settings()))?);
     unattended.min_free_bytes = args.batch.min_free_bytes(Some(&profiles.settings()));
     unattended.copy_targets = crate::copies::with_secrets(profiles.settings().copy_targets).await?;
+    unattended.catalogs = crate::recovery::catalogs_after(cli, &profiles)?;
     let turn = match KlantTurn::take(unattended.engine.history(), &profile, false)? {
         Turn::Taken(turn) => turn,
         Turn::Busy | Turn::NotDue => {
@@ -401,6 +408,7 @@ async fn run_due(cli: &Cli, args: &BatchArgs) -> Result<()> {
             unattended.min_free_bytes = args.batch.min_free_bytes(Some(&profiles.settings()));
             unattended.copy_targets =
                 crate::copies::with_secrets(profiles.settings().copy_targets).await?;
+            unattended.catalogs = crate::recovery::catalogs_after(cli, &profiles)?;
             unattended.run(due, &args.batch, true, args.json).await
         }
     };

@@ -174,7 +174,10 @@ pub async fn pending(cli: &Cli, profile: Option<&str>, json: bool) -> Result<()>
         .map(|limit| Bandwidth::new(Some(limit)).map(Arc::new))
         .transpose()?;
     let pending = kluis_profiles::unattended::copy_pending(history.clone(), klant, targets, pace);
-    for klant in pending.await? {
+    let pending = pending.await?;
+    let all = with_secrets(profiles.settings().copy_targets).await?;
+    crate::recovery::write_after_copies(cli, history.clone(), all).await;
+    for klant in pending {
         let name = (names.get(&klant.klant).cloned()).unwrap_or_else(|| klant.klant.to_string());
         let Some(copied) = klant.copied else {
             eprintln!("kluis: {name}: a backup of it is running; its copies are made after it.");

@@ -17,6 +17,8 @@
 //! - [`report`]: `report`, a period's backups as CSV or a printable page (kluis-reporting's).
 //! - [`copies`]: `copy-target add|list|test|remove` and `copy --pending`: a second copy of
 //!   each backup off this computer (kluis-copies').
+//! - [`recovery`]: `recovery-kit` (the office's recovery key and kit) and what writes the
+//!   recovery catalogs to the copy targets after the copies (kluis-recovery's documents).
 //! - [`update`]: `update check|download`: a newer Kluis, said in a line and fetched verified
 //!   (kluis-update's).
 //! - [`stop`]: Ctrl-C and SIGTERM — what each means for a running backup.
@@ -40,6 +42,7 @@ mod import;
 mod mail;
 mod profiles;
 mod prune;
+mod recovery;
 mod report;
 mod restore;
 mod schedule;

@@ -219,6 +219,10 @@ pub fn tell(key: &KlantKey, name: &str, step: AfterSave) {
         AfterSave::TargetPruneFailed { target, error } => eprintln!(
             "kluis: {name}: the rule of copy target \"{target}\" could not be applied: {error}"
         ),
+        AfterSave::CatalogWritten { .. } => {}
+        AfterSave::CatalogFailed { target, error } => eprintln!(
+            "kluis: the recovery catalog on \"{target}\" could not be written ({error}); it is tried again after the next copies."
+        ),
         AfterSave::CopyFailed { target, error } => eprintln!(
             "kluis: {name}: the backup is saved here, but not yet copied to \"{target}\" (tried again after the next backup, or with `kluis copy --pending`): {error}"
         ),

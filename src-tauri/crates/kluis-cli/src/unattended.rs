@@ -70,6 +70,8 @@ pub struct Unattended {
     pub copy_targets: Vec<kluis_copies::CopyTarget>,
     /// Copies the batch could not make and restore tests that failed, told with its failures.
     failed_after_save: Mutex<Vec<Failed>>,
+    /// What writes the recovery catalogs after the copies (none: no kit made).
+    pub catalogs: Option<kluis_profiles::unattended::CatalogsAfter>,
 }
 
 /// How one klant's backup ended.
@@ -130,6 +132,7 @@ impl Unattended {
             file_names: settings.file_names(),
             copy_targets: settings.copy_targets.clone(),
             failed_after_save: Mutex::default(),
+            catalogs: None,
         }
     }
 
@@ -388,6 +391,10 @@ impl UnattendedHost for Unattended {
             }
             _ => Ok(None),
         }
+    }
+
+    async fn catalogs(&self) -> Option<kluis_profiles::unattended::CatalogsAfter> {
+        self.catalogs.clone()
     }
 
     fn tell(&self, profile: &Profile, step: AfterSave) {

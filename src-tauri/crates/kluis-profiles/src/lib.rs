@@ -31,8 +31,11 @@
 //! - [`klant_names`]: which klant a name on the command line means ([`find_klant`]: a saved
 //!   profile, an ad-hoc klant, or an older label; an ambiguous name is an error), and each
 //!   history key's name for a person.
+//! - [`catalogs`]: after a run of copies, each target's recovery catalog and the copies'
+//!   records, sealed to the office's recovery key (kluis-recovery's documents).
 //! - [`error`]: [`ProfileError`], the crate's one error type.
 
+pub mod catalogs;
 pub mod days;
 pub mod error;
 pub mod file_names;

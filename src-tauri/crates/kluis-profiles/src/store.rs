@@ -300,6 +300,25 @@ pub struct Settings {
     /// one: Windows); otherwise only when asked.
     #[serde(default)]
     pub install_updates: bool,
+    /// The office's recovery kit, once made: its public key (the private half is only in the
+    /// kit), and this computer as its catalogs name it.
+    #[serde(default)]
+    pub recovery: Option<RecoverySetting>,
+}
+
+/// The recovery kit as this computer keeps it (see kluis-recovery): never the private key.
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RecoverySetting {
+    /// The office key's public half (`age1…`) and its fingerprint, as the kit shows it.
+    pub office_key: String,
+    pub fingerprint: String,
+    /// When the kit was made (Unix milliseconds).
+    #[cfg_attr(feature = "ts", ts(type = "number"))]
+    pub made_ms: i64,
+    /// This computer in the catalogs: an id made once, and the name the office knows it by.
+    pub pc_id: String,
+    pub pc_name: String,
 }
 
 /// `mib` MiB in bytes (saturating), or the default minimum free space when none is given.
@@ -355,6 +374,7 @@ impl Default for Settings {
             min_free_mib: None,
             copy_targets: Vec::new(),
             install_updates: false,
+            recovery: None,
         }
     }
 }

@@ -40,7 +40,7 @@ use kluis_core::{
 };
 use uuid::Uuid;
 
-use crate::{plan_due, take_turn, Monitor, Profile, Ran};
+use crate::{plan_due, take_turn, Monitor, Profile, Ran, SecretStore};
 
 /// What a host supplies for its klanten's unattended backups.
 #[async_trait::async_trait]
@@ -72,6 +72,9 @@ pub trait UnattendedHost: Send + Sync {
     /// (its passphrase, from where the host keeps it); none when they are not encrypted with a
     /// passphrase.
     async fn opener(&self, profile: &Profile) -> Result<Option<DecryptKey>>;
+    /// What writes the recovery catalogs after the copies (see [`crate::catalogs`]); none
+    /// until the office's recovery kit is made.
+    async fn catalogs(&self) -> Option<CatalogsAfter>;
 }
 
 /// What a step after a save did, for the host to tell its way.
@@ -107,6 +110,27 @@ pub enum AfterSave {
     RestoreTested(crate::restore_round::RoundTest),
     /// The monthly restore test could not run.
     RestoreTestFailed(Error),
+    /// A copy target's recovery catalog was written (`number`; none: nothing had changed),
+    /// with `records` new records beside its copies.
+    CatalogWritten {
+        target: String,
+        number: Option<u64>,
+        records: usize,
+    },
+    /// A copy target's recovery catalog could not be written: tried again after the next
+    /// run of copies; the copies stand.
+    CatalogFailed { target: String, error: Error },
+}
+
+/// What the recovery catalogs are written with (see [`crate::catalogs`]).
+#[derive(Clone)]
+pub struct CatalogsAfter {
+    pub recovery: crate::store::RecoverySetting,
+    pub profiles: Vec<Profile>,
+    /// Where the klanten's passphrases are (sealed into the catalogs for the kit to open).
+    pub secrets: Arc<dyn SecretStore>,
+    /// What was last written to each target (beside the history).
+    pub state: std::path::PathBuf,
 }
 
 /// A klant's turn, taken: while it is held, no other Kluis backs the klant up or prunes its
@@ -174,6 +198,7 @@ pub async fn back_up(
                 targets: host.copy_targets().await,
                 pace: host.pace(),
                 opener: host.opener(profile).await,
+                catalogs: host.catalogs().await,
             };
             finish(after, profile, turn, handle, &tell).await
         }
@@ -249,6 +274,8 @@ pub struct AfterSaveOf {
     /// What opens the klant's passphrase-encrypted backups for their restore test (see
     /// [`UnattendedHost::opener`]), or why it could not be had.
     pub opener: Result<Option<DecryptKey>>,
+    /// What writes the recovery catalogs (none: no kit made).
+    pub catalogs: Option<CatalogsAfter>,
 }
 
 /// What follows `profile`'s saved backup, whoever saved it (a plan, `kluis backup`, the app's
@@ -266,6 +293,7 @@ pub async fn after_save(
         targets,
         pace,
         opener,
+        catalogs,
     } = after;
     let targets = profile.copy_targets(&targets);
     // Before the rule: a copy is made while the newest backups are all still here.
@@ -274,6 +302,11 @@ pub async fn after_save(
     }
     for step in prune_targets(history.clone(), &profile.key(), &targets).await {
         tell(profile, step);
+    }
+    if let Some(catalogs) = catalogs {
+        for step in write_catalogs(history.clone(), targets.clone(), catalogs).await {
+            tell(profile, step);
+        }
     }
     if let Some(step) = apply_rule(history.clone(), &profile.key(), profile.retention.clone()).await
     {
@@ -329,6 +362,52 @@ async fn restore_test_monthly(
     match tested {
         Ok(tests) => tests.into_iter().map(AfterSave::RestoreTested).collect(),
         Err(e) => vec![AfterSave::RestoreTestFailed(e)],
+    }
+}
+
+/// Each of `targets`' recovery catalog written (see [`crate::catalogs`]), on a blocking
+/// thread: one step per target, for the host to tell.
+pub async fn write_catalogs(
+    history: Arc<History>,
+    targets: Vec<CopyTarget>,
+    catalogs: CatalogsAfter,
+) -> Vec<AfterSave> {
+    if targets.is_empty() {
+        return Vec::new();
+    }
+    let written = tokio::task::spawn_blocking(move || {
+        let secrets = catalogs.secrets.clone();
+        let passphrase = move |p: &Profile| {
+            secrets
+                .get(&p.id, crate::SecretKind::EncryptionPassphrase)
+                .ok()
+                .flatten()
+        };
+        let of = crate::catalogs::CatalogsOf {
+            history: &history,
+            profiles: &catalogs.profiles,
+            recovery: &catalogs.recovery,
+            passphrase: &passphrase,
+            state: &catalogs.state,
+        };
+        crate::catalogs::write_catalogs(&of, &targets)
+    })
+    .await;
+    match written {
+        Ok(written) => (written.into_iter())
+            .map(|(target, outcome)| match outcome {
+                Ok(w) => AfterSave::CatalogWritten {
+                    target,
+                    number: w.number,
+                    records: w.records,
+                },
+                Err(error) => AfterSave::CatalogFailed { target, error },
+            })
+            .collect(),
+        Err(e) => vec![AfterSave::CatalogFailed {
+            target: "every copy target".into(),
+            error: Error::Io(format!("Writing the recovery catalogs stopped ({e}).")),
+        }],
     }
 }
 

@@ -73,6 +73,9 @@ pub enum Encrypted {
     Recipient {
         recipient: String,
     },
+    /// Encrypted, but the computer that wrote this no longer knew how (the klant's encryption
+    /// changed since, or its passphrase was not in the keyring).
+    Unknown,
 }
 
 impl std::fmt::Debug for Encrypted {
@@ -81,6 +84,7 @@ impl std::fmt::Debug for Encrypted {
             Encrypted::No => f.write_str("No"),
             Encrypted::Passphrase { .. } => f.write_str("Passphrase(«hidden»)"),
             Encrypted::Recipient { recipient } => write!(f, "Recipient({recipient})"),
+            Encrypted::Unknown => f.write_str("Unknown"),
         }
     }
 }

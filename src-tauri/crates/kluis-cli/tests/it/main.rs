@@ -27,6 +27,7 @@ mod keyring;
 mod keyring_locked;
 mod one_path;
 mod profiles;
+mod recovery;
 mod restore;
 mod resume;
 mod room;

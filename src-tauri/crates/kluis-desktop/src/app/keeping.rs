@@ -210,6 +210,7 @@ pub(crate) async fn after_save(shared: &Shared, profile_id: &str, sink: Option<&
                 targets,
                 pace: Some(shared.upload_pace.clone()),
                 opener: shared.opener(&profile).await,
+                catalogs: shared.catalogs_after(),
             };
             unattended::after_save(after, &profile, turn, &log).await
         }
@@ -266,6 +267,18 @@ pub(crate) fn log(_: &Profile, step: AfterSave) {
         }
         AfterSave::CopyFailed { target, error } => {
             tracing::warn!(code = %error.code(), %target, "a backup could not be copied")
+        }
+        AfterSave::CatalogWritten {
+            number, records, ..
+        } => {
+            tracing::info!(
+                ?number,
+                records,
+                "a copy target's recovery catalog was written"
+            )
+        }
+        AfterSave::CatalogFailed { target, error } => {
+            tracing::warn!(code = %error.code(), %target, "a copy target's recovery catalog could not be written")
         }
     }
 }

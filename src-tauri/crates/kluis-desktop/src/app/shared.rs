@@ -100,6 +100,24 @@ impl Shared {
         Ok(passphrase.map(DecryptKey::Passphrase))
     }
 
+    /// What writes the recovery catalogs after the copies: none until the office's recovery
+    /// kit is made (the demo's klanten are not in them: their secrets are the demo's).
+    pub fn catalogs_after(&self) -> Option<kluis_profiles::unattended::CatalogsAfter> {
+        let recovery = self.settings().recovery?;
+        let profiles = (self.profiles.list().into_iter())
+            .filter(|p| !p.demo)
+            .collect();
+        Some(kluis_profiles::unattended::CatalogsAfter {
+            recovery,
+            profiles,
+            secrets: self.secrets_for(false),
+            state: self
+                .paths
+                .history_db
+                .with_file_name("recovery-written.json"),
+        })
+    }
+
     /// The settings' copy targets, each with the secret it needs from the keyring (off the
     /// async threads). A keyring that cannot be read is logged; such a target then says that
     /// its secret is missing when it is used.

@@ -76,6 +76,10 @@ impl UnattendedHost for AppHost<'_> {
         self.plans.shared.opener(profile).await
     }
 
+    async fn catalogs(&self) -> Option<kluis_profiles::unattended::CatalogsAfter> {
+        self.plans.shared.catalogs_after()
+    }
+
     fn tell(&self, profile: &Profile, step: AfterSave) {
         keeping::log(profile, step)
     }
@@ -139,6 +143,7 @@ impl Plans {
             targets: self.shared.copy_targets().await,
             pace: Some(self.shared.upload_pace.clone()),
             opener: self.shared.opener(&profile).await,
+            catalogs: self.shared.catalogs_after(),
         };
         let jobs = self.jobs.clone();
         let tell_failure = self.alerts.failure_teller(profile.name.clone());

@@ -1,0 +1,283 @@
+//! The recovery catalogs (kluis-recovery's documents) written to each copy target after a run
+//! of copies: the office key's public half (so a second computer learns it), a record sealed
+//! beside each copy this computer made (once: a copy does not change), and this computer's
+//! catalog of every klant and copy on the target — a new numbered object, written only when
+//! what it says changed (a bucket with default retention keeps every version: a catalog a
+//! run would write again unchanged is not written), the newest [`KEEP`] kept.
+//!
+//! A catalog or record that cannot be written is said and tried again at the next run; the
+//! copies stay made whatever becomes of it.
+
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::path::Path;
+
+use kluis_copies::{CopyTarget, Opened};
+use kluis_core::copies::CopyRecord as Made;
+use kluis_core::encryption::EncryptionSetting;
+use kluis_core::{Error, History, HistoryEntry, KlantKey, Result, Secret};
+use kluis_recovery::catalog::{CATALOG_FORMAT, RECORD_FORMAT};
+use kluis_recovery::{
+    layout, sealed, Catalog, CopyNote, CopyRecord, Encrypted, Klant, KlantNote, OfficeKey, Pc,
+};
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+
+use crate::store::{Profile, RecoverySetting};
+
+/// How many of its catalogs a computer keeps on a target (older ones are removed; a locked
+/// one stays until its lock ends).
+pub const KEEP: usize = 10;
+
+/// What writing a target's catalog did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CatalogWritten {
+    /// The new catalog's number, or none when nothing had changed.
+    pub number: Option<u64>,
+    /// Records written beside copies that had none.
+    pub records: usize,
+}
+
+/// What the catalogs are written from: the history, the klanten, the kit's public half, and
+/// the passphrase of each klant whose backups are encrypted with one.
+pub struct CatalogsOf<'a> {
+    pub history: &'a History,
+    pub profiles: &'a [Profile],
+    pub recovery: &'a RecoverySetting,
+    pub passphrase: &'a (dyn Fn(&Profile) -> Option<Secret> + Sync),
+    /// Where what was last written to each target is kept (beside the history).
+    pub state: &'a Path,
+}
+
+/// What was last written to each target (its catalog's digest and number), so that an
+/// unchanged catalog is not written again.
+#[derive(Default, Serialize, Deserialize)]
+struct Written {
+    targets: BTreeMap<String, (String, u64)>,
+}
+
+/// Writes the catalogs of `targets` (blocking: a bucket's and a server's requests run on the
+/// calling thread's runtime); what each came to, by the target's name.
+pub fn write_catalogs(
+    of: &CatalogsOf<'_>,
+    targets: &[CopyTarget],
+) -> Vec<(String, Result<CatalogWritten>)> {
+    let each = |why: &dyn Fn() -> Error| {
+        targets
+            .iter()
+            .map(|t| (t.name.clone(), Err(why())))
+            .collect()
+    };
+    let Ok(office) = OfficeKey::parse(&of.recovery.office_key) else {
+        return each(&|| {
+            Error::Config(
+                "The recovery kit's key in the settings is damaged: make a new kit.".into(),
+            )
+        });
+    };
+    let made = match of.history.made_copies(None) {
+        Ok(made) => made,
+        Err(e) => {
+            let said = e.to_string();
+            return each(&|| Error::Io(said.clone()));
+        }
+    };
+    let mut written: Written = std::fs::read(of.state)
+        .ok()
+        .and_then(|b| serde_json::from_slice(&b).ok())
+        .unwrap_or_default();
+    let outcomes = (targets.iter())
+        .map(|target| {
+            let outcome = Opened::open(target, None)
+                .and_then(|opened| write_one(of, &office, target, &opened, &made, &mut written));
+            (target.name.clone(), outcome)
+        })
+        .collect();
+    if let Ok(json) = serde_json::to_vec(&written) {
+        let _ = kluis_private::files::write_atomic(of.state, &json);
+    }
+    outcomes
+}
+
+fn write_one(
+    of: &CatalogsOf<'_>,
+    office: &OfficeKey,
+    target: &CopyTarget,
+    opened: &Opened,
+    made: &[(HistoryEntry, Made)],
+    written: &mut Written,
+) -> Result<CatalogWritten> {
+    let key_text = format!("{}\n{}\n", office.to_text(), office.fingerprint());
+    if opened.get(layout::OFFICE_KEY, 4096)?.as_deref() != Some(key_text.as_bytes()) {
+        opened.put(layout::OFFICE_KEY, key_text.as_bytes(), true)?;
+    }
+    let pc = Pc {
+        id: of.recovery.pc_id.clone(),
+        name: of.recovery.pc_name.clone(),
+    };
+    let present: HashSet<String> = opened.list("")?.into_iter().map(|(n, _)| n).collect();
+    let profiles: HashMap<KlantKey, &Profile> = of.profiles.iter().map(|p| (p.key(), p)).collect();
+    let mut klanten: BTreeMap<String, KlantNote> = BTreeMap::new();
+    let mut records = 0;
+    for (entry, copy) in made
+        .iter()
+        .filter(|(_, c)| c.target == target.id && c.holds())
+    {
+        let (Some(location), Some(note)) = (
+            copy.location.as_deref().and_then(|l| opened.relative(l)),
+            copy_note(of.history, entry, copy),
+        ) else {
+            continue;
+        };
+        let note = CopyNote { location, ..note };
+        let profile = profiles.get(&entry.profile).copied();
+        let klant = klant_of(&entry.profile, profile);
+        let encrypted = encrypted_of(profile, entry, of.passphrase);
+        let record_at = layout::record(&note.location);
+        if !present.contains(&record_at) {
+            let record = CopyRecord {
+                kluis_copy_record: RECORD_FORMAT,
+                office: office.fingerprint(),
+                pc: pc.clone(),
+                klant: klant.clone(),
+                encrypted: encrypted.clone(),
+                copy: note.clone(),
+            };
+            opened.put(&record_at, &sealed::seal(&record, office)?, false)?;
+            records += 1;
+        }
+        klanten
+            .entry(klant.key.clone())
+            .or_insert_with(|| KlantNote {
+                klant,
+                encrypted,
+                settings: settings_of(profile),
+                copies: Vec::new(),
+            })
+            .copies
+            .push(note);
+    }
+    let mut catalog = Catalog {
+        kluis_catalog: CATALOG_FORMAT,
+        office: office.fingerprint(),
+        pc: pc.clone(),
+        written_ms: kluis_core::clock::now_ms(),
+        number: 0,
+        klanten: klanten.into_values().collect(),
+    };
+    // What it says, without when and which number: unchanged, it is not written again.
+    let digest = {
+        let mut said = catalog.clone();
+        said.written_ms = 0;
+        hex::encode(Sha256::digest(
+            serde_json::to_vec(&said).unwrap_or_default(),
+        ))
+    };
+    if written
+        .targets
+        .get(&target.id)
+        .is_some_and(|(last, _)| *last == digest)
+    {
+        return Ok(CatalogWritten {
+            number: None,
+            records,
+        });
+    }
+    let mine = format!("{}/catalogs/{}/", layout::FOLDER, pc.id);
+    let mut numbers: Vec<u64> = (present.iter())
+        .filter(|n| n.starts_with(&mine))
+        .filter_map(|n| layout::number_of_catalog(n))
+        .collect();
+    numbers.sort_unstable();
+    catalog.number = numbers.last().map_or(1, |n| n + 1);
+    let sealed = sealed::seal(&catalog, office)?;
+    opened.put(&layout::catalog(&pc.id, catalog.number), &sealed, false)?;
+    written
+        .targets
+        .insert(target.id.clone(), (digest, catalog.number));
+    numbers.push(catalog.number);
+    for old in numbers.iter().rev().skip(KEEP) {
+        // (A locked one is refused by its target: it goes at a later run.)
+        let _ = opened.remove(&layout::catalog(&pc.id, *old));
+    }
+    Ok(CatalogWritten {
+        number: Some(catalog.number),
+        records,
+    })
+}
+
+/// The copy `copy` of backup `entry` as a catalog has it (its place filled in by the caller).
+fn copy_note(history: &History, entry: &HistoryEntry, copy: &Made) -> Option<CopyNote> {
+    let test = history.restore_test_of(&entry.id).ok().flatten();
+    let name = (entry.path.as_deref())
+        .and_then(|p| Path::new(p).file_name())
+        .map(|n| n.to_string_lossy().into_owned())?;
+    Some(CopyNote {
+        job_id: entry.id.clone(),
+        location: String::new(),
+        name,
+        bytes: copy.bytes?,
+        sha256: copy.sha256.clone()?,
+        saved_ms: entry.finished_at_ms.unwrap_or(entry.started_at_ms),
+        encrypted: entry.encrypted.is_some(),
+        locked_until_ms: copy.locked_until_ms,
+        restore_test: test.map(|t| kluis_recovery::catalog::TestNote {
+            at_ms: t.at_ms,
+            passed: t.passed,
+        }),
+    })
+}
+
+/// Who a history key's backups are of: the saved profile's klant, else the key's own label.
+fn klant_of(key: &KlantKey, profile: Option<&Profile>) -> Klant {
+    match profile {
+        Some(p) => Klant {
+            name: p.name.clone(),
+            base_url: p.base_url.clone(),
+            username: p.username.clone(),
+            key: key.as_str().to_string(),
+        },
+        None => Klant {
+            name: key.as_str().to_string(),
+            base_url: String::new(),
+            username: String::new(),
+            key: key.as_str().to_string(),
+        },
+    }
+}
+
+/// How `entry`'s backup is encrypted — as its klant's backups are now (the history keeps
+/// that a backup is encrypted, not how) — with the klant's passphrase where it is one.
+fn encrypted_of(
+    profile: Option<&Profile>,
+    entry: &HistoryEntry,
+    passphrase: &(dyn Fn(&Profile) -> Option<Secret> + Sync),
+) -> Encrypted {
+    if entry.encrypted.is_none() {
+        return Encrypted::No;
+    }
+    match profile.and_then(|p| Some((p, p.encryption.as_ref()?))) {
+        Some((p, EncryptionSetting::Passphrase)) => match passphrase(p) {
+            Some(secret) => Encrypted::Passphrase {
+                passphrase: secret.expose().to_string(),
+            },
+            None => Encrypted::Unknown,
+        },
+        Some((_, EncryptionSetting::Recipient { recipient })) => Encrypted::Recipient {
+            recipient: recipient.clone(),
+        },
+        None => Encrypted::Unknown,
+    }
+}
+
+/// The klant's settings for a computer that carries on for this one: its profile without the
+/// monitor's ping address (a capability) — none for a klant backed up with flags.
+fn settings_of(profile: Option<&Profile>) -> serde_json::Value {
+    match profile {
+        Some(p) => {
+            let mut p = p.clone();
+            p.ping_url = None;
+            serde_json::to_value(p).unwrap_or_default()
+        }
+        None => serde_json::Value::Null,
+    }
+}
