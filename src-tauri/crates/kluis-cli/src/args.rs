@@ -312,6 +312,11 @@ pub enum Command {
         #[arg(long)]
         pc_name: Option<String>,
     },
+    /// On a new computer, when the old one is lost: every klant's backups found on a copy
+    /// target (added here with its secret, as any target) and restored, with the office's
+    /// recovery kit alone.
+    #[command(subcommand)]
+    Recover(RecoverCommand),
     /// Whether a newer Kluis is out (from the publisher's update server, or the office's own),
     /// and its build for this computer, verified with the publisher's key. Turned off on a
     /// computer by IT (see docs/updates.md).
@@ -803,4 +808,54 @@ pub struct BatchOptions {
     /// minimum). Default: the app's Settings → Free space, else 100.
     #[arg(long, env = "KLUIS_MIN_FREE_MIB", value_name = "MIB")]
     pub min_free_mib: Option<u64>,
+}
+
+/// `kluis recover …`: the catalogs and records the lost computer wrote to a copy target, read
+/// with the recovery kit's key.
+#[derive(Subcommand, Debug)]
+pub enum RecoverCommand {
+    /// Every backup on the target, newest first per klant: whose (klant and computer), its
+    /// name, size, date, encryption, lock and last restore test, and what proves it (the
+    /// catalog and the copy's own record, one of them, or nothing: a file by its name alone).
+    List {
+        #[command(flatten)]
+        from: RecoverFrom,
+        /// One JSON object per backup, one a line.
+        #[arg(long)]
+        json: bool,
+    },
+    /// A klant's backup (its newest, or --backup NAME) fetched from the target, checked
+    /// against its SHA-256, opened with the passphrase sealed in the catalog where it is
+    /// encrypted with one, and restored into --to as `kluis restore` does (every safety of it
+    /// kept; exit 8 when an entry is left out).
+    Restore {
+        #[command(flatten)]
+        from: RecoverFrom,
+        /// The klant, by its name as the list shows it (case aside).
+        #[arg(long)]
+        klant: String,
+        /// The backup's file name (default: the klant's newest).
+        #[arg(long)]
+        backup: Option<String>,
+        /// The folder to restore into (made when its parent exists).
+        #[arg(long)]
+        to: PathBuf,
+        /// Only this path of the backup (repeat for more).
+        #[arg(long)]
+        only: Vec<String>,
+        /// An age identity file, for a backup encrypted to a recipient the office holds.
+        #[arg(long)]
+        identity: Option<PathBuf>,
+    },
+}
+
+/// Which target, and the kit's key.
+#[derive(clap::Args, Debug)]
+pub struct RecoverFrom {
+    /// The copy target, by its name in `kluis copy-target list`.
+    #[arg(long)]
+    pub target: String,
+    /// The recovery kit's key file (or KLUIS_RECOVERY_KEY: the key's text or its 24 words).
+    #[arg(long, value_name = "FILE")]
+    pub recovery_key: Option<PathBuf>,
 }

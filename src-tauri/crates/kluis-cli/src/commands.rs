@@ -197,6 +197,7 @@ pub async fn run(cli: Cli) -> Result<()> {
             json,
         } => crate::copies::pending(&cli, profile.as_deref(), json).await,
         Command::Update(ref command) => crate::update::run(&cli, command).await,
+        Command::Recover(ref command) => crate::recover::run(&cli, command).await,
         Command::RecoveryKit {
             ref key_file,
             ref pc_name,
@@ -344,7 +345,7 @@ async fn backup_profile(
     unattended.set_bandwidth(args.batch.bandwidth(Some(&profiles.settings()))?);
     unattended.min_free_bytes = args.batch.min_free_bytes(Some(&profiles.settings()));
     unattended.copy_targets = crate::copies::with_secrets(profiles.settings().copy_targets).await?;
-    unattended.catalogs = crate::recovery::catalogs_after(cli, &profiles)?;
+    unattended.catalogs = crate::recovery::catalogs_after(cli, profiles)?;
     let turn = match KlantTurn::take(unattended.engine.history(), &profile, false)? {
         Turn::Taken(turn) => turn,
         Turn::Busy | Turn::NotDue => {

@@ -18,7 +18,9 @@
 //! - [`copies`]: `copy-target add|list|test|remove` and `copy --pending`: a second copy of
 //!   each backup off this computer (kluis-copies').
 //! - [`recovery`]: `recovery-kit` (the office's recovery key and kit) and what writes the
-//!   recovery catalogs to the copy targets after the copies (kluis-recovery's documents).
+//!   recovery catalogs to the copy targets after the copies (kluis-recovery's documents);
+//!   [`recover`]: `recover list|restore`, every klant's backups found on a target and
+//!   restored with the kit alone.
 //! - [`update`]: `update check|download`: a newer Kluis, said in a line and fetched verified
 //!   (kluis-update's).
 //! - [`stop`]: Ctrl-C and SIGTERM — what each means for a running backup.
@@ -42,6 +44,7 @@ mod import;
 mod mail;
 mod profiles;
 mod prune;
+mod recover;
 mod recovery;
 mod report;
 mod restore;

@@ -160,7 +160,7 @@ fn kit_page(
     page.push_str(
         "\nOn a new computer, when this one is lost:\n\
          \x20 1. Install Kluis; add each copy target above (kluis copy-target add, or Settings), with its secret.\n\
-         \x20 2. kluis recover list --target NAME --recovery-key KEYFILE (or the app's first screen: Restore from a copy…).\n\
+         \x20 2. kluis recover list --target NAME --recovery-key KEYFILE.\n\
          \x20 3. kluis recover restore --target NAME --klant KLANT --to FOLDER, for each klant; then carry on.\n",
     );
     if renewed {

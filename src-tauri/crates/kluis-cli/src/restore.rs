@@ -148,6 +148,11 @@ pub async fn restore(
         restored
     })
     .await?;
+    said(&restored, &folder)
+}
+
+/// What a restore into `folder` came to, said; an error (exit 8) when an entry was left out.
+pub fn said(restored: &kluis_restore::Restored, folder: &Path) -> Result<()> {
     for (name, why) in &restored.not_restored {
         eprintln!("kluis: not restored: {name}: {why}");
     }

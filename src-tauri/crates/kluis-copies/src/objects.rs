@@ -103,6 +103,30 @@ impl Opened {
         }
     }
 
+    /// The object at `relative` read in full into `into` (a large one too: a copy of a
+    /// backup), its length and SHA-256 said for the caller to check against what it expects.
+    pub fn fetch_object(
+        &self,
+        relative: &str,
+        into: &mut (dyn Write + Send),
+    ) -> Result<(u64, String)> {
+        let relative = checked(relative)?;
+        match self {
+            Opened::Folder { name, root } => {
+                crate::folder::read_back_into(&root.join(relative), into)
+                    .map_err(|e| Error::io(format!("read {relative} on copy target \"{name}\""), e))
+            }
+            Opened::Bucket(bucket) => {
+                let key = bucket_key(bucket, relative);
+                on_runtime(bucket.read_back_into(&key, None, into))?
+            }
+            Opened::Sftp(server) => {
+                let path = format!("{}/{relative}", server.root.trim_end_matches('/'));
+                on_runtime(server.read_back_into(&path, into))?
+            }
+        }
+    }
+
     /// Removes the object at `relative` (nothing there: done).
     pub fn remove(&self, relative: &str) -> Result<()> {
         let relative = checked(relative)?;

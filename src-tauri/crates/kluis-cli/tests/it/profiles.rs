@@ -17,7 +17,7 @@ use serde_json::Value;
 pub(crate) const KLANT_PASSWORD: &str = "klant-password-77";
 
 /// A simulator with three klanten of one office (one api key), plus the restricted key.
-async fn office() -> Env {
+pub(crate) async fn office() -> Env {
     env(|config| {
         for name in ["bakker", "visser"] {
             config.accounts.push(Account {

@@ -4,8 +4,19 @@
 //! the kit's key — which the kit alone reads back to every backup of every klant there.
 
 use std::path::Path;
+use std::process::Output;
 
 use crate::common::*;
+
+fn stderr(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stderr).into_owned()
+}
+
+fn json_lines(stdout: &[u8]) -> Vec<serde_json::Value> {
+    (String::from_utf8_lossy(stdout).lines())
+        .map(|line| serde_json::from_str(line).expect("each line is JSON"))
+        .collect()
+}
 
 /// The objects under `root` (a folder copy target), with their paths relative to it.
 fn files_under(root: &Path) -> Vec<String> {
@@ -161,5 +172,198 @@ async fn the_kit_opens_the_catalogs_each_backup_leaves_on_its_target() {
     assert!(
         kluis_recovery::sealed::open::<kluis_recovery::Catalog>(&catalog, &other).is_err(),
         "another key reads nothing"
+    );
+}
+
+/// `kluis ARGS` as on a new computer: the demo's service settings, but its own empty
+/// profiles file, history and secrets folder under `pc` — nothing of the lost computer's.
+async fn on_new_pc(e: &Env, pc: &Path, args: &[&str], vars: &[(&str, &str)]) -> Output {
+    let mut command = e.command(args);
+    command
+        .env("KLUIS_PROFILES_FILE", pc.join("profiles.json"))
+        .env("KLUIS_HISTORY_DB", pc.join("history.sqlite3"))
+        .env("KLUIS_SECRETS_DIR", pc.join("secrets"))
+        .envs(vars.iter().copied());
+    tokio::task::spawn_blocking(move || command.output().unwrap())
+        .await
+        .unwrap()
+}
+
+/// The one entry of a simulator backup of `size` bytes, as a restore must write it.
+fn entry_of_sim_backup(size: u64) -> Vec<u8> {
+    use kluis_sim::payload::{slice, LOCAL, MAX_CHUNK, TRAILER};
+    let length = size - (LOCAL + TRAILER) as u64;
+    let mut bytes = Vec::with_capacity(length as usize);
+    while (bytes.len() as u64) < length {
+        let n = (length - bytes.len() as u64).min(MAX_CHUNK as u64) as usize;
+        bytes.extend_from_slice(&slice(LOCAL as u64 + bytes.len() as u64, n));
+    }
+    bytes
+}
+
+/// The day the copies exist for: the office's computer is gone. On a new one — an empty
+/// profiles file, no history, no saved secret — with only the copy target added again and the
+/// kit's key, `recover list` names every klant's backups (from the newest catalog; no record read), and
+/// `recover restore` brings back a klant whose backups were encrypted with a passphrase (the
+/// catalog sealed it) and one that was not, byte for byte. A copy whose bytes were changed on
+/// the target is refused (exit 7) with nothing written where the restore was to go; a damaged
+/// newest catalog gives way to the one before, and with the catalogs gone the copies' own
+/// records still list every backup.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_new_computer_recovers_every_klant_from_the_copy_target_and_the_kit_alone() {
+    let e = crate::profiles::office().await;
+    let key = kluis_sim::config::DEMO_API_KEY.to_string();
+    e.add("Bakker", "bakker", &key, crate::profiles::KLANT_PASSWORD)
+        .await;
+    e.add("Visser", "visser", &key, crate::profiles::KLANT_PASSWORD)
+        .await;
+    let phrase = "bakker bewaart zijn brood veilig";
+    assert_succeeded(
+        &e.saved(
+            &["encryption", "Bakker", "--passphrase"],
+            &[("KLUIS_ENCRYPTION_PASSPHRASE", phrase)],
+        )
+        .await,
+    );
+    let nas = e.dir.path().join("nas");
+    std::fs::create_dir(&nas).unwrap();
+    let add_nas = [
+        "copy-target",
+        "add",
+        "NAS",
+        "--folder",
+        nas.to_str().unwrap(),
+    ];
+    assert_succeeded(&e.saved(&add_nas, &[]).await);
+    let key_file = e.dir.path().join("kit.key");
+    let kit = ["recovery-kit", "--key-file", key_file.to_str().unwrap()];
+    assert_succeeded(&e.saved(&kit, &[]).await);
+    let root = e.dir.path().join("backups");
+    assert_succeeded(&e.backup_all(&root, &[]).await);
+
+    let pc = e.dir.path().join("new-pc");
+    std::fs::create_dir(&pc).unwrap();
+    let key_arg = ["--recovery-key", key_file.to_str().unwrap()];
+    let list = |pc: std::path::PathBuf| {
+        let mut args = vec!["recover", "list", "--target", "NAS", "--json"];
+        args.extend_from_slice(&key_arg);
+        let args: Vec<String> = args.into_iter().map(String::from).collect();
+        let e = &e;
+        async move {
+            let args: Vec<&str> = args.iter().map(String::as_str).collect();
+            on_new_pc(e, &pc, &args, &[]).await
+        }
+    };
+    let before = list(pc.clone()).await;
+    assert_eq!(
+        before.status.code(),
+        Some(2),
+        "no target of that name is known yet: {}",
+        stderr(&before)
+    );
+    assert_succeeded(&on_new_pc(&e, &pc, &add_nas, &[]).await);
+    let listed = list(pc.clone()).await;
+    assert_succeeded(&listed);
+    let lines = json_lines(&listed.stdout);
+    assert_eq!(lines.len(), 2, "one backup of each klant: {lines:?}");
+    let of = |klant: &str| {
+        (lines.iter())
+            .find(|l| l["klant"] == klant)
+            .unwrap_or_else(|| panic!("{klant} listed: {lines:?}"))
+            .clone()
+    };
+    assert_eq!(of("Bakker")["encrypted"], "passphrase");
+    assert_eq!(of("Visser")["encrypted"], "no");
+    for line in &lines {
+        assert_eq!(
+            line["proof"], "catalog",
+            "named by the newest catalog: {line}"
+        );
+    }
+    let said = format!(
+        "{}{}",
+        String::from_utf8_lossy(&listed.stdout),
+        stderr(&listed)
+    );
+    assert!(
+        !said.contains(phrase),
+        "the passphrase is never said: {said}"
+    );
+
+    let payload = 256 * 1024; // the office's (crate::profiles::office)
+    for klant in ["Bakker", "Visser"] {
+        let to = pc.join(format!("restored-{klant}"));
+        let mut args = vec!["recover", "restore", "--target", "NAS", "--klant", klant];
+        args.extend_from_slice(&["--to", to.to_str().unwrap()]);
+        args.extend_from_slice(&key_arg);
+        let restored = on_new_pc(&e, &pc, &args, &[]).await;
+        assert_succeeded(&restored);
+        assert!(
+            std::fs::read(to.join("owner-data.bin")).unwrap() == entry_of_sim_backup(payload),
+            "{klant}'s backup restored byte for byte"
+        );
+    }
+
+    let visser = nas.join(of("Visser")["location"].as_str().unwrap());
+    let mut bytes = std::fs::read(&visser).unwrap();
+    let middle = bytes.len() / 2;
+    bytes[middle] ^= 1;
+    std::fs::write(&visser, &bytes).unwrap();
+    let to = pc.join("from-a-changed-copy");
+    let mut args = vec!["recover", "restore", "--target", "NAS", "--klant", "visser"];
+    args.extend_from_slice(&["--to", to.to_str().unwrap()]);
+    let key_text = std::fs::read_to_string(&key_file).unwrap();
+    let refused = on_new_pc(&e, &pc, &args, &[("KLUIS_RECOVERY_KEY", key_text.trim())]).await;
+    assert_eq!(
+        refused.status.code(),
+        Some(7),
+        "a changed copy is refused: {}",
+        stderr(&refused)
+    );
+    assert!(stderr(&refused).contains("SHA-256"), "{}", stderr(&refused));
+    assert!(!to.exists(), "nothing written where the restore was to go");
+    let leftovers: Vec<_> = std::fs::read_dir(&pc)
+        .unwrap()
+        .flatten()
+        .map(|f| f.file_name())
+        .collect();
+    assert!(
+        leftovers
+            .iter()
+            .all(|f| !f.to_string_lossy().starts_with('.')),
+        "the fetched copy is not left beside it: {leftovers:?}"
+    );
+
+    let catalogs = nas.join("kluis-recovery").join("catalogs");
+    let pc_folder = std::fs::read_dir(&catalogs)
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path();
+    std::fs::write(pc_folder.join("000000000099.age"), b"not a catalog").unwrap();
+    let past_a_damaged_one = list(pc.clone()).await;
+    assert_succeeded(&past_a_damaged_one);
+    let lines = json_lines(&past_a_damaged_one.stdout);
+    assert!(
+        lines.len() == 2 && lines.iter().all(|l| l["proof"] == "catalog"),
+        "a newest catalog that does not open gives way to the one before: {lines:?}"
+    );
+    assert!(
+        stderr(&past_a_damaged_one).contains("000000000099"),
+        "and is said: {}",
+        stderr(&past_a_damaged_one)
+    );
+
+    std::fs::remove_dir_all(&catalogs).unwrap();
+    let from_records = list(pc.clone()).await;
+    assert_succeeded(&from_records);
+    let lines = json_lines(&from_records.stdout);
+    assert_eq!(lines.len(), 2, "the records alone list both: {lines:?}");
+    assert!(lines.iter().all(|l| l["proof"] == "record"), "{lines:?}");
+    assert!(
+        stderr(&from_records).contains("records"),
+        "the listing says what it was made from: {}",
+        stderr(&from_records)
     );
 }

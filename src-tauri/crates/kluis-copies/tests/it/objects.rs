@@ -1,5 +1,6 @@
 //! Small objects beside the copies (recovery's catalogs and records), on each kind of target:
-//! written new and never over another, replaced only when asked (whole), read within a bound,
+//! written new and never over another, replaced only when asked (whole), read within a bound
+//! (or fetched whole with its SHA-256),
 //! listed by their names under the root, removed; a copy's place named relative to the root.
 
 use kluis_copies::{CopyTarget, Opened};
@@ -37,6 +38,18 @@ pub async fn round_trip(target: CopyTarget, copy_at: Option<(String, String)>) {
             "replaced when asked"
         );
         assert!(opened.get(at, 3).is_err(), "larger than the bound");
+        let mut fetched = Vec::new();
+        let (length, sha256) = opened.fetch_object(at, &mut fetched).unwrap();
+        use sha2::Digest;
+        assert_eq!(
+            (length, sha256, fetched.as_slice()),
+            (
+                5,
+                hex::encode(sha2::Sha256::digest(b"first")),
+                &b"first"[..]
+            ),
+            "fetched whole, with its length and SHA-256"
+        );
         assert_eq!(opened.get("kluis-recovery/none.age", 1024).unwrap(), None);
         opened
             .put("Bakker/b.zip.kluis-record", b"record", false)

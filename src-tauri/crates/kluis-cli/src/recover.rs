@@ -1,0 +1,374 @@
+//! `kluis recover list|restore`: on a new computer, every klant's backups found on a copy
+//! target — from the catalogs and records the lost computer (or computers) wrote there, opened
+//! with the recovery kit's key (kluis-recovery) — and one restored, checked first against the
+//! SHA-256 its catalog or record names and opened with the passphrase sealed in it.
+//!
+//! Listing reads each computer's newest catalog (older ones only where a newer one does not
+//! open) and only the records of copies no catalog names: with catalogs there, one request for
+//! the target's listing and one per computer. Restoring
+//! reads the chosen copy's own record too, and restores it only when the copy's bytes are what
+//! the catalog or record says.
+
+use std::path::Path;
+
+use kluis_copies::Opened;
+use kluis_core::encryption::DecryptKey;
+use kluis_core::{Error, Result, Secret};
+use kluis_recovery::found::{Present, Stored};
+use kluis_recovery::{
+    layout, sealed, Backup, Catalog, CopyRecord, Encrypted, Listing, Proof, RecoveryKey,
+};
+
+use crate::args::{Cli, RecoverCommand, RecoverFrom};
+use crate::from_args::open_profiles;
+
+/// Largest record read (a record is some hundred bytes).
+const MAX_RECORD: u64 = 1024 * 1024;
+
+pub async fn run(cli: &Cli, command: &RecoverCommand) -> Result<()> {
+    match command {
+        RecoverCommand::List { from, json } => {
+            let json = *json;
+            let (listing, _) = load(cli, from).await?;
+            for problem in &listing.problems {
+                eprintln!("kluis: {problem}");
+            }
+            for backup in &listing.backups {
+                say(backup, json);
+            }
+            eprintln!(
+                "kluis: {} backups of {} klanten on \"{}\"{}.",
+                listing.backups.len(),
+                klanten(&listing),
+                from.target,
+                from_what(&listing)
+            );
+            Ok(())
+        }
+        RecoverCommand::Restore {
+            from,
+            klant,
+            backup,
+            to,
+            only,
+            identity,
+        } => {
+            let (listing, target) = load(cli, from).await?;
+            let chosen = choose(&listing, klant, backup.as_deref())?.clone();
+            let opener = opener(&chosen, identity.as_deref())?;
+            let key = recovery_key(from)?;
+            let (folder, only) = (to.clone(), only.clone());
+            let restored = tokio::task::spawn_blocking(move || {
+                let opened = Opened::open(&target, None)?;
+                restore(&opened, &key, &chosen, opener.as_ref(), &folder, only)
+            })
+            .await
+            .map_err(|e| Error::Io(format!("The recovery stopped unexpectedly ({e}).")))??;
+            crate::restore::said(&restored, to)
+        }
+    }
+}
+
+/// The recovery key: from the file given, else `KLUIS_RECOVERY_KEY` (its text or 24 words).
+fn recovery_key(from: &RecoverFrom) -> Result<RecoveryKey> {
+    let text = match &from.recovery_key {
+        Some(file) => {
+            let bytes = kluis_import_bounded(file)?;
+            String::from_utf8_lossy(&bytes).into_owned()
+        }
+        None => std::env::var("KLUIS_RECOVERY_KEY").map_err(|_| {
+            Error::Config(
+                "Give the recovery kit's key: --recovery-key FILE, or KLUIS_RECOVERY_KEY (its AGE-SECRET-KEY-1… line or its 24 words).".into(),
+            )
+        })?,
+    };
+    let text = Secret::new(text);
+    RecoveryKey::parse(text.expose())
+}
+
+/// A small file read whole (a key file is some hundred bytes).
+fn kluis_import_bounded(file: &Path) -> Result<Vec<u8>> {
+    use std::io::Read;
+    let mut bytes = Vec::new();
+    std::fs::File::open(file)
+        .and_then(|f| f.take(64 * 1024).read_to_end(&mut bytes))
+        .map_err(|e| Error::io(format!("read the key file {}", file.display()), e))?;
+    Ok(bytes)
+}
+
+/// Everything on the target `from` names, with the kit's key; and the target.
+async fn load(cli: &Cli, from: &RecoverFrom) -> Result<(Listing, kluis_copies::CopyTarget)> {
+    let key = recovery_key(from)?;
+    let targets = open_profiles(cli.profiles_file.as_ref())?
+        .settings()
+        .copy_targets;
+    let target = crate::copies::named_in(&targets, &from.target)?;
+    let target = crate::copies::with_secrets(vec![target]).await?.remove(0);
+    let reading = target.clone();
+    let listing = tokio::task::spawn_blocking(move || {
+        let opened = Opened::open(&reading, None)?;
+        read_listing(&opened, &key)
+    })
+    .await
+    .map_err(|e| {
+        Error::Io(format!(
+            "Reading the copy target stopped unexpectedly ({e})."
+        ))
+    })??;
+    Ok((listing, target))
+}
+
+/// The listing of `opened` (see the module's text).
+pub fn read_listing(opened: &Opened, key: &RecoveryKey) -> Result<Listing> {
+    let objects = opened.list("")?;
+    let catalogs = newest_catalogs(opened, &objects, key)?;
+    let present = || {
+        (objects.iter())
+            .map(|(location, bytes)| Present {
+                location: location.clone(),
+                bytes: *bytes,
+            })
+            .collect::<Vec<_>>()
+    };
+    // Only the records of copies no catalog names are read.
+    let named: std::collections::HashSet<String> = (catalogs.iter())
+        .filter_map(|c| sealed::open::<Catalog>(&c.bytes, key).ok())
+        .flat_map(|c| c.klanten.into_iter())
+        .flat_map(|k| k.copies.into_iter().map(|c| c.location))
+        .collect();
+    let mut records = Vec::new();
+    for (location, _) in &objects {
+        let Some(copy) = layout::copy_of_record(location) else {
+            continue;
+        };
+        if named.contains(&copy) {
+            continue;
+        }
+        if let Some(bytes) = opened.get(location, MAX_RECORD)? {
+            records.push(Stored {
+                location: location.clone(),
+                bytes,
+            });
+        }
+    }
+    Ok(kluis_recovery::gather(catalogs, records, present(), key))
+}
+
+/// Each computer's catalogs, newest first, read until one opens with `key`: that one, and
+/// those newer that did not (for the listing to say why).
+fn newest_catalogs(
+    opened: &Opened,
+    objects: &[(String, u64)],
+    key: &RecoveryKey,
+) -> Result<Vec<Stored>> {
+    let mut of_pc: std::collections::BTreeMap<String, Vec<(u64, &String)>> = Default::default();
+    for (location, _) in objects {
+        if let (Some(pc), Some(number)) = (
+            layout::pc_of_catalog(location),
+            layout::number_of_catalog(location),
+        ) {
+            of_pc.entry(pc).or_default().push((number, location));
+        }
+    }
+    let mut read = Vec::new();
+    for (_, mut catalogs) in of_pc {
+        catalogs.sort_by_key(|c| std::cmp::Reverse(c.0));
+        for (_, location) in catalogs {
+            let Some(bytes) = opened.get(location, sealed::MAX_SEALED)? else {
+                continue; // (removed since the listing)
+            };
+            let opens = sealed::open::<Catalog>(&bytes, key).is_ok();
+            read.push(Stored {
+                location: location.clone(),
+                bytes,
+            });
+            if opens {
+                break;
+            }
+        }
+    }
+    Ok(read)
+}
+
+/// The klanten the listing names.
+fn klanten(listing: &Listing) -> usize {
+    (listing.backups.iter())
+        .filter_map(|b| b.klant.as_ref().map(|k| k.key.clone()))
+        .collect::<std::collections::HashSet<_>>()
+        .len()
+}
+
+/// What the listing was made from, in words.
+fn from_what(listing: &Listing) -> String {
+    match listing.catalogs.len() {
+        0 => ", rebuilt from the copies' own records (no catalog could be read)".into(),
+        _ => {
+            let each: Vec<String> = (listing.catalogs.iter())
+                .map(|(pc, number, ms)| format!("{}'s catalog {number} of {}", pc.name, date(*ms)))
+                .collect();
+            format!(", from {}", each.join(", "))
+        }
+    }
+}
+
+fn date(ms: i64) -> String {
+    jiff::Timestamp::from_millisecond(ms)
+        .map(|t| t.strftime("%Y-%m-%d %H:%M UTC").to_string())
+        .unwrap_or_default()
+}
+
+/// One backup, as a line of words or a JSON object.
+fn say(backup: &Backup, json: bool) {
+    let klant = backup.klant.as_ref().map(|k| k.name.as_str());
+    let pc = backup.pc.as_ref().map(|p| p.name.as_str());
+    let encrypted = match &backup.encrypted {
+        _ if !backup.copy.encrypted => "no",
+        Encrypted::Passphrase { .. } => "passphrase",
+        Encrypted::Recipient { .. } => "recipient",
+        Encrypted::Unknown | Encrypted::No => "unknown",
+    };
+    let proof = match backup.proof {
+        Proof::CatalogAndRecord => "catalog_and_record",
+        Proof::Catalog => "catalog",
+        Proof::Record => "record",
+        Proof::InDoubt => "in_doubt",
+        Proof::Unverified => "unverified",
+    };
+    let copy = &backup.copy;
+    if json {
+        let line = serde_json::json!({
+            "klant": klant, "pc": pc, "name": copy.name, "bytes": copy.bytes,
+            "sha256": (!copy.sha256.is_empty()).then_some(&copy.sha256),
+            "saved_at": (copy.saved_ms > 0).then(|| date(copy.saved_ms)),
+            "encrypted": encrypted, "locked_until": copy.locked_until_ms.map(date),
+            "restore_test": copy.restore_test.as_ref().map(|t| serde_json::json!({"at": date(t.at_ms), "passed": t.passed})),
+            "proof": proof, "location": copy.location,
+        });
+        println!("{line}");
+        return;
+    }
+    let saved = match copy.saved_ms {
+        0 => "?".to_string(),
+        ms => date(ms),
+    };
+    println!(
+        "{:<24} {:<12} {saved:<20} {:>12}  {}  ({proof}{})",
+        klant.unwrap_or("(unknown)"),
+        pc.unwrap_or("-"),
+        copy.bytes,
+        copy.name,
+        if encrypted == "no" {
+            String::new()
+        } else {
+            format!(", encrypted: {encrypted}")
+        }
+    );
+}
+
+/// The backup of `klant` to restore: the one named `name`, else its newest.
+fn choose<'a>(listing: &'a Listing, klant: &str, name: Option<&str>) -> Result<&'a Backup> {
+    let wanted = klant.trim().to_lowercase();
+    let of_klant: Vec<&Backup> = (listing.backups.iter())
+        .filter(|b| {
+            b.klant
+                .as_ref()
+                .is_some_and(|k| k.name.to_lowercase() == wanted)
+        })
+        .collect();
+    if of_klant.is_empty() {
+        return Err(Error::Config(format!(
+            "The target has no backup of \"{klant}\": see `kluis recover list`."
+        )));
+    }
+    match name {
+        None => Ok(of_klant[0]),
+        Some(name) => (of_klant.into_iter())
+            .find(|b| b.copy.name == name)
+            .ok_or_else(|| {
+                Error::Config(format!(
+                    "\"{klant}\" has no backup named \"{name}\" on the target."
+                ))
+            }),
+    }
+}
+
+/// What opens `backup`: none when it is not encrypted; the passphrase its catalog sealed;
+/// the identity given for a backup encrypted to a recipient.
+fn opener(backup: &Backup, identity: Option<&Path>) -> Result<Option<DecryptKey>> {
+    if !backup.copy.encrypted {
+        return Ok(None);
+    }
+    if let Some(file) = identity {
+        let text = String::from_utf8_lossy(&kluis_import_bounded(file)?).into_owned();
+        return Ok(Some(DecryptKey::Identity(Secret::new(text))));
+    }
+    match &backup.encrypted {
+        Encrypted::Passphrase { passphrase } => {
+            Ok(Some(DecryptKey::Passphrase(Secret::new(passphrase.clone()))))
+        }
+        Encrypted::Recipient { recipient } => Err(Error::Config(format!(
+            "This backup is encrypted to {recipient}: give its identity file (--identity FILE); the recovery kit does not open it."
+        ))),
+        _ => Err(Error::Config(
+            "This backup is encrypted, and its catalog does not say with what: give its identity file (--identity FILE).".into(),
+        )),
+    }
+}
+
+/// `backup` fetched from `opened` into a temporary file beside `to`, checked against the
+/// SHA-256 its catalog and record name, opened with `opener` and restored into `to`.
+fn restore(
+    opened: &Opened,
+    key: &RecoveryKey,
+    backup: &Backup,
+    opener: Option<&DecryptKey>,
+    to: &Path,
+    only: Vec<String>,
+) -> Result<kluis_restore::Restored> {
+    let expected = expected_sha256(opened, key, backup)?;
+    let scratch = to.parent().filter(|p| p.is_dir());
+    let mut fetched = kluis_restore::restore_test::scratch_file(scratch)?;
+    let (bytes, sha256) = opened.fetch_object(&backup.copy.location, fetched.as_file_mut())?;
+    if !expected.contains(&sha256) {
+        return Err(Error::BackupsDamaged(format!(
+            "The copy {} on the target is not the backup its catalog and record name ({bytes} bytes, another SHA-256): it was not restored. Try an earlier backup (--backup NAME).",
+            backup.copy.location
+        )));
+    }
+    let mut archive = kluis_restore::Backup::open(fetched.path(), opener)?;
+    let options = kluis_restore::RestoreOptions {
+        only,
+        ..Default::default()
+    };
+    kluis_restore::restore(&mut archive, to, &options, &mut |_, _| {})
+}
+
+/// The SHA-256s the copy may have: its catalog's, and its own record's when it has one (they
+/// disagree only where one was written after the copy: its bytes then decide, and the
+/// difference is said). A copy neither names is not restored.
+fn expected_sha256(opened: &Opened, key: &RecoveryKey, backup: &Backup) -> Result<Vec<String>> {
+    if backup.proof == Proof::Unverified {
+        return Err(Error::Config(format!(
+            "Nothing on the target says whose {} is or what it holds: it is not restored by recovery (copy it off the target by hand, and `kluis restore` it).",
+            backup.copy.location
+        )));
+    }
+    let mut expected = vec![backup.copy.sha256.clone()];
+    if let Some(bytes) = opened.get(&layout::record(&backup.copy.location), MAX_RECORD)? {
+        match sealed::open::<CopyRecord>(&bytes, key) {
+            Ok(record) if record.copy.sha256 != backup.copy.sha256 => {
+                eprintln!(
+                    "kluis: the catalog and the copy's own record name different SHA-256s for {}: restored only if its bytes are one of them.",
+                    backup.copy.location
+                );
+                expected.push(record.copy.sha256);
+            }
+            Ok(_) => {}
+            Err(why) => eprintln!(
+                "kluis: the record beside {} is not read ({why}); the catalog's SHA-256 is checked.",
+                backup.copy.location
+            ),
+        }
+    }
+    Ok(expected)
+}
