@@ -9,15 +9,14 @@
 //! reads the chosen copy's own record too, and restores it only when the copy's bytes are what
 //! the catalog or record says.
 
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::Path;
 
 use kluis_copies::Opened;
 use kluis_core::encryption::DecryptKey;
 use kluis_core::{Error, Result, Secret};
-use kluis_recovery::found::{Present, Stored};
-use kluis_recovery::{
-    layout, sealed, Backup, Catalog, CopyRecord, Encrypted, Listing, Proof, RecoveryKey,
-};
+use kluis_recovery::found::{self, Present, Stored};
+use kluis_recovery::{layout, sealed, Backup, CopyRecord, Encrypted, Listing, Proof, RecoveryKey};
 
 use crate::args::{Cli, RecoverCommand, RecoverFrom};
 use crate::from_args::open_profiles;
@@ -29,19 +28,21 @@ pub async fn run(cli: &Cli, command: &RecoverCommand) -> Result<()> {
     match command {
         RecoverCommand::List { from, json } => {
             let json = *json;
-            let (listing, _) = load(cli, from).await?;
+            let (on_target, _) = load(cli, from).await?;
+            let listing = &on_target.listing;
             for problem in &listing.problems {
                 eprintln!("kluis: {problem}");
             }
             for backup in &listing.backups {
-                say(backup, json);
+                let there = on_target.sizes.contains_key(&backup.copy.location);
+                say(backup, there, json);
             }
             eprintln!(
                 "kluis: {} backups of {} klanten on \"{}\"{}.",
                 listing.backups.len(),
-                klanten(&listing),
+                klanten(listing),
                 from.target,
-                from_what(&listing)
+                from_what(listing)
             );
             Ok(())
         }
@@ -53,8 +54,8 @@ pub async fn run(cli: &Cli, command: &RecoverCommand) -> Result<()> {
             only,
             identity,
         } => {
-            let (listing, target) = load(cli, from).await?;
-            let chosen = choose(&listing, klant, backup.as_deref())?.clone();
+            let (on_target, target) = load(cli, from).await?;
+            let chosen = choose(&on_target, klant, backup.as_deref())?.clone();
             let opener = opener(&chosen, identity.as_deref())?;
             let key = recovery_key(from)?;
             let (folder, only) = (to.clone(), only.clone());
@@ -73,7 +74,7 @@ pub async fn run(cli: &Cli, command: &RecoverCommand) -> Result<()> {
 fn recovery_key(from: &RecoverFrom) -> Result<RecoveryKey> {
     let text = match &from.recovery_key {
         Some(file) => {
-            let bytes = kluis_import_bounded(file)?;
+            let bytes = read_small(file)?;
             String::from_utf8_lossy(&bytes).into_owned()
         }
         None => std::env::var("KLUIS_RECOVERY_KEY").map_err(|_| {
@@ -87,7 +88,7 @@ fn recovery_key(from: &RecoverFrom) -> Result<RecoveryKey> {
 }
 
 /// A small file read whole (a key file is some hundred bytes).
-fn kluis_import_bounded(file: &Path) -> Result<Vec<u8>> {
+fn read_small(file: &Path) -> Result<Vec<u8>> {
     use std::io::Read;
     let mut bytes = Vec::new();
     std::fs::File::open(file)
@@ -97,7 +98,7 @@ fn kluis_import_bounded(file: &Path) -> Result<Vec<u8>> {
 }
 
 /// Everything on the target `from` names, with the kit's key; and the target.
-async fn load(cli: &Cli, from: &RecoverFrom) -> Result<(Listing, kluis_copies::CopyTarget)> {
+async fn load(cli: &Cli, from: &RecoverFrom) -> Result<(OnTarget, kluis_copies::CopyTarget)> {
     let key = recovery_key(from)?;
     let targets = open_profiles(cli.profiles_file.as_ref())?
         .settings()
@@ -118,51 +119,33 @@ async fn load(cli: &Cli, from: &RecoverFrom) -> Result<(Listing, kluis_copies::C
     Ok((listing, target))
 }
 
-/// The listing of `opened` (see the module's text).
-pub fn read_listing(opened: &Opened, key: &RecoveryKey) -> Result<Listing> {
-    let objects = opened.list("")?;
-    let catalogs = newest_catalogs(opened, &objects, key)?;
-    let present = || {
-        (objects.iter())
-            .map(|(location, bytes)| Present {
-                location: location.clone(),
-                bytes: *bytes,
-            })
-            .collect::<Vec<_>>()
-    };
-    // Only the records of copies no catalog names are read.
-    let named: std::collections::HashSet<String> = (catalogs.iter())
-        .filter_map(|c| sealed::open::<Catalog>(&c.bytes, key).ok())
-        .flat_map(|c| c.klanten.into_iter())
-        .flat_map(|k| k.copies.into_iter().map(|c| c.location))
-        .collect();
-    let mut records = Vec::new();
-    for (location, _) in &objects {
-        let Some(copy) = layout::copy_of_record(location) else {
-            continue;
-        };
-        if named.contains(&copy) {
-            continue;
-        }
-        if let Some(bytes) = opened.get(location, MAX_RECORD)? {
-            records.push(Stored {
-                location: location.clone(),
-                bytes,
-            });
-        }
-    }
-    Ok(kluis_recovery::gather(catalogs, records, present(), key))
+/// What recovery read on a target: its listing, and the size of every object there.
+pub struct OnTarget {
+    pub listing: Listing,
+    pub sizes: HashMap<String, u64>,
 }
 
-/// Each computer's catalogs, newest first, read until one opens with `key`: that one, and
-/// those newer that did not (for the listing to say why).
-fn newest_catalogs(
-    opened: &Opened,
-    objects: &[(String, u64)],
-    key: &RecoveryKey,
-) -> Result<Vec<Stored>> {
-    let mut of_pc: std::collections::BTreeMap<String, Vec<(u64, &String)>> = Default::default();
-    for (location, _) in objects {
+/// The listing of `opened` (see the module's text). An object that cannot be read, or is not
+/// what it should be, is said in the listing's problems and left out: one planted object does
+/// not stop the recovery of the rest. Only documents that are used are kept in memory.
+pub fn read_listing(opened: &Opened, key: &RecoveryKey) -> Result<OnTarget> {
+    let objects = opened.list("")?;
+    let mut problems = Vec::new();
+    let mut other_key = false;
+    let get =
+        |location: &str, most: u64, problems: &mut Vec<String>| match opened.get(location, most) {
+            Ok(bytes) => bytes.map(|bytes| Stored {
+                location: location.to_string(),
+                bytes,
+            }),
+            Err(e) => {
+                problems.push(format!("{location} is not read: {e}"));
+                None
+            }
+        };
+    // Each computer's catalogs, newest first, read until one is taken.
+    let mut of_pc: BTreeMap<String, Vec<(u64, &String)>> = BTreeMap::new();
+    for (location, _) in &objects {
         if let (Some(pc), Some(number)) = (
             layout::pc_of_catalog(location),
             layout::number_of_catalog(location),
@@ -170,24 +153,59 @@ fn newest_catalogs(
             of_pc.entry(pc).or_default().push((number, location));
         }
     }
-    let mut read = Vec::new();
-    for (_, mut catalogs) in of_pc {
-        catalogs.sort_by_key(|c| std::cmp::Reverse(c.0));
-        for (_, location) in catalogs {
-            let Some(bytes) = opened.get(location, sealed::MAX_SEALED)? else {
-                continue; // (removed since the listing)
+    let mut catalogs = Vec::new();
+    let mut named = HashSet::new();
+    for (_, mut numbered) in of_pc {
+        numbered.sort_by_key(|(number, _)| std::cmp::Reverse(*number));
+        for (_, location) in numbered {
+            let Some(stored) = get(location, sealed::MAX_SEALED, &mut problems) else {
+                continue;
             };
-            let opens = sealed::open::<Catalog>(&bytes, key).is_ok();
-            read.push(Stored {
-                location: location.clone(),
-                bytes,
-            });
-            if opens {
-                break;
+            match found::catalog_in(&stored, key) {
+                Ok(catalog) => {
+                    let copies = catalog.klanten.into_iter().flat_map(|k| k.copies);
+                    named.extend(copies.map(|c| c.location));
+                    catalogs.push(stored);
+                    break;
+                }
+                Err(None) => other_key = true,
+                Err(Some(why)) => problems.push(why),
             }
         }
     }
-    Ok(read)
+    // The records of copies no catalog names.
+    let mut records = Vec::new();
+    for (location, _) in &objects {
+        match layout::copy_of_record(location) {
+            Some(copy) if !named.contains(&copy) => {
+                let Some(stored) = get(location, MAX_RECORD, &mut problems) else {
+                    continue;
+                };
+                match found::record_in(&stored, key) {
+                    Ok(_) => records.push(stored),
+                    Err(None) => other_key = true,
+                    Err(Some(why)) => problems.push(why),
+                }
+            }
+            _ => {}
+        }
+    }
+    let present = (objects.iter())
+        .map(|(location, bytes)| Present {
+            location: location.clone(),
+            bytes: *bytes,
+        })
+        .collect();
+    let mut listing = kluis_recovery::gather(catalogs, records, present, key);
+    if other_key && !listing.problems.iter().any(|p| p == found::OTHER_KEY) {
+        problems.push(found::OTHER_KEY.into());
+    }
+    problems.append(&mut listing.problems);
+    listing.problems = problems;
+    Ok(OnTarget {
+        listing,
+        sizes: objects.into_iter().collect(),
+    })
 }
 
 /// The klanten the listing names.
@@ -217,8 +235,8 @@ fn date(ms: i64) -> String {
         .unwrap_or_default()
 }
 
-/// One backup, as a line of words or a JSON object.
-fn say(backup: &Backup, json: bool) {
+/// One backup, as a line of words or a JSON object; `there`: whether the target holds it.
+fn say(backup: &Backup, there: bool, json: bool) {
     let klant = backup.klant.as_ref().map(|k| k.name.as_str());
     let pc = backup.pc.as_ref().map(|p| p.name.as_str());
     let encrypted = match &backup.encrypted {
@@ -242,7 +260,7 @@ fn say(backup: &Backup, json: bool) {
             "saved_at": (copy.saved_ms > 0).then(|| date(copy.saved_ms)),
             "encrypted": encrypted, "locked_until": copy.locked_until_ms.map(date),
             "restore_test": copy.restore_test.as_ref().map(|t| serde_json::json!({"at": date(t.at_ms), "passed": t.passed})),
-            "proof": proof, "location": copy.location,
+            "proof": proof, "location": copy.location, "on_target": there,
         });
         println!("{line}");
         return;
@@ -252,7 +270,7 @@ fn say(backup: &Backup, json: bool) {
         ms => date(ms),
     };
     println!(
-        "{:<24} {:<12} {saved:<20} {:>12}  {}  ({proof}{})",
+        "{:<24} {:<12} {saved:<20} {:>12}  {}  ({proof}{}{})",
         klant.unwrap_or("(unknown)"),
         pc.unwrap_or("-"),
         copy.bytes,
@@ -261,35 +279,54 @@ fn say(backup: &Backup, json: bool) {
             String::new()
         } else {
             format!(", encrypted: {encrypted}")
-        }
+        },
+        if there { "" } else { ", NOT ON THE TARGET" }
     );
 }
 
-/// The backup of `klant` to restore: the one named `name`, else its newest.
-fn choose<'a>(listing: &'a Listing, klant: &str, name: Option<&str>) -> Result<&'a Backup> {
+/// The backup of `klant` to restore: the one named `name`, else its newest the target holds.
+/// A copy whose size on the target is not its catalog's is refused here already.
+fn choose<'a>(on: &'a OnTarget, klant: &str, name: Option<&str>) -> Result<&'a Backup> {
     let wanted = klant.trim().to_lowercase();
-    let of_klant: Vec<&Backup> = (listing.backups.iter())
-        .filter(|b| {
-            b.klant
-                .as_ref()
-                .is_some_and(|k| k.name.to_lowercase() == wanted)
-        })
+    let of_klant: Vec<&Backup> = (on.listing.backups.iter())
+        .filter(|b| (b.klant.as_ref()).is_some_and(|k| k.name.to_lowercase() == wanted))
         .collect();
     if of_klant.is_empty() {
         return Err(Error::Config(format!(
             "The target has no backup of \"{klant}\": see `kluis recover list`."
         )));
     }
-    match name {
-        None => Ok(of_klant[0]),
-        Some(name) => (of_klant.into_iter())
-            .find(|b| b.copy.name == name)
-            .ok_or_else(|| {
-                Error::Config(format!(
-                    "\"{klant}\" has no backup named \"{name}\" on the target."
-                ))
-            }),
+    let there = |b: &&Backup| on.sizes.contains_key(&b.copy.location);
+    let chosen = match name {
+        None => of_klant.into_iter().find(there).ok_or_else(|| {
+            Error::Config(format!(
+                "The catalogs name backups of \"{klant}\", but none of them is on the target any more."
+            ))
+        })?,
+        Some(name) => {
+            let named = (of_klant.into_iter())
+                .find(|b| b.copy.name == name)
+                .ok_or_else(|| {
+                    Error::Config(format!(
+                        "\"{klant}\" has no backup named \"{name}\" on the target."
+                    ))
+                })?;
+            if !there(&named) {
+                return Err(Error::Config(format!(
+                    "The catalog names \"{name}\" of \"{klant}\", but it is not on the target any more: choose another (kluis recover list)."
+                )));
+            }
+            named
+        }
+    };
+    let size = on.sizes[&chosen.copy.location];
+    if chosen.proof != Proof::Unverified && size != chosen.copy.bytes {
+        return Err(Error::BackupsDamaged(format!(
+            "The copy {} on the target is {size} bytes, not the {} its catalog says: it was changed, and is not restored. Try an earlier backup (--backup NAME).",
+            chosen.copy.location, chosen.copy.bytes
+        )));
     }
+    Ok(chosen)
 }
 
 /// What opens `backup`: none when it is not encrypted; the passphrase its catalog sealed;
@@ -299,7 +336,7 @@ fn opener(backup: &Backup, identity: Option<&Path>) -> Result<Option<DecryptKey>
         return Ok(None);
     }
     if let Some(file) = identity {
-        let text = String::from_utf8_lossy(&kluis_import_bounded(file)?).into_owned();
+        let text = String::from_utf8_lossy(&read_small(file)?).into_owned();
         return Ok(Some(DecryptKey::Identity(Secret::new(text))));
     }
     match &backup.encrypted {
@@ -328,7 +365,9 @@ fn restore(
     let expected = expected_sha256(opened, key, backup)?;
     let scratch = to.parent().filter(|p| p.is_dir());
     let mut fetched = kluis_restore::restore_test::scratch_file(scratch)?;
-    let (bytes, sha256) = opened.fetch_object(&backup.copy.location, fetched.as_file_mut())?;
+    let most = backup.copy.bytes;
+    let (bytes, sha256) =
+        opened.fetch_object(&backup.copy.location, most, fetched.as_file_mut())?;
     if !expected.contains(&sha256) {
         return Err(Error::BackupsDamaged(format!(
             "The copy {} on the target is not the backup its catalog and record name ({bytes} bytes, another SHA-256): it was not restored. Try an earlier backup (--backup NAME).",
@@ -354,7 +393,14 @@ fn expected_sha256(opened: &Opened, key: &RecoveryKey, backup: &Backup) -> Resul
         )));
     }
     let mut expected = vec![backup.copy.sha256.clone()];
-    if let Some(bytes) = opened.get(&layout::record(&backup.copy.location), MAX_RECORD)? {
+    let record = match opened.get(&layout::record(&backup.copy.location), MAX_RECORD) {
+        Ok(record) => record,
+        Err(why) => {
+            eprintln!("kluis: the record beside {} is not read ({why}); the catalog's SHA-256 is checked.", backup.copy.location);
+            None
+        }
+    };
+    if let Some(bytes) = record {
         match sealed::open::<CopyRecord>(&bytes, key) {
             Ok(record) if record.copy.sha256 != backup.copy.sha256 => {
                 eprintln!(

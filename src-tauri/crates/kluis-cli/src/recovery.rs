@@ -1,6 +1,6 @@
 //! `kluis recovery-kit`: the office's recovery kit — a recovery key whose private half is
 //! printed (and, with `--key-file`, written to a new owner-only file) but never kept on this
-//! computer, its public half kept in the settings — and what writes the recovery catalogs to
+//! computer, its public half kept in the settings and its vouch key in the keyring — and what writes the recovery catalogs to
 //! the copy targets after each run of copies ([`catalogs_after`], kluis-profiles' `catalogs`).
 
 use std::path::Path;
@@ -8,12 +8,12 @@ use std::path::Path;
 use kluis_core::{Error, Result};
 use kluis_profiles::store::RecoverySetting;
 use kluis_profiles::unattended::CatalogsAfter;
-use kluis_profiles::ProfileStore;
+use kluis_profiles::{ProfileStore, SecretKind, APP};
 use kluis_recovery::RecoveryKey;
 
 use crate::args::Cli;
 use crate::from_args::{history_path, open_profiles};
-use crate::profiles::secret_store;
+use crate::profiles::{on_store, secret_store};
 
 /// What writes the catalogs after this run's copies: none until a kit is made.
 pub fn catalogs_after(cli: &Cli, profiles: &ProfileStore) -> Result<Option<CatalogsAfter>> {
@@ -57,22 +57,14 @@ pub async fn kit(cli: &Cli, key_file: Option<&Path>, pc_name: Option<String>) ->
     let key = RecoveryKey::generate();
     let office = key.office_key();
     if let Some(file) = key_file {
-        let text = format!("{}\n", key.to_text().expose());
-        let mut written = (kluis_private::files::options().write(true).create_new(true))
-            .open(file)
-            .map_err(|e| {
-                Error::io(
-                    format!(
-                        "write the key file {} (it must not exist yet)",
-                        file.display()
-                    ),
-                    e,
-                )
-            })?;
-        std::io::Write::write_all(&mut written, text.as_bytes())
-            .and_then(|()| written.sync_all())
-            .map_err(|e| Error::io(format!("write {}", file.display()), e))?;
+        write_key_file(file, &key)?;
     }
+    // This computer vouches for what it writes with the kit's vouch key, kept in its keyring.
+    let vouch = key.vouch_key().to_text();
+    on_store(&secret_store(), move |store| {
+        store.set(APP, SecretKind::RecoveryVouch, &vouch)
+    })
+    .await?;
     let before = profiles.settings().recovery;
     let setting = RecoverySetting {
         office_key: office.to_text(),
@@ -96,6 +88,32 @@ pub async fn kit(cli: &Cli, key_file: Option<&Path>, pc_name: Option<String>) ->
         "kluis: the recovery kit is made ({}). Keep the page above where a fire or a thief does not reach it; this computer keeps only the public half.",
         setting.fingerprint
     );
+    Ok(())
+}
+
+/// The key written to `file`, new and owner-only (on Windows too: its access list set while it
+/// is empty); removed again when it cannot be written whole.
+fn write_key_file(file: &Path, key: &RecoveryKey) -> Result<()> {
+    let text = format!("{}\n", key.to_text().expose());
+    let mut written = (kluis_private::files::options().write(true).create_new(true))
+        .open(file)
+        .map_err(|e| {
+            Error::io(
+                format!(
+                    "write the key file {} (it must not exist yet)",
+                    file.display()
+                ),
+                e,
+            )
+        })?;
+    let outcome = kluis_private::files::restrict(&written)
+        .and_then(|()| std::io::Write::write_all(&mut written, text.as_bytes()))
+        .and_then(|()| written.sync_all());
+    if let Err(e) = outcome {
+        drop(written);
+        let _ = std::fs::remove_file(file);
+        return Err(Error::io(format!("write {}", file.display()), e));
+    }
     Ok(())
 }
 

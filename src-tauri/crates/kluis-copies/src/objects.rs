@@ -5,7 +5,8 @@
 //! bound, listed, removed. Blocking, as the rest of this crate.
 //!
 //! Names are checked before anything is asked of a target: relative, `/`-separated, no empty,
-//! `.` or `..` part — a name from a listing cannot climb out of the target's root.
+//! `.` or `..` part, nothing Windows would read as a drive or a device — a name from a listing
+//! or a catalog cannot climb out of the target's root.
 
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
@@ -21,15 +22,60 @@ fn checked(relative: &str) -> Result<&str> {
     let ok = !relative.is_empty()
         && relative.len() <= 1024
         && !relative.starts_with('/')
-        && relative
-            .split('/')
-            .all(|part| !part.is_empty() && part != "." && part != ".." && !part.contains('\\'));
+        && relative.split('/').all(is_plain_part);
     ok.then_some(relative).ok_or_else(|| {
         Error::Config(format!(
             "\"{}\" is not a name under a copy target's folder.",
             relative.chars().take(80).collect::<String>()
         ))
     })
+}
+
+/// One part of a name: not empty, `.` or `..`, no `\\` or `:` (on Windows a drive, `C:x`, or
+/// a stream), no control character, and no device name of Windows (`CON`, `COM1.txt`, …),
+/// which a folder target on Windows would open instead of a file.
+fn is_plain_part(part: &str) -> bool {
+    const DEVICES: [&str; 4] = ["con", "prn", "aux", "nul"];
+    let stem = part
+        .split('.')
+        .next()
+        .unwrap_or("")
+        .trim_end()
+        .to_ascii_lowercase();
+    let numbered = (stem.len() == 4)
+        && (stem.starts_with("com") || stem.starts_with("lpt"))
+        && stem.as_bytes()[3].is_ascii_digit();
+    !part.is_empty()
+        && part != "."
+        && part != ".."
+        && !part.contains(['\\', ':'])
+        && !part.chars().any(char::is_control)
+        && !DEVICES.contains(&stem.as_str())
+        && !numbered
+}
+
+/// A sink that takes at most `left` bytes: an object larger than the caller expects stops
+/// being fetched there, instead of filling the disk.
+struct AtMost<'a> {
+    into: &'a mut (dyn Write + Send),
+    left: u64,
+}
+
+impl Write for AtMost<'_> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        if buf.len() as u64 > self.left {
+            return Err(std::io::Error::other(
+                "the object is larger than its catalog says",
+            ));
+        }
+        let n = self.into.write(buf)?;
+        self.left -= n as u64;
+        Ok(n)
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.into.flush()
+    }
 }
 
 impl Opened {
@@ -104,13 +150,16 @@ impl Opened {
     }
 
     /// The object at `relative` read in full into `into` (a large one too: a copy of a
-    /// backup), its length and SHA-256 said for the caller to check against what it expects.
+    /// backup) — refused past `most` bytes —, its length and SHA-256 said for the caller to
+    /// check against what it expects.
     pub fn fetch_object(
         &self,
         relative: &str,
+        most: u64,
         into: &mut (dyn Write + Send),
     ) -> Result<(u64, String)> {
         let relative = checked(relative)?;
+        let into = &mut AtMost { into, left: most };
         match self {
             Opened::Folder { name, root } => {
                 crate::folder::read_back_into(&root.join(relative), into)
@@ -421,7 +470,8 @@ async fn sftp_list(server: &sftp::Server, relative: &str) -> Result<Vec<(String,
 mod tests {
     use super::*;
 
-    /// Names from a listing or a catalog cannot climb out of the target's root.
+    /// Names from a listing or a catalog cannot climb out of the target's root, nor name a
+    /// drive or a device of Windows.
     #[test]
     fn a_name_stays_under_the_root() {
         for bad in [
@@ -432,12 +482,42 @@ mod tests {
             "./a",
             "a\\..\\b",
             "a/.",
+            "C:/Users/x/secret.txt",
+            "C:x",
+            "Bakker/b.zip:stream",
+            "Bakker/CON",
+            "Bakker/com1.zip",
+            "LPT9 .txt/a",
+            "Bakker/a\u{7}b",
         ] {
             assert!(checked(bad).is_err(), "{bad:?}");
         }
+        for good in [
+            "kluis-recovery/catalogs/aa/000000000001.age",
+            "Bakker B.V/Bakker 2026-11-26 1946.zip",
+            "Console/com10.zip",
+            "contoso/nul-ish.zip",
+        ] {
+            assert_eq!(checked(good).unwrap(), good);
+        }
+    }
+
+    /// A fetch stops where the caller said the object ends.
+    #[test]
+    fn a_fetch_stops_at_its_bound() {
+        let root = tempfile::tempdir().unwrap();
+        std::fs::write(root.path().join("b.zip"), vec![7u8; 1000]).unwrap();
+        let opened = Opened::Folder {
+            name: "NAS".into(),
+            root: root.path().to_path_buf(),
+        };
+        let mut into = Vec::new();
         assert_eq!(
-            checked("kluis-recovery/catalogs/aa/000000000001.age").unwrap(),
-            "kluis-recovery/catalogs/aa/000000000001.age"
+            opened.fetch_object("b.zip", 1000, &mut into).unwrap().0,
+            1000
         );
+        let mut into = Vec::new();
+        assert!(opened.fetch_object("b.zip", 999, &mut into).is_err());
+        assert!(into.len() <= 999, "no byte past the bound");
     }
 }

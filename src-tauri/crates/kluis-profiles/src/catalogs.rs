@@ -5,10 +5,17 @@
 //! what it says changed (a bucket with default retention keeps every version: a catalog a
 //! run would write again unchanged is not written), the newest [`KEEP`] kept.
 //!
+//! Each is tagged with the kit's vouch key (kept in the keyring), so that one planted by
+//! whoever can write to the target is not trusted. What this computer wrote to each target is
+//! noted beside the history ([`Written`]): the numbers of its catalogs — the only ones it ever
+//! removes, and where its numbering goes on (a planted catalog numbered 999999999999 neither
+//! stops it nor has genuine ones removed) — and its records, written again when one is gone or
+//! a new kit was made.
+//!
 //! A catalog or record that cannot be written is said and tried again at the next run; the
 //! copies stay made whatever becomes of it.
 
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::path::Path;
 
 use kluis_copies::{CopyTarget, Opened};
@@ -18,6 +25,7 @@ use kluis_core::{Error, History, HistoryEntry, KlantKey, Result, Secret};
 use kluis_recovery::catalog::{CATALOG_FORMAT, RECORD_FORMAT};
 use kluis_recovery::{
     layout, sealed, Catalog, CopyNote, CopyRecord, Encrypted, Klant, KlantNote, OfficeKey, Pc,
+    VouchKey,
 };
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
@@ -37,22 +45,40 @@ pub struct CatalogWritten {
     pub records: usize,
 }
 
-/// What the catalogs are written from: the history, the klanten, the kit's public half, and
-/// the passphrase of each klant whose backups are encrypted with one.
+/// How far past this computer's own newest catalog a number found on the target is taken as
+/// one of its own (its noted numbers lost): farther, it is someone else's and passed over.
+const NUMBERS_AHEAD: u64 = 1_000_000;
+
+/// What the catalogs are written from: the history, the klanten, the kit's public half and
+/// its vouch key (none: not in the keyring), and the passphrase of each klant whose backups
+/// are encrypted with one.
 pub struct CatalogsOf<'a> {
     pub history: &'a History,
     pub profiles: &'a [Profile],
     pub recovery: &'a RecoverySetting,
+    pub vouch: Option<&'a VouchKey>,
     pub passphrase: &'a (dyn Fn(&Profile) -> Option<Secret> + Sync),
     /// Where what was last written to each target is kept (beside the history).
     pub state: &'a Path,
 }
 
-/// What was last written to each target (its catalog's digest and number), so that an
-/// unchanged catalog is not written again.
+/// What this computer wrote to each target (by the target's id); see the module's text.
 #[derive(Default, Serialize, Deserialize)]
 struct Written {
-    targets: BTreeMap<String, (String, u64)>,
+    targets: BTreeMap<String, OnTarget>,
+}
+
+#[derive(Default, Serialize, Deserialize)]
+struct OnTarget {
+    /// The office key (its fingerprint) what follows was written for: a new kit's writes all
+    /// again.
+    office: String,
+    /// What its newest catalog says (without when): unchanged, none is written.
+    digest: String,
+    /// Its catalogs' numbers, oldest first.
+    numbers: Vec<u64>,
+    /// Its records, by their places.
+    records: BTreeSet<String>,
 }
 
 /// Writes the catalogs of `targets` (blocking: a bucket's and a server's requests run on the
@@ -74,6 +100,13 @@ pub fn write_catalogs(
             )
         });
     };
+    let Some(vouch) = of.vouch else {
+        return each(&|| {
+            Error::Config(
+                "The recovery kit's vouch key is not in this computer's keyring: make a new kit (kluis recovery-kit).".into(),
+            )
+        });
+    };
     let made = match of.history.made_copies(None) {
         Ok(made) => made,
         Err(e) => {
@@ -87,8 +120,11 @@ pub fn write_catalogs(
         .unwrap_or_default();
     let outcomes = (targets.iter())
         .map(|target| {
-            let outcome = Opened::open(target, None)
-                .and_then(|opened| write_one(of, &office, target, &opened, &made, &mut written));
+            let on_target = written.targets.entry(target.id.clone()).or_default();
+            let outcome = Opened::open(target, None).and_then(|opened| {
+                let keys = (&office, vouch);
+                write_one(of, keys, target, &opened, &made, on_target)
+            });
             (target.name.clone(), outcome)
         })
         .collect();
@@ -100,15 +136,20 @@ pub fn write_catalogs(
 
 fn write_one(
     of: &CatalogsOf<'_>,
-    office: &OfficeKey,
+    (office, vouch): (&OfficeKey, &VouchKey),
     target: &CopyTarget,
     opened: &Opened,
     made: &[(HistoryEntry, Made)],
-    written: &mut Written,
+    state: &mut OnTarget,
 ) -> Result<CatalogWritten> {
     let key_text = format!("{}\n{}\n", office.to_text(), office.fingerprint());
     if opened.get(layout::OFFICE_KEY, 4096)?.as_deref() != Some(key_text.as_bytes()) {
         opened.put(layout::OFFICE_KEY, key_text.as_bytes(), true)?;
+    }
+    if state.office != office.fingerprint() {
+        state.office = office.fingerprint();
+        state.digest.clear();
+        state.records.clear();
     }
     let pc = Pc {
         id: of.recovery.pc_id.clone(),
@@ -131,9 +172,12 @@ fn write_one(
         let note = CopyNote { location, ..note };
         let profile = profiles.get(&entry.profile).copied();
         let klant = klant_of(&entry.profile, profile);
-        let encrypted = encrypted_of(profile, entry, of.passphrase);
+        // How the klant's backups are encrypted now, whatever this copy's (its own `encrypted`
+        // says whether it is): the kit opens its encrypted copies with that.
+        let encrypted = encryption_of(profile, note.encrypted, of.passphrase);
         let record_at = layout::record(&note.location);
-        if !present.contains(&record_at) {
+        // Written once, and again where it is gone — or was put there by someone else first.
+        if !(state.records.contains(&record_at) && present.contains(&record_at)) {
             let record = CopyRecord {
                 kluis_copy_record: RECORD_FORMAT,
                 office: office.fingerprint(),
@@ -142,7 +186,9 @@ fn write_one(
                 encrypted: encrypted.clone(),
                 copy: note.clone(),
             };
-            opened.put(&record_at, &sealed::seal(&record, office)?, false)?;
+            let sealed = sealed::seal(&record, office, vouch)?;
+            opened.put(&record_at, &sealed, present.contains(&record_at))?;
+            state.records.insert(record_at);
             records += 1;
         }
         klanten
@@ -172,37 +218,58 @@ fn write_one(
             serde_json::to_vec(&said).unwrap_or_default(),
         ))
     };
-    if written
-        .targets
-        .get(&target.id)
-        .is_some_and(|(last, _)| *last == digest)
-    {
+    let newest_there =
+        (state.numbers.last()).is_some_and(|n| present.contains(&layout::catalog(&pc.id, *n)));
+    if state.digest == digest && newest_there {
         return Ok(CatalogWritten {
             number: None,
             records,
         });
     }
-    let mine = format!("{}/catalogs/{}/", layout::FOLDER, pc.id);
-    let mut numbers: Vec<u64> = (present.iter())
-        .filter(|n| n.starts_with(&mine))
-        .filter_map(|n| layout::number_of_catalog(n))
-        .collect();
-    numbers.sort_unstable();
-    catalog.number = numbers.last().map_or(1, |n| n + 1);
-    let sealed = sealed::seal(&catalog, office)?;
+    catalog.number = next_number(&state.numbers, &pc.id, &present)?;
+    let sealed = sealed::seal(&catalog, office, vouch)?;
     opened.put(&layout::catalog(&pc.id, catalog.number), &sealed, false)?;
-    written
-        .targets
-        .insert(target.id.clone(), (digest, catalog.number));
-    numbers.push(catalog.number);
-    for old in numbers.iter().rev().skip(KEEP) {
+    state.digest = digest;
+    state.numbers.push(catalog.number);
+    // Only its own, noted numbers are removed: never one it did not write.
+    let stale = state.numbers.len().saturating_sub(KEEP);
+    let mut kept = Vec::new();
+    for (i, number) in state.numbers.iter().enumerate() {
         // (A locked one is refused by its target: it goes at a later run.)
-        let _ = opened.remove(&layout::catalog(&pc.id, *old));
+        if i >= stale || opened.remove(&layout::catalog(&pc.id, *number)).is_err() {
+            kept.push(*number);
+        }
     }
+    state.numbers = kept;
     Ok(CatalogWritten {
         number: Some(catalog.number),
         records,
     })
+}
+
+/// The number of this computer's next catalog: past its own newest and past any found in its
+/// folder not farther ahead than [`NUMBERS_AHEAD`] (its own, where its notes were lost), and
+/// free on the target.
+fn next_number(own: &[u64], pc_id: &str, present: &HashSet<String>) -> Result<u64> {
+    let newest_own = own.iter().copied().max().unwrap_or(0);
+    let mine = format!("{}/catalogs/{pc_id}/", layout::FOLDER);
+    let found = (present.iter())
+        .filter(|n| n.starts_with(&mine))
+        .filter_map(|n| layout::number_of_catalog(n))
+        .filter(|n| *n <= newest_own.saturating_add(NUMBERS_AHEAD))
+        .max()
+        .unwrap_or(0);
+    let mut number = newest_own.max(found) + 1;
+    while present.contains(&layout::catalog(pc_id, number)) {
+        number += 1;
+    }
+    match number < layout::CATALOG_NUMBERS {
+        true => Ok(number),
+        false => Err(Error::Config(format!(
+            "This computer's catalogs on the target are numbered up to the limit ({}): remove its folder kluis-recovery/catalogs/{pc_id} there, and the next run starts again.",
+            layout::CATALOG_NUMBERS - 1
+        ))),
+    }
 }
 
 /// The copy `copy` of backup `entry` as a catalog has it (its place filled in by the caller).
@@ -245,16 +312,14 @@ fn klant_of(key: &KlantKey, profile: Option<&Profile>) -> Klant {
     }
 }
 
-/// How `entry`'s backup is encrypted — as its klant's backups are now (the history keeps
-/// that a backup is encrypted, not how) — with the klant's passphrase where it is one.
-fn encrypted_of(
+/// How the klant's encrypted backups are encrypted — as its setting is now (the history keeps
+/// that a backup is encrypted, not how) — with its passphrase where it is one; `No` only for
+/// a copy that is not encrypted of a klant whose backups are not.
+fn encryption_of(
     profile: Option<&Profile>,
-    entry: &HistoryEntry,
+    copy_encrypted: bool,
     passphrase: &(dyn Fn(&Profile) -> Option<Secret> + Sync),
 ) -> Encrypted {
-    if entry.encrypted.is_none() {
-        return Encrypted::No;
-    }
     match profile.and_then(|p| Some((p, p.encryption.as_ref()?))) {
         Some((p, EncryptionSetting::Passphrase)) => match passphrase(p) {
             Some(secret) => Encrypted::Passphrase {
@@ -265,7 +330,8 @@ fn encrypted_of(
         Some((_, EncryptionSetting::Recipient { recipient })) => Encrypted::Recipient {
             recipient: recipient.clone(),
         },
-        None => Encrypted::Unknown,
+        None if copy_encrypted => Encrypted::Unknown,
+        None => Encrypted::No,
     }
 }
 

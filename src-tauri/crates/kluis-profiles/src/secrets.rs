@@ -30,6 +30,9 @@ pub enum SecretKind {
     EncryptionPassphrase,
     /// A copy target's secret (an S3 secret key), under the target's id.
     CopyTargetSecret,
+    /// The recovery kit's vouch key, with which this computer tags the catalogs it writes
+    /// (under [`APP`]; kluis-recovery's `VouchKey`).
+    RecoveryVouch,
 }
 
 /// The id under which app-wide secrets are kept.
@@ -45,6 +48,7 @@ impl SecretKind {
             SecretKind::MailPassword => format!("{profile}/mail_password"),
             SecretKind::EncryptionPassphrase => format!("{profile}/encryption_passphrase"),
             SecretKind::CopyTargetSecret => format!("{profile}/copy_target_secret"),
+            SecretKind::RecoveryVouch => format!("{profile}/recovery_vouch"),
         }
     }
 }
@@ -187,6 +191,7 @@ impl SecretsFolder {
             SecretKind::MailPassword => "mail_password",
             SecretKind::EncryptionPassphrase => "encryption_passphrase",
             SecretKind::CopyTargetSecret => "copy_target_secret",
+            SecretKind::RecoveryVouch => "recovery_vouch",
         };
         self.dir.join(format!("{base}.{suffix}"))
     }

@@ -383,10 +383,23 @@ pub async fn write_catalogs(
                 .ok()
                 .flatten()
         };
+        let vouch = match catalogs
+            .secrets
+            .get(crate::APP, crate::SecretKind::RecoveryVouch)
+        {
+            Ok(text) => text.and_then(|t| kluis_recovery::VouchKey::parse(t.expose()).ok()),
+            Err(e) => {
+                let said = e.into_core().to_string();
+                return (targets.iter())
+                    .map(|t| (t.name.clone(), Err(Error::Config(said.clone()))))
+                    .collect();
+            }
+        };
         let of = crate::catalogs::CatalogsOf {
             history: &history,
             profiles: &catalogs.profiles,
             recovery: &catalogs.recovery,
+            vouch: vouch.as_ref(),
             passphrase: &passphrase,
             state: &catalogs.state,
         };

@@ -68,33 +68,19 @@ pub fn gather(
     present: Vec<Present>,
     key: &RecoveryKey,
 ) -> Listing {
-    let office = key.office_key().fingerprint();
     let mut listing = Listing::default();
     let mut records: HashMap<String, CopyRecord> = records
         .into_iter()
-        .filter_map(|stored| {
-            let copy_at = layout::copy_of_record(&stored.location)?;
-            match open::<CopyRecord>(&stored.bytes, key) {
-                Ok(record) if record.copy.location == copy_at => Some((copy_at, record)),
-                Ok(_) => {
-                    listing.problems.push(format!(
-                        "The record {} names another copy than its own; it is not used.",
-                        stored.location
-                    ));
-                    None
-                }
-                Err(Unreadable::OtherKey) => None, // (said once, with the catalogs)
-                Err(why) => {
-                    listing.problems.push(format!(
-                        "The record {} is not read: {why}.",
-                        stored.location
-                    ));
-                    None
-                }
+        .filter_map(|stored| match record_in(&stored, key) {
+            Ok(found) => Some(found),
+            Err(Some(why)) => {
+                listing.problems.push(why);
+                None
             }
+            Err(None) => None, // (for another key: said once, with the catalogs)
         })
         .collect();
-    for catalog in newest_catalogs(catalogs, key, &office, &mut listing) {
+    for catalog in newest_catalogs(catalogs, key, &mut listing) {
         for note in &catalog.klanten {
             for copy in &note.copies {
                 let proof = match records.remove(&copy.location) {
@@ -168,12 +154,11 @@ pub fn gather(
     listing
 }
 
-/// Each computer's newest catalog that opens, is sealed for this office and is in a format
-/// this Kluis reads; the ones passed over said in `listing`.
+/// Each computer's newest catalog that [`catalog_in`] takes; the ones passed over said in
+/// `listing`.
 fn newest_catalogs(
     catalogs: Vec<Stored>,
     key: &RecoveryKey,
-    office: &str,
     listing: &mut Listing,
 ) -> Vec<Catalog> {
     // Newest first within each computer's folder (their names are their numbers).
@@ -188,36 +173,82 @@ fn newest_catalogs(
     for (_, mut stored) in by_pc {
         stored.sort_by(|a, b| b.location.cmp(&a.location));
         for candidate in stored {
-            let why = match open::<Catalog>(&candidate.bytes, key) {
-                Ok(catalog) if catalog.kluis_catalog > CATALOG_FORMAT => format!(
-                    "it was written by a newer Kluis (format {})",
-                    catalog.kluis_catalog
-                ),
-                Ok(catalog) if catalog.office != office => {
-                    "it names another office key than the one it opens with".into()
-                }
+            match catalog_in(&candidate, key) {
                 Ok(catalog) => {
                     chosen.push(catalog);
                     break;
                 }
-                Err(Unreadable::OtherKey) => {
-                    other_key = true;
-                    continue;
-                }
-                Err(why) => why.to_string(),
-            };
-            listing.problems.push(format!(
-                "The catalog {} is not used: {why}; an earlier one, and the copies' own records, are.",
-                candidate.location
-            ));
+                Err(None) => other_key = true,
+                Err(Some(why)) => listing.problems.push(why),
+            }
         }
     }
     if other_key {
-        listing.problems.push(
-            "Some catalogs on this target were written for another recovery key (another office's, or one made before a new kit): they are not read.".into(),
-        );
+        listing.problems.push(OTHER_KEY.into());
     }
     chosen
+}
+
+/// What the listing says once when catalogs or records of another key were met.
+pub const OTHER_KEY: &str = "Some catalogs on this target were written for another recovery key (another office's, or one made before a new kit): they are not read.";
+
+/// The catalog in `stored`, when recovery uses it: it opens with `key`, this office vouched
+/// for it, it is in a format this Kluis reads, for this office's key, and where its computer
+/// wrote it (one copied under a higher number, or into another computer's folder, would pass
+/// for newer). Else why not, in words for the listing (none: it is for another key).
+pub fn catalog_in(stored: &Stored, key: &RecoveryKey) -> Result<Catalog, Option<String>> {
+    let (pc, number) = (
+        layout::pc_of_catalog(&stored.location),
+        layout::number_of_catalog(&stored.location),
+    );
+    let why = match open::<Catalog>(&stored.bytes, key) {
+        Ok(catalog) if catalog.kluis_catalog > CATALOG_FORMAT => format!(
+            "it was written by a newer Kluis (format {})",
+            catalog.kluis_catalog
+        ),
+        Ok(catalog) if catalog.office != key.office_key().fingerprint() => {
+            "it names another office key than the one it opens with".into()
+        }
+        Ok(catalog) if Some(&catalog.pc.id) != pc.as_ref() || Some(catalog.number) != number => {
+            format!(
+                "it is catalog {} of computer {}, put in another place",
+                catalog.number, catalog.pc.name
+            )
+        }
+        Ok(catalog) => return Ok(catalog),
+        Err(Unreadable::OtherKey) => return Err(None),
+        Err(why) => why.to_string(),
+    };
+    Err(Some(passed_over(&stored.location, &why)))
+}
+
+/// The words for a catalog at `location` that is not used, and why.
+pub fn passed_over(location: &str, why: &str) -> String {
+    format!("The catalog {location} is not used: {why}; an earlier one, and the copies' own records, are.")
+}
+
+/// The record in `stored` and the copy it is beside, when recovery uses it (it opens, this
+/// office vouched for it, and it names the copy it is beside); else why not (none: it is for
+/// another key).
+pub fn record_in(
+    stored: &Stored,
+    key: &RecoveryKey,
+) -> Result<(String, CopyRecord), Option<String>> {
+    let Some(copy_at) = layout::copy_of_record(&stored.location) else {
+        return Err(Some(format!("{} is not a record's name.", stored.location)));
+    };
+    match open::<CopyRecord>(&stored.bytes, key) {
+        Ok(record) if record.copy.location == copy_at => Ok((copy_at, record)),
+        Ok(_) => Err(Some(format!(
+            "The record {} names another copy than its own; it is not used.",
+            stored.location
+        ))),
+        Err(Unreadable::OtherKey) => Err(None),
+        Err(why) => Err(Some(format!(
+            "The record {} is not read: {why}.",
+            stored.location
+        ))),
+    }
 }
 
 #[cfg(test)]
@@ -272,7 +303,8 @@ mod tests {
     /// Two computers' catalogs and the copies' records: the newest catalog that opens is used
     /// (a damaged newer one said), each copy proven by catalog and record together where both
     /// agree, by one of them where the other is missing, in doubt where they disagree, and a
-    /// file neither names listed as unverified; another office's catalog is not read.
+    /// file neither names listed as unverified; another office's catalog is not read, nor one
+    /// moved to another place, nor one sealed by someone without the office's vouch key.
     #[test]
     fn the_listing_takes_each_document_for_what_it_proves() {
         let key = RecoveryKey::generate();
@@ -298,7 +330,8 @@ mod tests {
                 copy("Bakker/3.zip", 3),
             ],
         );
-        let sealed = |c: &Catalog| seal(c, &office).unwrap();
+        let vouch = key.vouch_key();
+        let sealed = |c: &Catalog| seal(c, &office, &vouch).unwrap();
         let mut damaged = sealed(&catalog(&reception, 3, &fingerprint, vec![newer.clone()]));
         let at = damaged.len() - 20;
         damaged[at] ^= 1;
@@ -329,6 +362,22 @@ mod tests {
                 bytes: seal(
                     &catalog(&back, 1, "other", vec![]),
                     &RecoveryKey::generate().office_key(),
+                    &vouch,
+                )
+                .unwrap(),
+            },
+            // Catalog 1 of RECEPTIE copied in as ACHTER's number 7.
+            Stored {
+                location: layout::catalog("bb02", 7),
+                bytes: sealed(&catalog(&reception, 1, &fingerprint, vec![])),
+            },
+            // Sealed to the office key (it is on the target) by someone without its vouch key.
+            Stored {
+                location: layout::catalog("bb02", 9),
+                bytes: seal(
+                    &catalog(&back, 9, &fingerprint, vec![]),
+                    &office,
+                    &RecoveryKey::generate().vouch_key(),
                 )
                 .unwrap(),
             },
@@ -346,15 +395,20 @@ mod tests {
         let records = vec![
             Stored {
                 location: layout::record("Bakker/1.zip"),
-                bytes: seal(&record(copy("Bakker/1.zip", 1), &bakker), &office).unwrap(),
+                bytes: seal(&record(copy("Bakker/1.zip", 1), &bakker), &office, &vouch).unwrap(),
             },
             Stored {
                 location: layout::record("Bakker/2.zip"),
-                bytes: seal(&record(lying, &bakker), &office).unwrap(),
+                bytes: seal(&record(lying, &bakker), &office, &vouch).unwrap(),
             },
             Stored {
                 location: layout::record("Jansen/9.zip"),
-                bytes: seal(&record(copy("Jansen/9.zip", 9), &klant("Jansen")), &office).unwrap(),
+                bytes: seal(
+                    &record(copy("Jansen/9.zip", 9), &klant("Jansen")),
+                    &office,
+                    &vouch,
+                )
+                .unwrap(),
             },
         ];
         let present = vec![
@@ -416,6 +470,14 @@ mod tests {
             "{said}"
         );
         assert!(said.contains("another recovery key"), "{said}");
+        assert!(
+            said.contains("000000000007.age is not used: it is catalog 1 of computer RECEPTIE, put in another place"),
+            "{said}"
+        );
+        assert!(
+            said.contains("000000000009.age is not used: no computer of this office wrote it"),
+            "{said}"
+        );
         let bakkers: Vec<i64> = (listing.backups.iter())
             .filter(|b| b.klant.as_ref().is_some_and(|k| k.name == "Bakker"))
             .map(|b| b.copy.saved_ms)

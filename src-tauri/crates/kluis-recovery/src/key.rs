@@ -3,12 +3,19 @@
 //! get it — and [`OfficeKey`], its public half, which the computer keeps and writes to each copy
 //! target, and to which every catalog and copy record is sealed.
 //!
+//! Sealing to the public half says nothing of who wrote a document: the public half is on
+//! every target, for anyone who can write there to seal a forged catalog to. So each document
+//! also carries a tag under the [`VouchKey`], derived from the recovery key (the kit alone
+//! checks it on a new computer) and kept by each computer that writes catalogs in its keyring
+//! — never on the target.
+//!
 //! The private half is shown two ways: as age's own text (`AGE-SECRET-KEY-1…`, which the `age`
 //! tool takes too), and as 24 words (BIP-39's English list, with its checksum) to type from a
 //! printed kit without a typo going unnoticed. Either is read back.
 
 use std::str::FromStr;
 
+use hmac::Mac;
 use kluis_core::{Error, Result, Secret};
 use sha2::{Digest, Sha256};
 
@@ -66,6 +73,16 @@ impl RecoveryKey {
         let bytes = self.secret_bytes();
         let words = bip39::Mnemonic::from_entropy(&bytes).expect("32 bytes are 24 words");
         Secret::new(words.to_string())
+    }
+
+    /// The key that vouches for the catalogs and records this office's computers write:
+    /// HMAC-SHA256 of a fixed label under the key's secret bytes (one-way: the vouch key does
+    /// not give the recovery key back).
+    pub fn vouch_key(&self) -> VouchKey {
+        let mut mac = <HmacSha256 as Mac>::new_from_slice(&self.secret_bytes())
+            .expect("HMAC takes a key of any length");
+        mac.update(b"kluis recovery vouch key v1");
+        VouchKey(mac.finalize().into_bytes().into())
     }
 
     /// The identity's 32 secret bytes.
@@ -153,6 +170,53 @@ impl OfficeKey {
             &hex[8..12],
             &hex[12..16]
         )
+    }
+}
+
+type HmacSha256 = hmac::Hmac<Sha256>;
+
+/// See the module's text: what tags each catalog and record as written by this office's
+/// computers. A secret (whoever holds it can forge a catalog the kit takes).
+#[derive(Clone)]
+pub struct VouchKey([u8; 32]);
+
+impl std::fmt::Debug for VouchKey {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("VouchKey(«hidden»)")
+    }
+}
+
+impl VouchKey {
+    /// As the keyring keeps it: 64 hexadecimal digits.
+    pub fn to_text(&self) -> Secret {
+        Secret::new(hex::encode(self.0))
+    }
+
+    pub fn parse(text: &str) -> Result<VouchKey> {
+        let mut bytes = [0u8; 32];
+        hex::decode_to_slice(text.trim(), &mut bytes).map_err(|_| {
+            Error::Config(
+                "This computer's recovery vouch key is damaged: make a new recovery kit (kluis recovery-kit).".into(),
+            )
+        })?;
+        Ok(VouchKey(bytes))
+    }
+
+    /// The tag of `bytes`.
+    pub(crate) fn tag(&self, bytes: &[u8]) -> [u8; 32] {
+        self.mac(bytes).finalize().into_bytes().into()
+    }
+
+    /// Whether `tag` is the tag of `bytes` (compared in constant time).
+    pub(crate) fn vouches(&self, bytes: &[u8], tag: &[u8]) -> bool {
+        self.mac(bytes).verify_slice(tag).is_ok()
+    }
+
+    fn mac(&self, bytes: &[u8]) -> HmacSha256 {
+        let mut mac =
+            <HmacSha256 as Mac>::new_from_slice(&self.0).expect("HMAC takes a key of any length");
+        mac.update(bytes);
+        mac
     }
 }
 

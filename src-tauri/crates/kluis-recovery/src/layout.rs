@@ -1,7 +1,8 @@
 //! Where recovery's objects are on a copy target, relative to the target's root (a folder's
 //! path, a bucket's prefix, an SFTP folder) — beside the klanten's folders of copies:
-//! - `kluis-recovery/office-key.txt`: the office key's public half, plainly (a second computer
-//!   that adds the target learns it, and shows its fingerprint to compare with the kit's);
+//! - `kluis-recovery/office-key.txt`: the office key's public half and fingerprint, plainly,
+//!   for a person to compare with the kit (no computer takes a key from the target: one put
+//!   there by whoever can write to it would receive every passphrase);
 //! - `kluis-recovery/catalogs/<computer id>/<number, 12 digits>.age`: each computer's catalogs,
 //!   numbered (S3 has no rename, and SFTP's plain rename never replaces: a new object each
 //!   time, the highest whole one wins);
@@ -13,6 +14,9 @@ pub const FOLDER: &str = "kluis-recovery";
 pub const OFFICE_KEY: &str = "kluis-recovery/office-key.txt";
 const CATALOGS: &str = "kluis-recovery/catalogs/";
 const RECORD_SUFFIX: &str = ".kluis-record";
+
+/// Catalog numbers are below this (twelve digits).
+pub const CATALOG_NUMBERS: u64 = 1_000_000_000_000;
 
 /// Where computer `pc_id`'s catalog number `number` goes.
 pub fn catalog(pc_id: &str, number: u64) -> String {

@@ -10,8 +10,10 @@
 //!   copies, and each copy's own [`CopyRecord`] beside it (a klant's name, address and
 //!   username, each copy's place, length, SHA-256, date, encryption — with the passphrase that
 //!   opens it —, lock and last restore test; never a password, api key or token).
-//! - [`sealed`]: each document as JSON sealed to the office key with age, and opened within
-//!   bounds (another key's, a changed byte, a newer format: each said).
+//! - [`sealed`]: each document as JSON tagged with the kit's [`VouchKey`] (kept by each
+//!   computer that writes catalogs in its keyring) and sealed to the office key with age, and
+//!   opened within bounds (another key's, a changed byte, one nobody of the office vouched
+//!   for, a newer format: each said).
 //! - [`layout`]: where those objects are on a target, beside the klanten's folders of copies.
 //! - [`found`]: every backup on a target as recovery lists it — from each computer's newest
 //!   catalog that opens, checked against the copies' own records; from the records alone where
@@ -29,4 +31,4 @@ pub mod sealed;
 
 pub use catalog::{Catalog, CopyNote, CopyRecord, Encrypted, Klant, KlantNote, Pc};
 pub use found::{gather, Backup, Listing, Proof};
-pub use key::{OfficeKey, RecoveryKey};
+pub use key::{OfficeKey, RecoveryKey, VouchKey};

@@ -3,10 +3,13 @@
 //! bucket, or of the NAS share, learns nothing from it — not the klanten's names, nor the
 //! passphrases of their encrypted backups), and opened again within bounds.
 //!
-//! What sealing does not do: anyone holding the public half (this computer, ransomware on it)
-//! can seal a document that opens. Recovery therefore shows each catalog's date and computer,
-//! can go back to an earlier one, and checks every copy against its own record and its bytes
-//! before it restores (`catalog.rs`, `found.rs`).
+//! Sealing alone proves nothing of who wrote a document: the public half is on every target.
+//! So the sealed text is a tag under the [`VouchKey`] (32 bytes) and then the JSON: a
+//! document without the tag of this office's vouch key is not read. Whoever holds the vouch
+//! key — each computer that writes catalogs, in its keyring — can still write one that is
+//! read; recovery therefore also shows each catalog's date and computer, can go back to an
+//! earlier one, and checks every copy's bytes against its SHA-256 before it restores
+//! (`found.rs`, kluis-cli's `recover`).
 
 use std::io::{Read, Write};
 
@@ -14,15 +17,19 @@ use kluis_core::{Error, Result};
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 
-use crate::key::{OfficeKey, RecoveryKey};
+use crate::key::{OfficeKey, RecoveryKey, VouchKey};
 
 /// Largest sealed document read: a catalog of 200 klanten with 50 copies each is some MiB.
 pub const MAX_SEALED: u64 = 64 * 1024 * 1024;
 
-/// `document` as JSON, sealed to `to`.
-pub fn seal<T: Serialize>(document: &T, to: &OfficeKey) -> Result<Vec<u8>> {
+/// Length of the tag before the JSON.
+const TAG: usize = 32;
+
+/// `document` as JSON, tagged with `vouch` and sealed to `to`.
+pub fn seal<T: Serialize>(document: &T, to: &OfficeKey, vouch: &VouchKey) -> Result<Vec<u8>> {
     let json = serde_json::to_vec(document)
         .map_err(|e| Error::Io(format!("A recovery document could not be written ({e}).")))?;
+    let mut json = [&vouch.tag(&json)[..], &json].concat();
     let recipients: [&dyn age::Recipient; 1] = [to.recipient()];
     let encryptor = age::Encryptor::with_recipients(recipients.into_iter())
         .map_err(|e| Error::Io(format!("A recovery document could not be sealed ({e}).")))?;
@@ -33,6 +40,7 @@ pub fn seal<T: Serialize>(document: &T, to: &OfficeKey) -> Result<Vec<u8>> {
     writer
         .write_all(&json)
         .and_then(|()| writer.finish().map(|_| ()))
+        .inspect(|()| json.clear())
         .map_err(|e| Error::Io(format!("A recovery document could not be sealed ({e}).")))?;
     Ok(sealed)
 }
@@ -44,7 +52,11 @@ pub enum Unreadable {
     OtherKey,
     /// It was changed or cut short after it was sealed (age's authentication fails).
     Damaged,
-    /// It opens, but is not the document asked for (a newer Kluis's format, or not Kluis's).
+    /// It opens, but no computer of this office wrote it: someone sealed it to the office's
+    /// public key (which is on the target) without the office's vouch key.
+    NotVouched,
+    /// It opens, but is not the document asked for (a newer Kluis's format, or not Kluis's);
+    /// where the JSON went wrong, never what it holds (it may hold a passphrase).
     NotOurs(String),
     /// Larger than any such document.
     TooLarge,
@@ -55,6 +67,9 @@ impl std::fmt::Display for Unreadable {
         match self {
             Unreadable::OtherKey => f.write_str("it was written for another recovery key"),
             Unreadable::Damaged => f.write_str("it was changed or cut short after it was written"),
+            Unreadable::NotVouched => f.write_str(
+                "no computer of this office wrote it (someone else sealed it to the office's key): it is not trusted",
+            ),
             Unreadable::NotOurs(why) => write!(f, "it is not a document this Kluis reads ({why})"),
             Unreadable::TooLarge => f.write_str("it is larger than any Kluis document"),
         }
@@ -85,7 +100,17 @@ pub fn open<T: DeserializeOwned>(
     if json.len() as u64 > MAX_SEALED {
         return Err(Unreadable::TooLarge);
     }
-    serde_json::from_slice(&json).map_err(|e| Unreadable::NotOurs(e.to_string()))
+    if json.len() < TAG {
+        return Err(Unreadable::NotVouched);
+    }
+    let (tag, json) = json.split_at(TAG);
+    if !key.vouch_key().vouches(json, tag) {
+        return Err(Unreadable::NotVouched);
+    }
+    serde_json::from_slice(json).map_err(|e| {
+        // serde's own message may quote a value (a passphrase): its place only.
+        Unreadable::NotOurs(format!("at line {}, column {}", e.line(), e.column()))
+    })
 }
 
 #[cfg(test)]
@@ -97,15 +122,17 @@ mod tests {
         text: String,
     }
 
-    /// A sealed document opens with its key only; one byte changed is damaged, not read; a
-    /// document of another shape is said as not ours; the sealed bytes hold no plain text.
+    /// A sealed document opens with its key only; one byte changed is damaged, not read; one
+    /// sealed to the office key (public, on the target) but not vouched for by the office's
+    /// vouch key is not trusted; a document of another shape is said as not ours, without
+    /// quoting it; the sealed bytes hold no plain text.
     #[test]
     fn sealed_documents_open_with_their_key_only() {
         let key = RecoveryKey::generate();
         let note = Note {
             text: "Bakker B.V. — geheime zin".into(),
         };
-        let sealed = seal(&note, &key.office_key()).unwrap();
+        let sealed = seal(&note, &key.office_key(), &key.vouch_key()).unwrap();
         assert!(!String::from_utf8_lossy(&sealed).contains("Bakker"));
         assert_eq!(open::<Note>(&sealed, &key).unwrap(), note);
         let other = RecoveryKey::generate();
@@ -124,7 +151,7 @@ mod tests {
             open::<Note>(&sealed[..sealed.len() / 2], &key).unwrap_err(),
             Unreadable::Damaged
         );
-        let list = seal(&[1, 2, 3], &key.office_key()).unwrap();
+        let list = seal(&[1, 2, 3], &key.office_key(), &key.vouch_key()).unwrap();
         assert!(matches!(
             open::<Note>(&list, &key),
             Err(Unreadable::NotOurs(_))
@@ -133,5 +160,15 @@ mod tests {
             open::<Note>(b"not age at all", &key).unwrap_err(),
             Unreadable::Damaged
         );
+        let forger = RecoveryKey::generate().vouch_key();
+        let forged = seal(&note, &key.office_key(), &forger).unwrap();
+        assert_eq!(
+            open::<Note>(&forged, &key).unwrap_err(),
+            Unreadable::NotVouched,
+            "sealed to the office key by someone without its vouch key"
+        );
+        let secret = seal(&"geheime zin", &key.office_key(), &key.vouch_key()).unwrap();
+        let said = open::<Note>(&secret, &key).unwrap_err().to_string();
+        assert!(!said.contains("geheime"), "{said}");
     }
 }

@@ -175,12 +175,16 @@ pub fn test_copy(
 pub fn scratch_file(folder: Option<&Path>) -> Result<tempfile::NamedTempFile> {
     let mut builder = tempfile::Builder::new();
     builder.prefix(".kluis-copy-");
-    // tempfile makes the file owner-only (0600 on Unix): it is the klant's backup.
-    match folder {
+    // It is the klant's backup: owner-only (tempfile makes it 0600 on Unix; on Windows its
+    // access list is set here, while it is empty, not inherited from a shared folder).
+    let file = match folder {
         Some(folder) => builder.tempfile_in(folder),
         None => builder.tempfile(),
     }
-    .map_err(|e| Error::io("make a temporary file for the copy", e))
+    .map_err(|e| Error::io("make a temporary file for the copy", e))?;
+    kluis_private::files::restrict(file.as_file())
+        .map_err(|e| Error::io("make the temporary file for the copy owner-only", e))?;
+    Ok(file)
 }
 
 /// The record of a restore test of `entry` (its copy on `target`, when one) that came to

@@ -52,25 +52,33 @@ async fn the_kit_opens_the_catalogs_each_backup_leaves_on_its_target() {
     let e = env(|c| c.payload_size = 40_000).await;
     let nas = e.dir.path().join("nas");
     std::fs::create_dir(&nas).unwrap();
+    let secrets = e.dir.path().join("secrets");
+    let secrets = [("KLUIS_SECRETS_DIR", secrets.to_str().unwrap())];
     assert_succeeded(
-        &e.demo(&[
-            "copy-target",
-            "add",
-            "NAS",
-            "--folder",
-            nas.to_str().unwrap(),
-        ])
+        &e.demo_with(
+            &[
+                "copy-target",
+                "add",
+                "NAS",
+                "--folder",
+                nas.to_str().unwrap(),
+            ],
+            &secrets,
+        )
         .await,
     );
     let key_file = e.dir.path().join("kluis-recovery.key");
     let kit = e
-        .demo(&[
-            "recovery-kit",
-            "--key-file",
-            key_file.to_str().unwrap(),
-            "--pc-name",
-            "RECEPTIE",
-        ])
+        .demo_with(
+            &[
+                "recovery-kit",
+                "--key-file",
+                key_file.to_str().unwrap(),
+                "--pc-name",
+                "RECEPTIE",
+            ],
+            &secrets,
+        )
         .await;
     assert_succeeded(&kit);
     let page = String::from_utf8_lossy(&kit.stdout).into_owned();
@@ -102,7 +110,15 @@ async fn the_kit_opens_the_catalogs_each_backup_leaves_on_its_target() {
     );
 
     for _ in 0..2 {
-        assert_succeeded(&e.backup(&["--profile", "Bakker"]).await);
+        let out = e.out();
+        let backup = [
+            "backup",
+            "--out",
+            out.to_str().unwrap(),
+            "--profile",
+            "Bakker",
+        ];
+        assert_succeeded(&e.demo_with(&backup, &secrets).await);
     }
     let files = files_under(&nas);
     let catalogs: Vec<&String> = files.iter().filter(|f| f.contains("/catalogs/")).collect();
@@ -206,9 +222,12 @@ fn entry_of_sim_backup(size: u64) -> Vec<u8> {
 /// kit's key, `recover list` names every klant's backups (from the newest catalog; no record read), and
 /// `recover restore` brings back a klant whose backups were encrypted with a passphrase (the
 /// catalog sealed it) and one that was not, byte for byte. A copy whose bytes were changed on
-/// the target is refused (exit 7) with nothing written where the restore was to go; a damaged
-/// newest catalog gives way to the one before, and with the catalogs gone the copies' own
-/// records still list every backup.
+/// A backup planted on the target with a record sealed to the office key (which is on the
+/// target for anyone to read) is not taken for the klant's: the office did not vouch for it.
+/// Planted catalogs and an oversized record are passed over and said, stop no listing, and
+/// neither stop the old computer's numbering nor are removed by it. A copy whose bytes or
+/// length were changed on the target is refused (exit 7) with nothing written where the
+/// restore was to go; with the catalogs gone the copies' own records still list every backup.
 #[tokio::test(flavor = "multi_thread")]
 async fn a_new_computer_recovers_every_klant_from_the_copy_target_and_the_kit_alone() {
     let e = crate::profiles::office().await;
@@ -304,63 +323,146 @@ async fn a_new_computer_recovers_every_klant_from_the_copy_target_and_the_kit_al
         );
     }
 
-    let visser = nas.join(of("Visser")["location"].as_str().unwrap());
-    let mut bytes = std::fs::read(&visser).unwrap();
-    let middle = bytes.len() / 2;
-    bytes[middle] ^= 1;
-    std::fs::write(&visser, &bytes).unwrap();
-    let to = pc.join("from-a-changed-copy");
-    let mut args = vec!["recover", "restore", "--target", "NAS", "--klant", "visser"];
-    args.extend_from_slice(&["--to", to.to_str().unwrap()]);
-    let key_text = std::fs::read_to_string(&key_file).unwrap();
-    let refused = on_new_pc(&e, &pc, &args, &[("KLUIS_RECOVERY_KEY", key_text.trim())]).await;
-    assert_eq!(
-        refused.status.code(),
-        Some(7),
-        "a changed copy is refused: {}",
-        stderr(&refused)
-    );
-    assert!(stderr(&refused).contains("SHA-256"), "{}", stderr(&refused));
-    assert!(!to.exists(), "nothing written where the restore was to go");
-    let leftovers: Vec<_> = std::fs::read_dir(&pc)
-        .unwrap()
-        .flatten()
-        .map(|f| f.file_name())
-        .collect();
-    assert!(
-        leftovers
-            .iter()
-            .all(|f| !f.to_string_lossy().starts_with('.')),
-        "the fetched copy is not left beside it: {leftovers:?}"
-    );
-
+    // Whoever can write to the target plants: a backup of "Visser" dated 2099 with a record
+    // sealed to the office key (public, on the target) but not vouched for by the office, a
+    // record too large to be one, and catalogs numbered past the office's own.
+    let forged_at = "Visser/Visser 2099-01-01 0000.zip";
+    std::fs::write(nas.join(forged_at), b"PK the attacker's files").unwrap();
+    let key =
+        kluis_recovery::RecoveryKey::parse(&std::fs::read_to_string(&key_file).unwrap()).unwrap();
+    let mut forged: kluis_recovery::CopyRecord = {
+        let genuine = std::fs::read(nas.join(kluis_recovery::layout::record(
+            of("Visser")["location"].as_str().unwrap(),
+        )))
+        .unwrap();
+        kluis_recovery::sealed::open(&genuine, &key).unwrap()
+    };
+    forged.copy.location = forged_at.into();
+    forged.copy.saved_ms = 4_070_908_800_000;
+    use sha2::Digest;
+    forged.copy.sha256 = hex::encode(sha2::Sha256::digest(b"PK the attacker's files"));
+    let forger = kluis_recovery::RecoveryKey::generate().vouch_key();
+    let sealed = kluis_recovery::sealed::seal(&forged, &key.office_key(), &forger).unwrap();
+    std::fs::write(nas.join(kluis_recovery::layout::record(forged_at)), sealed).unwrap();
+    std::fs::write(
+        nas.join("Visser/huge.zip.kluis-record"),
+        vec![0u8; 1024 * 1024 + 1],
+    )
+    .unwrap();
     let catalogs = nas.join("kluis-recovery").join("catalogs");
-    let pc_folder = std::fs::read_dir(&catalogs)
+    let pc_folder = (std::fs::read_dir(&catalogs)
         .unwrap()
         .next()
         .unwrap()
-        .unwrap()
-        .path();
-    std::fs::write(pc_folder.join("000000000099.age"), b"not a catalog").unwrap();
-    let past_a_damaged_one = list(pc.clone()).await;
-    assert_succeeded(&past_a_damaged_one);
-    let lines = json_lines(&past_a_damaged_one.stdout);
+        .unwrap())
+    .path();
+    for planted in ["000000000099.age", "999999999999.age"] {
+        std::fs::write(pc_folder.join(planted), b"not a catalog").unwrap();
+    }
+    let planted = list(pc.clone()).await;
+    assert_succeeded(&planted);
+    let said = stderr(&planted);
+    let lines = json_lines(&planted.stdout);
+    let genuine =
+        |lines: &[serde_json::Value]| (lines.iter()).filter(|l| l["proof"] == "catalog").count();
+    assert_eq!(genuine(&lines), 2, "{lines:?}");
+    let forgery = (lines.iter())
+        .find(|l| l["location"] == forged_at)
+        .unwrap_or_else(|| panic!("the planted file is listed: {lines:?}"));
     assert!(
-        lines.len() == 2 && lines.iter().all(|l| l["proof"] == "catalog"),
-        "a newest catalog that does not open gives way to the one before: {lines:?}"
+        forgery["proof"] == "unverified" && forgery["klant"].is_null(),
+        "as nobody's: {forgery}"
     );
+    for expected in [
+        "no computer of this office wrote it",
+        "huge.zip.kluis-record is not read",
+        "999999999999.age is not used",
+        "000000000099.age is not used",
+    ] {
+        assert!(said.contains(expected), "{expected}: {said}");
+    }
+
+    // The old computer's next run numbers its catalog past the planted 99 (not past the
+    // 999999999999 it never wrote, which would leave it no number) and removes neither.
+    assert_succeeded(&e.backup_all(&root, &[]).await);
+    for planted in ["000000000099.age", "999999999999.age"] {
+        assert!(
+            pc_folder.join(planted).exists(),
+            "{planted} is not Kluis's to remove"
+        );
+    }
+    let after = list(pc.clone()).await;
+    assert_succeeded(&after);
+    let lines = json_lines(&after.stdout);
+    assert_eq!(genuine(&lines), 4, "both runs' backups: {lines:?}");
+    let number: u64 = (stderr(&after).split("'s catalog ").nth(1))
+        .and_then(|rest| rest.split(' ').next()?.parse().ok())
+        .unwrap_or_else(|| panic!("a catalog is used: {}", stderr(&after)));
     assert!(
-        stderr(&past_a_damaged_one).contains("000000000099"),
-        "and is said: {}",
-        stderr(&past_a_damaged_one)
+        (100..1000).contains(&number),
+        "numbered on past 99, not past 999999999999: {number}"
+    );
+    let visser = (lines.iter())
+        .find(|l| l["klant"] == "Visser")
+        .unwrap()
+        .clone();
+    let to = pc.join("visser-again");
+    let mut args = vec!["recover", "restore", "--target", "NAS", "--klant", "visser"];
+    args.extend_from_slice(&["--to", to.to_str().unwrap()]);
+    args.extend_from_slice(&key_arg);
+    let restored = on_new_pc(&e, &pc, &args, &[]).await;
+    assert_succeeded(&restored);
+    assert!(
+        std::fs::read(to.join("owner-data.bin")).unwrap() == entry_of_sim_backup(payload),
+        "the newest genuine backup, not the planted one"
+    );
+
+    // A copy changed on the target (same length: its SHA-256 differs; longer: its size).
+    let newest = nas.join(visser["location"].as_str().unwrap());
+    let mut bytes = std::fs::read(&newest).unwrap();
+    let middle = bytes.len() / 2;
+    bytes[middle] ^= 1;
+    std::fs::write(&newest, &bytes).unwrap();
+    let bakker = (lines.iter())
+        .find(|l| l["klant"] == "Bakker")
+        .unwrap()
+        .clone();
+    let longer = nas.join(bakker["location"].as_str().unwrap());
+    let mut bytes = std::fs::read(&longer).unwrap();
+    bytes.extend_from_slice(b"more");
+    std::fs::write(&longer, &bytes).unwrap();
+    let key_text = std::fs::read_to_string(&key_file).unwrap();
+    for (klant, why) in [("visser", "SHA-256"), ("Bakker", "bytes, not the")] {
+        let to = pc.join(format!("from-a-changed-copy-{klant}"));
+        let mut args = vec!["recover", "restore", "--target", "NAS", "--klant", klant];
+        args.extend_from_slice(&["--to", to.to_str().unwrap()]);
+        let refused = on_new_pc(&e, &pc, &args, &[("KLUIS_RECOVERY_KEY", key_text.trim())]).await;
+        assert_eq!(
+            refused.status.code(),
+            Some(7),
+            "a changed copy is refused: {}",
+            stderr(&refused)
+        );
+        assert!(stderr(&refused).contains(why), "{}", stderr(&refused));
+        assert!(!to.exists(), "nothing written where the restore was to go");
+    }
+    let leftovers: Vec<_> = (std::fs::read_dir(&pc).unwrap().flatten())
+        .map(|f| f.file_name())
+        .collect();
+    assert!(
+        (leftovers.iter()).all(|f| !f.to_string_lossy().starts_with('.')),
+        "no fetched copy is left beside it: {leftovers:?}"
     );
 
     std::fs::remove_dir_all(&catalogs).unwrap();
     let from_records = list(pc.clone()).await;
     assert_succeeded(&from_records);
     let lines = json_lines(&from_records.stdout);
-    assert_eq!(lines.len(), 2, "the records alone list both: {lines:?}");
-    assert!(lines.iter().all(|l| l["proof"] == "record"), "{lines:?}");
+    let by_record = (lines.iter()).filter(|l| l["proof"] == "record").count();
+    assert_eq!(
+        by_record, 4,
+        "the records alone list every backup: {lines:?}"
+    );
     assert!(
         stderr(&from_records).contains("records"),
         "the listing says what it was made from: {}",

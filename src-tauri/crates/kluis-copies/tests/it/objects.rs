@@ -39,7 +39,7 @@ pub async fn round_trip(target: CopyTarget, copy_at: Option<(String, String)>) {
         );
         assert!(opened.get(at, 3).is_err(), "larger than the bound");
         let mut fetched = Vec::new();
-        let (length, sha256) = opened.fetch_object(at, &mut fetched).unwrap();
+        let (length, sha256) = opened.fetch_object(at, 5, &mut fetched).unwrap();
         use sha2::Digest;
         assert_eq!(
             (length, sha256, fetched.as_slice()),
