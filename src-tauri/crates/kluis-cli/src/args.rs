@@ -301,11 +301,12 @@ pub enum Command {
     /// Make the office's recovery kit: a recovery key whose private half is printed here (to
     /// print, or keep in the office's password manager) and never kept on this computer, and
     /// the page that says where the copies are and how to get every klant's backups back from
-    /// them on a new computer. From now on each run of copies writes, to each copy target, a
-    /// catalog of every klant and copy sealed to that key. A new kit replaces the last: copies
-    /// made after it open only with the new one.
+    /// them on a new computer. Each copy target gets a catalog of every klant and copy sealed
+    /// to that key now, and again after each run of copies. A new kit replaces the last: the
+    /// catalogs are written again under it, and the old kit opens nothing written after.
     RecoveryKit {
-        /// Also write the private key to this new file (owner-only), for scripts and tests.
+        /// Also write the private key to this new file (owner-only): to keep on a USB stick in
+        /// the safe, or for a script. Removed again when the kit is not made.
         #[arg(long, value_name = "FILE")]
         key_file: Option<PathBuf>,
         /// This computer's name in the catalogs (default: its host name, or the name it had).
@@ -815,8 +816,8 @@ pub struct BatchOptions {
 #[derive(Subcommand, Debug)]
 pub enum RecoverCommand {
     /// Every backup on the target, newest first per klant: whose (klant and computer), its
-    /// name, size, date, encryption, lock and last restore test, and what proves it (the
-    /// catalog and the copy's own record, one of them, or nothing: a file by its name alone).
+    /// name, size, date, encryption, lock and last restore test, and what proves it (its
+    /// computer's catalog, else its own record, or nothing: a file by its name alone).
     List {
         #[command(flatten)]
         from: RecoverFrom,
@@ -846,6 +847,9 @@ pub enum RecoverCommand {
         /// An age identity file, for a backup encrypted to a recipient the office holds.
         #[arg(long)]
         identity: Option<PathBuf>,
+        /// Replace files already in the folder (else nothing is written when one would be).
+        #[arg(long)]
+        overwrite: bool,
     },
 }
 

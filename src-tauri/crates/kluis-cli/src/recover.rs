@@ -33,6 +33,15 @@ pub async fn run(cli: &Cli, command: &RecoverCommand) -> Result<()> {
             for problem in &listing.problems {
                 eprintln!("kluis: {problem}");
             }
+            if let Some(hint) = &on_target.other_kit {
+                eprintln!("kluis: {hint}");
+            }
+            if !json && !listing.backups.is_empty() {
+                println!(
+                    "{:<24} {:<12} {:<20} {:>10}  BACKUP  (PROOF)",
+                    "KLANT", "COMPUTER", "SAVED", "SIZE"
+                );
+            }
             for backup in &listing.backups {
                 let there = on_target.sizes.contains_key(&backup.copy.location);
                 say(backup, there, json);
@@ -53,15 +62,32 @@ pub async fn run(cli: &Cli, command: &RecoverCommand) -> Result<()> {
             to,
             only,
             identity,
+            overwrite,
         } => {
             let (on_target, target) = load(cli, from).await?;
+            if let Some(hint) = &on_target.other_kit {
+                eprintln!("kluis: {hint}");
+            }
             let chosen = choose(&on_target, klant, backup.as_deref())?.clone();
+            eprintln!(
+                "kluis: restoring {} ({}, {}{}) into {}.",
+                chosen.copy.name,
+                date(chosen.copy.saved_ms),
+                size_text(chosen.copy.bytes),
+                (chosen.pc.as_ref()).map_or(String::new(), |pc| format!(", from {}", pc.name)),
+                to.display()
+            );
             let opener = opener(&chosen, identity.as_deref())?;
             let key = recovery_key(from)?;
-            let (folder, only) = (to.clone(), only.clone());
+            let folder = to.clone();
+            let options = kluis_restore::RestoreOptions {
+                only: only.clone(),
+                overwrite: *overwrite,
+                ..Default::default()
+            };
             let restored = tokio::task::spawn_blocking(move || {
                 let opened = Opened::open(&target, None)?;
-                restore(&opened, &key, &chosen, opener.as_ref(), &folder, only)
+                restore(&opened, &key, &chosen, opener.as_ref(), &folder, options)
             })
             .await
             .map_err(|e| Error::Io(format!("The recovery stopped unexpectedly ({e}).")))??;
@@ -119,10 +145,12 @@ async fn load(cli: &Cli, from: &RecoverFrom) -> Result<(OnTarget, kluis_copies::
     Ok((listing, target))
 }
 
-/// What recovery read on a target: its listing, and the size of every object there.
+/// What recovery read on a target: its listing, and the size of every object there; and when
+/// no catalog opened with the key given but one of another key is there, what to do.
 pub struct OnTarget {
     pub listing: Listing,
     pub sizes: HashMap<String, u64>,
+    pub other_kit: Option<String>,
 }
 
 /// The listing of `opened` (see the module's text). An object that cannot be read, or is not
@@ -202,9 +230,21 @@ pub fn read_listing(opened: &Opened, key: &RecoveryKey) -> Result<OnTarget> {
     }
     problems.append(&mut listing.problems);
     listing.problems = problems;
+    let other_kit = (other_key && listing.catalogs.is_empty()).then(|| {
+        let theirs = (opened.get(layout::OFFICE_KEY, 4096).ok().flatten())
+            .and_then(|text| kluis_recovery::OfficeKey::parse(&String::from_utf8_lossy(&text)).ok())
+            .map_or(String::new(), |office| {
+                format!(" The target's {} names {}:", layout::OFFICE_KEY, office.fingerprint())
+            });
+        format!(
+            "No catalog here opens with the key given (its office key fingerprint is {}).{theirs} use the recovery kit whose page shows that fingerprint (a newer or older kit of this office).",
+            key.office_key().fingerprint()
+        )
+    });
     Ok(OnTarget {
         listing,
         sizes: objects.into_iter().collect(),
+        other_kit,
     })
 }
 
@@ -233,6 +273,21 @@ fn date(ms: i64) -> String {
     jiff::Timestamp::from_millisecond(ms)
         .map(|t| t.strftime("%Y-%m-%d %H:%M UTC").to_string())
         .unwrap_or_default()
+}
+
+/// `bytes` for a person: `812 B`, `1.4 MB`, `2.1 GB` (powers of 1000, as file managers show).
+fn size_text(bytes: u64) -> String {
+    const UNITS: [&str; 4] = ["kB", "MB", "GB", "TB"];
+    if bytes < 1000 {
+        return format!("{bytes} B");
+    }
+    let mut value = bytes as f64 / 1000.0;
+    let mut unit = 0;
+    while value >= 1000.0 && unit < UNITS.len() - 1 {
+        value /= 1000.0;
+        unit += 1;
+    }
+    format!("{value:.1} {}", UNITS[unit])
 }
 
 /// One backup, as a line of words or a JSON object; `there`: whether the target holds it.
@@ -270,10 +325,10 @@ fn say(backup: &Backup, there: bool, json: bool) {
         ms => date(ms),
     };
     println!(
-        "{:<24} {:<12} {saved:<20} {:>12}  {}  ({proof}{}{})",
+        "{:<24} {:<12} {saved:<20} {:>10}  {}  ({proof}{}{})",
         klant.unwrap_or("(unknown)"),
         pc.unwrap_or("-"),
-        copy.bytes,
+        size_text(copy.bytes),
         copy.name,
         if encrypted == "no" {
             String::new()
@@ -292,8 +347,17 @@ fn choose<'a>(on: &'a OnTarget, klant: &str, name: Option<&str>) -> Result<&'a B
         .filter(|b| (b.klant.as_ref()).is_some_and(|k| k.name.to_lowercase() == wanted))
         .collect();
     if of_klant.is_empty() {
+        let mut there: Vec<&str> = (on.listing.backups.iter())
+            .filter_map(|b| b.klant.as_ref().map(|k| k.name.as_str()))
+            .collect();
+        there.sort_unstable();
+        there.dedup();
+        let there = match there.is_empty() {
+            true => "none of any klant the key opens (see `kluis recover list`)".to_string(),
+            false => there.join(", "),
+        };
         return Err(Error::Config(format!(
-            "The target has no backup of \"{klant}\": see `kluis recover list`."
+            "The target has no backup of \"{klant}\" (the klant's whole name, as listed): klanten there: {there}."
         )));
     }
     let there = |b: &&Backup| on.sizes.contains_key(&b.copy.location);
@@ -360,7 +424,7 @@ fn restore(
     backup: &Backup,
     opener: Option<&DecryptKey>,
     to: &Path,
-    only: Vec<String>,
+    options: kluis_restore::RestoreOptions,
 ) -> Result<kluis_restore::Restored> {
     let expected = expected_sha256(opened, key, backup)?;
     let scratch = to.parent().filter(|p| p.is_dir());
@@ -375,10 +439,6 @@ fn restore(
         )));
     }
     let mut archive = kluis_restore::Backup::open(fetched.path(), opener)?;
-    let options = kluis_restore::RestoreOptions {
-        only,
-        ..Default::default()
-    };
     kluis_restore::restore(&mut archive, to, &options, &mut |_, _| {})
 }
 

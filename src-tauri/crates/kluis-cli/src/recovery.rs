@@ -56,9 +56,12 @@ pub async fn kit(cli: &Cli, key_file: Option<&Path>, pc_name: Option<String>) ->
     let profiles = open_profiles(cli.profiles_file.as_ref())?;
     let key = RecoveryKey::generate();
     let office = key.office_key();
-    if let Some(file) = key_file {
-        write_key_file(file, &key)?;
-    }
+    // The key file first (with the page, the only place the private half is kept); removed
+    // again when the kit is not made, so that no file holds a key of no kit.
+    let mut key_file = match key_file {
+        Some(file) => Some(KeyFile::write(file, &key)?),
+        None => None,
+    };
     // This computer vouches for what it writes with the kit's vouch key, kept in its keyring.
     let vouch = key.vouch_key().to_text();
     on_store(&secret_store(), move |store| {
@@ -83,12 +86,58 @@ pub async fn kit(cli: &Cli, key_file: Option<&Path>, pc_name: Option<String>) ->
             Ok(())
         })
         .map_err(kluis_profiles::ProfileError::into_core)?;
+    let kept_in = key_file.as_mut().map(KeyFile::keep);
     print!("{}", kit_page(&key, &setting, &targets, before.is_some()));
+    if let Some(file) = kept_in {
+        eprintln!("kluis: the recovery key is also in {} (owner-only): keep it off this computer (a USB stick in the safe), and remove it here.", file.display());
+    }
     eprintln!(
         "kluis: the recovery kit is made ({}). Keep the page above where a fire or a thief does not reach it; this computer keeps only the public half.",
         setting.fingerprint
     );
+    // The catalogs written now, for the kit to open them at once (and, for a new kit, every
+    // record again under it) — not only after the next backup.
+    if !targets.is_empty() {
+        let history = std::sync::Arc::new(crate::from_args::open_history(cli.history_db.as_ref())?);
+        let targets = crate::copies::with_secrets(targets).await?;
+        write_after_copies(cli, history, targets.clone()).await;
+        eprintln!(
+            "kluis: the catalogs are written to {}. Check the kit now: kluis recover list --target \"{}\" --recovery-key FILE.",
+            (targets.iter()).map(|t| format!("\"{}\"", t.name)).collect::<Vec<_>>().join(", "),
+            targets[0].name
+        );
+    }
     Ok(())
+}
+
+/// The key file `--key-file` names, while the kit is being made: removed when dropped before
+/// [`KeyFile::keep`].
+struct KeyFile {
+    path: std::path::PathBuf,
+    kept: bool,
+}
+
+impl KeyFile {
+    fn write(path: &Path, key: &RecoveryKey) -> Result<KeyFile> {
+        write_key_file(path, key)?;
+        Ok(KeyFile {
+            path: path.to_path_buf(),
+            kept: false,
+        })
+    }
+
+    fn keep(&mut self) -> std::path::PathBuf {
+        self.kept = true;
+        self.path.clone()
+    }
+}
+
+impl Drop for KeyFile {
+    fn drop(&mut self) {
+        if !self.kept {
+            let _ = std::fs::remove_file(&self.path);
+        }
+    }
 }
 
 /// The key written to `file`, new and owner-only (on Windows too: its access list set while it
@@ -151,40 +200,118 @@ fn kit_page(
     let mut page = format!(
         "KLUIS RECOVERY KIT — {made}\n\
          \n\
-         Office key: {fingerprint} (made on {pc})\n\
+         Office key fingerprint (not secret: the catalogs on the copy targets name it): {fingerprint}\n\
+         Made on: {pc}\n\
          \n\
-         The recovery key (keep it secret: it opens every catalog and encrypted backup):\n\
+         The recovery key. Keep it secret: with the copy targets it opens every catalog, and every\n\
+         backup encrypted with a passphrase (not one encrypted to a recipient: keep that identity\n\
+         file too).\n\
          \n  {text}\n\n\
          The same key as 24 words, to type from paper:\n\n{numbered}\n",
         fingerprint = setting.fingerprint,
         pc = setting.pc_name,
         text = key.to_text().expose(),
     );
-    page.push_str("Where the copies are (each target's own secret is needed too):\n");
+    page.push_str(
+        "Where the copies are, and how to add each again on a new computer (its secret from the\n\
+         office's password manager):\n",
+    );
     if targets.is_empty() {
         page.push_str("  (no copy target yet: add one, or these copies do not exist)\n");
     }
     for target in targets {
-        let secret = match target.place.keeps_secret() {
-            true => "its secret is in this computer's keyring: put it in the office's password manager too",
-            false => "no secret",
-        };
         page.push_str(&format!(
-            "  - {}: {} — {secret}\n",
+            "  - {}: {} — {}\n      {}\n",
             target.name,
-            place_of(&target.place)
+            place_of(&target.place),
+            what_to_keep(&target.place),
+            add_again(target)
         ));
     }
-    page.push_str(
+    let name = targets.first().map_or("NAME", |t| t.name.as_str());
+    page.push_str(&format!(
         "\nOn a new computer, when this one is lost:\n\
-         \x20 1. Install Kluis; add each copy target above (kluis copy-target add, or Settings), with its secret.\n\
-         \x20 2. kluis recover list --target NAME --recovery-key KEYFILE.\n\
-         \x20 3. kluis recover restore --target NAME --klant KLANT --to FOLDER, for each klant; then carry on.\n",
-    );
+         \x20 1. Install Kluis, and add each copy target above again (the commands above).\n\
+         \x20 2. Put the recovery key in a file, say key.txt: its AGE-SECRET-KEY-1… line, or the 24 words\n\
+         \x20    as numbered above. Then see every klant's backups there:\n\
+         \x20      kluis recover list --target \"{name}\" --recovery-key key.txt\n\
+         \x20 3. Restore each klant into a new folder (its name as the list shows it):\n\
+         \x20      kluis recover restore --target \"{name}\" --recovery-key key.txt --klant \"KLANT\" --to FOLDER\n\
+         \x20 4. To back up again, add each klant again (kluis profiles add) with its api key and\n\
+         \x20    password — the kit does not hold them — and make a new kit there.\n"
+    ));
     if renewed {
-        page.push_str("\nThis kit replaces the one made before: keep this one. Copies written from now on open only with it.\n");
+        page.push_str("\nThis kit replaces the one made before: the catalogs are written again under it now, and\nthe old kit opens nothing written from now on. Destroy the old page once this one is checked.\n");
     }
     page
+}
+
+/// What must be kept, besides this kit, to reach a target from a new computer.
+fn what_to_keep(place: &kluis_copies::Place) -> String {
+    match place {
+        kluis_copies::Place::Folder { .. } => "no secret".into(),
+        kluis_copies::Place::S3(s3) => {
+            let ca = match &s3.ca_cert {
+                Some(_) => "; and the server's CA certificate (--s3-ca-cert)",
+                None => "",
+            };
+            format!("its secret key is in this computer's keyring: keep it in the office's password manager too{ca}")
+        }
+        kluis_copies::Place::Sftp(sftp) => match &sftp.login {
+            kluis_copies::sftp::SftpLogin::Password => {
+                "its password is in this computer's keyring: keep it in the office's password manager too".into()
+            }
+            kluis_copies::sftp::SftpLogin::Key { key_file } => format!(
+                "logs in with the key file {key_file}: keep a copy of it (and its passphrase) off this computer"
+            ),
+        },
+    }
+}
+
+/// The `kluis copy-target add` that adds `target` again (its secret from standard input).
+fn add_again(target: &kluis_copies::CopyTarget) -> String {
+    let quoted = |text: &str| match text.contains([' ', '"', '\'', '\\', '$', '`']) {
+        true => format!("'{}'", text.replace('\'', "'\\''")),
+        false => text.to_string(),
+    };
+    let mut words = vec!["kluis copy-target add".to_string(), quoted(&target.name)];
+    match &target.place {
+        kluis_copies::Place::Folder { path } => words.push(format!("--folder {}", quoted(path))),
+        kluis_copies::Place::S3(s3) => {
+            words.push(format!("--s3-endpoint {}", quoted(&s3.endpoint)));
+            words.push(format!("--s3-bucket {}", quoted(&s3.bucket)));
+            words.push(format!("--s3-region {}", quoted(&s3.region)));
+            if !s3.prefix.is_empty() {
+                words.push(format!("--s3-prefix {}", quoted(&s3.prefix)));
+            }
+            if s3.path_style {
+                words.push("--s3-path-style".into());
+            }
+            words.push(format!("--s3-access-key-id {}", quoted(&s3.access_key_id)));
+            if s3.ca_cert.is_some() {
+                words.push("--s3-ca-cert CA.pem".into());
+            }
+            words.push("--stdin".into());
+        }
+        kluis_copies::Place::Sftp(sftp) => {
+            words.push(format!("--sftp-host {}", quoted(&sftp.host)));
+            if sftp.port != kluis_copies::sftp::SSH_PORT {
+                words.push(format!("--sftp-port {}", sftp.port));
+            }
+            words.push(format!("--sftp-user {}", quoted(&sftp.user)));
+            words.push(format!("--sftp-path {}", quoted(&sftp.path)));
+            match &sftp.login {
+                kluis_copies::sftp::SftpLogin::Key { key_file } => {
+                    words.push(format!("--sftp-key {}", quoted(key_file)))
+                }
+                kluis_copies::sftp::SftpLogin::Password => words.push("--stdin".into()),
+            }
+            if !sftp.host_key.is_empty() {
+                words.push(format!("--sftp-host-key {}", quoted(&sftp.host_key)));
+            }
+        }
+    }
+    words.join(" ")
 }
 
 /// Where a target's copies are, in words for the kit.

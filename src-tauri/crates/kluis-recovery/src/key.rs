@@ -115,8 +115,14 @@ impl RecoveryKey {
             .map(|w| w.trim_matches(|c: char| !c.is_alphabetic()).to_lowercase())
             .filter(|w| !w.is_empty())
             .collect();
-        if words.len() != 24 {
-            return Err(not_a_key());
+        match words.len() {
+            24 => {}
+            n @ 12..=36 => {
+                return Err(Error::Config(format!(
+                    "Found {n} words; the recovery key is 24: check them against the recovery kit."
+                )))
+            }
+            _ => return Err(not_a_key()),
         }
         let mnemonic = bip39::Mnemonic::parse_in_normalized(bip39::Language::English, &words.join(" "))
             .map_err(|e| match e {
@@ -234,7 +240,8 @@ mod tests {
 
     /// The key is read back from age's text (also inside a kit's other lines, in lower case)
     /// and from its 24 words (however they are spaced or cased); the public half and its
-    /// fingerprint follow; a mistyped word or line is refused with what to check.
+    /// fingerprint follow; a mistyped word or line, or a word left out, is refused with what to
+    /// check; the words as the kit numbers them are read too.
     #[test]
     fn a_key_reads_back_from_its_text_and_its_words() {
         // A key of known bytes, so that the typos below are the same every run.
@@ -273,6 +280,20 @@ mod tests {
         line.replace_range(20..21, if &line[20..21] == "Q" { "P" } else { "Q" });
         assert!(RecoveryKey::parse(&line).is_err(), "a changed character");
         assert!(RecoveryKey::parse("not a key at all").is_err());
+        let all: Vec<&str> = words.expose().split(' ').collect();
+        let missing = RecoveryKey::parse(&all[..23].join(" ")).unwrap_err();
+        assert!(missing.to_string().contains("Found 23 words"), "{missing}");
+        // Typed as the kit numbers them, four to a line.
+        let numbered: String = (all.iter().enumerate())
+            .map(|(i, w)| {
+                format!(
+                    "{:>2}. {w:<10}{}",
+                    i + 1,
+                    if i % 4 == 3 { "\n" } else { "  " }
+                )
+            })
+            .collect();
+        assert_eq!(RecoveryKey::parse(&numbered).unwrap().office_key(), office);
     }
 
     /// What is printed of a key never shows its private half.

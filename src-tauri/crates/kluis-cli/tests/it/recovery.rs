@@ -90,8 +90,18 @@ async fn the_kit_opens_the_catalogs_each_backup_leaves_on_its_target() {
         "the key in age's text: {page}"
     );
     assert!(
-        page.contains(&office.fingerprint()) && page.contains("NAS") && page.contains("24."),
+        page.contains(&office.fingerprint()) && page.contains("24."),
         "{page}"
+    );
+    let add_again = format!("kluis copy-target add NAS --folder {}", nas.display());
+    assert!(
+        page.contains(&add_again),
+        "how to add the target again: {page}"
+    );
+    let written_now = files_under(&nas);
+    assert!(
+        written_now.iter().any(|f| f.ends_with("000000000001.age")),
+        "the kit's first catalog is written at once, for the kit to be checked: {written_now:?}"
     );
     #[cfg(unix)]
     {
@@ -124,10 +134,10 @@ async fn the_kit_opens_the_catalogs_each_backup_leaves_on_its_target() {
     let catalogs: Vec<&String> = files.iter().filter(|f| f.contains("/catalogs/")).collect();
     assert_eq!(
         catalogs.len(),
-        2,
-        "a new catalog after each backup's copy: {files:?}"
+        3,
+        "the kit's, and a new catalog after each backup's copy: {files:?}"
     );
-    assert!(catalogs[1].ends_with("000000000002.age"), "{catalogs:?}");
+    assert!(catalogs[2].ends_with("000000000003.age"), "{catalogs:?}");
     assert!(files.contains(&"kluis-recovery/office-key.txt".to_string()));
     let records = files
         .iter()
@@ -181,14 +191,31 @@ async fn the_kit_opens_the_catalogs_each_backup_leaves_on_its_target() {
             "the catalog's SHA-256 is the copy's"
         );
     }
-    assert_eq!(listing.catalogs[0].1, 2, "the newest catalog is read");
+    assert_eq!(listing.catalogs[0].1, 3, "the newest catalog is read");
 
     let other = kluis_recovery::RecoveryKey::generate();
-    let catalog = read(catalogs[1]);
+    let catalog = read(catalogs[2]);
     assert!(
         kluis_recovery::sealed::open::<kluis_recovery::Catalog>(&catalog, &other).is_err(),
         "another key reads nothing"
     );
+
+    // A kit that cannot be made (its vouch key refused by a secrets folder others can read)
+    // leaves no key file of no kit behind.
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let open = e.dir.path().join("open-secrets");
+        std::fs::create_dir(&open).unwrap();
+        std::fs::set_permissions(&open, std::fs::Permissions::from_mode(0o755)).unwrap();
+        let second = e.dir.path().join("second.key");
+        let args = ["recovery-kit", "--key-file", second.to_str().unwrap()];
+        let failed = e
+            .demo_with(&args, &[("KLUIS_SECRETS_DIR", open.to_str().unwrap())])
+            .await;
+        assert!(!failed.status.success(), "the kit is not made");
+        assert!(!second.exists(), "and its key file is removed");
+    }
 }
 
 /// `kluis ARGS` as on a new computer: the demo's service settings, but its own empty
@@ -307,6 +334,40 @@ async fn a_new_computer_recovers_every_klant_from_the_copy_target_and_the_kit_al
     assert!(
         !said.contains(phrase),
         "the passphrase is never said: {said}"
+    );
+
+    let other_key = pc.join("other.key");
+    let other = kluis_recovery::RecoveryKey::generate();
+    std::fs::write(&other_key, other.to_text().expose()).unwrap();
+    let args = [
+        "recover",
+        "list",
+        "--target",
+        "NAS",
+        "--recovery-key",
+        other_key.to_str().unwrap(),
+    ];
+    let wrong = on_new_pc(&e, &pc, &args, &[]).await;
+    let office = kluis_recovery::RecoveryKey::parse(&std::fs::read_to_string(&key_file).unwrap())
+        .unwrap()
+        .office_key();
+    assert!(
+        stderr(&wrong).contains("No catalog here opens with the key given")
+            && stderr(&wrong).contains(&office.fingerprint()),
+        "another kit's key is told, with the fingerprint of the kit to use: {}",
+        stderr(&wrong)
+    );
+    let mut args = vec![
+        "recover", "restore", "--target", "NAS", "--klant", "Bakkerij",
+    ];
+    args.extend_from_slice(&["--to", "unused"]);
+    args.extend_from_slice(&key_arg);
+    let unknown = on_new_pc(&e, &pc, &args, &[]).await;
+    assert_eq!(unknown.status.code(), Some(2));
+    assert!(
+        stderr(&unknown).contains("klanten there: Bakker, Visser"),
+        "the klanten there are named: {}",
+        stderr(&unknown)
     );
 
     let payload = 256 * 1024; // the office's (crate::profiles::office)
