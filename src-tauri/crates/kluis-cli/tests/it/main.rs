@@ -3,6 +3,10 @@
 //! a test's name starts with its module (`cargo test --test it -- MODULE::`).
 
 mod common;
+/// How kluis-copies' test servers start on a free port (the S3 and SFTP ones below).
+#[allow(dead_code)]
+#[path = "../../../kluis-copies/tests/it/listening.rs"]
+mod listening;
 /// The S3 server of kluis-copies' tests, shared (its relay is not used here).
 #[allow(dead_code)]
 #[path = "../../../kluis-copies/tests/it/moto.rs"]

@@ -5,6 +5,7 @@
 //! small objects beside the copies, run on each kind.
 
 mod folder;
+mod listening;
 mod moto;
 mod objects;
 mod s3;

@@ -10,7 +10,7 @@ use std::sync::Arc;
 
 use kluis_copies::s3::{Bucket, S3Place};
 use kluis_core::Secret;
-use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::process::{Child, Command};
 
@@ -66,44 +66,23 @@ impl Moto {
         std::fs::write(&cert_file, chain).unwrap();
         std::fs::write(&key_file, key).unwrap();
         std::fs::write(&ca_file, ca.ca_pem()).unwrap();
-        // A free port is learnt by binding it and letting it go, so another program (another
-        // test's server) may take it first: then this server ends before it listens, and is
-        // started again on another port — with what it said, should it end for another reason.
-        let mut said = Vec::new();
-        let (child, port, mut lines) = 'started: {
-            for _ in 0..5 {
-                let port = std::net::TcpListener::bind("127.0.0.1:0")
-                    .unwrap()
-                    .local_addr()
-                    .unwrap()
-                    .port();
+        let (child, port, mut lines) =
+            crate::listening::on_a_free_port("moto_server", "Running on", |port| {
                 let mut command = Command::new(&program);
                 if signed {
                     command.env("INITIAL_NO_AUTH_ACTION_COUNT", "3");
                 }
-                let mut child = command
+                command
                     .args(["-H", "127.0.0.1", "-p", &port.to_string(), "-c"])
                     .arg(&cert_file)
                     .arg("-k")
                     .arg(&key_file)
                     .stdout(Stdio::null())
                     .stderr(Stdio::piped())
-                    .kill_on_drop(true)
-                    .spawn()
-                    .expect("moto_server starts");
-                let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
-                while let Some(line) = lines.next_line().await.unwrap() {
-                    if line.contains("Running on") {
-                        break 'started (child, port, lines);
-                    }
-                    said.push(line);
-                }
-            }
-            panic!(
-                "moto_server ended before it listened, five times: {}",
-                said.join("\n")
-            );
-        };
+                    .kill_on_drop(true);
+                command
+            })
+            .await;
         // Its log goes on; drained so that the pipe never fills and stops the server.
         tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
         let (access_key_id, secret) = match signed {

@@ -9,7 +9,6 @@ use std::process::Stdio;
 use std::sync::OnceLock;
 
 use kluis_copies::sftp::{SftpLogin, SftpPlace};
-use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::process::{Child, Command};
 
 /// The user the server lets in.
@@ -104,34 +103,19 @@ impl Sshd {
         }
         // sshd's privilege separation needs its folder (a service start would make it).
         std::fs::create_dir_all("/run/sshd").unwrap();
-        // A free port is learnt by binding it and letting it go: another test's server may
-        // take it first, and then this one ends before it listens and starts again on another.
-        let mut said = Vec::new();
-        let (child, port, mut lines) = 'started: {
-            for _ in 0..5 {
-                let port = free_port();
+        let (child, port, mut lines) =
+            crate::listening::on_a_free_port("sshd", "Server listening on", |port| {
                 let config = path.join("sshd_config");
                 std::fs::write(&config, sshd_config(path, port)).unwrap();
-                let mut child = Command::new("/usr/sbin/sshd")
+                let mut command = Command::new("/usr/sbin/sshd");
+                command
                     .args(["-D", "-e", "-f"])
                     .arg(&config)
                     .stderr(Stdio::piped())
-                    .kill_on_drop(true)
-                    .spawn()
-                    .expect("sshd (Debian's openssh-server) runs");
-                let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
-                while let Some(line) = lines.next_line().await.unwrap() {
-                    if line.contains("Server listening on") {
-                        break 'started (child, port, lines);
-                    }
-                    said.push(line);
-                }
-            }
-            panic!(
-                "sshd ended before it listened, five times: {}",
-                said.join("\n")
-            );
-        };
+                    .kill_on_drop(true);
+                command
+            })
+            .await;
         // Its later lines (logins) are kept flowing so that it never blocks on them.
         tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
         let fingerprint = run(
@@ -247,10 +231,4 @@ fn run(program: &str, args: &[&str]) -> String {
 fn set_mode(path: &Path, mode: u32) {
     use std::os::unix::fs::PermissionsExt;
     std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode)).unwrap();
-}
-
-/// A port nothing listens on now (the server takes it at once).
-fn free_port() -> u16 {
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    listener.local_addr().unwrap().port()
 }

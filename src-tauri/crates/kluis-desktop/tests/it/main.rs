@@ -5,6 +5,10 @@
 #[path = "../common/mod.rs"]
 mod common;
 
+/// How kluis-copies' test servers start on a free port (the S3 and SFTP ones below).
+#[allow(dead_code)]
+#[path = "../../../kluis-copies/tests/it/listening.rs"]
+mod listening;
 /// The S3 server of kluis-copies' tests, shared (its relay is not used here).
 #[allow(dead_code)]
 #[path = "../../../kluis-copies/tests/it/moto.rs"]
