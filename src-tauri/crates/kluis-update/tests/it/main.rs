@@ -11,11 +11,21 @@ use std::sync::atomic::Ordering;
 
 use base64::Engine;
 
-use kluis_update::{check, download, platform, Found, Publisher, Target, UpdateError};
+use kluis_update::{check, download, platform, Found, Publisher, Release, Target, UpdateError};
 use server::{manifest, setup, Signer};
 
 fn v(text: &str) -> semver::Version {
     semver::Version::parse(text).unwrap()
+}
+
+/// The release the server offers this program, found newer than 0.1.0 (boxed, as `Found` holds it).
+async fn found_newer(s: &server::Setup) -> Box<Release> {
+    let (version, ours) = (v("0.1.0"), Target::this_program());
+    let found = check(&s.publisher, &version, &ours, Some(&s.ca)).await;
+    let Found::Newer(release) = found.unwrap() else {
+        panic!("nothing newer found")
+    };
+    release
 }
 
 /// A newer version is offered with its notes; downloaded, its signature verifies and the
@@ -27,16 +37,7 @@ async fn a_newer_version_is_offered_downloaded_and_verified() {
     *s.served.build.lock().unwrap() = build.clone();
     *s.served.manifest.lock().unwrap() =
         manifest("9.9.9", &s.origin, &s.signer.sign(&build, "9.9.9"));
-    let Found::Newer(release) = check(
-        &s.publisher,
-        &v("0.1.0"),
-        &Target::this_program(),
-        Some(&s.ca),
-    )
-    .await
-    .unwrap() else {
-        panic!("nothing newer found")
-    };
+    let release = found_newer(&s).await;
     assert_eq!(release.version, v("9.9.9"));
     assert_eq!(release.notes, "Sneller importeren.");
     let dir = tempfile::tempdir().unwrap();
@@ -121,16 +122,7 @@ async fn a_changed_build_is_deleted() {
 /// files it left in its folder.
 async fn refused_download(s: &server::Setup, signature: &str) -> (UpdateError, usize) {
     *s.served.manifest.lock().unwrap() = manifest("9.9.9", &s.origin, signature);
-    let Found::Newer(release) = check(
-        &s.publisher,
-        &v("0.1.0"),
-        &Target::this_program(),
-        Some(&s.ca),
-    )
-    .await
-    .unwrap() else {
-        panic!("nothing newer found")
-    };
+    let release = found_newer(s).await;
     let dir = tempfile::tempdir().unwrap();
     let refused = download(&s.publisher, &release, dir.path(), Some(&s.ca))
         .await
@@ -351,16 +343,7 @@ async fn part_files_a_crash_left_block_nothing_and_are_cleared() {
     *s.served.build.lock().unwrap() = build.clone();
     *s.served.manifest.lock().unwrap() =
         manifest("9.9.9", &s.origin, &s.signer.sign(&build, "9.9.9"));
-    let Found::Newer(release) = check(
-        &s.publisher,
-        &v("0.1.0"),
-        &Target::this_program(),
-        Some(&s.ca),
-    )
-    .await
-    .unwrap() else {
-        panic!("nothing newer found")
-    };
+    let release = found_newer(&s).await;
     let dir = tempfile::tempdir().unwrap();
     let at = |name: &str| dir.path().join(name);
     let day_old = std::time::SystemTime::now() - std::time::Duration::from_secs(25 * 3600);
