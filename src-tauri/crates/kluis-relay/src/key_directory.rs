@@ -32,6 +32,24 @@ const MOST_CACHED: usize = 100_000;
 /// all that junk can make the directory cost).
 pub const READ_AGAIN_AFTER: Duration = Duration::from_secs(60);
 
+/// What the directory reads of a store to know its keys: every key id, and whether they may
+/// have changed since (each [`Storage`] tells both; a test's store may tell only these).
+#[async_trait::async_trait]
+pub trait KeyIds: Send + Sync {
+    async fn key_ids(&self) -> Result<Vec<String>, StoreError>;
+    fn keys_version(&self) -> u128;
+}
+
+#[async_trait::async_trait]
+impl<S: Storage + ?Sized> KeyIds for S {
+    async fn key_ids(&self) -> Result<Vec<String>, StoreError> {
+        Storage::key_ids(self).await
+    }
+    fn keys_version(&self) -> u128 {
+        Storage::keys_version(self)
+    }
+}
+
 /// Every key id, as read at a keys version and a time.
 struct Ids {
     version: u128,
@@ -65,7 +83,7 @@ impl KeyDirectory {
 
     /// Whether `id` is the id of a key the store has, the ids read again first when the keys
     /// changed since they were last read.
-    pub async fn knows(&self, store: &dyn Storage, id: &str) -> Result<bool, StoreError> {
+    pub async fn knows<S: KeyIds + ?Sized>(&self, store: &S, id: &str) -> Result<bool, StoreError> {
         if let Some(known) = self.holds(store.keys_version(), id) {
             return Ok(known);
         }
@@ -140,7 +158,7 @@ mod tests {
     use super::*;
     use crate::block;
     use crate::storage::sqlite::SqliteStore;
-    use crate::storage::{Quota, Storage, StoreError, StoredKey};
+    use crate::storage::{Quota, Storage, StoreError};
     use crate::tenants::new_key;
 
     /// A key added after the ids were read is known at once (the store's keys version moved),
@@ -158,7 +176,7 @@ mod tests {
                 .await
                 .unwrap());
             assert!(directory.knows(&store, &first.id).await.unwrap(), "added");
-            let read_at = store.keys_version();
+            let read_at = Storage::keys_version(&store);
             for n in 0..50 {
                 assert!(!directory.knows(&store, &format!("{n:016x}")).await.unwrap());
             }
@@ -233,90 +251,12 @@ mod tests {
     struct Silent(SqliteStore);
 
     #[async_trait::async_trait]
-    impl Storage for Silent {
-        fn engine(&self) -> &'static str {
-            "silent"
-        }
-        async fn ping(&self) -> Result<(), StoreError> {
-            Ok(())
-        }
-        async fn add_tenant(
-            &self,
-            name: &str,
-            quota: Quota,
-            id: &str,
-            hash: [u8; 32],
-        ) -> Result<bool, StoreError> {
-            self.0.add_tenant(name, quota, id, hash).await
-        }
-        async fn tenants(&self) -> Result<Vec<crate::storage::TenantSummary>, StoreError> {
-            self.0.tenants().await
-        }
-        async fn revoke_tenant(&self, name: &str) -> Result<bool, StoreError> {
-            self.0.revoke_tenant(name).await
-        }
-        async fn rotate_key(
-            &self,
-            name: &str,
-            id: &str,
-            hash: [u8; 32],
-            until: i64,
-        ) -> Result<bool, StoreError> {
-            self.0.rotate_key(name, id, hash, until).await
-        }
-        async fn key(&self, id: &str) -> Result<Option<StoredKey>, StoreError> {
-            self.0.key(id).await
-        }
+    impl KeyIds for Silent {
         async fn key_ids(&self) -> Result<Vec<String>, StoreError> {
-            self.0.key_ids().await
+            Storage::key_ids(&self.0).await
         }
         fn keys_version(&self) -> u128 {
             0
-        }
-        async fn callback_key(&self, fresh: [u8; 32]) -> Result<[u8; 32], StoreError> {
-            self.0.callback_key(fresh).await
-        }
-        async fn create_inbox(
-            &self,
-            tenant: &str,
-            quota: &Quota,
-            id: &str,
-            token: &str,
-        ) -> Result<Result<(), crate::storage::Refusal>, StoreError> {
-            self.0.create_inbox(tenant, quota, id, token).await
-        }
-        async fn record(
-            &self,
-            inbox: &str,
-            token: &str,
-            method: &str,
-            query: &str,
-            limits: crate::storage::Limits,
-        ) -> Result<crate::storage::Recorded, StoreError> {
-            self.0.record(inbox, token, method, query, limits).await
-        }
-        async fn events_after(
-            &self,
-            tenant: &str,
-            inbox: &str,
-            after: i64,
-            limit: usize,
-        ) -> Result<Option<Vec<crate::storage::Event>>, StoreError> {
-            self.0.events_after(tenant, inbox, after, limit).await
-        }
-        async fn ack(
-            &self,
-            tenant: &str,
-            inbox: &str,
-            up_to: i64,
-        ) -> Result<Option<u64>, StoreError> {
-            self.0.ack(tenant, inbox, up_to).await
-        }
-        async fn delete_inbox(&self, tenant: &str, inbox: &str) -> Result<bool, StoreError> {
-            self.0.delete_inbox(tenant, inbox).await
-        }
-        async fn expire(&self, events: i64, inboxes: i64) -> Result<(u64, u64), StoreError> {
-            self.0.expire(events, inboxes).await
         }
     }
 
