@@ -9,7 +9,7 @@
 //! reads the chosen copy's own record too, and restores it only when the copy's bytes are what
 //! the catalog or record says.
 
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::{HashMap, HashSet};
 use std::path::Path;
 
 use kluis_copies::Opened;
@@ -28,7 +28,7 @@ pub async fn run(cli: &Cli, command: &RecoverCommand) -> Result<()> {
     match command {
         RecoverCommand::List { from, json } => {
             let json = *json;
-            let (on_target, _) = load(cli, from).await?;
+            let (on_target, _, _) = load(cli, from).await?;
             let listing = &on_target.listing;
             for problem in &listing.problems {
                 eprintln!("kluis: {problem}");
@@ -64,7 +64,7 @@ pub async fn run(cli: &Cli, command: &RecoverCommand) -> Result<()> {
             identity,
             overwrite,
         } => {
-            let (on_target, target) = load(cli, from).await?;
+            let (on_target, target, key) = load(cli, from).await?;
             if let Some(hint) = &on_target.other_kit {
                 eprintln!("kluis: {hint}");
             }
@@ -78,7 +78,6 @@ pub async fn run(cli: &Cli, command: &RecoverCommand) -> Result<()> {
                 to.display()
             );
             let opener = opener(&chosen, identity.as_deref())?;
-            let key = recovery_key(from)?;
             let folder = to.clone();
             let options = kluis_restore::RestoreOptions {
                 only: only.clone(),
@@ -123,8 +122,11 @@ fn read_small(file: &Path) -> Result<Vec<u8>> {
     Ok(bytes)
 }
 
-/// Everything on the target `from` names, with the kit's key; and the target.
-async fn load(cli: &Cli, from: &RecoverFrom) -> Result<(OnTarget, kluis_copies::CopyTarget)> {
+/// Everything on the target `from` names, read with the kit's key (read once); the target and the key.
+async fn load(
+    cli: &Cli,
+    from: &RecoverFrom,
+) -> Result<(OnTarget, kluis_copies::CopyTarget, RecoveryKey)> {
     let key = recovery_key(from)?;
     let targets = open_profiles(cli.profiles_file.as_ref())?
         .settings()
@@ -132,9 +134,9 @@ async fn load(cli: &Cli, from: &RecoverFrom) -> Result<(OnTarget, kluis_copies::
     let target = crate::copies::named_in(&targets, &from.target)?;
     let target = crate::copies::with_secrets(vec![target]).await?.remove(0);
     let reading = target.clone();
-    let listing = tokio::task::spawn_blocking(move || {
+    let (listing, key) = tokio::task::spawn_blocking(move || {
         let opened = Opened::open(&reading, None)?;
-        read_listing(&opened, &key)
+        read_listing(&opened, &key).map(|on| (on, key))
     })
     .await
     .map_err(|e| {
@@ -142,7 +144,7 @@ async fn load(cli: &Cli, from: &RecoverFrom) -> Result<(OnTarget, kluis_copies::
             "Reading the copy target stopped unexpectedly ({e})."
         ))
     })??;
-    Ok((listing, target))
+    Ok((listing, target, key))
 }
 
 /// What recovery read on a target: its listing, and the size of every object there; and when
@@ -158,64 +160,46 @@ pub struct OnTarget {
 /// not stop the recovery of the rest. Only documents that are used are kept in memory.
 pub fn read_listing(opened: &Opened, key: &RecoveryKey) -> Result<OnTarget> {
     let objects = opened.list("")?;
-    let mut problems = Vec::new();
-    let mut other_key = false;
-    let get =
-        |location: &str, most: u64, problems: &mut Vec<String>| match opened.get(location, most) {
-            Ok(bytes) => bytes.map(|bytes| Stored {
-                location: location.to_string(),
-                bytes,
-            }),
+    let mut listing = Listing::default();
+    let chosen = found::newest_catalogs(
+        objects.iter().map(|(location, _)| location.as_str()),
+        |location| (opened.get(location, sealed::MAX_SEALED)).map_err(|e| e.to_string()),
+        key,
+        &mut listing,
+    );
+    // The records of copies no catalog names.
+    let named: HashSet<&str> = (chosen.iter())
+        .flat_map(|c| c.klanten.iter().flat_map(|k| k.copies.iter()))
+        .map(|c| c.location.as_str())
+        .collect();
+    let mut records = HashMap::new();
+    for (location, _) in &objects {
+        let Some(copy) = layout::copy_of_record(location) else {
+            continue;
+        };
+        if named.contains(copy.as_str()) {
+            continue;
+        }
+        let bytes = match opened.get(location, MAX_RECORD) {
+            Ok(Some(bytes)) => bytes,
+            Ok(None) => continue, // (gone since it was listed)
             Err(e) => {
-                problems.push(format!("{location} is not read: {e}"));
-                None
+                listing
+                    .problems
+                    .push(format!("{location} is not read: {e}"));
+                continue;
             }
         };
-    // Each computer's catalogs, newest first, read until one is taken.
-    let mut of_pc: BTreeMap<String, Vec<(u64, &String)>> = BTreeMap::new();
-    for (location, _) in &objects {
-        if let (Some(pc), Some(number)) = (
-            layout::pc_of_catalog(location),
-            layout::number_of_catalog(location),
-        ) {
-            of_pc.entry(pc).or_default().push((number, location));
-        }
-    }
-    let mut catalogs = Vec::new();
-    let mut named = HashSet::new();
-    for (_, mut numbered) in of_pc {
-        numbered.sort_by_key(|(number, _)| std::cmp::Reverse(*number));
-        for (_, location) in numbered {
-            let Some(stored) = get(location, sealed::MAX_SEALED, &mut problems) else {
-                continue;
-            };
-            match found::catalog_in(&stored, key) {
-                Ok(catalog) => {
-                    let copies = catalog.klanten.into_iter().flat_map(|k| k.copies);
-                    named.extend(copies.map(|c| c.location));
-                    catalogs.push(stored);
-                    break;
-                }
-                Err(None) => other_key = true,
-                Err(Some(why)) => problems.push(why),
+        let stored = Stored {
+            location: location.clone(),
+            bytes,
+        };
+        match found::record_in(&stored, key) {
+            Ok((copy, record)) => {
+                records.insert(copy, record);
             }
-        }
-    }
-    // The records of copies no catalog names.
-    let mut records = Vec::new();
-    for (location, _) in &objects {
-        match layout::copy_of_record(location) {
-            Some(copy) if !named.contains(&copy) => {
-                let Some(stored) = get(location, MAX_RECORD, &mut problems) else {
-                    continue;
-                };
-                match found::record_in(&stored, key) {
-                    Ok(_) => records.push(stored),
-                    Err(None) => other_key = true,
-                    Err(Some(why)) => problems.push(why),
-                }
-            }
-            _ => {}
+            Err(None) => listing.met_other_key(),
+            Err(Some(why)) => listing.problems.push(why),
         }
     }
     let present = (objects.iter())
@@ -224,13 +208,8 @@ pub fn read_listing(opened: &Opened, key: &RecoveryKey) -> Result<OnTarget> {
             bytes: *bytes,
         })
         .collect();
-    let mut listing = kluis_recovery::gather(catalogs, records, present, key);
-    if other_key && !listing.problems.iter().any(|p| p == found::OTHER_KEY) {
-        problems.push(found::OTHER_KEY.into());
-    }
-    problems.append(&mut listing.problems);
-    listing.problems = problems;
-    let other_kit = (other_key && listing.catalogs.is_empty()).then(|| {
+    let listing = found::list(chosen, records, present, listing);
+    let other_kit = (listing.met_other_key_yet() && listing.catalogs.is_empty()).then(|| {
         let theirs = (opened.get(layout::OFFICE_KEY, 4096).ok().flatten())
             .and_then(|text| kluis_recovery::OfficeKey::parse(&String::from_utf8_lossy(&text)).ok())
             .map_or(String::new(), |office| {

@@ -69,18 +69,35 @@ pub fn gather(
     key: &RecoveryKey,
 ) -> Listing {
     let mut listing = Listing::default();
-    let mut records: HashMap<String, CopyRecord> = records
-        .into_iter()
-        .filter_map(|stored| match record_in(&stored, key) {
-            Ok(found) => Some(found),
-            Err(Some(why)) => {
-                listing.problems.push(why);
-                None
-            }
-            Err(None) => None, // (for another key: said once, with the catalogs)
-        })
+    let mut by_place: HashMap<String, Vec<u8>> = (catalogs.into_iter())
+        .map(|c| (c.location, c.bytes))
         .collect();
-    for catalog in newest_catalogs(catalogs, key, &mut listing) {
+    let places: Vec<String> = by_place.keys().cloned().collect();
+    let read = |location: &str| Ok(by_place.remove(location));
+    let chosen = newest_catalogs(places.iter().map(String::as_str), read, key, &mut listing);
+    let mut opened = HashMap::new();
+    for stored in records {
+        match record_in(&stored, key) {
+            Ok((copy, record)) => {
+                opened.insert(copy, record);
+            }
+            Err(Some(why)) => listing.problems.push(why),
+            Err(None) => listing.met_other_key(),
+        }
+    }
+    list(chosen, opened, present, listing)
+}
+
+/// The listing made of documents already opened: `chosen`, each computer's newest catalog
+/// that [`catalog_in`] took; `records`, by the copy each is beside, as [`record_in`] took them;
+/// `present`, every object on the target; `listing`, what was said on the way.
+pub fn list(
+    chosen: Vec<Catalog>,
+    mut records: HashMap<String, CopyRecord>,
+    present: Vec<Present>,
+    mut listing: Listing,
+) -> Listing {
+    for catalog in chosen {
         for note in &catalog.klanten {
             for copy in &note.copies {
                 let proof = match records.remove(&copy.location) {
@@ -154,39 +171,68 @@ pub fn gather(
     listing
 }
 
-/// Each computer's newest catalog that [`catalog_in`] takes; the ones passed over said in
-/// `listing`.
-fn newest_catalogs(
-    catalogs: Vec<Stored>,
+/// Each computer's newest catalog that [`catalog_in`] takes, among the catalogs at
+/// `locations` (other names are passed by): read with `read` newest first, until one is taken
+/// — older ones are not read at all. Those passed over, and those `read` could not read, are
+/// said in `listing`.
+pub fn newest_catalogs<'a>(
+    locations: impl IntoIterator<Item = &'a str>,
+    mut read: impl FnMut(&str) -> Result<Option<Vec<u8>>, String>,
     key: &RecoveryKey,
     listing: &mut Listing,
 ) -> Vec<Catalog> {
-    // Newest first within each computer's folder (their names are their numbers).
-    let mut by_pc: BTreeMap<String, Vec<Stored>> = BTreeMap::new();
-    for stored in catalogs {
-        if let Some(pc) = layout::pc_of_catalog(&stored.location) {
-            by_pc.entry(pc).or_default().push(stored);
+    let mut by_pc: BTreeMap<String, Vec<(u64, &str)>> = BTreeMap::new();
+    for location in locations {
+        if let (Some(pc), Some(number)) = (
+            layout::pc_of_catalog(location),
+            layout::number_of_catalog(location),
+        ) {
+            by_pc.entry(pc).or_default().push((number, location));
         }
     }
     let mut chosen = Vec::new();
-    let mut other_key = false;
-    for (_, mut stored) in by_pc {
-        stored.sort_by(|a, b| b.location.cmp(&a.location));
-        for candidate in stored {
-            match catalog_in(&candidate, key) {
+    for (_, mut numbered) in by_pc {
+        numbered.sort_by_key(|(number, _)| std::cmp::Reverse(*number));
+        for (_, location) in numbered {
+            let bytes = match read(location) {
+                Ok(Some(bytes)) => bytes,
+                Ok(None) => continue, // (gone since it was listed)
+                Err(e) => {
+                    listing
+                        .problems
+                        .push(format!("{location} is not read: {e}"));
+                    continue;
+                }
+            };
+            let stored = Stored {
+                location: location.to_string(),
+                bytes,
+            };
+            match catalog_in(&stored, key) {
                 Ok(catalog) => {
                     chosen.push(catalog);
                     break;
                 }
-                Err(None) => other_key = true,
+                Err(None) => listing.met_other_key(),
                 Err(Some(why)) => listing.problems.push(why),
             }
         }
     }
-    if other_key {
-        listing.problems.push(OTHER_KEY.into());
-    }
     chosen
+}
+
+impl Listing {
+    /// Notes that a document of another key was met (said once).
+    pub fn met_other_key(&mut self) {
+        if !self.met_other_key_yet() {
+            self.problems.push(OTHER_KEY.into());
+        }
+    }
+
+    /// Whether a document of another key was met.
+    pub fn met_other_key_yet(&self) -> bool {
+        self.problems.iter().any(|p| p == OTHER_KEY)
+    }
 }
 
 /// What the listing says once when catalogs or records of another key were met.
