@@ -254,19 +254,9 @@ fn date(ms: i64) -> String {
         .unwrap_or_default()
 }
 
-/// `bytes` for a person: `812 B`, `1.4 MB`, `2.1 GB` (powers of 1000, as file managers show).
+/// `bytes` for a person, in powers of 1000 as file managers show them (`1.40 MB`).
 fn size_text(bytes: u64) -> String {
-    const UNITS: [&str; 4] = ["kB", "MB", "GB", "TB"];
-    if bytes < 1000 {
-        return format!("{bytes} B");
-    }
-    let mut value = bytes as f64 / 1000.0;
-    let mut unit = 0;
-    while value >= 1000.0 && unit < UNITS.len() - 1 {
-        value /= 1000.0;
-        unit += 1;
-    }
-    format!("{value:.1} {}", UNITS[unit])
+    indicatif::DecimalBytes(bytes).to_string()
 }
 
 /// One backup, as a line of words or a JSON object; `there`: whether the target holds it.
