@@ -22,47 +22,37 @@ pub(crate) fn too_wide(line: u64) -> Error {
     ))
 }
 
-/// The first line (from 1) whose record has more than [`MAX_COLUMNS`] fields split by
-/// `delimiter`; none when every record fits. One pass over the bytes, before the CSV reader
-/// builds any record (which a row of millions of fields would make hundreds of MB), reading
-/// quotes as the CSV reader (csv-core) does: a quote opens a quoted field only at a field's
-/// start, `""` in one is a quote, and what follows its closing quote up to the next
-/// delimiter is more of the field.
+/// The first line (from 1) of a record with more than [`MAX_COLUMNS`] fields split by
+/// `delimiter`; none when every record fits. One pass of the csv reader's own parser
+/// (csv-core, configured as [`read`] configures the reader), each field's bytes discarded as
+/// they are read: before the reader builds any record, which a row of millions of fields
+/// would make hundreds of MB.
 fn too_wide_at(text: &str, delimiter: u8) -> Option<u64> {
-    #[derive(Clone, Copy, PartialEq)]
-    enum At {
-        FieldStart,
-        Field,
-        Quoted,
-        QuoteInQuoted,
-    }
-    let (mut at, mut fields, mut line, mut record_line) = (At::FieldStart, 1usize, 1u64, 1u64);
-    for byte in text.bytes() {
-        let ends_record = matches!(byte, b'\n' | b'\r') && at != At::Quoted;
-        at = match (at, byte) {
-            _ if ends_record => {
-                fields = 1;
-                record_line = line + u64::from(byte == b'\n');
-                At::FieldStart
-            }
-            (At::FieldStart, b'"') => At::Quoted,
-            (At::Quoted, b'"') => At::QuoteInQuoted,
-            (At::Quoted, _) => At::Quoted,
-            (At::QuoteInQuoted, b'"') => At::Quoted,
-            (_, b) if b == delimiter => {
+    use csv_core::ReadFieldResult;
+    let mut parser = csv_core::ReaderBuilder::new().delimiter(delimiter).build();
+    let (mut input, mut discarded) = (text.as_bytes(), [0u8; 4096]);
+    let (mut fields, mut record_line) = (0usize, 1u64);
+    loop {
+        if fields == 0 {
+            record_line = parser.line();
+        }
+        // (An empty `input` tells the parser the text ended.)
+        let (result, read, _) = parser.read_field(input, &mut discarded);
+        input = &input[read..];
+        match result {
+            ReadFieldResult::InputEmpty | ReadFieldResult::OutputFull => {}
+            ReadFieldResult::Field { record_end } => {
                 fields += 1;
                 if fields > MAX_COLUMNS {
                     return Some(record_line);
                 }
-                At::FieldStart
+                if record_end {
+                    fields = 0;
+                }
             }
-            _ => At::Field,
-        };
-        if byte == b'\n' {
-            line += 1;
+            ReadFieldResult::End => return None,
         }
     }
-    None
 }
 
 /// A file read as a table.
