@@ -277,7 +277,9 @@ impl History {
         kluis_private::files::prepare_file(path)
             .map_err(|e| Error::io(format!("create {}", path.display()), e))?;
         let claims = crate::claims::Claims::beside(path);
-        Self::setup(Connection::open(path).map_err(db_error)?, claims)
+        // Shared: the app, `kluis run-due` and each command open it, sometimes at once.
+        let conn = kluis_private::database::open_shared(path).map_err(db_error)?;
+        Self::setup(conn, claims)
     }
 
     /// The platform's local data folder, e.g. `~/.local/share/kluis/history.sqlite3` on Linux,
@@ -296,20 +298,19 @@ impl History {
         )
     }
 
-    fn setup(conn: Connection, claims: crate::claims::Claims) -> Result<Self> {
-        conn.busy_timeout(std::time::Duration::from_secs(5))
+    fn setup(mut conn: Connection, claims: crate::claims::Claims) -> Result<Self> {
+        // One immediate transaction: two processes upgrading an older history at once take
+        // turns (the busy timeout), so neither adds a column the other just added.
+        let tx = conn
+            .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
             .map_err(db_error)?;
-        conn.pragma_update(None, "journal_mode", "WAL")
+        tx.execute_batch(SCHEMA).map_err(db_error)?;
+        tx.execute_batch(crate::copies::SCHEMA).map_err(db_error)?;
+        tx.execute_batch(crate::restore_tests::SCHEMA)
             .map_err(db_error)?;
-        conn.pragma_update(None, "synchronous", "NORMAL")
-            .map_err(db_error)?;
-        conn.execute_batch(SCHEMA).map_err(db_error)?;
-        conn.execute_batch(crate::copies::SCHEMA)
-            .map_err(db_error)?;
-        conn.execute_batch(crate::restore_tests::SCHEMA)
-            .map_err(db_error)?;
-        crate::copies::add_new_columns(&conn).map_err(db_error)?;
-        crate::restore_tests::add_new_columns(&conn).map_err(db_error)?;
+        crate::copies::add_new_columns(&tx).map_err(db_error)?;
+        crate::restore_tests::add_new_columns(&tx).map_err(db_error)?;
+        tx.commit().map_err(db_error)?;
         Ok(Self {
             conn: Mutex::new(conn),
             claims,

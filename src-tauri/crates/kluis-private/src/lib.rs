@@ -6,6 +6,8 @@
 //!   not at all, beside its target under a random name created exclusively.
 //! - [`scrub`]: every secret alive registers itself; [`scrub::scrub`] removes each, in every
 //!   encoding a server may echo it in, from text on its way to a log, a file or a screen.
+//! - `database` (feature `database`): SQLite files several processes open at once, opened
+//!   in WAL mode without failing when two open a new one together.
 //! - [`logging`]: `KLUIS_LOG` set-up that keeps the HTTP libraries from logging secrets, each
 //!   line through the scrubber.
 //!
@@ -13,6 +15,8 @@
 //! is made or logged → [`scrub::scrub`] → stderr, the history, the UI; a file is written →
 //! [`files::options`] / [`files::write_atomic`] → owner-only on disk.
 
+#[cfg(feature = "database")]
+pub mod database;
 pub mod files;
 pub mod logging;
 pub mod scrub;

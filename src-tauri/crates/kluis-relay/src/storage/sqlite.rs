@@ -81,7 +81,8 @@ impl SqliteStore {
     /// queries, which carry the service's secret ids.
     pub fn open(path: &Path) -> Result<Self, StoreError> {
         kluis_private::files::prepare_file(path).map_err(StoreError::Io)?;
-        Self::setup(Connection::open(path)?)
+        // Shared: `kluis-relay tenant add` may open it beside a running relay.
+        Self::setup(kluis_private::database::open_shared(path)?)
     }
 
     pub fn in_memory() -> Result<Self, StoreError> {
@@ -89,11 +90,7 @@ impl SqliteStore {
     }
 
     fn setup(mut conn: Connection) -> Result<Self, StoreError> {
-        conn.pragma_update(None, "journal_mode", "WAL")?;
-        conn.pragma_update(None, "synchronous", "NORMAL")?;
         conn.pragma_update(None, "foreign_keys", "ON")?;
-        // Another process (`kluis-relay tenant add` beside a running relay) may hold the lock.
-        conn.busy_timeout(std::time::Duration::from_secs(5))?;
         migrate(&mut conn)?;
         Ok(Self {
             conn: Mutex::new(conn),
