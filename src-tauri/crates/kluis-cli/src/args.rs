@@ -851,6 +851,24 @@ pub enum RecoverCommand {
         #[arg(long)]
         overwrite: bool,
     },
+    /// This computer carries on for the lost one: its klanten become profiles here with their
+    /// plans, retention, tags and encryption (no password or api key: give those with
+    /// `kluis profiles import` before their next backup), their backups' copies on the target
+    /// go into this computer's history (the target's rule and the dashboard go on where they
+    /// stopped; nothing is copied twice), and this computer keeps the kit and writes the
+    /// catalogs from now on, naming the lost one as adopted. Run again, it adds only what is
+    /// new.
+    Adopt {
+        #[command(flatten)]
+        from: RecoverFrom,
+        /// The lost computer, by its name in `recover list` (needed when the target holds the
+        /// catalogs of several).
+        #[arg(long, value_name = "NAME")]
+        computer: Option<String>,
+        /// This computer's name in the catalogs (default: its host name, or the name it had).
+        #[arg(long)]
+        pc_name: Option<String>,
+    },
 }
 
 /// Which target, and the kit's key.

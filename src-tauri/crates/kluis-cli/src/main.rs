@@ -33,6 +33,7 @@
 //! entries out (each named), 130 cancelled, 1 anything else — always with one clear line on stderr,
 //! never with a secret in it.
 
+mod adopt;
 mod args;
 mod commands;
 mod copies;

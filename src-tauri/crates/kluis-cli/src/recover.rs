@@ -1,4 +1,4 @@
-//! `kluis recover list|restore`: on a new computer, every klant's backups found on a copy
+//! `kluis recover list|restore` (and `adopt`, in crate::adopt): on a new computer, every klant's backups found on a copy
 //! target — from the catalogs and records the lost computer (or computers) wrote there, opened
 //! with the recovery kit's key (kluis-recovery) — and one restored, checked first against the
 //! SHA-256 its catalog or record names and opened with the passphrase sealed in it.
@@ -35,6 +35,15 @@ pub async fn run(cli: &Cli, command: &RecoverCommand) -> Result<()> {
             }
             if let Some(hint) = &on_target.other_kit {
                 eprintln!("kluis: {hint}");
+            }
+            for (lost, by, at) in &listing.adopted {
+                eprintln!(
+                    "kluis: {} carries on for {} since {}: their copies are listed under {}.",
+                    by.name,
+                    lost.name,
+                    date(*at),
+                    by.name
+                );
             }
             if !json && !listing.backups.is_empty() {
                 println!(
@@ -92,6 +101,11 @@ pub async fn run(cli: &Cli, command: &RecoverCommand) -> Result<()> {
             .map_err(|e| Error::Io(format!("The recovery stopped unexpectedly ({e}).")))??;
             crate::restore::said(&restored, to)
         }
+        RecoverCommand::Adopt {
+            from,
+            computer,
+            pc_name,
+        } => crate::adopt::run(cli, from, computer.as_deref(), pc_name.clone()).await,
     }
 }
 
@@ -123,7 +137,7 @@ fn read_small(file: &Path) -> Result<Vec<u8>> {
 }
 
 /// Everything on the target `from` names, read with the kit's key (read once); the target and the key.
-async fn load(
+pub(crate) async fn load(
     cli: &Cli,
     from: &RecoverFrom,
 ) -> Result<(OnTarget, kluis_copies::CopyTarget, RecoveryKey)> {

@@ -78,6 +78,10 @@ pub async fn kit(cli: &Cli, key_file: Option<&Path>, pc_name: Option<String>) ->
         pc_name: pc_name
             .or_else(|| before.as_ref().map(|r| r.pc_name.clone()))
             .unwrap_or_else(host_name),
+        adopted: before
+            .as_ref()
+            .map(|r| r.adopted.clone())
+            .unwrap_or_default(),
     };
     let targets = profiles.settings().copy_targets;
     profiles
@@ -167,7 +171,7 @@ fn write_key_file(file: &Path, key: &RecoveryKey) -> Result<()> {
 }
 
 /// This computer's name, as the catalogs name it unless told.
-fn host_name() -> String {
+pub(crate) fn host_name() -> String {
     std::env::var("COMPUTERNAME")
         .or_else(|_| std::env::var("HOSTNAME"))
         .ok()

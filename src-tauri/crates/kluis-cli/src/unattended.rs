@@ -309,7 +309,7 @@ impl UnattendedHost for Unattended {
     )> {
         let missing = || {
             Error::Config(format!(
-                "The profile \"{}\" has no saved api key or password here. Add it again with `kluis profiles add`, or set KLUIS_SECRETS_DIR to where they are kept.",
+                "The profile \"{}\" has no saved api key or password here. Give them with `kluis profiles import FILE` (a row with its name, username and password; the api key in a column or KLUIS_API_KEY), or set KLUIS_SECRETS_DIR to where they are kept.",
                 profile.name
             ))
         };

@@ -105,6 +105,22 @@ impl Opened {
         }
     }
 
+    /// The location the history records for the object at `relative` (under the root): what
+    /// [`Opened::relative`] reads back — for copies another computer made, adopted.
+    pub fn location(&self, relative: &str) -> Result<String> {
+        let relative = checked(relative)?;
+        Ok(match self {
+            Opened::Folder { root, .. } => {
+                let path = (relative.split('/')).fold(root.clone(), |path, part| path.join(part));
+                path.to_string_lossy().into_owned()
+            }
+            Opened::Bucket(bucket) => bucket.location(&bucket_key(bucket, relative)),
+            Opened::Sftp(server) => {
+                server.location(&format!("{}/{relative}", server.root.trim_end_matches('/')))
+            }
+        })
+    }
+
     /// Writes `bytes` at `relative`: a new object (refused, naming it, when one is there), or
     /// with `replace` over the one there (written whole first, so that a reader sees the old or
     /// the new).

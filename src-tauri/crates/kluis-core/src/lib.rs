@@ -31,7 +31,8 @@
 //! that still verify, never the newest good one (`examine`: each file read through a
 //! descriptor opened in its folder, and unlinked through it, so a swapped folder cannot
 //! redirect a deletion). [`copies`] records each backup's copies off this computer (made by
-//! kluis-copies): where, its length and SHA-256, or why the last try failed.
+//! kluis-copies): where, its length and SHA-256, or why the last try failed; [`adopted`]
+//! records the backups and copies of a lost computer that this one carries on for.
 //!
 //! [`ad_hoc`] names the klant of a backup made without a saved profile (its label, service,
 //! username and folder), so that a rule given on the command line keeps to that klant.
@@ -50,6 +51,7 @@
 //! renewal in [`session`], the callback receiver's rules in [`callback::listener`]).
 
 pub mod ad_hoc;
+pub mod adopted;
 pub mod callback;
 mod certificate;
 pub mod claims;

@@ -209,6 +209,7 @@ fn write_one(
         written_ms: kluis_core::clock::now_ms(),
         number: 0,
         klanten: klanten.into_values().collect(),
+        adopted: of.recovery.adopted.clone(),
     };
     // What it says, without when and which number: unchanged, it is not written again.
     let digest = {
@@ -275,9 +276,12 @@ fn next_number(own: &[u64], pc_id: &str, present: &HashSet<String>) -> Result<u6
 /// The copy `copy` of backup `entry` as a catalog has it (its place filled in by the caller).
 fn copy_note(history: &History, entry: &HistoryEntry, copy: &Made) -> Option<CopyNote> {
     let test = history.restore_test_of(&entry.id).ok().flatten();
-    let name = (entry.path.as_deref())
-        .and_then(|p| Path::new(p).file_name())
-        .map(|n| n.to_string_lossy().into_owned())?;
+    // The file's name as saved; a backup adopted from a lost computer has no file here: the
+    // copy's own name then.
+    let saved_as = entry.path.as_deref().or(copy.location.as_deref());
+    let name = (saved_as.and_then(|p| p.rsplit(['/', '\\']).next()))
+        .filter(|n| !n.is_empty())?
+        .to_string();
     Some(CopyNote {
         job_id: entry.id.clone(),
         location: String::new(),

@@ -319,6 +319,11 @@ pub struct RecoverySetting {
     /// This computer in the catalogs: an id made once, and the name the office knows it by.
     pub pc_id: String,
     pub pc_name: String,
+    /// The lost computers this one carries on for (`kluis recover adopt`), said in its
+    /// catalogs.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[cfg_attr(feature = "ts", ts(skip))]
+    pub adopted: Vec<kluis_recovery::Adoption>,
 }
 
 /// `mib` MiB in bytes (saturating), or the default minimum free space when none is given.

@@ -35,6 +35,17 @@ pub struct Catalog {
     pub written_ms: i64,
     pub number: u64,
     pub klanten: Vec<KlantNote>,
+    /// The computers this one carries on for (`kluis recover adopt`): their klanten are this
+    /// one's now, and recovery lists their catalogs as adopted.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub adopted: Vec<Adoption>,
+}
+
+/// A lost computer another took over from: which, and when.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Adoption {
+    pub pc: Pc,
+    pub at_ms: i64,
 }
 
 /// A klant as a catalog or record names it.

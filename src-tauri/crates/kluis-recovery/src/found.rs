@@ -50,6 +50,16 @@ pub struct Backup {
     pub proof: Proof,
 }
 
+/// A klant as a computer's newest catalog names it, with the settings that computer kept:
+/// what a computer that carries on for it takes over.
+#[derive(Debug, Clone)]
+pub struct KlantOf {
+    pub pc: Pc,
+    pub klant: Klant,
+    pub encrypted: Encrypted,
+    pub settings: serde_json::Value,
+}
+
 /// Everything on the target: its backups, newest first within each klant, and what recovery
 /// met on the way (a damaged catalog, one for another key), each said once.
 #[derive(Debug, Default)]
@@ -57,6 +67,11 @@ pub struct Listing {
     pub backups: Vec<Backup>,
     /// Each computer's catalog used: its computer, number and date.
     pub catalogs: Vec<(Pc, u64, i64)>,
+    /// The klanten of those catalogs.
+    pub klanten: Vec<KlantOf>,
+    /// Computers another took over from, as that one's catalog says: the lost one, the one
+    /// that carries on, and when.
+    pub adopted: Vec<(Pc, Pc, i64)>,
     pub problems: Vec<String>,
 }
 
@@ -97,9 +112,39 @@ pub fn list(
     present: Vec<Present>,
     mut listing: Listing,
 ) -> Listing {
+    // A computer that carries on for a lost one names the lost one's copies too: each copy is
+    // listed once, under the computer that carries on (its catalog read first).
+    let adopted: std::collections::HashSet<String> = (chosen.iter())
+        .flat_map(|c| c.adopted.iter().map(|a| a.pc.id.clone()))
+        .collect();
+    let mut chosen = chosen;
+    chosen.sort_by_key(|c| adopted.contains(&c.pc.id));
+    let mut named = std::collections::HashSet::new();
+    let on_target: std::collections::HashSet<String> =
+        present.iter().map(|p| p.location.clone()).collect();
     for catalog in chosen {
+        for adoption in &catalog.adopted {
+            let by = catalog.pc.clone();
+            listing
+                .adopted
+                .push((adoption.pc.clone(), by, adoption.at_ms));
+        }
         for note in &catalog.klanten {
-            for copy in &note.copies {
+            listing.klanten.push(KlantOf {
+                pc: catalog.pc.clone(),
+                klant: note.klant.clone(),
+                encrypted: note.encrypted.clone(),
+                settings: note.settings.clone(),
+            });
+            // A lost computer's catalog is not written again: of its copies, those the target
+            // no longer holds (removed by the one that carries on) are left out.
+            let stale = |c: &&CopyNote| {
+                adopted.contains(&catalog.pc.id) && !on_target.contains(c.location.as_str())
+            };
+            for copy in (note.copies.iter())
+                .filter(|c| !stale(c))
+                .filter(|c| named.insert(c.location.clone()))
+            {
                 let proof = match records.remove(&copy.location) {
                     None => Proof::Catalog,
                     Some(record) if record.copy == *copy && record.klant == note.klant => {
@@ -334,6 +379,7 @@ mod tests {
             written_ms: 1_000 * number as i64,
             number,
             klanten,
+            adopted: Vec::new(),
         }
     }
 
@@ -344,6 +390,93 @@ mod tests {
             settings: serde_json::Value::Null,
             copies,
         }
+    }
+
+    /// A computer that carries on for a lost one names the lost one's copies in its own
+    /// catalog: each copy is listed once, under it, the adoption is said, the lost one's copies
+    /// it does not name stay listed under the lost one — but not those the target no longer
+    /// holds (the lost one's catalog is not written again when one is removed).
+    #[test]
+    fn a_copy_adopted_by_another_computer_is_listed_once_under_it() {
+        let key = RecoveryKey::generate();
+        let (office, vouch) = (key.office_key(), key.vouch_key());
+        let fingerprint = office.fingerprint();
+        let lost = Pc {
+            id: "aa01".into(),
+            name: "OUD".into(),
+        };
+        let new = Pc {
+            id: "bb02".into(),
+            name: "NIEUW".into(),
+        };
+        let bakker = klant("Bakker");
+        let old_catalog = catalog(
+            &lost,
+            4,
+            &fingerprint,
+            vec![note(
+                bakker.clone(),
+                vec![
+                    copy("Bakker/0.zip", 0),
+                    copy("Bakker/1.zip", 1),
+                    copy("Bakker/2.zip", 2),
+                ],
+            )],
+        );
+        let mut new_catalog = catalog(
+            &new,
+            1,
+            &fingerprint,
+            vec![note(
+                bakker,
+                vec![copy("Bakker/1.zip", 1), copy("Bakker/3.zip", 3)],
+            )],
+        );
+        new_catalog.adopted = vec![crate::catalog::Adoption {
+            pc: lost.clone(),
+            at_ms: 5,
+        }];
+        let stored = |pc: &str, number, c: &Catalog| Stored {
+            location: layout::catalog(pc, number),
+            bytes: seal(c, &office, &vouch).unwrap(),
+        };
+        let listing = gather(
+            vec![
+                stored("aa01", 4, &old_catalog),
+                stored("bb02", 1, &new_catalog),
+            ],
+            vec![],
+            (1..=3)
+                .map(|n| Present {
+                    location: format!("Bakker/{n}.zip"),
+                    bytes: 100,
+                })
+                .collect(),
+            &key,
+        );
+        let by: Vec<(&str, &str)> = (listing.backups.iter())
+            .map(|b| {
+                (
+                    b.copy.location.as_str(),
+                    b.pc.as_ref().unwrap().name.as_str(),
+                )
+            })
+            .collect();
+        assert_eq!(
+            by,
+            [
+                ("Bakker/3.zip", "NIEUW"),
+                ("Bakker/2.zip", "OUD"),
+                ("Bakker/1.zip", "NIEUW")
+            ],
+            "newest first, each once"
+        );
+        assert_eq!(listing.adopted, [(lost, new, 5)]);
+        assert_eq!(
+            listing.klanten.len(),
+            2,
+            "each computer's klant, with its settings"
+        );
     }
 
     /// Two computers' catalogs and the copies' records: the newest catalog that opens is used

@@ -29,6 +29,6 @@ pub mod key;
 pub mod layout;
 pub mod sealed;
 
-pub use catalog::{Catalog, CopyNote, CopyRecord, Encrypted, Klant, KlantNote, Pc};
-pub use found::{gather, Backup, Listing, Proof};
+pub use catalog::{Adoption, Catalog, CopyNote, CopyRecord, Encrypted, Klant, KlantNote, Pc};
+pub use found::{gather, Backup, KlantOf, Listing, Proof};
 pub use key::{OfficeKey, RecoveryKey, VouchKey};

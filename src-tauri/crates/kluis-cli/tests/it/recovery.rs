@@ -232,6 +232,55 @@ async fn on_new_pc(e: &Env, pc: &Path, args: &[&str], vars: &[(&str, &str)]) -> 
         .unwrap()
 }
 
+/// Bakker's passphrase on the lost computer.
+const PHRASE: &str = "bakker bewaart zijn brood veilig";
+
+/// The lost computer: klanten Bakker (encrypted with [`PHRASE`]) and Visser, a folder target
+/// "NAS" (with `rule`, a `copy-target keep` when given), and a kit made there as computer
+/// "OUD". Returns the NAS folder, the kit's key file and the `copy-target add` that adds NAS.
+async fn lost_office(
+    e: &Env,
+    rule: &[&str],
+) -> (std::path::PathBuf, std::path::PathBuf, Vec<String>) {
+    let api_key = kluis_sim::config::DEMO_API_KEY.to_string();
+    for (name, username) in [("Bakker", "bakker"), ("Visser", "visser")] {
+        e.add(name, username, &api_key, crate::profiles::KLANT_PASSWORD)
+            .await;
+    }
+    let encrypt = ["encryption", "Bakker", "--passphrase"];
+    let passphrase = [("KLUIS_ENCRYPTION_PASSPHRASE", PHRASE)];
+    assert_succeeded(&e.saved(&encrypt, &passphrase).await);
+    let nas = e.dir.path().join("nas");
+    std::fs::create_dir(&nas).unwrap();
+    let add_nas: Vec<String> = [
+        "copy-target",
+        "add",
+        "NAS",
+        "--folder",
+        nas.to_str().unwrap(),
+    ]
+    .map(String::from)
+    .to_vec();
+    assert_succeeded(&e.saved(&as_args(&add_nas), &[]).await);
+    if !rule.is_empty() {
+        assert_succeeded(&e.saved(rule, &[]).await);
+    }
+    let key_file = e.dir.path().join("kit.key");
+    let kit = [
+        "recovery-kit",
+        "--key-file",
+        key_file.to_str().unwrap(),
+        "--pc-name",
+        "OUD",
+    ];
+    assert_succeeded(&e.saved(&kit, &[]).await);
+    (nas, key_file, add_nas)
+}
+
+fn as_args(args: &[String]) -> Vec<&str> {
+    args.iter().map(String::as_str).collect()
+}
+
 /// The one entry of a simulator backup of `size` bytes, as a restore must write it.
 fn entry_of_sim_backup(size: u64) -> Vec<u8> {
     use kluis_sim::payload::{slice, LOCAL, MAX_CHUNK, TRAILER};
@@ -258,32 +307,8 @@ fn entry_of_sim_backup(size: u64) -> Vec<u8> {
 #[tokio::test(flavor = "multi_thread")]
 async fn a_new_computer_recovers_every_klant_from_the_copy_target_and_the_kit_alone() {
     let e = crate::profiles::office().await;
-    let key = kluis_sim::config::DEMO_API_KEY.to_string();
-    e.add("Bakker", "bakker", &key, crate::profiles::KLANT_PASSWORD)
-        .await;
-    e.add("Visser", "visser", &key, crate::profiles::KLANT_PASSWORD)
-        .await;
-    let phrase = "bakker bewaart zijn brood veilig";
-    assert_succeeded(
-        &e.saved(
-            &["encryption", "Bakker", "--passphrase"],
-            &[("KLUIS_ENCRYPTION_PASSPHRASE", phrase)],
-        )
-        .await,
-    );
-    let nas = e.dir.path().join("nas");
-    std::fs::create_dir(&nas).unwrap();
-    let add_nas = [
-        "copy-target",
-        "add",
-        "NAS",
-        "--folder",
-        nas.to_str().unwrap(),
-    ];
-    assert_succeeded(&e.saved(&add_nas, &[]).await);
-    let key_file = e.dir.path().join("kit.key");
-    let kit = ["recovery-kit", "--key-file", key_file.to_str().unwrap()];
-    assert_succeeded(&e.saved(&kit, &[]).await);
+    let (nas, key_file, add_nas) = lost_office(&e, &[]).await;
+    let phrase = PHRASE;
     let root = e.dir.path().join("backups");
     assert_succeeded(&e.backup_all(&root, &[]).await);
 
@@ -307,7 +332,7 @@ async fn a_new_computer_recovers_every_klant_from_the_copy_target_and_the_kit_al
         "no target of that name is known yet: {}",
         stderr(&before)
     );
-    assert_succeeded(&on_new_pc(&e, &pc, &add_nas, &[]).await);
+    assert_succeeded(&on_new_pc(&e, &pc, &as_args(&add_nas), &[]).await);
     let listed = list(pc.clone()).await;
     assert_succeeded(&listed);
     let lines = json_lines(&listed.stdout);
@@ -528,5 +553,166 @@ async fn a_new_computer_recovers_every_klant_from_the_copy_target_and_the_kit_al
         stderr(&from_records).contains("records"),
         "the listing says what it was made from: {}",
         stderr(&from_records)
+    );
+}
+
+/// The computer is gone and a new one carries on: `recover adopt` makes the lost computer's
+/// klanten profiles here (plan and encryption kept, its passphrase from the kit, no password
+/// or api key) and its backups' copies this computer's, so that — once the passwords are
+/// imported — the next backup is made as before (encrypted with the same passphrase), the
+/// target's rule counts the lost computer's copies (the oldest removed, not copied again),
+/// and the catalogs list every copy once, under the computer that carries on. Adopting
+/// again adds nothing.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_new_computer_carries_on_for_the_lost_one() {
+    let e = crate::profiles::office().await;
+    let api_key = kluis_sim::config::DEMO_API_KEY.to_string();
+    let password = crate::profiles::KLANT_PASSWORD;
+    let phrase = PHRASE;
+    let keep_two = ["copy-target", "keep", "NAS", "--keep-last", "2"];
+    let (nas, key_file, add_nas) = lost_office(&e, &keep_two).await;
+    assert_succeeded(&e.saved(&["plan", "Visser", "--daily", "02:00"], &[]).await);
+    let root = e.dir.path().join("backups");
+    for _ in 0..2 {
+        assert_succeeded(&e.backup_all(&root, &[]).await);
+    }
+    let copies_on_nas = |klant: &str| {
+        let mut names: Vec<String> = std::fs::read_dir(nas.join(klant))
+            .unwrap()
+            .map(|f| f.unwrap().file_name().to_string_lossy().into_owned())
+            .filter(|n| !n.ends_with(".kluis-record"))
+            .collect();
+        names.sort();
+        names
+    };
+    // Bakker's copies on the target, oldest backup first, as the old computer recorded them.
+    let made_by_old: Vec<String> = (e.history().made_copies(None).unwrap().into_iter())
+        .filter_map(|(_, copy)| copy.location)
+        .filter(|at| at.contains("/Bakker/"))
+        .map(|at| at.rsplit('/').next().unwrap().to_string())
+        .collect();
+    assert_eq!(made_by_old.len(), 2, "{made_by_old:?}");
+    assert_eq!(copies_on_nas("Bakker").len(), 2);
+
+    // The new computer: the target again, then adopt.
+    let pc = e.dir.path().join("new-pc");
+    std::fs::create_dir(&pc).unwrap();
+    for args in [as_args(&add_nas), keep_two.to_vec()] {
+        assert_succeeded(&on_new_pc(&e, &pc, &args, &[]).await);
+    }
+    let adopt = [
+        "recover",
+        "adopt",
+        "--target",
+        "NAS",
+        "--recovery-key",
+        key_file.to_str().unwrap(),
+        "--pc-name",
+        "NIEUW",
+    ];
+    let adopted = on_new_pc(&e, &pc, &adopt, &[]).await;
+    assert_succeeded(&adopted);
+    assert!(
+        stderr(&adopted).contains("2 klanten of OUD taken over, 4 copies added"),
+        "{}",
+        stderr(&adopted)
+    );
+    assert!(
+        !stderr(&adopted).contains(phrase),
+        "the passphrase is never said"
+    );
+    let again = on_new_pc(&e, &pc, &adopt, &[]).await;
+    assert_succeeded(&again);
+    assert!(
+        stderr(&again).contains("2 klanten of OUD taken over, 0 copies added"),
+        "adopting again adds nothing: {}",
+        stderr(&again)
+    );
+    let listed = on_new_pc(&e, &pc, &["profiles", "list", "--json"], &[]).await;
+    assert_succeeded(&listed);
+    let profiles: Vec<serde_json::Value> =
+        serde_json::from_slice(&listed.stdout).unwrap_or_else(|_| json_lines(&listed.stdout));
+    let visser = (profiles.iter())
+        .find(|p| p["name"] == "Visser")
+        .expect("Visser is here");
+    assert_eq!(
+        visser["plan"]["schedule"]["kind"], "daily",
+        "its plan kept: {visser}"
+    );
+
+    // Without a password the next backup says what to do; with them imported it is made.
+    let out = pc.join("backups");
+    let backup_all = ["backup", "--all", "--out", out.to_str().unwrap()];
+    let refused = on_new_pc(&e, &pc, &backup_all, &[]).await;
+    assert!(!refused.status.success());
+    assert!(
+        stderr(&refused).contains("kluis profiles import"),
+        "says how to give the passwords: {}",
+        stderr(&refused)
+    );
+    let csv = pc.join("klanten.csv");
+    std::fs::write(
+        &csv,
+        format!("name,username,password\nBakker,bakker,{password}\nVisser,visser,{password}\n"),
+    )
+    .unwrap();
+    let import = ["profiles", "import", csv.to_str().unwrap()];
+    let imported = on_new_pc(&e, &pc, &import, &[("KLUIS_API_KEY", &api_key)]).await;
+    assert_succeeded(&imported);
+    assert_succeeded(&on_new_pc(&e, &pc, &backup_all, &[]).await);
+
+    let now_on_nas = copies_on_nas("Bakker");
+    assert_eq!(now_on_nas.len(), 2, "the rule keeps two: {now_on_nas:?}");
+    assert!(
+        !now_on_nas.contains(&made_by_old[0]) && now_on_nas.contains(&made_by_old[1]),
+        "the lost computer's oldest copy is the one removed: {made_by_old:?} → {now_on_nas:?}"
+    );
+    assert!(
+        now_on_nas.iter().all(|n| n.ends_with(".age")),
+        "the new backup is encrypted as before: {now_on_nas:?}"
+    );
+    let list = [
+        "recover",
+        "list",
+        "--target",
+        "NAS",
+        "--json",
+        "--recovery-key",
+        key_file.to_str().unwrap(),
+    ];
+    let after = on_new_pc(&e, &pc, &list, &[]).await;
+    assert_succeeded(&after);
+    let lines = json_lines(&after.stdout);
+    let bakker: Vec<&serde_json::Value> =
+        (lines.iter()).filter(|l| l["klant"] == "Bakker").collect();
+    assert_eq!(bakker.len(), 2, "each copy once: {bakker:?}");
+    assert!(
+        bakker
+            .iter()
+            .all(|l| l["pc"] == "NIEUW" && l["on_target"] == true),
+        "under the computer that carries on: {bakker:?}"
+    );
+    assert!(
+        stderr(&after).contains("NIEUW carries on for OUD"),
+        "{}",
+        stderr(&after)
+    );
+    let to = pc.join("restored");
+    let restore = [
+        "recover",
+        "restore",
+        "--target",
+        "NAS",
+        "--klant",
+        "Bakker",
+        "--to",
+        to.to_str().unwrap(),
+        "--recovery-key",
+        key_file.to_str().unwrap(),
+    ];
+    assert_succeeded(&on_new_pc(&e, &pc, &restore, &[]).await);
+    assert!(
+        std::fs::read(to.join("owner-data.bin")).unwrap() == entry_of_sim_backup(256 * 1024),
+        "the new computer's own backup opens with the kit"
     );
 }

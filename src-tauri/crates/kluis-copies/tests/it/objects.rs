@@ -88,6 +88,11 @@ pub async fn round_trip(target: CopyTarget, copy_at: Option<(String, String)>) {
                 opened.relative(&location).as_deref(),
                 Some(relative.as_str())
             );
+            assert_eq!(
+                opened.location(&relative).unwrap(),
+                location,
+                "a copy's place under the root is the location the history records"
+            );
         }
     })
     .await
