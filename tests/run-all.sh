@@ -68,6 +68,7 @@ stage "Rust: tests" cargo test-all
 stage "The relay on a real PostgreSQL (tests/postgres/run.sh)" bash tests/postgres/run.sh
 stage "Copies to S3 against a real S3 server (moto, tests/s3/run.sh)" bash tests/s3/run.sh
 stage "Copies to SFTP against a real SFTP server (OpenSSH, tests/sftp/run.sh)" bash tests/sftp/run.sh
+stage "The recovery drill on a folder, S3 and SFTP at once (tests/recovery/drill.sh)" bash tests/recovery/drill.sh
 
 keyring_and_notifications() {
   dbus-run-session -- bash -c '

@@ -868,6 +868,10 @@ pub enum RecoverCommand {
         /// This computer's name in the catalogs (default: its host name, or the name it had).
         #[arg(long)]
         pc_name: Option<String>,
+        /// Make the kit given this computer's though it keeps another (which then opens
+        /// nothing it writes).
+        #[arg(long)]
+        replace_kit: bool,
     },
 }
 

@@ -105,7 +105,16 @@ pub async fn run(cli: &Cli, command: &RecoverCommand) -> Result<()> {
             from,
             computer,
             pc_name,
-        } => crate::adopt::run(cli, from, computer.as_deref(), pc_name.clone()).await,
+            replace_kit,
+        } => {
+            let adopt = crate::adopt::Adopt {
+                from,
+                computer: computer.as_deref(),
+                pc_name: pc_name.clone(),
+                replace_kit: *replace_kit,
+            };
+            crate::adopt::run(cli, adopt).await
+        }
     }
 }
 

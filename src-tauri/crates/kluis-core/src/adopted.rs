@@ -8,7 +8,7 @@
 //! target as made, with the length and SHA-256 the catalog names. A backup recorded already
 //! keeps its record; only a copy not recorded yet is added.
 
-use rusqlite::params;
+use rusqlite::{params, OptionalExtension};
 use uuid::Uuid;
 
 use crate::error::Result;
@@ -38,16 +38,39 @@ pub struct AdoptedCopy {
     pub locked_until_ms: Option<i64>,
 }
 
+/// What recording an adopted copy did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Adopted {
+    /// The copy is new here (its backup too, or adopted before from another target).
+    New,
+    /// Recorded already.
+    Known,
+    /// Its backup's id is another backup's here (this computer's own, or another klant's):
+    /// nothing is recorded.
+    Refused,
+}
+
 impl History {
-    /// Records `adopted` (see the module's text); whether its copy was new here.
-    pub fn adopt_copy(&self, adopted: &AdoptedCopy) -> Result<bool> {
+    /// Records `adopted` (see the module's text).
+    pub fn adopt_copy(&self, adopted: &AdoptedCopy) -> Result<Adopted> {
         let job = adopted.job.to_string();
         let (plain_bytes, plain_sha256) = match adopted.encrypted {
             true => (None, None),
             false => (Some(adopted.bytes as i64), Some(adopted.sha256.as_str())),
         };
-        let mut added = false;
+        let mut done = Adopted::Known;
         self.write(Durability::Durable, |tx| {
+            let there: Option<(KlantKey, String)> = tx
+                .query_row(
+                    "SELECT profile, transport FROM jobs WHERE id = ?1",
+                    params![job],
+                    |row| Ok((row.get(0)?, row.get(1)?)),
+                )
+                .optional()?;
+            if there.is_some_and(|(klant, transport)| klant != adopted.klant || transport != ADOPTED) {
+                done = Adopted::Refused;
+                return Ok(());
+            }
             let new_job = tx.execute(
                 "INSERT OR IGNORE INTO jobs (id, profile, transport, started_at_ms, finished_at_ms, stage, bytes, sha256, path) \
                  VALUES (?1, ?2, ?3, ?4, ?4, ?5, ?6, ?7, NULL)",
@@ -65,14 +88,17 @@ impl History {
                     )?;
                 }
             }
-            added = tx.execute(
+            let added = tx.execute(
                 "INSERT OR IGNORE INTO copies (job_id, target, made, location, bytes, sha256, at_ms, locked_until_ms) \
                  VALUES (?1, ?2, 1, ?3, ?4, ?5, ?6, ?7)",
                 params![job, adopted.target, adopted.location, adopted.bytes as i64, adopted.sha256, adopted.saved_ms, adopted.locked_until_ms],
             )? == 1;
+            if added {
+                done = Adopted::New;
+            }
             Ok(())
         })?;
-        Ok(added)
+        Ok(done)
     }
 }
 
@@ -101,8 +127,12 @@ mod tests {
     fn an_adopted_backup_is_saved_with_its_copy_and_no_file_here() {
         let history = History::in_memory().unwrap();
         let job = Uuid::new_v4();
-        assert!(history.adopt_copy(&copy(job, false)).unwrap(), "new");
-        assert!(!history.adopt_copy(&copy(job, false)).unwrap(), "once");
+        assert_eq!(history.adopt_copy(&copy(job, false)).unwrap(), Adopted::New);
+        assert_eq!(
+            history.adopt_copy(&copy(job, false)).unwrap(),
+            Adopted::Known,
+            "once"
+        );
         let klant = KlantKey::profile("p-bakker");
         let rows = history.list(Some(&klant), 10).unwrap();
         assert_eq!(rows.len(), 1);
@@ -126,6 +156,29 @@ mod tests {
             Some("/nas/Bakker/Bakker 2023-11-14.zip")
         );
         assert_eq!(made[0].1.locked_until_ms, Some(1_800_000_000_000));
+    }
+
+    /// A catalog naming a backup id this history has for another klant, or for a backup of
+    /// this computer's own, records nothing: neither backup gains the other's copy.
+    #[test]
+    fn an_id_that_is_another_backups_here_is_refused() {
+        let history = History::in_memory().unwrap();
+        let job = Uuid::new_v4();
+        history.adopt_copy(&copy(job, false)).unwrap();
+        let mut other_klant = copy(job, false);
+        other_klant.klant = KlantKey::profile("p-visser");
+        other_klant.target = "t-cloud".into();
+        assert_eq!(history.adopt_copy(&other_klant).unwrap(), Adopted::Refused);
+        let own = Uuid::new_v4();
+        history
+            .start(own, &KlantKey::profile("p-bakker"), "relay")
+            .unwrap();
+        assert_eq!(
+            history.adopt_copy(&copy(own, false)).unwrap(),
+            Adopted::Refused
+        );
+        assert!(history.copies_of(&own.to_string()).unwrap().is_empty());
+        assert_eq!(history.copies_of(&job.to_string()).unwrap().len(), 1);
     }
 
     /// An encrypted backup's copy is the encrypted file: its length and SHA-256 are recorded as

@@ -176,8 +176,12 @@ fn write_one(
         // says whether it is): the kit opens its encrypted copies with that.
         let encrypted = encryption_of(profile, note.encrypted, of.passphrase);
         let record_at = layout::record(&note.location);
-        // Written once, and again where it is gone — or was put there by someone else first.
-        if !(state.records.contains(&record_at) && present.contains(&record_at)) {
+        // Written once, and again where it is gone — or was put there by someone else first;
+        // but the record beside a copy adopted from a lost computer is that computer's, and
+        // stays (only where it is gone is one written).
+        let ours = state.records.contains(&record_at);
+        let adopted = entry.transport == kluis_core::adopted::ADOPTED;
+        if !((ours || adopted) && present.contains(&record_at)) {
             let record = CopyRecord {
                 kluis_copy_record: RECORD_FORMAT,
                 office: office.fingerprint(),

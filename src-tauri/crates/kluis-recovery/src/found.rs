@@ -72,6 +72,10 @@ pub struct Listing {
     /// Computers another took over from, as that one's catalog says: the lost one, the one
     /// that carries on, and when.
     pub adopted: Vec<(Pc, Pc, i64)>,
+    /// Each copy's place, with the ids of every computer whose catalog or record names it
+    /// (whichever the listing shows it under): a computer carrying on for a lost one takes only
+    /// copies no other computer claims.
+    pub named_by: HashMap<String, std::collections::BTreeSet<String>>,
     pub problems: Vec<String>,
 }
 
@@ -112,10 +116,29 @@ pub fn list(
     present: Vec<Present>,
     mut listing: Listing,
 ) -> Listing {
+    for catalog in &chosen {
+        for note in &catalog.klanten {
+            for copy in &note.copies {
+                let by = listing.named_by.entry(copy.location.clone()).or_default();
+                by.insert(catalog.pc.id.clone());
+            }
+        }
+    }
+    for (location, record) in &records {
+        let by = listing.named_by.entry(location.clone()).or_default();
+        by.insert(record.pc.id.clone());
+    }
     // A computer that carries on for a lost one names the lost one's copies too: each copy is
-    // listed once, under the computer that carries on (its catalog read first).
+    // listed once, under the computer that carries on (its catalog read first). A claim to
+    // have taken over a computer that wrote a catalog after it is not believed: a computer
+    // taken over writes no more.
+    let newest: HashMap<&str, i64> = (chosen.iter())
+        .map(|c| (c.pc.id.as_str(), c.written_ms))
+        .collect();
     let adopted: std::collections::HashSet<String> = (chosen.iter())
-        .flat_map(|c| c.adopted.iter().map(|a| a.pc.id.clone()))
+        .flat_map(|c| c.adopted.iter())
+        .filter(|a| newest.get(a.pc.id.as_str()).is_none_or(|w| *w <= a.at_ms))
+        .map(|a| a.pc.id.clone())
         .collect();
     let mut chosen = chosen;
     chosen.sort_by_key(|c| adopted.contains(&c.pc.id));
@@ -123,7 +146,11 @@ pub fn list(
     let on_target: std::collections::HashSet<String> =
         present.iter().map(|p| p.location.clone()).collect();
     for catalog in chosen {
-        for adoption in &catalog.adopted {
+        for adoption in catalog
+            .adopted
+            .iter()
+            .filter(|a| adopted.contains(&a.pc.id))
+        {
             let by = catalog.pc.clone();
             listing
                 .adopted
@@ -432,10 +459,23 @@ mod tests {
                 vec![copy("Bakker/1.zip", 1), copy("Bakker/3.zip", 3)],
             )],
         );
-        new_catalog.adopted = vec![crate::catalog::Adoption {
-            pc: lost.clone(),
-            at_ms: 5,
-        }];
+        // A computer still writing (its catalog 9 is newer than the claim) is not taken over.
+        let live = Pc {
+            id: "cc03".into(),
+            name: "LEVEND".into(),
+        };
+        let live_catalog = catalog(
+            &live,
+            9,
+            &fingerprint,
+            vec![note(klant("Visser"), vec![copy("Bakker/2.zip", 2)])],
+        );
+        new_catalog.adopted = [&lost, &live]
+            .map(|pc| crate::catalog::Adoption {
+                pc: pc.clone(),
+                at_ms: 5_000,
+            })
+            .to_vec();
         let stored = |pc: &str, number, c: &Catalog| Stored {
             location: layout::catalog(pc, number),
             bytes: seal(c, &office, &vouch).unwrap(),
@@ -444,6 +484,7 @@ mod tests {
             vec![
                 stored("aa01", 4, &old_catalog),
                 stored("bb02", 1, &new_catalog),
+                stored("cc03", 9, &live_catalog),
             ],
             vec![],
             (1..=3)
@@ -466,15 +507,24 @@ mod tests {
             by,
             [
                 ("Bakker/3.zip", "NIEUW"),
-                ("Bakker/2.zip", "OUD"),
-                ("Bakker/1.zip", "NIEUW")
+                ("Bakker/1.zip", "NIEUW"),
+                ("Bakker/2.zip", "LEVEND")
             ],
-            "newest first, each once"
+            "newest first, each once; a copy a computer still writing names is its own"
         );
-        assert_eq!(listing.adopted, [(lost, new, 5)]);
+        assert_eq!(listing.adopted, [(lost, new, 5_000)], "LEVEND is not");
+        let by: Vec<&str> = listing.named_by["Bakker/2.zip"]
+            .iter()
+            .map(String::as_str)
+            .collect();
+        assert_eq!(
+            by,
+            ["aa01", "cc03"],
+            "every computer that names a copy is known"
+        );
         assert_eq!(
             listing.klanten.len(),
-            2,
+            3,
             "each computer's klant, with its settings"
         );
     }

@@ -24,6 +24,7 @@ mod ad_hoc;
 mod attacks;
 mod cli;
 mod copies;
+mod drill;
 mod import;
 mod installer;
 mod kept;

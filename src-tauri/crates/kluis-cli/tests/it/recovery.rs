@@ -282,7 +282,7 @@ fn as_args(args: &[String]) -> Vec<&str> {
 }
 
 /// The one entry of a simulator backup of `size` bytes, as a restore must write it.
-fn entry_of_sim_backup(size: u64) -> Vec<u8> {
+pub(crate) fn entry_of_sim_backup(size: u64) -> Vec<u8> {
     use kluis_sim::payload::{slice, LOCAL, MAX_CHUNK, TRAILER};
     let length = size - (LOCAL + TRAILER) as u64;
     let mut bytes = Vec::with_capacity(length as usize);
@@ -627,6 +627,18 @@ async fn a_new_computer_carries_on_for_the_lost_one() {
         stderr(&again).contains("2 klanten of OUD taken over, 0 copies added"),
         "adopting again adds nothing: {}",
         stderr(&again)
+    );
+    let other_kit = pc.join("other.key");
+    let other = kluis_recovery::RecoveryKey::generate();
+    std::fs::write(&other_kit, other.to_text().expose()).unwrap();
+    let mut with_other = adopt.to_vec();
+    with_other[5] = other_kit.to_str().unwrap();
+    let refused = on_new_pc(&e, &pc, &with_other, &[]).await;
+    assert_eq!(refused.status.code(), Some(2));
+    assert!(
+        stderr(&refused).contains("--replace-kit"),
+        "this computer's kit is not replaced unasked: {}",
+        stderr(&refused)
     );
     let listed = on_new_pc(&e, &pc, &["profiles", "list", "--json"], &[]).await;
     assert_succeeded(&listed);
