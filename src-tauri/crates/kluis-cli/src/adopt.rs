@@ -124,10 +124,11 @@ pub async fn run(cli: &Cli, adopt: Adopt<'_>) -> Result<()> {
     for (_, profile) in &taken {
         let copies = copies.iter().filter(|c| c.klant == profile.key()).count();
         eprintln!(
-            "kluis: \"{}\" — service {}, username {}: {copies} backups with their copy on \"{}\".",
+            "kluis: \"{}\" — service {}, username {}: {copies} {} with their copy on \"{}\".",
             shown(&profile.name),
             shown(&profile.base_url),
             shown(&profile.username),
+            if copies == 1 { "backup" } else { "backups" },
             target.name
         );
     }
@@ -137,7 +138,19 @@ pub async fn run(cli: &Cli, adopt: Adopt<'_>) -> Result<()> {
         shown(&lost.name),
     );
     if !taken.is_empty() {
-        eprintln!("kluis: before their next backup, check each service address above and give each klant its password and api key: `kluis profiles export --out klanten.csv`, add a password column (the api key in it too, or in KLUIS_API_KEY), then `kluis profiles import klanten.csv` — or `kluis profiles import klanten.csv --secrets EXPORT` with the password manager's export.");
+        eprintln!(
+            "kluis: what is left to do here, before their next backup:\n\
+             \x20 1. Check each service address above: one that is not the klant's gets no password\n\
+             \x20    (`kluis profiles remove NAME`).\n\
+             \x20 2. Give each klant its password and api key: `kluis profiles export --out klanten.csv`,\n\
+             \x20    add a password column (the api key too, or set KLUIS_API_KEY), then\n\
+             \x20    `kluis profiles import klanten.csv` (or with `--secrets EXPORT`, the password manager's).\n\
+             \x20 3. Start the nightly runs: `kluis schedule install --out FOLDER` (or choose where backups\n\
+             \x20    are saved in the app, and keep it running).\n\
+             \x20 4. Outside monitors and e-mail are not carried over: `kluis plan NAME --ping URL`,\n\
+             \x20    `kluis mail set …`.\n\
+             \x20 5. Delete the key file, and put the kit back in the safe."
+        );
     }
     let history = std::sync::Arc::new(history);
     let all = crate::copies::with_secrets(profiles.settings().copy_targets).await?;

@@ -315,7 +315,7 @@ pub enum Command {
     },
     /// On a new computer, when the old one is lost: every klant's backups found on a copy
     /// target (added here with its secret, as any target) and restored, with the office's
-    /// recovery kit alone.
+    /// recovery kit alone — and this computer made to carry on for the lost one (adopt).
     #[command(subcommand)]
     Recover(RecoverCommand),
     /// Whether a newer Kluis is out (from the publisher's update server, or the office's own),

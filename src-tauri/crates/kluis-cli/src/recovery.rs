@@ -239,10 +239,14 @@ fn kit_page(
          \x20 2. Put the recovery key in a file, say key.txt: its AGE-SECRET-KEY-1… line, or the 24 words\n\
          \x20    as numbered above. Then see every klant's backups there:\n\
          \x20      kluis recover list --target \"{name}\" --recovery-key key.txt\n\
-         \x20 3. Restore each klant into a new folder (its name as the list shows it):\n\
+         \x20 3. When a klant's files are needed now, restore its newest backup into a new folder:\n\
          \x20      kluis recover restore --target \"{name}\" --recovery-key key.txt --klant \"KLANT\" --to FOLDER\n\
-         \x20 4. To back up again, add each klant again (kluis profiles add) with its api key and\n\
-         \x20    password — the kit does not hold them — and make a new kit there.\n"
+         \x20 4. Carry on backing up here: its klanten, plans and copies (do not make a new kit first):\n\
+         \x20      kluis recover adopt --target \"{name}\" --recovery-key key.txt\n\
+         \x20    then give each klant its password and api key (kluis profiles import), choose where\n\
+         \x20    backups are saved and start the nightly runs (kluis schedule install --out FOLDER, or\n\
+         \x20    the app), as docs/recovery.md says. This page stays valid.\n\
+         \x20 5. Delete key.txt, and put this page back in the safe.\n"
     ));
     if renewed {
         page.push_str("\nThis kit replaces the one made before: the catalogs are written again under it now, and\nthe old kit opens nothing written from now on. Destroy the old page once this one is checked.\n");
@@ -295,6 +299,16 @@ fn add_again(target: &kluis_copies::CopyTarget) -> String {
             if s3.ca_cert.is_some() {
                 words.push("--s3-ca-cert CA.pem".into());
             }
+            if let Some(lock) = &s3.lock {
+                let mode = match lock.mode {
+                    kluis_copies::s3::LockMode::Governance => "governance",
+                    kluis_copies::s3::LockMode::Compliance => "compliance",
+                };
+                words.push(format!(
+                    "--s3-lock-days {} --s3-lock-mode {mode}",
+                    lock.days
+                ));
+            }
             words.push("--stdin".into());
         }
         kluis_copies::Place::Sftp(sftp) => {
@@ -315,7 +329,23 @@ fn add_again(target: &kluis_copies::CopyTarget) -> String {
             }
         }
     }
-    words.join(" ")
+    let mut line = words.join(" ");
+    // Its rule too: without it the new computer keeps every copy (never fewer than before).
+    if let Some(rule) = &target.keep {
+        let mut keep = vec![format!("kluis copy-target keep {}", quoted(&target.name))];
+        for (flag, n) in [
+            ("--keep-last", rule.keep_last),
+            ("--keep-daily", rule.keep_daily),
+            ("--keep-weekly", rule.keep_weekly),
+            ("--keep-monthly", rule.keep_monthly),
+        ] {
+            if let Some(n) = n {
+                keep.push(format!("{flag} {n}"));
+            }
+        }
+        line.push_str(&format!("\n\x20    then: {}", keep.join(" ")));
+    }
+    line
 }
 
 /// Where a target's copies are, in words for the kit.

@@ -309,6 +309,22 @@ impl Importer<'_> {
         let new_login =
             profile.username != row.username || row.password.is_some() || row.api_key.is_some();
         self.set(&mut profile, row)?;
+        let id = profile.id.clone();
+        let [saved_key, saved_password] = self
+            .on_store(move |store| {
+                Ok([
+                    store.get(&id, SecretKind::ApiKey)?,
+                    store.get(&id, SecretKind::Password)?,
+                ])
+            })
+            .await?;
+        // A klant without saved secrets (one taken over from a lost computer) is not
+        // "updated" by a row that gives none: its backups could still not run.
+        if !new_login && (saved_key.is_none() || saved_password.is_none()) {
+            return Err(Error::Config(
+                "no password or api key is saved here for this klant: give its password in the file (or with --secrets) and its api key in the file or KLUIS_API_KEY".into(),
+            ));
+        }
         if new_login {
             let password = row.password.clone().ok_or_else(|| {
                 Error::Config(format!(
@@ -316,15 +332,6 @@ impl Importer<'_> {
                     row.username
                 ))
             })?;
-            let id = profile.id.clone();
-            let [saved_key, saved_password] = self
-                .on_store(move |store| {
-                    Ok([
-                        store.get(&id, SecretKind::ApiKey)?,
-                        store.get(&id, SecretKind::Password)?,
-                    ])
-                })
-                .await?;
             let api_key = (row.api_key.clone())
                 .or(saved_key.clone())
                 .or(self.office_key.clone())

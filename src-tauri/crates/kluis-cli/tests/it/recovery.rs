@@ -237,11 +237,12 @@ const PHRASE: &str = "bakker bewaart zijn brood veilig";
 
 /// The lost computer: klanten Bakker (encrypted with [`PHRASE`]) and Visser, a folder target
 /// "NAS" (with `rule`, a `copy-target keep` when given), and a kit made there as computer
-/// "OUD". Returns the NAS folder, the kit's key file and the `copy-target add` that adds NAS.
+/// "OUD". Returns the NAS folder, the kit's key file, the `copy-target add` that adds NAS and
+/// the kit's page.
 async fn lost_office(
     e: &Env,
     rule: &[&str],
-) -> (std::path::PathBuf, std::path::PathBuf, Vec<String>) {
+) -> (std::path::PathBuf, std::path::PathBuf, Vec<String>, String) {
     let api_key = kluis_sim::config::DEMO_API_KEY.to_string();
     for (name, username) in [("Bakker", "bakker"), ("Visser", "visser")] {
         e.add(name, username, &api_key, crate::profiles::KLANT_PASSWORD)
@@ -273,8 +274,10 @@ async fn lost_office(
         "--pc-name",
         "OUD",
     ];
-    assert_succeeded(&e.saved(&kit, &[]).await);
-    (nas, key_file, add_nas)
+    let made = e.saved(&kit, &[]).await;
+    assert_succeeded(&made);
+    let page = String::from_utf8_lossy(&made.stdout).into_owned();
+    (nas, key_file, add_nas, page)
 }
 
 fn as_args(args: &[String]) -> Vec<&str> {
@@ -307,7 +310,7 @@ pub(crate) fn entry_of_sim_backup(size: u64) -> Vec<u8> {
 #[tokio::test(flavor = "multi_thread")]
 async fn a_new_computer_recovers_every_klant_from_the_copy_target_and_the_kit_alone() {
     let e = crate::profiles::office().await;
-    let (nas, key_file, add_nas) = lost_office(&e, &[]).await;
+    let (nas, key_file, add_nas, _) = lost_office(&e, &[]).await;
     let phrase = PHRASE;
     let root = e.dir.path().join("backups");
     assert_succeeded(&e.backup_all(&root, &[]).await);
@@ -570,7 +573,14 @@ async fn a_new_computer_carries_on_for_the_lost_one() {
     let password = crate::profiles::KLANT_PASSWORD;
     let phrase = PHRASE;
     let keep_two = ["copy-target", "keep", "NAS", "--keep-last", "2"];
-    let (nas, key_file, add_nas) = lost_office(&e, &keep_two).await;
+    let (nas, key_file, add_nas, page) = lost_office(&e, &keep_two).await;
+    for step in [
+        "kluis copy-target keep NAS --keep-last 2",
+        "kluis recover adopt --target \"NAS\" --recovery-key key.txt",
+        "Delete key.txt",
+    ] {
+        assert!(page.contains(step), "the kit's page says {step}: {page}");
+    }
     assert_succeeded(&e.saved(&["plan", "Visser", "--daily", "02:00"], &[]).await);
     let root = e.dir.path().join("backups");
     for _ in 0..2 {
@@ -663,6 +673,18 @@ async fn a_new_computer_carries_on_for_the_lost_one() {
         stderr(&refused)
     );
     let csv = pc.join("klanten.csv");
+    std::fs::write(&csv, "name,username\nBakker,bakker\nVisser,visser\n").unwrap();
+    let import = ["profiles", "import", csv.to_str().unwrap(), "--json"];
+    let without = on_new_pc(&e, &pc, &import, &[("KLUIS_API_KEY", &api_key)]).await;
+    let outcomes: Vec<String> = (json_lines(&without.stdout).iter())
+        .map(|l| l["outcome"].as_str().unwrap_or("").to_string())
+        .collect();
+    assert_eq!(
+        outcomes,
+        ["failed", "failed"],
+        "a row without a password does not pass for giving one: {}",
+        stderr(&without)
+    );
     std::fs::write(
         &csv,
         format!("name,username,password\nBakker,bakker,{password}\nVisser,visser,{password}\n"),
