@@ -58,6 +58,7 @@ macro_rules! with_commands {
             preview_retention,
             verify_backups,
             export_report,
+            make_recovery_kit,
             set_bandwidth,
             set_min_free,
             add_copy_folder,

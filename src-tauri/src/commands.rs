@@ -9,7 +9,9 @@ use kluis_desktop::{
     KlantStatus, MailInput, Permissions, PlanInput, PlannedEvent, ResumedEvent, ResumedJob,
     Retention, SessionInfo, TrayAction, VerifyReport,
 };
-use kluis_desktop::{BandwidthLimit, BucketInput, EncryptionInput, ReportExport, ReportRequest};
+use kluis_desktop::{
+    BandwidthLimit, BucketInput, EncryptionInput, KitMade, ReportExport, ReportRequest,
+};
 use kluis_desktop::{Field, ImportDefaults, ImportPreview, ImportProgress, ImportResult};
 use kluis_desktop::{ManyChange, ManyPreview};
 use kluis_desktop::{SftpInput, SftpServer};
@@ -285,6 +287,11 @@ async fn verify_backups(app: App<'_>) -> Res<VerifyReport> {
 #[tauri::command]
 async fn export_report(app: App<'_>, request: ReportRequest) -> Res<Option<ReportExport>> {
     app.keeping.export_report(request).await
+}
+
+#[tauri::command]
+async fn make_recovery_kit(app: App<'_>) -> Res<Option<KitMade>> {
+    app.settings.make_recovery_kit().await
 }
 
 #[tauri::command]

@@ -35,7 +35,7 @@ import type {
   PlannedEvent,
   ProfileInput,
   ProfileView,
-  ReportExport,
+  KitMade, ReportExport,
   ReportRequest,
   ResumedEvent,
   ResumedJob,
@@ -163,6 +163,9 @@ export const api = {
   /** A period's backups for auditors, saved where the user chooses in a native save dialog
    * (null: the dialog was cancelled, nothing written). */
   exportReport: (request: ReportRequest) => invoke<ReportExport | null>("export_report", { request }),
+  /** "Make the recovery kit…": Rust makes the kit and writes its page (which holds the private
+   * key, never sent here) where its native save dialog says (null: cancelled, nothing made). */
+  makeRecoveryKit: () => invoke<KitMade | null>("make_recovery_kit"),
   /** Import klanten…: Rust opens the file dialog, reads the file and previews each row (null: cancelled). The file's passwords stay in Rust. */
   openImport: () => invoke<ImportPreview | null>("open_import"),
   /** Field `field` read from column `column` (null: not imported). */

@@ -154,6 +154,11 @@ function fakeBackend(
       case "set_min_free":
         settings = { ...settings, min_free_mib: (args as { mib: number | null }).mib };
         return settings;
+      case "make_recovery_kit":
+        // Rust makes the kit and writes its page where its own dialog says: the page gets
+        // where, and the fingerprint — never the key.
+        settings = { ...settings, recovery: { office_key: "age1office", fingerprint: "KLUIS-ABCD-EFGH", made_ms: Date.UTC(2026, 10, 26, 9, 30), pc_id: "pc1", pc_name: "RECEPTIE" } };
+        return { path: "/home/office/kluis-recovery-kit-2026-11-26.txt", fingerprint: "KLUIS-ABCD-EFGH", not_written: [] };
       case "add_copy_folder": {
         // Rust's folder dialog picks the folder: the page sends the name only.
         const { name } = args as { name: string };
@@ -573,7 +578,7 @@ describe("Kluis UI", () => {
   it("jumps to a part of Settings from its contents", async () => {
     await openSettings(calls);
     const links = [...document.querySelectorAll('[data-test="settings-contents"] a')].map((a) => a.textContent);
-    expect(links).toEqual(["Where backups are saved", "Copies off this computer", "Backups at once", "Download speed", "Free space", "Running in the background", "Notifications", "E-mail", "How the service reaches this computer", "Updates"]);
+    expect(links).toEqual(["Where backups are saved", "Copies off this computer", "Recovery kit", "Backups at once", "Download speed", "Free space", "Running in the background", "Notifications", "E-mail", "How the service reaches this computer", "Updates"]);
     for (const a of document.querySelectorAll<HTMLAnchorElement>('[data-test="settings-contents"] a')) {
       const id = a.getAttribute("href")!.slice(1);
       expect(document.getElementById(id), `${a.textContent} has its part`).not.toBeNull();
@@ -743,6 +748,28 @@ describe("Kluis UI", () => {
     await click("copy-remove");
     expect(calls.find((c) => c.cmd === "remove_copy_target")?.args).toEqual({ targetId: "t-NAS" });
     expect(byTest("copies-none")).not.toBeNull();
+  });
+
+  it("makes the recovery kit in Rust: the page gets where it went and the fingerprint, the dashboard's warning goes", async () => {
+    const other = (id: string, name: string): ProfileView => ({ ...demoProfile, id, name, demo: false });
+    fakeBackend(calls, {
+      profiles: [other("aarts", "Aarts"), other("bakker", "Bakker")],
+      dashboard: [klant("aarts", "Aarts"), klant("bakker", "Bakker")],
+      copyTargets: [{ id: "t-nas", name: "NAS", place: { kind: "folder", path: "/mnt/nas" } }],
+    });
+    await startUi();
+    await settle();
+    expect(byTest("no-recovery-kit")?.textContent, "copies without a kit are said on the dashboard").toContain("cannot yet be restored");
+    await click("kit-open-settings");
+    expect(byTest("recovery-state")?.textContent).toContain("No recovery kit yet");
+    await click("make-recovery-kit");
+    expect(calls.find((c) => c.cmd === "make_recovery_kit")?.args, "the page sends nothing").toEqual({});
+    expect(byTest("recovery-made")?.textContent).toContain("/home/office/kluis-recovery-kit-2026-11-26.txt");
+    expect(byTest("recovery-state")?.textContent).toContain("KLUIS-ABCD-EFGH");
+    expect(byTest("make-recovery-kit")?.textContent).toBe("Make a new kit…");
+    await click("overview");
+    expect(byTest("dash-aarts"), "back on the dashboard").not.toBeNull();
+    expect(byTest("no-recovery-kit"), "which no longer warns").toBeNull();
   });
 
   it("adds a bucket: the secret key is sent once, with Add, and forgotten by the page", async () => {

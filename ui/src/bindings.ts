@@ -579,6 +579,21 @@ export type ReportRequest = { from: string, to: string, format: ReportFormat, pr
 
 export type ReportExport = { path: string, backups: number, };
 
+export type KitMade = { 
+/**
+ * Where its page was saved (to print, then to keep off this computer).
+ */
+path: string, 
+/**
+ * The office key's fingerprint, as the page shows it.
+ */
+fingerprint: string, 
+/**
+ * Each copy target whose catalog could not be written now, with why (tried again after
+ * the next backup's copies).
+ */
+not_written: Array<string>, };
+
 export type Field = "name" | "username" | "password" | "api_key" | "base_url" | "plan" | "retention" | "tags";
 
 export type Action = "add" | "update" | "skip";

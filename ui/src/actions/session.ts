@@ -38,6 +38,15 @@ export function showOverview(): Promise<void> {
   return refreshDashboard();
 }
 
+/** Settings, from the dashboard (its tabs are a klant's screen's). */
+export function openSettings(): void {
+  leaveImport();
+  batch(() => {
+    state.overview.value = false;
+    state.tab.value = "settings";
+  });
+}
+
 /** Going to a klant or the dashboard closes an import that is not running (its preview or
  * its result): a running one stays on screen until it has ended. */
 function leaveImport(): void {

@@ -178,3 +178,16 @@ export function removeCopyTarget(targetId: string): Promise<void> {
     state.settings.value = await api.removeCopyTarget(targetId);
   });
 }
+
+/** "Make the recovery kit…": Rust asks where to save its page, makes the kit and writes the
+ * catalogs; the settings then show the new kit. */
+export async function makeRecoveryKit(): Promise<void> {
+  state.recoveryKit.value = "making";
+  try {
+    const made = await api.makeRecoveryKit();
+    state.recoveryKit.value = made;
+    if (made) state.settings.value = await api.settings();
+  } catch (e) {
+    state.recoveryKit.value = { error: asError(e) };
+  }
+}

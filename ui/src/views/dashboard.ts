@@ -1,6 +1,7 @@
 // The dashboard: every klant in one table — the age of its last verified backup (marked when
 // overdue for its plan), its last result and reason, next due, size and its last 30 days —
 // sortable by each column, filterable to those that need attention. A klant's name opens it.
+import { NoKitBanner } from "./recovery";
 import { batch, computed } from "@preact/signals";
 import { h } from "preact";
 import { memo } from "preact/compat";
@@ -356,7 +357,7 @@ function KlantTable() {
 
 /** The first screen with more than one klant: backups resumed at start, then every klant. */
 export function Dashboard() {
-  return h("div", {}, h(PausedBanner, {}), h(ResumedList, { onDashboard: true }), h(KlantTable, {}));
+  return h("div", {}, h(PausedBanner, {}), h(NoKitBanner, {}), h(ResumedList, { onDashboard: true }), h(KlantTable, {}));
 }
 
 /** While every plan is paused ("Pause plans", in the tray or Settings): said, with Resume. */

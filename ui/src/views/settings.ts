@@ -10,6 +10,7 @@ import { installUpdate, lookForUpdate, setInstallUpdates } from "../actions/upda
 import type { UpdateView } from "../bindings";
 import { CallbackSettings } from "./callback";
 import { CopyTargets } from "./copies";
+import { RecoveryKitSettings } from "./recovery";
 import { MailSettingsForm } from "./mail";
 import { Check, Field } from "./fields";
 
@@ -18,6 +19,7 @@ import { Check, Field } from "./fields";
 const sections: [string, Key][] = [
   ["save-folder-title", "saveFolderTitle"],
   ["copies-title", "copiesTitle"],
+  ["recovery-title", "recoveryTitle"],
   ["at-once-title", "atOnceTitle"],
   ["speed-title", "speedTitle"],
   ["room-title", "roomTitle"],
@@ -85,6 +87,7 @@ export function SettingsPanel() {
     ),
     h(FileNames, {}),
     h(CopyTargets, {}),
+    h(RecoveryKitSettings, {}),
     h("h3", { id: "at-once-title" }, t("atOnceTitle")),
     h("p", { class: "note" }, t("atOnceNote")),
     h(

@@ -453,7 +453,7 @@ async fn keep_kit(
             .unwrap_or_else(|| uuid::Uuid::new_v4().simple().to_string()),
         pc_name: pc_name
             .or_else(|| before.as_ref().map(|b| b.pc_name.clone()))
-            .unwrap_or_else(crate::recovery::host_name),
+            .unwrap_or_else(kluis_profiles::recovery_kit::host_name),
         adopted,
     };
     profiles

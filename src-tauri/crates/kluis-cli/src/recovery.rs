@@ -6,9 +6,9 @@
 use std::path::Path;
 
 use kluis_core::{Error, Result};
-use kluis_profiles::store::RecoverySetting;
+use kluis_profiles::recovery_kit;
 use kluis_profiles::unattended::CatalogsAfter;
-use kluis_profiles::{ProfileStore, SecretKind, APP};
+use kluis_profiles::ProfileStore;
 use kluis_recovery::RecoveryKey;
 
 use crate::args::Cli;
@@ -53,51 +53,31 @@ fn state_beside(history: &Path) -> std::path::PathBuf {
 
 /// `kluis recovery-kit [--key-file FILE] [--pc-name NAME]` (see the module's text).
 pub async fn kit(cli: &Cli, key_file: Option<&Path>, pc_name: Option<String>) -> Result<()> {
-    let profiles = open_profiles(cli.profiles_file.as_ref())?;
-    let key = RecoveryKey::generate();
-    let office = key.office_key();
+    let profiles = std::sync::Arc::new(open_profiles(cli.profiles_file.as_ref())?);
+    let before = profiles.settings().recovery;
+    let (key, setting) = recovery_kit::new_kit(before.as_ref(), pc_name);
     // The key file first (with the page, the only place the private half is kept); removed
     // again when the kit is not made, so that no file holds a key of no kit.
     let mut key_file = match key_file {
         Some(file) => Some(KeyFile::write(file, &key)?),
         None => None,
     };
+    let targets = profiles.settings().copy_targets;
+    let page = recovery_kit::page(&key, &setting, &targets, before.is_some());
+    let fingerprint = setting.fingerprint.clone();
     // This computer vouches for what it writes with the kit's vouch key, kept in its keyring.
-    let vouch = key.vouch_key().to_text();
-    on_store(&secret_store(), move |store| {
-        store.set(APP, SecretKind::RecoveryVouch, &vouch)
+    let (store, key) = (profiles.clone(), key);
+    on_store(&secret_store(), move |secrets| {
+        recovery_kit::keep_kit(&store, secrets, &key, setting)
     })
     .await?;
-    let before = profiles.settings().recovery;
-    let setting = RecoverySetting {
-        office_key: office.to_text(),
-        fingerprint: office.fingerprint(),
-        made_ms: kluis_core::clock::now_ms(),
-        pc_id: (before.as_ref().map(|r| r.pc_id.clone()))
-            .unwrap_or_else(|| uuid::Uuid::new_v4().simple().to_string()),
-        pc_name: pc_name
-            .or_else(|| before.as_ref().map(|r| r.pc_name.clone()))
-            .unwrap_or_else(host_name),
-        adopted: before
-            .as_ref()
-            .map(|r| r.adopted.clone())
-            .unwrap_or_default(),
-    };
-    let targets = profiles.settings().copy_targets;
-    profiles
-        .update_settings(|settings| {
-            settings.recovery = Some(setting.clone());
-            Ok(())
-        })
-        .map_err(kluis_profiles::ProfileError::into_core)?;
     let kept_in = key_file.as_mut().map(KeyFile::keep);
-    print!("{}", kit_page(&key, &setting, &targets, before.is_some()));
+    print!("{page}");
     if let Some(file) = kept_in {
         eprintln!("kluis: the recovery key is also in {} (owner-only): keep it off this computer (a USB stick in the safe), and remove it here.", file.display());
     }
     eprintln!(
-        "kluis: the recovery kit is made ({}). Keep the page above where a fire or a thief does not reach it; this computer keeps only the public half.",
-        setting.fingerprint
+        "kluis: the recovery kit is made ({fingerprint}). Keep the page above where a fire or a thief does not reach it; this computer keeps only the public half."
     );
     // The catalogs written now, for the kit to open them at once (and, for a new kit, every
     // record again under it) — not only after the next backup.
@@ -168,191 +148,4 @@ fn write_key_file(file: &Path, key: &RecoveryKey) -> Result<()> {
         return Err(Error::io(format!("write {}", file.display()), e));
     }
     Ok(())
-}
-
-/// This computer's name, as the catalogs name it unless told.
-pub(crate) fn host_name() -> String {
-    std::env::var("COMPUTERNAME")
-        .or_else(|_| std::env::var("HOSTNAME"))
-        .ok()
-        .or_else(|| std::fs::read_to_string("/etc/hostname").ok())
-        .map(|n| n.trim().to_string())
-        .filter(|n| !n.is_empty())
-        .unwrap_or_else(|| "this computer".into())
-}
-
-/// The kit's page: the key (age's text and 24 words), where the copies are and where each
-/// target's own secret is kept, the date, and the steps of a recovery.
-fn kit_page(
-    key: &RecoveryKey,
-    setting: &RecoverySetting,
-    targets: &[kluis_copies::CopyTarget],
-    renewed: bool,
-) -> String {
-    let made = jiff::Timestamp::from_millisecond(setting.made_ms)
-        .map(|t| t.strftime("%Y-%m-%d %H:%M UTC").to_string())
-        .unwrap_or_default();
-    let numbered: String = (key.to_words().expose().split(' ').enumerate())
-        .map(|(i, w)| {
-            format!(
-                "{:>2}. {w:<10}{}",
-                i + 1,
-                if (i + 1) % 4 == 0 { "\n" } else { "  " }
-            )
-        })
-        .collect();
-    let mut page = format!(
-        "KLUIS RECOVERY KIT — {made}\n\
-         \n\
-         Office key fingerprint (not secret: the catalogs on the copy targets name it): {fingerprint}\n\
-         Made on: {pc}\n\
-         \n\
-         The recovery key. Keep it secret: with the copy targets it opens every catalog, and every\n\
-         backup encrypted with a passphrase (not one encrypted to a recipient: keep that identity\n\
-         file too).\n\
-         \n  {text}\n\n\
-         The same key as 24 words, to type from paper:\n\n{numbered}\n",
-        fingerprint = setting.fingerprint,
-        pc = setting.pc_name,
-        text = key.to_text().expose(),
-    );
-    page.push_str(
-        "Where the copies are, and how to add each again on a new computer (its secret from the\n\
-         office's password manager):\n",
-    );
-    if targets.is_empty() {
-        page.push_str("  (no copy target yet: add one, or these copies do not exist)\n");
-    }
-    for target in targets {
-        page.push_str(&format!(
-            "  - {}: {} — {}\n      {}\n",
-            target.name,
-            place_of(&target.place),
-            what_to_keep(&target.place),
-            add_again(target)
-        ));
-    }
-    let name = targets.first().map_or("NAME", |t| t.name.as_str());
-    page.push_str(&format!(
-        "\nOn a new computer, when this one is lost:\n\
-         \x20 1. Install Kluis, and add each copy target above again (the commands above).\n\
-         \x20 2. Put the recovery key in a file, say key.txt: its AGE-SECRET-KEY-1… line, or the 24 words\n\
-         \x20    as numbered above. Then see every klant's backups there:\n\
-         \x20      kluis recover list --target \"{name}\" --recovery-key key.txt\n\
-         \x20 3. When a klant's files are needed now, restore its newest backup into a new folder:\n\
-         \x20      kluis recover restore --target \"{name}\" --recovery-key key.txt --klant \"KLANT\" --to FOLDER\n\
-         \x20 4. Carry on backing up here: its klanten, plans and copies (do not make a new kit first):\n\
-         \x20      kluis recover adopt --target \"{name}\" --recovery-key key.txt\n\
-         \x20    then give each klant its password and api key (kluis profiles import), choose where\n\
-         \x20    backups are saved and start the nightly runs (kluis schedule install --out FOLDER, or\n\
-         \x20    the app), as docs/recovery.md says. This page stays valid.\n\
-         \x20 5. Delete key.txt, and put this page back in the safe.\n"
-    ));
-    if renewed {
-        page.push_str("\nThis kit replaces the one made before: the catalogs are written again under it now, and\nthe old kit opens nothing written from now on. Destroy the old page once this one is checked.\n");
-    }
-    page
-}
-
-/// What must be kept, besides this kit, to reach a target from a new computer.
-fn what_to_keep(place: &kluis_copies::Place) -> String {
-    match place {
-        kluis_copies::Place::Folder { .. } => "no secret".into(),
-        kluis_copies::Place::S3(s3) => {
-            let ca = match &s3.ca_cert {
-                Some(_) => "; and the server's CA certificate (--s3-ca-cert)",
-                None => "",
-            };
-            format!("its secret key is in this computer's keyring: keep it in the office's password manager too{ca}")
-        }
-        kluis_copies::Place::Sftp(sftp) => match &sftp.login {
-            kluis_copies::sftp::SftpLogin::Password => {
-                "its password is in this computer's keyring: keep it in the office's password manager too".into()
-            }
-            kluis_copies::sftp::SftpLogin::Key { key_file } => format!(
-                "logs in with the key file {key_file}: keep a copy of it (and its passphrase) off this computer"
-            ),
-        },
-    }
-}
-
-/// The `kluis copy-target add` that adds `target` again (its secret from standard input).
-fn add_again(target: &kluis_copies::CopyTarget) -> String {
-    let quoted = |text: &str| match text.contains([' ', '"', '\'', '\\', '$', '`']) {
-        true => format!("'{}'", text.replace('\'', "'\\''")),
-        false => text.to_string(),
-    };
-    let mut words = vec!["kluis copy-target add".to_string(), quoted(&target.name)];
-    match &target.place {
-        kluis_copies::Place::Folder { path } => words.push(format!("--folder {}", quoted(path))),
-        kluis_copies::Place::S3(s3) => {
-            words.push(format!("--s3-endpoint {}", quoted(&s3.endpoint)));
-            words.push(format!("--s3-bucket {}", quoted(&s3.bucket)));
-            words.push(format!("--s3-region {}", quoted(&s3.region)));
-            if !s3.prefix.is_empty() {
-                words.push(format!("--s3-prefix {}", quoted(&s3.prefix)));
-            }
-            if s3.path_style {
-                words.push("--s3-path-style".into());
-            }
-            words.push(format!("--s3-access-key-id {}", quoted(&s3.access_key_id)));
-            if s3.ca_cert.is_some() {
-                words.push("--s3-ca-cert CA.pem".into());
-            }
-            if let Some(lock) = &s3.lock {
-                let mode = match lock.mode {
-                    kluis_copies::s3::LockMode::Governance => "governance",
-                    kluis_copies::s3::LockMode::Compliance => "compliance",
-                };
-                words.push(format!(
-                    "--s3-lock-days {} --s3-lock-mode {mode}",
-                    lock.days
-                ));
-            }
-            words.push("--stdin".into());
-        }
-        kluis_copies::Place::Sftp(sftp) => {
-            words.push(format!("--sftp-host {}", quoted(&sftp.host)));
-            if sftp.port != kluis_copies::sftp::SSH_PORT {
-                words.push(format!("--sftp-port {}", sftp.port));
-            }
-            words.push(format!("--sftp-user {}", quoted(&sftp.user)));
-            words.push(format!("--sftp-path {}", quoted(&sftp.path)));
-            match &sftp.login {
-                kluis_copies::sftp::SftpLogin::Key { key_file } => {
-                    words.push(format!("--sftp-key {}", quoted(key_file)))
-                }
-                kluis_copies::sftp::SftpLogin::Password => words.push("--stdin".into()),
-            }
-            if !sftp.host_key.is_empty() {
-                words.push(format!("--sftp-host-key {}", quoted(&sftp.host_key)));
-            }
-        }
-    }
-    let mut line = words.join(" ");
-    // Its rule too: without it the new computer keeps every copy (never fewer than before).
-    if let Some(rule) = &target.keep {
-        let mut keep = vec![format!("kluis copy-target keep {}", quoted(&target.name))];
-        for (flag, n) in [
-            ("--keep-last", rule.keep_last),
-            ("--keep-daily", rule.keep_daily),
-            ("--keep-weekly", rule.keep_weekly),
-            ("--keep-monthly", rule.keep_monthly),
-        ] {
-            if let Some(n) = n {
-                keep.push(format!("{flag} {n}"));
-            }
-        }
-        line.push_str(&format!("\n\x20    then: {}", keep.join(" ")));
-    }
-    line
-}
-
-/// Where a target's copies are, in words for the kit.
-fn place_of(place: &kluis_copies::Place) -> String {
-    match place {
-        kluis_copies::Place::Folder { path } => format!("the folder {path}"),
-        kluis_copies::Place::S3(s3) => s3.describe(),
-        kluis_copies::Place::Sftp(sftp) => sftp.describe(),
-    }
 }

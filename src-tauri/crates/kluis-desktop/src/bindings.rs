@@ -82,6 +82,7 @@ pub fn typescript() -> String {
         crate::app::ReportFormat::decl(&cfg),
         crate::app::ReportRequest::decl(&cfg),
         crate::app::ReportExport::decl(&cfg),
+        crate::app::KitMade::decl(&cfg),
         kluis_import::Field::decl(&cfg),
         kluis_import::Action::decl(&cfg),
         kluis_import::Outcome::decl(&cfg),

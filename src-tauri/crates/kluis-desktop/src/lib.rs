@@ -48,10 +48,10 @@ pub mod staging;
 pub use app::{
     AppPaths, BucketInput, CopyToChange, DemoInfo, DesktopApp, DesktopAppBuilder, EncryptionInput,
     FolderChange, HeldCopy, ImportDefaults, ImportPreview, ImportProgress, ImportResult,
-    ImportSink, LaunchInfo, LoginStart, MailInput, ManyChange, ManyPreview, PackageManagerUpdates,
-    PlanInput, ProgressSink, ReportExport, ReportFormat, ReportRequest, RestoreProgress,
-    RestoreSummary, ResumedJob, RuleChange, SessionInfo, SftpInput, SftpServer, TrayAction,
-    UpdateInstaller, UpdateState, UpdateView, VerifiedSetup, VerifyReport, HIDDEN_FLAG,
+    ImportSink, KitMade, LaunchInfo, LoginStart, MailInput, ManyChange, ManyPreview,
+    PackageManagerUpdates, PlanInput, ProgressSink, ReportExport, ReportFormat, ReportRequest,
+    RestoreProgress, RestoreSummary, ResumedJob, RuleChange, SessionInfo, SftpInput, SftpServer,
+    TrayAction, UpdateInstaller, UpdateState, UpdateView, VerifiedSetup, VerifyReport, HIDDEN_FLAG,
 };
 pub use callback::{CallbackInput, CallbackTestResult};
 pub use dialogs::{Dialogs, ImportFile, NoDialogs};

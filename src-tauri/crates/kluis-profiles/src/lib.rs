@@ -23,6 +23,8 @@
 //! - [`mail_settings`]: Settings → *E-mail* ([`MailSettings`]: the office's SMTP server, who
 //!   hears from Kluis and when; password in the keyring). Sending, alerts and reports are
 //!   kluis-reporting's, above this crate.
+//! - [`recovery_kit`]: the office's recovery kit as this computer makes it — the key, the
+//!   setting it keeps (the public half), and the page to print.
 //! - [`turn`]: one backup of a klant at a time across processes ([`take_turn`]), so the app's
 //!   plans and `kluis run-due` from a timer never run the same plan twice.
 //! - [`unattended`]: one klant's unattended backup, written once for the app and the CLI —
@@ -43,6 +45,7 @@ pub mod klant_names;
 pub mod mail_settings;
 pub mod monitor;
 pub mod paths;
+pub mod recovery_kit;
 pub mod restore_round;
 pub mod secrets;
 mod shared_file;

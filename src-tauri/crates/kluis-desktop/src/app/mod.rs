@@ -15,8 +15,9 @@
 //!   the auditors' report, the dashboard.
 //! - [`Alerts`] (`alerts.rs`, `mail.rs`): failures and overdue klanten told on the desktop and
 //!   by e-mail, Settings → *E-mail*, the daily report.
-//! - [`AppSettings`] (`settings.rs`, `copy_targets.rs`, `sftp_target.rs`): the save folder, the callback,
-//!   download speed, free space, file names, the copy targets off this computer.
+//! - [`AppSettings`] (`settings.rs`, `copy_targets.rs`, `sftp_target.rs`, `recovery_kit.rs`):
+//!   the save folder, the callback, download speed, free space, file names, the copy targets
+//!   off this computer, the office's recovery kit.
 //! - [`Background`] (`background.rs`): the tray, closing the window while plans run, start at
 //!   login.
 //! - Edit many at once (`many.rs`, methods of [`DesktopApp`] itself: a change spans the
@@ -47,6 +48,7 @@ mod keeping;
 mod mail;
 mod many;
 mod plans;
+mod recovery_kit;
 mod reports;
 mod restores;
 mod settings;
@@ -84,6 +86,7 @@ pub use keeping::{CopyProblem, Keeping, VerifyReport};
 pub use mail::MailInput;
 pub use many::{CopyToChange, FolderChange, ManyChange, ManyPreview, RuleChange};
 pub use plans::{PlanInput, Plans};
+pub use recovery_kit::KitMade;
 pub use reports::{ReportExport, ReportFormat, ReportRequest};
 pub use restores::{HeldCopy, NotRestored, ProgressSink, RestoreProgress, RestoreSummary};
 pub use settings::AppSettings;

@@ -167,3 +167,68 @@ async fn copies_not_made_in_backup_all_are_told() {
         "nothing is copied twice"
     );
 }
+
+/// Settings → Recovery kit: a cancelled dialog makes nothing; otherwise the kit's page is
+/// written by Rust where the dialog said, owner-only, with the key that opens the catalog
+/// written at once to the copy target — while this computer keeps only the public half (the
+/// settings) and the vouch key. A new kit replaces it.
+#[tokio::test(flavor = "multi_thread")]
+async fn the_recovery_kit_is_made_and_its_catalog_written_at_once() {
+    let (dir, nas) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let app = common::app(&dir, None);
+    app.set_dialogs(common::Chooses::new(nas.path()));
+    app.settings.add_copy_folder("NAS").await.unwrap();
+    app.set_dialogs(Arc::new(kluis_desktop::NoDialogs));
+    assert!(
+        app.settings.make_recovery_kit().await.unwrap().is_none(),
+        "cancelled"
+    );
+    assert!(app.settings.current().recovery.is_none(), "nothing made");
+
+    let page_at = dir.path().join("kit.txt");
+    app.set_dialogs(common::Chooses::new(&page_at));
+    let made = app
+        .settings
+        .make_recovery_kit()
+        .await
+        .unwrap()
+        .expect("made");
+    assert_eq!(made.path, page_at.display().to_string());
+    assert!(made.not_written.is_empty(), "{:?}", made.not_written);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = std::fs::metadata(&page_at).unwrap().permissions().mode();
+        assert_eq!(mode & 0o777, 0o600, "the page holds the key: owner-only");
+    }
+    let page = std::fs::read_to_string(&page_at).unwrap();
+    let line = (page.lines())
+        .map(str::trim)
+        .find(|l| l.starts_with("AGE-SECRET-KEY-1"))
+        .expect("the key is on the page");
+    let key = kluis_recovery::RecoveryKey::parse(line).unwrap();
+    let kept = app.settings.current().recovery.expect("kept");
+    assert_eq!(kept.fingerprint, made.fingerprint);
+    assert_eq!(
+        kept.office_key,
+        key.office_key().to_text(),
+        "only the public half"
+    );
+    let settings_file = std::fs::read_to_string(dir.path().join("profiles.json")).unwrap();
+    assert!(
+        settings_file.contains(&kept.office_key) && !settings_file.contains("AGE-SECRET-KEY"),
+        "the settings keep the public half, and the private key is kept nowhere here"
+    );
+
+    let catalogs = nas.path().join("kluis-recovery/catalogs").join(&kept.pc_id);
+    let written: Vec<_> = std::fs::read_dir(&catalogs).unwrap().collect();
+    assert_eq!(written.len(), 1, "a catalog written at once");
+    let sealed = std::fs::read(written[0].as_ref().unwrap().path()).unwrap();
+    let catalog: kluis_recovery::Catalog = kluis_recovery::sealed::open(&sealed, &key).unwrap();
+    assert_eq!(catalog.pc.id, kept.pc_id, "and the kit's key opens it");
+
+    let again = app.settings.make_recovery_kit().await.unwrap().unwrap();
+    assert_ne!(again.fingerprint, made.fingerprint, "a new kit");
+    let renewed = app.settings.current().recovery.unwrap();
+    assert_eq!(renewed.pc_id, kept.pc_id, "for the same computer");
+}

@@ -1,0 +1,54 @@
+// The office's recovery kit: Settings → Recovery kit (made here; its page, with the private key,
+// is written by Rust where its native save dialog says and never comes to this page), and the
+// dashboard's word when copies exist that cannot yet be restored without this computer.
+import { h } from "preact";
+import { openSettings } from "../actions/session";
+import { makeRecoveryKit } from "../actions/settings";
+import { dateTime } from "../format";
+import { locale, t } from "../i18n";
+import { state } from "../state";
+
+/** Settings → Recovery kit: whether one is made (its date and fingerprint), and making one. */
+export function RecoveryKitSettings() {
+  const kit = state.settings.value.recovery;
+  const result = state.recoveryKit.value;
+  return h(
+    "div",
+    { "data-test": "recovery-kit" },
+    h("h3", { id: "recovery-title" }, t("recoveryTitle")),
+    h("p", { class: "note" }, t("recoveryNote")),
+    h(
+      "p",
+      { "data-test": "recovery-state" },
+      kit ? t("recoveryMade", { date: dateTime(kit.made_ms, locale()), fingerprint: kit.fingerprint }) : t("recoveryNone"),
+    ),
+    h(
+      "button",
+      { class: "secondary", "data-test": "make-recovery-kit", disabled: result === "making", onClick: () => void makeRecoveryKit() },
+      kit ? t("recoveryMakeNew") : t("recoveryMake"),
+    ),
+    result === null || result === "making"
+      ? null
+      : "error" in result
+        ? h("div", { class: "error", role: "alert", "data-test": "recovery-error" }, result.error.message)
+        : h(
+            "div",
+            { class: "success", role: "status", "data-test": "recovery-made" },
+            h("p", {}, t("recoverySaved", { path: result.path, fingerprint: result.fingerprint })),
+            result.not_written.length > 0 ? h("p", {}, t("recoveryNotWritten", { targets: result.not_written.join("; ") })) : null,
+          ),
+  );
+}
+
+/** On the dashboard while copies are made but no kit is: they cannot yet be restored without
+ * this computer. */
+export function NoKitBanner() {
+  const settings = state.settings.value;
+  if (settings.recovery || settings.copy_targets.length === 0) return null;
+  return h(
+    "div",
+    { class: "card paused", role: "status", "data-test": "no-recovery-kit" },
+    h("p", {}, t("recoveryMissing")),
+    h("button", { class: "secondary", "data-test": "kit-open-settings", onClick: openSettings }, t("openSettings")),
+  );
+}
