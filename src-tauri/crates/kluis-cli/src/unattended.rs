@@ -72,6 +72,8 @@ pub struct Unattended {
     failed_after_save: Mutex<Vec<Failed>>,
     /// What writes the recovery catalogs after the copies (none: no kit made).
     pub catalogs: Option<kluis_profiles::unattended::CatalogsAfter>,
+    /// In a batch the catalogs are written once, after its last klant (see [`Unattended::run`]).
+    batching: AtomicBool,
 }
 
 /// How one klant's backup ended.
@@ -133,6 +135,7 @@ impl Unattended {
             copy_targets: settings.copy_targets.clone(),
             failed_after_save: Mutex::default(),
             catalogs: None,
+            batching: AtomicBool::new(false),
         }
     }
 
@@ -229,7 +232,32 @@ impl Unattended {
         json: bool,
     ) -> Result<()> {
         self.check_folders(&profiles)?;
-        until_signal(self, self.batch(profiles, options, only_due, json)).await
+        // One catalog per target for the whole batch, not one per klant: each is a new object
+        // (a new version on a bucket that keeps them all, for its default retention) naming
+        // every klant — 200 klanten a night would leave 200.
+        self.batching.store(true, Ordering::SeqCst);
+        let outcome = until_signal(self, self.batch(profiles, options, only_due, json)).await;
+        self.batching.store(false, Ordering::SeqCst);
+        // (After Ctrl-C too, for the copies made before it; not when told to stop at once.)
+        if !matches!(outcome, Err(Error::Interrupted)) {
+            self.write_catalogs().await;
+        }
+        outcome
+    }
+
+    /// The recovery catalogs of every copy target written, each step said (none: no kit).
+    async fn write_catalogs(&self) {
+        let Some(catalogs) = self.catalogs.clone() else {
+            return;
+        };
+        if self.copy_targets.is_empty() {
+            return;
+        }
+        let history = self.engine.history().clone();
+        let targets = self.copy_targets.clone();
+        for step in unattended::write_catalogs(history, targets, catalogs).await {
+            crate::prune::tell(&kluis_core::KlantKey::profile(""), "", step);
+        }
     }
 
     /// Backs up `profiles`, `options.concurrency` at a time, reporting each as it ends.
@@ -394,7 +422,10 @@ impl UnattendedHost for Unattended {
     }
 
     async fn catalogs(&self) -> Option<kluis_profiles::unattended::CatalogsAfter> {
-        self.catalogs.clone()
+        match self.batching.load(Ordering::SeqCst) {
+            true => None, // written once, after the batch
+            false => self.catalogs.clone(),
+        }
     }
 
     fn tell(&self, profile: &Profile, step: AfterSave) {

@@ -603,6 +603,17 @@ async fn a_new_computer_carries_on_for_the_lost_one() {
         .collect();
     assert_eq!(made_by_old.len(), 2, "{made_by_old:?}");
     assert_eq!(copies_on_nas("Bakker").len(), 2);
+    let catalogs = std::fs::read_dir(nas.join("kluis-recovery").join("catalogs"))
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path();
+    assert_eq!(
+        std::fs::read_dir(&catalogs).unwrap().count(),
+        3,
+        "one catalog when the kit was made, then one per run of `backup --all`, not one per klant"
+    );
 
     // The new computer: the target again, then adopt.
     let pc = e.dir.path().join("new-pc");
