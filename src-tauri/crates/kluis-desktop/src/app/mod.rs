@@ -37,6 +37,7 @@ mod accounts;
 mod alerts;
 mod background;
 mod backups;
+mod catalog_round;
 mod connections;
 mod copy_targets;
 mod dashboard;

@@ -46,6 +46,8 @@ pub(crate) struct Shared {
     /// The copies' uploads' budget: the download speed limit (Settings → Download speed) for
     /// the line's other direction, shared by every upload.
     pub upload_pace: Arc<Bandwidth>,
+    /// The unattended backups running, whose last writes the recovery catalogs.
+    pub catalog_round: Arc<super::catalog_round::CatalogRound>,
 }
 
 impl Shared {
@@ -60,6 +62,7 @@ impl Shared {
     ) -> Shared {
         Shared {
             keyring,
+            catalog_round: Arc::default(),
             demo_secrets: Arc::default(),
             upload_pace,
             engine: Engine::new(history.clone()),

@@ -77,7 +77,7 @@ impl UnattendedHost for AppHost<'_> {
     }
 
     async fn catalogs(&self) -> Option<kluis_profiles::unattended::CatalogsAfter> {
-        self.plans.shared.catalogs_after()
+        None // (written by the round's last backup: catalog_round.rs)
     }
 
     fn tell(&self, profile: &Profile, step: AfterSave) {
@@ -138,13 +138,16 @@ impl Plans {
             .lock()
             .unwrap()
             .insert(job_id, JobSlot::Running);
+        // The catalogs once, by the last unattended backup to end (catalog_round.rs).
+        let in_round = self.shared.catalog_round.begin();
         let after = AfterSaveOf {
             history: self.shared.history.clone(),
             targets: self.shared.copy_targets().await,
             pace: Some(self.shared.upload_pace.clone()),
             opener: self.shared.opener(&profile).await,
-            catalogs: self.shared.catalogs_after(),
+            catalogs: None,
         };
+        let shared = self.shared.clone();
         let jobs = self.jobs.clone();
         let tell_failure = self.alerts.failure_teller(profile.name.clone());
         let tell_after_save = self.alerts.after_save_teller();
@@ -155,6 +158,16 @@ impl Plans {
                 keeping::log(profile, step)
             };
             let ended = unattended::finish(after, &profile, turn, handle, &log).await;
+            // Before the window hears the end: the last "saved" of a round means its
+            // catalogs are written.
+            if in_round.end() {
+                if let Some(catalogs) = shared.catalogs_after() {
+                    let (history, targets) = (shared.history.clone(), shared.copy_targets().await);
+                    for step in unattended::write_catalogs(history, targets, catalogs).await {
+                        log(&profile, step);
+                    }
+                }
+            }
             tell_failure(&ended.outcome);
             let ping =
                 unattended::ping_monitor(&profile, ca_pem.as_deref(), ended.outcome.as_ref());

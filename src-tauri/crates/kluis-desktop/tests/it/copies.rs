@@ -232,3 +232,45 @@ async fn the_recovery_kit_is_made_and_its_catalog_written_at_once() {
     let renewed = app.settings.current().recovery.unwrap();
     assert_eq!(renewed.pc_id, kept.pc_id, "for the same computer");
 }
+
+/// Backup all writes each target's recovery catalog once, by the last of its backups to end —
+/// before the window hears that one end — not once per klant.
+#[tokio::test(flavor = "multi_thread")]
+async fn backup_all_writes_the_catalog_once() {
+    let (dir, folder, nas) = (
+        tempfile::tempdir().unwrap(),
+        tempfile::tempdir().unwrap(),
+        tempfile::tempdir().unwrap(),
+    );
+    let app = common::app(&dir, Some(folder.path().to_path_buf()));
+    app.set_dialogs(common::Chooses::new(nas.path()));
+    app.settings.add_copy_folder("NAS").await.unwrap();
+    app.set_dialogs(common::Chooses::new(dir.path().join("kit.txt")));
+    app.settings
+        .make_recovery_kit()
+        .await
+        .unwrap()
+        .expect("made");
+    let pc = app.settings.current().recovery.unwrap().pc_id;
+    let catalogs = nas.path().join("kluis-recovery/catalogs").join(pc);
+    let count = || std::fs::read_dir(&catalogs).unwrap().count();
+    assert_eq!(count(), 1, "the kit's own");
+
+    app.accounts.start_demo().await.unwrap();
+    let (events, mut ended) = mpsc::unbounded_channel();
+    app.plans
+        .watch_planned(Arc::new(move |e| drop(events.send(e.event))));
+    let klanten = app.plans.backup_all().await.unwrap();
+    let mut saved = 0;
+    for _ in 0..klanten {
+        loop {
+            match ended.recv().await.expect("each backup ends") {
+                AppJobEvent::Saved { .. } => break saved += 1,
+                AppJobEvent::Failed { .. } => break,
+                _ => {}
+            }
+        }
+    }
+    assert!(saved >= 2, "several klanten copied: {saved}");
+    assert_eq!(count(), 2, "one more catalog for the whole of Backup all");
+}
