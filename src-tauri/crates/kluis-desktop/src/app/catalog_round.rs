@@ -3,12 +3,28 @@
 //! a new object naming every klant — on a bucket that keeps every version for its default
 //! retention, 200 klanten a night would leave 200 of them.
 //!
-//! Each unattended backup holds an [`InRound`] from its start to its end; the one whose end
+//! Each unattended backup holds an [`InRound`] from the moment it is asked for (while it waits
+//! for a slot too, so that Backup all's queue is one round) to its end; the one whose end
 //! leaves none running writes the catalogs (two ending at once: the counter decides which).
 //! A backup started by hand, one at a time, writes them after its own copies.
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
+
+use kluis_profiles::unattended::{self, AfterSave};
+
+use super::shared::Shared;
+
+impl Shared {
+    /// The recovery catalogs of every copy target written now (none until a kit is made).
+    pub async fn write_round_catalogs(&self) -> Vec<AfterSave> {
+        let Some(catalogs) = self.catalogs_after() else {
+            return Vec::new();
+        };
+        let (history, targets) = (self.history.clone(), self.copy_targets().await);
+        unattended::write_catalogs(history, targets, catalogs).await
+    }
+}
 
 /// How many unattended backups are running now.
 #[derive(Default)]

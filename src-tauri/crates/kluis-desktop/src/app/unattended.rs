@@ -17,6 +17,7 @@ use kluis_profiles::unattended::{self, AfterSave, AfterSaveOf, Job};
 use kluis_profiles::{KlantTurn, Turn, UnattendedHost};
 use uuid::Uuid;
 
+use super::catalog_round::InRound;
 use super::jobs::JobSlot;
 use super::keeping;
 use super::plans::Plans;
@@ -106,6 +107,31 @@ impl Plans {
         only_when_due: bool,
         batch: Option<u64>,
     ) -> AppResult<Option<Uuid>> {
+        // In the round from now, while it waits for a slot too (catalog_round.rs); the job's
+        // task takes it over, and gives it back at its end.
+        let mut in_round = Some(self.shared.catalog_round.begin());
+        let started = self
+            .start_in_round(id, only_when_due, batch, &mut in_round)
+            .await;
+        // Not started: its place is given back — and when backups ended meanwhile, leaving
+        // none, their catalogs are written here.
+        if in_round.take().is_some_and(|unused| unused.end()) {
+            for step in self.shared.write_round_catalogs().await {
+                if let AfterSave::CatalogFailed { target, error } = step {
+                    tracing::warn!(code = %error.code(), %target, "a recovery catalog could not be written");
+                }
+            }
+        }
+        started
+    }
+
+    async fn start_in_round(
+        &self,
+        id: &str,
+        only_when_due: bool,
+        batch: Option<u64>,
+        in_round: &mut Option<InRound>,
+    ) -> AppResult<Option<Uuid>> {
         let slots = self.slots.lock().unwrap().clone();
         let permit = slots.acquire_owned().await.ok();
         if batch.is_some_and(|b| b != self.batch.load(std::sync::atomic::Ordering::SeqCst)) {
@@ -139,7 +165,7 @@ impl Plans {
             .unwrap()
             .insert(job_id, JobSlot::Running);
         // The catalogs once, by the last unattended backup to end (catalog_round.rs).
-        let in_round = self.shared.catalog_round.begin();
+        let in_round = in_round.take().expect("in the round until started");
         let after = AfterSaveOf {
             history: self.shared.history.clone(),
             targets: self.shared.copy_targets().await,
@@ -161,11 +187,8 @@ impl Plans {
             // Before the window hears the end: the last "saved" of a round means its
             // catalogs are written.
             if in_round.end() {
-                if let Some(catalogs) = shared.catalogs_after() {
-                    let (history, targets) = (shared.history.clone(), shared.copy_targets().await);
-                    for step in unattended::write_catalogs(history, targets, catalogs).await {
-                        log(&profile, step);
-                    }
+                for step in shared.write_round_catalogs().await {
+                    log(&profile, step);
                 }
             }
             tell_failure(&ended.outcome);
