@@ -279,9 +279,10 @@ pub struct AfterSaveOf {
 }
 
 /// What follows `profile`'s saved backup, whoever saved it (a plan, `kluis backup`, the app's
-/// save dialog): under `turn`, the copies its backups lack, then the klant's retention rule;
-/// then, with the turn given back, its monthly verification and restore test when it asks for
-/// them and they are due. Each step is told through `tell`.
+/// save dialog): under `turn`, the copies its backups lack, the targets' rules, then the
+/// klant's retention rule; then, with the turn given back, its monthly verification and
+/// restore test when it asks for them and they are due; last the recovery catalogs (when the
+/// host writes them per backup). Each step is told through `tell`.
 pub async fn after_save(
     after: AfterSaveOf,
     profile: &Profile,
@@ -303,11 +304,6 @@ pub async fn after_save(
     for step in prune_targets(history.clone(), &profile.key(), &targets).await {
         tell(profile, step);
     }
-    if let Some(catalogs) = catalogs {
-        for step in write_catalogs(history.clone(), targets.clone(), catalogs).await {
-            tell(profile, step);
-        }
-    }
     if let Some(step) = apply_rule(history.clone(), &profile.key(), profile.retention.clone()).await
     {
         tell(profile, step);
@@ -319,7 +315,14 @@ pub async fn after_save(
         }
     }
     if profile.restore_test_monthly {
-        for step in restore_test_monthly(history, profile.key(), targets, opener).await {
+        let tested = restore_test_monthly(history.clone(), profile.key(), targets.clone(), opener);
+        for step in tested.await {
+            tell(profile, step);
+        }
+    }
+    // Last: the catalogs then name this run's copies, removals, renewed locks and restore test.
+    if let Some(catalogs) = catalogs {
+        for step in write_catalogs(history, targets, catalogs).await {
             tell(profile, step);
         }
     }

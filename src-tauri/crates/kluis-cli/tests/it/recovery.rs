@@ -761,3 +761,43 @@ async fn a_new_computer_carries_on_for_the_lost_one() {
         "the new computer's own backup opens with the kit"
     );
 }
+
+/// A saved klant's backup on its own (`kluis backup --profile`): the catalog written after it
+/// names its copy's restore test — the catalogs come last of what follows a save.
+#[tokio::test(flavor = "multi_thread")]
+async fn the_catalog_after_a_backup_names_its_restore_test() {
+    let e = crate::profiles::office().await;
+    let (nas, key_file, _, _) = lost_office(&e, &[]).await;
+    let root = e.dir.path().join("backups");
+    let backup = [
+        "backup",
+        "--profile",
+        "Visser",
+        "--out",
+        root.to_str().unwrap(),
+    ];
+    assert_succeeded(&e.saved(&backup, &[]).await);
+    let key =
+        kluis_recovery::RecoveryKey::parse(&std::fs::read_to_string(&key_file).unwrap()).unwrap();
+    let folder = std::fs::read_dir(nas.join("kluis-recovery").join("catalogs"))
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path();
+    let mut written: Vec<_> = (std::fs::read_dir(&folder).unwrap())
+        .map(|f| f.unwrap().path())
+        .collect();
+    written.sort();
+    let newest: kluis_recovery::Catalog =
+        kluis_recovery::sealed::open(&std::fs::read(written.last().unwrap()).unwrap(), &key)
+            .unwrap();
+    let visser = (newest.klanten.iter())
+        .find(|k| k.klant.name == "Visser")
+        .expect("Visser is in the catalog");
+    let tested = &visser.copies[0].restore_test;
+    assert!(
+        tested.as_ref().is_some_and(|t| t.passed),
+        "its restore test, passed: {tested:?}"
+    );
+}
