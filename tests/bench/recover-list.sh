@@ -23,7 +23,8 @@ need rclone rclone
 need openssl openssl
 [ -x /usr/bin/time ] || need /usr/bin/time time
 
-cargo build --release --locked --bin kluis -p kluis-recovery --example office_target >&2
+cargo build --release --locked -p kluis-cli --bin kluis >&2
+cargo build --release --locked -p kluis-recovery --example office_target >&2
 kluis=$PWD/target/release/kluis
 work=$(mktemp -d "${TMPDIR:-/tmp}/kluis-recover-bench.XXXXXX")
 pids=()

@@ -195,15 +195,15 @@ pub fn read_listing(opened: &Opened, key: &RecoveryKey) -> Result<OnTarget> {
         .flat_map(|c| c.klanten.iter().flat_map(|k| k.copies.iter()))
         .map(|c| c.location.as_str())
         .collect();
+    let wanted: Vec<&String> = (objects.iter())
+        .map(|(location, _)| location)
+        .filter(|location| {
+            layout::copy_of_record(location).is_some_and(|copy| !named.contains(copy.as_str()))
+        })
+        .collect();
     let mut records = HashMap::new();
-    for (location, _) in &objects {
-        let Some(copy) = layout::copy_of_record(location) else {
-            continue;
-        };
-        if named.contains(copy.as_str()) {
-            continue;
-        }
-        let bytes = match opened.get(location, MAX_RECORD) {
+    for (location, read) in wanted.iter().zip(fetch_all(opened, &wanted)) {
+        let bytes = match read {
             Ok(Some(bytes)) => bytes,
             Ok(None) => continue, // (gone since it was listed)
             Err(e) => {
@@ -214,7 +214,7 @@ pub fn read_listing(opened: &Opened, key: &RecoveryKey) -> Result<OnTarget> {
             }
         };
         let stored = Stored {
-            location: location.clone(),
+            location: (*location).clone(),
             bytes,
         };
         match found::record_in(&stored, key) {
@@ -248,6 +248,44 @@ pub fn read_listing(opened: &Opened, key: &RecoveryKey) -> Result<OnTarget> {
         sizes: objects.into_iter().collect(),
         other_kit,
     })
+}
+
+/// How many records are read at once: each is a round trip to the target, and ten thousand
+/// of them one after another (every catalog gone) took minutes on S3 and SFTP.
+const RECORDS_AT_ONCE: usize = 16;
+
+/// One object read: its bytes, none when it is gone, or why it could not be read.
+type Read = Result<Option<Vec<u8>>>;
+
+/// The records at `locations` read [`RECORDS_AT_ONCE`] at a time, in their order; blocking
+/// (the threads run on this thread's runtime, as the target's requests need).
+fn fetch_all(opened: &Opened, locations: &[&String]) -> Vec<Read> {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::sync::Mutex;
+    let runtime = tokio::runtime::Handle::try_current().ok();
+    let next = AtomicUsize::new(0);
+    let read: Vec<Mutex<Option<Read>>> = locations.iter().map(|_| Mutex::new(None)).collect();
+    std::thread::scope(|scope| {
+        for _ in 0..RECORDS_AT_ONCE.min(locations.len()) {
+            scope.spawn(|| {
+                let _on_runtime = runtime.as_ref().map(|r| r.enter());
+                loop {
+                    let i = next.fetch_add(1, Ordering::SeqCst);
+                    let Some(location) = locations.get(i) else {
+                        break;
+                    };
+                    let got = opened.get(location, MAX_RECORD);
+                    *read[i].lock().unwrap() = Some(got);
+                }
+            });
+        }
+    });
+    (read.into_iter())
+        .map(|slot| {
+            let got = slot.into_inner().unwrap_or_else(|e| e.into_inner());
+            got.unwrap_or_else(|| Err(Error::Io("A record was not read.".into())))
+        })
+        .collect()
 }
 
 /// The klanten the listing names.
