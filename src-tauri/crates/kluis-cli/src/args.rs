@@ -54,6 +54,8 @@ pub enum Command {
     Environment,
     /// Back up the owner's data and save the file.
     Backup(BackupArgs),
+    /// Finish the backups an earlier `kluis backup` could not end
+    ///
     /// Finish the backups an earlier `kluis backup` began but could not end: a stop, a crash
     /// or a reboot while it waited or downloaded. Each is saved where it was meant to go.
     /// Backups that cannot be finished (loopback, tunnel) are marked failed. The desktop app's
@@ -84,6 +86,8 @@ pub enum Command {
         #[arg(long, default_value_t = 50)]
         limit: usize,
     },
+    /// Check that the service's callback can reach Kluis
+    ///
     /// Check that the service's callback can reach Kluis: send a test call through the chosen
     /// transport's public URL and wait for it to come back.
     CallbackTest {
@@ -108,6 +112,8 @@ pub enum Command {
         #[arg(long)]
         tag: Option<String>,
     },
+    /// Encrypt a profile's backups as they download (age format)
+    ///
     /// Encrypt a profile's backups as they download (age format): with a passphrase (from
     /// KLUIS_ENCRYPTION_PASSPHRASE, or the first line of standard input with --stdin; kept in
     /// the keyring) or to an age recipient (age1…, whose identity you keep). --off stops it.
@@ -127,6 +133,8 @@ pub enum Command {
         #[arg(long)]
         off: bool,
     },
+    /// Decrypt an encrypted backup (FILE.age) into a folder
+    ///
     /// Decrypt an encrypted backup (FILE.age) into a folder, checked against the SHA-256 the
     /// history recorded for it. The key: --identity FILE, else KLUIS_ENCRYPTION_PASSPHRASE,
     /// else the passphrase saved for the backup's profile.
@@ -140,6 +148,8 @@ pub enum Command {
         #[arg(long)]
         identity: Option<PathBuf>,
     },
+    /// List what is in a backup file, and where each entry restores to
+    ///
     /// What is in a backup file: every entry with its size, date and the path it is restored
     /// to (or why it is not: a link, a name that climbs out of the folder, a password).
     Contents {
@@ -166,6 +176,8 @@ pub enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Restore a backup's entries into a folder
+    ///
     /// Restore a backup's entries into a folder (made, owner-only, when only it is missing):
     /// everything, or only --only PATH… (a file or a folder, as `kluis contents` lists them).
     /// Nothing already in the folder is replaced unless --overwrite; no entry lands outside
@@ -189,6 +201,8 @@ pub enum Command {
         #[arg(long)]
         overwrite: bool,
     },
+    /// Prove that a backup restores (and record it)
+    ///
     /// Prove that a backup restores: every entry restored into an owner-only temporary folder
     /// and checked (size, CRC-32), the folder removed; recorded in the history when it is a
     /// backup the history knows (the auditor report's last restore test). With --profile, the
@@ -210,6 +224,8 @@ pub enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Read every saved backup again and check it against the history
+    ///
     /// Read every saved backup again and check its length and SHA-256 against the history (a
     /// zip backup's entries too). Lists what is missing, changed or unreadable and exits with
     /// 7 when anything is.
@@ -226,6 +242,8 @@ pub enum Command {
         #[arg(long)]
         read_back_copies: bool,
     },
+    /// A report of a period's backups for auditors (CSV or HTML)
+    ///
     /// A report of a period's backups for auditors, per klant: every backup with when, size,
     /// SHA-256, where it is, its status and its last verification. CSV (the default) or a
     /// printable HTML page; to --out FILE (owner-only) or standard output.
@@ -250,6 +268,8 @@ pub enum Command {
         #[arg(long)]
         out: Option<PathBuf>,
     },
+    /// Delete the backups a retention rule does not keep
+    ///
     /// Delete the backups a retention rule does not keep: each saved profile's own rule (see
     /// `kluis plan NAME --keep-last N`), or the rule given here for --profile. Only files
     /// Kluis saved and recorded, still exactly as saved; never another file, never the newest
@@ -269,10 +289,14 @@ pub enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Back up every profile whose plan is due, then exit (for a timer)
+    ///
     /// Back up every profile whose plan is due (once, however many slots were missed) and
     /// exit: for a timer (see `kluis schedule install`). Never runs a klant that another Kluis
     /// process (the app, an earlier run) is backing up.
     RunDue(BatchArgs),
+    /// E-mail failures or a daily report through the office's SMTP server
+    ///
     /// E-mail through the office's SMTP server: each failure, or a daily report (the same
     /// settings as the app's Settings → E-mail).
     #[command(subcommand)]
@@ -280,10 +304,15 @@ pub enum Command {
     /// Run `kluis run-due` every 15 minutes from a systemd user timer.
     #[command(subcommand)]
     Schedule(ScheduleCommand),
+    /// Copies off this computer: a folder, an S3 bucket or an SFTP server
+    ///
     /// Where a second copy of each backup is kept, off this computer (a folder on a NAS share
-    /// or a USB disk). After each backup, the copies a klant's backups lack are made.
+    /// or a USB disk, an S3 bucket, an SFTP server). After each backup, the copies a klant's
+    /// backups lack are made.
     #[command(subcommand)]
     CopyTarget(CopyTargetCommand),
+    /// Make the copies that could not be made after their backup
+    ///
     /// Make the copies that could not be made after their backup (a target that was away):
     /// every kept backup a copy target does not hold yet, newest first.
     Copy {
@@ -298,6 +327,8 @@ pub enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Make the office's recovery kit: the key and the page to keep in the safe
+    ///
     /// Make the office's recovery kit: a recovery key whose private half is printed here (to
     /// print, or keep in the office's password manager) and never kept on this computer, and
     /// the page that says where the copies are and how to get every klant's backups back from
@@ -313,16 +344,22 @@ pub enum Command {
         #[arg(long)]
         pc_name: Option<String>,
     },
+    /// On a new computer: find, restore and carry on with a lost one's backups
+    ///
     /// On a new computer, when the old one is lost: every klant's backups found on a copy
     /// target (added here with its secret, as any target) and restored, with the office's
     /// recovery kit alone — and this computer made to carry on for the lost one (adopt).
     #[command(subcommand)]
     Recover(RecoverCommand),
+    /// Whether a newer Kluis is out, and its verified build for this computer
+    ///
     /// Whether a newer Kluis is out (from the publisher's update server, or the office's own),
     /// and its build for this computer, verified with the publisher's key. Turned off on a
     /// computer by IT (see docs/updates.md).
     #[command(subcommand)]
     Update(UpdateCommand),
+    /// Try Kluis without an account, against a local simulator of the service
+    ///
     /// Try Kluis without an account: start a local simulator of the service and back up from it.
     Demo {
         /// Folder to save the demo backup in.
@@ -343,6 +380,8 @@ pub enum UpdateCommand {
         #[arg(long)]
         json: bool,
     },
+    /// Download the newer Kluis for this computer, verified
+    ///
     /// Download the newer Kluis for this computer, its signature verified with the
     /// publisher's key (nothing is kept when it does not verify).
     Download {
@@ -354,6 +393,8 @@ pub enum UpdateCommand {
 
 #[derive(Subcommand)]
 pub enum CopyTargetCommand {
+    /// Add a copy target: a folder, an S3 bucket or an SFTP server
+    ///
     /// Add a copy target: a folder that exists (a mounted share, a USB disk, \\nas\share),
     /// an S3-compatible bucket (--s3-endpoint …), or a folder on an SFTP server (--sftp-host
     /// …). A secret comes from the environment (KLUIS_S3_SECRET_KEY, KLUIS_SFTP_PASSWORD, or
@@ -386,11 +427,15 @@ pub enum CopyTargetCommand {
         #[arg(long)]
         json: bool,
     },
+    /// Check that a target can be written now
+    ///
     /// Check that a target can be written now (a small file written, read back, removed).
     Test {
         /// The target's name.
         name: String,
     },
+    /// Set the target's own retention rule for the copies it holds
+    ///
     /// Set the target's own retention rule for the copies it holds (e.g. --keep-monthly 84
     /// while this computer keeps the last 14), applied after each copy: only copies Kluis made,
     /// still as made, never the newest good one. --keep-all keeps every copy (the default).
@@ -403,6 +448,8 @@ pub enum CopyTargetCommand {
         #[arg(long, conflicts_with_all = ["keep_last", "keep_daily", "keep_weekly", "keep_monthly"])]
         keep_all: bool,
     },
+    /// Stop copying to a target (the copies already there stay)
+    ///
     /// Stop copying to a target (the copies already there stay, and so does their record).
     Remove {
         /// The target's name.
@@ -481,6 +528,8 @@ pub enum LockModeArg {
 
 #[derive(Subcommand)]
 pub enum MailCommand {
+    /// Set up e-mail (the SMTP server, who hears from Kluis, and when)
+    ///
     /// Set up e-mail. The password comes from KLUIS_MAIL_PASSWORD or, with --stdin, the first
     /// line of standard input — never an argument — and goes to the keyring (or
     /// KLUIS_SECRETS_DIR). The connection is always encrypted: STARTTLS, or TLS on port 465.
@@ -517,6 +566,8 @@ pub struct MailArgs {
 
 #[derive(Subcommand)]
 pub enum ProfilesCommand {
+    /// Add a klant (its secrets from the environment or standard input)
+    ///
     /// Add a profile. Its api key and password come from KLUIS_API_KEY and KLUIS_PASSWORD, or
     /// with --stdin from two lines on standard input (api key, then password) — never from
     /// arguments — and go to the OS keyring (or KLUIS_SECRETS_DIR). It signs in first.
@@ -527,6 +578,8 @@ pub enum ProfilesCommand {
         #[arg(long)]
         stdin: bool,
     },
+    /// Import klanten from a spreadsheet or a password manager's export
+    ///
     /// Import klanten from a CSV file or an Excel workbook (.xlsx; its first sheet), as a
     /// spreadsheet or a password manager exports them: its
     /// header row names the columns (name, username, password, api key, base URL, plan,
@@ -560,6 +613,8 @@ pub enum ProfilesCommand {
         #[arg(long)]
         json: bool,
     },
+    /// Write the klant list as CSV (no secret)
+    ///
     /// Write the klant list as CSV — name, username, base URL, plan, retention, tags; no
     /// secret — to standard output or --out FILE (owner-only). `profiles import` reads it back
     /// (add a password column, or the api key in KLUIS_API_KEY, for a new PC).
@@ -706,6 +761,8 @@ pub struct BatchArgs {
 
 #[derive(Subcommand)]
 pub enum ScheduleCommand {
+    /// Run `kluis run-due` every 15 minutes (a systemd user timer, a Windows task)
+    ///
     /// Write and enable what runs `kluis run-due` every 15 minutes: a systemd user timer
     /// (Linux) or a Task Scheduler task, Kluis\run-due (Windows).
     Install {
@@ -815,6 +872,8 @@ pub struct BatchOptions {
 /// with the recovery kit's key.
 #[derive(Subcommand, Debug)]
 pub enum RecoverCommand {
+    /// Every backup on the target, with what proves it
+    ///
     /// Every backup on the target, newest first per klant: whose (klant and computer), its
     /// name, size, date, encryption, lock and last restore test, and what proves it (its
     /// computer's catalog, else its own record, or nothing: a file by its name alone).
@@ -825,6 +884,8 @@ pub enum RecoverCommand {
         #[arg(long)]
         json: bool,
     },
+    /// Restore a klant's backup from the target, checked and decrypted
+    ///
     /// A klant's backup (its newest, or --backup NAME) fetched from the target, checked
     /// against its SHA-256, opened with the passphrase sealed in the catalog where it is
     /// encrypted with one, and restored into --to as `kluis restore` does (every safety of it
@@ -851,6 +912,8 @@ pub enum RecoverCommand {
         #[arg(long)]
         overwrite: bool,
     },
+    /// Carry on for the lost computer: its klanten, plans and copies
+    ///
     /// This computer carries on for the lost one: its klanten become profiles here with their
     /// plans, retention, tags and encryption (no password or api key: give those with
     /// `kluis profiles import` before their next backup), their backups' copies on the target
@@ -884,4 +947,33 @@ pub struct RecoverFrom {
     /// The recovery kit's key file (or KLUIS_RECOVERY_KEY: the key's text or its 24 words).
     #[arg(long, value_name = "FILE")]
     pub recovery_key: Option<PathBuf>,
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::CommandFactory;
+
+    /// Every command's summary — the line `kluis --help` (and each `kluis COMMAND --help`) lists
+    /// it by — is one line of at most 80 characters; its paragraph is for `kluis help
+    /// COMMAND`. (A list of 28 commands each a paragraph long was four screens.)
+    #[test]
+    fn every_commands_summary_is_one_short_line() {
+        fn check(command: &clap::Command, path: &str, long: &mut Vec<String>) {
+            for sub in command.get_subcommands() {
+                let path = format!("{path} {}", sub.get_name());
+                let about = sub.get_about().map(|a| a.to_string()).unwrap_or_default();
+                if about.is_empty() || about.contains('\n') || about.chars().count() > 80 {
+                    long.push(format!("{path}: {} characters", about.chars().count()));
+                }
+                check(sub, &path, long);
+            }
+        }
+        let mut long = Vec::new();
+        check(&super::Cli::command(), "kluis", &mut long);
+        assert!(
+            long.is_empty(),
+            "summaries to shorten:\n{}",
+            long.join("\n")
+        );
+    }
 }
