@@ -22,7 +22,7 @@ use kluis_core::adopted::{Adopted, AdoptedCopy};
 use kluis_core::encryption::EncryptionSetting;
 use kluis_core::{Error, Result};
 use kluis_profiles::store::RecoverySetting;
-use kluis_profiles::{Profile, ProfileError, ProfileStore, SecretKind, APP};
+use kluis_profiles::{Profile, ProfileStore, SecretKind};
 use kluis_recovery::{layout, Adoption, Encrypted, KlantOf, Pc, Proof, RecoveryKey};
 
 use crate::args::{Cli, RecoverFrom};
@@ -46,7 +46,7 @@ const CLOCK_SKEW_MS: i64 = 10 * 60 * 1000;
 /// `kluis recover adopt --target NAME [--computer NAME] [--pc-name NAME] [--replace-kit]`.
 pub async fn run(cli: &Cli, adopt: Adopt<'_>) -> Result<()> {
     let (on_target, target, key) = crate::recover::load(cli, adopt.from).await?;
-    let profiles = open_profiles(cli.profiles_file.as_ref())?;
+    let profiles = std::sync::Arc::new(open_profiles(cli.profiles_file.as_ref())?);
     let before = profiles.settings().recovery;
     let given = key.office_key().fingerprint();
     if let Some(kept) = before.as_ref().filter(|b| b.fingerprint != given) {
@@ -120,7 +120,7 @@ pub async fn run(cli: &Cli, adopt: Adopt<'_>) -> Result<()> {
         }
     }
 
-    keep_kit(&profiles, &key, before, adopt.pc_name, lost.clone()).await?;
+    keep_kit(profiles.clone(), key, before, adopt.pc_name, lost.clone()).await?;
     for (_, profile) in &taken {
         let copies = copies.iter().filter(|c| c.klant == profile.key()).count();
         eprintln!(
@@ -419,19 +419,15 @@ fn copies_of(
 }
 
 /// The kit kept here: the office key and the kit's vouch key (from the recovery key given),
-/// this computer's own id and name, and `lost` among the computers it carries on for.
+/// this computer's own id and name, and `lost` among the computers it carries on for —
+/// kept as a kit made here is (kluis-profiles' `recovery_kit::keep_kit`).
 async fn keep_kit(
-    profiles: &ProfileStore,
-    key: &RecoveryKey,
+    profiles: std::sync::Arc<ProfileStore>,
+    key: RecoveryKey,
     before: Option<RecoverySetting>,
     pc_name: Option<String>,
     lost: Pc,
 ) -> Result<()> {
-    let vouch = key.vouch_key().to_text();
-    on_store(&secret_store(), move |store| {
-        store.set(APP, SecretKind::RecoveryVouch, &vouch)
-    })
-    .await?;
     let office = key.office_key();
     let mut adopted = before
         .as_ref()
@@ -456,13 +452,10 @@ async fn keep_kit(
             .unwrap_or_else(kluis_profiles::recovery_kit::host_name),
         adopted,
     };
-    profiles
-        .update_settings(|settings| {
-            settings.recovery = Some(setting);
-            Ok(())
-        })
-        .map_err(ProfileError::into_core)?;
-    Ok(())
+    on_store(&secret_store(), move |secrets| {
+        kluis_profiles::recovery_kit::keep_kit(&profiles, secrets, &key, setting)
+    })
+    .await
 }
 
 #[cfg(test)]

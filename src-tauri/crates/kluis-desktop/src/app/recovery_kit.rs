@@ -65,14 +65,9 @@ impl AppSettings {
             let _ = std::fs::remove_file(&path);
             return Err(e.into());
         }
-        if let Some(catalogs) = self.shared.catalogs_after() {
-            let targets = self.shared.copy_targets().await;
-            let history = self.shared.history.clone();
-            let steps = kluis_profiles::unattended::write_catalogs(history, targets, catalogs);
-            for step in steps.await {
-                if let AfterSave::CatalogFailed { target, error } = step {
-                    made.not_written.push(format!("{target}: {error}"));
-                }
+        for step in self.shared.write_round_catalogs().await {
+            if let AfterSave::CatalogFailed { target, error } = step {
+                made.not_written.push(format!("{target}: {error}"));
             }
         }
         Ok(Some(made))
