@@ -12,6 +12,7 @@ use kluis_desktop::{
 use kluis_desktop::{
     BandwidthLimit, BucketInput, EncryptionInput, KitMade, ReportExport, ReportRequest,
 };
+use kluis_desktop::{CarriedOn, FoundCopies, RecoverProgress};
 use kluis_desktop::{Field, ImportDefaults, ImportPreview, ImportProgress, ImportResult};
 use kluis_desktop::{ManyChange, ManyPreview};
 use kluis_desktop::{SftpInput, SftpServer};
@@ -292,6 +293,40 @@ async fn export_report(app: App<'_>, request: ReportRequest) -> Res<Option<Repor
 #[tauri::command]
 async fn make_recovery_kit(app: App<'_>) -> Res<Option<KitMade>> {
     app.settings.make_recovery_kit().await
+}
+
+#[tauri::command]
+async fn find_copies(
+    app: App<'_>,
+    target_id: String,
+    pasted_key: Option<String>,
+) -> Res<Option<FoundCopies>> {
+    app.recovery.find_copies(&target_id, pasted_key).await
+}
+
+#[tauri::command]
+async fn restore_found(
+    app: App<'_>,
+    location: String,
+    on_progress: Channel<RecoverProgress>,
+) -> Res<Option<kluis_desktop::RestoreSummary>> {
+    let progress = Arc::new(move |p| drop(on_progress.send(p)));
+    app.recovery.restore_found(&location, progress).await
+}
+
+#[tauri::command]
+fn cancel_restore_found(app: App<'_>) {
+    app.recovery.cancel_restore();
+}
+
+#[tauri::command]
+async fn carry_on(app: App<'_>, computer: Option<String>) -> Res<CarriedOn> {
+    app.recovery.carry_on(computer).await
+}
+
+#[tauri::command]
+fn close_recovery(app: App<'_>) {
+    app.recovery.close();
 }
 
 #[tauri::command]

@@ -87,4 +87,10 @@ impl<R: tauri::Runtime> kluis_desktop::Dialogs for TauriDialogs<R> {
         let dialog = self.handle.dialog().file();
         answer(|tx| dialog.pick_file(move |p| drop(tx.send(p)))).await
     }
+
+    async fn pick_recovery_key(&self) -> Option<PathBuf> {
+        // The key file `kluis recovery-kit --key-file` writes, or the kit's page (.txt).
+        let dialog = self.handle.dialog().file();
+        answer(|tx| dialog.pick_file(move |p| drop(tx.send(p)))).await
+    }
 }

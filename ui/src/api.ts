@@ -10,6 +10,9 @@ import type {
   HostKey,
   RestoreProgress,
   RestoreSummary,
+  CarriedOn,
+  FoundCopies,
+  RecoverProgress,
   HeldCopy,
   Field,
   ManyChange,
@@ -166,6 +169,19 @@ export const api = {
   /** "Make the recovery kit…": Rust makes the kit and writes its page (which holds the private
    * key, never sent here) where its native save dialog says (null: cancelled, nothing made). */
   makeRecoveryKit: () => invoke<KitMade | null>("make_recovery_kit"),
+  /** Restore from a copy…: what copy target `targetId` holds that the kit's key opens — the key pasted, or (null) read by Rust from the kit's file it asks for in its dialog (null back: cancelled). */
+  findCopies: (targetId: string, pastedKey: string | null) => invoke<FoundCopies | null>("find_copies", { targetId, pastedKey }),
+  /** The backup found at `location` restored into a folder Rust's dialog asks for (null: cancelled). */
+  restoreFound: (location: string, onProgress: (p: RecoverProgress) => void) => {
+    const channel = new Channel<RecoverProgress>();
+    channel.onmessage = onProgress;
+    return invoke<RestoreSummary | null>("restore_found", { location, onProgress: channel });
+  },
+  cancelRestoreFound: () => invoke<void>("cancel_restore_found"),
+  /** Carry on for this office: this computer takes over the lost one's klanten and copies, and keeps the kit. */
+  carryOn: (computer: string | null) => invoke<CarriedOn>("carry_on", { computer }),
+  /** Leaving Restore from a copy…: Rust forgets the key. */
+  closeRecovery: () => invoke<void>("close_recovery"),
   /** Import klanten…: Rust opens the file dialog, reads the file and previews each row (null: cancelled). The file's passwords stay in Rust. */
   openImport: () => invoke<ImportPreview | null>("open_import"),
   /** Field `field` read from column `column` (null: not imported). */

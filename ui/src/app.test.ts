@@ -1,7 +1,7 @@
 // The whole UI in jsdom, with the Rust side replaced by Tauri's mockIPC.
 import { clearMocks, mockIPC } from "@tauri-apps/api/mocks";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import type { Field, ImportDefaults, ImportPreview, ImportProgress, RowOutcome, UpdateView } from "./bindings";
+import type { Field, FoundBackup, FoundCopies, ImportDefaults, ImportPreview, ImportProgress, RecoverProgress, RowOutcome, UpdateView } from "./bindings";
 import type { AppJobEvent, BucketInput, SftpInput, HistoryEntry, KlantStatus, MailInput, Plan, PlannedEvent, ProfileView, ReportRequest, ResumedEvent, Retention, Settings, VerifyReport } from "./bindings";
 import { GATHER_MS } from "./coalesce";
 import { FIRST_ROWS, OVERSCAN } from "./dashboard";
@@ -22,6 +22,21 @@ const defaultSettings: Settings = { save_folder: null, callback: { kind: "loopba
 let heldBackup: { onmessage: (e: AppJobEvent) => void } | null = null;
 /** The channel `watch_planned` gave: the test sends planned backups' events through it. */
 let plannedChannel: { onmessage: (e: PlannedEvent) => void } | null = null;
+/** A restore from a copy under way: its progress channel, and its end (cancelled or done). */
+let restoreChannel: { onmessage: (p: RecoverProgress) => void } | null = null;
+let finishRestore: ((cancelled: boolean) => void) | null = null;
+/** What Rust finds on the copy target in the tests of Restore from a copy…. */
+const foundBackup = (klant: string, name: string, change: Partial<FoundBackup> = {}): FoundBackup => ({ location: `${klant}/${name}`, klant, computer: "RECEPTIE", name, bytes: 2048, saved_ms: Date.UTC(2026, 10, 20, 2, 0), encrypted: "no", locked_until_ms: null, restore_test: null, proof: "catalog", on_target: true, ...change });
+const found: FoundCopies = {
+  target: "NAS",
+  fingerprint: "KLUIS-ABCD-EFGH",
+  backups: [foundBackup("Bakker", "owner backup 2026-11-20.zip.age", { encrypted: "passphrase", restore_test: [Date.UTC(2026, 10, 21), true] }), foundBackup("Bakker", "gone.zip", { on_target: false }), foundBackup("Visser", "to-recipient.zip.age", { encrypted: "recipient" })],
+  computers: [{ name: "RECEPTIE", catalog_ms: Date.UTC(2026, 10, 20, 3, 0), carried_on_by: null }],
+  made_from: "from RECEPTIE's catalog 7 of 2026-11-20 03:00 UTC",
+  problems: [],
+  other_kit: null,
+};
+
 /** Ends the pending `backup_all` (it resolves once the last klant has started). */
 let finishBackupAll: (() => void) | null = null;
 
@@ -33,6 +48,7 @@ function fakeBackend(
   let settings: Settings = { ...defaultSettings, save_folder: options.saveFolder ?? null, copy_targets: options.copyTargets ?? [] };
   let copyTo: string[] | null = null;
   let loginStart = options.loginStart === true;
+  let carriedOn: ProfileView[] = [];
   mockIPC((cmd, args) => {
     calls.push({ cmd, args: (args ?? {}) as Record<string, unknown> });
     switch (cmd) {
@@ -52,7 +68,7 @@ function fakeBackend(
         return events.length ? [{ job_id: events[0].job_id, profile_id: "demo", stage: "accepted" }] : [];
       }
       case "profiles":
-        return options.profiles ?? (started ? [demoProfile] : []);
+        return carriedOn.length > 0 ? carriedOn : (options.profiles ?? (started ? [demoProfile] : []));
       case "start_demo":
         started = true;
         return { base_url: demoProfile.base_url, profiles: [demoProfile] };
@@ -154,6 +170,24 @@ function fakeBackend(
       case "set_min_free":
         settings = { ...settings, min_free_mib: (args as { mib: number | null }).mib };
         return settings;
+      case "find_copies": {
+        // Rust reads the target with the key pasted, or with the kit's file its dialog picked.
+        const { pastedKey } = args as { targetId: string; pastedKey: string | null };
+        if (pastedKey !== null && !pastedKey.startsWith("AGE-SECRET-KEY-1")) throw { code: "config", message: "That is not a recovery key: give its AGE-SECRET-KEY-1… line or its 24 words." };
+        return found;
+      }
+      case "restore_found":
+        restoreChannel = (args as { onProgress: { onmessage: (p: RecoverProgress) => void } }).onProgress;
+        return new Promise((resolve, reject) => (finishRestore = (cancelled) => (cancelled ? reject({ code: "cancelled", message: "The backup was cancelled; nothing was saved." }) : resolve({ folder: "/home/office/Herstel", entries: 3, files: 2, folders: 1, bytes: 2048, not_restored: [] }))));
+      case "cancel_restore_found":
+        finishRestore?.(true);
+        return null;
+      case "carry_on":
+        carriedOn = [{ ...demoProfile, id: "bakker", name: "Bakker", demo: false }];
+        settings = { ...settings, recovery: { office_key: "age1office", fingerprint: "KLUIS-ABCD-EFGH", made_ms: Date.UTC(2026, 10, 26, 9, 30), pc_id: "pc2", pc_name: "NIEUW" } };
+        return { lost: "RECEPTIE", klanten: [{ name: "Bakker", base_url: "https://service.example/webservice_v2", username: "bakker", copies: 2 }], added: 2, notes: ["\"Bakker\": its own save folder is not taken over."], not_written: [] };
+      case "close_recovery":
+        return null;
       case "make_recovery_kit":
         // Rust makes the kit and writes its page where its own dialog says: the page gets
         // where, and the fingerprint — never the key.
@@ -770,6 +804,55 @@ describe("Kluis UI", () => {
     await click("overview");
     expect(byTest("dash-aarts"), "back on the dashboard").not.toBeNull();
     expect(byTest("no-recovery-kit"), "which no longer warns").toBeNull();
+  });
+
+  it("restores from a copy on a new computer: the key goes to Rust once and stays in no state, a restore shows progress and cancels, Carry on says what is left", async () => {
+    fakeBackend(calls, { copyTargets: [{ id: "t-nas", name: "NAS", place: { kind: "folder", path: "/mnt/nas" } }] });
+    await startUi();
+    await settle();
+    await click("restore-from-copy");
+    expect(byTest("recover-panel"), "the welcome screen offers it").not.toBeNull();
+    await click("recover-find");
+    expect(calls.some((c) => c.cmd === "find_copies"), "no key typed: nothing asked").toBe(false);
+    await fillIn("recover-key", "  not a key ");
+    await click("recover-find");
+    expect(byTest("recover-error")?.textContent).toContain("not a recovery key");
+    expect((byTest("recover-key") as HTMLTextAreaElement).value, "a refused key stays to be corrected").toBe("  not a key ");
+    const key = "AGE-SECRET-KEY-1QQQ";
+    await fillIn("recover-key", key);
+    await click("recover-find");
+    expect(calls.filter((c) => c.cmd === "find_copies").at(-1)?.args).toEqual({ targetId: "t-nas", pastedKey: key });
+    expect((byTest("recover-key") as HTMLTextAreaElement).value, "the field is emptied once Rust holds the key").toBe("");
+    expect(JSON.stringify(localStorage) + JSON.stringify(sessionStorage), "nor kept by the webview").not.toContain(key);
+    await click("recover-key-file");
+    expect(calls.filter((c) => c.cmd === "find_copies").at(-1)?.args, "the kit's file: read by Rust").toEqual({ targetId: "t-nas", pastedKey: null });
+    expect(byTest("recover-summary")?.textContent).toContain("3 backups of 2 klanten on \"NAS\"");
+    const rows = [...document.querySelectorAll<HTMLElement>('[data-test="recover-backup"]')];
+    expect(rows.map((r) => (r.querySelector('[data-test="recover-restore"]') as HTMLButtonElement).disabled), "gone and recipient-encrypted ones are not offered").toEqual([false, true, true]);
+    expect(rows[0].textContent).toContain("encrypted (the kit opens it)");
+    expect(rows[2].textContent).toContain("--identity");
+
+    await click("recover-restore");
+    expect(calls.find((c) => c.cmd === "restore_found")?.args.location).toBe("Bakker/owner backup 2026-11-20.zip.age");
+    restoreChannel!.onmessage({ stage: "fetching", done: 1024, total: 2048 });
+    await settle();
+    expect(byTest("recover-restoring")?.textContent).toContain("Fetching and checking the copy");
+    await click("recover-cancel");
+    expect(byTest("recover-restore-error")?.textContent).toContain("Cancelled");
+    await click("recover-restore");
+    finishRestore!(false);
+    await settle();
+    expect(byTest("restore-done")?.textContent).toContain("/home/office/Herstel");
+
+    await click("carry-on-button");
+    await click("confirm-yes");
+    expect(calls.find((c) => c.cmd === "carry_on")?.args).toEqual({ computer: null });
+    expect(byTest("carried-on")?.textContent).toContain("1 klanten of RECEPTIE taken over");
+    expect(byTest("carried-left")?.textContent).toContain("password");
+    await click("recover-close");
+    expect(calls.some((c) => c.cmd === "close_recovery"), "Rust forgets the key").toBe(true);
+    expect(byTest("recover-panel")).toBeNull();
+    expect(document.body.textContent, "the klant carried on for is here").toContain("Bakker");
   });
 
   it("adds a bucket: the secret key is sent once, with Add, and forgotten by the page", async () => {

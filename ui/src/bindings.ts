@@ -594,6 +594,95 @@ fingerprint: string,
  */
 not_written: Array<string>, };
 
+export type FoundEncryption = "no" | "passphrase" | "recipient" | "unknown";
+
+export type FoundProof = "catalog_and_record" | "catalog" | "record" | "in_doubt" | "unverified";
+
+export type FoundBackup = { 
+/**
+ * Its place on the target (what *Restore…* is asked for).
+ */
+location: string, 
+/**
+ * Its klant, when a catalog or record says.
+ */
+klant: string | null, 
+/**
+ * The computer that made it.
+ */
+computer: string | null, name: string, bytes: number, 
+/**
+ * When it was saved (0: not known).
+ */
+saved_ms: number, encrypted: FoundEncryption, locked_until_ms: number | null, 
+/**
+ * Its last restore test: when, and whether it passed.
+ */
+restore_test: [number, boolean] | null, proof: FoundProof, 
+/**
+ * Whether the target still holds it.
+ */
+on_target: boolean, };
+
+export type FoundComputer = { name: string, catalog_ms: number, 
+/**
+ * The computer that carries on for it, when one does.
+ */
+carried_on_by: string | null, };
+
+export type FoundCopies = { 
+/**
+ * The copy target's name.
+ */
+target: string, 
+/**
+ * The kit's fingerprint (as its page shows it).
+ */
+fingerprint: string, 
+/**
+ * Every backup found, newest first.
+ */
+backups: Array<FoundBackup>, 
+/**
+ * The computers whose catalogs were read, with their catalog's date.
+ */
+computers: Array<FoundComputer>, 
+/**
+ * What the list was made from, in words (each catalog, or the copies' own records).
+ */
+made_from: string, 
+/**
+ * What could not be read or did not check out (at most 20, then how many more).
+ */
+problems: Array<string>, 
+/**
+ * When only another kit's catalogs are there: which kit opens them.
+ */
+other_kit: string | null, };
+
+export type RecoverProgress = { "stage": "fetching", done: number, total: number, } | { "stage": "restoring", done: number, total: number, };
+
+export type KlantTakenOver = { name: string, base_url: string, username: string, copies: number, };
+
+export type CarriedOn = { 
+/**
+ * The computer carried on for.
+ */
+lost: string, 
+/**
+ * Each klant taken over: its name, service address and username (to check), and how many
+ * of its copies are now in this computer's history.
+ */
+klanten: Array<KlantTakenOver>, added: number, 
+/**
+ * What is worth saying: a klant or copy not taken and why, a setting left out.
+ */
+notes: Array<string>, 
+/**
+ * Each copy target whose catalog could not be written now, with why.
+ */
+not_written: Array<string>, };
+
 export type Field = "name" | "username" | "password" | "api_key" | "base_url" | "plan" | "retention" | "tags";
 
 export type Action = "add" | "update" | "skip";

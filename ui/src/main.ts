@@ -17,6 +17,7 @@ import { EnvironmentPanel } from "./views/environment";
 import { HistoryPanel } from "./views/history";
 import { ImportPanel } from "./views/imports";
 import { ProfileForm, ProfileList, Welcome } from "./views/profiles";
+import { RecoverPanel } from "./views/recover";
 import { SettingsPanel } from "./views/settings";
 
 function Header() {
@@ -114,6 +115,7 @@ function ErrorBanner() {
 }
 
 function Main() {
+  if (state.recovering.value) return h(RecoverPanel, {});
   if (state.importing.value) return h(ImportPanel, {});
   if (state.editing.value) return h(ProfileForm, {});
   if (state.profiles.value.length === 0) return h(Welcome, {});

@@ -7,7 +7,7 @@ import { computed, signal } from "@preact/signals";
 import type { UiError } from "./api";
 import { isRunning, type BackupView } from "./backup-state";
 import { t, type Key } from "./i18n";
-import type { ImportPreview, ImportResult, ManyPreview, RowOutcome, UpdateView } from "./bindings";
+import type { CarriedOn, FoundCopies, ImportPreview, ImportResult, ManyPreview, RecoverProgress, RowOutcome, UpdateView } from "./bindings";
 import type { BucketInput, Entry, HostKey, HeldCopy, RestoreSummary, RoundTest, SftpInput, CallbackChoice, CallbackTestResult, Day, HistoryEntry, KlantStatus, KitMade, MailInput, MailSettings, Permissions, ProfileView, ReportExport, ReportFormat, Schedule, Settings, VerifyReport } from "./bindings";
 import { localDay } from "./format";
 import { defaultSort, type Sort } from "./dashboard";
@@ -109,6 +109,8 @@ export const state = {
   editing: signal<ProfileDraft | null>(null),
   /** Import klanten… while open (null: closed). */
   importing: signal<Importing | null>(null),
+  /** Restore from a copy… while open (null: closed). */
+  recovering: signal<Recovering | null>(null),
   /** Export klanten…: where the list went, or why not (null: not this session). */
   exported: signal<{ path: string } | { error: UiError } | null>(null),
   tab: signal<Tab>("backup"),
@@ -264,6 +266,19 @@ export type Importing = {
 
 /** One change for many klanten (see `actions/many.ts`): each part only when ticked; the
  * passphrase only until it is sent. */
+/** Restore from a copy…: the copy target chosen, what was found there with the kit's key (the
+ * key itself stays in its text field and Rust, never in the state), a restore and Carry on. */
+export type Recovering = {
+  targetId: string | null;
+  looking: boolean;
+  found: FoundCopies | null;
+  error: UiError | null;
+  /** The klant whose backups are shown (null: every klant). */
+  klant: string | null;
+  restore: { location: string; progress: RecoverProgress | null } | { location: string; done: RestoreSummary } | { location: string; error: UiError } | null;
+  carried: "carrying" | CarriedOn | { error: UiError } | null;
+};
+
 export type ManyDraft = {
   planOn: boolean;
   plan: { kind: Schedule["kind"]; at: string; day: Day; hours: string; paused: boolean };

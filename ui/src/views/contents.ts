@@ -81,7 +81,7 @@ export function ContentsPanel() {
 
 /** A restore's end: whole, or — an entry left out — how much of it and what not, never said
  * as if it were whole. */
-function RestoreDone({ done }: { done: RestoreSummary }) {
+export function RestoreDone({ done }: { done: RestoreSummary }) {
   const size = bytes(done.bytes);
   if (!done.not_restored.length) {
     return h("div", { class: "success", role: "status", "data-test": "restore-done" }, t("contentsRestored", { files: String(done.files), size, folder: done.folder }));

@@ -1,5 +1,6 @@
 // The profile list, the profile form (its draft lives in the state) and the first-run welcome.
 import { h } from "preact";
+import { openRecovery } from "../actions/recover";
 import { memo } from "preact/compat";
 import { useLayoutEffect, useState } from "preact/hooks";
 import { openImport } from "../actions/imports";
@@ -167,6 +168,7 @@ export function Welcome() {
       h("button", { class: "primary", "data-test": "try-demo", onClick: () => void startDemo() }, t("tryDemo")),
       h("button", { class: "secondary", "data-test": "add-profile", onClick: () => editProfile(null) }, t("addProfile")),
       h("button", { class: "secondary", "data-test": "import-klanten", onClick: () => void openImport() }, t("importKlanten")),
+      h("button", { class: "secondary", "data-test": "restore-from-copy", onClick: openRecovery }, t("restoreFromCopy")),
     ),
   );
 }

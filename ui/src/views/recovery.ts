@@ -3,6 +3,7 @@
 // dashboard's word when copies exist that cannot yet be restored without this computer.
 import { h } from "preact";
 import { openSettings } from "../actions/session";
+import { openRecovery } from "../actions/recover";
 import { makeRecoveryKit } from "../actions/settings";
 import { dateTime } from "../format";
 import { locale, t } from "../i18n";
@@ -23,9 +24,10 @@ export function RecoveryKitSettings() {
       kit ? t("recoveryMade", { date: dateTime(kit.made_ms, locale()), fingerprint: kit.fingerprint }) : t("recoveryNone"),
     ),
     h(
-      "button",
-      { class: "secondary", "data-test": "make-recovery-kit", disabled: result === "making", onClick: () => void makeRecoveryKit() },
-      kit ? t("recoveryMakeNew") : t("recoveryMake"),
+      "div",
+      { class: "row" },
+      h("button", { class: "secondary", "data-test": "make-recovery-kit", disabled: result === "making", onClick: () => void makeRecoveryKit() }, kit ? t("recoveryMakeNew") : t("recoveryMake")),
+      h("button", { class: "secondary", "data-test": "settings-restore-from-copy", onClick: openRecovery }, t("restoreFromCopy")),
     ),
     result === null || result === "making"
       ? null

@@ -35,6 +35,11 @@ pub trait Dialogs: Send + Sync {
     async fn pick_import_file(&self, _kind: ImportFile) -> Option<PathBuf> {
         None
     }
+    /// The recovery kit's key file, or its page (*Restore from a copy…*). None where no
+    /// dialog offers it.
+    async fn pick_recovery_key(&self) -> Option<PathBuf> {
+        None
+    }
 }
 
 /// Which file *Import klanten…* asks for (the dialog's filter and title follow it).

@@ -46,12 +46,13 @@ pub use kluis_profiles::secrets;
 pub mod staging;
 
 pub use app::{
-    AppPaths, BucketInput, CopyToChange, DemoInfo, DesktopApp, DesktopAppBuilder, EncryptionInput,
-    FolderChange, HeldCopy, ImportDefaults, ImportPreview, ImportProgress, ImportResult,
-    ImportSink, KitMade, LaunchInfo, LoginStart, MailInput, ManyChange, ManyPreview,
-    PackageManagerUpdates, PlanInput, ProgressSink, ReportExport, ReportFormat, ReportRequest,
-    RestoreProgress, RestoreSummary, ResumedJob, RuleChange, SessionInfo, SftpInput, SftpServer,
-    TrayAction, UpdateInstaller, UpdateState, UpdateView, VerifiedSetup, VerifyReport, HIDDEN_FLAG,
+    AppPaths, BucketInput, CarriedOn, CopyToChange, DemoInfo, DesktopApp, DesktopAppBuilder,
+    EncryptionInput, FolderChange, FoundCopies, FoundEncryption, FoundProof, HeldCopy,
+    ImportDefaults, ImportPreview, ImportProgress, ImportResult, ImportSink, KitMade, LaunchInfo,
+    LoginStart, MailInput, ManyChange, ManyPreview, PackageManagerUpdates, PlanInput, ProgressSink,
+    RecoverProgress, ReportExport, ReportFormat, ReportRequest, RestoreProgress, RestoreSummary,
+    ResumedJob, RuleChange, SessionInfo, SftpInput, SftpServer, TrayAction, UpdateInstaller,
+    UpdateState, UpdateView, VerifiedSetup, VerifyReport, HIDDEN_FLAG,
 };
 pub use callback::{CallbackInput, CallbackTestResult};
 pub use dialogs::{Dialogs, ImportFile, NoDialogs};

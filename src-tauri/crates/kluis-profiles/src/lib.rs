@@ -33,6 +33,9 @@
 //! - [`klant_names`]: which klant a name on the command line means ([`find_klant`]: a saved
 //!   profile, an ad-hoc klant, or an older label; an ambiguous name is an error), and each
 //!   history key's name for a person.
+//! - [`recover`]: on a new computer, what the catalogs and records on a copy target say
+//!   (read with the kit's key), one backup restored from it, and this computer carrying on
+//!   for the lost one ([`recover::adopt`]) — for the app and `kluis recover` alike.
 //! - [`catalogs`]: after a run of copies, each target's recovery catalog and the copies'
 //!   records, sealed to the office's recovery key (kluis-recovery's documents).
 //! - [`error`]: [`ProfileError`], the crate's one error type.
@@ -45,6 +48,7 @@ pub mod klant_names;
 pub mod mail_settings;
 pub mod monitor;
 pub mod paths;
+pub mod recover;
 pub mod recovery_kit;
 pub mod restore_round;
 pub mod secrets;

@@ -63,6 +63,9 @@ pub struct RestoreOptions {
     pub room: Room,
     /// What the restore makes at most.
     pub most: Most,
+    /// Set to stop the restore before its next entry (the app's *Cancel*): the files written
+    /// until then stay whole, and it ends as [`Error::Cancelled`].
+    pub stop: Option<std::sync::Arc<std::sync::atomic::AtomicBool>>,
 }
 
 /// What a restore did.
@@ -134,6 +137,10 @@ pub fn restore(
     let mut budget = options.room.budget(to, total)?;
     let mut written = Written::default();
     for planned in &plan {
+        let stopped = options.stop.as_ref();
+        if stopped.is_some_and(|stop| stop.load(std::sync::atomic::Ordering::SeqCst)) {
+            return Err(Error::Cancelled);
+        }
         let outcome = match planned.kind {
             EntryKind::Folder => folder(to, &planned.parts)
                 .map(|_| 0)

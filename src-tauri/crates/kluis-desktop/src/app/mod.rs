@@ -24,6 +24,8 @@
 //!   parts): one plan, rule, encryption, copy targets or tags for the dashboard's selection.
 //! - [`Imports`] (`imports.rs`): *Import klanten…* from a spreadsheet (previewed, then each
 //!   klant signed in and saved), *Export klanten…*.
+//! - [`Recovery`] (`recover.rs`): *Restore from a copy…*: the backups a copy target holds,
+//!   found with the recovery kit, one restored, or this computer carrying on for a lost one.
 //! - [`Updates`] (`updates.rs`): Settings → *Updates*: a newer Kluis looked for once a day,
 //!   downloaded verified, installed when asked or by itself at a quiet moment.
 //!
@@ -49,6 +51,7 @@ mod keeping;
 mod mail;
 mod many;
 mod plans;
+mod recover;
 mod recovery_kit;
 mod reports;
 mod restores;
@@ -87,6 +90,10 @@ pub use keeping::{CopyProblem, Keeping, VerifyReport};
 pub use mail::MailInput;
 pub use many::{CopyToChange, FolderChange, ManyChange, ManyPreview, RuleChange};
 pub use plans::{PlanInput, Plans};
+pub use recover::{
+    CarriedOn, FoundBackup, FoundComputer, FoundCopies, FoundEncryption, FoundProof,
+    KlantTakenOver, RecoverProgress, RecoverSink, Recovery,
+};
 pub use recovery_kit::KitMade;
 pub use reports::{ReportExport, ReportFormat, ReportRequest};
 pub use restores::{HeldCopy, NotRestored, ProgressSink, RestoreProgress, RestoreSummary};
@@ -144,6 +151,7 @@ pub struct DesktopApp {
     pub background: Background,
     pub imports: Imports,
     pub updates: Updates,
+    pub recovery: Recovery,
     shared: Arc<Shared>,
     jobs: Arc<JobRegistry>,
 }
@@ -264,6 +272,7 @@ impl DesktopAppBuilder {
             },
             imports: Imports::new(shared.clone(), connections.clone()),
             updates: Updates::new(shared.clone(), jobs.clone(), self.update_server),
+            recovery: Recovery::new(shared.clone()),
             settings: AppSettings {
                 shared: shared.clone(),
                 connections,

@@ -38,6 +38,22 @@ pub struct RestoreSummary {
     pub not_restored: Vec<NotRestored>,
 }
 
+impl RestoreSummary {
+    /// What `restored` did into `folder`, for the window.
+    pub(super) fn of(folder: &Path, restored: kluis_restore::Restored) -> Self {
+        RestoreSummary {
+            folder: folder.to_string_lossy().into_owned(),
+            entries: restored.entries,
+            files: restored.files,
+            folders: restored.folders,
+            bytes: restored.bytes,
+            not_restored: (restored.not_restored.into_iter())
+                .map(|(name, why)| NotRestored { name, why })
+                .collect(),
+        }
+    }
+}
+
 /// An entry not restored, and why.
 #[derive(Debug, Clone, Serialize, ts_rs::TS)]
 pub struct NotRestored {
@@ -133,16 +149,7 @@ impl Backups {
             kluis_restore::restore(&mut backup, &to, &options, tell)
         })
         .await?;
-        Ok(Some(RestoreSummary {
-            folder: folder.to_string_lossy().into_owned(),
-            entries: restored.entries,
-            files: restored.files,
-            folders: restored.folders,
-            bytes: restored.bytes,
-            not_restored: (restored.not_restored.into_iter())
-                .map(|(name, why)| NotRestored { name, why })
-                .collect(),
-        }))
+        Ok(Some(RestoreSummary::of(&folder, restored)))
     }
 
     /// *Test restore*: saved backup `history_id` restored into a temporary folder beside it,

@@ -56,6 +56,10 @@ impl Dialogs for Chooses {
     async fn pick_import_file(&self, _kind: kluis_desktop::ImportFile) -> Option<PathBuf> {
         Some(self.path.clone())
     }
+
+    async fn pick_recovery_key(&self) -> Option<PathBuf> {
+        Some(self.path.clone())
+    }
 }
 
 /// Starts a backup of `profile` and returns its id once the service has accepted it.

@@ -248,7 +248,7 @@ async fn backup_all_writes_the_catalog_once() {
 
 /// The demo's klanten backed up with Backup all (every one started); how many were saved, once
 /// each has ended.
-async fn demo_backup_all(app: &kluis_desktop::DesktopApp) -> usize {
+pub(crate) async fn demo_backup_all(app: &kluis_desktop::DesktopApp) -> usize {
     app.accounts.start_demo().await.unwrap();
     let (events, mut ended) = mpsc::unbounded_channel();
     app.plans

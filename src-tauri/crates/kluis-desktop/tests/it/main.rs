@@ -30,6 +30,7 @@ mod keeping;
 mod keyring;
 mod many;
 mod plans;
+mod recover;
 mod restores;
 mod retry;
 mod s3;

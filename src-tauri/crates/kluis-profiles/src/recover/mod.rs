@@ -1,0 +1,199 @@
+//! Recovery on a new computer, for the app and `kluis recover` alike: every klant's backups
+//! found on a copy target — from the catalogs and records the lost computer (or computers)
+//! wrote there, opened with the recovery kit's key (kluis-recovery) — one restored
+//! ([`restore`]: checked first against the SHA-256 its catalog or record names, opened with
+//! the passphrase sealed in it), and this computer made to carry on for the lost one
+//! ([`adopt`]).
+//!
+//! Listing ([`read_listing`]) reads each computer's newest catalog (older ones only where a
+//! newer one does not open) and only the records of copies no catalog names: with catalogs
+//! there, one request for the target's listing and one per computer. What the front ends
+//! print or show comes back as words ([`OnTarget::other_kit`], the listing's problems, the
+//! notes of a restore or adoption): nothing here prints.
+
+pub mod adopt;
+pub mod restore;
+
+use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
+
+use kluis_copies::{CopyTarget, Opened};
+use kluis_core::{Error, Result};
+use kluis_recovery::found::{self, Present, Stored};
+use kluis_recovery::{layout, sealed, Backup, Listing, RecoveryKey};
+
+/// Largest record read (a record is some hundred bytes).
+pub(crate) const MAX_RECORD: u64 = 1024 * 1024;
+
+/// What recovery read on a target: its listing, and the size of every object there; and when
+/// no catalog opened with the key given but one of another key is there, what to do.
+pub struct OnTarget {
+    pub listing: Listing,
+    pub sizes: HashMap<String, u64>,
+    pub other_kit: Option<String>,
+}
+
+impl OnTarget {
+    /// Whether the target holds `backup`'s copy (a catalog may name one removed since).
+    pub fn holds(&self, backup: &Backup) -> bool {
+        self.sizes.contains_key(&backup.copy.location)
+    }
+
+    /// The klanten the listing names.
+    pub fn klanten(&self) -> usize {
+        (self.listing.backups.iter())
+            .filter_map(|b| b.klant.as_ref().map(|k| k.key.as_str()))
+            .collect::<HashSet<_>>()
+            .len()
+    }
+}
+
+/// Everything on `target` (its secret given) that `key` opens, read once, off the async
+/// threads (an SFTP server's requests block on a runtime of their own).
+pub async fn read_target(target: &CopyTarget, key: &Arc<RecoveryKey>) -> Result<OnTarget> {
+    let (target, key) = (target.clone(), key.clone());
+    tokio::task::spawn_blocking(move || read_listing(&Opened::open(&target, None)?, &key))
+        .await
+        .map_err(|e| {
+            Error::Io(format!(
+                "Reading the copy target stopped unexpectedly ({e})."
+            ))
+        })?
+}
+
+/// The listing of `opened` (see the module's text). An object that cannot be read, or is not
+/// what it should be, is said in the listing's problems and left out: one planted object does
+/// not stop the recovery of the rest. Only documents that are used are kept in memory.
+pub fn read_listing(opened: &Opened, key: &RecoveryKey) -> Result<OnTarget> {
+    let objects = opened.list("")?;
+    let mut listing = Listing::default();
+    let chosen = found::newest_catalogs(
+        objects.iter().map(|(location, _)| location.as_str()),
+        |location| (opened.get(location, sealed::MAX_SEALED)).map_err(|e| e.to_string()),
+        key,
+        &mut listing,
+    );
+    // The records of copies no catalog names.
+    let named: HashSet<&str> = (chosen.iter())
+        .flat_map(|c| c.klanten.iter().flat_map(|k| k.copies.iter()))
+        .map(|c| c.location.as_str())
+        .collect();
+    let wanted: Vec<&String> = (objects.iter())
+        .map(|(location, _)| location)
+        .filter(|location| {
+            layout::copy_of_record(location).is_some_and(|copy| !named.contains(copy.as_str()))
+        })
+        .collect();
+    let mut records = HashMap::new();
+    for (location, read) in wanted.iter().zip(fetch_all(opened, &wanted)) {
+        let bytes = match read {
+            Ok(Some(bytes)) => bytes,
+            Ok(None) => continue, // (gone since it was listed)
+            Err(e) => {
+                listing
+                    .problems
+                    .push(format!("{location} is not read: {e}"));
+                continue;
+            }
+        };
+        let stored = Stored {
+            location: (*location).clone(),
+            bytes,
+        };
+        match found::record_in(&stored, key) {
+            Ok((copy, record)) => {
+                records.insert(copy, record);
+            }
+            Err(None) => listing.met_other_key(),
+            Err(Some(why)) => listing.problems.push(why),
+        }
+    }
+    let present = (objects.iter())
+        .map(|(location, bytes)| Present {
+            location: location.clone(),
+            bytes: *bytes,
+        })
+        .collect();
+    let listing = found::list(chosen, records, present, listing);
+    let other_kit = (listing.met_other_key_yet() && listing.catalogs.is_empty()).then(|| {
+        let theirs = (opened.get(layout::OFFICE_KEY, 4096).ok().flatten())
+            .and_then(|text| kluis_recovery::OfficeKey::parse(&String::from_utf8_lossy(&text)).ok())
+            .map_or(String::new(), |office| {
+                format!(" The target's {} names {}:", layout::OFFICE_KEY, office.fingerprint())
+            });
+        format!(
+            "No catalog here opens with the key given (its office key fingerprint is {}).{theirs} use the recovery kit whose page shows that fingerprint (a newer or older kit of this office).",
+            key.office_key().fingerprint()
+        )
+    });
+    Ok(OnTarget {
+        listing,
+        sizes: objects.into_iter().collect(),
+        other_kit,
+    })
+}
+
+/// What the listing was made from, in words: each computer's catalog and its date, or that
+/// it was rebuilt from the copies' own records.
+pub fn made_from(listing: &Listing) -> String {
+    match listing.catalogs.len() {
+        0 => "rebuilt from the copies' own records (no catalog could be read)".into(),
+        _ => {
+            let each: Vec<String> = (listing.catalogs.iter())
+                .map(|(pc, number, ms)| format!("{}'s catalog {number} of {}", pc.name, date(*ms)))
+                .collect();
+            format!("from {}", each.join(", "))
+        }
+    }
+}
+
+/// A moment as recovery says it (UTC: the lost computer's zone is not known here).
+pub fn date(ms: i64) -> String {
+    jiff::Timestamp::from_millisecond(ms)
+        .map(|t| t.strftime("%Y-%m-%d %H:%M UTC").to_string())
+        .unwrap_or_default()
+}
+
+/// `text` as it may be shown: without control characters (a name in a catalog cannot move
+/// the cursor over what the user is asked to check).
+pub fn shown(text: &str) -> String {
+    text.chars().filter(|c| !c.is_control()).collect()
+}
+
+/// How many records are read at once: each is a round trip to the target, and ten thousand
+/// of them one after another (every catalog gone) took minutes on S3 and SFTP.
+const RECORDS_AT_ONCE: usize = 16;
+
+/// One object read: its bytes, none when it is gone, or why it could not be read.
+type Read = Result<Option<Vec<u8>>>;
+
+/// The records at `locations` read [`RECORDS_AT_ONCE`] at a time, in their order; blocking
+/// (the threads run on this thread's runtime, as the target's requests need).
+fn fetch_all(opened: &Opened, locations: &[&String]) -> Vec<Read> {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::sync::Mutex;
+    let runtime = tokio::runtime::Handle::try_current().ok();
+    let next = AtomicUsize::new(0);
+    let read: Vec<Mutex<Option<Read>>> = locations.iter().map(|_| Mutex::new(None)).collect();
+    std::thread::scope(|scope| {
+        for _ in 0..RECORDS_AT_ONCE.min(locations.len()) {
+            scope.spawn(|| {
+                let _on_runtime = runtime.as_ref().map(|r| r.enter());
+                loop {
+                    let i = next.fetch_add(1, Ordering::SeqCst);
+                    let Some(location) = locations.get(i) else {
+                        break;
+                    };
+                    let got = opened.get(location, MAX_RECORD);
+                    *read[i].lock().unwrap_or_else(|e| e.into_inner()) = Some(got);
+                }
+            });
+        }
+    });
+    (read.into_iter())
+        .map(|slot| {
+            let got = slot.into_inner().unwrap_or_else(|e| e.into_inner());
+            got.unwrap_or_else(|| Err(Error::Io("A record was not read.".into())))
+        })
+        .collect()
+}
