@@ -320,8 +320,8 @@ fn cancel_restore_found(app: App<'_>) {
 }
 
 #[tauri::command]
-async fn carry_on(app: App<'_>, computer: Option<String>) -> Res<CarriedOn> {
-    app.recovery.carry_on(computer).await
+async fn carry_on(app: App<'_>, computer: String, replace_kit: bool) -> Res<CarriedOn> {
+    app.recovery.carry_on(computer, replace_kit).await
 }
 
 #[tauri::command]

@@ -16,6 +16,8 @@ pub struct TauriDialogs<R: tauri::Runtime> {
     pub folder: Option<PathBuf>,
     /// The end-to-end tests' answer to *Import klanten…*'s file dialog (`KLUIS_E2E_IMPORT_FILE`).
     pub import_file: Option<PathBuf>,
+    /// The end-to-end tests' answer to the recovery kit's file dialog (`KLUIS_E2E_RECOVERY_KEY`).
+    pub recovery_key: Option<PathBuf>,
 }
 
 /// Waits for a dialog's answer, given to a callback on the UI thread.
@@ -89,6 +91,9 @@ impl<R: tauri::Runtime> kluis_desktop::Dialogs for TauriDialogs<R> {
     }
 
     async fn pick_recovery_key(&self) -> Option<PathBuf> {
+        if let Some(path) = &self.recovery_key {
+            return Some(path.clone());
+        }
         // The key file `kluis recovery-kit --key-file` writes, or the kit's page (.txt).
         let dialog = self.handle.dialog().file();
         answer(|tx| dialog.pick_file(move |p| drop(tx.send(p)))).await

@@ -16,8 +16,9 @@
 //! is installed through Tauri's updater plugin.
 //! Environment: `KLUIS_DATA_DIR` keeps all files under one folder; `KLUIS_E2E_SAVE_DIR` makes
 //! every backup land in that folder, `KLUIS_E2E_CERTIFICATE` answers the certificate
-//! dialog, `KLUIS_E2E_DIALOG_FOLDER` the folder and save dialogs and `KLUIS_E2E_IMPORT_FILE`
-//! the import file's dialog (end-to-end tests cannot drive a native dialog).
+//! dialog, `KLUIS_E2E_DIALOG_FOLDER` the folder and save dialogs, `KLUIS_E2E_RECOVERY_KEY`
+//! the recovery kit's file dialog and `KLUIS_E2E_IMPORT_FILE` the import file's dialog
+//! (end-to-end tests cannot drive a native dialog).
 
 /// The command names (one list for build.rs, the handler check and the UI check).
 pub mod command_names;
@@ -132,6 +133,7 @@ pub fn run() {
                 certificate: std::env::var_os("KLUIS_E2E_CERTIFICATE").map(PathBuf::from),
                 folder: std::env::var_os("KLUIS_E2E_DIALOG_FOLDER").map(PathBuf::from),
                 import_file: std::env::var_os("KLUIS_E2E_IMPORT_FILE").map(PathBuf::from),
+                recovery_key: std::env::var_os("KLUIS_E2E_RECOVERY_KEY").map(PathBuf::from),
             };
             app.state::<DesktopApp>().set_dialogs(Arc::new(dialogs));
             (app.state::<DesktopApp>().background)

@@ -53,9 +53,32 @@ start_sim vanishing --payload-size $((64 * 1024 * 1024)) --download-bytes-per-se
 export KLUIS_E2E_VANISHING_SIM_URL=$(grep '^base_url=' "$work/vanishing.env" | cut -d= -f2-) KLUIS_E2E_VANISHING_SIM_PID=${pids[-1]}
 export KLUIS_WEBHOOK_SITE_URL=$(grep '^webhook_site_url=' "$work/sim.env" | cut -d= -f2-)
 
+# The lost computer of the recovery test, made with the kluis CLI in files of its own: a klant
+# encrypted with a passphrase, backed up and copied to the folder the app's folder dialogs
+# answer with (below), and the office's recovery kit, whose key file the app's kit dialog
+# answers with (KLUIS_E2E_RECOVERY_KEY). Its secrets stay in its own folder, not this keyring.
+start_sim lost --payload-size 300000
+lost_url=$(grep '^base_url=' "$work/lost.env" | cut -d= -f2-)
+lost_key=$(grep '^api_key=' "$work/lost.env" | cut -d= -f2-)
+lost_user=$(grep '^username=' "$work/lost.env" | cut -d= -f2-)
+lost_password=$(grep '^password=' "$work/lost.env" | cut -d= -f2-)
+mkdir -p "$work/lost" "$work/picked"
+lost_kluis() {
+  KLUIS_PROFILES_FILE="$work/lost/profiles.json" KLUIS_HISTORY_DB="$work/lost/history.sqlite3" \
+    KLUIS_SECRETS_DIR="$work/lost/secrets" "$bin/kluis" "$@" >>"$work/lost.log" 2>&1
+}
+KLUIS_BASE_URL=$lost_url KLUIS_USERNAME=$lost_user KLUIS_API_KEY=$lost_key KLUIS_PASSWORD=$lost_password \
+  lost_kluis profiles add Bakker
+KLUIS_ENCRYPTION_PASSPHRASE="bakker bewaart zijn brood veilig" lost_kluis encryption Bakker --passphrase
+lost_kluis copy-target add NAS --folder "$work/picked"
+export KLUIS_E2E_RECOVERY_KEY="$work/kit.key"
+lost_kluis recovery-kit --key-file "$KLUIS_E2E_RECOVERY_KEY" --pc-name RECEPTIE
+lost_kluis backup --all --out "$work/lost/saved" || { cat "$work/lost.log" >&2; exit 1; }
+
 export KLUIS_APP_BINARY="$bin/kluis-app"
 export KLUIS_DATA_DIR="$work/data" KLUIS_E2E_SAVE_DIR="$work/saved" KLUIS_SCREENSHOTS="$work/screenshots"
-# What the native folder and save dialogs answer (a restore's folder, a report's place).
+# What the native folder and save dialogs answer (a restore's folder, a report's place; the
+# recovery test's copy target, which the lost computer above wrote to).
 export KLUIS_E2E_DIALOG_FOLDER="$work/picked"
 # What the import's file dialog answers: the list the import test writes there.
 export KLUIS_E2E_IMPORT_FILE="$work/klanten.csv"

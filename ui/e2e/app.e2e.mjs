@@ -3,7 +3,7 @@
 // profile, a separate kluis-sim with the real Secret Service keyring. Run by tests/e2e/run.sh.
 import assert from "node:assert/strict";
 import { execFileSync, spawnSync } from "node:child_process";
-import { existsSync, readFileSync, readdirSync, statSync, writeFileSync } from "node:fs";
+import { existsSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { after, before, test } from "node:test";
@@ -604,4 +604,47 @@ test("an office's list of 50 klanten is imported (two wrong passwords said), ten
   await browser.keys("Enter");
   await waitText("session", "klant-037 (Klant 037)", 30000);
   await shot("35-found-by-typing");
+});
+
+test("Restore from a copy: the lost computer's backups found with the kit's file, the encrypted one restored, and this computer carries on for it", async () => {
+  // The lost computer (tests/e2e/session.sh, with the kluis CLI) copied Bakker's backup,
+  // encrypted with a passphrase, to the folder the folder dialogs answer with, and made the kit
+  // whose key file the kit's dialog answers with. This app has never seen either.
+  const picked = env("KLUIS_E2E_DIALOG_FOLDER");
+  await (await $t("profile-demo")).click();
+  await (await $t("tab-settings")).click();
+  await (await $t("settings-restore-from-copy")).click();
+  await (await $t("recover-panel")).waitForExist({ timeout: 10000 });
+  if (!(await (await $t("recover-target")).isExisting())) {
+    await (await $t("copy-name")).setValue("NAS");
+    await (await $t("copy-add")).click(); // the folder dialog answers with the lost computer's folder
+  }
+  await (await $t("recover-target")).waitForExist({ timeout: 30000 });
+  await (await $t("recover-key-file")).click(); // Rust reads the kit's file: the key never comes to the page
+  // (The folder also holds files of the tests before — a report, a restored file: listed as
+  // nobody's, not offered.)
+  await waitText("recover-summary", "klanten 1", 60000);
+  const row = await browser.$('//tr[@data-test="recover-backup"][contains(., "Bakker")]');
+  await row.waitForExist({ timeout: 10000 });
+  assert.match(await row.getText(), /encrypted \(the kit opens it\)/);
+  const key = readFileSync(env("KLUIS_E2E_RECOVERY_KEY"), "utf8").match(/AGE-SECRET-KEY-1\S+/)[0];
+  const page = await browser.execute(() => document.body.innerHTML + JSON.stringify(localStorage) + JSON.stringify(sessionStorage));
+  assert.ok(!page.toUpperCase().includes(key.toUpperCase()), "the key is nowhere on the page or in its storage");
+  await shot("36-recover-found");
+
+  // Restored into the folder the dialog answers with (the contents test restored there first).
+  rmSync(join(picked, "owner-data.bin"), { force: true });
+  await (await row.$('[data-test="recover-restore"]')).click();
+  await waitText("restore-done", picked, 60000);
+  const restored = join(picked, "owner-data.bin");
+  assert.ok(existsSync(restored) && statSync(restored).size > 0, "the backup's file is restored, decrypted with the kit alone");
+  await shot("37-recover-restored");
+
+  await (await $t("carry-on-button")).click();
+  await (await $t("confirm-yes")).click();
+  await waitText("carried-on", "1 klanten of RECEPTIE taken over", 60000);
+  await shot("38-carried-on");
+  await (await $t("recover-close")).click();
+  const listed = () => profileButton("Bakker").then(() => true, () => false);
+  await browser.waitUntil(listed, { timeout: 10000, timeoutMsg: "Bakker is not among this computer's klanten" });
 });

@@ -179,7 +179,7 @@ export const api = {
   },
   cancelRestoreFound: () => invoke<void>("cancel_restore_found"),
   /** Carry on for this office: this computer takes over the lost one's klanten and copies, and keeps the kit. */
-  carryOn: (computer: string | null) => invoke<CarriedOn>("carry_on", { computer }),
+  carryOn: (computer: string, replaceKit: boolean) => invoke<CarriedOn>("carry_on", { computer, replaceKit }),
   /** Leaving Restore from a copy…: Rust forgets the key. */
   closeRecovery: () => invoke<void>("close_recovery"),
   /** Import klanten…: Rust opens the file dialog, reads the file and previews each row (null: cancelled). The file's passwords stay in Rust. */

@@ -31,7 +31,7 @@ const found: FoundCopies = {
   target: "NAS",
   fingerprint: "KLUIS-ABCD-EFGH",
   backups: [foundBackup("Bakker", "owner backup 2026-11-20.zip.age", { encrypted: "passphrase", restore_test: [Date.UTC(2026, 10, 21), true] }), foundBackup("Bakker", "gone.zip", { on_target: false }), foundBackup("Visser", "to-recipient.zip.age", { encrypted: "recipient" })],
-  computers: [{ name: "RECEPTIE", catalog_ms: Date.UTC(2026, 10, 20, 3, 0), carried_on_by: null }],
+  computers: [{ id: "pc-receptie", name: "RECEPTIE", catalog_ms: Date.UTC(2026, 10, 20, 3, 0), carried_on_by: null }],
   made_from: "from RECEPTIE's catalog 7 of 2026-11-20 03:00 UTC",
   problems: [],
   other_kit: null,
@@ -174,6 +174,7 @@ function fakeBackend(
         // Rust reads the target with the key pasted, or with the kit's file its dialog picked.
         const { pastedKey } = args as { targetId: string; pastedKey: string | null };
         if (pastedKey !== null && !pastedKey.startsWith("AGE-SECRET-KEY-1")) throw { code: "config", message: "That is not a recovery key: give its AGE-SECRET-KEY-1… line or its 24 words." };
+        if (pastedKey === "AGE-SECRET-KEY-1OTHER") return { ...found, backups: [], computers: [], made_from: "rebuilt from the copies' own records", other_kit: "No catalog here opens with the key given (KLUIS-OTHER)." };
         return found;
       }
       case "restore_found":
@@ -814,10 +815,16 @@ describe("Kluis UI", () => {
     expect(byTest("recover-panel"), "the welcome screen offers it").not.toBeNull();
     await click("recover-find");
     expect(calls.some((c) => c.cmd === "find_copies"), "no key typed: nothing asked").toBe(false);
+    expect(byTest("recover-error")?.textContent, "but said").toContain("key first");
     await fillIn("recover-key", "  not a key ");
     await click("recover-find");
     expect(byTest("recover-error")?.textContent).toContain("not a recovery key");
     expect((byTest("recover-key") as HTMLTextAreaElement).value, "a refused key stays to be corrected").toBe("  not a key ");
+    await fillIn("recover-key", "AGE-SECRET-KEY-1OTHER");
+    await click("recover-find");
+    expect(byTest("recover-other-kit")?.textContent, "another kit's key: said, nothing listed").toContain("made for another kit");
+    expect(byTest("recover-backups")).toBeNull();
+    expect((byTest("recover-key") as HTMLTextAreaElement).value, "kept to be corrected").toBe("AGE-SECRET-KEY-1OTHER");
     const key = "AGE-SECRET-KEY-1QQQ";
     await fillIn("recover-key", key);
     await click("recover-find");
@@ -826,17 +833,18 @@ describe("Kluis UI", () => {
     expect(JSON.stringify(localStorage) + JSON.stringify(sessionStorage), "nor kept by the webview").not.toContain(key);
     await click("recover-key-file");
     expect(calls.filter((c) => c.cmd === "find_copies").at(-1)?.args, "the kit's file: read by Rust").toEqual({ targetId: "t-nas", pastedKey: null });
-    expect(byTest("recover-summary")?.textContent).toContain("3 backups of 2 klanten on \"NAS\"");
+    expect(byTest("recover-summary")?.textContent).toContain("Found on \"NAS\": backups 3, klanten 2");
     const rows = [...document.querySelectorAll<HTMLElement>('[data-test="recover-backup"]')];
     expect(rows.map((r) => (r.querySelector('[data-test="recover-restore"]') as HTMLButtonElement).disabled), "gone and recipient-encrypted ones are not offered").toEqual([false, true, true]);
     expect(rows[0].textContent).toContain("encrypted (the kit opens it)");
-    expect(rows[2].textContent).toContain("--identity");
+    expect(rows[2].textContent, "why the kit does not open it").toContain("whoever holds that identity file");
 
     await click("recover-restore");
     expect(calls.find((c) => c.cmd === "restore_found")?.args.location).toBe("Bakker/owner backup 2026-11-20.zip.age");
     restoreChannel!.onmessage({ stage: "fetching", done: 1024, total: 2048 });
     await settle();
     expect(byTest("recover-restoring")?.textContent).toContain("Fetching and checking the copy");
+    for (const busy of ["recover-find", "recover-key-file", "carry-on-button"]) expect((byTest(busy) as HTMLButtonElement).disabled, `${busy} waits for the restore`).toBe(true);
     await click("recover-cancel");
     expect(byTest("recover-restore-error")?.textContent).toContain("Cancelled");
     await click("recover-restore");
@@ -846,7 +854,7 @@ describe("Kluis UI", () => {
 
     await click("carry-on-button");
     await click("confirm-yes");
-    expect(calls.find((c) => c.cmd === "carry_on")?.args).toEqual({ computer: null });
+    expect(calls.find((c) => c.cmd === "carry_on")?.args, "by its id").toEqual({ computer: "pc-receptie", replaceKit: false });
     expect(byTest("carried-on")?.textContent).toContain("1 klanten of RECEPTIE taken over");
     expect(byTest("carried-left")?.textContent).toContain("password");
     await click("recover-close");

@@ -624,7 +624,11 @@ restore_test: [number, boolean] | null, proof: FoundProof,
  */
 on_target: boolean, };
 
-export type FoundComputer = { name: string, catalog_ms: number, 
+export type FoundComputer = { 
+/**
+ * Its id (what *Carry on* names it by: two computers may have one name).
+ */
+id: string, name: string, catalog_ms: number, 
 /**
  * The computer that carries on for it, when one does.
  */

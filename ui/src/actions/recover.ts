@@ -5,6 +5,7 @@
 import { api, asError } from "../api";
 import { state, type Recovering } from "../state";
 import { refreshDashboard, refreshProfiles } from "./refresh";
+import { t } from "../i18n";
 import { confirmed } from "./run";
 
 const KEY_FIELD = "recover-key";
@@ -16,6 +17,7 @@ export function openRecovery(): void {
 
 /** Close: Rust forgets the key; klanten carried on for are on the dashboard. */
 export function closeRecovery(): void {
+  if (restoring()) cancelRestoreFound(); // (nothing runs on out of sight)
   state.recovering.value = null;
   void api.closeRecovery().catch(() => undefined);
   if (state.profiles.value.length > 0) {
@@ -27,6 +29,18 @@ export function closeRecovery(): void {
 function update(change: Partial<Recovering>): void {
   const open = state.recovering.value;
   if (open) state.recovering.value = { ...open, ...change };
+}
+
+/** The copy target looked at: the one chosen, else the first (one added here is then chosen). */
+export function targetOf(open: Recovering): string | null {
+  const targets = state.settings.value.copy_targets;
+  return targets.some((t) => t.id === open.targetId) ? open.targetId : (targets[0]?.id ?? null);
+}
+
+/** Whether a restore runs (Look for backups, Carry on and another restore wait for it). */
+export function restoring(): boolean {
+  const restore = state.recovering.value?.restore;
+  return restore != null && "progress" in restore;
 }
 
 export function chooseTarget(targetId: string): void {
@@ -41,17 +55,20 @@ export function chooseKlant(klant: string | null): void {
  * kit's file picked in its dialog. */
 export async function findCopies(fromFile: boolean): Promise<void> {
   const open = state.recovering.value;
-  if (!open?.targetId) return;
+  const targetId = open && targetOf(open);
+  if (!open || !targetId || restoring()) return;
   const field = document.getElementById(KEY_FIELD) as HTMLTextAreaElement | null;
   const pasted = fromFile ? null : (field?.value.trim() ?? "");
   if (pasted === "") {
+    update({ error: { code: "config", message: t("recoverKeyFirst") } });
     field?.focus();
     return;
   }
-  update({ looking: true, error: null, restore: null, carried: null });
+  update({ targetId, looking: true, error: null, restore: null, carried: null });
   try {
-    const found = await api.findCopies(open.targetId, pasted);
-    if (field && found) field.value = "";
+    const found = await api.findCopies(targetId, pasted);
+    // Emptied once the key opened something (a mistyped one stays, to be corrected).
+    if (field && found && !found.other_kit) field.value = "";
     update(found ? { looking: false, found, klant: null } : { looking: false });
   } catch (e) {
     update({ looking: false, error: asError(e) });
@@ -76,12 +93,13 @@ export function cancelRestoreFound(): void {
   void api.cancelRestoreFound().catch(() => undefined);
 }
 
-/** Carry on for this office (asked first): the lost computer `computer`'s klanten and copies. */
-export async function carryOn(computer: string | null): Promise<void> {
-  if (!(await confirmed("carryOnTitle", "carryOnConfirm", "carryOn"))) return;
+/** Carry on for this office (asked first): the klanten and copies of the lost computer whose id is `computer`;
+ * `replaceKit`: this computer's own kit gives way to the one given. */
+export async function carryOn(computer: string, replaceKit: boolean): Promise<void> {
+  if (restoring() || !(await confirmed("carryOnTitle", "carryOnConfirm", "carryOn"))) return;
   update({ carried: "carrying" });
   try {
-    const carried = await api.carryOn(computer);
+    const carried = await api.carryOn(computer, replaceKit);
     update({ carried });
     state.settings.value = await api.settings();
     await refreshProfiles();

@@ -3,7 +3,8 @@
 // by Rust from the kit's file), every backup found there, one restored into a folder Rust's
 // dialog picks (progress, Cancel), and Carry on for this office.
 import { h } from "preact";
-import { cancelRestoreFound, carryOn, chooseKlant, chooseTarget, closeRecovery, findCopies, restoreFound } from "../actions/recover";
+import { useState } from "preact/hooks";
+import { cancelRestoreFound, carryOn, chooseKlant, chooseTarget, closeRecovery, findCopies, restoreFound, restoring, targetOf } from "../actions/recover";
 import type { CarriedOn, FoundBackup, FoundCopies, RecoverProgress } from "../bindings";
 import { bytes, dateTime } from "../format";
 import { locale, t, type Key } from "../i18n";
@@ -32,7 +33,7 @@ export function RecoverPanel() {
             { id: "recover-target", label: t("recoverTarget") },
             h(
               "select",
-              { id: "recover-target", "data-test": "recover-target", value: open.targetId ?? "", onChange: (e: Event) => chooseTarget((e.target as HTMLSelectElement).value) },
+              { id: "recover-target", "data-test": "recover-target", value: targetOf(open) ?? "", disabled: restoring(), onChange: (e: Event) => chooseTarget((e.target as HTMLSelectElement).value) },
               targets.map((target) => h("option", { key: target.id, value: target.id }, target.name)),
             ),
           ),
@@ -60,8 +61,8 @@ function KeyForm({ open }: { open: Recovering }) {
     h(
       "div",
       { class: "row" },
-      h("button", { type: "submit", class: "primary", "data-test": "recover-find", disabled: open.looking }, t("recoverFind")),
-      h("button", { type: "button", class: "secondary", "data-test": "recover-key-file", disabled: open.looking, onClick: () => void findCopies(true) }, t("recoverKeyFile")),
+      h("button", { type: "submit", class: "primary", "data-test": "recover-find", disabled: open.looking || restoring() }, t("recoverFind")),
+      h("button", { type: "button", class: "secondary", "data-test": "recover-key-file", disabled: open.looking || restoring(), onClick: () => void findCopies(true) }, t("recoverKeyFile")),
     ),
     open.looking ? h("p", { role: "status", "data-test": "recover-looking" }, t("recoverLooking")) : null,
   );
@@ -70,11 +71,18 @@ function KeyForm({ open }: { open: Recovering }) {
 function Found({ open, found }: { open: Recovering; found: FoundCopies }) {
   const klanten = [...new Set(found.backups.map((b) => b.klant).filter((k): k is string => k !== null))].sort((a, b) => a.localeCompare(b));
   const shown = found.backups.filter((b) => open.klant === null || b.klant === open.klant);
+  // Only another kit's catalogs there: the key is not this office's (or mistyped) — nothing
+  // else found is worth showing.
+  if (found.other_kit && found.computers.length === 0) {
+    return h("div", { class: "error", role: "alert", "data-test": "recover-other-kit" }, h("p", {}, t("recoverOtherKit", { fingerprint: found.fingerprint })), h("p", { class: "note" }, found.other_kit));
+  }
+  if (found.backups.length === 0) {
+    return h("div", { class: "error", role: "alert", "data-test": "recover-nothing" }, t("recoverNothing", { target: found.target }));
+  }
   return h(
     "div",
     { "data-test": "recover-found" },
     h("p", { role: "status", "data-test": "recover-summary" }, t("recoverFound", { backups: String(found.backups.length), klanten: String(klanten.length), target: found.target, from: found.made_from, fingerprint: found.fingerprint })),
-    found.other_kit ? h("p", { class: "error", "data-test": "recover-other-kit" }, found.other_kit) : null,
     found.problems.length > 0
       ? h("details", { "data-test": "recover-problems" }, h("summary", {}, t("recoverProblems", { count: String(found.problems.length) })), h("ul", {}, found.problems.map((p, i) => h("li", { key: i }, p))))
       : null,
@@ -114,7 +122,7 @@ const proofText: Record<FoundBackup["proof"], Key> = { catalog_and_record: "reco
 
 function BackupRow({ backup: b, open }: { backup: FoundBackup; open: Recovering }) {
   const restore = open.restore?.location === b.location ? open.restore : null;
-  const busy = open.restore !== null && "progress" in open.restore;
+  const busy = restoring();
   const why = notRestorable(b);
   const said = [t(proofText[b.proof]), b.encrypted === "passphrase" ? t("recoverEncrypted") : null, b.restore_test ? t(b.restore_test[1] ? "recoverTestPassed" : "recoverTestFailed", { date: dateTime(b.restore_test[0], locale()) }) : null, why ? t(why) : null].filter((s) => s !== null).join(" · ");
   return h(
@@ -153,10 +161,14 @@ function progressText(progress: RecoverProgress | null): string {
   return `${t(key)} ${bytes(progress.done)} / ${bytes(progress.total)}`;
 }
 
-/** Carry on for this office: offered while a computer other than a carried-on one is there. */
+/** Carry on for this office: offered while a computer other than a carried-on one is there.
+ * When this computer keeps another kit, carrying on replaces it: asked for with a tick. */
 function CarryOn({ open, found }: { open: Recovering; found: FoundCopies }) {
+  const [replaceKit, setReplaceKit] = useState(false);
   const lost = found.computers.filter((c) => c.carried_on_by === null);
   const carried = open.carried;
+  const kept = state.settings.value.recovery;
+  const otherKit = kept !== null && kept.fingerprint !== found.fingerprint;
   if (lost.length === 0 && carried === null) return null;
   return h(
     "section",
@@ -167,9 +179,16 @@ function CarryOn({ open, found }: { open: Recovering; found: FoundCopies }) {
       ? h(CarriedOnView, { carried })
       : h(
           "div",
-          { class: "row" },
-          lost.map((c) =>
-            h("button", { key: c.name, class: "primary", "data-test": "carry-on-button", disabled: carried === "carrying", onClick: () => void carryOn(lost.length > 1 ? c.name : null) }, t("carryOnFor", { computer: c.name, date: dateTime(c.catalog_ms, locale()) })),
+          {},
+          otherKit
+            ? h("label", { class: "check" }, h("input", { type: "checkbox", "data-test": "carry-on-replace-kit", checked: replaceKit, onChange: (e: Event) => setReplaceKit((e.target as HTMLInputElement).checked) }), " ", t("carryOnReplaceKit", { fingerprint: kept.fingerprint }))
+            : null,
+          h(
+            "div",
+            { class: "row" },
+            lost.map((c) =>
+              h("button", { key: c.id, class: "primary", "data-test": "carry-on-button", disabled: carried === "carrying" || restoring() || (otherKit && !replaceKit), onClick: () => void carryOn(c.id, replaceKit) }, t("carryOnFor", { computer: c.name, date: dateTime(c.catalog_ms, locale()) })),
+            ),
           ),
         ),
     carried !== null && typeof carried === "object" && "error" in carried ? h("div", { class: "error", role: "alert", "data-test": "carry-on-error" }, carried.error.message) : null,
@@ -185,6 +204,6 @@ function CarriedOnView({ carried }: { carried: CarriedOn }) {
     carried.notes.length > 0 ? h("ul", { class: "note", "data-test": "carried-notes" }, carried.notes.map((n, i) => h("li", { key: i }, n))) : null,
     carried.not_written.length > 0 ? h("p", {}, t("recoveryNotWritten", { targets: carried.not_written.join("; ") })) : null,
     h("h4", {}, t("carriedLeftTitle")),
-    h("ol", { "data-test": "carried-left" }, (["carriedLeft1", "carriedLeft2", "carriedLeft3", "carriedLeft4", "carriedLeft5"] as Key[]).map((k) => h("li", { key: k }, t(k)))),
+    h("ol", { "data-test": "carried-left" }, (["carriedLeft1", "carriedLeft2", "carriedLeft3", "carriedLeft6", "carriedLeft4", "carriedLeft5"] as Key[]).map((k) => h("li", { key: k }, t(k)))),
   );
 }

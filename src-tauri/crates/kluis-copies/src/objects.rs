@@ -4,6 +4,11 @@
 //! (never over another object, unless asked to replace one of recovery's own), read within a
 //! bound, listed, removed. Blocking, as the rest of this crate.
 //!
+//! On a bucket with Object Lock, each of these objects is locked briefly when written
+//! ([`DOCUMENT_LOCK_DAYS`], governance mode): someone holding the bucket's keys (ransomware on
+//! an office computer) cannot delete the newest catalogs and records at once, while they do not
+//! pile up for the copies' whole lock.
+//!
 //! Names are checked before anything is asked of a target: relative, `/`-separated, no empty,
 //! `.` or `..` part, nothing Windows would read as a drive or a device — a name from a listing
 //! or a catalog cannot climb out of the target's root.
@@ -16,6 +21,10 @@ use kluis_core::{Error, Result};
 use russh_sftp::protocol::{OpenFlags, StatusCode};
 
 use crate::{on_runtime, s3, sftp, Opened};
+
+/// How long recovery's objects on a bucket with Object Lock are locked (or the bucket's own
+/// lock days, when fewer): see the module's text.
+pub const DOCUMENT_LOCK_DAYS: u32 = 7;
 
 /// A name under a target's root, checked (see the module's text).
 fn checked(relative: &str) -> Result<&str> {
@@ -315,6 +324,12 @@ async fn bucket_put(
     if !replace {
         // Refused by the server when an object is there (S3's conditional write).
         put = put.if_none_match("*");
+    }
+    if let Some(lock) = bucket.place.lock {
+        let days = lock.days.min(DOCUMENT_LOCK_DAYS);
+        let until = kluis_core::clock::now_ms() + i64::from(days) * 86_400_000;
+        put = (put.object_lock_mode(aws_sdk_s3::types::ObjectLockMode::Governance))
+            .object_lock_retain_until_date(aws_sdk_s3::primitives::DateTime::from_millis(until));
     }
     put.send()
         .await

@@ -114,7 +114,9 @@ pub fn page(
     }
     let name = targets.first().map_or("NAME", |t| t.name.as_str());
     page.push_str(&format!(
-        "\nOn a new computer, when this one is lost:\n\
+        "\nOn a new computer, when this one is lost — in the app: Restore from a copy… on its first\n\
+         screen (add the copy target with the values above, give the key below, then Restore… or\n\
+         Carry on for this office); or on the command line:\n\
          \x20 1. Install Kluis, and add each copy target above again (the commands above).\n\
          \x20 2. Put the recovery key in a file, say key.txt: its AGE-SECRET-KEY-1… line, or the 24 words\n\
          \x20    as numbered above. Then see every klant's backups there:\n\

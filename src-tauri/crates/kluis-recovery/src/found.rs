@@ -243,6 +243,10 @@ pub fn list(
     listing
 }
 
+/// How many of a computer's catalogs are read at most, newest first: a computer keeps its
+/// newest 10, and each catalog planted under its name would be read (and decrypted) whole.
+pub const CATALOGS_TRIED: usize = 12;
+
 /// Each computer's newest catalog that [`catalog_in`] takes, among the catalogs at
 /// `locations` (other names are passed by): read with `read` newest first, until one is taken
 /// — older ones are not read at all. Those passed over, and those `read` could not read, are
@@ -263,8 +267,16 @@ pub fn newest_catalogs<'a>(
         }
     }
     let mut chosen = Vec::new();
-    for (_, mut numbered) in by_pc {
+    for (pc, mut numbered) in by_pc {
         numbered.sort_by_key(|(number, _)| std::cmp::Reverse(*number));
+        if numbered.len() > CATALOGS_TRIED {
+            // (A computer keeps its newest 10: more is someone's planting, each read whole.)
+            listing.problems.push(format!(
+                "kluis-recovery/catalogs/{pc}: only its {CATALOGS_TRIED} newest of {} catalogs are read.",
+                numbered.len()
+            ));
+            numbered.truncate(CATALOGS_TRIED);
+        }
         for (_, location) in numbered {
             let bytes = match read(location) {
                 Ok(Some(bytes)) => bytes,
@@ -417,6 +429,33 @@ mod tests {
             settings: serde_json::Value::Null,
             copies,
         }
+    }
+
+    /// A computer whose folder holds more catalogs than any computer keeps (planted ones, each
+    /// read and decrypted whole) has only its newest [`CATALOGS_TRIED`] read, and that is said.
+    #[test]
+    fn only_a_computers_newest_catalogs_are_read() {
+        let key = RecoveryKey::generate();
+        let places: Vec<String> = (1..=40).map(|n| layout::catalog("aa01", n)).collect();
+        let mut read = Vec::new();
+        let mut listing = Listing::default();
+        let chosen = newest_catalogs(
+            places.iter().map(String::as_str),
+            |location| {
+                read.push(location.to_string());
+                Ok(Some(b"not a catalog".to_vec()))
+            },
+            &key,
+            &mut listing,
+        );
+        assert!(chosen.is_empty());
+        assert_eq!(read.len(), CATALOGS_TRIED, "{read:?}");
+        assert_eq!(read[0], layout::catalog("aa01", 40), "newest first");
+        assert!(
+            (listing.problems.iter()).any(|p| p.contains("only its 12 newest of 40")),
+            "{:?}",
+            listing.problems
+        );
     }
 
     /// A computer that carries on for a lost one names the lost one's copies in its own

@@ -412,3 +412,51 @@ async fn small_objects_are_written_new_read_listed_and_removed() {
     )
     .await;
 }
+
+/// On a bucket with Object Lock, recovery's own objects (a catalog here) are locked briefly —
+/// governance, for [`kluis_copies::objects::DOCUMENT_LOCK_DAYS`] days rather than the copies'
+/// 30 — so that whoever holds the bucket's keys cannot delete the newest catalogs at once.
+#[tokio::test(flavor = "multi_thread")]
+#[ignore = "needs moto_server: tests/s3/run.sh"]
+async fn recovery_objects_on_a_locked_bucket_are_locked_briefly() {
+    let moto = Moto::start().await;
+    moto.make_bucket("locked", true).await;
+    let mut target = target(&moto, "locked", moto.port);
+    if let Place::S3(place) = &mut target.place {
+        place.lock = Some(ObjectLock {
+            mode: LockMode::Compliance,
+            days: 30,
+        });
+    }
+    let at = "kluis-recovery/catalogs/aa01/000000000001.age";
+    tokio::task::spawn_blocking(move || {
+        kluis_copies::Opened::open(&target, None)
+            .unwrap()
+            .put(at, b"catalog", false)
+            .unwrap()
+    })
+    .await
+    .unwrap();
+    let head = (moto.bucket("locked").client.head_object())
+        .bucket("locked")
+        .key(format!("reception-pc/{at}"))
+        .send()
+        .await
+        .unwrap();
+    let now = kluis_core::clock::now_ms();
+    let until = head
+        .object_lock_retain_until_date()
+        .unwrap()
+        .to_millis()
+        .unwrap();
+    let days = i64::from(kluis_copies::objects::DOCUMENT_LOCK_DAYS);
+    assert!(
+        (until - now - days * 86_400_000).abs() < 3_600_000,
+        "locked for {days} days"
+    );
+    assert_eq!(
+        head.object_lock_mode(),
+        Some(&aws_sdk_s3::types::ObjectLockMode::Governance),
+        "in governance mode: an administrator can still remove it"
+    );
+}

@@ -10,7 +10,7 @@
 //! what a kit made here keeps (the public half and the vouch key).
 
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 use kluis_copies::{CopyTarget, Opened};
@@ -34,8 +34,11 @@ pub struct Recovery {
     shared: Arc<Shared>,
     /// What the last *Look for backups* read, with the target and key it used.
     reading: Mutex<Option<Arc<Reading>>>,
-    /// Set by *Cancel* while a restore runs.
-    stop: Mutex<Arc<AtomicBool>>,
+    /// Moved on by each *Look for backups* and by *Close*: a look that ends after either keeps
+    /// nothing (the key is not brought back after Close, nor an older look over a newer one).
+    looks: AtomicU64,
+    /// The running restore's stop (set by *Cancel* and *Close*); none while none runs.
+    stop: Mutex<Option<Arc<AtomicBool>>>,
 }
 
 struct Reading {
@@ -66,6 +69,8 @@ pub struct FoundCopies {
 /// A computer whose catalog is on the target.
 #[derive(Debug, Clone, Serialize, ts_rs::TS)]
 pub struct FoundComputer {
+    /// Its id (what *Carry on* names it by: two computers may have one name).
+    pub id: String,
     pub name: String,
     #[ts(type = "number")]
     pub catalog_ms: i64,
@@ -177,7 +182,8 @@ impl Recovery {
         Recovery {
             shared,
             reading: Mutex::new(None),
-            stop: Mutex::new(Arc::new(AtomicBool::new(false))),
+            looks: AtomicU64::new(0),
+            stop: Mutex::new(None),
         }
     }
 
@@ -189,6 +195,7 @@ impl Recovery {
         target_id: &str,
         pasted: Option<String>,
     ) -> AppResult<Option<FoundCopies>> {
+        let look = self.looks.fetch_add(1, Ordering::SeqCst) + 1;
         let text = match pasted.map(Secret::new) {
             Some(text) => text,
             None => match self.shared.dialogs().pick_recovery_key().await {
@@ -203,8 +210,13 @@ impl Recovery {
         })?;
         let on = recover::read_target(&target, &key).await?;
         let found = found_copies(&target, &key, &on);
-        *self.reading.lock().unwrap_or_else(|e| e.into_inner()) =
-            Some(Arc::new(Reading { target, key, on }));
+        let mut reading = self.reading.lock().unwrap_or_else(|e| e.into_inner());
+        if self.looks.load(Ordering::SeqCst) != look {
+            return Err(AppError::InvalidState(
+                "Closed, or looked again meanwhile: what this look found is not kept.".into(),
+            ));
+        }
+        *reading = Some(Arc::new(Reading { target, key, on }));
         Ok(Some(found))
     }
 
@@ -223,7 +235,17 @@ impl Recovery {
             return Ok(None);
         };
         let stop = Arc::new(AtomicBool::new(false));
-        *self.stop.lock().unwrap_or_else(|e| e.into_inner()) = stop.clone();
+        {
+            let mut running = self.stop.lock().unwrap_or_else(|e| e.into_inner());
+            if running.is_some() {
+                return Err(AppError::InvalidState(
+                    "A restore from a copy runs already: wait for it, or cancel it.".into(),
+                ));
+            }
+            *running = Some(stop.clone());
+        }
+        // (Whatever way this ends, the next restore may run.)
+        let _slot = RunningRestore(&self.stop);
         let to = folder.clone();
         let restored = tokio::task::spawn_blocking(move || {
             let opened = Opened::open(&reading.target, None)?;
@@ -250,7 +272,7 @@ impl Recovery {
         .map_err(|e| Error::Io(format!("The restore stopped unexpectedly ({e}).")))?;
         let (restored, notes) = restored?;
         for note in notes {
-            tracing::info!("restore from a copy: {note}");
+            tracing::info!(note = ?note, "restore from a copy");
         }
         Ok(Some(RestoreSummary::of(&folder, restored)))
     }
@@ -258,18 +280,20 @@ impl Recovery {
     /// *Cancel*: the running restore stops before its next write or entry; what it wrote
     /// whole stays.
     pub fn cancel_restore(&self) {
-        (self.stop.lock().unwrap_or_else(|e| e.into_inner())).store(true, Ordering::SeqCst);
+        if let Some(stop) = &*self.stop.lock().unwrap_or_else(|e| e.into_inner()) {
+            stop.store(true, Ordering::SeqCst);
+        }
     }
 
-    /// *Carry on for this office*: this computer carries on for `computer` (its name as
-    /// found; none: the only other computer there) — its klanten become profiles here (without
-    /// passwords), their copies enter the history, this computer keeps the kit — and its
-    /// catalogs are written at once.
-    pub async fn carry_on(&self, computer: Option<String>) -> AppResult<CarriedOn> {
+    /// *Carry on for this office*: this computer carries on for `computer` (its id as found) — its klanten become profiles here (without passwords), their copies enter the
+    /// history, this computer keeps the kit (replacing its own only when `replace_kit`) — and
+    /// its catalogs are written at once.
+    pub async fn carry_on(&self, computer: String, replace_kit: bool) -> AppResult<CarriedOn> {
         let reading = self.reading()?;
         let on = recover::read_target(&reading.target, &reading.key).await?;
         let asked = AdoptAsked {
-            computer,
+            computer: Some(computer),
+            replace_kit,
             ..AdoptAsked::default()
         };
         let shared = &self.shared;
@@ -306,9 +330,13 @@ impl Recovery {
         })
     }
 
-    /// Leaving the screen: the key and what it read are forgotten.
+    /// Leaving the screen: a restore that runs stops, and the key and what it read are
+    /// forgotten (a look still under way keeps nothing).
     pub fn close(&self) {
-        *self.reading.lock().unwrap_or_else(|e| e.into_inner()) = None;
+        self.cancel_restore();
+        let mut reading = self.reading.lock().unwrap_or_else(|e| e.into_inner());
+        self.looks.fetch_add(1, Ordering::SeqCst);
+        *reading = None;
     }
 
     fn reading(&self) -> AppResult<Arc<Reading>> {
@@ -320,6 +348,15 @@ impl Recovery {
         .ok_or_else(|| {
             AppError::NotFound("Look for the backups on the copy target again first.".into())
         })
+    }
+}
+
+/// The running restore's place, given back when it ends however it ends.
+struct RunningRestore<'a>(&'a Mutex<Option<Arc<AtomicBool>>>);
+
+impl Drop for RunningRestore<'_> {
+    fn drop(&mut self) {
+        *self.0.lock().unwrap_or_else(|e| e.into_inner()) = None;
     }
 }
 
@@ -365,6 +402,7 @@ fn found_copies(target: &CopyTarget, key: &RecoveryKey, on: &OnTarget) -> FoundC
             .collect(),
         computers: (listing.catalogs.iter())
             .map(|(pc, _, ms)| FoundComputer {
+                id: pc.id.clone(),
                 name: shown(&pc.name),
                 catalog_ms: *ms,
                 carried_on_by: (listing.adopted.iter())

@@ -190,7 +190,8 @@ async fn a_new_computer_finds_restores_and_carries_on_from_the_copy_alone() {
         }
     }
 
-    let carried = b.recovery.carry_on(None).await.unwrap();
+    let lost = found.computers[0].id.clone();
+    let carried = b.recovery.carry_on(lost.clone(), false).await.unwrap();
     assert_eq!(
         carried.klanten.len(),
         saved,
@@ -209,11 +210,14 @@ async fn a_new_computer_finds_restores_and_carries_on_from_the_copy_alone() {
         !settings_file.contains("AGE-SECRET-KEY"),
         "the private key is kept nowhere on B"
     );
-    let again = b.recovery.carry_on(None).await.unwrap();
+    let again = b.recovery.carry_on(lost.clone(), false).await.unwrap();
     assert_eq!(again.added, 0, "run again, nothing is added twice");
     b.recovery.close();
     assert!(
-        matches!(b.recovery.carry_on(None).await, Err(AppError::NotFound(_))),
+        matches!(
+            b.recovery.carry_on(lost.clone(), false).await,
+            Err(AppError::NotFound(_))
+        ),
         "closed: the key is forgotten"
     );
 }

@@ -74,7 +74,7 @@ pub async fn adopt(
     if let Some(kept) = before.as_ref().filter(|b| b.fingerprint != given) {
         if !asked.replace_kit {
             return Err(Error::Config(format!(
-                "This computer keeps another recovery kit ({}) than the one given ({given}): carrying on makes the given kit this computer's, and the other then opens nothing it writes. Add --replace-kit to do so.",
+                "This computer keeps another recovery kit ({}) than the one given ({given}): carrying on makes the given kit this computer's, and the other then opens nothing it writes. Allow the given kit to replace it (in the app: tick \"replace it with this one\"; on the command line: --replace-kit).",
                 kept.fingerprint
             )));
         }
@@ -171,6 +171,12 @@ const CLOCK_SKEW_MS: i64 = 10 * 60 * 1000;
 /// The computer to carry on for: the one named, else the only one (not this one) whose
 /// catalog is on the target.
 fn lost_computer(on: &OnTarget, named: Option<&str>, here: Option<&RecoverySetting>) -> Result<Pc> {
+    // (Not this computer, nor one another computer carries on for already: this one may
+    // carry on again, on another target or for what is new.)
+    let carried_on = |pc: &Pc| {
+        (on.listing.adopted.iter())
+            .any(|(lost, by, _)| lost == pc && here.is_none_or(|h| h.pc_id != by.id))
+    };
     let others: Vec<&Pc> = (on.listing.catalogs.iter())
         .map(|(pc, _, _)| pc)
         .filter(|pc| here.is_none_or(|h| h.pc_id != pc.id))
@@ -180,8 +186,15 @@ fn lost_computer(on: &OnTarget, named: Option<&str>, here: Option<&RecoverySetti
         names.join(", ")
     };
     match named {
+        // By its id (the app), else by its name (one of two of the same name is not guessed).
         Some(name) => (others.iter())
-            .find(|pc| pc.name.eq_ignore_ascii_case(name.trim()))
+            .find(|pc| pc.id == name)
+            .or_else(|| {
+                let named: Vec<&&Pc> = (others.iter())
+                    .filter(|pc| pc.name.eq_ignore_ascii_case(name.trim()))
+                    .collect();
+                (named.len() == 1).then(|| named[0])
+            })
             .map(|pc| (*pc).clone())
             .ok_or_else(|| {
                 Error::Config(format!(
@@ -189,7 +202,11 @@ fn lost_computer(on: &OnTarget, named: Option<&str>, here: Option<&RecoverySetti
                     names()
                 ))
             }),
-        None => match others.as_slice() {
+        None => match (others.iter().copied())
+            .filter(|pc| !carried_on(pc))
+            .collect::<Vec<_>>()
+            .as_slice()
+        {
             [one] => Ok((*one).clone()),
             [] => Err(Error::Config(
                 "No catalog of another computer opens here with this kit: there is nothing to carry on for (see `kluis recover list`).".into(),
@@ -491,6 +508,58 @@ mod tests {
             locked_until_ms: None,
             restore_test: None,
         }
+    }
+
+    /// The lost computer is named by its id (the app), or by a name only one computer has;
+    /// unnamed, it is the only one there that is neither this computer nor carried on for
+    /// already (a second loss: A carried on by B, now B lost).
+    #[test]
+    fn the_lost_computer_is_the_one_meant() {
+        let pc = |id: &str, name: &str| Pc {
+            id: id.into(),
+            name: name.into(),
+        };
+        let (a, b, twin) = (pc("aa01", "OUD"), pc("bb02", "NIEUW"), pc("cc03", "OUD"));
+        let on = |catalogs: Vec<(Pc, u64, i64)>| {
+            let listing = Listing {
+                catalogs,
+                adopted: vec![(a.clone(), b.clone(), 2)],
+                ..Listing::default()
+            };
+            OnTarget {
+                listing,
+                sizes: Default::default(),
+                other_kit: None,
+            }
+        };
+        let mut catalogs = vec![(a.clone(), 3, 1), (b.clone(), 5, 2)];
+        let first = on(catalogs.clone());
+        assert_eq!(lost_computer(&first, None, None).unwrap(), b, "not A again");
+        let b_here = RecoverySetting {
+            office_key: String::new(),
+            fingerprint: String::new(),
+            made_ms: 0,
+            pc_id: b.id.clone(),
+            pc_name: b.name.clone(),
+            adopted: Vec::new(),
+        };
+        assert_eq!(
+            lost_computer(&first, None, Some(&b_here)).unwrap(),
+            a,
+            "B itself carries on for A again (another target, what is new)"
+        );
+        assert_eq!(
+            lost_computer(&first, Some("aa01"), None).unwrap(),
+            a,
+            "by id"
+        );
+        catalogs.push((twin.clone(), 1, 3));
+        let twins = on(catalogs);
+        assert!(
+            lost_computer(&twins, Some("oud"), None).is_err(),
+            "two of that name: not guessed"
+        );
+        assert_eq!(lost_computer(&twins, Some("cc03"), None).unwrap(), twin);
     }
 
     /// Of the lost computer's copies, only those that are its alone, on the target at their

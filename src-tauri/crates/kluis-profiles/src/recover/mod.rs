@@ -22,8 +22,9 @@ use kluis_core::{Error, Result};
 use kluis_recovery::found::{self, Present, Stored};
 use kluis_recovery::{layout, sealed, Backup, Listing, RecoveryKey};
 
-/// Largest record read (a record is some hundred bytes).
-pub(crate) const MAX_RECORD: u64 = 1024 * 1024;
+/// Largest record read (a record is some hundred bytes; thousands of planted large ones must
+/// not fill the memory).
+pub(crate) const MAX_RECORD: u64 = 64 * 1024;
 
 /// What recovery read on a target: its listing, and the size of every object there; and when
 /// no catalog opened with the key given but one of another key is there, what to do.
@@ -84,23 +85,22 @@ pub fn read_listing(opened: &Opened, key: &RecoveryKey) -> Result<OnTarget> {
             layout::copy_of_record(location).is_some_and(|copy| !named.contains(copy.as_str()))
         })
         .collect();
-    let mut records = HashMap::new();
-    for (location, read) in wanted.iter().zip(fetch_all(opened, &wanted)) {
+    // Each record opened as it is read, on the thread that read it: only what it says is kept.
+    let open = |location: &String, read: Result<Option<Vec<u8>>>| -> Option<Opened1> {
         let bytes = match read {
             Ok(Some(bytes)) => bytes,
-            Ok(None) => continue, // (gone since it was listed)
-            Err(e) => {
-                listing
-                    .problems
-                    .push(format!("{location} is not read: {e}"));
-                continue;
-            }
+            Ok(None) => return None, // (gone since it was listed)
+            Err(e) => return Some(Err(Some(format!("{location} is not read: {e}")))),
         };
         let stored = Stored {
-            location: (*location).clone(),
+            location: location.clone(),
             bytes,
         };
-        match found::record_in(&stored, key) {
+        Some(found::record_in(&stored, key))
+    };
+    let mut records = HashMap::new();
+    for opened_record in fetch_all(opened, &wanted, open).into_iter().flatten() {
+        match opened_record {
             Ok((copy, record)) => {
                 records.insert(copy, record);
             }
@@ -154,27 +154,37 @@ pub fn date(ms: i64) -> String {
         .unwrap_or_default()
 }
 
-/// `text` as it may be shown: without control characters (a name in a catalog cannot move
-/// the cursor over what the user is asked to check).
+/// `text` as it may be shown: without control characters, nor the invisible ones that turn
+/// text around or hide in it (a name in a catalog or on the target cannot move the cursor over
+/// what the user is asked to check, nor pass for another name).
 pub fn shown(text: &str) -> String {
-    text.chars().filter(|c| !c.is_control()).collect()
+    let invisible = |c: &char| matches!(c, '\u{200B}'..='\u{200F}' | '\u{202A}'..='\u{202E}' | '\u{2060}'..='\u{2069}' | '\u{FEFF}' | '\u{061C}');
+    text.chars()
+        .filter(|c| !c.is_control() && !invisible(c))
+        .collect()
 }
 
 /// How many records are read at once: each is a round trip to the target, and ten thousand
 /// of them one after another (every catalog gone) took minutes on S3 and SFTP.
 const RECORDS_AT_ONCE: usize = 16;
 
-/// One object read: its bytes, none when it is gone, or why it could not be read.
-type Read = Result<Option<Vec<u8>>>;
+/// A record opened: the copy it is beside and what it says; else why not (none: sealed to
+/// another key).
+type Opened1 = std::result::Result<(String, kluis_recovery::CopyRecord), Option<String>>;
 
-/// The records at `locations` read [`RECORDS_AT_ONCE`] at a time, in their order; blocking
-/// (the threads run on this thread's runtime, as the target's requests need).
-fn fetch_all(opened: &Opened, locations: &[&String]) -> Vec<Read> {
+/// The records at `locations` read [`RECORDS_AT_ONCE`] at a time and each given to `open` on
+/// the thread that read it, in their order; blocking (the threads run on this thread's
+/// runtime, as the target's requests need).
+fn fetch_all<T: Send>(
+    opened: &Opened,
+    locations: &[&String],
+    open: impl Fn(&String, Result<Option<Vec<u8>>>) -> T + Sync,
+) -> Vec<T> {
     use std::sync::atomic::{AtomicUsize, Ordering};
     use std::sync::Mutex;
     let runtime = tokio::runtime::Handle::try_current().ok();
     let next = AtomicUsize::new(0);
-    let read: Vec<Mutex<Option<Read>>> = locations.iter().map(|_| Mutex::new(None)).collect();
+    let done: Vec<Mutex<Option<T>>> = locations.iter().map(|_| Mutex::new(None)).collect();
     std::thread::scope(|scope| {
         for _ in 0..RECORDS_AT_ONCE.min(locations.len()) {
             scope.spawn(|| {
@@ -184,16 +194,13 @@ fn fetch_all(opened: &Opened, locations: &[&String]) -> Vec<Read> {
                     let Some(location) = locations.get(i) else {
                         break;
                     };
-                    let got = opened.get(location, MAX_RECORD);
-                    *read[i].lock().unwrap_or_else(|e| e.into_inner()) = Some(got);
+                    let got = open(location, opened.get(location, MAX_RECORD));
+                    *done[i].lock().unwrap_or_else(|e| e.into_inner()) = Some(got);
                 }
             });
         }
     });
-    (read.into_iter())
-        .map(|slot| {
-            let got = slot.into_inner().unwrap_or_else(|e| e.into_inner());
-            got.unwrap_or_else(|| Err(Error::Io("A record was not read.".into())))
-        })
+    (done.into_iter())
+        .filter_map(|slot| slot.into_inner().unwrap_or_else(|e| e.into_inner()))
         .collect()
 }

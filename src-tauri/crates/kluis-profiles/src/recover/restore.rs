@@ -86,7 +86,12 @@ pub fn choose_at<'a>(on: &'a OnTarget, location: &str) -> Result<&'a Backup> {
         })?;
     if !on.holds(found) {
         return Err(Error::Config(format!(
-            "The catalog names {location}, but it is not on the target any more: choose another."
+            "The catalog names {location:?}, but it is not on the target any more: choose another."
+        )));
+    }
+    if found.proof == Proof::Unverified {
+        return Err(Error::Config(format!(
+            "Nothing on the target says whose {location:?} is or what it holds: it is not restored by recovery."
         )));
     }
     whole(on, found)
@@ -97,7 +102,7 @@ fn whole<'a>(on: &OnTarget, chosen: &'a Backup) -> Result<&'a Backup> {
     let size = on.sizes[&chosen.copy.location];
     if chosen.proof != Proof::Unverified && size != chosen.copy.bytes {
         return Err(Error::BackupsDamaged(format!(
-            "The copy {} on the target is {size} bytes, not the {} its catalog says: it was changed, and is not restored. Choose an earlier backup.",
+            "The copy {:?} on the target is {size} bytes, not the {} its catalog says: it was changed, and is not restored. Choose an earlier backup.",
             chosen.copy.location, chosen.copy.bytes
         )));
     }
@@ -118,10 +123,10 @@ pub fn opener(backup: &Backup, identity: Option<Secret>) -> Result<Option<Decryp
             Ok(Some(DecryptKey::Passphrase(Secret::new(passphrase.clone()))))
         }
         Encrypted::Recipient { recipient } => Err(Error::Config(format!(
-            "This backup is encrypted to {recipient}: the recovery kit does not open it. Restore it with its identity file: kluis recover restore … --identity FILE."
+            "This backup is encrypted to {recipient}: the recovery kit does not open it, only that recipient's identity file does (whoever holds it restores it: kluis recover restore … --identity FILE)."
         ))),
         _ => Err(Error::Config(
-            "This backup is encrypted, and its catalog does not say with what: restore it with its identity file: kluis recover restore … --identity FILE.".into(),
+            "This backup is encrypted, and its catalog does not say with what: the recovery kit does not open it (whoever holds its identity file restores it: kluis recover restore … --identity FILE).".into(),
         )),
     }
 }
@@ -158,7 +163,7 @@ pub fn restore(
     let (bytes, sha256) = got?;
     if !expected.contains(&sha256) {
         return Err(Error::BackupsDamaged(format!(
-            "The copy {} on the target is not the backup its catalog and record name ({bytes} bytes, another SHA-256): it was not restored. Choose an earlier backup.",
+            "The copy {:?} on the target is not the backup its catalog and record name ({bytes} bytes, another SHA-256): it was not restored. Choose an earlier backup.",
             backup.copy.location
         )));
     }
