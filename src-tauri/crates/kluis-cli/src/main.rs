@@ -2,7 +2,7 @@
 //!
 //! - [`args`]: the flags, subcommands and `KLUIS_*` environment variables (clap's definitions);
 //!   [`from_args`]: what they become — a `ServiceConfig`, the history and profiles opened, a
-//!   batch's limits.
+//!   batch's limits. [`help`]: `kluis --help`, the commands listed by what they are for.
 //! - [`commands`]: `environment`, `backup`, `resume`, `cancel`, `history`, `callback-test` and
 //!   `demo` (a backup from an in-process simulator), each a thin layer over kluis-core.
 //! - [`profiles`]: `profiles add|list|remove`, `plan`, `status` — the app's profiles (from
@@ -41,6 +41,7 @@ mod copy_places;
 mod display;
 mod encryption;
 mod from_args;
+mod help;
 mod import;
 mod mail;
 mod profiles;
@@ -56,7 +57,6 @@ mod unattended;
 mod update;
 mod verify;
 
-use clap::Parser;
 use kluis_core::{Code, Error};
 
 fn exit_code(error: &Error) -> i32 {
@@ -92,7 +92,7 @@ fn keep_freed_memory() {
 fn main() {
     #[cfg(all(target_os = "linux", target_env = "gnu"))]
     keep_freed_memory();
-    let cli = args::Cli::parse();
+    let cli = help::parse();
     kluis_private::logging::init("warn");
     // One async thread: a backup is one stream of work, and the download's writer thread takes
     // the second core. Measured: faster than a multi-threaded runtime (fewer cross-thread
