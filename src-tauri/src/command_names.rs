@@ -59,6 +59,7 @@ macro_rules! with_commands {
             verify_backups,
             export_report,
             make_recovery_kit,
+            join_recovery_kit,
             find_copies,
             restore_found,
             cancel_restore_found,

@@ -296,6 +296,11 @@ async fn make_recovery_kit(app: App<'_>) -> Res<Option<KitMade>> {
 }
 
 #[tauri::command]
+async fn join_recovery_kit(app: App<'_>) -> Res<Option<KitMade>> {
+    app.settings.join_recovery_kit().await
+}
+
+#[tauri::command]
 async fn find_copies(
     app: App<'_>,
     target_id: String,

@@ -169,6 +169,8 @@ export const api = {
   /** "Make the recovery kit…": Rust makes the kit and writes its page (which holds the private
    * key, never sent here) where its native save dialog says (null: cancelled, nothing made). */
   makeRecoveryKit: () => invoke<KitMade | null>("make_recovery_kit"),
+  /** Use the office's kit…: Rust reads the kit's key from the file its dialog picks (null: cancelled). */
+  joinRecoveryKit: () => invoke<KitMade | null>("join_recovery_kit"),
   /** Restore from a copy…: what copy target `targetId` holds that the kit's key opens — the key pasted, or (null) read by Rust from the kit's file it asks for in its dialog (null back: cancelled). */
   findCopies: (targetId: string, pastedKey: string | null) => invoke<FoundCopies | null>("find_copies", { targetId, pastedKey }),
   /** The backup found at `location` restored into a folder Rust's dialog asks for (null: cancelled). */

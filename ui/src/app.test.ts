@@ -170,6 +170,10 @@ function fakeBackend(
       case "set_min_free":
         settings = { ...settings, min_free_mib: (args as { mib: number | null }).mib };
         return settings;
+      case "join_recovery_kit":
+        // Rust reads the kit's key from the file its dialog picks: the page gets the fingerprint.
+        settings = { ...settings, recovery: { office_key: "age1office", fingerprint: "KLUIS-OFFICE-KIT", made_ms: Date.UTC(2026, 10, 27, 9, 0), pc_id: "pc2", pc_name: "BALIE" } };
+        return { path: "/media/usb/kluis-recovery.key", fingerprint: "KLUIS-OFFICE-KIT", not_written: [] };
       case "find_copies": {
         // Rust reads the target with the key pasted, or with the kit's file its dialog picked.
         const { pastedKey } = args as { targetId: string; pastedKey: string | null };
@@ -802,6 +806,10 @@ describe("Kluis UI", () => {
     expect(byTest("recovery-made")?.textContent).toContain("/home/office/kluis-recovery-kit-2026-11-26.txt");
     expect(byTest("recovery-state")?.textContent).toContain("KLUIS-ABCD-EFGH");
     expect(byTest("make-recovery-kit")?.textContent).toBe("Make a new kit…");
+    await click("join-recovery-kit");
+    expect(calls.find((c) => c.cmd === "join_recovery_kit")?.args, "the key stays in Rust").toEqual({});
+    expect(byTest("recovery-made")?.textContent).toContain("now writes its catalogs for the office's kit (KLUIS-OFFICE-KIT)");
+    expect(byTest("recovery-state")?.textContent).toContain("KLUIS-OFFICE-KIT");
     await click("overview");
     expect(byTest("dash-aarts"), "back on the dashboard").not.toBeNull();
     expect(byTest("no-recovery-kit"), "which no longer warns").toBeNull();

@@ -129,8 +129,9 @@ export const state = {
   reportDraft: signal<{ from: string; to: string; format: ReportFormat }>({ from: localDay(new Date(), 29), to: localDay(new Date()), format: "csv" }),
   /** "Export report": under way, where it went, or its error (null: none this session). */
   reportExport: signal<"exporting" | ReportExport | { error: UiError } | null>(null),
-  /** "Make the recovery kit…": under way, where its page went, or its error (null: none). */
-  recoveryKit: signal<"making" | KitMade | { error: UiError } | null>(null),
+  /** "Make the recovery kit…" (or "Use the office's kit…", `joined`): under way, where its page
+   * went (or the key file read), or its error (null: none). */
+  recoveryKit: signal<"making" | (KitMade & { joined: boolean }) | { error: UiError } | null>(null),
   settings: signal<Settings>({ save_folder: null, callback: { kind: "loopback" }, relay_secret_saved: false, unattended_at_once: 2, notify_desktop: true, paused_together: [], file_name_template: null, mail: null, bandwidth: null, min_free_mib: null, copy_targets: [], install_updates: false, recovery: null }),
   /** Settings → Updates (null: not read yet). */
   update: signal<UpdateView | null>(null),

@@ -1,6 +1,7 @@
 // Settings: the save folder, download speed, free space, backups at once, notifications, the file
 // name template, start at login, the copy targets.
 import { api, asError } from "../api";
+import type { KitMade } from "../bindings";
 import { bucketInputOf, sftpInputOf, state, type SpeedDraft } from "../state";
 import { keepDraft, ruleOf } from "./plan";
 import { guarded, sendTest } from "./run";
@@ -182,10 +183,20 @@ export function removeCopyTarget(targetId: string): Promise<void> {
 /** "Make the recovery kit…": Rust asks where to save its page, makes the kit and writes the
  * catalogs; the settings then show the new kit. */
 export async function makeRecoveryKit(): Promise<void> {
+  await keepKit(api.makeRecoveryKit, false);
+}
+
+/** Use the office's kit…: this computer writes its catalogs for the kit made on another of the
+ * office's computers (Rust reads its key from the file its dialog picks). */
+export async function joinRecoveryKit(): Promise<void> {
+  await keepKit(api.joinRecoveryKit, true);
+}
+
+async function keepKit(keep: () => Promise<KitMade | null>, joined: boolean): Promise<void> {
   state.recoveryKit.value = "making";
   try {
-    const made = await api.makeRecoveryKit();
-    state.recoveryKit.value = made;
+    const made = await keep();
+    state.recoveryKit.value = made && { ...made, joined };
     if (made) state.settings.value = await api.settings();
   } catch (e) {
     state.recoveryKit.value = { error: asError(e) };

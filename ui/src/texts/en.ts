@@ -395,6 +395,8 @@ export const en = {
   recoveryMade: "The kit of {date} ({fingerprint}) is in use: every copy target gets a catalog it opens after each backup.",
   recoveryMake: "Make the recovery kit…",
   recoveryMakeNew: "Make a new kit…",
+  recoveryJoin: "Use the office's kit…",
+  recoveryJoined: "This computer now writes its catalogs for the office's kit ({fingerprint}): the kit opens what it copies. Delete the key file ({path}) from this computer.",
   recoverySaved: "The kit's page is saved in {path} ({fingerprint}). Print it, keep it in the safe or the office's password manager, then delete the file from this computer. A new computer recovers with it as docs/recovery.md says.",
   recoveryNotWritten: "Not written yet (tried again after the next backup): {targets}",
   recoveryMissing: "The copies off this computer cannot yet be restored without it: make the office's recovery kit (Settings → Recovery kit).",

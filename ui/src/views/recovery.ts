@@ -4,7 +4,7 @@
 import { h } from "preact";
 import { openSettings } from "../actions/session";
 import { openRecovery } from "../actions/recover";
-import { makeRecoveryKit } from "../actions/settings";
+import { joinRecoveryKit, makeRecoveryKit } from "../actions/settings";
 import { dateTime } from "../format";
 import { locale, t } from "../i18n";
 import { state } from "../state";
@@ -27,6 +27,7 @@ export function RecoveryKitSettings() {
       "div",
       { class: "row" },
       h("button", { class: "secondary", "data-test": "make-recovery-kit", disabled: result === "making", onClick: () => void makeRecoveryKit() }, kit ? t("recoveryMakeNew") : t("recoveryMake")),
+      h("button", { class: "secondary", "data-test": "join-recovery-kit", disabled: result === "making", onClick: () => void joinRecoveryKit() }, t("recoveryJoin")),
       h("button", { class: "secondary", "data-test": "settings-restore-from-copy", onClick: openRecovery }, t("restoreFromCopy")),
     ),
     result === null || result === "making"
@@ -36,7 +37,7 @@ export function RecoveryKitSettings() {
         : h(
             "div",
             { class: "success", role: "status", "data-test": "recovery-made" },
-            h("p", {}, t("recoverySaved", { path: result.path, fingerprint: result.fingerprint })),
+            h("p", {}, result.joined ? t("recoveryJoined", { fingerprint: result.fingerprint, path: result.path }) : t("recoverySaved", { path: result.path, fingerprint: result.fingerprint })),
             result.not_written.length > 0 ? h("p", {}, t("recoveryNotWritten", { targets: result.not_written.join("; ") })) : null,
           ),
   );

@@ -343,6 +343,13 @@ pub enum Command {
         /// This computer's name in the catalogs (default: its host name, or the name it had).
         #[arg(long)]
         pc_name: Option<String>,
+        /// Make no new kit: use the office's kit (made on another of its computers) from now
+        /// on — its key from --recovery-key FILE or KLUIS_RECOVERY_KEY.
+        #[arg(long, conflicts_with = "key_file")]
+        join: bool,
+        /// The office's kit's key file, for --join.
+        #[arg(long, value_name = "FILE", requires = "join")]
+        recovery_key: Option<PathBuf>,
     },
     /// On a new computer: find, restore and carry on with a lost one's backups
     ///

@@ -199,8 +199,15 @@ pub async fn run(cli: Cli) -> Result<()> {
         Command::Update(ref command) => crate::update::run(&cli, command).await,
         Command::Recover(ref command) => crate::recover::run(&cli, command).await,
         Command::RecoveryKit {
+            join: true,
+            ref recovery_key,
+            ref pc_name,
+            ..
+        } => crate::recovery::join(&cli, recovery_key.as_deref(), pc_name.clone()).await,
+        Command::RecoveryKit {
             ref key_file,
             ref pc_name,
+            ..
         } => crate::recovery::kit(&cli, key_file.as_deref(), pc_name.clone()).await,
         Command::Demo { out, size_mib } => demo(&out, size_mib, cli.history_db.as_ref()).await,
     }

@@ -219,6 +219,13 @@ pub fn tell(key: &KlantKey, name: &str, step: AfterSave) {
         AfterSave::TargetPruneFailed { target, error } => eprintln!(
             "kluis: {name}: the rule of copy target \"{target}\" could not be applied: {error}"
         ),
+        AfterSave::CatalogWritten {
+            target,
+            other_kit: Some(theirs),
+            ..
+        } => eprintln!(
+            "kluis: copy target \"{target}\" names another recovery kit ({theirs}) than this computer's: if the office made a new kit, make this computer use it (kluis recovery-kit --join, with the new kit's key) — until then, the new kit does not open what this computer copies there."
+        ),
         AfterSave::CatalogWritten { .. } => {}
         AfterSave::CatalogFailed { target, error } => eprintln!(
             "kluis: the recovery catalog on \"{target}\" could not be written ({error}); it is tried again after the next copies."

@@ -127,7 +127,12 @@ pub async fn run(cli: &Cli, command: &RecoverCommand) -> Result<()> {
 
 /// The recovery key: from the file given, else `KLUIS_RECOVERY_KEY` (its text or 24 words).
 fn recovery_key(from: &RecoverFrom) -> Result<RecoveryKey> {
-    let text = match &from.recovery_key {
+    key_from(from.recovery_key.as_deref())
+}
+
+/// The recovery key: from `file`, else `KLUIS_RECOVERY_KEY` (its text or 24 words).
+pub(crate) fn key_from(file: Option<&Path>) -> Result<RecoveryKey> {
+    let text = match file {
         Some(file) => {
             let bytes = read_small(file)?;
             String::from_utf8_lossy(&bytes).into_owned()

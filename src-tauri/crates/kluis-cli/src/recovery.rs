@@ -94,6 +94,33 @@ pub async fn kit(cli: &Cli, key_file: Option<&Path>, pc_name: Option<String>) ->
     Ok(())
 }
 
+/// `kluis recovery-kit --join [--recovery-key FILE] [--pc-name NAME]`: no new kit — this
+/// computer writes its catalogs for the office's kit (made on another of its computers) from
+/// now on: they are written at once, so the office's kit opens what it copied before too.
+pub async fn join(cli: &Cli, key_file: Option<&Path>, pc_name: Option<String>) -> Result<()> {
+    let key = crate::recover::key_from(key_file)?;
+    let profiles = std::sync::Arc::new(open_profiles(cli.profiles_file.as_ref())?);
+    let before = profiles.settings().recovery;
+    let setting = recovery_kit::joined(&key, before.as_ref(), pc_name);
+    let fingerprint = setting.fingerprint.clone();
+    let instead = (before.map(|b| b.fingerprint))
+        .filter(|was| *was != fingerprint)
+        .map_or(String::new(), |was| format!(", instead of its own {was}"));
+    let store = profiles.clone();
+    on_store(&secret_store(), move |secrets| {
+        recovery_kit::keep_kit(&store, secrets, &key, setting)
+    })
+    .await?;
+    eprintln!("kluis: this computer now writes its catalogs for the office's kit ({fingerprint}){instead}.");
+    let targets = profiles.settings().copy_targets;
+    if !targets.is_empty() {
+        let history = std::sync::Arc::new(crate::from_args::open_history(cli.history_db.as_ref())?);
+        let targets = crate::copies::with_secrets(targets).await?;
+        write_after_copies(cli, history, targets).await;
+    }
+    Ok(())
+}
+
 /// The key file `--key-file` names, while the kit is being made: removed when dropped before
 /// [`KeyFile::keep`].
 struct KeyFile {

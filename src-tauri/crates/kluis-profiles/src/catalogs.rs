@@ -43,6 +43,10 @@ pub struct CatalogWritten {
     pub number: Option<u64>,
     /// Records written beside copies that had none.
     pub records: usize,
+    /// The fingerprint of another kit the target names (one made since on another computer
+    /// of the office): this computer's catalog is written under its own kit, which the new
+    /// one does not open, until it joins the new kit.
+    pub other_kit: Option<String>,
 }
 
 /// How far past this computer's own newest catalog a number found on the target is taken as
@@ -143,10 +147,22 @@ fn write_one(
     state: &mut OnTarget,
 ) -> Result<CatalogWritten> {
     let key_text = format!("{}\n{}\n", office.to_text(), office.fingerprint());
-    if opened.get(layout::OFFICE_KEY, 4096)?.as_deref() != Some(key_text.as_bytes()) {
-        opened.put(layout::OFFICE_KEY, key_text.as_bytes(), true)?;
+    // The office key named on the target is this computer's — unless another computer of the
+    // office made a newer kit since this one last wrote here under its own: that one is not
+    // written over (the two would take turns), and it is said.
+    let new_here = state.office != office.fingerprint();
+    let mut other_kit = None;
+    match opened.get(layout::OFFICE_KEY, 4096)? {
+        Some(there) if there == key_text.as_bytes() => {}
+        Some(there) if !new_here => {
+            other_kit = Some(
+                OfficeKey::parse(&String::from_utf8_lossy(&there))
+                    .map_or_else(|_| "an unreadable one".into(), |k| k.fingerprint()),
+            );
+        }
+        there => opened.put(layout::OFFICE_KEY, key_text.as_bytes(), there.is_some())?,
     }
-    if state.office != office.fingerprint() {
+    if new_here {
         state.office = office.fingerprint();
         state.digest.clear();
         state.records.clear();
@@ -229,6 +245,7 @@ fn write_one(
         return Ok(CatalogWritten {
             number: None,
             records,
+            other_kit,
         });
     }
     catalog.number = next_number(&state.numbers, &pc.id, &present)?;
@@ -249,6 +266,7 @@ fn write_one(
     Ok(CatalogWritten {
         number: Some(catalog.number),
         records,
+        other_kit,
     })
 }
 

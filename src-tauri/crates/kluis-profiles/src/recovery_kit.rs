@@ -50,6 +50,30 @@ pub fn keep_kit(
     Ok(())
 }
 
+/// The setting this computer keeps to write its catalogs under the office's kit `key` (one
+/// made on another computer, or given to carry on for a lost one): its own id and name kept
+/// (or `pc_name`, or its host name), the computers it carries on for kept; the kit's date is
+/// when it was joined here.
+pub fn joined(
+    key: &RecoveryKey,
+    before: Option<&RecoverySetting>,
+    pc_name: Option<String>,
+) -> RecoverySetting {
+    let office = key.office_key();
+    RecoverySetting {
+        office_key: office.to_text(),
+        fingerprint: office.fingerprint(),
+        made_ms: (before.filter(|b| b.fingerprint == office.fingerprint()))
+            .map_or_else(kluis_core::clock::now_ms, |b| b.made_ms),
+        pc_id: (before.map(|b| b.pc_id.clone()))
+            .unwrap_or_else(|| uuid::Uuid::new_v4().simple().to_string()),
+        pc_name: pc_name
+            .or_else(|| before.map(|b| b.pc_name.clone()))
+            .unwrap_or_else(host_name),
+        adopted: before.map(|b| b.adopted.clone()).unwrap_or_default(),
+    }
+}
+
 /// This computer's name, as the catalogs name it unless told.
 pub fn host_name() -> String {
     std::env::var("COMPUTERNAME")

@@ -116,6 +116,8 @@ pub enum AfterSave {
         target: String,
         number: Option<u64>,
         records: usize,
+        /// Another kit the target names (see `catalogs::CatalogWritten`).
+        other_kit: Option<String>,
     },
     /// A copy target's recovery catalog could not be written: tried again after the next
     /// run of copies; the copies stand.
@@ -416,6 +418,7 @@ pub async fn write_catalogs(
                     target,
                     number: w.number,
                     records: w.records,
+                    other_kit: w.other_kit,
                 },
                 Err(error) => AfterSave::CatalogFailed { target, error },
             })

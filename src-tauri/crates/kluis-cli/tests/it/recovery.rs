@@ -801,3 +801,156 @@ async fn the_catalog_after_a_backup_names_its_restore_test() {
         "its restore test, passed: {tested:?}"
     );
 }
+
+/// `kluis ARGS` as the computer whose files are under `who` (its own profiles, history and
+/// secrets), with `vars`.
+async fn as_computer<S: AsRef<str>>(
+    e: &Env,
+    who: &Path,
+    args: &[S],
+    vars: &[(&str, &str)],
+) -> Output {
+    let args: Vec<&str> = args.iter().map(AsRef::as_ref).collect();
+    std::fs::create_dir_all(who).unwrap();
+    let files = [
+        ("KLUIS_PROFILES_FILE", who.join("profiles.json")),
+        ("KLUIS_HISTORY_DB", who.join("history.sqlite3")),
+        ("KLUIS_SECRETS_DIR", who.join("secrets")),
+    ];
+    let mut all: Vec<(&str, &str)> = (files.iter())
+        .map(|(name, path)| (*name, path.to_str().unwrap()))
+        .collect();
+    all.extend_from_slice(vars);
+    e.demo_with(&args, &all).await
+}
+
+/// An office of two computers on one folder target: B joins the kit A made (`recovery-kit
+/// --join`, no new kit), so that kit opens B's copies too; when A then makes a new kit, B's
+/// next catalog leaves the target's office key as A wrote it (the two would otherwise take
+/// turns writing theirs) and says so, until B joins the new kit — which then opens B's copies.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_second_computer_joins_the_offices_kit_and_follows_a_new_one() {
+    let e = env(|c| c.payload_size = 40_000).await;
+    let nas = e.dir.path().join("nas");
+    std::fs::create_dir(&nas).unwrap();
+    let (a, b, c) = (
+        e.dir.path().join("a"),
+        e.dir.path().join("b"),
+        e.dir.path().join("c"),
+    );
+    let add = [
+        "copy-target",
+        "add",
+        "NAS",
+        "--folder",
+        nas.to_str().unwrap(),
+    ];
+    for who in [&a, &b, &c] {
+        assert_succeeded(&as_computer(&e, who, &add, &[]).await);
+    }
+    let (k1, k2) = (e.dir.path().join("k1.key"), e.dir.path().join("k2.key"));
+    let make = |file: &Path| {
+        [
+            "recovery-kit",
+            "--key-file",
+            file.to_str().unwrap(),
+            "--pc-name",
+            "A",
+        ]
+        .map(String::from)
+    };
+    let made = make(&k1);
+    assert_succeeded(&as_computer(&e, &a, &made, &[]).await);
+    let join = |file: &Path| {
+        [
+            "recovery-kit",
+            "--join",
+            "--recovery-key",
+            file.to_str().unwrap(),
+            "--pc-name",
+            "B",
+        ]
+        .map(String::from)
+    };
+    let joined = join(&k1);
+    let said = as_computer(&e, &b, &joined, &[]).await;
+    assert_succeeded(&said);
+    assert!(
+        stderr(&said).contains("now writes its catalogs for the office's kit"),
+        "{}",
+        stderr(&said)
+    );
+    let backup = |klant: &'static str, out: &Path| {
+        ["backup", "--out", out.to_str().unwrap(), "--profile", klant].map(String::from)
+    };
+    for (who, klant) in [(&a, "Bakker"), (&b, "Visser")] {
+        let args = backup(klant, &who.join(klant));
+        assert_succeeded(&as_computer(&e, who, &args, &[]).await);
+    }
+    let list = |file: &Path| {
+        [
+            "recover",
+            "list",
+            "--json",
+            "--target",
+            "NAS",
+            "--recovery-key",
+            file.to_str().unwrap(),
+        ]
+        .map(String::from)
+    };
+    let listing = |out: &Output| -> Vec<(String, String)> {
+        let mut pairs: Vec<(String, String)> = json_lines(&out.stdout)
+            .iter()
+            .map(|l| {
+                let klant = l["klant"].as_str().unwrap_or("");
+                // (An ad-hoc klant is named with its service's short id: `Visser [2fed…]`.)
+                let klant = klant.split(" [").next().unwrap_or(klant);
+                (klant.into(), l["pc"].as_str().unwrap_or("").into())
+            })
+            .collect();
+        pairs.sort();
+        pairs
+    };
+    let args = list(&k1);
+    let first = as_computer(&e, &c, &args, &[]).await;
+    assert_succeeded(&first);
+    assert_eq!(
+        listing(&first),
+        [("Bakker".into(), "A".into()), ("Visser".into(), "B".into())],
+        "the office's kit opens both computers' copies: {} {:?}",
+        stderr(&first),
+        files_under(&nas)
+    );
+
+    // A makes a new kit; B, still on the old one, does not write its key over the new.
+    let made = make(&k2);
+    assert_succeeded(&as_computer(&e, &a, &made, &[]).await);
+    let k2_fingerprint = kluis_recovery::RecoveryKey::parse(&std::fs::read_to_string(&k2).unwrap())
+        .unwrap()
+        .office_key()
+        .fingerprint();
+    let office_key = || std::fs::read_to_string(nas.join("kluis-recovery/office-key.txt")).unwrap();
+    assert!(office_key().contains(&k2_fingerprint));
+    let args = backup("Visser", &b.join("Visser"));
+    let again = as_computer(&e, &b, &args, &[]).await;
+    assert_succeeded(&again);
+    assert!(
+        stderr(&again).contains(&format!("names another recovery kit ({k2_fingerprint})")),
+        "B says the office has a new kit: {}",
+        stderr(&again)
+    );
+    assert!(office_key().contains(&k2_fingerprint), "not written over");
+
+    let joined = join(&k2);
+    assert_succeeded(&as_computer(&e, &b, &joined, &[]).await);
+    let args = list(&k2);
+    let second = as_computer(&e, &c, &args, &[]).await;
+    assert_succeeded(&second);
+    let pairs = listing(&second);
+    assert!(
+        pairs.contains(&("Visser".into(), "B".into()))
+            && pairs.contains(&("Bakker".into(), "A".into())),
+        "the new kit opens both computers' copies once B joined it: {pairs:?}"
+    );
+}

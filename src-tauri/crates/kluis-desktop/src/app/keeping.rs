@@ -269,13 +269,19 @@ pub(crate) fn log(_: &Profile, step: AfterSave) {
             tracing::warn!(code = %error.code(), %target, "a backup could not be copied")
         }
         AfterSave::CatalogWritten {
-            number, records, ..
+            number,
+            records,
+            other_kit,
+            target,
         } => {
             tracing::info!(
                 ?number,
                 records,
                 "a copy target's recovery catalog was written"
-            )
+            );
+            if let Some(theirs) = other_kit {
+                tracing::warn!(%target, %theirs, "the copy target names another recovery kit than this computer's: join the office's new kit (Settings → Recovery kit)");
+            }
         }
         AfterSave::CatalogFailed { target, error } => {
             tracing::warn!(code = %error.code(), %target, "a copy target's recovery catalog could not be written")

@@ -362,7 +362,7 @@ impl Drop for RunningRestore<'_> {
 
 /// The kit's file, read whole (a key file is some hundred bytes; a printed page a few KB): the
 /// key's line or words are found in it by kluis-recovery.
-async fn read_key_file(file: &Path) -> AppResult<Secret> {
+pub(super) async fn read_key_file(file: &Path) -> AppResult<Secret> {
     let file: PathBuf = file.to_path_buf();
     let read = tokio::task::spawn_blocking(move || {
         use std::io::Read;

@@ -3,6 +3,9 @@
 //! is written by Rust to a file picked in the native save dialog, owner-only, and never passes
 //! through the webview; the page gets where it went and the kit's fingerprint and date. The
 //! catalogs are then written to every copy target at once, so that the kit can be checked.
+//! *Use the office's kit…* makes no kit: this computer writes its catalogs for the kit made on
+//! another of the office's computers, its key read by Rust from the file picked in the native
+//! dialog (it never passes through the webview, and only its public half and vouch key stay).
 
 use kluis_core::Error;
 use kluis_profiles::recovery_kit;
@@ -65,11 +68,42 @@ impl AppSettings {
             let _ = std::fs::remove_file(&path);
             return Err(e.into());
         }
+        made.not_written = self.write_catalogs_now().await;
+        Ok(Some(made))
+    }
+
+    /// *Use the office's kit…*: this computer writes its catalogs for the office's kit (made
+    /// on another of its computers) from now on — its key read from the file picked in the
+    /// native dialog (`None` when it was cancelled) — and writes them at once.
+    pub async fn join_recovery_kit(&self) -> AppResult<Option<KitMade>> {
+        let Some(file) = self.shared.dialogs().pick_recovery_key().await else {
+            return Ok(None);
+        };
+        let text = super::recover::read_key_file(&file).await?;
+        let key = kluis_recovery::RecoveryKey::parse(text.expose())?;
+        let setting = recovery_kit::joined(&key, self.current().recovery.as_ref(), None);
+        let mut joined = KitMade {
+            path: file.display().to_string(),
+            fingerprint: setting.fingerprint.clone(),
+            not_written: Vec::new(),
+        };
+        let profiles = self.shared.profiles.clone();
+        off_thread(self.shared.secrets_for(false), move |secrets| {
+            recovery_kit::keep_kit(&profiles, secrets, &key, setting)
+        })
+        .await?;
+        joined.not_written = self.write_catalogs_now().await;
+        Ok(Some(joined))
+    }
+
+    /// The catalogs written to every copy target now; each target whose could not be, with why.
+    async fn write_catalogs_now(&self) -> Vec<String> {
+        let mut not_written = Vec::new();
         for step in self.shared.write_round_catalogs().await {
             if let AfterSave::CatalogFailed { target, error } = step {
-                made.not_written.push(format!("{target}: {error}"));
+                not_written.push(format!("{target}: {error}"));
             }
         }
-        Ok(Some(made))
+        not_written
     }
 }

@@ -221,3 +221,57 @@ async fn a_new_computer_finds_restores_and_carries_on_from_the_copy_alone() {
         "closed: the key is forgotten"
     );
 }
+
+/// Settings → *Use the office's kit…*: a second computer of the office makes no kit of its
+/// own but takes the one made on the first — its key read by Rust from the kit's page picked
+/// in the dialog — keeps only its public half, and writes its own catalog under it at once.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_second_computer_uses_the_offices_kit() {
+    let (dir_a, dir_b, nas) = (
+        tempfile::tempdir().unwrap(),
+        tempfile::tempdir().unwrap(),
+        tempfile::tempdir().unwrap(),
+    );
+    let a = common::app(&dir_a, None);
+    a.set_dialogs(common::Chooses::new(nas.path()));
+    a.settings.add_copy_folder("NAS").await.unwrap();
+    let page = dir_a.path().join("kit.txt");
+    a.set_dialogs(common::Chooses::new(&page));
+    let kit = a.settings.make_recovery_kit().await.unwrap().expect("made");
+
+    let b = common::app(&dir_b, None);
+    b.set_dialogs(common::Chooses::new(nas.path()));
+    b.settings.add_copy_folder("NAS").await.unwrap();
+    b.set_dialogs(Arc::new(kluis_desktop::NoDialogs));
+    assert!(
+        b.settings.join_recovery_kit().await.unwrap().is_none(),
+        "cancelled: nothing"
+    );
+    assert!(b.settings.current().recovery.is_none());
+    b.set_dialogs(common::Chooses::new(&page));
+    let joined = b
+        .settings
+        .join_recovery_kit()
+        .await
+        .unwrap()
+        .expect("joined");
+    assert_eq!(joined.fingerprint, kit.fingerprint, "the office's kit");
+    assert!(joined.not_written.is_empty(), "{:?}", joined.not_written);
+    let kept = b.settings.current().recovery.expect("kept");
+    assert_ne!(
+        kept.pc_id,
+        a.settings.current().recovery.unwrap().pc_id,
+        "as itself"
+    );
+    let catalogs = nas.path().join("kluis-recovery/catalogs").join(&kept.pc_id);
+    assert_eq!(
+        std::fs::read_dir(catalogs).unwrap().count(),
+        1,
+        "its catalog written at once"
+    );
+    let settings_file = std::fs::read_to_string(dir_b.path().join("profiles.json")).unwrap();
+    assert!(
+        !settings_file.contains("AGE-SECRET-KEY"),
+        "the private key is not kept"
+    );
+}

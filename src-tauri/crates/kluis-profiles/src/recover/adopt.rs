@@ -460,30 +460,13 @@ async fn keep_kit(
     pc_name: Option<String>,
     lost: Pc,
 ) -> Result<()> {
-    let office = key.office_key();
-    let mut adopted = before
-        .as_ref()
-        .map(|b| b.adopted.clone())
-        .unwrap_or_default();
-    if !adopted.iter().any(|a| a.pc.id == lost.id) {
-        adopted.push(Adoption {
+    let mut setting = crate::recovery_kit::joined(&key, before.as_ref(), pc_name);
+    if !setting.adopted.iter().any(|a| a.pc.id == lost.id) {
+        setting.adopted.push(Adoption {
             pc: lost,
             at_ms: kluis_core::clock::now_ms(),
         });
     }
-    let setting = RecoverySetting {
-        office_key: office.to_text(),
-        fingerprint: office.fingerprint(),
-        made_ms: (before.as_ref())
-            .filter(|b| b.fingerprint == office.fingerprint())
-            .map_or_else(kluis_core::clock::now_ms, |b| b.made_ms),
-        pc_id: (before.as_ref().map(|b| b.pc_id.clone()))
-            .unwrap_or_else(|| uuid::Uuid::new_v4().simple().to_string()),
-        pc_name: pc_name
-            .or_else(|| before.as_ref().map(|b| b.pc_name.clone()))
-            .unwrap_or_else(crate::recovery_kit::host_name),
-        adopted,
-    };
     off_thread(secrets, move |secrets| {
         crate::recovery_kit::keep_kit(&profiles, secrets, &key, setting)
     })
