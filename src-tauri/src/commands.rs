@@ -291,8 +291,8 @@ async fn export_report(app: App<'_>, request: ReportRequest) -> Res<Option<Repor
 }
 
 #[tauri::command]
-async fn make_recovery_kit(app: App<'_>) -> Res<Option<KitMade>> {
-    app.settings.make_recovery_kit().await
+async fn make_recovery_kit(app: App<'_>, with_target_secrets: bool) -> Res<Option<KitMade>> {
+    app.settings.make_recovery_kit(with_target_secrets).await
 }
 
 #[tauri::command]

@@ -168,7 +168,8 @@ export const api = {
   exportReport: (request: ReportRequest) => invoke<ReportExport | null>("export_report", { request }),
   /** "Make the recovery kit…": Rust makes the kit and writes its page (which holds the private
    * key, never sent here) where its native save dialog says (null: cancelled, nothing made). */
-  makeRecoveryKit: () => invoke<KitMade | null>("make_recovery_kit"),
+  /** Rust writes the kit's page where its save dialog says (with the copy targets' own secrets when asked). */
+  makeRecoveryKit: (withTargetSecrets: boolean) => invoke<KitMade | null>("make_recovery_kit", { withTargetSecrets }),
   /** Use the office's kit…: Rust reads the kit's key from the file its dialog picks (null: cancelled). */
   joinRecoveryKit: () => invoke<KitMade | null>("join_recovery_kit"),
   /** Restore from a copy…: what copy target `targetId` holds that the kit's key opens — the key pasted, or (null) read by Rust from the kit's file it asks for in its dialog (null back: cancelled). */

@@ -802,7 +802,7 @@ describe("Kluis UI", () => {
     await click("kit-open-settings");
     expect(byTest("recovery-state")?.textContent).toContain("No recovery kit yet");
     await click("make-recovery-kit");
-    expect(calls.find((c) => c.cmd === "make_recovery_kit")?.args, "the page sends nothing").toEqual({});
+    expect(calls.find((c) => c.cmd === "make_recovery_kit")?.args, "the page sends no key and no path").toEqual({ withTargetSecrets: false });
     expect(byTest("recovery-made")?.textContent).toContain("/home/office/kluis-recovery-kit-2026-11-26.txt");
     expect(byTest("recovery-state")?.textContent).toContain("KLUIS-ABCD-EFGH");
     expect(byTest("make-recovery-kit")?.textContent).toBe("Make a new kit…");

@@ -182,8 +182,9 @@ export function removeCopyTarget(targetId: string): Promise<void> {
 
 /** "Make the recovery kit…": Rust asks where to save its page, makes the kit and writes the
  * catalogs; the settings then show the new kit. */
-export async function makeRecoveryKit(): Promise<void> {
-  await keepKit(api.makeRecoveryKit, false);
+/** Make the recovery kit…: `withTargetSecrets` puts the copy targets' own secrets on its page. */
+export async function makeRecoveryKit(withTargetSecrets: boolean): Promise<void> {
+  await keepKit(() => api.makeRecoveryKit(withTargetSecrets), false);
 }
 
 /** Use the office's kit…: this computer writes its catalogs for the kit made on another of the

@@ -395,6 +395,7 @@ export const en = {
   recoveryMade: "The kit of {date} ({fingerprint}) is in use: every copy target gets a catalog it opens after each backup.",
   recoveryMake: "Make the recovery kit…",
   recoveryMakeNew: "Make a new kit…",
+  recoveryWithSecrets: "Also print each copy target's own secret on the page (for a page kept in a safe: it is then as secret as the copies)",
   recoveryJoin: "Use the office's kit…",
   recoveryJoined: "This computer now writes its catalogs for the office's kit ({fingerprint}): the kit opens what it copies. Delete the key file ({path}) from this computer.",
   recoverySaved: "The kit's page is saved in {path} ({fingerprint}). Print it, keep it in the safe or the office's password manager, then delete the file from this computer. A new computer recovers with it as docs/recovery.md says.",

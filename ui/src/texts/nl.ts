@@ -396,6 +396,7 @@ export const nl: Dictionary = {
   recoveryMade: "De herstelset van {date} ({fingerprint}) is in gebruik: elk kopieerdoel krijgt na elke back-up een catalogus die ermee opengaat.",
   recoveryMake: "Herstelset maken…",
   recoveryMakeNew: "Nieuwe herstelset maken…",
+  recoveryWithSecrets: "Ook het eigen geheim van elke bestemming op de pagina zetten (voor een pagina in een kluis: die is dan even geheim als de kopieën)",
   recoveryJoin: "De herstelset van het kantoor gebruiken…",
   recoveryJoined: "Deze computer schrijft zijn catalogi nu voor de herstelset van het kantoor ({fingerprint}): de set opent wat hij kopieert. Verwijder het sleutelbestand ({path}) van deze computer.",
   recoverySaved: "De pagina van de herstelset staat in {path} ({fingerprint}). Druk hem af, bewaar hem in de kluis of de wachtwoordmanager van het kantoor en verwijder het bestand daarna van deze computer. Een nieuwe computer herstelt ermee zoals docs/recovery.md beschrijft.",

@@ -2,6 +2,7 @@
 // is written by Rust where its native save dialog says and never comes to this page), and the
 // dashboard's word when copies exist that cannot yet be restored without this computer.
 import { h } from "preact";
+import { useState } from "preact/hooks";
 import { openSettings } from "../actions/session";
 import { openRecovery } from "../actions/recover";
 import { joinRecoveryKit, makeRecoveryKit } from "../actions/settings";
@@ -13,11 +14,22 @@ import { state } from "../state";
 export function RecoveryKitSettings() {
   const kit = state.settings.value.recovery;
   const result = state.recoveryKit.value;
+  const [withSecrets, setWithSecrets] = useState(false);
+  const targets = state.settings.value.copy_targets;
   return h(
     "div",
     { "data-test": "recovery-kit" },
     h("h3", { id: "recovery-title" }, t("recoveryTitle")),
     h("p", { class: "note" }, t("recoveryNote")),
+    targets.some((target) => target.place.kind !== "folder")
+      ? h(
+          "label",
+          { class: "check" },
+          h("input", { type: "checkbox", "data-test": "kit-with-secrets", checked: withSecrets, onChange: (e: Event) => setWithSecrets((e.target as HTMLInputElement).checked) }),
+          " ",
+          t("recoveryWithSecrets"),
+        )
+      : null,
     h(
       "p",
       { "data-test": "recovery-state" },
@@ -26,7 +38,7 @@ export function RecoveryKitSettings() {
     h(
       "div",
       { class: "row" },
-      h("button", { class: "secondary", "data-test": "make-recovery-kit", disabled: result === "making", onClick: () => void makeRecoveryKit() }, kit ? t("recoveryMakeNew") : t("recoveryMake")),
+      h("button", { class: "secondary", "data-test": "make-recovery-kit", disabled: result === "making", onClick: () => void makeRecoveryKit(withSecrets) }, kit ? t("recoveryMakeNew") : t("recoveryMake")),
       h("button", { class: "secondary", "data-test": "join-recovery-kit", disabled: result === "making", onClick: () => void joinRecoveryKit() }, t("recoveryJoin")),
       h("button", { class: "secondary", "data-test": "settings-restore-from-copy", onClick: openRecovery }, t("restoreFromCopy")),
     ),

@@ -343,6 +343,10 @@ pub enum Command {
         /// This computer's name in the catalogs (default: its host name, or the name it had).
         #[arg(long)]
         pc_name: Option<String>,
+        /// Print each copy target's own secret on the page too (for an office that keeps the
+        /// page in a safe: the page is then as secret as the targets).
+        #[arg(long, conflicts_with = "join")]
+        with_target_secrets: bool,
         /// Make no new kit: use the office's kit (made on another of its computers) from now
         /// on — its key from --recovery-key FILE or KLUIS_RECOVERY_KEY.
         #[arg(long, conflicts_with = "key_file")]
@@ -954,6 +958,11 @@ pub struct RecoverFrom {
     /// The recovery kit's key file (or KLUIS_RECOVERY_KEY: the key's text or its 24 words).
     #[arg(long, value_name = "FILE")]
     pub recovery_key: Option<PathBuf>,
+    /// Go back: each computer's newest catalog written before this day (YYYY-MM-DD, UTC) or
+    /// moment (RFC 3339) instead of its newest — past a catalog that is not trusted. Copies
+    /// made since are still found by their own records.
+    #[arg(long, value_name = "DATE")]
+    pub before: Option<String>,
 }
 
 #[cfg(test)]

@@ -207,8 +207,16 @@ pub async fn run(cli: Cli) -> Result<()> {
         Command::RecoveryKit {
             ref key_file,
             ref pc_name,
+            with_target_secrets,
             ..
-        } => crate::recovery::kit(&cli, key_file.as_deref(), pc_name.clone()).await,
+        } => {
+            let page = crate::recovery::KitPage {
+                key_file: key_file.as_deref(),
+                pc_name: pc_name.clone(),
+                with_target_secrets,
+            };
+            crate::recovery::kit(&cli, page).await
+        }
         Command::Demo { out, size_mib } => demo(&out, size_mib, cli.history_db.as_ref()).await,
     }
 }

@@ -168,8 +168,23 @@ pub(crate) async fn load(
         .copy_targets;
     let target = crate::copies::named_in(&targets, &from.target)?;
     let target = crate::copies::with_secrets(vec![target]).await?.remove(0);
-    let on_target = recover::read_target(&target, &key).await?;
+    let before = from.before.as_deref().map(moment_ms).transpose()?;
+    let on_target = recover::read_target_before(&target, &key, before).await?;
     Ok((on_target, target, key))
+}
+
+/// `--before`'s day (its start, UTC) or moment, in Unix milliseconds.
+fn moment_ms(text: &str) -> Result<i64> {
+    let text = text.trim();
+    let moment = match text.parse::<jiff::civil::Date>() {
+        Ok(day) => day.to_zoned(jiff::tz::TimeZone::UTC).map(|z| z.timestamp()),
+        Err(_) => text.parse::<jiff::Timestamp>(),
+    };
+    moment.map(|t| t.as_millisecond()).map_err(|_| {
+        Error::Config(format!(
+            "--before {text:?} is not a day (2026-11-20) or a moment (2026-11-20T08:00:00Z)."
+        ))
+    })
 }
 
 /// `bytes` for a person, in powers of 1000 as file managers show them (`1.40 MB`).

@@ -51,8 +51,22 @@ fn state_beside(history: &Path) -> std::path::PathBuf {
     history.with_file_name("recovery-written.json")
 }
 
-/// `kluis recovery-kit [--key-file FILE] [--pc-name NAME]` (see the module's text).
-pub async fn kit(cli: &Cli, key_file: Option<&Path>, pc_name: Option<String>) -> Result<()> {
+/// What `kluis recovery-kit` is told.
+pub struct KitPage<'a> {
+    pub key_file: Option<&'a Path>,
+    pub pc_name: Option<String>,
+    /// Each copy target's own secret printed on the page too.
+    pub with_target_secrets: bool,
+}
+
+/// `kluis recovery-kit [--key-file FILE] [--pc-name NAME] [--with-target-secrets]` (see the
+/// module's text).
+pub async fn kit(cli: &Cli, asked: KitPage<'_>) -> Result<()> {
+    let KitPage {
+        key_file,
+        pc_name,
+        with_target_secrets,
+    } = asked;
     let profiles = std::sync::Arc::new(open_profiles(cli.profiles_file.as_ref())?);
     let before = profiles.settings().recovery;
     let (key, setting) = recovery_kit::new_kit(before.as_ref(), pc_name);
@@ -63,7 +77,11 @@ pub async fn kit(cli: &Cli, key_file: Option<&Path>, pc_name: Option<String>) ->
         None => None,
     };
     let targets = profiles.settings().copy_targets;
-    let page = recovery_kit::page(&key, &setting, &targets, before.is_some());
+    let on_page = match with_target_secrets {
+        true => crate::copies::with_secrets(targets.clone()).await?,
+        false => targets.clone(),
+    };
+    let page = recovery_kit::page(&key, &setting, &on_page, before.is_some());
     let fingerprint = setting.fingerprint.clone();
     // This computer vouches for what it writes with the kit's vouch key, kept in its keyring.
     let (store, key) = (profiles.clone(), key);

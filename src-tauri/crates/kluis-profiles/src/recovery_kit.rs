@@ -132,7 +132,7 @@ pub fn page(
             "  - {}: {} — {}\n      {}\n",
             target.name,
             place_of(&target.place),
-            what_to_keep(&target.place),
+            what_to_keep(target),
             add_again(target)
         ));
     }
@@ -160,8 +160,21 @@ pub fn page(
     page
 }
 
-/// What must be kept, besides this kit, to reach a target from a new computer.
-fn what_to_keep(place: &kluis_copies::Place) -> String {
+/// What must be kept, besides this kit, to reach a target from a new computer — its secret
+/// itself when `target` carries it (the kit made with the targets' secrets, on request, for an
+/// office that keeps the page in a safe).
+fn what_to_keep(target: &kluis_copies::CopyTarget) -> String {
+    let kept = what_to_keep_of(&target.place);
+    match (&target.place, &target.secret) {
+        (kluis_copies::Place::Folder { .. }, _) | (_, None) => kept,
+        (_, Some(secret)) => format!(
+            "{kept}\n      its secret (printed on request: this page is as secret as the target): {}",
+            secret.expose()
+        ),
+    }
+}
+
+fn what_to_keep_of(place: &kluis_copies::Place) -> String {
     match place {
         kluis_copies::Place::Folder { .. } => "no secret".into(),
         kluis_copies::Place::S3(s3) => {
@@ -260,5 +273,38 @@ fn place_of(place: &kluis_copies::Place) -> String {
         kluis_copies::Place::Folder { path } => format!("the folder {path}"),
         kluis_copies::Place::S3(s3) => s3.describe(),
         kluis_copies::Place::Sftp(sftp) => sftp.describe(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A copy target's own secret is on the kit's page only when the target is given with it
+    /// (the kit made with the targets' secrets, on request); else the page says where to keep it.
+    #[test]
+    fn a_targets_secret_is_on_the_page_only_when_asked() {
+        let place = kluis_copies::Place::S3(kluis_copies::s3::S3Place {
+            endpoint: "https://s3.example.nl".into(),
+            region: "nl-ams".into(),
+            bucket: "office".into(),
+            prefix: String::new(),
+            path_style: false,
+            access_key_id: "AK1".into(),
+            lock: None,
+            ca_cert: None,
+        });
+        let mut target = kluis_copies::CopyTarget::new("Cloud", place).unwrap();
+        let (key, setting) = new_kit(None, Some("RECEPTIE".into()));
+        let without = page(&key, &setting, std::slice::from_ref(&target), false);
+        assert!(
+            without.contains("keep it in the office's password manager too"),
+            "{without}"
+        );
+        assert!(!without.contains("s3cr3t-key"));
+        target.secret = Some(kluis_core::Secret::new("s3cr3t-key"));
+        let with = page(&key, &setting, &[target], false);
+        assert!(with.contains("its secret (printed on request"), "{with}");
+        assert!(with.contains("s3cr3t-key"), "{with}");
     }
 }

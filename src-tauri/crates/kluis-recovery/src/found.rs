@@ -93,7 +93,13 @@ pub fn gather(
         .collect();
     let places: Vec<String> = by_place.keys().cloned().collect();
     let read = |location: &str| Ok(by_place.remove(location));
-    let chosen = newest_catalogs(places.iter().map(String::as_str), read, key, &mut listing);
+    let chosen = newest_catalogs(
+        places.iter().map(String::as_str),
+        read,
+        key,
+        None,
+        &mut listing,
+    );
     let mut opened = HashMap::new();
     for stored in records {
         match record_in(&stored, key) {
@@ -255,6 +261,7 @@ pub fn newest_catalogs<'a>(
     locations: impl IntoIterator<Item = &'a str>,
     mut read: impl FnMut(&str) -> Result<Option<Vec<u8>>, String>,
     key: &RecoveryKey,
+    before_ms: Option<i64>,
     listing: &mut Listing,
 ) -> Vec<Catalog> {
     let mut by_pc: BTreeMap<String, Vec<(u64, &str)>> = BTreeMap::new();
@@ -267,6 +274,7 @@ pub fn newest_catalogs<'a>(
         }
     }
     let mut chosen = Vec::new();
+    let mut passed_over = 0;
     for (pc, mut numbered) in by_pc {
         numbered.sort_by_key(|(number, _)| std::cmp::Reverse(*number));
         if numbered.len() > CATALOGS_TRIED {
@@ -293,6 +301,10 @@ pub fn newest_catalogs<'a>(
                 bytes,
             };
             match catalog_in(&stored, key) {
+                // (Going back to before a date: a catalog written since is passed over.)
+                Ok(catalog) if before_ms.is_some_and(|before| catalog.written_ms >= before) => {
+                    passed_over += 1;
+                }
                 Ok(catalog) => {
                     chosen.push(catalog);
                     break;
@@ -301,6 +313,11 @@ pub fn newest_catalogs<'a>(
                 Err(Some(why)) => listing.problems.push(why),
             }
         }
+    }
+    if passed_over > 0 {
+        listing.problems.push(format!(
+            "{passed_over} catalogs written since the date given are passed over: each computer's newest before it is used."
+        ));
     }
     chosen
 }
@@ -446,6 +463,7 @@ mod tests {
                 Ok(Some(b"not a catalog".to_vec()))
             },
             &key,
+            None,
             &mut listing,
         );
         assert!(chosen.is_empty());

@@ -954,3 +954,75 @@ async fn a_second_computer_joins_the_offices_kit_and_follows_a_new_one() {
         "the new kit opens both computers' copies once B joined it: {pairs:?}"
     );
 }
+
+/// `recover list --before DATE` goes back past catalogs that are not trusted: before every
+/// catalog, none is used and every copy is still found by its own record; after them, the
+/// newest is used as without it. A date that is none is refused (exit 2).
+#[tokio::test(flavor = "multi_thread")]
+async fn recovery_goes_back_to_before_a_date() {
+    let e = env(|c| c.payload_size = 40_000).await;
+    let (nas, me) = (e.dir.path().join("nas"), e.dir.path().join("pc"));
+    std::fs::create_dir(&nas).unwrap();
+    let key = e.dir.path().join("kit.key");
+    let out = me.join("Bakker");
+    let steps: [&[&str]; 3] = [
+        &[
+            "copy-target",
+            "add",
+            "NAS",
+            "--folder",
+            nas.to_str().unwrap(),
+        ],
+        &["recovery-kit", "--key-file", key.to_str().unwrap()],
+        &[
+            "backup",
+            "--out",
+            out.to_str().unwrap(),
+            "--profile",
+            "Bakker",
+        ],
+    ];
+    for args in steps {
+        assert_succeeded(&as_computer(&e, &me, args, &[]).await);
+    }
+    let list = [
+        "recover",
+        "list",
+        "--json",
+        "--target",
+        "NAS",
+        "--recovery-key",
+    ];
+    let list_before = |before: &'static str| {
+        let mut args = list.map(String::from).to_vec();
+        args.extend([
+            key.to_str().unwrap().to_string(),
+            "--before".into(),
+            before.into(),
+        ]);
+        args
+    };
+    let proofs = |out: &Output| -> Vec<String> {
+        (json_lines(&out.stdout).iter())
+            .map(|l| l["proof"].as_str().unwrap_or("").to_string())
+            .collect()
+    };
+    let long_ago = as_computer(&e, &me, &list_before("2000-01-01"), &[]).await;
+    assert_succeeded(&long_ago);
+    assert_eq!(proofs(&long_ago), ["record"], "found by its own record");
+    assert!(
+        stderr(&long_ago).contains("passed over")
+            && stderr(&long_ago).contains("rebuilt from the copies' own records"),
+        "{}",
+        stderr(&long_ago)
+    );
+    let later = as_computer(&e, &me, &list_before("2999-01-01T00:00:00Z"), &[]).await;
+    assert_succeeded(&later);
+    assert_eq!(
+        proofs(&later),
+        ["catalog"],
+        "the newest catalog, as without it"
+    );
+    let wrong = as_computer(&e, &me, &list_before("last tuesday"), &[]).await;
+    assert_eq!(wrong.status.code(), Some(2), "{}", stderr(&wrong));
+}

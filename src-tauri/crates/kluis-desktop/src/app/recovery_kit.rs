@@ -30,9 +30,11 @@ pub struct KitMade {
 
 impl AppSettings {
     /// Makes a new recovery kit (replacing the last: its catalogs are written again under the
-    /// new one), its page saved where the native dialog says. `None` when the dialog was
-    /// cancelled: nothing is made. A page whose kit could not be kept is removed again.
-    pub async fn make_recovery_kit(&self) -> AppResult<Option<KitMade>> {
+    /// new one), its page saved where the native dialog says — with each copy target's own
+    /// secret on it when `with_target_secrets` (for a page kept in a safe). `None` when the
+    /// dialog was cancelled: nothing is made. A page whose kit could not be kept is removed
+    /// again.
+    pub async fn make_recovery_kit(&self, with_target_secrets: bool) -> AppResult<Option<KitMade>> {
         let before = self.current().recovery;
         let today = jiff::Zoned::now().strftime("%Y-%m-%d").to_string();
         let name = format!("kluis-recovery-kit-{today}.txt");
@@ -41,7 +43,10 @@ impl AppSettings {
             return Ok(None);
         };
         let (key, setting) = recovery_kit::new_kit(before.as_ref(), None);
-        let targets = self.current().copy_targets;
+        let targets = match with_target_secrets {
+            true => self.shared.copy_targets().await,
+            false => self.current().copy_targets,
+        };
         let page = recovery_kit::page(&key, &setting, &targets, before.is_some());
         let mut made = KitMade {
             path: path.display().to_string(),

@@ -165,7 +165,11 @@ async fn the_recovery_kit_is_made_and_its_catalog_written_at_once() {
     app.settings.add_copy_folder("NAS").await.unwrap();
     app.set_dialogs(Arc::new(kluis_desktop::NoDialogs));
     assert!(
-        app.settings.make_recovery_kit().await.unwrap().is_none(),
+        app.settings
+            .make_recovery_kit(false)
+            .await
+            .unwrap()
+            .is_none(),
         "cancelled"
     );
     assert!(app.settings.current().recovery.is_none(), "nothing made");
@@ -174,7 +178,7 @@ async fn the_recovery_kit_is_made_and_its_catalog_written_at_once() {
     app.set_dialogs(common::Chooses::new(&page_at));
     let made = app
         .settings
-        .make_recovery_kit()
+        .make_recovery_kit(false)
         .await
         .unwrap()
         .expect("made");
@@ -212,7 +216,12 @@ async fn the_recovery_kit_is_made_and_its_catalog_written_at_once() {
     let catalog: kluis_recovery::Catalog = kluis_recovery::sealed::open(&sealed, &key).unwrap();
     assert_eq!(catalog.pc.id, kept.pc_id, "and the kit's key opens it");
 
-    let again = app.settings.make_recovery_kit().await.unwrap().unwrap();
+    let again = app
+        .settings
+        .make_recovery_kit(false)
+        .await
+        .unwrap()
+        .unwrap();
     assert_ne!(again.fingerprint, made.fingerprint, "a new kit");
     let renewed = app.settings.current().recovery.unwrap();
     assert_eq!(renewed.pc_id, kept.pc_id, "for the same computer");
@@ -232,7 +241,7 @@ async fn backup_all_writes_the_catalog_once() {
     app.settings.add_copy_folder("NAS").await.unwrap();
     app.set_dialogs(common::Chooses::new(dir.path().join("kit.txt")));
     app.settings
-        .make_recovery_kit()
+        .make_recovery_kit(false)
         .await
         .unwrap()
         .expect("made");

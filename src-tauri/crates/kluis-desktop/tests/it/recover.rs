@@ -65,7 +65,12 @@ async fn a_new_computer_finds_restores_and_carries_on_from_the_copy_alone() {
     a.settings.add_copy_folder("NAS").await.unwrap();
     let page = dir_a.path().join("kit.txt");
     a.set_dialogs(common::Chooses::new(&page));
-    let kit = a.settings.make_recovery_kit().await.unwrap().expect("made");
+    let kit = a
+        .settings
+        .make_recovery_kit(false)
+        .await
+        .unwrap()
+        .expect("made");
     for id in &klanten {
         let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
         a.backups
@@ -237,7 +242,12 @@ async fn a_second_computer_uses_the_offices_kit() {
     a.settings.add_copy_folder("NAS").await.unwrap();
     let page = dir_a.path().join("kit.txt");
     a.set_dialogs(common::Chooses::new(&page));
-    let kit = a.settings.make_recovery_kit().await.unwrap().expect("made");
+    let kit = a
+        .settings
+        .make_recovery_kit(false)
+        .await
+        .unwrap()
+        .expect("made");
 
     let b = common::app(&dir_b, None);
     b.set_dialogs(common::Chooses::new(nas.path()));

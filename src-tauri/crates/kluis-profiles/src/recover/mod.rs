@@ -52,26 +52,43 @@ impl OnTarget {
 /// Everything on `target` (its secret given) that `key` opens, read once, off the async
 /// threads (an SFTP server's requests block on a runtime of their own).
 pub async fn read_target(target: &CopyTarget, key: &Arc<RecoveryKey>) -> Result<OnTarget> {
+    read_target_before(target, key, None).await
+}
+
+/// [`read_target`], each computer's newest catalog written before `before_ms` (when given)
+/// taken instead of its newest: going back past a catalog that is not trusted.
+pub async fn read_target_before(
+    target: &CopyTarget,
+    key: &Arc<RecoveryKey>,
+    before_ms: Option<i64>,
+) -> Result<OnTarget> {
     let (target, key) = (target.clone(), key.clone());
-    tokio::task::spawn_blocking(move || read_listing(&Opened::open(&target, None)?, &key))
-        .await
-        .map_err(|e| {
-            Error::Io(format!(
-                "Reading the copy target stopped unexpectedly ({e})."
-            ))
-        })?
+    tokio::task::spawn_blocking(move || {
+        read_listing(&Opened::open(&target, None)?, &key, before_ms)
+    })
+    .await
+    .map_err(|e| {
+        Error::Io(format!(
+            "Reading the copy target stopped unexpectedly ({e})."
+        ))
+    })?
 }
 
 /// The listing of `opened` (see the module's text). An object that cannot be read, or is not
 /// what it should be, is said in the listing's problems and left out: one planted object does
 /// not stop the recovery of the rest. Only documents that are used are kept in memory.
-pub fn read_listing(opened: &Opened, key: &RecoveryKey) -> Result<OnTarget> {
+pub fn read_listing(
+    opened: &Opened,
+    key: &RecoveryKey,
+    before_ms: Option<i64>,
+) -> Result<OnTarget> {
     let objects = opened.list("")?;
     let mut listing = Listing::default();
     let chosen = found::newest_catalogs(
         objects.iter().map(|(location, _)| location.as_str()),
         |location| (opened.get(location, sealed::MAX_SEALED)).map_err(|e| e.to_string()),
         key,
+        before_ms,
         &mut listing,
     );
     // The records of copies no catalog names.
