@@ -1,4 +1,11 @@
 //! `kluis-relay`: serves the relay until stopped, or administers its tenants.
+//!
+//! Parts and flow: [`Args`] (clap) chooses the store — SQLite in `--data`, or PostgreSQL by
+//! `--database-url` — opened by `open_store`; then either `serve` (the HTTP router of the
+//! library, its metrics, TLS or not, until a stop signal; the open files raised first) or
+//! `tenant` (add, list, rotate a key, quota, remove — printed for a person, a new key once).
+//! Everything the relay does is the library's (`kluis_relay`); this file only wires it to a
+//! process, its flags and its exit codes.
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
