@@ -407,6 +407,7 @@ export const en = {
   recoverWhere: "1. Where the copies are",
   recoverTarget: "Copy target",
   recoverAddTarget: "Add the copy target (a folder, a bucket or an SFTP server)",
+  recoverAddNote: "Add it as the kit's page says: its name (any), then the folder, the bucket or the SFTP server, with its own secret. It is tested before it is added.",
   recoverKeyTitle: "2. The recovery kit's key",
   recoverKeyLabel: "The 24 numbered words from the kit's page (the numbers may stay), or its AGE-SECRET-KEY-1… line",
   recoverFind: "Look for backups",

@@ -408,6 +408,7 @@ export const nl: Dictionary = {
   recoverWhere: "1. Waar de kopieën staan",
   recoverTarget: "Bestemming",
   recoverAddTarget: "De bestemming toevoegen (een map, een bucket of een SFTP-server)",
+  recoverAddNote: "Voeg hem toe zoals de pagina van de set zegt: een naam (vrij te kiezen), dan de map, de bucket of de SFTP-server, met zijn eigen geheim. Hij wordt getest voordat hij wordt toegevoegd.",
   recoverKeyTitle: "2. De sleutel van de herstelset",
   recoverKeyLabel: "De 24 genummerde woorden van de pagina van de set (de nummers mogen blijven staan), of de regel AGE-SECRET-KEY-1…",
   recoverFind: "Back-ups zoeken",

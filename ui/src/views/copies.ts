@@ -44,17 +44,21 @@ function TargetRule() {
   );
 }
 
-export function CopyTargets() {
+/** Settings' copy targets — or, `recovering` (*Restore from a copy…*), the same forms to add
+ * the target where a lost computer's copies are, without Settings' words about this one. */
+export function CopyTargets({ recovering = false }: { recovering?: boolean }) {
   const targets = state.settings.value.copy_targets;
   const test = state.copyTest.value;
   const name = state.copyTargetName.value;
   return h(
     "section",
-    { "aria-labelledby": "copies-title" },
-    h("h3", { id: "copies-title" }, t("copiesTitle")),
-    h("p", { class: "note" }, t("copiesNote")),
+    { "aria-labelledby": recovering ? undefined : "copies-title", "aria-label": recovering ? t("recoverAddTarget") : undefined },
+    recovering ? null : h("h3", { id: "copies-title" }, t("copiesTitle")),
+    h("p", { class: "note" }, t(recovering ? "recoverAddNote" : "copiesNote")),
     targets.length === 0
-      ? h("p", { "data-test": "copies-none" }, t("copiesNone"))
+      ? recovering
+        ? null
+        : h("p", { "data-test": "copies-none" }, t("copiesNone"))
       : h(
           "ul",
           { class: "copy-targets", "data-test": "copy-targets" },

@@ -24,7 +24,7 @@ export function RecoverPanel() {
     h("p", { class: "note" }, t("recoverNote")),
     h("h3", {}, t("recoverWhere")),
     targets.length === 0
-      ? h(CopyTargets, {})
+      ? h(CopyTargets, { recovering: true })
       : h(
           "div",
           {},
@@ -37,7 +37,7 @@ export function RecoverPanel() {
               targets.map((target) => h("option", { key: target.id, value: target.id }, target.name)),
             ),
           ),
-          h("details", { "data-test": "recover-add-target" }, h("summary", {}, t("recoverAddTarget")), h(CopyTargets, {})),
+          h("details", { "data-test": "recover-add-target" }, h("summary", {}, t("recoverAddTarget")), h(CopyTargets, { recovering: true })),
         ),
     targets.length > 0 ? h(KeyForm, { open }) : null,
     open.error ? h("div", { class: "error", role: "alert", "data-test": "recover-error" }, open.error.message) : null,

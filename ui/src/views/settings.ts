@@ -86,7 +86,7 @@ export function SettingsPanel() {
       folder ? h("button", { class: "secondary", onClick: () => void askEachTime() }, t("useDialog")) : null,
     ),
     h(FileNames, {}),
-    h(CopyTargets, {}),
+    h(CopyTargets, { recovering: false }),
     h(RecoveryKitSettings, {}),
     h("h3", { id: "at-once-title" }, t("atOnceTitle")),
     h("p", { class: "note" }, t("atOnceNote")),
