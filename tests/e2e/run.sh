@@ -10,7 +10,7 @@ work=$(mktemp -d "${TMPDIR:-/tmp}/kluis-e2e.XXXXXX")
 export PATH="$HOME/.cargo/bin:$PATH"
 status=0
 export KLUIS_FBDIR="$work/fb"; mkdir -p "$KLUIS_FBDIR"
-xvfb-run -a -s "-screen 0 1280x900x24 -fbdir $KLUIS_FBDIR" dbus-run-session -- bash "$root/tests/e2e/session.sh" "$work" || status=$?
+xvfb-run -a -s "-screen 0 1920x1080x24 -fbdir $KLUIS_FBDIR" dbus-run-session -- bash "$root/tests/e2e/session.sh" "$work" || status=$?
 rm -rf "$root/tests/e2e/artifacts"; mkdir -p "$root/tests/e2e/artifacts"
 cp -r "$work/screenshots/." "$root/tests/e2e/artifacts/" 2>/dev/null || true
 [ $status = 0 ] || { echo "--- tauri-driver log"; tail -50 "$work/tauri-driver.log" 2>/dev/null; } >&2

@@ -28,3 +28,14 @@ describe("format", () => {
     expect(shortHash("0123456789abcdef0123")).toBe("0123456789ab…");
   });
 });
+
+describe("shortDateTime", () => {
+  it("leaves out this year's year, keeps another year's", async () => {
+    const { shortDateTime } = await import("./format");
+    const now = Date.UTC(2026, 10, 27, 12, 0);
+    const thisYear = shortDateTime(Date.UTC(2026, 10, 28, 1, 25), "en-GB", now);
+    expect(thisYear).not.toContain("2026");
+    expect(thisYear).toContain("Nov");
+    expect(shortDateTime(Date.UTC(2027, 0, 2, 1, 25), "en-GB", now)).toContain("2027");
+  });
+});

@@ -63,6 +63,13 @@ export function dateTime(ms: number, locale: string): string {
   return dates(locale, { dateStyle: "medium", timeStyle: "short" }).format(ms);
 }
 
+/** A moment as a narrow column shows it: without the year when it is this year's
+ * ("28 Nov, 02:25"), else as [`dateTime`] does. */
+export function shortDateTime(ms: number, loc: string, now = Date.now()): string {
+  if (new Date(ms).getFullYear() !== new Date(now).getFullYear()) return dateTime(ms, loc);
+  return dates(loc, { month: "short", day: "numeric", hour: "2-digit", minute: "2-digit" }).format(ms);
+}
+
 /** The time of day, hours and minutes ("14:05"). */
 export function timeOfDay(ms: number, loc = locale()): string {
   return dates(loc, { hour: "2-digit", minute: "2-digit" }).format(ms);

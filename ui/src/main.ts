@@ -128,7 +128,7 @@ function App() {
     "div",
     { class: state.busy.value ? "shell busy" : "shell" },
     h(Header, {}),
-    h("div", { class: "body" }, state.profiles.value.length > 0 ? h(ProfileList, {}) : null, h("main", {}, h(ErrorBanner, {}), h(Main, {}))),
+    h("div", { class: "body" }, state.profiles.value.length > 0 ? h(ProfileList, {}) : null, h("main", { class: state.overview.value && !state.recovering.value && !state.importing.value && !state.editing.value ? "wide" : undefined }, h(ErrorBanner, {}), h(Main, {}))),
     h(ConfirmDialog, {}),
     h(Announcer, {}),
   );

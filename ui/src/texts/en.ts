@@ -304,6 +304,7 @@ export const en = {
   dashNext: "Next due",
   dashSize: "Size",
   dashDays: "Last 30 days",
+  dashDays14: "Last 14 days",
   dashNever: "never",
   dashOverdue: "overdue",
   dashPaused: "paused",

@@ -13,7 +13,7 @@ import { selectProfile } from "../actions/session";
 import type { DayMark, KlantStatus } from "../bindings";
 import { ago, arrange, daysSummary, lacksCopies, needsAttention, nextSort, rowWindow, type SortKey, type TableView } from "../dashboard";
 import { errorTitle } from "../errors";
-import { bytes, dateTime } from "../format";
+import { bytes, dateTime, shortDateTime } from "../format";
 import { locale, t, type Key } from "../i18n";
 import { foundIds, narrowed } from "../find";
 import { plansPaused, profileName, profileTags, retryingProfiles, runningProfiles, state } from "../state";
@@ -183,8 +183,9 @@ function CopiesCell({ k }: { k: KlantStatus }) {
 }
 
 function Next({ k }: { k: KlantStatus }) {
-  if (k.next_due_ms !== null) return dateTime(k.next_due_ms, locale());
-  return k.plan?.paused ? t("dashPaused") : t("dashManual");
+  if (k.next_due_ms === null) return k.plan?.paused ? t("dashPaused") : t("dashManual");
+  const whole = dateTime(k.next_due_ms, locale());
+  return h("span", { class: "clamp", title: whole }, shortDateTime(k.next_due_ms, locale()));
 }
 
 /** One klant's row, of the same height as every other (its texts are cut to two lines, each
@@ -225,7 +226,7 @@ const Row = memo(function Row({ k, index, name, tags, minute, running, picked }:
     h("td", { "data-test": "dash-result" }, h(Result, { k, running })),
     h("td", { class: "copies", "data-test": "dash-copies" }, h(CopiesCell, { k })),
     h("td", {}, h(Next, { k })),
-    h("td", { class: "num" }, bytes(k.last_success_bytes)),
+    h("td", { class: "num size" }, bytes(k.last_success_bytes)),
     h("td", {}, h(Strip, { days: k.days })),
   );
 });
@@ -339,7 +340,8 @@ function KlantTable() {
               columns.slice(0, 3).map(([column, label]) => h(Header, { key: column, column, label })),
               h("th", { scope: "col", class: "col-copies" }, t("dashCopiesColumn")),
               columns.slice(3).map(([column, label]) => h(Header, { key: column, column, label })),
-              h("th", { scope: "col", class: "col-days" }, t("dashDays")),
+              // (The strip shows 14 days where the window is narrow: see style.css.)
+              h("th", { scope: "col", class: "col-days" }, h("span", { class: "days-30" }, t("dashDays")), h("span", { class: "days-14" }, t("dashDays14"))),
             ),
           ),
           h(
