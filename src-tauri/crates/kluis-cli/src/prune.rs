@@ -224,7 +224,7 @@ pub fn tell(key: &KlantKey, name: &str, step: AfterSave) {
             other_kit: Some(theirs),
             ..
         } => eprintln!(
-            "kluis: copy target \"{target}\" names another recovery kit ({theirs}) than this computer's: if the office made a new kit, make this computer use it (kluis recovery-kit --join, with the new kit's key) — until then, the new kit does not open what this computer copies there."
+            "kluis: copy target \"{target}\" names another recovery kit ({theirs}) than this computer's. If your office made a new kit (its page in the safe shows {theirs}), make this computer use it: kluis recovery-kit --join, with that page's key — until then it does not open what this computer copies there. If it did not, someone else wrote that key there: make a new kit here (kluis recovery-kit), which writes this office's key again."
         ),
         AfterSave::CatalogWritten { .. } => {}
         AfterSave::CatalogFailed { target, error } => eprintln!(

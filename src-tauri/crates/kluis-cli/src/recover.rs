@@ -176,9 +176,13 @@ pub(crate) async fn load(
 /// `--before`'s day (its start, UTC) or moment, in Unix milliseconds.
 fn moment_ms(text: &str) -> Result<i64> {
     let text = text.trim();
-    let moment = match text.parse::<jiff::civil::Date>() {
-        Ok(day) => day.to_zoned(jiff::tz::TimeZone::UTC).map(|z| z.timestamp()),
-        Err(_) => text.parse::<jiff::Timestamp>(),
+    // A moment first (its offset kept); a day only when that is all there is (jiff reads a
+    // day out of a longer text, and the time would be lost).
+    let moment = match text.parse::<jiff::Timestamp>() {
+        Ok(moment) => Ok(moment),
+        Err(e) if text.len() != 10 => Err(e),
+        Err(_) => (text.parse::<jiff::civil::Date>())
+            .and_then(|day| day.to_zoned(jiff::tz::TimeZone::UTC).map(|z| z.timestamp())),
     };
     moment.map(|t| t.as_millisecond()).map_err(|_| {
         Error::Config(format!(
@@ -239,4 +243,26 @@ fn say(backup: &Backup, there: bool, json: bool) {
         },
         if there { "" } else { ", NOT ON THE TARGET" }
     );
+}
+
+#[cfg(test)]
+mod tests {
+    /// `--before` takes a moment with its offset, or a day alone (its start, UTC); a day with a
+    /// time but no offset is refused rather than read as the day's start.
+    #[test]
+    fn before_is_a_moment_or_a_day() {
+        let ms = |text| super::moment_ms(text).ok();
+        let utc = |text: &str| text.parse::<jiff::Timestamp>().unwrap().as_millisecond();
+        assert_eq!(ms("2026-11-20"), Some(utc("2026-11-20T00:00:00Z")));
+        assert_eq!(
+            ms("2026-11-20T08:00:00+01:00"),
+            Some(utc("2026-11-20T07:00:00Z"))
+        );
+        assert_eq!(
+            ms(" 2026-11-20T08:00:00Z "),
+            Some(utc("2026-11-20T08:00:00Z"))
+        );
+        assert_eq!(ms("2026-11-20T23:30"), None);
+        assert_eq!(ms("last tuesday"), None);
+    }
 }

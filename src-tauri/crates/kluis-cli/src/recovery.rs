@@ -81,6 +81,9 @@ pub async fn kit(cli: &Cli, asked: KitPage<'_>) -> Result<()> {
         true => crate::copies::with_secrets(targets.clone()).await?,
         false => targets.clone(),
     };
+    if with_target_secrets {
+        recovery_kit::with_every_secret(&on_page)?;
+    }
     let page = recovery_kit::page(&key, &setting, &on_page, before.is_some());
     let fingerprint = setting.fingerprint.clone();
     // This computer vouches for what it writes with the kit's vouch key, kept in its keyring.

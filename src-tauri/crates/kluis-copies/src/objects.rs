@@ -326,7 +326,7 @@ async fn bucket_put(
         put = put.if_none_match("*");
     }
     if let Some(lock) = bucket.place.lock {
-        let days = lock.days.min(DOCUMENT_LOCK_DAYS);
+        let days = lock.days.clamp(1, DOCUMENT_LOCK_DAYS);
         let until = kluis_core::clock::now_ms() + i64::from(days) * 86_400_000;
         put = (put.object_lock_mode(aws_sdk_s3::types::ObjectLockMode::Governance))
             .object_lock_retain_until_date(aws_sdk_s3::primitives::DateTime::from_millis(until));

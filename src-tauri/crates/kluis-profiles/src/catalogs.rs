@@ -152,15 +152,18 @@ fn write_one(
     // written over (the two would take turns), and it is said.
     let new_here = state.office != office.fingerprint();
     let mut other_kit = None;
-    match opened.get(layout::OFFICE_KEY, 4096)? {
-        Some(there) if there == key_text.as_bytes() => {}
-        Some(there) if !new_here => {
-            other_kit = Some(
-                OfficeKey::parse(&String::from_utf8_lossy(&there))
-                    .map_or_else(|_| "an unreadable one".into(), |k| k.fingerprint()),
-            );
-        }
-        there => opened.put(layout::OFFICE_KEY, key_text.as_bytes(), there.is_some())?,
+    // (One that is not an office key at all — damaged, too large, planted — is written over.)
+    let theirs = match opened.get(layout::OFFICE_KEY, 4096) {
+        Ok(Some(there)) if there == key_text.as_bytes() => Ok(None),
+        Ok(Some(there)) => Err(OfficeKey::parse(&String::from_utf8_lossy(&there)).ok()),
+        Ok(None) => Ok(Some(false)),
+        Err(_) => Err(None),
+    };
+    match theirs {
+        Ok(None) => {}
+        Err(Some(other)) if !new_here => other_kit = Some(other.fingerprint()),
+        Ok(Some(replace)) => opened.put(layout::OFFICE_KEY, key_text.as_bytes(), replace)?,
+        Err(_) => opened.put(layout::OFFICE_KEY, key_text.as_bytes(), true)?,
     }
     if new_here {
         state.office = office.fingerprint();

@@ -160,6 +160,28 @@ pub fn page(
     page
 }
 
+/// The kit's page asked for with the targets' secrets: refused when one that logs in with a
+/// secret came without it (the keyring could not be read) — a page said to hold them must.
+pub fn with_every_secret(targets: &[kluis_copies::CopyTarget]) -> kluis_core::Result<()> {
+    use kluis_copies::sftp::SftpLogin;
+    let missing: Vec<&str> = (targets.iter())
+        .filter(|t| t.secret.is_none())
+        .filter(|t| match &t.place {
+            kluis_copies::Place::S3(_) => true,
+            kluis_copies::Place::Sftp(sftp) => matches!(sftp.login, SftpLogin::Password),
+            kluis_copies::Place::Folder { .. } => false,
+        })
+        .map(|t| t.name.as_str())
+        .collect();
+    match missing.is_empty() {
+        true => Ok(()),
+        false => Err(kluis_core::Error::Config(format!(
+            "The secret of copy target {} could not be read from the keyring: no kit is made with the targets' secrets (make it without them, or unlock the keyring and try again).",
+            missing.join(", ")
+        ))),
+    }
+}
+
 /// What must be kept, besides this kit, to reach a target from a new computer — its secret
 /// itself when `target` carries it (the kit made with the targets' secrets, on request, for an
 /// office that keeps the page in a safe).
@@ -302,7 +324,12 @@ mod tests {
             "{without}"
         );
         assert!(!without.contains("s3cr3t-key"));
+        assert!(
+            with_every_secret(std::slice::from_ref(&target)).is_err(),
+            "asked with the secrets, one missing (the keyring not read): refused"
+        );
         target.secret = Some(kluis_core::Secret::new("s3cr3t-key"));
+        assert!(with_every_secret(std::slice::from_ref(&target)).is_ok());
         let with = page(&key, &setting, &[target], false);
         assert!(with.contains("its secret (printed on request"), "{with}");
         assert!(with.contains("s3cr3t-key"), "{with}");

@@ -953,6 +953,21 @@ async fn a_second_computer_joins_the_offices_kit_and_follows_a_new_one() {
             && pairs.contains(&("Bakker".into(), "A".into())),
         "the new kit opens both computers' copies once B joined it: {pairs:?}"
     );
+
+    // Something that is no office key at all (damaged, or planted) is written over, not said.
+    std::fs::write(nas.join("kluis-recovery/office-key.txt"), "not a key").unwrap();
+    let args = backup("Visser", &b.join("Visser"));
+    let after = as_computer(&e, &b, &args, &[]).await;
+    assert_succeeded(&after);
+    assert!(
+        !stderr(&after).contains("names another recovery kit"),
+        "{}",
+        stderr(&after)
+    );
+    assert!(
+        office_key().contains(&k2_fingerprint),
+        "the office's key written again"
+    );
 }
 
 /// `recover list --before DATE` goes back past catalogs that are not trusted: before every

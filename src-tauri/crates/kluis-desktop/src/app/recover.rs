@@ -228,6 +228,7 @@ impl Recovery {
         location: &str,
         progress: RecoverSink,
     ) -> AppResult<Option<RestoreSummary>> {
+        let look = self.looks.load(Ordering::SeqCst);
         let reading = self.reading()?;
         let chosen = choose_at(&reading.on, location)?.clone();
         let opener = opener(&chosen, None)?;
@@ -236,6 +237,13 @@ impl Recovery {
         };
         let stop = Arc::new(AtomicBool::new(false));
         {
+            // (Closed, or looked again, while the folder dialog was open: not restored.)
+            let _reading = self.reading.lock().unwrap_or_else(|e| e.into_inner());
+            if self.looks.load(Ordering::SeqCst) != look {
+                return Err(AppError::InvalidState(
+                    "Closed, or looked again meanwhile: nothing is restored.".into(),
+                ));
+            }
             let mut running = self.stop.lock().unwrap_or_else(|e| e.into_inner());
             if running.is_some() {
                 return Err(AppError::InvalidState(

@@ -47,6 +47,9 @@ impl AppSettings {
             true => self.shared.copy_targets().await,
             false => self.current().copy_targets,
         };
+        if with_target_secrets {
+            recovery_kit::with_every_secret(&targets)?;
+        }
         let page = recovery_kit::page(&key, &setting, &targets, before.is_some());
         let mut made = KitMade {
             path: path.display().to_string(),
