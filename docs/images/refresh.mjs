@@ -1,13 +1,15 @@
 // The screenshots the docs show, refreshed from the end-to-end run's (tests/e2e/artifacts/,
 // English): each cut to the app's window (Xvfb's screen is larger; what is not the window is
-// black) and written here. No dependency but Node's zlib: the e2e run writes plain PNGs (8-bit
-// RGB, each row unfiltered), which is all this reads.
+// black) and written here (as the e2e run writes its PNGs: ui/e2e/screen.mjs). No dependency
+// but Node's zlib: the e2e run writes plain PNGs (8-bit RGB, each row unfiltered), which is
+// all this reads.
 //
 //   bash tests/e2e/run.sh && node docs/images/refresh.mjs
 import { readFileSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { crc32, deflateSync, inflateSync } from "node:zlib";
+import { inflateSync } from "node:zlib";
+import { rgbPng } from "../../ui/e2e/screen.mjs";
 
 const here = dirname(fileURLToPath(import.meta.url));
 const artifacts = join(here, "../../tests/e2e/artifacts");
@@ -67,19 +69,7 @@ function write({ rows }, { right, bottom }) {
     raw[out] = 0;
     rows[y].copy(raw, out + 1, 0, right * 3);
   }
-  const chunk = (type, body) => {
-    const head = Buffer.alloc(4);
-    head.writeUInt32BE(body.length);
-    const typed = Buffer.concat([Buffer.from(type, "ascii"), body]);
-    const crc = Buffer.alloc(4);
-    crc.writeUInt32BE(crc32(typed));
-    return Buffer.concat([head, typed, crc]);
-  };
-  const ihdr = Buffer.alloc(13);
-  ihdr.writeUInt32BE(right, 0);
-  ihdr.writeUInt32BE(bottom, 4);
-  ihdr.set([8, 2, 0, 0, 0], 8);
-  return Buffer.concat([Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]), chunk("IHDR", ihdr), chunk("IDAT", deflateSync(raw, { level: 9 })), chunk("IEND", Buffer.alloc(0))]);
+  return rgbPng(right, bottom, raw, 9);
 }
 
 for (const [name, from] of Object.entries(IMAGES)) {

@@ -41,6 +41,12 @@ export function xwdToPng(xwd) {
       raw[out + 3 + x * 3] = (value & blueMask) >>> bs;
     }
   }
+  return rgbPng(width, height, raw);
+}
+
+/** A PNG (8-bit RGB) of `raw`: `height` rows of a filter byte and `width` RGB pixels each;
+ * deflated at zlib's `level` (its default unless given). */
+export function rgbPng(width, height, raw, level) {
   const chunk = (type, data) => {
     const body = Buffer.concat([Buffer.from(type, "ascii"), data]);
     const length = Buffer.alloc(4);
@@ -56,7 +62,7 @@ export function xwdToPng(xwd) {
   return Buffer.concat([
     Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]),
     chunk("IHDR", ihdr),
-    chunk("IDAT", deflateSync(raw)),
+    chunk("IDAT", deflateSync(raw, level === undefined ? {} : { level })),
     chunk("IEND", Buffer.alloc(0)),
   ]);
 }

@@ -65,8 +65,6 @@ pub async fn run(cli: &Cli, from: &RecoverFrom, asked: AdoptAsked) -> Result<()>
              \x20 5. Delete the key file, and put the kit back in the safe."
         );
     }
-    let history = std::sync::Arc::new(history);
-    let all = crate::copies::with_secrets(profiles.settings().copy_targets).await?;
-    crate::recovery::write_after_copies(cli, history, all).await;
+    crate::recovery::write_catalogs_now(cli, profiles.settings().copy_targets).await?;
     Ok(())
 }

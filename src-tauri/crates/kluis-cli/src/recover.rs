@@ -133,10 +133,7 @@ fn recovery_key(from: &RecoverFrom) -> Result<RecoveryKey> {
 /// The recovery key: from `file`, else `KLUIS_RECOVERY_KEY` (its text or 24 words).
 pub(crate) fn key_from(file: Option<&Path>) -> Result<RecoveryKey> {
     let text = match file {
-        Some(file) => {
-            let bytes = read_small(file)?;
-            String::from_utf8_lossy(&bytes).into_owned()
-        }
+        Some(file) => return recover::key_in_file(file),
         None => std::env::var("KLUIS_RECOVERY_KEY").map_err(|_| {
             Error::Config(
                 "Give the recovery kit's key: --recovery-key FILE, or KLUIS_RECOVERY_KEY (its AGE-SECRET-KEY-1… line or its 24 words).".into(),
@@ -147,13 +144,13 @@ pub(crate) fn key_from(file: Option<&Path>) -> Result<RecoveryKey> {
     RecoveryKey::parse(text.expose())
 }
 
-/// A small file read whole (a key file is some hundred bytes).
+/// A small file read whole (an identity file is some hundred bytes).
 fn read_small(file: &Path) -> Result<Vec<u8>> {
     use std::io::Read;
     let mut bytes = Vec::new();
     std::fs::File::open(file)
         .and_then(|f| f.take(64 * 1024).read_to_end(&mut bytes))
-        .map_err(|e| Error::io(format!("read the key file {}", file.display()), e))?;
+        .map_err(|e| Error::io(format!("read the identity file {}", file.display()), e))?;
     Ok(bytes)
 }
 

@@ -46,6 +46,21 @@ pub async fn write_after_copies(
     }
 }
 
+/// Every copy target's catalog written now, with its secret (a kit made, joined or carried on
+/// for: not only after the next backup); the targets written to.
+pub async fn write_catalogs_now(
+    cli: &Cli,
+    targets: Vec<kluis_copies::CopyTarget>,
+) -> Result<Vec<kluis_copies::CopyTarget>> {
+    if targets.is_empty() {
+        return Ok(targets);
+    }
+    let history = std::sync::Arc::new(crate::from_args::open_history(cli.history_db.as_ref())?);
+    let targets = crate::copies::with_secrets(targets).await?;
+    write_after_copies(cli, history, targets.clone()).await;
+    Ok(targets)
+}
+
 /// Where what was last written to each target is noted: beside the history.
 fn state_beside(history: &Path) -> std::path::PathBuf {
     history.with_file_name("recovery-written.json")
@@ -102,10 +117,8 @@ pub async fn kit(cli: &Cli, asked: KitPage<'_>) -> Result<()> {
     );
     // The catalogs written now, for the kit to open them at once (and, for a new kit, every
     // record again under it) — not only after the next backup.
+    let targets = write_catalogs_now(cli, targets).await?;
     if !targets.is_empty() {
-        let history = std::sync::Arc::new(crate::from_args::open_history(cli.history_db.as_ref())?);
-        let targets = crate::copies::with_secrets(targets).await?;
-        write_after_copies(cli, history, targets.clone()).await;
         eprintln!(
             "kluis: the catalogs are written to {}. Check the kit now: kluis recover list --target \"{}\" --recovery-key FILE.",
             (targets.iter()).map(|t| format!("\"{}\"", t.name)).collect::<Vec<_>>().join(", "),
@@ -133,12 +146,7 @@ pub async fn join(cli: &Cli, key_file: Option<&Path>, pc_name: Option<String>) -
     })
     .await?;
     eprintln!("kluis: this computer now writes its catalogs for the office's kit ({fingerprint}){instead}.");
-    let targets = profiles.settings().copy_targets;
-    if !targets.is_empty() {
-        let history = std::sync::Arc::new(crate::from_args::open_history(cli.history_db.as_ref())?);
-        let targets = crate::copies::with_secrets(targets).await?;
-        write_after_copies(cli, history, targets).await;
-    }
+    write_catalogs_now(cli, profiles.settings().copy_targets).await?;
     Ok(())
 }
 

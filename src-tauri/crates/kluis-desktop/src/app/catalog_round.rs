@@ -24,6 +24,18 @@ impl Shared {
         let (history, targets) = (self.history.clone(), self.copy_targets().await);
         unattended::write_catalogs(history, targets, catalogs).await
     }
+
+    /// [`Shared::write_round_catalogs`], for a window that says each copy target whose catalog
+    /// could not be written now, with why (a kit made or joined, *Carry on*).
+    pub async fn write_catalogs_now(&self) -> Vec<String> {
+        let mut not_written = Vec::new();
+        for step in self.write_round_catalogs().await {
+            if let AfterSave::CatalogFailed { target, error } = step {
+                not_written.push(format!("{target}: {error}"));
+            }
+        }
+        not_written
+    }
 }
 
 /// How many unattended backups are running now.

@@ -9,7 +9,7 @@
 //! it), never in the settings, the history or the keyring — until *Carry on*, which keeps only
 //! what a kit made here keeps (the public half and the vouch key).
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
@@ -18,7 +18,6 @@ use kluis_core::{Error, Secret};
 use kluis_profiles::recover::adopt::{adopt, AdoptAsked};
 use kluis_profiles::recover::restore::{choose_at, opener, restore, Stage};
 use kluis_profiles::recover::{self, shown, OnTarget};
-use kluis_profiles::unattended::AfterSave;
 use kluis_recovery::{Backup, Encrypted, Proof, RecoveryKey};
 use serde::Serialize;
 
@@ -196,14 +195,14 @@ impl Recovery {
         pasted: Option<String>,
     ) -> AppResult<Option<FoundCopies>> {
         let look = self.looks.fetch_add(1, Ordering::SeqCst) + 1;
-        let text = match pasted.map(Secret::new) {
-            Some(text) => text,
+        let key = match pasted.map(Secret::new) {
+            Some(text) => RecoveryKey::parse(text.expose())?,
             None => match self.shared.dialogs().pick_recovery_key().await {
-                Some(file) => read_key_file(&file).await?,
+                Some(file) => key_in_file(file).await?,
                 None => return Ok(None),
             },
         };
-        let key = Arc::new(RecoveryKey::parse(text.expose())?);
+        let key = Arc::new(key);
         let targets = self.shared.copy_targets().await;
         let target = (targets.into_iter().find(|t| t.id == target_id)).ok_or_else(|| {
             AppError::NotFound("That copy target is no longer in Settings.".into())
@@ -316,12 +315,7 @@ impl Recovery {
             asked,
         )
         .await?;
-        let mut not_written = Vec::new();
-        for step in shared.write_round_catalogs().await {
-            if let AfterSave::CatalogFailed { target, error } = step {
-                not_written.push(format!("{target}: {error}"));
-            }
-        }
+        let not_written = shared.write_catalogs_now().await;
         Ok(CarriedOn {
             lost: shown(&adopted.lost.name),
             klanten: (adopted.taken.iter())
@@ -368,21 +362,13 @@ impl Drop for RunningRestore<'_> {
     }
 }
 
-/// The kit's file, read whole (a key file is some hundred bytes; a printed page a few KB): the
-/// key's line or words are found in it by kluis-recovery.
-pub(super) async fn read_key_file(file: &Path) -> AppResult<Secret> {
-    let file: PathBuf = file.to_path_buf();
-    let read = tokio::task::spawn_blocking(move || {
-        use std::io::Read;
-        let mut bytes = Vec::new();
-        std::fs::File::open(&file)
-            .and_then(|f| f.take(64 * 1024).read_to_end(&mut bytes))
-            .map_err(|e| Error::io(format!("read the key file {}", file.display()), e))?;
-        Ok::<_, Error>(Secret::new(String::from_utf8_lossy(&bytes).into_owned()))
-    })
-    .await
-    .map_err(|e| Error::Io(format!("Reading the key file stopped unexpectedly ({e}).")))?;
-    Ok(read?)
+/// The recovery key in the kit's file (kluis-profiles' `recover::key_in_file`), off the async
+/// threads.
+pub(super) async fn key_in_file(file: PathBuf) -> AppResult<RecoveryKey> {
+    let key = tokio::task::spawn_blocking(move || recover::key_in_file(&file))
+        .await
+        .map_err(|e| Error::Io(format!("Reading the key file stopped unexpectedly ({e}).")))?;
+    Ok(key?)
 }
 
 /// What the page shows of `on`.

@@ -10,7 +10,6 @@
 use kluis_core::Error;
 use kluis_profiles::recovery_kit;
 use kluis_profiles::secrets::off_thread;
-use kluis_profiles::unattended::AfterSave;
 use serde::Serialize;
 
 use super::settings::AppSettings;
@@ -76,7 +75,7 @@ impl AppSettings {
             let _ = std::fs::remove_file(&path);
             return Err(e.into());
         }
-        made.not_written = self.write_catalogs_now().await;
+        made.not_written = self.shared.write_catalogs_now().await;
         Ok(Some(made))
     }
 
@@ -87,8 +86,7 @@ impl AppSettings {
         let Some(file) = self.shared.dialogs().pick_recovery_key().await else {
             return Ok(None);
         };
-        let text = super::recover::read_key_file(&file).await?;
-        let key = kluis_recovery::RecoveryKey::parse(text.expose())?;
+        let key = super::recover::key_in_file(file.clone()).await?;
         let setting = recovery_kit::joined(&key, self.current().recovery.as_ref(), None);
         let mut joined = KitMade {
             path: file.display().to_string(),
@@ -100,18 +98,7 @@ impl AppSettings {
             recovery_kit::keep_kit(&profiles, secrets, &key, setting)
         })
         .await?;
-        joined.not_written = self.write_catalogs_now().await;
+        joined.not_written = self.shared.write_catalogs_now().await;
         Ok(Some(joined))
-    }
-
-    /// The catalogs written to every copy target now; each target whose could not be, with why.
-    async fn write_catalogs_now(&self) -> Vec<String> {
-        let mut not_written = Vec::new();
-        for step in self.shared.write_round_catalogs().await {
-            if let AfterSave::CatalogFailed { target, error } = step {
-                not_written.push(format!("{target}: {error}"));
-            }
-        }
-        not_written
     }
 }

@@ -150,6 +150,19 @@ pub fn read_listing(
     })
 }
 
+/// The recovery key in `file` — the key file `recovery-kit --key-file` wrote, or the kit's page
+/// (its `AGE-SECRET-KEY-1…` line or its 24 words are found in it) — read up to 64 KiB.
+/// Blocking.
+pub fn key_in_file(file: &std::path::Path) -> Result<RecoveryKey> {
+    use std::io::Read;
+    let mut bytes = Vec::new();
+    std::fs::File::open(file)
+        .and_then(|f| f.take(64 * 1024).read_to_end(&mut bytes))
+        .map_err(|e| Error::io(format!("read the key file {}", file.display()), e))?;
+    let text = kluis_core::Secret::new(String::from_utf8_lossy(&bytes).into_owned());
+    RecoveryKey::parse(text.expose())
+}
+
 /// What the listing was made from, in words: each computer's catalog and its date, or that
 /// it was rebuilt from the copies' own records.
 pub fn made_from(listing: &Listing) -> String {
