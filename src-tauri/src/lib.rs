@@ -177,6 +177,12 @@ pub fn run() {
                     .state::<DesktopApp>()
                     .background
                     .keep_running_when_closed());
+            // No larger than the screen's usable area (a laptop less its taskbar).
+            let usable = app.primary_monitor().ok().flatten().map(|monitor| {
+                let area = monitor.work_area().size.to_logical::<f64>(monitor.scale_factor());
+                (area.width, area.height)
+            });
+            let size = kluis_desktop::window::first_size(usable);
             WebviewWindowBuilder::new(app, "main", WebviewUrl::App(page.into()))
                 .visible(visible)
                 .title(if launch.demo {
@@ -184,8 +190,8 @@ pub fn run() {
                 } else {
                     "Kluis"
                 })
-                .inner_size(1100.0, 760.0)
-                .min_inner_size(720.0, 520.0)
+                .inner_size(size.inner.0, size.inner.1)
+                .min_inner_size(size.smallest.0, size.smallest.1)
                 .build()?;
             Ok(())
         })

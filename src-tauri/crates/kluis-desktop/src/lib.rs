@@ -29,6 +29,7 @@
 //! - [`runtime`]: the async runtime everything above runs on, its threads below the window's
 //!   priority so that backups yield the CPU to it.
 //! - [`bindings`]: the TypeScript declarations of every type the UI receives or sends.
+//! - [`window`]: the window's first size, no larger than the screen's usable area.
 //! - [`error`]: [`AppError`], crossing to the UI as `{code, message}`.
 
 pub mod app;
@@ -44,6 +45,7 @@ pub mod runtime;
 /// The keyring and the other stores of secrets (kluis-profiles', shared with the CLI).
 pub use kluis_profiles::secrets;
 pub mod staging;
+pub mod window;
 
 pub use app::{
     AppPaths, BucketInput, CarriedOn, CopyToChange, DemoInfo, DesktopApp, DesktopAppBuilder,
