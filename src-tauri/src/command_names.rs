@@ -37,6 +37,7 @@ macro_rules! with_commands {
             test_callback,
             resume_backups,
             start_demo,
+            open_demo,
             set_plan,
             watch_planned,
             backup_all,

@@ -184,7 +184,12 @@ async fn resume_backups(app: App<'_>, on_event: Channel<ResumedEvent>) -> Res<Ve
 
 #[tauri::command]
 async fn start_demo(app: App<'_>) -> Res<DemoInfo> {
-    app.accounts.start_demo().await
+    app.start_demo().await
+}
+
+#[tauri::command]
+fn open_demo(app: App<'_>) -> Res<()> {
+    app.open_demo()
 }
 
 #[tauri::command]

@@ -36,14 +36,18 @@ pub use kluis_desktop::LaunchInfo;
 use kluis_desktop::{AppPaths, DesktopApp, KeyringStore};
 use tauri::{Manager, WebviewUrl, WebviewWindowBuilder};
 
-/// Builds the app's state from the environment.
-pub fn desktop_app() -> Result<DesktopApp, kluis_desktop::AppError> {
+/// Builds the app's state from the environment (`demo`: the demo app's, on the demo's own
+/// folder beside the data folder).
+pub fn desktop_app(demo: bool) -> Result<DesktopApp, kluis_desktop::AppError> {
     let paths = match std::env::var_os("KLUIS_DATA_DIR") {
         Some(dir) => AppPaths::under(&PathBuf::from(dir)),
         None => AppPaths::platform()?,
     };
     let save_dir = std::env::var_os("KLUIS_E2E_SAVE_DIR").map(PathBuf::from);
-    DesktopApp::open(paths, Arc::new(KeyringStore), save_dir)
+    DesktopApp::builder(paths, Arc::new(KeyringStore))
+        .demo(demo)
+        .save_folder(save_dir)
+        .open()
 }
 
 /// The builder with every plugin, command and piece of state, shared by `run` and tests.
@@ -66,18 +70,19 @@ fn with_commands<R: tauri::Runtime>(
 
 /// One Kluis per data folder: the first owns a name on the session bus (Linux), a second
 /// start hands its arguments over and ends, and the first shows its window. A data folder of
-/// its own (`KLUIS_DATA_DIR`) is another Kluis, with a name of its own.
-fn single_instance<R: tauri::Runtime>() -> tauri::plugin::TauriPlugin<R> {
+/// its own (`KLUIS_DATA_DIR`) is another Kluis, with a name of its own; so is the demo (its
+/// folder is its own).
+fn single_instance<R: tauri::Runtime>(demo: bool) -> tauri::plugin::TauriPlugin<R> {
     tauri_plugin_single_instance::Builder::new()
         .callback(|app, _args, _cwd| tray::show_window(app))
-        .dbus_id(instance_id())
+        .dbus_id(instance_id(demo))
         .build()
 }
 
 /// The name the single instance owns on the bus, less the plugin's ".SingleInstance": the
-/// app's identifier, or one of a data folder's own.
-fn instance_id() -> String {
-    match std::env::var_os("KLUIS_DATA_DIR") {
+/// app's identifier, or one of a data folder's own; the demo's ends in ".demo".
+fn instance_id(demo: bool) -> String {
+    let id: String = match std::env::var_os("KLUIS_DATA_DIR") {
         Some(dir) => {
             use std::hash::{Hash, Hasher};
             let mut hasher = std::hash::DefaultHasher::new();
@@ -86,6 +91,10 @@ fn instance_id() -> String {
         }
         // tauri.conf.json's identifier (what the plugin itself would take).
         None => "nl.kluis.desktop".into(),
+    };
+    match demo {
+        true => format!("{id}.demo"),
+        false => id,
     }
 }
 
@@ -110,8 +119,8 @@ pub fn run() {
     // The single instance comes first: a second start hands over and ends before it opens
     // anything (the history, the staging folder) of the Kluis that runs — unless that one is
     // leaving, which is waited for.
-    instance::wait_while_leaving(&format!("{}.SingleInstance", instance_id()));
-    let first = tauri::Builder::<tauri::Wry>::new().plugin(single_instance());
+    instance::wait_while_leaving(&format!("{}.SingleInstance", instance_id(launch.demo)));
+    let first = tauri::Builder::<tauri::Wry>::new().plugin(single_instance(launch.demo));
     with_commands(first, launch)
         .plugin(
             tauri_plugin_autostart::Builder::new()
@@ -121,7 +130,7 @@ pub fn run() {
         )
         .on_window_event(tray::on_window_event)
         .setup(move |app| {
-            match desktop_app() {
+            match desktop_app(launch.demo) {
                 Ok(desktop) => app.manage(desktop),
                 Err(e) => {
                     eprintln!("kluis-app: {e}");

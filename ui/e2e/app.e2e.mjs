@@ -146,7 +146,14 @@ after(async () => {
 test("demo mode opens on the dashboard of its klanten, signs in to one and shows the environment", async () => {
   await waitText("demo-badge", "Demo");
   // More than one klant: the dashboard is the first screen, a row per klant.
-  for (const klant of ["demo", "demo-restricted", "demo-jansen", "demo-de-vries"]) await waitRow(`dash-${klant}`, "never");
+  for (const klant of ["demo", "demo-restricted", "demo-jansen"]) await waitRow(`dash-${klant}`, "never");
+  // Fietsen De Vries has a month behind it, its last night's backup copied; the demo says where
+  // all of it is kept.
+  await waitRow("dash-demo-de-vries", "Saved");
+  await waitRow("dash-demo-de-vries", "1/1");
+  const strip = await browser.execute(() => document.querySelector('[data-test="dash-demo-de-vries"] .strip')?.getAttribute("aria-label"));
+  assert.match(strip, /[1-3][0-9] saved/, `its last nights saved in its strip: ${strip}`);
+  await waitText("demo-folder", join(env("KLUIS_DATA_DIR"), "demo"));
   await shot("00-dashboard");
   await (await $t("profile-demo")).click();
   await waitText("session", "demo");
@@ -212,8 +219,9 @@ test("Settings: the webhook.site choice is saved, tested, and used by the next b
   const files = readdirSync(saveDir).filter((f) => !f.startsWith("."));
   assert.equal(files.length, 3, `a third backup, next to the others: ${files}`);
   await (await $t("tab-history")).click();
-  const rows = await browser.$$('[data-test="history-row"][data-stage="saved"]');
-  assert.equal(rows.length, 3);
+  // (Among the demo's month of Fietsen De Vries's: the Demo klant's own three.)
+  const saved = await browser.execute(() => [...document.querySelectorAll('[data-test="history-row"][data-stage="saved"]')].map((r) => r.textContent));
+  assert.equal(saved.filter((row) => row.includes("owner-backup")).length, 3, `the three backups saved: ${saved.length} rows`);
 });
 
 test("a key without the backup endpoint is explained, and refused with a message", async () => {
@@ -248,12 +256,15 @@ test("a profile of one's own keeps its secrets in the keyring and signs in", asy
   await shot("10-profile-form");
   await (await $t("save-profile")).click();
   await waitText("session", "Eigen klant", 30000);
-  const profiles = readdirSync(env("KLUIS_DATA_DIR")).includes("profiles.json");
+  // (The demo's files are in its own folder.)
+  const demoData = join(env("KLUIS_DATA_DIR"), "demo");
+  const profiles = readdirSync(demoData).includes("profiles.json");
   assert.ok(profiles, "the profile is saved");
   const { readFileSync } = await import("node:fs");
-  const file = readFileSync(join(env("KLUIS_DATA_DIR"), "profiles.json"), "utf8");
+  const file = readFileSync(join(demoData, "profiles.json"), "utf8");
   assert.ok(!file.includes("demo-password") && !file.includes(env("KLUIS_E2E_SIM_KEY")), "no secret in the profiles file");
-  assert.ok(existsSync(join(env("KLUIS_DATA_DIR"), "history.sqlite3")));
+  assert.ok(existsSync(join(demoData, "history.sqlite3")));
+  assert.ok(!existsSync(join(env("KLUIS_DATA_DIR"), "profiles.json")), "nothing of the demo in Kluis's own files");
   await (await $t("tab-environment")).click();
   await waitText("environment", "Demo Administratie");
   await shot("11-own-profile");
@@ -405,9 +416,9 @@ test("Backup all: every klant, each into its own folder; klanten that fail say w
   // its reason, and "needs attention" leaves only those that failed.
   await (await $t("overview")).click();
   for (const klant of ["demo", "demo-jansen", "demo-de-vries"]) await waitRow(`dash-${klant}`, "Saved");
-  assert.equal(await browser.execute(() => document.querySelectorAll('[data-test="dash-demo-jansen"] .status.ok').length), 1, "shown green");
+  assert.equal(await browser.execute(() => document.querySelectorAll('[data-test="dash-demo-jansen"] [data-test="dash-result"] .status.ok').length), 1, "shown green");
   await waitRow("dash-demo-restricted", "Not allowed");
-  assert.equal(await browser.execute(() => document.querySelectorAll('[data-test="dash-demo-restricted"] .status.failed').length), 1, "shown red");
+  assert.equal(await browser.execute(() => document.querySelectorAll('[data-test="dash-demo-restricted"] [data-test="dash-result"] .status.failed').length), 1, "shown red");
   // And the failures were told on the desktop, in one notification (the session's notification
   // service is kluis-sim's stand-in, which writes down what it is shown), once the 30 s in
   // which failures are gathered into one summary have passed.
@@ -645,11 +656,16 @@ test("Restore from a copy: the lost computer's backups found with the kit's file
   await (await $t("tab-settings")).click();
   await (await $t("settings-restore-from-copy")).click();
   await (await $t("recover-panel")).waitForExist({ timeout: 10000 });
-  if (!(await (await $t("recover-target")).isExisting())) {
+  // (The demo has copy targets of its own: the lost computer's folder is added beside them.)
+  const targetNames = () => browser.execute(() => [...document.querySelectorAll('[data-test="recover-target"] option')].map((o) => o.textContent));
+  if (!(await targetNames()).includes("NAS")) {
+    const adding = await $t("recover-add-target");
+    if (await adding.isExisting()) await (await adding.$("summary")).click();
     await (await $t("copy-name")).setValue("NAS");
     await (await $t("copy-add")).click(); // the folder dialog answers with the lost computer's folder
   }
-  await (await $t("recover-target")).waitForExist({ timeout: 30000 });
+  await browser.waitUntil(async () => (await targetNames()).includes("NAS"), { timeout: 30000, timeoutMsg: "the lost computer's folder was not added" });
+  await (await $t("recover-target")).selectByVisibleText("NAS");
   await (await $t("recover-key-file")).click(); // Rust reads the kit's file: the key never comes to the page
   // (The folder also holds files of the tests before — a report, a restored file: listed as
   // nobody's, not offered.)

@@ -108,6 +108,7 @@ export const api = {
     return invoke<ResumedJob[]>("resume_backups", { onEvent: channel });
   },
   startDemo: () => invoke<DemoInfo>("start_demo"),
+  openDemo: () => invoke<null>("open_demo"),
   /** Every profile, a few at a time, into the save folder; resolves when the last has started. */
   backupAll: () => invoke<number>("backup_all"),
   /** Every running backup cancelled, and Backup all's waiting klanten not started. */

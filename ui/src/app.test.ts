@@ -42,7 +42,7 @@ let finishBackupAll: (() => void) | null = null;
 
 function fakeBackend(
   calls: Calls,
-  options: { loginStart?: boolean | "refused"; demoStarted?: boolean; resumed?: ResumedEvent[]; holdBackup?: boolean; history?: HistoryEntry[]; dialogClosed?: boolean; profiles?: ProfileView[]; refuseSignIn?: string[]; saveFolder?: string; monitorDown?: boolean; dashboard?: KlantStatus[]; wouldRemove?: HistoryEntry[]; verifyReport?: VerifyReport; copyTargets?: Settings["copy_targets"]; update?: UpdateView; updateRefused?: string } = {},
+  options: { loginStart?: boolean | "refused"; demoStarted?: boolean; demoApp?: boolean; resumed?: ResumedEvent[]; holdBackup?: boolean; history?: HistoryEntry[]; dialogClosed?: boolean; profiles?: ProfileView[]; refuseSignIn?: string[]; saveFolder?: string; monitorDown?: boolean; dashboard?: KlantStatus[]; wouldRemove?: HistoryEntry[]; verifyReport?: VerifyReport; copyTargets?: Settings["copy_targets"]; update?: UpdateView; updateRefused?: string } = {},
 ) {
   let started = options.demoStarted ?? false;
   let settings: Settings = { ...defaultSettings, save_folder: options.saveFolder ?? null, copy_targets: options.copyTargets ?? [] };
@@ -53,9 +53,11 @@ function fakeBackend(
     calls.push({ cmd, args: (args ?? {}) as Record<string, unknown> });
     switch (cmd) {
       case "launch_info":
-        return { demo: false };
+        return { demo: options.demoApp ?? false };
       case "settings":
         return settings;
+      case "open_demo":
+        return null;
       case "set_callback":
         settings = { ...settings, callback: (args as { input: { setting: Settings["callback"] } }).input.setting };
         return settings;
@@ -71,7 +73,7 @@ function fakeBackend(
         return carriedOn.length > 0 ? carriedOn : (options.profiles ?? (started ? [demoProfile] : []));
       case "start_demo":
         started = true;
-        return { base_url: demoProfile.base_url, profiles: [demoProfile] };
+        return { base_url: demoProfile.base_url, profiles: [demoProfile], folder: "/home/user/.local/share/kluis/demo" };
       case "sign_in": {
         const id = (args as { profileId: string }).profileId;
         if (options.refuseSignIn?.includes(id)) throw { code: "auth_failed", message: "The service refused the api key, username or password." };
@@ -664,15 +666,27 @@ describe("Kluis UI", () => {
   });
   afterEach(() => clearMocks());
 
-  it("offers the demo on first run and shows it clearly labelled", async () => {
+  it("offers the demo on first run, opened in a window of its own that touches nothing here", async () => {
     fakeBackend(calls);
     await startUi();
     await settle();
     expect(document.body.textContent).toContain("Welcome to Kluis");
     await click("try-demo");
+    await settle();
+    const asked = calls.map((c) => c.cmd);
+    expect(asked).toContain("open_demo");
+    expect(asked, "this Kluis gets no demo klanten").not.toContain("start_demo");
+    expect(byTest("demo-badge"), "this window is not the demo").toBeNull();
+  });
+
+  it("the demo app starts the demo, clearly labelled, and says where its files are", async () => {
+    fakeBackend(calls, { demoApp: true });
+    await startUi();
+    await settle();
     expect(calls.map((c) => c.cmd)).toContain("start_demo");
     expect(byTest("demo-badge")?.textContent).toContain("Demo");
     expect(byTest("session")?.textContent).toContain("Signed in as demo");
+    expect(byTest("try-demo"), "no demo offered inside the demo").toBeNull();
   });
 
   it("runs a backup through the save dialog to a saved file", async () => {

@@ -547,7 +547,12 @@ export type Permissions = { source: PermissionSource, environment: Access, backu
 
 export type SessionInfo = { profile_id: string, username: string, };
 
-export type DemoInfo = { base_url: string, profiles: Array<ProfileView>, };
+export type DemoInfo = { base_url: string, profiles: Array<ProfileView>, 
+/**
+ * The demo app's own folder, where its backups, copies, settings and history are (none
+ * for the demo's klanten added to another app, as the tests do).
+ */
+folder: string | null, };
 
 export type LaunchInfo = { demo: boolean, };
 

@@ -86,6 +86,8 @@ export type CallbackDraft = {
 export const state = {
   demo: signal(false),
   demoBaseUrl: signal<string | null>(null),
+  /** The demo app's own folder (its backups, copies, settings and history). */
+  demoFolder: signal<string | null>(null),
   profiles: signal<ProfileView[]>([]),
   selected: signal<string | null>(null),
   /** The dashboard is on screen (instead of the selected profile's tabs). */

@@ -57,6 +57,14 @@ function leaveImport(): void {
   }
 }
 
+/** *Try the demo* in Kluis itself: the demo app opens beside it, in a window and a folder of
+ * its own, so that it touches nothing of this Kluis. */
+export function openDemo(): Promise<void> {
+  return guarded(async () => {
+    await api.openDemo();
+  });
+}
+
 export function startDemo(): Promise<void> {
   return guarded(async () => {
     const demo = await api.startDemo();
@@ -64,6 +72,7 @@ export function startDemo(): Promise<void> {
     batch(() => {
       state.demo.value = true;
       state.demoBaseUrl.value = demo.base_url;
+      state.demoFolder.value = demo.folder;
       state.profiles.value = profiles;
       state.selected.value = demo.profiles[0]?.id ?? null;
       state.editing.value = null;

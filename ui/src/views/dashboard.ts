@@ -359,7 +359,14 @@ function KlantTable() {
 
 /** The first screen with more than one klant: backups resumed at start, then every klant. */
 export function Dashboard() {
-  return h("div", {}, h(PausedBanner, {}), h(NoKitBanner, {}), h(ResumedList, { onDashboard: true }), h(KlantTable, {}));
+  return h("div", {}, h(DemoBanner, {}), h(PausedBanner, {}), h(NoKitBanner, {}), h(ResumedList, { onDashboard: true }), h(KlantTable, {}));
+}
+
+/** In the demo app: where its files are, and what there is to see. */
+function DemoBanner() {
+  const folder = state.demoFolder.value;
+  if (!state.demo.value || folder === null) return null;
+  return h("div", { class: "card note", role: "note", "data-test": "demo-folder" }, h("p", {}, t("demoFolderNote", { folder })));
 }
 
 /** While every plan is paused ("Pause plans", in the tray or Settings): said, with Resume. */

@@ -5,7 +5,7 @@ import { memo } from "preact/compat";
 import { useLayoutEffect, useState } from "preact/hooks";
 import { openImport } from "../actions/imports";
 import { chooseProfileCa, clearProfileCa, closeProfileForm, editDraft, editProfile, forget, saveProfile } from "../actions/profiles";
-import { selectProfile, showOverview, startDemo } from "../actions/session";
+import { openDemo, selectProfile, showOverview } from "../actions/session";
 import { found, tagsOfAll } from "../find";
 import { t } from "../i18n";
 import { displayName, retryingProfiles, runningProfiles, state, type ProfileDraft } from "../state";
@@ -152,7 +152,7 @@ export function ProfileList() {
       : null,
     h("button", { class: "secondary", "data-test": "add-profile", onClick: () => editProfile(null) }, t("addProfile")),
     h("button", { class: "secondary", "data-test": "import-klanten", onClick: () => void openImport() }, t("importKlanten")),
-    !state.demo.value ? h("button", { class: "secondary", "data-test": "try-demo", onClick: () => void startDemo() }, t("tryDemo")) : null,
+    !state.demo.value ? h("button", { class: "secondary", "data-test": "try-demo", onClick: () => void openDemo() }, t("tryDemo")) : null,
   );
 }
 
@@ -165,7 +165,7 @@ export function Welcome() {
     h(
       "div",
       { class: "row" },
-      h("button", { class: "primary", "data-test": "try-demo", onClick: () => void startDemo() }, t("tryDemo")),
+      h("button", { class: "primary", "data-test": "try-demo", onClick: () => void openDemo() }, t("tryDemo")),
       h("button", { class: "secondary", "data-test": "add-profile", onClick: () => editProfile(null) }, t("addProfile")),
       h("button", { class: "secondary", "data-test": "import-klanten", onClick: () => void openImport() }, t("importKlanten")),
       h("button", { class: "secondary", "data-test": "restore-from-copy", onClick: openRecovery }, t("restoreFromCopy")),

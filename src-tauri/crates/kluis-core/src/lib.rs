@@ -32,7 +32,8 @@
 //! descriptor opened in its folder, and unlinked through it, so a swapped folder cannot
 //! redirect a deletion). [`copies`] records each backup's copies off this computer (made by
 //! kluis-copies): where, its length and SHA-256, or why the last try failed; [`adopted`]
-//! records the backups and copies of a lost computer that this one carries on for.
+//! records the backups and copies of a lost computer that this one carries on for; [`past`] a
+//! saved backup at the times it happened (the demo's month of history).
 //!
 //! [`ad_hoc`] names the klant of a backup made without a saved profile (its label, service,
 //! username and folder), so that a rule given on the command line keeps to that klant.
@@ -77,6 +78,7 @@ pub mod http;
 pub mod job;
 pub mod journal;
 pub mod klant_key;
+pub mod past;
 pub mod plan;
 pub mod presented;
 #[cfg(any(test, feature = "property-tests"))]

@@ -129,6 +129,21 @@ impl Demo {
     }
 }
 
+/// The bytes of a demo backup of `size` bytes: the simulator's own file (a zip archive that
+/// restores, whose entry is a pattern), for the demo's past backups.
+pub fn backup_bytes(size: u64) -> Vec<u8> {
+    let mut bytes = Vec::with_capacity(size as usize);
+    while (bytes.len() as u64) < size {
+        let len = (size - bytes.len() as u64).min(kluis_sim::payload::MAX_CHUNK as u64) as usize;
+        bytes.extend_from_slice(&kluis_sim::payload::file_slice(
+            size,
+            bytes.len() as u64,
+            len,
+        ));
+    }
+    bytes
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -77,4 +77,4 @@ pub use kluis_restore::Entry as BackupEntry;
 pub use kluis_update::InstallKind;
 pub use permissions::Permissions;
 pub use profiles::{ProfileInput, ProfileView, Settings};
-pub use secrets::{KeyringStore, MemoryStore, SecretStore};
+pub use secrets::{DemoSecrets, KeyringStore, MemoryStore, SecretStore};

@@ -65,7 +65,9 @@ pub use klant_names::{find_klant, klant_names, Klant};
 pub use mail_settings::{MailSettings, MailWhen};
 pub use monitor::{Monitor, Ran};
 pub use paths::KluisPaths;
-pub use secrets::{KeyringStore, MemoryStore, SecretKind, SecretStore, SecretsFolder, APP};
+pub use secrets::{
+    DemoSecrets, KeyringStore, MemoryStore, SecretKind, SecretStore, SecretsFolder, APP,
+};
 pub use status::{
     klant_status, klant_statuses, last_started, plan_due, Copies, KlantStatus, LastError,
 };

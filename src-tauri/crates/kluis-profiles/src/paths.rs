@@ -32,6 +32,13 @@ impl KluisPaths {
         })
     }
 
+    /// The demo's own files (`kluis-app --demo`): everything in a folder `demo` beside this
+    /// history, so that nothing the demo does reaches these profiles, settings or history.
+    pub fn demo(&self) -> Self {
+        let data = self.history_db.parent().unwrap_or(Path::new("."));
+        Self::under(&data.join("demo"))
+    }
+
     /// Everything below one folder (tests, portable use).
     pub fn under(dir: &Path) -> Self {
         Self {

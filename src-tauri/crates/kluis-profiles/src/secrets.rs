@@ -136,6 +136,31 @@ impl SecretStore for KeyringStore {
     }
 }
 
+/// The demo app's secrets (`kluis-app --demo`): those it keeps in `inner` (a klant of one's
+/// own added in the demo, a copy target's key) go under `demo/<id>`, so that the demo never
+/// reads or replaces a secret of the real Kluis's klant or target of the same id.
+pub struct DemoSecrets(pub Arc<dyn SecretStore>);
+
+impl DemoSecrets {
+    fn id(profile: &str) -> String {
+        format!("demo/{profile}")
+    }
+}
+
+impl SecretStore for DemoSecrets {
+    fn get(&self, profile: &str, kind: SecretKind) -> ProfileResult<Option<Secret>> {
+        self.0.get(&Self::id(profile), kind)
+    }
+
+    fn set(&self, profile: &str, kind: SecretKind, value: &Secret) -> ProfileResult<()> {
+        self.0.set(&Self::id(profile), kind, value)
+    }
+
+    fn delete(&self, profile: &str, kind: SecretKind) -> ProfileResult<()> {
+        self.0.delete(&Self::id(profile), kind)
+    }
+}
+
 /// Secrets in memory only: for tests and for demo profiles, which must not touch the keyring.
 #[derive(Default)]
 pub struct MemoryStore {

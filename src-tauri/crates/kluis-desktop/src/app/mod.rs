@@ -138,6 +138,9 @@ pub struct ResumedJob {
 pub struct DemoInfo {
     pub base_url: String,
     pub profiles: Vec<ProfileView>,
+    /// The demo app's own folder, where its backups, copies, settings and history are (none
+    /// for the demo's klanten added to another app, as the tests do).
+    pub folder: Option<String>,
 }
 
 /// The desktop app: its parts (see the module's text).
@@ -154,6 +157,8 @@ pub struct DesktopApp {
     pub recovery: Recovery,
     shared: Arc<Shared>,
     jobs: Arc<JobRegistry>,
+    /// Opened as the demo app ([`DesktopAppBuilder::demo`]).
+    demo: bool,
 }
 
 /// Unattended backups running at once: Settings (default 2), or
@@ -171,9 +176,22 @@ pub struct DesktopAppBuilder {
     unattended_at_once: Option<usize>,
     notifier: Option<(Arc<dyn Notifier>, Duration)>,
     update_server: updates::UpdateServer,
+    demo: bool,
 }
 
 impl DesktopAppBuilder {
+    /// The demo app (`kluis-app --demo`): its files in the demo's own folder beside these
+    /// ([`AppPaths::demo`]), its secrets kept apart from this Kluis's
+    /// ([`crate::secrets::DemoSecrets`]); [`DesktopApp::start_demo`] furnishes it.
+    pub fn demo(mut self, demo: bool) -> Self {
+        if demo && !self.demo {
+            self.paths = self.paths.demo();
+            self.keyring = Arc::new(crate::secrets::DemoSecrets(self.keyring));
+            self.demo = true;
+        }
+        self
+    }
+
     /// Looks for updates at `publisher`, trusting `ca_pem` too (tests; otherwise the build's
     /// or `KLUIS_UPDATE_URL`'s).
     pub fn update_server(
@@ -288,6 +306,7 @@ impl DesktopAppBuilder {
             alerts,
             shared,
             jobs,
+            demo: self.demo,
         })
     }
 }
@@ -316,6 +335,7 @@ impl DesktopApp {
             unattended_at_once: None,
             notifier: None,
             update_server: None,
+            demo: false,
         }
     }
 

@@ -25,6 +25,7 @@ mod update_server;
 
 mod app;
 mod copies;
+mod demo;
 mod imports;
 mod keeping;
 mod keyring;
