@@ -25,12 +25,8 @@ use crate::check::{found, recorded};
 pub fn copy(name: &str, root: &Path, entry: &HistoryEntry) -> Result<MadeCopy> {
     let (source, expected) = source_of(entry)?;
     usable_root(name, root)?;
-    let root_ok = std::fs::metadata(root).is_ok_and(|m| m.is_dir());
-    if !root_ok {
-        return Err(Error::Config(format!(
-            "Copy target \"{name}\": the folder {} is not there (is the share mounted, the disk plugged in?). The backup is kept on this computer; the copy is made later.",
-            root.display()
-        )));
+    if let Some(away) = away(name, root) {
+        return Err(away);
     }
     let klant_folder = root.join(klant_folder_name(&source));
     kluis_private::files::create_dir_all(&klant_folder).map_err(|e| {
@@ -194,6 +190,18 @@ pub fn test(name: &str, root: &Path) -> Result<()> {
 
 /// A target folder given as a full path: one edited by hand into the settings as a relative
 /// path would put copies wherever Kluis happens to run.
+/// Why target `name`'s folder `root` cannot take a copy now — it is not there: a share not
+/// mounted, a disk not plugged in — or none.
+pub(crate) fn away(name: &str, root: &Path) -> Option<Error> {
+    let there = std::fs::metadata(root).is_ok_and(|m| m.is_dir());
+    (!there).then(|| {
+        Error::Config(format!(
+            "Copy target \"{name}\": the folder {} is not there (is the share mounted, the disk plugged in?). The backup is kept on this computer; the copy is made later.",
+            root.display()
+        ))
+    })
+}
+
 fn usable_root(name: &str, root: &Path) -> Result<()> {
     match root.is_absolute() {
         true => Ok(()),

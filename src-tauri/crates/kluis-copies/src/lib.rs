@@ -20,7 +20,8 @@
 //! - This file: [`copy_missing`] copies every kept backup of a klant (or of every klant) that
 //!   a target does not hold yet, newest first, and records each copy — or why it failed — in
 //!   the history (kluis-core's `copies`). A copy that failed is simply still missing: the
-//!   klant's next backup, or `kluis copy --pending`, tries it again.
+//!   klant's next backup, or `kluis copy --pending`, tries it again. A target that is away
+//!   (it cannot be opened, its folder is not there) is tried with the newest copy only.
 //!
 //! Copying and checking are blocking calls made from a blocking thread of the tokio runtime
 //! (`copy_missing_in_background`, or the front end's own `spawn_blocking`): a folder is
@@ -76,6 +77,11 @@ pub fn copy_missing(
         }
         // Opened once for all its copies (an SFTP server is connected to only when needed).
         let opened = Opened::open(target, pace);
+        // A target that is away (cannot be opened, a folder not there) is tried with the
+        // newest copy only: the others would fail the same way, each told as a failure (an
+        // unplugged disk made one alert per backup it lacked). They stay missing, and the
+        // next run tries them.
+        let away = away(target, &opened).is_some();
         for entry in missing {
             let outcome = copy_one(history, &entry, target, &opened);
             copied.push(Copied {
@@ -83,6 +89,9 @@ pub fn copy_missing(
                 target: target.clone(),
                 outcome,
             });
+            if away {
+                break;
+            }
         }
     }
     Ok(copied)
@@ -100,6 +109,16 @@ pub async fn copy_missing_in_background(
     })
     .await
     .map_err(|e| Error::Io(format!("Copying the backups stopped unexpectedly ({e}).")))?
+}
+
+/// Why `target` (as `opened`) can take no copy now, if it is away as a whole: it could not be
+/// opened, or its folder is not there.
+fn away(target: &CopyTarget, opened: &Result<Opened>) -> Option<Error> {
+    match (opened, &target.place) {
+        (Err(e), _) => Some(opened::again(e)),
+        (Ok(_), Place::Folder { path }) => folder::away(&target.name, std::path::Path::new(path)),
+        (Ok(_), _) => None,
+    }
 }
 
 /// Copies `entry` to `target` (as `opened`) and records the outcome.

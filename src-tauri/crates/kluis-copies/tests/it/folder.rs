@@ -86,6 +86,39 @@ fn a_missing_target_is_tried_again_later() {
     assert!(unmounted.join("Bakker").join("backup.zip").exists());
 }
 
+/// A disk that is not plugged in, with three backups it lacks: one copy is tried (the
+/// newest), one failure recorded and told — not one per backup; the others stay missing and
+/// are all made once the disk is back.
+#[test]
+fn a_target_away_is_tried_once_per_run() {
+    let (local, root) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let history = History::in_memory().unwrap();
+    for name in ["one.zip", "two.zip", "three.zip"] {
+        saved(&history, local.path(), name, name.as_bytes());
+    }
+    let unplugged = root.path().join("usb");
+    let target = nas(&unplugged);
+    let first = copy_missing(&history, None, std::slice::from_ref(&target), None).unwrap();
+    assert_eq!(first.len(), 1, "one try while the disk is away: {first:?}");
+    assert!(
+        first[0]
+            .entry
+            .path
+            .as_deref()
+            .unwrap()
+            .ends_with("three.zip"),
+        "the newest"
+    );
+    assert!(first[0].outcome.is_err());
+    let missing = history.copies_missing(None, &target.id).unwrap();
+    assert_eq!(missing.len(), 3, "all three still missing");
+
+    std::fs::create_dir(&unplugged).unwrap();
+    let second = copy_missing(&history, None, &[target], None).unwrap();
+    assert_eq!(second.len(), 3);
+    assert!(second.iter().all(|c| c.outcome.is_ok()), "{second:?}");
+}
+
 /// A file of the backup's name already on the target, with other content, is never
 /// replaced: the copy takes the next free name.
 #[test]
