@@ -145,8 +145,11 @@ pub fn run() {
                 recovery_key: std::env::var_os("KLUIS_E2E_RECOVERY_KEY").map(PathBuf::from),
             };
             app.state::<DesktopApp>().set_dialogs(Arc::new(dialogs));
-            (app.state::<DesktopApp>().background)
-                .set_login_start(Arc::new(tray::AutostartLogin(app.handle().clone())));
+            // (The demo never becomes a login item: it keeps kluis-desktop's refusal.)
+            if !launch.demo {
+                (app.state::<DesktopApp>().background)
+                    .set_login_start(Arc::new(tray::AutostartLogin(app.handle().clone())));
+            }
             if let Err(e) = tray::install(app.handle()) {
                 tracing::warn!(%e, "no tray icon: Kluis runs without one");
             }

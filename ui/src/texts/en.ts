@@ -15,7 +15,7 @@ export const en = {
   addProfile: "Add profile",
   editProfile: "Edit profile",
   tryDemo: "Try the demo",
-  demoFolderNote: "This demo keeps its backups, copies and history in {folder}, apart from your own Kluis. Fietsen De Vries has a month of backups, their copies and a restore test. Make the recovery kit in Settings, then try Restore from a copy… on the demo's copies.",
+  demoFolderNote: "This demo keeps its backups, copies and history in {folder}, apart from your own Kluis. Fietsen De Vries has a month of backups, their copies and a restore test; its USB disk is not plugged in, so one copy waits. Make the recovery kit in Settings, then try Restore from a copy… on the demo's copies.",
   welcome: "Welcome to Kluis",
   welcomeText: "Add a profile for a klant with the api key your organisation received, or try the demo first. Computer lost or replaced? Restore from a copy… with the office's recovery kit.",
   name: "Name",

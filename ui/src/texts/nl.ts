@@ -16,7 +16,7 @@ export const nl: Dictionary = {
   addProfile: "Profiel toevoegen",
   editProfile: "Profiel wijzigen",
   tryDemo: "Probeer de demo",
-  demoFolderNote: "Deze demo bewaart zijn back-ups, kopieën en geschiedenis in {folder}, los van uw eigen Kluis. Fietsen De Vries heeft een maand back-ups, de kopieën ervan en een hersteltest. Maak de herstelset in Instellingen en probeer dan Terugzetten vanaf een kopie… op de kopieën van de demo.",
+  demoFolderNote: "Deze demo bewaart zijn back-ups, kopieën en geschiedenis in {folder}, los van uw eigen Kluis. Fietsen De Vries heeft een maand back-ups, de kopieën ervan en een hersteltest; de USB-schijf zit er niet in, dus één kopie wacht. Maak de herstelset in Instellingen en probeer dan Terugzetten vanaf een kopie… op de kopieën van de demo.",
   welcome: "Welkom bij Kluis",
   welcomeText: "Voeg een profiel toe voor een klant met de api-sleutel die uw organisatie kreeg, of probeer eerst de demo. Computer kwijt of vervangen? Terugzetten vanaf een kopie… met de herstelset van het kantoor.",
   name: "Naam",

@@ -159,7 +159,7 @@ export function ProfileList() {
 export function Welcome() {
   return h(
     "section",
-    { class: "welcome card" },
+    { class: "welcome card", "data-test": "welcome" },
     h("h2", {}, t("welcome")),
     h("p", {}, t("welcomeText")),
     h(

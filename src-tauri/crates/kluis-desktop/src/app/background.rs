@@ -88,6 +88,23 @@ impl LoginStart for NoLoginStart {
     }
 }
 
+/// The demo app's: it never becomes a login item, which would start Kluis itself — starting at
+/// login is Kluis's own setting, not the demo's (Settings shows the choice unavailable).
+pub struct DemoLoginStart;
+
+impl LoginStart for DemoLoginStart {
+    fn enabled(&self) -> Result<bool, String> {
+        Err(DEMO_LOGIN.into())
+    }
+
+    fn set(&self, _: bool) -> Result<(), String> {
+        Err(DEMO_LOGIN.into())
+    }
+}
+
+const DEMO_LOGIN: &str =
+    "The demo does not start at login: that is a setting of Kluis itself, outside the demo.";
+
 /// The command-line flag the login item starts Kluis with: in the tray, without the window
 /// (when plans are set; otherwise the window opens, as nothing would run unseen).
 pub const HIDDEN_FLAG: &str = "--hidden";

@@ -5,11 +5,13 @@
 //! settings and history; its secrets in memory or kept apart in the keyring): nothing of the
 //! real Kluis on this computer is read or changed.
 //!
-//! Furnished once, when the demo's folder is new: the save folder `Backups` and the copy
-//! target *Demo copies* (the folder `Copies`), and Fietsen De Vries's last 30 nights of
-//! backups (real files, recorded at their own times), copied by the app's own copy code and the
-//! newest restore-tested by its own restore test. Each start gives the demo's klanten their
-//! copy target again (their profiles live in memory).
+//! Furnished once, when the demo's folder is new: the save folder `Backups`, the copy targets
+//! *Demo copies* (the folder `Copies`) and *USB disk (not plugged in)* (a folder that is not
+//! there, so its copy waits as a real unplugged disk's does), and Fietsen De Vries's last 30
+//! nights of backups (real files, recorded at their own times), copied by the app's own copy
+//! code and the newest restore-tested by its own restore test. Each start gives the demo's
+//! klanten their copy targets again (their profiles live in memory): every one *Demo copies*,
+//! Fietsen De Vries the disk too.
 
 use std::path::{Path, PathBuf};
 
@@ -26,8 +28,9 @@ use crate::error::{AppError, AppResult};
 use crate::profiles::Profile;
 use crate::secrets::{SecretKind, SecretStore};
 
-/// The demo's copy target's name (see the module's text).
+/// The demo's copy targets' names (see the module's text).
 pub const DEMO_COPIES: &str = "Demo copies";
+pub const UNPLUGGED_DISK: &str = "USB disk (not plugged in)";
 /// The klant with a month of history, and how many nights it has.
 pub const MONTH_KLANT: &str = "demo-de-vries";
 const NIGHTS: i64 = 30;
@@ -154,10 +157,15 @@ impl DesktopApp {
             settings.save_folder.get_or_insert(backups_text);
             Ok(())
         })?;
-        let place = Place::Folder {
-            path: copies.to_string_lossy().into_owned(),
-        };
-        (self.shared.profiles).add_copy_target(CopyTarget::new(DEMO_COPIES, place)?)?;
+        for (name, path) in [
+            (DEMO_COPIES, copies),
+            (UNPLUGGED_DISK, folder.join("USB disk")),
+        ] {
+            let place = Place::Folder {
+                path: path.to_string_lossy().into_owned(),
+            };
+            (self.shared.profiles).add_copy_target(CopyTarget::new(name, place)?)?;
+        }
         let profile = self.shared.profiles.get(MONTH_KLANT)?;
         // The demo's own folder, whatever the e2e tests' stand-in for the save dialog says.
         let settings = self.shared.profiles.settings();
@@ -190,14 +198,24 @@ impl DesktopApp {
         Ok(())
     }
 
-    /// Each demo klant copies to *Demo copies* (while it is set).
+    /// Each demo klant copies to *Demo copies*, Fietsen De Vries to the unplugged disk too
+    /// (those of them still set).
     fn give_copy_targets(&self) -> AppResult<()> {
         let targets = self.shared.profiles.settings().copy_targets;
-        let Some(copies) = targets.iter().find(|t| t.name == DEMO_COPIES) else {
-            return Ok(());
+        let id_of = |name: &str| {
+            targets
+                .iter()
+                .find(|t| t.name == name)
+                .map(|t| t.id.clone())
         };
         for account in DEMO_ACCOUNTS {
-            (self.keeping).set_copy_to(account.id, Some(vec![copies.id.clone()]))?;
+            let mut ids: Vec<String> = id_of(DEMO_COPIES).into_iter().collect();
+            if account.id == MONTH_KLANT {
+                ids.extend(id_of(UNPLUGGED_DISK));
+            }
+            if !ids.is_empty() {
+                self.keeping.set_copy_to(account.id, Some(ids))?;
+            }
         }
         Ok(())
     }

@@ -300,7 +300,10 @@ impl DesktopAppBuilder {
                 jobs: jobs.clone(),
                 plans: plans.clone(),
                 alerts: alerts.clone(),
-                login_start: RwLock::new(Arc::new(NoLoginStart)),
+                login_start: RwLock::new(match self.demo {
+                    true => Arc::new(background::DemoLoginStart),
+                    false => Arc::new(NoLoginStart),
+                }),
             },
             plans,
             alerts,

@@ -31,10 +31,12 @@ fn real_files(dir: &Path) -> Vec<(String, Vec<u8>)> {
 }
 
 /// A new demo shows Fietsen De Vries's last 30 nights of backups (real files that verify, in
-/// the demo's own Backups folder), each copied to *Demo copies*, the newest restore-tested; a
-/// second start adds nothing.
+/// the demo's own Backups folder), each copied to *Demo copies*, the newest restore-tested,
+/// and one copy to the unplugged USB disk failed and waiting (one: not one per backup the
+/// disk lacks); a second start adds nothing.
 /// The real Kluis beside it — its settings, history and keyring entries — is untouched: the
-/// demo's own e-mail password is kept apart from the real one's.
+/// demo's own e-mail password is kept apart from the real one's, and the demo never becomes a
+/// login item.
 #[tokio::test(flavor = "multi_thread")]
 async fn the_demo_shows_a_month_of_copies_and_a_restore_test_and_touches_nothing_else() {
     let dir = tempfile::tempdir().unwrap();
@@ -98,7 +100,7 @@ async fn the_demo_shows_a_month_of_copies_and_a_restore_test_and_touches_nothing
         let target = settings.copy_targets.iter().find(|t| t.name == name);
         target.map(|t| t.id.clone()).unwrap()
     };
-    let copies = id_of("Demo copies");
+    let (copies, usb) = (id_of("Demo copies"), id_of("USB disk (not plugged in)"));
     for entry in &kept {
         let records = history.copies_of(&entry.id).unwrap();
         assert!(
@@ -108,6 +110,24 @@ async fn the_demo_shows_a_month_of_copies_and_a_restore_test_and_touches_nothing
         );
     }
     let newest = kept.last().unwrap();
+    let failed_on_usb: Vec<_> = (kept.iter())
+        .flat_map(|entry| history.copies_of(&entry.id).unwrap())
+        .filter(|c| c.target == usb)
+        .collect();
+    assert_eq!(
+        failed_on_usb.len(),
+        1,
+        "one try of the disk: {failed_on_usb:?}"
+    );
+    let waiting = &failed_on_usb[0];
+    assert!(
+        waiting.job_id == newest.id && !waiting.made && waiting.error_message.is_some(),
+        "the newest copy to the unplugged disk failed and waits: {waiting:?}"
+    );
+    assert_eq!(
+        history.copies_missing(Some(&klant), &usb).unwrap().len(),
+        30
+    );
     let tested = history
         .restore_test_of(&newest.id)
         .unwrap()
@@ -115,7 +135,19 @@ async fn the_demo_shows_a_month_of_copies_and_a_restore_test_and_touches_nothing
     assert!(tested.passed, "{tested:?}");
     let view = app.accounts.list();
     let de_vries = view.iter().find(|p| p.id == "demo-de-vries").unwrap();
-    assert_eq!(de_vries.copy_to, Some(vec![copies.clone()]), "{de_vries:?}");
+    assert_eq!(
+        de_vries.copy_to,
+        Some(vec![copies.clone(), usb.clone()]),
+        "{de_vries:?}"
+    );
+
+    // Starting at login is Kluis's own setting: the demo refuses it, and says so.
+    let refused = app.background.set_start_at_login(true).unwrap_err();
+    assert!(refused.to_string().contains("demo"), "{refused}");
+    assert!(
+        app.background.start_at_login().is_err(),
+        "shown unavailable"
+    );
 
     // The demo's own e-mail settings: their password kept apart from the real one's.
     app.alerts
