@@ -8,11 +8,11 @@ use kluis_profiles::recover::shown;
 
 use crate::args::{Cli, RecoverFrom};
 use crate::from_args::{open_history, open_profiles};
-use crate::profiles::secret_store;
+use crate::secrets::secret_store;
 
 /// `kluis recover adopt --target NAME [--computer NAME] [--pc-name NAME] [--replace-kit]`.
 pub async fn run(cli: &Cli, from: &RecoverFrom, asked: AdoptAsked) -> Result<()> {
-    let (on_target, target, key) = crate::recover::load(cli, from).await?;
+    let (on_target, target, key) = crate::recover_from::load(cli, from).await?;
     let profiles = std::sync::Arc::new(open_profiles(cli.profiles_file.as_ref())?);
     let history = open_history(cli.history_db.as_ref())?;
     let adopted = adopt(

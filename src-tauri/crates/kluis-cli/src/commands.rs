@@ -256,7 +256,7 @@ async fn backup_command(cli: &Cli, args: &BackupArgs) -> Result<()> {
     // profile (`kluis_profiles::unattended::after_save`).
     let history = engine.history();
     let targets = settings.map(|s| s.copy_targets).unwrap_or_default();
-    let targets = crate::copies::with_secrets(targets).await?;
+    let targets = crate::targets::with_secrets(targets).await?;
     let settings_targets = targets.clone();
     match kluis_profiles::take_turn(history, &klant)? {
         Some(_turn) => {
@@ -329,7 +329,8 @@ async fn backup_all(cli: &Cli, args: &BackupArgs) -> Result<()> {
     );
     unattended.set_bandwidth(args.batch.bandwidth(Some(&profiles.settings()))?);
     unattended.min_free_bytes = args.batch.min_free_bytes(Some(&profiles.settings()));
-    unattended.copy_targets = crate::copies::with_secrets(profiles.settings().copy_targets).await?;
+    unattended.copy_targets =
+        crate::targets::with_secrets(profiles.settings().copy_targets).await?;
     unattended.catalogs = crate::recovery::catalogs_after(cli, &profiles)?;
     let outcome = unattended.run(all, &args.batch, false, args.json).await;
     crate::mail::daily_report(cli, &profiles, &history).await;
@@ -359,7 +360,8 @@ async fn backup_profile(
     unattended.max_bytes = args.max_bytes;
     unattended.set_bandwidth(args.batch.bandwidth(Some(&profiles.settings()))?);
     unattended.min_free_bytes = args.batch.min_free_bytes(Some(&profiles.settings()));
-    unattended.copy_targets = crate::copies::with_secrets(profiles.settings().copy_targets).await?;
+    unattended.copy_targets =
+        crate::targets::with_secrets(profiles.settings().copy_targets).await?;
     unattended.catalogs = crate::recovery::catalogs_after(cli, profiles)?;
     let turn = match KlantTurn::take(unattended.engine.history(), &profile, false)? {
         Turn::Taken(turn) => turn,
@@ -423,7 +425,7 @@ async fn run_due(cli: &Cli, args: &BatchArgs) -> Result<()> {
             unattended.set_bandwidth(args.batch.bandwidth(Some(&profiles.settings()))?);
             unattended.min_free_bytes = args.batch.min_free_bytes(Some(&profiles.settings()));
             unattended.copy_targets =
-                crate::copies::with_secrets(profiles.settings().copy_targets).await?;
+                crate::targets::with_secrets(profiles.settings().copy_targets).await?;
             unattended.catalogs = crate::recovery::catalogs_after(cli, &profiles)?;
             unattended.run(due, &args.batch, true, args.json).await
         }

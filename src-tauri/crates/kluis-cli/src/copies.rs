@@ -11,7 +11,8 @@ use kluis_profiles::{ProfileError, ProfileStore, SecretKind};
 
 use crate::args::{Cli, CopyTargetCommand};
 use crate::from_args::{open_history, open_profiles};
-use crate::profiles::{on_store, secret_store};
+use crate::secrets::{on_store, secret_store};
+use crate::targets::{named_in, with_secrets};
 
 pub async fn target(cli: &Cli, command: &CopyTargetCommand) -> Result<()> {
     let profiles = open_profiles(cli.profiles_file.as_ref())?;
@@ -115,38 +116,9 @@ pub async fn target(cli: &Cli, command: &CopyTargetCommand) -> Result<()> {
     }
 }
 
-/// `targets`, each with the secret it needs from this run's keyring (or KLUIS_SECRETS_DIR).
-pub async fn with_secrets(targets: Vec<CopyTarget>) -> Result<Vec<CopyTarget>> {
-    if !targets.iter().any(|t| t.place.keeps_secret()) {
-        return Ok(targets);
-    }
-    on_store(&secret_store(), move |store| {
-        kluis_profiles::secrets::with_target_secrets(store, targets)
-    })
-    .await
-}
-
 /// The target named `name` (case aside).
 fn named(profiles: &ProfileStore, name: &str) -> Result<CopyTarget> {
     named_in(&profiles.settings().copy_targets, name)
-}
-
-/// Of `targets`, the one named `name` (case aside), or what the names are.
-pub fn named_in(targets: &[CopyTarget], name: &str) -> Result<CopyTarget> {
-    (targets.iter())
-        .find(|t| t.name.eq_ignore_ascii_case(name.trim()))
-        .cloned()
-        .ok_or_else(|| {
-            let names: Vec<&str> = targets.iter().map(|t| t.name.as_str()).collect();
-            Error::Config(format!(
-                "No copy target is named \"{}\"; there are: {}.",
-                name.chars().take(60).collect::<String>(),
-                match names.is_empty() {
-                    true => "none (see `kluis copy-target add --help`)".into(),
-                    false => names.join(", "),
-                }
-            ))
-        })
 }
 
 /// `kluis copy --pending`: every copy a kept backup (of one klant, when named) lacks, made now.

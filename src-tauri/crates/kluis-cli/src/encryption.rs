@@ -13,7 +13,7 @@ use kluis_profiles::{Profile, ProfileError, SecretKind, SecretStore};
 
 use crate::args::Cli;
 use crate::from_args::{open_history, open_profiles};
-use crate::profiles::{secret, secret_store};
+use crate::secrets::{secret, secret_store};
 
 pub use kluis_core::encryption::PASSPHRASE_VAR;
 

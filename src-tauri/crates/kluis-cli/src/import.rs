@@ -13,7 +13,7 @@ use kluis_import::{Field, Front, Importer, Known, Mapping, Outcome, Table};
 use kluis_profiles::ProfileStore;
 
 use crate::args::Cli;
-use crate::profiles::secret_store;
+use crate::secrets::secret_store;
 
 /// How the import runs (the command's flags).
 pub struct How<'a> {

@@ -13,7 +13,7 @@ use kluis_reporting::{DailyReport, OfficeMail};
 
 use crate::args::{Cli, MailArgs, MailCommand};
 use crate::from_args::{history_path, open_profiles};
-use crate::profiles::{secret_line, secret_store};
+use crate::secrets::{secret_line, secret_store};
 
 pub async fn run(cli: &Cli, command: &MailCommand) -> Result<()> {
     let profiles = open_profiles(cli.profiles_file.as_ref())?;

@@ -6,7 +6,8 @@
 //! - [`commands`]: `environment`, `backup`, `resume`, `cancel`, `history`, `callback-test` and
 //!   `demo` (a backup from an in-process simulator), each a thin layer over kluis-core.
 //! - [`profiles`]: `profiles add|list|remove`, `plan`, `status` — the app's profiles (from
-//!   kluis-profiles), secrets in the keyring or `KLUIS_SECRETS_DIR`.
+//!   kluis-profiles); [`secrets`]: their secrets, in the keyring or `KLUIS_SECRETS_DIR`, a leaf
+//!   every command reaches them through.
 //! - [`unattended`]: backups of saved profiles — `backup --profile`, `backup --all` and
 //!   `run-due`: a folder per klant, a few at a time, passing failures tried again, each klant
 //!   under its turn so the app and a timer never back it up twice.
@@ -47,11 +48,14 @@ mod mail;
 mod profiles;
 mod prune;
 mod recover;
+mod recover_from;
 mod recovery;
 mod report;
 mod restore;
 mod schedule;
+mod secrets;
 mod stop;
+mod targets;
 mod task_scheduler;
 mod unattended;
 mod update;

@@ -1,51 +1,17 @@
 //! `kluis profiles add|list|remove`, `kluis plan` and `kluis status`: the klanten the app
 //! shows, managed from a terminal. Profiles live in the app's profiles file
-//! (kluis-profiles), their secrets in the OS keyring — or, where none can be unlocked and
-//! only when asked for, in the owner-only folder `KLUIS_SECRETS_DIR`.
+//! (kluis-profiles), their secrets where `secrets.rs` keeps them.
 
 use std::io::BufRead;
-use std::sync::Arc;
 
 use kluis_core::plan::{ClockTime, Day, Plan, Schedule};
 use kluis_core::{Error, Result, Secret, ServiceClient, Session};
-use kluis_profiles::{
-    klant_status, klant_statuses, KeyringStore, Profile, ProfileError, SecretKind, SecretStore,
-    SecretsFolder,
-};
+use kluis_profiles::{klant_status, klant_statuses, Profile, ProfileError, SecretKind};
 
 use crate::args::{Cli, PlanArgs, ProfilesCommand};
 use crate::display;
 use crate::from_args::{open_history, open_profiles};
-
-/// Where this run keeps secrets: `KLUIS_SECRETS_DIR` when set (owner-only files), else the OS
-/// keyring. A keyring that cannot be used is an error that names the alternative — never a
-/// silent switch to files.
-pub fn secret_store() -> Arc<dyn SecretStore> {
-    match std::env::var_os("KLUIS_SECRETS_DIR").filter(|d| !d.is_empty()) {
-        Some(dir) => Arc::new(SecretsFolder::new(dir)),
-        None => Arc::new(KeyringStore),
-    }
-}
-
-/// Runs `work` on `store` off the async thread (see [`kluis_profiles::secrets::off_thread`]).
-pub async fn on_store<T: Send + 'static>(
-    store: &Arc<dyn SecretStore>,
-    work: impl FnOnce(&dyn SecretStore) -> kluis_profiles::ProfileResult<T> + Send + 'static,
-) -> Result<T> {
-    kluis_profiles::secrets::off_thread(store.clone(), work)
-        .await
-        .map_err(ProfileError::into_core)
-}
-
-/// Profile `id`'s secret of `kind`, if kept.
-pub async fn secret(
-    store: &Arc<dyn SecretStore>,
-    id: &str,
-    kind: SecretKind,
-) -> Result<Option<Secret>> {
-    let id = id.to_string();
-    on_store(store, move |store| store.get(&id, kind)).await
-}
+use crate::secrets::{on_store, secret_line, secret_store};
 
 pub async fn run(cli: &Cli, command: &ProfilesCommand) -> Result<()> {
     let profiles = open_profiles(cli.profiles_file.as_ref())?;
@@ -230,23 +196,6 @@ fn read_secrets(input: impl BufRead) -> Result<(Secret, Secret)> {
     Ok((api_key, password))
 }
 
-/// The next of `lines` (standard input's) as a secret, without its line ending; an empty or
-/// missing line is refused with `missing`, which says what to give (never what was read).
-pub fn secret_line(
-    lines: &mut impl Iterator<Item = std::io::Result<String>>,
-    missing: &str,
-) -> Result<Secret> {
-    let line = lines
-        .next()
-        .transpose()
-        .map_err(|e| Error::Config(format!("Could not read standard input: {e}.")))?
-        .unwrap_or_default();
-    match line.trim_end_matches('\r') {
-        "" => Err(Error::Config(missing.to_string())),
-        secret => Ok(Secret::new(secret.to_string())),
-    }
-}
-
 /// `kluis plan PROFILE …`: sets, pauses or resumes a profile's plan.
 pub fn plan(cli: &Cli, args: &PlanArgs) -> Result<()> {
     let profiles = open_profiles(cli.profiles_file.as_ref())?;
@@ -282,7 +231,7 @@ pub fn plan(cli: &Cli, args: &PlanArgs) -> Result<()> {
         (names, _) => {
             let targets = profiles.settings().copy_targets;
             let ids = (names.iter())
-                .map(|name| crate::copies::named_in(&targets, name).map(|t| t.id))
+                .map(|name| crate::targets::named_in(&targets, name).map(|t| t.id))
                 .collect::<Result<Vec<_>>>()?;
             Some(Some(ids))
         }

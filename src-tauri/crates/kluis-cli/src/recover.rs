@@ -8,11 +8,11 @@ use std::sync::Arc;
 
 use kluis_copies::Opened;
 use kluis_core::{Error, Result, Secret};
-use kluis_profiles::recover::{self, date, restore::Stage, OnTarget};
-use kluis_recovery::{Backup, Encrypted, Proof, RecoveryKey};
+use kluis_profiles::recover::{self, date, restore::Stage};
+use kluis_recovery::{Backup, Encrypted, Proof};
 
-use crate::args::{Cli, RecoverCommand, RecoverFrom};
-use crate::from_args::open_profiles;
+use crate::args::{Cli, RecoverCommand};
+use crate::recover_from::load;
 
 pub async fn run(cli: &Cli, command: &RecoverCommand) -> Result<()> {
     match command {
@@ -125,25 +125,6 @@ pub async fn run(cli: &Cli, command: &RecoverCommand) -> Result<()> {
     }
 }
 
-/// The recovery key: from the file given, else `KLUIS_RECOVERY_KEY` (its text or 24 words).
-fn recovery_key(from: &RecoverFrom) -> Result<RecoveryKey> {
-    key_from(from.recovery_key.as_deref())
-}
-
-/// The recovery key: from `file`, else `KLUIS_RECOVERY_KEY` (its text or 24 words).
-pub(crate) fn key_from(file: Option<&Path>) -> Result<RecoveryKey> {
-    let text = match file {
-        Some(file) => return recover::key_in_file(file),
-        None => std::env::var("KLUIS_RECOVERY_KEY").map_err(|_| {
-            Error::Config(
-                "Give the recovery kit's key: --recovery-key FILE, or KLUIS_RECOVERY_KEY (its AGE-SECRET-KEY-1… line or its 24 words).".into(),
-            )
-        })?,
-    };
-    let text = Secret::new(text);
-    RecoveryKey::parse(text.expose())
-}
-
 /// A small file read whole (an identity file is some hundred bytes).
 fn read_small(file: &Path) -> Result<Vec<u8>> {
     use std::io::Read;
@@ -152,40 +133,6 @@ fn read_small(file: &Path) -> Result<Vec<u8>> {
         .and_then(|f| f.take(64 * 1024).read_to_end(&mut bytes))
         .map_err(|e| Error::io(format!("read the identity file {}", file.display()), e))?;
     Ok(bytes)
-}
-
-/// Everything on the target `from` names, read with the kit's key (read once); the target and the key.
-pub(crate) async fn load(
-    cli: &Cli,
-    from: &RecoverFrom,
-) -> Result<(OnTarget, kluis_copies::CopyTarget, Arc<RecoveryKey>)> {
-    let key = Arc::new(recovery_key(from)?);
-    let targets = open_profiles(cli.profiles_file.as_ref())?
-        .settings()
-        .copy_targets;
-    let target = crate::copies::named_in(&targets, &from.target)?;
-    let target = crate::copies::with_secrets(vec![target]).await?.remove(0);
-    let before = from.before.as_deref().map(moment_ms).transpose()?;
-    let on_target = recover::read_target_before(&target, &key, before).await?;
-    Ok((on_target, target, key))
-}
-
-/// `--before`'s day (its start, UTC) or moment, in Unix milliseconds.
-fn moment_ms(text: &str) -> Result<i64> {
-    let text = text.trim();
-    // A moment first (its offset kept); a day only when that is all there is (jiff reads a
-    // day out of a longer text, and the time would be lost).
-    let moment = match text.parse::<jiff::Timestamp>() {
-        Ok(moment) => Ok(moment),
-        Err(e) if text.len() != 10 => Err(e),
-        Err(_) => (text.parse::<jiff::civil::Date>())
-            .and_then(|day| day.to_zoned(jiff::tz::TimeZone::UTC).map(|z| z.timestamp())),
-    };
-    moment.map(|t| t.as_millisecond()).map_err(|_| {
-        Error::Config(format!(
-            "--before {text:?} is not a day (2026-11-20) or a moment (2026-11-20T08:00:00Z)."
-        ))
-    })
 }
 
 /// `bytes` for a person, in powers of 1000 as file managers show them (`1.40 MB`).
@@ -248,7 +195,7 @@ mod tests {
     /// time but no offset is refused rather than read as the day's start.
     #[test]
     fn before_is_a_moment_or_a_day() {
-        let ms = |text| super::moment_ms(text).ok();
+        let ms = |text| crate::recover_from::moment_ms(text).ok();
         let utc = |text: &str| text.parse::<jiff::Timestamp>().unwrap().as_millisecond();
         assert_eq!(ms("2026-11-20"), Some(utc("2026-11-20T00:00:00Z")));
         assert_eq!(

@@ -13,7 +13,7 @@ use kluis_recovery::RecoveryKey;
 
 use crate::args::Cli;
 use crate::from_args::{history_path, open_profiles};
-use crate::profiles::{on_store, secret_store};
+use crate::secrets::{on_store, secret_store};
 
 /// What writes the catalogs after this run's copies: none until a kit is made.
 pub fn catalogs_after(cli: &Cli, profiles: &ProfileStore) -> Result<Option<CatalogsAfter>> {
@@ -56,7 +56,7 @@ pub async fn write_catalogs_now(
         return Ok(targets);
     }
     let history = std::sync::Arc::new(crate::from_args::open_history(cli.history_db.as_ref())?);
-    let targets = crate::copies::with_secrets(targets).await?;
+    let targets = crate::targets::with_secrets(targets).await?;
     write_after_copies(cli, history, targets.clone()).await;
     Ok(targets)
 }
@@ -93,7 +93,7 @@ pub async fn kit(cli: &Cli, asked: KitPage<'_>) -> Result<()> {
     };
     let targets = profiles.settings().copy_targets;
     let on_page = match with_target_secrets {
-        true => crate::copies::with_secrets(targets.clone()).await?,
+        true => crate::targets::with_secrets(targets.clone()).await?,
         false => targets.clone(),
     };
     if with_target_secrets {
@@ -132,7 +132,7 @@ pub async fn kit(cli: &Cli, asked: KitPage<'_>) -> Result<()> {
 /// computer writes its catalogs for the office's kit (made on another of its computers) from
 /// now on: they are written at once, so the office's kit opens what it copied before too.
 pub async fn join(cli: &Cli, key_file: Option<&Path>, pc_name: Option<String>) -> Result<()> {
-    let key = crate::recover::key_from(key_file)?;
+    let key = crate::recover_from::key_from(key_file)?;
     let profiles = std::sync::Arc::new(open_profiles(cli.profiles_file.as_ref())?);
     let before = profiles.settings().recovery;
     let setting = recovery_kit::joined(&key, before.as_ref(), pc_name);

@@ -66,8 +66,8 @@ pub async fn contents(cli: &Cli, listed: Listed<'_>, identity: Option<&Path>) ->
             let targets = open_profiles(cli.profiles_file.as_ref())?
                 .settings()
                 .copy_targets;
-            let target = crate::copies::named_in(&targets, name)?;
-            let target = crate::copies::with_secrets(vec![target]).await?.remove(0);
+            let target = crate::targets::named_in(&targets, name)?;
+            let target = crate::targets::with_secrets(vec![target]).await?.remove(0);
             let record = (history.copies_of(&entry.id)?.into_iter())
                 .find(|c| c.target == target.id && c.holds())
                 .ok_or_else(|| {
@@ -224,7 +224,7 @@ pub async fn test(cli: &Cli, which: Which<'_>, identity: Option<&Path>, json: bo
             let targets = open_profiles(cli.profiles_file.as_ref())?
                 .settings()
                 .copy_targets;
-            let targets = crate::copies::with_secrets(targets).await?;
+            let targets = crate::targets::with_secrets(targets).await?;
             let round = blocking(move || {
                 kluis_profiles::restore_round::restore_test_round(
                     &history,

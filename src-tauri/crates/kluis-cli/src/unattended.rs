@@ -34,7 +34,7 @@ use tokio::sync::Semaphore;
 use uuid::Uuid;
 
 use crate::args::BatchOptions;
-use crate::profiles::{secret, secret_store};
+use crate::secrets::{secret, secret_store};
 
 /// What every klant's backup in one run shares.
 pub struct Unattended {

@@ -19,7 +19,7 @@ pub async fn run(cli: &Cli, profile: Option<&str>, read_back: bool, json: bool) 
     let profiles = open_profiles(cli.profiles_file.as_ref()).ok();
     let saved = profiles.as_ref().map(|p| p.list()).unwrap_or_default();
     let targets = (profiles.map(|p| p.settings().copy_targets)).unwrap_or_default();
-    let targets = crate::copies::with_secrets(targets).await?;
+    let targets = crate::targets::with_secrets(targets).await?;
     let history = Arc::new(open_history(cli.history_db.as_ref())?);
     let names = kluis_profiles::klant_names(&saved, &history)?;
     let klant =

@@ -11,6 +11,7 @@ use kluis_core::history::Check;
 use kluis_core::verify::Finding;
 use kluis_core::{History, HistoryEntry, KlantKey, Result};
 
+use crate::checked::found;
 use crate::opened::Opened;
 use crate::CopyTarget;
 
@@ -53,25 +54,4 @@ pub fn check_copies(
         });
     }
     Ok(checked)
-}
-
-/// Where a copy is and its recorded length and SHA-256 — or, when the history lacks any of
-/// them, the check that says so.
-pub(crate) fn recorded(record: &CopyRecord) -> std::result::Result<(&str, u64, &str), Check> {
-    match (&record.location, record.bytes, &record.sha256) {
-        (Some(location), Some(bytes), Some(sha256)) => Ok((location, bytes, sha256)),
-        _ => Err(found(
-            Finding::Unreadable,
-            Some("The history does not say where the copy is.".into()),
-        )),
-    }
-}
-
-/// What `finding` a check made now says, with `detail`.
-pub(crate) fn found(finding: Finding, detail: Option<String>) -> Check {
-    Check {
-        at_ms: kluis_core::clock::now_ms(),
-        finding,
-        detail,
-    }
 }

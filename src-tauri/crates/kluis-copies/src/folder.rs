@@ -18,7 +18,7 @@ use kluis_core::verify::Finding;
 use kluis_core::{Error, HistoryEntry, Result};
 use sha2::{Digest, Sha256};
 
-use crate::check::{found, recorded};
+use crate::checked::{found, recorded};
 
 /// Copies `entry`'s saved file into `root` (target `name`), or finds the copy an earlier try
 /// made; blocking.

@@ -54,7 +54,7 @@ struct RemoteCopies {
 impl CopyHolder for RemoteCopies {
     fn examine(&self, copy: &HistoryEntry) -> Examination {
         let Some(record) = self.records.get(&copy.id) else {
-            let check = crate::check::found(
+            let check = crate::checked::found(
                 Finding::Unreadable,
                 Some("The history holds no record of this copy.".into()),
             );

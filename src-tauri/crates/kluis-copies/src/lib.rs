@@ -16,7 +16,8 @@
 //! - [`holder`]: a target's copies as a retention rule sees them (looked at, deleted — never
 //!   a locked one), and locks renewed while a rule keeps a copy.
 //! - [`check`]: verification of the copies made ([`check_copies`]): there and whole, or read
-//!   back in full; a copy found missing or changed is pending again.
+//!   back in full; a copy found missing or changed is pending again. (`checked`: what a
+//!   look at a copy found, a leaf every target's code shares.)
 //! - This file: [`copy_missing`] copies every kept backup of a klant (or of every klant) that
 //!   a target does not hold yet, newest first, and records each copy — or why it failed — in
 //!   the history (kluis-core's `copies`). A copy that failed is simply still missing: the
@@ -32,6 +33,7 @@
 //! changes it, and a failed copy leaves nothing on the target under the backup's name.
 
 pub mod check;
+mod checked;
 pub mod folder;
 pub mod holder;
 pub mod objects;

@@ -13,7 +13,7 @@ use kluis_core::history::Check;
 use kluis_core::verify::Finding;
 use kluis_core::{Error, History, HistoryEntry, Result};
 
-use crate::check::found;
+use crate::checked::found;
 use crate::{folder, on_runtime, s3, sftp, CopyTarget, Place};
 
 /// A target ready for work (see the module's text).
@@ -91,7 +91,7 @@ impl Opened {
     /// owner-only): a restore test of the copy, its contents. Fails, naming the target, when
     /// what was read is not the copy as made (its recorded length and SHA-256).
     pub fn fetch(&self, record: &CopyRecord, into: &mut (dyn Write + Send)) -> Result<()> {
-        let (location, bytes, sha256) = crate::check::recorded(record).map_err(|check| {
+        let (location, bytes, sha256) = crate::checked::recorded(record).map_err(|check| {
             Error::Config(
                 check
                     .detail

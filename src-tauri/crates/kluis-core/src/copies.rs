@@ -78,50 +78,6 @@ pub struct UnfinishedUpload {
     pub upload_id: String,
 }
 
-pub(crate) const SCHEMA: &str = "
-CREATE TABLE IF NOT EXISTS copies (
-    job_id TEXT NOT NULL REFERENCES jobs(id),
-    target TEXT NOT NULL,
-    made INTEGER NOT NULL,
-    location TEXT,
-    bytes INTEGER,
-    sha256 TEXT,
-    at_ms INTEGER NOT NULL,
-    locked_until_ms INTEGER,
-    error_code TEXT,
-    error_message TEXT,
-    PRIMARY KEY (job_id, target)
-);
-CREATE TABLE IF NOT EXISTS copy_removals (
-    job_id TEXT NOT NULL,
-    target TEXT NOT NULL,
-    at_ms INTEGER NOT NULL,
-    rule TEXT NOT NULL,
-    PRIMARY KEY (job_id, target)
-);
-CREATE TABLE IF NOT EXISTS copy_uploads (
-    job_id TEXT NOT NULL,
-    target TEXT NOT NULL,
-    location TEXT NOT NULL,
-    upload_id TEXT NOT NULL,
-    at_ms INTEGER NOT NULL,
-    PRIMARY KEY (job_id, target)
-);
-CREATE TABLE IF NOT EXISTS copy_checks (
-    job_id TEXT NOT NULL,
-    target TEXT NOT NULL,
-    at_ms INTEGER NOT NULL,
-    finding TEXT NOT NULL,
-    detail TEXT,
-    PRIMARY KEY (job_id, target)
-);
-";
-
-/// Columns added after the tables were first made, added to an older history when it opens.
-pub(crate) fn add_new_columns(conn: &rusqlite::Connection) -> rusqlite::Result<()> {
-    crate::history::add_column(conn, "copies", "version", "TEXT")
-}
-
 const SELECT_COPIES: &str = "SELECT copies.job_id, copies.target, made, location, bytes, \
      sha256, copies.at_ms, locked_until_ms, error_code, error_message, copy_checks.at_ms, \
      copy_checks.finding, copy_checks.detail, copy_removals.at_ms, copy_removals.rule, \

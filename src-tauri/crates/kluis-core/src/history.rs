@@ -91,59 +91,6 @@ pub struct History {
     pub(crate) claims: crate::claims::Claims,
 }
 
-const SCHEMA: &str = "
-CREATE TABLE IF NOT EXISTS jobs (
-    id TEXT PRIMARY KEY,
-    profile TEXT NOT NULL,
-    transport TEXT NOT NULL,
-    started_at_ms INTEGER NOT NULL,
-    finished_at_ms INTEGER,
-    stage TEXT NOT NULL,
-    bytes INTEGER,
-    sha256 TEXT,
-    path TEXT,
-    failed_stage TEXT,
-    error_code TEXT,
-    error_message TEXT
-);
-CREATE TABLE IF NOT EXISTS transitions (
-    job_id TEXT NOT NULL REFERENCES jobs(id),
-    at_ms INTEGER NOT NULL,
-    stage TEXT NOT NULL
-);
-CREATE INDEX IF NOT EXISTS jobs_started ON jobs(started_at_ms);
-CREATE INDEX IF NOT EXISTS jobs_profile_started ON jobs(profile, started_at_ms);
-CREATE TABLE IF NOT EXISTS journal (
-    job_id TEXT PRIMARY KEY REFERENCES jobs(id),
-    body TEXT NOT NULL
-);
-CREATE TABLE IF NOT EXISTS removals (
-    job_id TEXT PRIMARY KEY REFERENCES jobs(id),
-    at_ms INTEGER NOT NULL,
-    rule TEXT NOT NULL
-);
-CREATE TABLE IF NOT EXISTS encrypted (
-    job_id TEXT PRIMARY KEY REFERENCES jobs(id),
-    bytes INTEGER NOT NULL,
-    sha256 TEXT NOT NULL
-);
--- Klanten backed up without a saved profile (crate::ad_hoc): their backups' key, and who
--- they are.
-CREATE TABLE IF NOT EXISTS ad_hoc (
-    key TEXT PRIMARY KEY,
-    label TEXT NOT NULL,
-    service TEXT NOT NULL,
-    username TEXT NOT NULL,
-    folder TEXT NOT NULL
-);
-CREATE TABLE IF NOT EXISTS checks (
-    job_id TEXT PRIMARY KEY REFERENCES jobs(id),
-    at_ms INTEGER NOT NULL,
-    finding TEXT NOT NULL,
-    detail TEXT
-);
-";
-
 /// The columns [`entry_from_row`] reads, in its order, from [`job_tables!`].
 macro_rules! job_columns {
     () => {
@@ -245,23 +192,6 @@ fn transact<T>(
     Ok(outcome)
 }
 
-/// Adds column `column` (of SQL type `kind`) to `table` when an older history lacks it (its
-/// rows get NULL there). Names are the code's own constants, never input.
-pub(crate) fn add_column(
-    conn: &rusqlite::Connection,
-    table: &str,
-    column: &str,
-    kind: &str,
-) -> rusqlite::Result<()> {
-    let has = conn
-        .prepare("SELECT 1 FROM pragma_table_info(?1) WHERE name = ?2")?
-        .exists(rusqlite::params![table, column])?;
-    if !has {
-        conn.execute_batch(&format!("ALTER TABLE {table} ADD COLUMN {column} {kind}"))?;
-    }
-    Ok(())
-}
-
 pub(crate) fn db_error(e: rusqlite::Error) -> Error {
     Error::Io(format!("The backup history could not be read or written ({e}). Check that the data folder is writable."))
 }
@@ -304,12 +234,7 @@ impl History {
         let tx = conn
             .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
             .map_err(db_error)?;
-        tx.execute_batch(SCHEMA).map_err(db_error)?;
-        tx.execute_batch(crate::copies::SCHEMA).map_err(db_error)?;
-        tx.execute_batch(crate::restore_tests::SCHEMA)
-            .map_err(db_error)?;
-        crate::copies::add_new_columns(&tx).map_err(db_error)?;
-        crate::restore_tests::add_new_columns(&tx).map_err(db_error)?;
+        crate::schema::create(&tx).map_err(db_error)?;
         tx.commit().map_err(db_error)?;
         Ok(Self {
             conn: Mutex::new(conn),

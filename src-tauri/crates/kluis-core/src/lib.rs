@@ -34,6 +34,8 @@
 //! kluis-copies): where, its length and SHA-256, or why the last try failed; [`adopted`]
 //! records the backups and copies of a lost computer that this one carries on for; [`past`] a
 //! saved backup at the times it happened (the demo's month of history).
+//! [`history`]'s tables (its own, the copies' and the restore tests') are made in `schema`, a
+//! leaf those three share.
 //!
 //! [`ad_hoc`] names the klant of a backup made without a saved profile (its label, service,
 //! username and folder), so that a rule given on the command line keeps to that klant.
@@ -84,6 +86,7 @@ pub mod presented;
 #[cfg(any(test, feature = "property-tests"))]
 pub mod property;
 pub mod retention;
+mod schema;
 pub mod secret;
 pub mod session;
 mod stable_name;

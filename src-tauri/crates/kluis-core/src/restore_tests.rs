@@ -32,25 +32,6 @@ pub struct RestoreTestRecord {
     pub target: Option<String>,
 }
 
-pub(crate) const SCHEMA: &str = "
-CREATE TABLE IF NOT EXISTS restore_tests (
-    job_id TEXT NOT NULL REFERENCES jobs(id),
-    at_ms INTEGER NOT NULL,
-    passed INTEGER NOT NULL,
-    entries INTEGER NOT NULL,
-    bytes INTEGER NOT NULL,
-    took_ms INTEGER NOT NULL,
-    detail TEXT,
-    target TEXT
-);
-CREATE INDEX IF NOT EXISTS restore_tests_by_job ON restore_tests (job_id, at_ms);
-";
-
-/// Columns added after the table was first made, added to an older history when it opens.
-pub(crate) fn add_new_columns(conn: &rusqlite::Connection) -> rusqlite::Result<()> {
-    crate::history::add_column(conn, "restore_tests", "target", "TEXT")
-}
-
 /// A month, as the monthly restore test counts it (as monthly verification does).
 pub const MONTH_MS: i64 = 30 * 24 * 60 * 60 * 1000;
 

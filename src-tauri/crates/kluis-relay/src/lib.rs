@@ -23,6 +23,7 @@
 //! - `main.rs`: `kluis-relay --listen ADDR --data DIR` (or `--database-url`) serves; `kluis-relay tenant
 //!   add|list|revoke|rotate` administers tenants.
 
+mod constant_time;
 #[cfg(test)]
 mod fuzz;
 pub mod key_directory;

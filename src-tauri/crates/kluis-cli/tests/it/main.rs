@@ -38,5 +38,6 @@ mod resume;
 mod room;
 mod s3;
 mod sftp;
+mod shape;
 mod update;
 mod windows;

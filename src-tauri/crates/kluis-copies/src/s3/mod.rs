@@ -38,7 +38,7 @@ use kluis_core::verify::Finding;
 use kluis_core::{Error, History, HistoryEntry, Result, Secret};
 use sha2::{Digest, Sha256};
 
-use crate::check::found;
+use crate::checked::found;
 use connect::{failure, Failure};
 pub use place::{LockMode, ObjectLock, S3Place};
 
@@ -252,7 +252,7 @@ impl Bucket {
     /// What the copy `record` names is now: missing, of another length or SHA-256 as the
     /// server records it, or (with `read_back`, read in full) other bytes — or as made.
     pub async fn check(&self, record: &CopyRecord, read_back: bool) -> Check {
-        let (location, bytes, sha256) = match crate::check::recorded(record) {
+        let (location, bytes, sha256) = match crate::checked::recorded(record) {
             Ok(recorded) => recorded,
             Err(check) => return check,
         };

@@ -30,7 +30,7 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 pub use connect::{host_key, HostKey};
 pub use place::{checked_host, SftpLogin, SftpPlace, SSH_PORT};
 
-use crate::check::found;
+use crate::checked::found;
 use crate::folder::{file_name_of, klant_folder_name, source_of};
 
 /// A part file a killed copy left counts as left once untouched this long (as in a folder).
@@ -209,7 +209,7 @@ impl Server {
     /// What the copy `record` names is now: missing, of another length, or (with `read_back`,
     /// read in full) another SHA-256 — or as made.
     pub async fn check(&self, record: &CopyRecord, read_back: bool) -> Check {
-        let (location, bytes, sha256) = match crate::check::recorded(record) {
+        let (location, bytes, sha256) = match crate::checked::recorded(record) {
             Ok(recorded) => recorded,
             Err(check) => return check,
         };

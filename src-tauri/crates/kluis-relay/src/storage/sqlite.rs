@@ -555,7 +555,7 @@ fn token_owner(conn: &Connection, inbox: &str, token: &str) -> Result<Option<Str
         .query_row(params![inbox], |r| Ok((r.get(0)?, r.get(1)?)))
         .optional()?;
     Ok(stored.and_then(|(t, tenant)| {
-        crate::tenants::constant_time_eq(t.as_bytes(), token.as_bytes()).then_some(tenant)
+        crate::constant_time::constant_time_eq(t.as_bytes(), token.as_bytes()).then_some(tenant)
     }))
 }
 
