@@ -16,6 +16,12 @@ const artifacts = join(here, "../../tests/e2e/artifacts");
 
 /** The docs' images: their name here, and the e2e screenshot they come from. */
 const IMAGES = {
+  "dashboard.png": "00-dashboard-en.png",
+  "klant-backup.png": "04-backup-saved-en.png",
+  "history.png": "05-history-en.png",
+  "settings.png": "06-callback-settings-en.png",
+  "import.png": "31-import-preview-en.png",
+  "restore.png": "29-restored-en.png",
   "recover-restored.png": "37-recover-restored-en.png",
   "recover-carried-on.png": "38-carried-on-en.png",
 };

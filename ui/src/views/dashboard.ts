@@ -366,7 +366,7 @@ export function Dashboard() {
 function DemoBanner() {
   const folder = state.demoFolder.value;
   if (!state.demo.value || folder === null) return null;
-  return h("div", { class: "card note", role: "note", "data-test": "demo-folder" }, h("p", {}, t("demoFolderNote", { folder })));
+  return h("div", { class: "card demo-note", role: "note", "data-test": "demo-folder" }, h("p", {}, t("demoFolderNote", { folder })));
 }
 
 /** While every plan is paused ("Pause plans", in the tray or Settings): said, with Resume. */
