@@ -98,6 +98,18 @@ fn instance_id(demo: bool) -> String {
     }
 }
 
+/// The app's context; the demo's under an identifier of its own, so that on Windows too (where
+/// the single-instance plugin keys on it) the demo runs beside Kluis, and its web view keeps its
+/// storage apart from Kluis's.
+fn context(launch: LaunchInfo) -> tauri::Context<tauri::Wry> {
+    let mut context = tauri::generate_context!();
+    if launch.demo {
+        let demo = format!("{}.demo", context.config().identifier);
+        context.config_mut().identifier = demo;
+    }
+    context
+}
+
 pub fn run() {
     kluis_private::logging::init("warn");
     // Every command and backup runs on this runtime, its threads below the window's priority
@@ -166,13 +178,19 @@ pub fn run() {
             });
             // On Windows the app installs a newer Kluis itself (its setup, then the app ends);
             // elsewhere the package manager does. The daily look runs as long as the app does.
+            // The demo neither looks for nor installs updates: an install would end the real
+            // Kluis beside it, whose backups the demo knows nothing of.
             #[cfg(windows)]
-            (app.state::<DesktopApp>().updates)
-                .set_installer(Arc::new(updater::PluginInstaller(app.handle().clone())));
-            let handle = app.handle().clone();
-            tauri::async_runtime::spawn(async move {
-                handle.state::<DesktopApp>().updates.watch().await;
-            });
+            if !launch.demo {
+                (app.state::<DesktopApp>().updates)
+                    .set_installer(Arc::new(updater::PluginInstaller(app.handle().clone())));
+            }
+            if !launch.demo {
+                let handle = app.handle().clone();
+                tauri::async_runtime::spawn(async move {
+                    handle.state::<DesktopApp>().updates.watch().await;
+                });
+            }
             // And so does the look for klanten that became overdue (told as a notification).
             let handle = app.handle().clone();
             tauri::async_runtime::spawn(async move {
@@ -207,7 +225,7 @@ pub fn run() {
                 .build()?;
             Ok(())
         })
-        .build(tauri::generate_context!())
+        .build(context(launch))
         .unwrap_or_else(|e| {
             // Said, not a panic: the window system is missing, or another Kluis would not
             // take over.

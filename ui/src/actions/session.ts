@@ -68,8 +68,10 @@ export function openDemo(): Promise<void> {
 export function startDemo(): Promise<void> {
   return guarded(async () => {
     const demo = await api.startDemo();
-    const profiles = await api.profiles();
+    // (The demo app's first start furnished its settings: its copy targets among them.)
+    const [profiles, settings] = await Promise.all([api.profiles(), api.settings()]);
     batch(() => {
+      state.settings.value = settings;
       state.demo.value = true;
       state.demoBaseUrl.value = demo.base_url;
       state.demoFolder.value = demo.folder;

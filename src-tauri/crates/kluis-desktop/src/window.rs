@@ -13,7 +13,10 @@ const FRAME: (f64, f64) = (16.0, 48.0);
 /// The first inner size and the smallest inner size for a screen whose usable area is
 /// `usable` logical pixels wide and high (`None`: not known, as on some Wayland desktops).
 pub fn first_size(usable: Option<(f64, f64)>) -> WindowSize {
-    let Some((width, height)) = usable.filter(|(w, h)| w.is_finite() && h.is_finite()) else {
+    // An area no screen has (none, or a few pixels) is not known.
+    let plausible =
+        |(w, h): &(f64, f64)| w.is_finite() && h.is_finite() && *w >= 320.0 && *h >= 240.0;
+    let Some((width, height)) = usable.filter(plausible) else {
         return WindowSize {
             inner: PREFERRED,
             smallest: SMALLEST,
@@ -67,6 +70,6 @@ mod tests {
         assert_eq!(size.inner, (684.0, 452.0));
         assert_eq!(size.smallest, size.inner);
         let none = first_size(Some((0.0, -5.0)));
-        assert!(none.inner.0 >= 1.0 && none.inner.1 >= 1.0, "{none:?}");
+        assert_eq!(none.inner, PREFERRED, "an area no screen has is not known");
     }
 }

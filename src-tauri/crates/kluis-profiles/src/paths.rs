@@ -36,6 +36,8 @@ impl KluisPaths {
     /// history, so that nothing the demo does reaches these profiles, settings or history.
     pub fn demo(&self) -> Self {
         let data = self.history_db.parent().unwrap_or(Path::new("."));
+        // Absolute: its copy target's folder is checked to be one.
+        let data = std::path::absolute(data).unwrap_or_else(|_| data.to_path_buf());
         Self::under(&data.join("demo"))
     }
 

@@ -19,10 +19,11 @@ fn rust_files(dir: &Path, into: &mut Vec<PathBuf>) {
     }
 }
 
-/// The names after `crate::` (and inside `use crate::{…}`) in `code`, comments and the test
-/// module left out.
+/// The names after `crate::` (and inside `use crate::{…}`, its first level) in `code`,
+/// comments and the test module left out.
 fn imported(code: &str) -> BTreeSet<String> {
-    let code = code.split("#[cfg(test)]").next().unwrap_or_default();
+    // (The test module is last; a `#[cfg(test)]` on one item earlier is not the end.)
+    let code = code.split("#[cfg(test)]\nmod tests").next().unwrap_or_default();
     let code: String = code
         .lines()
         .map(|line| line.split("//").next().unwrap_or_default())

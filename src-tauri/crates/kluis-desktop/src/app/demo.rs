@@ -34,6 +34,8 @@ pub const UNPLUGGED_DISK: &str = "USB disk (not plugged in)";
 /// The klant with a month of history, and how many nights it has.
 pub const MONTH_KLANT: &str = "demo-de-vries";
 const NIGHTS: i64 = 30;
+/// Held while a start looks whether the demo is new and furnishes it.
+static FURNISHING: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
 
 impl Accounts {
     /// Starts the demo service and adds its profiles (full and restricted key), whose secrets
@@ -98,6 +100,8 @@ impl DesktopApp {
         }
         let folder = demo_folder(&self.shared.paths.history_db);
         let mut info = self.accounts.start_demo().await?;
+        // One start at a time (a page reloaded while the first furnishes): furnished once.
+        let _one = FURNISHING.lock().await;
         let fresh = self.shared.history.list(None, 1)?.is_empty()
             && self.shared.profiles.settings().copy_targets.is_empty();
         if fresh {
@@ -134,13 +138,15 @@ impl DesktopApp {
         }
         let program = std::env::current_exe()
             .map_err(|e| io_error(format!("Kluis could not find its own program ({e}).")))?;
-        std::process::Command::new(program)
+        let mut child = std::process::Command::new(program)
             .arg("--demo")
             .stdin(std::process::Stdio::null())
             .stdout(std::process::Stdio::null())
             .stderr(std::process::Stdio::null())
             .spawn()
             .map_err(|e| io_error(format!("The demo could not be started ({e}).")))?;
+        // Waited for when it ends, so that it leaves no process behind.
+        std::thread::spawn(move || child.wait());
         Ok(())
     }
 

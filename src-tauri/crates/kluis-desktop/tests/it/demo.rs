@@ -19,7 +19,7 @@ fn demo_app(dir: &Path, keyring: &Arc<MemoryStore>) -> DesktopApp {
 
 /// The files of the Kluis in `dir` (its settings and history), to compare before and after.
 fn real_files(dir: &Path) -> Vec<(String, Vec<u8>)> {
-    ["profiles.json", "history.sqlite3"]
+    ["profiles.json", "history.sqlite3", "history.sqlite3-wal"]
         .iter()
         .map(|name| {
             (
