@@ -23,7 +23,10 @@ fn rust_files(dir: &Path, into: &mut Vec<PathBuf>) {
 /// comments and the test module left out.
 fn imported(code: &str) -> BTreeSet<String> {
     // (The test module is last; a `#[cfg(test)]` on one item earlier is not the end.)
-    let code = code.split("#[cfg(test)]\nmod tests").next().unwrap_or_default();
+    let code = code
+        .split("#[cfg(test)]\nmod tests")
+        .next()
+        .unwrap_or_default();
     let code: String = code
         .lines()
         .map(|line| line.split("//").next().unwrap_or_default())
