@@ -52,6 +52,7 @@ macro_rules! with_commands {
             start_at_login,
             set_start_at_login,
             set_file_name_template,
+            mail,
             set_mail,
             remove_mail,
             test_mail,

@@ -6,8 +6,8 @@ use kluis_desktop::profiles::{ProfileInput, ProfileView, Settings};
 use kluis_desktop::UpdateView;
 use kluis_desktop::{
     AppError, AppJobEvent, CallbackInput, CallbackTestResult, DemoInfo, DesktopApp, HistoryEntry,
-    KlantStatus, MailInput, Permissions, PlanInput, PlannedEvent, ResumedEvent, ResumedJob,
-    Retention, SessionInfo, TrayAction, VerifyReport,
+    KlantStatus, MailInput, MailSettings, Permissions, PlanInput, PlannedEvent, ResumedEvent,
+    ResumedJob, Retention, SessionInfo, TrayAction, VerifyReport,
 };
 use kluis_desktop::{
     BandwidthLimit, BucketInput, EncryptionInput, KitMade, ReportExport, ReportRequest,
@@ -365,12 +365,17 @@ async fn test_notification(app: App<'_>) -> Res<()> {
 }
 
 #[tauri::command]
-async fn set_mail(app: App<'_>, input: MailInput) -> Res<Settings> {
+fn mail(app: App<'_>) -> Res<Option<MailSettings>> {
+    Ok(app.alerts.mail())
+}
+
+#[tauri::command]
+async fn set_mail(app: App<'_>, input: MailInput) -> Res<Option<MailSettings>> {
     app.alerts.set_mail(input).await
 }
 
 #[tauri::command]
-async fn remove_mail(app: App<'_>) -> Res<Settings> {
+async fn remove_mail(app: App<'_>) -> Res<()> {
     app.alerts.remove_mail().await
 }
 

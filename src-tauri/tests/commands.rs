@@ -64,7 +64,12 @@ fn commands_answer_over_ipc() {
     assert_eq!(invoke(&window, "profiles", json!({})).unwrap(), json!([]));
     assert_eq!(
         invoke(&window, "settings", json!({})).unwrap(),
-        json!({ "save_folder": null, "callback": { "kind": "loopback" }, "relay_secret_saved": false, "unattended_at_once": 2, "notify_desktop": true, "paused_together": [], "file_name_template": null, "mail": null, "bandwidth": null, "min_free_mib": null, "copy_targets": [], "install_updates": false, "recovery": null })
+        json!({ "save_folder": null, "callback": { "kind": "loopback" }, "relay_secret_saved": false, "unattended_at_once": 2, "notify_desktop": true, "paused_together": [], "file_name_template": null, "bandwidth": null, "min_free_mib": null, "copy_targets": [], "install_updates": false, "recovery": null })
+    );
+    assert_eq!(
+        invoke(&window, "mail", json!({})).unwrap(),
+        json!(null),
+        "e-mail is asked for on its own (Settings keep it uninterpreted)"
     );
     assert_eq!(invoke(&window, "dashboard", json!({})).unwrap(), json!([]));
     let update = invoke(&window, "update_view", json!({})).unwrap();

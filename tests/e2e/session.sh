@@ -91,4 +91,5 @@ for _ in $(seq 150); do curl -sf http://127.0.0.1:4444/status >/dev/null && brea
 curl -sf http://127.0.0.1:4444/status >/dev/null || { echo "tauri-driver did not start" >&2; cat "$work/tauri-driver.log" >&2; exit 1; }
 
 cd "$root/ui"
-node --test --test-concurrency=1 e2e/*.e2e.mjs
+# The tests this screen is for (run.sh names them).
+node --test --test-concurrency=1 "${KLUIS_E2E_TESTS:-e2e/app.e2e.mjs}"

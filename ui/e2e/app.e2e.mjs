@@ -7,97 +7,9 @@ import { existsSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync 
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { after, before, test } from "node:test";
-import { remote } from "webdriverio";
-import { saveScreen } from "./screen.mjs";
+import { $t, announced, browser, dashboardReads, env, focused, launch, painted, profileButton, setLanguage, shot, waitRow, waitText } from "./driver.mjs";
 
-const env = (name) => {
-  const value = process.env[name];
-  if (!value) throw new Error(`${name} is not set: run tests/e2e/run.sh`);
-  return value;
-};
 const saveDir = env("KLUIS_E2E_SAVE_DIR");
-const shots = env("KLUIS_SCREENSHOTS");
-const fbdir = env("KLUIS_FBDIR");
-let browser;
-
-const $t = (name) => browser.$(`[data-test="${name}"]`);
-/** Switches the UI's language as a person does, with the header's selector. */
-async function setLanguage(lang) {
-  await browser.execute((l) => {
-    const select = document.getElementById("language");
-    select.value = l;
-    select.dispatchEvent(new Event("change", { bubbles: true }));
-  }, lang);
-}
-/** Resolves once the page has painted twice since now (the framebuffer then shows it). */
-const painted = () => browser.executeAsync((done) => requestAnimationFrame(() => requestAnimationFrame(() => setTimeout(done, 150))));
-/** The screen as it is now, in English and in Dutch, for the artifacts (from Xvfb's
- * framebuffer: WebKitWebDriver's own screenshot can hang). */
-async function shot(name) {
-  for (const lang of ["en", "nl"]) {
-    await setLanguage(lang);
-    await painted();
-    if (!saveScreen(fbdir, join(shots, `${name}-${lang}.png`))) throw new Error("no framebuffer: run tests/e2e/run.sh");
-  }
-  await setLanguage("en");
-}
-/** The dashboard as its reader meets it, in both languages at the window's size (`size`, for
- * the message): each klant's result whole on its line (its element no wider inside than it is),
- * each column's heading within its column. */
-async function dashboardReads(size) {
-  for (const lang of ["en", "nl"]) {
-    await setLanguage(lang);
-    await painted();
-    const cut = await browser.execute(() => {
-      const wider = (el) => el.scrollWidth > el.clientWidth + 1;
-      return {
-        results: [...document.querySelectorAll('[data-test="dash-result"] .status')].filter(wider).map((el) => el.firstChild?.textContent ?? el.textContent),
-        headings: [...document.querySelectorAll("table.dash thead th")].filter(wider).map((th) => th.textContent),
-        // Rows of one height: the table places the rows out of view by arithmetic.
-        heights: [...new Set([...document.querySelectorAll("table.dash tr.klant")].map((tr) => Math.round(tr.getBoundingClientRect().height)))].length,
-      };
-    });
-    assert.deepEqual(cut, { results: [], headings: [], heights: 1 }, `at ${size}, in ${lang}: cut, or rows of more than one height`);
-  }
-  await setLanguage("en");
-}
-/** What the live region says (it is visually hidden, so read as text, not as rendered). */
-const announced = () => browser.execute(() => document.querySelector('[data-test="announce"]')?.textContent ?? "");
-/** The data-test name, or else the id, of the element that has the focus. */
-const focused = () => browser.execute(() => document.activeElement?.getAttribute("data-test") ?? document.activeElement?.id ?? null);
-/** The button of profile `name` in the list. */
-async function profileButton(name) {
-  for (const button of await browser.$$('nav [data-test^="profile-"]')) {
-    if ((await button.getText()).startsWith(name)) return button;
-  }
-  throw new Error(`no profile named ${name}`);
-}
-async function waitText(name, text, timeout = 30000) {
-  const el = await $t(name);
-  // When it never comes, say what the window showed instead (an error banner, a busy state),
-  // and keep a screenshot of it: a failure in CI is then read, not guessed.
-  await el.waitForExist({ timeout }).catch(async (e) => {
-    const page = await browser.execute(() => document.querySelector("main")?.innerText ?? document.body.innerText).catch((x) => x.message);
-    await shot(`failed-${name}`).catch(() => undefined);
-    throw new Error(`${e.message}; the window shows: ${String(page).replace(/\s+/g, " ").slice(0, 800)}`);
-  });
-  await browser.waitUntil(async () => (await el.getText()).includes(text), { timeout, timeoutMsg: `${name} never showed "${text}"` }).catch(async (e) => {
-    const now = await browser.execute((n) => (document.querySelector(`[data-test="${n}"]`)?.outerHTML ?? "(none)").slice(0, 600), name);
-    throw new Error(`${e.message}; it shows: ${now}; getText: ${await el.getText().catch((x) => x.message)}`);
-  });
-  return el;
-}
-
-/** Waits until the dashboard's row `name` says `text`. Read as the row's text, not WebDriver's
- * visible text: that leaves out the text of a box that cuts it to its lines (`overflow:
- * hidden`), and the dashboard cuts each klant's name and result so that every row has one
- * height (the whole text is in their tooltips; the screenshots show the rows drawn). */
-async function waitRow(name, text, timeout = 30000) {
-  const says = () => browser.execute((n) => document.querySelector(`[data-test="${n}"]`)?.textContent ?? "", name);
-  await browser.waitUntil(async () => (await says()).includes(text), { timeout, timeoutMsg: `${name} never said "${text}"` }).catch(async (e) => {
-    throw new Error(`${e.message}; it says: ${await says()}`);
-  });
-}
 
 /** Opens "Add profile" and fills it in for a simulator's demo account. */
 async function addProfile(name, baseUrl, apiKey) {
@@ -119,24 +31,8 @@ async function backupOfNewProfile(name, baseUrl) {
   await (await $t("backup-owner")).click();
 }
 
-/** Starts the app (in demo mode, unless `args` say otherwise) in a new WebDriver session. */
-const launch = (args = ["--demo"]) =>
-  remote({
-    hostname: "127.0.0.1",
-    port: 4444,
-    logLevel: "error",
-    // One try, 30 s at most, per WebDriver request (a hung screenshot must not take minutes).
-    connectionRetryTimeout: 30000,
-    connectionRetryCount: 0,
-    capabilities: {
-      browserName: "wry",
-      "wdio:enforceWebDriverClassic": true,
-      "tauri:options": { application: env("KLUIS_APP_BINARY"), args },
-    },
-  });
-
 before(async () => {
-  browser = await launch();
+  await launch();
 });
 
 after(async () => {
@@ -279,7 +175,7 @@ test("a backup waiting when the app closes is finished at the next start", async
   await (await $t("backup-owner")).click();
   await waitText("stage-waiting", "Waiting", 30000);
   await browser.deleteSession();
-  browser = await launch();
+  await launch();
   const files = () => readdirSync(saveDir).filter((f) => !f.startsWith("."));
   await browser.waitUntil(async () => files().length === 4, { timeout: 60000, timeoutMsg: `the resumed backup never landed next to the others: ${files()}` });
   // Ended, it leaves the dashboard (the first screen); its klant's Backup tab says where it went.
@@ -439,10 +335,13 @@ test("Backup all: every klant, each into its own folder; klanten that fail say w
   const demoStrip = await browser.execute(() => document.querySelector('[data-test="dash-demo"] .strip')?.getAttribute("aria-label"));
   assert.match(demoStrip, /[1-9]\d* saved/, "today is marked saved in Demo's strip");
   await shot("23-dashboard-after-backup-all");
-  // Read whole at the app's own size (that of an office laptop) and on a large screen: no
+  // Read whole at the app's own size, at an office laptop's width and on a large screen: no
   // klant's result cut, no heading wider than its column, in English and in Dutch.
   await dashboardReads("1100 px");
   const { width, height } = await browser.getWindowSize();
+  await browser.setWindowSize(1366, 700);
+  await shot("23-dashboard-1366");
+  await dashboardReads("1366 px");
   await browser.setWindowSize(1920, 1040);
   await shot("23-dashboard-1920");
   await dashboardReads("1920 px");
@@ -708,7 +607,7 @@ test("Restore from a copy: the lost computer's backups found with the kit's file
 
 test("Kluis itself, beside the demo: its own files, none of the demo's klanten; Settings → start at login writes the login item (with --hidden), and removes it", async () => {
   await browser.deleteSession();
-  browser = await launch([]);
+  await launch([]);
   await waitText("welcome", "Welcome to Kluis", 30000).catch(async () => {
     throw new Error(`Kluis itself did not open on its first screen: ${await browser.execute(() => document.body.textContent)}`);
   });

@@ -33,6 +33,7 @@ import type {
   KlantStatus,
   LaunchInfo,
   MailInput,
+  MailSettings,
   Permissions,
   PlanInput,
   PlannedEvent,
@@ -123,8 +124,10 @@ export const api = {
    * "Pause plans" takes this path too, so the tray's check mark follows. */
   trayAction: (action: TrayAction) => invoke<void>("tray_action", { action }),
   /** Settings → e-mail through the office's SMTP server (the password goes to the keyring). */
-  setMail: (input: MailInput) => invoke<Settings>("set_mail", { input }),
-  removeMail: () => invoke<Settings>("remove_mail"),
+  /** Settings → e-mail as saved (null: not set up). */
+  mail: () => invoke<MailSettings | null>("mail"),
+  setMail: (input: MailInput) => invoke<MailSettings | null>("set_mail", { input }),
+  removeMail: () => invoke<void>("remove_mail"),
   /** "Send test": a mail now, through the saved settings. */
   testMail: () => invoke<void>("test_mail"),
   /** Settings → start Kluis at login (in the tray). */

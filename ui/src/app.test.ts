@@ -2,7 +2,7 @@
 import { clearMocks, mockIPC } from "@tauri-apps/api/mocks";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import type { Field, FoundBackup, FoundCopies, ImportDefaults, ImportPreview, ImportProgress, RecoverProgress, RowOutcome, UpdateView } from "./bindings";
-import type { AppJobEvent, BucketInput, SftpInput, HistoryEntry, KlantStatus, MailInput, Plan, PlannedEvent, ProfileView, ReportRequest, ResumedEvent, Retention, Settings, VerifyReport } from "./bindings";
+import type { AppJobEvent, BucketInput, SftpInput, HistoryEntry, KlantStatus, MailInput, MailSettings, Plan, PlannedEvent, ProfileView, ReportRequest, ResumedEvent, Retention, Settings, VerifyReport } from "./bindings";
 import { GATHER_MS } from "./coalesce";
 import { FIRST_ROWS, OVERSCAN } from "./dashboard";
 import { languages } from "./i18n";
@@ -16,7 +16,7 @@ function klant(id: string, name: string, change: Partial<KlantStatus> = {}): Kla
 
 type Calls = { cmd: string; args: Record<string, unknown> }[];
 
-const defaultSettings: Settings = { save_folder: null, callback: { kind: "loopback" }, relay_secret_saved: false, unattended_at_once: 2, notify_desktop: true, paused_together: [], file_name_template: null, mail: null, bandwidth: null, min_free_mib: null, copy_targets: [], install_updates: false, recovery: null };
+const defaultSettings: Settings = { save_folder: null, callback: { kind: "loopback" }, relay_secret_saved: false, unattended_at_once: 2, notify_desktop: true, paused_together: [], file_name_template: null, bandwidth: null, min_free_mib: null, copy_targets: [], install_updates: false, recovery: null };
 
 /** The channel of the last `start_backup`, when the test sends the job's events itself. */
 let heldBackup: { onmessage: (e: AppJobEvent) => void } | null = null;
@@ -46,6 +46,7 @@ function fakeBackend(
 ) {
   let started = options.demoStarted ?? false;
   let settings: Settings = { ...defaultSettings, save_folder: options.saveFolder ?? null, copy_targets: options.copyTargets ?? [] };
+  let mail: MailSettings | null = null;
   let copyTo: string[] | null = null;
   let loginStart = options.loginStart === true;
   let carriedOn: ProfileView[] = [];
@@ -56,6 +57,8 @@ function fakeBackend(
         return { demo: options.demoApp ?? false };
       case "settings":
         return settings;
+      case "mail":
+        return mail;
       case "open_demo":
         return null;
       case "set_callback":
@@ -145,12 +148,12 @@ function fakeBackend(
         const { input } = args as { input: MailInput };
         if (!input.settings.from.includes("@")) throw { code: "config", message: `The sender "${input.settings.from}" is not an e-mail address; write it as name@example.nl.` };
         const to = input.settings.to.flatMap((list) => list.split(",")).map((s) => s.trim());
-        settings = { ...settings, mail: { ...input.settings, to, password_saved: settings.mail?.password_saved || input.password !== null } };
-        return settings;
+        mail = { ...input.settings, to, password_saved: mail?.password_saved || input.password !== null };
+        return mail;
       }
       case "remove_mail":
-        settings = { ...settings, mail: null };
-        return settings;
+        mail = null;
+        return null;
       case "test_mail":
         if (options.monitorDown) throw { code: "mail", message: "The e-mail could not be sent through smtp.office.test:587 (connection refused)." };
         return null;
@@ -1228,7 +1231,7 @@ describe("Kluis UI", () => {
     (rows()[1].querySelector('[data-test="content-restore"]') as HTMLButtonElement).click();
     await settle();
     expect(calls.find((c) => c.cmd === "restore_backup")?.args).toMatchObject({ historyId: "h2", copy: null, only: ["2025/grootboek.csv"] });
-    expect(byTest("restore-done")?.textContent).toContain("Restored 1 files (2.0 KB) into /home/u/Teruggezet");
+    expect(byTest("restore-done")?.textContent).toContain("Restored 1 file (2.0 KB) into /home/u/Teruggezet");
     // The copy on the NAS is read instead (as after a lost disk), and restored from.
     const from = byTest("contents-from") as HTMLSelectElement;
     expect([...from.options].map((o) => o.textContent)).toEqual(["This computer", "The copy on NAS"]);

@@ -493,10 +493,6 @@ paused_together: Array<string>,
  */
 file_name_template: string | null, 
 /**
- * E-mail through the office's SMTP server, if set up (Settings → E-mail).
- */
-mail: MailSettings | null, 
-/**
  * One speed limit for all downloads together (the app's and `kluis`'s unattended runs),
  * if set.
  */

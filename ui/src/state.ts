@@ -134,7 +134,7 @@ export const state = {
   /** "Make the recovery kit…" (or "Use the office's kit…", `joined`): under way, where its page
    * went (or the key file read), or its error (null: none). */
   recoveryKit: signal<"making" | (KitMade & { joined: boolean }) | { error: UiError } | null>(null),
-  settings: signal<Settings>({ save_folder: null, callback: { kind: "loopback" }, relay_secret_saved: false, unattended_at_once: 2, notify_desktop: true, paused_together: [], file_name_template: null, mail: null, bandwidth: null, min_free_mib: null, copy_targets: [], install_updates: false, recovery: null }),
+  settings: signal<Settings>({ save_folder: null, callback: { kind: "loopback" }, relay_secret_saved: false, unattended_at_once: 2, notify_desktop: true, paused_together: [], file_name_template: null, bandwidth: null, min_free_mib: null, copy_targets: [], install_updates: false, recovery: null }),
   /** Settings → Updates (null: not read yet). */
   update: signal<UpdateView | null>(null),
   /** The file name template being typed (null: the saved one is shown). */
@@ -156,6 +156,9 @@ export const state = {
   queued: signal<ReadonlySet<string>>(new Set()),
   /** "Send test" to a klant's monitor: under way, answered, or refused. */
   monitorTest: signal<{ profileId: string; result: "testing" | "ok" | { error: UiError } } | null>(null),
+  /** Settings → E-mail as saved (null: not set up); kept apart from `settings`, whose file
+   * keeps it as kluis-reporting writes it. */
+  mail: signal<MailSettings | null>(null),
   /** Settings → E-mail being edited (null: the saved settings are shown). */
   mailDraft: signal<MailDraft | null>(null),
   /** "Send test" of e-mail: under way, sent, or refused. */
@@ -371,7 +374,7 @@ function mailDraftOf(mail: MailSettings | null): MailDraft {
 }
 
 /** What the e-mail form shows: the draft being typed, else the saved settings. */
-export const mailShown = computed(() => state.mailDraft.value ?? mailDraftOf(state.settings.value.mail));
+export const mailShown = computed(() => state.mailDraft.value ?? mailDraftOf(state.mail.value));
 
 /** What Save sends for `draft` (the Rust side checks it and says what is wrong). */
 export function mailInputOf(draft: MailDraft): MailInput {

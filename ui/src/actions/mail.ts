@@ -9,7 +9,7 @@ export function saveMail(): Promise<void> {
   const draft = state.mailDraft.value;
   if (!draft) return Promise.resolve();
   return guarded(async () => {
-    state.settings.value = await api.setMail(mailInputOf(draft));
+    state.mail.value = await api.setMail(mailInputOf(draft));
     state.mailDraft.value = null;
     state.mailTest.value = null;
   });
@@ -18,7 +18,8 @@ export function saveMail(): Promise<void> {
 /** No more e-mail: the settings and the saved password removed. */
 export function removeMail(): Promise<void> {
   return guarded(async () => {
-    state.settings.value = await api.removeMail();
+    await api.removeMail();
+    state.mail.value = null;
     state.mailDraft.value = null;
     state.mailTest.value = null;
   });

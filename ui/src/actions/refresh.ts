@@ -38,11 +38,13 @@ export function replaceProfile(view: ProfileView): void {
   state.profiles.value = state.profiles.value.map((p) => (p.id === view.id ? view : p));
 }
 
-/** The settings and profiles again (the tray may have paused or resumed the plans). */
+/** The settings, e-mail and profiles again (the tray may have paused or resumed the plans,
+ * `kluis mail set` changed the e-mail). */
 export async function refreshSettings(): Promise<void> {
-  const [settings, profiles] = await Promise.all([api.settings(), api.profiles()]);
+  const [settings, mail, profiles] = await Promise.all([api.settings(), api.mail(), api.profiles()]);
   batch(() => {
     state.settings.value = settings;
+    state.mail.value = mail;
     state.profiles.value = state.profiles.value.map((p) => profiles.find((q) => q.id === p.id) ?? p);
   });
   await refreshDashboard();

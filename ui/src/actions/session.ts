@@ -9,7 +9,7 @@ import { loadUpdate } from "./updates";
 
 export async function boot(): Promise<void> {
   const launch = await api.launchInfo();
-  state.settings.value = await api.settings();
+  [state.settings.value, state.mail.value] = await Promise.all([api.settings(), api.mail()]);
   api.startAtLogin().then(
     (on) => (state.startAtLogin.value = on),
     () => (state.startAtLogin.value = null),

@@ -67,6 +67,7 @@ export const en = {
   contentsCount: "{shown} of {all} entries",
   contentsRestoring: "Restoring…",
   contentsRestored: "Restored {files} files ({size}) into {folder}.",
+  contentsRestoredOne: "Restored 1 file ({size}) into {folder}.",
   contentsRestoredPart: "Restored {restored} of {entries} entries ({size}) into {folder}; left out:",
   testRestore: "Test restore",
   testRestoreRunning: "Testing whether the backup restores…",

@@ -68,6 +68,7 @@ export const nl: Dictionary = {
   contentsCount: "{shown} van {all} onderdelen",
   contentsRestoring: "Bezig met terugzetten…",
   contentsRestored: "{files} bestanden ({size}) teruggezet in {folder}.",
+  contentsRestoredOne: "1 bestand ({size}) teruggezet in {folder}.",
   contentsRestoredPart: "{restored} van de {entries} onderdelen ({size}) teruggezet in {folder}; overgeslagen:",
   testRestore: "Terugzetten testen",
   testRestoreRunning: "Bezig te testen of de back-up terug te zetten is…",

@@ -84,7 +84,7 @@ export function ContentsPanel() {
 export function RestoreDone({ done }: { done: RestoreSummary }) {
   const size = bytes(done.bytes);
   if (!done.not_restored.length) {
-    return h("div", { class: "success", role: "status", "data-test": "restore-done" }, t("contentsRestored", { files: String(done.files), size, folder: done.folder }));
+    return h("div", { class: "success", role: "status", "data-test": "restore-done" }, t(done.files === 1 ? "contentsRestoredOne" : "contentsRestored", { files: String(done.files), size, folder: done.folder }));
   }
   const restored = String(done.files + done.folders);
   return h(

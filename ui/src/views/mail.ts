@@ -9,13 +9,13 @@ import { Check, TextInput } from "./fields";
 /** A field of the form, bound to the draft: what is typed goes to the state at once. */
 function Input({ id, field, label, type = "text", hint, required = true }: { id: string; field: Exclude<keyof MailDraft, "daily">; label: string; type?: string; hint?: string; required?: boolean }) {
   const draft = mailShown.value;
-  const placeholder = type === "password" && state.settings.value.mail?.password_saved ? t("keepSecret") : undefined;
+  const placeholder = type === "password" && state.mail.value?.password_saved ? t("keepSecret") : undefined;
   const onValue = (value: string) => (state.mailDraft.value = { ...draft, [field]: value });
   return h(TextInput, { id, label, hint, type, required, placeholder, value: draft[field], onValue });
 }
 
 export function MailSettingsForm() {
-  const saved = state.settings.value.mail;
+  const saved = state.mail.value;
   const draft = mailShown.value;
   const test = state.mailTest.value;
   return h(

@@ -7,8 +7,9 @@ use std::io::BufRead;
 
 use kluis_core::plan::ClockTime;
 use kluis_core::{Error, History, Result, Secret};
-use kluis_profiles::{MailSettings, MailWhen, ProfileError, ProfileStore};
+use kluis_profiles::{ProfileError, ProfileStore};
 use kluis_reporting::mail::{self, test_mail};
+use kluis_reporting::{mail_settings, MailSettings, MailWhen};
 use kluis_reporting::{DailyReport, OfficeMail};
 
 use crate::args::{Cli, MailArgs, MailCommand};
@@ -21,7 +22,7 @@ pub async fn run(cli: &Cli, command: &MailCommand) -> Result<()> {
     match command {
         MailCommand::Set(args) => set(&profiles, args).await,
         MailCommand::Test => {
-            let mail = profiles.settings().mail.ok_or_else(|| {
+            let mail = mail_settings::of(&profiles.settings()).ok_or_else(|| {
                 Error::Config("E-mail is not set up: see `kluis mail set --help`.".into())
             })?;
             let mailer = OfficeMail::new(secret_store()).mailer(&mail).await;

@@ -156,11 +156,12 @@ pub fn said(restored: &kluis_restore::Restored, folder: &Path) -> Result<()> {
     for (name, why) in &restored.not_restored {
         eprintln!("kluis: not restored: {name}: {why}");
     }
+    let (files, folders) = (restored.files, restored.folders);
     eprintln!(
-        "kluis: restored {} files ({} bytes) and {} folders into {}.",
-        restored.files,
+        "kluis: restored {files} file{} ({} bytes) and {folders} folder{} into {}.",
+        if files == 1 { "" } else { "s" },
         restored.bytes,
-        restored.folders,
+        if folders == 1 { "" } else { "s" },
         folder.display()
     );
     match restored.whole() {

@@ -83,7 +83,7 @@ pub fn copy_missing(
         // newest copy only: the others would fail the same way, each told as a failure (an
         // unplugged disk made one alert per backup it lacked). They stay missing, and the
         // next run tries them.
-        let away = away(target, &opened).is_some();
+        let away = away(target, &opened);
         for entry in missing {
             let outcome = copy_one(history, &entry, target, &opened);
             copied.push(Copied {
@@ -113,13 +113,15 @@ pub async fn copy_missing_in_background(
     .map_err(|e| Error::Io(format!("Copying the backups stopped unexpectedly ({e}).")))?
 }
 
-/// Why `target` (as `opened`) can take no copy now, if it is away as a whole: it could not be
-/// opened, or its folder is not there.
-fn away(target: &CopyTarget, opened: &Result<Opened>) -> Option<Error> {
+/// Whether `target` (as `opened`) can take no copy now as a whole: it could not be opened, or
+/// its folder is not there (the copy's own failure says why).
+fn away(target: &CopyTarget, opened: &Result<Opened>) -> bool {
     match (opened, &target.place) {
-        (Err(e), _) => Some(opened::again(e)),
-        (Ok(_), Place::Folder { path }) => folder::away(&target.name, std::path::Path::new(path)),
-        (Ok(_), _) => None,
+        (Err(_), _) => true,
+        (Ok(_), Place::Folder { path }) => {
+            folder::away(&target.name, std::path::Path::new(path)).is_some()
+        }
+        (Ok(_), _) => false,
     }
 }
 

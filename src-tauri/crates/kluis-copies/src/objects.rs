@@ -239,6 +239,12 @@ impl Opened {
 }
 
 fn folder_put(name: &str, root: &Path, relative: &str, bytes: &[u8], replace: bool) -> Result<()> {
+    // A root that is not there is a disk unplugged or a share not mounted: making it would
+    // write recovery's objects to this computer's own disk — and the next copies after them,
+    // taking it for the target.
+    if let Some(away) = crate::folder::away(name, root) {
+        return Err(away);
+    }
     let path = root.join(relative);
     let said =
         |e: std::io::Error| Error::io(format!("write {relative} on copy target \"{name}\""), e);
@@ -550,5 +556,29 @@ mod tests {
         let mut into = Vec::new();
         assert!(opened.fetch_object("b.zip", 999, &mut into).is_err());
         assert!(into.len() <= 999, "no byte past the bound");
+    }
+
+    /// Recovery's objects are not written to a folder target that is not there (a USB disk
+    /// unplugged): refused, saying so, and nothing made in its place on this computer's disk.
+    #[test]
+    fn nothing_is_written_where_an_absent_target_would_be() {
+        let parent = tempfile::tempdir().unwrap();
+        let root = parent.path().join("USB disk");
+        let opened = Opened::Folder {
+            name: "USB disk".into(),
+            root: root.clone(),
+        };
+        let refused = opened
+            .put("kluis-recovery/office-key.txt", b"age1...", true)
+            .unwrap_err();
+        assert!(refused.to_string().contains("is not there"), "{refused}");
+        assert!(
+            !root.exists(),
+            "the disk's folder is not made on this computer"
+        );
+        std::fs::create_dir(&root).unwrap();
+        opened
+            .put("kluis-recovery/office-key.txt", b"age1...", true)
+            .expect("written once the disk is there");
     }
 }

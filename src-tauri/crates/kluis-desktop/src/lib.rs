@@ -72,6 +72,8 @@ pub use kluis_import::Field;
 /// A restore test of a round: the saved file's, or a copy's (*Test restore*).
 pub use kluis_profiles::restore_round::RoundTest;
 pub use kluis_profiles::KlantStatus;
+/// Settings → *E-mail* as saved (kluis-reporting's).
+pub use kluis_reporting::MailSettings;
 pub use kluis_restore::Entry as BackupEntry;
 /// How this Kluis was installed (whether it installs its own updates): the shell's updater.
 pub use kluis_update::InstallKind;

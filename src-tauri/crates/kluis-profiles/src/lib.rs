@@ -20,9 +20,6 @@
 //!   saved, failed, missed or free), which the app's dashboard shows.
 //! - [`monitor`]: a klant's outside monitor (healthchecks style): a ping after each
 //!   unattended backup, `/fail` on failure.
-//! - [`mail_settings`]: Settings → *E-mail* ([`MailSettings`]: the office's SMTP server, who
-//!   hears from Kluis and when; password in the keyring). Sending, alerts and reports are
-//!   kluis-reporting's, above this crate.
 //! - [`recovery_kit`]: the office's recovery kit as this computer makes it — the key, the
 //!   setting it keeps (the public half), and the page to print.
 //! - [`turn`]: one backup of a klant at a time across processes ([`take_turn`]), so the app's
@@ -45,7 +42,6 @@ pub mod days;
 pub mod error;
 pub mod file_names;
 pub mod klant_names;
-pub mod mail_settings;
 pub mod monitor;
 pub mod paths;
 pub mod recover;
@@ -62,7 +58,6 @@ pub use days::{DayMark, STRIP_DAYS};
 pub use error::{ProfileError, ProfileResult};
 pub use file_names::FileNameTemplate;
 pub use klant_names::{find_klant, klant_names, Klant};
-pub use mail_settings::{MailSettings, MailWhen};
 pub use monitor::{Monitor, Ran};
 pub use paths::KluisPaths;
 pub use secrets::{

@@ -205,6 +205,9 @@ fn copies_of(
                 }
                 _ => record.error_message.clone()?,
             };
+            // The copy's own message may name its target already ("Copy target \"NAS\": …").
+            let named = format!("Copy target \"{}\": ", t.name);
+            let why = why.strip_prefix(&named).unwrap_or(&why);
             Some(format!("{}: {why}", t.name))
         })
         .next();

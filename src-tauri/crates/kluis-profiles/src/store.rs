@@ -279,9 +279,12 @@ pub struct Settings {
     /// none is set.
     #[serde(default)]
     pub file_name_template: Option<String>,
-    /// E-mail through the office's SMTP server, if set up (Settings → E-mail).
-    #[serde(default)]
-    pub mail: Option<crate::MailSettings>,
+    /// E-mail through the office's SMTP server, if set up (Settings → E-mail): kept as data
+    /// this crate does not interpret. kluis-reporting, which sends the mail, reads and writes
+    /// it (`kluis_reporting::mail_settings`), and the UI gets it from there, typed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "ts", ts(skip))]
+    pub mail: Option<serde_json::Value>,
     /// One speed limit for all downloads together (the app's and `kluis`'s unattended runs),
     /// if set.
     #[serde(default)]

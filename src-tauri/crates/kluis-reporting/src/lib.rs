@@ -9,8 +9,9 @@
 //!   into one summary, and [`OverdueWatch`] tells each klant that became overdue once.
 //! - [`mail`]: e-mail through the office's SMTP server ([`Mailer`], [`OfficeMail`] with the
 //!   password from the keyring), and the [`daily_report`] of every klant, sent once a day
-//!   ([`DailyReport`]) by whichever Kluis process is running. The settings themselves are
-//!   kluis-profiles' (`MailSettings`, in the shared settings file).
+//!   ([`DailyReport`]) by whichever Kluis process is running, as [`mail_settings`] say
+//!   ([`MailSettings`]: Settings → *E-mail*, the settings file's `mail` section, which
+//!   kluis-profiles keeps without reading it).
 //! - [`outbox`]: where an alert goes, as the settings say: the desktop and/or the office's
 //!   e-mail ([`Outbox`]).
 //! - [`report`]: a period's backups per klant for auditors ([`Report`], CSV), and
@@ -21,6 +22,7 @@
 
 pub mod alerts;
 pub mod mail;
+pub mod mail_settings;
 pub mod outbox;
 pub mod printable;
 pub mod report;
@@ -29,5 +31,6 @@ pub use alerts::{
     Alert, DesktopNotifier, Failed, FailedStep, FailureBatch, Notifier, OverdueWatch,
 };
 pub use mail::{daily_report, DailyReport, Mailer, OfficeMail};
+pub use mail_settings::{MailSettings, MailWhen};
 pub use outbox::Outbox;
 pub use report::{parse_day, report, Report};

@@ -2,8 +2,8 @@
 //! computer where the backups run: either each failure (the same summary the desktop shows,
 //! and klanten that became overdue), or one report a day of every klant's standing.
 //!
-//! - [`MailSettings`] (kluis-profiles, in the shared `Settings`): server, port, login, sender,
-//!   recipients and `MailWhen`; the password lives in the keyring.
+//! - [`MailSettings`] ([`crate::mail_settings`]): server, port, login, sender, recipients and
+//!   `MailWhen`; the password lives in the keyring.
 //! - [`Mailer`] sends an [`Alert`] as a plain-text mail (lettre). The connection is always
 //!   encrypted and the server's certificate checked against the system's CAs: STARTTLS is
 //!   required (a server that does not offer it is refused, never spoken to in plain text),
@@ -25,22 +25,18 @@ use lettre::transport::smtp::authentication::Credentials;
 use lettre::transport::smtp::client::{Certificate, Tls, TlsParameters};
 use lettre::{AsyncSmtpTransport, AsyncTransport, Message, Tokio1Executor};
 
-use kluis_profiles::mail_settings::{mailbox, MailSettings, MailWhen};
 use kluis_profiles::secrets::{off_thread, SecretKind, SecretStore, APP};
 use kluis_profiles::status::{klant_statuses, KlantStatus};
 use kluis_profiles::turn::take_report_turn;
 use kluis_profiles::{ProfileError, ProfileResult, ProfileStore};
 
 use crate::alerts::{Alert, Notifier};
+use crate::mail_settings::{self, invalid, mailbox, MailSettings, MailWhen};
 
 /// The port where TLS starts before SMTP does (RFC 8314).
 const SMTPS_PORT: u16 = 465;
 /// A server that does not answer within this is given up on (the next failure tries again).
 const TIMEOUT: Duration = Duration::from_secs(30);
-
-fn invalid(why: impl Into<String>) -> ProfileError {
-    ProfileError::Core(kluis_core::Error::Config(why.into()))
-}
 
 /// Sends mail through the office's server.
 #[derive(Clone)]
@@ -207,15 +203,14 @@ pub async fn save(
         .await?;
     }
     profiles.update_settings(|settings| {
-        let saved_before = (settings.mail.as_ref()).is_some_and(|m| m.password_saved);
+        let saved_before = mail_settings::of(settings).is_some_and(|m| m.password_saved);
         mail.password_saved = password_given || saved_before;
         if !mail.username.is_empty() && !mail.password_saved {
             return Err(invalid(
                 "Enter the mail server's password, or leave the user name empty for a server without a login.",
             ));
         }
-        settings.mail = Some(mail);
-        Ok(())
+        mail_settings::put(settings, Some(&mail))
     })?;
     Ok(())
 }
@@ -223,10 +218,7 @@ pub async fn save(
 /// No more e-mail: the settings and the saved password are removed.
 pub async fn remove(profiles: &ProfileStore, secrets: Arc<dyn SecretStore>) -> ProfileResult<()> {
     off_thread(secrets, |s| s.delete(APP, SecretKind::MailPassword)).await?;
-    profiles.update_settings(|settings| {
-        settings.mail = None;
-        Ok(())
-    })?;
+    profiles.update_settings(|settings| mail_settings::put(settings, None))?;
     Ok(())
 }
 
@@ -372,7 +364,7 @@ impl DailyReport {
         history: &History,
         now: &Zoned,
     ) -> ProfileResult<bool> {
-        let mail = profiles.settings().mail;
+        let mail = mail_settings::of(&profiles.settings());
         let Some(mail) = mail.filter(|mail| self.due(Some(mail), now)) else {
             return Ok(false);
         };
@@ -401,22 +393,10 @@ impl DailyReport {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::mail_settings::tests::settings;
     use kluis_core::plan::ClockTime;
     use kluis_core::Code;
-    use kluis_profiles::mail_settings::DEFAULT_PORT;
     use kluis_profiles::status::LastError;
-
-    fn settings(when: MailWhen) -> MailSettings {
-        MailSettings {
-            server: " smtp.office.nl ".into(),
-            port: DEFAULT_PORT,
-            username: "kluis".into(),
-            password_saved: false,
-            from: "Kluis <kluis@office.nl>".into(),
-            to: vec!["beheer@office.nl; ict@office.nl".into()],
-            when,
-        }
-    }
 
     fn at(text: &str) -> Zoned {
         let tz = jiff::tz::TimeZone::get("Europe/Amsterdam").unwrap();

@@ -11,6 +11,7 @@ use kluis_profiles::{ProfileResult, Settings};
 
 use crate::alerts::{Alert, Notifier};
 use crate::mail::OfficeMail;
+use crate::mail_settings::{self, MailSettings};
 
 /// Tells alerts where the settings say.
 pub struct Outbox {
@@ -39,10 +40,7 @@ impl Outbox {
     }
 
     fn mails(settings: &Settings) -> bool {
-        settings
-            .mail
-            .as_ref()
-            .is_some_and(|mail| mail.each_failure())
+        mail_settings::of(settings).is_some_and(|mail| mail.each_failure())
     }
 }
 
@@ -58,8 +56,9 @@ impl Notifier for Outbox {
                 true => self.desktop.notify(alert).await,
                 false => Ok(()),
             };
-            let mail = match settings.mail.as_ref().filter(|_| Self::mails(&settings)) {
-                Some(mail) => async { self.office.mailer(mail).await?.send(alert).await }.await,
+            let mail = mail_settings::of(&settings).filter(MailSettings::each_failure);
+            let mail = match mail {
+                Some(mail) => async { self.office.mailer(&mail).await?.send(alert).await }.await,
                 None => Ok(()),
             };
             desktop.and(mail)

@@ -24,7 +24,7 @@ pub struct MailArgs {
     /// The mail server's host name, such as smtp.office.nl.
     #[arg(long)]
     pub server: String,
-    #[arg(long, default_value_t = kluis_profiles::mail_settings::DEFAULT_PORT)]
+    #[arg(long, default_value_t = kluis_reporting::mail_settings::DEFAULT_PORT)]
     pub port: u16,
     /// The login (none: the server takes mail without one).
     #[arg(long, default_value = "")]

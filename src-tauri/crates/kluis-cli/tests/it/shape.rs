@@ -41,10 +41,7 @@ fn imported(code: &str) -> BTreeSet<String> {
     for (at, _) in code.match_indices("crate::") {
         let after = &code[at + "crate::".len()..];
         match after.strip_prefix('{') {
-            Some(group) => {
-                let group = group.split('}').next().unwrap_or_default();
-                names.extend(group.split(',').map(|part| ident(part.trim())));
-            }
+            Some(group) => names.extend(first_level(group).map(|part| ident(part.trim()))),
             None => {
                 names.insert(ident(after));
             }
@@ -52,6 +49,31 @@ fn imported(code: &str) -> BTreeSet<String> {
     }
     names.retain(|n| !n.is_empty());
     names
+}
+
+/// The parts of a `{…}` group (its text after the `{`) at its first level, up to its own `}`:
+/// `a::{b, c}, d}` is `a::{b, c}` and `d`.
+fn first_level(group: &str) -> impl Iterator<Item = &str> {
+    let mut depth = 0usize;
+    let mut parts = Vec::new();
+    let mut start = 0;
+    for (at, c) in group.char_indices() {
+        match c {
+            '{' => depth += 1,
+            '}' if depth == 0 => {
+                parts.push(&group[start..at]);
+                return parts.into_iter();
+            }
+            '}' => depth -= 1,
+            ',' if depth == 0 => {
+                parts.push(&group[start..at]);
+                start = at + 1;
+            }
+            _ => {}
+        }
+    }
+    parts.push(&group[start..]);
+    parts.into_iter()
 }
 
 /// The modules of the crate whose sources are in `src` and what each imports of the others.
@@ -140,7 +162,11 @@ fn a_circle_is_found() {
     .into();
     assert!(reaches(&graph, "b", "a"), "a → b → c → a");
     assert!(!reaches(&graph, "a", "d"), "d is outside it");
-    let code = "use crate::{alpha, beta::Gamma};\n// crate::commented\nfn f() { crate::delta::go(); }\n#[cfg(test)]\nmod tests { use crate::epsilon; }";
+    let code = "use crate::{alpha, beta::{Gamma, zeta}, eta};\n// crate::commented\nfn f() { crate::delta::go(); }\n#[cfg(test)]\nmod tests { use crate::epsilon; }";
     let names: Vec<String> = imported(code).into_iter().collect();
-    assert_eq!(names, ["alpha", "beta", "delta"]);
+    assert_eq!(
+        names,
+        ["alpha", "beta", "delta", "eta"],
+        "the first level of a nested group"
+    );
 }

@@ -4,13 +4,12 @@
 //! failure batch's outbox (see `alerts`).
 
 use kluis_core::{Error, Secret};
-use kluis_profiles::MailSettings;
 use kluis_reporting::mail::{self, test_mail};
+use kluis_reporting::{mail_settings, MailSettings};
 use serde::Deserialize;
 
 use super::alerts::Alerts;
 use crate::error::AppResult;
-use crate::profiles::Settings;
 
 /// What Settings → *E-mail* sends: the settings, and the password when it is entered or
 /// changed (empty or absent: keep the saved one).
@@ -31,9 +30,15 @@ impl std::fmt::Debug for MailInput {
 }
 
 impl Alerts {
+    /// The e-mail settings as saved (none: e-mail is not set up). The settings file keeps
+    /// them as kluis-reporting writes them; the UI reads them here, typed.
+    pub fn mail(&self) -> Option<MailSettings> {
+        mail_settings::of(&self.shared.settings())
+    }
+
     /// Saves the e-mail settings (checked first, the reason said when refused) and a newly
-    /// entered password into the keyring.
-    pub async fn set_mail(&self, input: MailInput) -> AppResult<Settings> {
+    /// entered password into the keyring; the settings as saved.
+    pub async fn set_mail(&self, input: MailInput) -> AppResult<Option<MailSettings>> {
         let password = input.password.filter(|p| !p.is_empty()).map(Secret::new);
         mail::save(
             &self.shared.profiles,
@@ -42,18 +47,18 @@ impl Alerts {
             password,
         )
         .await?;
-        Ok(self.shared.settings())
+        Ok(self.mail())
     }
 
     /// No more e-mail: the settings and the saved password are removed.
-    pub async fn remove_mail(&self) -> AppResult<Settings> {
+    pub async fn remove_mail(&self) -> AppResult<()> {
         mail::remove(&self.shared.profiles, self.keyring.clone()).await?;
-        Ok(self.shared.settings())
+        Ok(())
     }
 
     /// "Send test": a mail now, through the saved settings, whatever they send otherwise.
     pub async fn test_mail(&self) -> AppResult<()> {
-        let mail = self.shared.profiles.settings().mail.ok_or_else(|| {
+        let mail = self.mail().ok_or_else(|| {
             Error::Config("Save the e-mail settings first, then send a test.".into())
         })?;
         Ok(self.office.mailer(&mail).await?.send(&test_mail()).await?)
@@ -83,7 +88,7 @@ mod tests {
 
     use crate::secrets::{SecretKind, SecretStore, APP};
     use crate::{AppPaths, DesktopApp, MemoryStore};
-    use kluis_profiles::MailWhen;
+    use kluis_reporting::MailWhen;
 
     fn app(dir: &Path, keyring: Arc<MemoryStore>) -> DesktopApp {
         DesktopApp::open(AppPaths::under(dir), keyring, None).unwrap()
@@ -114,12 +119,12 @@ mod tests {
         let refused = app.alerts.set_mail(input(587, None)).await.unwrap_err();
         assert!(refused.to_string().contains("password"), "{refused}");
 
-        let settings = app
+        let saved = app
             .alerts
             .set_mail(input(587, Some("mail-pw-7")))
             .await
             .unwrap();
-        assert!(settings.mail.as_ref().unwrap().password_saved);
+        assert!(saved.unwrap().password_saved);
         let stored = keyring.get(APP, SecretKind::MailPassword).unwrap().unwrap();
         assert_eq!(stored.expose(), "mail-pw-7");
         let file = std::fs::read_to_string(dir.path().join("profiles.json")).unwrap();
@@ -129,13 +134,17 @@ mod tests {
         );
 
         let again = app.alerts.set_mail(input(2525, None)).await.unwrap();
-        assert_eq!(again.mail.as_ref().unwrap().port, 2525);
-        assert!(
-            again.mail.unwrap().password_saved,
-            "the saved password is kept"
+        let again = again.unwrap();
+        assert_eq!(again.port, 2525);
+        assert!(again.password_saved, "the saved password is kept");
+        assert_eq!(
+            app.alerts.mail(),
+            Some(again),
+            "what the UI reads is what was saved"
         );
 
-        assert!(app.alerts.remove_mail().await.unwrap().mail.is_none());
+        app.alerts.remove_mail().await.unwrap();
+        assert_eq!(app.alerts.mail(), None);
         assert!(keyring
             .get(APP, SecretKind::MailPassword)
             .unwrap()

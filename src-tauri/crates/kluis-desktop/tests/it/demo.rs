@@ -7,8 +7,10 @@ use std::sync::Arc;
 use kluis_core::{History, KlantKey, Secret};
 use kluis_desktop::profiles::{Profile, ProfileStore};
 use kluis_desktop::secrets::{SecretKind, SecretStore, APP};
-use kluis_desktop::{AppPaths, DesktopApp, MailInput, MemoryStore};
-use kluis_profiles::{MailSettings, MailWhen};
+use kluis_desktop::{AppPaths, DesktopApp, FoundProof, MailInput, MemoryStore};
+use kluis_reporting::{MailSettings, MailWhen};
+
+use crate::common;
 
 fn demo_app(dir: &Path, keyring: &Arc<MemoryStore>) -> DesktopApp {
     DesktopApp::builder(AppPaths::under(dir), keyring.clone())
@@ -128,6 +130,18 @@ async fn the_demo_shows_a_month_of_copies_and_a_restore_test_and_touches_nothing
         history.copies_missing(Some(&klant), &usb).unwrap().len(),
         30
     );
+    let dashboard = app.keeping.dashboard().unwrap();
+    let row = dashboard.iter().find(|k| k.profile_id == "demo-de-vries");
+    let shown = row
+        .and_then(|k| k.copies.clone())
+        .expect("De Vries's copies");
+    let reason = shown.last_error.unwrap_or_default();
+    assert!(
+        (shown.made, shown.wanted) == (1, 2)
+            && reason.starts_with("USB disk (not plugged in): the folder")
+            && !reason.contains("Copy target"),
+        "the dashboard names the disk once, then says why: {reason}"
+    );
     let tested = history
         .restore_test_of(&newest.id)
         .unwrap()
@@ -195,5 +209,57 @@ async fn the_demo_shows_a_month_of_copies_and_a_restore_test_and_touches_nothing
         secret(&format!("demo/{APP}")).as_deref(),
         Some("demo-mail-pw"),
         "the demo's own kept apart"
+    );
+}
+
+/// In the demo a newcomer can try the day the copies are for: a recovery kit made there (its
+/// catalogs written to *Demo copies* at once) finds, from that folder alone, each of De
+/// Vries's 30 backups, named by the demo's catalog, with its restore test; one restores whole.
+#[tokio::test(flavor = "multi_thread")]
+async fn the_demo_s_copies_are_recovered_with_a_kit_made_in_the_demo() {
+    let dir = tempfile::tempdir().unwrap();
+    let keyring = Arc::new(MemoryStore::default());
+    let app = demo_app(dir.path(), &keyring);
+    app.start_demo().await.unwrap();
+    let page = dir.path().join("kit.txt");
+    app.set_dialogs(common::Chooses::new(&page));
+    let kit = (app.settings.make_recovery_kit(false).await.unwrap()).expect("made");
+    assert_eq!(
+        kit.not_written.len(),
+        1,
+        "only the unplugged disk has no catalog: {:?}",
+        kit.not_written
+    );
+    let settings = app.settings.current();
+    let copies = (settings.copy_targets.iter())
+        .find(|t| t.name == "Demo copies")
+        .unwrap()
+        .id
+        .clone();
+
+    let found = (app.recovery.find_copies(&copies, None).await.unwrap()).expect("the page read");
+    assert_eq!(found.fingerprint, kit.fingerprint);
+    assert_eq!(found.backups.len(), 30, "{:?}", found.backups);
+    assert!(
+        (found.backups.iter()).all(|f| f.proof == FoundProof::Catalog && f.on_target),
+        "each named by the demo's catalog and there"
+    );
+    assert!(
+        found
+            .backups
+            .iter()
+            .any(|f| f.restore_test.is_some_and(|(_, passed)| passed)),
+        "the newest's restore test shown"
+    );
+    let to = dir.path().join("restored");
+    app.set_dialogs(common::Chooses::new(&to));
+    let summary = (app.recovery)
+        .restore_found(&found.backups[0].location, Arc::new(|_| {}))
+        .await
+        .unwrap()
+        .expect("restored");
+    assert!(
+        summary.files > 0 && summary.not_restored.is_empty(),
+        "{summary:?}"
     );
 }

@@ -6,10 +6,11 @@ use std::sync::{Arc, Mutex};
 
 use kluis_core::Secret;
 use kluis_profiles::{
-    MailSettings, MailWhen, MemoryStore, ProfileResult, ProfileStore, SecretKind, SecretStore,
-    Settings, APP,
+    MemoryStore, ProfileResult, ProfileStore, SecretKind, SecretStore, Settings, APP,
 };
+use kluis_reporting::mail_settings;
 use kluis_reporting::{Alert, DailyReport, Mailer, Notifier, OfficeMail, Outbox};
+use kluis_reporting::{MailSettings, MailWhen};
 use kluis_sim::smtp::SmtpSink;
 
 /// Settings that reach `sink`, logging in as its user.
@@ -142,10 +143,7 @@ async fn the_daily_report_is_mailed_once() {
     let office = office(&sink, "mail-pw-5");
     let profiles = ProfileStore::in_memory();
     profiles
-        .update_settings(|settings| {
-            settings.mail = Some(mail);
-            Ok(())
-        })
+        .update_settings(|settings| mail_settings::put(settings, Some(&mail)))
         .unwrap();
     let now = jiff::Zoned::now();
     let sent = report
@@ -187,11 +185,12 @@ impl Notifier for Desktop {
 async fn the_outbox_follows_the_settings() {
     let sink = SmtpSink::start(true, "mail-pw-6").await;
     let desktop = Arc::new(Desktop::default());
-    let settings = Arc::new(Mutex::new(Settings {
+    let mut first = Settings {
         notify_desktop: false,
-        mail: Some(settings(&sink)),
         ..Settings::default()
-    }));
+    };
+    mail_settings::put(&mut first, Some(&settings(&sink))).unwrap();
+    let settings = Arc::new(Mutex::new(first));
     let read = settings.clone();
     let outbox = Outbox::new(
         desktop.clone(),
@@ -205,9 +204,11 @@ async fn the_outbox_follows_the_settings() {
     {
         let mut settings = settings.lock().unwrap();
         settings.notify_desktop = true;
-        settings.mail.as_mut().unwrap().when = MailWhen::Daily {
+        let mut mail = mail_settings::of(&settings).unwrap();
+        mail.when = MailWhen::Daily {
             at: kluis_core::plan::ClockTime::parse("08:00").unwrap(),
         };
+        mail_settings::put(&mut settings, Some(&mail)).unwrap();
     }
     outbox.notify(&alert()).await.unwrap();
     assert_eq!(*desktop.0.lock().unwrap(), ["2 backups failed"]);

@@ -1,13 +1,16 @@
-//! Settings → *E-mail*, as the shared [`crate::Settings`] keep them: the office's SMTP server,
-//! its login (the password lives in the keyring, [`crate::SecretKind::MailPassword`]), the
-//! sender, the recipients and [`MailWhen`]; checked when saved ([`MailSettings::checked`]).
-//! Sending is kluis-reporting's (`mail`).
+//! Settings → *E-mail*: the office's SMTP server, its login (the password lives in the keyring,
+//! [`SecretKind::MailPassword`](kluis_profiles::SecretKind)), the sender, the recipients and
+//! [`MailWhen`]; checked when saved ([`MailSettings::checked`]).
+//!
+//! They are kept in the shared settings file's `mail` section, which kluis-profiles' store
+//! keeps as data it does not interpret ([`Settings::mail`]): this module alone reads it
+//! ([`of`]) and writes it ([`put`]), so the settings file needs no knowledge of e-mail and
+//! this crate stays above kluis-profiles with no circle between them.
 
 use kluis_core::plan::ClockTime;
+use kluis_profiles::{ProfileError, ProfileResult, Settings};
 use lettre::message::Mailbox;
 use serde::{Deserialize, Serialize};
-
-use crate::error::{ProfileError, ProfileResult};
 
 /// The submission port (RFC 6409), with STARTTLS.
 pub const DEFAULT_PORT: u16 = 587;
@@ -56,8 +59,34 @@ fn default_port() -> u16 {
     DEFAULT_PORT
 }
 
-fn invalid(why: impl Into<String>) -> ProfileError {
+/// A setting refused, with `why` said to the user.
+pub(crate) fn invalid(why: impl Into<String>) -> ProfileError {
     ProfileError::Core(kluis_core::Error::Config(why.into()))
+}
+
+/// The e-mail settings `settings` keep, if any. A section that is not e-mail settings (a
+/// settings file edited by hand) is said in the log and read as none: the app then shows
+/// E-mail as not set up, and saving it anew replaces the section; nothing else is lost.
+pub fn of(settings: &Settings) -> Option<MailSettings> {
+    let section = settings.mail.clone()?;
+    match serde_json::from_value(section) {
+        Ok(mail) => Some(mail),
+        Err(e) => {
+            tracing::warn!(
+                "the settings file's e-mail section cannot be read ({e}); set E-mail again"
+            );
+            None
+        }
+    }
+}
+
+/// Keeps `mail` as `settings`' e-mail settings (`None`: no e-mail).
+pub fn put(settings: &mut Settings, mail: Option<&MailSettings>) -> ProfileResult<()> {
+    settings.mail = match mail {
+        Some(mail) => Some(serde_json::to_value(mail).map_err(|e| invalid(e.to_string()))?),
+        None => None,
+    };
+    Ok(())
 }
 
 /// `text` as a mailbox, or what is wrong with it (`what` names the field).
@@ -118,10 +147,11 @@ impl MailSettings {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
-    fn settings(when: MailWhen) -> MailSettings {
+    /// An office's settings as typed (spaces, two recipients in one field), sent `when`.
+    pub(crate) fn settings(when: MailWhen) -> MailSettings {
         MailSettings {
             server: " smtp.office.nl ".into(),
             port: DEFAULT_PORT,
@@ -161,5 +191,46 @@ mod tests {
             ..settings(MailWhen::EachFailure)
         })
         .contains("recipient \"nobody\""));
+    }
+
+    /// The settings file keeps the `mail` section in the form Kluis always wrote it, so a
+    /// file from before this module read it still holds its e-mail settings, and they are
+    /// written back the same.
+    #[test]
+    fn the_settings_file_keeps_its_mail_section_as_before() {
+        let file = r#"{"save_folder":null,"mail":{"server":"smtp.office.nl","port":587,"username":"kluis","password_saved":true,"from":"kluis@office.nl","to":["beheer@office.nl"],"when":{"kind":"daily","at":"07:30"}}}"#;
+        let settings: Settings = serde_json::from_str(file).unwrap();
+        let mail = of(&settings).expect("the section read");
+        assert_eq!(mail.server, "smtp.office.nl");
+        assert!(mail.password_saved);
+        assert_eq!(
+            mail.when,
+            MailWhen::Daily {
+                at: ClockTime::parse("07:30").unwrap()
+            }
+        );
+        let mut again = Settings::default();
+        put(&mut again, Some(&mail)).unwrap();
+        assert_eq!(again.mail, settings.mail, "written back as it was read");
+        put(&mut again, None).unwrap();
+        let json = serde_json::to_value(&again).unwrap();
+        assert!(json.get("mail").is_none(), "no e-mail, no section: {json}");
+    }
+
+    /// A section that is not e-mail settings (a file edited by hand) reads as no e-mail,
+    /// without a panic, and the settings around it are read as usual.
+    #[test]
+    fn a_mail_section_that_is_not_mail_settings_reads_as_none() {
+        for section in [
+            r#""smtp.office.nl""#,
+            r#"{"server":1}"#,
+            r#"{"to":"x"}"#,
+            "[]",
+        ] {
+            let file = format!(r#"{{"save_folder":"/backups","mail":{section}}}"#);
+            let settings: Settings = serde_json::from_str(&file).unwrap();
+            assert_eq!(of(&settings), None, "{section}");
+            assert_eq!(settings.save_folder.as_deref(), Some("/backups"));
+        }
     }
 }
