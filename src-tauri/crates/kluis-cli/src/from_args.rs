@@ -14,7 +14,7 @@ impl BatchOptions {
     /// app's setting (which `settings` holds), else the default.
     pub fn min_free_bytes(&self, settings: Option<&kluis_profiles::Settings>) -> u64 {
         let mib = (self.min_free_mib).or(settings.and_then(|s| s.min_free_mib));
-        kluis_profiles::store::mib_to_bytes(mib)
+        kluis_profiles::settings::mib_to_bytes(mib)
     }
 
     /// The speed limit this run's downloads share: the flags', else the app's setting (which

@@ -3,8 +3,9 @@
 //! - [`args`]: the flags, subcommands and `KLUIS_*` environment variables (clap's definitions);
 //!   [`from_args`]: what they become — a `ServiceConfig`, the history and profiles opened, a
 //!   batch's limits. [`help`]: `kluis --help`, the commands listed by what they are for.
-//! - [`commands`]: `environment`, `backup`, `resume`, `cancel`, `history`, `callback-test` and
-//!   `demo` (a backup from an in-process simulator), each a thin layer over kluis-core.
+//! - [`commands`]: the dispatch, and `environment`, `resume`, `cancel`, `history`,
+//!   `callback-test` and `demo` (a backup from an in-process simulator), each a thin layer over
+//!   kluis-core; [`backup`]: `backup` and `run-due`, each backup watched and said.
 //! - [`profiles`]: `profiles add|list|remove`, `plan`, `status` — the app's profiles (from
 //!   kluis-profiles); [`secrets`]: their secrets, in the keyring or `KLUIS_SECRETS_DIR`, a leaf
 //!   every command reaches them through.
@@ -36,6 +37,7 @@
 
 mod adopt;
 mod args;
+mod backup;
 mod commands;
 mod copies;
 mod copy_places;

@@ -68,7 +68,7 @@ pub fn typescript() -> String {
         crate::app::RestoreProgress::decl(&cfg),
         crate::app::SftpInput::decl(&cfg),
         crate::profiles::Settings::decl(&cfg),
-        kluis_profiles::store::RecoverySetting::decl(&cfg),
+        kluis_profiles::settings::RecoverySetting::decl(&cfg),
         crate::permissions::Endpoint::decl(&cfg),
         crate::permissions::Access::decl(&cfg),
         crate::permissions::PermissionSource::decl(&cfg),

@@ -30,7 +30,8 @@ use kluis_recovery::{
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
-use crate::store::{Profile, RecoverySetting};
+use crate::settings::RecoverySetting;
+use crate::store::Profile;
 
 /// How many of its catalogs a computer keeps on a target (older ones are removed; a locked
 /// one stays until its lock ends).

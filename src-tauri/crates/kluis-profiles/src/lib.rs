@@ -5,8 +5,8 @@
 //! - [`paths`]: [`KluisPaths`], where the profiles file, the history and the app's staging
 //!   folder live (the platform's folders, or one folder for tests).
 //! - [`store`]: [`Profile`] (name, base URL, username, what the key was seen to allow, an extra
-//!   CA, a [`kluis_core::plan::Plan`]) and the app's [`Settings`], in one owner-only JSON file
-//!   written atomically ([`ProfileStore`]). A profile becomes a `ServiceConfig` with its
+//!   CA, a [`kluis_core::plan::Plan`]) and the office's [`Settings`] ([`settings`]), in one
+//!   owner-only JSON file written atomically ([`ProfileStore`]). A profile becomes a `ServiceConfig` with its
 //!   secrets ([`Profile::service_config`]); an unattended backup goes where
 //!   [`Profile::unattended_destination`] says (a folder per klant, the file named by the
 //!   office's [`FileNameTemplate`], [`file_names`]: klant and date unless changed). The
@@ -48,6 +48,7 @@ pub mod recover;
 pub mod recovery_kit;
 pub mod restore_round;
 pub mod secrets;
+pub mod settings;
 mod shared_file;
 pub mod status;
 pub mod store;
@@ -63,9 +64,10 @@ pub use paths::KluisPaths;
 pub use secrets::{
     DemoSecrets, KeyringStore, MemoryStore, SecretKind, SecretStore, SecretsFolder, APP,
 };
+pub use settings::Settings;
 pub use status::{
     klant_status, klant_statuses, last_started, plan_due, Copies, KlantStatus, LastError,
 };
-pub use store::{Endpoint, Profile, ProfileStore, Settings};
+pub use store::{Endpoint, Profile, ProfileStore};
 pub use turn::{take_report_turn, take_turn};
 pub use unattended::{KlantTurn, Turn, UnattendedHost};

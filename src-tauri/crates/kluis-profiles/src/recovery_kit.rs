@@ -8,7 +8,8 @@
 use kluis_recovery::RecoveryKey;
 
 use crate::secrets::{SecretKind, SecretStore, APP};
-use crate::store::{ProfileStore, RecoverySetting};
+use crate::settings::RecoverySetting;
+use crate::store::ProfileStore;
 use crate::ProfileResult;
 
 /// A new recovery key, and the setting this computer keeps of it: its id kept (a new one

@@ -1,6 +1,7 @@
 //! The code's shape, held by a test: within each crate, no module imports one that imports it
 //! back (docs/ARCHITECTURE.md, "Dependencies point down"). A module is a file or folder under
-//! `src/`; what it imports is every `crate::NAME` outside comments and tests.
+//! `src/`; what it imports is every `crate::NAME` outside comments and tests. And no source
+//! file is longer than 500 lines before its tests but those ARCHITECTURE.md names.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -120,9 +121,8 @@ fn reaches(graph: &Graph, from: &str, to: &str) -> bool {
     false
 }
 
-/// No module of any crate (the Tauri shell's too) is in a circle of imports.
-#[test]
-fn no_module_imports_one_that_imports_it_back() {
+/// The `src/` folder of every crate and of the Tauri shell.
+fn source_folders() -> Vec<PathBuf> {
     let crates = Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap();
     let mut sources: Vec<PathBuf> = std::fs::read_dir(crates)
         .unwrap()
@@ -130,6 +130,13 @@ fn no_module_imports_one_that_imports_it_back() {
         .filter(|src| src.is_dir())
         .collect();
     sources.push(crates.parent().unwrap().join("src"));
+    sources
+}
+
+/// No module of any crate (the Tauri shell's too) is in a circle of imports.
+#[test]
+fn no_module_imports_one_that_imports_it_back() {
+    let sources = source_folders();
     let mut circles = Vec::new();
     for src in &sources {
         let graph = graph(src);
@@ -148,6 +155,71 @@ fn no_module_imports_one_that_imports_it_back() {
         "circles of imports:\n{}",
         circles.join("\n")
     );
+}
+
+/// Longer by nature, and named so in docs/ARCHITECTURE.md ("Files stay under 500 lines"); and
+/// the UI's types, generated from Rust.
+const LONG_BY_NATURE: [&str; 6] = [
+    "ui/src/bindings.ts",
+    "src-tauri/src/commands.rs",
+    "src-tauri/crates/kluis-relay/src/storage/sqlite.rs",
+    "src-tauri/crates/kluis-relay/src/storage/postgres/mod.rs",
+    "ui/src/texts/en.ts",
+    "ui/src/texts/nl.ts",
+];
+
+/// Lines of `code` before its test module (`#[cfg(test)]` on a line of its own).
+fn lines_before_tests(code: &str) -> usize {
+    code.lines()
+        .take_while(|line| line.trim() != "#[cfg(test)]")
+        .count()
+}
+
+/// Every Rust source file (tests' own files aside) and the UI's TypeScript (its tests aside)
+/// stays under 500 lines before its tests, but those named as long by nature.
+#[test]
+fn no_file_is_longer_than_500_lines_before_its_tests_but_those_named_here() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../..");
+    let root = root.canonicalize().unwrap();
+    let mut files = Vec::new();
+    for src in source_folders() {
+        rust_files(&src, &mut files);
+    }
+    let mut ui = vec![root.join("ui/src")];
+    while let Some(dir) = ui.pop() {
+        for entry in std::fs::read_dir(&dir).unwrap().map(Result::unwrap) {
+            let path = entry.path();
+            let name = path.to_string_lossy().into_owned();
+            if path.is_dir() {
+                ui.push(path);
+            } else if name.ends_with(".ts") && !name.ends_with(".test.ts") {
+                files.push(path);
+            }
+        }
+    }
+    assert!(
+        files.len() > 100,
+        "every source file was read: {}",
+        files.len()
+    );
+    let long: Vec<String> = files
+        .iter()
+        .filter_map(|file| {
+            let code = std::fs::read_to_string(file).unwrap();
+            let relative = file.canonicalize().unwrap();
+            let relative = relative.strip_prefix(&root).unwrap().to_string_lossy();
+            let lines = lines_before_tests(&code);
+            (lines > 500 && !LONG_BY_NATURE.contains(&relative.as_ref()))
+                .then(|| format!("{relative}: {lines} lines"))
+        })
+        .collect();
+    assert!(
+        long.is_empty(),
+        "over 500 lines before their tests, one concern each (split them, or name them in docs/ARCHITECTURE.md and here):\n{}",
+        long.join("\n")
+    );
+    let example = "a\nb\n#[cfg(test)]\nmod tests {}\n";
+    assert_eq!(lines_before_tests(example), 2);
 }
 
 /// The check finds a circle where there is one (two modules importing each other).

@@ -7,11 +7,16 @@
 //!   that encrypt and write when the profile asks for encryption; [`bandwidth`], the shared
 //!   speed limit.
 //! - [`destination`]: `--out` as folder or file, and the no-overwrite final step.
+//! - `headers`: what the file host's headers say (resume validator, range, declared digest);
+//!   `part`: the part file an earlier run left; `progress`: progress told, with its rate.
 //! - this file: the HTTP side — status handling, resume, retries, progress.
 
 pub mod bandwidth;
 pub mod destination;
 mod disk;
+mod headers;
+mod part;
+mod progress;
 pub mod room;
 mod sealed;
 mod writer;
@@ -19,13 +24,15 @@ pub use writer::is_part_file_name;
 
 use std::time::Duration;
 
-use base64::Engine;
-use reqwest::header::{self, HeaderMap};
+use reqwest::header;
 use reqwest::StatusCode;
-use tokio::time::Instant;
 use url::Url;
 
 pub use destination::Destination;
+pub(crate) use headers::{declared_sha256, header_text, parse_content_range, validator};
+pub(crate) use part::ENCRYPTED_PART;
+use part::{continue_part, is_our_part, remove_part};
+use progress::Reporter;
 use writer::Writer;
 
 use crate::config::ServiceConfig;
@@ -450,49 +457,6 @@ impl Downloader {
     }
 }
 
-/// Whether `part` names one of our hidden part files in `folder` (a journal cannot point the
-/// writer, or a removal, at any other file).
-fn is_our_part(part: &std::path::Path, folder: &std::path::Path) -> bool {
-    let Some(name) = part.file_name().and_then(|n| n.to_str()) else {
-        return false;
-    };
-    name.starts_with(".kluis-") && name.ends_with(".part") && part.parent() == Some(folder)
-}
-
-/// Why a job whose part file is encrypted is not continued without encryption.
-pub(crate) const ENCRYPTED_PART: &str = "This backup was being encrypted; finishing it without encryption would save it in plain. Resume it with its encryption (the same recipient or passphrase), or run the backup again.";
-
-/// Removes the part file an earlier process left, when it is one of ours.
-fn remove_part(resume: &PartialDownload, folder: &std::path::Path) {
-    if is_our_part(&resume.part, folder) {
-        let _ = std::fs::remove_file(&resume.part);
-    }
-}
-
-/// Reopens a journalled part file, if it is still there and is one of ours in `folder`.
-fn continue_part(resume: PartialDownload, folder: &std::path::Path) -> Option<(Writer, Transfer)> {
-    if !is_our_part(&resume.part, folder) {
-        return None;
-    }
-    let (writer, written) = Writer::reopen(&resume.part).ok()?;
-    tracing::info!(
-        bytes = written,
-        "continuing the download left by an earlier run"
-    );
-    let expected_sha256 = resume
-        .sha256
-        .and_then(|hex| <[u8; 32]>::try_from(hex::decode(hex).ok()?).ok());
-    let transfer = Transfer {
-        written,
-        total: resume.total,
-        validator: Some(resume.validator),
-        disposition: resume.disposition,
-        expected_sha256,
-        ..Transfer::default()
-    };
-    Some((writer, transfer))
-}
-
 fn host_status_error(status: StatusCode) -> Error {
     Error::DownloadFailed(format!(
         "The file host answered {status} to the download. The link may have expired: run the backup again."
@@ -503,156 +467,4 @@ fn too_large(max: u64) -> Error {
     Error::DownloadFailed(format!(
         "The backup file is larger than the configured limit of {max} bytes; nothing was saved. Raise the limit to download it."
     ))
-}
-
-fn header_text(headers: &HeaderMap, name: header::HeaderName) -> Option<String> {
-    headers
-        .get(name)
-        .and_then(|v| v.to_str().ok())
-        .map(str::to_owned)
-}
-
-/// A strong ETag, else Last-Modified (RFC 9110 allows both in If-Range; weak tags are not).
-pub(crate) fn validator(headers: &HeaderMap) -> Option<String> {
-    header_text(headers, header::ETAG)
-        .filter(|tag| !tag.starts_with("W/"))
-        .or_else(|| header_text(headers, header::LAST_MODIFIED))
-}
-
-/// `bytes START-END/TOTAL` → (START, Some(TOTAL)); a `*` total gives `None`.
-pub(crate) fn parse_content_range(value: &str) -> Option<(u64, Option<u64>)> {
-    let rest = value.trim().strip_prefix("bytes ")?;
-    let (span, total) = rest.split_once('/')?;
-    let (start, end) = span.split_once('-')?;
-    let (start, end): (u64, u64) = (start.trim().parse().ok()?, end.trim().parse().ok()?);
-    if end < start {
-        return None;
-    }
-    let total = match total.trim() {
-        "*" => None,
-        n => Some(n.parse().ok()?),
-    };
-    Some((start, total))
-}
-
-/// The SHA-256 a server declares in `Repr-Digest: sha-256=:B64:` (RFC 9530) or the older
-/// `Digest: SHA-256=B64` (RFC 3230).
-pub(crate) fn declared_sha256(headers: &HeaderMap) -> Option<[u8; 32]> {
-    let decode = |b64: &str| -> Option<[u8; 32]> {
-        base64::engine::general_purpose::STANDARD
-            .decode(b64.trim())
-            .ok()?
-            .try_into()
-            .ok()
-    };
-    let from_list = |value: &str, structured: bool| {
-        value.split(',').find_map(|item| {
-            let (alg, val) = item.split_once('=')?;
-            if !alg.trim().eq_ignore_ascii_case("sha-256") {
-                return None;
-            }
-            let val = val.trim();
-            let val = if structured {
-                val.strip_prefix(':')?.strip_suffix(':')?
-            } else {
-                val
-            };
-            decode(val)
-        })
-    };
-    header_text(headers, header::HeaderName::from_static("repr-digest"))
-        .and_then(|v| from_list(&v, true))
-        .or_else(|| {
-            header_text(headers, header::HeaderName::from_static("digest"))
-                .and_then(|v| from_list(&v, false))
-        })
-}
-
-/// Throttles progress reports and computes the rate.
-struct Reporter {
-    started: Instant,
-    last: Option<Instant>,
-}
-
-impl Reporter {
-    fn new() -> Self {
-        Self {
-            started: Instant::now(),
-            last: None,
-        }
-    }
-
-    fn tick(&mut self, bytes: u64, total: Option<u64>) -> Option<Progress> {
-        let now = Instant::now();
-        if self.last.is_some_and(|last| now - last < PROGRESS_INTERVAL) {
-            return None;
-        }
-        self.last = Some(now);
-        Some(self.progress(bytes, total))
-    }
-
-    fn progress(&self, bytes: u64, total: Option<u64>) -> Progress {
-        let secs = self.started.elapsed().as_secs_f64();
-        let bytes_per_sec = if secs > 0.0 {
-            (bytes as f64 / secs) as u64
-        } else {
-            0
-        };
-        Progress {
-            bytes,
-            total,
-            bytes_per_sec,
-        }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// Content-Range with a known and an unknown total; malformed values are refused.
-    #[test]
-    fn parses_content_range() {
-        assert_eq!(
-            parse_content_range("bytes 100-199/200"),
-            Some((100, Some(200)))
-        );
-        assert_eq!(parse_content_range("bytes 5-9/*"), Some((5, None)));
-        assert_eq!(parse_content_range("bytes 9-5/20"), None);
-        assert_eq!(parse_content_range("items 1-2/3"), None);
-    }
-
-    /// Both digest headers are understood; other algorithms are ignored.
-    #[test]
-    fn reads_declared_digests() {
-        let digest = [7u8; 32];
-        let b64 = base64::engine::general_purpose::STANDARD.encode(digest);
-        let mut h = HeaderMap::new();
-        h.insert(
-            "repr-digest",
-            format!("sha-512=:AAAA:, sha-256=:{b64}:").parse().unwrap(),
-        );
-        assert_eq!(declared_sha256(&h), Some(digest));
-        let mut h = HeaderMap::new();
-        h.insert("digest", format!("SHA-256={b64}").parse().unwrap());
-        assert_eq!(declared_sha256(&h), Some(digest));
-        let mut h = HeaderMap::new();
-        h.insert("digest", "md5=abc".parse().unwrap());
-        assert_eq!(declared_sha256(&h), None);
-    }
-
-    /// Weak ETags cannot guard a resume; Last-Modified can.
-    #[test]
-    fn picks_a_strong_validator() {
-        let mut h = HeaderMap::new();
-        h.insert(header::ETAG, "W/\"x\"".parse().unwrap());
-        h.insert(
-            header::LAST_MODIFIED,
-            "Sun, 22 Nov 2026 10:00:00 GMT".parse().unwrap(),
-        );
-        assert_eq!(
-            validator(&h).as_deref(),
-            Some("Sun, 22 Nov 2026 10:00:00 GMT")
-        );
-    }
 }

@@ -163,7 +163,7 @@ pub struct DesktopApp {
 
 /// Unattended backups running at once: Settings (default 2), or
 /// [`DesktopAppBuilder::unattended_at_once`].
-pub use kluis_profiles::store::{DEFAULT_AT_ONCE as UNATTENDED_AT_ONCE, MAX_AT_ONCE};
+pub use kluis_profiles::settings::{DEFAULT_AT_ONCE as UNATTENDED_AT_ONCE, MAX_AT_ONCE};
 
 /// How a [`DesktopApp`] is opened: its files and keyring, and what tests choose instead of
 /// the defaults.

@@ -13,7 +13,7 @@ use kluis_core::engine::{PlanBook, PlannedProfile, Scheduler};
 use kluis_core::plan::{Plan, Schedule};
 use kluis_core::{Error, History};
 use kluis_profiles::last_started;
-use kluis_profiles::store::MAX_AT_ONCE;
+use kluis_profiles::settings::MAX_AT_ONCE;
 use tokio::sync::{Notify, Semaphore};
 use uuid::Uuid;
 

@@ -28,7 +28,7 @@ use kluis_recovery::{layout, Adoption, Encrypted, KlantOf, Pc, Proof, RecoveryKe
 
 use super::{shown, OnTarget};
 use crate::secrets::off_thread;
-use crate::store::RecoverySetting;
+use crate::settings::RecoverySetting;
 use crate::{Profile, ProfileError, ProfileStore, SecretKind, SecretStore};
 
 /// What carrying on is told.
