@@ -366,7 +366,7 @@ async fn test_notification(app: App<'_>) -> Res<()> {
 
 #[tauri::command]
 fn mail(app: App<'_>) -> Res<Option<MailSettings>> {
-    Ok(app.alerts.mail())
+    app.alerts.mail()
 }
 
 #[tauri::command]

@@ -17,9 +17,13 @@ on_screen() {
   KLUIS_FBDIR="$dir/fb" KLUIS_E2E_TESTS=$tests \
     xvfb-run -a -s "-screen 0 ${screen}x24 -fbdir $dir/fb" dbus-run-session -- bash "$root/tests/e2e/session.sh" "$dir" || status=$?
   cp -r "$dir/screenshots/." "$root/tests/e2e/artifacts/" 2>/dev/null || true
-  [ $status = 0 ] || { echo "--- tauri-driver log ($screen)"; tail -50 "$dir/tauri-driver.log" 2>/dev/null; } >&2
+  [ $status = 0 ] || { echo "--- tauri-driver log ($screen)"; tail -50 "$dir/tauri-driver.log" 2>/dev/null || true; } >&2
 }
 # Everything on a large screen; then the app on an office laptop's (its window, its dashboard).
+# Each test file is named here: one added beside them without a screen would never run.
+for file in "$root"/ui/e2e/*.e2e.mjs; do
+  case $(basename "$file") in app.e2e.mjs | laptop.e2e.mjs) ;; *) echo "tests/e2e/run.sh: name $(basename "$file")'s screen" >&2; exit 1 ;; esac
+done
 on_screen 1920x1080 e2e/app.e2e.mjs
 [ $status = 0 ] && on_screen 1366x768 e2e/laptop.e2e.mjs
 rm -rf "$work"

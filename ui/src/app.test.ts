@@ -42,7 +42,7 @@ let finishBackupAll: (() => void) | null = null;
 
 function fakeBackend(
   calls: Calls,
-  options: { loginStart?: boolean | "refused"; demoStarted?: boolean; demoApp?: boolean; resumed?: ResumedEvent[]; holdBackup?: boolean; history?: HistoryEntry[]; dialogClosed?: boolean; profiles?: ProfileView[]; refuseSignIn?: string[]; saveFolder?: string; monitorDown?: boolean; dashboard?: KlantStatus[]; wouldRemove?: HistoryEntry[]; verifyReport?: VerifyReport; copyTargets?: Settings["copy_targets"]; update?: UpdateView; updateRefused?: string } = {},
+  options: { loginStart?: boolean | "refused"; demoStarted?: boolean; demoApp?: boolean; resumed?: ResumedEvent[]; holdBackup?: boolean; history?: HistoryEntry[]; dialogClosed?: boolean; profiles?: ProfileView[]; refuseSignIn?: string[]; saveFolder?: string; monitorDown?: boolean; dashboard?: KlantStatus[]; wouldRemove?: HistoryEntry[]; verifyReport?: VerifyReport; copyTargets?: Settings["copy_targets"]; update?: UpdateView; updateRefused?: string; mailUnreadable?: boolean } = {},
 ) {
   let started = options.demoStarted ?? false;
   let settings: Settings = { ...defaultSettings, save_folder: options.saveFolder ?? null, copy_targets: options.copyTargets ?? [] };
@@ -58,6 +58,7 @@ function fakeBackend(
       case "settings":
         return settings;
       case "mail":
+        if (options.mailUnreadable && !mail) throw { code: "config", message: "The e-mail settings in Kluis's settings file cannot be read (the file was changed by hand?), so no e-mail is sent: set E-mail again in Settings (the password stays in the keyring)." };
         return mail;
       case "open_demo":
         return null;
@@ -2049,6 +2050,17 @@ describe("Kluis UI", () => {
       expect(byTest("mail-test-result")?.textContent).toBe("A test e-mail was sent: check the recipients' inbox.");
       await click("mail-remove");
       expect((byTest("mail-server") as HTMLInputElement).value).toBe("");
+    });
+
+    it("says when the saved e-mail settings cannot be read, starts all the same, and saving anew mends it", async () => {
+      await openSettings(calls, { mailUnreadable: true });
+      expect(byTest("mail-problem")?.textContent).toContain("cannot be read");
+      expect((byTest("mail-server") as HTMLInputElement).value, "an empty form to set them anew").toBe("");
+      await fillIn("mail-server", "smtp.office.test");
+      await fillIn("mail-from", "kluis@office.test");
+      await fillIn("mail-to", "beheer@office.test");
+      await click("mail-save");
+      expect(byTest("mail-problem"), "said no more once saved").toBeNull();
     });
 
     it("says why a test e-mail could not be sent", async () => {

@@ -159,6 +159,8 @@ export const state = {
   /** Settings → E-mail as saved (null: not set up); kept apart from `settings`, whose file
    * keeps it as kluis-reporting writes it. */
   mail: signal<MailSettings | null>(null),
+  /** Why the saved e-mail settings could not be read (null: they could, or there are none). */
+  mailProblem: signal<UiError | null>(null),
   /** Settings → E-mail being edited (null: the saved settings are shown). */
   mailDraft: signal<MailDraft | null>(null),
   /** "Send test" of e-mail: under way, sent, or refused. */

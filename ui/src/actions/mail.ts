@@ -10,6 +10,7 @@ export function saveMail(): Promise<void> {
   if (!draft) return Promise.resolve();
   return guarded(async () => {
     state.mail.value = await api.setMail(mailInputOf(draft));
+    state.mailProblem.value = null;
     state.mailDraft.value = null;
     state.mailTest.value = null;
   });
@@ -20,6 +21,7 @@ export function removeMail(): Promise<void> {
   return guarded(async () => {
     await api.removeMail();
     state.mail.value = null;
+    state.mailProblem.value = null;
     state.mailDraft.value = null;
     state.mailTest.value = null;
   });

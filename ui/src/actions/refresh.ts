@@ -1,7 +1,7 @@
 // What is read again from Rust after something changed: the dashboard, the history, the profiles,
 // a klant's permissions, the settings.
 import { batch } from "@preact/signals";
-import { api } from "../api";
+import { api, asError } from "../api";
 import type { ProfileView } from "../bindings";
 import { keepUnchanged } from "../dashboard";
 import { state, withEntry } from "../state";
@@ -38,13 +38,29 @@ export function replaceProfile(view: ProfileView): void {
   state.profiles.value = state.profiles.value.map((p) => (p.id === view.id ? view : p));
 }
 
+/** The e-mail settings as saved; when the settings file holds some that cannot be read, that
+ * is said in Settings → E-mail (and the form offers to set them anew). */
+export async function loadMail(): Promise<void> {
+  try {
+    const mail = await api.mail();
+    batch(() => {
+      state.mail.value = mail;
+      state.mailProblem.value = null;
+    });
+  } catch (e) {
+    batch(() => {
+      state.mail.value = null;
+      state.mailProblem.value = asError(e);
+    });
+  }
+}
+
 /** The settings, e-mail and profiles again (the tray may have paused or resumed the plans,
  * `kluis mail set` changed the e-mail). */
 export async function refreshSettings(): Promise<void> {
-  const [settings, mail, profiles] = await Promise.all([api.settings(), api.mail(), api.profiles()]);
+  const [settings, profiles] = await Promise.all([api.settings(), api.profiles(), loadMail()]);
   batch(() => {
     state.settings.value = settings;
-    state.mail.value = mail;
     state.profiles.value = state.profiles.value.map((p) => profiles.find((q) => q.id === p.id) ?? p);
   });
   await refreshDashboard();

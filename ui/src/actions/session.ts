@@ -3,13 +3,13 @@ import { batch } from "@preact/signals";
 import { api, asError } from "../api";
 import { state, withEntry, type EnvironmentView } from "../state";
 import { guarded } from "./run";
-import { refreshDashboard } from "./refresh";
+import { loadMail, refreshDashboard } from "./refresh";
 import { resumeBackups, watchPlanned } from "./backup";
 import { loadUpdate } from "./updates";
 
 export async function boot(): Promise<void> {
   const launch = await api.launchInfo();
-  [state.settings.value, state.mail.value] = await Promise.all([api.settings(), api.mail()]);
+  [state.settings.value] = await Promise.all([api.settings(), loadMail()]);
   api.startAtLogin().then(
     (on) => (state.startAtLogin.value = on),
     () => (state.startAtLogin.value = null),

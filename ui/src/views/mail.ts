@@ -23,6 +23,7 @@ export function MailSettingsForm() {
     { "aria-labelledby": "mail-title" },
     h("h3", { id: "mail-title" }, t("mailTitle")),
     h("p", { class: "note" }, t("mailNote")),
+    state.mailProblem.value ? h("p", { class: "error", role: "alert", "data-test": "mail-problem" }, state.mailProblem.value.message) : null,
     h(
       "form",
       { class: "mail", "data-test": "mail-form", onSubmit: (e: Event) => (e.preventDefault(), void saveMail()) },

@@ -312,7 +312,18 @@ async fn demo(out: &Path, size_mib: u64, history_db: Option<&std::path::PathBuf>
     );
     std::fs::create_dir_all(out).map_err(|e| Error::io(format!("create {}", out.display()), e))?;
     let config = demo.config(&DEMO_ACCOUNTS[0])?;
-    let engine = Engine::new(Arc::new(open_history(history_db)?));
+    // The demo's own history (as the app's demo keeps one: `demo` beside Kluis's data), unless
+    // one is named: a demo backup is not one of the office's.
+    let history_db = match history_db {
+        Some(path) => path.clone(),
+        None => {
+            kluis_profiles::KluisPaths::platform()
+                .map_err(kluis_profiles::ProfileError::into_core)?
+                .demo()
+                .history_db
+        }
+    };
+    let engine = Engine::new(Arc::new(open_history(Some(&history_db))?));
     let session = Session::new(ServiceClient::new(config.clone())?);
     let environment = session.environment().await?;
     eprintln!(

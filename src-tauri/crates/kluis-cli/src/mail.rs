@@ -22,7 +22,8 @@ pub async fn run(cli: &Cli, command: &MailCommand) -> Result<()> {
     match command {
         MailCommand::Set(args) => set(&profiles, args).await,
         MailCommand::Test => {
-            let mail = mail_settings::of(&profiles.settings()).ok_or_else(|| {
+            let mail = mail_settings::of(&profiles.settings()).map_err(core)?;
+            let mail = mail.ok_or_else(|| {
                 Error::Config("E-mail is not set up: see `kluis mail set --help`.".into())
             })?;
             let mailer = OfficeMail::new(secret_store()).mailer(&mail).await;

@@ -202,7 +202,9 @@ pub(crate) fn away(name: &str, root: &Path) -> Option<Error> {
     })
 }
 
-fn usable_root(name: &str, root: &Path) -> Result<()> {
+/// Refused unless `root` is a full path (a relative one would land in whatever folder Kluis
+/// was started in).
+pub(crate) fn usable_root(name: &str, root: &Path) -> Result<()> {
     match root.is_absolute() {
         true => Ok(()),
         false => Err(Error::Config(format!(

@@ -125,6 +125,12 @@ impl KeyDirectory {
         }
     }
 
+    /// Forgets the rows read lately: a key revoked here works no more at this instance from
+    /// now (at the others within the time to live).
+    pub fn forget_rows(&self) {
+        self.found.lock().unwrap().clear();
+    }
+
     /// The row of key `id`: as read within the time to live, else from the store.
     pub async fn key(
         &self,

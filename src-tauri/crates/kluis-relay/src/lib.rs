@@ -15,13 +15,15 @@
 //! - [`key_directory`]: every key id (read again whenever keys change) and the keys read
 //!   lately: a real key is told from junk without spending the budget junk spends.
 //! - [`storage`]: the [`Storage`] trait (tenants, inboxes, callbacks, quotas, versioned
-//!   schema) and its engines: SQLite (embedded, one instance) and PostgreSQL (several
-//!   instances, woken across by `LISTEN/NOTIFY`).
-//! - [`server`]: the HTTP API, limits, long-polls, graceful stop, health and readiness.
+//!   schema; and the office hub's part, `storage::office`: an office's PCs and each klant's
+//!   office-wide turn) and its engines: SQLite (embedded, one instance) and PostgreSQL
+//!   (several instances, woken across by `LISTEN/NOTIFY`).
+//! - [`server`]: the HTTP API (the inboxes; the office hub's turns and PCs), limits,
+//!   long-polls, graceful stop, health and readiness.
 //! - [`metrics`]: Prometheus counters and the delivery-latency histogram.
 //! - `fuzz.rs` (tests): every API path, query and body, generated, never makes it panic or fail.
 //! - `main.rs`: `kluis-relay --listen ADDR --data DIR` (or `--database-url`) serves; `kluis-relay tenant
-//!   add|list|revoke|rotate` administers tenants.
+//!   add|list|revoke|rotate|pc-key` administers tenants and their PCs (`admin.rs`).
 
 mod constant_time;
 #[cfg(test)]

@@ -3,7 +3,8 @@
 //! Parts and flow: [`Args`] (clap) chooses the store — SQLite in `--data`, or PostgreSQL by
 //! `--database-url` — opened by `open_store`; then either `serve` (the HTTP router of the
 //! library, its metrics, TLS or not, until a stop signal; the open files raised first) or
-//! `tenant` (add, list, rotate a key, quota, remove — printed for a person, a new key once).
+//! `tenant` (`admin`: add, list, rotate a key, quota, remove, and offices' PC keys — printed
+//! for a person, a new key once).
 //! Everything the relay does is the library's (`kluis_relay`); this file only wires it to a
 //! process, its flags and its exit codes.
 
@@ -14,8 +15,12 @@ use std::time::Duration;
 
 use clap::{Parser, Subcommand};
 use kluis_relay::storage::postgres::PgStore;
-use kluis_relay::storage::{now_ms, Quota, Storage};
+use kluis_relay::storage::Storage;
 use kluis_relay::{metrics_router, router, Relay, RelayConfig, SqliteStore};
+
+mod admin;
+
+use admin::{tenant, TenantCommand};
 
 /// A self-hostable inbox for webhook callbacks, long-polled by Kluis: for one office (a shared
 /// secret in KLUIS_RELAY_SECRET) or many (a key per tenant: `kluis-relay tenant add NAME`).
@@ -76,65 +81,6 @@ enum Command {
     Tenant(TenantCommand),
 }
 
-#[derive(Subcommand)]
-enum TenantCommand {
-    /// Adds a tenant and prints its key — once; only its hash is kept.
-    Add {
-        name: String,
-        #[command(flatten)]
-        quota: QuotaArgs,
-    },
-    /// Lists tenants with their keys, holdings and quotas.
-    List {
-        /// As JSON.
-        #[arg(long)]
-        json: bool,
-    },
-    /// Revokes a tenant: its keys stop working at once and its inboxes and callbacks are deleted.
-    Revoke { name: String },
-    /// Prints a new key for a tenant; its current keys keep working for the overlap.
-    Rotate {
-        name: String,
-        /// How long the current keys keep working, e.g. 30m, 24h, 7d, or 0 to end them now.
-        #[arg(long, default_value = "24h", value_parser = parse_overlap)]
-        overlap: Duration,
-    },
-}
-
-/// A tenant's quota at `tenant add`. The defaults suit one office with hundreds of klanten:
-/// an inbox lives for one backup, and a callback is about 60 bytes.
-#[derive(clap::Args)]
-struct QuotaArgs {
-    /// Inboxes held at once.
-    #[arg(long, default_value_t = 500)]
-    max_inboxes: u64,
-    /// Unacknowledged callbacks across its inboxes.
-    #[arg(long, default_value_t = 5_000)]
-    max_events: u64,
-    /// Bytes of unacknowledged callbacks across its inboxes.
-    #[arg(long, default_value_t = 8 * 1024 * 1024)]
-    max_bytes: u64,
-    /// Inbox API requests a second, per relay instance.
-    #[arg(long, default_value_t = 20.0)]
-    requests_per_sec: f64,
-}
-
-fn parse_overlap(text: &str) -> Result<Duration, String> {
-    let (number, unit) = text.split_at(text.trim_end_matches(char::is_alphabetic).len());
-    let n: u64 = number
-        .parse()
-        .map_err(|_| format!("'{text}' is not a duration like 30m, 24h or 7d"))?;
-    let seconds = match unit {
-        "s" => 1,
-        "m" => 60,
-        "h" => 3600,
-        "d" => 86_400,
-        "" if n == 0 => 0,
-        _ => return Err(format!("'{text}' is not a duration like 30m, 24h or 7d")),
-    };
-    Ok(Duration::from_secs(n.saturating_mul(seconds)))
-}
-
 fn fail(message: impl std::fmt::Display, code: u8) -> ExitCode {
     eprintln!("kluis-relay: {message}");
     ExitCode::from(code)
@@ -188,126 +134,6 @@ async fn main() -> ExitCode {
     match args.command {
         Some(Command::Tenant(command)) => tenant(&*store, command).await,
         None => serve(store, args.serve).await,
-    }
-}
-
-async fn tenant(store: &dyn Storage, command: TenantCommand) -> ExitCode {
-    let done = match command {
-        TenantCommand::Add { name, quota } => {
-            if let Err(why) = kluis_relay::tenants::check_name(&name) {
-                return fail(why, 2);
-            }
-            let quota = Quota {
-                max_inboxes: Some(quota.max_inboxes),
-                max_events: Some(quota.max_events),
-                max_bytes: Some(quota.max_bytes),
-                requests_per_sec: Some(quota.requests_per_sec),
-            };
-            let key = kluis_relay::tenants::new_key();
-            match store.add_tenant(&name, quota, &key.id, key.hash).await {
-                Ok(true) => {
-                    print_key(&name, &key.text);
-                    Ok(())
-                }
-                Ok(false) => return fail(format!("there is already a tenant '{name}' (revoked ones keep their name); choose another"), 1),
-                Err(e) => Err(e),
-            }
-        }
-        TenantCommand::List { json } => store.tenants().await.map(|tenants| {
-            if json {
-                println!(
-                    "{}",
-                    serde_json::to_string_pretty(&tenants).unwrap_or_default()
-                );
-            } else {
-                print_tenants(&tenants);
-            }
-        }),
-        TenantCommand::Revoke { name } => match store.revoke_tenant(&name).await {
-            Ok(true) => {
-                println!("Revoked '{name}': its keys no longer work and its inboxes are deleted.");
-                Ok(())
-            }
-            Ok(false) => {
-                return fail(
-                    format!("no live tenant '{name}' (see kluis-relay tenant list)"),
-                    1,
-                )
-            }
-            Err(e) => Err(e),
-        },
-        TenantCommand::Rotate { name, overlap } => {
-            let key = kluis_relay::tenants::new_key();
-            let until = now_ms().saturating_add(overlap.as_millis() as i64);
-            match store.rotate_key(&name, &key.id, key.hash, until).await {
-                Ok(true) => {
-                    print_key(&name, &key.text);
-                    eprintln!(
-                        "The previous key works for {} more; give the office this one before then.",
-                        humantime(overlap)
-                    );
-                    Ok(())
-                }
-                Ok(false) => {
-                    return fail(
-                        format!("no live tenant '{name}' (see kluis-relay tenant list)"),
-                        1,
-                    )
-                }
-                Err(e) => Err(e),
-            }
-        }
-    };
-    match done {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(e) => fail(e, 1),
-    }
-}
-
-/// The key on stdout (for a script to take), the advice on stderr.
-fn print_key(name: &str, key: &str) {
-    println!("{key}");
-    eprintln!("This is tenant '{name}''s key. It is shown only now: give it to the office (Kluis: relay secret) and do not store it here.");
-}
-
-fn humantime(d: Duration) -> String {
-    match d.as_secs() {
-        0 => "no time".into(),
-        s if s % 86_400 == 0 => format!("{} d", s / 86_400),
-        s if s % 3600 == 0 => format!("{} h", s / 3600),
-        s => format!("{} min", s.div_ceil(60)),
-    }
-}
-
-fn print_tenants(tenants: &[kluis_relay::storage::TenantSummary]) {
-    let bound = |v: Option<u64>| v.map_or("-".to_string(), |v| v.to_string());
-    println!(
-        "{:<24} {:<8} {:>4} {:>14} {:>16} {:>20} {:>8}",
-        "TENANT", "STATE", "KEYS", "INBOXES", "CALLBACKS", "BYTES", "REQ/S"
-    );
-    for t in tenants {
-        let state = if t.revoked_ms.is_some() {
-            "revoked"
-        } else {
-            "live"
-        };
-        let name = if t.name == kluis_relay::storage::SHARED_TENANT {
-            "* (shared secret)"
-        } else {
-            &t.name
-        };
-        println!(
-            "{:<24} {:<8} {:>4} {:>14} {:>16} {:>20} {:>8}",
-            name,
-            state,
-            t.live_keys,
-            format!("{}/{}", t.inboxes, bound(t.quota.max_inboxes)),
-            format!("{}/{}", t.events, bound(t.quota.max_events)),
-            format!("{}/{}", t.bytes, bound(t.quota.max_bytes)),
-            t.quota
-                .requests_per_sec
-                .map_or("-".into(), |r| r.to_string()),
-        );
     }
 }
 

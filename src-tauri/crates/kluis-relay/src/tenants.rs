@@ -57,6 +57,8 @@ pub use crate::constant_time::constant_time_eq;
 pub struct Tenant {
     pub name: String,
     pub quota: Quota,
+    /// The office PC asking, when the key is a PC's (the office hub's calls need one).
+    pub pc: Option<String>,
 }
 
 impl Tenant {
@@ -64,6 +66,7 @@ impl Tenant {
         Tenant {
             name: SHARED_TENANT.into(),
             quota: Quota::UNLIMITED,
+            pc: None,
         }
     }
 }
@@ -83,6 +86,7 @@ pub async fn authenticate(
         expires_ms,
         revoked,
         quota,
+        pc,
     }) = keys.key(store, id).await?
     else {
         return Ok(None);
@@ -92,6 +96,7 @@ pub async fn authenticate(
     Ok((matches && live).then_some(Tenant {
         name: tenant,
         quota,
+        pc,
     }))
 }
 

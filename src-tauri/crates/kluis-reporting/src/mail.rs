@@ -203,7 +203,9 @@ pub async fn save(
         .await?;
     }
     profiles.update_settings(|settings| {
-        let saved_before = mail_settings::of(settings).is_some_and(|m| m.password_saved);
+        // (Settings that cannot be read are replaced: their password must be entered again.)
+        let saved_before = (mail_settings::of(settings).ok().flatten())
+            .is_some_and(|m| m.password_saved);
         mail.password_saved = password_given || saved_before;
         if !mail.username.is_empty() && !mail.password_saved {
             return Err(invalid(
@@ -364,7 +366,7 @@ impl DailyReport {
         history: &History,
         now: &Zoned,
     ) -> ProfileResult<bool> {
-        let mail = mail_settings::of(&profiles.settings());
+        let mail = mail_settings::of(&profiles.settings())?;
         let Some(mail) = mail.filter(|mail| self.due(Some(mail), now)) else {
             return Ok(false);
         };

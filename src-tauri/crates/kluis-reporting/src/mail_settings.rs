@@ -64,20 +64,18 @@ pub(crate) fn invalid(why: impl Into<String>) -> ProfileError {
     ProfileError::Core(kluis_core::Error::Config(why.into()))
 }
 
-/// The e-mail settings `settings` keep, if any. A section that is not e-mail settings (a
-/// settings file edited by hand) is said in the log and read as none: the app then shows
-/// E-mail as not set up, and saving it anew replaces the section; nothing else is lost.
-pub fn of(settings: &Settings) -> Option<MailSettings> {
-    let section = settings.mail.clone()?;
-    match serde_json::from_value(section) {
-        Ok(mail) => Some(mail),
-        Err(e) => {
-            tracing::warn!(
-                "the settings file's e-mail section cannot be read ({e}); set E-mail again"
-            );
-            None
-        }
-    }
+/// What an e-mail section that is not e-mail settings (a settings file edited by hand) is
+/// said as: never its content, which may be anything.
+pub const UNREADABLE: &str = "The e-mail settings in Kluis's settings file cannot be read (the file was changed by hand?), so no e-mail is sent: set E-mail again in Settings (the password stays in the keyring).";
+
+/// The e-mail settings `settings` keep, if any; [`UNREADABLE`] when the section is not e-mail
+/// settings — said wherever mail would have gone (the failure alert, the daily report, the
+/// app's Settings), not taken for "no e-mail" in silence. Saving E-mail anew replaces it.
+pub fn of(settings: &Settings) -> ProfileResult<Option<MailSettings>> {
+    let Some(section) = settings.mail.clone() else {
+        return Ok(None);
+    };
+    serde_json::from_value(section).map_err(|_| invalid(UNREADABLE))
 }
 
 /// Keeps `mail` as `settings`' e-mail settings (`None`: no e-mail).
@@ -200,7 +198,7 @@ pub(crate) mod tests {
     fn the_settings_file_keeps_its_mail_section_as_before() {
         let file = r#"{"save_folder":null,"mail":{"server":"smtp.office.nl","port":587,"username":"kluis","password_saved":true,"from":"kluis@office.nl","to":["beheer@office.nl"],"when":{"kind":"daily","at":"07:30"}}}"#;
         let settings: Settings = serde_json::from_str(file).unwrap();
-        let mail = of(&settings).expect("the section read");
+        let mail = of(&settings).unwrap().expect("the section read");
         assert_eq!(mail.server, "smtp.office.nl");
         assert!(mail.password_saved);
         assert_eq!(
@@ -217,20 +215,29 @@ pub(crate) mod tests {
         assert!(json.get("mail").is_none(), "no e-mail, no section: {json}");
     }
 
-    /// A section that is not e-mail settings (a file edited by hand) reads as no e-mail,
-    /// without a panic, and the settings around it are read as usual.
+    /// A section that is not e-mail settings (a file edited by hand) is said to be unreadable
+    /// — without its content, without a panic — and the settings around it are read as usual.
     #[test]
-    fn a_mail_section_that_is_not_mail_settings_reads_as_none() {
+    fn a_mail_section_that_is_not_mail_settings_is_said() {
         for section in [
-            r#""smtp.office.nl""#,
-            r#"{"server":1}"#,
+            r#""smtp-secret""#,
+            r#"{"server":"smtp-secret"}"#,
             r#"{"to":"x"}"#,
             "[]",
         ] {
             let file = format!(r#"{{"save_folder":"/backups","mail":{section}}}"#);
             let settings: Settings = serde_json::from_str(&file).unwrap();
-            assert_eq!(of(&settings), None, "{section}");
+            let said = of(&settings).unwrap_err().to_string();
+            assert!(
+                said.contains("cannot be read") && !said.contains("secret"),
+                "{said}"
+            );
             assert_eq!(settings.save_folder.as_deref(), Some("/backups"));
         }
+        assert_eq!(
+            of(&Settings::default()).unwrap(),
+            None,
+            "no section: no e-mail"
+        );
     }
 }

@@ -11,7 +11,7 @@ use kluis_profiles::{ProfileResult, Settings};
 
 use crate::alerts::{Alert, Notifier};
 use crate::mail::OfficeMail;
-use crate::mail_settings::{self, MailSettings};
+use crate::mail_settings;
 
 /// Tells alerts where the settings say.
 pub struct Outbox {
@@ -40,7 +40,8 @@ impl Outbox {
     }
 
     fn mails(settings: &Settings) -> bool {
-        mail_settings::of(settings).is_some_and(|mail| mail.each_failure())
+        // Settings that cannot be read may have asked for each failure: tried, and said.
+        mail_settings::of(settings).map_or(true, |mail| mail.is_some_and(|m| m.each_failure()))
     }
 }
 
@@ -56,10 +57,12 @@ impl Notifier for Outbox {
                 true => self.desktop.notify(alert).await,
                 false => Ok(()),
             };
-            let mail = mail_settings::of(&settings).filter(MailSettings::each_failure);
-            let mail = match mail {
-                Some(mail) => async { self.office.mailer(&mail).await?.send(alert).await }.await,
-                None => Ok(()),
+            let mail = match mail_settings::of(&settings) {
+                Ok(Some(mail)) if mail.each_failure() => {
+                    async { self.office.mailer(&mail).await?.send(alert).await }.await
+                }
+                Ok(_) => Ok(()),
+                Err(unreadable) => Err(unreadable),
             };
             desktop.and(mail)
         })

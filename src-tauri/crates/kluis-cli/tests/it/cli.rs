@@ -352,3 +352,37 @@ async fn limit_rate_slows_the_download() {
     assert_eq!(bad.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&bad.stderr).contains("HH:MM-HH:MM"));
 }
+
+/// `kluis demo` saves a verified backup from its own simulator into `--out` and records it in
+/// the demo's own history (`demo` beside Kluis's data, as the app's demo): Kluis's own history
+/// is neither made nor touched.
+#[tokio::test]
+async fn the_demo_keeps_to_its_own_history() {
+    let dir = tempfile::tempdir().unwrap();
+    let (data, out) = (dir.path().join("data"), dir.path().join("out"));
+    let output = tokio::process::Command::new(env!("CARGO_BIN_EXE_kluis"))
+        .args(["demo", "--size-mib", "1", "--out"])
+        .arg(&out)
+        .env_remove("KLUIS_HISTORY_DB")
+        .env("HOME", dir.path())
+        .env("XDG_DATA_HOME", &data)
+        .env("XDG_CONFIG_HOME", dir.path().join("config"))
+        .output()
+        .await
+        .unwrap();
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let saved: Vec<_> = std::fs::read_dir(&out).unwrap().collect();
+    assert_eq!(saved.len(), 1, "one backup saved");
+    assert!(
+        data.join("kluis/demo/history.sqlite3").exists(),
+        "recorded in the demo's history"
+    );
+    assert!(
+        !data.join("kluis/history.sqlite3").exists(),
+        "Kluis's own history untouched"
+    );
+}

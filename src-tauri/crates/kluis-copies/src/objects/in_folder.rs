@@ -15,7 +15,8 @@ pub(super) fn folder_put(
 ) -> Result<()> {
     // A root that is not there is a disk unplugged or a share not mounted: making it would
     // write recovery's objects to this computer's own disk — and the next copies after them,
-    // taking it for the target.
+    // taking it for the target. (A mount point left empty is not told apart: see `folder`.)
+    crate::folder::usable_root(name, root)?;
     if let Some(away) = crate::folder::away(name, root) {
         return Err(away);
     }

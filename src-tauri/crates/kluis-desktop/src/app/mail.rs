@@ -32,8 +32,10 @@ impl std::fmt::Debug for MailInput {
 impl Alerts {
     /// The e-mail settings as saved (none: e-mail is not set up). The settings file keeps
     /// them as kluis-reporting writes them; the UI reads them here, typed.
-    pub fn mail(&self) -> Option<MailSettings> {
-        mail_settings::of(&self.shared.settings())
+    /// Settings the file holds but cannot be read as e-mail settings are an error that says
+    /// so (the form then offers to set them anew).
+    pub fn mail(&self) -> AppResult<Option<MailSettings>> {
+        Ok(mail_settings::of(&self.shared.profiles.settings())?)
     }
 
     /// Saves the e-mail settings (checked first, the reason said when refused) and a newly
@@ -47,7 +49,7 @@ impl Alerts {
             password,
         )
         .await?;
-        Ok(self.mail())
+        self.mail()
     }
 
     /// No more e-mail: the settings and the saved password are removed.
@@ -58,7 +60,7 @@ impl Alerts {
 
     /// "Send test": a mail now, through the saved settings, whatever they send otherwise.
     pub async fn test_mail(&self) -> AppResult<()> {
-        let mail = self.mail().ok_or_else(|| {
+        let mail = self.mail()?.ok_or_else(|| {
             Error::Config("Save the e-mail settings first, then send a test.".into())
         })?;
         Ok(self.office.mailer(&mail).await?.send(&test_mail()).await?)
@@ -138,13 +140,17 @@ mod tests {
         assert_eq!(again.port, 2525);
         assert!(again.password_saved, "the saved password is kept");
         assert_eq!(
-            app.alerts.mail(),
+            app.alerts.mail().unwrap(),
             Some(again),
             "what the UI reads is what was saved"
         );
+        assert!(
+            app.settings.current().mail.is_none(),
+            "the window's settings leave the section out: it reads it typed, through mail"
+        );
 
         app.alerts.remove_mail().await.unwrap();
-        assert_eq!(app.alerts.mail(), None);
+        assert_eq!(app.alerts.mail().unwrap(), None);
         assert!(keyring
             .get(APP, SecretKind::MailPassword)
             .unwrap()

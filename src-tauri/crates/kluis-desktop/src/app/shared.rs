@@ -153,6 +153,9 @@ impl Shared {
     /// The settings as the app applies them (a save folder the tests impose counts).
     pub fn settings(&self) -> Settings {
         let mut settings = self.profiles.settings();
+        // The e-mail section is kluis-reporting's, read typed through `Alerts::mail`: the
+        // window is not sent it raw (whatever a hand-edited file put there).
+        settings.mail = None;
         if let Some(folder) = &self.save_folder_override {
             settings.save_folder = Some(folder.to_string_lossy().into_owned());
         }

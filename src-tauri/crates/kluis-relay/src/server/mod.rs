@@ -22,7 +22,9 @@
 //! - `GET /api/stats` → `{polls_waiting}`.
 //!
 //! A key sees only its tenant's inboxes: another tenant's inbox is answered 404, exactly as
-//! one that does not exist. Refusals carry `{code, message}`.
+//! one that does not exist. Refusals carry `{code, message}`. A PC's key (the office hub) acts
+//! for its tenant there too, and alone may use `/api/office/…` (`office`): a klant's turn
+//! across the office's PCs, and the office's PCs.
 //!
 //! Operations (`operations`): `/healthz` (the process answers), `/readyz` (the database
 //! answers and the instance is not stopping), `/metrics` on the separate metrics listener.
@@ -36,6 +38,7 @@ mod auth;
 mod callback;
 mod capability;
 mod inboxes;
+mod office;
 mod operations;
 
 use std::collections::HashMap;
@@ -311,6 +314,15 @@ pub fn router(relay: Arc<Relay>) -> Router {
             axum::routing::delete(inboxes::delete),
         )
         .route("/api/stats", get(inboxes::stats))
+        .route(
+            "/api/office/turns/{klant}",
+            post(office::take).delete(office::end),
+        )
+        .route("/api/office/pcs", get(office::pcs))
+        .route(
+            "/api/office/pcs/{name}",
+            axum::routing::delete(office::revoke),
+        )
         .route("/healthz", get(operations::healthz))
         .route("/readyz", get(operations::readyz))
         .fallback(|| async { StatusCode::NOT_FOUND })

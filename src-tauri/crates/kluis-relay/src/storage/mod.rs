@@ -4,6 +4,8 @@
 //! - [`postgres`]: several stateless relay instances share one PostgreSQL database; a callback
 //!   stored by one wakes the long-polls parked on another (`LISTEN/NOTIFY`, see
 //!   [`Storage::watch`]).
+//! - [`office`]: the office hub's part ([`OfficeStore`], which every engine is too): an
+//!   office's PCs and each klant's office-wide turn.
 //!
 //! Every inbox belongs to a tenant, and every inbox operation names the tenant asking: a
 //! tenant's question about another tenant's inbox gets the same answer as one about an inbox
@@ -13,8 +15,11 @@
 //! Sequence numbers grow within each inbox in the order callbacks were committed, so a client's
 //! cursor (`after=N`) never skips one; acknowledging is "forget up to N" in one transaction.
 
+pub mod office;
 pub mod postgres;
 pub mod sqlite;
+
+pub use office::{OfficeStore, PcSummary, Turn};
 
 use async_trait::async_trait;
 use serde::Serialize;
@@ -131,6 +136,8 @@ pub struct StoredKey {
     pub expires_ms: Option<i64>,
     pub revoked: bool,
     pub quota: Quota,
+    /// The office PC this key is (see [`office`]); none for the tenant's own keys.
+    pub pc: Option<String>,
 }
 
 /// A tenant as `tenant list` shows it.
@@ -139,7 +146,7 @@ pub struct TenantSummary {
     pub name: String,
     pub created_ms: i64,
     pub revoked_ms: Option<i64>,
-    /// Keys that work now (two during a rotation's overlap).
+    /// The tenant's own keys that work now (two during a rotation's overlap; PCs' not counted).
     pub live_keys: u64,
     pub inboxes: u64,
     pub events: u64,
@@ -167,9 +174,9 @@ pub enum StoreError {
 /// connection to the notices); answers `false` once nobody listens any more.
 pub type Wake = Box<dyn Fn(Option<&str>) -> bool + Send + Sync>;
 
-/// The relay's storage engine.
+/// The relay's storage engine (the office hub's part too).
 #[async_trait]
-pub trait Storage: Send + Sync + 'static {
+pub trait Storage: OfficeStore + Send + Sync + 'static {
     /// The engine's name, for logs.
     fn engine(&self) -> &'static str;
     /// Starts passing on the callbacks other relay instances store (an engine one process
@@ -196,7 +203,8 @@ pub trait Storage: Send + Sync + 'static {
     async fn tenants(&self) -> Result<Vec<TenantSummary>, StoreError>;
     /// Revokes a tenant: its keys stop working and its inboxes and callbacks are deleted.
     async fn revoke_tenant(&self, name: &str) -> Result<bool, StoreError>;
-    /// Adds a key to a live tenant; its other keys keep working until `old_until_ms`.
+    /// Adds a key to a live tenant; its other keys (not its PCs') keep working until
+    /// `old_until_ms`.
     async fn rotate_key(
         &self,
         name: &str,

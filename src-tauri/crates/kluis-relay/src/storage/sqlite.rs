@@ -14,6 +14,8 @@ use std::sync::Mutex;
 use async_trait::async_trait;
 use rusqlite::{params, Connection, OptionalExtension, Transaction};
 
+mod office;
+
 use super::{
     Event, Limits, Quota, Recorded, Refusal, Storage, StoreError, StoredKey, TenantSummary,
     SHARED_TENANT,
@@ -66,6 +68,18 @@ const MIGRATIONS: &[&str] = &[
     "CREATE TABLE relay_keys (
         name TEXT PRIMARY KEY,
         key BLOB NOT NULL
+    );",
+    // 4: the office hub (`office`): PC keys, and each klant's office-wide turn.
+    "ALTER TABLE tenant_keys ADD COLUMN pc TEXT;
+    CREATE INDEX tenant_keys_pc ON tenant_keys(tenant, pc);
+    CREATE TABLE office_turns (
+        tenant TEXT NOT NULL REFERENCES tenants(name),
+        klant TEXT NOT NULL,
+        holder TEXT,
+        held_until_ms INTEGER,
+        done_by TEXT,
+        done_ms INTEGER,
+        PRIMARY KEY (tenant, klant)
     );",
 ];
 
@@ -230,7 +244,7 @@ impl Storage for SqliteStore {
         let now = super::now_ms();
         let mut statement = conn.prepare(
             "SELECT name, created_ms, revoked_ms, max_inboxes, max_events, max_bytes, requests_per_sec,
-                (SELECT COUNT(*) FROM tenant_keys k WHERE k.tenant = t.name
+                (SELECT COUNT(*) FROM tenant_keys k WHERE k.tenant = t.name AND k.pc IS NULL
                     AND (k.expires_ms IS NULL OR k.expires_ms > ?1)),
                 (SELECT COUNT(*) FROM inboxes i WHERE i.tenant = t.name),
                 events, bytes
@@ -263,6 +277,7 @@ impl Storage for SqliteStore {
             return Ok(false);
         }
         tx.execute("DELETE FROM tenant_keys WHERE tenant = ?1", params![name])?;
+        tx.execute("DELETE FROM office_turns WHERE tenant = ?1", params![name])?;
         tx.execute(
             "DELETE FROM events WHERE inbox IN (SELECT id FROM inboxes WHERE tenant = ?1)",
             params![name],
@@ -295,7 +310,8 @@ impl Storage for SqliteStore {
         }
         // Keys that already end sooner keep their earlier end.
         tx.execute(
-            "UPDATE tenant_keys SET expires_ms = MIN(COALESCE(expires_ms, ?2), ?2) WHERE tenant = ?1",
+            "UPDATE tenant_keys SET expires_ms = MIN(COALESCE(expires_ms, ?2), ?2)
+             WHERE tenant = ?1 AND pc IS NULL",
             params![name, old_until_ms],
         )?;
         tx.execute(
@@ -315,7 +331,7 @@ impl Storage for SqliteStore {
         let conn = self.conn();
         let mut statement = conn.prepare_cached(
             "SELECT k.tenant, k.hash, k.expires_ms, t.revoked_ms IS NOT NULL,
-                t.max_inboxes, t.max_events, t.max_bytes, t.requests_per_sec
+                t.max_inboxes, t.max_events, t.max_bytes, t.requests_per_sec, k.pc
              FROM tenant_keys k JOIN tenants t ON t.name = k.tenant WHERE k.id = ?1",
         )?;
         let key = statement
@@ -327,6 +343,7 @@ impl Storage for SqliteStore {
                     expires_ms: r.get(2)?,
                     revoked: r.get(3)?,
                     quota: quota_of(r, 4)?,
+                    pc: r.get(8)?,
                 })
             })
             .optional()?;

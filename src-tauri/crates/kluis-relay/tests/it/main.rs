@@ -6,6 +6,7 @@ mod common;
 
 mod binary;
 mod limits;
+mod office;
 mod postgres;
 mod relay;
 mod tenants;

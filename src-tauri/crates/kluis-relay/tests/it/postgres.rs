@@ -139,6 +139,67 @@ async fn postgres_keeps_the_storage_contract() {
     common::contract::storage_contract(&store).await;
 }
 
+/// The PostgreSQL engine keeps the office hub's contract, as SQLite does (its clock the
+/// database's).
+#[tokio::test]
+#[ignore = "needs PostgreSQL: tests/postgres/run.sh"]
+async fn postgres_keeps_the_office_contract() {
+    let url = fresh_database().await;
+    let store = PgStore::connect(&url, 4).await.unwrap();
+    common::office_contract::office_contract(&store).await;
+}
+
+/// Ten PCs of one office asking for one klant's turn at once, through two relay instances'
+/// stores on one database, get it once between them: the others are told who has it.
+#[tokio::test]
+#[ignore = "needs PostgreSQL: tests/postgres/run.sh"]
+async fn one_turn_among_pcs_asking_at_once() {
+    use kluis_relay::storage::{OfficeStore, Turn};
+    let url = fresh_database().await;
+    let stores = [
+        Arc::new(PgStore::connect(&url, 8).await.unwrap()),
+        Arc::new(PgStore::connect(&url, 8).await.unwrap()),
+    ];
+    let office = kluis_relay::tenants::new_key();
+    assert!(stores[0]
+        .add_tenant("office", Default::default(), &office.id, office.hash)
+        .await
+        .unwrap());
+    for n in 0..10 {
+        let key = kluis_relay::tenants::new_key();
+        let name = format!("pc-{n}");
+        assert!(stores[0]
+            .add_pc("office", &name, &key.id, key.hash)
+            .await
+            .unwrap());
+    }
+    let klant = common::office_contract::klant(7);
+    let mut asks = tokio::task::JoinSet::new();
+    for n in 0..10 {
+        let (store, klant) = (stores[n % 2].clone(), klant.clone());
+        asks.spawn(async move {
+            (store.take_turn("office", &format!("pc-{n}"), &klant, 60_000, 0)).await
+        });
+    }
+    let answers: Vec<Turn> = asks
+        .join_all()
+        .await
+        .into_iter()
+        .map(Result::unwrap)
+        .collect();
+    let yours = answers
+        .iter()
+        .filter(|a| matches!(a, Turn::Yours { .. }))
+        .count();
+    assert_eq!(yours, 1, "{answers:?}");
+    assert!(
+        answers
+            .iter()
+            .all(|a| matches!(a, Turn::Yours { .. } | Turn::Held { .. })),
+        "{answers:?}"
+    );
+}
+
 /// With `sslmode=require` the relay speaks TLS to the database and checks its certificate:
 /// with the cluster's CA (`PGSSLROOTCERT`) every connection of the store is encrypted; with
 /// another CA the relay refuses to connect and says it was the certificate.

@@ -332,6 +332,12 @@ async fn sqlite_keeps_the_storage_contract() {
     common::contract::storage_contract(&SqliteStore::in_memory().unwrap()).await;
 }
 
+/// The SQLite engine keeps the office hub's contract (PCs, turns).
+#[tokio::test]
+async fn sqlite_keeps_the_office_contract() {
+    common::office_contract::office_contract(&SqliteStore::in_memory().unwrap()).await;
+}
+
 /// Without a shared secret configured, an empty bearer is no key.
 #[tokio::test]
 async fn tenant_keys_only_when_no_shared_secret() {

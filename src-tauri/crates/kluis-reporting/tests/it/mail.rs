@@ -204,7 +204,7 @@ async fn the_outbox_follows_the_settings() {
     {
         let mut settings = settings.lock().unwrap();
         settings.notify_desktop = true;
-        let mut mail = mail_settings::of(&settings).unwrap();
+        let mut mail = mail_settings::of(&settings).unwrap().unwrap();
         mail.when = MailWhen::Daily {
             at: kluis_core::plan::ClockTime::parse("08:00").unwrap(),
         };
@@ -217,4 +217,10 @@ async fn the_outbox_follows_the_settings() {
         1,
         "no mail: the daily report tells it"
     );
+
+    // Settings that cannot be read are said where the mail would have gone, not skipped.
+    settings.lock().unwrap().mail = Some(serde_json::json!({ "server": 25 }));
+    let said = outbox.notify(&alert()).await.unwrap_err().to_string();
+    assert!(said.contains("cannot be read"), "{said}");
+    assert_eq!(desktop.0.lock().unwrap().len(), 2, "the desktop still told");
 }

@@ -39,6 +39,7 @@ use deadpool_postgres::{GenericClient, Manager, ManagerConfig, Pool, RecyclingMe
 use tokio_postgres::tls::{MakeTlsConnect, TlsConnect};
 use tokio_postgres::{NoTls, Socket};
 
+mod office;
 mod schema;
 mod tls;
 
@@ -323,7 +324,7 @@ impl Storage for PgStore {
             .await?
             .query(
                 "SELECT name, created_ms, revoked_ms, max_inboxes, max_events, max_bytes, requests_per_sec,
-                    (SELECT COUNT(*) FROM tenant_keys k WHERE k.tenant = t.name
+                    (SELECT COUNT(*) FROM tenant_keys k WHERE k.tenant = t.name AND k.pc IS NULL
                         AND (k.expires_ms IS NULL OR k.expires_ms > $1)),
                     (SELECT COUNT(*) FROM inboxes i WHERE i.tenant = t.name),
                     events, bytes
@@ -365,6 +366,8 @@ impl Storage for PgStore {
         if revoked == 0 {
             return Ok(false);
         }
+        tx.execute("DELETE FROM office_turns WHERE tenant = $1", &[&name])
+            .await?;
         tx.execute("DELETE FROM tenant_keys WHERE tenant = $1", &[&name])
             .await?;
         // Their events go with them (ON DELETE CASCADE).
@@ -398,7 +401,8 @@ impl Storage for PgStore {
         let now = super::now_ms();
         // Keys that already end sooner keep their earlier end.
         tx.execute(
-            "UPDATE tenant_keys SET expires_ms = LEAST(COALESCE(expires_ms, $2), $2) WHERE tenant = $1",
+            "UPDATE tenant_keys SET expires_ms = LEAST(COALESCE(expires_ms, $2), $2)
+             WHERE tenant = $1 AND pc IS NULL",
             &[&name, &old_until_ms],
         )
         .await?;
@@ -430,6 +434,7 @@ impl Storage for PgStore {
                 expires_ms: r.get(2),
                 revoked: r.get(3),
                 quota: quota_of(&r, 4),
+                pc: r.get(8),
             }))
     }
 

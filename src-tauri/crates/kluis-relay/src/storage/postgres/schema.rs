@@ -151,6 +151,21 @@ pub const MIGRATIONS: &[&str] = &[
         key BYTEA NOT NULL
     );
 ",
+    "
+    -- The office hub (`storage::office`): PC keys, and each klant's office-wide turn, whose
+    -- times are this database's clock (`clock_timestamp()`), never a PC's.
+    ALTER TABLE tenant_keys ADD COLUMN pc TEXT;
+    CREATE INDEX tenant_keys_pc ON tenant_keys(tenant, pc);
+    CREATE TABLE office_turns (
+        tenant TEXT NOT NULL REFERENCES tenants(name),
+        klant TEXT NOT NULL,
+        holder TEXT,
+        held_until_ms BIGINT,
+        done_by TEXT,
+        done_ms BIGINT,
+        PRIMARY KEY (tenant, klant)
+    );
+",
 ];
 
 /// The statements of the hot paths, prepared on every connection of the pool by
@@ -160,7 +175,7 @@ pub const RECORD: &str = "SELECT * FROM kluis_relay_record($1, $2, $3, $4, $5, $
 pub const NOTIFY_STORED: &str = "SELECT pg_notify('kluis_relay', $1)";
 pub const FORGET: &str = "SELECT kluis_relay_forget($1, $2, $3, $4, $5, $6)";
 pub const KEY: &str = "SELECT k.tenant, k.hash, k.expires_ms, t.revoked_ms IS NOT NULL,
-        t.max_inboxes, t.max_events, t.max_bytes, t.requests_per_sec
+        t.max_inboxes, t.max_events, t.max_bytes, t.requests_per_sec, k.pc
      FROM tenant_keys k JOIN tenants t ON t.name = k.tenant WHERE k.id = $1";
 /// Events after a cursor in one statement: no row when the tenant has no such inbox, one row
 /// without an event when it has none after the cursor.

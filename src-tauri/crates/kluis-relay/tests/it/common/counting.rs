@@ -6,7 +6,8 @@ use std::sync::Arc;
 
 use async_trait::async_trait;
 use kluis_relay::storage::{
-    Event, Limits, Quota, Recorded, Refusal, StoreError, StoredKey, TenantSummary, Wake,
+    Event, Limits, OfficeStore, PcSummary, Quota, Recorded, Refusal, StoreError, StoredKey,
+    TenantSummary, Turn, Wake,
 };
 use kluis_relay::Storage;
 
@@ -125,5 +126,50 @@ impl<S: Storage> Storage for CountingStore<S> {
     ) -> Result<(u64, u64), StoreError> {
         self.count();
         self.inner.expire(events_before_ms, inboxes_before_ms).await
+    }
+}
+
+#[async_trait]
+impl<S: Storage> OfficeStore for CountingStore<S> {
+    async fn add_pc(
+        &self,
+        tenant: &str,
+        name: &str,
+        key_id: &str,
+        key_hash: [u8; 32],
+    ) -> Result<bool, StoreError> {
+        self.count();
+        self.inner.add_pc(tenant, name, key_id, key_hash).await
+    }
+    async fn revoke_pc(&self, tenant: &str, name: &str) -> Result<bool, StoreError> {
+        self.count();
+        self.inner.revoke_pc(tenant, name).await
+    }
+    async fn pcs(&self, tenant: &str) -> Result<Vec<PcSummary>, StoreError> {
+        self.count();
+        self.inner.pcs(tenant).await
+    }
+    async fn take_turn(
+        &self,
+        tenant: &str,
+        pc: &str,
+        klant: &str,
+        hold_ms: i64,
+        slot_age_ms: i64,
+    ) -> Result<Turn, StoreError> {
+        self.count();
+        (self.inner)
+            .take_turn(tenant, pc, klant, hold_ms, slot_age_ms)
+            .await
+    }
+    async fn end_turn(
+        &self,
+        tenant: &str,
+        pc: &str,
+        klant: &str,
+        backed_up: bool,
+    ) -> Result<bool, StoreError> {
+        self.count();
+        self.inner.end_turn(tenant, pc, klant, backed_up).await
     }
 }

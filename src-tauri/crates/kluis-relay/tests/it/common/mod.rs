@@ -5,6 +5,7 @@
 
 pub mod contract;
 pub mod counting;
+pub mod office_contract;
 
 use kluis_relay::{router, Relay, RelayConfig, Storage};
 use reqwest::StatusCode;

@@ -1,0 +1,150 @@
+//! The office hub's API (a PC key only, see `storage::office`): a klant's office-wide turn,
+//! and the office's PCs.
+//!
+//! - `POST /api/office/turns/<klant>` `{hold_ms, slot_age_ms}` → `{turn: "yours", hold_ms}`,
+//!   `{turn: "held", by, left_ms}` or `{turn: "done", by, ago_ms}` (507 `office_full` beyond
+//!   the office's klanten);
+//! - `DELETE /api/office/turns/<klant>?backed_up=true|false` → `{had_turn}`;
+//! - `GET /api/office/pcs` → `{pcs: [{name, created_ms, revoked_ms}]}`;
+//! - `DELETE /api/office/pcs/<name>` → 204: that PC's key works no more (from any PC of the
+//!   office: a stolen laptop is shut out from the desk beside it).
+//!
+//! A tenant's own key or the shared secret is answered 403 `not_a_pc`: turns are a PC's.
+
+use std::sync::Arc;
+
+use axum::extract::{Path, Query, State};
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+use axum::Json;
+use serde::Deserialize;
+use serde_json::json;
+
+use super::auth::Authorized;
+use super::{internal, refusal, Relay};
+use crate::storage::office::{check_klant, check_pc_name, Turn};
+
+/// The longest a turn is held without being renewed: a PC that died gives its klanten back
+/// within this; one backing up renews it well before.
+pub const MAX_HOLD_MS: i64 = 60 * 60 * 1000;
+/// The longest slot a PC may name (a monthly plan's, with room).
+pub const MAX_SLOT_AGE_MS: i64 = 35 * 24 * 60 * 60 * 1000;
+
+/// The refusal of a key that is not a PC's.
+fn not_a_pc() -> Response {
+    refusal(
+        StatusCode::FORBIDDEN,
+        "not_a_pc",
+        "this key is not a PC's: a PC joins the office with a PC key (kluis-relay tenant pc-key add)",
+        None,
+    )
+}
+
+fn bad(message: &str) -> Response {
+    refusal(StatusCode::BAD_REQUEST, "bad_request", message, None)
+}
+
+#[derive(Deserialize)]
+pub struct TakeBody {
+    hold_ms: i64,
+    #[serde(default)]
+    slot_age_ms: i64,
+}
+
+pub async fn take(
+    State(relay): State<Arc<Relay>>,
+    Authorized(tenant): Authorized,
+    Path(klant): Path<String>,
+    Json(body): Json<TakeBody>,
+) -> Response {
+    let Some(pc) = tenant.pc.as_deref() else {
+        return not_a_pc();
+    };
+    if !check_klant(&klant) {
+        return bad("a klant is named by its id: 64 hex digits");
+    }
+    if !(1..=MAX_HOLD_MS).contains(&body.hold_ms) {
+        return bad("hold_ms is from 1 to 3600000 (an hour; renew a turn to hold it longer)");
+    }
+    if !(0..=MAX_SLOT_AGE_MS).contains(&body.slot_age_ms) {
+        return bad("slot_age_ms is from 0 to 35 days");
+    }
+    let turn = relay
+        .store
+        .take_turn(&tenant.name, pc, &klant, body.hold_ms, body.slot_age_ms)
+        .await;
+    match turn {
+        Ok(Turn::Full) => refusal(
+            StatusCode::INSUFFICIENT_STORAGE,
+            "office_full",
+            "this office has turns for as many klanten as the hub keeps",
+            None,
+        ),
+        Ok(turn) => Json(turn).into_response(),
+        Err(e) => internal(e),
+    }
+}
+
+#[derive(Deserialize)]
+pub struct EndQuery {
+    #[serde(default)]
+    backed_up: bool,
+}
+
+pub async fn end(
+    State(relay): State<Arc<Relay>>,
+    Authorized(tenant): Authorized,
+    Path(klant): Path<String>,
+    Query(q): Query<EndQuery>,
+) -> Response {
+    let Some(pc) = tenant.pc.as_deref() else {
+        return not_a_pc();
+    };
+    if !check_klant(&klant) {
+        return bad("a klant is named by its id: 64 hex digits");
+    }
+    match (relay.store)
+        .end_turn(&tenant.name, pc, &klant, q.backed_up)
+        .await
+    {
+        Ok(had) => Json(json!({ "had_turn": had })).into_response(),
+        Err(e) => internal(e),
+    }
+}
+
+pub async fn pcs(State(relay): State<Arc<Relay>>, Authorized(tenant): Authorized) -> Response {
+    if tenant.pc.is_none() {
+        return not_a_pc();
+    }
+    match relay.store.pcs(&tenant.name).await {
+        Ok(pcs) => Json(json!({ "pcs": pcs })).into_response(),
+        Err(e) => internal(e),
+    }
+}
+
+pub async fn revoke(
+    State(relay): State<Arc<Relay>>,
+    Authorized(tenant): Authorized,
+    Path(name): Path<String>,
+) -> Response {
+    let Some(pc) = tenant.pc.as_deref() else {
+        return not_a_pc();
+    };
+    if check_pc_name(&name).is_err() {
+        return bad("not a PC's name");
+    }
+    match relay.store.revoke_pc(&tenant.name, &name).await {
+        Ok(true) => {
+            relay.keys.forget_rows();
+            tracing::info!(tenant = %tenant.name, pc = %name, by = %pc, "PC revoked");
+            StatusCode::NO_CONTENT.into_response()
+        }
+        Ok(false) => refusal(
+            StatusCode::NOT_FOUND,
+            "no_pc",
+            "this office has no PC of that name with a working key",
+            None,
+        ),
+        Err(e) => internal(e),
+    }
+}

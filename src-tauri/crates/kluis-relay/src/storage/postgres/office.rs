@@ -1,0 +1,187 @@
+//! The office hub on PostgreSQL (see `storage::office`): PC keys in `tenant_keys`, turns in
+//! `office_turns`. Every time a turn is measured by is the database's own clock
+//! (`clock_timestamp()`), so relay instances whose clocks disagree still agree on who holds a
+//! turn; a turn's row is locked while it is decided, so two PCs asking at once (at one
+//! instance or two) get one answer each, never the turn both.
+
+use async_trait::async_trait;
+use deadpool_postgres::GenericClient;
+
+use super::{PgStore, KEYS_CHANGED};
+use crate::storage::office::{OfficeStore, PcSummary, Turn, TurnRow, MAX_KLANTEN_PER_OFFICE};
+use crate::storage::{now_ms, StoreError};
+
+/// The database's clock in Unix milliseconds.
+const DB_NOW: &str = "(extract(epoch FROM clock_timestamp()) * 1000)::BIGINT";
+
+/// `klant`'s turn row of `tenant`, locked for this transaction and made (empty) when there is
+/// none and the office has room, with the database's time; `None` when it has none.
+async fn turn_row(
+    tx: &impl GenericClient,
+    tenant: &str,
+    klant: &str,
+) -> Result<Option<(TurnRow, i64)>, StoreError> {
+    let most = MAX_KLANTEN_PER_OFFICE as i64;
+    tx.execute(
+        "INSERT INTO office_turns (tenant, klant) SELECT $1, $2
+         WHERE (SELECT COUNT(*) FROM office_turns WHERE tenant = $1) < $3
+         ON CONFLICT DO NOTHING",
+        &[&tenant, &klant, &most],
+    )
+    .await?;
+    let row = tx
+        .query_opt(
+            &format!(
+                "SELECT holder, held_until_ms, done_by, done_ms, {DB_NOW} FROM office_turns
+                 WHERE tenant = $1 AND klant = $2 FOR UPDATE"
+            ),
+            &[&tenant, &klant],
+        )
+        .await?;
+    Ok(row.map(|r| {
+        let row = TurnRow {
+            holder: r.get(0),
+            held_until_ms: r.get(1),
+            done_by: r.get(2),
+            done_ms: r.get(3),
+        };
+        (row, r.get(4))
+    }))
+}
+
+#[async_trait]
+impl OfficeStore for PgStore {
+    async fn add_pc(
+        &self,
+        tenant: &str,
+        name: &str,
+        key_id: &str,
+        key_hash: [u8; 32],
+    ) -> Result<bool, StoreError> {
+        let mut client = self.client().await?;
+        let tx = client.transaction().await?;
+        let now = now_ms();
+        // The tenant's row lock: two PCs of one name added at once are one PC.
+        let live_tenant = tx
+            .query_opt(
+                "SELECT 1 FROM tenants WHERE name = $1 AND revoked_ms IS NULL AND name != '*'
+                 FOR UPDATE",
+                &[&tenant],
+            )
+            .await?
+            .is_some();
+        let taken = tx
+            .query_opt(
+                "SELECT 1 FROM tenant_keys WHERE tenant = $1 AND pc = $2
+                 AND (expires_ms IS NULL OR expires_ms > $3)",
+                &[&tenant, &name, &now],
+            )
+            .await?
+            .is_some();
+        if !live_tenant || taken {
+            return Ok(false);
+        }
+        tx.execute(
+            "INSERT INTO tenant_keys (id, tenant, hash, created_ms, pc) VALUES ($1, $2, $3, $4, $5)",
+            &[&key_id, &tenant, &&key_hash[..], &now, &name],
+        )
+        .await?;
+        tx.execute(KEYS_CHANGED, &[]).await?;
+        tx.commit().await?;
+        self.keys_changed();
+        Ok(true)
+    }
+
+    async fn revoke_pc(&self, tenant: &str, name: &str) -> Result<bool, StoreError> {
+        let mut client = self.client().await?;
+        let tx = client.transaction().await?;
+        let ended = tx
+            .execute(
+                "UPDATE tenant_keys SET expires_ms = $3 WHERE tenant = $1 AND pc = $2
+                 AND (expires_ms IS NULL OR expires_ms > $3)",
+                &[&tenant, &name, &now_ms()],
+            )
+            .await?;
+        tx.execute(KEYS_CHANGED, &[]).await?;
+        tx.commit().await?;
+        self.keys_changed();
+        Ok(ended > 0)
+    }
+
+    async fn pcs(&self, tenant: &str) -> Result<Vec<PcSummary>, StoreError> {
+        let rows = (self.client().await?)
+            .query(
+                "SELECT pc, MAX(created_ms),
+                    CASE WHEN bool_or(expires_ms IS NULL OR expires_ms > $2) THEN NULL
+                        ELSE MAX(expires_ms) END
+                 FROM tenant_keys WHERE tenant = $1 AND pc IS NOT NULL GROUP BY pc ORDER BY pc",
+                &[&tenant, &now_ms()],
+            )
+            .await?;
+        Ok(rows
+            .iter()
+            .map(|r| PcSummary {
+                name: r.get(0),
+                created_ms: r.get(1),
+                revoked_ms: r.get(2),
+            })
+            .collect())
+    }
+
+    async fn take_turn(
+        &self,
+        tenant: &str,
+        pc: &str,
+        klant: &str,
+        hold_ms: i64,
+        slot_age_ms: i64,
+    ) -> Result<Turn, StoreError> {
+        let mut client = self.client().await?;
+        let tx = client.transaction().await?;
+        let Some((row, now)) = turn_row(&tx, tenant, klant).await? else {
+            return Ok(Turn::Full);
+        };
+        if let Some(other) = row.answer(pc, now, slot_age_ms) {
+            return Ok(other);
+        }
+        tx.execute(
+            "UPDATE office_turns SET holder = $3, held_until_ms = $4 WHERE tenant = $1 AND klant = $2",
+            &[&tenant, &klant, &pc, &now.saturating_add(hold_ms)],
+        )
+        .await?;
+        tx.commit().await?;
+        Ok(Turn::Yours { hold_ms })
+    }
+
+    async fn end_turn(
+        &self,
+        tenant: &str,
+        pc: &str,
+        klant: &str,
+        backed_up: bool,
+    ) -> Result<bool, StoreError> {
+        let mut client = self.client().await?;
+        let tx = client.transaction().await?;
+        let row = match backed_up {
+            true => turn_row(&tx, tenant, klant).await?,
+            false => None,
+        };
+        let had = tx
+            .execute(
+                "UPDATE office_turns SET holder = NULL, held_until_ms = NULL
+                 WHERE tenant = $1 AND klant = $2 AND holder = $3",
+                &[&tenant, &klant, &pc],
+            )
+            .await?
+            > 0;
+        if let Some((_, now)) = row {
+            tx.execute(
+                "UPDATE office_turns SET done_by = $3, done_ms = $4 WHERE tenant = $1 AND klant = $2",
+                &[&tenant, &klant, &pc, &now],
+            )
+            .await?;
+        }
+        tx.commit().await?;
+        Ok(had)
+    }
+}

@@ -1,0 +1,168 @@
+//! The office hub on SQLite (see `storage::office`): PC keys in `tenant_keys`, turns in
+//! `office_turns`. The clock is this relay's own: one relay process owns the file.
+
+use async_trait::async_trait;
+use rusqlite::{params, OptionalExtension, Transaction, TransactionBehavior};
+
+use super::SqliteStore;
+use crate::storage::office::{OfficeStore, PcSummary, Turn, TurnRow, MAX_KLANTEN_PER_OFFICE};
+use crate::storage::{now_ms, StoreError};
+
+/// `klant`'s turn row of `tenant`, made (empty) when there is none and the office has room;
+/// `None` when it has none.
+fn turn_row(tx: &Transaction, tenant: &str, klant: &str) -> rusqlite::Result<Option<TurnRow>> {
+    let read = |tx: &Transaction| {
+        tx.query_row(
+            "SELECT holder, held_until_ms, done_by, done_ms FROM office_turns
+             WHERE tenant = ?1 AND klant = ?2",
+            params![tenant, klant],
+            |r| {
+                Ok(TurnRow {
+                    holder: r.get(0)?,
+                    held_until_ms: r.get(1)?,
+                    done_by: r.get(2)?,
+                    done_ms: r.get(3)?,
+                })
+            },
+        )
+        .optional()
+    };
+    if let Some(row) = read(tx)? {
+        return Ok(Some(row));
+    }
+    let count: i64 = tx.query_row(
+        "SELECT COUNT(*) FROM office_turns WHERE tenant = ?1",
+        params![tenant],
+        |r| r.get(0),
+    )?;
+    if count as u64 >= MAX_KLANTEN_PER_OFFICE {
+        return Ok(None);
+    }
+    tx.execute(
+        "INSERT INTO office_turns (tenant, klant) VALUES (?1, ?2)",
+        params![tenant, klant],
+    )?;
+    Ok(Some(TurnRow::default()))
+}
+
+#[async_trait]
+impl OfficeStore for SqliteStore {
+    async fn add_pc(
+        &self,
+        tenant: &str,
+        name: &str,
+        key_id: &str,
+        key_hash: [u8; 32],
+    ) -> Result<bool, StoreError> {
+        let mut conn = self.conn();
+        let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+        let now = now_ms();
+        let live_tenant = (tx.query_row(
+            "SELECT 1 FROM tenants WHERE name = ?1 AND revoked_ms IS NULL AND name != '*'",
+            params![tenant],
+            |_| Ok(()),
+        ))
+        .optional()?
+        .is_some();
+        let taken = (tx.query_row(
+            "SELECT 1 FROM tenant_keys WHERE tenant = ?1 AND pc = ?2
+             AND (expires_ms IS NULL OR expires_ms > ?3)",
+            params![tenant, name, now],
+            |_| Ok(()),
+        ))
+        .optional()?
+        .is_some();
+        if !live_tenant || taken {
+            return Ok(false);
+        }
+        tx.execute(
+            "INSERT INTO tenant_keys (id, tenant, hash, created_ms, pc) VALUES (?1, ?2, ?3, ?4, ?5)",
+            params![key_id, tenant, &key_hash[..], now, name],
+        )?;
+        tx.commit()?;
+        self.keys_changed();
+        Ok(true)
+    }
+
+    async fn revoke_pc(&self, tenant: &str, name: &str) -> Result<bool, StoreError> {
+        let now = now_ms();
+        let ended = self.conn().execute(
+            "UPDATE tenant_keys SET expires_ms = ?3 WHERE tenant = ?1 AND pc = ?2
+             AND (expires_ms IS NULL OR expires_ms > ?3)",
+            params![tenant, name, now],
+        )?;
+        self.keys_changed();
+        Ok(ended > 0)
+    }
+
+    async fn pcs(&self, tenant: &str) -> Result<Vec<PcSummary>, StoreError> {
+        let conn = self.conn();
+        let mut statement = conn.prepare(
+            "SELECT pc, MAX(created_ms),
+                CASE WHEN SUM(expires_ms IS NULL OR expires_ms > ?2) > 0 THEN NULL
+                    ELSE MAX(expires_ms) END
+             FROM tenant_keys WHERE tenant = ?1 AND pc IS NOT NULL GROUP BY pc ORDER BY pc",
+        )?;
+        let rows = statement.query_map(params![tenant, now_ms()], |r| {
+            Ok(PcSummary {
+                name: r.get(0)?,
+                created_ms: r.get(1)?,
+                revoked_ms: r.get(2)?,
+            })
+        })?;
+        Ok(rows.collect::<Result<_, _>>()?)
+    }
+
+    async fn take_turn(
+        &self,
+        tenant: &str,
+        pc: &str,
+        klant: &str,
+        hold_ms: i64,
+        slot_age_ms: i64,
+    ) -> Result<Turn, StoreError> {
+        let mut conn = self.conn();
+        let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+        let now = now_ms();
+        let Some(row) = turn_row(&tx, tenant, klant)? else {
+            return Ok(Turn::Full);
+        };
+        if let Some(other) = row.answer(pc, now, slot_age_ms) {
+            return Ok(other);
+        }
+        tx.execute(
+            "UPDATE office_turns SET holder = ?3, held_until_ms = ?4 WHERE tenant = ?1 AND klant = ?2",
+            params![tenant, klant, pc, now.saturating_add(hold_ms)],
+        )?;
+        tx.commit()?;
+        Ok(Turn::Yours { hold_ms })
+    }
+
+    async fn end_turn(
+        &self,
+        tenant: &str,
+        pc: &str,
+        klant: &str,
+        backed_up: bool,
+    ) -> Result<bool, StoreError> {
+        let mut conn = self.conn();
+        let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+        let row = match backed_up {
+            true => turn_row(&tx, tenant, klant)?,
+            false => None,
+        };
+        let had = tx.execute(
+            "UPDATE office_turns SET holder = NULL, held_until_ms = NULL
+             WHERE tenant = ?1 AND klant = ?2 AND holder = ?3",
+            params![tenant, klant, pc],
+        )? > 0;
+        if row.is_some() {
+            tx.execute(
+                "UPDATE office_turns SET done_by = ?3, done_ms = ?4 WHERE tenant = ?1 AND klant = ?2",
+                params![tenant, klant, pc, now_ms()],
+            )?;
+        }
+        tx.commit()?;
+        Ok(had)
+    }
+}

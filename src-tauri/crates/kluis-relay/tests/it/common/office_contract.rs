@@ -1,0 +1,206 @@
+//! What every storage engine must do alike for the office hub: PCs added to a live tenant only,
+//! one live PC per name, revoked at once and apart from the tenant's own keys (which a rotation
+//! ends without ending the PCs'); a klant's turn held by one PC at a time, renewed by its
+//! holder, taken over once it ran out, a backup within the asker's slot said, offices apart,
+//! and an office's klanten bounded. Run on SQLite and on PostgreSQL.
+
+use kluis_relay::storage::{now_ms, Storage, Turn};
+use kluis_relay::tenants::new_key;
+use kluis_relay::Quota;
+
+/// A klant's id as the PCs make it (64 hex digits).
+pub fn klant(n: u8) -> String {
+    format!("{n:02x}").repeat(32)
+}
+
+pub async fn office_contract(store: &dyn Storage) {
+    let office = new_key();
+    assert!(store
+        .add_tenant("office", Quota::default(), &office.id, office.hash)
+        .await
+        .unwrap());
+    let (a, b, again) = (new_key(), new_key(), new_key());
+    assert!(store
+        .add_pc("office", "RECEPTIE", &a.id, a.hash)
+        .await
+        .unwrap());
+    assert!(store
+        .add_pc("office", "Laptop Jan", &b.id, b.hash)
+        .await
+        .unwrap());
+    assert!(
+        !store
+            .add_pc("office", "RECEPTIE", &again.id, again.hash)
+            .await
+            .unwrap(),
+        "one live PC of a name"
+    );
+    assert!(
+        !store
+            .add_pc("nobody", "X", &again.id, again.hash)
+            .await
+            .unwrap(),
+        "no PC of a tenant that is not there"
+    );
+    let key = store.key(&a.id).await.unwrap().expect("a PC key is a key");
+    assert_eq!(
+        (key.tenant.as_str(), key.pc.as_deref()),
+        ("office", Some("RECEPTIE"))
+    );
+    assert_eq!(store.key(&office.id).await.unwrap().unwrap().pc, None);
+    assert!(
+        store.key_ids().await.unwrap().contains(&b.id),
+        "the key directory sees PC keys"
+    );
+
+    // A turn: one PC at a time; its holder renews it; another is told who has it.
+    let k = klant(1);
+    let hour = 3_600_000;
+    let mine = store
+        .take_turn("office", "RECEPTIE", &k, hour, 0)
+        .await
+        .unwrap();
+    assert_eq!(mine, Turn::Yours { hold_ms: hour });
+    match store
+        .take_turn("office", "Laptop Jan", &k, hour, 0)
+        .await
+        .unwrap()
+    {
+        Turn::Held { by, left_ms } => {
+            assert_eq!(by, "RECEPTIE");
+            assert!(left_ms > 0 && left_ms <= hour, "{left_ms}");
+        }
+        other => panic!("held by RECEPTIE: {other:?}"),
+    }
+    assert_eq!(
+        store
+            .take_turn("office", "RECEPTIE", &k, hour, 0)
+            .await
+            .unwrap(),
+        Turn::Yours { hold_ms: hour },
+        "renewed by its holder"
+    );
+    // Done: said to the other PC while its slot began before; a new slot backs up again.
+    assert!(store
+        .end_turn("office", "RECEPTIE", &k, true)
+        .await
+        .unwrap());
+    match store
+        .take_turn("office", "Laptop Jan", &k, hour, hour)
+        .await
+        .unwrap()
+    {
+        Turn::Done { by, ago_ms } => assert!(by == "RECEPTIE" && (0..hour).contains(&ago_ms)),
+        other => panic!("done by RECEPTIE within the slot: {other:?}"),
+    }
+    assert_eq!(
+        store
+            .take_turn("office", "Laptop Jan", &k, 0, 0)
+            .await
+            .unwrap(),
+        Turn::Yours { hold_ms: 0 },
+        "a slot begun after that backup: Laptop Jan's turn"
+    );
+    // A turn that ran out (held for no time at all) is taken over.
+    assert_eq!(
+        store
+            .take_turn("office", "RECEPTIE", &k, hour, 0)
+            .await
+            .unwrap(),
+        Turn::Yours { hold_ms: hour },
+        "Laptop Jan's turn ran out"
+    );
+    // A PC whose turn was taken over still records its backup, and gives up nothing of the
+    // other's turn.
+    assert!(!store
+        .end_turn("office", "Laptop Jan", &k, true)
+        .await
+        .unwrap());
+    match store
+        .take_turn("office", "RECEPTIE", &k, hour, hour)
+        .await
+        .unwrap()
+    {
+        Turn::Done { by, .. } => assert_eq!(by, "Laptop Jan"),
+        other => panic!("Laptop Jan's backup recorded: {other:?}"),
+    }
+    // Given up without a backup: the next may take it.
+    assert!(store
+        .end_turn("office", "RECEPTIE", &k, false)
+        .await
+        .unwrap());
+
+    // Another office knows nothing of this one's klant.
+    let other = new_key();
+    assert!(store
+        .add_tenant("other", Quota::default(), &other.id, other.hash)
+        .await
+        .unwrap());
+    let pc = new_key();
+    assert!(store
+        .add_pc("other", "RECEPTIE", &pc.id, pc.hash)
+        .await
+        .unwrap());
+    let k2 = klant(2);
+    store
+        .take_turn("office", "RECEPTIE", &k2, hour, 0)
+        .await
+        .unwrap();
+    assert_eq!(
+        store
+            .take_turn("other", "RECEPTIE", &k2, hour, hour)
+            .await
+            .unwrap(),
+        Turn::Yours { hold_ms: hour },
+        "offices apart"
+    );
+
+    // Revoked: the PC's key ends now, the tenant's own and the other PC's do not; a new key
+    // may then be given to that name. A rotation of the tenant's keys leaves the PCs' alone.
+    assert!(store.revoke_pc("office", "Laptop Jan").await.unwrap());
+    assert!(
+        !store.revoke_pc("office", "Laptop Jan").await.unwrap(),
+        "once"
+    );
+    let ended = store.key(&b.id).await.unwrap().unwrap();
+    assert!(ended.expires_ms.is_some_and(|end| end <= now_ms()));
+    assert_eq!(store.key(&a.id).await.unwrap().unwrap().expires_ms, None);
+    let pcs = store.pcs("office").await.unwrap();
+    let names: Vec<(&str, bool)> = pcs
+        .iter()
+        .map(|p| (p.name.as_str(), p.revoked_ms.is_some()))
+        .collect();
+    assert_eq!(names, [("Laptop Jan", true), ("RECEPTIE", false)]);
+    assert!(store
+        .add_pc("office", "Laptop Jan", &again.id, again.hash)
+        .await
+        .unwrap());
+    let rotated = new_key();
+    assert!(store
+        .rotate_key("office", &rotated.id, rotated.hash, now_ms() + 1000)
+        .await
+        .unwrap());
+    assert_eq!(
+        store.key(&a.id).await.unwrap().unwrap().expires_ms,
+        None,
+        "PCs' keys kept"
+    );
+    assert!(store
+        .key(&office.id)
+        .await
+        .unwrap()
+        .unwrap()
+        .expires_ms
+        .is_some());
+    let summary = store.tenants().await.unwrap();
+    let office_row = summary.iter().find(|t| t.name == "office").unwrap();
+    assert_eq!(
+        office_row.live_keys, 2,
+        "the tenant's own keys, not its PCs'"
+    );
+
+    // A revoked tenant's PCs and turns are gone with it.
+    assert!(store.revoke_tenant("office").await.unwrap());
+    assert!(store.key(&a.id).await.unwrap().is_none());
+    assert!(store.pcs("office").await.unwrap().is_empty());
+}
