@@ -39,8 +39,8 @@ export async function shot(name) {
   await setLanguage("en");
 }
 /** The dashboard as its reader meets it, in both languages at the window's size (`size`, for
- * the message): each klant's result whole on its line (its element no wider inside than it is),
- * each column's heading within its column. */
+ * the message): each klant's result whole on its line (its element no wider inside than it is)
+ * and the start of its reason shown, each column's heading within its column. */
 export async function dashboardReads(size) {
   for (const lang of ["en", "nl"]) {
     await setLanguage(lang);
@@ -49,12 +49,15 @@ export async function dashboardReads(size) {
       const wider = (el) => el.scrollWidth > el.clientWidth + 1;
       return {
         results: [...document.querySelectorAll('[data-test="dash-result"] .status')].filter(wider).map((el) => el.firstChild?.textContent ?? el.textContent),
+        // The start of each reason is read too (it ends in "…", its whole text in the tooltip):
+        // at least 100 px of it, some 15 characters.
+        reasons: [...document.querySelectorAll('[data-test="dash-reason"]')].filter((el) => el.getBoundingClientRect().width < 100).map((el) => el.textContent),
         headings: [...document.querySelectorAll("table.dash thead th")].filter(wider).map((th) => th.textContent),
         // Rows of one height: the table places the rows out of view by arithmetic.
         heights: [...new Set([...document.querySelectorAll("table.dash tr.klant")].map((tr) => Math.round(tr.getBoundingClientRect().height)))].length,
       };
     });
-    assert.deepEqual(cut, { results: [], headings: [], heights: 1 }, `at ${size}, in ${lang}: cut, or rows of more than one height`);
+    assert.deepEqual(cut, { results: [], reasons: [], headings: [], heights: 1 }, `at ${size}, in ${lang}: cut, or rows of more than one height`);
   }
   await setLanguage("en");
 }

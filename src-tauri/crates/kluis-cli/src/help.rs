@@ -60,12 +60,7 @@ fn template(command: &clap::Command) -> String {
                 .unwrap_or_default(),
         }
     };
-    let width = GROUPS
-        .iter()
-        .flat_map(|(_, names)| names.iter())
-        .map(|n| n.len())
-        .max()
-        .unwrap_or(0);
+    let width = name_width();
     let mut groups = String::new();
     for (heading, names) in GROUPS {
         groups.push_str(&format!("{heading}:\n"));
@@ -75,6 +70,21 @@ fn template(command: &clap::Command) -> String {
         groups.push('\n');
     }
     format!("{{about-with-newline}}\n{{usage-heading}} {{usage}}\n\n{groups}Options:\n{{options}}{{after-help}}")
+}
+
+/// The column of the commands' names in the list: the longest name's.
+fn name_width() -> usize {
+    (GROUPS.iter().flat_map(|(_, names)| names.iter()))
+        .map(|n| n.len())
+        .max()
+        .unwrap_or(0)
+}
+
+/// Where a command's summary starts on its line of the list (2 spaces, the names, 2 more):
+/// what the test of the summaries' length measures by.
+#[cfg(test)]
+pub fn summary_column() -> usize {
+    2 + name_width() + 2
 }
 
 #[cfg(test)]

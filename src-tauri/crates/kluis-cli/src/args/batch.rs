@@ -27,7 +27,7 @@ pub struct BatchArgs {
 
 #[derive(Subcommand)]
 pub enum ScheduleCommand {
-    /// Run `kluis run-due` every 15 minutes (a systemd user timer, a Windows task)
+    /// Run `kluis run-due` every 15 minutes (systemd timer, Windows task)
     ///
     /// Write and enable what runs `kluis run-due` every 15 minutes: a systemd user timer
     /// (Linux) or a Task Scheduler task, Kluis\run-due (Windows).

@@ -113,7 +113,7 @@ pub enum ProfilesCommand {
         /// The profile's name or id.
         profile: String,
     },
-    /// Remove a profile and its saved secrets (its backups and history stay).
+    /// Remove a profile and its secrets (backups and history stay).
     Remove {
         /// The profile's name or id.
         profile: String,

@@ -63,7 +63,7 @@ pub struct ServiceArgs {
 
 #[derive(Subcommand)]
 pub enum Command {
-    /// Print the service's environment information (/util/environment) as JSON.
+    /// Print the service's environment information as JSON.
     Environment,
     /// Back up the owner's data and save the file.
     Backup(BackupArgs),
@@ -82,7 +82,7 @@ pub enum Command {
         #[arg(long)]
         include_app: bool,
     },
-    /// Cancel an unfinished backup (see `kluis history`), so `resume` leaves it.
+    /// Cancel an unfinished backup, so `resume` leaves it.
     Cancel {
         /// The job's id.
         job: uuid::Uuid,
@@ -111,12 +111,12 @@ pub enum Command {
         #[arg(long)]
         listen: Option<std::net::SocketAddr>,
     },
-    /// The klanten (profiles) Kluis backs up — the same ones the app shows.
+    /// The klanten (profiles) Kluis backs up, as the app shows them.
     #[command(subcommand)]
     Profiles(ProfilesCommand),
     /// Set when a profile is backed up without anyone clicking.
     Plan(PlanArgs),
-    /// Per profile: the last verified backup, the last failure since, next due, overdue.
+    /// Each klant's last verified backup, last failure and next due.
     Status {
         /// One JSON object per profile, one a line.
         #[arg(long)]
@@ -302,13 +302,13 @@ pub enum Command {
         #[arg(long)]
         json: bool,
     },
-    /// Back up every profile whose plan is due, then exit (for a timer)
+    /// Back up every klant whose plan is due, then exit (for a timer)
     ///
     /// Back up every profile whose plan is due (once, however many slots were missed) and
     /// exit: for a timer (see `kluis schedule install`). Never runs a klant that another Kluis
     /// process (the app, an earlier run) is backing up.
     RunDue(BatchArgs),
-    /// E-mail failures or a daily report through the office's SMTP server
+    /// E-mail failures or a daily report (the office's SMTP server)
     ///
     /// E-mail through the office's SMTP server: each failure, or a daily report (the same
     /// settings as the app's Settings → E-mail).
@@ -317,7 +317,7 @@ pub enum Command {
     /// Run `kluis run-due` every 15 minutes from a systemd user timer.
     #[command(subcommand)]
     Schedule(ScheduleCommand),
-    /// Copies off this computer: a folder, an S3 bucket or an SFTP server
+    /// Copies off this computer: a folder, S3 bucket or SFTP server
     ///
     /// Where a second copy of each backup is kept, off this computer (a folder on a NAS share
     /// or a USB disk, an S3 bucket, an SFTP server). After each backup, the copies a klant's
@@ -340,7 +340,7 @@ pub enum Command {
         #[arg(long)]
         json: bool,
     },
-    /// Make the office's recovery kit: the key and the page to keep in the safe
+    /// Make the office's recovery kit: its key and page for the safe
     ///
     /// Make the office's recovery kit: a recovery key whose private half is printed here (to
     /// print, or keep in the office's password manager) and never kept on this computer, and
@@ -368,21 +368,21 @@ pub enum Command {
         #[arg(long, value_name = "FILE", requires = "join")]
         recovery_key: Option<PathBuf>,
     },
-    /// On a new computer: find, restore and carry on with a lost one's backups
+    /// On a new computer: find and restore a lost one's backups
     ///
     /// On a new computer, when the old one is lost: every klant's backups found on a copy
     /// target (added here with its secret, as any target) and restored, with the office's
     /// recovery kit alone — and this computer made to carry on for the lost one (adopt).
     #[command(subcommand)]
     Recover(RecoverCommand),
-    /// Whether a newer Kluis is out, and its verified build for this computer
+    /// Whether a newer Kluis is out, and its verified build
     ///
     /// Whether a newer Kluis is out (from the publisher's update server, or the office's own),
     /// and its build for this computer, verified with the publisher's key. Turned off on a
     /// computer by IT (see docs/updates.md).
     #[command(subcommand)]
     Update(UpdateCommand),
-    /// Try Kluis without an account, against a local simulator of the service
+    /// Try Kluis without an account, against a local simulator
     ///
     /// Try Kluis without an account: start a local simulator of the service and back up from it.
     Demo {
@@ -420,22 +420,39 @@ mod tests {
     use clap::CommandFactory;
 
     /// Every command's summary — the line `kluis --help` (and each `kluis COMMAND --help`) lists
-    /// it by — is one line of at most 80 characters; its paragraph is for `kluis help
-    /// COMMAND`. (A list of 28 commands each a paragraph long was four screens.)
+    /// it by — is one line that, with its list's indent, fits 80 columns; its paragraph is for
+    /// `kluis help COMMAND`. (A list of 28 commands each a paragraph long was four screens.)
     #[test]
     fn every_commands_summary_is_one_short_line() {
-        fn check(command: &clap::Command, path: &str, long: &mut Vec<String>) {
+        /// Summaries of `command`'s subcommands whose line in its list passes 80 columns: the
+        /// list indents each by `indent` (its names' column), or, without one given, by 2,
+        /// the longest name and 2, as clap lays it out.
+        fn check(
+            command: &clap::Command,
+            path: &str,
+            indent: Option<usize>,
+            long: &mut Vec<String>,
+        ) {
+            let longest = (command.get_subcommands())
+                .map(|sub| sub.get_name().len())
+                .chain([4]) // clap's own `help`
+                .max()
+                .unwrap_or(0);
+            let indent = indent.unwrap_or(2 + longest + 2);
             for sub in command.get_subcommands() {
                 let path = format!("{path} {}", sub.get_name());
                 let about = sub.get_about().map(|a| a.to_string()).unwrap_or_default();
-                if about.is_empty() || about.contains('\n') || about.chars().count() > 80 {
-                    long.push(format!("{path}: {} characters", about.chars().count()));
+                let width = indent + about.chars().count();
+                if about.is_empty() || about.contains('\n') || width > 80 {
+                    long.push(format!("{path}: {width} columns"));
                 }
-                check(sub, &path, long);
+                check(sub, &path, None, long);
             }
         }
         let mut long = Vec::new();
-        check(&super::Cli::command(), "kluis", &mut long);
+        // `kluis --help` lists its commands in groups (help.rs), its own column for the names.
+        let column = crate::help::summary_column();
+        check(&super::Cli::command(), "kluis", Some(column), &mut long);
         assert!(
             long.is_empty(),
             "summaries to shorten:\n{}",
