@@ -3,9 +3,12 @@
 //! part file, checked as it is written, fsynced, given its name without replacing anything,
 //! and then read back from the target and checked again — the proof the history records.
 //!
-//! The target's own folder must exist: when a share is not mounted, its mount point may be an
-//! empty folder on this disk or missing, and a copy must not land on the disk it protects
-//! against. (Missing is refused; an empty mount point cannot be told from an empty share.)
+//! The target's own folder must be there, and be the target: when a share is not mounted, its
+//! mount point may be missing or an empty folder on this disk, and a copy must not land on
+//! the disk it protects against. So a folder is marked as Kluis's target ([`MARKER`]) when it
+//! is tested (as it is when added); an empty folder without the mark is taken for a share not
+//! mounted (or a disk not plugged in) and refused, saying so — until Test marks it. A folder
+//! in use before the mark existed holds copies: it is marked on its next use.
 
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
@@ -180,7 +183,13 @@ pub fn test(name: &str, root: &Path) -> Result<()> {
         });
     let _ = std::fs::remove_file(&probe);
     match outcome? == text {
-        true => Ok(()),
+        // The folder is the target, as the person who tested it says: marked.
+        true => mark(root).map_err(|e| {
+            Error::io(
+                format!("mark {} as copy target \"{name}\"", root.display()),
+                e,
+            )
+        }),
         false => Err(Error::Io(format!(
             "Copy target \"{name}\": a test file read back from {} differs from what was written.",
             root.display()
@@ -188,22 +197,43 @@ pub fn test(name: &str, root: &Path) -> Result<()> {
     }
 }
 
-/// A target folder given as a full path: one edited by hand into the settings as a relative
-/// path would put copies wherever Kluis happens to run.
-/// Why target `name`'s folder `root` cannot take a copy now — it is not there: a share not
-/// mounted, a disk not plugged in — or none.
-pub(crate) fn away(name: &str, root: &Path) -> Option<Error> {
-    let there = std::fs::metadata(root).is_ok_and(|m| m.is_dir());
-    (!there).then(|| {
-        Error::Config(format!(
-            "Copy target \"{name}\": the folder {} is not there (is the share mounted, the disk plugged in?). The backup is kept on this computer; the copy is made later.",
-            root.display()
-        ))
-    })
+/// The file that marks a folder as Kluis's copy target (see the module's text).
+pub const MARKER: &str = kluis_core::copies::TARGET_MARK;
+
+/// Marks `root` as a copy target's folder.
+fn mark(root: &Path) -> std::io::Result<()> {
+    let text = b"This folder holds Kluis's copies (a copy target). Kluis copies here only while this file is here: remove the target in Kluis, not this file.\n";
+    kluis_private::files::write_atomic(&root.join(MARKER), text)
 }
 
-/// Refused unless `root` is a full path (a relative one would land in whatever folder Kluis
-/// was started in).
+/// Why target `name`'s folder `root` cannot take a copy now — it is not there, or it is an
+/// empty folder without the target's mark: a share not mounted, a disk not plugged in — or
+/// none. An unmarked folder that holds something (a target from before the mark) is marked.
+pub(crate) fn away(name: &str, root: &Path) -> Option<Error> {
+    let there = std::fs::metadata(root).is_ok_and(|m| m.is_dir());
+    if !there {
+        return Some(Error::Config(format!(
+            "Copy target \"{name}\": the folder {} is not there (is the share mounted, the disk plugged in?). The backup is kept on this computer; the copy is made later.",
+            root.display()
+        )));
+    }
+    if root.join(MARKER).is_file() {
+        return None;
+    }
+    let empty = std::fs::read_dir(root).map_or(true, |mut entries| entries.next().is_none());
+    if empty {
+        return Some(Error::Config(format!(
+            "Copy target \"{name}\": the folder {} is empty and not marked as Kluis's copy target (is the share mounted, the disk plugged in?). If it is the right folder, Test the target (Settings, or kluis copy-target test) and the copy is made after the next backup.",
+            root.display()
+        )));
+    }
+    // A failed mark is tried again next time; the copy itself says whether it can write.
+    let _ = mark(root);
+    None
+}
+
+/// Refused unless `root` is a full path: one edited by hand into the settings as a relative
+/// path would put copies wherever Kluis happens to run.
 pub(crate) fn usable_root(name: &str, root: &Path) -> Result<()> {
     match root.is_absolute() {
         true => Ok(()),

@@ -12,6 +12,10 @@ use rusqlite::params;
 use serde::Serialize;
 use uuid::Uuid;
 
+/// The file at a folder copy target's root that marks it as Kluis's target (kluis-copies'
+/// `folder`), never a copy: recovery passes it by.
+pub const TARGET_MARK: &str = ".kluis-target";
+
 use crate::clock::now_ms;
 use crate::error::{Code, Error, Result};
 use crate::finding::Finding;

@@ -121,6 +121,7 @@ mod tests {
         let job = saved(&history, &dir.path().join("local"));
         let nas = dir.path().join("nas");
         std::fs::create_dir(&nas).unwrap();
+        kluis_copies::folder::test("NAS", &nas).unwrap();
         let path = nas.to_string_lossy().into_owned();
         let target = CopyTarget::new("NAS", Place::Folder { path }).unwrap();
         let targets = vec![target.clone()];

@@ -54,9 +54,12 @@ pub fn copy_of_record(location: &str) -> Option<String> {
     (!copy.is_empty() && !copy.ends_with('/')).then(|| copy.to_string())
 }
 
-/// Whether `location` is one of recovery's own objects (not a copy).
+/// Whether `location` is one of Kluis's own objects (not a copy): recovery's, or the mark of
+/// a folder target.
 pub fn is_kluis_own(location: &str) -> bool {
-    location.starts_with(&format!("{FOLDER}/")) || copy_of_record(location).is_some()
+    location.starts_with(&format!("{FOLDER}/"))
+        || copy_of_record(location).is_some()
+        || location == kluis_core::copies::TARGET_MARK
 }
 
 /// Whether `text` is an id Kluis makes (a UUID's 32 hex digits, or with its dashes).
@@ -91,5 +94,6 @@ mod tests {
         );
         assert!(is_kluis_own("Bakker/b.zip.kluis-record") && is_kluis_own(OFFICE_KEY));
         assert!(!is_kluis_own("Bakker/b.zip"));
+        assert!(is_kluis_own(".kluis-target") && !is_kluis_own("Bakker/.kluis-target"));
     }
 }

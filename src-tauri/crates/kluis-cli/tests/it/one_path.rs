@@ -56,6 +56,9 @@ fn files(dir: &Path) -> Vec<String> {
     let mut found = Vec::new();
     for folder in std::fs::read_dir(dir).unwrap() {
         let folder = folder.unwrap().path();
+        if !folder.is_dir() {
+            continue; // the target's mark
+        }
         for file in std::fs::read_dir(&folder).unwrap() {
             let file = file.unwrap().path();
             found.push(format!(
@@ -94,6 +97,8 @@ async fn the_app_and_the_cli_back_up_a_klant_alike() {
     std::fs::create_dir_all(&app_nas).unwrap();
     let paths = AppPaths::under(app_dir.path());
     let nas = |folder: &Path| {
+        // Tested (so marked as the target), as Settings' "Add a folder" does.
+        kluis_copies::folder::test("NAS", folder).unwrap();
         let path = folder.to_string_lossy().into_owned();
         CopyTarget::new("NAS", Place::Folder { path }).unwrap()
     };

@@ -1221,6 +1221,7 @@ async fn each_klant_is_copied_where_its_plan_says() {
     let klanten = |target: &Path| -> Vec<String> {
         let mut names: Vec<String> = (std::fs::read_dir(target).unwrap())
             .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .filter(|name| name != kluis_copies::folder::MARKER)
             .collect();
         names.sort();
         names

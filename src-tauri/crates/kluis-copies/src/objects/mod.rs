@@ -301,7 +301,8 @@ mod tests {
     }
 
     /// Recovery's objects are not written to a folder target that is not there (a USB disk
-    /// unplugged): refused, saying so, and nothing made in its place on this computer's disk.
+    /// unplugged) or not marked as the target: refused, saying so, and nothing made in its
+    /// place on this computer's disk.
     #[test]
     fn nothing_is_written_where_an_absent_target_would_be() {
         let parent = tempfile::tempdir().unwrap();
@@ -319,6 +320,7 @@ mod tests {
             "the disk's folder is not made on this computer"
         );
         std::fs::create_dir(&root).unwrap();
+        crate::folder::test("USB disk", &root).unwrap(); // plugged in: the disk, as it was added
         opened
             .put("kluis-recovery/office-key.txt", b"age1...", true)
             .expect("written once the disk is there");

@@ -9,7 +9,12 @@ use kluis_core::History;
 
 use crate::saved::{bakker, saved};
 
+/// Copy target "NAS" in `root` — tested (and so marked as the target) when it is there, as
+/// adding it does.
 fn nas(root: &Path) -> CopyTarget {
+    if root.is_dir() {
+        kluis_copies::folder::test("NAS", root).unwrap();
+    }
     let path = root.to_string_lossy().into_owned();
     CopyTarget::new("NAS", Place::Folder { path }).unwrap()
 }
@@ -80,10 +85,48 @@ fn a_missing_target_is_tried_again_later() {
     let record = &history.copies_of(&first[0].entry.id).unwrap()[0];
     assert!(!record.made && record.error_message.is_some(), "{record:?}");
 
-    std::fs::create_dir(&unmounted).unwrap();
+    // Mounted again: the share, marked when the target was added, is there.
+    let share = root.path().join("the share itself");
+    std::fs::create_dir(&share).unwrap();
+    nas(&share);
+    std::fs::rename(&share, &unmounted).unwrap();
     let second = copy_missing(&history, None, &[target], None).unwrap();
     assert!(second[0].outcome.is_ok(), "{:?}", second[0].outcome);
     assert!(unmounted.join("Bakker").join("backup.zip").exists());
+}
+
+/// Attack/fault: the share is not mounted and its mount point is an empty folder on this
+/// computer's disk. No copy lands there (it would be recorded as a copy off this computer, on
+/// the disk it protects against): refused, saying so, nothing written; once the right folder
+/// is tested, it is the target, and a folder used before the mark existed is marked on use.
+#[test]
+fn an_empty_mount_point_is_not_taken_for_the_share() {
+    let (local, root) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let history = History::in_memory().unwrap();
+    saved(&history, local.path(), "backup.zip", b"data");
+    let mount_point = root.path().join("nas");
+    std::fs::create_dir(&mount_point).unwrap();
+    let path = mount_point.to_string_lossy().into_owned();
+    let target = CopyTarget::new("NAS", Place::Folder { path }).unwrap();
+    let first = copy_missing(&history, None, std::slice::from_ref(&target), None).unwrap();
+    let error = first[0].outcome.as_ref().unwrap_err().to_string();
+    assert!(error.contains("empty and not marked"), "{error}");
+    assert_eq!(
+        std::fs::read_dir(&mount_point).unwrap().count(),
+        0,
+        "nothing written on the mount point"
+    );
+
+    kluis_copies::folder::test("NAS", &mount_point).unwrap();
+    let second = copy_missing(&history, None, std::slice::from_ref(&target), None).unwrap();
+    assert!(second[0].outcome.is_ok(), "{:?}", second[0].outcome);
+
+    // A target from before the mark: it holds copies, and is marked on its next use.
+    std::fs::remove_file(mount_point.join(kluis_copies::folder::MARKER)).unwrap();
+    saved(&history, local.path(), "later.zip", b"more");
+    let third = copy_missing(&history, None, &[target], None).unwrap();
+    assert!(third.iter().all(|c| c.outcome.is_ok()), "{third:?}");
+    assert!(mount_point.join(kluis_copies::folder::MARKER).is_file());
 }
 
 /// A disk that is not plugged in, with three backups it lacks: one copy is tried (the
@@ -114,6 +157,7 @@ fn a_target_away_is_tried_once_per_run() {
     assert_eq!(missing.len(), 3, "all three still missing");
 
     std::fs::create_dir(&unplugged).unwrap();
+    kluis_copies::folder::test("NAS", &unplugged).unwrap(); // the disk, as it was added
     let second = copy_missing(&history, None, &[target], None).unwrap();
     assert_eq!(second.len(), 3);
     assert!(second.iter().all(|c| c.outcome.is_ok()), "{second:?}");
@@ -220,7 +264,14 @@ fn a_relative_target_folder_is_refused() {
 async fn test_writes_and_removes_a_file() {
     let root = tempfile::tempdir().unwrap();
     test(&nas(root.path())).await.unwrap();
-    assert_eq!(std::fs::read_dir(root.path()).unwrap().count(), 0);
+    let left: Vec<_> = (std::fs::read_dir(root.path()).unwrap())
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert_eq!(
+        left,
+        [kluis_copies::folder::MARKER],
+        "only the target's mark stays"
+    );
     let gone = test(&nas(&root.path().join("gone"))).await.unwrap_err();
     assert!(gone.to_string().contains("\"NAS\""), "{gone}");
 }

@@ -167,6 +167,10 @@ impl DesktopApp {
             (DEMO_COPIES, copies),
             (UNPLUGGED_DISK, folder.join("USB disk")),
         ] {
+            if path.is_dir() {
+                // Tested, and so marked as the target, as adding a folder in Settings does.
+                kluis_copies::folder::test(name, &path)?;
+            }
             let place = Place::Folder {
                 path: path.to_string_lossy().into_owned(),
             };

@@ -111,7 +111,8 @@ async fn copies_not_made_in_backup_all_are_told() {
     std::fs::create_dir(&share).unwrap();
     app.set_dialogs(common::Chooses::new(&share));
     app.settings.add_copy_folder("NAS").await.unwrap();
-    std::fs::remove_dir(&share).unwrap(); // unmounted
+    let mounted_elsewhere = nas.path().join("the share itself");
+    std::fs::rename(&share, &mounted_elsewhere).unwrap(); // unmounted
     let saved = demo_backup_all(&app).await;
     assert!(saved >= 1, "at least one demo klant is saved");
     // (The failed klant's alert may come first, gathered on its own.)
@@ -140,7 +141,7 @@ async fn copies_not_made_in_backup_all_are_told() {
     );
 
     // The share is back: the app's start makes the copies that wait.
-    std::fs::create_dir(&share).unwrap();
+    std::fs::rename(&mounted_elsewhere, &share).unwrap();
     assert_eq!(app.keeping.copy_pending().await, saved);
     let lacking = (app.keeping.dashboard().unwrap().into_iter())
         .filter(|k| k.copies.as_ref().is_some_and(|c| c.made < c.wanted))
