@@ -6,9 +6,10 @@
 //! The target's own folder must be there, and be the target: when a share is not mounted, its
 //! mount point may be missing or an empty folder on this disk, and a copy must not land on
 //! the disk it protects against. So a folder is marked as Kluis's target ([`MARKER`]) when it
-//! is tested (as it is when added); an empty folder without the mark is taken for a share not
-//! mounted (or a disk not plugged in) and refused, saying so — until Test marks it. A folder
-//! in use before the mark existed holds copies: it is marked on its next use.
+//! is tested (as it is when added); a folder without the mark is taken for a share not mounted
+//! (or a disk not plugged in, or another disk in its place) and refused, saying so — until
+//! Test marks it. Not even a folder that holds something is marked unasked: a mount point can
+//! hold files of its own, and a target used before the mark existed needs one Test.
 
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
@@ -202,13 +203,12 @@ pub const MARKER: &str = kluis_core::copies::TARGET_MARK;
 
 /// Marks `root` as a copy target's folder.
 fn mark(root: &Path) -> std::io::Result<()> {
-    let text = b"This folder holds Kluis's copies (a copy target). Kluis copies here only while this file is here: remove the target in Kluis, not this file.\n";
+    let text = b"This folder holds Kluis's copies (a copy target). Kluis copies here only while this file is here (Test in Kluis writes it): remove the target in Kluis, not this file.\n";
     kluis_private::files::write_atomic(&root.join(MARKER), text)
 }
 
-/// Why target `name`'s folder `root` cannot take a copy now — it is not there, or it is an
-/// empty folder without the target's mark: a share not mounted, a disk not plugged in — or
-/// none. An unmarked folder that holds something (a target from before the mark) is marked.
+/// Why target `name`'s folder `root` cannot take a copy now — it is not there, or it is a
+/// folder without the target's mark: a share not mounted, a disk not plugged in — or none.
 pub(crate) fn away(name: &str, root: &Path) -> Option<Error> {
     let there = std::fs::metadata(root).is_ok_and(|m| m.is_dir());
     if !there {
@@ -217,19 +217,13 @@ pub(crate) fn away(name: &str, root: &Path) -> Option<Error> {
             root.display()
         )));
     }
-    if root.join(MARKER).is_file() {
-        return None;
-    }
-    let empty = std::fs::read_dir(root).map_or(true, |mut entries| entries.next().is_none());
-    if empty {
-        return Some(Error::Config(format!(
-            "Copy target \"{name}\": the folder {} is empty and not marked as Kluis's copy target (is the share mounted, the disk plugged in?). If it is the right folder, Test the target (Settings, or kluis copy-target test) and the copy is made after the next backup.",
+    match root.join(MARKER).is_file() {
+        true => None,
+        false => Some(Error::Config(format!(
+            "Copy target \"{name}\": the folder {} is not marked as Kluis's copy target (is the share mounted, the disk plugged in?). If it is the right folder, Test the target (Settings, or kluis copy-target test) and the copy is made after the next backup.",
             root.display()
-        )));
+        ))),
     }
-    // A failed mark is tried again next time; the copy itself says whether it can write.
-    let _ = mark(root);
-    None
 }
 
 /// Refused unless `root` is a full path: one edited by hand into the settings as a relative

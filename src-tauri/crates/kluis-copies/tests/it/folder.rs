@@ -98,7 +98,7 @@ fn a_missing_target_is_tried_again_later() {
 /// Attack/fault: the share is not mounted and its mount point is an empty folder on this
 /// computer's disk. No copy lands there (it would be recorded as a copy off this computer, on
 /// the disk it protects against): refused, saying so, nothing written; once the right folder
-/// is tested, it is the target, and a folder used before the mark existed is marked on use.
+/// is tested, it is the target; a folder that holds something is not marked unasked.
 #[test]
 fn an_empty_mount_point_is_not_taken_for_the_share() {
     let (local, root) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
@@ -110,7 +110,7 @@ fn an_empty_mount_point_is_not_taken_for_the_share() {
     let target = CopyTarget::new("NAS", Place::Folder { path }).unwrap();
     let first = copy_missing(&history, None, std::slice::from_ref(&target), None).unwrap();
     let error = first[0].outcome.as_ref().unwrap_err().to_string();
-    assert!(error.contains("empty and not marked"), "{error}");
+    assert!(error.contains("not marked"), "{error}");
     assert_eq!(
         std::fs::read_dir(&mount_point).unwrap().count(),
         0,
@@ -121,12 +121,16 @@ fn an_empty_mount_point_is_not_taken_for_the_share() {
     let second = copy_missing(&history, None, std::slice::from_ref(&target), None).unwrap();
     assert!(second[0].outcome.is_ok(), "{:?}", second[0].outcome);
 
-    // A target from before the mark: it holds copies, and is marked on its next use.
+    // A folder that holds something but not the mark (a mount point with files of its own,
+    // a target from before the mark) is not marked unasked: refused until tested.
     std::fs::remove_file(mount_point.join(kluis_copies::folder::MARKER)).unwrap();
     saved(&history, local.path(), "later.zip", b"more");
-    let third = copy_missing(&history, None, &[target], None).unwrap();
-    assert!(third.iter().all(|c| c.outcome.is_ok()), "{third:?}");
-    assert!(mount_point.join(kluis_copies::folder::MARKER).is_file());
+    let third = copy_missing(&history, None, std::slice::from_ref(&target), None).unwrap();
+    assert!(third.iter().all(|c| c.outcome.is_err()), "{third:?}");
+    assert!(!mount_point.join(kluis_copies::folder::MARKER).exists());
+    kluis_copies::folder::test("NAS", &mount_point).unwrap();
+    let fourth = copy_missing(&history, None, &[target], None).unwrap();
+    assert!(fourth.iter().all(|c| c.outcome.is_ok()), "{fourth:?}");
 }
 
 /// A disk that is not plugged in, with three backups it lacks: one copy is tried (the

@@ -57,7 +57,8 @@ pub trait OfficeStore: Send + Sync {
         key_id: &str,
         key_hash: [u8; 32],
     ) -> Result<bool, StoreError>;
-    /// Ends PC `name`'s keys now; `false` when it had none that worked.
+    /// Ends PC `name`'s keys now, and what it said stops counting: its turns are free and the
+    /// backups it said it made skip no other PC; `false` when it had no key that worked.
     async fn revoke_pc(&self, tenant: &str, name: &str) -> Result<bool, StoreError>;
     /// The tenant's PCs, by name (a revoked one until its name is used again).
     async fn pcs(&self, tenant: &str) -> Result<Vec<PcSummary>, StoreError>;

@@ -102,6 +102,21 @@ impl OfficeStore for PgStore {
                 &[&tenant, &name, &now_ms()],
             )
             .await?;
+        if ended > 0 {
+            // What it said stops counting (see the SQLite store's `forget_pc`).
+            tx.execute(
+                "UPDATE office_turns SET holder = NULL, held_until_ms = NULL
+                 WHERE tenant = $1 AND holder = $2",
+                &[&tenant, &name],
+            )
+            .await?;
+            tx.execute(
+                "UPDATE office_turns SET done_by = NULL, done_ms = NULL
+                 WHERE tenant = $1 AND done_by = $2",
+                &[&tenant, &name],
+            )
+            .await?;
+        }
         tx.execute(KEYS_CHANGED, &[]).await?;
         tx.commit().await?;
         self.keys_changed();

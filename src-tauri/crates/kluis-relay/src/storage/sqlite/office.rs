@@ -45,6 +45,20 @@ fn turn_row(tx: &Transaction, tenant: &str, klant: &str) -> rusqlite::Result<Opt
     Ok(Some(TurnRow::default()))
 }
 
+/// What a revoked PC said stops counting: its turns are free and the backups it said it made
+/// skip no other PC (a stolen laptop cannot keep the office's klanten from being backed up).
+fn forget_pc(tx: &Transaction, tenant: &str, name: &str) -> rusqlite::Result<()> {
+    tx.execute(
+        "UPDATE office_turns SET holder = NULL, held_until_ms = NULL WHERE tenant = ?1 AND holder = ?2",
+        params![tenant, name],
+    )?;
+    tx.execute(
+        "UPDATE office_turns SET done_by = NULL, done_ms = NULL WHERE tenant = ?1 AND done_by = ?2",
+        params![tenant, name],
+    )?;
+    Ok(())
+}
+
 #[async_trait]
 impl OfficeStore for SqliteStore {
     async fn add_pc(
@@ -86,11 +100,17 @@ impl OfficeStore for SqliteStore {
 
     async fn revoke_pc(&self, tenant: &str, name: &str) -> Result<bool, StoreError> {
         let now = now_ms();
-        let ended = self.conn().execute(
+        let mut conn = self.conn();
+        let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+        let ended = tx.execute(
             "UPDATE tenant_keys SET expires_ms = ?3 WHERE tenant = ?1 AND pc = ?2
              AND (expires_ms IS NULL OR expires_ms > ?3)",
             params![tenant, name, now],
         )?;
+        if ended > 0 {
+            forget_pc(&tx, tenant, name)?;
+        }
+        tx.commit()?;
         self.keys_changed();
         Ok(ended > 0)
     }

@@ -155,9 +155,31 @@ pub async fn office_contract(store: &dyn Storage) {
         "offices apart"
     );
 
-    // Revoked: the PC's key ends now, the tenant's own and the other PC's do not; a new key
-    // may then be given to that name. A rotation of the tenant's keys leaves the PCs' alone.
+    // Revoked: the PC's key ends now, the tenant's own and the other PC's do not; what it said
+    // stops counting (its backup skips nobody, its turn is free); a new key may then be given
+    // to that name. A rotation of the tenant's keys leaves the PCs' alone.
+    let k3 = klant(3);
+    store
+        .take_turn("office", "Laptop Jan", &k3, hour, 0)
+        .await
+        .unwrap();
     assert!(store.revoke_pc("office", "Laptop Jan").await.unwrap());
+    assert_eq!(
+        store
+            .take_turn("office", "RECEPTIE", &k, hour, hour)
+            .await
+            .unwrap(),
+        Turn::Yours { hold_ms: hour },
+        "the revoked PC's backup skips nobody"
+    );
+    assert_eq!(
+        store
+            .take_turn("office", "RECEPTIE", &k3, hour, 0)
+            .await
+            .unwrap(),
+        Turn::Yours { hold_ms: hour },
+        "the revoked PC's turn is free"
+    );
     assert!(
         !store.revoke_pc("office", "Laptop Jan").await.unwrap(),
         "once"
