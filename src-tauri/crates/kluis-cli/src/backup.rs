@@ -1,6 +1,7 @@
 //! `kluis backup` (one klant, `--profile`, or `--all`) and `run-due`: each backup started in
 //! kluis-core's engine, watched on the terminal, and said (`--json` for scripts).
 
+use std::path::Path;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -10,18 +11,18 @@ use kluis_core::engine::{
     CallbackChoice, EventSink, Launch, Retry, ServiceConnection, TransportNeeds, Work,
 };
 use kluis_core::{
-    BackupRequest, CallbackTransport, Destination, DownloadOptions, Engine, Error, KlantKey, Owner,
-    Result, Saved, Secret, ServiceConfig,
+    BackupRequest, CallbackTransport, Destination, DownloadOptions, Engine, Error, History,
+    KlantKey, Owner, Result, Saved, Secret, ServiceConfig,
 };
 use tokio::sync::Notify;
 use uuid::Uuid;
 
-use crate::args::{BackupArgs, BatchArgs, Cli};
+use crate::args::{BackupArgs, BatchArgs, BatchOptions, Cli};
 use crate::display::StageDisplay;
 use crate::from_args::{open_history, open_profiles};
 use crate::unattended::Unattended;
 use kluis_profiles::unattended::Job;
-use kluis_profiles::{KlantTurn, Turn};
+use kluis_profiles::{KlantTurn, ProfileStore, Turn};
 
 /// `kluis backup`: every saved profile (`--all`), one saved profile (`--profile`), or the
 /// service given by flags and `KLUIS_*`.
@@ -111,6 +112,28 @@ pub(crate) fn saved_profile(
     }
 }
 
+/// The unattended runner for `profiles`' klanten as the office's settings say — its save
+/// folder, speed limit, free-space floor, copy targets (their secrets read) and recovery
+/// catalogs, the settings read once — with this run's own `--out`, callback and timeout
+/// (`run`) and `batch` limits over them: `backup --all`, `backup --profile` and `run-due`.
+async fn unattended_for(
+    cli: &Cli,
+    profiles: &ProfileStore,
+    history: Arc<History>,
+    (out, callback, timeout): (Option<&Path>, Option<CallbackChoice>, u64),
+    batch: &BatchOptions,
+) -> Result<Unattended> {
+    let settings = profiles.settings();
+    let timeout = Duration::from_secs(timeout);
+    let ca_pem = cli.connection.ca_pem()?;
+    let mut unattended = Unattended::new(history, &settings, out, callback, timeout, ca_pem);
+    unattended.set_bandwidth(batch.bandwidth(Some(&settings))?);
+    unattended.min_free_bytes = batch.min_free_bytes(Some(&settings));
+    unattended.copy_targets = crate::targets::with_secrets(settings.copy_targets).await?;
+    unattended.catalogs = crate::recovery::catalogs_after(cli, profiles)?;
+    Ok(unattended)
+}
+
 /// `kluis backup --all`: every saved profile, a few at a time.
 pub(crate) async fn backup_all(cli: &Cli, args: &BackupArgs) -> Result<()> {
     let profiles = open_profiles(cli.profiles_file.as_ref())?;
@@ -121,19 +144,8 @@ pub(crate) async fn backup_all(cli: &Cli, args: &BackupArgs) -> Result<()> {
         ));
     }
     let history = Arc::new(open_history(cli.history_db.as_ref())?);
-    let mut unattended = Unattended::new(
-        history.clone(),
-        &profiles.settings(),
-        args.out.as_deref(),
-        args.callback.clone(),
-        Duration::from_secs(args.timeout),
-        cli.connection.ca_pem()?,
-    );
-    unattended.set_bandwidth(args.batch.bandwidth(Some(&profiles.settings()))?);
-    unattended.min_free_bytes = args.batch.min_free_bytes(Some(&profiles.settings()));
-    unattended.copy_targets =
-        crate::targets::with_secrets(profiles.settings().copy_targets).await?;
-    unattended.catalogs = crate::recovery::catalogs_after(cli, &profiles)?;
+    let run = (args.out.as_deref(), args.callback.clone(), args.timeout);
+    let unattended = unattended_for(cli, &profiles, history.clone(), run, &args.batch).await?;
     let outcome = unattended.run(all, &args.batch, false, args.json).await;
     crate::mail::daily_report(cli, &profiles, &history).await;
     outcome
@@ -151,20 +163,10 @@ pub(crate) async fn backup_profile(
         Some(choice) => Some(choice.clone().listening_on(args.listen)?),
         None => None,
     };
-    let mut unattended = Unattended::new(
-        Arc::new(open_history(cli.history_db.as_ref())?),
-        &profiles.settings(),
-        None,
-        callback,
-        Duration::from_secs(args.timeout),
-        cli.connection.ca_pem()?,
-    );
+    let history = Arc::new(open_history(cli.history_db.as_ref())?);
+    let run = (None, callback, args.timeout);
+    let mut unattended = unattended_for(cli, profiles, history, run, &args.batch).await?;
     unattended.max_bytes = args.max_bytes;
-    unattended.set_bandwidth(args.batch.bandwidth(Some(&profiles.settings()))?);
-    unattended.min_free_bytes = args.batch.min_free_bytes(Some(&profiles.settings()));
-    unattended.copy_targets =
-        crate::targets::with_secrets(profiles.settings().copy_targets).await?;
-    unattended.catalogs = crate::recovery::catalogs_after(cli, profiles)?;
     let turn = match KlantTurn::take(unattended.engine.history(), &profile, false)? {
         Turn::Taken(turn) => turn,
         Turn::Busy | Turn::NotDue => {
@@ -216,20 +218,12 @@ pub(crate) async fn run_due(cli: &Cli, args: &BatchArgs) -> Result<()> {
             Ok(())
         }
         false => {
-            let mut unattended = Unattended::new(
-                history.clone(),
-                &profiles.settings(),
-                args.out.as_deref(),
-                None,
-                Duration::from_secs(args.timeout),
-                cli.connection.ca_pem()?,
-            );
-            unattended.set_bandwidth(args.batch.bandwidth(Some(&profiles.settings()))?);
-            unattended.min_free_bytes = args.batch.min_free_bytes(Some(&profiles.settings()));
-            unattended.copy_targets =
-                crate::targets::with_secrets(profiles.settings().copy_targets).await?;
-            unattended.catalogs = crate::recovery::catalogs_after(cli, &profiles)?;
-            unattended.run(due, &args.batch, true, args.json).await
+            let run = (args.out.as_deref(), None, args.timeout);
+            let unattended = unattended_for(cli, &profiles, history.clone(), run, &args.batch);
+            unattended
+                .await?
+                .run(due, &args.batch, true, args.json)
+                .await
         }
     };
     // The timer runs this every 15 minutes: the daily report's heartbeat where no app runs.

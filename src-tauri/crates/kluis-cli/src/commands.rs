@@ -18,7 +18,7 @@ use uuid::Uuid;
 
 use crate::args::{BackupArgs, BatchOptions, Cli, Command};
 use crate::backup::{backup, backup_command, report, report_failure, run_due, transport};
-use crate::display::{self};
+use crate::display;
 use crate::from_args::{open_history, open_profiles};
 
 pub async fn run(cli: Cli) -> Result<()> {

@@ -28,10 +28,7 @@ use crate::checked::{found, recorded};
 /// made; blocking.
 pub fn copy(name: &str, root: &Path, entry: &HistoryEntry) -> Result<MadeCopy> {
     let (source, expected) = source_of(entry)?;
-    usable_root(name, root)?;
-    if let Some(away) = away(name, root) {
-        return Err(away);
-    }
+    ready(name, root)?;
     let klant_folder = root.join(klant_folder_name(&source));
     kluis_private::files::create_dir_all(&klant_folder).map_err(|e| {
         Error::io(
@@ -226,9 +223,17 @@ pub(crate) fn away(name: &str, root: &Path) -> Option<Error> {
     }
 }
 
+/// Whether target `name`'s folder `root` may be written now — a full path, there, and marked
+/// as the target — or why not: what every write to a folder target asks first (a copy, and
+/// recovery's objects beside the copies).
+pub(crate) fn ready(name: &str, root: &Path) -> Result<()> {
+    usable_root(name, root)?;
+    away(name, root).map_or(Ok(()), Err)
+}
+
 /// Refused unless `root` is a full path: one edited by hand into the settings as a relative
 /// path would put copies wherever Kluis happens to run.
-pub(crate) fn usable_root(name: &str, root: &Path) -> Result<()> {
+fn usable_root(name: &str, root: &Path) -> Result<()> {
     match root.is_absolute() {
         true => Ok(()),
         false => Err(Error::Config(format!(

@@ -13,13 +13,10 @@ pub(super) fn folder_put(
     bytes: &[u8],
     replace: bool,
 ) -> Result<()> {
-    // A root that is not there is a disk unplugged or a share not mounted: making it would
-    // write recovery's objects to this computer's own disk — and the next copies after them,
-    // taking it for the target. (A mount point left empty is not told apart: see `folder`.)
-    crate::folder::usable_root(name, root)?;
-    if let Some(away) = crate::folder::away(name, root) {
-        return Err(away);
-    }
+    // A root that is not there, or not marked as the target, is a disk unplugged or a share
+    // not mounted: writing (or making it) would put recovery's objects on this computer's own
+    // disk — and the next copies after them, taking it for the target. See `folder`.
+    crate::folder::ready(name, root)?;
     let path = root.join(relative);
     let said =
         |e: std::io::Error| Error::io(format!("write {relative} on copy target \"{name}\""), e);

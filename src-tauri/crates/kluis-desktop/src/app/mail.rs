@@ -32,6 +32,7 @@ impl std::fmt::Debug for MailInput {
 impl Alerts {
     /// The e-mail settings as saved (none: e-mail is not set up). The settings file keeps
     /// them as kluis-reporting writes them; the UI reads them here, typed.
+    ///
     /// Settings the file holds but cannot be read as e-mail settings are an error that says
     /// so (the form then offers to set them anew).
     pub fn mail(&self) -> AppResult<Option<MailSettings>> {

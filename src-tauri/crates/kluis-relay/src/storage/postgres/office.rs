@@ -15,12 +15,31 @@ use crate::storage::{now_ms, StoreError};
 const DB_NOW: &str = "(extract(epoch FROM clock_timestamp()) * 1000)::BIGINT";
 
 /// `klant`'s turn row of `tenant`, locked for this transaction and made (empty) when there is
-/// none and the office has room, with the database's time; `None` when it has none.
+/// none and the office has room, with the database's time; `None` when it has none. A row
+/// that is there (every turn after a klant's first) is one statement: the office's klanten are
+/// counted only to make one.
 async fn turn_row(
     tx: &impl GenericClient,
     tenant: &str,
     klant: &str,
 ) -> Result<Option<(TurnRow, i64)>, StoreError> {
+    let locked = format!(
+        "SELECT holder, held_until_ms, done_by, done_ms, {DB_NOW} FROM office_turns
+         WHERE tenant = $1 AND klant = $2 FOR UPDATE"
+    );
+    let read = |r: tokio_postgres::Row| {
+        let row = TurnRow {
+            holder: r.get(0),
+            held_until_ms: r.get(1),
+            done_by: r.get(2),
+            done_ms: r.get(3),
+        };
+        (row, r.get(4))
+    };
+    if let Some(row) = tx.query_opt(&locked, &[&tenant, &klant]).await? {
+        return Ok(Some(read(row)));
+    }
+    // Made by whichever asker comes first (another's insert is waited for, then kept).
     let most = MAX_KLANTEN_PER_OFFICE as i64;
     tx.execute(
         "INSERT INTO office_turns (tenant, klant) SELECT $1, $2
@@ -29,24 +48,7 @@ async fn turn_row(
         &[&tenant, &klant, &most],
     )
     .await?;
-    let row = tx
-        .query_opt(
-            &format!(
-                "SELECT holder, held_until_ms, done_by, done_ms, {DB_NOW} FROM office_turns
-                 WHERE tenant = $1 AND klant = $2 FOR UPDATE"
-            ),
-            &[&tenant, &klant],
-        )
-        .await?;
-    Ok(row.map(|r| {
-        let row = TurnRow {
-            holder: r.get(0),
-            held_until_ms: r.get(1),
-            done_by: r.get(2),
-            done_ms: r.get(3),
-        };
-        (row, r.get(4))
-    }))
+    Ok(tx.query_opt(&locked, &[&tenant, &klant]).await?.map(read))
 }
 
 #[async_trait]
