@@ -11,7 +11,7 @@ const demoProfile: ProfileView = { id: "demo", name: "Demo", base_url: "https://
 
 /** A klant's standing as the dashboard receives it: never backed up, no plan, unless told. */
 function klant(id: string, name: string, change: Partial<KlantStatus> = {}): KlantStatus {
-  return { profile_id: id, name, plan: null, last_success_ms: null, last_success_bytes: null, last_success_path: null, last_error: null, running: false, next_due_ms: null, overdue: false, days: Array(30).fill("free"), damaged: 0, copies: null, restore_test_failed: null, restore_test_overdue: false, ...change };
+  return { profile_id: id, name, plan: null, last_success_ms: null, last_success_bytes: null, last_success_path: null, last_error: null, running: false, next_due_ms: null, overdue: false, days: Array(30).fill("free"), damaged: 0, copies: null, restore_test_failed: null, restore_test_overdue: false, office_backup: null, ...change };
 }
 
 type Calls = { cmd: string; args: Record<string, unknown> }[];
@@ -1213,6 +1213,23 @@ describe("Kluis UI", () => {
     expect(byTest("dash-bakker")?.classList.contains("attention")).toBe(true);
     expect(byTest("dash-jansen")?.classList.contains("attention")).toBe(true);
     expect(byTest("dash-demo")?.classList.contains("attention")).toBe(false);
+  });
+
+  it("says a klant another PC of the office backed up as saved, by that PC and when, without asking for attention", async () => {
+    const other = (id: string, name: string): ProfileView => ({ ...demoProfile, id, name, demo: false });
+    const at = Date.UTC(2026, 10, 20, 2, 4);
+    fakeBackend(calls, {
+      demoStarted: true,
+      profiles: [demoProfile, other("visser", "Visser")],
+      dashboard: [klant("demo", "Demo"), klant("visser", "Visser", { office_backup: { at_ms: at, by: "RECEPTIE" } })],
+    });
+    await startUi();
+    await settle();
+    const row = byTest("dash-visser");
+    expect(row?.querySelector('[data-test="dash-result"]')?.textContent).toContain("Saved by RECEPTIE");
+    expect(row?.querySelector('[data-test="dash-reason"]')?.textContent).toContain("another PC of the office");
+    expect(row?.querySelector('[data-test="dash-age"]')?.textContent).not.toContain("never");
+    expect(row?.classList.contains("attention")).toBe(false);
   });
 
   it("shows a saved backup's contents as a searchable tree, restores one file through Rust's dialog and tests a restore", async () => {

@@ -104,6 +104,16 @@ export type Copies = { made: number, wanted: number,
  */
 last_error: string | null, };
 
+export type OfficeBackup = { 
+/**
+ * When it was made (ms since the epoch, by this PC's clock: the hub says how long ago).
+ */
+at_ms: number, 
+/**
+ * The PC that made it, as the office knows it.
+ */
+by: string, };
+
 export type KlantStatus = { profile_id: string, name: string, plan: Plan | null, 
 /**
  * When the last verified backup was saved (ms since the epoch).
@@ -146,7 +156,12 @@ restore_test_failed: string | null,
  * The klant's monthly restore test has not run for more than [`RESTORE_TEST_LATE_MS`]
  * (its backups are encrypted, or none was saved since): run *Test restore*.
  */
-restore_test_overdue: boolean, };
+restore_test_overdue: boolean, 
+/**
+ * Another PC of the office backed the klant up after this PC's last verified backup
+ * (the office hub said so): when, and which PC.
+ */
+office_backup: OfficeBackup | null, };
 
 export type ErrorPayload = { code: AppCode, message: string, 
 /**

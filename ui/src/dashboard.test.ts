@@ -1,12 +1,12 @@
 import { beforeEach, describe, expect, it } from "vitest";
 import type { KlantStatus } from "./bindings";
-import { ago, arrange, daysSummary, FIRST_ROWS, keepUnchanged, needsAttention, nextSort, OVERSCAN, rowWindow } from "./dashboard";
+import { ago, arrange, daysSummary, FIRST_ROWS, keepUnchanged, lastBackup, needsAttention, nextSort, OVERSCAN, rowWindow } from "./dashboard";
 import { setLanguage } from "./i18n";
 
 const row = (id: string, change: Partial<KlantStatus> = {}): KlantStatus => ({
   profile_id: id, name: id, plan: null, last_success_ms: null, last_success_bytes: null, last_success_path: null,
   last_error: null, running: false, next_due_ms: null, overdue: false, days: [], damaged: 0, copies: null,
-  restore_test_failed: null, restore_test_overdue: false, ...change,
+  restore_test_failed: null, restore_test_overdue: false, office_backup: null, ...change,
 });
 const names = (k: KlantStatus) => k.name;
 const ids = (rows: KlantStatus[]) => rows.map((k) => k.profile_id);
@@ -25,6 +25,16 @@ describe("dashboard", () => {
     const rows = [row("b", { last_success_ms: 2 }), row("never"), row("a", { last_success_ms: 1 })];
     expect(ids(arrange(rows, { key: "age", ascending: true }, false, names))).toEqual(["never", "a", "b"]);
     expect(ids(arrange(rows, { key: "age", ascending: false }, false, names))).toEqual(["b", "a", "never"]);
+  });
+
+  it("counts another PC of the office's later backup as the klant's last, in its age and its order", () => {
+    const elsewhere = (at_ms: number) => ({ office_backup: { at_ms, by: "RECEPTIE" } });
+    expect(lastBackup(row("a", { last_success_ms: 1, ...elsewhere(5) }))).toBe(5);
+    expect(lastBackup(row("b", { ...elsewhere(5) })), "never backed up here").toBe(5);
+    expect(lastBackup(row("c", { last_success_ms: 7 }))).toBe(7);
+    expect(lastBackup(row("d"))).toBe(null);
+    const rows = [row("here", { last_success_ms: 3 }), row("there", { last_success_ms: 1, ...elsewhere(4) })];
+    expect(ids(arrange(rows, { key: "age", ascending: true }, false, names))).toEqual(["here", "there"]);
   });
 
   it("puts an unknown next due or size last whichever way it sorts, ties by name", () => {

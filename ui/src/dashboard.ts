@@ -16,6 +16,14 @@ export function needsAttention(k: KlantStatus): boolean {
   return k.overdue || k.last_error !== null || k.damaged > 0 || lacksCopies(k) || k.restore_test_failed !== null || k.restore_test_overdue;
 }
 
+/** When the klant was last backed up: by this PC (verified), or by another PC of the office
+ * when that is later (the office hub said so); null when never. */
+export function lastBackup(k: KlantStatus): number | null {
+  const elsewhere = k.office_backup?.at_ms ?? null;
+  if (k.last_success_ms === null || elsewhere === null) return k.last_success_ms ?? elsewhere;
+  return Math.max(k.last_success_ms, elsewhere);
+}
+
 /** Its last backup is not on every copy target yet. */
 export function lacksCopies(k: KlantStatus): boolean {
   return k.copies !== null && k.copies.made < k.copies.wanted;
@@ -31,7 +39,7 @@ const compare: Record<SortKey, (a: KlantStatus, b: KlantStatus, ascending: boole
   klant: (a, b, asc, byName) => (asc ? 1 : -1) * byName(a, b),
   // Ascending age: the oldest backup first (the one that worries most); never saved is oldest.
   age: (a, b, asc) => {
-    const [x, y] = [a.last_success_ms ?? -Infinity, b.last_success_ms ?? -Infinity];
+    const [x, y] = [lastBackup(a) ?? -Infinity, lastBackup(b) ?? -Infinity];
     return x === y ? 0 : (x < y) === asc ? -1 : 1;
   },
   result: (a, b, asc) => (asc ? 1 : -1) * (Number(needsAttention(b)) - Number(needsAttention(a))),

@@ -53,6 +53,8 @@ export const en = {
   dashRestoreFailedReason: "The backup does not restore whole: see History.",
   dashRestoreLate: "Restore test due",
   dashRestoreLateReason: "Not tested for over a month: History → Test restore.",
+  dashElsewhere: "Saved by {pc}",
+  dashElsewhereReason: "{when}, on another PC of the office (its file and copies are there)",
   close: "Close",
   contentsOpen: "Contents",
   contentsTitle: "What is in this backup",

@@ -54,6 +54,8 @@ export const nl: Dictionary = {
   dashRestoreFailedReason: "De back-up is niet volledig terug te zetten: zie Geschiedenis.",
   dashRestoreLate: "Terugzettest nodig",
   dashRestoreLateReason: "Al ruim een maand niet getest: Geschiedenis → Terugzetten testen.",
+  dashElsewhere: "Opgeslagen door {pc}",
+  dashElsewhereReason: "{when}, op een andere pc van het kantoor (het bestand en de kopieën staan daar)",
   close: "Sluiten",
   contentsOpen: "Inhoud",
   contentsTitle: "Wat zit er in deze back-up",

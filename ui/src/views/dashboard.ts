@@ -11,7 +11,7 @@ import { exportKlanten } from "../actions/imports";
 import { pick, pickAll, setOrder } from "../actions/many";
 import { selectProfile } from "../actions/session";
 import type { DayMark, KlantStatus } from "../bindings";
-import { ago, arrange, daysSummary, lacksCopies, needsAttention, nextSort, rowWindow, type SortKey, type TableView } from "../dashboard";
+import { ago, arrange, daysSummary, lacksCopies, lastBackup, needsAttention, nextSort, rowWindow, type SortKey, type TableView } from "../dashboard";
 import { errorTitle } from "../errors";
 import { bytes, dateTime, shortDateTime } from "../format";
 import { locale, t, type Key } from "../i18n";
@@ -101,6 +101,12 @@ function Result({ k, running }: { k: KlantStatus; running: boolean }) {
   if (k.restore_test_overdue) {
     const title = t("dashRestoreLate");
     return h("span", { class: "status", title }, title, h("small", { class: "reason", "data-test": "dash-reason" }, t("dashRestoreLateReason")));
+  }
+  if (k.office_backup !== null) {
+    // Another PC of the office made the last backup: whose desk its file and copies are at.
+    const title = t("dashElsewhere", { pc: k.office_backup.by });
+    const reason = t("dashElsewhereReason", { when: dateTime(k.office_backup.at_ms, locale()) });
+    return h("span", { class: "status ok", title }, title, h("small", { class: "reason", "data-test": "dash-reason", title: reason }, reason));
   }
   if (k.last_success_ms !== null) return h("span", { class: "status ok" }, t("statusSaved"));
   return h("span", { class: "status" }, t("dashNever"));
@@ -220,7 +226,7 @@ const Row = memo(function Row({ k, index, name, tags, minute, running, picked }:
     h(
       "td",
       { class: k.overdue ? "age overdue" : "age", "data-test": "dash-age" },
-      k.last_success_ms !== null ? ago(k.last_success_ms, now) : t("dashNever"),
+      lastBackup(k) !== null ? ago(lastBackup(k)!, now) : t("dashNever"),
       k.overdue ? h("span", { class: "tag bad" }, t("dashOverdue")) : null,
     ),
     h("td", { "data-test": "dash-result" }, h(Result, { k, running })),

@@ -129,6 +129,7 @@ async fn unattended_for(
     let mut unattended = Unattended::new(history, &settings, out, callback, timeout, ca_pem);
     unattended.set_bandwidth(batch.bandwidth(Some(&settings))?);
     unattended.min_free_bytes = batch.min_free_bytes(Some(&settings));
+    unattended.office = crate::office::joined(&settings).await;
     unattended.copy_targets = crate::targets::with_secrets(settings.copy_targets).await?;
     unattended.catalogs = crate::recovery::catalogs_after(cli, profiles)?;
     Ok(unattended)
@@ -167,9 +168,12 @@ pub(crate) async fn backup_profile(
     let run = (None, callback, args.timeout);
     let mut unattended = unattended_for(cli, profiles, history, run, &args.batch).await?;
     unattended.max_bytes = args.max_bytes;
-    let turn = match KlantTurn::take(unattended.engine.history(), &profile, false)? {
+    let history = unattended.engine.history();
+    let turn = KlantTurn::take_in(history, &profile, false, unattended.office.as_ref());
+    let turn = match turn.await? {
         Turn::Taken(turn) => turn,
-        Turn::Busy | Turn::NotDue => {
+        // (By hand, neither a plan nor the office stands in the way: busy is all it can be.)
+        Turn::Busy | Turn::NotDue | Turn::Skipped(_) => {
             return Err(Error::Config(format!(
                 "A backup of \"{}\" is running in another Kluis process; wait for it to end.",
                 profile.name

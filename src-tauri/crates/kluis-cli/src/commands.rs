@@ -183,6 +183,7 @@ pub async fn run(cli: Cli) -> Result<()> {
         #[cfg(not(windows))]
         Command::Schedule(ref command) => crate::schedule::run(command),
         Command::Mail(ref command) => crate::mail::run(&cli, command).await,
+        Command::Office(ref command) => crate::office::run(&cli, command).await,
         Command::CopyTarget(ref command) => crate::copies::target(&cli, command).await,
         Command::Copy {
             pending: _,

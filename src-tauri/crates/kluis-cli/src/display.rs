@@ -251,7 +251,7 @@ pub fn status(statuses: &[kluis_profiles::KlantStatus], now: &jiff::Zoned, json:
             "OVERDUE"
         } else if s.last_error.is_some() {
             "FAILED"
-        } else if s.last_success_ms.is_some() {
+        } else if s.last_success_ms.is_some() || s.office_backup.is_some() {
             "ok"
         } else {
             "-"
@@ -273,8 +273,13 @@ pub fn status(statuses: &[kluis_profiles::KlantStatus], now: &jiff::Zoned, json:
             Some(c) => format!("  copies {}/{}", c.made, c.wanted),
             None => String::new(),
         };
+        // Another PC of the office backed it up since (its file and copies are there).
+        let elsewhere = match &s.office_backup {
+            Some(b) => format!("  backed up {} by {}", local(b.at_ms), b.by),
+            None => String::new(),
+        };
         println!(
-            "{:<24} {:<8} last verified {:<30} next {}{error}{copies}",
+            "{:<24} {:<8} last verified {:<30} next {}{elsewhere}{error}{copies}",
             s.name, state, last, next
         );
     }

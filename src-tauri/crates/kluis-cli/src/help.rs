@@ -33,6 +33,7 @@ const GROUPS: &[(&str, &[&str])] = &[
         &["profiles", "environment", "callback-test"],
     ),
     ("Tell and report", &["mail", "report"]),
+    ("One office of several PCs", &["office"]),
     ("Kluis itself", &["demo", "update", "help"]),
 ];
 

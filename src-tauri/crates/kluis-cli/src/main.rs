@@ -11,7 +11,10 @@
 //!   every command reaches them through.
 //! - [`unattended`]: backups of saved profiles — `backup --profile`, `backup --all` and
 //!   `run-due`: a folder per klant, a few at a time, passing failures tried again, each klant
-//!   under its turn so the app and a timer never back it up twice.
+//!   under its turn so the app and a timer never back it up twice; [`outcomes`]: each klant's
+//!   outcome said, a line apiece.
+//! - [`office`]: `office join|status|revoke|leave` — this PC in an office of several PCs
+//!   (kluis-office's hub), and the office a run's backups ask for each klant's turn.
 //! - [`schedule`]: `schedule install|remove`, the systemd user timer that runs `run-due`.
 //! - [`verify`]: `verify`, every saved backup read again (kluis-core's verify).
 //! - [`encryption`]: `encryption` (a profile's), `backup --encrypt-to`, and `decrypt`.
@@ -47,6 +50,8 @@ mod from_args;
 mod help;
 mod import;
 mod mail;
+mod office;
+mod outcomes;
 mod profiles;
 mod prune;
 mod recover;

@@ -34,6 +34,7 @@ use tokio::sync::Semaphore;
 use uuid::Uuid;
 
 use crate::args::BatchOptions;
+use crate::outcomes::{report_failed, report_saved, report_skipped};
 use crate::secrets::{secret, secret_store};
 
 /// What every klant's backup in one run shares.
@@ -74,6 +75,9 @@ pub struct Unattended {
     pub catalogs: Option<kluis_profiles::unattended::CatalogsAfter>,
     /// In a batch the catalogs are written once, after its last klant (see [`Unattended::run`]).
     batching: AtomicBool,
+    /// The office this PC joined (`kluis office join`): a plan's backup asks the office hub
+    /// for the klant's turn first, and every backup saved is told to it.
+    pub office: Option<kluis_profiles::Office>,
 }
 
 /// How one klant's backup ended.
@@ -84,6 +88,8 @@ pub enum Outcome {
     Busy,
     /// `run-due`: the plan was no longer due once the klant's turn was had.
     NotDue,
+    /// `run-due`: another PC of the office backed the klant up in this slot, or is now.
+    Skipped(kluis_profiles::Skipped),
 }
 
 impl Unattended {
@@ -136,6 +142,7 @@ impl Unattended {
             failed_after_save: Mutex::default(),
             catalogs: None,
             batching: AtomicBool::new(false),
+            office: None,
         }
     }
 
@@ -174,10 +181,13 @@ impl Unattended {
         options: &BatchOptions,
         only_due: bool,
     ) -> Outcome {
-        let turn = match KlantTurn::take(self.engine.history(), profile, only_due) {
+        let history = self.engine.history();
+        let turn = match KlantTurn::take_in(history, profile, only_due, self.office.as_ref()).await
+        {
             Ok(Turn::Taken(turn)) => turn,
             Ok(Turn::Busy) => return Outcome::Busy,
             Ok(Turn::NotDue) => return Outcome::NotDue,
+            Ok(Turn::Skipped(skipped)) => return Outcome::Skipped(skipped),
             Err(e) => return Outcome::Failed(e),
         };
         // Tried again by the engine after passing failures, as one job (so Ctrl-C and
@@ -296,6 +306,7 @@ impl Unattended {
                     profile.name
                 ),
                 Outcome::NotDue => {}
+                Outcome::Skipped(skipped) => report_skipped(&profile, &skipped, json),
             }
         }
         failures.append(&mut self.failed_after_save.lock().unwrap());
@@ -433,28 +444,6 @@ impl UnattendedHost for Unattended {
             self.failed_after_save.lock().unwrap().push(failed);
         }
         crate::prune::tell(&profile.key(), &profile.name, step);
-    }
-}
-
-fn report_saved(profile: &Profile, id: Uuid, saved: &Saved, json: bool) {
-    if json {
-        let line = serde_json::json!({
-            "profile": profile.id, "name": profile.name, "job": id,
-            "path": saved.path, "bytes": saved.bytes, "sha256": saved.sha256,
-        });
-        println!("{line}");
-    } else {
-        println!("{}", saved.path.display());
-    }
-}
-
-fn report_failed(profile: &Profile, error: &Error, json: bool) {
-    if json {
-        let line =
-            serde_json::json!({ "profile": profile.id, "name": profile.name, "error": error });
-        println!("{line}");
-    } else {
-        eprintln!("kluis: {}: {error}", profile.name);
     }
 }
 

@@ -33,9 +33,10 @@
 //! redirect a deletion). [`copies`] records each backup's copies off this computer (made by
 //! kluis-copies): where, its length and SHA-256, or why the last try failed; [`adopted`]
 //! records the backups and copies of a lost computer that this one carries on for; [`past`] a
-//! saved backup at the times it happened (the demo's month of history).
-//! [`history`]'s tables (its own, the copies' and the restore tests') are made in `schema`, a
-//! leaf those three share.
+//! saved backup at the times it happened (the demo's month of history); [`office_backups`] a
+//! klant's backups made by another PC of the office (the office hub said so), which its plan
+//! counts from. [`history`]'s tables (its own, the copies', the restore tests' and the office's
+//! backups) are made in `schema`, a leaf they share.
 //!
 //! [`ad_hoc`] names the klant of a backup made without a saved profile (its label, service,
 //! username and folder), so that a rule given on the command line keeps to that klant.
@@ -80,6 +81,7 @@ pub mod http;
 pub mod job;
 pub mod journal;
 pub mod klant_key;
+pub mod office_backups;
 pub mod past;
 pub mod plan;
 pub mod presented;

@@ -141,6 +141,29 @@ impl Plan {
     }
 }
 
+impl Plan {
+    /// How long ago the schedule's current slot began at `now`: its latest timed slot at or
+    /// before `now`, or for "every N hours" N hours; none for a manual plan. A backup of the
+    /// klant made since then (by any PC of the office) is this slot's backup.
+    pub fn slot_age(&self, now: &Zoned) -> Option<std::time::Duration> {
+        let begun = match &self.schedule {
+            Schedule::Manual => return None,
+            Schedule::Every { hours } => {
+                return Some(std::time::Duration::from_secs(u64::from(*hours) * 3600))
+            }
+            schedule => (0..=8).find_map(|back| {
+                let date = now.date().checked_sub(jiff::Span::new().days(back)).ok()?;
+                let slot = schedule.slot_on(date, now.time_zone())?;
+                (slot.timestamp() <= now.timestamp()).then_some(slot)
+            })?,
+        };
+        now.timestamp()
+            .duration_since(begun.timestamp())
+            .try_into()
+            .ok()
+    }
+}
+
 impl Due {
     /// Whether a backup is due now.
     pub fn is_now(&self) -> bool {
@@ -327,6 +350,36 @@ mod tests {
             None
         );
         assert!(Plan::reschedule(Some(old), Schedule::Every { hours: 0 }, false, now).is_err());
+    }
+
+    /// The current slot began at the latest timed slot at or before now (yesterday's before
+    /// today's time, Friday's on a Monday morning for weekdays), or N hours ago.
+    #[test]
+    fn a_plan_s_current_slot_is_its_latest_begun() {
+        let hours = |h: u64| Some(std::time::Duration::from_secs(h * 3600));
+        let daily = plan(Schedule::Daily { at: at("02:00") }, "2026-11-01T12:00");
+        assert_eq!(daily.slot_age(&amsterdam("2026-11-23T09:00")), hours(7));
+        assert_eq!(daily.slot_age(&amsterdam("2026-11-23T02:00")), hours(0));
+        assert_eq!(daily.slot_age(&amsterdam("2026-11-23T01:00")), hours(23));
+        // 2026-11-23 is a Monday.
+        let weekdays = plan(Schedule::Weekdays { at: at("02:00") }, "2026-11-01T12:00");
+        assert_eq!(weekdays.slot_age(&amsterdam("2026-11-23T01:00")), hours(71));
+        let weekly = Schedule::Weekly {
+            day: Day::Wednesday,
+            at: at("02:00"),
+        };
+        let weekly = plan(weekly, "2026-11-01T12:00");
+        assert_eq!(
+            weekly.slot_age(&amsterdam("2026-11-25T01:00")),
+            hours(7 * 24 - 1)
+        );
+        let every = plan(Schedule::Every { hours: 6 }, "2026-11-01T12:00");
+        assert_eq!(every.slot_age(&amsterdam("2026-11-23T09:00")), hours(6));
+        let manual = Plan {
+            schedule: Schedule::Manual,
+            ..daily
+        };
+        assert_eq!(manual.slot_age(&amsterdam("2026-11-23T09:00")), None);
     }
 
     /// A daily plan set in the afternoon first runs the next night, not at once.

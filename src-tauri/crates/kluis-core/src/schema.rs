@@ -1,6 +1,7 @@
 //! The history's tables, made (and an older history's brought up to date) when it opens: the
 //! jobs and what belongs to each ([`crate::history`]), its copies off this computer
-//! ([`crate::copies`]) and its restore tests ([`crate::restore_tests`]). A leaf: those modules
+//! ([`crate::copies`]) and its restore tests ([`crate::restore_tests`]) and the office's backups made by other PCs
+//! ([`crate::office_backups`]). A leaf: those modules
 //! use the tables, this one imports none of them.
 
 /// Makes every table that is missing and adds the columns an older history lacks.
@@ -8,6 +9,7 @@ pub(crate) fn create(conn: &rusqlite::Connection) -> rusqlite::Result<()> {
     conn.execute_batch(HISTORY)?;
     conn.execute_batch(COPIES)?;
     conn.execute_batch(RESTORE_TESTS)?;
+    conn.execute_batch(OFFICE_BACKUPS)?;
     // Columns added after their tables were first made.
     add_column(conn, "copies", "version", "TEXT")?;
     add_column(conn, "restore_tests", "target", "TEXT")
@@ -117,6 +119,15 @@ CREATE TABLE IF NOT EXISTS restore_tests (
     target TEXT
 );
 CREATE INDEX IF NOT EXISTS restore_tests_by_job ON restore_tests (job_id, at_ms);
+";
+
+const OFFICE_BACKUPS: &str = "
+CREATE TABLE IF NOT EXISTS office_backups (
+    profile TEXT NOT NULL,
+    at_ms INTEGER NOT NULL,
+    by_pc TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS office_backups_by_profile ON office_backups (profile, at_ms);
 ";
 
 /// Adds column `column` (of SQL type `kind`) to `table` when an older history lacks it (its

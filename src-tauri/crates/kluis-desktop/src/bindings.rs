@@ -31,6 +31,7 @@ pub fn typescript() -> String {
         kluis_profiles::DayMark::decl(&cfg),
         kluis_profiles::LastError::decl(&cfg),
         kluis_profiles::Copies::decl(&cfg),
+        kluis_core::office_backups::OfficeBackup::decl(&cfg),
         kluis_profiles::KlantStatus::decl(&cfg),
         crate::error::ErrorPayload::decl(&cfg),
         kluis_core::trust::TrustedCa::decl(&cfg),

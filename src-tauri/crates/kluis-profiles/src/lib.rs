@@ -24,6 +24,9 @@
 //!   setting it keeps (the public half), and the page to print.
 //! - [`turn`]: one backup of a klant at a time across processes ([`take_turn`]), so the app's
 //!   plans and `kluis run-due` from a timer never run the same plan twice.
+//! - [`office`]: across the PCs of an office, the klant's office-wide turn at the office hub
+//!   (kluis-office): a plan's backup another PC made in this slot is skipped and recorded,
+//!   the hub's absence said once and never a reason to skip.
 //! - [`unattended`]: one klant's unattended backup, written once for the app and the CLI —
 //!   its turn, its plan looked at again, the job, its retention rule and monthly verification,
 //!   its monitor — with what differs passed in by the host ([`UnattendedHost`]).
@@ -43,6 +46,7 @@ pub mod error;
 pub mod file_names;
 pub mod klant_names;
 pub mod monitor;
+pub mod office;
 pub mod paths;
 pub mod recover;
 pub mod recovery_kit;
@@ -60,6 +64,7 @@ pub use error::{ProfileError, ProfileResult};
 pub use file_names::FileNameTemplate;
 pub use klant_names::{find_klant, klant_names, Klant};
 pub use monitor::{Monitor, Ran};
+pub use office::{Office, Skipped};
 pub use paths::KluisPaths;
 pub use secrets::{
     DemoSecrets, KeyringStore, MemoryStore, SecretKind, SecretStore, SecretsFolder, APP,

@@ -33,6 +33,10 @@ pub enum SecretKind {
     /// The recovery kit's vouch key, with which this computer tags the catalogs it writes
     /// (under [`APP`]; kluis-recovery's `VouchKey`).
     RecoveryVouch,
+    /// This PC's key at the office hub (under [`APP`]; kluis-office).
+    OfficePcKey,
+    /// The office key the office's PCs share and the hub never holds (under [`APP`]).
+    OfficeKey,
 }
 
 /// The id under which app-wide secrets are kept.
@@ -49,6 +53,8 @@ impl SecretKind {
             SecretKind::EncryptionPassphrase => format!("{profile}/encryption_passphrase"),
             SecretKind::CopyTargetSecret => format!("{profile}/copy_target_secret"),
             SecretKind::RecoveryVouch => format!("{profile}/recovery_vouch"),
+            SecretKind::OfficePcKey => format!("{profile}/office_pc_key"),
+            SecretKind::OfficeKey => format!("{profile}/office_key"),
         }
     }
 }
@@ -217,6 +223,8 @@ impl SecretsFolder {
             SecretKind::EncryptionPassphrase => "encryption_passphrase",
             SecretKind::CopyTargetSecret => "copy_target_secret",
             SecretKind::RecoveryVouch => "recovery_vouch",
+            SecretKind::OfficePcKey => "office_pc_key",
+            SecretKind::OfficeKey => "office_key",
         };
         self.dir.join(format!("{base}.{suffix}"))
     }

@@ -62,6 +62,11 @@ pub struct Settings {
     /// kit), and this computer as its catalogs name it.
     #[serde(default)]
     pub recovery: Option<RecoverySetting>,
+    /// The office this PC joined (the office hub: `kluis office join`), if any: its PCs then
+    /// back each klant up once per slot between them. Its two keys are in the keyring.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "ts", ts(skip))]
+    pub office: Option<kluis_office::Membership>,
 }
 
 /// The recovery kit as this computer keeps it (see kluis-recovery): never the private key.
@@ -138,6 +143,7 @@ impl Default for Settings {
             copy_targets: Vec::new(),
             install_updates: false,
             recovery: None,
+            office: None,
         }
     }
 }

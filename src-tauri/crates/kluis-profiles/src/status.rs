@@ -50,6 +50,9 @@ pub struct KlantStatus {
     /// The klant's monthly restore test has not run for more than [`RESTORE_TEST_LATE_MS`]
     /// (its backups are encrypted, or none was saved since): run *Test restore*.
     pub restore_test_overdue: bool,
+    /// Another PC of the office backed the klant up after this PC's last verified backup
+    /// (the office hub said so): when, and which PC.
+    pub office_backup: Option<kluis_core::office_backups::OfficeBackup>,
 }
 
 /// How long past its month a klant's restore test may be before the dashboard asks for one
@@ -76,10 +79,15 @@ pub struct LastError {
     pub message: String,
 }
 
-/// When `klant`'s latest backup started (any outcome): what a plan counts from.
+/// When `klant`'s latest backup started (any outcome), or another PC of the office backed it
+/// up if that is later: what a plan counts from.
 pub fn last_started(history: &History, klant: &KlantKey) -> Option<Timestamp> {
-    let latest = history.list(Some(klant), 1).ok()?.into_iter().next()?;
-    Timestamp::from_millisecond(latest.started_at_ms).ok()
+    let here = (history.list(Some(klant), 1).ok()?.into_iter().next()).map(|e| e.started_at_ms);
+    let elsewhere = history
+        .last_backed_up_elsewhere(klant)
+        .ok()?
+        .map(|b| b.at_ms);
+    Timestamp::from_millisecond(here.max(elsewhere)?).ok()
 }
 
 /// What `profile`'s plan says at `now`, counted from its last backup's start ([`Due::Never`]
@@ -136,16 +144,23 @@ pub fn klant_status(
             Some(test) => now_ms - test.at_ms > RESTORE_TEST_LATE_MS,
             None => oldest_kept.is_some_and(|at| now_ms - at > RESTORE_TEST_LATE_MS),
         };
-    let started = |e: &HistoryEntry| Timestamp::from_millisecond(e.started_at_ms).ok();
+    // Another PC of the office's backup, when newer than this PC's last verified one: the
+    // plan counts from it as from its own (see `crate::office`).
+    let elsewhere = history
+        .last_backed_up_elsewhere(&profile.key())?
+        .filter(|b| success.is_none_or(|s| b.at_ms > s.started_at_ms));
+    let later = |here: Option<&HistoryEntry>| {
+        let at = here
+            .map(|e| e.started_at_ms)
+            .max(elsewhere.as_ref().map(|b| b.at_ms))?;
+        Timestamp::from_millisecond(at).ok()
+    };
     let (next_due_ms, overdue) = match &profile.plan {
         None => (None, false),
         Some(plan) => {
-            let next = plan.due(rows.first().and_then(started), now).next_ms(now);
+            let next = plan.due(later(rows.first()), now).next_ms(now);
             // Overdue counts from the last *verified* backup: tries that failed do not count.
-            let overdue = matches!(
-                plan.due(success.and_then(started), now),
-                Due::Now { missed: true }
-            );
+            let overdue = matches!(plan.due(later(success), now), Due::Now { missed: true });
             (next, overdue)
         }
     };
@@ -178,6 +193,7 @@ pub fn klant_status(
             .filter(|t| !t.passed)
             .map(|t| t.detail.clone().unwrap_or_default()),
         restore_test_overdue,
+        office_backup: elsewhere,
     })
 }
 

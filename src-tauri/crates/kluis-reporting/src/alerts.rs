@@ -414,6 +414,7 @@ mod tests {
             copies: None,
             restore_test_failed: None,
             restore_test_overdue: false,
+            office_backup: None,
         };
         let mut watch = OverdueWatch::default();
         assert_eq!(

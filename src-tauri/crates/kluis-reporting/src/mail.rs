@@ -245,14 +245,20 @@ pub fn daily_report(statuses: &[KlantStatus], tz: &jiff::tz::TimeZone) -> Alert 
             })
             .unwrap_or_default()
     };
-    let last = |k: &KlantStatus| match k.last_success_ms {
-        Some(ms) => format!("last verified backup {}", when(ms)),
-        None => "never backed up".into(),
+    // Another PC of the office's backup, when newer than this PC's own, is the klant's last.
+    let last = |k: &KlantStatus| match (&k.office_backup, k.last_success_ms) {
+        (Some(b), _) => format!(
+            "last backed up {} by {} (another PC of the office)",
+            when(b.at_ms),
+            b.by
+        ),
+        (None, Some(ms)) => format!("last verified backup {}", when(ms)),
+        (None, None) => "never backed up".into(),
     };
     let needs_attention = |k: &KlantStatus| {
         k.overdue
             || k.last_error.is_some()
-            || (k.plan.is_some() && k.last_success_ms.is_none())
+            || (k.plan.is_some() && k.last_success_ms.is_none() && k.office_backup.is_none())
             || k.damaged > 0
             || k.copies.as_ref().is_some_and(|c| c.made < c.wanted)
             || k.restore_test_failed.is_some()
@@ -458,6 +464,7 @@ mod tests {
             copies: None,
             restore_test_failed: None,
             restore_test_overdue: false,
+            office_backup: None,
         }
     }
 
@@ -525,6 +532,34 @@ mod tests {
         assert_eq!(
             daily_report(&[klant("Jansen")], &tz).title,
             "Daily report: every klant backed up (1)"
+        );
+    }
+
+    /// A planned klant another PC of the office backed up (and this one never did) is backed
+    /// up, and the report says when and by which PC.
+    #[test]
+    fn a_backup_by_another_pc_of_the_office_counts() {
+        let tz = jiff::tz::TimeZone::get("Europe/Amsterdam").unwrap();
+        let daily = kluis_core::plan::Schedule::Daily {
+            at: kluis_core::plan::ClockTime::parse("02:00").unwrap(),
+        };
+        let elsewhere = KlantStatus {
+            plan: Some(
+                kluis_core::plan::Plan::new(daily, at("2026-11-01T12:00").timestamp()).unwrap(),
+            ),
+            last_success_ms: None,
+            last_success_bytes: None,
+            office_backup: Some(kluis_core::office_backups::OfficeBackup {
+                at_ms: at("2026-11-23T02:04").timestamp().as_millisecond(),
+                by: "RECEPTIE".into(),
+            }),
+            ..klant("Jansen")
+        };
+        let report = daily_report(&[elsewhere], &tz);
+        assert_eq!(report.title, "Daily report: every klant backed up (1)");
+        assert_eq!(
+            report.body,
+            "Backed up:\n- Jansen: last backed up 2026-11-23 02:04 by RECEPTIE (another PC of the office)"
         );
     }
 }

@@ -11,11 +11,13 @@ use std::path::PathBuf;
 mod batch;
 mod copies;
 mod klanten;
+mod office;
 mod recover;
 
 pub use batch::*;
 pub use copies::*;
 pub use klanten::*;
+pub use office::*;
 pub use recover::*;
 
 use clap::{Args, Parser, Subcommand};
@@ -314,6 +316,12 @@ pub enum Command {
     /// settings as the app's Settings → E-mail).
     #[command(subcommand)]
     Mail(MailCommand),
+    /// One office of several PCs: join its hub, see its PCs
+    ///
+    /// One office of several PCs around the office hub (the office's kluis-relay): each
+    /// klant's planned backup is made by one PC a slot, whichever PCs plan it.
+    #[command(subcommand)]
+    Office(OfficeCommand),
     /// Run `kluis run-due` every 15 minutes from a systemd user timer.
     #[command(subcommand)]
     Schedule(ScheduleCommand),

@@ -30,6 +30,7 @@ mod installer;
 mod kept;
 mod keyring;
 mod keyring_locked;
+mod office;
 mod one_path;
 mod profiles;
 mod recovery;

@@ -50,6 +50,7 @@ mod jobs;
 mod keeping;
 mod mail;
 mod many;
+mod office;
 mod plans;
 mod recover;
 mod recovery_kit;

@@ -40,7 +40,7 @@ pub(crate) struct Shared {
     /// before their klant counts as failed; a backup someone started is tried once.
     pub retry: Retry,
     /// Where the copy targets' and the klanten's secrets are (the app's keyring).
-    keyring: Arc<dyn SecretStore>,
+    pub(super) keyring: Arc<dyn SecretStore>,
     /// The demo profiles' secrets: in memory, gone with the app.
     pub demo_secrets: Arc<MemoryStore>,
     /// The copies' uploads' budget: the download speed limit (Settings → Download speed) for
@@ -48,6 +48,8 @@ pub(crate) struct Shared {
     pub upload_pace: Arc<Bandwidth>,
     /// The unattended backups running, whose last writes the recovery catalogs.
     pub catalog_round: Arc<super::catalog_round::CatalogRound>,
+    /// The office this PC joined, as last read ([`Shared::office`]).
+    pub(super) office: tokio::sync::Mutex<super::office::OfficeRead>,
 }
 
 impl Shared {
@@ -63,6 +65,7 @@ impl Shared {
         Shared {
             keyring,
             catalog_round: Arc::default(),
+            office: Default::default(),
             demo_secrets: Arc::default(),
             upload_pace,
             engine: Engine::new(history.clone()),

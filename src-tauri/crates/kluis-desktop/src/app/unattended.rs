@@ -138,9 +138,20 @@ impl Plans {
             return Ok(None);
         }
         let profile = self.shared.profiles.get(id)?;
-        let turn = match KlantTurn::take(&self.shared.history, &profile, only_when_due)? {
+        let office = self.shared.office().await;
+        let turn = KlantTurn::take_in(
+            &self.shared.history,
+            &profile,
+            only_when_due,
+            office.as_deref(),
+        );
+        let turn = match turn.await? {
             Turn::Taken(turn) => turn,
             Turn::NotDue => return Ok(None),
+            Turn::Skipped(skipped) => {
+                tracing::info!(klant = %profile.name, "{skipped}; skipped");
+                return Ok(None);
+            }
             Turn::Busy => return Err(AppError::InvalidState(
                 "A backup of this klant is already running in another Kluis process (a scheduled `kluis run-due`?); it was not started twice.".into(),
             )),

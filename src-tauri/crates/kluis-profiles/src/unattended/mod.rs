@@ -3,7 +3,8 @@
 //!
 //! 1. [`KlantTurn::take`]: the klant's turn ([`crate::turn`]), and under it the plan looked at
 //!    again when only a due plan should run: another process that has just backed the klant
-//!    up leaves it not due, so a plan never runs twice.
+//!    up leaves it not due, so a plan never runs twice. In an office, [`KlantTurn::take_in`]
+//!    then asks the office hub ([`crate::office`]): another PC may have it.
 //! 2. [`start`]: the host's connection and callback transport for the klant (its secrets are
 //!    read now: when they cannot be, the klant fails, recorded in the history so that its
 //!    standing says why), its destination, and the job in kluis-core's engine, tried again
@@ -40,6 +41,7 @@ use kluis_core::{
 };
 use uuid::Uuid;
 
+use crate::office::{Office, OfficeEnd, OfficeTurn, Skipped};
 use crate::{plan_due, take_turn, Monitor, Profile, Ran};
 
 mod copies;
@@ -132,10 +134,12 @@ pub enum AfterSave {
 }
 
 /// A klant's turn, taken: while it is held, no other Kluis backs the klant up or prunes its
-/// backups.
+/// backups — nor, in an office, another PC ([`crate::office`]).
 pub struct KlantTurn {
     /// Held for its drop: the OS releases the lock however the process ends.
     _claim: Claim,
+    /// What to tell the office hub when the backup ends (none: this PC is in no office).
+    office: Option<OfficeEnd>,
 }
 
 /// What taking a klant's turn came to.
@@ -145,6 +149,9 @@ pub enum Turn {
     Busy,
     /// Only a due plan was to run, and under the turn it is no longer due.
     NotDue,
+    /// Only a due plan was to run, and another PC of the office has backed the klant up in
+    /// this slot, or is backing it up now.
+    Skipped(Skipped),
 }
 
 impl KlantTurn {
@@ -156,7 +163,42 @@ impl KlantTurn {
         if only_due && !plan_due(profile, history, &jiff::Zoned::now()).is_now() {
             return Ok(Turn::NotDue);
         }
-        Ok(Turn::Taken(KlantTurn { _claim: claim }))
+        Ok(Turn::Taken(KlantTurn {
+            _claim: claim,
+            office: None,
+        }))
+    }
+
+    /// [`KlantTurn::take`], then, when this PC is in `office`, the office's say: with
+    /// `only_due` (a plan) the klant's office-wide turn, which may leave it to another PC;
+    /// otherwise (started by hand) it runs, and the hub is told once it is saved.
+    pub async fn take_in(
+        history: &History,
+        profile: &Profile,
+        only_due: bool,
+        office: Option<&Office>,
+    ) -> Result<Turn> {
+        let mut turn = match Self::take(history, profile, only_due)? {
+            Turn::Taken(turn) => turn,
+            other => return Ok(other),
+        };
+        if let Some(office) = office {
+            match office
+                .ask(history, profile, only_due, &jiff::Zoned::now())
+                .await?
+            {
+                OfficeTurn::Go(end) => turn.office = Some(end),
+                OfficeTurn::Skip(skipped) => return Ok(Turn::Skipped(skipped)),
+            }
+        }
+        Ok(Turn::Taken(turn))
+    }
+
+    /// Tells the office hub, if this PC is in an office, whether the klant was `backed_up`.
+    pub async fn end_in_office(&mut self, backed_up: bool) {
+        if let Some(end) = self.office.take() {
+            end.end(backed_up).await;
+        }
     }
 }
 
@@ -200,10 +242,14 @@ pub async fn back_up(
             };
             finish(after, profile, turn, handle, &tell).await
         }
-        Err(e) => Ended {
-            last_try: id,
-            outcome: Err(e),
-        },
+        Err(e) => {
+            let mut turn = turn;
+            turn.end_in_office(false).await;
+            Ended {
+                last_try: id,
+                outcome: Err(e),
+            }
+        }
     }
 }
 
@@ -256,7 +302,10 @@ pub async fn finish(
     handle: JobHandle,
     tell: &(dyn Fn(&Profile, AfterSave) + Send + Sync),
 ) -> Ended {
+    let mut turn = turn;
     let (last_try, outcome) = handle.finished_try().await;
+    // The backup is what the office's other PCs wait on; its copies are this PC's own.
+    turn.end_in_office(outcome.is_ok()).await;
     if outcome.is_ok() {
         after_save(after, profile, turn, tell).await;
     }

@@ -1,0 +1,231 @@
+//! `kluis office join|status|revoke|leave`: this PC in an office of several PCs around the
+//! office hub (kluis-office), and [`joined`], the office a run's unattended backups ask (see
+//! kluis-profiles' `office`). The keys are read from the environment or standard input, never
+//! from arguments, and go to the keyring (or `KLUIS_SECRETS_DIR`).
+
+use std::io::BufRead;
+use std::sync::Arc;
+
+use kluis_core::{Error, Result, Secret};
+use kluis_office::{Hub, Membership, OfficeError, OfficeKey};
+use kluis_profiles::{Office, ProfileError, SecretKind, Settings, APP};
+
+use crate::args::{Cli, OfficeCommand};
+use crate::from_args::open_profiles;
+use crate::secrets::{on_store, secret_line, secret_store};
+
+/// The office this PC joined, ready for a run's backups; none when it joined none. One whose
+/// keys cannot be read is said, and the run goes on alone (the hub is never a reason to miss
+/// a backup).
+pub async fn joined(settings: &Settings) -> Option<Office> {
+    settings.office.as_ref()?;
+    let tell: kluis_profiles::office::TellHub = Arc::new(|e: &OfficeError| eprintln!("kluis: {e}"));
+    let settings = settings.clone();
+    match on_store(&secret_store(), move |store| {
+        Office::of(&settings, store, tell)
+    })
+    .await
+    {
+        Ok(office) => office,
+        Err(e) => {
+            eprintln!("kluis: {e} Backups go on without the office hub.");
+            None
+        }
+    }
+}
+
+pub async fn run(cli: &Cli, command: &OfficeCommand) -> Result<()> {
+    let profiles = open_profiles(cli.profiles_file.as_ref())?;
+    match command {
+        OfficeCommand::Join {
+            url,
+            name,
+            hub_ca,
+            stdin,
+        } => {
+            let hub_ca_pem = match hub_ca {
+                Some(path) => Some(std::fs::read_to_string(path).map_err(|e| {
+                    Error::Config(format!(
+                        "Could not read the hub's CA certificate {}: {e}.",
+                        path.display()
+                    ))
+                })?),
+                None => None,
+            };
+            join(&profiles, url, name, hub_ca_pem, *stdin).await
+        }
+        OfficeCommand::Status { json } => status(&profiles, *json).await,
+        OfficeCommand::Revoke { name } => {
+            let hub = hub(&profiles.settings()).await?;
+            match hub.revoke(name).await.map_err(core)? {
+                true => eprintln!("kluis: {name}'s key works no more at the office hub."),
+                false => {
+                    return Err(Error::Config(format!(
+                        "The office has no PC named \"{name}\" with a working key."
+                    )))
+                }
+            }
+            Ok(())
+        }
+        OfficeCommand::Leave => {
+            if profiles.settings().office.is_none() {
+                return Err(not_joined());
+            }
+            profiles
+                .update_settings(|settings| {
+                    settings.office = None;
+                    Ok(())
+                })
+                .map_err(ProfileError::into_core)?;
+            leave_keys().await
+        }
+    }
+}
+
+/// `kluis office join`: checks the key at the hub, then keeps both keys and the membership.
+async fn join(
+    profiles: &kluis_profiles::ProfileStore,
+    url: &str,
+    name: &str,
+    hub_ca_pem: Option<String>,
+    stdin: bool,
+) -> Result<()> {
+    Membership::check_pc_name(name).map_err(core)?;
+    let hub_url = Membership::check_hub(url).map_err(core)?;
+    let (pc_key, office_key) = keys(stdin)?;
+    let membership = Membership {
+        hub: hub_url.as_str().trim_end_matches('/').to_string(),
+        pc: name.to_string(),
+        hub_ca_pem,
+        joined_ms: kluis_core::clock::now_ms(),
+    };
+    let hub = Hub::new(&membership, pc_key.clone()).map_err(core)?;
+    let pcs = hub.pcs().await.map_err(core)?;
+    if !pcs
+        .iter()
+        .any(|pc| pc.name == name && pc.revoked_ms.is_none())
+    {
+        return Err(Error::Config(format!(
+            "The office hub knows no PC named \"{name}\" with a working key: give the name the key was made for (kluis-relay tenant pc-key list OFFICE)."
+        )));
+    }
+    let (office_key, made) = match office_key {
+        Some(text) => (OfficeKey::parse(text.expose()).map_err(core)?, false),
+        None => (OfficeKey::generate().map_err(core)?, true),
+    };
+    let kept = office_key.text().clone();
+    on_store(&secret_store(), move |store| {
+        store.set(APP, SecretKind::OfficePcKey, &pc_key)?;
+        store.set(APP, SecretKind::OfficeKey, &kept)
+    })
+    .await?;
+    profiles
+        .update_settings(|settings| {
+            settings.office = Some(membership.clone());
+            Ok(())
+        })
+        .map_err(ProfileError::into_core)?;
+    eprintln!(
+        "kluis: this PC ({name}) joined the office at {}; its PCs: {}.",
+        hub.address(),
+        pcs.iter()
+            .filter(|p| p.revoked_ms.is_none())
+            .map(|p| p.name.as_str())
+            .collect::<Vec<_>>()
+            .join(", ")
+    );
+    if made {
+        eprintln!("kluis: this PC made the office key. The office's next PCs join with it (KLUIS_OFFICE_KEY, or the second line with --stdin); keep it where the office keeps its passwords — the hub never has it:");
+        println!("{}", office_key.text().expose());
+    }
+    Ok(())
+}
+
+/// The PC key and the office key (if given): with `stdin`, its first two lines; else
+/// `KLUIS_OFFICE_PC_KEY` and `KLUIS_OFFICE_KEY`.
+fn keys(stdin: bool) -> Result<(Secret, Option<Secret>)> {
+    const MISSING: &str = "Give this PC's key (kluis-relay tenant pc-key add makes it) in KLUIS_OFFICE_PC_KEY, or on standard input with --stdin.";
+    if stdin {
+        let mut lines = std::io::stdin().lock().lines();
+        let pc_key = secret_line(&mut lines, MISSING)?;
+        let office_key = secret_line(&mut lines, "").ok();
+        return Ok((pc_key, office_key));
+    }
+    let variable = |name: &str| std::env::var(name).ok().filter(|v| !v.trim().is_empty());
+    let pc_key = variable("KLUIS_OFFICE_PC_KEY").ok_or_else(|| Error::Config(MISSING.into()))?;
+    Ok((
+        Secret::new(pc_key.trim()),
+        variable("KLUIS_OFFICE_KEY").map(Secret::new),
+    ))
+}
+
+/// `kluis office status`: the hub, this PC and the office's PCs.
+async fn status(profiles: &kluis_profiles::ProfileStore, json: bool) -> Result<()> {
+    let settings = profiles.settings();
+    let Some(membership) = settings.office.clone() else {
+        return Err(not_joined());
+    };
+    let hub = hub(&settings).await?;
+    let pcs = hub.pcs().await.map_err(core)?;
+    if json {
+        let pcs: Vec<_> = (pcs.iter())
+            .map(|p| serde_json::json!({ "name": p.name, "created_ms": p.created_ms, "revoked_ms": p.revoked_ms }))
+            .collect();
+        let line = serde_json::json!({ "hub": hub.address(), "pc": membership.pc, "pcs": pcs });
+        println!("{line}");
+        return Ok(());
+    }
+    println!("Office hub: {}", hub.address());
+    println!("This PC:    {}", membership.pc);
+    for pc in &pcs {
+        let state = match pc.revoked_ms {
+            Some(_) => " (revoked)",
+            None => "",
+        };
+        println!("  {}{state}", pc.name);
+    }
+    Ok(())
+}
+
+/// The hub of the office this PC joined, with its key from the keyring.
+async fn hub(settings: &Settings) -> Result<Hub> {
+    let Some(membership) = settings.office.clone() else {
+        return Err(not_joined());
+    };
+    let key = on_store(&secret_store(), |store| {
+        store.get(APP, SecretKind::OfficePcKey)
+    })
+    .await?;
+    let key = key.ok_or_else(|| {
+        Error::Config(
+            "This PC's office key is not in the keyring: join again (kluis office join).".into(),
+        )
+    })?;
+    Hub::new(&membership, key).map_err(core)
+}
+
+/// Removes this PC's two office keys.
+async fn leave_keys() -> Result<()> {
+    on_store(&secret_store(), |store| {
+        store.delete(APP, SecretKind::OfficePcKey)?;
+        store.delete(APP, SecretKind::OfficeKey)
+    })
+    .await?;
+    eprintln!("kluis: this PC left the office; its plans run alone. The hub still knows its key: revoke it from another PC (kluis office revoke NAME) if it is not to come back.");
+    Ok(())
+}
+
+fn not_joined() -> Error {
+    Error::Config(
+        "This PC is in no office: join one with `kluis office join URL --name PC-NAME`.".into(),
+    )
+}
+
+/// The CLI's error for an office hub's: out of reach is the network's (worth trying again),
+/// the rest a setting to change.
+fn core(e: OfficeError) -> Error {
+    match e {
+        OfficeError::Unreachable { .. } => Error::Network(e.to_string()),
+        other => Error::Config(other.to_string()),
+    }
+}

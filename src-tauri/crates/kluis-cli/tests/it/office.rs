@@ -1,0 +1,328 @@
+//! One office of two PCs around the office hub (a kluis-relay over TLS on 127.0.0.1), each PC a
+//! `kluis` of its own (its own profiles file, history and secrets folder) against one
+//! simulator: `kluis office join`, then `run-due` on both with the same klant planned (named
+//! differently on each) — one backup a slot, the other PC skipping and saying so; the hub gone
+//! or refusing this PC — said once, and no backup missed.
+
+use std::path::{Path, PathBuf};
+use std::process::Output;
+use std::sync::Arc;
+
+use kluis_relay::tenants::new_key;
+use serde_json::Value;
+
+use crate::common::{assert_succeeded, Env};
+use crate::profiles::{office, KLANT_PASSWORD};
+
+/// One PC of the office: its folder (profiles, history, secrets, backups).
+struct Pc {
+    name: &'static str,
+    dir: PathBuf,
+}
+
+/// The hub: its URL, a file with its CA, the relay (to add the PCs' keys).
+struct HubUnderTest {
+    url: String,
+    ca: PathBuf,
+    relay: Arc<kluis_relay::Relay>,
+    stop: Option<tokio::sync::oneshot::Sender<()>>,
+}
+
+async fn hub(env: &Env) -> HubUnderTest {
+    let relay = kluis_relay::Relay::new(
+        kluis_relay::SqliteStore::in_memory().unwrap(),
+        kluis_relay::RelayConfig::new(crate::common::RELAY_SECRET.into()),
+    );
+    let ca = kluis_https::LocalCa::generate("hub CA").unwrap();
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!(
+        "https://127.0.0.1:{}",
+        listener.local_addr().unwrap().port()
+    );
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    tokio::spawn(kluis_https::serve_tls(
+        listener,
+        ca.server_config(&["127.0.0.1"]).unwrap(),
+        kluis_relay::router(relay.clone()),
+        Default::default(),
+        async move {
+            let _ = stopped.await;
+        },
+    ));
+    let tenant = new_key();
+    let store = relay.store();
+    assert!(store
+        .add_tenant("office", Default::default(), &tenant.id, tenant.hash)
+        .await
+        .unwrap());
+    let ca_file = env.dir.path().join("hub-ca.pem");
+    std::fs::write(&ca_file, ca.ca_pem()).unwrap();
+    HubUnderTest {
+        url,
+        ca: ca_file,
+        relay,
+        stop: Some(stop),
+    }
+}
+
+impl HubUnderTest {
+    /// A PC key for `name`, as `kluis-relay tenant pc-key add office NAME` makes it.
+    async fn pc_key(&self, name: &str) -> String {
+        let key = new_key();
+        assert!(self
+            .relay
+            .store()
+            .add_pc("office", name, &key.id, key.hash)
+            .await
+            .unwrap());
+        key.text
+    }
+}
+
+impl Pc {
+    fn new(env: &Env, name: &'static str) -> Pc {
+        let dir = env.dir.path().join(name);
+        std::fs::create_dir_all(dir.join("out")).unwrap();
+        Pc { name, dir }
+    }
+
+    fn out(&self) -> PathBuf {
+        self.dir.join("out")
+    }
+
+    /// `kluis ARGS` as this PC, with `vars`.
+    async fn kluis(&self, env: &Env, args: &[&str], vars: &[(&str, &str)]) -> Output {
+        let mut command = env.command(args);
+        command
+            .env("KLUIS_PROFILES_FILE", self.dir.join("profiles.json"))
+            .env("KLUIS_HISTORY_DB", self.dir.join("history.sqlite3"))
+            .env("KLUIS_SECRETS_DIR", self.dir.join("secrets"))
+            .envs(vars.iter().copied());
+        tokio::task::spawn_blocking(move || command.output().unwrap())
+            .await
+            .unwrap()
+    }
+
+    /// Plans klant `username` (named `name` here) every hour, as if set five hours ago: due.
+    async fn plan_due(&self, env: &Env, name: &str, username: &str) {
+        let key = kluis_sim::config::DEMO_API_KEY.to_string();
+        let vars = [
+            ("KLUIS_USERNAME", username),
+            ("KLUIS_API_KEY", &key),
+            ("KLUIS_PASSWORD", KLANT_PASSWORD),
+        ];
+        assert_succeeded(&self.kluis(env, &["profiles", "add", name], &vars).await);
+        assert_succeeded(&self.kluis(env, &["plan", name, "--every", "1h"], &[]).await);
+        let file = self.dir.join("profiles.json");
+        let mut stored: Value = serde_json::from_slice(&std::fs::read(&file).unwrap()).unwrap();
+        let then = jiff::Timestamp::now().as_millisecond() - 5 * 3_600_000;
+        for profile in stored["profiles"].as_array_mut().unwrap() {
+            if let Some(plan) = profile.get_mut("plan").filter(|p| p.is_object()) {
+                plan["set_at_ms"] = then.into();
+            }
+        }
+        std::fs::write(&file, serde_json::to_vec(&stored).unwrap()).unwrap();
+    }
+
+    /// Joins the office at `hub` with `pc_key` (and `office_key`, unless it is the first PC):
+    /// the office key, printed when this PC made it.
+    async fn join(
+        &self,
+        env: &Env,
+        hub: &HubUnderTest,
+        pc_key: &str,
+        office_key: Option<&str>,
+    ) -> String {
+        let mut vars = vec![("KLUIS_OFFICE_PC_KEY", pc_key)];
+        vars.extend(office_key.map(|k| ("KLUIS_OFFICE_KEY", k)));
+        let args = [
+            "office",
+            "join",
+            &hub.url,
+            "--name",
+            self.name,
+            "--hub-ca",
+            hub.ca.to_str().unwrap(),
+        ];
+        let joined = self.kluis(env, &args, &vars).await;
+        assert_succeeded(&joined);
+        let said = stderr(&joined);
+        assert!(
+            said.contains(&format!("this PC ({}) joined the office", self.name)),
+            "{said}"
+        );
+        let all = format!("{said}{}", String::from_utf8_lossy(&joined.stdout));
+        assert!(!all.contains(pc_key), "the PC key is never shown: {all}");
+        String::from_utf8_lossy(&joined.stdout).trim().to_string()
+    }
+
+    async fn run_due(&self, env: &Env) -> Output {
+        let out = self.out();
+        self.kluis(
+            env,
+            &["run-due", "--out", out.to_str().unwrap(), "--json"],
+            &[],
+        )
+        .await
+    }
+
+    fn backups(&self) -> usize {
+        files_below(&self.out())
+    }
+}
+
+fn stderr(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stderr).into_owned()
+}
+
+fn json_lines(output: &Output) -> Vec<Value> {
+    String::from_utf8_lossy(&output.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+fn files_below(dir: &Path) -> usize {
+    let mut count = 0;
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        count += match path.is_dir() {
+            true => files_below(&path),
+            false => 1,
+        };
+    }
+    count
+}
+
+/// Two PCs plan the same klant (named differently on each) and run `run-due` at once: the
+/// klant is backed up once between them; the other PC skips it and says by whom, in words and
+/// in its JSON line. A skip because the other PC had already backed it up counts on the
+/// skipping PC as that klant's backup: `status` says it is not overdue and by whom, and the
+/// plan is not due again this slot. No key is ever shown.
+#[tokio::test]
+async fn one_backup_per_slot_between_two_pcs_of_an_office() {
+    let env = office().await;
+    let hub = hub(&env).await;
+    let (receptie, balie) = (Pc::new(&env, "RECEPTIE"), Pc::new(&env, "BALIE"));
+    receptie.plan_due(&env, "Visser", "visser").await;
+    balie.plan_due(&env, "Visser B.V.", "visser").await;
+    let office_key = receptie
+        .join(&env, &hub, &hub.pc_key("RECEPTIE").await, None)
+        .await;
+    assert!(
+        office_key.starts_with("kluis-office-key-"),
+        "the first PC made the office key: {office_key}"
+    );
+    let again = balie
+        .join(&env, &hub, &hub.pc_key("BALIE").await, Some(&office_key))
+        .await;
+    assert_eq!(again, "", "a PC that joins with the office key makes none");
+
+    let (a, b) = tokio::join!(receptie.run_due(&env), balie.run_due(&env));
+    assert_succeeded(&a);
+    assert_succeeded(&b);
+    assert_eq!(
+        receptie.backups() + balie.backups(),
+        1,
+        "one backup between them\n{}\n{}",
+        stderr(&a),
+        stderr(&b)
+    );
+    let (made, skipped, maker) = match receptie.backups() {
+        1 => (&a, &b, &receptie),
+        _ => (&b, &a, &balie),
+    };
+    let skipper = if maker.name == "RECEPTIE" {
+        &balie
+    } else {
+        &receptie
+    };
+    assert!(
+        json_lines(made)[0]["path"].is_string(),
+        "{:?}",
+        json_lines(made)
+    );
+    let line = &json_lines(skipped)[0];
+    assert_eq!(line["by"], maker.name, "{line}");
+    let said = stderr(skipped);
+    assert!(
+        said.contains(&format!("by {}", maker.name)) && said.contains("skipped"),
+        "{said}"
+    );
+
+    // Held (both at once) leaves the plan due: the next run is told the backup was made.
+    if line["skipped"] == "held" {
+        let next = skipper.run_due(&env).await;
+        assert_eq!(json_lines(&next)[0]["skipped"], "done", "{}", stderr(&next));
+    }
+    assert_eq!(skipper.backups(), 0, "the skipping PC made no backup");
+    let status = json_lines(&skipper.kluis(&env, &["status", "--json"], &[]).await);
+    assert_eq!(status[0]["overdue"], false, "{status:?}");
+    assert_eq!(status[0]["office_backup"]["by"], maker.name, "{status:?}");
+    let later = skipper.run_due(&env).await;
+    assert!(
+        stderr(&later).contains("no plan is due"),
+        "this slot's backup was made: {}",
+        stderr(&later)
+    );
+    assert_eq!(receptie.backups() + balie.backups(), 1);
+}
+
+/// The hub gone (stopped mid-night) and a PC whose key the office revoked: each PC says so
+/// once — not once per klant — and backs every due klant up alone: a klant may be backed up
+/// twice, never by nobody.
+#[tokio::test]
+async fn a_hub_that_is_gone_or_refuses_is_said_once_and_no_backup_is_missed() {
+    let env = office().await;
+    let mut hub = hub(&env).await;
+    let (receptie, balie) = (Pc::new(&env, "RECEPTIE"), Pc::new(&env, "BALIE"));
+    for pc in [&receptie, &balie] {
+        pc.plan_due(&env, "Visser", "visser").await;
+        pc.plan_due(&env, "Bakker", "bakker").await;
+    }
+    let office_key = receptie
+        .join(&env, &hub, &hub.pc_key("RECEPTIE").await, None)
+        .await;
+    balie
+        .join(&env, &hub, &hub.pc_key("BALIE").await, Some(&office_key))
+        .await;
+
+    // From RECEPTIE, BALIE is revoked (a stolen laptop).
+    assert_succeeded(
+        &receptie
+            .kluis(&env, &["office", "revoke", "BALIE"], &[])
+            .await,
+    );
+    let alone = balie.run_due(&env).await;
+    assert_succeeded(&alone);
+    assert_eq!(
+        balie.backups(),
+        2,
+        "both klanten backed up: {}",
+        stderr(&alone)
+    );
+    let said = stderr(&alone);
+    assert_eq!(
+        said.matches("refused this PC's key").count(),
+        1,
+        "said once: {said}"
+    );
+
+    // The hub stops; RECEPTIE's klanten are due still.
+    hub.stop.take().unwrap().send(()).unwrap();
+    let night = receptie.run_due(&env).await;
+    assert_succeeded(&night);
+    assert_eq!(
+        receptie.backups(),
+        2,
+        "both klanten backed up: {}",
+        stderr(&night)
+    );
+    let said = stderr(&night);
+    assert_eq!(
+        said.matches("did not answer").count(),
+        1,
+        "said once: {said}"
+    );
+    assert!(said.contains("Kluis goes on without it"), "{said}");
+}

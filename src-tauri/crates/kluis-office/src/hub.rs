@@ -1,0 +1,317 @@
+//! [`Hub`]: the office hub's API as this PC uses it (`kluis-relay`'s `/api/office`, see its
+//! `server::office`). This PC's key goes in `Authorization: Bearer` to the hub's origin only
+//! (a redirect elsewhere is refused, not followed). Every call is bounded by [`CALL_BOUND`]: a
+//! hub that answers slowly is a hub that is not there, and a backup never waits on it long.
+
+use std::time::Duration;
+
+use kluis_core::http::RedirectRule;
+use kluis_core::Secret;
+use reqwest::{Method, StatusCode};
+use serde::Deserialize;
+
+use crate::error::{OfficeError, OfficeResult};
+use crate::key::KlantId;
+use crate::membership::Membership;
+
+/// The longest one call to the hub may take, connecting included.
+pub const CALL_BOUND: Duration = Duration::from_secs(5);
+
+/// The longest an answer's body may be (the office's PCs, 10,000 of them, fit well within).
+const MOST_BODY: usize = 2 * 1024 * 1024;
+
+/// What the hub answers a PC asking for a klant's turn.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(tag = "turn", rename_all = "snake_case")]
+pub enum TurnAnswer {
+    /// This PC has the turn for `hold_ms` from now: it backs the klant up.
+    Yours { hold_ms: i64 },
+    /// PC `by` is backing the klant up now (its turn has `left_ms` more unless renewed).
+    Held { by: String, left_ms: i64 },
+    /// PC `by` backed the klant up `ago_ms` ago, within this PC's slot.
+    Done { by: String, ago_ms: i64 },
+}
+
+/// A PC of the office, as the hub lists them.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+pub struct PcSummary {
+    pub name: String,
+    pub created_ms: i64,
+    /// When its key was revoked.
+    pub revoked_ms: Option<i64>,
+}
+
+/// The office hub, reached with this PC's key (cheap to clone: a lease and its renewals share
+/// one).
+#[derive(Clone)]
+pub struct Hub(std::sync::Arc<Reached>);
+
+struct Reached {
+    base: url::Url,
+    key: Secret,
+    client: reqwest::Client,
+}
+
+impl std::fmt::Debug for Hub {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Hub({})", self.0.base)
+    }
+}
+
+impl Hub {
+    /// The hub `membership` names, reached with `pc_key`.
+    pub fn new(membership: &Membership, pc_key: Secret) -> OfficeResult<Self> {
+        let base = Membership::check_hub(&membership.hub)?;
+        let timeouts = kluis_core::config::Timeouts {
+            connect: CALL_BOUND,
+            read: CALL_BOUND,
+            liveness_check: CALL_BOUND,
+        };
+        let client = kluis_core::http::client_trusting(
+            membership.hub_ca_pem.as_deref(),
+            false,
+            &timeouts,
+            RedirectRule::SameOrigin,
+        )
+        .map_err(|e| OfficeError::Input(format!("The hub's settings cannot be used: {e}")))?;
+        Ok(Hub(std::sync::Arc::new(Reached {
+            base,
+            key: pc_key,
+            client,
+        })))
+    }
+
+    /// The hub's address, as said to the user.
+    pub fn address(&self) -> String {
+        self.0.base.as_str().trim_end_matches('/').to_string()
+    }
+
+    /// Asks for `klant`'s turn for `hold` (asked again while this PC holds it: renewed); this
+    /// PC's slot for it began `slot_age` ago.
+    pub async fn take(
+        &self,
+        klant: &KlantId,
+        hold: Duration,
+        slot_age: Duration,
+    ) -> OfficeResult<TurnAnswer> {
+        let body = serde_json::json!({
+            "hold_ms": hold.as_millis().min(i64::MAX as u128) as i64,
+            "slot_age_ms": slot_age.as_millis().min(i64::MAX as u128) as i64,
+        });
+        let answer = self
+            .call(
+                Method::POST,
+                &["api", "office", "turns", klant.as_str()],
+                Some(body),
+                &[],
+            )
+            .await?;
+        let turn: TurnAnswer = parse(&answer)?;
+        match &turn {
+            TurnAnswer::Yours { hold_ms } if *hold_ms > 0 => Ok(turn),
+            TurnAnswer::Held { by, .. } | TurnAnswer::Done { by, .. }
+                if Membership::check_pc_name(by).is_ok() =>
+            {
+                Ok(turn)
+            }
+            _ => Err(OfficeError::Unexpected(
+                "a turn the hub's API does not have".into(),
+            )),
+        }
+    }
+
+    /// This PC is done with `klant`: `backed_up` says whether it backed the klant up (the
+    /// office's other PCs then skip it within their slot). Whether this PC still had the turn.
+    pub async fn end(&self, klant: &KlantId, backed_up: bool) -> OfficeResult<bool> {
+        let flag = if backed_up { "true" } else { "false" };
+        let answer = self
+            .call(
+                Method::DELETE,
+                &["api", "office", "turns", klant.as_str()],
+                None,
+                &[("backed_up", flag)],
+            )
+            .await?;
+        #[derive(Deserialize)]
+        struct Ended {
+            had_turn: bool,
+        }
+        Ok(parse::<Ended>(&answer)?.had_turn)
+    }
+
+    /// The office's PCs (a revoked one too, with when).
+    pub async fn pcs(&self) -> OfficeResult<Vec<PcSummary>> {
+        let answer = self
+            .call(Method::GET, &["api", "office", "pcs"], None, &[])
+            .await?;
+        #[derive(Deserialize)]
+        struct Pcs {
+            pcs: Vec<PcSummary>,
+        }
+        Ok(parse::<Pcs>(&answer)?.pcs)
+    }
+
+    /// PC `name`'s key works no more (a stolen or retired PC); `false` when the office has
+    /// no PC of that name with a working key.
+    pub async fn revoke(&self, name: &str) -> OfficeResult<bool> {
+        Membership::check_pc_name(name)?;
+        match self
+            .call(Method::DELETE, &["api", "office", "pcs", name], None, &[])
+            .await
+        {
+            Ok(_) => Ok(true),
+            Err(OfficeError::Unexpected(why)) if why.starts_with("404") => Ok(false),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// One call: the path's segments (each escaped), a JSON body, a query. The answer's body
+    /// when the status is a success; otherwise what the status means.
+    async fn call(
+        &self,
+        method: Method,
+        segments: &[&str],
+        body: Option<serde_json::Value>,
+        query: &[(&str, &str)],
+    ) -> OfficeResult<Vec<u8>> {
+        let mut url = self.0.base.clone();
+        url.path_segments_mut()
+            .map_err(|()| OfficeError::Input("The hub's address cannot take a path.".into()))?
+            .pop_if_empty()
+            .extend(segments);
+        if !query.is_empty() {
+            url.query_pairs_mut().extend_pairs(query);
+        }
+        let mut request = (self.0.client)
+            .request(method, url)
+            .bearer_auth(self.0.key.expose())
+            .timeout(CALL_BOUND);
+        if let Some(body) = body {
+            request = request.json(&body);
+        }
+        let unreachable = |why: String| OfficeError::Unreachable {
+            hub: self.address(),
+            why,
+        };
+        let mut response = request.send().await.map_err(|e| unreachable(describe(e)))?;
+        let status = response.status();
+        // Read to a bound: a hub that sends without end is not waited for, nor kept in memory.
+        let mut read = Vec::new();
+        let reading = async {
+            while let Some(chunk) = response.chunk().await? {
+                if read.len() + chunk.len() > MOST_BODY {
+                    return Ok::<bool, reqwest::Error>(false);
+                }
+                read.extend_from_slice(&chunk);
+            }
+            Ok(true)
+        };
+        match reading.await {
+            Ok(true) => {}
+            Ok(false) => return Err(OfficeError::Unexpected("an answer too long".into())),
+            Err(e) => return Err(unreachable(describe(e))),
+        }
+        match status {
+            s if s.is_success() => Ok(read),
+            StatusCode::UNAUTHORIZED | StatusCode::FORBIDDEN => Err(OfficeError::Refused {
+                code: refusal_code(&read).unwrap_or_else(|| status.as_u16().to_string()),
+            }),
+            s if s.is_server_error() || s == StatusCode::TOO_MANY_REQUESTS => {
+                Err(unreachable(format!("HTTP {}", s.as_u16())))
+            }
+            s => Err(OfficeError::Unexpected(format!(
+                "{} {}",
+                s.as_u16(),
+                refusal_code(&read).unwrap_or_default()
+            ))),
+        }
+    }
+}
+
+/// A refusal's `code`, when it is one of the hub's own (short, plain): never other text of
+/// the body, which a server may fill with anything.
+fn refusal_code(body: &[u8]) -> Option<String> {
+    let value: serde_json::Value = serde_json::from_slice(body).ok()?;
+    let code = value.get("code")?.as_str()?;
+    (code.len() <= 40 && code.bytes().all(|b| b.is_ascii_lowercase() || b == b'_'))
+        .then(|| code.to_string())
+}
+
+fn parse<T: serde::de::DeserializeOwned>(body: &[u8]) -> OfficeResult<T> {
+    serde_json::from_slice(body)
+        .map_err(|_| OfficeError::Unexpected("an answer that is not the hub's JSON".into()))
+}
+
+/// Why a request failed, in words, without its URL (the klant's id is in it).
+fn describe(e: reqwest::Error) -> String {
+    if e.is_timeout() {
+        return format!("no answer within {} s", CALL_BOUND.as_secs());
+    }
+    let e = e.without_url();
+    let mut why = e.to_string();
+    let mut source = std::error::Error::source(&e);
+    while let Some(inner) = source {
+        why = format!("{why}: {inner}");
+        source = inner.source();
+    }
+    why
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Only a refusal's short, plain code is kept from a body; anything else a hub may send
+    /// (long text, markup, another shape, not JSON) is dropped, never quoted.
+    #[test]
+    fn only_a_plain_refusal_code_is_kept_from_a_body() {
+        assert_eq!(
+            refusal_code(br#"{"code":"not_a_pc","message":"x"}"#).as_deref(),
+            Some("not_a_pc")
+        );
+        for hostile in [
+            &br#"{"code":"<script>alert(1)</script>"}"#[..],
+            br#"{"code":"klr_abc_secret-key-echoed"}"#,
+            br#"{"code":"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"}"#,
+            br#"{"code":7}"#,
+            br#"["code"]"#,
+            b"\xff\xfe not json",
+            b"",
+        ] {
+            assert_eq!(
+                refusal_code(hostile),
+                None,
+                "{:?}",
+                String::from_utf8_lossy(hostile)
+            );
+        }
+    }
+
+    /// A turn in another shape than the hub's API is an error, never a panic nor a guess.
+    #[test]
+    fn a_turn_of_another_shape_is_refused() {
+        for hostile in [
+            &br#"{"turn":"mine"}"#[..],
+            br#"{"turn":"held"}"#,
+            br#"{"turn":"done","by":"X","ago_ms":"soon"}"#,
+            br#"{"turn":"yours","hold_ms":1e400}"#,
+            b"null",
+            b"{}",
+        ] {
+            assert!(
+                parse::<TurnAnswer>(hostile).is_err(),
+                "{:?}",
+                String::from_utf8_lossy(hostile)
+            );
+        }
+        let done: TurnAnswer =
+            parse(br#"{"turn":"done","by":"BALIE","ago_ms":5,"extra":1}"#).unwrap();
+        assert_eq!(
+            done,
+            TurnAnswer::Done {
+                by: "BALIE".into(),
+                ago_ms: 5
+            }
+        );
+    }
+}

@@ -1,0 +1,3 @@
+//! kluis-office's tests, in one binary (one link).
+
+mod hub;

@@ -1,0 +1,230 @@
+//! The office hub in a klant's backup (kluis-office): when this PC joined an office, a plan's
+//! backup first asks the hub for the klant's office-wide turn ([`Office::ask`]):
+//!
+//! - the turn is this PC's: it backs the klant up, renewing the turn while it runs, and says
+//!   when it ends whether it did ([`OfficeEnd`]);
+//! - another PC backed the klant up since this PC's slot began: skipped, and that backup
+//!   recorded in this PC's history (its plan counts from it, its standing says it) — its file,
+//!   copies and restore tests stay with the PC that made it ([`Skipped::Done`]);
+//! - another PC is backing it up now: skipped, said ([`Skipped::Held`]); the next run asks
+//!   again;
+//! - the hub cannot be reached, is slow or refuses: said once (until it answers again) and the
+//!   PC goes on alone. The hub is never a reason to miss a backup: a klant may then be backed
+//!   up twice, never zero times.
+//!
+//! A backup someone starts by hand always runs; it only tells the hub once it is saved, so the
+//! office's other PCs skip the klant within their slot.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+
+use jiff::Zoned;
+use kluis_core::office_backups::OfficeBackup;
+use kluis_core::History;
+use kluis_office::{Hub, KlantId, Lease, OfficeError, OfficeKey, TurnAnswer};
+
+use crate::error::{ProfileError, ProfileResult};
+use crate::secrets::{SecretKind, SecretStore, APP};
+use crate::settings::Settings;
+use crate::store::Profile;
+
+/// How a host says what the office hub could not do (the CLI on stderr, the app in its log).
+pub type TellHub = Arc<dyn Fn(&OfficeError) + Send + Sync>;
+
+/// The office this PC joined, ready to ask for turns.
+pub struct Office {
+    hub: Hub,
+    key: OfficeKey,
+    said: Said,
+}
+
+/// What the hub could not do, said once until it answers again: a run of 200 klanten with the
+/// hub away says so once, not 200 times.
+#[derive(Clone)]
+struct Said {
+    tell: TellHub,
+    /// The hub's failure was said, and it has not answered since.
+    failure_said: Arc<AtomicBool>,
+}
+
+impl Said {
+    fn failed(&self, e: &OfficeError) {
+        if !self.failure_said.swap(true, Ordering::SeqCst) {
+            (self.tell)(e);
+        }
+    }
+
+    fn answered(&self) {
+        self.failure_said.store(false, Ordering::SeqCst);
+    }
+}
+
+/// What the office said about one klant's backup.
+pub enum OfficeTurn {
+    /// This PC backs the klant up; what to tell the hub when it ends.
+    Go(OfficeEnd),
+    /// Another PC has it (see [`Skipped`]).
+    Skip(Skipped),
+}
+
+/// Why a klant's planned backup is left to another PC of the office.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Skipped {
+    /// That PC backed it up since this PC's slot began (recorded in this PC's history).
+    Done(OfficeBackup),
+    /// That PC is backing it up now.
+    Held { by: String },
+}
+
+impl std::fmt::Display for Skipped {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Skipped::Done(backup) => {
+                let at = jiff::Timestamp::from_millisecond(backup.at_ms)
+                    .map(|t| {
+                        t.to_zoned(jiff::tz::TimeZone::system())
+                            .strftime("%Y-%m-%d %H:%M")
+                            .to_string()
+                    })
+                    .unwrap_or_default();
+                write!(
+                    f,
+                    "backed up at {at} by {} (the office hub said so)",
+                    backup.by
+                )
+            }
+            Skipped::Held { by } => {
+                write!(f, "being backed up by {by} now (the office hub said so)")
+            }
+        }
+    }
+}
+
+/// What this PC tells the hub when a klant's backup ends: under a turn it holds, the turn
+/// ended; without one (the hub was away, or the backup was started by hand), only a backup
+/// made.
+pub struct OfficeEnd {
+    hub: Hub,
+    /// None: nothing to tell (the klant's service address makes no id, or the hub could not
+    /// be asked).
+    klant: Option<KlantId>,
+    lease: Option<Lease>,
+    said: Said,
+}
+
+impl OfficeEnd {
+    /// Tells the hub whether the klant was `backed_up` (a failure to reach it is said, and
+    /// changes nothing here).
+    pub async fn end(self, backed_up: bool) {
+        let told = match (self.lease, &self.klant) {
+            (Some(lease), _) => lease.end(backed_up).await.map(drop),
+            (None, Some(klant)) if backed_up => self.hub.end(klant, true).await.map(drop),
+            (None, _) => Ok(()),
+        };
+        match told {
+            Ok(()) => self.said.answered(),
+            Err(e) => self.said.failed(&e),
+        }
+    }
+}
+
+impl Office {
+    /// The office `settings` say this PC joined, with its two keys from `secrets` (blocking:
+    /// call it off the async threads); none when it joined none. A PC whose keys are gone from
+    /// the keyring is an error to say; its backups go on alone.
+    pub fn of(
+        settings: &Settings,
+        secrets: &dyn SecretStore,
+        tell: TellHub,
+    ) -> ProfileResult<Option<Office>> {
+        let Some(membership) = &settings.office else {
+            return Ok(None);
+        };
+        let missing = || {
+            ProfileError::NotFound(
+                "This PC's office keys are not in the keyring: join the office again (kluis office join).".into(),
+            )
+        };
+        let pc_key = secrets
+            .get(APP, SecretKind::OfficePcKey)?
+            .ok_or_else(missing)?;
+        let key = secrets
+            .get(APP, SecretKind::OfficeKey)?
+            .ok_or_else(missing)?;
+        let key = OfficeKey::parse(key.expose()).map_err(office_error)?;
+        Ok(Some(Office {
+            hub: Hub::new(membership, pc_key).map_err(office_error)?,
+            key,
+            said: Said {
+                tell,
+                failure_said: Arc::default(),
+            },
+        }))
+    }
+
+    /// The office's say on `profile`'s backup at `now`: with `planned`, its turn asked for
+    /// (see the module); otherwise (a backup started by hand) it goes ahead and the hub is
+    /// told once it is saved. A skip because another PC backed the klant up is recorded in
+    /// `history`.
+    pub async fn ask(
+        &self,
+        history: &History,
+        profile: &Profile,
+        planned: bool,
+        now: &Zoned,
+    ) -> kluis_core::Result<OfficeTurn> {
+        let klant = match KlantId::of(&self.key, &profile.base_url, &profile.username) {
+            Ok(klant) => klant,
+            Err(e) => {
+                (self.said.tell)(&e);
+                return Ok(OfficeTurn::Go(self.end_for(None, None)));
+            }
+        };
+        let slot_age = profile.plan.as_ref().and_then(|p| p.slot_age(now));
+        let (true, Some(slot_age)) = (planned, slot_age) else {
+            return Ok(OfficeTurn::Go(self.end_for(Some(klant), None)));
+        };
+        let answer = self
+            .hub
+            .take(&klant, kluis_office::lease::HOLD, slot_age)
+            .await;
+        let answer = match answer {
+            Ok(answer) => {
+                self.said.answered();
+                answer
+            }
+            Err(e) => {
+                // Alone: the hub is not told of this backup either (it is not there to hear).
+                self.said.failed(&e);
+                return Ok(OfficeTurn::Go(self.end_for(None, None)));
+            }
+        };
+        Ok(match answer {
+            TurnAnswer::Yours { .. } => {
+                let lease = Lease::hold(self.hub.clone(), klant.clone());
+                OfficeTurn::Go(self.end_for(Some(klant), Some(lease)))
+            }
+            TurnAnswer::Held { by, .. } => OfficeTurn::Skip(Skipped::Held { by }),
+            TurnAnswer::Done { by, ago_ms } => {
+                let at_ms = now.timestamp().as_millisecond() - ago_ms.max(0);
+                let backup = OfficeBackup { at_ms, by };
+                history.backed_up_elsewhere(&profile.key(), &backup)?;
+                OfficeTurn::Skip(Skipped::Done(backup))
+            }
+        })
+    }
+
+    /// What to tell the hub at the end (nothing for a klant without an id).
+    fn end_for(&self, klant: Option<KlantId>, lease: Option<Lease>) -> OfficeEnd {
+        OfficeEnd {
+            hub: self.hub.clone(),
+            klant,
+            lease,
+            said: self.said.clone(),
+        }
+    }
+}
+
+fn office_error(e: OfficeError) -> ProfileError {
+    ProfileError::Core(kluis_core::Error::Config(e.to_string()))
+}
