@@ -146,9 +146,10 @@ pub(crate) async fn backup_all(cli: &Cli, args: &BackupArgs) -> Result<()> {
     }
     let history = Arc::new(open_history(cli.history_db.as_ref())?);
     let run = (args.out.as_deref(), args.callback.clone(), args.timeout);
-    let unattended = unattended_for(cli, &profiles, history.clone(), run, &args.batch).await?;
+    let mut unattended = unattended_for(cli, &profiles, history.clone(), run, &args.batch).await?;
     let outcome = unattended.run(all, &args.batch, false, args.json).await;
     crate::mail::daily_report(cli, &profiles, &history).await;
+    crate::office::send_report(unattended.office.take().as_ref(), &profiles, &history).await;
     outcome
 }
 
@@ -216,22 +217,23 @@ pub(crate) async fn run_due(cli: &Cli, args: &BatchArgs) -> Result<()> {
         .into_iter()
         .filter(|p| kluis_profiles::plan_due(p, &history, &now).is_now())
         .collect();
-    let outcome = match due.is_empty() {
+    let (outcome, office) = match due.is_empty() {
         true => {
             eprintln!("kluis: no plan is due.");
-            Ok(())
+            (Ok(()), crate::office::joined(&profiles.settings()).await)
         }
         false => {
             let run = (args.out.as_deref(), None, args.timeout);
-            let unattended = unattended_for(cli, &profiles, history.clone(), run, &args.batch);
-            unattended
-                .await?
-                .run(due, &args.batch, true, args.json)
-                .await
+            let mut unattended =
+                unattended_for(cli, &profiles, history.clone(), run, &args.batch).await?;
+            let outcome = unattended.run(due, &args.batch, true, args.json).await;
+            (outcome, unattended.office.take())
         }
     };
-    // The timer runs this every 15 minutes: the daily report's heartbeat where no app runs.
+    // The timer runs this every 15 minutes: the daily report's heartbeat where no app runs,
+    // and this PC's report to the office (at least hourly, as the office view expects).
     crate::mail::daily_report(cli, &profiles, &history).await;
+    crate::office::send_report(office.as_ref(), &profiles, &history).await;
     outcome
 }
 

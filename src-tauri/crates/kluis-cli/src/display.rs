@@ -139,26 +139,7 @@ pub fn history(
 
 /// A plan in words: "daily at 02:00", "every 6 hours (paused)", "manual".
 pub fn describe_plan(plan: Option<&kluis_core::plan::Plan>) -> String {
-    use kluis_core::plan::Schedule;
-    let Some(plan) = plan else {
-        return "manual".into();
-    };
-    let words = match &plan.schedule {
-        Schedule::Manual => "manual".to_string(),
-        Schedule::Daily { at } => format!("daily at {at}"),
-        Schedule::Weekdays { at } => format!("weekdays at {at}"),
-        Schedule::Weekly { day, at } => {
-            let day = serde_json::to_value(day).ok();
-            let day = day.as_ref().and_then(|d| d.as_str()).unwrap_or("?");
-            format!("weekly on {day} at {at}")
-        }
-        Schedule::Every { hours } => format!("every {hours} hours"),
-    };
-    if plan.paused {
-        format!("{words} (paused)")
-    } else {
-        words
-    }
+    plan.map_or_else(|| "manual".into(), kluis_core::plan::Plan::in_words)
 }
 
 /// Local date and time of `ms`, minutes precision.
@@ -292,5 +273,66 @@ fn age(ms: i64) -> String {
         0..=59 => format!("{minutes} min"),
         60..=2879 => format!("{} h", minutes / 60),
         _ => format!("{} d", minutes / 1440),
+    }
+}
+
+/// The office view (`kluis office status`): the PCs and when each was last heard of, then the
+/// klanten — those needing attention first, each with why and whose desk it is at — then a
+/// line that says whether every klant is safe.
+pub fn office_view(membership: &kluis_office::Membership, view: &kluis_office::OfficeView) {
+    use kluis_office::Flag;
+    println!(
+        "Office hub: {}   (this PC: {})",
+        membership.hub, membership.pc
+    );
+    println!("PCs:");
+    for pc in &view.pcs {
+        let mut state = format!("heard {} ago", age(pc.heard_ms_ago));
+        if pc.silent {
+            state = format!("SILENT — {state}");
+        }
+        if pc.revoked {
+            state.push_str(", revoked");
+        }
+        if let Some(why) = &pc.unreadable {
+            state.push_str(&format!(", report unreadable: {why}"));
+        }
+        println!("  {:<24} {state}; {} klanten", pc.name, pc.klanten);
+    }
+    println!("Klanten ({}):", view.klanten.len());
+    for k in &view.klanten {
+        let last = match &k.last_backup {
+            Some((at, pc)) => format!("last backup {} by {pc}", local(*at)),
+            None => "never backed up".into(),
+        };
+        let pcs: Vec<&str> = k.on.iter().map(|o| o.pc.as_str()).collect();
+        let state = if k.flags.is_empty() {
+            "ok"
+        } else {
+            "ATTENTION"
+        };
+        println!(
+            "  {:<24} {state:<9} {last}; on {}",
+            k.names.join(" / "),
+            pcs.join(", ")
+        );
+        for flag in &k.flags {
+            let why = match flag {
+                Flag::PlannedTwice { pcs } => {
+                    format!("planned on {} (one plan is enough)", pcs.join(" and "))
+                }
+                Flag::Overdue => "overdue on every PC that plans it".into(),
+                Flag::Failed { pc, error } => format!("failed on {pc}: {error}"),
+                Flag::OnSilentPc { pc } => {
+                    format!("{pc} has not been heard of for over a day (its last state shown)")
+                }
+                Flag::NotPlanned => "no PC plans it (backed up only by hand)".into(),
+            };
+            println!("      - {why}");
+        }
+    }
+    match view.all_safe() {
+        true => println!("Every klant of the office is backed up as planned."),
+        false => println!("Not every klant is safe: see ATTENTION above."),
     }
 }

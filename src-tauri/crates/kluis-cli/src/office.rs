@@ -6,9 +6,9 @@
 use std::io::BufRead;
 use std::sync::Arc;
 
-use kluis_core::{Error, Result, Secret};
+use kluis_core::{Error, History, Result, Secret};
 use kluis_office::{Hub, Membership, OfficeError, OfficeKey};
-use kluis_profiles::{Office, ProfileError, SecretKind, Settings, APP};
+use kluis_profiles::{Office, ProfileError, ProfileStore, SecretKind, Settings, APP};
 
 use crate::args::{Cli, OfficeCommand};
 use crate::from_args::open_profiles;
@@ -34,6 +34,29 @@ pub async fn joined(settings: &Settings) -> Option<Office> {
     }
 }
 
+/// This PC's report of its klanten sent to `office` (if it joined one): after a batch, and
+/// from `run-due` every time the timer runs it (every 15 minutes), so the office hears at least
+/// hourly. What cannot be sent is said once; it changes nothing else.
+pub async fn send_report(office: Option<&Office>, profiles: &ProfileStore, history: &History) {
+    let Some(office) = office else {
+        return;
+    };
+    let (now, targets) = (jiff::Zoned::now(), profiles.settings().copy_targets);
+    let standing = |p: kluis_profiles::Profile| {
+        let status = kluis_profiles::klant_status(&p, history, &p.copy_targets(&targets), &now)?;
+        Ok::<_, Error>((p, status))
+    };
+    match profiles
+        .list()
+        .into_iter()
+        .map(standing)
+        .collect::<Result<Vec<_>>>()
+    {
+        Ok(klanten) => office.send_report(&klanten).await,
+        Err(e) => eprintln!("kluis: the office report could not be made: {e}"),
+    }
+}
+
 pub async fn run(cli: &Cli, command: &OfficeCommand) -> Result<()> {
     let profiles = open_profiles(cli.profiles_file.as_ref())?;
     match command {
@@ -52,7 +75,13 @@ pub async fn run(cli: &Cli, command: &OfficeCommand) -> Result<()> {
                 })?),
                 None => None,
             };
-            join(&profiles, url, name, hub_ca_pem, *stdin).await
+            join(&profiles, url, name, hub_ca_pem, *stdin).await?;
+            // At once, not at the next run: the office view shows this PC, and the next PC's
+            // join checks its office key against this one's report.
+            let history = crate::from_args::open_history(cli.history_db.as_ref())?;
+            let office = joined(&profiles.settings()).await;
+            send_report(office.as_ref(), &profiles, &history).await;
+            Ok(())
         }
         OfficeCommand::Status { json } => status(&profiles, *json).await,
         OfficeCommand::Revoke { name } => {
@@ -109,10 +138,30 @@ async fn join(
             "The office hub knows no PC named \"{name}\" with a working key: give the name the key was made for (kluis-relay tenant pc-key list OFFICE)."
         )));
     }
+    // The office's other PCs' reports say whether this is the office's key: a PC with another
+    // key would make other klant ids, and back up twice what the office backs up once.
+    let others: Vec<_> = (hub.reports().await.map_err(core)?.into_iter())
+        .filter(|r| r.pc != name && !r.revoked)
+        .collect();
     let (office_key, made) = match office_key {
         Some(text) => (OfficeKey::parse(text.expose()).map_err(core)?, false),
-        None => (OfficeKey::generate().map_err(core)?, true),
+        None if others.is_empty() => (OfficeKey::generate().map_err(core)?, true),
+        None => {
+            let pcs: Vec<&str> = others.iter().map(|r| r.pc.as_str()).collect();
+            return Err(Error::Config(format!(
+                "This office has PCs already ({}): join with its office key (KLUIS_OFFICE_KEY, or the second line with --stdin), from where the first PC's was kept.",
+                pcs.join(", ")
+            )));
+        }
     };
+    let opens = |r: &kluis_office::SealedReport| {
+        kluis_office::sealed::open(&office_key, &r.pc, &r.sealed).is_ok()
+    };
+    if !others.is_empty() && !others.iter().any(opens) {
+        return Err(Error::Config(
+            "That office key is not this office's: no PC's report opens with it. Copy it again from where the office keeps it.".into(),
+        ));
+    }
     let kept = office_key.text().clone();
     on_store(&secret_store(), move |store| {
         store.set(APP, SecretKind::OfficePcKey, &pc_key)?;
@@ -159,31 +208,29 @@ fn keys(stdin: bool) -> Result<(Secret, Option<Secret>)> {
     ))
 }
 
-/// `kluis office status`: the hub, this PC and the office's PCs.
-async fn status(profiles: &kluis_profiles::ProfileStore, json: bool) -> Result<()> {
+/// `kluis office status`: the office view — the office's PCs (when each was last heard of),
+/// then every klant of every PC, those needing attention first with why; `--json` one object
+/// (`all_safe`, `pcs`, `klanten` with their `flags`).
+async fn status(profiles: &ProfileStore, json: bool) -> Result<()> {
     let settings = profiles.settings();
     let Some(membership) = settings.office.clone() else {
         return Err(not_joined());
     };
-    let hub = hub(&settings).await?;
-    let pcs = hub.pcs().await.map_err(core)?;
+    let office = joined(&settings).await.ok_or_else(|| {
+        Error::Config(
+            "This PC's office keys cannot be read: join again (kluis office join).".into(),
+        )
+    })?;
+    let view = office.view().await.map_err(core)?;
     if json {
-        let pcs: Vec<_> = (pcs.iter())
-            .map(|p| serde_json::json!({ "name": p.name, "created_ms": p.created_ms, "revoked_ms": p.revoked_ms }))
-            .collect();
-        let line = serde_json::json!({ "hub": hub.address(), "pc": membership.pc, "pcs": pcs });
+        let line = serde_json::json!({
+            "hub": membership.hub, "pc": membership.pc, "all_safe": view.all_safe(),
+            "pcs": view.pcs, "klanten": view.klanten,
+        });
         println!("{line}");
         return Ok(());
     }
-    println!("Office hub: {}", hub.address());
-    println!("This PC:    {}", membership.pc);
-    for pc in &pcs {
-        let state = match pc.revoked_ms {
-            Some(_) => " (revoked)",
-            None => "",
-        };
-        println!("  {}{state}", pc.name);
-    }
+    crate::display::office_view(&membership, &view);
     Ok(())
 }
 

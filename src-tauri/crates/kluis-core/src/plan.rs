@@ -142,6 +142,25 @@ impl Plan {
 }
 
 impl Plan {
+    /// The plan in words: "daily at 02:00", "every 6 hours (paused)", "manual".
+    pub fn in_words(&self) -> String {
+        let words = match &self.schedule {
+            Schedule::Manual => "manual".to_string(),
+            Schedule::Daily { at } => format!("daily at {at}"),
+            Schedule::Weekdays { at } => format!("weekdays at {at}"),
+            Schedule::Weekly { day, at } => {
+                let day = serde_json::to_value(day).ok();
+                let day = day.as_ref().and_then(|d| d.as_str()).unwrap_or("?");
+                format!("weekly on {day} at {at}")
+            }
+            Schedule::Every { hours } => format!("every {hours} hours"),
+        };
+        match self.paused {
+            true => format!("{words} (paused)"),
+            false => words,
+        }
+    }
+
     /// How long ago the schedule's current slot began at `now`: its latest timed slot at or
     /// before `now`, or for "every N hours" N hours; none for a manual plan. A backup of the
     /// klant made since then (by any PC of the office) is this slot's backup.

@@ -17,8 +17,10 @@ use crate::membership::Membership;
 /// The longest one call to the hub may take, connecting included.
 pub const CALL_BOUND: Duration = Duration::from_secs(5);
 
-/// The longest an answer's body may be (the office's PCs, 10,000 of them, fit well within).
+/// The longest an answer's body may be (the office's PCs, 10,000 of them, fit well within)…
 const MOST_BODY: usize = 2 * 1024 * 1024;
+/// …and the office's reports (each PC's at most 512 KiB at the hub, in base64).
+const MOST_REPORTS: usize = 64 * 1024 * 1024;
 
 /// What the hub answers a PC asking for a klant's turn.
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
@@ -30,6 +32,22 @@ pub enum TurnAnswer {
     Held { by: String, left_ms: i64 },
     /// PC `by` backed the klant up `ago_ms` ago, within this PC's slot.
     Done { by: String, ago_ms: i64 },
+}
+
+/// A PC's last report as the hub gives it (see [`Hub::reports`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SealedReport {
+    pub pc: String,
+    pub age_ms: i64,
+    pub revoked: bool,
+    pub sealed: Vec<u8>,
+}
+
+/// A request's body.
+enum Body {
+    None,
+    Json(serde_json::Value),
+    Bytes(Vec<u8>),
 }
 
 /// A PC of the office, as the hub lists them.
@@ -102,8 +120,9 @@ impl Hub {
             .call(
                 Method::POST,
                 &["api", "office", "turns", klant.as_str()],
-                Some(body),
+                Body::Json(body),
                 &[],
+                MOST_BODY,
             )
             .await?;
         let turn: TurnAnswer = parse(&answer)?;
@@ -128,8 +147,9 @@ impl Hub {
             .call(
                 Method::DELETE,
                 &["api", "office", "turns", klant.as_str()],
-                None,
+                Body::None,
                 &[("backed_up", flag)],
+                MOST_BODY,
             )
             .await?;
         #[derive(Deserialize)]
@@ -142,7 +162,13 @@ impl Hub {
     /// The office's PCs (a revoked one too, with when).
     pub async fn pcs(&self) -> OfficeResult<Vec<PcSummary>> {
         let answer = self
-            .call(Method::GET, &["api", "office", "pcs"], None, &[])
+            .call(
+                Method::GET,
+                &["api", "office", "pcs"],
+                Body::None,
+                &[],
+                MOST_BODY,
+            )
             .await?;
         #[derive(Deserialize)]
         struct Pcs {
@@ -151,12 +177,74 @@ impl Hub {
         Ok(parse::<Pcs>(&answer)?.pcs)
     }
 
+    /// This PC's report, sealed ([`crate::sealed`]), kept at the hub in place of its last.
+    pub async fn put_report(&self, sealed: Vec<u8>) -> OfficeResult<()> {
+        self.call(
+            Method::PUT,
+            &["api", "office", "report"],
+            Body::Bytes(sealed),
+            &[],
+            MOST_BODY,
+        )
+        .await
+        .map(drop)
+    }
+
+    /// The office's PCs' last reports, sealed: each PC's name, how long ago the hub received
+    /// it, whether the PC was revoked since, and the sealed bytes.
+    pub async fn reports(&self) -> OfficeResult<Vec<SealedReport>> {
+        use base64::Engine as _;
+        let answer = self
+            .call(
+                Method::GET,
+                &["api", "office", "reports"],
+                Body::None,
+                &[],
+                MOST_REPORTS,
+            )
+            .await?;
+        #[derive(Deserialize)]
+        struct Reports {
+            reports: Vec<Wire>,
+        }
+        #[derive(Deserialize)]
+        struct Wire {
+            pc: String,
+            age_ms: i64,
+            revoked: bool,
+            sealed: String,
+        }
+        let reports = parse::<Reports>(&answer)?.reports;
+        (reports.into_iter())
+            .map(|r| {
+                let sealed = base64::engine::general_purpose::STANDARD
+                    .decode(r.sealed)
+                    .map_err(|_| OfficeError::Unexpected("a report that is not base64".into()))?;
+                Membership::check_pc_name(&r.pc).map_err(|_| {
+                    OfficeError::Unexpected("a report of a PC without a PC's name".into())
+                })?;
+                Ok(SealedReport {
+                    pc: r.pc,
+                    age_ms: r.age_ms.max(0),
+                    revoked: r.revoked,
+                    sealed,
+                })
+            })
+            .collect()
+    }
+
     /// PC `name`'s key works no more (a stolen or retired PC); `false` when the office has
     /// no PC of that name with a working key.
     pub async fn revoke(&self, name: &str) -> OfficeResult<bool> {
         Membership::check_pc_name(name)?;
         match self
-            .call(Method::DELETE, &["api", "office", "pcs", name], None, &[])
+            .call(
+                Method::DELETE,
+                &["api", "office", "pcs", name],
+                Body::None,
+                &[],
+                MOST_BODY,
+            )
             .await
         {
             Ok(_) => Ok(true),
@@ -165,14 +253,15 @@ impl Hub {
         }
     }
 
-    /// One call: the path's segments (each escaped), a JSON body, a query. The answer's body
-    /// when the status is a success; otherwise what the status means.
+    /// One call: the path's segments (each escaped), a body, a query; the answer's body (at
+    /// most `most` bytes) when the status is a success, otherwise what the status means.
     async fn call(
         &self,
         method: Method,
         segments: &[&str],
-        body: Option<serde_json::Value>,
+        body: Body,
         query: &[(&str, &str)],
+        most: usize,
     ) -> OfficeResult<Vec<u8>> {
         let mut url = self.0.base.clone();
         url.path_segments_mut()
@@ -186,9 +275,11 @@ impl Hub {
             .request(method, url)
             .bearer_auth(self.0.key.expose())
             .timeout(CALL_BOUND);
-        if let Some(body) = body {
-            request = request.json(&body);
-        }
+        request = match body {
+            Body::None => request,
+            Body::Json(json) => request.json(&json),
+            Body::Bytes(bytes) => request.body(bytes),
+        };
         let unreachable = |why: String| OfficeError::Unreachable {
             hub: self.address(),
             why,
@@ -199,7 +290,7 @@ impl Hub {
         let mut read = Vec::new();
         let reading = async {
             while let Some(chunk) = response.chunk().await? {
-                if read.len() + chunk.len() > MOST_BODY {
+                if read.len() + chunk.len() > most {
                     return Ok::<bool, reqwest::Error>(false);
                 }
                 read.extend_from_slice(&chunk);

@@ -16,6 +16,12 @@
 //! - [`lease`]: [`Lease`], a turn this PC holds, renewed in the background while the backup
 //!   runs (a backup can take hours; a crashed PC's turn runs out, a slow one's does not), and
 //!   ended with whether the klant was backed up.
+//! - [`report`]: [`PcReport`], what a PC tells the office of its klanten (their plans, last
+//!   backups, failures, copies, restore tests), [`sealed`] with the office key before it goes
+//!   to the hub, which keeps each PC's last as bytes it cannot read.
+//! - [`view`]: [`OfficeView`], the PCs' reports opened and put together — every klant of
+//!   every PC, and what needs attention flagged (planned twice, a silent PC, overdue on every
+//!   PC, failed, not planned).
 //! - [`error`]: [`OfficeError`], the crate's one error type, with a stable code.
 //!
 //! Where the hub is silent or gone, nothing here decides to skip a backup: a call that fails
@@ -27,9 +33,14 @@ pub mod hub;
 pub mod key;
 pub mod lease;
 pub mod membership;
+pub mod report;
+pub mod sealed;
+pub mod view;
 
 pub use error::{OfficeError, OfficeResult};
-pub use hub::{Hub, PcSummary, TurnAnswer};
+pub use hub::{Hub, PcSummary, SealedReport, TurnAnswer};
 pub use key::{KlantId, OfficeKey};
 pub use lease::Lease;
 pub use membership::Membership;
+pub use report::{KlantReport, PcReport, REPORT_VERSION};
+pub use view::{Flag, OfficeView, Received};

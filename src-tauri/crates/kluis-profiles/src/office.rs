@@ -14,6 +14,10 @@
 //!
 //! A backup someone starts by hand always runs; it only tells the hub once it is saved, so the
 //! office's other PCs skip the klant within their slot.
+//!
+//! [`Office::send_report`] tells the office this PC's klanten (sealed with the office key:
+//! kluis-office's `report` and `sealed`); [`Office::view`] reads every PC's back, opened, as
+//! the office view.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -21,11 +25,15 @@ use std::sync::Arc;
 use jiff::Zoned;
 use kluis_core::office_backups::OfficeBackup;
 use kluis_core::History;
-use kluis_office::{Hub, KlantId, Lease, OfficeError, OfficeKey, TurnAnswer};
+use kluis_office::{
+    Hub, KlantId, KlantReport, Lease, OfficeError, OfficeKey, OfficeView, PcReport, Received,
+    TurnAnswer, REPORT_VERSION,
+};
 
 use crate::error::{ProfileError, ProfileResult};
 use crate::secrets::{SecretKind, SecretStore, APP};
 use crate::settings::Settings;
+use crate::status::KlantStatus;
 use crate::store::Profile;
 
 /// How a host says what the office hub could not do (the CLI on stderr, the app in its log).
@@ -35,6 +43,8 @@ pub type TellHub = Arc<dyn Fn(&OfficeError) + Send + Sync>;
 pub struct Office {
     hub: Hub,
     key: OfficeKey,
+    /// This PC's name at the hub.
+    pc: String,
     said: Said,
 }
 
@@ -116,10 +126,11 @@ impl OfficeEnd {
     /// Tells the hub whether the klant was `backed_up` (a failure to reach it is said, and
     /// changes nothing here).
     pub async fn end(self, backed_up: bool) {
+        // (Only a call the hub answered says it is back.)
         let told = match (self.lease, &self.klant) {
             (Some(lease), _) => lease.end(backed_up).await.map(drop),
             (None, Some(klant)) if backed_up => self.hub.end(klant, true).await.map(drop),
-            (None, _) => Ok(()),
+            (None, _) => return,
         };
         match told {
             Ok(()) => self.said.answered(),
@@ -155,6 +166,7 @@ impl Office {
         Ok(Some(Office {
             hub: Hub::new(membership, pc_key).map_err(office_error)?,
             key,
+            pc: membership.pc.clone(),
             said: Said {
                 tell,
                 failure_said: Arc::default(),
@@ -211,6 +223,85 @@ impl Office {
                 history.backed_up_elsewhere(&profile.key(), &backup)?;
                 OfficeTurn::Skip(Skipped::Done(backup))
             }
+        })
+    }
+
+    /// This PC's report of `klanten` (each profile with its standing) sealed and sent to the
+    /// hub, in place of its last: after a run of backups, and at least hourly. A hub that
+    /// cannot take it is said as any hub failure (once), and changes nothing here.
+    pub async fn send_report(&self, klanten: &[(Profile, KlantStatus)]) {
+        let report = PcReport {
+            version: REPORT_VERSION,
+            pc: self.pc.clone(),
+            sent_ms: kluis_core::clock::now_ms(),
+            klanten: (klanten.iter())
+                .filter_map(|(profile, status)| self.klant_report(profile, status))
+                .collect(),
+        };
+        let plain = serde_json::to_vec(&report).expect("a report serialises");
+        let sent = match kluis_office::sealed::seal(&self.key, &self.pc, &plain) {
+            Ok(sealed) => self.hub.put_report(sealed).await,
+            Err(e) => Err(e),
+        };
+        match sent {
+            Ok(()) => self.said.answered(),
+            Err(e) => self.said.failed(&e),
+        }
+    }
+
+    /// The office as its PCs last reported it (each report opened with the office key).
+    pub async fn view(&self) -> Result<OfficeView, OfficeError> {
+        let received = (self.hub.reports().await?.into_iter())
+            .map(|r| {
+                let report = kluis_office::sealed::open(&self.key, &r.pc, &r.sealed)
+                    .map_err(|e| e.to_string())
+                    .and_then(|plain| {
+                        serde_json::from_slice::<PcReport>(&plain).map_err(|_| {
+                            format!(
+                                "{}'s report is not one this Kluis reads (a newer Kluis?)",
+                                r.pc
+                            )
+                        })
+                    });
+                Received {
+                    pc: r.pc,
+                    age_ms: r.age_ms,
+                    revoked: r.revoked,
+                    report,
+                }
+            })
+            .collect();
+        Ok(OfficeView::of(received))
+    }
+
+    /// `profile` as this PC reports it (none when its service address makes no id).
+    fn klant_report(&self, profile: &Profile, status: &KlantStatus) -> Option<KlantReport> {
+        let klant = KlantId::of(&self.key, &profile.base_url, &profile.username).ok()?;
+        let plan = (profile.plan.as_ref())
+            .filter(|p| !p.paused && p.schedule != kluis_core::plan::Schedule::Manual)
+            .map(|p| p.in_words());
+        Some(KlantReport {
+            klant: klant.as_str().to_string(),
+            name: profile.name.clone(),
+            service: profile.base_url.clone(),
+            username: profile.username.clone(),
+            plan,
+            last_backup_ms: status.last_success_ms,
+            backed_up_elsewhere: (status.office_backup.as_ref()).map(|b| (b.at_ms, b.by.clone())),
+            last_error: (status.last_error.as_ref()).map(|e| {
+                e.message
+                    .lines()
+                    .next()
+                    .unwrap_or_default()
+                    .chars()
+                    .take(200)
+                    .collect()
+            }),
+            overdue: status.overdue,
+            next_due_ms: status.next_due_ms,
+            copies: status.copies.as_ref().map(|c| (c.made, c.wanted)),
+            restore_test_failed: status.restore_test_failed.is_some(),
+            restore_test_overdue: status.restore_test_overdue,
         })
     }
 

@@ -3,6 +3,9 @@
 //! a test's name starts with its module (`cargo test --test it -- MODULE::`).
 
 mod common;
+/// A throw-away database on the PostgreSQL test cluster (kluis-relay's tests'), shared.
+#[path = "../../../kluis-relay/tests/it/common/fresh_database.rs"]
+mod fresh_database;
 /// How kluis-copies' test servers start on a free port (the S3 and SFTP ones below).
 #[allow(dead_code)]
 #[path = "../../../kluis-copies/tests/it/listening.rs"]
@@ -32,6 +35,7 @@ mod keyring;
 mod keyring_locked;
 mod office;
 mod one_path;
+mod postgres;
 mod profiles;
 mod recovery;
 mod restore;

@@ -21,16 +21,22 @@ struct Pc {
 }
 
 /// The hub: its URL, a file with its CA, the relay (to add the PCs' keys).
-struct HubUnderTest {
+pub(crate) struct HubUnderTest {
     url: String,
     ca: PathBuf,
     relay: Arc<kluis_relay::Relay>,
     stop: Option<tokio::sync::oneshot::Sender<()>>,
 }
 
+/// A hub on SQLite in memory (a one-instance relay).
 async fn hub(env: &Env) -> HubUnderTest {
+    hub_on(env, kluis_relay::SqliteStore::in_memory().unwrap()).await
+}
+
+/// A hub on `store` over TLS on 127.0.0.1, with the tenant `office`.
+pub(crate) async fn hub_on(env: &Env, store: impl kluis_relay::Storage) -> HubUnderTest {
     let relay = kluis_relay::Relay::new(
-        kluis_relay::SqliteStore::in_memory().unwrap(),
+        store,
         kluis_relay::RelayConfig::new(crate::common::RELAY_SECRET.into()),
     );
     let ca = kluis_https::LocalCa::generate("hub CA").unwrap();
@@ -203,22 +209,27 @@ fn files_below(dir: &Path) -> usize {
 async fn one_backup_per_slot_between_two_pcs_of_an_office() {
     let env = office().await;
     let hub = hub(&env).await;
-    let (receptie, balie) = (Pc::new(&env, "RECEPTIE"), Pc::new(&env, "BALIE"));
-    receptie.plan_due(&env, "Visser", "visser").await;
-    balie.plan_due(&env, "Visser B.V.", "visser").await;
+    one_backup_per_slot(&env, &hub).await;
+}
+
+/// Two PCs, each with the klant Visser planned and due, join `hub` and run `run-due` at once.
+pub(crate) async fn one_backup_per_slot(env: &Env, hub: &HubUnderTest) {
+    let (receptie, balie) = (Pc::new(env, "RECEPTIE"), Pc::new(env, "BALIE"));
+    receptie.plan_due(env, "Visser", "visser").await;
+    balie.plan_due(env, "Visser B.V.", "visser").await;
     let office_key = receptie
-        .join(&env, &hub, &hub.pc_key("RECEPTIE").await, None)
+        .join(env, hub, &hub.pc_key("RECEPTIE").await, None)
         .await;
     assert!(
         office_key.starts_with("kluis-office-key-"),
         "the first PC made the office key: {office_key}"
     );
     let again = balie
-        .join(&env, &hub, &hub.pc_key("BALIE").await, Some(&office_key))
+        .join(env, hub, &hub.pc_key("BALIE").await, Some(&office_key))
         .await;
     assert_eq!(again, "", "a PC that joins with the office key makes none");
 
-    let (a, b) = tokio::join!(receptie.run_due(&env), balie.run_due(&env));
+    let (a, b) = tokio::join!(receptie.run_due(env), balie.run_due(env));
     assert_succeeded(&a);
     assert_succeeded(&b);
     assert_eq!(
@@ -252,20 +263,102 @@ async fn one_backup_per_slot_between_two_pcs_of_an_office() {
 
     // Held (both at once) leaves the plan due: the next run is told the backup was made.
     if line["skipped"] == "held" {
-        let next = skipper.run_due(&env).await;
+        let next = skipper.run_due(env).await;
         assert_eq!(json_lines(&next)[0]["skipped"], "done", "{}", stderr(&next));
     }
     assert_eq!(skipper.backups(), 0, "the skipping PC made no backup");
-    let status = json_lines(&skipper.kluis(&env, &["status", "--json"], &[]).await);
+    let status = json_lines(&skipper.kluis(env, &["status", "--json"], &[]).await);
     assert_eq!(status[0]["overdue"], false, "{status:?}");
     assert_eq!(status[0]["office_backup"]["by"], maker.name, "{status:?}");
-    let later = skipper.run_due(&env).await;
+    let later = skipper.run_due(env).await;
     assert!(
         stderr(&later).contains("no plan is due"),
         "this slot's backup was made: {}",
         stderr(&later)
     );
     assert_eq!(receptie.backups() + balie.backups(), 1);
+
+    // The office view, from either desk: both PCs, the one klant with both, planned twice.
+    let status = receptie
+        .kluis(env, &["office", "status", "--json"], &[])
+        .await;
+    assert_succeeded(&status);
+    let view = &json_lines(&status)[0];
+    let pcs: Vec<&str> = (view["pcs"].as_array().unwrap().iter())
+        .map(|p| p["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(pcs, ["BALIE", "RECEPTIE"], "{view}");
+    let klanten = view["klanten"].as_array().unwrap();
+    assert_eq!(
+        klanten.len(),
+        1,
+        "one klant, however each PC named it: {view}"
+    );
+    let mut names: Vec<&str> = (klanten[0]["names"].as_array().unwrap().iter())
+        .map(|n| n.as_str().unwrap())
+        .collect();
+    names.sort();
+    assert_eq!(names, ["Visser", "Visser B.V."]);
+    assert_eq!(klanten[0]["last_backup"][1], maker.name, "{view}");
+    let flags = klanten[0]["flags"].as_array().unwrap();
+    assert!(flags.iter().any(|f| f["flag"] == "planned_twice"), "{view}");
+    assert_eq!(view["all_safe"], false);
+    let words = balie.kluis(env, &["office", "status"], &[]).await;
+    let said = String::from_utf8_lossy(&words.stdout);
+    assert!(
+        said.contains("planned on") && said.contains(&format!("by {}", maker.name)),
+        "{said}"
+    );
+    let all = format!("{said}{}{view}", stderr(&words));
+    assert!(
+        !all.contains(&office_key),
+        "the office key is never shown again"
+    );
+}
+
+/// A PC that would join with another office key than the office's (made anew, or mistyped) is
+/// refused, and keeps nothing: it would make other klant ids, and back up twice what the office
+/// backs up once.
+#[tokio::test]
+async fn a_pc_joins_only_with_the_office_s_key() {
+    let env = office().await;
+    let hub = hub(&env).await;
+    let (receptie, balie) = (Pc::new(&env, "RECEPTIE"), Pc::new(&env, "BALIE"));
+    receptie
+        .join(&env, &hub, &hub.pc_key("RECEPTIE").await, None)
+        .await;
+    let balie_key = hub.pc_key("BALIE").await;
+    let ca = hub.ca.to_str().unwrap();
+    let args = [
+        "office", "join", &hub.url, "--name", "BALIE", "--hub-ca", ca,
+    ];
+    let made_anew = balie
+        .kluis(&env, &args, &[("KLUIS_OFFICE_PC_KEY", &balie_key)])
+        .await;
+    assert_eq!(made_anew.status.code(), Some(2), "{}", stderr(&made_anew));
+    assert!(
+        stderr(&made_anew).contains("This office has PCs already (RECEPTIE)"),
+        "{}",
+        stderr(&made_anew)
+    );
+    let another = kluis_office::OfficeKey::generate().unwrap();
+    let vars = [
+        ("KLUIS_OFFICE_PC_KEY", balie_key.as_str()),
+        ("KLUIS_OFFICE_KEY", another.text().expose()),
+    ];
+    let wrong = balie.kluis(&env, &args, &vars).await;
+    assert_eq!(wrong.status.code(), Some(2), "{}", stderr(&wrong));
+    assert!(
+        stderr(&wrong).contains("not this office's"),
+        "{}",
+        stderr(&wrong)
+    );
+    let status = balie.kluis(&env, &["office", "status"], &[]).await;
+    assert!(
+        stderr(&status).contains("in no office"),
+        "nothing was kept: {}",
+        stderr(&status)
+    );
 }
 
 /// The hub gone (stopped mid-night) and a PC whose key the office revoked: each PC says so

@@ -319,6 +319,8 @@ pub fn router(relay: Arc<Relay>) -> Router {
             post(office::take).delete(office::end),
         )
         .route("/api/office/pcs", get(office::pcs))
+        .route("/api/office/report", axum::routing::put(office::put_report))
+        .route("/api/office/reports", get(office::reports))
         .route(
             "/api/office/pcs/{name}",
             axum::routing::delete(office::revoke),

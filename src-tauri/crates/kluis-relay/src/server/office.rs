@@ -5,6 +5,10 @@
 //!   `{turn: "held", by, left_ms}` or `{turn: "done", by, ago_ms}` (507 `office_full` beyond
 //!   the office's klanten);
 //! - `DELETE /api/office/turns/<klant>?backed_up=true|false` → `{had_turn}`;
+//! - `PUT /api/office/report` (the body: this PC's report, sealed with the office key, at most
+//!   `MAX_REPORT_BYTES`) → 204: it replaces the PC's last;
+//! - `GET /api/office/reports` → `{reports: [{pc, age_ms, revoked, sealed}]}` (`sealed` in
+//!   base64): every PC's last report, for the office view each PC opens with the office key;
 //! - `GET /api/office/pcs` → `{pcs: [{name, created_ms, revoked_ms}]}`;
 //! - `DELETE /api/office/pcs/<name>` → 204: that PC's key works no more (from any PC of the
 //!   office: a stolen laptop is shut out from the desk beside it).
@@ -22,7 +26,7 @@ use serde_json::json;
 
 use super::auth::Authorized;
 use super::{internal, refusal, Relay};
-use crate::storage::office::{check_klant, check_pc_name, Turn};
+use crate::storage::office::{check_klant, check_pc_name, Turn, MAX_REPORT_BYTES};
 
 /// The longest a turn is held without being renewed: a PC that died gives its klanten back
 /// within this; one backing up renews it well before.
@@ -108,6 +112,49 @@ pub async fn end(
         .await
     {
         Ok(had) => Json(json!({ "had_turn": had })).into_response(),
+        Err(e) => internal(e),
+    }
+}
+
+pub async fn put_report(
+    State(relay): State<Arc<Relay>>,
+    Authorized(tenant): Authorized,
+    sealed: axum::body::Bytes,
+) -> Response {
+    let Some(pc) = tenant.pc.as_deref() else {
+        return not_a_pc();
+    };
+    if sealed.is_empty() || sealed.len() > MAX_REPORT_BYTES {
+        return refusal(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            "report_size",
+            "a report is 1 byte to 512 KiB",
+            None,
+        );
+    }
+    match relay.store.put_report(&tenant.name, pc, &sealed).await {
+        Ok(()) => StatusCode::NO_CONTENT.into_response(),
+        Err(e) => internal(e),
+    }
+}
+
+pub async fn reports(State(relay): State<Arc<Relay>>, Authorized(tenant): Authorized) -> Response {
+    use base64::Engine as _;
+    if tenant.pc.is_none() {
+        return not_a_pc();
+    }
+    match relay.store.reports(&tenant.name).await {
+        Ok(reports) => {
+            let reports: Vec<_> = (reports.iter())
+                .map(|r| {
+                    json!({
+                        "pc": r.pc, "age_ms": r.age_ms, "revoked": r.revoked,
+                        "sealed": base64::engine::general_purpose::STANDARD.encode(&r.sealed),
+                    })
+                })
+                .collect();
+            Json(json!({ "reports": reports })).into_response()
+        }
         Err(e) => internal(e),
     }
 }

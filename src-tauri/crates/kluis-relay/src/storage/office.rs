@@ -9,6 +9,9 @@
 //! - A klant is known to the hub only by the id the PCs make of its service host and username
 //!   with the office key, which the hub never holds ([`check_klant`]: 64 hex digits): the hub
 //!   learns no name, host or username.
+//! - Each PC's last report ([`StoredReport`]: its klanten, plans and last backups) is sealed
+//!   with the office key on the PC: the hub keeps bytes it cannot read, one per PC, and says
+//!   how long ago (by its clock) each came.
 //! - A turn ([`Turn`]) is a lease whose end is set by the hub's clock — PostgreSQL's
 //!   `clock_timestamp()`, or the one SQLite relay's own — never by a PC's: a PC says how long
 //!   it wants it and how long ago its own slot began, as durations, so PCs whose clocks
@@ -34,6 +37,21 @@ pub enum Turn {
     Done { by: String, ago_ms: i64 },
     /// The office has turns for as many klanten as it may ([`MAX_KLANTEN_PER_OFFICE`]).
     Full,
+}
+
+/// The longest sealed report a PC may keep at the hub: 200 klanten take some 100 KiB.
+pub const MAX_REPORT_BYTES: usize = 512 * 1024;
+
+/// A PC's last report as the hub keeps it: sealed with the office key, which the hub never
+/// holds — to the hub it is bytes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StoredReport {
+    pub pc: String,
+    /// How long ago the hub received it, by the hub's clock.
+    pub age_ms: i64,
+    pub sealed: Vec<u8>,
+    /// The PC's key was revoked since (its report is kept: its klanten's last state).
+    pub revoked: bool,
 }
 
 /// A PC of an office, as the office's PCs and the operator list them.
@@ -73,6 +91,10 @@ pub trait OfficeStore: Send + Sync {
         hold_ms: i64,
         slot_age_ms: i64,
     ) -> Result<Turn, StoreError>;
+    /// PC `pc`'s report (sealed) replaces its last, received now.
+    async fn put_report(&self, tenant: &str, pc: &str, sealed: &[u8]) -> Result<(), StoreError>;
+    /// The office's PCs' last reports, by PC name.
+    async fn reports(&self, tenant: &str) -> Result<Vec<StoredReport>, StoreError>;
     /// PC `pc` is done with `klant`: with `backed_up`, the klant's backup is recorded as made
     /// by it now (even when its turn ran out and another took it: the backup was made); its
     /// turn, when it still has it, is given up. Whether it had the turn.

@@ -81,6 +81,14 @@ const MIGRATIONS: &[&str] = &[
         done_ms INTEGER,
         PRIMARY KEY (tenant, klant)
     );",
+    // 5: each office PC's last report, sealed with the office key (`office`).
+    "CREATE TABLE office_reports (
+        tenant TEXT NOT NULL REFERENCES tenants(name),
+        pc TEXT NOT NULL,
+        at_ms INTEGER NOT NULL,
+        sealed BLOB NOT NULL,
+        PRIMARY KEY (tenant, pc)
+    );",
 ];
 
 pub struct SqliteStore {
@@ -278,6 +286,10 @@ impl Storage for SqliteStore {
         }
         tx.execute("DELETE FROM tenant_keys WHERE tenant = ?1", params![name])?;
         tx.execute("DELETE FROM office_turns WHERE tenant = ?1", params![name])?;
+        tx.execute(
+            "DELETE FROM office_reports WHERE tenant = ?1",
+            params![name],
+        )?;
         tx.execute(
             "DELETE FROM events WHERE inbox IN (SELECT id FROM inboxes WHERE tenant = ?1)",
             params![name],

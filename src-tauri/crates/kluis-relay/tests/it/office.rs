@@ -241,3 +241,47 @@ fn the_operator_adds_lists_and_revokes_an_office_s_pcs() {
         .unwrap();
     assert_eq!(office["live_keys"], 1, "the office's own key, not its PCs'");
 }
+
+/// A PC's sealed report is kept as bytes and read back by every PC of its office (base64, with
+/// its age by the hub's clock), by no other office; the office's own key may not, and a report
+/// too large or empty is refused.
+#[tokio::test]
+async fn a_pc_s_report_is_kept_for_its_office_only() {
+    use base64::Engine as _;
+    let relay = start(SqliteStore::in_memory().unwrap()).await;
+    let (office, receptie, balie, elsewhere) = offices(&relay).await;
+    let put = |key: &str, body: Vec<u8>| {
+        let request = relay.api(Method::PUT, "/api/office/report", key).body(body);
+        async move { request.send().await.unwrap().status() }
+    };
+    let sealed = vec![0u8, 1, 2, 255];
+    assert_eq!(put(&receptie, sealed.clone()).await, StatusCode::NO_CONTENT);
+    assert_eq!(
+        put(&office, sealed.clone()).await,
+        StatusCode::FORBIDDEN,
+        "a PC's only"
+    );
+    assert_eq!(put(&balie, Vec::new()).await, StatusCode::PAYLOAD_TOO_LARGE);
+    let too_large = vec![7u8; kluis_relay::storage::office::MAX_REPORT_BYTES + 1];
+    assert_eq!(put(&balie, too_large).await, StatusCode::PAYLOAD_TOO_LARGE);
+    let read = |key: String| {
+        let request = relay.api(Method::GET, "/api/office/reports", &key);
+        async move { request.send().await.unwrap().json::<Value>().await.unwrap() }
+    };
+    let seen = read(balie.clone()).await;
+    let reports = seen["reports"].as_array().unwrap();
+    assert_eq!(reports.len(), 1, "{seen}");
+    assert_eq!(reports[0]["pc"], "RECEPTIE");
+    assert_eq!(reports[0]["revoked"], false);
+    let bytes = base64::engine::general_purpose::STANDARD
+        .decode(reports[0]["sealed"].as_str().unwrap())
+        .unwrap();
+    assert_eq!(bytes, sealed);
+    assert!(reports[0]["age_ms"].as_i64().unwrap() >= 0);
+    let apart = read(elsewhere).await;
+    assert_eq!(
+        apart["reports"],
+        json!([]),
+        "another office sees none of it"
+    );
+}

@@ -13,25 +13,8 @@ use reqwest::StatusCode;
 use serde_json::{json, Value};
 
 use crate::common;
+use crate::common::fresh_database::fresh_database;
 use crate::common::{start_with, Running, SECRET};
-
-const NEEDS: &str = "needs PostgreSQL: tests/postgres/run.sh";
-
-/// A new, empty database on the test cluster; its URL.
-async fn fresh_database() -> String {
-    let server = std::env::var("KLUIS_TEST_DATABASE_URL").expect(NEEDS);
-    let (client, connection) = tokio_postgres::connect(&server, tokio_postgres::NoTls)
-        .await
-        .expect("the test cluster answers");
-    tokio::spawn(connection);
-    let name = format!("kluis_{}", uuid::Uuid::new_v4().simple());
-    client
-        .batch_execute(&format!("CREATE DATABASE {name}"))
-        .await
-        .unwrap();
-    let (base, _) = server.rsplit_once('/').unwrap();
-    format!("{base}/{name}")
-}
 
 /// A relay instance on the database at `url`, serving HTTP on 127.0.0.1.
 async fn instance(url: &str, configure: impl FnOnce(&mut kluis_relay::RelayConfig)) -> Running {
@@ -139,14 +122,15 @@ async fn postgres_keeps_the_storage_contract() {
     common::contract::storage_contract(&store).await;
 }
 
-/// The PostgreSQL engine keeps the office hub's contract, as SQLite does (its clock the
-/// database's).
+/// The PostgreSQL engine keeps the office hub's contract (PCs, turns, reports), as SQLite
+/// does (its clock the database's).
 #[tokio::test]
 #[ignore = "needs PostgreSQL: tests/postgres/run.sh"]
 async fn postgres_keeps_the_office_contract() {
     let url = fresh_database().await;
     let store = PgStore::connect(&url, 4).await.unwrap();
     common::office_contract::office_contract(&store).await;
+    common::office_contract::reports_contract(&store).await;
 }
 
 /// Ten PCs of one office asking for one klant's turn at once, through two relay instances'

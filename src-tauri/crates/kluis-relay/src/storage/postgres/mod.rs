@@ -366,6 +366,8 @@ impl Storage for PgStore {
         if revoked == 0 {
             return Ok(false);
         }
+        tx.execute("DELETE FROM office_reports WHERE tenant = $1", &[&name])
+            .await?;
         tx.execute("DELETE FROM office_turns WHERE tenant = $1", &[&name])
             .await?;
         tx.execute("DELETE FROM tenant_keys WHERE tenant = $1", &[&name])

@@ -8,7 +8,9 @@ use async_trait::async_trait;
 use deadpool_postgres::GenericClient;
 
 use super::{PgStore, KEYS_CHANGED};
-use crate::storage::office::{OfficeStore, PcSummary, Turn, TurnRow, MAX_KLANTEN_PER_OFFICE};
+use crate::storage::office::{
+    OfficeStore, PcSummary, StoredReport, Turn, TurnRow, MAX_KLANTEN_PER_OFFICE,
+};
 use crate::storage::{now_ms, StoreError};
 
 /// The database's clock in Unix milliseconds.
@@ -168,6 +170,36 @@ impl OfficeStore for PgStore {
         .await?;
         tx.commit().await?;
         Ok(Turn::Yours { hold_ms })
+    }
+
+    async fn put_report(&self, tenant: &str, pc: &str, sealed: &[u8]) -> Result<(), StoreError> {
+        let put = format!(
+            "INSERT INTO office_reports (tenant, pc, at_ms, sealed) VALUES ($1, $2, {DB_NOW}, $3)
+             ON CONFLICT (tenant, pc) DO UPDATE SET at_ms = excluded.at_ms, sealed = excluded.sealed"
+        );
+        let client = self.client().await?;
+        client.execute(&put, &[&tenant, &pc, &sealed]).await?;
+        Ok(())
+    }
+
+    async fn reports(&self, tenant: &str) -> Result<Vec<StoredReport>, StoreError> {
+        let read = format!(
+            "SELECT r.pc, {DB_NOW} - r.at_ms, r.sealed, NOT EXISTS (SELECT 1 FROM tenant_keys k
+                WHERE k.tenant = r.tenant AND k.pc = r.pc
+                AND (k.expires_ms IS NULL OR k.expires_ms > $2))
+             FROM office_reports r WHERE r.tenant = $1 ORDER BY r.pc"
+        );
+        let client = self.client().await?;
+        let rows = client.query(&read, &[&tenant, &now_ms()]).await?;
+        Ok(rows
+            .into_iter()
+            .map(|r| StoredReport {
+                pc: r.get(0),
+                age_ms: r.get::<_, i64>(1).max(0),
+                sealed: r.get(2),
+                revoked: r.get(3),
+            })
+            .collect())
     }
 
     async fn end_turn(

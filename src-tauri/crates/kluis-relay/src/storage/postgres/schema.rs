@@ -166,6 +166,17 @@ pub const MIGRATIONS: &[&str] = &[
         PRIMARY KEY (tenant, klant)
     );
 ",
+    "
+    -- Each office PC's last report, sealed with the office key (`storage::office`); when it
+    -- came is this database's clock.
+    CREATE TABLE office_reports (
+        tenant TEXT NOT NULL REFERENCES tenants(name),
+        pc TEXT NOT NULL,
+        at_ms BIGINT NOT NULL,
+        sealed BYTEA NOT NULL,
+        PRIMARY KEY (tenant, pc)
+    );
+",
 ];
 
 /// The statements of the hot paths, prepared on every connection of the pool by

@@ -5,7 +5,9 @@ use async_trait::async_trait;
 use rusqlite::{params, OptionalExtension, Transaction, TransactionBehavior};
 
 use super::SqliteStore;
-use crate::storage::office::{OfficeStore, PcSummary, Turn, TurnRow, MAX_KLANTEN_PER_OFFICE};
+use crate::storage::office::{
+    OfficeStore, PcSummary, StoredReport, Turn, TurnRow, MAX_KLANTEN_PER_OFFICE,
+};
 use crate::storage::{now_ms, StoreError};
 
 /// `klant`'s turn row of `tenant`, made (empty) when there is none and the office has room;
@@ -156,6 +158,34 @@ impl OfficeStore for SqliteStore {
         )?;
         tx.commit()?;
         Ok(Turn::Yours { hold_ms })
+    }
+
+    async fn put_report(&self, tenant: &str, pc: &str, sealed: &[u8]) -> Result<(), StoreError> {
+        self.conn().execute(
+            "INSERT INTO office_reports (tenant, pc, at_ms, sealed) VALUES (?1, ?2, ?3, ?4)
+             ON CONFLICT (tenant, pc) DO UPDATE SET at_ms = excluded.at_ms, sealed = excluded.sealed",
+            params![tenant, pc, now_ms(), sealed],
+        )?;
+        Ok(())
+    }
+
+    async fn reports(&self, tenant: &str) -> Result<Vec<StoredReport>, StoreError> {
+        let conn = self.conn();
+        let mut statement = conn.prepare(
+            "SELECT r.pc, ?2 - r.at_ms, r.sealed, NOT EXISTS (SELECT 1 FROM tenant_keys k
+                WHERE k.tenant = r.tenant AND k.pc = r.pc
+                AND (k.expires_ms IS NULL OR k.expires_ms > ?2))
+             FROM office_reports r WHERE r.tenant = ?1 ORDER BY r.pc",
+        )?;
+        let rows = statement.query_map(params![tenant, now_ms()], |r| {
+            Ok(StoredReport {
+                pc: r.get(0)?,
+                age_ms: r.get::<_, i64>(1)?.max(0),
+                sealed: r.get(2)?,
+                revoked: r.get(3)?,
+            })
+        })?;
+        Ok(rows.collect::<Result<_, _>>()?)
     }
 
     async fn end_turn(

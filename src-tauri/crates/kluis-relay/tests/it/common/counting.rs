@@ -7,7 +7,7 @@ use std::sync::Arc;
 use async_trait::async_trait;
 use kluis_relay::storage::{
     Event, Limits, OfficeStore, PcSummary, Quota, Recorded, Refusal, StoreError, StoredKey,
-    TenantSummary, Turn, Wake,
+    StoredReport, TenantSummary, Turn, Wake,
 };
 use kluis_relay::Storage;
 
@@ -171,5 +171,13 @@ impl<S: Storage> OfficeStore for CountingStore<S> {
     ) -> Result<bool, StoreError> {
         self.count();
         self.inner.end_turn(tenant, pc, klant, backed_up).await
+    }
+    async fn put_report(&self, tenant: &str, pc: &str, sealed: &[u8]) -> Result<(), StoreError> {
+        self.count();
+        self.inner.put_report(tenant, pc, sealed).await
+    }
+    async fn reports(&self, tenant: &str) -> Result<Vec<StoredReport>, StoreError> {
+        self.count();
+        self.inner.reports(tenant).await
     }
 }

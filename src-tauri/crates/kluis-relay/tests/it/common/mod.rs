@@ -5,6 +5,7 @@
 
 pub mod contract;
 pub mod counting;
+pub mod fresh_database;
 pub mod office_contract;
 
 use kluis_relay::{router, Relay, RelayConfig, Storage};

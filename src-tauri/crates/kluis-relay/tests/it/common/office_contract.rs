@@ -226,3 +226,65 @@ pub async fn office_contract(store: &dyn Storage) {
     assert!(store.key(&a.id).await.unwrap().is_none());
     assert!(store.pcs("office").await.unwrap().is_empty());
 }
+
+/// Each PC's last report: replaced by its next, kept per PC and per office, its age by the
+/// store's clock, a revoked PC's kept and marked, and gone with a revoked tenant.
+pub async fn reports_contract(store: &dyn Storage) {
+    for tenant in ["reports", "elsewhere"] {
+        let key = new_key();
+        assert!(store
+            .add_tenant(tenant, Quota::default(), &key.id, key.hash)
+            .await
+            .unwrap());
+    }
+    for (tenant, pc) in [
+        ("reports", "RECEPTIE"),
+        ("reports", "BALIE"),
+        ("elsewhere", "RECEPTIE"),
+    ] {
+        let key = new_key();
+        assert!(store.add_pc(tenant, pc, &key.id, key.hash).await.unwrap());
+    }
+    assert!(store.reports("reports").await.unwrap().is_empty());
+    store
+        .put_report("reports", "RECEPTIE", b"first")
+        .await
+        .unwrap();
+    store
+        .put_report("reports", "RECEPTIE", b"second")
+        .await
+        .unwrap();
+    store
+        .put_report("reports", "BALIE", &[0u8, 255, 7])
+        .await
+        .unwrap();
+    store
+        .put_report("elsewhere", "RECEPTIE", b"other office")
+        .await
+        .unwrap();
+    let reports = store.reports("reports").await.unwrap();
+    let seen: Vec<(&str, &[u8], bool)> = (reports.iter())
+        .map(|r| (r.pc.as_str(), r.sealed.as_slice(), r.revoked))
+        .collect();
+    assert_eq!(
+        seen,
+        [
+            ("BALIE", &[0u8, 255, 7][..], false),
+            ("RECEPTIE", &b"second"[..], false)
+        ],
+        "the last of each PC, this office's only"
+    );
+    assert!(
+        reports.iter().all(|r| (0..60_000).contains(&r.age_ms)),
+        "{reports:?}"
+    );
+    assert!(store.revoke_pc("reports", "BALIE").await.unwrap());
+    let reports = store.reports("reports").await.unwrap();
+    assert!(
+        reports.iter().any(|r| r.pc == "BALIE" && r.revoked),
+        "kept, marked: {reports:?}"
+    );
+    assert!(store.revoke_tenant("reports").await.unwrap());
+    assert!(store.reports("reports").await.unwrap().is_empty());
+    assert_eq!(store.reports("elsewhere").await.unwrap().len(), 1);
+}
