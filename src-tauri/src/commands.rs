@@ -15,6 +15,7 @@ use kluis_desktop::{
 use kluis_desktop::{CarriedOn, FoundCopies, RecoverProgress};
 use kluis_desktop::{Field, ImportDefaults, ImportPreview, ImportProgress, ImportResult};
 use kluis_desktop::{ManyChange, ManyPreview};
+use kluis_desktop::{OfficeJoinInput, OfficeJoined, OfficeMembership, OfficeView};
 use kluis_desktop::{SftpInput, SftpServer};
 use tauri::ipc::Channel;
 use tauri::State;
@@ -362,6 +363,26 @@ fn set_notify_desktop(app: App<'_>, on: bool) -> Res<Settings> {
 #[tauri::command]
 async fn test_notification(app: App<'_>) -> Res<()> {
     app.alerts.test_notification().await
+}
+
+#[tauri::command]
+fn office_membership(app: App<'_>) -> Res<Option<OfficeMembership>> {
+    Ok(app.office.membership())
+}
+
+#[tauri::command]
+async fn join_office(app: App<'_>, input: OfficeJoinInput) -> Res<Option<OfficeJoined>> {
+    app.office.join(input).await
+}
+
+#[tauri::command]
+async fn leave_office(app: App<'_>) -> Res<()> {
+    app.office.leave().await
+}
+
+#[tauri::command]
+async fn office_view(app: App<'_>) -> Res<OfficeView> {
+    app.office.view().await
 }
 
 #[tauri::command]

@@ -196,6 +196,11 @@ pub fn run() {
             tauri::async_runtime::spawn(async move {
                 handle.state::<DesktopApp>().alerts.watch_overdue().await;
             });
+            // And this PC's report to its office, if it joined one (hourly).
+            let handle = app.handle().clone();
+            tauri::async_runtime::spawn(async move {
+                handle.state::<DesktopApp>().office.keep_telling().await;
+            });
             let page = if baseline {
                 "baseline.html"
             } else {

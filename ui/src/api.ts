@@ -34,6 +34,10 @@ import type {
   LaunchInfo,
   MailInput,
   MailSettings,
+  OfficeJoined,
+  OfficeJoinInput,
+  OfficeMembership,
+  OfficeView,
   Permissions,
   PlanInput,
   PlannedEvent,
@@ -123,6 +127,13 @@ export const api = {
   /** What the tray menu does (Open, Backup all now, Pause/Resume plans, Quit) — the UI's
    * "Pause plans" takes this path too, so the tray's check mark follows. */
   trayAction: (action: TrayAction) => invoke<void>("tray_action", { action }),
+  /** Settings → Office: the office this PC joined (null: none), joining (the keys go to the
+   * keyring; the office key comes back only when this PC made it, to be shown once), leaving. */
+  officeMembership: () => invoke<OfficeMembership | null>("office_membership"),
+  joinOffice: (input: OfficeJoinInput) => invoke<OfficeJoined | null>("join_office", { input }),
+  leaveOffice: () => invoke<void>("leave_office"),
+  /** The dashboard's Office: every klant of every PC, what needs attention flagged. */
+  officeView: () => invoke<OfficeView>("office_view"),
   /** Settings → e-mail through the office's SMTP server (the password goes to the keyring). */
   /** Settings → e-mail as saved (null: not set up). */
   mail: () => invoke<MailSettings | null>("mail"),

@@ -1,7 +1,7 @@
 // The whole UI in jsdom, with the Rust side replaced by Tauri's mockIPC.
 import { clearMocks, mockIPC } from "@tauri-apps/api/mocks";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import type { Field, FoundBackup, FoundCopies, ImportDefaults, ImportPreview, ImportProgress, RecoverProgress, RowOutcome, UpdateView } from "./bindings";
+import type { Field, FoundBackup, FoundCopies, ImportDefaults, ImportPreview, ImportProgress, OfficeMembership, OfficeView, RecoverProgress, RowOutcome, UpdateView } from "./bindings";
 import type { AppJobEvent, BucketInput, SftpInput, HistoryEntry, KlantStatus, MailInput, MailSettings, Plan, PlannedEvent, ProfileView, ReportRequest, ResumedEvent, Retention, Settings, VerifyReport } from "./bindings";
 import { GATHER_MS } from "./coalesce";
 import { FIRST_ROWS, OVERSCAN } from "./dashboard";
@@ -42,11 +42,12 @@ let finishBackupAll: (() => void) | null = null;
 
 function fakeBackend(
   calls: Calls,
-  options: { loginStart?: boolean | "refused"; demoStarted?: boolean; demoApp?: boolean; resumed?: ResumedEvent[]; holdBackup?: boolean; history?: HistoryEntry[]; dialogClosed?: boolean; profiles?: ProfileView[]; refuseSignIn?: string[]; saveFolder?: string; monitorDown?: boolean; dashboard?: KlantStatus[]; wouldRemove?: HistoryEntry[]; verifyReport?: VerifyReport; copyTargets?: Settings["copy_targets"]; update?: UpdateView; updateRefused?: string; mailUnreadable?: boolean } = {},
+  options: { loginStart?: boolean | "refused"; demoStarted?: boolean; demoApp?: boolean; resumed?: ResumedEvent[]; holdBackup?: boolean; history?: HistoryEntry[]; dialogClosed?: boolean; profiles?: ProfileView[]; refuseSignIn?: string[]; saveFolder?: string; monitorDown?: boolean; dashboard?: KlantStatus[]; wouldRemove?: HistoryEntry[]; verifyReport?: VerifyReport; copyTargets?: Settings["copy_targets"]; update?: UpdateView; updateRefused?: string; mailUnreadable?: boolean; office?: OfficeMembership; officeView?: OfficeView } = {},
 ) {
   let started = options.demoStarted ?? false;
   let settings: Settings = { ...defaultSettings, save_folder: options.saveFolder ?? null, copy_targets: options.copyTargets ?? [] };
   let mail: MailSettings | null = null;
+  let office: OfficeMembership | null = options.office ?? null;
   let copyTo: string[] | null = null;
   let loginStart = options.loginStart === true;
   let carriedOn: ProfileView[] = [];
@@ -155,6 +156,19 @@ function fakeBackend(
       case "remove_mail":
         mail = null;
         return null;
+      case "office_membership":
+        return office;
+      case "join_office": {
+        const input = (args as { input: { hub: string; pc: string } }).input;
+        office = { hub: input.hub, pc: input.pc, joined_ms: Date.UTC(2026, 10, 27, 9, 0) };
+        return { membership: office, pcs: [input.pc], made_key: "kluis-office-key-" + "ab".repeat(32) };
+      }
+      case "leave_office":
+        office = null;
+        return null;
+      case "office_view":
+        if (!options.officeView) throw { code: "config", message: "This PC is in no office." };
+        return options.officeView;
       case "test_mail":
         if (options.monitorDown) throw { code: "mail", message: "The e-mail could not be sent through smtp.office.test:587 (connection refused)." };
         return null;
@@ -1081,6 +1095,50 @@ describe("Kluis UI", () => {
     await type(document.getElementById("f-tags") as HTMLInputElement, "Jan, Bakkers ,");
     await click("save-profile");
     expect(calls.find((c) => c.cmd === "save_profile")?.args).toMatchObject({ input: { name: "Bakker, B.V.", tags: ["Jan", "Bakkers"] } });
+  });
+
+  it("joins the office from Settings, shows the office key it made once, and leaves", async () => {
+    fakeBackend(calls, { demoStarted: true });
+    await startUi();
+    await settle();
+    await click("tab-settings");
+    await fillIn("office-hub", "https://hub.office.test");
+    await fillIn("office-pc", "RECEPTIE");
+    await fillIn("office-pc-key", "klr_pc_secret");
+    await click("office-join");
+    expect(calls.find((c) => c.cmd === "join_office")?.args).toEqual({ input: { hub: "https://hub.office.test", pc: "RECEPTIE", pc_key: "klr_pc_secret", office_key: null, own_ca: false } });
+    expect(byTest("office-made-key")?.textContent).toContain("kluis-office-key-abab");
+    expect(byTest("office-joined")?.textContent).toContain("RECEPTIE");
+    expect((byTest("office-pc-key") as HTMLInputElement | null), "the form, and the key typed, are gone").toBe(null);
+    await click("office-made-key-done");
+    expect(byTest("office-made-key"), "shown once").toBe(null);
+    await click("office-leave");
+    expect(calls.some((c) => c.cmd === "leave_office")).toBe(true);
+    expect(byTest("office-form")).not.toBe(null);
+  });
+
+  it("shows every klant of the office on the dashboard, a silent PC and a klant planned twice flagged", async () => {
+    const now = Date.now();
+    const officeView: OfficeView = {
+      pcs: [
+        { name: "BALIE", heard_ms_ago: 60_000, silent: false, revoked: false, unreadable: null, klanten: 1 },
+        { name: "LAPTOP JAN", heard_ms_ago: 50 * 3_600_000, silent: true, revoked: false, unreadable: null, klanten: 1 },
+      ],
+      klanten: [
+        { klant: "a".repeat(64), names: ["Visser", "Visser B.V."], service: "https://api.example.nl", username: "visser", on: [{ pc: "BALIE", plan: "daily at 02:00", last_backup_ms: now - 3_600_000, overdue: false, last_error: null }, { pc: "LAPTOP JAN", plan: "daily at 02:00", last_backup_ms: null, overdue: true, last_error: null }], last_backup: [now - 3_600_000, "BALIE"], flags: [{ flag: "planned_twice", pcs: ["BALIE", "LAPTOP JAN"] }, { flag: "on_silent_pc", pc: "LAPTOP JAN" }] },
+      ],
+    };
+    const bakker: ProfileView = { ...demoProfile, id: "bakker", name: "Bakker B.V.", demo: false };
+    fakeBackend(calls, { demoStarted: true, office: { hub: "https://hub.office.test", pc: "BALIE", joined_ms: 0 }, officeView, profiles: [demoProfile, bakker], dashboard: [klant("demo", "Demo"), klant("bakker", "Bakker B.V.")] });
+    await startUi();
+    await settle();
+    await click("office-show");
+    expect(byTest("office-summary")?.textContent).toContain("1 of 1 klanten of the office need attention");
+    const pcs = [...document.querySelectorAll('[data-test="office-pc"]')].map((p) => p.textContent ?? "");
+    expect(pcs[1]).toContain("SILENT");
+    const flags = [...document.querySelectorAll('[data-test="office-flag"]')].map((f) => f.textContent);
+    expect(flags).toEqual(["planned on BALIE, LAPTOP JAN (one plan is enough)", "LAPTOP JAN has not been heard of for over a day (its last state shown)"]);
+    expect(byTest("office-klant")?.textContent).toContain("Visser / Visser B.V.");
   });
 
   it("keeps the callback settings' text, caret and focus while a backup downloads", async () => {

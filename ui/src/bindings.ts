@@ -380,6 +380,50 @@ keep?: Retention | null, };
 
 export type MailInput = { settings: MailSettings, password: string | null, };
 
+export type OfficeMembership = { hub: string, pc: string, joined_ms: number, };
+
+export type OfficeJoinInput = { hub: string, pc: string, pc_key: string, office_key: string | null, own_ca: boolean, };
+
+export type OfficeJoined = { membership: OfficeMembership, pcs: Array<string>, made_key: string | null, };
+
+export type PcRow = { name: string, 
+/**
+ * How long ago the hub last heard from it.
+ */
+heard_ms_ago: number, 
+/**
+ * Silent for more than [`SILENT_AFTER_MS`].
+ */
+silent: boolean, revoked: boolean, 
+/**
+ * Why its report could not be read, if it could not.
+ */
+unreadable: string | null, klanten: number, };
+
+export type OnPc = { pc: string, plan: string | null, last_backup_ms: number | null, overdue: boolean, last_error: string | null, };
+
+export type Flag = { "flag": "planned_twice", pcs: Array<string>, } | { "flag": "overdue" } | { "flag": "failed", pc: string, error: string, } | { "flag": "on_silent_pc", pc: string, } | { "flag": "not_planned" };
+
+export type KlantRow = { klant: string, 
+/**
+ * Its names on the PCs that have it (one, mostly).
+ */
+names: Array<string>, service: string, username: string, 
+/**
+ * Each PC that has it, as that PC reported it.
+ */
+on: Array<OnPc>, 
+/**
+ * Its newest backup on any PC: when, and which PC.
+ */
+last_backup: [number, string] | null, flags: Array<Flag>, };
+
+export type OfficeView = { pcs: Array<PcRow>, 
+/**
+ * Every klant, those needing attention first, then by name.
+ */
+klanten: Array<KlantRow>, };
+
 export type BucketInput = { name: string, 
 /**
  * Its `ca_cert` is ignored: the page names no file.

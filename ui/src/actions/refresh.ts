@@ -2,6 +2,7 @@
 // a klant's permissions, the settings.
 import { batch } from "@preact/signals";
 import { api, asError } from "../api";
+import { loadOffice } from "./office";
 import type { ProfileView } from "../bindings";
 import { keepUnchanged } from "../dashboard";
 import { state, withEntry } from "../state";
@@ -58,7 +59,7 @@ export async function loadMail(): Promise<void> {
 /** The settings, e-mail and profiles again (the tray may have paused or resumed the plans,
  * `kluis mail set` changed the e-mail). */
 export async function refreshSettings(): Promise<void> {
-  const [settings, profiles] = await Promise.all([api.settings(), api.profiles(), loadMail()]);
+  const [settings, profiles] = await Promise.all([api.settings(), api.profiles(), loadMail(), loadOffice()]);
   batch(() => {
     state.settings.value = settings;
     state.profiles.value = state.profiles.value.map((p) => profiles.find((q) => q.id === p.id) ?? p);

@@ -4,12 +4,13 @@ import { api, asError } from "../api";
 import { state, withEntry, type EnvironmentView } from "../state";
 import { guarded } from "./run";
 import { loadMail, refreshDashboard } from "./refresh";
+import { loadOffice } from "./office";
 import { resumeBackups, watchPlanned } from "./backup";
 import { loadUpdate } from "./updates";
 
 export async function boot(): Promise<void> {
   const launch = await api.launchInfo();
-  [state.settings.value] = await Promise.all([api.settings(), loadMail()]);
+  [state.settings.value] = await Promise.all([api.settings(), loadMail(), loadOffice()]);
   api.startAtLogin().then(
     (on) => (state.startAtLogin.value = on),
     () => (state.startAtLogin.value = null),

@@ -18,6 +18,7 @@ import { locale, t, type Key } from "../i18n";
 import { foundIds, narrowed } from "../find";
 import { plansPaused, profileName, profileTags, retryingProfiles, runningProfiles, state } from "../state";
 import { ResumedList } from "./backup";
+import { OfficeCard } from "./office";
 import { ManyPanel, PickedBar } from "./many";
 import { Check } from "./fields";
 
@@ -365,7 +366,7 @@ function KlantTable() {
 
 /** The first screen with more than one klant: backups resumed at start, then every klant. */
 export function Dashboard() {
-  return h("div", {}, h(DemoBanner, {}), h(PausedBanner, {}), h(NoKitBanner, {}), h(ResumedList, { onDashboard: true }), h(KlantTable, {}));
+  return h("div", {}, h(DemoBanner, {}), h(PausedBanner, {}), h(NoKitBanner, {}), h(OfficeCard, {}), h(ResumedList, { onDashboard: true }), h(KlantTable, {}));
 }
 
 /** In the demo app: where its files are, and what there is to see. */

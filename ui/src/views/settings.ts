@@ -12,6 +12,7 @@ import { CallbackSettings } from "./callback";
 import { CopyTargets } from "./copies";
 import { RecoveryKitSettings } from "./recovery";
 import { MailSettingsForm } from "./mail";
+import { OfficeSettings } from "./office";
 import { Check, Field } from "./fields";
 
 /** Settings' parts, in the page's order: each heading's id and its text (the page's contents
@@ -104,6 +105,7 @@ export function SettingsPanel() {
     h(Background, {}),
     h(Notifications, {}),
     h(MailSettingsForm, {}),
+    h(OfficeSettings, {}),
     h(CallbackSettings, {}),
     h(Updates, {}),
   );

@@ -7,7 +7,8 @@ use std::io::BufRead;
 use std::sync::Arc;
 
 use kluis_core::{Error, History, Result, Secret};
-use kluis_office::{Hub, Membership, OfficeError, OfficeKey};
+use kluis_office::{Hub, OfficeError};
+use kluis_profiles::office::JoinRequest;
 use kluis_profiles::{Office, ProfileError, ProfileStore, SecretKind, Settings, APP};
 
 use crate::args::{Cli, OfficeCommand};
@@ -97,95 +98,44 @@ pub async fn run(cli: &Cli, command: &OfficeCommand) -> Result<()> {
             Ok(())
         }
         OfficeCommand::Leave => {
-            if profiles.settings().office.is_none() {
+            let left = kluis_profiles::office::leave(&profiles, secret_store()).await;
+            if !left.map_err(ProfileError::into_core)? {
                 return Err(not_joined());
             }
-            profiles
-                .update_settings(|settings| {
-                    settings.office = None;
-                    Ok(())
-                })
-                .map_err(ProfileError::into_core)?;
-            leave_keys().await
+            eprintln!("kluis: this PC left the office; its plans run alone. The hub still knows its key: revoke it from another PC (kluis office revoke NAME) if it is not to come back.");
+            Ok(())
         }
     }
 }
 
-/// `kluis office join`: checks the key at the hub, then keeps both keys and the membership.
+/// `kluis office join` (see kluis-profiles' `office::join`), said on stderr; the office key,
+/// when this PC made it, printed once on stdout.
 async fn join(
-    profiles: &kluis_profiles::ProfileStore,
+    profiles: &ProfileStore,
     url: &str,
     name: &str,
     hub_ca_pem: Option<String>,
     stdin: bool,
 ) -> Result<()> {
-    Membership::check_pc_name(name).map_err(core)?;
-    let hub_url = Membership::check_hub(url).map_err(core)?;
     let (pc_key, office_key) = keys(stdin)?;
-    let membership = Membership {
-        hub: hub_url.as_str().trim_end_matches('/').to_string(),
+    let request = JoinRequest {
+        hub: url.to_string(),
         pc: name.to_string(),
+        pc_key,
+        office_key,
         hub_ca_pem,
-        joined_ms: kluis_core::clock::now_ms(),
     };
-    let hub = Hub::new(&membership, pc_key.clone()).map_err(core)?;
-    let pcs = hub.pcs().await.map_err(core)?;
-    if !pcs
-        .iter()
-        .any(|pc| pc.name == name && pc.revoked_ms.is_none())
-    {
-        return Err(Error::Config(format!(
-            "The office hub knows no PC named \"{name}\" with a working key: give the name the key was made for (kluis-relay tenant pc-key list OFFICE)."
-        )));
-    }
-    // The office's other PCs' reports say whether this is the office's key: a PC with another
-    // key would make other klant ids, and back up twice what the office backs up once.
-    let others: Vec<_> = (hub.reports().await.map_err(core)?.into_iter())
-        .filter(|r| r.pc != name && !r.revoked)
-        .collect();
-    let (office_key, made) = match office_key {
-        Some(text) => (OfficeKey::parse(text.expose()).map_err(core)?, false),
-        None if others.is_empty() => (OfficeKey::generate().map_err(core)?, true),
-        None => {
-            let pcs: Vec<&str> = others.iter().map(|r| r.pc.as_str()).collect();
-            return Err(Error::Config(format!(
-                "This office has PCs already ({}): join with its office key (KLUIS_OFFICE_KEY, or the second line with --stdin), from where the first PC's was kept.",
-                pcs.join(", ")
-            )));
-        }
-    };
-    let opens = |r: &kluis_office::SealedReport| {
-        kluis_office::sealed::open(&office_key, &r.pc, &r.sealed).is_ok()
-    };
-    if !others.is_empty() && !others.iter().any(opens) {
-        return Err(Error::Config(
-            "That office key is not this office's: no PC's report opens with it. Copy it again from where the office keeps it.".into(),
-        ));
-    }
-    let kept = office_key.text().clone();
-    on_store(&secret_store(), move |store| {
-        store.set(APP, SecretKind::OfficePcKey, &pc_key)?;
-        store.set(APP, SecretKind::OfficeKey, &kept)
-    })
-    .await?;
-    profiles
-        .update_settings(|settings| {
-            settings.office = Some(membership.clone());
-            Ok(())
-        })
+    let joined = kluis_profiles::office::join(profiles, secret_store(), request)
+        .await
         .map_err(ProfileError::into_core)?;
     eprintln!(
         "kluis: this PC ({name}) joined the office at {}; its PCs: {}.",
-        hub.address(),
-        pcs.iter()
-            .filter(|p| p.revoked_ms.is_none())
-            .map(|p| p.name.as_str())
-            .collect::<Vec<_>>()
-            .join(", ")
+        joined.membership.hub,
+        joined.pcs.join(", ")
     );
-    if made {
+    if let Some(key) = joined.made_key {
         eprintln!("kluis: this PC made the office key. The office's next PCs join with it (KLUIS_OFFICE_KEY, or the second line with --stdin); keep it where the office keeps its passwords — the hub never has it:");
-        println!("{}", office_key.text().expose());
+        println!("{}", key.text().expose());
     }
     Ok(())
 }
@@ -249,17 +199,6 @@ async fn hub(settings: &Settings) -> Result<Hub> {
         )
     })?;
     Hub::new(&membership, key).map_err(core)
-}
-
-/// Removes this PC's two office keys.
-async fn leave_keys() -> Result<()> {
-    on_store(&secret_store(), |store| {
-        store.delete(APP, SecretKind::OfficePcKey)?;
-        store.delete(APP, SecretKind::OfficeKey)
-    })
-    .await?;
-    eprintln!("kluis: this PC left the office; its plans run alone. The hub still knows its key: revoke it from another PC (kluis office revoke NAME) if it is not to come back.");
-    Ok(())
 }
 
 fn not_joined() -> Error {

@@ -51,10 +51,11 @@ pub use app::{
     AppPaths, BucketInput, CarriedOn, CopyToChange, DemoInfo, DesktopApp, DesktopAppBuilder,
     EncryptionInput, FolderChange, FoundCopies, FoundEncryption, FoundProof, HeldCopy,
     ImportDefaults, ImportPreview, ImportProgress, ImportResult, ImportSink, KitMade, LaunchInfo,
-    LoginStart, MailInput, ManyChange, ManyPreview, PackageManagerUpdates, PlanInput, ProgressSink,
-    RecoverProgress, ReportExport, ReportFormat, ReportRequest, RestoreProgress, RestoreSummary,
-    ResumedJob, RuleChange, SessionInfo, SftpInput, SftpServer, TrayAction, UpdateInstaller,
-    UpdateState, UpdateView, VerifiedSetup, VerifyReport, HIDDEN_FLAG,
+    LoginStart, MailInput, ManyChange, ManyPreview, OfficeJoinInput, OfficeJoined,
+    OfficeMembership, PackageManagerUpdates, PlanInput, ProgressSink, RecoverProgress,
+    ReportExport, ReportFormat, ReportRequest, RestoreProgress, RestoreSummary, ResumedJob,
+    RuleChange, SessionInfo, SftpInput, SftpServer, TrayAction, UpdateInstaller, UpdateState,
+    UpdateView, VerifiedSetup, VerifyReport, HIDDEN_FLAG,
 };
 pub use callback::{CallbackInput, CallbackTestResult};
 pub use dialogs::{Dialogs, ImportFile, NoDialogs};
@@ -69,6 +70,8 @@ pub use kluis_core::retention::Retention;
 pub use kluis_core::{CallbackChoice, HistoryEntry, Saved};
 /// What an import file's column can hold (*Import klanten…*).
 pub use kluis_import::Field;
+/// The office view (the dashboard's *Office*): every klant of every PC of the office.
+pub use kluis_office::{Flag, OfficeView};
 /// A restore test of a round: the saved file's, or a copy's (*Test restore*).
 pub use kluis_profiles::restore_round::RoundTest;
 pub use kluis_profiles::KlantStatus;

@@ -23,6 +23,7 @@ pub struct Received {
     pub report: Result<PcReport, String>,
 }
 
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[derive(Debug, Clone, Serialize)]
 pub struct OfficeView {
     pub pcs: Vec<PcRow>,
@@ -30,10 +31,12 @@ pub struct OfficeView {
     pub klanten: Vec<KlantRow>,
 }
 
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[derive(Debug, Clone, Serialize)]
 pub struct PcRow {
     pub name: String,
     /// How long ago the hub last heard from it.
+    #[cfg_attr(feature = "ts", ts(type = "number"))]
     pub heard_ms_ago: i64,
     /// Silent for more than [`SILENT_AFTER_MS`].
     pub silent: bool,
@@ -43,6 +46,7 @@ pub struct PcRow {
     pub klanten: usize,
 }
 
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[derive(Debug, Clone, Serialize)]
 pub struct KlantRow {
     pub klant: String,
@@ -53,20 +57,24 @@ pub struct KlantRow {
     /// Each PC that has it, as that PC reported it.
     pub on: Vec<OnPc>,
     /// Its newest backup on any PC: when, and which PC.
+    #[cfg_attr(feature = "ts", ts(type = "[number, string] | null"))]
     pub last_backup: Option<(i64, String)>,
     pub flags: Vec<Flag>,
 }
 
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[derive(Debug, Clone, Serialize)]
 pub struct OnPc {
     pub pc: String,
     pub plan: Option<String>,
+    #[cfg_attr(feature = "ts", ts(type = "number | null"))]
     pub last_backup_ms: Option<i64>,
     pub overdue: bool,
     pub last_error: Option<String>,
 }
 
 /// What needs someone's attention about a klant.
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(tag = "flag", rename_all = "snake_case")]
 pub enum Flag {

@@ -6,13 +6,12 @@
 
 use std::path::{Path, PathBuf};
 use std::process::Output;
-use std::sync::Arc;
 
-use kluis_relay::tenants::new_key;
 use serde_json::Value;
 
 use crate::common::{assert_succeeded, Env};
 use crate::profiles::{office, KLANT_PASSWORD};
+use crate::test_hub::TestHub;
 
 /// One PC of the office: its folder (profiles, history, secrets, backups).
 struct Pc {
@@ -20,12 +19,11 @@ struct Pc {
     dir: PathBuf,
 }
 
-/// The hub: its URL, a file with its CA, the relay (to add the PCs' keys).
+/// The hub and a file with its CA (for `--hub-ca`).
 pub(crate) struct HubUnderTest {
+    hub: TestHub,
     url: String,
     ca: PathBuf,
-    relay: Arc<kluis_relay::Relay>,
-    stop: Option<tokio::sync::oneshot::Sender<()>>,
 }
 
 /// A hub on SQLite in memory (a one-instance relay).
@@ -35,53 +33,20 @@ async fn hub(env: &Env) -> HubUnderTest {
 
 /// A hub on `store` over TLS on 127.0.0.1, with the tenant `office`.
 pub(crate) async fn hub_on(env: &Env, store: impl kluis_relay::Storage) -> HubUnderTest {
-    let relay = kluis_relay::Relay::new(
-        store,
-        kluis_relay::RelayConfig::new(crate::common::RELAY_SECRET.into()),
-    );
-    let ca = kluis_https::LocalCa::generate("hub CA").unwrap();
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let url = format!(
-        "https://127.0.0.1:{}",
-        listener.local_addr().unwrap().port()
-    );
-    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-    tokio::spawn(kluis_https::serve_tls(
-        listener,
-        ca.server_config(&["127.0.0.1"]).unwrap(),
-        kluis_relay::router(relay.clone()),
-        Default::default(),
-        async move {
-            let _ = stopped.await;
-        },
-    ));
-    let tenant = new_key();
-    let store = relay.store();
-    assert!(store
-        .add_tenant("office", Default::default(), &tenant.id, tenant.hash)
-        .await
-        .unwrap());
-    let ca_file = env.dir.path().join("hub-ca.pem");
-    std::fs::write(&ca_file, ca.ca_pem()).unwrap();
+    let hub = TestHub::start(store).await;
+    let ca = env.dir.path().join("hub-ca.pem");
+    std::fs::write(&ca, &hub.ca_pem).unwrap();
     HubUnderTest {
-        url,
-        ca: ca_file,
-        relay,
-        stop: Some(stop),
+        url: hub.url.clone(),
+        ca,
+        hub,
     }
 }
 
 impl HubUnderTest {
     /// A PC key for `name`, as `kluis-relay tenant pc-key add office NAME` makes it.
     async fn pc_key(&self, name: &str) -> String {
-        let key = new_key();
-        assert!(self
-            .relay
-            .store()
-            .add_pc("office", name, &key.id, key.hash)
-            .await
-            .unwrap());
-        key.text
+        self.hub.pc_key(name).await
     }
 }
 
@@ -402,7 +367,7 @@ async fn a_hub_that_is_gone_or_refuses_is_said_once_and_no_backup_is_missed() {
     );
 
     // The hub stops; RECEPTIE's klanten are due still.
-    hub.stop.take().unwrap().send(()).unwrap();
+    hub.hub.stop.take().unwrap().send(()).unwrap();
     let night = receptie.run_due(&env).await;
     assert_succeeded(&night);
     assert_eq!(

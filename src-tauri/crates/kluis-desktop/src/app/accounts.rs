@@ -216,7 +216,7 @@ impl Accounts {
 }
 
 /// The text of a certificate file the user picked, read no further than a certificate needs.
-fn read_certificate_file(path: &Path) -> AppResult<String> {
+pub(super) fn read_certificate_file(path: &Path) -> AppResult<String> {
     use std::io::Read;
     let mut bytes = Vec::new();
     std::fs::File::open(path)

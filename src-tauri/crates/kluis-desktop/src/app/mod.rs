@@ -26,6 +26,8 @@
 //!   klant signed in and saved), *Export klanten…*.
 //! - [`Recovery`] (`recover.rs`): *Restore from a copy…*: the backups a copy target holds,
 //!   found with the recovery kit, one restored, or this computer carrying on for a lost one.
+//! - [`OfficeHub`] (`office.rs`): Settings → *Office* and the dashboard's *Office*: this PC in
+//!   an office of several PCs (the office hub), the office view, this PC's hourly report.
 //! - [`Updates`] (`updates.rs`): Settings → *Updates*: a newer Kluis looked for once a day,
 //!   downloaded verified, installed when asked or by itself at a quiet moment.
 //!
@@ -90,6 +92,7 @@ use jobs::{JobRegistry, JobSlot};
 pub use keeping::{CopyProblem, Keeping, VerifyReport};
 pub use mail::MailInput;
 pub use many::{CopyToChange, FolderChange, ManyChange, ManyPreview, RuleChange};
+pub use office::{OfficeHub, OfficeJoinInput, OfficeJoined, OfficeMembership};
 pub use plans::{PlanInput, Plans};
 pub use recover::{
     CarriedOn, FoundBackup, FoundComputer, FoundCopies, FoundEncryption, FoundProof,
@@ -156,6 +159,7 @@ pub struct DesktopApp {
     pub imports: Imports,
     pub updates: Updates,
     pub recovery: Recovery,
+    pub office: OfficeHub,
     shared: Arc<Shared>,
     jobs: Arc<JobRegistry>,
     /// Opened as the demo app ([`DesktopAppBuilder::demo`]).
@@ -292,6 +296,7 @@ impl DesktopAppBuilder {
             imports: Imports::new(shared.clone(), connections.clone()),
             updates: Updates::new(shared.clone(), jobs.clone(), self.update_server),
             recovery: Recovery::new(shared.clone()),
+            office: OfficeHub::new(shared.clone()),
             settings: AppSettings {
                 shared: shared.clone(),
                 connections,

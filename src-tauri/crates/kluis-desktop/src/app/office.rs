@@ -1,16 +1,150 @@
-//! The office this PC joined (`kluis office join`; the settings file and keyring the CLI
-//! shares), for the app's plans: [`Shared::office`] reads its keys once and again only when
-//! the membership changes. Its plans then ask the office hub for each klant's turn (see
-//! kluis-profiles' `office`); what the hub could not do goes to the app's log, its absence
-//! once until it is back.
+//! [`OfficeHub`]: Settings → *Office* and the dashboard's *Office* — this PC in an office of
+//! several PCs around the office hub (kluis-profiles' `office`; the settings file and keyring
+//! the CLI shares, so `kluis office join` and the app see one membership): join, leave, the
+//! office view, and this PC's report to the office, hourly and after each unattended backup.
+//!
+//! For the app's plans, [`Shared::office`] reads the office's keys once and again only when
+//! the membership changes; the plans then ask the hub for each klant's turn. What the hub could
+//! not do goes to the app's log, its absence once until it is back.
 
 use std::sync::Arc;
 
-use kluis_office::{Membership, OfficeError};
+use std::time::Duration;
+
+use kluis_core::{Error, Secret};
+use kluis_office::{Membership, OfficeError, OfficeView};
+use kluis_profiles::office::JoinRequest;
 use kluis_profiles::secrets::off_thread;
 use kluis_profiles::Office;
+use serde::{Deserialize, Serialize};
 
 use super::shared::Shared;
+use crate::error::AppResult;
+
+/// How often this PC tells the office its klanten while the app runs (and after each
+/// unattended backup): the office view flags a PC silent for a day.
+pub const REPORT_EVERY: Duration = Duration::from_secs(60 * 60);
+
+/// The office this PC joined, as Settings → *Office* shows it.
+#[derive(Debug, Clone, Serialize, ts_rs::TS)]
+pub struct OfficeMembership {
+    pub hub: String,
+    pub pc: String,
+    #[ts(type = "number")]
+    pub joined_ms: i64,
+}
+
+/// Joining, as typed in Settings → *Office*: the hub's address, this PC's name and key there
+/// (from the hub's operator), and the office key (empty for the office's first PC, which makes
+/// it). The hub's certificate is trusted by the system's CAs and `KLUIS_CA_CERT`, or, with
+/// `own_ca`, by the office's own CA, whose certificate is picked in the native dialog.
+#[derive(Debug, Deserialize, ts_rs::TS)]
+pub struct OfficeJoinInput {
+    pub hub: String,
+    pub pc: String,
+    pub pc_key: String,
+    pub office_key: Option<String>,
+    pub own_ca: bool,
+}
+
+/// A join done: the membership, the office's PCs, and the office key when this PC made it —
+/// shown once, for the office's next PCs (it is kept nowhere the window can read again).
+#[derive(Debug, Serialize, ts_rs::TS)]
+pub struct OfficeJoined {
+    pub membership: OfficeMembership,
+    pub pcs: Vec<String>,
+    pub made_key: Option<String>,
+}
+
+/// See the module.
+pub struct OfficeHub {
+    shared: Arc<Shared>,
+}
+
+impl OfficeHub {
+    pub(crate) fn new(shared: Arc<Shared>) -> Self {
+        Self { shared }
+    }
+
+    /// The office this PC joined, if any.
+    pub fn membership(&self) -> Option<OfficeMembership> {
+        self.shared
+            .profiles
+            .settings()
+            .office
+            .map(|m| OfficeMembership {
+                hub: m.hub,
+                pc: m.pc,
+                joined_ms: m.joined_ms,
+            })
+    }
+
+    /// Joins the office `input` names (see kluis-profiles' `office::join`), then tells it this
+    /// PC's klanten at once. None when the CA's dialog was cancelled (nothing joined).
+    pub async fn join(&self, input: OfficeJoinInput) -> AppResult<Option<OfficeJoined>> {
+        let hub_ca_pem = match input.own_ca {
+            true => {
+                let Some(path) = self.shared.dialogs().pick_certificate().await else {
+                    return Ok(None);
+                };
+                let pem = super::accounts::read_certificate_file(&path)?;
+                kluis_core::trust::describe(&pem)?;
+                Some(pem)
+            }
+            false => self.shared.env_ca_pem.clone(),
+        };
+        let office_key = input.office_key.filter(|k| !k.trim().is_empty());
+        let request = JoinRequest {
+            hub: input.hub,
+            pc: input.pc.trim().to_string(),
+            pc_key: Secret::new(input.pc_key.trim()),
+            office_key: office_key.map(|k| Secret::new(k.trim())),
+            hub_ca_pem,
+        };
+        let (profiles, keyring) = (&self.shared.profiles, self.shared.keyring.clone());
+        let joined = kluis_profiles::office::join(profiles, keyring, request).await?;
+        self.shared.tell_office().await;
+        let m = joined.membership;
+        Ok(Some(OfficeJoined {
+            membership: OfficeMembership {
+                hub: m.hub,
+                pc: m.pc,
+                joined_ms: m.joined_ms,
+            },
+            pcs: joined.pcs,
+            made_key: joined.made_key.map(|k| k.text().expose().to_string()),
+        }))
+    }
+
+    /// Leaves the office: this PC's keys removed, its plans alone again.
+    pub async fn leave(&self) -> AppResult<()> {
+        let (profiles, keyring) = (&self.shared.profiles, self.shared.keyring.clone());
+        kluis_profiles::office::leave(profiles, keyring).await?;
+        Ok(())
+    }
+
+    /// The office view: every klant of every PC, what needs attention flagged.
+    pub async fn view(&self) -> AppResult<OfficeView> {
+        let office = self.shared.office().await.ok_or_else(|| {
+            Error::Config("This PC is in no office (or its office keys cannot be read): join one in Settings → Office.".into())
+        })?;
+        let view = office
+            .view()
+            .await
+            .map_err(|e| Error::Network(e.to_string()))?;
+        Ok(view)
+    }
+
+    /// Tells the office this PC's klanten now and every [`REPORT_EVERY`]. Runs until the app
+    /// ends.
+    pub async fn keep_telling(&self) {
+        let mut every = tokio::time::interval(REPORT_EVERY);
+        loop {
+            every.tick().await;
+            self.shared.tell_office().await;
+        }
+    }
+}
 
 /// The office as last read: the membership it was read for, and the office (none: its keys
 /// could not be read — said once in the log).
@@ -46,5 +180,32 @@ impl Shared {
         };
         *read = Some((membership, office.clone()));
         office
+    }
+
+    /// This PC's report of its klanten sent to the office it joined (nothing when none): what
+    /// cannot be sent goes to the log, once until the hub answers again.
+    pub async fn tell_office(&self) {
+        let Some(office) = self.office().await else {
+            return;
+        };
+        let (now, targets) = (jiff::Zoned::now(), self.copy_targets().await);
+        let standing = |p: kluis_profiles::Profile| {
+            let status =
+                kluis_profiles::klant_status(&p, &self.history, &p.copy_targets(&targets), &now)?;
+            Ok::<_, Error>((p, status))
+        };
+        match self
+            .profiles
+            .list()
+            .into_iter()
+            .map(standing)
+            .collect::<Result<Vec<_>, _>>()
+        {
+            Ok(klanten) => office.send_report(&klanten).await,
+            Err(e) => tracing::warn!(
+                code = e.code().as_str(),
+                "the office report could not be made"
+            ),
+        }
     }
 }

@@ -18,6 +18,10 @@ mod moto;
 #[allow(dead_code)]
 #[path = "../../../kluis-copies/tests/it/sshd.rs"]
 mod sshd;
+/// The office hub of kluis-office's tests, shared.
+#[allow(dead_code)]
+#[path = "../../../kluis-office/tests/it/test_hub.rs"]
+mod test_hub;
 /// The update server of kluis-update's tests, shared.
 #[allow(dead_code)]
 #[path = "../../../kluis-update/tests/it/server.rs"]
@@ -30,6 +34,7 @@ mod imports;
 mod keeping;
 mod keyring;
 mod many;
+mod office;
 mod plans;
 mod recover;
 mod restores;

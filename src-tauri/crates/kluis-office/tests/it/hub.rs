@@ -4,52 +4,28 @@
 
 use std::time::Duration;
 
+use crate::test_hub::TestHub;
 use kluis_core::Secret;
 use kluis_office::{Hub, KlantId, Lease, Membership, OfficeError, OfficeKey, TurnAnswer};
 use kluis_relay::tenants::new_key;
-use kluis_relay::SqliteStore;
 
-/// A relay with office `office` and its PCs RECEPTIE and BALIE: the store, and a hub client
-/// for each PC.
-async fn office() -> (std::sync::Arc<kluis_relay::Relay>, Hub, Hub, String, String) {
-    let relay = kluis_relay::Relay::new(
-        SqliteStore::in_memory().unwrap(),
-        kluis_relay::RelayConfig::new("office-test-secret-0123456789".into()),
-    );
-    let ca = kluis_https::LocalCa::generate("hub CA").unwrap();
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let url = format!(
-        "https://127.0.0.1:{}",
-        listener.local_addr().unwrap().port()
-    );
-    tokio::spawn(kluis_https::serve_tls(
-        listener,
-        ca.server_config(&["127.0.0.1"]).unwrap(),
-        kluis_relay::router(relay.clone()),
-        Default::default(),
-        std::future::pending(),
-    ));
-    let store = relay.store();
-    let tenant = new_key();
-    assert!(store
-        .add_tenant("office", Default::default(), &tenant.id, tenant.hash)
-        .await
-        .unwrap());
-    let mut hubs = Vec::new();
+/// A hub with its PCs RECEPTIE and BALIE: the hub, a client for each PC, its URL and CA.
+async fn office() -> (TestHub, Hub, Hub, String, String) {
+    let hub = TestHub::in_memory().await;
+    let mut clients = Vec::new();
     for pc in ["RECEPTIE", "BALIE"] {
-        let key = new_key();
-        assert!(store.add_pc("office", pc, &key.id, key.hash).await.unwrap());
         let membership = Membership {
-            hub: url.clone(),
+            hub: hub.url.clone(),
             pc: pc.into(),
-            hub_ca_pem: Some(ca.ca_pem()),
+            hub_ca_pem: Some(hub.ca_pem.clone()),
             joined_ms: 0,
         };
-        hubs.push(Hub::new(&membership, Secret::new(key.text)).unwrap());
+        clients.push(Hub::new(&membership, Secret::new(hub.pc_key(pc).await)).unwrap());
     }
-    let balie = hubs.pop().unwrap();
-    let receptie = hubs.pop().unwrap();
-    (relay, receptie, balie, url, ca.ca_pem())
+    let balie = clients.pop().unwrap();
+    let receptie = clients.pop().unwrap();
+    let (url, ca) = (hub.url.clone(), hub.ca_pem.clone());
+    (hub, receptie, balie, url, ca)
 }
 
 fn klant() -> KlantId {

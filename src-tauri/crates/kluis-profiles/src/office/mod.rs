@@ -15,9 +15,15 @@
 //! A backup someone starts by hand always runs; it only tells the hub once it is saved, so the
 //! office's other PCs skip the klant within their slot.
 //!
+//! [`join`] and [`leave`] (`join.rs`): this PC into the office and out of it.
+//!
 //! [`Office::send_report`] tells the office this PC's klanten (sealed with the office key:
 //! kluis-office's `report` and `sealed`); [`Office::view`] reads every PC's back, opened, as
 //! the office view.
+
+mod join;
+
+pub use join::{join, leave, JoinRequest, Joined};
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -316,6 +322,11 @@ impl Office {
     }
 }
 
+/// A hub's error as this crate's: out of reach is the network's (worth trying again), the rest
+/// a setting to change.
 fn office_error(e: OfficeError) -> ProfileError {
-    ProfileError::Core(kluis_core::Error::Config(e.to_string()))
+    ProfileError::Core(match e {
+        OfficeError::Unreachable { .. } => kluis_core::Error::Network(e.to_string()),
+        other => kluis_core::Error::Config(other.to_string()),
+    })
 }

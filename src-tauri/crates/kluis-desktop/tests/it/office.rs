@@ -1,0 +1,111 @@
+//! Settings → *Office* and the dashboard's *Office* in two apps (two PCs: each its own files
+//! and keyring) around one office hub (a kluis-relay over TLS on 127.0.0.1, its CA picked in
+//! the dialog as the office's own): the first PC joins and makes the office key, the second
+//! joins with it, each sees the other's klanten in the office view; a mistyped office key is
+//! refused; leaving keeps nothing.
+
+use kluis_desktop::{DesktopApp, Flag, OfficeJoinInput};
+
+use crate::common::{app, office, Chooses};
+use crate::test_hub::TestHub;
+
+/// A hub with a PC key for each of `pcs`: the hub, the file of its CA, the keys.
+async fn hub(dir: &tempfile::TempDir, pcs: &[&str]) -> (TestHub, std::path::PathBuf, Vec<String>) {
+    let hub = TestHub::in_memory().await;
+    let mut keys = Vec::new();
+    for pc in pcs {
+        keys.push(hub.pc_key(pc).await);
+    }
+    let ca_file = dir.path().join("office-ca.pem");
+    std::fs::write(&ca_file, &hub.ca_pem).unwrap();
+    (hub, ca_file, keys)
+}
+
+fn join(hub: &str, pc: &str, pc_key: &str, office_key: Option<&str>) -> OfficeJoinInput {
+    OfficeJoinInput {
+        hub: hub.into(),
+        pc: pc.into(),
+        pc_key: pc_key.into(),
+        office_key: office_key.map(str::to_string),
+        own_ca: true,
+    }
+}
+
+/// A PC's app, its dialogs picking `ca` as the hub's CA.
+fn pc(dir: &tempfile::TempDir, ca: &std::path::Path) -> DesktopApp {
+    let app = app(dir, Some(dir.path().join("backups")));
+    app.set_dialogs(Chooses::new(ca));
+    app
+}
+
+/// Two PCs join the office from their Settings; each one's klant shows in the office view of
+/// either, flagged (not planned); the office key is shown once, to the first; a key that is
+/// not the office's is refused; leaving leaves no membership.
+#[tokio::test]
+async fn two_apps_join_the_office_and_see_each_other_s_klanten() {
+    let sim = kluis_sim::Sim::start(kluis_sim::SimConfig::default())
+        .await
+        .unwrap();
+    let (hub_dir, receptie_dir, balie_dir) = (
+        tempfile::tempdir().unwrap(),
+        tempfile::tempdir().unwrap(),
+        tempfile::tempdir().unwrap(),
+    );
+    let (hub, ca, keys) = hub(&hub_dir, &["RECEPTIE", "BALIE"]).await;
+    let url = hub.url.clone();
+    let receptie = pc(&receptie_dir, &ca);
+    let balie = pc(&balie_dir, &ca);
+    receptie
+        .accounts
+        .save_profile(office(&sim, None))
+        .await
+        .unwrap();
+    assert!(receptie.office.membership().is_none());
+
+    let first = receptie
+        .office
+        .join(join(&url, "RECEPTIE", &keys[0], None))
+        .await
+        .unwrap()
+        .unwrap();
+    let made = first
+        .made_key
+        .expect("the office's first PC makes the office key");
+    assert_eq!(first.membership.pc, "RECEPTIE");
+    let wrong = kluis_office::OfficeKey::generate().unwrap();
+    let refused = balie
+        .office
+        .join(join(&url, "BALIE", &keys[1], Some(wrong.text().expose())))
+        .await
+        .unwrap_err();
+    assert!(
+        refused.to_string().contains("not this office's"),
+        "{refused}"
+    );
+    assert!(
+        balie.office.membership().is_none(),
+        "a refused join keeps nothing"
+    );
+    let second = balie
+        .office
+        .join(join(&url, "BALIE", &keys[1], Some(&made)))
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(second.made_key, None, "shown once, to the PC that made it");
+
+    let view = balie.office.view().await.unwrap();
+    let names: Vec<&str> = view.pcs.iter().map(|p| p.name.as_str()).collect();
+    assert_eq!(names, ["BALIE", "RECEPTIE"]);
+    let klant = view
+        .klanten
+        .iter()
+        .find(|k| k.names == ["Office"])
+        .expect("RECEPTIE's klant");
+    assert_eq!(klant.on[0].pc, "RECEPTIE");
+    assert_eq!(klant.flags, [Flag::NotPlanned]);
+
+    receptie.office.leave().await.unwrap();
+    assert!(receptie.office.membership().is_none());
+    assert!(receptie.office.view().await.is_err(), "in no office now");
+}
