@@ -55,6 +55,7 @@ macro_rules! with_commands {
             office_membership,
             join_office,
             leave_office,
+            invite_office_pc,
             office_view,
             mail,
             set_mail,

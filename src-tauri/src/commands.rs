@@ -15,7 +15,7 @@ use kluis_desktop::{
 use kluis_desktop::{CarriedOn, FoundCopies, RecoverProgress};
 use kluis_desktop::{Field, ImportDefaults, ImportPreview, ImportProgress, ImportResult};
 use kluis_desktop::{ManyChange, ManyPreview};
-use kluis_desktop::{OfficeJoinInput, OfficeJoined, OfficeMembership, OfficeView};
+use kluis_desktop::{OfficeInvite, OfficeJoinInput, OfficeJoined, OfficeMembership, OfficeView};
 use kluis_desktop::{SftpInput, SftpServer};
 use tauri::ipc::Channel;
 use tauri::State;
@@ -376,8 +376,13 @@ async fn join_office(app: App<'_>, input: OfficeJoinInput) -> Res<Option<OfficeJ
 }
 
 #[tauri::command]
-async fn leave_office(app: App<'_>) -> Res<()> {
+async fn leave_office(app: App<'_>) -> Res<Option<String>> {
     app.office.leave().await
+}
+
+#[tauri::command]
+async fn invite_office_pc(app: App<'_>, pc: String) -> Res<OfficeInvite> {
+    app.office.invite(&pc).await
 }
 
 #[tauri::command]

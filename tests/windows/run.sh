@@ -103,7 +103,11 @@ test_under_wine() {
   # The prefix's first session leaves the service database locked (the Task Scheduler service
   # then fails to start, error 1055): a new session starts its services cleanly.
   "$server" -k 2>/dev/null || true   # (none left running is as good)
-  "$server" -p 60   # one server for every test's process, instead of one started for each
+  # One server for every test's process, for the whole run (ended by the trap above): with a
+  # timeout (once 60 s), a stage slower than it on a loaded machine let the server exit, and
+  # the next program's new server read the registry back while the old one was still writing
+  # it out — once, an installer's Apps entry read as not there at all.
+  "$server" -p
   # Wine's services start with the session's first program and keep its output open: started
   # here, they hold /dev/null, not a test's pipes (whose reader would wait for them for ever).
   "$wine" wineboot >/dev/null 2>&1 </dev/null

@@ -34,6 +34,7 @@ import type {
   LaunchInfo,
   MailInput,
   MailSettings,
+  OfficeInvite,
   OfficeJoined,
   OfficeJoinInput,
   OfficeMembership,
@@ -131,7 +132,10 @@ export const api = {
    * keyring; the office key comes back only when this PC made it, to be shown once), leaving. */
   officeMembership: () => invoke<OfficeMembership | null>("office_membership"),
   joinOffice: (input: OfficeJoinInput) => invoke<OfficeJoined | null>("join_office", { input }),
-  leaveOffice: () => invoke<void>("leave_office"),
+  /** Leaves the office; why this PC's key could not be revoked at the hub, if it could not. */
+  leaveOffice: () => invoke<string | null>("leave_office"),
+  /** Add a PC: a join code for the office's next PC, shown once. */
+  inviteOfficePc: (pc: string) => invoke<OfficeInvite>("invite_office_pc", { pc }),
   /** The dashboard's Office: every klant of every PC, what needs attention flagged. */
   officeView: () => invoke<OfficeView>("office_view"),
   /** Settings → e-mail through the office's SMTP server (the password goes to the keyring). */

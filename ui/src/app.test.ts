@@ -166,6 +166,8 @@ function fakeBackend(
       case "leave_office":
         office = null;
         return null;
+      case "invite_office_pc":
+        return { pc: (args as { pc: string }).pc, code: "KLUIS-JOIN-eyJodWIiOiJodHRwcyJ9" };
       case "office_view":
         if (!options.officeView) throw { code: "config", message: "This PC is in no office." };
         return options.officeView;
@@ -637,7 +639,7 @@ describe("Kluis UI", () => {
   it("jumps to a part of Settings from its contents", async () => {
     await openSettings(calls);
     const links = [...document.querySelectorAll('[data-test="settings-contents"] a')].map((a) => a.textContent);
-    expect(links).toEqual(["Where backups are saved", "Copies off this computer", "Recovery kit", "Backups at once", "Download speed", "Free space", "Running in the background", "Notifications", "E-mail", "How the service reaches this computer", "Updates"]);
+    expect(links).toEqual(["Where backups are saved", "Copies off this computer", "Recovery kit", "Backups at once", "Download speed", "Free space", "Running in the background", "Notifications", "E-mail", "Office", "How the service reaches this computer", "Updates"]);
     for (const a of document.querySelectorAll<HTMLAnchorElement>('[data-test="settings-contents"] a')) {
       const id = a.getAttribute("href")!.slice(1);
       expect(document.getElementById(id), `${a.textContent} has its part`).not.toBeNull();
@@ -1106,15 +1108,25 @@ describe("Kluis UI", () => {
     await fillIn("office-pc", "RECEPTIE");
     await fillIn("office-pc-key", "klr_pc_secret");
     await click("office-join");
-    expect(calls.find((c) => c.cmd === "join_office")?.args).toEqual({ input: { hub: "https://hub.office.test", pc: "RECEPTIE", pc_key: "klr_pc_secret", office_key: null, own_ca: false } });
+    expect(calls.find((c) => c.cmd === "join_office")?.args).toEqual({ input: { code: null, hub: "https://hub.office.test", pc: "RECEPTIE", pc_key: "klr_pc_secret", office_key: null, own_ca: false } });
     expect(byTest("office-made-key")?.textContent).toContain("kluis-office-key-abab");
     expect(byTest("office-joined")?.textContent).toContain("RECEPTIE");
     expect((byTest("office-pc-key") as HTMLInputElement | null), "the form, and the key typed, are gone").toBe(null);
     await click("office-made-key-done");
     expect(byTest("office-made-key"), "shown once").toBe(null);
+    await fillIn("office-invite-name", "BALIE");
+    await click("office-invite-make");
+    expect(calls.find((c) => c.cmd === "invite_office_pc")?.args).toEqual({ pc: "BALIE" });
+    expect(byTest("office-invite")?.textContent).toContain("KLUIS-JOIN-");
+    await click("office-invite-done");
+    expect(byTest("office-invite"), "shown once").toBe(null);
     await click("office-leave");
+    await click("confirm-yes");
     expect(calls.some((c) => c.cmd === "leave_office")).toBe(true);
     expect(byTest("office-form")).not.toBe(null);
+    await fillIn("office-code", "KLUIS-JOIN-abc");
+    await click("office-join-code");
+    expect(calls.filter((c) => c.cmd === "join_office").pop()?.args).toMatchObject({ input: { code: "KLUIS-JOIN-abc" } });
   });
 
   it("shows every klant of the office on the dashboard, a silent PC and a klant planned twice flagged", async () => {
@@ -1125,7 +1137,7 @@ describe("Kluis UI", () => {
         { name: "LAPTOP JAN", heard_ms_ago: 50 * 3_600_000, silent: true, revoked: false, unreadable: null, klanten: 1 },
       ],
       klanten: [
-        { klant: "a".repeat(64), names: ["Visser", "Visser B.V."], service: "https://api.example.nl", username: "visser", on: [{ pc: "BALIE", plan: "daily at 02:00", last_backup_ms: now - 3_600_000, overdue: false, last_error: null }, { pc: "LAPTOP JAN", plan: "daily at 02:00", last_backup_ms: null, overdue: true, last_error: null }], last_backup: [now - 3_600_000, "BALIE"], flags: [{ flag: "planned_twice", pcs: ["BALIE", "LAPTOP JAN"] }, { flag: "on_silent_pc", pc: "LAPTOP JAN" }] },
+        { klant: "a".repeat(64), names: ["Visser", "Visser B.V."], service: "https://api.example.nl", username: "visser", on: [{ pc: "BALIE", plan: "daily at 02:00", last_backup_ms: now - 3_600_000, backed_up_elsewhere: null, overdue: false, last_error: null }, { pc: "LAPTOP JAN", plan: "daily at 02:00", last_backup_ms: null, backed_up_elsewhere: null, overdue: true, last_error: null }], last_backup: [now - 3_600_000, "BALIE"], flags: [{ flag: "planned_twice", pcs: ["BALIE", "LAPTOP JAN"] }, { flag: "on_silent_pc", pc: "LAPTOP JAN" }] },
       ],
     };
     const bakker: ProfileView = { ...demoProfile, id: "bakker", name: "Bakker B.V.", demo: false };
@@ -1137,7 +1149,7 @@ describe("Kluis UI", () => {
     const pcs = [...document.querySelectorAll('[data-test="office-pc"]')].map((p) => p.textContent ?? "");
     expect(pcs[1]).toContain("SILENT");
     const flags = [...document.querySelectorAll('[data-test="office-flag"]')].map((f) => f.textContent);
-    expect(flags).toEqual(["planned on BALIE, LAPTOP JAN (one plan is enough)", "LAPTOP JAN has not been heard of for over a day (its last state shown)"]);
+    expect(flags).toEqual(["planned on BALIE, LAPTOP JAN (one plan is enough)", "only on LAPTOP JAN, not heard of for over a day (its last state shown)"]);
     expect(byTest("office-klant")?.textContent).toContain("Visser / Visser B.V.");
   });
 

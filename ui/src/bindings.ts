@@ -382,9 +382,11 @@ export type MailInput = { settings: MailSettings, password: string | null, };
 
 export type OfficeMembership = { hub: string, pc: string, joined_ms: number, };
 
-export type OfficeJoinInput = { hub: string, pc: string, pc_key: string, office_key: string | null, own_ca: boolean, };
+export type OfficeJoinInput = { code: string | null, hub: string, pc: string, pc_key: string, office_key: string | null, own_ca: boolean, };
 
 export type OfficeJoined = { membership: OfficeMembership, pcs: Array<string>, made_key: string | null, };
+
+export type OfficeInvite = { pc: string, code: string, };
 
 export type PcRow = { name: string, 
 /**
@@ -400,9 +402,13 @@ silent: boolean, revoked: boolean,
  */
 unreadable: string | null, klanten: number, };
 
-export type OnPc = { pc: string, plan: string | null, last_backup_ms: number | null, overdue: boolean, last_error: string | null, };
+export type OnPc = { pc: string, plan: string | null, last_backup_ms: number | null, 
+/**
+ * Another PC backed it up later, that PC says: when, and which.
+ */
+backed_up_elsewhere: [number, string] | null, overdue: boolean, last_error: string | null, };
 
-export type Flag = { "flag": "planned_twice", pcs: Array<string>, } | { "flag": "overdue" } | { "flag": "failed", pc: string, error: string, } | { "flag": "on_silent_pc", pc: string, } | { "flag": "not_planned" };
+export type Flag = { "flag": "planned_twice", pcs: Array<string>, } | { "flag": "overdue" } | { "flag": "failed", pc: string, error: string, } | { "flag": "on_silent_pc", pc: string, } | { "flag": "on_revoked_pc", pc: string, } | { "flag": "unconfirmed", pc: string, by: string, } | { "flag": "not_planned" };
 
 export type KlantRow = { klant: string, 
 /**

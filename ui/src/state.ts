@@ -7,7 +7,7 @@ import { computed, signal } from "@preact/signals";
 import type { UiError } from "./api";
 import { isRunning, type BackupView } from "./backup-state";
 import { t, type Key } from "./i18n";
-import type { CarriedOn, FoundCopies, ImportPreview, ImportResult, ManyPreview, OfficeMembership, OfficeView, RecoverProgress, RowOutcome, UpdateView } from "./bindings";
+import type { CarriedOn, FoundCopies, ImportPreview, ImportResult, ManyPreview, OfficeInvite, OfficeMembership, OfficeView, RecoverProgress, RowOutcome, UpdateView } from "./bindings";
 import type { BucketInput, Entry, HostKey, HeldCopy, RestoreSummary, RoundTest, SftpInput, CallbackChoice, CallbackTestResult, Day, HistoryEntry, KlantStatus, KitMade, MailInput, MailSettings, Permissions, ProfileView, ReportExport, ReportFormat, Schedule, Settings, VerifyReport } from "./bindings";
 import { localDay } from "./format";
 import { defaultSort, type Sort } from "./dashboard";
@@ -159,7 +159,12 @@ export const state = {
   /** Settings → Office: the office this PC joined (null: none). */
   office: signal<OfficeMembership | null>(null),
   /** Settings → Office's join form as typed (the keys only until sent). */
-  officeDraft: signal<OfficeDraft>({ hub: "", pc: "", pcKey: "", officeKey: "", ownCa: false }),
+  officeDraft: signal<OfficeDraft>({ code: "", hub: "", pc: "", pcKey: "", officeKey: "", ownCa: false }),
+  /** Add a PC: the new PC's name as typed, and the join code made for it (shown once). */
+  officeInviteName: signal(""),
+  officeInvite: signal<OfficeInvite | null>(null),
+  /** Leaving could not revoke this PC's key at the hub: why. */
+  officeLeftNote: signal<string | null>(null),
   /** The office key this PC just made, shown once (null: none to show). */
   officeMadeKey: signal<string | null>(null),
   /** The dashboard's Office: loading, the view, or why it could not be had (null: closed). */
@@ -366,10 +371,10 @@ export function bucketInputOf(name: string, draft: BucketDraft): BucketInput {
   };
 }
 
-/** Settings → Office's join form: the hub's address, this PC's name and key there, the
+/** Settings → Office's join form: a join code from a PC of the office, or the hub's address, this PC's name and key there, the
  * office key (empty for the office's first PC), and whether the hub's certificate is signed by
  * the office's own CA (picked in Rust's dialog when joining). */
-export type OfficeDraft = { hub: string; pc: string; pcKey: string; officeKey: string; ownCa: boolean };
+export type OfficeDraft = { code: string; hub: string; pc: string; pcKey: string; officeKey: string; ownCa: boolean };
 
 /** The e-mail form's fields as typed (the password only when typed: it never comes back). */
 export type MailDraft = { server: string; port: string; username: string; password: string; from: string; to: string; daily: boolean; at: string };

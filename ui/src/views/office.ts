@@ -2,7 +2,7 @@
 // dashboard's Office card: every klant of every PC, what needs attention first with why and
 // whose desk it is at — one screen that says every klant is safe, or which one is not.
 import { h } from "preact";
-import { joinOffice, leaveOffice, showOfficeView } from "../actions/office";
+import { inviteOfficePc, joinOffice, leaveOffice, showOfficeView } from "../actions/office";
 import type { Flag, KlantRow, OfficeView } from "../bindings";
 import { ago } from "../dashboard";
 import { dateTime } from "../format";
@@ -34,23 +34,63 @@ export function OfficeSettings() {
           h("button", { class: "secondary", "data-test": "office-made-key-done", onClick: () => (state.officeMadeKey.value = null) }, t("officeMadeKeyDone")),
         )
       : null,
-    office
+    state.officeLeftNote.value ? h("p", { class: "note", role: "status", "data-test": "office-left-note" }, t("officeLeftNote", { why: state.officeLeftNote.value })) : null,
+    office ? h(Joined, {}) : h(JoinForms, {}),
+  );
+}
+
+/** In the office: who this PC is there, Add a PC (a join code shown once), Leave. */
+function Joined() {
+  const office = state.office.value!;
+  const invite = state.officeInvite.value;
+  return h(
+    "div",
+    { "data-test": "office-joined" },
+    h("p", {}, t("officeJoined", { pc: office.pc, hub: office.hub, when: dateTime(office.joined_ms, locale()) })),
+    h("h4", {}, t("officeAddPc")),
+    h("p", { class: "note" }, t("officeAddPcNote")),
+    invite
       ? h(
           "div",
-          { "data-test": "office-joined" },
-          h("p", {}, t("officeJoined", { pc: office.pc, hub: office.hub, when: dateTime(office.joined_ms, locale()) })),
-          h("button", { class: "secondary", "data-test": "office-leave", onClick: () => void leaveOffice() }, t("officeLeave")),
+          { class: "card made-key", role: "alert", "data-test": "office-invite" },
+          h("p", {}, t("officeInviteMade", { pc: invite.pc })),
+          h("code", { class: "key" }, invite.code),
+          h("button", { class: "secondary", "data-test": "office-invite-done", onClick: () => (state.officeInvite.value = null) }, t("officeMadeKeyDone")),
         )
       : h(
           "form",
-          { class: "office", "data-test": "office-form", onSubmit: (e: Event) => (e.preventDefault(), void joinOffice()) },
-          h(Input, { id: "office-hub", field: "hub", label: t("officeHub"), hint: t("officeHubHint") }),
-          h(Input, { id: "office-pc", field: "pc", label: t("officePc"), hint: t("officePcHint") }),
-          h(Input, { id: "office-pc-key", field: "pcKey", label: t("officePcKey"), type: "password" }),
-          h(Input, { id: "office-key", field: "officeKey", label: t("officeKey"), type: "password", hint: t("officeKeyHint"), required: false }),
-          h(Check, { test: "office-own-ca", label: t("officeOwnCa"), checked: state.officeDraft.value.ownCa, onToggle: (on) => (state.officeDraft.value = { ...state.officeDraft.value, ownCa: on }) }),
-          h("button", { type: "submit", "data-test": "office-join" }, t("officeJoin")),
+          { class: "office", "data-test": "office-invite-form", onSubmit: (e: Event) => (e.preventDefault(), void inviteOfficePc()) },
+          h(TextInput, { id: "office-invite-name", label: t("officePc"), hint: t("officeInviteNameHint"), value: state.officeInviteName.value, onValue: (v) => (state.officeInviteName.value = v) }),
+          h("button", { type: "submit", "data-test": "office-invite-make" }, t("officeInviteMake")),
         ),
+    h("button", { class: "secondary", "data-test": "office-leave", onClick: () => void leaveOffice() }, t("officeLeave")),
+  );
+}
+
+/** Not in an office: join with a join code from a PC of the office, or (the first PC, or one
+ * the hub's operator gave a key) with the hub's address and a PC key. */
+function JoinForms() {
+  const draft = state.officeDraft.value;
+  return h(
+    "div",
+    {},
+    h(
+      "form",
+      { class: "office", "data-test": "office-code-form", onSubmit: (e: Event) => (e.preventDefault(), void joinOffice()) },
+      h(Input, { id: "office-code", field: "code", label: t("officeCode"), type: "password", hint: t("officeCodeHint") }),
+      h("button", { type: "submit", "data-test": "office-join-code" }, t("officeJoin")),
+    ),
+    h("h4", {}, t("officeWithKey")),
+    h(
+      "form",
+      { class: "office", "data-test": "office-form", onSubmit: (e: Event) => (e.preventDefault(), void joinOffice()) },
+      h(Input, { id: "office-hub", field: "hub", label: t("officeHub"), hint: t("officeHubHint") }),
+      h(Input, { id: "office-pc", field: "pc", label: t("officePc"), hint: t("officePcHint"), required: false }),
+      h(Input, { id: "office-pc-key", field: "pcKey", label: t("officePcKey"), type: "password" }),
+      h(Input, { id: "office-key", field: "officeKey", label: t("officeKey"), type: "password", hint: t("officeKeyHint"), required: false }),
+      h(Check, { test: "office-own-ca", label: t("officeOwnCa"), checked: draft.ownCa, onToggle: (on) => (state.officeDraft.value = { ...state.officeDraft.value, ownCa: on }) }),
+      h("button", { type: "submit", "data-test": "office-join" }, t("officeJoin")),
+    ),
   );
 }
 
@@ -65,6 +105,10 @@ function flagText(flag: Flag): string {
       return t("officeFlagFailed", { pc: flag.pc, error: flag.error });
     case "on_silent_pc":
       return t("officeFlagSilent", { pc: flag.pc });
+    case "on_revoked_pc":
+      return t("officeFlagRevoked", { pc: flag.pc });
+    case "unconfirmed":
+      return t("officeFlagUnconfirmed", { pc: flag.pc, by: flag.by });
     case "not_planned":
       return t("officeFlagNotPlanned");
   }
@@ -87,7 +131,8 @@ function KlantLine({ k, now }: { k: KlantRow; now: number }) {
 function Shown({ view }: { view: OfficeView }) {
   const now = Date.now();
   const attention = view.klanten.filter((k) => k.flags.length > 0);
-  const safe = attention.length === 0 && view.pcs.every((p) => !p.silent && p.unreadable === null);
+  // (A revoked PC is no longer the office's: its klanten are flagged when no other PC has them.)
+  const safe = attention.length === 0 && view.pcs.every((p) => p.revoked || (!p.silent && p.unreadable === null));
   return h(
     "div",
     {},

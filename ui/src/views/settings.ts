@@ -27,6 +27,7 @@ const sections: [string, Key][] = [
   ["background-title", "backgroundTitle"],
   ["notify-title", "notifyTitle"],
   ["mail-title", "mailTitle"],
+  ["office-title", "officeTitle"],
   ["callback-title", "callbackTitle"],
   ["updates-title", "updatesTitle"],
 ];

@@ -281,6 +281,9 @@ fn age(ms: i64) -> String {
 /// line that says whether every klant is safe.
 pub fn office_view(membership: &kluis_office::Membership, view: &kluis_office::OfficeView) {
     use kluis_office::Flag;
+    // Names and errors come from other PCs (and their klanten's services): no control
+    // characters reach the terminal.
+    let plain = |text: &str| -> String { text.chars().filter(|c| !c.is_control()).collect() };
     println!(
         "Office hub: {}   (this PC: {})",
         membership.hub, membership.pc
@@ -295,7 +298,7 @@ pub fn office_view(membership: &kluis_office::Membership, view: &kluis_office::O
             state.push_str(", revoked");
         }
         if let Some(why) = &pc.unreadable {
-            state.push_str(&format!(", report unreadable: {why}"));
+            state.push_str(&format!(", {}", plain(why)));
         }
         println!("  {:<24} {state}; {} klanten", pc.name, pc.klanten);
     }
@@ -313,7 +316,7 @@ pub fn office_view(membership: &kluis_office::Membership, view: &kluis_office::O
         };
         println!(
             "  {:<24} {state:<9} {last}; on {}",
-            k.names.join(" / "),
+            plain(&k.names.join(" / ")),
             pcs.join(", ")
         );
         for flag in &k.flags {
@@ -322,10 +325,16 @@ pub fn office_view(membership: &kluis_office::Membership, view: &kluis_office::O
                     format!("planned on {} (one plan is enough)", pcs.join(" and "))
                 }
                 Flag::Overdue => "overdue on every PC that plans it".into(),
-                Flag::Failed { pc, error } => format!("failed on {pc}: {error}"),
+                Flag::Failed { pc, error } => format!("failed on {pc}: {}", plain(error)),
                 Flag::OnSilentPc { pc } => {
-                    format!("{pc} has not been heard of for over a day (its last state shown)")
+                    format!("only on {pc}, not heard of for over a day (its last state shown)")
                 }
+                Flag::OnRevokedPc { pc } => {
+                    format!("only on {pc}, whose key was revoked: plan it on another PC")
+                }
+                Flag::Unconfirmed { pc, by } => format!(
+                    "{pc} skipped it as backed up by {by}, and {by}'s own report shows no such backup: look at {by}"
+                ),
                 Flag::NotPlanned => "no PC plans it (backed up only by hand)".into(),
             };
             println!("      - {why}");

@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use kluis_core::{Error, History, Result, Secret};
 use kluis_office::{Hub, OfficeError};
-use kluis_profiles::office::JoinRequest;
+use kluis_profiles::office::{JoinRequest, Joined};
 use kluis_profiles::{Office, ProfileError, ProfileStore, SecretKind, Settings, APP};
 
 use crate::args::{Cli, OfficeCommand};
@@ -64,6 +64,7 @@ pub async fn run(cli: &Cli, command: &OfficeCommand) -> Result<()> {
         OfficeCommand::Join {
             url,
             name,
+            code,
             hub_ca,
             stdin,
         } => {
@@ -76,7 +77,22 @@ pub async fn run(cli: &Cli, command: &OfficeCommand) -> Result<()> {
                 })?),
                 None => None,
             };
-            join(&profiles, url, name, hub_ca_pem, *stdin).await?;
+            let done = match (code, url) {
+                (true, _) => {
+                    let code = join_code(*stdin)?;
+                    let joining =
+                        kluis_profiles::office::join_with_code(&profiles, secret_store(), &code);
+                    joining.await.map_err(ProfileError::into_core)?
+                }
+                (false, Some(url)) => {
+                    let name = name.clone().unwrap_or_default();
+                    join(&profiles, url, &name, hub_ca_pem, *stdin).await?
+                }
+                (false, None) => {
+                    return Err(Error::Config("Give the hub's URL, or --code.".into()))
+                }
+            };
+            said_joined(&done);
             // At once, not at the next run: the office view shows this PC, and the next PC's
             // join checks its office key against this one's report.
             let history = crate::from_args::open_history(cli.history_db.as_ref())?;
@@ -85,6 +101,13 @@ pub async fn run(cli: &Cli, command: &OfficeCommand) -> Result<()> {
             Ok(())
         }
         OfficeCommand::Status { json } => status(&profiles, *json).await,
+        OfficeCommand::Invite { name } => {
+            let code = kluis_profiles::office::invite(&profiles, secret_store(), name).await;
+            let code = code.map_err(ProfileError::into_core)?;
+            eprintln!("kluis: the join code for {name} (shown once; it works once, for a day — paste it on {name}: kluis office join --code, or Settings → Office):");
+            println!("{}", code.text().expose());
+            Ok(())
+        }
         OfficeCommand::Revoke { name } => {
             let hub = hub(&profiles.settings()).await?;
             match hub.revoke(name).await.map_err(core)? {
@@ -99,24 +122,27 @@ pub async fn run(cli: &Cli, command: &OfficeCommand) -> Result<()> {
         }
         OfficeCommand::Leave => {
             let left = kluis_profiles::office::leave(&profiles, secret_store()).await;
-            if !left.map_err(ProfileError::into_core)? {
+            let (revoked, was_in) = left.map_err(ProfileError::into_core)?;
+            if !was_in {
                 return Err(not_joined());
             }
-            eprintln!("kluis: this PC left the office; its plans run alone. The hub still knows its key: revoke it from another PC (kluis office revoke NAME) if it is not to come back.");
+            match revoked {
+                Ok(()) => eprintln!("kluis: this PC left the office (its key revoked at the hub); its plans run alone."),
+                Err(why) => eprintln!("kluis: this PC left the office; its plans run alone. Its key could not be revoked at the hub ({why}): revoke it from another PC (kluis office revoke NAME)."),
+            }
             Ok(())
         }
     }
 }
 
-/// `kluis office join` (see kluis-profiles' `office::join`), said on stderr; the office key,
-/// when this PC made it, printed once on stdout.
+/// `kluis office join URL` (see kluis-profiles' `office::join`).
 async fn join(
     profiles: &ProfileStore,
     url: &str,
     name: &str,
     hub_ca_pem: Option<String>,
     stdin: bool,
-) -> Result<()> {
+) -> Result<Joined> {
     let (pc_key, office_key) = keys(stdin)?;
     let request = JoinRequest {
         hub: url.to_string(),
@@ -125,19 +151,37 @@ async fn join(
         office_key,
         hub_ca_pem,
     };
-    let joined = kluis_profiles::office::join(profiles, secret_store(), request)
+    kluis_profiles::office::join(profiles, secret_store(), request)
         .await
-        .map_err(ProfileError::into_core)?;
+        .map_err(ProfileError::into_core)
+}
+
+/// A join said on stderr; the office key, when this PC made it, printed once on stdout.
+fn said_joined(joined: &Joined) {
     eprintln!(
-        "kluis: this PC ({name}) joined the office at {}; its PCs: {}.",
+        "kluis: this PC ({}) joined the office at {}; its PCs: {}.",
+        joined.membership.pc,
         joined.membership.hub,
         joined.pcs.join(", ")
     );
-    if let Some(key) = joined.made_key {
-        eprintln!("kluis: this PC made the office key. The office's next PCs join with it (KLUIS_OFFICE_KEY, or the second line with --stdin); keep it where the office keeps its passwords — the hub never has it:");
+    if let Some(key) = &joined.made_key {
+        eprintln!("kluis: this PC made the office key. The office's next PCs join with a join code (kluis office invite NAME), which carries it; keep it also where the office keeps its passwords — the hub never has it:");
         println!("{}", key.text().expose());
     }
-    Ok(())
+}
+
+/// The join code: standard input's first line with `stdin`, else `KLUIS_OFFICE_JOIN_CODE`.
+fn join_code(stdin: bool) -> Result<Secret> {
+    const MISSING: &str =
+        "Give the join code in KLUIS_OFFICE_JOIN_CODE, or on standard input with --stdin.";
+    if stdin {
+        return secret_line(&mut std::io::stdin().lock().lines(), MISSING);
+    }
+    let code = std::env::var("KLUIS_OFFICE_JOIN_CODE")
+        .ok()
+        .filter(|v| !v.trim().is_empty());
+    code.map(Secret::new)
+        .ok_or_else(|| Error::Config(MISSING.into()))
 }
 
 /// The PC key and the office key (if given): with `stdin`, its first two lines; else

@@ -60,6 +60,7 @@ pub fn typescript() -> String {
         crate::app::OfficeMembership::decl(&cfg),
         crate::app::OfficeJoinInput::decl(&cfg),
         crate::app::OfficeJoined::decl(&cfg),
+        crate::app::OfficeInvite::decl(&cfg),
         kluis_office::view::PcRow::decl(&cfg),
         kluis_office::view::OnPc::decl(&cfg),
         kluis_office::Flag::decl(&cfg),

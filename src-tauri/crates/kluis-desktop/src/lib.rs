@@ -51,7 +51,7 @@ pub use app::{
     AppPaths, BucketInput, CarriedOn, CopyToChange, DemoInfo, DesktopApp, DesktopAppBuilder,
     EncryptionInput, FolderChange, FoundCopies, FoundEncryption, FoundProof, HeldCopy,
     ImportDefaults, ImportPreview, ImportProgress, ImportResult, ImportSink, KitMade, LaunchInfo,
-    LoginStart, MailInput, ManyChange, ManyPreview, OfficeJoinInput, OfficeJoined,
+    LoginStart, MailInput, ManyChange, ManyPreview, OfficeInvite, OfficeJoinInput, OfficeJoined,
     OfficeMembership, PackageManagerUpdates, PlanInput, ProgressSink, RecoverProgress,
     ReportExport, ReportFormat, ReportRequest, RestoreProgress, RestoreSummary, ResumedJob,
     RuleChange, SessionInfo, SftpInput, SftpServer, TrayAction, UpdateInstaller, UpdateState,

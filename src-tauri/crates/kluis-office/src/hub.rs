@@ -19,8 +19,10 @@ pub const CALL_BOUND: Duration = Duration::from_secs(5);
 
 /// The longest an answer's body may be (the office's PCs, 10,000 of them, fit well within)…
 const MOST_BODY: usize = 2 * 1024 * 1024;
-/// …and the office's reports (each PC's at most 512 KiB at the hub, in base64).
-const MOST_REPORTS: usize = 64 * 1024 * 1024;
+/// …and the office's reports (each PC's at most [`MOST_REPORT`] at the hub, in base64).
+const MOST_REPORTS: usize = 96 * 1024 * 1024;
+/// The longest sealed report the hub keeps (kluis-relay's `MAX_REPORT_BYTES`).
+pub const MOST_REPORT: usize = 4 * 1024 * 1024;
 
 /// What the hub answers a PC asking for a klant's turn.
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
@@ -66,7 +68,8 @@ pub struct Hub(std::sync::Arc<Reached>);
 
 struct Reached {
     base: url::Url,
-    key: Secret,
+    /// This PC's key (none: a PC not enrolled yet, which may only enrol).
+    key: Option<Secret>,
     client: reqwest::Client,
 }
 
@@ -79,6 +82,15 @@ impl std::fmt::Debug for Hub {
 impl Hub {
     /// The hub `membership` names, reached with `pc_key`.
     pub fn new(membership: &Membership, pc_key: Secret) -> OfficeResult<Self> {
+        Self::reached(membership, Some(pc_key))
+    }
+
+    /// The hub `membership` names, by a PC that has no key there yet: it may only enrol.
+    pub fn without_key(membership: &Membership) -> OfficeResult<Self> {
+        Self::reached(membership, None)
+    }
+
+    fn reached(membership: &Membership, pc_key: Option<Secret>) -> OfficeResult<Self> {
         let base = Membership::check_hub(&membership.hub)?;
         let timeouts = kluis_core::config::Timeouts {
             connect: CALL_BOUND,
@@ -159,6 +171,27 @@ impl Hub {
         Ok(parse::<Ended>(&answer)?.had_turn)
     }
 
+    /// This PC's name at the hub: the one its key was made for.
+    pub async fn me(&self) -> OfficeResult<String> {
+        let answer = self
+            .call(
+                Method::GET,
+                &["api", "office", "me"],
+                Body::None,
+                &[],
+                MOST_BODY,
+            )
+            .await?;
+        #[derive(Deserialize)]
+        struct Me {
+            pc: String,
+        }
+        let pc = parse::<Me>(&answer)?.pc;
+        Membership::check_pc_name(&pc)
+            .map_err(|_| OfficeError::Unexpected("a PC without a PC's name".into()))?;
+        Ok(pc)
+    }
+
     /// The office's PCs (a revoked one too, with when).
     pub async fn pcs(&self) -> OfficeResult<Vec<PcSummary>> {
         let answer = self
@@ -174,11 +207,26 @@ impl Hub {
         struct Pcs {
             pcs: Vec<PcSummary>,
         }
-        Ok(parse::<Pcs>(&answer)?.pcs)
+        let pcs = parse::<Pcs>(&answer)?.pcs;
+        // Names the hub gives are shown on every PC: only PC names are taken.
+        match pcs
+            .iter()
+            .all(|p| Membership::check_pc_name(&p.name).is_ok())
+        {
+            true => Ok(pcs),
+            false => Err(OfficeError::Unexpected("a PC without a PC's name".into())),
+        }
     }
 
     /// This PC's report, sealed ([`crate::sealed`]), kept at the hub in place of its last.
     pub async fn put_report(&self, sealed: Vec<u8>) -> OfficeResult<()> {
+        if sealed.len() > MOST_REPORT {
+            return Err(OfficeError::Input(format!(
+                "This PC's report to the office is {} MiB, more than the hub keeps ({} MiB): it has too many klanten for one PC's report.",
+                sealed.len() / (1024 * 1024),
+                MOST_REPORT / (1024 * 1024)
+            )));
+        }
         self.call(
             Method::PUT,
             &["api", "office", "report"],
@@ -233,6 +281,57 @@ impl Hub {
             .collect()
     }
 
+    /// An invitation for a new PC named `pc`: the hub's one-time enrolment token (it works
+    /// once, for a day) — for a join code, with the office key, shown on this PC only.
+    pub async fn invite(&self, pc: &str) -> OfficeResult<Secret> {
+        Membership::check_pc_name(pc)?;
+        let body = serde_json::json!({ "pc": pc });
+        let answer = self
+            .call(Method::POST, &["api", "office", "invites"], Body::Json(body), &[], MOST_BODY)
+            .await
+            .map_err(|e| match e {
+                OfficeError::Unexpected(why) if why.contains("pc_taken") => OfficeError::Input(format!(
+                    "The office has a PC named \"{pc}\" with a working key: choose another name, or revoke that PC first (kluis office revoke)."
+                )),
+                other => other,
+            })?;
+        #[derive(Deserialize)]
+        struct Invited {
+            token: String,
+        }
+        let token = parse::<Invited>(&answer)?.token;
+        match token.len() == 64 && token.bytes().all(|b| b.is_ascii_hexdigit()) {
+            true => Ok(Secret::new(token)),
+            false => Err(OfficeError::Unexpected(
+                "an enrolment token of another shape".into(),
+            )),
+        }
+    }
+
+    /// Redeems an enrolment `token` (from a join code): this PC's name and key at the hub.
+    pub async fn enrol(&self, token: &Secret) -> OfficeResult<(String, Secret)> {
+        let body = serde_json::json!({ "token": token.expose() });
+        let answer = self
+            .call(Method::POST, &["api", "office", "enrol"], Body::Json(body), &[], MOST_BODY)
+            .await
+            .map_err(|e| match e {
+                OfficeError::Unexpected(why) if why.starts_with("404") => OfficeError::Input(
+                    "This join code was used already, ran out (it works a day) or was never made: ask a PC of the office for a new one (kluis office invite, or Settings → Office → Add a PC).".into(),
+                ),
+                other => other,
+            })?;
+        #[derive(Deserialize)]
+        struct Enrolled {
+            pc: String,
+            key: String,
+        }
+        let enrolled = parse::<Enrolled>(&answer)?;
+        let key = Secret::new(enrolled.key);
+        Membership::check_pc_name(&enrolled.pc)
+            .map_err(|_| OfficeError::Unexpected("a PC without a PC's name".into()))?;
+        Ok((enrolled.pc, key))
+    }
+
     /// PC `name`'s key works no more (a stolen or retired PC); `false` when the office has
     /// no PC of that name with a working key.
     pub async fn revoke(&self, name: &str) -> OfficeResult<bool> {
@@ -271,10 +370,10 @@ impl Hub {
         if !query.is_empty() {
             url.query_pairs_mut().extend_pairs(query);
         }
-        let mut request = (self.0.client)
-            .request(method, url)
-            .bearer_auth(self.0.key.expose())
-            .timeout(CALL_BOUND);
+        let mut request = (self.0.client).request(method, url).timeout(CALL_BOUND);
+        if let Some(key) = &self.0.key {
+            request = request.bearer_auth(key.expose());
+        }
         request = match body {
             Body::None => request,
             Body::Json(json) => request.json(&json),

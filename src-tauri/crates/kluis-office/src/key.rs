@@ -78,7 +78,7 @@ pub struct KlantId(String);
 impl KlantId {
     /// The id of the klant at `base_url` (the service's address) with `username`, in the office
     /// of `key`. The host is compared as DNS does (without case), with its port (the scheme's
-    /// when none is written) and path (without a trailing `/`); the username exactly — two
+    /// when none is written), path (without a trailing `/`) and query; the username exactly — two
     /// usernames that differ only in case may be two klanten, and taking them for one would
     /// leave one backed up by nobody.
     pub fn of(key: &OfficeKey, base_url: &str, username: &str) -> OfficeResult<Self> {
@@ -86,7 +86,8 @@ impl KlantId {
             .map_err(|_| OfficeError::Input("The klant's service address is not a URL.".into()))?;
         let host = url.host_str().unwrap_or_default().to_ascii_lowercase();
         let port = url.port_or_known_default().unwrap_or(0);
-        let service = format!("{host}:{port}{}", url.path().trim_end_matches('/'));
+        let query = url.query().map(|q| format!("?{q}")).unwrap_or_default();
+        let service = format!("{host}:{port}{}{query}", url.path().trim_end_matches('/'));
         let mut mac =
             Hmac::<Sha256>::new_from_slice(&key.bytes()).expect("HMAC takes a key of any length");
         // Lengths first: no two (service, username) pairs make the same input.
@@ -130,6 +131,10 @@ mod tests {
             devries
         );
         assert_ne!(id("https://api.example.nl/other", "devries"), devries);
+        assert_ne!(
+            id("https://api.example.nl/webservice_v2?tenant=2", "devries"),
+            devries
+        );
         let other_office = OfficeKey::generate().unwrap();
         assert_ne!(
             KlantId::of(

@@ -13,6 +13,8 @@
 //! - [`hub`]: [`Hub`], the hub's API as this PC uses it (its key sent to the hub's origin
 //!   only, every call bounded by a few seconds): a klant's turn asked for ([`TurnAnswer`]),
 //!   renewed and ended, the office's PCs listed and revoked.
+//! - [`join_code`]: [`JoinCode`], what a PC of the office gives the next to join (the hub's
+//!   address, a one-time enrolment token, the office key) as one line, never through the hub.
 //! - [`lease`]: [`Lease`], a turn this PC holds, renewed in the background while the backup
 //!   runs (a backup can take hours; a crashed PC's turn runs out, a slow one's does not), and
 //!   ended with whether the klant was backed up.
@@ -30,6 +32,7 @@
 
 pub mod error;
 pub mod hub;
+pub mod join_code;
 pub mod key;
 pub mod lease;
 pub mod membership;
@@ -39,6 +42,7 @@ pub mod view;
 
 pub use error::{OfficeError, OfficeResult};
 pub use hub::{Hub, PcSummary, SealedReport, TurnAnswer};
+pub use join_code::JoinCode;
 pub use key::{KlantId, OfficeKey};
 pub use lease::Lease;
 pub use membership::Membership;

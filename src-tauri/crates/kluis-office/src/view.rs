@@ -1,7 +1,10 @@
 //! [`OfficeView`]: the office's PCs' last reports put together — every klant of every PC,
 //! with its PCs — and what an office manager must act on, flagged: a klant planned on two PCs,
-//! a PC silent for more than a day (its klanten's last state shown), a klant whose last backup
-//! on any PC is older than its plan allows, a failure, a PC whose report cannot be opened.
+//! a klant only on PCs silent for more than a day or revoked (their last state shown), a klant
+//! whose last backup on any PC is older than its plan allows, a failure, a backup another PC
+//! was said to make that its own report does not bear out, a PC whose report cannot be opened
+//! (or that sent none). A PC is silent by the hub's clock or by when it says it sent its
+//! report, whichever is older.
 //! The app's *Office* and `kluis office status` show it.
 
 use std::collections::BTreeMap;
@@ -69,6 +72,9 @@ pub struct OnPc {
     pub plan: Option<String>,
     #[cfg_attr(feature = "ts", ts(type = "number | null"))]
     pub last_backup_ms: Option<i64>,
+    /// Another PC backed it up later, that PC says: when, and which.
+    #[cfg_attr(feature = "ts", ts(type = "[number, string] | null"))]
+    pub backed_up_elsewhere: Option<(i64, String)>,
     pub overdue: bool,
     pub last_error: Option<String>,
 }
@@ -85,24 +91,25 @@ pub enum Flag {
     Overdue,
     /// A PC's last try failed (since its last backup).
     Failed { pc: String, error: String },
-    /// It is on a PC that has been silent for more than a day (or was revoked): its state
-    /// there is the last one heard.
+    /// It is only on PCs that have been silent for more than a day: its state there is the
+    /// last one heard.
     OnSilentPc { pc: String },
+    /// It is only on a PC whose key was revoked: plan it on another PC.
+    OnRevokedPc { pc: String },
+    /// PC `pc` skipped it because, the hub said, PC `by` backed it up — and `by`'s own report,
+    /// sent since, shows no such backup (a broken or hostile hub, or PC).
+    Unconfirmed { pc: String, by: String },
     /// No PC plans it: it is backed up only when someone clicks.
     NotPlanned,
 }
 
 impl OfficeView {
-    /// The view of `received` reports.
-    pub fn of(received: Vec<Received>) -> OfficeView {
+    /// The view of `received` reports at `now_ms` (this PC's clock).
+    pub fn of(received: Vec<Received>, now_ms: i64) -> OfficeView {
         let mut pcs = Vec::new();
         let mut klanten: BTreeMap<String, KlantRow> = BTreeMap::new();
-        let mut silent_pcs = Vec::new();
+        let mut sent = BTreeMap::new();
         for r in received {
-            let silent = r.age_ms > SILENT_AFTER_MS;
-            if silent || r.revoked {
-                silent_pcs.push(r.pc.clone());
-            }
             let (unreadable, report) = match r.report {
                 // A report whose inner name is not the PC's is not that PC's.
                 Ok(report) if report.pc != r.pc => {
@@ -111,10 +118,19 @@ impl OfficeView {
                 Ok(report) => (None, Some(report)),
                 Err(why) => (Some(why), None),
             };
+            // Silent by the hub's clock, or by when the PC says it sent the report (a hub
+            // handing back an old report as new does not make a dead PC look alive).
+            let sent_ago = report
+                .as_ref()
+                .map_or(0, |rep| now_ms - rep.sent_ms - CLOCK_SKEW_MS);
+            let heard_ms_ago = r.age_ms.max(sent_ago).max(0);
+            if let Some(rep) = &report {
+                sent.insert(r.pc.clone(), rep.sent_ms);
+            }
             pcs.push(PcRow {
                 name: r.pc.clone(),
-                heard_ms_ago: r.age_ms,
-                silent,
+                heard_ms_ago,
+                silent: heard_ms_ago > SILENT_AFTER_MS,
                 revoked: r.revoked,
                 unreadable,
                 klanten: report.as_ref().map_or(0, |rep| rep.klanten.len()),
@@ -132,45 +148,72 @@ impl OfficeView {
                 if !row.names.contains(&k.name) {
                     row.names.push(k.name.clone());
                 }
-                let newest = [
-                    k.last_backup_ms.map(|at| (at, r.pc.clone())),
-                    k.backed_up_elsewhere.clone(),
-                ];
-                for candidate in newest.into_iter().flatten() {
-                    if row
-                        .last_backup
-                        .as_ref()
-                        .is_none_or(|(at, _)| candidate.0 > *at)
-                    {
-                        row.last_backup = Some(candidate);
-                    }
-                }
                 row.on.push(OnPc {
                     pc: r.pc.clone(),
                     plan: k.plan.clone(),
                     last_backup_ms: k.last_backup_ms,
+                    backed_up_elsewhere: k.backed_up_elsewhere.clone(),
                     overdue: k.overdue,
                     last_error: k.last_error.clone(),
                 });
             }
         }
-        let mut klanten: Vec<KlantRow> = klanten
-            .into_values()
-            .map(|row| flagged(row, &silent_pcs))
+        let mut klanten: Vec<KlantRow> = (klanten.into_values())
+            .map(|row| flagged(row, &pcs, &sent))
             .collect();
         klanten.sort_by(|a, b| (a.flags.is_empty(), &a.names).cmp(&(b.flags.is_empty(), &b.names)));
         OfficeView { pcs, klanten }
     }
 
-    /// Whether every klant is safe: no flag on any, no PC silent or unreadable.
+    /// Whether every klant is safe: no flag on any, no PC of the office silent or unreadable
+    /// (a revoked PC is no longer the office's: its klanten are flagged when no other PC has
+    /// them).
     pub fn all_safe(&self) -> bool {
         self.klanten.iter().all(|k| k.flags.is_empty())
-            && self.pcs.iter().all(|p| !p.silent && p.unreadable.is_none())
+            && (self.pcs.iter())
+                .filter(|p| !p.revoked)
+                .all(|p| !p.silent && p.unreadable.is_none())
     }
 }
 
-/// `row` with its flags.
-fn flagged(mut row: KlantRow, silent_pcs: &[String]) -> KlantRow {
+/// What two PCs' clocks may differ by before the view takes a report for older than it is.
+const CLOCK_SKEW_MS: i64 = 10 * 60 * 1000;
+
+/// `row` with its newest backup and its flags; `pcs`: the office's PCs as heard of, `sent`:
+/// when each PC's report was sent (by its clock).
+fn flagged(mut row: KlantRow, pcs: &[PcRow], sent: &BTreeMap<String, i64>) -> KlantRow {
+    let pc = |name: &str| pcs.iter().find(|p| p.name == name);
+    let present = |name: &str| pc(name).is_some_and(|p| !p.silent && !p.revoked);
+    // Each PC's own backup counts; one it says another PC made counts when that PC's own
+    // report bears it out — or is older than the claim (not heard of since).
+    let mut unconfirmed = Vec::new();
+    for on in &row.on {
+        let mut candidates = vec![on.last_backup_ms.map(|at| (at, on.pc.clone()))];
+        if let Some((at, by)) = &on.backed_up_elsewhere {
+            let theirs = row.on.iter().find(|o| &o.pc == by);
+            let reported_since = sent.get(by).is_some_and(|s| *s > at + CLOCK_SKEW_MS);
+            let borne_out = theirs
+                .and_then(|o| o.last_backup_ms)
+                .is_some_and(|b| b + CLOCK_SKEW_MS >= *at);
+            if reported_since && !borne_out {
+                unconfirmed.push(Flag::Unconfirmed {
+                    pc: on.pc.clone(),
+                    by: by.clone(),
+                });
+            } else {
+                candidates.push(Some((*at, by.clone())));
+            }
+        }
+        for candidate in candidates.into_iter().flatten() {
+            if row
+                .last_backup
+                .as_ref()
+                .is_none_or(|(at, _)| candidate.0 > *at)
+            {
+                row.last_backup = Some(candidate);
+            }
+        }
+    }
     let planning: Vec<&OnPc> = row.on.iter().filter(|o| o.plan.is_some()).collect();
     if planning.len() > 1 {
         row.flags.push(Flag::PlannedTwice {
@@ -182,6 +225,7 @@ fn flagged(mut row: KlantRow, silent_pcs: &[String]) -> KlantRow {
     } else if planning.iter().all(|o| o.overdue) {
         row.flags.push(Flag::Overdue);
     }
+    row.flags.extend(unconfirmed);
     for on in &row.on {
         if let Some(error) = &on.last_error {
             row.flags.push(Flag::Failed {
@@ -189,8 +233,14 @@ fn flagged(mut row: KlantRow, silent_pcs: &[String]) -> KlantRow {
                 error: error.clone(),
             });
         }
-        if silent_pcs.contains(&on.pc) {
-            row.flags.push(Flag::OnSilentPc { pc: on.pc.clone() });
+    }
+    // A klant only on PCs that are silent or revoked: nobody is looking after it.
+    if !row.on.iter().any(|o| present(&o.pc)) {
+        for on in &row.on {
+            match pc(&on.pc) {
+                Some(p) if p.revoked => row.flags.push(Flag::OnRevokedPc { pc: on.pc.clone() }),
+                _ => row.flags.push(Flag::OnSilentPc { pc: on.pc.clone() }),
+            }
         }
     }
     row
@@ -219,6 +269,11 @@ mod tests {
         }
     }
 
+    /// This PC's clock in the tests.
+    const NOW: i64 = 1_800_000_000_000;
+    const HOUR: i64 = 3_600_000;
+
+    /// PC `pc`'s report, sent (and received by the hub) `age_ms` ago.
     fn received(pc: &str, age_ms: i64, klanten: Vec<KlantReport>) -> Received {
         Received {
             pc: pc.into(),
@@ -227,57 +282,51 @@ mod tests {
             report: Ok(PcReport {
                 version: REPORT_VERSION,
                 pc: pc.into(),
-                sent_ms: 0,
+                sent_ms: NOW - age_ms,
                 klanten,
             }),
         }
     }
 
-    /// One klant on two PCs is one row with both PCs, flagged as planned twice; a PC silent for
-    /// over a day flags its klanten (their last state kept); a klant overdue on every PC that
-    /// plans it is flagged, one that another PC keeps up with is not; an unplanned one says so;
-    /// a report that names another PC, or cannot be opened, counts for nothing and is said.
+    /// One klant on two PCs is one row with both PCs, flagged as planned twice; a klant only
+    /// on a PC silent for over a day, or a revoked one, is flagged (its last state kept), one
+    /// another PC still has is not; a klant overdue on every PC that plans it is flagged, one
+    /// that another PC keeps up with is not; an unplanned one says so; a report that names
+    /// another PC, or cannot be opened, counts for nothing and is said; attention first.
     #[test]
     fn the_office_view_flags_what_needs_attention() {
-        let hour = 3_600_000;
         let mut late_here = klant("b", "Bakker", true);
         late_here.overdue = true;
         let mut failed = klant("c", "Smit", true);
         failed.last_error = Some("The service could not be reached.".into());
         let mut later = klant("a", "Visser B.V.", true);
         later.last_backup_ms = Some(5_000);
-        let mut mislabelled = received("BALIE", hour, vec![klant("x", "X", true)]);
+        let mut mislabelled = received("BALIE", HOUR, vec![klant("x", "X", true)]);
         if let Ok(report) = &mut mislabelled.report {
             report.pc = "RECEPTIE".into();
         }
-        let view = OfficeView::of(vec![
-            received(
-                "RECEPTIE",
-                hour,
-                vec![
-                    klant("a", "Visser", true),
-                    late_here,
-                    failed,
-                    klant("d", "Mulder", false),
-                ],
-            ),
-            received(
-                "LAPTOP",
-                30 * hour,
-                vec![
-                    later,
-                    klant("b", "Bakker", true),
-                    klant("e", "Jansen", true),
-                ],
-            ),
-            mislabelled,
-            Received {
-                pc: "OUD".into(),
-                age_ms: hour,
-                revoked: true,
-                report: Err("cannot be opened".into()),
-            },
-        ]);
+        let mut oud = received("OUD", HOUR, vec![klant("g", "Bos", true)]);
+        oud.revoked = true;
+        let receptie = vec![
+            klant("a", "Visser", true),
+            late_here,
+            failed,
+            klant("d", "Mulder", false),
+        ];
+        let laptop = vec![
+            later,
+            klant("b", "Bakker", true),
+            klant("e", "Jansen", true),
+        ];
+        let view = OfficeView::of(
+            vec![
+                received("RECEPTIE", HOUR, receptie),
+                received("LAPTOP", 30 * HOUR, laptop),
+                mislabelled,
+                oud,
+            ],
+            NOW,
+        );
         let row = |name: &str| {
             view.klanten
                 .iter()
@@ -287,12 +336,20 @@ mod tests {
         let visser = row("Visser");
         assert_eq!(visser.names, ["Visser", "Visser B.V."]);
         assert_eq!(visser.last_backup, Some((5_000, "LAPTOP".into())));
-        assert!(visser.flags.contains(&Flag::PlannedTwice {
-            pcs: vec!["RECEPTIE".into(), "LAPTOP".into()]
-        }));
-        assert!(visser.flags.contains(&Flag::OnSilentPc {
-            pc: "LAPTOP".into()
-        }));
+        assert_eq!(
+            visser.flags,
+            [Flag::PlannedTwice {
+                pcs: vec!["RECEPTIE".into(), "LAPTOP".into()]
+            }],
+            "RECEPTIE is here"
+        );
+        assert_eq!(
+            row("Jansen").flags,
+            [Flag::OnSilentPc {
+                pc: "LAPTOP".into()
+            }]
+        );
+        assert_eq!(row("Bos").flags, [Flag::OnRevokedPc { pc: "OUD".into() }]);
         assert!(
             !row("Bakker").flags.contains(&Flag::Overdue),
             "LAPTOP keeps up with it"
@@ -308,28 +365,136 @@ mod tests {
         );
         let pc = |name: &str| view.pcs.iter().find(|p| p.name == name).unwrap();
         assert!(pc("LAPTOP").silent && !pc("RECEPTIE").silent);
-        assert!(
-            pc("BALIE").unreadable.is_some() && pc("OUD").unreadable.is_some() && pc("OUD").revoked
-        );
+        assert!(pc("BALIE").unreadable.is_some() && pc("OUD").revoked);
         assert!(!view.all_safe());
+        let attention_first: Vec<bool> = view.klanten.iter().map(|k| k.flags.is_empty()).collect();
+        assert!(
+            attention_first.windows(2).all(|w| w[0] <= w[1]),
+            "{attention_first:?}"
+        );
 
         let mut overdue = klant("b", "Bakker", true);
         overdue.overdue = true;
-        let alone = OfficeView::of(vec![received(
-            "RECEPTIE",
-            hour,
-            vec![klant("a", "Aarts", true), overdue],
-        )]);
+        let alone = OfficeView::of(
+            vec![received(
+                "RECEPTIE",
+                HOUR,
+                vec![klant("a", "Aarts", true), overdue],
+            )],
+            NOW,
+        );
+        assert_eq!(
+            alone.klanten[0].names,
+            ["Bakker"],
+            "attention first, then by name"
+        );
         assert_eq!(
             alone.klanten[0].flags,
             [Flag::Overdue],
             "overdue on every PC that plans it"
         );
-        let fine = OfficeView::of(vec![received(
-            "RECEPTIE",
-            hour,
-            vec![klant("a", "Visser", true)],
-        )]);
+        assert!(alone.klanten[1].flags.is_empty());
+        let fine = OfficeView::of(
+            vec![received("RECEPTIE", HOUR, vec![klant("a", "Visser", true)])],
+            NOW,
+        );
         assert!(fine.all_safe());
+    }
+
+    /// A hub that hands back an old report as new does not make a dead PC look alive: the
+    /// report's own time counts too. A revoked PC that is quiet keeps no klant from being safe
+    /// when another PC has it.
+    #[test]
+    fn silence_is_judged_by_the_report_s_own_time_too() {
+        let mut replayed = received("LAPTOP", 60_000, vec![klant("a", "Visser", true)]);
+        if let Ok(report) = &mut replayed.report {
+            report.sent_ms = NOW - 3 * 24 * HOUR;
+        }
+        let view = OfficeView::of(vec![replayed], NOW);
+        assert!(view.pcs[0].silent, "{:?}", view.pcs[0]);
+        let mut gone = received("OUD", 5 * 24 * HOUR, vec![klant("a", "Visser", true)]);
+        gone.revoked = true;
+        let view = OfficeView::of(
+            vec![
+                gone,
+                received("RECEPTIE", HOUR, vec![klant("a", "Visser", true)]),
+            ],
+            NOW,
+        );
+        assert!(view.klanten[0]
+            .flags
+            .iter()
+            .all(|f| !matches!(f, Flag::OnRevokedPc { .. } | Flag::OnSilentPc { .. })));
+    }
+
+    /// A backup PC RECEPTIE was told BALIE made counts when BALIE's own report bears it out (or
+    /// has not been sent since); when BALIE's report, sent since, shows none, it is flagged and
+    /// does not count as the klant's last backup.
+    #[test]
+    fn a_backup_said_to_be_made_elsewhere_must_be_borne_out() {
+        let claimed = NOW - 2 * HOUR;
+        let skipped = || {
+            let mut k = klant("a", "Visser", true);
+            k.last_backup_ms = Some(NOW - 50 * HOUR);
+            k.backed_up_elsewhere = Some((claimed, "BALIE".into()));
+            k
+        };
+        let balie = |last: i64, sent_ago: i64| {
+            let mut k = klant("a", "Visser", true);
+            k.last_backup_ms = Some(last);
+            received("BALIE", sent_ago, vec![k])
+        };
+        let borne_out = OfficeView::of(
+            vec![
+                received("RECEPTIE", HOUR, vec![skipped()]),
+                balie(claimed - 60_000, 60_000),
+            ],
+            NOW,
+        );
+        let row = &borne_out.klanten[0];
+        assert!(
+            !row.flags
+                .iter()
+                .any(|f| matches!(f, Flag::Unconfirmed { .. })),
+            "{:?}",
+            row.flags
+        );
+        assert_eq!(row.last_backup, Some((claimed, "BALIE".into())));
+        let not_yet = OfficeView::of(
+            vec![
+                received("RECEPTIE", HOUR, vec![skipped()]),
+                balie(NOW - 50 * HOUR, 3 * HOUR),
+            ],
+            NOW,
+        );
+        assert!(
+            !not_yet.klanten[0]
+                .flags
+                .iter()
+                .any(|f| matches!(f, Flag::Unconfirmed { .. })),
+            "BALIE not heard of since"
+        );
+        let denied = OfficeView::of(
+            vec![
+                received("RECEPTIE", HOUR, vec![skipped()]),
+                balie(NOW - 50 * HOUR, 60_000),
+            ],
+            NOW,
+        );
+        let row = &denied.klanten[0];
+        assert!(
+            row.flags.contains(&Flag::Unconfirmed {
+                pc: "RECEPTIE".into(),
+                by: "BALIE".into()
+            }),
+            "{:?}",
+            row.flags
+        );
+        assert_eq!(
+            row.last_backup,
+            Some((NOW - 50 * HOUR, "RECEPTIE".into())),
+            "the claim does not count"
+        );
+        assert!(!denied.all_safe());
     }
 }

@@ -76,6 +76,11 @@ impl Pc {
 
     /// Plans klant `username` (named `name` here) every hour, as if set five hours ago: due.
     async fn plan_due(&self, env: &Env, name: &str, username: &str) {
+        self.plan_due_since(env, name, username, 5).await
+    }
+
+    /// [`Pc::plan_due`], as if set `hours` ago.
+    async fn plan_due_since(&self, env: &Env, name: &str, username: &str, hours: i64) {
         let key = kluis_sim::config::DEMO_API_KEY.to_string();
         let vars = [
             ("KLUIS_USERNAME", username),
@@ -86,7 +91,7 @@ impl Pc {
         assert_succeeded(&self.kluis(env, &["plan", name, "--every", "1h"], &[]).await);
         let file = self.dir.join("profiles.json");
         let mut stored: Value = serde_json::from_slice(&std::fs::read(&file).unwrap()).unwrap();
-        let then = jiff::Timestamp::now().as_millisecond() - 5 * 3_600_000;
+        let then = jiff::Timestamp::now().as_millisecond() - hours * 3_600_000;
         for profile in stored["profiles"].as_array_mut().unwrap() {
             if let Some(plan) = profile.get_mut("plan").filter(|p| p.is_object()) {
                 plan["set_at_ms"] = then.into();
@@ -125,6 +130,22 @@ impl Pc {
         let all = format!("{said}{}", String::from_utf8_lossy(&joined.stdout));
         assert!(!all.contains(pc_key), "the PC key is never shown: {all}");
         String::from_utf8_lossy(&joined.stdout).trim().to_string()
+    }
+
+    /// Makes a join code for PC `name` on this PC (`kluis office invite`).
+    async fn invite(&self, env: &Env, name: &str) -> String {
+        let made = self.kluis(env, &["office", "invite", name], &[]).await;
+        assert_succeeded(&made);
+        let code = String::from_utf8_lossy(&made.stdout).trim().to_string();
+        assert!(code.starts_with("KLUIS-JOIN-"), "{code}");
+        code
+    }
+
+    /// Joins with a join code (`kluis office join --code`, the code from the environment).
+    async fn join_with_code(&self, env: &Env, code: &str) -> Output {
+        let args = ["office", "join", "--code"];
+        self.kluis(env, &args, &[("KLUIS_OFFICE_JOIN_CODE", code)])
+            .await
     }
 
     async fn run_due(&self, env: &Env) -> Output {
@@ -189,10 +210,28 @@ pub(crate) async fn one_backup_per_slot(env: &Env, hub: &HubUnderTest) {
         office_key.starts_with("kluis-office-key-"),
         "the first PC made the office key: {office_key}"
     );
-    let again = balie
-        .join(env, hub, &hub.pc_key("BALIE").await, Some(&office_key))
-        .await;
-    assert_eq!(again, "", "a PC that joins with the office key makes none");
+    // BALIE joins with a join code RECEPTIE made (no key from the operator; the code holds the
+    // office key and the hub's CA); the code works once.
+    let code = receptie.invite(env, "BALIE").await;
+    let joined = balie.join_with_code(env, &code).await;
+    assert_succeeded(&joined);
+    assert!(
+        stderr(&joined).contains("this PC (BALIE) joined the office"),
+        "{}",
+        stderr(&joined)
+    );
+    assert_eq!(
+        String::from_utf8_lossy(&joined.stdout),
+        "",
+        "no office key made or shown"
+    );
+    let again = Pc::new(env, "ELDERS").join_with_code(env, &code).await;
+    assert_eq!(again.status.code(), Some(2), "{}", stderr(&again));
+    assert!(
+        stderr(&again).contains("used already"),
+        "{}",
+        stderr(&again)
+    );
 
     let (a, b) = tokio::join!(receptie.run_due(env), balie.run_due(env));
     assert_succeeded(&a);
@@ -318,10 +357,44 @@ async fn a_pc_joins_only_with_the_office_s_key() {
         "{}",
         stderr(&wrong)
     );
+    let (vars, named_wrong) = (
+        [("KLUIS_OFFICE_PC_KEY", balie_key.as_str())],
+        [
+            "office", "join", &hub.url, "--name", "RECEPTIE", "--hub-ca", ca,
+        ],
+    );
+    let wrong_name = balie.kluis(&env, &named_wrong, &vars).await;
+    assert_eq!(wrong_name.status.code(), Some(2), "{}", stderr(&wrong_name));
+    assert!(
+        stderr(&wrong_name).contains("This key is the office's PC \"BALIE\""),
+        "{}",
+        stderr(&wrong_name)
+    );
     let status = balie.kluis(&env, &["office", "status"], &[]).await;
     assert!(
         stderr(&status).contains("in no office"),
         "nothing was kept: {}",
+        stderr(&status)
+    );
+
+    // RECEPTIE leaves: its key revoked at the hub (the view says it left), nothing kept here.
+    let left = receptie.kluis(&env, &["office", "leave"], &[]).await;
+    assert_succeeded(&left);
+    assert!(
+        stderr(&left).contains("its key revoked at the hub"),
+        "{}",
+        stderr(&left)
+    );
+    let pcs = hub.hub.relay.store().pcs("office").await.unwrap();
+    assert!(
+        pcs.iter()
+            .any(|p| p.name == "RECEPTIE" && p.revoked_ms.is_some()),
+        "{pcs:?}"
+    );
+    let status = receptie.kluis(&env, &["office", "status"], &[]).await;
+    assert!(
+        stderr(&status).contains("in no office"),
+        "{}",
         stderr(&status)
     );
 }
@@ -383,4 +456,31 @@ async fn a_hub_that_is_gone_or_refuses_is_said_once_and_no_backup_is_missed() {
         "said once: {said}"
     );
     assert!(said.contains("Kluis goes on without it"), "{said}");
+}
+
+/// However often the hub says another PC backed a klant up, a PC backs up a klant it has
+/// planned for over a week at least weekly itself: a hub or PC that says "done" without a
+/// backup made cannot leave a klant backed up by nobody.
+#[tokio::test]
+async fn a_pc_backs_its_klant_up_at_least_weekly_whatever_it_is_told() {
+    let env = office().await;
+    let hub = hub(&env).await;
+    let (receptie, balie) = (Pc::new(&env, "RECEPTIE"), Pc::new(&env, "BALIE"));
+    receptie.plan_due(&env, "Visser", "visser").await;
+    balie.plan_due_since(&env, "Visser", "visser", 8 * 24).await;
+    receptie
+        .join(&env, &hub, &hub.pc_key("RECEPTIE").await, None)
+        .await;
+    let code = receptie.invite(&env, "BALIE").await;
+    assert_succeeded(&balie.join_with_code(&env, &code).await);
+    assert_succeeded(&receptie.run_due(&env).await);
+    assert_eq!(receptie.backups(), 1);
+    let own = balie.run_due(&env).await;
+    assert_succeeded(&own);
+    assert!(!stderr(&own).contains("skipped"), "{}", stderr(&own));
+    assert_eq!(
+        balie.backups(),
+        1,
+        "a week without a backup of its own: it makes one"
+    );
 }

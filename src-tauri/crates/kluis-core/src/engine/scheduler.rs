@@ -59,6 +59,13 @@ impl Scheduler {
         }
     }
 
+    /// Profile `id`, handed out, did not start after all and is to be looked at again: due
+    /// still, it is handed out at the next look (within a minute) — another PC of the office
+    /// was backing it up, and may not finish.
+    pub fn look_again(&mut self, id: &str) {
+        self.started.remove(id);
+    }
+
     /// What to notify when the plans change, so the next look is now.
     pub fn changed(&self) -> Arc<Notify> {
         self.changed.clone()
@@ -255,6 +262,28 @@ mod tests {
             );
             running.abort();
         }
+    }
+
+    /// A klant handed out but held by another PC of the office is handed out again at the
+    /// next look (within a minute), not at its next slot; one that started is not.
+    #[tokio::test(start_paused = true)]
+    async fn a_klant_held_elsewhere_is_looked_at_again() {
+        let (book, mut scheduler) = setup(
+            "2026-11-23T08:30",
+            vec![daily(1, "2026-11-22T02:00"), daily(2, "2026-11-22T02:00")],
+            false,
+        );
+        let first = scheduler.next(&*book).await;
+        let second = scheduler.next(&*book).await;
+        scheduler.look_again(&first);
+        let again = tokio::time::timeout(Duration::from_secs(120), scheduler.next(&*book)).await;
+        assert_eq!(
+            again.ok(),
+            Some(first.clone()),
+            "held elsewhere: asked again"
+        );
+        let none = tokio::time::timeout(Duration::from_secs(3600), scheduler.next(&*book)).await;
+        assert!(none.is_err(), "{second} started: not before its next slot");
     }
 
     /// A plan set while the scheduler sleeps is looked at at once, not after its minute.

@@ -92,7 +92,7 @@ use jobs::{JobRegistry, JobSlot};
 pub use keeping::{CopyProblem, Keeping, VerifyReport};
 pub use mail::MailInput;
 pub use many::{CopyToChange, FolderChange, ManyChange, ManyPreview, RuleChange};
-pub use office::{OfficeHub, OfficeJoinInput, OfficeJoined, OfficeMembership};
+pub use office::{OfficeHub, OfficeInvite, OfficeJoinInput, OfficeJoined, OfficeMembership};
 pub use plans::{PlanInput, Plans};
 pub use recover::{
     CarriedOn, FoundBackup, FoundComputer, FoundCopies, FoundEncryption, FoundProof,

@@ -38,8 +38,10 @@ pub struct OfficeMembership {
 /// (from the hub's operator), and the office key (empty for the office's first PC, which makes
 /// it). The hub's certificate is trusted by the system's CAs and `KLUIS_CA_CERT`, or, with
 /// `own_ca`, by the office's own CA, whose certificate is picked in the native dialog.
-#[derive(Debug, Deserialize, ts_rs::TS)]
+/// With `code` (a join code another PC of the office made), the rest is not read.
+#[derive(Deserialize, ts_rs::TS)]
 pub struct OfficeJoinInput {
+    pub code: Option<String>,
     pub hub: String,
     pub pc: String,
     pub pc_key: String,
@@ -47,13 +49,35 @@ pub struct OfficeJoinInput {
     pub own_ca: bool,
 }
 
+// (No derived Debug: the keys are in it.)
+impl std::fmt::Debug for OfficeJoinInput {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "OfficeJoinInput({}, {}, …)", self.hub, self.pc)
+    }
+}
+
 /// A join done: the membership, the office's PCs, and the office key when this PC made it —
 /// shown once, for the office's next PCs (it is kept nowhere the window can read again).
-#[derive(Debug, Serialize, ts_rs::TS)]
+#[derive(Serialize, ts_rs::TS)]
 pub struct OfficeJoined {
     pub membership: OfficeMembership,
     pub pcs: Vec<String>,
     pub made_key: Option<String>,
+}
+
+// (No derived Debug: the office key may be in it.)
+impl std::fmt::Debug for OfficeJoined {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "OfficeJoined({:?}, {:?}, …)", self.membership, self.pcs)
+    }
+}
+
+/// *Add a PC*: the join code for the office's next PC, shown once (see kluis-office's
+/// `JoinCode`).
+#[derive(Serialize, ts_rs::TS)]
+pub struct OfficeInvite {
+    pub pc: String,
+    pub code: String,
 }
 
 /// See the module.
@@ -82,6 +106,12 @@ impl OfficeHub {
     /// Joins the office `input` names (see kluis-profiles' `office::join`), then tells it this
     /// PC's klanten at once. None when the CA's dialog was cancelled (nothing joined).
     pub async fn join(&self, input: OfficeJoinInput) -> AppResult<Option<OfficeJoined>> {
+        let (profiles, keyring) = (&self.shared.profiles, self.shared.keyring.clone());
+        if let Some(code) = input.code.filter(|c| !c.trim().is_empty()) {
+            let code = Secret::new(code);
+            let joined = kluis_profiles::office::join_with_code(profiles, keyring, &code).await?;
+            return Ok(Some(self.joined(joined).await));
+        }
         let hub_ca_pem = match input.own_ca {
             true => {
                 let Some(path) = self.shared.dialogs().pick_certificate().await else {
@@ -101,11 +131,15 @@ impl OfficeHub {
             office_key: office_key.map(|k| Secret::new(k.trim())),
             hub_ca_pem,
         };
-        let (profiles, keyring) = (&self.shared.profiles, self.shared.keyring.clone());
         let joined = kluis_profiles::office::join(profiles, keyring, request).await?;
+        Ok(Some(self.joined(joined).await))
+    }
+
+    /// A join done: the office hears this PC's klanten at once.
+    async fn joined(&self, joined: kluis_profiles::office::Joined) -> OfficeJoined {
         self.shared.tell_office().await;
         let m = joined.membership;
-        Ok(Some(OfficeJoined {
+        OfficeJoined {
             membership: OfficeMembership {
                 hub: m.hub,
                 pc: m.pc,
@@ -113,14 +147,26 @@ impl OfficeHub {
             },
             pcs: joined.pcs,
             made_key: joined.made_key.map(|k| k.text().expose().to_string()),
-        }))
+        }
     }
 
-    /// Leaves the office: this PC's keys removed, its plans alone again.
-    pub async fn leave(&self) -> AppResult<()> {
+    /// *Add a PC*: a join code for a new PC named `pc` (it works once, for a day).
+    pub async fn invite(&self, pc: &str) -> AppResult<OfficeInvite> {
         let (profiles, keyring) = (&self.shared.profiles, self.shared.keyring.clone());
-        kluis_profiles::office::leave(profiles, keyring).await?;
-        Ok(())
+        let code = kluis_profiles::office::invite(profiles, keyring, pc.trim()).await?;
+        Ok(OfficeInvite {
+            pc: pc.trim().to_string(),
+            code: code.text().expose().to_string(),
+        })
+    }
+
+    /// Leaves the office: this PC's key revoked at the hub, its keys removed, its plans alone
+    /// again. Why its key could not be revoked at the hub, if it could not (a PC of the office
+    /// revokes it then).
+    pub async fn leave(&self) -> AppResult<Option<String>> {
+        let (profiles, keyring) = (&self.shared.profiles, self.shared.keyring.clone());
+        let (revoked, _) = kluis_profiles::office::leave(profiles, keyring).await?;
+        Ok(revoked.err())
     }
 
     /// The office view: every klant of every PC, what needs attention flagged.

@@ -64,6 +64,9 @@ pub struct Plans {
     pub(super) jobs: Arc<JobRegistry>,
     /// A failed unattended backup is told (see [`Alerts::failure_teller`]).
     pub(super) alerts: Arc<Alerts>,
+    /// Planned klanten another PC of the office was backing up when their turn was asked for
+    /// (see [`Plans::run_plans`]).
+    pub(super) held_elsewhere: Mutex<Vec<String>>,
     /// The scheduler, until [`Plans::run_plans`] takes it.
     scheduler: Mutex<Option<Scheduler>>,
     /// Notified when a plan changes, so the scheduler looks again at once.
@@ -99,6 +102,7 @@ impl Plans {
             alerts,
             changed: scheduler.changed(),
             scheduler: Mutex::new(Some(scheduler)),
+            held_elsewhere: Mutex::default(),
             planned_sink: Mutex::default(),
             slots: Mutex::new(Arc::new(Semaphore::new(at_once.max(1)))),
             batch: AtomicU64::default(),
@@ -168,6 +172,11 @@ impl Plans {
             if let Err(e) = self.start_unattended(&id, true, None).await {
                 tracing::warn!(code = %e.code(), "a planned backup could not start");
                 self.tell_not_started(&id, e);
+            }
+            // Another PC of the office is backing it up now: asked again at the next look, so
+            // that a PC that then fails leaves it to this one within the slot.
+            for held in std::mem::take(&mut *self.held_elsewhere.lock().unwrap()) {
+                scheduler.look_again(&held);
             }
         }
     }

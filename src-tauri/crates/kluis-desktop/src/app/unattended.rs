@@ -150,6 +150,9 @@ impl Plans {
             Turn::NotDue => return Ok(None),
             Turn::Skipped(skipped) => {
                 tracing::info!(klant = %profile.name, "{skipped}; skipped");
+                if let kluis_profiles::Skipped::Held { .. } = skipped {
+                    self.held_elsewhere.lock().unwrap().push(id.to_string());
+                }
                 return Ok(None);
             }
             Turn::Busy => return Err(AppError::InvalidState(

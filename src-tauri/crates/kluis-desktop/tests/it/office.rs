@@ -23,6 +23,7 @@ async fn hub(dir: &tempfile::TempDir, pcs: &[&str]) -> (TestHub, std::path::Path
 
 fn join(hub: &str, pc: &str, pc_key: &str, office_key: Option<&str>) -> OfficeJoinInput {
     OfficeJoinInput {
+        code: None,
         hub: hub.into(),
         pc: pc.into(),
         pc_key: pc_key.into(),
@@ -94,9 +95,24 @@ async fn two_apps_join_the_office_and_see_each_other_s_klanten() {
         .unwrap();
     assert_eq!(second.made_key, None, "shown once, to the PC that made it");
 
+    // A third PC joins with a join code BALIE made (Add a PC): no key from the operator.
+    let laptop_dir = tempfile::tempdir().unwrap();
+    let laptop = pc(&laptop_dir, &ca);
+    let invite = balie.office.invite("LAPTOP").await.unwrap();
+    assert!(invite.code.starts_with("KLUIS-JOIN-"));
+    let by_code = OfficeJoinInput {
+        code: Some(invite.code.clone()),
+        ..join("", "", "", None)
+    };
+    let third = laptop.office.join(by_code).await.unwrap().unwrap();
+    assert_eq!(
+        (third.membership.pc.as_str(), third.made_key),
+        ("LAPTOP", None)
+    );
+
     let view = balie.office.view().await.unwrap();
     let names: Vec<&str> = view.pcs.iter().map(|p| p.name.as_str()).collect();
-    assert_eq!(names, ["BALIE", "RECEPTIE"]);
+    assert_eq!(names, ["BALIE", "LAPTOP", "RECEPTIE"]);
     let klant = view
         .klanten
         .iter()
@@ -105,7 +121,21 @@ async fn two_apps_join_the_office_and_see_each_other_s_klanten() {
     assert_eq!(klant.on[0].pc, "RECEPTIE");
     assert_eq!(klant.flags, [Flag::NotPlanned]);
 
-    receptie.office.leave().await.unwrap();
+    assert_eq!(
+        receptie.office.leave().await.unwrap(),
+        None,
+        "its key revoked at the hub"
+    );
     assert!(receptie.office.membership().is_none());
+    let view = balie.office.view().await.unwrap();
+    assert!(view.pcs.iter().any(|p| p.name == "RECEPTIE" && p.revoked));
+    let klant = view.klanten.iter().find(|k| k.names == ["Office"]).unwrap();
+    assert!(
+        klant.flags.contains(&Flag::OnRevokedPc {
+            pc: "RECEPTIE".into()
+        }),
+        "{:?}",
+        klant.flags
+    );
     assert!(receptie.office.view().await.is_err(), "in no office now");
 }

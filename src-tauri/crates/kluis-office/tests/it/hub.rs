@@ -196,3 +196,86 @@ fn a_pc_name_is_checked_as_the_hub_checks_it() {
         );
     }
 }
+
+/// A hub that accepts connections and never answers is given up on within the call's bound
+/// (a backup waits on it no longer), said as out of reach.
+#[tokio::test]
+async fn a_hub_that_never_answers_is_given_up_on() {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!(
+        "https://127.0.0.1:{}",
+        listener.local_addr().unwrap().port()
+    );
+    // Accepted and kept open, never read nor answered.
+    tokio::spawn(async move {
+        let mut held = Vec::new();
+        while let Ok((socket, _)) = listener.accept().await {
+            held.push(socket);
+        }
+    });
+    let membership = Membership {
+        hub: url,
+        pc: "RECEPTIE".into(),
+        hub_ca_pem: None,
+        joined_ms: 0,
+    };
+    let hub = Hub::new(&membership, Secret::new(new_key().text)).unwrap();
+    let asked = tokio::time::timeout(
+        kluis_office::hub::CALL_BOUND * 3,
+        hub.take(&klant(), HOUR, HOUR),
+    )
+    .await
+    .expect("given up on within the bound");
+    assert_eq!(asked.unwrap_err().code(), "OFFICE_HUB_UNREACHABLE");
+}
+
+/// A hub that redirects to another origin is not followed: this PC's key never reaches it.
+#[tokio::test]
+async fn a_redirect_elsewhere_is_not_followed() {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    let ca = kluis_https::LocalCa::generate("hubs CA").unwrap();
+    let serve = |router: axum::Router| {
+        let tls = ca.server_config(&["127.0.0.1"]).unwrap();
+        async move {
+            let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+            let port = listener.local_addr().unwrap().port();
+            tokio::spawn(kluis_https::serve_tls(
+                listener,
+                tls,
+                router,
+                Default::default(),
+                std::future::pending(),
+            ));
+            format!("https://127.0.0.1:{port}")
+        }
+    };
+    let reached = std::sync::Arc::new(AtomicUsize::new(0));
+    let counted = reached.clone();
+    let elsewhere = serve(axum::Router::new().fallback(move || {
+        counted.fetch_add(1, Ordering::SeqCst);
+        async { "{\"pcs\":[]}" }
+    }))
+    .await;
+    let target = format!("{elsewhere}/api/office/pcs");
+    let redirecting = serve(axum::Router::new().fallback(move || {
+        let target = target.clone();
+        async move { axum::response::Redirect::temporary(&target) }
+    }))
+    .await;
+    let membership = Membership {
+        hub: redirecting,
+        pc: "RECEPTIE".into(),
+        hub_ca_pem: Some(ca.ca_pem()),
+        joined_ms: 0,
+    };
+    let hub = Hub::new(&membership, Secret::new(new_key().text)).unwrap();
+    assert!(
+        hub.pcs().await.is_err(),
+        "a redirect to another origin is an error"
+    );
+    assert_eq!(
+        reached.load(Ordering::SeqCst),
+        0,
+        "the other origin was never asked"
+    );
+}

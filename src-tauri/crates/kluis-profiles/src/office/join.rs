@@ -7,15 +7,15 @@
 use std::sync::Arc;
 
 use kluis_core::Secret;
-use kluis_office::{Hub, Membership, OfficeKey, SealedReport};
+use kluis_office::{Hub, JoinCode, Membership, OfficeKey, SealedReport};
 
 use super::office_error;
 use crate::error::{ProfileError, ProfileResult};
 use crate::secrets::{off_thread, SecretKind, SecretStore, APP};
 use crate::store::ProfileStore;
 
-/// What joining takes: the hub's address, this PC's name and key there (from the relay's
-/// operator), the office key (none: this is the office's first PC, which makes it), and a CA
+/// What joining takes: the hub's address, this PC's name (empty: the one its key was made
+/// for) and key there (from the relay's operator), the office key (none: this is the office's first PC, which makes it), and a CA
 /// the hub's certificate is signed by besides the system's.
 pub struct JoinRequest {
     pub hub: String,
@@ -43,25 +43,28 @@ pub async fn join(
     secrets: Arc<dyn SecretStore>,
     request: JoinRequest,
 ) -> ProfileResult<Joined> {
-    let name = request.pc;
-    Membership::check_pc_name(&name).map_err(office_error)?;
+    if !request.pc.is_empty() {
+        Membership::check_pc_name(&request.pc).map_err(office_error)?;
+    }
     let hub_url = Membership::check_hub(&request.hub).map_err(office_error)?;
-    let membership = Membership {
+    let mut membership = Membership {
         hub: hub_url.as_str().trim_end_matches('/').to_string(),
-        pc: name.clone(),
+        pc: request.pc.clone(),
         hub_ca_pem: request.hub_ca_pem,
         joined_ms: kluis_core::clock::now_ms(),
     };
     let hub = Hub::new(&membership, request.pc_key.clone()).map_err(office_error)?;
-    let pcs = hub.pcs().await.map_err(office_error)?;
-    if !pcs
-        .iter()
-        .any(|pc| pc.name == name && pc.revoked_ms.is_none())
-    {
+    // The key says which PC it is (no name given: that one); joined under another name, two
+    // PCs would be one at the hub.
+    let name = hub.me().await.map_err(office_error)?;
+    if !request.pc.is_empty() && request.pc != name {
         return Err(refused(format!(
-            "The office hub knows no PC named \"{name}\" with a working key: give the name the key was made for (kluis-relay tenant pc-key list OFFICE)."
+            "This key is the office's PC \"{name}\", not \"{}\": join with the name the key was made for.",
+            request.pc
         )));
     }
+    membership.pc = name.clone();
+    let pcs = hub.pcs().await.map_err(office_error)?;
     // The office's other PCs' reports say whether this is the office's key: a PC with another
     // key would make other klant ids, and back up twice what the office backs up once.
     let others: Vec<SealedReport> = (hub.reports().await.map_err(office_error)?.into_iter())
@@ -107,13 +110,93 @@ pub async fn join(
     })
 }
 
-/// Leaves the office: the membership, then this PC's two keys, removed (its plans run alone
-/// again). The hub still knows its key until another PC or the operator revokes it. `false`
-/// when this PC was in no office.
-pub async fn leave(profiles: &ProfileStore, secrets: Arc<dyn SecretStore>) -> ProfileResult<bool> {
-    if profiles.settings().office.is_none() {
-        return Ok(false);
-    }
+/// Joins the office with a join code (see kluis-office's `JoinCode`): the enrolment token
+/// redeemed at the hub for this PC's name and key, then [`join`] with the code's office key.
+/// The token works once: a join that fails after it asks for a new code.
+pub async fn join_with_code(
+    profiles: &ProfileStore,
+    secrets: Arc<dyn SecretStore>,
+    code: &Secret,
+) -> ProfileResult<Joined> {
+    let code = JoinCode::parse(code.expose()).map_err(office_error)?;
+    let at = Membership {
+        hub: code.hub.clone(),
+        pc: String::new(),
+        hub_ca_pem: code.hub_ca_pem.clone(),
+        joined_ms: 0,
+    };
+    let hub = Hub::without_key(&at).map_err(office_error)?;
+    let (pc, pc_key) = hub.enrol(&code.token).await.map_err(office_error)?;
+    let request = JoinRequest {
+        hub: code.hub,
+        pc,
+        pc_key,
+        office_key: Some(code.office_key.text().clone()),
+        hub_ca_pem: code.hub_ca_pem,
+    };
+    join(profiles, secrets, request).await
+}
+
+/// A join code for a new PC named `pc` (see kluis-office's `JoinCode`), made on this PC: a
+/// one-time enrolment token from the hub, the hub's address and CA, and the office key from
+/// the keyring. Shown once; it works once, for a day.
+pub async fn invite(
+    profiles: &ProfileStore,
+    secrets: Arc<dyn SecretStore>,
+    pc: &str,
+) -> ProfileResult<JoinCode> {
+    let Some(membership) = profiles.settings().office else {
+        return Err(refused(
+            "This PC is in no office: join one first (kluis office join, or Settings → Office)."
+                .into(),
+        ));
+    };
+    let keys = off_thread(secrets, |store| {
+        Ok((
+            store.get(APP, SecretKind::OfficePcKey)?,
+            store.get(APP, SecretKind::OfficeKey)?,
+        ))
+    })
+    .await?;
+    let (Some(pc_key), Some(office_key)) = keys else {
+        return Err(ProfileError::NotFound(
+            "This PC's office keys are not in the keyring: join the office again.".into(),
+        ));
+    };
+    let office_key = OfficeKey::parse(office_key.expose()).map_err(office_error)?;
+    let hub = Hub::new(&membership, pc_key).map_err(office_error)?;
+    let token = hub.invite(pc).await.map_err(office_error)?;
+    Ok(JoinCode {
+        hub: membership.hub,
+        token,
+        office_key,
+        hub_ca_pem: membership.hub_ca_pem,
+    })
+}
+
+/// Leaves the office: this PC's key revoked at the hub (so the office view says it left,
+/// rather than that it fell silent; a hub out of reach is said by the `Err` of the first
+/// field and leaving goes on), then the membership and this PC's two keys removed (its plans
+/// run alone again). `false` when this PC was in no office.
+pub async fn leave(
+    profiles: &ProfileStore,
+    secrets: Arc<dyn SecretStore>,
+) -> ProfileResult<(Result<(), String>, bool)> {
+    let Some(membership) = profiles.settings().office else {
+        return Ok((Ok(()), false));
+    };
+    let key = off_thread(secrets.clone(), |store| {
+        store.get(APP, SecretKind::OfficePcKey)
+    })
+    .await?;
+    let revoked = match key.map(|key| Hub::new(&membership, key)) {
+        Some(Ok(hub)) => match hub.revoke(&membership.pc).await {
+            Ok(_) => Ok(()),
+            Err(e) => Err(e.to_string()),
+        },
+        Some(Err(e)) => Err(e.to_string()),
+        None => Ok(()),
+    };
     profiles.update_settings(|settings| {
         settings.office = None;
         Ok(())
@@ -123,5 +206,5 @@ pub async fn leave(profiles: &ProfileStore, secrets: Arc<dyn SecretStore>) -> Pr
         store.delete(APP, SecretKind::OfficeKey)
     })
     .await?;
-    Ok(true)
+    Ok((revoked, true))
 }

@@ -5,12 +5,16 @@
 //!   when it ends whether it did ([`OfficeEnd`]);
 //! - another PC backed the klant up since this PC's slot began: skipped, and that backup
 //!   recorded in this PC's history (its plan counts from it, its standing says it) — its file,
-//!   copies and restore tests stay with the PC that made it ([`Skipped::Done`]);
+//!   copies and restore tests stay with the PC that made it ([`Skipped::Done`]) — unless this
+//!   PC made no backup of it for a week ([`OWN_BACKUP_AT_LEAST_MS`]: a hub or PC that says
+//!   "done" without a backup made cannot leave a klant backed up by nobody);
 //! - another PC is backing it up now: skipped, said ([`Skipped::Held`]); the next run asks
 //!   again;
-//! - the hub cannot be reached, is slow or refuses: said once (until it answers again) and the
-//!   PC goes on alone. The hub is never a reason to miss a backup: a klant may then be backed
-//!   up twice, never zero times.
+//! - the hub cannot be reached, is slow or refuses, or answers outside its API's bounds (a
+//!   backup "done" before this PC's slot began, a turn held longer than any is): said once
+//!   (until it answers again) and the PC goes on alone — not asking a hub that did not answer
+//!   in time again for [`AWAY_FOR`]. The hub is never a reason to miss a backup: a klant may
+//!   then be backed up twice, never zero times.
 //!
 //! A backup someone starts by hand always runs; it only tells the hub once it is saved, so the
 //! office's other PCs skip the klant within their slot.
@@ -23,7 +27,7 @@
 
 mod join;
 
-pub use join::{join, leave, JoinRequest, Joined};
+pub use join::{invite, join, join_with_code, leave, JoinRequest, Joined};
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -61,10 +65,15 @@ struct Said {
     tell: TellHub,
     /// The hub's failure was said, and it has not answered since.
     failure_said: Arc<AtomicBool>,
+    /// When the hub last did not answer in time (see [`AWAY_FOR`]).
+    away_since: Arc<std::sync::Mutex<Option<std::time::Instant>>>,
 }
 
 impl Said {
     fn failed(&self, e: &OfficeError) {
+        if matches!(e, OfficeError::Unreachable { .. }) {
+            *self.away_since.lock().unwrap() = Some(std::time::Instant::now());
+        }
         if !self.failure_said.swap(true, Ordering::SeqCst) {
             (self.tell)(e);
         }
@@ -72,7 +81,44 @@ impl Said {
 
     fn answered(&self) {
         self.failure_said.store(false, Ordering::SeqCst);
+        *self.away_since.lock().unwrap() = None;
     }
+}
+
+/// How long a hub that did not answer in time is left alone before it is asked again.
+pub const AWAY_FOR: std::time::Duration = std::time::Duration::from_secs(5 * 60);
+
+/// However often another PC is said to have backed a klant up, this PC backs up a klant it
+/// plans itself at least this often (see [`Office::ask`]).
+pub const OWN_BACKUP_AT_LEAST_MS: i64 = 7 * 24 * 60 * 60 * 1000;
+
+/// The longest a turn may be held (the hub's own bound), and a little for clocks.
+const MOST_HELD_MS: i64 = 60 * 60 * 1000 + 60 * 1000;
+
+/// `answer` checked against the hub's API: a backup "done" before this PC's slot began, or a
+/// turn held longer than any turn is, is not the hub's word but a broken or hostile hub's — an
+/// error, and the PC goes on alone.
+fn checked(answer: TurnAnswer, slot_age: std::time::Duration) -> Result<TurnAnswer, OfficeError> {
+    let slot_ms = i64::try_from(slot_age.as_millis()).unwrap_or(i64::MAX);
+    let fine = match &answer {
+        TurnAnswer::Yours { .. } => true,
+        TurnAnswer::Held { left_ms, .. } => (0..=MOST_HELD_MS).contains(left_ms),
+        TurnAnswer::Done { ago_ms, .. } => (0..=slot_ms).contains(ago_ms),
+    };
+    match fine {
+        true => Ok(answer),
+        false => Err(OfficeError::Unexpected(
+            "a turn outside the bounds of the hub's API".into(),
+        )),
+    }
+}
+
+/// When this PC itself last backed `profile` up, verified (ms since the epoch).
+fn last_own_backup(history: &History, profile: &Profile) -> Option<i64> {
+    let saved = history.list(Some(&profile.key()), 1000).ok()?;
+    (saved.iter())
+        .find(|e| e.stage == kluis_core::Stage::Saved)
+        .map(|e| e.started_at_ms)
 }
 
 /// What the office said about one klant's backup.
@@ -176,6 +222,7 @@ impl Office {
             said: Said {
                 tell,
                 failure_said: Arc::default(),
+                away_since: Arc::default(),
             },
         }))
     }
@@ -202,10 +249,22 @@ impl Office {
         let (true, Some(slot_age)) = (planned, slot_age) else {
             return Ok(OfficeTurn::Go(self.end_for(Some(klant), None)));
         };
+        // A hub that did not answer in time is not asked again for a while: each klant of a
+        // run would wait its bound on a hub that accepts and never answers.
+        if self
+            .said
+            .away_since
+            .lock()
+            .unwrap()
+            .is_some_and(|t| t.elapsed() < AWAY_FOR)
+        {
+            return Ok(OfficeTurn::Go(self.end_for(None, None)));
+        }
         let answer = self
             .hub
             .take(&klant, kluis_office::lease::HOLD, slot_age)
-            .await;
+            .await
+            .and_then(|answer| checked(answer, slot_age));
         let answer = match answer {
             Ok(answer) => {
                 self.said.answered();
@@ -224,8 +283,20 @@ impl Office {
             }
             TurnAnswer::Held { by, .. } => OfficeTurn::Skip(Skipped::Held { by }),
             TurnAnswer::Done { by, ago_ms } => {
-                let at_ms = now.timestamp().as_millisecond() - ago_ms.max(0);
-                let backup = OfficeBackup { at_ms, by };
+                let now_ms = now.timestamp().as_millisecond();
+                // The safety net: a klant this PC plans gets a backup of its own at least
+                // weekly, whatever the hub says — a hub (or a PC) that says "done" each slot
+                // without a backup made would otherwise leave it backed up by nobody.
+                // (Counted from the plan's setting when this PC never backed it up.)
+                let set_at = profile.plan.as_ref().map_or(now_ms, |p| p.set_at_ms);
+                let own = last_own_backup(history, profile).unwrap_or(set_at);
+                if now_ms - own > OWN_BACKUP_AT_LEAST_MS {
+                    return Ok(OfficeTurn::Go(self.end_for(Some(klant), None)));
+                }
+                let backup = OfficeBackup {
+                    at_ms: now_ms - ago_ms,
+                    by,
+                };
                 history.backed_up_elsewhere(&profile.key(), &backup)?;
                 OfficeTurn::Skip(Skipped::Done(backup))
             }
@@ -256,8 +327,20 @@ impl Office {
     }
 
     /// The office as its PCs last reported it (each report opened with the office key).
+    /// A live PC of the office that sent no report yet is said as such (a PC that joined and
+    /// never ran is not safe to count on).
     pub async fn view(&self) -> Result<OfficeView, OfficeError> {
-        let received = (self.hub.reports().await?.into_iter())
+        let (reports, pcs) = tokio::try_join!(self.hub.reports(), self.hub.pcs())?;
+        let silent: Vec<Received> = (pcs.into_iter())
+            .filter(|p| p.revoked_ms.is_none() && !reports.iter().any(|r| r.pc == p.name))
+            .map(|p| Received {
+                report: Err(format!("{} has sent no report yet", p.name)),
+                pc: p.name,
+                age_ms: 0,
+                revoked: false,
+            })
+            .collect();
+        let received = (reports.into_iter())
             .map(|r| {
                 let report = kluis_office::sealed::open(&self.key, &r.pc, &r.sealed)
                     .map_err(|e| e.to_string())
@@ -276,8 +359,9 @@ impl Office {
                     report,
                 }
             })
+            .chain(silent)
             .collect();
-        Ok(OfficeView::of(received))
+        Ok(OfficeView::of(received, kluis_core::clock::now_ms()))
     }
 
     /// `profile` as this PC reports it (none when its service address makes no id).
@@ -329,4 +413,55 @@ fn office_error(e: OfficeError) -> ProfileError {
         OfficeError::Unreachable { .. } => kluis_core::Error::Network(e.to_string()),
         other => kluis_core::Error::Config(other.to_string()),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A hub's answer outside its API's bounds is refused (the PC then goes on alone): a
+    /// backup "done" before this PC's slot began or in the future, a turn held longer than any
+    /// turn is or for a negative time.
+    #[test]
+    fn a_turn_outside_the_hub_s_bounds_is_refused() {
+        let hour = std::time::Duration::from_secs(3600);
+        let by = || "BALIE".to_string();
+        for fine in [
+            TurnAnswer::Yours { hold_ms: 600_000 },
+            TurnAnswer::Held {
+                by: by(),
+                left_ms: 600_000,
+            },
+            TurnAnswer::Done {
+                by: by(),
+                ago_ms: 0,
+            },
+            TurnAnswer::Done {
+                by: by(),
+                ago_ms: 3_600_000,
+            },
+        ] {
+            assert!(checked(fine.clone(), hour).is_ok(), "{fine:?}");
+        }
+        for hostile in [
+            TurnAnswer::Held {
+                by: by(),
+                left_ms: 2 * 3_600_000,
+            },
+            TurnAnswer::Held {
+                by: by(),
+                left_ms: -1,
+            },
+            TurnAnswer::Done {
+                by: by(),
+                ago_ms: 3_600_001,
+            },
+            TurnAnswer::Done {
+                by: by(),
+                ago_ms: -5,
+            },
+        ] {
+            assert!(checked(hostile.clone(), hour).is_err(), "{hostile:?}");
+        }
+    }
 }

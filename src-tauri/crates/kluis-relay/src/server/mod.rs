@@ -319,7 +319,15 @@ pub fn router(relay: Arc<Relay>) -> Router {
             post(office::take).delete(office::end),
         )
         .route("/api/office/pcs", get(office::pcs))
-        .route("/api/office/report", axum::routing::put(office::put_report))
+        .route("/api/office/me", get(office::me))
+        .route(
+            "/api/office/report",
+            axum::routing::put(office::put_report).layer(axum::extract::DefaultBodyLimit::max(
+                crate::storage::office::MAX_REPORT_BYTES + 1,
+            )),
+        )
+        .route("/api/office/invites", post(office::invite))
+        .route("/api/office/enrol", post(office::enrol))
         .route("/api/office/reports", get(office::reports))
         .route(
             "/api/office/pcs/{name}",

@@ -6,9 +6,16 @@
 //!   the office's klanten);
 //! - `DELETE /api/office/turns/<klant>?backed_up=true|false` → `{had_turn}`;
 //! - `PUT /api/office/report` (the body: this PC's report, sealed with the office key, at most
-//!   `MAX_REPORT_BYTES`) → 204: it replaces the PC's last;
+//!   `MAX_REPORT_BYTES`, 4 MiB) → 204: it replaces the PC's last;
 //! - `GET /api/office/reports` → `{reports: [{pc, age_ms, revoked, sealed}]}` (`sealed` in
 //!   base64): every PC's last report, for the office view each PC opens with the office key;
+//! - `POST /api/office/invites` `{pc}` → `{pc, token, ttl_ms}`: a one-time enrolment token
+//!   for a new PC of that name, working for [`INVITE_TTL_MS`] (409 `pc_taken`, 507
+//!   `invites_full`); the inviting PC puts it in a join code with the office key;
+//! - `POST /api/office/enrol` `{token}` (no key: the token is the credential, and every try
+//!   spends the budget of requests without a working key) → `{pc, key}`: the new PC's key,
+//!   once (404 `no_invite` for a token used, run out or never made);
+//! - `GET /api/office/me` → `{pc}`: the PC this key is (a PC joining checks its name);
 //! - `GET /api/office/pcs` → `{pcs: [{name, created_ms, revoked_ms}]}`;
 //! - `DELETE /api/office/pcs/<name>` → 204: that PC's key works no more (from any PC of the
 //!   office: a stolen laptop is shut out from the desk beside it).
@@ -26,7 +33,7 @@ use serde_json::json;
 
 use super::auth::Authorized;
 use super::{internal, refusal, Relay};
-use crate::storage::office::{check_klant, check_pc_name, Turn, MAX_REPORT_BYTES};
+use crate::storage::office::{check_klant, check_pc_name, InviteMade, Turn, MAX_REPORT_BYTES};
 
 /// The longest a turn is held without being renewed: a PC that died gives its klanten back
 /// within this; one backing up renews it well before.
@@ -116,6 +123,103 @@ pub async fn end(
     }
 }
 
+/// How long an invitation works: a day, to carry a join code to the next desk.
+pub const INVITE_TTL_MS: i64 = 24 * 60 * 60 * 1000;
+
+/// What the hub keeps of an enrolment token.
+fn token_hash(token: &str) -> [u8; 32] {
+    use sha2::Digest;
+    sha2::Sha256::digest(token.as_bytes()).into()
+}
+
+#[derive(Deserialize)]
+pub struct InviteBody {
+    pc: String,
+}
+
+pub async fn invite(
+    State(relay): State<Arc<Relay>>,
+    Authorized(tenant): Authorized,
+    Json(body): Json<InviteBody>,
+) -> Response {
+    let Some(by) = tenant.pc.as_deref() else {
+        return not_a_pc();
+    };
+    if let Err(why) = check_pc_name(&body.pc) {
+        return bad(&why);
+    }
+    let token = format!(
+        "{}{}",
+        uuid::Uuid::new_v4().simple(),
+        uuid::Uuid::new_v4().simple()
+    );
+    let made = (relay.store)
+        .add_invite(
+            &tenant.name,
+            &body.pc,
+            by,
+            token_hash(&token),
+            INVITE_TTL_MS,
+        )
+        .await;
+    match made {
+        Ok(InviteMade::Made { .. }) => {
+            tracing::info!(tenant = %tenant.name, pc = %body.pc, by = %by, "PC invited");
+            Json(json!({ "pc": body.pc, "token": token, "ttl_ms": INVITE_TTL_MS })).into_response()
+        }
+        Ok(InviteMade::Taken) => refusal(
+            StatusCode::CONFLICT,
+            "pc_taken",
+            "the office has a PC of that name with a working key: choose another name, or revoke that PC first",
+            None,
+        ),
+        Ok(InviteMade::Full) => refusal(
+            StatusCode::INSUFFICIENT_STORAGE,
+            "invites_full",
+            "the office has as many open invitations as the hub keeps: use or let some run out first",
+            None,
+        ),
+        Err(e) => internal(e),
+    }
+}
+
+#[derive(Deserialize)]
+pub struct EnrolBody {
+    token: String,
+}
+
+pub async fn enrol(State(relay): State<Arc<Relay>>, Json(body): Json<EnrolBody>) -> Response {
+    // Guessing tokens is as slow as guessing keys: every try spends that budget.
+    if !relay.unauthenticated_rate.admit() {
+        return refusal(
+            StatusCode::TOO_MANY_REQUESTS,
+            "rate_limited",
+            "the relay takes no more requests a second without a working key; try again shortly",
+            Some(1),
+        );
+    }
+    if !check_klant(&body.token) {
+        return bad("an enrolment token is 64 hex digits");
+    }
+    let key = crate::tenants::new_key();
+    match (relay.store)
+        .redeem_invite(token_hash(&body.token), &key.id, key.hash)
+        .await
+    {
+        Ok(Some((tenant, pc))) => {
+            tracing::info!(tenant = %tenant, pc = %pc, "PC enrolled");
+            Json(json!({ "pc": pc, "key": key.text })).into_response()
+        }
+        Ok(None) => refusal(
+            StatusCode::NOT_FOUND,
+            "no_invite",
+            "this join code was used already, ran out (it works a day) or was never made: ask a PC of the office for a new one",
+            None,
+        ),
+        Err(e) => internal(e),
+    }
+}
+
 pub async fn put_report(
     State(relay): State<Arc<Relay>>,
     Authorized(tenant): Authorized,
@@ -128,7 +232,7 @@ pub async fn put_report(
         return refusal(
             StatusCode::PAYLOAD_TOO_LARGE,
             "report_size",
-            "a report is 1 byte to 512 KiB",
+            "a report is 1 byte to 4 MiB",
             None,
         );
     }
@@ -156,6 +260,14 @@ pub async fn reports(State(relay): State<Arc<Relay>>, Authorized(tenant): Author
             Json(json!({ "reports": reports })).into_response()
         }
         Err(e) => internal(e),
+    }
+}
+
+/// `GET /api/office/me` → `{pc}`: the PC this key was made for.
+pub async fn me(Authorized(tenant): Authorized) -> Response {
+    match tenant.pc.as_deref() {
+        Some(pc) => Json(json!({ "pc": pc })).into_response(),
+        None => not_a_pc(),
     }
 }
 

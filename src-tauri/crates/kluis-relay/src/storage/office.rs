@@ -39,8 +39,9 @@ pub enum Turn {
     Full,
 }
 
-/// The longest sealed report a PC may keep at the hub: 200 klanten take some 100 KiB.
-pub const MAX_REPORT_BYTES: usize = 512 * 1024;
+/// The longest sealed report a PC may keep at the hub: 200 klanten take some 100 KiB, 10,000
+/// some 4 MiB.
+pub const MAX_REPORT_BYTES: usize = 4 * 1024 * 1024;
 
 /// A PC's last report as the hub keeps it: sealed with the office key, which the hub never
 /// holds — to the hub it is bytes.
@@ -52,6 +53,21 @@ pub struct StoredReport {
     pub sealed: Vec<u8>,
     /// The PC's key was revoked since (its report is kept: its klanten's last state).
     pub revoked: bool,
+}
+
+/// Invitations an office may have open at once: a PC with a working key cannot fill the
+/// database with them.
+pub const MAX_OPEN_INVITES: u64 = 100;
+
+/// What asking for an invitation came to.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum InviteMade {
+    /// Made; it works once, until the hub's clock passes `expires_ms`.
+    Made { expires_ms: i64 },
+    /// The office has a PC of that name with a working key.
+    Taken,
+    /// The office has [`MAX_OPEN_INVITES`] open.
+    Full,
 }
 
 /// A PC of an office, as the office's PCs and the operator list them.
@@ -91,6 +107,26 @@ pub trait OfficeStore: Send + Sync {
         hold_ms: i64,
         slot_age_ms: i64,
     ) -> Result<Turn, StoreError>;
+    /// PC `by` of `tenant` invites a new PC named `pc`: an enrolment token (kept as its
+    /// SHA-256, `token_hash`) that works once within `ttl_ms`, replacing an earlier invitation
+    /// of that name. Expired invitations are forgotten on the way.
+    async fn add_invite(
+        &self,
+        tenant: &str,
+        pc: &str,
+        by: &str,
+        token_hash: [u8; 32],
+        ttl_ms: i64,
+    ) -> Result<InviteMade, StoreError>;
+    /// The invitation of `token_hash`, if it is open and its tenant live and no live PC took
+    /// its name meanwhile, redeemed: a key for its PC (`key_id`, `key_hash`) added, and the
+    /// invitation gone (it works once). Its tenant and PC name.
+    async fn redeem_invite(
+        &self,
+        token_hash: [u8; 32],
+        key_id: &str,
+        key_hash: [u8; 32],
+    ) -> Result<Option<(String, String)>, StoreError>;
     /// PC `pc`'s report (sealed) replaces its last, received now.
     async fn put_report(&self, tenant: &str, pc: &str, sealed: &[u8]) -> Result<(), StoreError>;
     /// The office's PCs' last reports, by PC name.

@@ -89,6 +89,16 @@ const MIGRATIONS: &[&str] = &[
         sealed BLOB NOT NULL,
         PRIMARY KEY (tenant, pc)
     );",
+    // 6: invitations of new PCs to an office (`office`): each one's enrolment token as its
+    // SHA-256.
+    "CREATE TABLE office_invites (
+        token_hash BLOB PRIMARY KEY,
+        tenant TEXT NOT NULL REFERENCES tenants(name),
+        pc TEXT NOT NULL,
+        made_by TEXT NOT NULL,
+        expires_ms INTEGER NOT NULL
+    );
+    CREATE INDEX office_invites_tenant ON office_invites(tenant, pc);",
 ];
 
 pub struct SqliteStore {

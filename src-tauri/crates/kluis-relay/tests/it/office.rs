@@ -285,3 +285,82 @@ async fn a_pc_s_report_is_kept_for_its_office_only() {
         "another office sees none of it"
     );
 }
+
+/// A PC of the office invites a new PC: the hub gives a one-time token; the new PC enrols
+/// with it (no key yet) and gets a key of its own, which works at once; the token works once;
+/// a name a live PC has, a key that is not a PC's and a malformed token are refused.
+#[tokio::test]
+async fn a_pc_invites_the_next_and_the_token_works_once() {
+    let relay = start(SqliteStore::in_memory().unwrap()).await;
+    let (office, receptie, _balie, _elsewhere) = offices(&relay).await;
+    let invite = |key: String, pc: &'static str| {
+        let request = relay
+            .api(Method::POST, "/api/office/invites", &key)
+            .json(&json!({ "pc": pc }));
+        async move {
+            let response = request.send().await.unwrap();
+            (
+                response.status(),
+                response.json::<Value>().await.unwrap_or(Value::Null),
+            )
+        }
+    };
+    let enrol = |token: Value| {
+        let url = format!("{}/api/office/enrol", relay.base);
+        let request = relay.client.post(url).json(&json!({ "token": token }));
+        async move {
+            let response = request.send().await.unwrap();
+            (
+                response.status(),
+                response.json::<Value>().await.unwrap_or(Value::Null),
+            )
+        }
+    };
+    let (status, invited) = invite(receptie.clone(), "LAPTOP JAN").await;
+    assert_eq!(status, StatusCode::OK, "{invited}");
+    assert_eq!(invited["ttl_ms"], 24 * 3_600_000);
+    let token = invited["token"].clone();
+    let (status, enrolled) = enrol(token.clone()).await;
+    assert_eq!(
+        (status, enrolled["pc"].as_str()),
+        (StatusCode::OK, Some("LAPTOP JAN"))
+    );
+    let key = enrolled["key"].as_str().unwrap().to_string();
+    let pcs: Value = relay
+        .api(Method::GET, "/api/office/pcs", &key)
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert!(
+        pcs["pcs"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|p| p["name"] == "LAPTOP JAN"),
+        "{pcs}"
+    );
+    let (status, again) = enrol(token).await;
+    assert_eq!(
+        (status, again["code"].as_str()),
+        (StatusCode::NOT_FOUND, Some("no_invite"))
+    );
+
+    let (status, taken) = invite(receptie.clone(), "BALIE").await;
+    assert_eq!(
+        (status, taken["code"].as_str()),
+        (StatusCode::CONFLICT, Some("pc_taken"))
+    );
+    let (status, _) = invite(office.clone(), "NIEUW").await;
+    assert_eq!(
+        status,
+        StatusCode::FORBIDDEN,
+        "the office's own key is not a PC's"
+    );
+    let (status, _) = invite(receptie.clone(), "../etc").await;
+    assert_eq!(status, StatusCode::BAD_REQUEST);
+    let (status, _) = enrol(json!("not-a-token")).await;
+    assert_eq!(status, StatusCode::BAD_REQUEST);
+}

@@ -122,7 +122,8 @@ async fn postgres_keeps_the_storage_contract() {
     common::contract::storage_contract(&store).await;
 }
 
-/// The PostgreSQL engine keeps the office hub's contract (PCs, turns, reports), as SQLite
+/// The PostgreSQL engine keeps the office hub's contract (PCs, turns, reports, invitations),
+/// as SQLite
 /// does (its clock the database's).
 #[tokio::test]
 #[ignore = "needs PostgreSQL: tests/postgres/run.sh"]
@@ -131,6 +132,7 @@ async fn postgres_keeps_the_office_contract() {
     let store = PgStore::connect(&url, 4).await.unwrap();
     common::office_contract::office_contract(&store).await;
     common::office_contract::reports_contract(&store).await;
+    common::office_contract::invites_contract(&store).await;
 }
 
 /// Ten PCs of one office asking for one klant's turn at once, through two relay instances'

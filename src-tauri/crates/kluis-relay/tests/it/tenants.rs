@@ -332,11 +332,12 @@ async fn sqlite_keeps_the_storage_contract() {
     common::contract::storage_contract(&SqliteStore::in_memory().unwrap()).await;
 }
 
-/// The SQLite engine keeps the office hub's contract (PCs, turns, reports).
+/// The SQLite engine keeps the office hub's contract (PCs, turns, reports, invitations).
 #[tokio::test]
 async fn sqlite_keeps_the_office_contract() {
     common::office_contract::office_contract(&SqliteStore::in_memory().unwrap()).await;
     common::office_contract::reports_contract(&SqliteStore::in_memory().unwrap()).await;
+    common::office_contract::invites_contract(&SqliteStore::in_memory().unwrap()).await;
 }
 
 /// Without a shared secret configured, an empty bearer is no key.

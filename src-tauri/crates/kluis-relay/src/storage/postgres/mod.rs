@@ -368,6 +368,8 @@ impl Storage for PgStore {
         }
         tx.execute("DELETE FROM office_reports WHERE tenant = $1", &[&name])
             .await?;
+        tx.execute("DELETE FROM office_invites WHERE tenant = $1", &[&name])
+            .await?;
         tx.execute("DELETE FROM office_turns WHERE tenant = $1", &[&name])
             .await?;
         tx.execute("DELETE FROM tenant_keys WHERE tenant = $1", &[&name])

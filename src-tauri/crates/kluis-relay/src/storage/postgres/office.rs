@@ -9,7 +9,8 @@ use deadpool_postgres::GenericClient;
 
 use super::{PgStore, KEYS_CHANGED};
 use crate::storage::office::{
-    OfficeStore, PcSummary, StoredReport, Turn, TurnRow, MAX_KLANTEN_PER_OFFICE,
+    InviteMade, OfficeStore, PcSummary, StoredReport, Turn, TurnRow, MAX_KLANTEN_PER_OFFICE,
+    MAX_OPEN_INVITES,
 };
 use crate::storage::{now_ms, StoreError};
 
@@ -53,6 +54,49 @@ async fn turn_row(
     Ok(tx.query_opt(&locked, &[&tenant, &klant]).await?.map(read))
 }
 
+/// Adds PC `name` to the live tenant `tenant` with a key (the tenant's row locked: two PCs of
+/// one name added at once are one PC); `false` when there is no such tenant or a PC of that
+/// name has a working key.
+async fn insert_pc(
+    tx: &impl GenericClient,
+    tenant: &str,
+    name: &str,
+    key_id: &str,
+    key_hash: [u8; 32],
+) -> Result<bool, StoreError> {
+    let now = now_ms();
+    let live_tenant = tx
+        .query_opt(
+            "SELECT 1 FROM tenants WHERE name = $1 AND revoked_ms IS NULL AND name != '*'
+             FOR UPDATE",
+            &[&tenant],
+        )
+        .await?
+        .is_some();
+    if !live_tenant || pc_taken(tx, tenant, name).await? {
+        return Ok(false);
+    }
+    tx.execute(
+        "INSERT INTO tenant_keys (id, tenant, hash, created_ms, pc) VALUES ($1, $2, $3, $4, $5)",
+        &[&key_id, &tenant, &&key_hash[..], &now, &name],
+    )
+    .await?;
+    Ok(true)
+}
+
+/// Whether `tenant` has a PC named `name` with a key that works now (keys' times are the
+/// relay's clock, as `revoke_pc` sets them).
+async fn pc_taken(tx: &impl GenericClient, tenant: &str, name: &str) -> Result<bool, StoreError> {
+    Ok(tx
+        .query_opt(
+            "SELECT 1 FROM tenant_keys WHERE tenant = $1 AND pc = $2
+             AND (expires_ms IS NULL OR expires_ms > $3)",
+            &[&tenant, &name, &now_ms()],
+        )
+        .await?
+        .is_some())
+}
+
 #[async_trait]
 impl OfficeStore for PgStore {
     async fn add_pc(
@@ -64,32 +108,9 @@ impl OfficeStore for PgStore {
     ) -> Result<bool, StoreError> {
         let mut client = self.client().await?;
         let tx = client.transaction().await?;
-        let now = now_ms();
-        // The tenant's row lock: two PCs of one name added at once are one PC.
-        let live_tenant = tx
-            .query_opt(
-                "SELECT 1 FROM tenants WHERE name = $1 AND revoked_ms IS NULL AND name != '*'
-                 FOR UPDATE",
-                &[&tenant],
-            )
-            .await?
-            .is_some();
-        let taken = tx
-            .query_opt(
-                "SELECT 1 FROM tenant_keys WHERE tenant = $1 AND pc = $2
-                 AND (expires_ms IS NULL OR expires_ms > $3)",
-                &[&tenant, &name, &now],
-            )
-            .await?
-            .is_some();
-        if !live_tenant || taken {
+        if !insert_pc(&tx, tenant, name, key_id, key_hash).await? {
             return Ok(false);
         }
-        tx.execute(
-            "INSERT INTO tenant_keys (id, tenant, hash, created_ms, pc) VALUES ($1, $2, $3, $4, $5)",
-            &[&key_id, &tenant, &&key_hash[..], &now, &name],
-        )
-        .await?;
         tx.execute(KEYS_CHANGED, &[]).await?;
         tx.commit().await?;
         self.keys_changed();
@@ -170,6 +191,86 @@ impl OfficeStore for PgStore {
         .await?;
         tx.commit().await?;
         Ok(Turn::Yours { hold_ms })
+    }
+
+    async fn add_invite(
+        &self,
+        tenant: &str,
+        pc: &str,
+        by: &str,
+        token_hash: [u8; 32],
+        ttl_ms: i64,
+    ) -> Result<InviteMade, StoreError> {
+        let mut client = self.client().await?;
+        let tx = client.transaction().await?;
+        // The tenant's row lock: its invitations are counted and made one asker at a time.
+        tx.query_opt(
+            "SELECT 1 FROM tenants WHERE name = $1 FOR UPDATE",
+            &[&tenant],
+        )
+        .await?;
+        if pc_taken(&tx, tenant, pc).await? {
+            return Ok(InviteMade::Taken);
+        }
+        tx.execute(
+            &format!("DELETE FROM office_invites WHERE expires_ms <= {DB_NOW}"),
+            &[],
+        )
+        .await?;
+        tx.execute(
+            "DELETE FROM office_invites WHERE tenant = $1 AND pc = $2",
+            &[&tenant, &pc],
+        )
+        .await?;
+        let open: i64 = tx
+            .query_one(
+                "SELECT COUNT(*) FROM office_invites WHERE tenant = $1",
+                &[&tenant],
+            )
+            .await?
+            .get(0);
+        if open as u64 >= MAX_OPEN_INVITES {
+            return Ok(InviteMade::Full);
+        }
+        let made = format!(
+            "INSERT INTO office_invites (token_hash, tenant, pc, made_by, expires_ms)
+             VALUES ($1, $2, $3, $4, {DB_NOW} + $5) RETURNING expires_ms"
+        );
+        let expires_ms: i64 = tx
+            .query_one(&made, &[&&token_hash[..], &tenant, &pc, &by, &ttl_ms])
+            .await?
+            .get(0);
+        tx.commit().await?;
+        Ok(InviteMade::Made { expires_ms })
+    }
+
+    async fn redeem_invite(
+        &self,
+        token_hash: [u8; 32],
+        key_id: &str,
+        key_hash: [u8; 32],
+    ) -> Result<Option<(String, String)>, StoreError> {
+        let mut client = self.client().await?;
+        let tx = client.transaction().await?;
+        let taken = format!(
+            "DELETE FROM office_invites WHERE token_hash = $1 AND expires_ms > {DB_NOW}
+             RETURNING tenant, pc"
+        );
+        let Some(row) = tx.query_opt(&taken, &[&&token_hash[..]]).await? else {
+            return Ok(None);
+        };
+        let (tenant, pc): (String, String) = (row.get(0), row.get(1));
+        // Used up either way: a name taken meanwhile asks for a new invitation.
+        let added = insert_pc(&tx, &tenant, &pc, key_id, key_hash).await?;
+        if added {
+            tx.execute(KEYS_CHANGED, &[]).await?;
+        }
+        tx.commit().await?;
+        if !added {
+            return Ok(None);
+        }
+        self.keys_changed();
+        Ok(Some((tenant, pc)))
     }
 
     async fn put_report(&self, tenant: &str, pc: &str, sealed: &[u8]) -> Result<(), StoreError> {

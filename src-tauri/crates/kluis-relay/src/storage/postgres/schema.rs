@@ -177,6 +177,18 @@ pub const MIGRATIONS: &[&str] = &[
         PRIMARY KEY (tenant, pc)
     );
 ",
+    "
+    -- Invitations of new PCs to an office (`storage::office`): each one's enrolment token as
+    -- its SHA-256; expiry by this database's clock.
+    CREATE TABLE office_invites (
+        token_hash BYTEA PRIMARY KEY,
+        tenant TEXT NOT NULL REFERENCES tenants(name),
+        pc TEXT NOT NULL,
+        made_by TEXT NOT NULL,
+        expires_ms BIGINT NOT NULL
+    );
+    CREATE INDEX office_invites_tenant ON office_invites(tenant, pc);
+",
 ];
 
 /// The statements of the hot paths, prepared on every connection of the pool by

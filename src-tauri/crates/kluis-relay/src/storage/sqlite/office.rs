@@ -6,7 +6,8 @@ use rusqlite::{params, OptionalExtension, Transaction, TransactionBehavior};
 
 use super::SqliteStore;
 use crate::storage::office::{
-    OfficeStore, PcSummary, StoredReport, Turn, TurnRow, MAX_KLANTEN_PER_OFFICE,
+    InviteMade, OfficeStore, PcSummary, StoredReport, Turn, TurnRow, MAX_KLANTEN_PER_OFFICE,
+    MAX_OPEN_INVITES,
 };
 use crate::storage::{now_ms, StoreError};
 
@@ -61,6 +62,45 @@ fn forget_pc(tx: &Transaction, tenant: &str, name: &str) -> rusqlite::Result<()>
     Ok(())
 }
 
+/// Adds PC `name` to the live tenant `tenant` with a key; `false` when there is no such tenant
+/// or a PC of that name has a working key.
+fn insert_pc(
+    tx: &Transaction,
+    tenant: &str,
+    name: &str,
+    key_id: &str,
+    key_hash: [u8; 32],
+) -> rusqlite::Result<bool> {
+    let now = now_ms();
+    let live_tenant = (tx.query_row(
+        "SELECT 1 FROM tenants WHERE name = ?1 AND revoked_ms IS NULL AND name != '*'",
+        params![tenant],
+        |_| Ok(()),
+    ))
+    .optional()?
+    .is_some();
+    if !live_tenant || pc_taken(tx, tenant, name, now)? {
+        return Ok(false);
+    }
+    tx.execute(
+        "INSERT INTO tenant_keys (id, tenant, hash, created_ms, pc) VALUES (?1, ?2, ?3, ?4, ?5)",
+        params![key_id, tenant, &key_hash[..], now, name],
+    )?;
+    Ok(true)
+}
+
+/// Whether `tenant` has a PC named `name` with a key that works at `now`.
+fn pc_taken(tx: &Transaction, tenant: &str, name: &str, now: i64) -> rusqlite::Result<bool> {
+    Ok((tx.query_row(
+        "SELECT 1 FROM tenant_keys WHERE tenant = ?1 AND pc = ?2
+         AND (expires_ms IS NULL OR expires_ms > ?3)",
+        params![tenant, name, now],
+        |_| Ok(()),
+    ))
+    .optional()?
+    .is_some())
+}
+
 #[async_trait]
 impl OfficeStore for SqliteStore {
     async fn add_pc(
@@ -72,29 +112,9 @@ impl OfficeStore for SqliteStore {
     ) -> Result<bool, StoreError> {
         let mut conn = self.conn();
         let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
-        let now = now_ms();
-        let live_tenant = (tx.query_row(
-            "SELECT 1 FROM tenants WHERE name = ?1 AND revoked_ms IS NULL AND name != '*'",
-            params![tenant],
-            |_| Ok(()),
-        ))
-        .optional()?
-        .is_some();
-        let taken = (tx.query_row(
-            "SELECT 1 FROM tenant_keys WHERE tenant = ?1 AND pc = ?2
-             AND (expires_ms IS NULL OR expires_ms > ?3)",
-            params![tenant, name, now],
-            |_| Ok(()),
-        ))
-        .optional()?
-        .is_some();
-        if !live_tenant || taken {
+        if !insert_pc(&tx, tenant, name, key_id, key_hash)? {
             return Ok(false);
         }
-        tx.execute(
-            "INSERT INTO tenant_keys (id, tenant, hash, created_ms, pc) VALUES (?1, ?2, ?3, ?4, ?5)",
-            params![key_id, tenant, &key_hash[..], now, name],
-        )?;
         tx.commit()?;
         self.keys_changed();
         Ok(true)
@@ -158,6 +178,75 @@ impl OfficeStore for SqliteStore {
         )?;
         tx.commit()?;
         Ok(Turn::Yours { hold_ms })
+    }
+
+    async fn add_invite(
+        &self,
+        tenant: &str,
+        pc: &str,
+        by: &str,
+        token_hash: [u8; 32],
+        ttl_ms: i64,
+    ) -> Result<InviteMade, StoreError> {
+        let mut conn = self.conn();
+        let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+        let now = now_ms();
+        if pc_taken(&tx, tenant, pc, now)? {
+            return Ok(InviteMade::Taken);
+        }
+        tx.execute(
+            "DELETE FROM office_invites WHERE expires_ms <= ?1",
+            params![now],
+        )?;
+        tx.execute(
+            "DELETE FROM office_invites WHERE tenant = ?1 AND pc = ?2",
+            params![tenant, pc],
+        )?;
+        let open: i64 = tx.query_row(
+            "SELECT COUNT(*) FROM office_invites WHERE tenant = ?1",
+            params![tenant],
+            |r| r.get(0),
+        )?;
+        if open as u64 >= MAX_OPEN_INVITES {
+            return Ok(InviteMade::Full);
+        }
+        let expires_ms = now.saturating_add(ttl_ms);
+        tx.execute(
+            "INSERT INTO office_invites (token_hash, tenant, pc, made_by, expires_ms)
+             VALUES (?1, ?2, ?3, ?4, ?5)",
+            params![&token_hash[..], tenant, pc, by, expires_ms],
+        )?;
+        tx.commit()?;
+        Ok(InviteMade::Made { expires_ms })
+    }
+
+    async fn redeem_invite(
+        &self,
+        token_hash: [u8; 32],
+        key_id: &str,
+        key_hash: [u8; 32],
+    ) -> Result<Option<(String, String)>, StoreError> {
+        let mut conn = self.conn();
+        let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+        let invite: Option<(String, String)> = tx
+            .query_row(
+                "DELETE FROM office_invites WHERE token_hash = ?1 AND expires_ms > ?2
+                 RETURNING tenant, pc",
+                params![&token_hash[..], now_ms()],
+                |r| Ok((r.get(0)?, r.get(1)?)),
+            )
+            .optional()?;
+        let Some((tenant, pc)) = invite else {
+            return Ok(None);
+        };
+        // Used up either way: a name taken meanwhile asks for a new invitation.
+        let added = insert_pc(&tx, &tenant, &pc, key_id, key_hash)?;
+        tx.commit()?;
+        if !added {
+            return Ok(None);
+        }
+        self.keys_changed();
+        Ok(Some((tenant, pc)))
     }
 
     async fn put_report(&self, tenant: &str, pc: &str, sealed: &[u8]) -> Result<(), StoreError> {

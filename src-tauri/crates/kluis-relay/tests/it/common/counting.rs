@@ -6,8 +6,8 @@ use std::sync::Arc;
 
 use async_trait::async_trait;
 use kluis_relay::storage::{
-    Event, Limits, OfficeStore, PcSummary, Quota, Recorded, Refusal, StoreError, StoredKey,
-    StoredReport, TenantSummary, Turn, Wake,
+    Event, InviteMade, Limits, OfficeStore, PcSummary, Quota, Recorded, Refusal, StoreError,
+    StoredKey, StoredReport, TenantSummary, Turn, Wake,
 };
 use kluis_relay::Storage;
 
@@ -171,6 +171,28 @@ impl<S: Storage> OfficeStore for CountingStore<S> {
     ) -> Result<bool, StoreError> {
         self.count();
         self.inner.end_turn(tenant, pc, klant, backed_up).await
+    }
+    async fn add_invite(
+        &self,
+        tenant: &str,
+        pc: &str,
+        by: &str,
+        token_hash: [u8; 32],
+        ttl_ms: i64,
+    ) -> Result<InviteMade, StoreError> {
+        self.count();
+        (self.inner)
+            .add_invite(tenant, pc, by, token_hash, ttl_ms)
+            .await
+    }
+    async fn redeem_invite(
+        &self,
+        token_hash: [u8; 32],
+        key_id: &str,
+        key_hash: [u8; 32],
+    ) -> Result<Option<(String, String)>, StoreError> {
+        self.count();
+        self.inner.redeem_invite(token_hash, key_id, key_hash).await
     }
     async fn put_report(&self, tenant: &str, pc: &str, sealed: &[u8]) -> Result<(), StoreError> {
         self.count();

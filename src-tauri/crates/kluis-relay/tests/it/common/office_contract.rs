@@ -288,3 +288,125 @@ pub async fn reports_contract(store: &dyn Storage) {
     assert!(store.reports("reports").await.unwrap().is_empty());
     assert_eq!(store.reports("elsewhere").await.unwrap().len(), 1);
 }
+
+/// Invitations: one works once, for its name only while no live PC has it, within its time;
+/// a new one of a name replaces the last; an office's open invitations are bounded; a
+/// redeemed one's PC has a key of the office; invitations go with a revoked tenant.
+pub async fn invites_contract(store: &dyn Storage) {
+    use kluis_relay::storage::office::{InviteMade, MAX_OPEN_INVITES};
+    let office = new_key();
+    assert!(store
+        .add_tenant("invites", Quota::default(), &office.id, office.hash)
+        .await
+        .unwrap());
+    let receptie = new_key();
+    assert!(store
+        .add_pc("invites", "RECEPTIE", &receptie.id, receptie.hash)
+        .await
+        .unwrap());
+    let token = |n: u8| [n; 32];
+    let hour = 3_600_000;
+    let made = store
+        .add_invite("invites", "BALIE", "RECEPTIE", token(1), hour)
+        .await
+        .unwrap();
+    assert!(
+        matches!(made, InviteMade::Made { expires_ms } if expires_ms > now_ms()),
+        "{made:?}"
+    );
+    assert_eq!(
+        store
+            .add_invite("invites", "RECEPTIE", "RECEPTIE", token(2), hour)
+            .await
+            .unwrap(),
+        InviteMade::Taken,
+        "a live PC's name"
+    );
+    // A second invitation of BALIE replaces the first.
+    store
+        .add_invite("invites", "BALIE", "RECEPTIE", token(3), hour)
+        .await
+        .unwrap();
+    let key = new_key();
+    assert_eq!(
+        store
+            .redeem_invite(token(1), &key.id, key.hash)
+            .await
+            .unwrap(),
+        None,
+        "replaced"
+    );
+    let redeemed = store
+        .redeem_invite(token(3), &key.id, key.hash)
+        .await
+        .unwrap();
+    assert_eq!(redeemed, Some(("invites".to_string(), "BALIE".to_string())));
+    let balie = store.key(&key.id).await.unwrap().expect("BALIE has a key");
+    assert_eq!(
+        (balie.tenant.as_str(), balie.pc.as_deref()),
+        ("invites", Some("BALIE"))
+    );
+    let again = new_key();
+    assert_eq!(
+        store
+            .redeem_invite(token(3), &again.id, again.hash)
+            .await
+            .unwrap(),
+        None,
+        "once"
+    );
+    assert!(store.key(&again.id).await.unwrap().is_none());
+
+    // One that ran out works no more (a time of 0 ms runs out at once).
+    store
+        .add_invite("invites", "LAPTOP", "RECEPTIE", token(4), 0)
+        .await
+        .unwrap();
+    assert_eq!(
+        store
+            .redeem_invite(token(4), &again.id, again.hash)
+            .await
+            .unwrap(),
+        None,
+        "ran out"
+    );
+    // A name a PC took meanwhile (by the operator) is not given twice.
+    store
+        .add_invite("invites", "KANTOOR", "RECEPTIE", token(5), hour)
+        .await
+        .unwrap();
+    let operator = new_key();
+    assert!(store
+        .add_pc("invites", "KANTOOR", &operator.id, operator.hash)
+        .await
+        .unwrap());
+    assert_eq!(
+        store
+            .redeem_invite(token(5), &again.id, again.hash)
+            .await
+            .unwrap(),
+        None,
+        "taken meanwhile"
+    );
+
+    for n in 0..MAX_OPEN_INVITES {
+        let name = format!("pc-{n}");
+        let made = store.add_invite("invites", &name, "RECEPTIE", [n as u8 ^ 0x80; 32], hour);
+        assert!(matches!(made.await.unwrap(), InviteMade::Made { .. }));
+    }
+    assert_eq!(
+        store
+            .add_invite("invites", "one-more", "RECEPTIE", token(6), hour)
+            .await
+            .unwrap(),
+        InviteMade::Full
+    );
+    assert!(store.revoke_tenant("invites").await.unwrap());
+    assert_eq!(
+        store
+            .redeem_invite([0x80; 32], &again.id, again.hash)
+            .await
+            .unwrap(),
+        None
+    );
+}
