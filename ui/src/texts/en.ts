@@ -316,7 +316,7 @@ export const en = {
   officeFlagOverdue: "overdue on every PC that plans it",
   officeFlagFailed: "failed on {pc}: {error}",
   officeFlagSilent: "only on {pc}, not heard of for over a day (its last state shown)",
-  officeFlagNotPlanned: "no PC plans it (backed up only by hand)",
+  officeFlagNotPlanned: "no PC the office hears of plans it (backed up only by hand)",
   officeAddPc: "Add a PC",
   officeAddPcNote: "A join code for the office's next PC: the hub's address, a one-time token (it works once, for a day) and the office key. It is shown once, here; paste it on that PC (Settings → Office, or kluis office join --code). It never passes through the hub.",
   officeInviteNameHint: "The new PC's name (RECEPTIE, pc-2).",

@@ -317,7 +317,7 @@ export const nl: Dictionary = {
   officeFlagOverdue: "te laat op elke pc die hem plant",
   officeFlagFailed: "mislukt op {pc}: {error}",
   officeFlagSilent: "alleen op {pc}, die al meer dan een dag niet is gehoord (de laatste stand staat er)",
-  officeFlagNotPlanned: "geen pc plant hem (alleen met de hand)",
+  officeFlagNotPlanned: "geen pc die het kantoor hoort plant hem (alleen met de hand)",
   officeAddPc: "Een pc toevoegen",
   officeAddPcNote: "Een aansluitcode voor de volgende pc van het kantoor: het adres van de hub, een eenmalig token (het werkt één keer, een dag lang) en de kantoorsleutel. Hij wordt één keer getoond, hier; plak hem op die pc (Instellingen → Kantoor, of kluis office join --code). Hij gaat nooit via de hub.",
   officeInviteNameHint: "De naam van de nieuwe pc (RECEPTIE, pc-2).",

@@ -335,7 +335,7 @@ pub fn office_view(membership: &kluis_office::Membership, view: &kluis_office::O
                 Flag::Unconfirmed { pc, by } => format!(
                     "{pc} skipped it as backed up by {by}, and {by}'s own report shows no such backup: look at {by}"
                 ),
-                Flag::NotPlanned => "no PC plans it (backed up only by hand)".into(),
+                Flag::NotPlanned => "no PC the office hears of plans it (backed up only by hand)".into(),
             };
             println!("      - {why}");
         }

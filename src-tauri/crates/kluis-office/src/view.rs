@@ -84,10 +84,11 @@ pub struct OnPc {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(tag = "flag", rename_all = "snake_case")]
 pub enum Flag {
-    /// Planned on more than one PC: the hub keeps it to one backup a slot, but one plan is
-    /// enough (and each PC keeps copies of its own).
+    /// Planned on more than one PC (of those the office hears of): the hub keeps it to one
+    /// backup a slot, but one plan is enough (and each PC keeps copies of its own).
     PlannedTwice { pcs: Vec<String> },
-    /// Every PC that plans it says its last backup is older than the plan allows.
+    /// Every PC that plans it (of those the office hears of) says its last backup is older
+    /// than the plan allows.
     Overdue,
     /// A PC's last try failed (since its last backup).
     Failed { pc: String, error: String },
@@ -99,7 +100,7 @@ pub enum Flag {
     /// PC `pc` skipped it because, the hub said, PC `by` backed it up — and `by`'s own report,
     /// sent since, shows no such backup (a broken or hostile hub, or PC).
     Unconfirmed { pc: String, by: String },
-    /// No PC plans it: it is backed up only when someone clicks.
+    /// No PC the office hears of plans it: it is backed up only when someone clicks.
     NotPlanned,
 }
 
@@ -120,9 +121,11 @@ impl OfficeView {
             };
             // Silent by the hub's clock, or by when the PC says it sent the report (a hub
             // handing back an old report as new does not make a dead PC look alive).
-            let sent_ago = report
-                .as_ref()
-                .map_or(0, |rep| now_ms - rep.sent_ms - CLOCK_SKEW_MS);
+            let sent_ago = report.as_ref().map_or(0, |rep| {
+                now_ms
+                    .saturating_sub(rep.sent_ms)
+                    .saturating_sub(CLOCK_SKEW_MS)
+            });
             let heard_ms_ago = r.age_ms.max(sent_ago).max(0);
             if let Some(rep) = &report {
                 sent.insert(r.pc.clone(), rep.sent_ms);
@@ -191,11 +194,16 @@ fn flagged(mut row: KlantRow, pcs: &[PcRow], sent: &BTreeMap<String, i64>) -> Kl
         let mut candidates = vec![on.last_backup_ms.map(|at| (at, on.pc.clone()))];
         if let Some((at, by)) = &on.backed_up_elsewhere {
             let theirs = row.on.iter().find(|o| &o.pc == by);
-            let reported_since = sent.get(by).is_some_and(|s| *s > at + CLOCK_SKEW_MS);
+            let reported_since = sent
+                .get(by)
+                .is_some_and(|s| *s > at.saturating_add(CLOCK_SKEW_MS));
             let borne_out = theirs
                 .and_then(|o| o.last_backup_ms)
-                .is_some_and(|b| b + CLOCK_SKEW_MS >= *at);
-            if reported_since && !borne_out {
+                .is_some_and(|b| b.saturating_add(CLOCK_SKEW_MS) >= *at);
+            // A PC the office has no word of (no readable report, revoked, silent) cannot
+            // bear a claim out: it does not count.
+            let known = present(by) && sent.contains_key(by);
+            if !known || (reported_since && !borne_out) {
                 unconfirmed.push(Flag::Unconfirmed {
                     pc: on.pc.clone(),
                     by: by.clone(),
@@ -214,15 +222,20 @@ fn flagged(mut row: KlantRow, pcs: &[PcRow], sent: &BTreeMap<String, i64>) -> Kl
             }
         }
     }
-    let planning: Vec<&OnPc> = row.on.iter().filter(|o| o.plan.is_some()).collect();
+    // Only the plans of PCs the office hears of count: a silent or revoked PC's plan backs
+    // nothing up (its klanten are flagged below when no other PC has them).
+    let planning: Vec<&OnPc> = (row.on.iter())
+        .filter(|o| o.plan.is_some() && present(&o.pc))
+        .collect();
     if planning.len() > 1 {
         row.flags.push(Flag::PlannedTwice {
             pcs: planning.iter().map(|o| o.pc.clone()).collect(),
         });
     }
-    if planning.is_empty() {
+    let heard_of = row.on.iter().any(|o| present(&o.pc));
+    if planning.is_empty() && heard_of {
         row.flags.push(Flag::NotPlanned);
-    } else if planning.iter().all(|o| o.overdue) {
+    } else if !planning.is_empty() && planning.iter().all(|o| o.overdue) {
         row.flags.push(Flag::Overdue);
     }
     row.flags.extend(unconfirmed);
@@ -235,7 +248,7 @@ fn flagged(mut row: KlantRow, pcs: &[PcRow], sent: &BTreeMap<String, i64>) -> Kl
         }
     }
     // A klant only on PCs that are silent or revoked: nobody is looking after it.
-    if !row.on.iter().any(|o| present(&o.pc)) {
+    if !heard_of {
         for on in &row.on {
             match pc(&on.pc) {
                 Some(p) if p.revoked => row.flags.push(Flag::OnRevokedPc { pc: on.pc.clone() }),
@@ -288,11 +301,11 @@ mod tests {
         }
     }
 
-    /// One klant on two PCs is one row with both PCs, flagged as planned twice; a klant only
-    /// on a PC silent for over a day, or a revoked one, is flagged (its last state kept), one
-    /// another PC still has is not; a klant overdue on every PC that plans it is flagged, one
-    /// that another PC keeps up with is not; an unplanned one says so; a report that names
-    /// another PC, or cannot be opened, counts for nothing and is said; attention first.
+    /// One klant on two PCs is one row with both PCs; a klant only on a PC silent for over a
+    /// day, or a revoked one, is flagged (its last state kept), one another PC still has is
+    /// not, and a silent PC's plan counts for nothing; a klant overdue on every PC that plans
+    /// it is flagged; an unplanned one says so; a report that names another PC, or cannot be
+    /// opened, counts for nothing and is said; attention first.
     #[test]
     fn the_office_view_flags_what_needs_attention() {
         let mut late_here = klant("b", "Bakker", true);
@@ -338,10 +351,8 @@ mod tests {
         assert_eq!(visser.last_backup, Some((5_000, "LAPTOP".into())));
         assert_eq!(
             visser.flags,
-            [Flag::PlannedTwice {
-                pcs: vec!["RECEPTIE".into(), "LAPTOP".into()]
-            }],
-            "RECEPTIE is here"
+            [],
+            "a silent PC's plan counts for nothing; RECEPTIE has it"
         );
         assert_eq!(
             row("Jansen").flags,
@@ -351,8 +362,8 @@ mod tests {
         );
         assert_eq!(row("Bos").flags, [Flag::OnRevokedPc { pc: "OUD".into() }]);
         assert!(
-            !row("Bakker").flags.contains(&Flag::Overdue),
-            "LAPTOP keeps up with it"
+            row("Bakker").flags.contains(&Flag::Overdue),
+            "a silent LAPTOP keeps up with nothing"
         );
         assert!(row("Smit")
             .flags
@@ -399,6 +410,30 @@ mod tests {
             NOW,
         );
         assert!(fine.all_safe());
+        let twice = OfficeView::of(
+            vec![
+                received("RECEPTIE", HOUR, vec![klant("a", "Visser", true)]),
+                received("BALIE", HOUR, vec![klant("a", "Visser", true)]),
+            ],
+            NOW,
+        );
+        let both = vec!["RECEPTIE".to_string(), "BALIE".to_string()];
+        assert_eq!(twice.klanten[0].flags, [Flag::PlannedTwice { pcs: both }]);
+        // Only a revoked PC planned it; the live PC that has it does not: nobody plans it.
+        let mut oud = received("OUD", HOUR, vec![klant("a", "Visser", true)]);
+        oud.revoked = true;
+        let live = received("RECEPTIE", HOUR, vec![klant("a", "Visser", false)]);
+        let orphan = OfficeView::of(vec![oud, live], NOW);
+        assert_eq!(orphan.klanten[0].flags, [Flag::NotPlanned]);
+        assert!(!orphan.all_safe());
+        // A report with times at the ends of the range is read without overflow.
+        let mut extreme = received("RECEPTIE", HOUR, vec![klant("a", "Visser", true)]);
+        if let Ok(report) = &mut extreme.report {
+            report.sent_ms = i64::MIN;
+            report.klanten[0].last_backup_ms = Some(i64::MAX);
+            report.klanten[0].backed_up_elsewhere = Some((i64::MAX, "RECEPTIE".into()));
+        }
+        assert!(OfficeView::of(vec![extreme], i64::MAX).pcs[0].silent);
     }
 
     /// A hub that hands back an old report as new does not make a dead PC look alive: the
@@ -473,6 +508,14 @@ mod tests {
                 .iter()
                 .any(|f| matches!(f, Flag::Unconfirmed { .. })),
             "BALIE not heard of since"
+        );
+        let ghost = OfficeView::of(vec![received("RECEPTIE", HOUR, vec![skipped()])], NOW);
+        assert!(
+            ghost.klanten[0].flags.contains(&Flag::Unconfirmed {
+                pc: "RECEPTIE".into(),
+                by: "BALIE".into()
+            }),
+            "a PC the office has no report of bears nothing out"
         );
         let denied = OfficeView::of(
             vec![

@@ -458,9 +458,9 @@ async fn a_hub_that_is_gone_or_refuses_is_said_once_and_no_backup_is_missed() {
     assert!(said.contains("Kluis goes on without it"), "{said}");
 }
 
-/// However often the hub says another PC backed a klant up, a PC backs up a klant it has
-/// planned for over a week at least weekly itself: a hub or PC that says "done" without a
-/// backup made cannot leave a klant backed up by nobody.
+/// However often the hub says another PC backed a klant up, or is backing it up now, a PC
+/// backs up a klant it has planned for over a week at least weekly itself: a hub or PC that
+/// says "done" or "held" without a backup made cannot leave a klant backed up by nobody.
 #[tokio::test]
 async fn a_pc_backs_its_klant_up_at_least_weekly_whatever_it_is_told() {
     let env = office().await;
@@ -468,19 +468,33 @@ async fn a_pc_backs_its_klant_up_at_least_weekly_whatever_it_is_told() {
     let (receptie, balie) = (Pc::new(&env, "RECEPTIE"), Pc::new(&env, "BALIE"));
     receptie.plan_due(&env, "Visser", "visser").await;
     balie.plan_due_since(&env, "Visser", "visser", 8 * 24).await;
-    receptie
+    balie.plan_due_since(&env, "Bakker", "bakker", 8 * 24).await;
+    let office_key = receptie
         .join(&env, &hub, &hub.pc_key("RECEPTIE").await, None)
         .await;
     let code = receptie.invite(&env, "BALIE").await;
     assert_succeeded(&balie.join_with_code(&env, &code).await);
+    // Visser: RECEPTIE backs it up ("done" for BALIE); Bakker: RECEPTIE holds its turn, and
+    // holds it still when BALIE asks ("held").
     assert_succeeded(&receptie.run_due(&env).await);
     assert_eq!(receptie.backups(), 1);
+    let key = kluis_office::OfficeKey::parse(&office_key).unwrap();
+    let bakker = kluis_office::KlantId::of(&key, env.sim.base_url().as_str(), "bakker").unwrap();
+    let store = hub.hub.relay.store();
+    let held = store
+        .take_turn("office", "RECEPTIE", bakker.as_str(), 3_600_000, 0)
+        .await
+        .unwrap();
+    assert!(
+        matches!(held, kluis_relay::storage::Turn::Yours { .. }),
+        "{held:?}"
+    );
     let own = balie.run_due(&env).await;
     assert_succeeded(&own);
     assert!(!stderr(&own).contains("skipped"), "{}", stderr(&own));
     assert_eq!(
         balie.backups(),
-        1,
-        "a week without a backup of its own: it makes one"
+        2,
+        "a week without a backup of its own: it makes them"
     );
 }

@@ -129,12 +129,27 @@ pub async fn join_with_code(
     let (pc, pc_key) = hub.enrol(&code.token).await.map_err(office_error)?;
     let request = JoinRequest {
         hub: code.hub,
-        pc,
-        pc_key,
+        pc: pc.clone(),
+        pc_key: pc_key.clone(),
         office_key: Some(code.office_key.text().clone()),
         hub_ca_pem: code.hub_ca_pem,
     };
-    join(profiles, secrets, request).await
+    match join(profiles, secrets, request).await {
+        Ok(joined) => Ok(joined),
+        Err(e) => {
+            // The token is spent: the key it gave, kept nowhere, is ended at the hub (so a new
+            // code for this name can be made), or said to be revoked by hand.
+            let ended = match Hub::new(&at, pc_key) {
+                Ok(hub) => hub.revoke(&pc).await.is_ok(),
+                Err(_) => false,
+            };
+            let next = match ended {
+                true => "ask a PC of the office for a new join code".to_string(),
+                false => format!("revoke \"{pc}\" from a PC of the office (kluis office revoke), then ask for a new join code"),
+            };
+            Err(refused(format!("{e} The join code is used up: {next}.")))
+        }
+    }
 }
 
 /// A join code for a new PC named `pc` (see kluis-office's `JoinCode`), made on this PC: a

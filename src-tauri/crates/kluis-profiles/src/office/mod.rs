@@ -9,7 +9,7 @@
 //!   PC made no backup of it for a week ([`OWN_BACKUP_AT_LEAST_MS`]: a hub or PC that says
 //!   "done" without a backup made cannot leave a klant backed up by nobody);
 //! - another PC is backing it up now: skipped, said ([`Skipped::Held`]); the next run asks
-//!   again;
+//!   again — with the same safety net;
 //! - the hub cannot be reached, is slow or refuses, or answers outside its API's bounds (a
 //!   backup "done" before this PC's slot began, a turn held longer than any is): said once
 //!   (until it answers again) and the PC goes on alone — not asking a hub that did not answer
@@ -276,23 +276,24 @@ impl Office {
                 return Ok(OfficeTurn::Go(self.end_for(None, None)));
             }
         };
+        // The safety net: a klant this PC plans gets a backup of its own at least weekly,
+        // whatever the hub says — a hub (or a PC) that says "done" or "held" each slot without
+        // a backup made would otherwise leave it backed up by nobody. (Counted from the plan's
+        // setting when this PC never backed it up.)
+        let now_ms = now.timestamp().as_millisecond();
+        let set_at = profile.plan.as_ref().map_or(now_ms, |p| p.set_at_ms);
+        let own = last_own_backup(history, profile).unwrap_or(set_at);
+        let own_due = now_ms.saturating_sub(own) > OWN_BACKUP_AT_LEAST_MS;
         Ok(match answer {
             TurnAnswer::Yours { .. } => {
                 let lease = Lease::hold(self.hub.clone(), klant.clone());
                 OfficeTurn::Go(self.end_for(Some(klant), Some(lease)))
             }
+            TurnAnswer::Held { .. } | TurnAnswer::Done { .. } if own_due => {
+                OfficeTurn::Go(self.end_for(Some(klant), None))
+            }
             TurnAnswer::Held { by, .. } => OfficeTurn::Skip(Skipped::Held { by }),
             TurnAnswer::Done { by, ago_ms } => {
-                let now_ms = now.timestamp().as_millisecond();
-                // The safety net: a klant this PC plans gets a backup of its own at least
-                // weekly, whatever the hub says — a hub (or a PC) that says "done" each slot
-                // without a backup made would otherwise leave it backed up by nobody.
-                // (Counted from the plan's setting when this PC never backed it up.)
-                let set_at = profile.plan.as_ref().map_or(now_ms, |p| p.set_at_ms);
-                let own = last_own_backup(history, profile).unwrap_or(set_at);
-                if now_ms - own > OWN_BACKUP_AT_LEAST_MS {
-                    return Ok(OfficeTurn::Go(self.end_for(Some(klant), None)));
-                }
                 let backup = OfficeBackup {
                     at_ms: now_ms - ago_ms,
                     by,

@@ -91,8 +91,9 @@ pub trait OfficeStore: Send + Sync {
         key_id: &str,
         key_hash: [u8; 32],
     ) -> Result<bool, StoreError>;
-    /// Ends PC `name`'s keys now, and what it said stops counting: its turns are free and the
-    /// backups it said it made skip no other PC; `false` when it had no key that worked.
+    /// Ends PC `name`'s keys now, and what it said stops counting: its turns are free, the
+    /// backups it said it made skip no other PC and its invitations work no more; `false` when
+    /// it had no key that worked.
     async fn revoke_pc(&self, tenant: &str, name: &str) -> Result<bool, StoreError>;
     /// The tenant's PCs, by name (a revoked one until its name is used again).
     async fn pcs(&self, tenant: &str) -> Result<Vec<PcSummary>, StoreError>;
@@ -118,8 +119,8 @@ pub trait OfficeStore: Send + Sync {
         token_hash: [u8; 32],
         ttl_ms: i64,
     ) -> Result<InviteMade, StoreError>;
-    /// The invitation of `token_hash`, if it is open and its tenant live and no live PC took
-    /// its name meanwhile, redeemed: a key for its PC (`key_id`, `key_hash`) added, and the
+    /// The invitation of `token_hash`, if it is open, its tenant live, the PC that made it not
+    /// revoked since and no live PC took its name meanwhile, redeemed: a key for its PC (`key_id`, `key_hash`) added, and the
     /// invitation gone (it works once). Its tenant and PC name.
     async fn redeem_invite(
         &self,

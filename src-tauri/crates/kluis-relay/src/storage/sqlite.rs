@@ -301,6 +301,10 @@ impl Storage for SqliteStore {
             params![name],
         )?;
         tx.execute(
+            "DELETE FROM office_invites WHERE tenant = ?1",
+            params![name],
+        )?;
+        tx.execute(
             "DELETE FROM events WHERE inbox IN (SELECT id FROM inboxes WHERE tenant = ?1)",
             params![name],
         )?;

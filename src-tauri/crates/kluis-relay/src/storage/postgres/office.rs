@@ -130,6 +130,11 @@ impl OfficeStore for PgStore {
         if ended > 0 {
             // What it said stops counting (see the SQLite store's `forget_pc`).
             tx.execute(
+                "DELETE FROM office_invites WHERE tenant = $1 AND made_by = $2",
+                &[&tenant, &name],
+            )
+            .await?;
+            tx.execute(
                 "UPDATE office_turns SET holder = NULL, held_until_ms = NULL
                  WHERE tenant = $1 AND holder = $2",
                 &[&tenant, &name],
@@ -252,16 +257,34 @@ impl OfficeStore for PgStore {
     ) -> Result<Option<(String, String)>, StoreError> {
         let mut client = self.client().await?;
         let tx = client.transaction().await?;
+        // The tenant's row first, as `add_invite` and `insert_pc` take it: one order of locks.
+        let tenant: Option<String> = tx
+            .query_opt(
+                "SELECT tenant FROM office_invites WHERE token_hash = $1",
+                &[&&token_hash[..]],
+            )
+            .await?
+            .map(|r| r.get(0));
+        let Some(tenant) = tenant else {
+            return Ok(None);
+        };
+        tx.query_opt(
+            "SELECT 1 FROM tenants WHERE name = $1 FOR UPDATE",
+            &[&tenant],
+        )
+        .await?;
         let taken = format!(
             "DELETE FROM office_invites WHERE token_hash = $1 AND expires_ms > {DB_NOW}
-             RETURNING tenant, pc"
+             RETURNING tenant, pc, made_by"
         );
         let Some(row) = tx.query_opt(&taken, &[&&token_hash[..]]).await? else {
             return Ok(None);
         };
-        let (tenant, pc): (String, String) = (row.get(0), row.get(1));
-        // Used up either way: a name taken meanwhile asks for a new invitation.
-        let added = insert_pc(&tx, &tenant, &pc, key_id, key_hash).await?;
+        let (tenant, pc, by): (String, String, String) = (row.get(0), row.get(1), row.get(2));
+        // Used up either way: a name taken meanwhile, or an inviting PC revoked since, asks for
+        // a new invitation.
+        let added = pc_taken(&tx, &tenant, &by).await?
+            && insert_pc(&tx, &tenant, &pc, key_id, key_hash).await?;
         if added {
             tx.execute(KEYS_CHANGED, &[]).await?;
         }

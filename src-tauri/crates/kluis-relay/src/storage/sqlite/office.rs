@@ -48,9 +48,14 @@ fn turn_row(tx: &Transaction, tenant: &str, klant: &str) -> rusqlite::Result<Opt
     Ok(Some(TurnRow::default()))
 }
 
-/// What a revoked PC said stops counting: its turns are free and the backups it said it made
-/// skip no other PC (a stolen laptop cannot keep the office's klanten from being backed up).
+/// What a revoked PC said stops counting: its turns are free, the backups it said it made
+/// skip no other PC (a stolen laptop cannot keep the office's klanten from being backed up),
+/// and the invitations it made work no more (a thief cannot come back through them).
 fn forget_pc(tx: &Transaction, tenant: &str, name: &str) -> rusqlite::Result<()> {
+    tx.execute(
+        "DELETE FROM office_invites WHERE tenant = ?1 AND made_by = ?2",
+        params![tenant, name],
+    )?;
     tx.execute(
         "UPDATE office_turns SET holder = NULL, held_until_ms = NULL WHERE tenant = ?1 AND holder = ?2",
         params![tenant, name],
@@ -228,19 +233,22 @@ impl OfficeStore for SqliteStore {
     ) -> Result<Option<(String, String)>, StoreError> {
         let mut conn = self.conn();
         let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
-        let invite: Option<(String, String)> = tx
+        let now = now_ms();
+        let invite: Option<(String, String, String)> = tx
             .query_row(
                 "DELETE FROM office_invites WHERE token_hash = ?1 AND expires_ms > ?2
-                 RETURNING tenant, pc",
-                params![&token_hash[..], now_ms()],
-                |r| Ok((r.get(0)?, r.get(1)?)),
+                 RETURNING tenant, pc, made_by",
+                params![&token_hash[..], now],
+                |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
             )
             .optional()?;
-        let Some((tenant, pc)) = invite else {
+        let Some((tenant, pc, by)) = invite else {
             return Ok(None);
         };
-        // Used up either way: a name taken meanwhile asks for a new invitation.
-        let added = insert_pc(&tx, &tenant, &pc, key_id, key_hash)?;
+        // Used up either way: a name taken meanwhile, or an inviting PC revoked since, asks for
+        // a new invitation.
+        let added =
+            pc_taken(&tx, &tenant, &by, now)? && insert_pc(&tx, &tenant, &pc, key_id, key_hash)?;
         tx.commit()?;
         if !added {
             return Ok(None);

@@ -289,9 +289,10 @@ pub async fn reports_contract(store: &dyn Storage) {
     assert_eq!(store.reports("elsewhere").await.unwrap().len(), 1);
 }
 
-/// Invitations: one works once, for its name only while no live PC has it, within its time;
-/// a new one of a name replaces the last; an office's open invitations are bounded; a
-/// redeemed one's PC has a key of the office; invitations go with a revoked tenant.
+/// Invitations: one works once, for its name only while no live PC has it, within its time,
+/// while the PC that made it is not revoked; a new one of a name replaces the last; an
+/// office's open invitations are bounded; a redeemed one's PC has a key of the office;
+/// invitations go with a revoked tenant.
 pub async fn invites_contract(store: &dyn Storage) {
     use kluis_relay::storage::office::{InviteMade, MAX_OPEN_INVITES};
     let office = new_key();
@@ -387,6 +388,33 @@ pub async fn invites_contract(store: &dyn Storage) {
             .unwrap(),
         None,
         "taken meanwhile"
+    );
+
+    // A revoked PC's invitations work no more (a thief cannot come back through them).
+    store
+        .add_invite("invites", "GAST", "BALIE", token(7), hour)
+        .await
+        .unwrap();
+    assert!(store.revoke_pc("invites", "BALIE").await.unwrap());
+    assert_eq!(
+        store
+            .redeem_invite(token(7), &again.id, again.hash)
+            .await
+            .unwrap(),
+        None,
+        "inviter revoked"
+    );
+    store
+        .add_invite("invites", "GAST", "BALIE", token(8), hour)
+        .await
+        .unwrap();
+    assert_eq!(
+        store
+            .redeem_invite(token(8), &again.id, again.hash)
+            .await
+            .unwrap(),
+        None,
+        "made by a revoked PC"
     );
 
     for n in 0..MAX_OPEN_INVITES {
