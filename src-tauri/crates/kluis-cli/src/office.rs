@@ -42,19 +42,8 @@ pub async fn send_report(office: Option<&Office>, profiles: &ProfileStore, histo
     let Some(office) = office else {
         return;
     };
-    let (now, targets) = (jiff::Zoned::now(), profiles.settings().copy_targets);
-    let standing = |p: kluis_profiles::Profile| {
-        let status = kluis_profiles::klant_status(&p, history, &p.copy_targets(&targets), &now)?;
-        Ok::<_, Error>((p, status))
-    };
-    match profiles
-        .list()
-        .into_iter()
-        .map(standing)
-        .collect::<Result<Vec<_>>>()
-    {
-        Ok(klanten) => office.send_report(&klanten).await,
-        Err(e) => eprintln!("kluis: the office report could not be made: {e}"),
+    if let Err(e) = office.send_report(profiles, history).await {
+        eprintln!("kluis: the office report could not be made: {e}");
     }
 }
 

@@ -234,24 +234,11 @@ impl Shared {
         let Some(office) = self.office().await else {
             return;
         };
-        let (now, targets) = (jiff::Zoned::now(), self.copy_targets().await);
-        let standing = |p: kluis_profiles::Profile| {
-            let status =
-                kluis_profiles::klant_status(&p, &self.history, &p.copy_targets(&targets), &now)?;
-            Ok::<_, Error>((p, status))
-        };
-        match self
-            .profiles
-            .list()
-            .into_iter()
-            .map(standing)
-            .collect::<Result<Vec<_>, _>>()
-        {
-            Ok(klanten) => office.send_report(&klanten).await,
-            Err(e) => tracing::warn!(
+        if let Err(e) = office.send_report(&self.profiles, &self.history).await {
+            tracing::warn!(
                 code = e.code().as_str(),
                 "the office report could not be made"
-            ),
+            );
         }
     }
 }

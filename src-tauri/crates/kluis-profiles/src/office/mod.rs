@@ -43,8 +43,8 @@ use kluis_office::{
 use crate::error::{ProfileError, ProfileResult};
 use crate::secrets::{SecretKind, SecretStore, APP};
 use crate::settings::Settings;
-use crate::status::KlantStatus;
-use crate::store::Profile;
+use crate::status::{klant_status, KlantStatus};
+use crate::store::{Profile, ProfileStore};
 
 /// How a host says what the office hub could not do (the CLI on stderr, the app in its log).
 pub type TellHub = Arc<dyn Fn(&OfficeError) + Send + Sync>;
@@ -304,17 +304,27 @@ impl Office {
         })
     }
 
-    /// This PC's report of `klanten` (each profile with its standing) sealed and sent to the
-    /// hub, in place of its last: after a run of backups, and at least hourly. A hub that
-    /// cannot take it is said as any hub failure (once), and changes nothing here.
-    pub async fn send_report(&self, klanten: &[(Profile, KlantStatus)]) {
+    /// This PC's report of its klanten (each profile of `profiles` with its standing in
+    /// `history`) sealed and sent to the hub, in place of its last: after a run of backups,
+    /// and at least hourly — for the CLI and the app alike. A hub that cannot take it is said
+    /// as any hub failure (once), and changes nothing here; a history that cannot be read is
+    /// the `Err`, for the host to say.
+    pub async fn send_report(
+        &self,
+        profiles: &ProfileStore,
+        history: &History,
+    ) -> kluis_core::Result<()> {
+        let (now, targets) = (jiff::Zoned::now(), profiles.settings().copy_targets);
+        let mut klanten = Vec::new();
+        for profile in profiles.list() {
+            let status = klant_status(&profile, history, &profile.copy_targets(&targets), &now)?;
+            klanten.extend(self.klant_report(&profile, &status));
+        }
         let report = PcReport {
             version: REPORT_VERSION,
             pc: self.pc.clone(),
             sent_ms: kluis_core::clock::now_ms(),
-            klanten: (klanten.iter())
-                .filter_map(|(profile, status)| self.klant_report(profile, status))
-                .collect(),
+            klanten,
         };
         let plain = serde_json::to_vec(&report).expect("a report serialises");
         let sent = match kluis_office::sealed::seal(&self.key, &self.pc, &plain) {
@@ -325,6 +335,7 @@ impl Office {
             Ok(()) => self.said.answered(),
             Err(e) => self.said.failed(&e),
         }
+        Ok(())
     }
 
     /// The office as its PCs last reported it (each report opened with the office key).
