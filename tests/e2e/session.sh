@@ -75,6 +75,58 @@ export KLUIS_E2E_RECOVERY_KEY="$work/kit.key"
 lost_kluis recovery-kit --key-file "$KLUIS_E2E_RECOVERY_KEY" --pc-name RECEPTIE
 lost_kluis backup --all --out "$work/lost/saved" || { cat "$work/lost.log" >&2; exit 1; }
 
+# One office of three PCs, for the office test: its hub (kluis-relay on SQLite, serving TLS with
+# a throw-away CA's certificate); RECEPTIE (the kluis CLI in files of its own) joins with the
+# operator's PC key, which makes the office key, plans and backs up its klant, and makes the
+# join codes; THUIS joins with one, reports its klant, and is then silent: its report's time at
+# the hub is set two days back, as if nothing had come from it since (a test of a day's silence
+# cannot wait a day). This computer's app joins with the other code (KLUIS_E2E_JOIN_CODE).
+mkdir -p "$work/hub/data"
+(
+  cd "$work/hub"
+  ec="-newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes"
+  openssl req -x509 $ec -keyout ca.key -out ca.pem -days 2 -subj /CN=kluis-e2e-hub-ca
+  openssl req $ec -keyout hub.key -out hub.csr -subj /CN=127.0.0.1
+  printf 'subjectAltName=IP:127.0.0.1\nbasicConstraints=critical,CA:FALSE\nextendedKeyUsage=serverAuth\n' >hub.ext
+  openssl x509 -req -in hub.csr -CA ca.pem -CAkey ca.key -CAcreateserial -days 2 -extfile hub.ext -out hub.pem
+) >"$work/hub/openssl.log" 2>&1 || { cat "$work/hub/openssl.log" >&2; exit 1; }
+hub_port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+hub_metrics=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+hub_relay() { "$bin/kluis-relay" "$@" --data "$work/hub/data" 2>>"$work/hub/relay.log"; }
+hub_relay tenant add office >/dev/null
+receptie_key=$(hub_relay tenant pc-key add office RECEPTIE)
+hub_relay --listen "127.0.0.1:$hub_port" --metrics-listen "127.0.0.1:$hub_metrics" \
+  --tls-cert "$work/hub/hub.pem" --tls-key "$work/hub/hub.key" &
+pids+=($!)
+for _ in $(seq 100); do curl -sf "http://127.0.0.1:$hub_metrics/readyz" >/dev/null && break; sleep 0.1; done
+office_pc() { # name, kluis arguments...
+  local pc=$1; shift
+  KLUIS_PROFILES_FILE="$work/$pc/profiles.json" KLUIS_HISTORY_DB="$work/$pc/history.sqlite3" \
+    KLUIS_SECRETS_DIR="$work/$pc/secrets" "$bin/kluis" "$@" 2>>"$work/office.log"
+}
+office_klant() { # pc, klant name, the simulator's klant number
+  printf '%s\n%s\n' "$KLUIS_E2E_SIM_KEY" "wachtwoord-$3" |
+    KLUIS_BASE_URL=$KLUIS_E2E_SIM_URL KLUIS_USERNAME="klant-$3" office_pc "$1" profiles add "$2" --stdin >>"$work/office.log"
+}
+office_failed() { echo "setting up the office of three PCs failed:" >&2; cat "$work/office.log" "$work/hub/relay.log" >&2; exit 1; }
+mkdir -p "$work/receptie" "$work/thuis"
+{
+  office_klant receptie "Receptie klant" 002 &&
+    office_pc receptie plan "Receptie klant" --daily 02:00 >/dev/null &&
+    echo "$receptie_key" | office_pc receptie office join "https://127.0.0.1:$hub_port" --hub-ca "$work/hub/ca.pem" --stdin >/dev/null &&
+    office_pc receptie backup --all --out "$work/receptie/saved" >/dev/null &&
+    office_klant thuis "Thuis klant" 003 &&
+    office_pc thuis plan "Thuis klant" --daily 03:00 >/dev/null &&
+    office_pc receptie office invite THUIS | office_pc thuis office join --code --stdin >/dev/null &&
+    python3 -c 'import sqlite3, sys
+db = sqlite3.connect(sys.argv[1])
+aged = db.execute("UPDATE office_reports SET at_ms = at_ms - 2 * 86400000 WHERE pc = ?", ("THUIS",)).rowcount
+db.commit()
+sys.exit(0 if aged == 1 else "THUIS has no report at the hub to age")' "$work/hub/data/relay.sqlite3"
+} || office_failed
+KLUIS_E2E_JOIN_CODE=$(office_pc receptie office invite BALIE) || office_failed
+export KLUIS_E2E_JOIN_CODE
+
 export KLUIS_APP_BINARY="$bin/kluis-app"
 export KLUIS_DATA_DIR="$work/data" KLUIS_E2E_SAVE_DIR="$work/saved" KLUIS_SCREENSHOTS="$work/screenshots"
 # What the native folder and save dialogs answer (a restore's folder, a report's place; the

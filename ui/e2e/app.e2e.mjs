@@ -627,3 +627,33 @@ test("Kluis itself, beside the demo: its own files, none of the demo's klanten; 
   await (await $t("start-at-login")).click();
   await browser.waitUntil(async () => !existsSync(loginItem), { timeout: 10000, timeoutMsg: "the login item was not removed" });
 });
+
+test("one office of three PCs: this computer joins with a join code; the dashboard's Office shows every PC's klanten, the silent PC and its klant flagged", async () => {
+  // Still Kluis itself (the test before), with its one klant, Eigen klant, and no plan.
+  await (await $t("tab-settings")).click();
+  await (await $t("office-settings")).scrollIntoView();
+  await (await browser.$("#office-code")).setValue(env("KLUIS_E2E_JOIN_CODE"));
+  await (await $t("office-join-code")).click();
+  await waitText("office-joined", "This PC (BALIE) is in the office", 30000);
+  assert.equal(await (await browser.$("#office-code")).isExisting(), false, "the join code is gone from the page once joined");
+
+  await (await $t("overview")).click();
+  await (await $t("office-show")).click();
+  await waitText("office-summary", "of 3 klanten of the office need attention", 30000);
+  const lines = (name) => browser.execute((n) => [...document.querySelectorAll(`[data-test="${n}"]`)].map((el) => el.textContent), name);
+  const pcs = await lines("office-pc");
+  const pc = (name) => pcs.find((line) => line.startsWith(name)) ?? `(no ${name} among ${pcs.join(" | ")})`;
+  assert.match(pc("THUIS"), /SILENT — last heard/, "the PC not heard of for two days is flagged silent");
+  assert.match(pc("RECEPTIE"), /heard/, "RECEPTIE reported");
+  assert.doesNotMatch(pc("RECEPTIE"), /SILENT/, "RECEPTIE is not silent");
+  assert.match(pc("BALIE"), /heard/, "this computer reported at once when it joined");
+  const klanten = await lines("office-klant");
+  const klant = (name) => klanten.find((line) => line.startsWith(name)) ?? `(no ${name} among ${klanten.join(" | ")})`;
+  assert.match(klant("Thuis klant"), /on THUIS/, "THUIS's klant is shown, with its PC");
+  assert.match(klant("Thuis klant"), /only on THUIS, not heard of for over a day/, "the klant only a silent PC has is flagged");
+  assert.match(klant("Receptie klant"), /on RECEPTIE/, "RECEPTIE's klant is shown, with its PC");
+  assert.doesNotMatch(klant("Receptie klant"), /only on|overdue|failed|no PC/, "RECEPTIE's planned, backed-up klant needs nothing");
+  assert.match(klant("Eigen klant"), /on BALIE/, "this computer's klant is shown, with its PC");
+  assert.match(klant("Eigen klant"), /no PC the office hears of plans it/, "a klant nobody plans is flagged");
+  await shot("25-office");
+});

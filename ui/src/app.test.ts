@@ -1153,6 +1153,18 @@ describe("Kluis UI", () => {
     expect(byTest("office-klant")?.textContent).toContain("Visser / Visser B.V.");
   });
 
+  it("reaches the dashboard's Office from a PC in an office with one klant of its own", async () => {
+    const officeView: OfficeView = { pcs: [{ name: "BALIE", heard_ms_ago: 60_000, silent: false, revoked: false, unreadable: null, klanten: 1 }], klanten: [{ klant: "b".repeat(64), names: ["Bakker B.V."], service: "https://api.example.nl", username: "bakker", on: [{ pc: "BALIE", plan: "daily at 02:00", last_backup_ms: Date.now() - 3_600_000, backed_up_elsewhere: null, overdue: false, last_error: null }], last_backup: [Date.now() - 3_600_000, "BALIE"], flags: [] }] };
+    const bakker: ProfileView = { ...demoProfile, id: "bakker", name: "Bakker B.V.", demo: false };
+    fakeBackend(calls, { office: { hub: "https://hub.office.test", pc: "BALIE", joined_ms: 0 }, officeView, profiles: [bakker], dashboard: [klant("bakker", "Bakker B.V.")] });
+    await startUi();
+    await settle();
+    expect(byTest("office-view"), "one klant: its own page first").toBe(null);
+    await click("overview");
+    await click("office-show");
+    expect(byTest("office-summary")?.textContent).toContain("Every klant of the office is backed up as planned (1)");
+  });
+
   it("keeps the callback settings' text, caret and focus while a backup downloads", async () => {
     await downloading();
     await click("tab-settings");

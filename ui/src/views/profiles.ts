@@ -123,7 +123,9 @@ export function ProfileList() {
     { class: "sidebar", "aria-label": t("profiles") },
     h("h2", {}, t("profiles")),
     all.length > 1 ? h(Finder, {}) : null,
-    all.length > 1
+    // The dashboard: with more than one klant, or in an office (its Office is there, whatever
+    // this PC's own klanten).
+    all.length > 1 || state.office.value
       ? h(
           "button",
           { class: state.overview.value ? "profile selected" : "profile", "aria-current": state.overview.value ? "page" : undefined, "data-test": "overview", onClick: () => void showOverview() },

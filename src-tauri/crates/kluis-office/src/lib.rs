@@ -24,6 +24,8 @@
 //! - [`view`]: [`OfficeView`], the PCs' reports opened and put together — every klant of
 //!   every PC, and what needs attention flagged (planned twice, a silent PC, overdue on every
 //!   PC, failed, not planned).
+//! - `reading`: [`OfficeView::read`], the view read from the hub — every PC's report opened
+//!   with the office key, and the PCs that sent none said.
 //! - [`error`]: [`OfficeError`], the crate's one error type, with a stable code.
 //!
 //! Where the hub is silent or gone, nothing here decides to skip a backup: a call that fails
@@ -36,6 +38,7 @@ pub mod join_code;
 pub mod key;
 pub mod lease;
 pub mod membership;
+mod reading;
 pub mod report;
 pub mod sealed;
 pub mod view;

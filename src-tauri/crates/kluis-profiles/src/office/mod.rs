@@ -36,8 +36,8 @@ use jiff::Zoned;
 use kluis_core::office_backups::OfficeBackup;
 use kluis_core::History;
 use kluis_office::{
-    Hub, KlantId, KlantReport, Lease, OfficeError, OfficeKey, OfficeView, PcReport, Received,
-    TurnAnswer, REPORT_VERSION,
+    Hub, KlantId, KlantReport, Lease, OfficeError, OfficeKey, OfficeView, PcReport, TurnAnswer,
+    REPORT_VERSION,
 };
 
 use crate::error::{ProfileError, ProfileResult};
@@ -342,38 +342,7 @@ impl Office {
     /// A live PC of the office that sent no report yet is said as such (a PC that joined and
     /// never ran is not safe to count on).
     pub async fn view(&self) -> Result<OfficeView, OfficeError> {
-        let (reports, pcs) = tokio::try_join!(self.hub.reports(), self.hub.pcs())?;
-        let silent: Vec<Received> = (pcs.into_iter())
-            .filter(|p| p.revoked_ms.is_none() && !reports.iter().any(|r| r.pc == p.name))
-            .map(|p| Received {
-                report: Err(format!("{} has sent no report yet", p.name)),
-                pc: p.name,
-                age_ms: 0,
-                revoked: false,
-            })
-            .collect();
-        let received = (reports.into_iter())
-            .map(|r| {
-                let report = kluis_office::sealed::open(&self.key, &r.pc, &r.sealed)
-                    .map_err(|e| e.to_string())
-                    .and_then(|plain| {
-                        serde_json::from_slice::<PcReport>(&plain).map_err(|_| {
-                            format!(
-                                "{}'s report is not one this Kluis reads (a newer Kluis?)",
-                                r.pc
-                            )
-                        })
-                    });
-                Received {
-                    pc: r.pc,
-                    age_ms: r.age_ms,
-                    revoked: r.revoked,
-                    report,
-                }
-            })
-            .chain(silent)
-            .collect();
-        Ok(OfficeView::of(received, kluis_core::clock::now_ms()))
+        OfficeView::read(&self.hub, &self.key).await
     }
 
     /// `profile` as this PC reports it (none when its service address makes no id).
