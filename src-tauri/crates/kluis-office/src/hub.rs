@@ -11,7 +11,7 @@ use reqwest::{Method, StatusCode};
 use serde::Deserialize;
 
 use crate::error::{OfficeError, OfficeResult};
-use crate::key::KlantId;
+use crate::key::{KlantId, OfficeKey};
 use crate::membership::Membership;
 
 /// The longest one call to the hub may take, connecting included.
@@ -169,6 +169,23 @@ impl Hub {
             had_turn: bool,
         }
         Ok(parse::<Ended>(&answer)?.had_turn)
+    }
+
+    /// Whether `key` is the office's office key by the check value the hub keeps of it (a
+    /// keyed hash: the hub never holds the key): `true` when it is, or when the office had none
+    /// and this one is its key from now on (the office's first PC); `false` for another office
+    /// key — two PCs that each made one, or a key copied wrong.
+    pub async fn check_key(&self, key: &OfficeKey) -> OfficeResult<bool> {
+        let body = serde_json::json!({ "check": key.check_value() });
+        let path = ["api", "office", "key-check"];
+        match self
+            .call(Method::PUT, &path, Body::Json(body), &[], MOST_BODY)
+            .await
+        {
+            Ok(_) => Ok(true),
+            Err(OfficeError::Unexpected(why)) if why == "409 other_office_key" => Ok(false),
+            Err(e) => Err(e),
+        }
     }
 
     /// This PC's name at the hub: the one its key was made for.

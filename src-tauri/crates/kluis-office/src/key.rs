@@ -55,6 +55,12 @@ impl OfficeKey {
         hex::decode(&self.0.expose()[PREFIX.len()..]).unwrap_or_default()
     }
 
+    /// What the hub keeps to tell this office key from another (64 hex digits): a keyed hash
+    /// of it, from which the key cannot be found.
+    pub fn check_value(&self) -> String {
+        hex::encode(self.derived("kluis office key check v1"))
+    }
+
     /// A key of its own for `purpose`, made from the office key: the klant ids and the sealed
     /// reports never share one.
     pub(crate) fn derived(&self, purpose: &str) -> [u8; 32] {

@@ -399,6 +399,96 @@ async fn a_pc_joins_only_with_the_office_s_key() {
     );
 }
 
+/// Two PCs joining as the office's first at the same moment each make an office key: the hub
+/// keeps a check of the first key checked, so the other is refused before either has
+/// reported, keeping nothing, and joins with the office's key.
+#[tokio::test]
+async fn of_two_first_pcs_at_once_one_makes_the_office_key() {
+    let env = office().await;
+    let hub = hub(&env).await;
+    // RECEPTIE halfway through its join: its key made and checked at the hub, no report yet.
+    let made = kluis_office::OfficeKey::generate().unwrap();
+    let membership = kluis_office::Membership {
+        hub: hub.url.clone(),
+        pc: "RECEPTIE".into(),
+        hub_ca_pem: Some(std::fs::read_to_string(&hub.ca).unwrap()),
+        joined_ms: 0,
+    };
+    let receptie_key = kluis_core::Secret::new(hub.pc_key("RECEPTIE").await);
+    let receptie = kluis_office::Hub::new(&membership, receptie_key).unwrap();
+    assert!(
+        receptie.check_key(&made).await.unwrap(),
+        "the office's first key"
+    );
+    assert!(
+        receptie.check_key(&made).await.unwrap(),
+        "and the same again"
+    );
+    assert!(hub
+        .hub
+        .relay
+        .store()
+        .reports("office")
+        .await
+        .unwrap()
+        .is_empty());
+
+    let balie = Pc::new(&env, "BALIE");
+    let balie_key = hub.pc_key("BALIE").await;
+    let ca = hub.ca.to_str().unwrap();
+    let args = ["office", "join", &hub.url, "--hub-ca", ca];
+    let first_too = balie
+        .kluis(&env, &args, &[("KLUIS_OFFICE_PC_KEY", &balie_key)])
+        .await;
+    assert_eq!(first_too.status.code(), Some(2), "{}", stderr(&first_too));
+    assert!(
+        stderr(&first_too)
+            .contains("Another PC joined this office as its first at the same moment"),
+        "{}",
+        stderr(&first_too)
+    );
+    let another = kluis_office::OfficeKey::generate().unwrap();
+    let wrong = balie
+        .kluis(
+            &env,
+            &args,
+            &[
+                ("KLUIS_OFFICE_PC_KEY", balie_key.as_str()),
+                ("KLUIS_OFFICE_KEY", another.text().expose()),
+            ],
+        )
+        .await;
+    assert_eq!(wrong.status.code(), Some(2), "{}", stderr(&wrong));
+    assert!(
+        stderr(&wrong).contains("not this office's"),
+        "{}",
+        stderr(&wrong)
+    );
+    let status = balie.kluis(&env, &["office", "status"], &[]).await;
+    assert!(
+        stderr(&status).contains("in no office"),
+        "nothing was kept: {}",
+        stderr(&status)
+    );
+    assert_eq!(
+        files_below(&balie.dir.join("secrets")),
+        0,
+        "no key kept from a refused join"
+    );
+
+    let joined = balie
+        .kluis(
+            &env,
+            &args,
+            &[
+                ("KLUIS_OFFICE_PC_KEY", balie_key.as_str()),
+                ("KLUIS_OFFICE_KEY", made.text().expose()),
+            ],
+        )
+        .await;
+    assert_succeeded(&joined);
+}
+
 /// The hub gone (stopped mid-night) and a PC whose key the office revoked: each PC says so
 /// once — not once per klant — and backs every due klant up alone: a klant may be backed up
 /// twice, never by nobody.

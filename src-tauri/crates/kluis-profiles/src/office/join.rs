@@ -1,8 +1,10 @@
 //! Joining the office and leaving it, for `kluis office join|leave` and the app's Settings →
 //! *Office* alike: the PC key checked at the hub (a PC key of that name, not revoked), the
 //! office key checked against the office's other PCs' reports (or made, by the office's first
-//! PC), both keys to the keyring and the membership to the settings file — in that order, so a
-//! join that fails keeps nothing.
+//! PC), both keys to the keyring, the office key checked against the check value the hub keeps
+//! of it (set by the office's first PC: two PCs that each made a key at once are told apart),
+//! and the membership to the settings file — in that order, so a join that fails keeps
+//! nothing.
 
 use std::sync::Arc;
 
@@ -92,11 +94,33 @@ pub async fn join(
         ));
     }
     let (pc_key, kept) = (request.pc_key, office_key.text().clone());
-    off_thread(secrets, move |store| {
+    off_thread(Arc::clone(&secrets), move |store| {
         store.set(APP, SecretKind::OfficePcKey, &pc_key)?;
         store.set(APP, SecretKind::OfficeKey, &kept)
     })
     .await?;
+    // The hub keeps a check of the office's key (set by its first PC): two PCs that each made
+    // one at the same moment, before either reported, are told apart here. Checked once the
+    // keys are kept, so that the hub never holds the check of a key no PC kept; a join that
+    // fails here keeps nothing.
+    let checked = match hub.check_key(&office_key).await {
+        Ok(true) => Ok(()),
+        Ok(false) if made => Err(refused(
+            "Another PC joined this office as its first at the same moment and made the office key: join with a join code made on that PC (Settings → Office → Add a PC, or kluis office invite).".into(),
+        )),
+        Ok(false) => Err(refused(
+            "That office key is not this office's (the hub keeps a check of the office's). Copy it again from where the office keeps it.".into(),
+        )),
+        Err(e) => Err(office_error(e)),
+    };
+    if let Err(e) = checked {
+        off_thread(secrets, |store| {
+            store.delete(APP, SecretKind::OfficePcKey)?;
+            store.delete(APP, SecretKind::OfficeKey)
+        })
+        .await?;
+        return Err(e);
+    }
     profiles.update_settings(|settings| {
         settings.office = Some(membership.clone());
         Ok(())

@@ -321,6 +321,10 @@ pub fn router(relay: Arc<Relay>) -> Router {
         .route("/api/office/pcs", get(office::pcs))
         .route("/api/office/me", get(office::me))
         .route(
+            "/api/office/key-check",
+            axum::routing::put(office::check_key),
+        )
+        .route(
             "/api/office/report",
             axum::routing::put(office::put_report).layer(axum::extract::DefaultBodyLimit::max(
                 crate::storage::office::MAX_REPORT_BYTES + 1,

@@ -15,6 +15,9 @@
 //! - `POST /api/office/enrol` `{token}` (no key: the token is the credential, and every try
 //!   spends the budget of requests without a working key) → `{pc, key}`: the new PC's key,
 //!   once (404 `no_invite` for a token used, run out or never made);
+//! - `PUT /api/office/key-check` `{check}` (64 hex: a keyed hash of the office key, which the
+//!   hub never holds) → `{key_check: "set"}` for the office's first, `"same"` after, 409
+//!   `other_office_key` for another office key (two PCs that each made one);
 //! - `GET /api/office/me` → `{pc}`: the PC this key is (a PC joining checks its name);
 //! - `GET /api/office/pcs` → `{pcs: [{name, created_ms, revoked_ms}]}`;
 //! - `DELETE /api/office/pcs/<name>` → 204: that PC's key works no more (from any PC of the
@@ -33,7 +36,9 @@ use serde_json::json;
 
 use super::auth::Authorized;
 use super::{internal, refusal, Relay};
-use crate::storage::office::{check_klant, check_pc_name, InviteMade, Turn, MAX_REPORT_BYTES};
+use crate::storage::office::{
+    check_klant, check_pc_name, InviteMade, KeyCheck, Turn, MAX_REPORT_BYTES,
+};
 
 /// The longest a turn is held without being renewed: a PC that died gives its klanten back
 /// within this; one backing up renews it well before.
@@ -238,6 +243,36 @@ pub async fn put_report(
     }
     match relay.store.put_report(&tenant.name, pc, &sealed).await {
         Ok(()) => StatusCode::NO_CONTENT.into_response(),
+        Err(e) => internal(e),
+    }
+}
+
+#[derive(Deserialize)]
+pub struct KeyCheckBody {
+    check: String,
+}
+
+pub async fn check_key(
+    State(relay): State<Arc<Relay>>,
+    Authorized(tenant): Authorized,
+    Json(body): Json<KeyCheckBody>,
+) -> Response {
+    if tenant.pc.is_none() {
+        return not_a_pc();
+    }
+    let mut check = [0u8; 32];
+    if body.check.len() != 64 || hex::decode_to_slice(&body.check, &mut check).is_err() {
+        return bad("the office key's check is 64 hex digits");
+    }
+    match relay.store.check_office_key(&tenant.name, check).await {
+        Ok(KeyCheck::Set) => Json(json!({ "key_check": "set" })).into_response(),
+        Ok(KeyCheck::Same) => Json(json!({ "key_check": "same" })).into_response(),
+        Ok(KeyCheck::Other) => refusal(
+            StatusCode::CONFLICT,
+            "other_office_key",
+            "this office has another office key: join with a join code made on one of its PCs",
+            None,
+        ),
         Err(e) => internal(e),
     }
 }

@@ -19,7 +19,7 @@ pub mod office;
 pub mod postgres;
 pub mod sqlite;
 
-pub use office::{InviteMade, OfficeStore, PcSummary, StoredReport, Turn};
+pub use office::{InviteMade, KeyCheck, OfficeStore, PcSummary, StoredReport, Turn};
 
 use async_trait::async_trait;
 use serde::Serialize;

@@ -39,6 +39,17 @@ pub enum Turn {
     Full,
 }
 
+/// What the hub says of an office key's check value ([`OfficeStore::check_office_key`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum KeyCheck {
+    /// The office had none: this is its office key from now on.
+    Set,
+    /// The office's office key.
+    Same,
+    /// Another office key than the office's.
+    Other,
+}
+
 /// The longest sealed report a PC may keep at the hub: 200 klanten take some 100 KiB, 10,000
 /// some 4 MiB.
 pub const MAX_REPORT_BYTES: usize = 4 * 1024 * 1024;
@@ -132,6 +143,12 @@ pub trait OfficeStore: Send + Sync {
     async fn put_report(&self, tenant: &str, pc: &str, sealed: &[u8]) -> Result<(), StoreError>;
     /// The office's PCs' last reports, by PC name.
     async fn reports(&self, tenant: &str) -> Result<Vec<StoredReport>, StoreError>;
+    /// The office key's check value (a keyed hash of it the PCs make; the key itself the hub
+    /// never holds) set for `tenant` when it has none, else compared: the first PC of an
+    /// office sets it, so that a second PC that also thinks itself the first (joining at the
+    /// same moment) or joins with another office key is refused, before any report tells.
+    async fn check_office_key(&self, tenant: &str, check: [u8; 32])
+        -> Result<KeyCheck, StoreError>;
     /// PC `pc` is done with `klant`: with `backed_up`, the klant's backup is recorded as made
     /// by it now (even when its turn ran out and another took it: the backup was made); its
     /// turn, when it still has it, is given up. Whether it had the turn.

@@ -99,6 +99,12 @@ const MIGRATIONS: &[&str] = &[
         expires_ms INTEGER NOT NULL
     );
     CREATE INDEX office_invites_tenant ON office_invites(tenant, pc);",
+    // 7: each office's office key check value (`office`), set by its first PC.
+    "CREATE TABLE office_key_checks (
+        tenant TEXT PRIMARY KEY REFERENCES tenants(name),
+        check_value BLOB NOT NULL,
+        set_ms INTEGER NOT NULL
+    );",
 ];
 
 pub struct SqliteStore {

@@ -9,8 +9,8 @@ use deadpool_postgres::GenericClient;
 
 use super::{PgStore, KEYS_CHANGED};
 use crate::storage::office::{
-    InviteMade, OfficeStore, PcSummary, StoredReport, Turn, TurnRow, MAX_KLANTEN_PER_OFFICE,
-    MAX_OPEN_INVITES,
+    InviteMade, KeyCheck, OfficeStore, PcSummary, StoredReport, Turn, TurnRow,
+    MAX_KLANTEN_PER_OFFICE, MAX_OPEN_INVITES,
 };
 use crate::storage::{now_ms, StoreError};
 
@@ -304,6 +304,36 @@ impl OfficeStore for PgStore {
         let client = self.client().await?;
         client.execute(&put, &[&tenant, &pc, &sealed]).await?;
         Ok(())
+    }
+
+    async fn check_office_key(
+        &self,
+        tenant: &str,
+        check: [u8; 32],
+    ) -> Result<KeyCheck, StoreError> {
+        let client = self.client().await?;
+        // Two first PCs at once: one insert wins, the other reads the winner's.
+        let set = client
+            .execute(
+                "INSERT INTO office_key_checks (tenant, check_value, set_ms) VALUES ($1, $2, $3)
+                 ON CONFLICT (tenant) DO NOTHING",
+                &[&tenant, &&check[..], &now_ms()],
+            )
+            .await?;
+        if set == 1 {
+            return Ok(KeyCheck::Set);
+        }
+        let kept: Vec<u8> = client
+            .query_one(
+                "SELECT check_value FROM office_key_checks WHERE tenant = $1",
+                &[&tenant],
+            )
+            .await?
+            .get(0);
+        Ok(match kept == check {
+            true => KeyCheck::Same,
+            false => KeyCheck::Other,
+        })
     }
 
     async fn reports(&self, tenant: &str) -> Result<Vec<StoredReport>, StoreError> {

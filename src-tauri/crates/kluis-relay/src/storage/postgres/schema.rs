@@ -189,6 +189,14 @@ pub const MIGRATIONS: &[&str] = &[
     );
     CREATE INDEX office_invites_tenant ON office_invites(tenant, pc);
 ",
+    "
+    -- Each office's office key check value (`storage::office`), set by its first PC.
+    CREATE TABLE office_key_checks (
+        tenant TEXT PRIMARY KEY REFERENCES tenants(name),
+        check_value BYTEA NOT NULL,
+        set_ms BIGINT NOT NULL
+    );
+",
 ];
 
 /// The statements of the hot paths, prepared on every connection of the pool by

@@ -6,8 +6,8 @@ use rusqlite::{params, OptionalExtension, Transaction, TransactionBehavior};
 
 use super::SqliteStore;
 use crate::storage::office::{
-    InviteMade, OfficeStore, PcSummary, StoredReport, Turn, TurnRow, MAX_KLANTEN_PER_OFFICE,
-    MAX_OPEN_INVITES,
+    InviteMade, KeyCheck, OfficeStore, PcSummary, StoredReport, Turn, TurnRow,
+    MAX_KLANTEN_PER_OFFICE, MAX_OPEN_INVITES,
 };
 use crate::storage::{now_ms, StoreError};
 
@@ -264,6 +264,31 @@ impl OfficeStore for SqliteStore {
             params![tenant, pc, now_ms(), sealed],
         )?;
         Ok(())
+    }
+
+    async fn check_office_key(
+        &self,
+        tenant: &str,
+        check: [u8; 32],
+    ) -> Result<KeyCheck, StoreError> {
+        let conn = self.conn();
+        let set = conn.execute(
+            "INSERT INTO office_key_checks (tenant, check_value, set_ms) VALUES (?1, ?2, ?3)
+             ON CONFLICT (tenant) DO NOTHING",
+            params![tenant, &check[..], now_ms()],
+        )?;
+        if set == 1 {
+            return Ok(KeyCheck::Set);
+        }
+        let kept: Vec<u8> = conn.query_row(
+            "SELECT check_value FROM office_key_checks WHERE tenant = ?1",
+            params![tenant],
+            |r| r.get(0),
+        )?;
+        Ok(match kept == check {
+            true => KeyCheck::Same,
+            false => KeyCheck::Other,
+        })
     }
 
     async fn reports(&self, tenant: &str) -> Result<Vec<StoredReport>, StoreError> {

@@ -6,8 +6,8 @@ use std::sync::Arc;
 
 use async_trait::async_trait;
 use kluis_relay::storage::{
-    Event, InviteMade, Limits, OfficeStore, PcSummary, Quota, Recorded, Refusal, StoreError,
-    StoredKey, StoredReport, TenantSummary, Turn, Wake,
+    Event, InviteMade, KeyCheck, Limits, OfficeStore, PcSummary, Quota, Recorded, Refusal,
+    StoreError, StoredKey, StoredReport, TenantSummary, Turn, Wake,
 };
 use kluis_relay::Storage;
 
@@ -201,5 +201,13 @@ impl<S: Storage> OfficeStore for CountingStore<S> {
     async fn reports(&self, tenant: &str) -> Result<Vec<StoredReport>, StoreError> {
         self.count();
         self.inner.reports(tenant).await
+    }
+    async fn check_office_key(
+        &self,
+        tenant: &str,
+        check: [u8; 32],
+    ) -> Result<KeyCheck, StoreError> {
+        self.count();
+        self.inner.check_office_key(tenant, check).await
     }
 }

@@ -4,7 +4,7 @@
 //! holder, taken over once it ran out, a backup within the asker's slot said, offices apart,
 //! and an office's klanten bounded. Run on SQLite and on PostgreSQL.
 
-use kluis_relay::storage::{now_ms, Storage, Turn};
+use kluis_relay::storage::{now_ms, KeyCheck, Storage, Turn};
 use kluis_relay::tenants::new_key;
 use kluis_relay::Quota;
 
@@ -228,7 +228,8 @@ pub async fn office_contract(store: &dyn Storage) {
 }
 
 /// Each PC's last report: replaced by its next, kept per PC and per office, its age by the
-/// store's clock, a revoked PC's kept and marked, and gone with a revoked tenant.
+/// store's clock, a revoked PC's kept and marked, and gone with a revoked tenant; the office
+/// key's check value set once per office (of two at once, one).
 pub async fn reports_contract(store: &dyn Storage) {
     for tenant in ["reports", "elsewhere"] {
         let key = new_key();
@@ -283,6 +284,20 @@ pub async fn reports_contract(store: &dyn Storage) {
     assert!(
         reports.iter().any(|r| r.pc == "BALIE" && r.revoked),
         "kept, marked: {reports:?}"
+    );
+    // The office key's check value: the first sets it, the same key is the office's, another
+    // is refused, each office has its own, and of two first PCs at once one sets it.
+    let check = |tenant, value| store.check_office_key(tenant, [value; 32]);
+    assert_eq!(check("reports", 1).await.unwrap(), KeyCheck::Set);
+    assert_eq!(check("reports", 1).await.unwrap(), KeyCheck::Same);
+    assert_eq!(check("reports", 2).await.unwrap(), KeyCheck::Other);
+    let (a, b) = tokio::join!(check("elsewhere", 2), check("elsewhere", 3));
+    let mut raced = [a.unwrap(), b.unwrap()].map(|c| format!("{c:?}"));
+    raced.sort();
+    assert_eq!(
+        raced,
+        ["Other", "Set"],
+        "one first PC's key is the office's"
     );
     assert!(store.revoke_tenant("reports").await.unwrap());
     assert!(store.reports("reports").await.unwrap().is_empty());
