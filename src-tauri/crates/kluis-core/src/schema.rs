@@ -128,6 +128,12 @@ CREATE TABLE IF NOT EXISTS office_backups (
     by_pc TEXT NOT NULL
 );
 CREATE INDEX IF NOT EXISTS office_backups_by_profile ON office_backups (profile, at_ms);
+-- The newest of each klant's own backups the office hub was told of (the rest are told when
+-- the hub is back).
+CREATE TABLE IF NOT EXISTS office_told (
+    profile TEXT PRIMARY KEY,
+    at_ms INTEGER NOT NULL
+);
 ";
 
 /// Adds column `column` (of SQL type `kind`) to `table` when an older history lacks it (its

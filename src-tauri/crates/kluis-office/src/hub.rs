@@ -171,6 +171,20 @@ impl Hub {
         Ok(parse::<Ended>(&answer)?.had_turn)
     }
 
+    /// This PC backed `klant` up `ago` ago and could not tell the hub then (it was away): the
+    /// office's other PCs skip the klant within their slot from now on. Whether the hub
+    /// recorded it (not when it knows of a later backup).
+    pub async fn told_done(&self, klant: &KlantId, ago: Duration) -> OfficeResult<bool> {
+        let body = serde_json::json!({ "ago_ms": ago.as_millis().min(i64::MAX as u128) as i64 });
+        let path = ["api", "office", "turns", klant.as_str(), "done"];
+        let answer = (self.call(Method::PUT, &path, Body::Json(body), &[], MOST_BODY)).await?;
+        #[derive(Deserialize)]
+        struct Recorded {
+            recorded: bool,
+        }
+        Ok(parse::<Recorded>(&answer)?.recorded)
+    }
+
     /// Whether `key` is the office's office key by the check value the hub keeps of it (a
     /// keyed hash: the hub never holds the key): `true` when it is, or when the office had none
     /// and this one is its key from now on (the office's first PC); `false` for another office

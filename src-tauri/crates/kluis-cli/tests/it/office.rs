@@ -548,6 +548,54 @@ async fn a_hub_that_is_gone_or_refuses_is_said_once_and_no_backup_is_missed() {
     assert!(said.contains("Kluis goes on without it"), "{said}");
 }
 
+/// A backup made while the hub was away (out of reach for this PC) is told to the hub when it
+/// answers again, with when it was made: the office's other PC then skips the klant within its
+/// slot instead of backing it up a second time.
+#[tokio::test]
+async fn a_backup_made_while_the_hub_was_away_is_told_when_it_is_back() {
+    let env = office().await;
+    let hub = hub(&env).await;
+    let (receptie, balie) = (Pc::new(&env, "RECEPTIE"), Pc::new(&env, "BALIE"));
+    receptie.plan_due(&env, "Visser", "visser").await;
+    balie.plan_due(&env, "Visser B.V.", "visser").await;
+    receptie
+        .join(&env, &hub, &hub.pc_key("RECEPTIE").await, None)
+        .await;
+    let code = receptie.invite(&env, "BALIE").await;
+    assert_succeeded(&balie.join_with_code(&env, &code).await);
+
+    // RECEPTIE cannot reach the hub tonight (its address leads nowhere): it backs Visser up
+    // alone, and says so.
+    let settings = receptie.dir.join("profiles.json");
+    let joined = std::fs::read_to_string(&settings).unwrap();
+    assert!(joined.contains(&hub.url));
+    std::fs::write(&settings, joined.replace(&hub.url, "https://127.0.0.1:1")).unwrap();
+    let alone = receptie.run_due(&env).await;
+    assert_succeeded(&alone);
+    assert_eq!(receptie.backups(), 1, "{}", stderr(&alone));
+    assert!(
+        stderr(&alone).contains("Kluis goes on without it"),
+        "{}",
+        stderr(&alone)
+    );
+
+    // The hub is back for RECEPTIE: its next run (nothing due) tells it of that backup.
+    std::fs::write(&settings, joined).unwrap();
+    let back = receptie.run_due(&env).await;
+    assert_succeeded(&back);
+    assert_eq!(receptie.backups(), 1, "nothing due: {}", stderr(&back));
+
+    let skipped = balie.run_due(&env).await;
+    assert_succeeded(&skipped);
+    let said = stderr(&skipped);
+    assert_eq!(balie.backups(), 0, "backed up once in the office: {said}");
+    assert!(
+        said.contains("skipped") && said.contains("by RECEPTIE"),
+        "{said}"
+    );
+    assert_eq!(json_lines(&skipped)[0]["skipped"], "done", "{said}");
+}
+
 /// However often the hub says another PC backed a klant up, or is backing it up now, a PC
 /// backs up a klant it has planned for over a week at least weekly itself: a hub or PC that
 /// says "done" or "held" without a backup made cannot leave a klant backed up by nobody.

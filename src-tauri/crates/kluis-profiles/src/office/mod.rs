@@ -34,7 +34,7 @@ use std::sync::Arc;
 
 use jiff::Zoned;
 use kluis_core::office_backups::OfficeBackup;
-use kluis_core::History;
+use kluis_core::{History, KlantKey};
 use kluis_office::{
     Hub, KlantId, KlantReport, Lease, OfficeError, OfficeKey, OfficeView, PcReport, TurnAnswer,
     REPORT_VERSION,
@@ -45,6 +45,10 @@ use crate::secrets::{SecretKind, SecretStore, APP};
 use crate::settings::Settings;
 use crate::status::{klant_status, KlantStatus};
 use crate::store::{Profile, ProfileStore};
+
+/// A backup made while the hub was away is told to it later within this (the longest slot the
+/// hub takes, kluis-relay's `MAX_SLOT_AGE_MS`); an older one skips no PC's slot anyway.
+const TOLD_LATER_WITHIN_MS: i64 = 35 * 24 * 60 * 60 * 1000;
 
 /// How a host says what the office hub could not do (the CLI on stderr, the app in its log).
 pub type TellHub = Arc<dyn Fn(&OfficeError) + Send + Sync>;
@@ -82,6 +86,11 @@ impl Said {
     fn answered(&self) {
         self.failure_said.store(false, Ordering::SeqCst);
         *self.away_since.lock().unwrap() = None;
+    }
+
+    /// The hub did not answer in time within [`AWAY_FOR`]: it is left alone.
+    fn away(&self) -> bool {
+        (self.away_since.lock().unwrap()).is_some_and(|t| t.elapsed() < AWAY_FOR)
     }
 }
 
@@ -167,6 +176,8 @@ impl std::fmt::Display for Skipped {
 /// made.
 pub struct OfficeEnd {
     hub: Hub,
+    /// The klant in this PC's history (what the hub was told of is recorded there).
+    profile: KlantKey,
     /// None: nothing to tell (the klant's service address makes no id, or the hub could not
     /// be asked).
     klant: Option<KlantId>,
@@ -175,9 +186,10 @@ pub struct OfficeEnd {
 }
 
 impl OfficeEnd {
-    /// Tells the hub whether the klant was `backed_up` (a failure to reach it is said, and
-    /// changes nothing here).
-    pub async fn end(self, backed_up: bool) {
+    /// Tells the hub whether the klant was `backed_up` (a failure to reach it is said; a
+    /// backup the hub was not told of — it was away — is told with the next report, see
+    /// [`Office::send_report`]). A backup told is recorded in `history` as told.
+    pub async fn end(self, backed_up: bool, history: &History) {
         // (Only a call the hub answered says it is back.)
         let told = match (self.lease, &self.klant) {
             (Some(lease), _) => lease.end(backed_up).await.map(drop),
@@ -185,7 +197,13 @@ impl OfficeEnd {
             (None, _) => return,
         };
         match told {
-            Ok(()) => self.said.answered(),
+            Ok(()) => {
+                self.said.answered();
+                // (A mark not kept only tells the hub of this backup once more.)
+                if backed_up {
+                    let _ = history.told_office(&self.profile, kluis_core::clock::now_ms());
+                }
+            }
             Err(e) => self.said.failed(&e),
         }
     }
@@ -242,23 +260,17 @@ impl Office {
             Ok(klant) => klant,
             Err(e) => {
                 (self.said.tell)(&e);
-                return Ok(OfficeTurn::Go(self.end_for(None, None)));
+                return Ok(OfficeTurn::Go(self.end_for(profile, None, None)));
             }
         };
         let slot_age = profile.plan.as_ref().and_then(|p| p.slot_age(now));
         let (true, Some(slot_age)) = (planned, slot_age) else {
-            return Ok(OfficeTurn::Go(self.end_for(Some(klant), None)));
+            return Ok(OfficeTurn::Go(self.end_for(profile, Some(klant), None)));
         };
         // A hub that did not answer in time is not asked again for a while: each klant of a
         // run would wait its bound on a hub that accepts and never answers.
-        if self
-            .said
-            .away_since
-            .lock()
-            .unwrap()
-            .is_some_and(|t| t.elapsed() < AWAY_FOR)
-        {
-            return Ok(OfficeTurn::Go(self.end_for(None, None)));
+        if self.said.away() {
+            return Ok(OfficeTurn::Go(self.end_for(profile, None, None)));
         }
         let answer = self
             .hub
@@ -273,7 +285,7 @@ impl Office {
             Err(e) => {
                 // Alone: the hub is not told of this backup either (it is not there to hear).
                 self.said.failed(&e);
-                return Ok(OfficeTurn::Go(self.end_for(None, None)));
+                return Ok(OfficeTurn::Go(self.end_for(profile, None, None)));
             }
         };
         // The safety net: a klant this PC plans gets a backup of its own at least weekly,
@@ -287,10 +299,10 @@ impl Office {
         Ok(match answer {
             TurnAnswer::Yours { .. } => {
                 let lease = Lease::hold(self.hub.clone(), klant.clone());
-                OfficeTurn::Go(self.end_for(Some(klant), Some(lease)))
+                OfficeTurn::Go(self.end_for(profile, Some(klant), Some(lease)))
             }
             TurnAnswer::Held { .. } | TurnAnswer::Done { .. } if own_due => {
-                OfficeTurn::Go(self.end_for(Some(klant), None))
+                OfficeTurn::Go(self.end_for(profile, Some(klant), None))
             }
             TurnAnswer::Held { by, .. } => OfficeTurn::Skip(Skipped::Held { by }),
             TurnAnswer::Done { by, ago_ms } => {
@@ -316,8 +328,12 @@ impl Office {
     ) -> kluis_core::Result<()> {
         let (now, targets) = (jiff::Zoned::now(), profiles.settings().copy_targets);
         let mut klanten = Vec::new();
+        let mut hub_away = false;
         for profile in profiles.list() {
             let status = klant_status(&profile, history, &profile.copy_targets(&targets), &now)?;
+            if !hub_away {
+                hub_away = !self.tell_untold(history, &profile, &status).await?;
+            }
             klanten.extend(self.klant_report(&profile, &status));
         }
         let report = PcReport {
@@ -336,6 +352,44 @@ impl Office {
             Err(e) => self.said.failed(&e),
         }
         Ok(())
+    }
+
+    /// `profile`'s newest own backup, when the hub was not told of it (made while the hub was
+    /// away, or its answer lost on the way): told now, with when it was made, so the office's
+    /// other PCs skip the klant within their slot. `false` when the hub could not be told
+    /// (said; the rest wait for the next report).
+    async fn tell_untold(
+        &self,
+        history: &History,
+        profile: &Profile,
+        status: &KlantStatus,
+    ) -> kluis_core::Result<bool> {
+        let Some(at) = status.last_success_ms else {
+            return Ok(true);
+        };
+        let key = profile.key();
+        let ago = kluis_core::clock::now_ms().saturating_sub(at);
+        let told = history.told_office_at(&key)?.is_some_and(|told| told >= at);
+        let klant = KlantId::of(&self.key, &profile.base_url, &profile.username);
+        let (false, true, Ok(klant)) = (told, (0..=TOLD_LATER_WITHIN_MS).contains(&ago), klant)
+        else {
+            return Ok(true);
+        };
+        if self.said.away() {
+            return Ok(false);
+        }
+        let ago = std::time::Duration::from_millis(ago as u64);
+        match self.hub.told_done(&klant, ago).await {
+            Ok(_) => {
+                self.said.answered();
+                history.told_office(&key, at)?;
+                Ok(true)
+            }
+            Err(e) => {
+                self.said.failed(&e);
+                Ok(false)
+            }
+        }
     }
 
     /// The office as its PCs last reported it (each report opened with the office key).
@@ -377,9 +431,15 @@ impl Office {
     }
 
     /// What to tell the hub at the end (nothing for a klant without an id).
-    fn end_for(&self, klant: Option<KlantId>, lease: Option<Lease>) -> OfficeEnd {
+    fn end_for(
+        &self,
+        profile: &Profile,
+        klant: Option<KlantId>,
+        lease: Option<Lease>,
+    ) -> OfficeEnd {
         OfficeEnd {
             hub: self.hub.clone(),
+            profile: profile.key(),
             klant,
             lease,
             said: self.said.clone(),

@@ -194,10 +194,11 @@ impl KlantTurn {
         Ok(Turn::Taken(turn))
     }
 
-    /// Tells the office hub, if this PC is in an office, whether the klant was `backed_up`.
-    pub async fn end_in_office(&mut self, backed_up: bool) {
+    /// Tells the office hub, if this PC is in an office, whether the klant was `backed_up`
+    /// (what it was told of recorded in `history`).
+    pub async fn end_in_office(&mut self, backed_up: bool, history: &History) {
         if let Some(end) = self.office.take() {
-            end.end(backed_up).await;
+            end.end(backed_up, history).await;
         }
     }
 }
@@ -244,7 +245,7 @@ pub async fn back_up(
         }
         Err(e) => {
             let mut turn = turn;
-            turn.end_in_office(false).await;
+            turn.end_in_office(false, engine.history()).await;
             Ended {
                 last_try: id,
                 outcome: Err(e),
@@ -305,7 +306,7 @@ pub async fn finish(
     let mut turn = turn;
     let (last_try, outcome) = handle.finished_try().await;
     // The backup is what the office's other PCs wait on; its copies are this PC's own.
-    turn.end_in_office(outcome.is_ok()).await;
+    turn.end_in_office(outcome.is_ok(), &after.history).await;
     if outcome.is_ok() {
         after_save(after, profile, turn, tell).await;
     }

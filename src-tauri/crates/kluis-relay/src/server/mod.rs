@@ -319,6 +319,10 @@ pub fn router(relay: Arc<Relay>) -> Router {
             post(office::take).delete(office::end),
         )
         .route("/api/office/pcs", get(office::pcs))
+        .route(
+            "/api/office/turns/{klant}/done",
+            axum::routing::put(office::done),
+        )
         .route("/api/office/me", get(office::me))
         .route(
             "/api/office/key-check",

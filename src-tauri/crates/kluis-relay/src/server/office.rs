@@ -5,6 +5,9 @@
 //!   `{turn: "held", by, left_ms}` or `{turn: "done", by, ago_ms}` (507 `office_full` beyond
 //!   the office's klanten);
 //! - `DELETE /api/office/turns/<klant>?backed_up=true|false` → `{had_turn}`;
+//! - `PUT /api/office/turns/<klant>/done` `{ago_ms}` → `{recorded}`: this PC backed the klant
+//!   up `ago_ms` ago (at most 35 days) and could not say so then — recorded unless a later
+//!   backup is known, a turn held now left alone;
 //! - `PUT /api/office/report` (the body: this PC's report, sealed with the office key, at most
 //!   `MAX_REPORT_BYTES`, 4 MiB) → 204: it replaces the PC's last;
 //! - `GET /api/office/reports` → `{reports: [{pc, age_ms, revoked, sealed}]}` (`sealed` in
@@ -124,6 +127,36 @@ pub async fn end(
         .await
     {
         Ok(had) => Json(json!({ "had_turn": had })).into_response(),
+        Err(e) => internal(e),
+    }
+}
+
+#[derive(Deserialize)]
+pub struct DoneBody {
+    ago_ms: i64,
+}
+
+/// A backup this PC made while the hub was away, told now.
+pub async fn done(
+    State(relay): State<Arc<Relay>>,
+    Authorized(tenant): Authorized,
+    Path(klant): Path<String>,
+    Json(body): Json<DoneBody>,
+) -> Response {
+    let Some(pc) = tenant.pc.as_deref() else {
+        return not_a_pc();
+    };
+    if !check_klant(&klant) {
+        return bad("a klant is named by its id: 64 hex digits");
+    }
+    if !(0..=MAX_SLOT_AGE_MS).contains(&body.ago_ms) {
+        return bad("ago_ms is from 0 to 35 days");
+    }
+    match (relay.store)
+        .record_done(&tenant.name, pc, &klant, body.ago_ms)
+        .await
+    {
+        Ok(recorded) => Json(json!({ "recorded": recorded })).into_response(),
         Err(e) => internal(e),
     }
 }

@@ -143,6 +143,17 @@ pub trait OfficeStore: Send + Sync {
     async fn put_report(&self, tenant: &str, pc: &str, sealed: &[u8]) -> Result<(), StoreError>;
     /// The office's PCs' last reports, by PC name.
     async fn reports(&self, tenant: &str) -> Result<Vec<StoredReport>, StoreError>;
+    /// PC `pc` backed `klant` up `ago_ms` ago and could not say so then (the hub was away):
+    /// recorded as the klant's last backup unless a later one is known; a turn held now is
+    /// left alone. Whether it was recorded (`false` too when the office has turns for as many
+    /// klanten as it may).
+    async fn record_done(
+        &self,
+        tenant: &str,
+        pc: &str,
+        klant: &str,
+        ago_ms: i64,
+    ) -> Result<bool, StoreError>;
     /// The office key's check value (a keyed hash of it the PCs make; the key itself the hub
     /// never holds) set for `tenant` when it has none, else compared: the first PC of an
     /// office sets it, so that a second PC that also thinks itself the first (joining at the

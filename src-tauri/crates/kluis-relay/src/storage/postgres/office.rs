@@ -306,6 +306,31 @@ impl OfficeStore for PgStore {
         Ok(())
     }
 
+    async fn record_done(
+        &self,
+        tenant: &str,
+        pc: &str,
+        klant: &str,
+        ago_ms: i64,
+    ) -> Result<bool, StoreError> {
+        let mut client = self.client().await?;
+        let tx = client.transaction().await?;
+        let Some((_, now)) = turn_row(&tx, tenant, klant).await? else {
+            return Ok(false);
+        };
+        let at = now - ago_ms;
+        let recorded = tx
+            .execute(
+                "UPDATE office_turns SET done_by = $3, done_ms = $4
+                 WHERE tenant = $1 AND klant = $2 AND (done_ms IS NULL OR done_ms < $4)",
+                &[&tenant, &klant, &pc, &at],
+            )
+            .await?
+            > 0;
+        tx.commit().await?;
+        Ok(recorded)
+    }
+
     async fn check_office_key(
         &self,
         tenant: &str,

@@ -266,6 +266,28 @@ impl OfficeStore for SqliteStore {
         Ok(())
     }
 
+    async fn record_done(
+        &self,
+        tenant: &str,
+        pc: &str,
+        klant: &str,
+        ago_ms: i64,
+    ) -> Result<bool, StoreError> {
+        let mut conn = self.conn();
+        let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+        if turn_row(&tx, tenant, klant)?.is_none() {
+            return Ok(false);
+        }
+        let at = now_ms() - ago_ms;
+        let recorded = tx.execute(
+            "UPDATE office_turns SET done_by = ?3, done_ms = ?4
+             WHERE tenant = ?1 AND klant = ?2 AND (done_ms IS NULL OR done_ms < ?4)",
+            params![tenant, klant, pc, at],
+        )? > 0;
+        tx.commit()?;
+        Ok(recorded)
+    }
+
     async fn check_office_key(
         &self,
         tenant: &str,

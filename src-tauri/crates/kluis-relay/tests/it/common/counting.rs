@@ -202,6 +202,16 @@ impl<S: Storage> OfficeStore for CountingStore<S> {
         self.count();
         self.inner.reports(tenant).await
     }
+    async fn record_done(
+        &self,
+        tenant: &str,
+        pc: &str,
+        klant: &str,
+        ago_ms: i64,
+    ) -> Result<bool, StoreError> {
+        self.count();
+        self.inner.record_done(tenant, pc, klant, ago_ms).await
+    }
     async fn check_office_key(
         &self,
         tenant: &str,

@@ -130,6 +130,64 @@ pub async fn office_contract(store: &dyn Storage) {
         .await
         .unwrap());
 
+    // Told later (made while the hub was away): recorded with its own time, unless a later
+    // backup is known; a turn held now is left alone.
+    let k4 = klant(4);
+    assert!(
+        store
+            .record_done("office", "Laptop Jan", &k4, 2 * hour)
+            .await
+            .unwrap(),
+        "a klant the hub had not seen"
+    );
+    let done_by_laptop = |turn: Turn| match turn {
+        Turn::Done { by, ago_ms } => {
+            assert!(
+                by == "Laptop Jan" && (2 * hour..3 * hour).contains(&ago_ms),
+                "{by} {ago_ms}"
+            )
+        }
+        other => panic!("Laptop Jan's backup of two hours ago: {other:?}"),
+    };
+    done_by_laptop(
+        (store.take_turn("office", "RECEPTIE", &k4, hour, 3 * hour))
+            .await
+            .unwrap(),
+    );
+    assert!(
+        !store
+            .record_done("office", "RECEPTIE", &k4, 4 * hour)
+            .await
+            .unwrap(),
+        "an older backup told later does not hide a later one"
+    );
+    done_by_laptop(
+        (store.take_turn("office", "RECEPTIE", &k4, hour, 3 * hour))
+            .await
+            .unwrap(),
+    );
+    assert_eq!(
+        (store.take_turn("office", "RECEPTIE", &k4, hour, 0))
+            .await
+            .unwrap(),
+        Turn::Yours { hold_ms: hour }
+    );
+    assert!(store
+        .record_done("office", "Laptop Jan", &k4, 0)
+        .await
+        .unwrap());
+    match (store.take_turn("office", "Laptop Jan", &k4, hour, 0))
+        .await
+        .unwrap()
+    {
+        Turn::Held { by, .. } => assert_eq!(by, "RECEPTIE", "a turn held is left alone"),
+        other => panic!("still held by RECEPTIE: {other:?}"),
+    }
+    assert!(store
+        .end_turn("office", "RECEPTIE", &k4, false)
+        .await
+        .unwrap());
+
     // Another office knows nothing of this one's klant.
     let other = new_key();
     assert!(store
