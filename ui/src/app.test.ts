@@ -1145,9 +1145,10 @@ describe("Kluis UI", () => {
     await startUi();
     await settle();
     await click("office-show");
-    expect(byTest("office-summary")?.textContent).toContain("1 of 1 klanten of the office need attention");
+    expect(byTest("office-summary")?.textContent).toContain("1 of 1 klanten of the office needs attention");
     const pcs = [...document.querySelectorAll('[data-test="office-pc"]')].map((p) => p.textContent ?? "");
     expect(pcs[1]).toContain("SILENT");
+    expect(pcs[0], "one klant, said as one").toMatch(/looks after 1 klant$/);
     const flags = [...document.querySelectorAll('[data-test="office-flag"]')].map((f) => f.textContent);
     expect(flags).toEqual(["planned on BALIE, LAPTOP JAN (one plan is enough)", "only on LAPTOP JAN, not heard of for over a day (its last state shown)"]);
     expect(byTest("office-klant")?.textContent).toContain("Visser / Visser B.V.");

@@ -136,7 +136,7 @@ function Shown({ view }: { view: OfficeView }) {
   return h(
     "div",
     {},
-    h("p", { role: "status", "data-test": "office-summary", class: safe ? "ok" : "bad" }, safe ? t("officeAllSafe", { count: String(view.klanten.length) }) : t("officeAttention", { count: String(attention.length), all: String(view.klanten.length) })),
+    h("p", { role: "status", "data-test": "office-summary", class: safe ? "ok" : "bad" }, safe ? t("officeAllSafe", { count: String(view.klanten.length) }) : t(attention.length === 1 ? "officeAttentionOne" : "officeAttention", { count: String(attention.length), all: String(view.klanten.length) })),
     h(
       "ul",
       { class: "office-pcs" },
@@ -150,7 +150,7 @@ function Shown({ view }: { view: OfficeView }) {
           p.revoked ? ` (${t("officeRevoked")})` : "",
           p.unreadable ? ` — ${p.unreadable}` : "",
           " — ",
-          t("officeKlanten", { count: String(p.klanten) }),
+          t(p.klanten === 1 ? "officeKlantenOne" : "officeKlanten", { count: String(p.klanten) }),
         ),
       ),
     ),

@@ -192,13 +192,21 @@ impl Hub {
     pub async fn check_key(&self, key: &OfficeKey) -> OfficeResult<bool> {
         let body = serde_json::json!({ "check": key.check_value() });
         let path = ["api", "office", "key-check"];
-        match self
-            .call(Method::PUT, &path, Body::Json(body), &[], MOST_BODY)
-            .await
-        {
-            Ok(_) => Ok(true),
-            Err(OfficeError::Unexpected(why)) if why == "409 other_office_key" => Ok(false),
-            Err(e) => Err(e),
+        let put = self.call(Method::PUT, &path, Body::Json(body), &[], MOST_BODY);
+        let answer = match put.await {
+            Ok(answer) => answer,
+            Err(OfficeError::Unexpected(why)) if why == "409 other_office_key" => return Ok(false),
+            Err(e) => return Err(e),
+        };
+        #[derive(Deserialize)]
+        struct Checked {
+            key_check: String,
+        }
+        match parse::<Checked>(&answer)?.key_check.as_str() {
+            "set" | "same" => Ok(true),
+            _ => Err(OfficeError::Unexpected(
+                "an office key check outside the hub's API".into(),
+            )),
         }
     }
 

@@ -401,7 +401,8 @@ async fn a_pc_joins_only_with_the_office_s_key() {
 
 /// Two PCs joining as the office's first at the same moment each make an office key: the hub
 /// keeps a check of the first key checked, so the other is refused before either has
-/// reported, keeping nothing, and joins with the office's key.
+/// reported, keeping nothing, and joins with the office's key. A first PC that died before it
+/// reported locks nobody out once it is revoked.
 #[tokio::test]
 async fn of_two_first_pcs_at_once_one_makes_the_office_key() {
     let env = office().await;
@@ -442,8 +443,7 @@ async fn of_two_first_pcs_at_once_one_makes_the_office_key() {
         .await;
     assert_eq!(first_too.status.code(), Some(2), "{}", stderr(&first_too));
     assert!(
-        stderr(&first_too)
-            .contains("Another PC joined this office as its first at the same moment"),
+        stderr(&first_too).contains("Another PC made this office's key first"),
         "{}",
         stderr(&first_too)
     );
@@ -476,17 +476,29 @@ async fn of_two_first_pcs_at_once_one_makes_the_office_key() {
         "no key kept from a refused join"
     );
 
-    let joined = balie
-        .kluis(
-            &env,
-            &args,
-            &[
-                ("KLUIS_OFFICE_PC_KEY", balie_key.as_str()),
-                ("KLUIS_OFFICE_KEY", made.text().expose()),
-            ],
-        )
+    // The same key joins (the hub's check is RECEPTIE's).
+    let same = [
+        ("KLUIS_OFFICE_PC_KEY", balie_key.as_str()),
+        ("KLUIS_OFFICE_KEY", made.text().expose()),
+    ];
+    assert_succeeded(&balie.kluis(&env, &args, &same).await);
+    assert_succeeded(&balie.kluis(&env, &["office", "leave"], &[]).await);
+
+    // RECEPTIE dies before it ever reports, its key the only one made: once the operator
+    // revokes it, a PC may make the office's key anew — no office is locked out for good.
+    let store = hub.hub.relay.store();
+    assert!(store.revoke_pc("office", "RECEPTIE").await.unwrap());
+    let kassa = Pc::new(&env, "KASSA");
+    let kassa_key = hub.pc_key("KASSA").await;
+    let anew = kassa
+        .kluis(&env, &args, &[("KLUIS_OFFICE_PC_KEY", &kassa_key)])
         .await;
-    assert_succeeded(&joined);
+    assert_succeeded(&anew);
+    let key = String::from_utf8_lossy(&anew.stdout).trim().to_string();
+    assert!(
+        key.starts_with("kluis-office-key-") && key != made.text().expose(),
+        "{key}"
+    );
 }
 
 /// The hub gone (stopped mid-night) and a PC whose key the office revoked: each PC says so

@@ -101,12 +101,13 @@ pub async fn join(
     .await?;
     // The hub keeps a check of the office's key (set by its first PC): two PCs that each made
     // one at the same moment, before either reported, are told apart here. Checked once the
-    // keys are kept, so that the hub never holds the check of a key no PC kept; a join that
-    // fails here keeps nothing.
+    // keys are kept; a join that fails here keeps nothing — and when the hub had set the check
+    // (its answer lost), this PC may set it anew when it tries again (the hub lets the PC that
+    // set a check, or anyone once that PC is revoked, replace it).
     let checked = match hub.check_key(&office_key).await {
         Ok(true) => Ok(()),
         Ok(false) if made => Err(refused(
-            "Another PC joined this office as its first at the same moment and made the office key: join with a join code made on that PC (Settings → Office → Add a PC, or kluis office invite).".into(),
+            "Another PC made this office's key first (joining at the same moment, or it has not reported yet): join with a join code made on a PC of the office (Settings → Office → Add a PC, or kluis office invite). If no PC kept that key, the hub's operator revokes the PC that made it (kluis-relay tenant pc-key revoke) and this PC joins again.".into(),
         )),
         Ok(false) => Err(refused(
             "That office key is not this office's (the hub keeps a check of the office's). Copy it again from where the office keeps it.".into(),

@@ -19,7 +19,8 @@
 //!   spends the budget of requests without a working key) → `{pc, key}`: the new PC's key,
 //!   once (404 `no_invite` for a token used, run out or never made);
 //! - `PUT /api/office/key-check` `{check}` (64 hex: a keyed hash of the office key, which the
-//!   hub never holds) → `{key_check: "set"}` for the office's first, `"same"` after, 409
+//!   hub never holds) → `{key_check: "set"}` for the office's first (or anew, when the PC
+//!   that set the last is this one or has no working key), `"same"` after, 409
 //!   `other_office_key` for another office key (two PCs that each made one);
 //! - `GET /api/office/me` → `{pc}`: the PC this key is (a PC joining checks its name);
 //! - `GET /api/office/pcs` → `{pcs: [{name, created_ms, revoked_ms}]}`;
@@ -290,14 +291,14 @@ pub async fn check_key(
     Authorized(tenant): Authorized,
     Json(body): Json<KeyCheckBody>,
 ) -> Response {
-    if tenant.pc.is_none() {
+    let Some(pc) = tenant.pc.as_deref() else {
         return not_a_pc();
-    }
+    };
     let mut check = [0u8; 32];
     if body.check.len() != 64 || hex::decode_to_slice(&body.check, &mut check).is_err() {
         return bad("the office key's check is 64 hex digits");
     }
-    match relay.store.check_office_key(&tenant.name, check).await {
+    match relay.store.check_office_key(&tenant.name, pc, check).await {
         Ok(KeyCheck::Set) => Json(json!({ "key_check": "set" })).into_response(),
         Ok(KeyCheck::Same) => Json(json!({ "key_check": "same" })).into_response(),
         Ok(KeyCheck::Other) => refusal(

@@ -42,7 +42,8 @@ pub enum Turn {
 /// What the hub says of an office key's check value ([`OfficeStore::check_office_key`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum KeyCheck {
-    /// The office had none: this is its office key from now on.
+    /// The office had none (or one no live PC stands behind): this is its office key from
+    /// now on.
     Set,
     /// The office's office key.
     Same,
@@ -146,7 +147,7 @@ pub trait OfficeStore: Send + Sync {
     /// PC `pc` backed `klant` up `ago_ms` ago and could not say so then (the hub was away):
     /// recorded as the klant's last backup unless a later one is known; a turn held now is
     /// left alone. Whether it was recorded (`false` too when the office has turns for as many
-    /// klanten as it may).
+    /// klanten as it may, or `pc`'s key was revoked meanwhile: what it says counts no more).
     async fn record_done(
         &self,
         tenant: &str,
@@ -155,11 +156,19 @@ pub trait OfficeStore: Send + Sync {
         ago_ms: i64,
     ) -> Result<bool, StoreError>;
     /// The office key's check value (a keyed hash of it the PCs make; the key itself the hub
-    /// never holds) set for `tenant` when it has none, else compared: the first PC of an
-    /// office sets it, so that a second PC that also thinks itself the first (joining at the
-    /// same moment) or joins with another office key is refused, before any report tells.
-    async fn check_office_key(&self, tenant: &str, check: [u8; 32])
-        -> Result<KeyCheck, StoreError>;
+    /// never holds), as PC `pc` joining with that key asks: set when the office has none,
+    /// else compared — so that a second PC that also thinks itself the office's first (joining
+    /// at the same moment, before either reported) or joins with another office key is
+    /// refused. The check is replaced (set anew) when it is `pc`'s own (its join failed after
+    /// setting it and it tries again with a new key) or the PC that set it no longer has a
+    /// working key (it died before it reported and was revoked, or set a wrong one on purpose):
+    /// an office is never locked out by a check no live PC stands behind.
+    async fn check_office_key(
+        &self,
+        tenant: &str,
+        pc: &str,
+        check: [u8; 32],
+    ) -> Result<KeyCheck, StoreError>;
     /// PC `pc` is done with `klant`: with `backed_up`, the klant's backup is recorded as made
     /// by it now (even when its turn ran out and another took it: the backup was made); its
     /// turn, when it still has it, is given up. Whether it had the turn.

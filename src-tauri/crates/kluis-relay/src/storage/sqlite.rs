@@ -103,6 +103,7 @@ const MIGRATIONS: &[&str] = &[
     "CREATE TABLE office_key_checks (
         tenant TEXT PRIMARY KEY REFERENCES tenants(name),
         check_value BLOB NOT NULL,
+        set_by TEXT NOT NULL,
         set_ms INTEGER NOT NULL
     );",
 ];
@@ -308,6 +309,10 @@ impl Storage for SqliteStore {
         )?;
         tx.execute(
             "DELETE FROM office_invites WHERE tenant = ?1",
+            params![name],
+        )?;
+        tx.execute(
+            "DELETE FROM office_key_checks WHERE tenant = ?1",
             params![name],
         )?;
         tx.execute(

@@ -370,6 +370,8 @@ impl Storage for PgStore {
             .await?;
         tx.execute("DELETE FROM office_invites WHERE tenant = $1", &[&name])
             .await?;
+        tx.execute("DELETE FROM office_key_checks WHERE tenant = $1", &[&name])
+            .await?;
         tx.execute("DELETE FROM office_turns WHERE tenant = $1", &[&name])
             .await?;
         tx.execute("DELETE FROM tenant_keys WHERE tenant = $1", &[&name])

@@ -315,6 +315,10 @@ impl OfficeStore for PgStore {
     ) -> Result<bool, StoreError> {
         let mut client = self.client().await?;
         let tx = client.transaction().await?;
+        // (Its key was checked before this transaction: a revocation since is honoured.)
+        if !pc_taken(&tx, tenant, pc).await? {
+            return Ok(false);
+        }
         let Some((_, now)) = turn_row(&tx, tenant, klant).await? else {
             return Ok(false);
         };
@@ -334,31 +338,42 @@ impl OfficeStore for PgStore {
     async fn check_office_key(
         &self,
         tenant: &str,
+        pc: &str,
         check: [u8; 32],
     ) -> Result<KeyCheck, StoreError> {
-        let client = self.client().await?;
-        // Two first PCs at once: one insert wins, the other reads the winner's.
-        let set = client
-            .execute(
-                "INSERT INTO office_key_checks (tenant, check_value, set_ms) VALUES ($1, $2, $3)
-                 ON CONFLICT (tenant) DO NOTHING",
-                &[&tenant, &&check[..], &now_ms()],
-            )
-            .await?;
-        if set == 1 {
-            return Ok(KeyCheck::Set);
-        }
-        let kept: Vec<u8> = client
-            .query_one(
-                "SELECT check_value FROM office_key_checks WHERE tenant = $1",
+        let mut client = self.client().await?;
+        let tx = client.transaction().await?;
+        // The tenant's row locked first (the order every office write takes): two first PCs at
+        // once are one after the other.
+        tx.execute(
+            "SELECT 1 FROM tenants WHERE name = $1 FOR UPDATE",
+            &[&tenant],
+        )
+        .await?;
+        let kept = tx
+            .query_opt(
+                "SELECT check_value, set_by FROM office_key_checks WHERE tenant = $1",
                 &[&tenant],
             )
             .await?
-            .get(0);
-        Ok(match kept == check {
-            true => KeyCheck::Same,
-            false => KeyCheck::Other,
-        })
+            .map(|r| (r.get::<_, Vec<u8>>(0), r.get::<_, String>(1)));
+        let answer = match kept {
+            Some((value, _)) if value == check => KeyCheck::Same,
+            Some((_, by)) if by != pc && pc_taken(&tx, tenant, &by).await? => KeyCheck::Other,
+            _ => {
+                tx.execute(
+                    "INSERT INTO office_key_checks (tenant, check_value, set_by, set_ms)
+                     VALUES ($1, $2, $3, $4) ON CONFLICT (tenant) DO UPDATE SET
+                     check_value = excluded.check_value, set_by = excluded.set_by,
+                     set_ms = excluded.set_ms",
+                    &[&tenant, &&check[..], &pc, &now_ms()],
+                )
+                .await?;
+                KeyCheck::Set
+            }
+        };
+        tx.commit().await?;
+        Ok(answer)
     }
 
     async fn reports(&self, tenant: &str) -> Result<Vec<StoredReport>, StoreError> {

@@ -194,6 +194,7 @@ pub const MIGRATIONS: &[&str] = &[
     CREATE TABLE office_key_checks (
         tenant TEXT PRIMARY KEY REFERENCES tenants(name),
         check_value BYTEA NOT NULL,
+        set_by TEXT NOT NULL,
         set_ms BIGINT NOT NULL
     );
 ",

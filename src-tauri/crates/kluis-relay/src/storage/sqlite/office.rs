@@ -273,12 +273,14 @@ impl OfficeStore for SqliteStore {
         klant: &str,
         ago_ms: i64,
     ) -> Result<bool, StoreError> {
+        let now = now_ms();
         let mut conn = self.conn();
         let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
-        if turn_row(&tx, tenant, klant)?.is_none() {
+        // (Its key was checked before this transaction: a revocation since is honoured.)
+        if !pc_taken(&tx, tenant, pc, now)? || turn_row(&tx, tenant, klant)?.is_none() {
             return Ok(false);
         }
-        let at = now_ms() - ago_ms;
+        let at = now - ago_ms;
         let recorded = tx.execute(
             "UPDATE office_turns SET done_by = ?3, done_ms = ?4
              WHERE tenant = ?1 AND klant = ?2 AND (done_ms IS NULL OR done_ms < ?4)",
@@ -291,26 +293,35 @@ impl OfficeStore for SqliteStore {
     async fn check_office_key(
         &self,
         tenant: &str,
+        pc: &str,
         check: [u8; 32],
     ) -> Result<KeyCheck, StoreError> {
-        let conn = self.conn();
-        let set = conn.execute(
-            "INSERT INTO office_key_checks (tenant, check_value, set_ms) VALUES (?1, ?2, ?3)
-             ON CONFLICT (tenant) DO NOTHING",
-            params![tenant, &check[..], now_ms()],
-        )?;
-        if set == 1 {
-            return Ok(KeyCheck::Set);
-        }
-        let kept: Vec<u8> = conn.query_row(
-            "SELECT check_value FROM office_key_checks WHERE tenant = ?1",
-            params![tenant],
-            |r| r.get(0),
-        )?;
-        Ok(match kept == check {
-            true => KeyCheck::Same,
-            false => KeyCheck::Other,
-        })
+        let now = now_ms();
+        let mut conn = self.conn();
+        let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+        let kept: Option<(Vec<u8>, String)> = tx
+            .query_row(
+                "SELECT check_value, set_by FROM office_key_checks WHERE tenant = ?1",
+                params![tenant],
+                |r| Ok((r.get(0)?, r.get(1)?)),
+            )
+            .optional()?;
+        let answer = match kept {
+            Some((value, _)) if value == check => KeyCheck::Same,
+            Some((_, by)) if by != pc && pc_taken(&tx, tenant, &by, now)? => KeyCheck::Other,
+            _ => {
+                tx.execute(
+                    "INSERT INTO office_key_checks (tenant, check_value, set_by, set_ms)
+                     VALUES (?1, ?2, ?3, ?4) ON CONFLICT (tenant) DO UPDATE SET
+                     check_value = excluded.check_value, set_by = excluded.set_by,
+                     set_ms = excluded.set_ms",
+                    params![tenant, &check[..], pc, now],
+                )?;
+                KeyCheck::Set
+            }
+        };
+        tx.commit()?;
+        Ok(answer)
     }
 
     async fn reports(&self, tenant: &str) -> Result<Vec<StoredReport>, StoreError> {

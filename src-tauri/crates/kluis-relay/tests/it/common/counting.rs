@@ -215,9 +215,10 @@ impl<S: Storage> OfficeStore for CountingStore<S> {
     async fn check_office_key(
         &self,
         tenant: &str,
+        pc: &str,
         check: [u8; 32],
     ) -> Result<KeyCheck, StoreError> {
         self.count();
-        self.inner.check_office_key(tenant, check).await
+        self.inner.check_office_key(tenant, pc, check).await
     }
 }

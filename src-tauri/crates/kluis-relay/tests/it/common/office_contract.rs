@@ -222,6 +222,13 @@ pub async fn office_contract(store: &dyn Storage) {
         .await
         .unwrap();
     assert!(store.revoke_pc("office", "Laptop Jan").await.unwrap());
+    assert!(
+        !store
+            .record_done("office", "Laptop Jan", &k4, 0)
+            .await
+            .unwrap(),
+        "a revoked PC's word counts no more"
+    );
     assert_eq!(
         store
             .take_turn("office", "RECEPTIE", &k, hour, hour)
@@ -287,7 +294,8 @@ pub async fn office_contract(store: &dyn Storage) {
 
 /// Each PC's last report: replaced by its next, kept per PC and per office, its age by the
 /// store's clock, a revoked PC's kept and marked, and gone with a revoked tenant; the office
-/// key's check value set once per office (of two at once, one).
+/// key's check value set once per office (of two at once, one), anew only by the PC that set
+/// it or once that PC is revoked.
 pub async fn reports_contract(store: &dyn Storage) {
     for tenant in ["reports", "elsewhere"] {
         let key = new_key();
@@ -300,6 +308,7 @@ pub async fn reports_contract(store: &dyn Storage) {
         ("reports", "RECEPTIE"),
         ("reports", "BALIE"),
         ("elsewhere", "RECEPTIE"),
+        ("elsewhere", "BALIE"),
     ] {
         let key = new_key();
         assert!(store.add_pc(tenant, pc, &key.id, key.hash).await.unwrap());
@@ -344,18 +353,46 @@ pub async fn reports_contract(store: &dyn Storage) {
         "kept, marked: {reports:?}"
     );
     // The office key's check value: the first sets it, the same key is the office's, another
-    // is refused, each office has its own, and of two first PCs at once one sets it.
-    let check = |tenant, value| store.check_office_key(tenant, [value; 32]);
-    assert_eq!(check("reports", 1).await.unwrap(), KeyCheck::Set);
-    assert_eq!(check("reports", 1).await.unwrap(), KeyCheck::Same);
-    assert_eq!(check("reports", 2).await.unwrap(), KeyCheck::Other);
-    let (a, b) = tokio::join!(check("elsewhere", 2), check("elsewhere", 3));
-    let mut raced = [a.unwrap(), b.unwrap()].map(|c| format!("{c:?}"));
+    // is refused while the PC that set it has a working key; that PC may set it anew (its join
+    // failed and it tries again); each office has its own; of two first PCs at once one sets
+    // it; once the PC that set it is revoked, another PC may.
+    let check = |tenant, pc, value| store.check_office_key(tenant, pc, [value; 32]);
+    assert_eq!(
+        check("reports", "RECEPTIE", 1).await.unwrap(),
+        KeyCheck::Set
+    );
+    assert_eq!(check("reports", "BALIE", 1).await.unwrap(), KeyCheck::Same);
+    assert_eq!(check("reports", "BALIE", 2).await.unwrap(), KeyCheck::Other);
+    assert_eq!(
+        check("reports", "RECEPTIE", 3).await.unwrap(),
+        KeyCheck::Set
+    );
+    assert_eq!(check("reports", "BALIE", 1).await.unwrap(), KeyCheck::Other);
+    let (a, b) = tokio::join!(
+        check("elsewhere", "RECEPTIE", 2),
+        check("elsewhere", "BALIE", 3)
+    );
+    let (a, b) = (a.unwrap(), b.unwrap());
+    let mut raced = [a, b].map(|c| format!("{c:?}"));
     raced.sort();
     assert_eq!(
         raced,
         ["Other", "Set"],
         "one first PC's key is the office's"
+    );
+    let (setter, other, others_key) = match a {
+        KeyCheck::Set => ("RECEPTIE", "BALIE", 3),
+        _ => ("BALIE", "RECEPTIE", 2),
+    };
+    assert_eq!(
+        check("elsewhere", other, others_key).await.unwrap(),
+        KeyCheck::Other
+    );
+    assert!(store.revoke_pc("elsewhere", setter).await.unwrap());
+    assert_eq!(
+        check("elsewhere", other, others_key).await.unwrap(),
+        KeyCheck::Set,
+        "a check no live PC stands behind locks nobody out"
     );
     assert!(store.revoke_tenant("reports").await.unwrap());
     assert!(store.reports("reports").await.unwrap().is_empty());
