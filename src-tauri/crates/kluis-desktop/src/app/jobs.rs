@@ -134,6 +134,7 @@ impl JobRegistry {
         staging: Option<PathBuf>,
         sink: &EventSink,
     ) {
+        self.shared.office_changed.notify_one();
         if outcome.is_ok() {
             // The service took the POST and answered the webhook: both are allowed.
             (self.learn)(

@@ -24,6 +24,8 @@ use crate::error::AppResult;
 /// How often this PC tells the office its klanten while the app runs (and after each
 /// unattended backup): the office view flags a PC silent for a day.
 pub const REPORT_EVERY: Duration = Duration::from_secs(60 * 60);
+/// How long after a change the office hears of it (see [`OfficeHub::keep_telling_every`]).
+pub const TELL_AFTER_CHANGE: Duration = Duration::from_secs(2);
 
 /// The office this PC joined, as Settings → *Office* shows it.
 #[derive(Debug, Clone, Serialize, ts_rs::TS)]
@@ -81,6 +83,7 @@ pub struct OfficeInvite {
 }
 
 /// See the module.
+#[derive(Clone)]
 pub struct OfficeHub {
     shared: Arc<Shared>,
 }
@@ -181,13 +184,28 @@ impl OfficeHub {
         Ok(view)
     }
 
-    /// Tells the office this PC's klanten now and every [`REPORT_EVERY`]. Runs until the app
-    /// ends.
+    /// Tells the office this PC's klanten now, then [`Self::keep_telling_every`]
+    /// [`REPORT_EVERY`]. Runs until the app ends.
     pub async fn keep_telling(&self) {
-        let mut every = tokio::time::interval(REPORT_EVERY);
+        self.shared.tell_office().await;
+        self.keep_telling_every(REPORT_EVERY).await
+    }
+
+    /// Tells the office this PC's klanten `every` so long, and soon after something the report
+    /// says changed (a backup ended, a plan set, a restore tested): [`TELL_AFTER_CHANGE`]
+    /// after it, so that a burst of changes (ten klanten planned at once, a round of backups)
+    /// is one report.
+    pub async fn keep_telling_every(&self, every: Duration) {
+        let mut hourly = tokio::time::interval_at(tokio::time::Instant::now() + every, every);
         loop {
-            every.tick().await;
+            tokio::select! {
+                _ = hourly.tick() => {}
+                _ = self.shared.office_changed.notified() => {
+                    tokio::time::sleep(TELL_AFTER_CHANGE).await;
+                }
+            }
             self.shared.tell_office().await;
+            hourly.reset();
         }
     }
 }

@@ -127,6 +127,7 @@ impl Plans {
             Ok(())
         })?;
         self.changed.notify_one();
+        self.shared.office_changed.notify_one();
         Ok(self.shared.view(&profile))
     }
 

@@ -160,7 +160,10 @@ impl Backups {
         let key = self.key_for(&entry).await?;
         let history = self.shared.history.clone();
         let targets = self.shared.copy_targets().await;
-        blocking(move || restore_test_round(&history, &entry, &targets, key.as_ref())).await
+        let tested =
+            blocking(move || restore_test_round(&history, &entry, &targets, key.as_ref())).await;
+        self.shared.office_changed.notify_one();
+        tested
     }
 
     /// Saved backup `history_id`'s file — or its copy on copy target `copy`, fetched back —

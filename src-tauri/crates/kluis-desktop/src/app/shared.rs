@@ -50,6 +50,11 @@ pub(crate) struct Shared {
     pub catalog_round: Arc<super::catalog_round::CatalogRound>,
     /// The office this PC joined, as last read ([`Shared::office`]).
     pub(super) office: tokio::sync::Mutex<super::office::OfficeRead>,
+    /// Something the office's report says changed (a backup ended, a plan set, a restore
+    /// tested): the report goes out soon rather than at the hour ([`OfficeHub::keep_telling`]).
+    ///
+    /// [`OfficeHub::keep_telling`]: super::office::OfficeHub::keep_telling
+    pub(super) office_changed: tokio::sync::Notify,
 }
 
 impl Shared {
@@ -66,6 +71,7 @@ impl Shared {
             keyring,
             catalog_round: Arc::default(),
             office: Default::default(),
+            office_changed: tokio::sync::Notify::new(),
             demo_secrets: Arc::default(),
             upload_pace,
             engine: Engine::new(history.clone()),

@@ -113,6 +113,36 @@ async fn two_apps_join_the_office_and_see_each_other_s_klanten() {
     let view = balie.office.view().await.unwrap();
     let names: Vec<&str> = view.pcs.iter().map(|p| p.name.as_str()).collect();
     assert_eq!(names, ["BALIE", "LAPTOP", "RECEPTIE"]);
+
+    // A plan set on RECEPTIE reaches the office soon, not at the next hourly report.
+    let telling = receptie.office.clone();
+    let hourly = tokio::spawn(async move {
+        telling
+            .keep_telling_every(std::time::Duration::from_secs(3600))
+            .await
+    });
+    let id = receptie.accounts.list()[0].id.clone();
+    let daily = kluis_desktop::PlanInput {
+        schedule: kluis_core::plan::Schedule::Daily {
+            at: kluis_core::plan::ClockTime::parse("02:00").unwrap(),
+        },
+        paused: false,
+    };
+    receptie.plans.set_plan(&id, daily).unwrap();
+    let planned = || async {
+        let view = balie.office.view().await.unwrap();
+        let klant = view.klanten.iter().find(|k| k.names == ["Office"]).cloned();
+        klant.is_some_and(|k| k.on[0].plan.is_some())
+    };
+    let told = async {
+        while !planned().await {
+            tokio::task::yield_now().await;
+        }
+    };
+    tokio::time::timeout(std::time::Duration::from_secs(30), told)
+        .await
+        .expect("the office hears of the plan within seconds");
+    hourly.abort();
     let klant = view
         .klanten
         .iter()
