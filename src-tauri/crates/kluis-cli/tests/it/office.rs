@@ -503,7 +503,7 @@ async fn of_two_first_pcs_at_once_one_makes_the_office_key() {
 
 /// The hub gone (stopped mid-night) and a PC whose key the office revoked: each PC says so
 /// once — not once per klant — and backs every due klant up alone: a klant may be backed up
-/// twice, never by nobody.
+/// twice, never by nobody. The hub back, the PC reports and tells it of what it backed up.
 #[tokio::test]
 async fn a_hub_that_is_gone_or_refuses_is_said_once_and_no_backup_is_missed() {
     let env = office().await;
@@ -558,6 +558,33 @@ async fn a_hub_that_is_gone_or_refuses_is_said_once_and_no_backup_is_missed() {
         "said once: {said}"
     );
     assert!(said.contains("Kluis goes on without it"), "{said}");
+
+    // The hub is back (restarted at its address, its data kept): RECEPTIE's next run tells it
+    // of the two backups it made alone — a PC asking for either klant's turn now
+    // hears "done by RECEPTIE".
+    hub.hub.restart().await;
+    let later = receptie.run_due(&env).await;
+    assert_succeeded(&later);
+    assert_eq!(
+        receptie.backups(),
+        2,
+        "nothing due again: {}",
+        stderr(&later)
+    );
+    let key = kluis_office::OfficeKey::parse(&office_key).unwrap();
+    hub.pc_key("KASSA").await;
+    let store = hub.hub.relay.store();
+    for username in ["visser", "bakker"] {
+        let klant = kluis_office::KlantId::of(&key, env.sim.base_url().as_str(), username).unwrap();
+        let turn = store
+            .take_turn("office", "KASSA", klant.as_str(), 3_600_000, 3_600_000)
+            .await
+            .unwrap();
+        assert!(
+            matches!(&turn, kluis_relay::storage::Turn::Done { by, .. } if by == "RECEPTIE"),
+            "{username}: {turn:?}"
+        );
+    }
 }
 
 /// A backup made while the hub was away (out of reach for this PC) is told to the hub when it

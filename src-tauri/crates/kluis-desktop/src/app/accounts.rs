@@ -122,6 +122,7 @@ impl Accounts {
             .await?;
         self.shared.profiles.put(profile.clone())?;
         self.connections.forget(&id);
+        self.shared.office_changed.notify_one();
         Ok(self.shared.view(&profile))
     }
 
@@ -140,7 +141,9 @@ impl Accounts {
             },
         )
         .await?;
-        Ok(self.shared.profiles.remove(id)?)
+        self.shared.profiles.remove(id)?;
+        self.shared.office_changed.notify_one();
+        Ok(())
     }
 
     pub async fn sign_in(&self, id: &str) -> AppResult<SessionInfo> {

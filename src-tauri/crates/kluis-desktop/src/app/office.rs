@@ -26,6 +26,8 @@ use crate::error::AppResult;
 pub const REPORT_EVERY: Duration = Duration::from_secs(60 * 60);
 /// How long after a change the office hears of it (see [`OfficeHub::keep_telling_every`]).
 pub const TELL_AFTER_CHANGE: Duration = Duration::from_secs(2);
+/// The shortest time between two reports sent because something changed.
+pub const TELL_AT_MOST_EVERY: Duration = Duration::from_secs(2 * 60);
 
 /// The office this PC joined, as Settings → *Office* shows it.
 #[derive(Debug, Clone, Serialize, ts_rs::TS)]
@@ -193,18 +195,24 @@ impl OfficeHub {
 
     /// Tells the office this PC's klanten `every` so long, and soon after something the report
     /// says changed (a backup ended, a plan set, a restore tested): [`TELL_AFTER_CHANGE`]
-    /// after it, so that a burst of changes (ten klanten planned at once, a round of backups)
-    /// is one report.
+    /// after it, and never sooner than [`TELL_AT_MOST_EVERY`] after the last — a burst of
+    /// changes (ten klanten planned at once, a night's round of 200 backups) is a report a
+    /// couple of minutes, not one per change: 10,000 PCs' nights stay a load the hub carries.
     pub async fn keep_telling_every(&self, every: Duration) {
         let mut hourly = tokio::time::interval_at(tokio::time::Instant::now() + every, every);
+        let mut last: Option<tokio::time::Instant> = None;
         loop {
             tokio::select! {
                 _ = hourly.tick() => {}
                 _ = self.shared.office_changed.notified() => {
-                    tokio::time::sleep(TELL_AFTER_CHANGE).await;
+                    let soonest = last.map(|t| t + TELL_AT_MOST_EVERY);
+                    let after_change = tokio::time::Instant::now() + TELL_AFTER_CHANGE;
+                    tokio::time::sleep_until(soonest.map_or(after_change, |s| s.max(after_change)))
+                        .await;
                 }
             }
             self.shared.tell_office().await;
+            last = Some(tokio::time::Instant::now());
             hourly.reset();
         }
     }

@@ -301,6 +301,7 @@ impl Plans {
     pub fn pause_plans(&self) -> AppResult<()> {
         self.shared.profiles.pause_plans()?;
         self.changed.notify_one();
+        self.shared.office_changed.notify_one();
         Ok(())
     }
 
@@ -309,6 +310,7 @@ impl Plans {
     pub fn resume_plans(&self) -> AppResult<()> {
         self.shared.profiles.resume_plans()?;
         self.changed.notify_one();
+        self.shared.office_changed.notify_one();
         Ok(())
     }
 }

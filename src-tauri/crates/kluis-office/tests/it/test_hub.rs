@@ -13,6 +13,10 @@ pub struct TestHub {
     pub relay: Arc<kluis_relay::Relay>,
     /// Stops the hub (it answers no more; connections are refused).
     pub stop: Option<tokio::sync::oneshot::Sender<()>>,
+    /// Where it listens, with what certificate, and the task serving (for [`TestHub::restart`]).
+    addr: std::net::SocketAddr,
+    ca: kluis_https::LocalCa,
+    serving: Option<tokio::task::JoinHandle<()>>,
 }
 
 impl TestHub {
@@ -24,20 +28,9 @@ impl TestHub {
         );
         let ca = kluis_https::LocalCa::generate("office hub CA").unwrap();
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let url = format!(
-            "https://127.0.0.1:{}",
-            listener.local_addr().unwrap().port()
-        );
-        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-        tokio::spawn(kluis_https::serve_tls(
-            listener,
-            ca.server_config(&["127.0.0.1"]).unwrap(),
-            kluis_relay::router(relay.clone()),
-            Default::default(),
-            async move {
-                let _ = stopped.await;
-            },
-        ));
+        let addr = listener.local_addr().unwrap();
+        let url = format!("https://127.0.0.1:{}", addr.port());
+        let (stop, serving) = serve(listener, &ca, relay.clone());
         let tenant = new_key();
         let added = relay
             .store()
@@ -48,7 +41,23 @@ impl TestHub {
             ca_pem: ca.ca_pem(),
             relay,
             stop: Some(stop),
+            addr,
+            ca,
+            serving: Some(serving),
         }
+    }
+
+    /// The hub back after it was stopped (a restart): the same address, certificate and data.
+    pub async fn restart(&mut self) {
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(());
+        }
+        if let Some(serving) = self.serving.take() {
+            serving.await.unwrap();
+        }
+        let listener = tokio::net::TcpListener::bind(self.addr).await.unwrap();
+        let (stop, serving) = serve(listener, &self.ca, self.relay.clone());
+        (self.stop, self.serving) = (Some(stop), Some(serving));
     }
 
     /// A hub on SQLite in memory (a one-instance relay).
@@ -67,4 +76,26 @@ impl TestHub {
             .unwrap());
         key.text
     }
+}
+
+/// Serves `relay` on `listener` until the returned sender is used (or dropped).
+fn serve(
+    listener: tokio::net::TcpListener,
+    ca: &kluis_https::LocalCa,
+    relay: Arc<kluis_relay::Relay>,
+) -> (
+    tokio::sync::oneshot::Sender<()>,
+    tokio::task::JoinHandle<()>,
+) {
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let serving = tokio::spawn(kluis_https::serve_tls(
+        listener,
+        ca.server_config(&["127.0.0.1"]).unwrap(),
+        kluis_relay::router(relay),
+        Default::default(),
+        async move {
+            let _ = stopped.await;
+        },
+    ));
+    (stop, serving)
 }

@@ -103,9 +103,10 @@ const MIGRATIONS: &[&str] = &[
     "CREATE TABLE office_key_checks (
         tenant TEXT PRIMARY KEY REFERENCES tenants(name),
         check_value BLOB NOT NULL,
-        set_by TEXT NOT NULL,
         set_ms INTEGER NOT NULL
     );",
+    // 8: which PC set the check: it counts only while that PC has a working key.
+    "ALTER TABLE office_key_checks ADD COLUMN set_by TEXT NOT NULL DEFAULT '';",
 ];
 
 pub struct SqliteStore {

@@ -315,19 +315,20 @@ impl OfficeStore for PgStore {
     ) -> Result<bool, StoreError> {
         let mut client = self.client().await?;
         let tx = client.transaction().await?;
-        // (Its key was checked before this transaction: a revocation since is honoured.)
-        if !pc_taken(&tx, tenant, pc).await? {
-            return Ok(false);
-        }
         let Some((_, now)) = turn_row(&tx, tenant, klant).await? else {
             return Ok(false);
         };
         let at = now - ago_ms;
+        // Its key was checked before this transaction: a revocation since is honoured — in the
+        // statement itself, so that one committed meanwhile is seen, and one committing after
+        // finds this row to clear (it waits for the row's lock).
         let recorded = tx
             .execute(
                 "UPDATE office_turns SET done_by = $3, done_ms = $4
-                 WHERE tenant = $1 AND klant = $2 AND (done_ms IS NULL OR done_ms < $4)",
-                &[&tenant, &klant, &pc, &at],
+                 WHERE tenant = $1 AND klant = $2 AND (done_ms IS NULL OR done_ms < $4)
+                 AND EXISTS (SELECT 1 FROM tenant_keys WHERE tenant = $1 AND pc = $3
+                   AND (expires_ms IS NULL OR expires_ms > $5))",
+                &[&tenant, &klant, &pc, &at, &now_ms()],
             )
             .await?
             > 0;
@@ -358,7 +359,18 @@ impl OfficeStore for PgStore {
             .await?
             .map(|r| (r.get::<_, Vec<u8>>(0), r.get::<_, String>(1)));
         let answer = match kept {
-            Some((value, _)) if value == check => KeyCheck::Same,
+            // The same key from another PC: the check is handed to it when its setter has no
+            // working key (left, or revoked), so a live PC always stands behind it.
+            Some((value, by)) if value == check => {
+                if by != pc && !pc_taken(&tx, tenant, &by).await? {
+                    tx.execute(
+                        "UPDATE office_key_checks SET set_by = $2 WHERE tenant = $1",
+                        &[&tenant, &pc],
+                    )
+                    .await?;
+                }
+                KeyCheck::Same
+            }
             Some((_, by)) if by != pc && pc_taken(&tx, tenant, &by).await? => KeyCheck::Other,
             _ => {
                 tx.execute(

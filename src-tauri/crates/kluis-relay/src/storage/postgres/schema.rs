@@ -194,9 +194,12 @@ pub const MIGRATIONS: &[&str] = &[
     CREATE TABLE office_key_checks (
         tenant TEXT PRIMARY KEY REFERENCES tenants(name),
         check_value BYTEA NOT NULL,
-        set_by TEXT NOT NULL,
         set_ms BIGINT NOT NULL
     );
+",
+    "
+    -- Which PC set the check: it counts only while that PC has a working key.
+    ALTER TABLE office_key_checks ADD COLUMN set_by TEXT NOT NULL DEFAULT '';
 ",
 ];
 

@@ -307,7 +307,17 @@ impl OfficeStore for SqliteStore {
             )
             .optional()?;
         let answer = match kept {
-            Some((value, _)) if value == check => KeyCheck::Same,
+            // The same key from another PC: the check is handed to it when its setter has no
+            // working key (left, or revoked), so a live PC always stands behind it.
+            Some((value, by)) if value == check => {
+                if by != pc && !pc_taken(&tx, tenant, &by, now)? {
+                    tx.execute(
+                        "UPDATE office_key_checks SET set_by = ?2 WHERE tenant = ?1",
+                        params![tenant, pc],
+                    )?;
+                }
+                KeyCheck::Same
+            }
             Some((_, by)) if by != pc && pc_taken(&tx, tenant, &by, now)? => KeyCheck::Other,
             _ => {
                 tx.execute(

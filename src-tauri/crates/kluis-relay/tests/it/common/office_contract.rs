@@ -295,7 +295,7 @@ pub async fn office_contract(store: &dyn Storage) {
 /// Each PC's last report: replaced by its next, kept per PC and per office, its age by the
 /// store's clock, a revoked PC's kept and marked, and gone with a revoked tenant; the office
 /// key's check value set once per office (of two at once, one), anew only by the PC that set
-/// it or once that PC is revoked.
+/// it or once that PC is revoked (the same key from a live PC then takes it over).
 pub async fn reports_contract(store: &dyn Storage) {
     for tenant in ["reports", "elsewhere"] {
         let key = new_key();
@@ -309,6 +309,8 @@ pub async fn reports_contract(store: &dyn Storage) {
         ("reports", "BALIE"),
         ("elsewhere", "RECEPTIE"),
         ("elsewhere", "BALIE"),
+        ("elsewhere", "KASSA"),
+        ("elsewhere", "LAPTOP"),
     ] {
         let key = new_key();
         assert!(store.add_pc(tenant, pc, &key.id, key.hash).await.unwrap());
@@ -393,6 +395,22 @@ pub async fn reports_contract(store: &dyn Storage) {
         check("elsewhere", other, others_key).await.unwrap(),
         KeyCheck::Set,
         "a check no live PC stands behind locks nobody out"
+    );
+    // The same key from a live PC takes the check over once its setter is gone, so a key
+    // leaked later cannot set another.
+    assert_eq!(
+        check("elsewhere", "KASSA", others_key).await.unwrap(),
+        KeyCheck::Same
+    );
+    assert!(store.revoke_pc("elsewhere", other).await.unwrap());
+    assert_eq!(
+        check("elsewhere", "KASSA", others_key).await.unwrap(),
+        KeyCheck::Same
+    );
+    assert_eq!(
+        check("elsewhere", "LAPTOP", 9).await.unwrap(),
+        KeyCheck::Other,
+        "KASSA stands behind the check now"
     );
     assert!(store.revoke_tenant("reports").await.unwrap());
     assert!(store.reports("reports").await.unwrap().is_empty());
