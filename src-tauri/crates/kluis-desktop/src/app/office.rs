@@ -201,6 +201,11 @@ impl OfficeHub {
     pub async fn keep_telling_every(&self, every: Duration) {
         let mut hourly = tokio::time::interval_at(tokio::time::Instant::now() + every, every);
         let mut last: Option<tokio::time::Instant> = None;
+        // A change from before (a klant added while the app started) is in the report that
+        // came before this; not one more at once. (A timeout of zero still polls once: it
+        // takes a stored wake-up and waits for none.)
+        let changed = self.shared.office_changed.notified();
+        let _ = tokio::time::timeout(Duration::ZERO, changed).await;
         loop {
             tokio::select! {
                 _ = hourly.tick() => {}

@@ -121,6 +121,10 @@ async fn two_apps_join_the_office_and_see_each_other_s_klanten() {
             .keep_telling_every(std::time::Duration::from_secs(3600))
             .await
     });
+    // (This test's runtime has one thread: yielding lets the reporter start and wait for
+    // changes — the wake-ups left by the klant saved and the joins above are none of this
+    // test's.)
+    tokio::task::yield_now().await;
     let id = receptie.accounts.list()[0].id.clone();
     let daily = kluis_desktop::PlanInput {
         schedule: kluis_core::plan::Schedule::Daily {

@@ -19,9 +19,9 @@
 //!   spends the budget of requests without a working key) → `{pc, key}`: the new PC's key,
 //!   once (404 `no_invite` for a token used, run out or never made);
 //! - `PUT /api/office/key-check` `{check}` (64 hex: a keyed hash of the office key, which the
-//!   hub never holds) → `{key_check: "set"}` for the office's first (or anew, when the PC
-//!   that set the last is this one or has no working key), `"same"` after, 409
-//!   `other_office_key` for another office key (two PCs that each made one);
+//!   hub never holds) → `{key_check: "set"}` for the office's first (or anew, when no other
+//!   PC that checked the last has a working key), `"same"` after, 409 `other_office_key` for
+//!   another office key (two PCs that each made one);
 //! - `GET /api/office/me` → `{pc}`: the PC this key is (a PC joining checks its name);
 //! - `GET /api/office/pcs` → `{pcs: [{name, created_ms, revoked_ms}]}`;
 //! - `DELETE /api/office/pcs/<name>` → 204: that PC's key works no more (from any PC of the

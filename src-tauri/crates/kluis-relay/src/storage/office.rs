@@ -42,8 +42,8 @@ pub enum Turn {
 /// What the hub says of an office key's check value ([`OfficeStore::check_office_key`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum KeyCheck {
-    /// The office had none (or one no live PC stands behind): this is its office key from
-    /// now on.
+    /// The office had none (or one no other live PC stands behind): this is its office key
+    /// from now on.
     Set,
     /// The office's office key.
     Same,
@@ -159,10 +159,11 @@ pub trait OfficeStore: Send + Sync {
     /// never holds), as PC `pc` joining with that key asks: set when the office has none,
     /// else compared — so that a second PC that also thinks itself the office's first (joining
     /// at the same moment, before either reported) or joins with another office key is
-    /// refused. The check is replaced (set anew) when it is `pc`'s own (its join failed after
-    /// setting it and it tries again with a new key) or the PC that set it no longer has a
-    /// working key (it died before it reported and was revoked, or set a wrong one on purpose):
-    /// an office is never locked out by a check no live PC stands behind.
+    /// refused. The PCs told "set" or "same" stand behind the check (a revoked one no more):
+    /// it is replaced (set anew) when no other PC stands behind it — the PC that set it tries
+    /// again with a new key after its join failed, or it died before it reported and was
+    /// revoked, or a leaked key set a wrong one and was revoked: an office is never locked out
+    /// by a check no live PC of it stands behind.
     async fn check_office_key(
         &self,
         tenant: &str,

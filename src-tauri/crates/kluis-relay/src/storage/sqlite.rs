@@ -105,8 +105,13 @@ const MIGRATIONS: &[&str] = &[
         check_value BLOB NOT NULL,
         set_ms INTEGER NOT NULL
     );",
-    // 8: which PC set the check: it counts only while that PC has a working key.
-    "ALTER TABLE office_key_checks ADD COLUMN set_by TEXT NOT NULL DEFAULT '';",
+    // 8: the PCs that checked the office key and were told it is the office's (`office`): the
+    // check counts while one of them has a working key.
+    "CREATE TABLE office_key_checkers (
+        tenant TEXT NOT NULL REFERENCES tenants(name),
+        pc TEXT NOT NULL,
+        PRIMARY KEY (tenant, pc)
+    );",
 ];
 
 pub struct SqliteStore {
@@ -314,6 +319,10 @@ impl Storage for SqliteStore {
         )?;
         tx.execute(
             "DELETE FROM office_key_checks WHERE tenant = ?1",
+            params![name],
+        )?;
+        tx.execute(
+            "DELETE FROM office_key_checkers WHERE tenant = ?1",
             params![name],
         )?;
         tx.execute(

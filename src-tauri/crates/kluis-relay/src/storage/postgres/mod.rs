@@ -372,6 +372,11 @@ impl Storage for PgStore {
             .await?;
         tx.execute("DELETE FROM office_key_checks WHERE tenant = $1", &[&name])
             .await?;
+        tx.execute(
+            "DELETE FROM office_key_checkers WHERE tenant = $1",
+            &[&name],
+        )
+        .await?;
         tx.execute("DELETE FROM office_turns WHERE tenant = $1", &[&name])
             .await?;
         tx.execute("DELETE FROM tenant_keys WHERE tenant = $1", &[&name])

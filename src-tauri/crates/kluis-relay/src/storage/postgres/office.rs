@@ -84,6 +84,23 @@ async fn insert_pc(
     Ok(true)
 }
 
+/// Whether PC `name` of `tenant` has a key that works now, that key's row held (`FOR SHARE`)
+/// until the transaction ends: it cannot be revoked meanwhile.
+async fn pc_live_held(
+    tx: &impl GenericClient,
+    tenant: &str,
+    name: &str,
+) -> Result<bool, StoreError> {
+    Ok(tx
+        .query_opt(
+            "SELECT 1 FROM tenant_keys WHERE tenant = $1 AND pc = $2
+             AND (expires_ms IS NULL OR expires_ms > $3) FOR SHARE",
+            &[&tenant, &name, &now_ms()],
+        )
+        .await?
+        .is_some())
+}
+
 /// Whether `tenant` has a PC named `name` with a key that works now (keys' times are the
 /// relay's clock, as `revoke_pc` sets them).
 async fn pc_taken(tx: &impl GenericClient, tenant: &str, name: &str) -> Result<bool, StoreError> {
@@ -143,6 +160,11 @@ impl OfficeStore for PgStore {
             tx.execute(
                 "UPDATE office_turns SET done_by = NULL, done_ms = NULL
                  WHERE tenant = $1 AND done_by = $2",
+                &[&tenant, &name],
+            )
+            .await?;
+            tx.execute(
+                "DELETE FROM office_key_checkers WHERE tenant = $1 AND pc = $2",
                 &[&tenant, &name],
             )
             .await?;
@@ -315,20 +337,21 @@ impl OfficeStore for PgStore {
     ) -> Result<bool, StoreError> {
         let mut client = self.client().await?;
         let tx = client.transaction().await?;
+        // Its key was checked before this transaction: a revocation since is honoured. The
+        // key's row is held (shared) first, in the order revoking takes (its keys, then the
+        // turns): a revocation under way is waited for and seen, one after waits for this.
+        if !pc_live_held(&tx, tenant, pc).await? {
+            return Ok(false);
+        }
         let Some((_, now)) = turn_row(&tx, tenant, klant).await? else {
             return Ok(false);
         };
         let at = now - ago_ms;
-        // Its key was checked before this transaction: a revocation since is honoured — in the
-        // statement itself, so that one committed meanwhile is seen, and one committing after
-        // finds this row to clear (it waits for the row's lock).
         let recorded = tx
             .execute(
                 "UPDATE office_turns SET done_by = $3, done_ms = $4
-                 WHERE tenant = $1 AND klant = $2 AND (done_ms IS NULL OR done_ms < $4)
-                 AND EXISTS (SELECT 1 FROM tenant_keys WHERE tenant = $1 AND pc = $3
-                   AND (expires_ms IS NULL OR expires_ms > $5))",
-                &[&tenant, &klant, &pc, &at, &now_ms()],
+                 WHERE tenant = $1 AND klant = $2 AND (done_ms IS NULL OR done_ms < $4)",
+                &[&tenant, &klant, &pc, &at],
             )
             .await?
             > 0;
@@ -344,46 +367,53 @@ impl OfficeStore for PgStore {
     ) -> Result<KeyCheck, StoreError> {
         let mut client = self.client().await?;
         let tx = client.transaction().await?;
-        // The tenant's row locked first (the order every office write takes): two first PCs at
-        // once are one after the other.
+        // The tenant's row locked first (as adding a PC and redeeming an invitation do): two
+        // first PCs at once are one after the other.
         tx.execute(
             "SELECT 1 FROM tenants WHERE name = $1 FOR UPDATE",
             &[&tenant],
         )
         .await?;
-        let kept = tx
+        let kept: Option<Vec<u8>> = tx
             .query_opt(
-                "SELECT check_value, set_by FROM office_key_checks WHERE tenant = $1",
+                "SELECT check_value FROM office_key_checks WHERE tenant = $1",
                 &[&tenant],
             )
             .await?
-            .map(|r| (r.get::<_, Vec<u8>>(0), r.get::<_, String>(1)));
+            .map(|r| r.get(0));
+        let others: bool = tx
+            .query_one(
+                "SELECT EXISTS (SELECT 1 FROM office_key_checkers WHERE tenant = $1 AND pc != $2)",
+                &[&tenant, &pc],
+            )
+            .await?
+            .get(0);
         let answer = match kept {
-            // The same key from another PC: the check is handed to it when its setter has no
-            // working key (left, or revoked), so a live PC always stands behind it.
-            Some((value, by)) if value == check => {
-                if by != pc && !pc_taken(&tx, tenant, &by).await? {
-                    tx.execute(
-                        "UPDATE office_key_checks SET set_by = $2 WHERE tenant = $1",
-                        &[&tenant, &pc],
-                    )
-                    .await?;
-                }
-                KeyCheck::Same
-            }
-            Some((_, by)) if by != pc && pc_taken(&tx, tenant, &by).await? => KeyCheck::Other,
+            Some(value) if value == check => KeyCheck::Same,
+            Some(_) if others => KeyCheck::Other,
             _ => {
                 tx.execute(
-                    "INSERT INTO office_key_checks (tenant, check_value, set_by, set_ms)
-                     VALUES ($1, $2, $3, $4) ON CONFLICT (tenant) DO UPDATE SET
-                     check_value = excluded.check_value, set_by = excluded.set_by,
-                     set_ms = excluded.set_ms",
-                    &[&tenant, &&check[..], &pc, &now_ms()],
+                    "INSERT INTO office_key_checks (tenant, check_value, set_ms) VALUES ($1, $2, $3)
+                     ON CONFLICT (tenant) DO UPDATE SET
+                     check_value = excluded.check_value, set_ms = excluded.set_ms",
+                    &[&tenant, &&check[..], &now_ms()],
+                )
+                .await?;
+                tx.execute(
+                    "DELETE FROM office_key_checkers WHERE tenant = $1",
+                    &[&tenant],
                 )
                 .await?;
                 KeyCheck::Set
             }
         };
+        if answer != KeyCheck::Other {
+            tx.execute(
+                "INSERT INTO office_key_checkers (tenant, pc) VALUES ($1, $2) ON CONFLICT DO NOTHING",
+                &[&tenant, &pc],
+            )
+            .await?;
+        }
         tx.commit().await?;
         Ok(answer)
     }
@@ -417,7 +447,9 @@ impl OfficeStore for PgStore {
     ) -> Result<bool, StoreError> {
         let mut client = self.client().await?;
         let tx = client.transaction().await?;
-        let row = match backed_up {
+        // A backup said by a PC revoked since its key was checked counts no more (its key's
+        // row held first, as in `record_done`).
+        let row = match backed_up && pc_live_held(&tx, tenant, pc).await? {
             true => turn_row(&tx, tenant, klant).await?,
             false => None,
         };

@@ -198,8 +198,13 @@ pub const MIGRATIONS: &[&str] = &[
     );
 ",
     "
-    -- Which PC set the check: it counts only while that PC has a working key.
-    ALTER TABLE office_key_checks ADD COLUMN set_by TEXT NOT NULL DEFAULT '';
+    -- The PCs that checked the office key and were told it is the office's
+    -- (`storage::office`): the check counts while one of them has a working key.
+    CREATE TABLE office_key_checkers (
+        tenant TEXT NOT NULL REFERENCES tenants(name),
+        pc TEXT NOT NULL,
+        PRIMARY KEY (tenant, pc)
+    );
 ",
 ];
 

@@ -50,7 +50,8 @@ fn turn_row(tx: &Transaction, tenant: &str, klant: &str) -> rusqlite::Result<Opt
 
 /// What a revoked PC said stops counting: its turns are free, the backups it said it made
 /// skip no other PC (a stolen laptop cannot keep the office's klanten from being backed up),
-/// and the invitations it made work no more (a thief cannot come back through them).
+/// the invitations it made work no more (a thief cannot come back through them), and it no
+/// longer stands behind the office key's check.
 fn forget_pc(tx: &Transaction, tenant: &str, name: &str) -> rusqlite::Result<()> {
     tx.execute(
         "DELETE FROM office_invites WHERE tenant = ?1 AND made_by = ?2",
@@ -62,6 +63,10 @@ fn forget_pc(tx: &Transaction, tenant: &str, name: &str) -> rusqlite::Result<()>
     )?;
     tx.execute(
         "UPDATE office_turns SET done_by = NULL, done_ms = NULL WHERE tenant = ?1 AND done_by = ?2",
+        params![tenant, name],
+    )?;
+    tx.execute(
+        "DELETE FROM office_key_checkers WHERE tenant = ?1 AND pc = ?2",
         params![tenant, name],
     )?;
     Ok(())
@@ -296,40 +301,43 @@ impl OfficeStore for SqliteStore {
         pc: &str,
         check: [u8; 32],
     ) -> Result<KeyCheck, StoreError> {
-        let now = now_ms();
         let mut conn = self.conn();
         let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
-        let kept: Option<(Vec<u8>, String)> = tx
+        let kept: Option<Vec<u8>> = tx
             .query_row(
-                "SELECT check_value, set_by FROM office_key_checks WHERE tenant = ?1",
+                "SELECT check_value FROM office_key_checks WHERE tenant = ?1",
                 params![tenant],
-                |r| Ok((r.get(0)?, r.get(1)?)),
+                |r| r.get(0),
             )
             .optional()?;
+        let others: bool = tx.query_row(
+            "SELECT EXISTS (SELECT 1 FROM office_key_checkers WHERE tenant = ?1 AND pc != ?2)",
+            params![tenant, pc],
+            |r| r.get(0),
+        )?;
         let answer = match kept {
-            // The same key from another PC: the check is handed to it when its setter has no
-            // working key (left, or revoked), so a live PC always stands behind it.
-            Some((value, by)) if value == check => {
-                if by != pc && !pc_taken(&tx, tenant, &by, now)? {
-                    tx.execute(
-                        "UPDATE office_key_checks SET set_by = ?2 WHERE tenant = ?1",
-                        params![tenant, pc],
-                    )?;
-                }
-                KeyCheck::Same
-            }
-            Some((_, by)) if by != pc && pc_taken(&tx, tenant, &by, now)? => KeyCheck::Other,
+            Some(value) if value == check => KeyCheck::Same,
+            Some(_) if others => KeyCheck::Other,
             _ => {
                 tx.execute(
-                    "INSERT INTO office_key_checks (tenant, check_value, set_by, set_ms)
-                     VALUES (?1, ?2, ?3, ?4) ON CONFLICT (tenant) DO UPDATE SET
-                     check_value = excluded.check_value, set_by = excluded.set_by,
-                     set_ms = excluded.set_ms",
-                    params![tenant, &check[..], pc, now],
+                    "INSERT INTO office_key_checks (tenant, check_value, set_ms) VALUES (?1, ?2, ?3)
+                     ON CONFLICT (tenant) DO UPDATE SET
+                     check_value = excluded.check_value, set_ms = excluded.set_ms",
+                    params![tenant, &check[..], now_ms()],
+                )?;
+                tx.execute(
+                    "DELETE FROM office_key_checkers WHERE tenant = ?1",
+                    params![tenant],
                 )?;
                 KeyCheck::Set
             }
         };
+        if answer != KeyCheck::Other {
+            tx.execute(
+                "INSERT INTO office_key_checkers (tenant, pc) VALUES (?1, ?2) ON CONFLICT DO NOTHING",
+                params![tenant, pc],
+            )?;
+        }
         tx.commit()?;
         Ok(answer)
     }
@@ -362,7 +370,8 @@ impl OfficeStore for SqliteStore {
     ) -> Result<bool, StoreError> {
         let mut conn = self.conn();
         let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
-        let row = match backed_up {
+        // A backup said by a PC revoked since its key was checked counts no more.
+        let row = match backed_up && pc_taken(&tx, tenant, pc, now_ms())? {
             true => turn_row(&tx, tenant, klant)?,
             false => None,
         };

@@ -294,8 +294,8 @@ pub async fn office_contract(store: &dyn Storage) {
 
 /// Each PC's last report: replaced by its next, kept per PC and per office, its age by the
 /// store's clock, a revoked PC's kept and marked, and gone with a revoked tenant; the office
-/// key's check value set once per office (of two at once, one), anew only by the PC that set
-/// it or once that PC is revoked (the same key from a live PC then takes it over).
+/// key's check value set once per office (of two at once, one), anew only when no other PC
+/// that checked it is left (revoked ones are not).
 pub async fn reports_contract(store: &dyn Storage) {
     for tenant in ["reports", "elsewhere"] {
         let key = new_key();
@@ -307,6 +307,7 @@ pub async fn reports_contract(store: &dyn Storage) {
     for (tenant, pc) in [
         ("reports", "RECEPTIE"),
         ("reports", "BALIE"),
+        ("reports", "KASSA"),
         ("elsewhere", "RECEPTIE"),
         ("elsewhere", "BALIE"),
         ("elsewhere", "KASSA"),
@@ -355,21 +356,26 @@ pub async fn reports_contract(store: &dyn Storage) {
         "kept, marked: {reports:?}"
     );
     // The office key's check value: the first sets it, the same key is the office's, another
-    // is refused while the PC that set it has a working key; that PC may set it anew (its join
-    // failed and it tries again); each office has its own; of two first PCs at once one sets
-    // it; once the PC that set it is revoked, another PC may.
+    // is refused while another PC that checked the office's has a working key; a PC alone
+    // behind it may set it anew (its join failed and it tries again); each office has its own;
+    // of two first PCs at once one sets it; once the PCs behind it are revoked, another may.
     let check = |tenant, pc, value| store.check_office_key(tenant, pc, [value; 32]);
     assert_eq!(
         check("reports", "RECEPTIE", 1).await.unwrap(),
         KeyCheck::Set
     );
-    assert_eq!(check("reports", "BALIE", 1).await.unwrap(), KeyCheck::Same);
-    assert_eq!(check("reports", "BALIE", 2).await.unwrap(), KeyCheck::Other);
     assert_eq!(
         check("reports", "RECEPTIE", 3).await.unwrap(),
-        KeyCheck::Set
+        KeyCheck::Set,
+        "alone behind it"
     );
-    assert_eq!(check("reports", "BALIE", 1).await.unwrap(), KeyCheck::Other);
+    assert_eq!(check("reports", "KASSA", 3).await.unwrap(), KeyCheck::Same);
+    assert_eq!(check("reports", "KASSA", 2).await.unwrap(), KeyCheck::Other);
+    assert_eq!(
+        check("reports", "RECEPTIE", 1).await.unwrap(),
+        KeyCheck::Other,
+        "KASSA stands behind the office's key too"
+    );
     let (a, b) = tokio::join!(
         check("elsewhere", "RECEPTIE", 2),
         check("elsewhere", "BALIE", 3)
@@ -396,13 +402,8 @@ pub async fn reports_contract(store: &dyn Storage) {
         KeyCheck::Set,
         "a check no live PC stands behind locks nobody out"
     );
-    // The same key from a live PC takes the check over once its setter is gone, so a key
-    // leaked later cannot set another.
-    assert_eq!(
-        check("elsewhere", "KASSA", others_key).await.unwrap(),
-        KeyCheck::Same
-    );
-    assert!(store.revoke_pc("elsewhere", other).await.unwrap());
+    // A PC that checked the office's key stands behind it until it is revoked, so a key leaked
+    // later cannot set another meanwhile.
     assert_eq!(
         check("elsewhere", "KASSA", others_key).await.unwrap(),
         KeyCheck::Same
@@ -410,7 +411,18 @@ pub async fn reports_contract(store: &dyn Storage) {
     assert_eq!(
         check("elsewhere", "LAPTOP", 9).await.unwrap(),
         KeyCheck::Other,
-        "KASSA stands behind the check now"
+        "KASSA and the setter stand behind it"
+    );
+    assert!(store.revoke_pc("elsewhere", other).await.unwrap());
+    assert_eq!(
+        check("elsewhere", "LAPTOP", 9).await.unwrap(),
+        KeyCheck::Other,
+        "KASSA still stands behind it"
+    );
+    assert!(store.revoke_pc("elsewhere", "KASSA").await.unwrap());
+    assert_eq!(
+        check("elsewhere", "LAPTOP", 9).await.unwrap(),
+        KeyCheck::Set
     );
     assert!(store.revoke_tenant("reports").await.unwrap());
     assert!(store.reports("reports").await.unwrap().is_empty());
