@@ -102,8 +102,8 @@ pub async fn join(
     // The hub keeps a check of the office's key (set by its first PC): two PCs that each made
     // one at the same moment, before either reported, are told apart here. Checked once the
     // keys are kept; a join that fails here keeps nothing — and when the hub had set the check
-    // (its answer lost), this PC may set it anew when it tries again (the hub lets the PC that
-    // set a check, or anyone once that PC is revoked, replace it).
+    // (its answer lost), this PC may set it anew when it tries again (the hub lets a PC alone
+    // behind the check replace it, and anyone once every PC behind it is revoked).
     let checked = match hub.check_key(&office_key).await {
         Ok(true) => Ok(()),
         Ok(false) if made => Err(refused(
