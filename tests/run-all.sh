@@ -82,8 +82,10 @@ keyring_and_notifications() {
 stage "The OS keyring and desktop notifications (Secret Service, a stand-in notification daemon, in a private D-Bus session)" keyring_and_notifications
 
 deb() {
-  # The .deb of the app the test build made (Tauri's bundler packs the built binary).
-  ui/node_modules/.bin/tauri bundle --debug --bundles deb --features custom-protocol
+  # The .deb of the app the test build made (Tauri's bundler packs the built binary), with the
+  # test build's kluis-tray in place of the release one tauri.conf.json names.
+  ui/node_modules/.bin/tauri bundle --debug --bundles deb --features custom-protocol \
+    --config '{"bundle":{"linux":{"deb":{"files":{"/usr/bin/kluis-tray":"../target/debug/kluis-tray"}}}}}'
   local deb info contents
   deb=$(ls target/debug/bundle/deb/*.deb)
   # (Read whole, then searched: `dpkg-deb | grep -q` fails under pipefail when grep stops early.)
@@ -91,7 +93,8 @@ deb() {
   contents=$(dpkg-deb --contents "$deb")
   grep -q '^ *Package: kluis$' <<<"$info" || { echo "$deb: not Kluis's package" >&2; return 1; }
   grep -Eq ' (\./)?usr/bin/kluis-app$' <<<"$contents" || { echo "$deb: no /usr/bin/kluis-app" >&2; return 1; }
-  echo "$deb: $(grep -c . <<<"$contents") entries, /usr/bin/kluis-app among them"
+  grep -Eq ' (\./)?usr/bin/kluis-tray$' <<<"$contents" || { echo "$deb: no /usr/bin/kluis-tray" >&2; return 1; }
+  echo "$deb: $(grep -c . <<<"$contents") entries, /usr/bin/kluis-app and kluis-tray among them"
   # Installed and upgraded from a signed apt repository, in a private root.
   bash tests/linux/apt.sh "$deb"
 }

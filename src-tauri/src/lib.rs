@@ -4,12 +4,14 @@
 //! native dialogs are opened from Rust (`dialogs.rs`): no path or program comes from the
 //! webview.
 //!
-//! Running without the window (`tray.rs`): the tray icon and its menu; closing the window
-//! while plans are set keeps Kluis in the tray; one instance per data folder (a second start
-//! brings the first one's window back); an optional login item.
+//! Running without the window (`tray.rs`, `background.rs`): the tray icon and its menu;
+//! closing the window while plans are set leaves them to `kluis-tray` (the small process
+//! without a web engine, kluis-tray's crate) and ends this one once its own backups are done
+//! (the demo, whose simulator lives in this process, stays in the tray); one instance per data
+//! folder (a second start brings the first one's window back); an optional login item.
 //!
 //! Start-up flags: `--demo` opens the app in demo mode (an in-process simulator);
-//! `--hidden` (the login item's) starts in the tray, when plans are set;
+//! `--hidden` (the login item's) starts `kluis-tray` when plans are set, and no window;
 //! `--baseline-window` opens only an empty window (for footprint measurements).
 //!
 //! Updates (`updater.rs`, Windows): a newer Kluis that kluis-desktop downloaded and verified
@@ -20,6 +22,7 @@
 //! the recovery kit's file dialog and `KLUIS_E2E_IMPORT_FILE` the import file's dialog
 //! (end-to-end tests cannot drive a native dialog).
 
+mod background;
 /// The command names (one list for build.rs, the handler check and the UI check).
 pub mod command_names;
 mod commands;
@@ -132,6 +135,11 @@ pub fn run() {
     // anything (the history, the staging folder) of the Kluis that runs — unless that one is
     // leaving, which is waited for.
     instance::wait_while_leaving(&format!("{}.SingleInstance", instance_id(launch.demo)));
+    // Started at login with plans set: `kluis-tray` keeps them, and this (large) process ends
+    // before it builds a window.
+    if hidden && !launch.demo && background::left_to_tray_at_login() {
+        return;
+    }
     let first = tauri::Builder::<tauri::Wry>::new().plugin(single_instance(launch.demo));
     with_commands(first, launch)
         .plugin(
@@ -162,45 +170,16 @@ pub fn run() {
                 (app.state::<DesktopApp>().background)
                     .set_login_start(Arc::new(tray::AutostartLogin(app.handle().clone())));
             }
-            if let Err(e) = tray::install(app.handle()) {
-                tracing::warn!(%e, "no tray icon: Kluis runs without one");
-            }
-            // The plans run as long as the app does.
-            let handle = app.handle().clone();
-            tauri::async_runtime::spawn(async move {
-                handle.state::<DesktopApp>().plans.run_plans().await;
-            });
-            // The copies a target that was away could not take, made now (off the window's
-            // way: a share may be slow).
-            let handle = app.handle().clone();
-            tauri::async_runtime::spawn(async move {
-                handle.state::<DesktopApp>().keeping.copy_pending().await;
-            });
-            // On Windows the app installs a newer Kluis itself (its setup, then the app ends);
-            // elsewhere the package manager does. The daily look runs as long as the app does.
-            // The demo neither looks for nor installs updates: an install would end the real
-            // Kluis beside it, whose backups the demo knows nothing of.
             #[cfg(windows)]
             if !launch.demo {
                 (app.state::<DesktopApp>().updates)
                     .set_installer(Arc::new(updater::PluginInstaller(app.handle().clone())));
             }
-            if !launch.demo {
-                let handle = app.handle().clone();
-                tauri::async_runtime::spawn(async move {
-                    handle.state::<DesktopApp>().updates.watch().await;
-                });
-            }
-            // And so does the look for klanten that became overdue (told as a notification).
-            let handle = app.handle().clone();
-            tauri::async_runtime::spawn(async move {
-                handle.state::<DesktopApp>().alerts.watch_overdue().await;
-            });
-            // And this PC's report to its office, if it joined one (hourly).
-            let handle = app.handle().clone();
-            tauri::async_runtime::spawn(async move {
-                handle.state::<DesktopApp>().office.keep_telling().await;
-            });
+            // The plans, the tray icon and the rest of the background work: this process's
+            // when it holds the data folder's background right; while `kluis-tray` holds it
+            // (it kept the plans while the window was closed), this window is only the
+            // window, and takes them over only if that one leaves.
+            background::own_when_free(app.handle(), tray::start_background);
             let page = if baseline {
                 "baseline.html"
             } else {

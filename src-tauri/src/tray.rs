@@ -8,6 +8,8 @@
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use kluis_desktop::{AppError, DesktopApp, LoginStart, TrayAction};
+
+use crate::background::Leaving;
 use tauri::menu::{CheckMenuItem, Menu, MenuItem, PredefinedMenuItem};
 use tauri::tray::TrayIconBuilder;
 use tauri::{AppHandle, Manager, Runtime, Window, WindowEvent};
@@ -64,6 +66,24 @@ pub fn install<R: Runtime>(app: &AppHandle<R>) -> tauri::Result<()> {
     Ok(())
 }
 
+/// The background work with the tray icon, started once this process holds the background
+/// right (see `background.rs`), which it keeps from then on.
+pub fn start_background<R: Runtime>(
+    app: &AppHandle<R>,
+    right: Option<kluis_desktop::owner::BackgroundOwner>,
+) {
+    if let Some(right) = right {
+        app.manage(crate::background::Held(right));
+    }
+    if let Err(e) = install(app) {
+        tracing::warn!(%e, "no tray icon: Kluis runs without one");
+    }
+    let handle = app.clone();
+    tauri::async_runtime::spawn(async move {
+        handle.state::<DesktopApp>().run_background().await;
+    });
+}
+
 /// Does tray action `action` (from the menu or the `tray_action` command). Backup all runs
 /// on its own task; the others are done when this returns.
 pub fn act<R: Runtime>(app: &AppHandle<R>, action: TrayAction) -> Result<(), AppError> {
@@ -99,8 +119,9 @@ pub fn show_window<R: Runtime>(app: &AppHandle<R>) {
     }
 }
 
-/// Closing the window: while plans are set or a backup runs, Kluis goes on in the tray (and
-/// says so the first time); otherwise it ends as usual.
+/// Closing the window: while plans are set or a backup runs, Kluis goes on — in `kluis-tray`
+/// (`background.rs`), or, where that cannot be, in this process's tray (saying so the first
+/// time); otherwise it ends as usual.
 pub fn on_window_event<R: Runtime>(window: &Window<R>, event: &WindowEvent) {
     let WindowEvent::CloseRequested { api, .. } = event else {
         return;
@@ -109,6 +130,15 @@ pub fn on_window_event<R: Runtime>(window: &Window<R>, event: &WindowEvent) {
     if !state.background.keep_running_when_closed() {
         return;
     }
+    match crate::background::leave_to_tray(window) {
+        Leaving::Now => return,
+        Leaving::WhenBackupsEnd => {
+            api.prevent_close();
+            let _ = window.hide();
+            return;
+        }
+        Leaving::Stay => {}
+    }
     api.prevent_close();
     let _ = window.hide();
     if !TOLD_IN_TRAY.swap(true, Ordering::SeqCst) {
@@ -116,7 +146,7 @@ pub fn on_window_event<R: Runtime>(window: &Window<R>, event: &WindowEvent) {
         tauri::async_runtime::spawn(async move {
             app.state::<DesktopApp>()
                 .background
-                .tell_still_running()
+                .tell_still_running(true)
                 .await;
         });
     }

@@ -47,13 +47,7 @@ export KLUIS_PROFILES_FILE=$KLUIS_DATA_DIR/profiles.json KLUIS_HISTORY_DB=$KLUIS
 mkdir -p "$KLUIS_DATA_DIR" "$work/saved"
 add_klanten "$klanten"
 # Backups go to one root folder (Settings → Where backups are saved), a folder per klant.
-python3 - "$KLUIS_PROFILES_FILE" "$work/saved" <<'PY'
-import json, sys
-path, root = sys.argv[1], sys.argv[2]
-data = json.load(open(path))
-data.setdefault("settings", {})["save_folder"] = root
-json.dump(data, open(path, "w"))
-PY
+save_into "$work/saved"
 unset KLUIS_PROFILES_FILE KLUIS_HISTORY_DB
 
 export WEBKIT_DISABLE_COMPOSITING_MODE=1

@@ -7,6 +7,8 @@
 #   unlock_keyring     a fresh HOME in $work with an unlocked gnome-keyring (inside a private
 #                      D-Bus session: dbus-run-session)
 #   value NAME         one of those lines (base_url, api_key, username, password, file_url)
+#   save_into DIR      the office's save folder (Settings → Where backups are saved) set to DIR,
+#                      in KLUIS_PROFILES_FILE: a folder per klant under it
 #   add_klanten N      `kluis profiles add "Klant NNN"` N times for the simulator's account,
 #                      secrets on stdin (kept where kluis keeps them: KLUIS_SECRETS_DIR or the
 #                      keyring), into KLUIS_PROFILES_FILE
@@ -35,4 +37,14 @@ add_klanten() {
         "$bin/kluis" profiles add "Klant $i" --stdin >/dev/null 2>"$work/add.log" ||
       { cat "$work/add.log" >&2; exit 1; }
   done
+}
+
+save_into() {
+  python3 - "$KLUIS_PROFILES_FILE" "$1" <<'PY'
+import json, sys
+path, root = sys.argv[1], sys.argv[2]
+data = json.load(open(path))
+data.setdefault("settings", {})["save_folder"] = root
+json.dump(data, open(path, "w"))
+PY
 }

@@ -4,7 +4,7 @@ a WM_DELETE_WINDOW client message (Xvfb runs no window manager to send it). Exit
 of them takes that message. Needs python3-xlib (Debian's /usr/bin/python3)."""
 import sys
 
-from Xlib import X, display, protocol
+from Xlib import X, display, error, protocol
 
 d = display.Display()
 wm_protocols = d.intern_atom("WM_PROTOCOLS")
@@ -12,7 +12,11 @@ wm_delete = d.intern_atom("WM_DELETE_WINDOW")
 asked = 0
 for wid in sys.argv[1:]:
     window = d.create_resource_object("window", int(wid))
-    if wm_delete not in (window.get_wm_protocols() or []):
+    try:
+        protocols = window.get_wm_protocols() or []
+    except error.BadWindow:
+        continue  # gone since it was listed (a window of a process that is ending)
+    if wm_delete not in protocols:
         continue
     event = protocol.event.ClientMessage(
         window=window, client_type=wm_protocols, data=(32, [wm_delete, X.CurrentTime, 0, 0, 0])

@@ -26,5 +26,10 @@ for file in "$root"/ui/e2e/*.e2e.mjs; do
 done
 on_screen 1920x1080 e2e/app.e2e.mjs
 [ $status = 0 ] && on_screen 1366x768 e2e/laptop.e2e.mjs
+# The window and kluis-tray handing the plans to each other (no WebDriver: the programs alone).
+if [ $status = 0 ]; then
+  mkdir -p "$work/tray"
+  xvfb-run -a -s "-screen 0 1366x768x24" dbus-run-session -- bash "$root/tests/e2e/tray.sh" "$work/tray" || status=$?
+fi
 rm -rf "$work"
 exit $status

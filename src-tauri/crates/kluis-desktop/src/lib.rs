@@ -25,6 +25,9 @@
 //! - [`dialogs`]: the native save, folder and program dialogs, opened by the Rust side so
 //!   that no path or program ever comes from the webview.
 //! - [`permissions`]: what the api key allows, from the OpenAPI description or learnt 403s.
+//! - [`owner`]: which process runs the background work (plans, tray) of a data folder — the
+//!   window's or `kluis-tray`, the small one that keeps the plans while the window is closed
+//!   — and how each starts the other.
 //! - [`open`]: showing a saved file in the file manager.
 //! - [`runtime`]: the async runtime everything above runs on, its threads below the window's
 //!   priority so that backups yield the CPU to it.
@@ -39,6 +42,7 @@ pub mod dialogs;
 pub mod error;
 pub mod events;
 pub mod open;
+pub mod owner;
 pub mod permissions;
 pub mod profiles;
 pub mod runtime;

@@ -182,6 +182,15 @@ impl Alert {
             body: "Your plans keep running in the background. Open Kluis or quit it from its icon in the tray, or start Kluis again to bring back its window.".into(),
         }
     }
+
+    /// Closing the window left Kluis running, on a desktop that shows no tray icons (stock
+    /// GNOME without its extension): how to find it again.
+    pub fn still_running_without_tray() -> Alert {
+        Alert {
+            title: "Kluis is still running".into(),
+            body: "Your plans keep running in the background. This desktop shows no tray icon: open Kluis from your applications menu to see it again.".into(),
+        }
+    }
 }
 
 fn first_line(text: &str) -> String {

@@ -127,6 +127,32 @@ impl Background {
         self.shared.profiles.plans_active() || !self.jobs.running_job_ids().is_empty()
     }
 
+    /// Whether a backup of this process runs now (the window's process, once its window is
+    /// closed, ends when none does: the plans are `kluis-tray`'s then).
+    pub fn backup_runs(&self) -> bool {
+        !self.jobs.running_job_ids().is_empty()
+    }
+
+    /// Returns once no backup of this process runs (at once when none does).
+    pub async fn until_no_backup_runs(&self) {
+        loop {
+            let settled = self.jobs.settled.notified();
+            tokio::pin!(settled);
+            // Listening before looking: a job settled between the look and the wait is heard.
+            settled.as_mut().enable();
+            if !self.backup_runs() {
+                return;
+            }
+            settled.await;
+        }
+    }
+
+    /// Whether plans are set (paused as a whole or not): then `kluis-tray` keeps them while the
+    /// window is closed.
+    pub fn plans_set(&self) -> bool {
+        self.shared.profiles.plans_active()
+    }
+
     /// The tray's "Backup all now": like the button, but nobody may be looking, so a batch that
     /// cannot start (no save folder yet) is told as a notification too — whatever the setting:
     /// it answers the user's own click, which has no other place to say why.
@@ -141,11 +167,16 @@ impl Background {
         outcome
     }
 
-    /// Said once when closing the window left Kluis running: where it went, and how to end it.
-    /// (Not while notifications are turned off.)
-    pub async fn tell_still_running(&self) {
+    /// Said once when closing the window left Kluis running: where it went, and how to end it
+    /// (`tray_shown`: whether the desktop shows its tray icon). (Not while notifications are
+    /// turned off.)
+    pub async fn tell_still_running(&self, tray_shown: bool) {
         if self.shared.profiles.settings().notify_desktop {
-            self.alerts.show(&Alert::still_running()).await;
+            let alert = match tray_shown {
+                true => Alert::still_running(),
+                false => Alert::still_running_without_tray(),
+            };
+            self.alerts.show(&alert).await;
         }
     }
 

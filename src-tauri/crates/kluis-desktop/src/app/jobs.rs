@@ -39,6 +39,10 @@ pub(crate) struct Follow {
 pub(crate) struct JobRegistry {
     shared: Arc<Shared>,
     pub slots: Mutex<HashMap<Uuid, JobSlot>>,
+    /// Told each time a job's slot is settled ([`Background::until_no_backup_runs`]).
+    ///
+    /// [`Background::until_no_backup_runs`]: super::Background::until_no_backup_runs
+    pub settled: tokio::sync::Notify,
     /// What the service was seen to allow, learnt as jobs go.
     learn: Arc<LearnAccess>,
 }
@@ -49,6 +53,7 @@ impl JobRegistry {
             learn: access_learner(shared.profiles.clone()),
             shared,
             slots: Mutex::default(),
+            settled: tokio::sync::Notify::new(),
         }
     }
 
@@ -127,6 +132,18 @@ impl JobRegistry {
     /// leaves the registry and is told to `sink`; what the service allowed or refused is
     /// learnt. A job stopped at shutdown is left as it is: it is finished at the next start.
     pub fn settle(
+        &self,
+        (job_id, last_try): (Uuid, Uuid),
+        profile_id: &str,
+        outcome: kluis_core::Result<Saved>,
+        staging: Option<PathBuf>,
+        sink: &EventSink,
+    ) {
+        self.settle_slot((job_id, last_try), profile_id, outcome, staging, sink);
+        self.settled.notify_waiters();
+    }
+
+    fn settle_slot(
         &self,
         (job_id, last_try): (Uuid, Uuid),
         profile_id: &str,

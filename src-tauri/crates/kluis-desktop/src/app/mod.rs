@@ -356,6 +356,35 @@ impl DesktopApp {
         (self.jobs.slots.lock().unwrap()).retain(|_, slot| !matches!(slot, JobSlot::Running));
     }
 
+    /// The background work, for as long as the process that owns it runs (see
+    /// [`crate::owner`]): the plans, the copies a target that was away could not take, the
+    /// look for klanten that became overdue, the office's report and (not in the demo: an
+    /// install would end the real Kluis beside it) the daily look for updates.
+    pub async fn run_background(&self) {
+        let updates = async {
+            if !self.demo {
+                self.updates.watch().await
+            }
+        };
+        tokio::join!(
+            self.plans.run_plans(),
+            self.keeping.copy_pending(),
+            self.alerts.watch_overdue(),
+            self.office.keep_telling(),
+            updates,
+        );
+    }
+
+    /// The files this app works on.
+    pub fn paths(&self) -> &AppPaths {
+        &self.shared.paths
+    }
+
+    /// Whether this is the demo app.
+    pub fn is_demo(&self) -> bool {
+        self.demo
+    }
+
     /// The dialogs the shell opens (see [`crate::dialogs`]).
     pub fn set_dialogs(&self, dialogs: Arc<dyn Dialogs>) {
         self.shared.set_dialogs(dialogs);

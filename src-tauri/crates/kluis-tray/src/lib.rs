@@ -1,0 +1,23 @@
+//! kluis-tray: Kluis while its window is closed — the plans, the tray icon and the
+//! notifications in a small process without a web engine. The window (`kluis-app`, a GTK/WebKit
+//! process of hundreds of MiB) ends when it is closed; this process keeps what must go on, and
+//! starts the window again when asked.
+//!
+//! Parts and data flow:
+//! - [`keeper`]: the process's life. Once it holds the data folder's background right
+//!   (`kluis_desktop::owner`: a window that just closed lets go of it as it ends), it opens the
+//!   same core the window and `kluis run-due` use (`kluis_desktop::DesktopApp`, one history and
+//!   one profiles file), runs its background work (plans, copies left to make, overdue klanten,
+//!   the office's report, updates) and does what the tray menu asks (`TrayAction`): *Open
+//!   Kluis* starts the window's program, *Backup all now*, *Pause plans*, *Quit Kluis*. It
+//!   leaves when no plan is set and no backup runs: a guest gives back what it does not need.
+//! - [`sni`] (Linux): the tray icon, a StatusNotifierItem over D-Bus (no GTK); its menu's clicks
+//!   go to the keeper over a channel. A desktop without a tray host (stock GNOME without its
+//!   extension) shows none: the keeper says so in a notification, and the applications menu's
+//!   Kluis entry opens the window.
+//! - `main.rs`: one `kluis-tray` per data folder (`kluis_desktop::owner::TrayInstance`), the
+//!   runtime, the keyring.
+
+pub mod keeper;
+#[cfg(target_os = "linux")]
+pub mod sni;

@@ -1,0 +1,300 @@
+//! kluis-tray's keeper with its tray icon over a real (private) D-Bus session bus: the menu as a
+//! tray host reads and clicks it (com.canonical.dbusmenu), a desktop with and without a tray
+//! host, and leaving when nothing is left to keep.
+#![cfg(target_os = "linux")]
+
+use std::collections::HashMap;
+use std::io::{BufRead, BufReader};
+use std::process::{Child, Command, Stdio};
+use std::sync::Arc;
+use std::time::Duration;
+
+use futures_util::StreamExt;
+use kluis_core::plan::{ClockTime, Schedule};
+use kluis_desktop::{AppPaths, DesktopApp, MemoryStore, PlanInput, ProfileInput};
+use kluis_reporting::{Alert, Notifier};
+use kluis_tray::keeper::{self, Left, WindowStarter};
+use tokio::sync::mpsc;
+use zbus::zvariant::{OwnedValue, Value};
+
+/// A private session bus for the test, ended with it.
+struct SessionBus(Child);
+
+impl SessionBus {
+    /// Starts one and makes it this process's session bus.
+    fn start() -> SessionBus {
+        let mut daemon = Command::new("dbus-daemon")
+            .args(["--session", "--nofork", "--print-address"])
+            .stdout(Stdio::piped())
+            .spawn()
+            .expect("dbus-daemon (Debian's dbus package) runs");
+        let mut address = String::new();
+        let stdout = daemon.stdout.take().expect("piped");
+        BufReader::new(stdout).read_line(&mut address).unwrap();
+        std::env::set_var("DBUS_SESSION_BUS_ADDRESS", address.trim());
+        SessionBus(daemon)
+    }
+}
+
+impl Drop for SessionBus {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// The desktop's notifications, as the keeper's app shows them.
+struct Told(mpsc::UnboundedSender<Alert>);
+
+impl Notifier for Told {
+    fn notify<'a>(
+        &'a self,
+        alert: &'a Alert,
+    ) -> std::pin::Pin<
+        Box<dyn std::future::Future<Output = kluis_profiles::ProfileResult<()>> + Send + 'a>,
+    > {
+        let _ = self.0.send(alert.clone());
+        Box::pin(async { Ok(()) })
+    }
+}
+
+/// A stand-in tray host: the StatusNotifierWatcher, telling which items registered.
+struct Watcher(mpsc::UnboundedSender<String>);
+
+#[zbus::interface(name = "org.kde.StatusNotifierWatcher")]
+impl Watcher {
+    fn register_status_notifier_item(&self, service: String) {
+        let _ = self.0.send(service);
+    }
+
+    fn register_status_notifier_host(&self, _service: String) {}
+
+    #[zbus(property)]
+    fn is_status_notifier_host_registered(&self) -> bool {
+        true
+    }
+
+    #[zbus(property)]
+    fn protocol_version(&self) -> i32 {
+        0
+    }
+
+    #[zbus(property)]
+    fn registered_status_notifier_items(&self) -> Vec<String> {
+        Vec::new()
+    }
+}
+
+/// An app on its own folder with one klant (`planned`: with a daily plan), its notifications
+/// going to the returned channel.
+async fn open_app(
+    dir: &std::path::Path,
+    planned: bool,
+) -> (Arc<DesktopApp>, mpsc::UnboundedReceiver<Alert>) {
+    let (tx, told) = mpsc::unbounded_channel();
+    let saved = dir.join("saved");
+    std::fs::create_dir_all(&saved).unwrap();
+    let app = DesktopApp::builder(AppPaths::under(dir), Arc::new(MemoryStore::default()))
+        .save_folder(Some(saved))
+        .notifier(Arc::new(Told(tx)), Duration::ZERO)
+        .open()
+        .unwrap();
+    let profile = (app.accounts)
+        .save_profile(ProfileInput {
+            id: None,
+            name: "Bakkerij".into(),
+            base_url: "https://127.0.0.1:9/webservice_v2".into(),
+            username: "bakker".into(),
+            api_key: Some("123e4567-e89b-12d3-a456-426614174000".into()),
+            password: Some("pw".into()),
+            openapi_url: None,
+            tags: None,
+        })
+        .await
+        .unwrap();
+    if planned {
+        let schedule = Schedule::Daily {
+            at: ClockTime::parse("02:00").unwrap(),
+        };
+        let plan = PlanInput {
+            schedule,
+            paused: false,
+        };
+        app.plans.set_plan(&profile.id, plan).unwrap();
+    }
+    (Arc::new(app), told)
+}
+
+/// *Open Kluis*, counted instead of starting the window's program.
+fn window_counter() -> (WindowStarter, mpsc::UnboundedReceiver<()>) {
+    let (tx, opened) = mpsc::unbounded_channel();
+    let starter: WindowStarter = Arc::new(move || {
+        let _ = tx.send(());
+        Ok(())
+    });
+    (starter, opened)
+}
+
+/// Property `name` of the menu entries `ids` of tray item `service`, as a host reads them.
+async fn properties(
+    bus: &zbus::Connection,
+    service: &str,
+    ids: Vec<i32>,
+    name: &str,
+) -> Vec<(i32, OwnedValue)> {
+    let reply = bus
+        .call_method(
+            Some(service),
+            "/MenuBar",
+            Some("com.canonical.dbusmenu"),
+            "GetGroupProperties",
+            &(ids, vec![name.to_string()]),
+        )
+        .await
+        .expect("the menu answers");
+    let items: Vec<(i32, HashMap<String, OwnedValue>)> = reply.body().deserialize().unwrap();
+    (items.into_iter())
+        .filter_map(|(id, mut props)| Some((id, props.remove(name)?)))
+        .collect()
+}
+
+/// The menu of the tray item `service`: each entry's id by its label.
+async fn menu(bus: &zbus::Connection, service: &str) -> HashMap<String, i32> {
+    let labels = properties(bus, service, (1..=10).collect(), "label").await;
+    (labels.into_iter())
+        .filter_map(|(id, label)| Some((String::try_from(label).ok()?, id)))
+        .collect()
+}
+
+/// Whether the menu's entry `id` is checked (its toggle-state).
+async fn checked(bus: &zbus::Connection, service: &str, id: i32) -> bool {
+    let state = properties(bus, service, vec![id], "toggle-state").await;
+    let (_, state) = state.into_iter().next().expect("a check entry");
+    i32::try_from(state).unwrap() == 1
+}
+
+/// A click on the menu's entry `label`, as a host sends it.
+async fn click(bus: &zbus::Connection, service: &str, label: &str) {
+    let id = menu(bus, service).await[label];
+    bus.call_method(
+        Some(service),
+        "/MenuBar",
+        Some("com.canonical.dbusmenu"),
+        "Event",
+        &(id, "clicked", Value::from(0i32), 0u32),
+    )
+    .await
+    .expect("the click is taken");
+}
+
+/// Within a generous bound (a slow machine), never a fixed wait: what the test waits for
+/// arrives as a message.
+async fn within<T>(what: &str, future: impl std::future::Future<Output = T>) -> T {
+    tokio::time::timeout(Duration::from_secs(60), future)
+        .await
+        .unwrap_or_else(|_| panic!("{what} did not happen"))
+}
+
+/// One test: the session bus is this process's environment.
+/// 1. Nothing to keep (no plan set): the keeper leaves at once.
+/// 2. No tray host (stock GNOME): the notification says where Kluis went, and the menu still
+///    works for a host that comes later (here: clicked directly) — *Quit Kluis* ends it.
+/// 3. A tray host: the icon registers with it; *Pause plans* pauses every plan and checks the
+///    entry, *Open Kluis* starts the window, *Quit Kluis* ends the keeper.
+/// 4. The session ends (its bus goes, as at a log-out): the keeper leaves.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_tray_menu_over_d_bus_with_and_without_a_tray_host() {
+    let session = SessionBus::start();
+    let bus = zbus::Connection::session().await.unwrap();
+
+    // 1. Nothing to keep.
+    let dir = tempfile::tempdir().unwrap();
+    let (app, _told) = open_app(dir.path(), false).await;
+    let (window, _opened) = window_counter();
+    let left = within("leaving", keeper::run(app, window, false)).await;
+    assert_eq!(left, Left::NothingToKeep, "no plan set: nothing to keep");
+
+    // 2. No tray host.
+    let names = zbus::fdo::DBusProxy::new(&bus).await.unwrap();
+    let mut owners = names.receive_name_owner_changed().await.unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let (app, mut told) = open_app(dir.path(), true).await;
+    let (window, _opened) = window_counter();
+    let keeper = tokio::spawn(keeper::run(app, window, true));
+    let item = within("the tray item's bus name", async {
+        loop {
+            let change = owners.next().await.unwrap();
+            let name = change.args().unwrap().name().to_string();
+            if name.starts_with("org.kde.StatusNotifierItem-") {
+                break name;
+            }
+        }
+    })
+    .await;
+    let alert = within("the notification", told.recv()).await.unwrap();
+    assert_eq!(
+        alert,
+        Alert::still_running_without_tray(),
+        "without a tray host the notification says to use the applications menu"
+    );
+    click(&bus, &item, "Quit Kluis").await;
+    let left = within("quitting", keeper).await.unwrap();
+    assert_eq!(left, Left::Quit);
+
+    // 3. A tray host.
+    let (registered, mut items) = mpsc::unbounded_channel();
+    let host = zbus::connection::Builder::session()
+        .unwrap()
+        .name("org.kde.StatusNotifierWatcher")
+        .unwrap()
+        .serve_at("/StatusNotifierWatcher", Watcher(registered))
+        .unwrap()
+        .build()
+        .await
+        .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let (app, mut told) = open_app(dir.path(), true).await;
+    let (window, mut opened) = window_counter();
+    let keeper = tokio::spawn(keeper::run(app.clone(), window, true));
+    let item = within("the item's registration", items.recv())
+        .await
+        .unwrap();
+    let entries = menu(&bus, &item).await;
+    for label in ["Open Kluis", "Backup all now", "Pause plans", "Quit Kluis"] {
+        assert!(
+            entries.contains_key(label),
+            "the menu has {label}: {entries:?}"
+        );
+    }
+    let alert = within("the notification", told.recv()).await.unwrap();
+    assert_eq!(alert, Alert::still_running(), "with a tray host: its icon");
+    assert!(!checked(&bus, &item, entries["Pause plans"]).await);
+
+    click(&bus, &item, "Pause plans").await;
+    click(&bus, &item, "Open Kluis").await;
+    // The keeper takes the clicks in order: once the window is opened, the pause is done.
+    within("the window opened", opened.recv()).await.unwrap();
+    assert!(app.plans.plans_paused(), "Pause plans paused the plans");
+    assert!(
+        checked(&bus, &item, entries["Pause plans"]).await,
+        "and its entry shows it"
+    );
+
+    click(&bus, &item, "Quit Kluis").await;
+    assert_eq!(within("quitting", keeper).await.unwrap(), Left::Quit);
+
+    // 4. The session ends.
+    let dir = tempfile::tempdir().unwrap();
+    let (app, mut told) = open_app(dir.path(), true).await;
+    let (window, _opened) = window_counter();
+    let look = Duration::from_millis(100);
+    let keeper = tokio::spawn(keeper::run_looking_every(app, window, true, look));
+    // (Told once its icon is up.)
+    within("the keeper's notification", told.recv())
+        .await
+        .unwrap();
+    drop((host, bus, names, owners));
+    drop(session);
+    let left = within("leaving with the session", keeper).await.unwrap();
+    assert_eq!(left, Left::SessionEnded, "a log-out ends the keeper");
+}
