@@ -83,9 +83,9 @@ stage "The OS keyring and desktop notifications (Secret Service, a stand-in noti
 
 deb() {
   # The .deb of the app the test build made (Tauri's bundler packs the built binary), with the
-  # test build's kluis-tray in place of the release one tauri.conf.json names.
+  # test build's kluis-tray in place of the release one tauri.conf.json builds and names.
   ui/node_modules/.bin/tauri bundle --debug --bundles deb --features custom-protocol \
-    --config '{"bundle":{"linux":{"deb":{"files":{"/usr/bin/kluis-tray":"../target/debug/kluis-tray"}}}}}'
+    --config '{"build":{"beforeBundleCommand":"true"},"bundle":{"linux":{"deb":{"files":{"/usr/bin/kluis-tray":"../target/debug/kluis-tray"}}}}}'
   local deb info contents
   deb=$(ls target/debug/bundle/deb/*.deb)
   # (Read whole, then searched: `dpkg-deb | grep -q` fails under pipefail when grep stops early.)

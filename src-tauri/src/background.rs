@@ -22,6 +22,15 @@ pub fn own_when_free<R: Runtime>(app: &AppHandle<R>, start: Start<R>) {
         Ok(Some(right)) => start(app, Some(right)),
         Ok(None) => {
             tracing::info!("kluis-tray keeps the plans; this window is only the window");
+            // Its backups shown here as if this window ran them, until it runs them itself.
+            #[cfg(unix)]
+            {
+                let handle = app.clone();
+                tauri::async_runtime::spawn(async move {
+                    let guest = || handle.try_state::<Held>().is_none();
+                    handle.state::<DesktopApp>().follow_tray(guest).await;
+                });
+            }
             let app = app.clone();
             std::thread::spawn(move || match BackgroundOwner::take(&paths) {
                 Ok(right) => {
@@ -69,8 +78,8 @@ pub fn left_to_tray_at_login() -> bool {
 /// What closing the window does, when something is to go on (plans set, or a backup of this
 /// process running), on Linux outside the demo: the plans go to `kluis-tray` (started now; it
 /// takes the right when this process has ended), and this process ends — at once, or hidden
-/// once its own backups are done. `false` when that could not be (`kluis-tray` missing, the
-/// demo, Windows): then the window hides into this process's tray as before.
+/// once its own backups are done. [`Leaving::Stay`] when that could not be (`kluis-tray`
+/// missing, the demo, Windows): then the window hides into this process's tray as before.
 pub fn leave_to_tray<R: Runtime>(window: &tauri::Window<R>) -> Leaving {
     let state = window.state::<DesktopApp>();
     if !cfg!(target_os = "linux") || state.is_demo() {
@@ -86,12 +95,19 @@ pub fn leave_to_tray<R: Runtime>(window: &tauri::Window<R>) -> Leaving {
         return Leaving::Now;
     }
     let app = window.app_handle().clone();
+    let label = window.label().to_string();
     tauri::async_runtime::spawn(async move {
         app.state::<DesktopApp>()
             .background
             .until_no_backup_runs()
             .await;
-        app.exit(0);
+        // Shown again meanwhile (a second start, the tray's Open): it stays, holding the plans
+        // until it is closed again (kluis-tray waits for them).
+        let shown =
+            (app.get_webview_window(&label)).is_some_and(|w| w.is_visible().unwrap_or(false));
+        if !shown {
+            app.exit(0);
+        }
     });
     Leaving::WhenBackupsEnd
 }

@@ -6,7 +6,7 @@
 #   bash tests/bench/tray.sh [KLANTEN] [MIB]     (default 200 klanten of 20 MiB)
 #
 # Needs the release builds (`cargo build --release --bin kluis --bin kluis-sim --bin
-# kluis-tray`), dbus and gnome-keyring (.ci/run installs them). In a private D-Bus session with
+# kluis-tray`), dbus-daemon, dbus-send (dbus-bin) and gnome-keyring (.ci/setup installs them). In a private D-Bus session with
 # an unlocked keyring, KLANTEN profiles of one local kluis-sim are added with `kluis profiles
 # add` and each gets a daily plan twelve hours from now (so none is due); then kluis-tray runs
 # on that data folder, as it does after the window closed:
@@ -77,7 +77,9 @@ sleep 50; idle60=$(tree_rss "$tray")
 began=$(date +%s.%N)
 menu_click "$item" "Backup all now"
 peak=0
+deadline=$((SECONDS + 1800))
 while [ "$(find "$work/saved" -type f ! -name '.*' | wc -l)" -lt "$klanten" ]; do
+  [ $SECONDS -lt $deadline ] || { echo "the batch did not end within 30 minutes" >&2; cat "$work/tray.log" >&2; exit 1; }
   now=$(tree_rss "$tray"); [ "$now" -gt "$peak" ] && peak=$now
   kill -0 "$tray" 2>/dev/null || { echo "kluis-tray ended during the batch" >&2; cat "$work/tray.log" >&2; exit 1; }
   sleep 0.1

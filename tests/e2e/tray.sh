@@ -4,12 +4,13 @@
 # clicks it (this session has no tray host, like stock GNOME), and who holds the data folder's
 # background right read from the kernel's lock table (/proc/locks). Runs inside `xvfb-run -a
 # dbus-run-session` (tests/e2e/run.sh), with `bash tests/e2e/tray.sh WORK`.
-#   0. Started at login (`kluis-app --hidden`) with a plan set: no window, kluis-tray keeps it.
+#   0. Started at login (`kluis-app --hidden`) with a plan set: no window, kluis-tray keeps it;
+#      `kluis-tray --quit` ends it.
 #   1. The window's process holds the right while its window is open.
 #   2. Closing the window with a plan set ends that process and starts kluis-tray, which takes
 #      the right and says in a notification where Kluis went (no tray icon on this desktop).
 #   3. The tray's "Open Kluis" opens a window again; kluis-tray keeps the right.
-#   4. The tray's "Backup all now" backs the klant up with no window's help.
+#   4. The tray's "Backup all now" backs the klant up (in kluis-tray; the open window is a guest).
 #   5. The tray's "Quit Kluis" ends kluis-tray, and the open window takes the right over.
 #   6. Closing that window hands the plans to a new kluis-tray again.
 set -euo pipefail
@@ -58,7 +59,8 @@ kluis() {
 printf '%s\n%s\n' "$(value api_key)" "$(value password)" |
   KLUIS_BASE_URL=$(value base_url) KLUIS_USERNAME=$(value username) kluis profiles add Bakkerij --stdin ||
   fail "adding the klant"
-kluis plan Bakkerij --daily 02:00 || fail "planning the klant"
+# (Twelve hours away: no plan of its own is due while the test runs.)
+kluis plan Bakkerij --daily "$(date -d '+12 hours' +%H:%M)" || fail "planning the klant"
 
 lock="$KLUIS_DATA_DIR/background.lock"
 # The PID holding the background right (none: empty).
@@ -86,7 +88,8 @@ until_true 30 "kluis-tray starts at login" tray_up
 until_true 20 "kluis-tray takes the background right" held_by "$(tray_pid)"
 ! shown || fail "no window opens at login"
 tray=$(tray_pid)
-click "Quit Kluis"
+# (Asked as on a desktop without a tray icon to click: kluis-tray --quit.)
+"$bin/kluis-tray" --quit || fail "kluis-tray --quit failed"
 until_true 30 "kluis-tray ends" gone "$tray"
 [ -z "$(holder)" ] || fail "nobody holds the background right once kluis-tray quit"
 
@@ -111,7 +114,7 @@ until_true 60 "the window opens again" shown
 app=$(ours kluis-app | head -1)
 held_by "$tray" || fail "kluis-tray keeps the background right while a window is open (held by $(holder))"
 
-echo "4. the tray's Backup all now backs up without the window's help"
+echo "4. the tray's Backup all now backs up (kluis-tray's backup: the window only shows it)"
 click "Backup all now"
 saved_one() { [ -n "$(find "$KLUIS_E2E_SAVE_DIR" -type f -name '*.zip' -print -quit)" ]; }
 until_true 120 "the tray's backup is saved" saved_one

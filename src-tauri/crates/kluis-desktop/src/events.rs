@@ -1,9 +1,10 @@
 //! What a running backup tells the UI, streamed over a channel keyed by job.
 
 use kluis_core::{Code, JobEvent, Progress, Saved, Stage};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
-#[derive(Debug, Clone, PartialEq, Serialize, ts_rs::TS)]
+// (Deserialize: a window reads kluis-tray's backups' events, `mirror`.)
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ts_rs::TS)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum AppJobEvent {
     /// The job reached a stage of kluis-core's state machine.
@@ -132,7 +133,7 @@ pub struct ResumedEvent {
 pub type ResumeSink = std::sync::Arc<dyn Fn(ResumedEvent) + Send + Sync>;
 
 /// An event of a backup its plan started, tagged with the job and its klant.
-#[derive(Debug, Clone, PartialEq, Serialize, ts_rs::TS)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ts_rs::TS)]
 pub struct PlannedEvent {
     pub job_id: String,
     pub profile_id: String,

@@ -26,6 +26,18 @@ pub const WINDOW_PROGRAM: &str = "kluis-app";
 /// `kluis-tray`'s flag when a closing window started it: it says once where Kluis went.
 pub const AFTER_WINDOW_FLAG: &str = "--after-window";
 
+/// What a window asks of the `kluis-tray` whose backups it follows (`mirror`).
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TrayRequest {
+    /// *Cancel* on one of its backups.
+    Cancel(uuid::Uuid),
+    /// *Cancel all*.
+    CancelAll,
+    /// *Quit Kluis* (`kluis-tray --quit`: where no tray icon shows its menu).
+    Quit,
+}
+
 /// The right to run a data folder's background work (see the module's text), held until
 /// dropped or the process ends.
 #[derive(Debug)]

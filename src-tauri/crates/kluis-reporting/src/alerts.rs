@@ -183,6 +183,17 @@ impl Alert {
         }
     }
 
+    /// `kluis-tray` could not start (`reason`): the plans run only while the window is open.
+    pub fn background_failed(reason: &str) -> Alert {
+        Alert {
+            title: "Kluis could not keep your plans in the background".into(),
+            body: format!(
+                "{} Open Kluis: while its window is open, the plans run there.",
+                first_line(reason)
+            ),
+        }
+    }
+
     /// Closing the window left Kluis running, on a desktop that shows no tray icons (stock
     /// GNOME without its extension): how to find it again.
     pub fn still_running_without_tray() -> Alert {

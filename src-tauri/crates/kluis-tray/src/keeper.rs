@@ -34,8 +34,10 @@ pub enum Left {
     Quit,
     /// No plan is set and no backup runs.
     NothingToKeep,
-    /// The desktop session ended (its bus closed the tray's connection: a log-out).
+    /// The desktop session ended (its session bus is gone: a log-out).
     SessionEnded,
+    /// Asked to end (SIGTERM: a log-out, a task manager's *End*, the package's upgrade).
+    Terminated,
 }
 
 /// Runs `app`'s background work with the tray icon until *Quit Kluis*, or until nothing is
@@ -53,6 +55,8 @@ pub async fn run_looking_every(
     look_every: Duration,
 ) -> Left {
     let (clicks, mut actions) = mpsc::unbounded_channel();
+    #[cfg(unix)]
+    let _windows = show_backups_to_windows(&app, clicks.clone());
     #[cfg(target_os = "linux")]
     let tray = crate::sni::show(clicks, app.clone()).await;
     #[cfg(target_os = "linux")]
@@ -62,16 +66,29 @@ pub async fn run_looking_every(
         drop(clicks);
         false
     };
-    if after_window {
+    if after_window && tell_still_running_now(app.paths()) {
         let app = app.clone();
         tokio::spawn(async move { app.background.tell_still_running(tray_shown).await });
     }
+    // Backups a quit, a log-out or a window that ended left unfinished are finished here (a
+    // window opened later finds them done; its own start would do the same).
+    {
+        let app = app.clone();
+        tokio::spawn(async move {
+            if let Err(e) = app.backups.resume_backups(Arc::new(|_| {})).await {
+                tracing::warn!(code = %e.code(), "unfinished backups could not be resumed");
+            }
+        });
+    }
     let background = app.run_background();
     tokio::pin!(background);
+    let terminated = terminated();
+    tokio::pin!(terminated);
     let mut look = tokio::time::interval(look_every);
     let left = loop {
         tokio::select! {
             _ = &mut background => {} // (it runs as long as the process)
+            _ = &mut terminated => break Left::Terminated,
             Some(action) = actions.recv() => {
                 if act(&app, action, &window) {
                     break Left::Quit;
@@ -106,6 +123,78 @@ pub async fn run_looking_every(
     left
 }
 
+/// A window opened while this process runs the plans shows its backups (their progress, their
+/// end, *Cancel*): every planned backup's events are served to it (`kluis_desktop::mirror`);
+/// `kluis-tray --quit` asks there too (its *Quit* goes to `quit`, as the menu's does). Served
+/// until the returned task is dropped, as the keeper leaves.
+#[cfg(unix)]
+fn show_backups_to_windows(
+    app: &Arc<DesktopApp>,
+    quit: mpsc::UnboundedSender<TrayAction>,
+) -> Option<AbortOnDrop<std::io::Result<()>>> {
+    use kluis_desktop::mirror::{self, Mirror, Request};
+    let mirror = Mirror::new();
+    let listener = match Mirror::listen(&mirror::socket_path(app.paths())) {
+        Ok(listener) => listener,
+        Err(e) => {
+            tracing::warn!(%e, "a window opened now will not show kluis-tray's backups");
+            return None;
+        }
+    };
+    app.plans.watch_planned(mirror.sink());
+    let app = app.clone();
+    let asked = Arc::new(move |request| match request {
+        Request::Cancel(job) => {
+            let app = app.clone();
+            tokio::spawn(async move { app.backups.cancel_backup(job).await });
+        }
+        Request::CancelAll => {
+            app.plans.cancel_all();
+        }
+        Request::Quit => {
+            let _ = quit.send(TrayAction::Quit);
+        }
+    });
+    Some(AbortOnDrop(tokio::spawn(mirror.serve(listener, asked))))
+}
+
+/// A task that ends with the value that holds it.
+struct AbortOnDrop<T>(tokio::task::JoinHandle<T>);
+
+impl<T> Drop for AbortOnDrop<T> {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
+}
+
+/// Whether "Kluis is still running" is to be said now: at most once a day, so that a window
+/// closed ten times a day is not told ten times (remembered beside the history).
+fn tell_still_running_now(paths: &kluis_desktop::AppPaths) -> bool {
+    const ONCE_IN: Duration = Duration::from_secs(24 * 3600);
+    let marker = paths.history_db.with_file_name("still-running.told");
+    let told = std::fs::metadata(&marker).and_then(|m| m.modified());
+    if told.is_ok_and(|at| at.elapsed().is_ok_and(|age| age < ONCE_IN)) {
+        return false;
+    }
+    // (Its content changes each time, so its modification time does.)
+    let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH);
+    let _ = std::fs::write(&marker, format!("{}\n", now.unwrap_or_default().as_secs()));
+    true
+}
+
+/// Returns when the process is asked to end (SIGTERM), so that it stops what runs in order.
+async fn terminated() {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{signal, SignalKind};
+        if let Ok(mut term) = signal(SignalKind::terminate()) {
+            term.recv().await;
+            return;
+        }
+    }
+    std::future::pending::<()>().await
+}
+
 /// The heap a batch of backups grew is returned to the system at the next look once it is done
 /// (glibc keeps freed memory for the process otherwise: measured, 35 MiB after a batch of 200
 /// against 15 before it). On an idle heap this costs next to nothing.
@@ -134,7 +223,7 @@ fn act(app: &Arc<DesktopApp>, action: TrayAction, window: &WindowStarter) -> boo
         TrayAction::Quit => return true,
     };
     if let Err(e) = outcome {
-        tracing::warn!(action = action.id(), %e, "a tray action failed");
+        tracing::warn!(action = action.id(), error = %e, "a tray action failed");
     }
     false
 }

@@ -130,7 +130,11 @@ impl ksni::Tray for KluisTray {
     fn tool_tip(&self) -> ksni::ToolTip {
         ksni::ToolTip {
             title: "Kluis".into(),
-            description: "Your plans run in the background.".into(),
+            description: match self.paused {
+                true => "Your plans are paused.",
+                false => "Your plans run in the background.",
+            }
+            .into(),
             ..Default::default()
         }
     }
@@ -161,6 +165,8 @@ impl ksni::Tray for KluisTray {
                 label: "Pause plans".into(),
                 checked: self.paused,
                 activate: Box::new(|tray: &mut Self| {
+                    // As the plans are now (a host may not have said the menu opened).
+                    tray.read_paused();
                     tray.send(match tray.paused {
                         true => TrayAction::ResumePlans,
                         false => TrayAction::PausePlans,

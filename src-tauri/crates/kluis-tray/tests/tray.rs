@@ -224,8 +224,10 @@ async fn the_tray_menu_over_d_bus_with_and_without_a_tray_host() {
     let item = within("the tray item's bus name", async {
         loop {
             let change = owners.next().await.unwrap();
-            let name = change.args().unwrap().name().to_string();
-            if name.starts_with("org.kde.StatusNotifierItem-") {
+            let args = change.args().unwrap();
+            let name = args.name().to_string();
+            // (A name taken, not one let go of by the keeper of part 1.)
+            if name.starts_with("org.kde.StatusNotifierItem-") && args.new_owner().is_some() {
                 break name;
             }
         }

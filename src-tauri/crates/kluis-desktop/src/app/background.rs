@@ -124,13 +124,14 @@ impl Background {
     /// (paused as a whole or not — "Resume plans" is in the tray) or a backup is running.
     /// Otherwise closing the window ends Kluis, as users of a plain app expect.
     pub fn keep_running_when_closed(&self) -> bool {
-        self.shared.profiles.plans_active() || !self.jobs.running_job_ids().is_empty()
+        self.shared.profiles.plans_active() || self.jobs.busy()
     }
 
-    /// Whether a backup of this process runs now (the window's process, once its window is
-    /// closed, ends when none does: the plans are `kluis-tray`'s then).
+    /// Whether a backup of this process is under way: running, being started, or Backup all's
+    /// batch still starting klanten (the window's process, once its window is closed, ends when
+    /// none is: the plans are `kluis-tray`'s then).
     pub fn backup_runs(&self) -> bool {
-        !self.jobs.running_job_ids().is_empty()
+        self.jobs.busy()
     }
 
     /// Returns once no backup of this process runs (at once when none does).

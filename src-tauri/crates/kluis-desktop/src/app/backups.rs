@@ -266,6 +266,9 @@ impl Backups {
                     .failed(job, Stage::Saved, &Error::Cancelled)?;
                 Ok(())
             }
+            // One of kluis-tray's, shown in this window (`DesktopApp::follow_tray`): it
+            // cancels it, and its end comes back as its events.
+            None if self.shared.ask_tray(crate::owner::TrayRequest::Cancel(job)) => Ok(()),
             None => Err(AppError::NotFound("That backup has already ended.".into())),
         }
     }

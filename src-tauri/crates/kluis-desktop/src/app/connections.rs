@@ -25,6 +25,11 @@ pub(crate) struct Connections {
     pub demo_secrets: Arc<MemoryStore>,
     /// Each profile's session and downloader, made on first use.
     made: Mutex<HashMap<String, Arc<ServiceConnection>>>,
+    /// Whether `made` keeps them: not in a process whose klanten are changed by another
+    /// (`kluis-tray`, while the window edits them: [`DesktopAppBuilder::fresh_connections`]).
+    ///
+    /// [`DesktopAppBuilder::fresh_connections`]: super::DesktopAppBuilder::fresh_connections
+    pub keep: bool,
     /// The download speed limit every download shares (Settings → Download speed).
     pub bandwidth: Arc<Bandwidth>,
     /// The demo's simulator, once started (its webhook.site stand-in serves demo profiles).
@@ -43,6 +48,7 @@ impl Connections {
             demo_secrets: shared.demo_secrets.clone(),
             shared,
             made: Mutex::default(),
+            keep: true,
             bandwidth,
             demo: tokio::sync::Mutex::new(None),
             webhook_site,
@@ -112,10 +118,9 @@ impl Connections {
             ..DownloadOptions::default()
         };
         let connection = Arc::new(ServiceConnection::open(config, options)?);
-        self.made
-            .lock()
-            .unwrap()
-            .insert(id.to_string(), connection.clone());
+        if self.keep {
+            (self.made.lock().unwrap()).insert(id.to_string(), connection.clone());
+        }
         Ok(connection)
     }
 

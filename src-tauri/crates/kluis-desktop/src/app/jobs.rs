@@ -43,6 +43,9 @@ pub(crate) struct JobRegistry {
     ///
     /// [`Background::until_no_backup_runs`]: super::Background::until_no_backup_runs
     pub settled: tokio::sync::Notify,
+    /// Backups being started (a klant's turn, its sign-in, its POST, a slot waited for) and
+    /// Backup all's batches under way: work of this process that holds no slot yet.
+    starting: std::sync::atomic::AtomicUsize,
     /// What the service was seen to allow, learnt as jobs go.
     learn: Arc<LearnAccess>,
 }
@@ -54,6 +57,7 @@ impl JobRegistry {
             shared,
             slots: Mutex::default(),
             settled: tokio::sync::Notify::new(),
+            starting: Default::default(),
         }
     }
 
@@ -63,6 +67,19 @@ impl JobRegistry {
             .filter(|(_, slot)| matches!(slot, JobSlot::Running))
             .map(|(id, _)| *id)
             .collect()
+    }
+
+    /// Whether this process has backups under way: running, or being started (see `starting`).
+    pub fn busy(&self) -> bool {
+        self.starting.load(std::sync::atomic::Ordering::SeqCst) > 0
+            || !self.running_job_ids().is_empty()
+    }
+
+    /// Counts as work being started until dropped (see `starting`).
+    pub fn starting(&self) -> Starting<'_> {
+        self.starting
+            .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        Starting(self)
     }
 
     /// Starts a job in the engine, tried again as `retry` says; its events and outcome go
@@ -196,5 +213,15 @@ impl JobRegistry {
                 sink(AppJobEvent::failed(&error));
             }
         }
+    }
+}
+
+/// A backup (or a batch) being started: see [`JobRegistry::starting`].
+pub(crate) struct Starting<'a>(&'a JobRegistry);
+
+impl Drop for Starting<'_> {
+    fn drop(&mut self) {
+        (self.0.starting).fetch_sub(1, std::sync::atomic::Ordering::SeqCst);
+        self.0.settled.notify_waiters();
     }
 }

@@ -182,6 +182,7 @@ pub struct DesktopAppBuilder {
     notifier: Option<(Arc<dyn Notifier>, Duration)>,
     update_server: updates::UpdateServer,
     demo: bool,
+    fresh_connections: bool,
 }
 
 impl DesktopAppBuilder {
@@ -232,6 +233,14 @@ impl DesktopAppBuilder {
         self
     }
 
+    /// Makes each backup's connection anew from the klant as it is then (its profile, its
+    /// secrets, its encryption), never one kept from before: for `kluis-tray`, which runs for
+    /// days while the window — another process — edits the klanten.
+    pub fn fresh_connections(mut self) -> Self {
+        self.fresh_connections = true;
+        self
+    }
+
     /// Shows desktop notifications on `notifier`, gathering failures for `gather_for` (tests).
     pub fn notifier(mut self, notifier: Arc<dyn Notifier>, gather_for: Duration) -> Self {
         self.notifier = Some((notifier, gather_for));
@@ -264,11 +273,10 @@ impl DesktopAppBuilder {
             self.keyring.clone(),
             Arc::new(bandwidth.other_direction()),
         ));
-        let connections = Arc::new(connections::Connections::new(
-            shared.clone(),
-            bandwidth,
-            self.webhook_site,
-        ));
+        let mut connections =
+            connections::Connections::new(shared.clone(), bandwidth, self.webhook_site);
+        connections.keep = !self.fresh_connections;
+        let connections = Arc::new(connections);
         let jobs = Arc::new(JobRegistry::new(shared.clone()));
         let alerts = Arc::new(Alerts::new(
             shared.clone(),
@@ -345,6 +353,7 @@ impl DesktopApp {
             notifier: None,
             update_server: None,
             demo: false,
+            fresh_connections: false,
         }
     }
 
@@ -373,6 +382,39 @@ impl DesktopApp {
             self.office.keep_telling(),
             updates,
         );
+    }
+
+    /// A window opened while `kluis-tray` runs the plans (`guest`: while this process does not
+    /// hold the background right) shows that process's backups as its own — their progress,
+    /// their end, *Cancel* and *Cancel all* (`crate::mirror`). Followed from the moment the
+    /// window watches planned backups, until `guest` says this process runs them itself;
+    /// `kluis-tray` not there (yet, or any more) is looked for again every second. Meanwhile
+    /// what changes here (a backup, a plan, a restore test) reaches the office soon, as it
+    /// would from the process that runs the plans.
+    #[cfg(unix)]
+    pub async fn follow_tray(&self, guest: impl Fn() -> bool) {
+        tokio::select! {
+            _ = self.follow_tray_while(guest) => {}
+            _ = self.office.keep_telling() => {}
+        }
+    }
+
+    #[cfg(unix)]
+    async fn follow_tray_while(&self, guest: impl Fn() -> bool) {
+        let path = crate::mirror::socket_path(&self.shared.paths);
+        self.plans.until_watched().await;
+        while guest() {
+            let (requests, mut asked) = tokio::sync::mpsc::unbounded_channel();
+            *self.shared.tray_requests.lock().unwrap() = Some(requests);
+            let plans = self.plans.clone();
+            let sink: crate::events::PlannedSink = Arc::new(move |e| plans.tell_window(e));
+            let followed = crate::mirror::follow(&path, sink, &mut asked).await;
+            *self.shared.tray_requests.lock().unwrap() = None;
+            if let Err(e) = followed {
+                tracing::debug!(%e, "kluis-tray is not reached");
+            }
+            tokio::time::sleep(Duration::from_secs(1)).await;
+        }
     }
 
     /// The files this app works on.

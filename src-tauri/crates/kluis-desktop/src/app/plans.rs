@@ -73,6 +73,8 @@ pub struct Plans {
     changed: Arc<Notify>,
     /// Where planned backups' events go (the window, once it subscribed).
     planned_sink: Mutex<Option<PlannedSink>>,
+    /// Told when [`Plans::watch_planned`] sets `planned_sink`.
+    watched: Notify,
     /// Slots for unattended backups (plans, Backup all): a batch of klanten runs a few at a
     /// time, so the service and this computer are not asked for everything at once.
     /// Replaced when the setting changes (jobs holding a slot of the old one finish as they
@@ -104,6 +106,7 @@ impl Plans {
             scheduler: Mutex::new(Some(scheduler)),
             held_elsewhere: Mutex::default(),
             planned_sink: Mutex::default(),
+            watched: Notify::new(),
             slots: Mutex::new(Arc::new(Semaphore::new(at_once.max(1)))),
             batch: AtomicU64::default(),
         }
@@ -156,6 +159,29 @@ impl Plans {
     /// Where planned backups' events go (the window subscribes once it runs).
     pub fn watch_planned(&self, sink: PlannedSink) {
         *self.planned_sink.lock().unwrap() = Some(sink);
+        self.watched.notify_waiters();
+    }
+
+    /// Returns once someone watches the planned backups' events ([`Plans::watch_planned`]).
+    pub(super) async fn until_watched(&self) {
+        loop {
+            let watched = self.watched.notified();
+            tokio::pin!(watched);
+            watched.as_mut().enable();
+            if self.planned_sink.lock().unwrap().is_some() {
+                return;
+            }
+            watched.await;
+        }
+    }
+
+    /// Tells the window `event` of a backup another process runs (`kluis-tray`'s, followed by
+    /// `DesktopApp::follow_tray`), as if this one ran it.
+    pub(super) fn tell_window(&self, event: PlannedEvent) {
+        let watcher = self.planned_sink.lock().unwrap().clone();
+        if let Some(watcher) = watcher {
+            watcher(event);
+        }
     }
 
     /// Runs the plans until the app ends: each profile the scheduler hands out is backed up.
@@ -231,6 +257,8 @@ impl Plans {
         for profile in self.shared.profiles.list() {
             self.shared.check_unattended_folder(&profile)?;
         }
+        // (The whole batch is work of this process: a closing window waits for it.)
+        let _batch = self.jobs.starting();
         let batch = Some(self.batch.load(Ordering::SeqCst));
         let mut started = 0;
         for profile in self.shared.profiles.list() {
@@ -247,6 +275,8 @@ impl Plans {
     /// and Backup all starts none of the klanten still waiting. Returns how many were running.
     pub fn cancel_all(&self) -> usize {
         self.batch.fetch_add(1, Ordering::SeqCst);
+        // And kluis-tray's, when this window follows them (it counts its own).
+        self.shared.ask_tray(crate::owner::TrayRequest::CancelAll);
         (self.jobs.running_job_ids().into_iter())
             .filter(|id| self.shared.engine.cancel(*id))
             .count()

@@ -17,6 +17,7 @@ use kluis_profiles::secrets::off_thread;
 
 use crate::dialogs::{Dialogs, NoDialogs};
 use crate::error::{AppError, AppResult};
+use crate::owner::TrayRequest;
 use crate::profiles::{Profile, ProfileStore, ProfileView, Settings};
 use crate::secrets::{MemoryStore, SecretKind, SecretStore};
 use crate::AppPaths;
@@ -55,6 +56,10 @@ pub(crate) struct Shared {
     ///
     /// [`OfficeHub::keep_telling`]: super::office::OfficeHub::keep_telling
     pub(super) office_changed: tokio::sync::Notify,
+    /// While this window follows `kluis-tray`'s backups (`DesktopApp::follow_tray`): where a
+    /// *Cancel* of one of them, or *Cancel all*, is sent.
+    pub(super) tray_requests:
+        std::sync::Mutex<Option<tokio::sync::mpsc::UnboundedSender<TrayRequest>>>,
 }
 
 impl Shared {
@@ -72,6 +77,7 @@ impl Shared {
             catalog_round: Arc::default(),
             office: Default::default(),
             office_changed: tokio::sync::Notify::new(),
+            tray_requests: std::sync::Mutex::default(),
             demo_secrets: Arc::default(),
             upload_pace,
             engine: Engine::new(history.clone()),
@@ -149,6 +155,12 @@ impl Shared {
                 targets
             }
         }
+    }
+
+    /// Sends `request` to `kluis-tray`, when this window follows its backups; whether it went.
+    pub fn ask_tray(&self, request: TrayRequest) -> bool {
+        let requests = self.tray_requests.lock().unwrap();
+        requests.as_ref().is_some_and(|r| r.send(request).is_ok())
     }
 
     pub fn dialogs(&self) -> Arc<dyn Dialogs> {

@@ -96,6 +96,16 @@ impl Plans {
             .ok_or_else(|| AppError::InvalidState("The backup was not started.".into()))
     }
 
+    /// Settings → Download speed as the profiles file says now: set in another process (the
+    /// window, while `kluis-tray` runs the plans; `kluis`), it holds from this backup on.
+    fn follow_bandwidth(&self) {
+        let limit = self.shared.profiles.settings().bandwidth;
+        if self.connections.bandwidth.limit() != limit {
+            let _ = self.connections.bandwidth.set_limit(limit.clone());
+            let _ = self.shared.upload_pace.set_limit(limit);
+        }
+    }
+
     /// [`Plans::start_planned`], holding the klant's turn until the job ends: a klant
     /// that `kluis run-due` (or anyone) is backing up now is not started twice. With
     /// `only_when_due`, the plan is looked at again under the turn, and `None` says another
@@ -107,6 +117,9 @@ impl Plans {
         only_when_due: bool,
         batch: Option<u64>,
     ) -> AppResult<Option<Uuid>> {
+        // (Work of this process from here: a closing window waits for it, background.rs.)
+        let _starting = self.jobs.starting();
+        self.follow_bandwidth();
         // In the round from now, while it waits for a slot too (catalog_round.rs); the job's
         // task takes it over, and gives it back at its end.
         let mut in_round = Some(self.shared.catalog_round.begin());
@@ -156,7 +169,7 @@ impl Plans {
                 return Ok(None);
             }
             Turn::Busy => return Err(AppError::InvalidState(
-                "A backup of this klant is already running in another Kluis process (a scheduled `kluis run-due`?); it was not started twice.".into(),
+                "A backup of this klant is already running in another Kluis process (Kluis in the background, or a scheduled `kluis run-due`); it was not started twice.".into(),
             )),
         };
         let job_id = Uuid::new_v4();

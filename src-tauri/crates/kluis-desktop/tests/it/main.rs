@@ -42,4 +42,6 @@ mod retry;
 mod s3;
 #[cfg(unix)]
 mod sftp;
+#[cfg(unix)]
+mod tray_window;
 mod updates;

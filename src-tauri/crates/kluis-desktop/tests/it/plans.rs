@@ -444,21 +444,35 @@ async fn the_klants_monitor_hears_of_each_unattended_backup() {
     );
 }
 
-/// "Cancel all" during Backup all (one at a time here): the running klant's backup ends as
-/// cancelled, with nothing left in its folder, and the klant still waiting is never started.
-#[tokio::test(flavor = "multi_thread")]
-async fn cancel_all_ends_the_running_backup_and_starts_no_waiting_klant() {
-    let (dir, folder) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
-    let one_at_once = common::builder(&dir, Some(folder.path().to_path_buf()))
+/// The demo app backing up all its klanten one at a time (into `folder`), started on a task of
+/// its own (how many it started): the app, its planned events, and that task.
+async fn backup_all_one_at_a_time(
+    dir: &tempfile::TempDir,
+    folder: &tempfile::TempDir,
+) -> (
+    Arc<kluis_desktop::DesktopApp>,
+    mpsc::UnboundedReceiver<PlannedEvent>,
+    tokio::task::JoinHandle<usize>,
+) {
+    let one_at_once = common::builder(dir, Some(folder.path().to_path_buf()))
         .unattended_at_once(1)
         .open()
         .unwrap();
-    let (app, mut rx) = watched(one_at_once).await;
+    let (app, rx) = watched(one_at_once).await;
     let app = Arc::new(app);
     let all = tokio::spawn({
         let app = app.clone();
         async move { app.plans.backup_all().await.unwrap() }
     });
+    (app, rx, all)
+}
+
+/// "Cancel all" during Backup all (one at a time here): the running klant's backup ends as
+/// cancelled, with nothing left in its folder, and the klant still waiting is never started.
+#[tokio::test(flavor = "multi_thread")]
+async fn cancel_all_ends_the_running_backup_and_starts_no_waiting_klant() {
+    let (dir, folder) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let (app, mut rx, all) = backup_all_one_at_a_time(&dir, &folder).await;
     let first = loop {
         let event = rx.recv().await.expect("the first klant's events");
         if event.event
@@ -551,4 +565,33 @@ async fn a_failed_unattended_backup_is_notified_with_its_reason() {
         next.title, "Kluis test notification",
         "and nothing about the saved klant"
     );
+}
+
+/// Closing the window during Backup all (one at a time here): its process waits for the whole
+/// batch, not only the backup running at that moment — between one klant's end and the next
+/// one's start none runs, and a window that ended there would leave the rest of the batch
+/// undone.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_closing_window_waits_for_the_whole_batch() {
+    let (dir, folder) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let (app, mut rx, all) = backup_all_one_at_a_time(&dir, &folder).await;
+    // The first klant's backup under way: the window is closed now.
+    rx.recv().await.expect("the first klant's events");
+    assert!(app.background.backup_runs());
+    app.background.until_no_backup_runs().await;
+    let history = app.backups.history(None).unwrap();
+    let ended = (history.iter())
+        .filter(|e| {
+            matches!(
+                e.reached(),
+                kluis_core::Stage::Saved | kluis_core::Stage::Failed
+            )
+        })
+        .count();
+    assert_eq!(
+        ended,
+        kluis_demo::DEMO_ACCOUNTS.len(),
+        "every klant's backup had ended when the process could end: {history:?}"
+    );
+    assert_eq!(all.await.unwrap(), kluis_demo::DEMO_ACCOUNTS.len());
 }

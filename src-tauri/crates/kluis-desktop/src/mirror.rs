@@ -1,0 +1,282 @@
+//! A window opened while `kluis-tray` runs the plans shows that process's backups as if it ran
+//! them: their stage and progress, their end, and *Cancel*.
+//!
+//! `kluis-tray` serves its planned backups' events ([`PlannedEvent`]) on a Unix socket beside
+//! the history ([`socket_path`], `tray.sock`, owner-only like the folder it is in); each
+//! connection first gets where every running backup stands (its stage, its last progress and
+//! note), then every event as it comes, one JSON line each. The window ([`follow`]) hands them
+//! to its own planned-event sink, and sends back, one JSON line each, a [`Request`]: cancel a
+//! backup, or all. Nothing secret travels: job and profile ids, stages, byte counts, file names.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+use serde::Serialize;
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+use tokio::net::{UnixListener, UnixStream};
+use tokio::sync::{broadcast, mpsc};
+
+use crate::events::{AppJobEvent, PlannedEvent, PlannedSink};
+pub use crate::owner::TrayRequest as Request;
+use crate::AppPaths;
+
+/// The socket's path for `paths`' data folder.
+pub fn socket_path(paths: &AppPaths) -> PathBuf {
+    paths.history_db.with_file_name("tray.sock")
+}
+
+/// Where a running backup stands, for a window that connects while it runs.
+#[derive(Default)]
+struct Standing {
+    profile_id: String,
+    stage: Option<AppJobEvent>,
+    note: Option<AppJobEvent>,
+    progress: Option<AppJobEvent>,
+}
+
+/// `kluis-tray`'s side (see the module's text).
+pub struct Mirror {
+    running: Mutex<HashMap<String, Standing>>,
+    events: broadcast::Sender<PlannedEvent>,
+}
+
+impl Mirror {
+    pub fn new() -> Arc<Mirror> {
+        Arc::new(Mirror {
+            running: Mutex::default(),
+            // A window that falls this far behind misses progress, never an end: see `serve`.
+            events: broadcast::channel(1024).0,
+        })
+    }
+
+    /// The sink the plans' events go to (`Plans::watch_planned`).
+    pub fn sink(self: &Arc<Self>) -> PlannedSink {
+        let mirror = self.clone();
+        Arc::new(move |event| mirror.record(event))
+    }
+
+    fn record(&self, event: PlannedEvent) {
+        {
+            let mut running = self.running.lock().unwrap();
+            match &event.event {
+                AppJobEvent::Saved { .. } | AppJobEvent::Failed { .. } => {
+                    running.remove(&event.job_id);
+                }
+                AppJobEvent::Staged { .. } => {
+                    running.remove(&event.job_id);
+                }
+                kind => {
+                    let standing = running.entry(event.job_id.clone()).or_default();
+                    standing.profile_id = event.profile_id.clone();
+                    let slot = match kind {
+                        AppJobEvent::Stage { .. } => &mut standing.stage,
+                        AppJobEvent::Progress { .. } => &mut standing.progress,
+                        _ => &mut standing.note,
+                    };
+                    *slot = Some(event.event.clone());
+                }
+            }
+        }
+        let _ = self.events.send(event);
+    }
+
+    /// Where every running backup stands, as events.
+    fn standings(&self) -> Vec<PlannedEvent> {
+        let running = self.running.lock().unwrap();
+        let mut events = Vec::new();
+        for (job_id, standing) in running.iter() {
+            let told = [&standing.stage, &standing.note, &standing.progress];
+            for event in told.into_iter().flatten() {
+                events.push(PlannedEvent {
+                    job_id: job_id.clone(),
+                    profile_id: standing.profile_id.clone(),
+                    event: event.clone(),
+                });
+            }
+        }
+        events
+    }
+
+    /// The socket at `path`, made anew (only the one `kluis-tray` of the folder serves it);
+    /// only its owner may connect.
+    pub fn listen(path: &Path) -> std::io::Result<UnixListener> {
+        use std::os::unix::fs::PermissionsExt;
+        let _ = std::fs::remove_file(path);
+        let listener = UnixListener::bind(path)?;
+        std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600))?;
+        Ok(listener)
+    }
+
+    /// Serves windows on `listener` until the process ends; `asked` does what a window asks.
+    pub async fn serve(
+        self: Arc<Self>,
+        listener: UnixListener,
+        asked: Arc<dyn Fn(Request) + Send + Sync>,
+    ) -> std::io::Result<()> {
+        loop {
+            let (stream, _) = listener.accept().await?;
+            let mirror = self.clone();
+            let asked = asked.clone();
+            tokio::spawn(async move {
+                if let Err(e) = mirror.serve_one(stream, asked).await {
+                    tracing::debug!(%e, "a window's connection ended");
+                }
+            });
+        }
+    }
+
+    async fn serve_one(
+        &self,
+        stream: UnixStream,
+        asked: Arc<dyn Fn(Request) + Send + Sync>,
+    ) -> std::io::Result<()> {
+        let (reader, mut writer) = stream.into_split();
+        // Subscribed before the standings are read: an event in between is sent (twice at
+        // worst, which the window takes as it takes any repeated progress).
+        let mut events = self.events.subscribe();
+        for event in self.standings() {
+            writer.write_all(&line(&event)).await?;
+        }
+        let mut requests = BufReader::new(reader).lines();
+        loop {
+            tokio::select! {
+                event = events.recv() => match event {
+                    Ok(event) => writer.write_all(&line(&event)).await?,
+                    // Progress this window was too slow to take is skipped; where each backup
+                    // stands is sent again so no end is lost.
+                    Err(broadcast::error::RecvError::Lagged(_)) => {
+                        for event in self.standings() {
+                            writer.write_all(&line(&event)).await?;
+                        }
+                    }
+                    Err(broadcast::error::RecvError::Closed) => return Ok(()),
+                },
+                request = requests.next_line() => match request? {
+                    Some(text) => match serde_json::from_str::<Request>(&text) {
+                        Ok(request) => asked(request),
+                        Err(_) => tracing::debug!("a window's request was not understood"),
+                    },
+                    None => return Ok(()),
+                },
+            }
+        }
+    }
+}
+
+fn line<T: Serialize>(value: &T) -> Vec<u8> {
+    let mut bytes = serde_json::to_vec(value).unwrap_or_default();
+    bytes.push(b'\n');
+    bytes
+}
+
+/// The window's side: follows `kluis-tray`'s backups at `path`, handing each event to `sink`
+/// and sending what `requests` asks, until `kluis-tray` ends (or cannot be reached: `Err`).
+pub async fn follow(
+    path: &Path,
+    sink: PlannedSink,
+    requests: &mut mpsc::UnboundedReceiver<Request>,
+) -> std::io::Result<()> {
+    let stream = UnixStream::connect(path).await?;
+    let (reader, mut writer) = stream.into_split();
+    let mut events = BufReader::new(reader).lines();
+    loop {
+        tokio::select! {
+            event = events.next_line() => match event? {
+                Some(text) => match serde_json::from_str::<PlannedEvent>(&text) {
+                    Ok(event) => sink(event),
+                    Err(_) => tracing::debug!("an event of kluis-tray was not understood"),
+                },
+                None => return Ok(()),
+            },
+            Some(request) = requests.recv() => writer.write_all(&line(&request)).await?,
+        }
+    }
+}
+
+/// Sends `request` to the `kluis-tray` serving at `path` (`kluis-tray --quit`), and returns.
+pub async fn ask(path: &Path, request: Request) -> std::io::Result<()> {
+    let mut stream = UnixStream::connect(path).await?;
+    stream.write_all(&line(&request)).await?;
+    stream.shutdown().await
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use kluis_core::Stage;
+    use uuid::Uuid;
+
+    fn event(job: &str, event: AppJobEvent) -> PlannedEvent {
+        PlannedEvent {
+            job_id: job.into(),
+            profile_id: format!("klant-{job}"),
+            event,
+        }
+    }
+
+    fn progress(bytes: u64) -> AppJobEvent {
+        AppJobEvent::Progress {
+            bytes,
+            total: Some(100),
+            bytes_per_sec: 10,
+        }
+    }
+
+    /// A window that connects mid-backup hears where each running backup stands (not the ones
+    /// that ended), then every event as it comes; its Cancel reaches kluis-tray's side; the
+    /// socket is its owner's alone.
+    #[tokio::test]
+    async fn a_window_hears_where_each_backup_stands_then_each_event_and_can_cancel() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("tray.sock");
+        let mirror = Mirror::new();
+        let sink = mirror.sink();
+        let downloading = AppJobEvent::Stage {
+            stage: Stage::Downloading,
+        };
+        sink(event("a", downloading.clone()));
+        sink(event("a", progress(40)));
+        sink(event("b", progress(10)));
+        sink(event(
+            "b",
+            AppJobEvent::Failed {
+                code: kluis_core::Code::Network,
+                message: "gone".into(),
+            },
+        ));
+
+        let (asked_tx, mut asked) = mpsc::unbounded_channel();
+        let listener = Mirror::listen(&path).unwrap();
+        let serving = tokio::spawn(mirror.clone().serve(
+            listener,
+            Arc::new(move |request| drop(asked_tx.send(request))),
+        ));
+        let (heard_tx, mut heard) = mpsc::unbounded_channel();
+        let (requests_tx, mut requests) = mpsc::unbounded_channel();
+        let following = tokio::spawn(async move {
+            let sink: PlannedSink = Arc::new(move |e| drop(heard_tx.send(e)));
+            follow(&path, sink, &mut requests).await
+        });
+        assert_eq!(heard.recv().await.unwrap(), event("a", downloading));
+        assert_eq!(heard.recv().await.unwrap(), event("a", progress(40)));
+
+        // Live from here (sent once the window has connected: its first lines arrived).
+        sink(event("a", progress(90)));
+        assert_eq!(heard.recv().await.unwrap(), event("a", progress(90)));
+        requests_tx.send(Request::Cancel(Uuid::nil())).unwrap();
+        assert_eq!(asked.recv().await.unwrap(), Request::Cancel(Uuid::nil()));
+        requests_tx.send(Request::CancelAll).unwrap();
+        assert_eq!(asked.recv().await.unwrap(), Request::CancelAll);
+
+        use std::os::unix::fs::PermissionsExt;
+        let socket = std::fs::metadata(dir.path().join("tray.sock")).unwrap();
+        assert_eq!(
+            socket.permissions().mode() & 0o077,
+            0,
+            "only its owner may connect"
+        );
+        serving.abort();
+        following.abort();
+    }
+}

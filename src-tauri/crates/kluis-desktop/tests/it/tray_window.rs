@@ -1,0 +1,119 @@
+//! A window opened while `kluis-tray` runs the plans (two apps on one data folder, as the two
+//! processes are): it shows kluis-tray's backups as its own — where one stands when the window
+//! connects, then each event to its end — and its *Cancel* ends one there (`mirror`, over a real
+//! Unix socket, against the in-process demo simulator).
+
+use std::sync::Arc;
+
+use kluis_core::Stage;
+use kluis_desktop::mirror::{self, Mirror, Request};
+use kluis_desktop::{AppJobEvent, DesktopApp, PlannedEvent};
+use tokio::sync::mpsc;
+
+use crate::common::app;
+
+/// What a channel of planned events says next about job `job` (others skipped).
+async fn next_of(rx: &mut mpsc::UnboundedReceiver<PlannedEvent>, job: &str) -> AppJobEvent {
+    loop {
+        let event = rx.recv().await.expect("more events");
+        if event.job_id == job {
+            return event.event;
+        }
+    }
+}
+
+/// kluis-tray's side: `tray`'s planned backups served to windows (as kluis-tray's keeper does);
+/// its own view of them comes to the returned channel.
+fn serve(tray: &Arc<DesktopApp>) -> mpsc::UnboundedReceiver<PlannedEvent> {
+    let mirror = Mirror::new();
+    let (seen_tx, seen) = mpsc::unbounded_channel();
+    let served = mirror.sink();
+    tray.plans.watch_planned(Arc::new(move |e: PlannedEvent| {
+        let _ = seen_tx.send(e.clone());
+        served(e)
+    }));
+    let listener = Mirror::listen(&mirror::socket_path(tray.paths())).unwrap();
+    let asked = {
+        let tray = tray.clone();
+        Arc::new(move |request| match request {
+            Request::Cancel(job) => {
+                let tray = tray.clone();
+                tokio::spawn(async move { tray.backups.cancel_backup(job).await });
+            }
+            Request::CancelAll => {
+                tray.plans.cancel_all();
+            }
+            Request::Quit => {}
+        })
+    };
+    tokio::spawn(mirror.serve(listener, asked));
+    seen
+}
+
+/// Where a backup stands when the window connects, its Cancel from the window, and a backup
+/// started while it follows: all as if the window ran them.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_window_shows_kluis_trays_backups_and_cancels_them() {
+    let (dir, folder) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let tray = Arc::new(app(&dir, Some(folder.path().to_path_buf())));
+    tray.accounts.start_demo().await.unwrap();
+    let mut seen = serve(&tray);
+
+    // A backup under way before the window opens.
+    let job = tray.plans.start_planned("demo").await.unwrap().to_string();
+    let accepted = AppJobEvent::Stage {
+        stage: Stage::Accepted,
+    };
+    while next_of(&mut seen, &job).await != accepted {}
+
+    // The window: the same folder, another app; it watches planned backups, then follows.
+    let window = Arc::new(app(&dir, Some(folder.path().to_path_buf())));
+    let (heard_tx, mut heard) = mpsc::unbounded_channel();
+    window
+        .plans
+        .watch_planned(Arc::new(move |e| drop(heard_tx.send(e))));
+    let following = tokio::spawn({
+        let window = window.clone();
+        async move { window.follow_tray(|| true).await }
+    });
+    let first = next_of(&mut heard, &job).await;
+    assert!(
+        matches!(first, AppJobEvent::Stage { stage } if stage >= Stage::Accepted),
+        "the window first hears where the backup stands, not its start: {first:?}"
+    );
+
+    // Its Cancel goes to kluis-tray, which ends the backup; both see it end cancelled.
+    let id = job.parse().unwrap();
+    window
+        .backups
+        .cancel_backup(id)
+        .await
+        .expect("sent to kluis-tray");
+    let ended = loop {
+        let event = next_of(&mut heard, &job).await;
+        if matches!(
+            event,
+            AppJobEvent::Failed { .. } | AppJobEvent::Saved { .. }
+        ) {
+            break event;
+        }
+    };
+    assert!(
+        matches!(&ended, AppJobEvent::Failed { code, .. } if code == "cancelled"),
+        "the window's Cancel ended kluis-tray's backup: {ended:?}"
+    );
+
+    // A backup started once the window follows: every event, to its end.
+    let job = tray.plans.start_planned("demo").await.unwrap().to_string();
+    let mut stages = Vec::new();
+    loop {
+        match next_of(&mut heard, &job).await {
+            AppJobEvent::Stage { stage } => stages.push(stage),
+            AppJobEvent::Saved { .. } => break,
+            AppJobEvent::Failed { code, message } => panic!("{code}: {message}"),
+            _ => {}
+        }
+    }
+    assert_eq!(stages.first(), Some(&Stage::Requested), "{stages:?}");
+    following.abort();
+}
