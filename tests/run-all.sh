@@ -94,7 +94,12 @@ deb() {
   grep -q '^ *Package: kluis$' <<<"$info" || { echo "$deb: not Kluis's package" >&2; return 1; }
   grep -Eq ' (\./)?usr/bin/kluis-app$' <<<"$contents" || { echo "$deb: no /usr/bin/kluis-app" >&2; return 1; }
   grep -Eq ' (\./)?usr/bin/kluis-tray$' <<<"$contents" || { echo "$deb: no /usr/bin/kluis-tray" >&2; return 1; }
-  echo "$deb: $(grep -c . <<<"$contents") entries, /usr/bin/kluis-app and kluis-tray among them"
+  # Its menu entry: Kluis, and the action that ends kluis-tray where no tray shows its menu.
+  local entry
+  entry=$(dpkg-deb --fsys-tarfile "$deb" | tar -xO --wildcards '*usr/share/applications/*.desktop')
+  grep -q '^Exec=kluis-app$' <<<"$entry" || { echo "$deb: its menu entry does not start kluis-app" >&2; return 1; }
+  grep -q '^Exec=/usr/bin/kluis-tray --quit$' <<<"$entry" || { echo "$deb: its menu entry has no 'Stop Kluis running in the background'" >&2; return 1; }
+  echo "$deb: $(grep -c . <<<"$contents") entries, /usr/bin/kluis-app and kluis-tray among them, a menu entry with its quit action"
   # Installed and upgraded from a signed apt repository, in a private root.
   bash tests/linux/apt.sh "$deb"
 }

@@ -56,12 +56,8 @@ pub fn left_to_tray_at_login() -> bool {
     if !cfg!(target_os = "linux") {
         return false;
     }
-    let paths = match std::env::var_os("KLUIS_DATA_DIR") {
-        Some(dir) => kluis_desktop::AppPaths::under(&std::path::PathBuf::from(dir)),
-        None => match kluis_desktop::AppPaths::platform() {
-            Ok(paths) => paths,
-            Err(_) => return false,
-        },
+    let Ok(paths) = kluis_desktop::AppPaths::from_env() else {
+        return false;
     };
     if !owner::plans_set(&paths) {
         return false;

@@ -14,6 +14,8 @@
 //! `--hidden` (the login item's) starts `kluis-tray` when plans are set, and no window;
 //! `--baseline-window` opens only an empty window (for footprint measurements).
 //!
+//! What the web engine keeps in memory (`webview_memory.rs`, Linux): a document viewer's cache.
+//!
 //! Updates (`updater.rs`, Windows): a newer Kluis that kluis-desktop downloaded and verified
 //! is installed through Tauri's updater plugin.
 //! Environment: `KLUIS_DATA_DIR` keeps all files under one folder; `KLUIS_E2E_SAVE_DIR` makes
@@ -31,6 +33,8 @@ mod instance;
 mod tray;
 #[cfg(windows)]
 pub mod updater;
+#[cfg(target_os = "linux")]
+mod webview_memory;
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -42,10 +46,7 @@ use tauri::{Manager, WebviewUrl, WebviewWindowBuilder};
 /// Builds the app's state from the environment (`demo`: the demo app's, on the demo's own
 /// folder beside the data folder).
 pub fn desktop_app(demo: bool) -> Result<DesktopApp, kluis_desktop::AppError> {
-    let paths = match std::env::var_os("KLUIS_DATA_DIR") {
-        Some(dir) => AppPaths::under(&PathBuf::from(dir)),
-        None => AppPaths::platform()?,
-    };
+    let paths = AppPaths::from_env()?;
     let save_dir = std::env::var_os("KLUIS_E2E_SAVE_DIR").map(PathBuf::from);
     DesktopApp::builder(paths, Arc::new(KeyringStore))
         .demo(demo)
@@ -197,7 +198,8 @@ pub fn run() {
                 (area.width, area.height)
             });
             let size = kluis_desktop::window::first_size(usable);
-            WebviewWindowBuilder::new(app, "main", WebviewUrl::App(page.into()))
+            #[cfg_attr(not(target_os = "linux"), allow(unused_variables))]
+            let window = WebviewWindowBuilder::new(app, "main", WebviewUrl::App(page.into()))
                 .visible(visible)
                 .title(if launch.demo {
                     "Kluis — demo"
@@ -207,6 +209,10 @@ pub fn run() {
                 .inner_size(size.inner.0, size.inner.1)
                 .min_inner_size(size.smallest.0, size.smallest.1)
                 .build()?;
+            #[cfg(target_os = "linux")]
+            if !baseline {
+                webview_memory::on_window(&window);
+            }
             Ok(())
         })
         .build(context(launch))

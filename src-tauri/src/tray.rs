@@ -26,13 +26,13 @@ static TOLD_IN_TRAY: AtomicBool = AtomicBool::new(false);
 /// and Kluis still runs: starting it again brings the window back (one instance).
 pub fn install<R: Runtime>(app: &AppHandle<R>) -> tauri::Result<()> {
     let paused = app.state::<DesktopApp>().plans.plans_paused();
-    let item = |action: TrayAction, text: &str| {
-        MenuItem::with_id(app, action.id(), text, true, None::<&str>)
+    let item = |action: TrayAction| {
+        MenuItem::with_id(app, action.id(), action.label(), true, None::<&str>)
     };
     let pause = CheckMenuItem::with_id(
         app,
         TrayAction::PausePlans.id(),
-        "Pause plans",
+        TrayAction::PausePlans.label(),
         true,
         paused,
         None::<&str>,
@@ -40,11 +40,11 @@ pub fn install<R: Runtime>(app: &AppHandle<R>) -> tauri::Result<()> {
     let menu = Menu::with_items(
         app,
         &[
-            &item(TrayAction::Open, "Open Kluis")?,
-            &item(TrayAction::BackupAll, "Backup all now")?,
+            &item(TrayAction::Open)?,
+            &item(TrayAction::BackupAll)?,
             &pause,
             &PredefinedMenuItem::separator(app)?,
-            &item(TrayAction::Quit, "Quit Kluis")?,
+            &item(TrayAction::Quit)?,
         ],
     )?;
     app.manage(PauseCheck(pause));

@@ -19,15 +19,7 @@ if [ -z "${DISPLAY:-}" ]; then
 fi
 export WEBKIT_DISABLE_COMPOSITING_MODE=1
 
-# Sum of VmRSS (KiB) of a process and all its descendants.
-tree_rss() {
-  local pids=("$1") all=() p
-  while [ ${#pids[@]} -gt 0 ]; do
-    p=${pids[0]}; pids=("${pids[@]:1}"); all+=("$p")
-    for c in $(pgrep -P "$p" || true); do pids+=("$c"); done
-  done
-  for p in "${all[@]}"; do awk '/^VmRSS/ {print $2}' "/proc/$p/status" 2>/dev/null || true; done | awk '{s+=$1} END {print s+0}'
-}
+source "$root/tests/bench/office.sh"   # (tree_rss)
 
 # measure MODE ARGS…: prints "seconds_to_window rss_kib".
 measure() {

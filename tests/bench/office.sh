@@ -1,4 +1,4 @@
-# Sourced by the Backup-all benchmarks: an office of klanten on one local kluis-sim.
+# Sourced by the benchmarks: an office of klanten on one local kluis-sim, and what they measure.
 # Expects $bin (the release binaries), $work (a scratch folder) and a pids array.
 #
 #   start_sim MIB [ARG…]  starts kluis-sim with MIB-MiB backups, an instant callback and its
@@ -9,6 +9,7 @@
 #   value NAME         one of those lines (base_url, api_key, username, password, file_url)
 #   save_into DIR      the office's save folder (Settings → Where backups are saved) set to DIR,
 #                      in KLUIS_PROFILES_FILE: a folder per klant under it
+#   tree_rss PID       the summed VmRSS (KiB) of a process and all its descendants
 #   add_klanten N      `kluis profiles add "Klant NNN"` N times for the simulator's account,
 #                      secrets on stdin (kept where kluis keeps them: KLUIS_SECRETS_DIR or the
 #                      keyring), into KLUIS_PROFILES_FILE
@@ -47,4 +48,14 @@ data = json.load(open(path))
 data.setdefault("settings", {})["save_folder"] = root
 json.dump(data, open(path, "w"))
 PY
+}
+
+tree_rss() {
+  local todo=("$1") all=() p
+  while [ ${#todo[@]} -gt 0 ]; do
+    p=${todo[0]}; todo=("${todo[@]:1}"); all+=("$p")
+    for c in $(pgrep -P "$p" || true); do todo+=("$c"); done
+  done
+  for p in "${all[@]}"; do awk '/^VmRSS/ {print $2}' "/proc/$p/status" 2>/dev/null || true; done |
+    awk '{s+=$1} END {print s+0}'
 }

@@ -80,7 +80,25 @@ windows_test() {
   shift 2
   exe=$(awk -F '\t' -v f="$folder" -v t="$name" '$1 == f && $2 == t { print $3 }' "$tests_list")
   [ -n "$exe" ] || { echo "!! no Windows test binary $name in $folder: run the build first" >&2; return 1; }
-  (cd "$folder" && "$wine" "$exe" "$@")
+  # (Into a file, not a pipe: a Wine process left running with the output open would keep a
+  # pipe's reader waiting for ever.)
+  local log status=0
+  log=$(mktemp)
+  (cd "$folder" && "$wine" "$exe" "$@") >"$log" 2>&1 || status=$?
+  cat "$log"
+  [ "$status" = 0 ] && { rm -f "$log"; return 0; }
+  # A Rust test binary says "running N tests" before anything else. One that ended with nothing
+  # said never started a test (Wine's start-up failing: seen once, exit 1 and no line, with
+  # WINEDEBUG=-all hiding why). That, and only that, is run once more, with Wine's errors shown,
+  # so that a next time says why; a test that ran and failed is never run again.
+  if ! grep -q '^running [0-9]' "$log"; then
+    rm -f "$log"
+    echo "!! FLAKY START: the Windows test binary $name ended, exit $status, before it ran a test: once more, with Wine's errors shown"
+    (cd "$folder" && WINEDEBUG=err+all,+seh "$wine" "$exe" "$@")
+    return
+  fi
+  rm -f "$log"
+  return "$status"
 }
 
 test_under_wine() {

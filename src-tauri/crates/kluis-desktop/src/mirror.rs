@@ -60,10 +60,10 @@ impl Mirror {
         {
             let mut running = self.running.lock().unwrap();
             match &event.event {
-                AppJobEvent::Saved { .. } | AppJobEvent::Failed { .. } => {
-                    running.remove(&event.job_id);
-                }
-                AppJobEvent::Staged { .. } => {
+                // Its end: nothing of it is to be told to a window opened later.
+                AppJobEvent::Saved { .. }
+                | AppJobEvent::Failed { .. }
+                | AppJobEvent::Staged { .. } => {
                     running.remove(&event.job_id);
                 }
                 kind => {

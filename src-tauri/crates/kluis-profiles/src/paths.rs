@@ -32,6 +32,16 @@ impl KluisPaths {
         })
     }
 
+    /// `KLUIS_DATA_DIR`'s files when it is set (everything below that one folder), else the
+    /// platform's: what the window, `kluis-tray` and the login start all open.
+    pub fn from_env() -> ProfileResult<Self> {
+        match std::env::var_os("KLUIS_DATA_DIR") {
+            // (Set but empty is unset: not the folder the program happens to start in.)
+            Some(dir) if !dir.is_empty() => Ok(Self::under(Path::new(&dir))),
+            _ => Self::platform(),
+        }
+    }
+
     /// The demo's own files (`kluis-app --demo`): everything in a folder `demo` beside this
     /// history, so that nothing the demo does reaches these profiles, settings or history.
     pub fn demo(&self) -> Self {

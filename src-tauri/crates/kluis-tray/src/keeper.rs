@@ -7,6 +7,8 @@ use std::time::Duration;
 use kluis_desktop::{DesktopApp, TrayAction};
 use tokio::sync::mpsc;
 
+use crate::program::ProgramFile;
+
 /// How the window is opened (*Open Kluis*): the window's program started beside this one; the
 /// tests count the calls instead.
 pub type WindowStarter = Arc<dyn Fn() -> std::io::Result<()> + Send + Sync>;
@@ -25,7 +27,7 @@ pub fn start_window() -> WindowStarter {
 
 /// How often the keeper looks whether anything is left for it to keep (plans set, a backup
 /// running); another process (the window, `kluis plan`) may have removed the last plan.
-const LOOK_EVERY: Duration = Duration::from_secs(60);
+pub const LOOK_EVERY: Duration = Duration::from_secs(60);
 
 /// Why the keeper left.
 #[derive(Debug, PartialEq, Eq)]
@@ -36,23 +38,28 @@ pub enum Left {
     NothingToKeep,
     /// The desktop session ended (its session bus is gone: a log-out).
     SessionEnded,
-    /// Asked to end (SIGTERM: a log-out, a task manager's *End*, the package's upgrade).
+    /// Asked to end (SIGTERM: a log-out, a task manager's *End*).
     Terminated,
+    /// Its program file was replaced (a package upgrade) and no backup ran: the new program
+    /// is to run in its place.
+    Replaced,
 }
 
 /// Runs `app`'s background work with the tray icon until *Quit Kluis*, or until nothing is
 /// left to keep; then stops what runs (a backup stopped so is finished at the next start).
 /// `after_window`: a closing window started it, so it says once where Kluis went.
 pub async fn run(app: Arc<DesktopApp>, window: WindowStarter, after_window: bool) -> Left {
-    run_looking_every(app, window, after_window, LOOK_EVERY).await
+    run_looking_every(app, window, after_window, LOOK_EVERY, None).await
 }
 
-/// [`run`], looking every `look_every` whether anything is left to keep (tests look often).
+/// [`run`], looking every `look_every` whether anything is left to keep (tests look often),
+/// and whether `program` (this process's) was replaced.
 pub async fn run_looking_every(
     app: Arc<DesktopApp>,
     window: WindowStarter,
     after_window: bool,
     look_every: Duration,
+    program: Option<ProgramFile>,
 ) -> Left {
     let (clicks, mut actions) = mpsc::unbounded_channel();
     #[cfg(unix)]
@@ -108,6 +115,10 @@ pub async fn run_looking_every(
                     if tray.session_ended() {
                         break Left::SessionEnded;
                     }
+                }
+                // (A click not yet acted on is first: a *Quit* must not become a restart.)
+                if !busy && actions.is_empty() && program.as_ref().is_some_and(ProgramFile::replaced) {
+                    break Left::Replaced;
                 }
                 if !busy {
                     give_back_memory();

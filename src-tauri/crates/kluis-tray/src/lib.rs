@@ -15,9 +15,13 @@
 //!   go to the keeper over a channel. A desktop without a tray host (stock GNOME without its
 //!   extension) shows none: the keeper says so in a notification, and the applications menu's
 //!   Kluis entry opens the window.
+//! - [`program`]: whether this process's program file was replaced (a package upgrade); the
+//!   keeper then leaves at its next look with no backup running, and `main.rs` runs the new
+//!   program in this process's place.
 //! - `main.rs`: one `kluis-tray` per data folder (`kluis_desktop::owner::TrayInstance`), the
 //!   runtime, the keyring.
 
 pub mod keeper;
+pub mod program;
 #[cfg(target_os = "linux")]
 pub mod sni;

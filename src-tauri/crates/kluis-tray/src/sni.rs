@@ -150,19 +150,19 @@ impl ksni::Tray for KluisTray {
 
     fn menu(&self) -> Vec<ksni::MenuItem<Self>> {
         use ksni::menu::{CheckmarkItem, StandardItem};
-        let item = |label: &str, action: TrayAction| -> ksni::MenuItem<Self> {
+        let item = |action: TrayAction| -> ksni::MenuItem<Self> {
             StandardItem {
-                label: label.into(),
+                label: action.label().into(),
                 activate: Box::new(move |tray: &mut Self| tray.send(action)),
                 ..Default::default()
             }
             .into()
         };
         vec![
-            item("Open Kluis", TrayAction::Open),
-            item("Backup all now", TrayAction::BackupAll),
+            item(TrayAction::Open),
+            item(TrayAction::BackupAll),
             CheckmarkItem {
-                label: "Pause plans".into(),
+                label: TrayAction::PausePlans.label().into(),
                 checked: self.paused,
                 activate: Box::new(|tray: &mut Self| {
                     // As the plans are now (a host may not have said the menu opened).
@@ -176,7 +176,7 @@ impl ksni::Tray for KluisTray {
             }
             .into(),
             ksni::MenuItem::Separator,
-            item("Quit Kluis", TrayAction::Quit),
+            item(TrayAction::Quit),
         ]
     }
 

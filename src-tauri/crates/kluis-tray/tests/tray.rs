@@ -1,6 +1,6 @@
 //! kluis-tray's keeper with its tray icon over a real (private) D-Bus session bus: the menu as a
 //! tray host reads and clicks it (com.canonical.dbusmenu), a desktop with and without a tray
-//! host, and leaving when nothing is left to keep.
+//! host, and leaving when nothing is left to keep; and the program itself after an upgrade.
 #![cfg(target_os = "linux")]
 
 use std::collections::HashMap;
@@ -290,7 +290,7 @@ async fn the_tray_menu_over_d_bus_with_and_without_a_tray_host() {
     let (app, mut told) = open_app(dir.path(), true).await;
     let (window, _opened) = window_counter();
     let look = Duration::from_millis(100);
-    let keeper = tokio::spawn(keeper::run_looking_every(app, window, true, look));
+    let keeper = tokio::spawn(keeper::run_looking_every(app, window, true, look, None));
     // (Told once its icon is up.)
     within("the keeper's notification", told.recv())
         .await
@@ -299,4 +299,82 @@ async fn the_tray_menu_over_d_bus_with_and_without_a_tray_host() {
     drop(session);
     let left = within("leaving with the session", keeper).await.unwrap();
     assert_eq!(left, Left::SessionEnded, "a log-out ends the keeper");
+}
+
+/// A package upgrade puts a new `kluis-tray` in place while it runs (as dpkg does: a new file
+/// renamed over the old). At its next looks, no backup running, it leaves, and the new program
+/// runs in the same process — its locks let go of first, and without `--after-window` (the
+/// user saw nothing change) — instead of the old code keeping the plans until log-out. (It looks
+/// every 100 ms here: `KLUIS_TRAY_LOOK_EVERY_MS`, which a debug build only reads.)
+#[cfg(debug_assertions)]
+#[tokio::test]
+async fn an_upgraded_program_runs_in_its_place() {
+    use std::os::unix::fs::PermissionsExt;
+    use tokio::io::AsyncBufReadExt;
+    // (Beside the build, so that the program is linked, not copied: no file of it is open for
+    // writing while another test starts a process, which would make it busy to run.)
+    let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let data = dir.path().join("data");
+    std::fs::create_dir_all(&data).unwrap();
+    let (app, _told) = open_app(&data, true).await;
+    // (Paused as a whole: still set, and no backup of the klant, due at once, keeps it busy.)
+    app.plans.pause_plans().unwrap();
+    drop(app);
+    let bin = dir.path().join("bin");
+    std::fs::create_dir(&bin).unwrap();
+    let program = bin.join("kluis-tray");
+    std::fs::hard_link(env!("CARGO_BIN_EXE_kluis-tray"), &program).unwrap();
+    // The new version: says whether the locks were free when it ran, its process and flags.
+    let new = bin.join("kluis-tray.dpkg-new");
+    std::fs::write(
+        &new,
+        "#!/bin/sh\nfor lock in tray background; do flock -n \"$KLUIS_DATA_DIR/$lock.lock\" true && echo free || echo held; done\necho \"$$\" \"$@\"\n",
+    )
+    .unwrap();
+    std::fs::set_permissions(&new, std::fs::Permissions::from_mode(0o755)).unwrap();
+
+    let mut tray = tokio::process::Command::new(&program)
+        .arg("--after-window")
+        .env("KLUIS_DATA_DIR", &data)
+        .env("KLUIS_TRAY_LOOK_EVERY_MS", "100")
+        .env("KLUIS_LOG", "kluis_tray=info")
+        .env_remove("DBUS_SESSION_BUS_ADDRESS")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let pid = tray.id().unwrap();
+    let mut log = tokio::io::BufReader::new(tray.stderr.take().unwrap()).lines();
+    within("kluis-tray keeping the plans", async {
+        while let Some(line) = log.next_line().await.unwrap() {
+            if line.contains("kluis-tray keeps the plans") {
+                return;
+            }
+        }
+        panic!("kluis-tray ended before it kept the plans");
+    })
+    .await;
+    // (What it says from now on is shown with a failure.)
+    tokio::spawn(async move {
+        while let Ok(Some(line)) = log.next_line().await {
+            println!("kluis-tray: {line}");
+        }
+    });
+
+    std::fs::rename(&new, &program).unwrap();
+    let ran = within("the new program's end", tray.wait_with_output())
+        .await
+        .unwrap();
+    assert!(
+        ran.status.success(),
+        "the new program ran and ended: {:?}",
+        ran.status
+    );
+    assert_eq!(
+        String::from_utf8_lossy(&ran.stdout),
+        format!("free\nfree\n{pid}\n"),
+        "the new program ran in the same process, both locks free, without --after-window"
+    );
 }

@@ -50,6 +50,17 @@ impl TrayAction {
         }
     }
 
+    /// The menu entry's text (the tray's texts are English only for now): one "Pause plans"
+    /// check, ticked while paused, serves both pausing and resuming.
+    pub fn label(self) -> &'static str {
+        match self {
+            TrayAction::Open => "Open Kluis",
+            TrayAction::BackupAll => "Backup all now",
+            TrayAction::PausePlans | TrayAction::ResumePlans => "Pause plans",
+            TrayAction::Quit => "Quit Kluis",
+        }
+    }
+
     /// The action of menu entry `id`.
     pub fn of_id(id: &str) -> Option<TrayAction> {
         TrayAction::ALL.into_iter().find(|a| a.id() == id)
