@@ -59,7 +59,7 @@ pub async fn run_looking_every(
     window: WindowStarter,
     after_window: bool,
     look_every: Duration,
-    program: Option<ProgramFile>,
+    mut program: Option<ProgramFile>,
 ) -> Left {
     let (clicks, mut actions) = mpsc::unbounded_channel();
     #[cfg(unix)]
@@ -117,7 +117,7 @@ pub async fn run_looking_every(
                     }
                 }
                 // (A click not yet acted on is first: a *Quit* must not become a restart.)
-                if !busy && actions.is_empty() && program.as_ref().is_some_and(ProgramFile::replaced) {
+                if !busy && actions.is_empty() && program.as_mut().is_some_and(ProgramFile::replaced) {
                     break Left::Replaced;
                 }
                 if !busy {

@@ -12,7 +12,7 @@ pub struct ProgramFile {
     running: Option<FileState>,
     /// A new file seen at the last look: it is taken once it is the same at the next one (an
     /// upgrade still writing it, or writing the files it needs, is left to finish).
-    seen: std::sync::Mutex<Option<FileState>>,
+    seen: Option<FileState>,
 }
 
 /// What tells one file from another, and a file being written from a finished one.
@@ -32,13 +32,14 @@ impl ProgramFile {
         // (on Linux the process's own link still leads to it); elsewhere the name's file now.
         let running = ["/proc/self/exe", path.to_str().unwrap_or_default()]
             .iter()
-            .find_map(|p| state(Path::new(p)));
+            .find_map(|p| look(Path::new(p)))
+            .map(|(file, _)| file);
         Some(ProgramFile::new(path, running))
     }
 
     /// The program at `path`, as it is now (tests).
     pub fn at(path: PathBuf) -> ProgramFile {
-        let running = state(&path);
+        let running = look(&path).map(|(file, _)| file);
         ProgramFile::new(path, running)
     }
 
@@ -46,7 +47,7 @@ impl ProgramFile {
         ProgramFile {
             path,
             running,
-            seen: std::sync::Mutex::new(None),
+            seen: None,
         }
     }
 
@@ -58,49 +59,36 @@ impl ProgramFile {
     /// than the one running, unchanged since the last look, executable, its owner root or this
     /// user, and writable by no one else. A program removed (the package removed) is not
     /// replaced: there is nothing to start in its place.
-    pub fn replaced(&self) -> bool {
-        let now = state(&self.path).filter(|now| Some(*now) != self.running);
-        let mut seen = self.seen.lock().unwrap_or_else(|e| e.into_inner());
-        let steady = now.is_some() && now == *seen;
-        *seen = now;
-        steady && may_run(&self.path)
+    pub fn replaced(&mut self) -> bool {
+        let now = look(&self.path).filter(|(file, _)| Some(*file) != self.running);
+        let seen = std::mem::replace(&mut self.seen, now.map(|(file, _)| file));
+        now.is_some_and(|(file, may_run)| Some(file) == seen && may_run)
     }
 }
 
+/// The regular file at `path`, from one look at it: which file it is, and whether it may run —
+/// executable, and no one but root and this user can have put what is in it.
 #[cfg(target_os = "linux")]
-fn state(path: &Path) -> Option<FileState> {
+fn look(path: &Path) -> Option<(FileState, bool)> {
     use std::os::unix::fs::MetadataExt;
     let meta = std::fs::metadata(path).ok()?;
-    meta.is_file().then(|| FileState {
+    let file = FileState {
         device: meta.dev(),
         inode: meta.ino(),
         len: meta.len(),
         modified: meta.modified().ok(),
-    })
-}
-
-/// Executable, and no one but root and this user can have put what is in it.
-#[cfg(target_os = "linux")]
-fn may_run(path: &Path) -> bool {
-    use std::os::unix::fs::MetadataExt;
-    let Ok(meta) = std::fs::metadata(path) else {
-        return false;
     };
     // SAFETY: getuid has no preconditions and cannot fail.
     let me = unsafe { libc::getuid() };
     let mode = meta.mode();
-    mode & 0o111 != 0 && mode & 0o022 == 0 && (meta.uid() == 0 || meta.uid() == me)
+    let may_run = mode & 0o111 != 0 && mode & 0o022 == 0 && (meta.uid() == 0 || meta.uid() == me);
+    meta.is_file().then_some((file, may_run))
 }
 
 // (Elsewhere — Windows has no kluis-tray yet: the window keeps its own tray there, see docs/app.md.)
 #[cfg(not(target_os = "linux"))]
-fn state(_path: &Path) -> Option<FileState> {
+fn look(_path: &Path) -> Option<(FileState, bool)> {
     None
-}
-
-#[cfg(not(target_os = "linux"))]
-fn may_run(_path: &Path) -> bool {
-    false
 }
 
 #[cfg(test)]
@@ -126,7 +114,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("kluis-tray");
         put(&path, b"old", 0o755);
-        let program = ProgramFile::at(path.clone());
+        let mut program = ProgramFile::at(path.clone());
         assert!(!program.replaced(), "the file it started from");
         assert!(!program.replaced(), "the file it started from, again");
 
