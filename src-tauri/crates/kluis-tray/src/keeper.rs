@@ -187,9 +187,10 @@ fn tell_still_running_now(paths: &kluis_desktop::AppPaths) -> bool {
     if told.is_ok_and(|at| at.elapsed().is_ok_and(|age| age < ONCE_IN)) {
         return false;
     }
-    // (Its content changes each time, so its modification time does.)
+    // (A new file each time, so its modification time is now; owner-only, as all Kluis makes.)
     let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH);
-    let _ = std::fs::write(&marker, format!("{}\n", now.unwrap_or_default().as_secs()));
+    let said = format!("{}\n", now.unwrap_or_default().as_secs());
+    let _ = kluis_private::files::write_atomic(&marker, said.as_bytes());
     true
 }
 

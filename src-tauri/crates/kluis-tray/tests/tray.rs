@@ -239,6 +239,15 @@ async fn the_tray_menu_over_d_bus_with_and_without_a_tray_host() {
         Alert::still_running_without_tray(),
         "without a tray host the notification says to use the applications menu"
     );
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let told = std::fs::metadata(dir.path().join("still-running.told")).unwrap();
+        assert_eq!(
+            told.permissions().mode() & 0o077,
+            0,
+            "the file that remembers it was said is owner-only"
+        );
+    }
     click(&bus, &item, "Quit Kluis").await;
     let left = within("quitting", keeper).await.unwrap();
     assert_eq!(left, Left::Quit);
