@@ -18,6 +18,10 @@
 # Targets (issue 11): Kluis median ≤ 1.2 × curl median in both; the CLI's peak RSS ≤ 64 MiB.
 # Exits 1 when one is missed. Needs about KLANTEN × MIB of free disk and of free memory (each
 # round's files are removed before the next).
+#
+# KLUIS_BENCH_BASELINE=/path/to/an/earlier/kluis: that build runs too, in each round beside
+# this one, for a change's effect measured in one run (the machine's noise between runs is
+# larger than many changes). KLUIS_BENCH_PLACES="memory" (or "disk"): one place only.
 set -euo pipefail
 klanten=${1:-200}; mib=${2:-20}; concurrency=${3:-2}; rounds=${4:-3}
 cd "$(dirname "$0")/../.."
@@ -54,7 +58,10 @@ timed() {
   /usr/bin/time -f "%e %M" -o "$work/last" "$@" >/dev/null 2>"$work/stderr" || { cat "$work/stderr" >&2; exit 1; }
   cat "$work/last" >>"$out"
 }
-kluis_all() { timed "$1" "$bin/kluis" backup --all --out "$dl" --concurrency "$concurrency" --retries 0; }
+# kluis_all OUTFILE [PROGRAM]: this build's kluis, or PROGRAM.
+kluis_all() { timed "$1" "${2:-$bin/kluis}" backup --all --out "$dl" --concurrency "$concurrency" --retries 0; }
+baseline=${KLUIS_BENCH_BASELINE:-}
+places=${KLUIS_BENCH_PLACES:-disk memory}
 # curl_all OUTFILE DURABLE: DURABLE=1 fsyncs every fetched file at the end (`sync FILE…`).
 curl_all() {
   timed "$1" bash -c 'seq "$1" | xargs -P "$2" -I{} curl -sS --fail --cacert "$3" -o "$4/{}.zip" "$5"
@@ -73,12 +80,20 @@ place() {
     echo "$1, round $i/$rounds" >&2
     kluis_all "$work/kluis-$1"
     [ "$(saved)" = "$klanten" ] || { echo "kluis saved $(saved) of $klanten" >&2; exit 1; }
+    if [ -n "$baseline" ]; then
+      kluis_all "$work/baseline-$1" "$baseline"
+    fi
+    [ "$(saved)" = "$klanten" ] || { echo "kluis saved $(saved) of $klanten" >&2; exit 1; }
     curl_all "$work/curl-$1" "$3"
   done
   rm -rf "$dl"
 }
-place disk "$work/dl" 1
-place memory "$shm/dl" 0
+for p in $places; do
+  case $p in
+    disk) place disk "$work/dl" 1 ;;
+    memory) place memory "$shm/dl" 0 ;;
+  esac
+done
 
 median() { sort -n | awk '{a[NR]=$1} END {print (NR%2) ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2}'; }
 total_mib=$((klanten * mib))
@@ -91,11 +106,18 @@ row() {
   printf -v "ratio_$1" '%s' "$r"
   printf '%-8s kluis %6.2f s (%4.0f MiB/s)   curl %6.2f s (%4.0f MiB/s)   ratio %s\n' "$1" "$k" \
     "$(awk -v m="$total_mib" -v s="$k" 'BEGIN{print m/s}')" "$c" "$(awk -v m="$total_mib" -v s="$c" 'BEGIN{print m/s}')" "$r"
+  echo "         each round (s): kluis $(cut -d' ' -f1 "$work/kluis-$1" | tr '\n' ' ')  curl $(cut -d' ' -f1 "$work/curl-$1" | tr '\n' ' ')"
+  if [ -n "$baseline" ]; then
+    local b
+    b=$(cut -d' ' -f1 "$work/baseline-$1" | median)
+    printf '         baseline %6.2f s, ratio %s; each round (s): %s\n' "$b" \
+      "$(awk -v b="$b" -v c="$c" 'BEGIN{printf "%.2f", b/c}')" "$(cut -d' ' -f1 "$work/baseline-$1" | tr '\n' ' ')"
+  fi
 }
 rss=$(cat "$work"/kluis-* | cut -d' ' -f2 | sort -n | tail -1)
 rss_mib=$(awk -v r="$rss" 'BEGIN{printf "%.1f", r/1024}')
 echo "klanten × size: $klanten × $mib MiB ($total_mib MiB), $concurrency at a time, medians of $rounds rounds"
-row disk
-row memory
+ratio_disk=0; ratio_memory=0
+for p in $places; do row "$p"; done
 echo "ratio target ≤ 1.20 in both; kluis peak RSS $rss_mib MiB (target ≤ 64)"
 awk -v d="$ratio_disk" -v m="$ratio_memory" -v r="$rss_mib" 'BEGIN{exit !(d <= 1.20 && m <= 1.20 && r <= 64)}' || { echo "a target was missed" >&2; exit 1; }

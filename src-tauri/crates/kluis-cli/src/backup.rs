@@ -196,6 +196,7 @@ pub(crate) async fn backup_profile(
         cancel: Some(cancel.clone()),
         retry: Retry::NONE,
         destination: args.out.as_deref().map(Destination::from_out).transpose()?,
+        download_turns: None,
     };
     let ended = unattended.back_up(&profile, turn, job);
     let ended =
@@ -291,6 +292,7 @@ pub(crate) async fn backup(
         events,
         cancel,
         retry: Retry::NONE,
+        download_turns: None,
     });
     Ok((key, handle.finished().await?))
 }

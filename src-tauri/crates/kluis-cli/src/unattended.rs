@@ -3,7 +3,9 @@
 //! folder the app uses (or `--out`), named `<klant> <YYYY-MM-DD HHmm>` and the download's
 //! extension.
 //!
-//! A batch runs a few klanten at once (`--concurrency`, default 2); one that fails stops none
+//! A batch downloads a few klanten at once (`--concurrency`, default 2) while one more signs
+//! in and asks for its backup, so the line does not wait for the service between two
+//! klanten (`kluis_core::download::turns`); one that fails stops none
 //! of the others; a failure with a passing cause (the service, the network, the file host:
 //! [`kluis_core::Code::is_transient`]) is tried again after a growing pause (`--retries`,
 //! `--retry-delay`) before the klant counts as failed. Every klant is backed up under its turn
@@ -22,6 +24,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use futures_util::stream::{FuturesUnordered, StreamExt};
+use kluis_core::download::DownloadTurns;
 use kluis_core::encryption::DecryptKey;
 use kluis_core::engine::{CallbackChoice, EventSink, ServiceConnection, TransportNeeds};
 use kluis_core::{
@@ -180,6 +183,7 @@ impl Unattended {
         profile: &Profile,
         options: &BatchOptions,
         only_due: bool,
+        download_turns: &DownloadTurns,
     ) -> Outcome {
         let history = self.engine.history();
         let turn = match KlantTurn::take_in(history, profile, only_due, self.office.as_ref()).await
@@ -207,6 +211,7 @@ impl Unattended {
             cancel: None,
             retry: options.retry(),
             destination: None,
+            download_turns: Some(download_turns.clone()),
         };
         let ended = self.back_up(profile, turn, job).await;
         // The klant's outcome after its tries, not each try: a monitor that flips to "down"
@@ -270,8 +275,9 @@ impl Unattended {
         }
     }
 
-    /// Backs up `profiles`, `options.concurrency` at a time, reporting each as it ends.
-    /// Fails with the first failure's error (the exit code tells a scheduler).
+    /// Backs up `profiles`, `options.concurrency` downloading at a time and one klant more
+    /// asking for its backup meanwhile (see `kluis_core::download::turns`), reporting each
+    /// as it ends. Fails with the first failure's error (the exit code tells a scheduler).
     async fn batch(
         &self,
         profiles: Vec<Profile>,
@@ -279,14 +285,16 @@ impl Unattended {
         only_due: bool,
         json: bool,
     ) -> Result<()> {
-        let slots = Semaphore::new(options.concurrency.max(1) as usize);
+        let at_once = options.concurrency.max(1) as usize;
+        let slots = Semaphore::new(at_once + 1);
+        let download_turns = DownloadTurns::new(at_once);
         let mut running: FuturesUnordered<_> = profiles
             .into_iter()
             .map(|profile| {
-                let slots = &slots;
+                let (slots, turns) = (&slots, &download_turns);
                 async move {
                     let _slot = slots.acquire().await;
-                    let outcome = self.back_up_klant(&profile, options, only_due).await;
+                    let outcome = self.back_up_klant(&profile, options, only_due, turns).await;
                     (profile, outcome)
                 }
             })

@@ -73,6 +73,7 @@ async fn main() {
         downloader: &downloader,
         history: &history,
         cancel: None,
+        download_turns: None,
     };
 
     let mut latencies = Vec::with_capacity(runs);

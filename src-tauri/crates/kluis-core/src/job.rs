@@ -12,16 +12,17 @@
 //! callback's cleanup run (a relay inbox deleted). A job of an earlier process that nobody runs
 //! is cancelled with [`History::abandon`].
 
+use std::collections::VecDeque;
 use std::time::Duration;
 
 use futures_util::stream::{FuturesUnordered, StreamExt};
 use serde::Serialize;
 use uuid::Uuid;
 
-use crate::callback::{CallbackTransport, Cleanup, Registration};
+use crate::callback::{CallbackId, CallbackTransport, Cleanup, Registration};
 use crate::clock::now_ms;
 use crate::download::room::check_room;
-use crate::download::{Destination, Downloader, Progress, Saved};
+use crate::download::{Destination, DownloadTurn, DownloadTurns, Downloader, Progress, Saved};
 use crate::error::{Error, Result};
 use crate::history::History;
 use crate::journal::{Journal, Owner, UnfinishedJob};
@@ -79,6 +80,9 @@ pub struct BackupJob<'a> {
     pub history: &'a History,
     /// When notified, the job ends as cancelled (a permit given before it waits counts too).
     pub cancel: Option<&'a tokio::sync::Notify>,
+    /// The batch's download turns this job takes one of once its callback came (none: it
+    /// downloads at once; see [`crate::download::turns`]).
+    pub download_turns: Option<DownloadTurns>,
 }
 
 type Events<'e> = &'e mut (dyn FnMut(JobEvent) + Send);
@@ -92,6 +96,9 @@ struct Tracker<'a> {
     /// Journalled with a callback that another process can collect.
     resumable: bool,
     done: bool,
+    /// The download turn, once taken: given back when the job's end is recorded (the next
+    /// klant's download starts after this one is saved or failed).
+    download_turn: Option<DownloadTurn>,
 }
 
 impl Drop for Tracker<'_> {
@@ -133,6 +140,7 @@ impl BackupJob<'_> {
             stage: Stage::Requested,
             resumable: false,
             done: false,
+            download_turn: None,
         };
         events(JobEvent::Stage {
             stage: Stage::Requested,
@@ -235,6 +243,7 @@ impl BackupJob<'_> {
             stage,
             resumable: true,
             done: false,
+            download_turn: None,
         };
         tracing::info!(stage = stage.as_str(), "resuming backup");
         events(JobEvent::Stage { stage });
@@ -265,7 +274,18 @@ impl BackupJob<'_> {
         let timeout = deadline.saturating_duration_since(tokio::time::Instant::now());
         // Every distinct id is redeemed, a few at once, so junk ids sent to the callback URL
         // cannot hold the real one back; an id the service does not know is ignored.
+        // Ids are redeemed only under the job's download turn (download/turns.rs): the file's
+        // address is asked for when it can be fetched at once. Ids received before the turn
+        // wait in `pending`; while they wait the callback's deadline stands still (the
+        // callback came; the wait is the batch's, not the service's), and once none is left
+        // to redeem the turn is given back for the next klant while this one waits for its
+        // real id.
+        let mut deadline = deadline;
+        let mut pending: VecDeque<CallbackId> = VecDeque::new();
+        let mut waiting_since = None;
         let mut redeeming = FuturesUnordered::new();
+        let mut turn = None;
+        let mut taking = Box::pin(DownloadTurns::take(self.download_turns.clone()));
         let mut receiving = true;
         let mut not_ours = 0u32;
         // A stopped service would otherwise show only at the deadline (30 minutes): it is
@@ -287,16 +307,25 @@ impl BackupJob<'_> {
                     }
                     checking = Box::pin(check());
                 }
-                id = ids.recv(), if receiving && redeeming.len() < REDEEM_AT_ONCE => match id {
+                id = ids.recv(), if receiving && pending.len() + redeeming.len() < REDEEM_AT_ONCE => match id {
                     Some(id) => {
                         if tracker.stage < Stage::CallbackReceived {
                             tracker.enter(Stage::CallbackReceived, events)?;
                         }
-                        let session = self.session;
-                        redeeming.push(async move { (session.webhook(&id).await, id) });
+                        if turn.is_none() {
+                            waiting_since.get_or_insert_with(tokio::time::Instant::now);
+                        }
+                        pending.push_back(id);
                     }
                     None => receiving = false,
                 },
+                taken = &mut taking, if turn.is_none() && !pending.is_empty() => {
+                    if let Some(since) = waiting_since.take() {
+                        deadline += since.elapsed();
+                    }
+                    turn = Some(taken);
+                    taking = Box::pin(DownloadTurns::take(self.download_turns.clone()));
+                }
                 Some((redeemed, id)) = redeeming.next() => match redeemed? {
                     Some(payload) => break payload,
                     None => {
@@ -304,7 +333,7 @@ impl BackupJob<'_> {
                         tracing::warn!(callback_id = %id, "the service does not know this callback id; still waiting");
                     }
                 },
-                _ = tokio::time::sleep_until(deadline) => {
+                _ = tokio::time::sleep_until(deadline), if pending.is_empty() => {
                     return Err(Error::CallbackTimeout(format!(
                         "The service did not report the backup as finished in time{}{}. It may still be working: try again later, or allow more time (--timeout).",
                         describe(timeout),
@@ -312,10 +341,20 @@ impl BackupJob<'_> {
                     )))
                 }
             }
-            if !receiving && redeeming.is_empty() {
-                return Err(Error::CallbackTimeout("The callback receiver stopped before the service called back. Try the backup again.".into()));
+            if turn.is_some() {
+                while let Some(id) = pending.pop_front() {
+                    let session = self.session;
+                    redeeming.push(async move { (session.webhook(&id).await, id) });
+                }
+            }
+            if pending.is_empty() && redeeming.is_empty() {
+                turn = None;
+                if !receiving {
+                    return Err(Error::CallbackTimeout("The callback receiver stopped before the service called back. Try the backup again.".into()));
+                }
             }
         };
+        tracker.download_turn = turn;
         if tracker.stage < Stage::ResultFetched {
             tracker.enter(Stage::ResultFetched, events)?;
         }
@@ -377,6 +416,8 @@ impl BackupJob<'_> {
             }
         }
         self.history.forget_claim(id);
+        // The end is recorded and told: the next klant may download (the cleanup needs no turn).
+        tracker.download_turn = None;
         if let Some(cleanup) = cleanup {
             cleanup.await;
         }

@@ -127,6 +127,9 @@ pub struct Faults {
     /// `/authenticate` answers only after [`crate::Sim::release_sign_ins`] (a sign-in that is
     /// surely under way while a test stops the client).
     pub hold_sign_ins: bool,
+    /// Downloads are answered only after [`crate::Sim::release_downloads`] (a download that
+    /// is surely still running while a test looks at what else the client does).
+    pub hold_downloads: bool,
 }
 
 impl Default for Faults {
@@ -153,6 +156,7 @@ impl Default for Faults {
             authenticate_delay: Duration::ZERO,
             hold_callbacks: false,
             hold_sign_ins: false,
+            hold_downloads: false,
         }
     }
 }

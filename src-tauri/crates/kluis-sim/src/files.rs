@@ -11,7 +11,7 @@ use axum::routing::get;
 use axum::Router;
 use base64::Engine;
 use bytes::Bytes;
-use futures_util::stream;
+use futures_util::{stream, StreamExt};
 
 use crate::error_body::error;
 use crate::payload;
@@ -66,6 +66,7 @@ async fn download(
     headers: HeaderMap,
 ) -> Response {
     Stats::bump(&shared.stats.downloads);
+    let downloading = shared.stats.downloading();
     shared.timeline.lock().unwrap().download();
     if headers.contains_key("token") {
         Stats::bump(&shared.stats.token_on_file_origin);
@@ -74,6 +75,7 @@ async fn download(
         Some(file) => (file.size, file.name.clone()),
         None => return error(StatusCode::NOT_FOUND, "no such file"),
     };
+    crate::state::pass(&shared.downloads_held).await;
     let faults = shared.faults();
     if let Some(status) = faults.download_status {
         let status = StatusCode::from_u16(status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
@@ -125,6 +127,14 @@ async fn download(
         cut_after,
         faults.download_rate,
         faults.corrupt_download,
+    );
+    // Counted as being answered until the body ends or the client goes.
+    let body = stream::unfold(
+        (body.boxed(), downloading),
+        |(mut body, downloading)| async {
+            let chunk = body.next().await?;
+            Some((chunk, (body, downloading)))
+        },
     );
     let mut response = (status, Body::from_stream(body)).into_response();
     let h = response.headers_mut();

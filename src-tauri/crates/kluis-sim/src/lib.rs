@@ -154,20 +154,35 @@ impl Sim {
         &self.ca_pem
     }
 
-    /// Changes fault switches while the simulator runs.
+    /// Changes fault switches while the simulator runs (holding callbacks, sign-ins or
+    /// downloads too: those waiting are let go when their switch is turned off).
     pub fn set_faults(&self, change: impl FnOnce(&mut Faults)) {
-        change(&mut self.shared.faults.lock().unwrap());
+        let mut faults = self.shared.faults.lock().unwrap();
+        change(&mut faults);
+        self.shared
+            .callbacks_held
+            .send_replace(faults.hold_callbacks);
+        self.shared.sign_ins_held.send_replace(faults.hold_sign_ins);
+        self.shared
+            .downloads_held
+            .send_replace(faults.hold_downloads);
     }
 
     /// Lets the callbacks held by `Faults::hold_callbacks` (those waiting and those to come)
     /// go out.
     pub fn release_callbacks(&self) {
-        self.shared.callbacks_held.send_replace(false);
+        self.set_faults(|f| f.hold_callbacks = false);
+    }
+
+    /// Lets the downloads held by `Faults::hold_downloads` (those waiting and those to come)
+    /// be answered.
+    pub fn release_downloads(&self) {
+        self.set_faults(|f| f.hold_downloads = false);
     }
 
     /// Lets the sign-ins held by `Faults::hold_sign_ins` be answered.
     pub fn release_sign_ins(&self) {
-        self.shared.sign_ins_held.send_replace(false);
+        self.set_faults(|f| f.hold_sign_ins = false);
     }
 
     /// Counters of what the simulator has seen.

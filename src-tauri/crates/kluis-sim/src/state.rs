@@ -2,7 +2,7 @@
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 use url::Url;
@@ -40,7 +40,7 @@ pub(crate) struct Shared {
     pub tokens: Mutex<HashMap<Uuid, TokenInfo>>,
     pub results: Mutex<HashMap<Uuid, JobResult>>,
     pub files: Mutex<HashMap<String, FileInfo>>,
-    pub stats: Stats,
+    pub stats: Arc<Stats>,
     pub timeline: Mutex<Timeline>,
     /// What the stand-in monitor heard.
     pub pings: Mutex<Vec<Ping>>,
@@ -53,6 +53,7 @@ pub(crate) struct Shared {
     /// Whether callbacks wait (`Faults::hold_callbacks`) and sign-ins (`hold_sign_ins`).
     pub callbacks_held: tokio::sync::watch::Sender<bool>,
     pub sign_ins_held: tokio::sync::watch::Sender<bool>,
+    pub downloads_held: tokio::sync::watch::Sender<bool>,
 }
 
 /// Waits while `gate` says held.
@@ -72,12 +73,13 @@ impl Shared {
         Ok(Self {
             callbacks_held: tokio::sync::watch::Sender::new(config.faults.hold_callbacks),
             sign_ins_held: tokio::sync::watch::Sender::new(config.faults.hold_sign_ins),
+            downloads_held: tokio::sync::watch::Sender::new(config.faults.hold_downloads),
             faults: Mutex::new(config.faults.clone()),
             config,
             tokens: Mutex::default(),
             results: Mutex::default(),
             files: Mutex::default(),
-            stats: Stats::default(),
+            stats: Arc::default(),
             timeline: Mutex::default(),
             pings: Mutex::default(),
             files_origin,
@@ -138,6 +140,18 @@ pub(crate) struct Stats {
     pub partial_downloads: AtomicU64,
     pub token_on_file_origin: AtomicU64,
     pub unknown_paths: AtomicU64,
+    /// Downloads being answered now (held ones too), and the most at one moment.
+    pub downloading: AtomicU64,
+    pub downloads_at_once_max: AtomicU64,
+}
+
+/// A download being answered (see [`Stats::downloading`]).
+pub(crate) struct Downloading(Arc<Stats>);
+
+impl Drop for Downloading {
+    fn drop(&mut self) {
+        self.0.downloading.fetch_sub(1, Ordering::SeqCst);
+    }
 }
 
 /// A copy of the counters at one moment.
@@ -159,11 +173,20 @@ pub struct StatsSnapshot {
     pub token_on_file_origin: u64,
     /// Requests to the service's origin for a path the document does not name (404).
     pub unknown_paths: u64,
+    /// The most downloads that were being answered at one moment.
+    pub downloads_at_once_max: u64,
 }
 
 impl Stats {
     pub fn bump(counter: &AtomicU64) {
         counter.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// Counts a download as being answered until the guard is dropped (its body ended).
+    pub fn downloading(self: &Arc<Self>) -> Downloading {
+        let now = self.downloading.fetch_add(1, Ordering::SeqCst) + 1;
+        self.downloads_at_once_max.fetch_max(now, Ordering::SeqCst);
+        Downloading(self.clone())
     }
 
     pub fn snapshot(&self) -> StatsSnapshot {
@@ -178,6 +201,7 @@ impl Stats {
             partial_downloads: get(&self.partial_downloads),
             token_on_file_origin: get(&self.token_on_file_origin),
             unknown_paths: get(&self.unknown_paths),
+            downloads_at_once_max: get(&self.downloads_at_once_max),
         }
     }
 }

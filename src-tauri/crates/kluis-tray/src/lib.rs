@@ -17,10 +17,13 @@
 //!   Kluis entry opens the window.
 //! - [`program`]: whether this process's program file was replaced (a package upgrade); the
 //!   keeper then leaves at its next look with no backup running, and `main.rs` runs the new
-//!   program in this process's place.
+//!   program in this process's place; [`inherited`] (Linux): the windows the old program
+//!   started, waited for by the new one.
 //! - `main.rs`: one `kluis-tray` per data folder (`kluis_desktop::owner::TrayInstance`), the
 //!   runtime, the keyring.
 
+#[cfg(target_os = "linux")]
+pub mod inherited;
 pub mod keeper;
 pub mod program;
 #[cfg(target_os = "linux")]

@@ -27,6 +27,9 @@ fn main() {
         }
         return;
     }
+    // (Windows an old kluis-tray started before an upgrade ran this program in its place.)
+    #[cfg(target_os = "linux")]
+    kluis_tray::inherited::wait_for_children_at_start();
     let outcome = run(true).and_then(|replacement| match replacement {
         Some(program) => run_in_place(&program).or_else(|e| {
             // The old program carries on rather than leave the plans to nobody.

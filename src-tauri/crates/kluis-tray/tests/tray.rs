@@ -195,6 +195,58 @@ async fn within<T>(what: &str, future: impl std::future::Future<Output = T>) -> 
         .unwrap_or_else(|_| panic!("{what} did not happen"))
 }
 
+/// A data folder under `dir` whose klant has a plan, paused as a whole: `kluis-tray` keeps it
+/// (a plan is set), and no backup of the klant, due at once, keeps it busy.
+#[cfg(target_os = "linux")]
+async fn paused_plans_under(dir: &std::path::Path) -> std::path::PathBuf {
+    let data = dir.join("data");
+    std::fs::create_dir_all(&data).unwrap();
+    let (app, _told) = open_app(&data, true).await;
+    app.plans.pause_plans().unwrap();
+    data
+}
+
+/// `program` run as the `kluis-tray` of `data`, on no session bus (no tray icon), its log at
+/// info on a piped stderr, its output piped, ended with the test. Not yet started.
+#[cfg(target_os = "linux")]
+fn tray_of(
+    program: impl AsRef<std::ffi::OsStr>,
+    data: &std::path::Path,
+) -> tokio::process::Command {
+    let mut command = tokio::process::Command::new(program);
+    command
+        .env("KLUIS_DATA_DIR", data)
+        .env("KLUIS_LOG", "kluis_tray=info")
+        .env_remove("DBUS_SESSION_BUS_ADDRESS")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true);
+    command
+}
+
+/// Waits until the `kluis-tray` started as `tray` (its log at info on a piped stderr) says it
+/// keeps the plans; what it says from then on is shown with a failure.
+#[cfg(target_os = "linux")]
+async fn keeps_the_plans(tray: &mut tokio::process::Child) {
+    use tokio::io::AsyncBufReadExt;
+    let mut log = tokio::io::BufReader::new(tray.stderr.take().unwrap()).lines();
+    within("kluis-tray keeping the plans", async {
+        while let Some(line) = log.next_line().await.unwrap() {
+            if line.contains("kluis-tray keeps the plans") {
+                return;
+            }
+        }
+        panic!("kluis-tray ended before it kept the plans");
+    })
+    .await;
+    tokio::spawn(async move {
+        while let Ok(Some(line)) = log.next_line().await {
+            println!("kluis-tray: {line}");
+        }
+    });
+}
+
 /// One test: the session bus is this process's environment.
 /// 1. Nothing to keep (no plan set): the keeper leaves at once.
 /// 2. No tray host (stock GNOME): the notification says where Kluis went, and the menu still
@@ -319,16 +371,10 @@ async fn the_tray_menu_over_d_bus_with_and_without_a_tray_host() {
 #[tokio::test]
 async fn an_upgraded_program_runs_in_its_place() {
     use std::os::unix::fs::PermissionsExt;
-    use tokio::io::AsyncBufReadExt;
     // (Beside the build, so that the program is linked, not copied: no file of it is open for
     // writing while another test starts a process, which would make it busy to run.)
     let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
-    let data = dir.path().join("data");
-    std::fs::create_dir_all(&data).unwrap();
-    let (app, _told) = open_app(&data, true).await;
-    // (Paused as a whole: still set, and no backup of the klant, due at once, keeps it busy.)
-    app.plans.pause_plans().unwrap();
-    drop(app);
+    let data = paused_plans_under(dir.path()).await;
     let bin = dir.path().join("bin");
     std::fs::create_dir(&bin).unwrap();
     let program = bin.join("kluis-tray");
@@ -342,35 +388,13 @@ async fn an_upgraded_program_runs_in_its_place() {
     .unwrap();
     std::fs::set_permissions(&new, std::fs::Permissions::from_mode(0o755)).unwrap();
 
-    let mut tray = tokio::process::Command::new(&program)
+    let mut tray = (tray_of(&program, &data))
         .arg("--after-window")
-        .env("KLUIS_DATA_DIR", &data)
         .env("KLUIS_TRAY_LOOK_EVERY_MS", "100")
-        .env("KLUIS_LOG", "kluis_tray=info")
-        .env_remove("DBUS_SESSION_BUS_ADDRESS")
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .kill_on_drop(true)
         .spawn()
         .unwrap();
     let pid = tray.id().unwrap();
-    let mut log = tokio::io::BufReader::new(tray.stderr.take().unwrap()).lines();
-    within("kluis-tray keeping the plans", async {
-        while let Some(line) = log.next_line().await.unwrap() {
-            if line.contains("kluis-tray keeps the plans") {
-                return;
-            }
-        }
-        panic!("kluis-tray ended before it kept the plans");
-    })
-    .await;
-    // (What it says from now on is shown with a failure.)
-    tokio::spawn(async move {
-        while let Ok(Some(line)) = log.next_line().await {
-            println!("kluis-tray: {line}");
-        }
-    });
+    keeps_the_plans(&mut tray).await;
 
     std::fs::rename(&new, &program).unwrap();
     let ran = within("the new program's end", tray.wait_with_output())
@@ -385,5 +409,48 @@ async fn an_upgraded_program_runs_in_its_place() {
         String::from_utf8_lossy(&ran.stdout),
         format!("free\nfree\n{pid}\n"),
         "the new program ran in the same process, both locks free, without --after-window"
+    );
+}
+
+/// A window an old `kluis-tray` started is, after an upgrade ran the new program in its place,
+/// a child of the new one: when it closes, the new program waits for it, so it does not stay a
+/// zombie until log-out. (A shell stands in for the old program: it starts the "window" — a
+/// child that ends when the test says — then runs kluis-tray in its own place, as the old
+/// program's exec does.)
+#[cfg(target_os = "linux")]
+#[tokio::test]
+async fn a_window_started_before_an_upgrade_is_waited_for() {
+    use tokio::io::AsyncBufReadExt;
+    let dir = tempfile::tempdir().unwrap();
+    let data = paused_plans_under(dir.path()).await;
+    let closes = dir.path().join("window-closes");
+    let made = std::process::Command::new("mkfifo").arg(&closes).status();
+    assert!(made.unwrap().success());
+    let mut tray = (tray_of("sh", &data))
+        .arg("-c")
+        .arg("read closed < \"$1\" & echo $!; exec \"$0\"")
+        .arg(env!("CARGO_BIN_EXE_kluis-tray"))
+        .arg(&closes)
+        .spawn()
+        .unwrap();
+    let mut said = tokio::io::BufReader::new(tray.stdout.take().unwrap()).lines();
+    let window: u32 = (said.next_line().await.unwrap())
+        .and_then(|pid| pid.trim().parse().ok())
+        .expect("the window's pid");
+    keeps_the_plans(&mut tray).await;
+    // The window closes.
+    tokio::task::spawn_blocking(move || std::fs::write(closes, "\n").unwrap())
+        .await
+        .unwrap();
+    let entry = std::path::PathBuf::from(format!("/proc/{window}"));
+    within("the closed window waited for", async {
+        while entry.exists() {
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    })
+    .await;
+    assert!(
+        tray.try_wait().unwrap().is_none(),
+        "kluis-tray still keeps the plans"
     );
 }

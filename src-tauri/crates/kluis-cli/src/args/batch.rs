@@ -107,7 +107,8 @@ pub struct BackupArgs {
 /// How several klanten are backed up unattended (`backup --all`, `run-due`).
 #[derive(Args, Clone)]
 pub struct BatchOptions {
-    /// Backups running at once (--all, run-due).
+    /// Downloads at once (--all, run-due); one klant more signs in and asks for its backup
+    /// meanwhile.
     #[arg(long, default_value_t = 2, value_parser = clap::value_parser!(u32).range(1..=16))]
     pub concurrency: u32,
     /// Times a klant whose backup failed for a passing reason (the service, the network or

@@ -355,6 +355,61 @@ async fn backup_all_saves_each_klant_and_one_failure_stops_none() {
     }
 }
 
+/// Issue 44: Backup all with `--concurrency 1` downloads one klant at a time, and the next
+/// klant signs in, asks for its backup and gets its callback while the first downloads — one
+/// klant ahead, not all: the third waits until one of the two has ended. (The simulator holds
+/// every download until released, so the first is surely still downloading.)
+#[tokio::test(flavor = "multi_thread")]
+async fn backup_all_asks_for_the_next_klant_while_one_downloads() {
+    let env = office().await;
+    env.sim.set_faults(|f| f.hold_downloads = true);
+    let key = kluis_sim::config::DEMO_API_KEY.to_string();
+    for (name, user) in [
+        ("Bakker", "bakker"),
+        ("Visser", "visser"),
+        ("Smit", "bakker"),
+    ] {
+        env.add(name, user, &key, KLANT_PASSWORD).await;
+    }
+    let root = env.dir.path().join("backups");
+    let mut command = env.profiles_only(&[
+        "backup",
+        "--all",
+        "--out",
+        root.to_str().unwrap(),
+        "--concurrency",
+        "1",
+        "--json",
+    ]);
+    command
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped());
+    let child = command.spawn().unwrap();
+    common::wait_until(
+        "the second klant's callback while the first downloads",
+        || {
+            let stats = env.sim.stats();
+            stats.downloads == 1 && stats.callbacks_sent == 2
+        },
+    )
+    .await;
+    assert_eq!(
+        env.sim.stats().backups_started,
+        2,
+        "one klant ahead, the third waits for a slot"
+    );
+    env.sim.release_downloads();
+    let output = tokio::task::spawn_blocking(move || child.wait_with_output().unwrap())
+        .await
+        .unwrap();
+    assert!(output.status.success(), "{}", stderr(&output));
+    assert_eq!(json_lines(&output).len(), 3);
+    assert_eq!(files_below(&root).len(), 3);
+    let stats = env.sim.stats();
+    assert_eq!(stats.downloads_at_once_max, 1, "one download at a time");
+    assert_eq!(stats.backups_started, 3);
+}
+
 /// Backup all with one klant's folder unusable — it takes no file (a link to /proc, which
 /// refuses new files even to root): that klant fails before its backup is asked for, with its
 /// folder named, and the others are saved. (Its POST was sent before, and failed only after

@@ -7,6 +7,7 @@
 //!   that encrypt and write when the profile asks for encryption; [`bandwidth`], the shared
 //!   speed limit.
 //! - [`destination`]: `--out` as folder or file, and the no-overwrite final step.
+//! - [`turns`]: how many of a batch's backups download at once.
 //! - `headers`: what the file host's headers say (resume validator, range, declared digest);
 //!   `part`: the part file an earlier run left; `progress`: progress told, with its rate.
 //! - this file: the HTTP side — status handling, resume, retries, progress.
@@ -19,6 +20,7 @@ mod part;
 mod progress;
 pub mod room;
 mod sealed;
+pub mod turns;
 mod writer;
 pub use writer::is_part_file_name;
 
@@ -33,6 +35,7 @@ pub(crate) use headers::{declared_sha256, header_text, parse_content_range, vali
 pub(crate) use part::ENCRYPTED_PART;
 use part::{continue_part, is_our_part, remove_part};
 use progress::Reporter;
+pub use turns::{DownloadTurn, DownloadTurns};
 use writer::Writer;
 
 use crate::config::ServiceConfig;

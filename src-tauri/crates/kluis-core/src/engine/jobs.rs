@@ -13,7 +13,7 @@ use uuid::Uuid;
 use super::retry::{self, Retry};
 use super::{ServiceConnection, Transports};
 use crate::callback::CallbackTransport;
-use crate::download::Saved;
+use crate::download::{DownloadTurns, Saved};
 use crate::error::{Error, Result};
 use crate::history::History;
 use crate::job::{BackupJob, BackupRequest, JobEvent};
@@ -49,6 +49,9 @@ pub struct Launch {
     /// Whether a new backup that fails for a passing reason is tried again (see
     /// [`super::retry`]); a resumed one is not.
     pub retry: Retry,
+    /// The batch's download turns (none: the job downloads as soon as it can; see
+    /// [`crate::download::turns`]).
+    pub download_turns: Option<DownloadTurns>,
 }
 
 /// A started job: its id (what [`Engine::cancel`] and [`Engine::stop`] take), and its
@@ -114,6 +117,7 @@ impl Engine {
             events,
             cancel,
             retry,
+            download_turns,
         } = launch;
         let id = work.id();
         let cancel = cancel.unwrap_or_default();
@@ -133,6 +137,7 @@ impl Engine {
                     downloader: &connection.downloader,
                     history: &history,
                     cancel: Some(&cancel),
+                    download_turns,
                 };
                 let mut forward = |event: JobEvent| events(event);
                 let ended = match &work {

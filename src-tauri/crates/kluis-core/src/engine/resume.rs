@@ -114,6 +114,7 @@ impl Engine {
                 events: events(id),
                 cancel: None,
                 retry: Retry::NONE,
+                download_turns: None,
             });
             resumed.started.push(ResumedJob {
                 id,

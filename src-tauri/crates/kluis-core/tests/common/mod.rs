@@ -123,6 +123,7 @@ impl Harness {
             downloader: &self.downloader,
             history: &self.history,
             cancel: None,
+            download_turns: None,
         }
     }
 

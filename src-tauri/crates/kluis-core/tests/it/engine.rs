@@ -7,8 +7,10 @@ use std::time::Duration;
 
 use crate::common::*;
 use kluis_core::callback::RelayTransport;
+use kluis_core::download::DownloadTurns;
 use kluis_core::encryption::Encryption;
 use kluis_core::engine::{EventSink, Launch, ResumeScope, Retry, ServiceConnection, Work};
+use kluis_core::BackupRequest;
 use kluis_core::KlantKey;
 use kluis_core::{
     CallbackTransport, Code, DownloadOptions, Engine, Error, History, JobEvent, Owner, Secret,
@@ -44,6 +46,7 @@ fn launch(h: &Harness, transport: Arc<dyn CallbackTransport>, events: EventSink)
         events,
         cancel: None,
         retry: Retry::NONE,
+        download_turns: None,
     }
 }
 
@@ -486,4 +489,61 @@ async fn cancel_reaches_a_job_waiting_to_try_again() {
     assert!(matches!(job.finished().await, Err(Error::Cancelled)));
     assert!(!engine.is_running(id));
     assert_eq!(h.sim.stats().backups_started, 1, "no second try");
+}
+
+/// Issue 44: jobs that share one download turn (a batch's, download/turns.rs) download one at
+/// a time, yet the second signs in, asks for its backup and receives its callback while the
+/// first downloads. It asks the service for its file's address only when the turn is its
+/// own, and its callback's deadline does not run out while it waits for the turn.
+///
+/// The simulator holds every download until released, so the first is surely still running;
+/// the test then lets the waiting job's whole callback deadline pass (a wait for the clock
+/// itself, which is what is tested) before it looks.
+#[tokio::test(flavor = "multi_thread")]
+async fn jobs_sharing_a_download_turn_download_one_at_a_time() {
+    const DEADLINE: Duration = Duration::from_secs(4);
+    let h = Harness::new(|c| c.faults.hold_downloads = true).await;
+    let engine = Engine::new(Arc::new(History::in_memory().unwrap()));
+    let turns = DownloadTurns::new(1);
+    let started = tokio::time::Instant::now();
+    let mut jobs = Vec::new();
+    let mut seen = Vec::new();
+    for _ in 0..2 {
+        let (events, rx) = sink();
+        let request = BackupRequest {
+            callback_timeout: DEADLINE,
+            ..h.request()
+        };
+        jobs.push(engine.start(Launch {
+            work: Work::New(request),
+            download_turns: Some(turns.clone()),
+            ..launch(&h, h.transport.clone(), events)
+        }));
+        seen.push(rx);
+    }
+    for events in &mut seen {
+        reached(events, Stage::CallbackReceived).await;
+    }
+    tokio::time::sleep_until(started + DEADLINE + Duration::from_millis(500)).await;
+    let stats = h.sim.stats();
+    assert_eq!(stats.backups_started, 2, "both asked for their backup");
+    assert_eq!(stats.downloads_at_once_max, 1, "one download at a time");
+    assert_eq!(
+        stats.webhook, 1,
+        "the waiting job has not asked for its file's address"
+    );
+    assert_eq!(turns.free(), 0, "the downloading job holds the turn");
+    for job in &jobs {
+        assert!(
+            engine.is_running(job.id),
+            "past its deadline, waiting for its turn"
+        );
+    }
+    h.sim.release_downloads();
+    for job in jobs {
+        let saved = job.finished().await.expect("saved after its turn");
+        assert_eq!(saved.sha256, expected_sha(saved.bytes));
+    }
+    assert_eq!(h.sim.stats().webhook, 2);
+    assert_eq!(turns.free(), 1, "the turn given back");
 }

@@ -120,6 +120,7 @@ async fn interrupted_relay_job_is_resumed() {
         downloader: &h.downloader,
         history: &h.history,
         cancel: None,
+        download_turns: None,
     };
     let saved = job
         .resume(&unfinished[0], &mut |_| {})

@@ -100,6 +100,7 @@ impl JobRegistry {
             events: self.job_events(profile_id, follow.sink.clone()),
             cancel: None,
             retry,
+            download_turns: None,
         });
         self.follow(handle, profile_id, follow);
     }

@@ -9,6 +9,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use jiff::Timestamp;
+use kluis_core::download::DownloadTurns;
 use kluis_core::engine::{PlanBook, PlannedProfile, Scheduler};
 use kluis_core::plan::{Plan, Schedule};
 use kluis_core::{Error, History};
@@ -76,11 +77,12 @@ pub struct Plans {
     /// Told when [`Plans::watch_planned`] sets `planned_sink`.
     watched: Notify,
     /// Slots for unattended backups (plans, Backup all): a batch of klanten runs a few at a
-    /// time, so the service and this computer are not asked for everything at once.
-    /// Replaced when the setting changes (jobs holding a slot of the old one finish as they
-    /// are). Each "Cancel all" moves `batch` on, so Backup all's klanten still waiting for a
-    /// slot are not started.
-    pub(super) slots: Mutex<Arc<Semaphore>>,
+    /// time, so the service and this computer are not asked for everything at once — the
+    /// setting's number downloading (`download_turns`) and one more asking for its backup
+    /// meanwhile (`kluis_core::download::turns`). Both are replaced when the setting changes
+    /// (jobs holding the old ones finish as they are). Each "Cancel all" moves `batch` on, so
+    /// Backup all's klanten still waiting for a slot are not started.
+    pub(super) slots: Mutex<(Arc<Semaphore>, DownloadTurns)>,
     pub(super) batch: AtomicU64,
 }
 
@@ -107,7 +109,7 @@ impl Plans {
             held_elsewhere: Mutex::default(),
             planned_sink: Mutex::default(),
             watched: Notify::new(),
-            slots: Mutex::new(Arc::new(Semaphore::new(at_once.max(1)))),
+            slots: Mutex::new(slots_for(at_once)),
             batch: AtomicU64::default(),
         }
     }
@@ -295,7 +297,7 @@ impl Plans {
             settings.unattended_at_once = n;
             Ok(())
         })?;
-        *self.slots.lock().unwrap() = Arc::new(Semaphore::new(n as usize));
+        *self.slots.lock().unwrap() = slots_for(n as usize);
         Ok(self.shared.settings())
     }
 
@@ -343,4 +345,13 @@ impl Plans {
         self.shared.office_changed.notify_one();
         Ok(())
     }
+}
+
+/// The slots of `at_once` unattended downloads: that many turns, and one klant more.
+fn slots_for(at_once: usize) -> (Arc<Semaphore>, DownloadTurns) {
+    let at_once = at_once.max(1);
+    (
+        Arc::new(Semaphore::new(at_once + 1)),
+        DownloadTurns::new(at_once),
+    )
 }

@@ -145,7 +145,7 @@ impl Plans {
         batch: Option<u64>,
         in_round: &mut Option<InRound>,
     ) -> AppResult<Option<Uuid>> {
-        let slots = self.slots.lock().unwrap().clone();
+        let (slots, download_turns) = self.slots.lock().unwrap().clone();
         let permit = slots.acquire_owned().await.ok();
         if batch.is_some_and(|b| b != self.batch.load(std::sync::atomic::Ordering::SeqCst)) {
             return Ok(None);
@@ -180,6 +180,7 @@ impl Plans {
             cancel: None,
             retry: self.shared.retry,
             destination: None,
+            download_turns: Some(download_turns),
         };
         let handle =
             unattended::start(&self.shared.engine, &AppHost { plans: self }, &profile, job)
@@ -191,6 +192,12 @@ impl Plans {
             .lock()
             .unwrap()
             .insert(job_id, JobSlot::Running);
+        // A "Cancel all" between the slot and here did not see this job: it cancels itself.
+        // (Cancel all moves `batch` on before it lists the running jobs; this job is listed
+        // before it looks, so one of the two sees the other.)
+        if batch.is_some_and(|b| b != self.batch.load(std::sync::atomic::Ordering::SeqCst)) {
+            self.shared.engine.cancel(job_id);
+        }
         // The catalogs once, by the last unattended backup to end (catalog_round.rs).
         let in_round = in_round.take().expect("in the round until started");
         let after = AfterSaveOf {

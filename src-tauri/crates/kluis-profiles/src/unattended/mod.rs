@@ -31,6 +31,7 @@ use std::time::Duration;
 use kluis_copies::CopyTarget;
 use kluis_core::claims::Claim;
 use kluis_core::download::bandwidth::Bandwidth;
+use kluis_core::download::DownloadTurns;
 use kluis_core::encryption::DecryptKey;
 use kluis_core::engine::{EventSink, JobHandle, Launch, Retry, ServiceConnection, Work};
 use kluis_core::retention::{prune_in_background, Mode, Pruned, Retention};
@@ -212,6 +213,9 @@ pub struct Job {
     pub cancel: Option<Arc<tokio::sync::Notify>>,
     pub retry: Retry,
     pub destination: Option<Destination>,
+    /// The batch's download turns (none: downloads as soon as it can; see
+    /// `kluis_core::download::turns`).
+    pub download_turns: Option<DownloadTurns>,
 }
 
 /// How a klant's backup ended: the last try's id in the history (a retried job's earlier
@@ -292,6 +296,7 @@ pub async fn start(
         events: job.events,
         cancel: job.cancel,
         retry: job.retry,
+        download_turns: job.download_turns,
     }))
 }
 
