@@ -12,7 +12,6 @@
 //! callback's cleanup run (a relay inbox deleted). A job of an earlier process that nobody runs
 //! is cancelled with [`History::abandon`].
 
-use std::collections::VecDeque;
 use std::time::Duration;
 
 use futures_util::stream::{FuturesUnordered, StreamExt};
@@ -20,6 +19,7 @@ use serde::Serialize;
 use uuid::Uuid;
 
 use crate::callback::{CallbackId, CallbackTransport, Cleanup, Registration};
+use crate::client::WebhookPayload;
 use crate::clock::now_ms;
 use crate::download::room::check_room;
 use crate::download::{Destination, DownloadTurn, DownloadTurns, Downloader, Progress, Saved};
@@ -274,18 +274,7 @@ impl BackupJob<'_> {
         let timeout = deadline.saturating_duration_since(tokio::time::Instant::now());
         // Every distinct id is redeemed, a few at once, so junk ids sent to the callback URL
         // cannot hold the real one back; an id the service does not know is ignored.
-        // Ids are redeemed only under the job's download turn (download/turns.rs): the file's
-        // address is asked for when it can be fetched at once. Ids received before the turn
-        // wait in `pending`; while they wait the callback's deadline stands still (the
-        // callback came; the wait is the batch's, not the service's), and once none is left
-        // to redeem the turn is given back for the next klant while this one waits for its
-        // real id.
-        let mut deadline = deadline;
-        let mut pending: VecDeque<CallbackId> = VecDeque::new();
-        let mut waiting_since = None;
         let mut redeeming = FuturesUnordered::new();
-        let mut turn = None;
-        let mut taking = Box::pin(DownloadTurns::take(self.download_turns.clone()));
         let mut receiving = true;
         let mut not_ours = 0u32;
         // A stopped service would otherwise show only at the deadline (30 minutes): it is
@@ -298,7 +287,7 @@ impl BackupJob<'_> {
         };
         let mut checking = Box::pin(check());
         let mut answering = true; // it has just accepted the job (or the job's reattach)
-        let payload = loop {
+        let (payload, id) = loop {
             tokio::select! {
                 now = &mut checking => {
                     if now != answering {
@@ -307,33 +296,24 @@ impl BackupJob<'_> {
                     }
                     checking = Box::pin(check());
                 }
-                id = ids.recv(), if receiving && pending.len() + redeeming.len() < REDEEM_AT_ONCE => match id {
+                id = ids.recv(), if receiving && redeeming.len() < REDEEM_AT_ONCE => match id {
                     Some(id) => {
                         if tracker.stage < Stage::CallbackReceived {
                             tracker.enter(Stage::CallbackReceived, events)?;
                         }
-                        if turn.is_none() {
-                            waiting_since.get_or_insert_with(tokio::time::Instant::now);
-                        }
-                        pending.push_back(id);
+                        let session = self.session;
+                        redeeming.push(async move { (session.webhook(&id).await, id) });
                     }
                     None => receiving = false,
                 },
-                taken = &mut taking, if turn.is_none() && !pending.is_empty() => {
-                    if let Some(since) = waiting_since.take() {
-                        deadline += since.elapsed();
-                    }
-                    turn = Some(taken);
-                    taking = Box::pin(DownloadTurns::take(self.download_turns.clone()));
-                }
                 Some((redeemed, id)) = redeeming.next() => match redeemed? {
-                    Some(payload) => break payload,
+                    Some(payload) => break (payload, id),
                     None => {
                         not_ours += 1;
                         tracing::warn!(callback_id = %id, "the service does not know this callback id; still waiting");
                     }
                 },
-                _ = tokio::time::sleep_until(deadline), if pending.is_empty() => {
+                _ = tokio::time::sleep_until(deadline) => {
                     return Err(Error::CallbackTimeout(format!(
                         "The service did not report the backup as finished in time{}{}. It may still be working: try again later, or allow more time (--timeout).",
                         describe(timeout),
@@ -341,23 +321,21 @@ impl BackupJob<'_> {
                     )))
                 }
             }
-            if turn.is_some() {
-                while let Some(id) = pending.pop_front() {
-                    let session = self.session;
-                    redeeming.push(async move { (session.webhook(&id).await, id) });
-                }
-            }
-            if pending.is_empty() && redeeming.is_empty() {
-                turn = None;
-                if !receiving {
-                    return Err(Error::CallbackTimeout("The callback receiver stopped before the service called back. Try the backup again.".into()));
-                }
+            if !receiving && redeeming.is_empty() {
+                return Err(Error::CallbackTimeout("The callback receiver stopped before the service called back. Try the backup again.".into()));
             }
         };
-        tracker.download_turn = turn;
         if tracker.stage < Stage::ResultFetched {
             tracker.enter(Stage::ResultFetched, events)?;
         }
+        // The batch's turn to download (download/turns.rs), held until the job's end is
+        // recorded. Only the real id gets here: junk sent to the callback URL never holds one.
+        let turn = DownloadTurns::take(self.download_turns.clone()).await;
+        let payload = match turn.waited() {
+            true => self.asked_again(payload, &id).await,
+            false => payload,
+        };
+        tracker.download_turn = Some(turn);
         if tracker.stage < Stage::Downloading {
             tracker.enter(Stage::Downloading, events)?;
         }
@@ -384,6 +362,23 @@ impl BackupJob<'_> {
                 &mut on_progress,
             )
             .await
+    }
+
+    /// The file's address asked for again for callback `id` after a wait for the download
+    /// turn, so it is fresh when the download starts (the document does not say how long one
+    /// stays valid); where the service does not give it a second time, the first stands.
+    async fn asked_again(&self, first: WebhookPayload, id: &CallbackId) -> WebhookPayload {
+        match self.session.webhook(id).await {
+            Ok(Some(fresh)) => fresh,
+            Ok(None) => first,
+            Err(e) => {
+                tracing::info!(
+                    code = e.code().as_str(),
+                    "the file's address was not given again; the first is used"
+                );
+                first
+            }
+        }
     }
 
     /// Records how the job ended and lets go of what it held.

@@ -10,9 +10,14 @@
 pub fn wait_for_children_at_start() -> usize {
     let children = children_listed(std::path::Path::new("/proc/self/task"));
     for &pid in &children {
-        std::thread::spawn(move || {
-            // SAFETY: waitpid only reads and writes the status it is given (none here).
-            unsafe { libc::waitpid(pid, std::ptr::null_mut(), 0) };
+        std::thread::spawn(move || loop {
+            // SAFETY: waitpid only writes the status it is given (none here).
+            let waited = unsafe { libc::waitpid(pid, std::ptr::null_mut(), 0) };
+            let interrupted =
+                std::io::Error::last_os_error().kind() == std::io::ErrorKind::Interrupted;
+            if waited != -1 || !interrupted {
+                break;
+            }
         });
     }
     children.len()

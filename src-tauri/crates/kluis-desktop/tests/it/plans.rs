@@ -202,9 +202,8 @@ async fn the_file_name_template_names_unattended_backups() {
     );
 }
 
-/// Backup all: every klant, one download at a time here (the limit set to 1): no klant asks
-/// for its file's address before the one downloading has ended (its end recorded: saved or
-/// failed); the klant whose key may not make backups fails with its reason and the others are
+/// Backup all: every klant, one download at a time here (the limit set to 1): no klant starts
+/// its download before the one downloading has ended (its end recorded: saved or failed); the klant whose key may not make backups fails with its reason and the others are
 /// saved in their own folders all the same; the dashboard shows both outcomes.
 #[tokio::test(flavor = "multi_thread")]
 async fn backup_all_runs_every_klant_within_the_limit_and_one_failure_stops_none() {
@@ -242,7 +241,7 @@ async fn backup_all_runs_every_klant_within_the_limit_and_one_failure_stops_none
             continue;
         };
         match stage {
-            kluis_core::Stage::ResultFetched => {
+            kluis_core::Stage::Downloading => {
                 assert_eq!(downloading, None, "one download at a time: {events:?}");
                 downloading = Some(&event.profile_id);
                 downloads += 1;
