@@ -80,8 +80,8 @@ pub struct BackupJob<'a> {
     pub history: &'a History,
     /// When notified, the job ends as cancelled (a permit given before it waits counts too).
     pub cancel: Option<&'a tokio::sync::Notify>,
-    /// The batch's download turns this job takes one of once its callback came (none: it
-    /// downloads at once; see [`crate::download::turns`]).
+    /// The batch's download turns this job takes one of once the file's address is in hand
+    /// (none: it downloads at once; see [`crate::download::turns`]).
     pub download_turns: Option<DownloadTurns>,
 }
 
@@ -331,11 +331,12 @@ impl BackupJob<'_> {
         // The batch's turn to download (download/turns.rs), held until the job's end is
         // recorded. Only the real id gets here: junk sent to the callback URL never holds one.
         let turn = DownloadTurns::take(self.download_turns.clone()).await;
-        let payload = match turn.waited() {
+        let waited = turn.waited();
+        tracker.download_turn = Some(turn);
+        let payload = match waited {
             true => self.asked_again(payload, &id).await,
             false => payload,
         };
-        tracker.download_turn = Some(turn);
         if tracker.stage < Stage::Downloading {
             tracker.enter(Stage::Downloading, events)?;
         }
@@ -366,12 +367,18 @@ impl BackupJob<'_> {
 
     /// The file's address asked for again for callback `id` after a wait for the download
     /// turn, so it is fresh when the download starts (the document does not say how long one
-    /// stays valid); where the service does not give it a second time, the first stands.
+    /// stays valid); where the service does not give it a second time — soon: the turn is
+    /// held meanwhile — the first stands.
     async fn asked_again(&self, first: WebhookPayload, id: &CallbackId) -> WebhookPayload {
-        match self.session.webhook(id).await {
-            Ok(Some(fresh)) => fresh,
-            Ok(None) => first,
-            Err(e) => {
+        let again = tokio::time::timeout(ASK_AGAIN_WITHIN, self.session.webhook(id));
+        match again.await {
+            Ok(Ok(Some(fresh))) => fresh,
+            Ok(Ok(None)) => first,
+            Err(_) => {
+                tracing::info!("the file's address was not given again in time; the first is used");
+                first
+            }
+            Ok(Err(e)) => {
                 tracing::info!(
                     code = e.code().as_str(),
                     "the file's address was not given again; the first is used"
@@ -435,6 +442,9 @@ fn deadline_after(timeout: Duration) -> tokio::time::Instant {
 
 /// How many callback ids a job redeems at once.
 const REDEEM_AT_ONCE: usize = 4;
+
+/// Longest wait for the file's address asked for again ([`BackupJob::asked_again`]).
+const ASK_AGAIN_WITHIN: Duration = Duration::from_secs(30);
 
 /// Tells the user that callbacks came but the service did not recognise them.
 fn unknown_ids(count: u32) -> String {

@@ -167,10 +167,7 @@ impl ksni::Tray for KluisTray {
                 activate: Box::new(|tray: &mut Self| {
                     // As the plans are now (a host may not have said the menu opened).
                     tray.read_paused();
-                    tray.send(match tray.paused {
-                        true => TrayAction::ResumePlans,
-                        false => TrayAction::PausePlans,
-                    })
+                    tray.send(TrayAction::pause_or_resume(tray.paused))
                 }),
                 ..Default::default()
             }

@@ -356,9 +356,10 @@ async fn backup_all_saves_each_klant_and_one_failure_stops_none() {
 }
 
 /// Issue 44: Backup all with `--concurrency 1` downloads one klant at a time, and the next
-/// klant signs in, asks for its backup and gets its callback while the first downloads — one
-/// klant ahead, not all: the third waits until one of the two has ended. (The simulator holds
-/// every download until released, so the first is surely still downloading.)
+/// klant signs in, asks for its backup, gets its callback and learns its file's address while
+/// the first downloads — one klant ahead, not all: the third waits until one of the two has
+/// ended. (The simulator holds every download until released, so the first is surely still
+/// downloading.)
 #[tokio::test(flavor = "multi_thread")]
 async fn backup_all_asks_for_the_next_klant_while_one_downloads() {
     let env = office().await;
@@ -389,7 +390,7 @@ async fn backup_all_asks_for_the_next_klant_while_one_downloads() {
         "the second klant's callback while the first downloads",
         || {
             let stats = env.sim.stats();
-            stats.downloads == 1 && stats.callbacks_sent == 2
+            stats.downloads == 1 && stats.callbacks_sent == 2 && stats.webhook == 2
         },
     )
     .await;

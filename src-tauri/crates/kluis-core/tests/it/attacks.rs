@@ -135,6 +135,60 @@ async fn a_burst_on_the_live_path_never_refuses_the_real_callback() {
     );
 }
 
+/// Issue 44: junk sent to one klant's callback URL never holds a batch's download turn, nor
+/// keeps its callback's deadline from running. One turn, held by a job whose download the
+/// simulator holds; a second job that gets no real callback, only a flood of junk ids, ends at
+/// its deadline as a timeout — while the first keeps its turn and is then saved. (1dee71f took
+/// the turn for junk too: the second job waited for it with its deadline standing still.)
+#[tokio::test(flavor = "multi_thread")]
+async fn junk_ids_hold_no_download_turn() {
+    use kluis_core::download::DownloadTurns;
+    use kluis_core::engine::{Launch, Retry, ServiceConnection, Work};
+    use kluis_core::{BackupRequest, DownloadOptions, Engine, Error, History, JobEvent, Stage};
+    let h = Harness::new(|c| c.faults.hold_downloads = true).await;
+    let engine = Engine::new(Arc::new(History::in_memory().unwrap()));
+    let turns = DownloadTurns::new(1);
+    let connection =
+        Arc::new(ServiceConnection::open(h.config.clone(), DownloadOptions::default()).unwrap());
+    let start = |request: BackupRequest, transport: Arc<dyn CallbackTransport>| {
+        let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
+        let job = engine.start(Launch {
+            work: Work::New(request),
+            connection: connection.clone(),
+            transport,
+            events: Arc::new(move |event| drop(tx.send(event))),
+            cancel: None,
+            retry: Retry::NONE,
+            download_turns: Some(turns.clone()),
+        });
+        (job, rx)
+    };
+    let (first, mut first_events) = start(h.request(), h.transport.clone());
+    let downloading = JobEvent::Stage {
+        stage: Stage::Downloading,
+    };
+    let wait = tokio::time::timeout(Duration::from_secs(60), async {
+        while first_events.recv().await.expect("the first job runs") != downloading {}
+    });
+    wait.await.expect("the first job downloads");
+    h.sim.set_faults(|f| f.no_callback = true);
+    let flooded = BackupRequest {
+        callback_timeout: Duration::from_secs(2),
+        ..h.request()
+    };
+    let attacked = Arc::new(Attacked::start(30, Duration::from_millis(20)).await);
+    let (second, _) = start(flooded, attacked);
+    let ended = tokio::time::timeout(Duration::from_secs(60), second.finished())
+        .await
+        .expect("the flooded job ends at its deadline");
+    assert!(matches!(ended, Err(Error::CallbackTimeout(_))), "{ended:?}");
+    assert!(h.sim.stats().webhook > 30, "the junk was redeemed");
+    assert_eq!(turns.free(), 0, "the first job kept its turn");
+    h.sim.release_downloads();
+    let saved = first.finished().await.expect("the first job saved");
+    assert_eq!(saved.sha256, expected_sha(saved.bytes));
+}
+
 /// Continues `partial` (as a resumed job would) into the harness's output folder.
 async fn continue_download(
     h: &Harness,

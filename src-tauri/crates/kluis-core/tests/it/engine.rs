@@ -525,7 +525,13 @@ async fn jobs_sharing_a_download_turn_download_one_at_a_time() {
     for events in &mut seen {
         reached(events, Stage::Accepted).await;
         last_accepted = tokio::time::Instant::now();
-        reached(events, Stage::ResultFetched).await;
+        let fetched = tokio::time::timeout(
+            Duration::from_secs(60),
+            reached(events, Stage::ResultFetched),
+        );
+        fetched
+            .await
+            .expect("the address learnt while the other downloads");
     }
     // (Seen after it happened: the deadline counted from then has surely passed.)
     tokio::time::sleep_until(last_accepted + DEADLINE + Duration::from_millis(500)).await;

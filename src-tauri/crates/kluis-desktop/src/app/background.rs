@@ -70,11 +70,18 @@ impl TrayAction {
     /// while plans are `paused`.
     pub fn of_menu(id: &str, paused: bool) -> Option<TrayAction> {
         match TrayAction::of_id(id)? {
-            TrayAction::PausePlans | TrayAction::ResumePlans if paused => {
-                Some(TrayAction::ResumePlans)
+            TrayAction::PausePlans | TrayAction::ResumePlans => {
+                Some(TrayAction::pause_or_resume(paused))
             }
-            TrayAction::ResumePlans => Some(TrayAction::PausePlans),
             action => Some(action),
+        }
+    }
+
+    /// What the "Pause plans" check does while plans are `paused`: resumes them, or pauses.
+    pub fn pause_or_resume(paused: bool) -> TrayAction {
+        match paused {
+            true => TrayAction::ResumePlans,
+            false => TrayAction::PausePlans,
         }
     }
 }

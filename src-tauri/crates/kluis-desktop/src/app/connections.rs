@@ -29,7 +29,7 @@ pub(crate) struct Connections {
     /// (`kluis-tray`, while the window edits them: [`DesktopAppBuilder::fresh_connections`]).
     ///
     /// [`DesktopAppBuilder::fresh_connections`]: super::DesktopAppBuilder::fresh_connections
-    pub keep: bool,
+    keep: bool,
     /// The download speed limit every download shares (Settings → Download speed).
     pub bandwidth: Arc<Bandwidth>,
     /// The demo's simulator, once started (its webhook.site stand-in serves demo profiles).
@@ -39,16 +39,19 @@ pub(crate) struct Connections {
 }
 
 impl Connections {
+    /// `keep`: whether each profile's connection is kept for its next backups (see
+    /// [`Connections::keep`]).
     pub fn new(
         shared: Arc<Shared>,
         bandwidth: Arc<Bandwidth>,
         webhook_site: String,
+        keep: bool,
     ) -> Connections {
         Connections {
             demo_secrets: shared.demo_secrets.clone(),
             shared,
             made: Mutex::default(),
-            keep: true,
+            keep,
             bandwidth,
             demo: tokio::sync::Mutex::new(None),
             webhook_site,

@@ -258,8 +258,6 @@ impl DesktopAppBuilder {
         // A limit that no longer passes the check (edited by hand) is no limit, not a failed start.
         let bandwidth =
             Arc::new(Bandwidth::new(settings.bandwidth).or_else(|_| Bandwidth::new(None))?);
-        let at_once = (self.unattended_at_once)
-            .unwrap_or(settings.unattended_at_once.clamp(1, MAX_AT_ONCE) as usize);
         let (desktop, gather_for) = self.notifier.unwrap_or((
             Arc::new(kluis_reporting::DesktopNotifier),
             kluis_reporting::alerts::GATHER_FOR,
@@ -273,10 +271,12 @@ impl DesktopAppBuilder {
             self.keyring.clone(),
             Arc::new(bandwidth.other_direction()),
         ));
-        let mut connections =
-            connections::Connections::new(shared.clone(), bandwidth, self.webhook_site);
-        connections.keep = !self.fresh_connections;
-        let connections = Arc::new(connections);
+        let connections = Arc::new(connections::Connections::new(
+            shared.clone(),
+            bandwidth,
+            self.webhook_site,
+            !self.fresh_connections,
+        ));
         let jobs = Arc::new(JobRegistry::new(shared.clone()));
         let alerts = Arc::new(Alerts::new(
             shared.clone(),
@@ -289,7 +289,7 @@ impl DesktopAppBuilder {
             connections.clone(),
             jobs.clone(),
             alerts.clone(),
-            at_once,
+            self.unattended_at_once,
         ));
         Ok(DesktopApp {
             accounts: Accounts::new(shared.clone(), connections.clone()),

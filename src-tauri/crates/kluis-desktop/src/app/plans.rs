@@ -78,11 +78,13 @@ pub struct Plans {
     watched: Notify,
     /// Slots for unattended backups (plans, Backup all): a batch of klanten runs a few at a
     /// time, so the service and this computer are not asked for everything at once — the
-    /// setting's number downloading (`download_turns`) and one more asking for its backup
-    /// meanwhile (`kluis_core::download::turns`). Both are replaced when the setting changes
-    /// (jobs holding the old ones finish as they are). Each "Cancel all" moves `batch` on, so
-    /// Backup all's klanten still waiting for a slot are not started.
-    pub(super) slots: Mutex<(Arc<Semaphore>, DownloadTurns)>,
+    /// setting's number downloading (`DownloadTurns`) and one more asking for its backup
+    /// meanwhile (`kluis_core::download::turns`). Replaced when the setting is found changed
+    /// ([`Plans::slots`]; jobs holding the old ones finish as they are). Each "Cancel all"
+    /// moves `batch` on, so Backup all's klanten still waiting for a slot are not started.
+    slots: Mutex<Slots>,
+    /// The builder's number, whatever the settings say (tests).
+    fixed_at_once: Option<usize>,
     pub(super) batch: AtomicU64,
 }
 
@@ -92,7 +94,7 @@ impl Plans {
         connections: Arc<Connections>,
         jobs: Arc<JobRegistry>,
         alerts: Arc<Alerts>,
-        at_once: usize,
+        fixed_at_once: Option<usize>,
     ) -> Plans {
         // Due plans 15 s apart.
         let scheduler = Scheduler::new(
@@ -109,7 +111,8 @@ impl Plans {
             held_elsewhere: Mutex::default(),
             planned_sink: Mutex::default(),
             watched: Notify::new(),
-            slots: Mutex::new(slots_for(at_once)),
+            slots: Mutex::new(Slots::of(0)),
+            fixed_at_once,
             batch: AtomicU64::default(),
         }
     }
@@ -284,8 +287,9 @@ impl Plans {
             .count()
     }
 
-    /// Settings → how many unattended backups run at once (1 to [`MAX_AT_ONCE`]). Backups
-    /// already running keep their slots; the next ones start within the new number.
+    /// Settings → how many unattended backups download at once (1 to [`MAX_AT_ONCE`]). Backups
+    /// already running keep their slots; the next ones start within the new number — in
+    /// `kluis-tray` too, which reads it at each klant's start ([`Plans::slots`]).
     pub fn set_unattended_at_once(&self, n: u32) -> AppResult<Settings> {
         if !(1..=MAX_AT_ONCE).contains(&n) {
             return Err(Error::Config(format!(
@@ -297,7 +301,6 @@ impl Plans {
             settings.unattended_at_once = n;
             Ok(())
         })?;
-        *self.slots.lock().unwrap() = slots_for(n as usize);
         Ok(self.shared.settings())
     }
 
@@ -348,10 +351,40 @@ impl Plans {
 }
 
 /// The slots of `at_once` unattended downloads: that many turns, and one klant more.
-fn slots_for(at_once: usize) -> (Arc<Semaphore>, DownloadTurns) {
-    let at_once = at_once.max(1);
-    (
-        Arc::new(Semaphore::new(at_once + 1)),
-        DownloadTurns::new(at_once),
-    )
+struct Slots {
+    at_once: usize,
+    klanten: Arc<Semaphore>,
+    downloads: DownloadTurns,
+}
+
+impl Slots {
+    fn of(at_once: usize) -> Slots {
+        Slots {
+            at_once,
+            klanten: Arc::new(Semaphore::new(at_once.max(1) + 1)),
+            downloads: DownloadTurns::new(at_once),
+        }
+    }
+}
+
+impl Plans {
+    /// Settings → at once as saved now (1 to [`MAX_AT_ONCE`]): the window may have changed it
+    /// in its process while this one (`kluis-tray`) runs the plans, so it is read at each
+    /// klant's start, not once.
+    pub fn at_once_now(&self) -> usize {
+        (self.fixed_at_once).unwrap_or_else(|| {
+            let saved = self.shared.profiles.settings().unattended_at_once;
+            saved.clamp(1, MAX_AT_ONCE) as usize
+        })
+    }
+
+    /// The slots for [`Plans::at_once_now`]: the same as before, or new ones when it changed.
+    pub(super) fn slots(&self) -> (Arc<Semaphore>, DownloadTurns) {
+        let at_once = self.at_once_now();
+        let mut slots = self.slots.lock().unwrap();
+        if slots.at_once != at_once {
+            *slots = Slots::of(at_once);
+        }
+        (slots.klanten.clone(), slots.downloads.clone())
+    }
 }

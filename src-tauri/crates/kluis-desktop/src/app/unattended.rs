@@ -145,7 +145,7 @@ impl Plans {
         batch: Option<u64>,
         in_round: &mut Option<InRound>,
     ) -> AppResult<Option<Uuid>> {
-        let (slots, download_turns) = self.slots.lock().unwrap().clone();
+        let (slots, download_turns) = self.slots();
         let permit = slots.acquire_owned().await.ok();
         if batch.is_some_and(|b| b != self.batch.load(std::sync::atomic::Ordering::SeqCst)) {
             return Ok(None);

@@ -535,11 +535,14 @@ async fn cancel_all_ends_the_running_backup_and_starts_no_waiting_klant() {
     }
 }
 
-/// Settings → backups at once: 1 to 8, kept in the settings file.
+/// Settings → backups at once: 1 to 8, kept in the settings file; a change made in another
+/// process (the window, while `kluis-tray` runs the plans) counts there from its next klant.
 #[tokio::test(flavor = "multi_thread")]
 async fn backups_at_once_is_a_setting() {
     let dir = tempfile::tempdir().unwrap();
     let app = app(&dir, None);
+    let other_process = self::app(&dir, None);
+    assert_eq!(other_process.plans.at_once_now(), 2);
     assert_eq!(
         app.settings.current().unattended_at_once,
         2,
@@ -559,6 +562,12 @@ async fn backups_at_once_is_a_setting() {
             .unwrap()
             .unattended_at_once,
         3
+    );
+    assert_eq!(app.plans.at_once_now(), 3);
+    assert_eq!(
+        other_process.plans.at_once_now(),
+        3,
+        "seen by the other process"
     );
     drop(app);
     assert_eq!(

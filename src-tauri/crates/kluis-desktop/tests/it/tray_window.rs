@@ -28,9 +28,11 @@ fn serve(tray: &Arc<DesktopApp>) -> mpsc::UnboundedReceiver<PlannedEvent> {
     let mirror = Mirror::new();
     let (seen_tx, seen) = mpsc::unbounded_channel();
     let served = mirror.sink();
+    // Recorded by the mirror before the test sees it: a window that connects once the test
+    // saw a stage hears at least that stage (the other order failed on a loaded machine).
     tray.plans.watch_planned(Arc::new(move |e: PlannedEvent| {
-        let _ = seen_tx.send(e.clone());
-        served(e)
+        served(e.clone());
+        let _ = seen_tx.send(e);
     }));
     let listener = Mirror::listen(&mirror::socket_path(tray.paths())).unwrap();
     let asked = {
