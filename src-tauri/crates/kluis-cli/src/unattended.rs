@@ -24,7 +24,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use futures_util::stream::{FuturesUnordered, StreamExt};
-use kluis_core::download::DownloadTurns;
+use kluis_core::download::{BatchSlots, DownloadTurns};
 use kluis_core::encryption::DecryptKey;
 use kluis_core::engine::{CallbackChoice, EventSink, ServiceConnection, TransportNeeds};
 use kluis_core::{
@@ -33,7 +33,6 @@ use kluis_core::{
 use kluis_profiles::unattended::{self, AfterSave, Ended, Job};
 use kluis_profiles::{KlantTurn, Profile, SecretKind, SecretStore, Turn, UnattendedHost};
 use kluis_reporting::{Alert, DesktopNotifier, Failed, Notifier, OfficeMail, Outbox};
-use tokio::sync::Semaphore;
 use uuid::Uuid;
 
 use crate::args::BatchOptions;
@@ -285,15 +284,14 @@ impl Unattended {
         only_due: bool,
         json: bool,
     ) -> Result<()> {
-        let at_once = options.concurrency.max(1) as usize;
-        let slots = Semaphore::new(at_once + 1);
-        let download_turns = DownloadTurns::new(at_once);
+        let slots = BatchSlots::new(options.concurrency as usize);
         let mut running: FuturesUnordered<_> = profiles
             .into_iter()
             .map(|profile| {
-                let (slots, turns) = (&slots, &download_turns);
+                let slots = &slots;
                 async move {
-                    let _slot = slots.acquire().await;
+                    let _place = slots.klant_place().await;
+                    let turns = slots.downloads();
                     let outcome = self.back_up_klant(&profile, options, only_due, turns).await;
                     (profile, outcome)
                 }

@@ -7,11 +7,50 @@
 //! gets that far, so junk sent to a callback URL never holds a turn — and gives it back when
 //! its end is recorded (saved or failed). A job that had to wait for its turn asks for the
 //! address again before it downloads, so it is fresh: the document says nothing of how long
-//! one stays valid.
+//! one stays valid. [`BatchSlots`] holds that rule in one place for the CLI's batch and the
+//! app's plans: N turns, and N + 1 klanten under way.
 
 use std::sync::Arc;
 
 use tokio::sync::{OwnedSemaphorePermit, Semaphore, TryAcquireError};
+
+/// A batch's limits for `at_once` downloads: that many download turns, and places for one
+/// klant more under way (the klant ahead). Cloning shares them.
+#[derive(Clone, Debug)]
+pub struct BatchSlots {
+    at_once: usize,
+    klanten: Arc<Semaphore>,
+    downloads: DownloadTurns,
+}
+
+impl BatchSlots {
+    /// `at_once` downloading (at least one) and one klant more under way.
+    pub fn new(at_once: usize) -> Self {
+        let at_once = at_once.max(1);
+        Self {
+            at_once,
+            klanten: Arc::new(Semaphore::new(at_once + 1)),
+            downloads: DownloadTurns::new(at_once),
+        }
+    }
+
+    /// How many download at once.
+    pub fn at_once(&self) -> usize {
+        self.at_once
+    }
+
+    /// Waits for a klant's place among those under way, in the order asked; held until the
+    /// klant's backup ends.
+    pub async fn klant_place(&self) -> OwnedSemaphorePermit {
+        (self.klanten.clone().acquire_owned().await)
+            .expect("never closed: the semaphore lives as long as any clone")
+    }
+
+    /// The turns the klanten's downloads take.
+    pub fn downloads(&self) -> &DownloadTurns {
+        &self.downloads
+    }
+}
 
 /// Turns shared by the downloads of one batch; cloning shares them.
 #[derive(Clone, Debug)]
@@ -60,5 +99,31 @@ impl DownloadTurn {
     /// Whether the turn was not free at once: another download ran meanwhile.
     pub fn waited(&self) -> bool {
         self.waited
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// N download turns and N + 1 places for klanten, and never fewer than one turn.
+    #[tokio::test]
+    async fn a_batch_has_one_klant_more_under_way_than_it_downloads() {
+        for (asked, at_once) in [(0, 1), (1, 1), (3, 3)] {
+            let slots = BatchSlots::new(asked);
+            assert_eq!(slots.at_once(), at_once);
+            assert_eq!(slots.downloads().free(), at_once, "turns of {asked}");
+            let mut places = Vec::new();
+            for _ in 0..at_once + 1 {
+                places.push(slots.klant_place().await);
+            }
+            assert!(
+                slots.klanten.clone().try_acquire_owned().is_err(),
+                "no place more than {} for {asked}",
+                at_once + 1
+            );
+            places.pop();
+            let _freed = slots.klant_place().await;
+        }
     }
 }

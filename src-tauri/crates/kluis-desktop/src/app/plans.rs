@@ -9,13 +9,13 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use jiff::Timestamp;
-use kluis_core::download::DownloadTurns;
+use kluis_core::download::BatchSlots;
 use kluis_core::engine::{PlanBook, PlannedProfile, Scheduler};
 use kluis_core::plan::{Plan, Schedule};
 use kluis_core::{Error, History};
 use kluis_profiles::last_started;
 use kluis_profiles::settings::MAX_AT_ONCE;
-use tokio::sync::{Notify, Semaphore};
+use tokio::sync::Notify;
 use uuid::Uuid;
 
 use super::alerts::Alerts;
@@ -78,13 +78,14 @@ pub struct Plans {
     watched: Notify,
     /// Slots for unattended backups (plans, Backup all): a batch of klanten runs a few at a
     /// time, so the service and this computer are not asked for everything at once — the
-    /// setting's number downloading (`DownloadTurns`) and one more asking for its backup
-    /// meanwhile (`kluis_core::download::turns`). Replaced when the setting is found changed
-    /// ([`Plans::slots`]; jobs holding the old ones finish as they are). Each "Cancel all"
-    /// moves `batch` on, so Backup all's klanten still waiting for a slot are not started.
-    slots: Mutex<Slots>,
+    /// setting's number downloading and one more asking for its backup meanwhile
+    /// (`kluis_core::download::turns`). Made at the first start, and again when the setting is
+    /// found changed ([`Plans::slots`]; jobs holding the old ones finish as they are).
+    slots: Mutex<Option<BatchSlots>>,
     /// The builder's number, whatever the settings say (tests).
     fixed_at_once: Option<usize>,
+    /// Moved on by each "Cancel all": a klant asked for before it (Backup all's queue, a plan
+    /// handed out) and still waiting for a slot is not started.
     pub(super) batch: AtomicU64,
 }
 
@@ -111,7 +112,7 @@ impl Plans {
             held_elsewhere: Mutex::default(),
             planned_sink: Mutex::default(),
             watched: Notify::new(),
-            slots: Mutex::new(Slots::of(0)),
+            slots: Mutex::default(),
             fixed_at_once,
             batch: AtomicU64::default(),
         }
@@ -201,7 +202,8 @@ impl Plans {
         };
         loop {
             let id = scheduler.next(&book).await;
-            if let Err(e) = self.start_unattended(&id, true, None).await {
+            let batch = self.batch.load(Ordering::SeqCst);
+            if let Err(e) = self.start_unattended(&id, true, batch).await {
                 tracing::warn!(code = %e.code(), "a planned backup could not start");
                 self.tell_not_started(&id, e);
             }
@@ -264,7 +266,7 @@ impl Plans {
         }
         // (The whole batch is work of this process: a closing window waits for it.)
         let _batch = self.jobs.starting();
-        let batch = Some(self.batch.load(Ordering::SeqCst));
+        let batch = self.batch.load(Ordering::SeqCst);
         let mut started = 0;
         for profile in self.shared.profiles.list() {
             match self.start_unattended(&profile.id, false, batch).await {
@@ -277,7 +279,8 @@ impl Plans {
     }
 
     /// "Cancel all": every running backup ends as cancelled (nothing of it is left behind),
-    /// and Backup all starts none of the klanten still waiting. Returns how many were running.
+    /// and none of the klanten still waiting for a slot starts — Backup all's, or a plan's the
+    /// scheduler handed out (it is due again at its next time). Returns how many were running.
     pub fn cancel_all(&self) -> usize {
         self.batch.fetch_add(1, Ordering::SeqCst);
         // And kluis-tray's, when this window follows them (it counts its own).
@@ -350,23 +353,6 @@ impl Plans {
     }
 }
 
-/// The slots of `at_once` unattended downloads: that many turns, and one klant more.
-struct Slots {
-    at_once: usize,
-    klanten: Arc<Semaphore>,
-    downloads: DownloadTurns,
-}
-
-impl Slots {
-    fn of(at_once: usize) -> Slots {
-        Slots {
-            at_once,
-            klanten: Arc::new(Semaphore::new(at_once.max(1) + 1)),
-            downloads: DownloadTurns::new(at_once),
-        }
-    }
-}
-
 impl Plans {
     /// Settings → at once as saved now (1 to [`MAX_AT_ONCE`]): the window may have changed it
     /// in its process while this one (`kluis-tray`) runs the plans, so it is read at each
@@ -379,12 +365,12 @@ impl Plans {
     }
 
     /// The slots for [`Plans::at_once_now`]: the same as before, or new ones when it changed.
-    pub(super) fn slots(&self) -> (Arc<Semaphore>, DownloadTurns) {
+    pub(super) fn slots(&self) -> BatchSlots {
         let at_once = self.at_once_now();
         let mut slots = self.slots.lock().unwrap();
-        if slots.at_once != at_once {
-            *slots = Slots::of(at_once);
+        match &*slots {
+            Some(same) if same.at_once() == at_once => same.clone(),
+            _ => slots.insert(BatchSlots::new(at_once)).clone(),
         }
-        (slots.klanten.clone(), slots.downloads.clone())
     }
 }

@@ -6,6 +6,7 @@
 //! job in the app's registry (so Cancel all reaches it), a failure told on the desktop and
 //! what the service allowed learnt.
 
+use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -91,7 +92,8 @@ impl Plans {
     /// until the job ends): into its own folder under the save folder, named `<klant>
     /// <YYYY-MM-DD HHmm>` and the download's extension.
     pub async fn start_planned(&self, id: &str) -> AppResult<Uuid> {
-        self.start_unattended(id, false, None)
+        let batch = self.batch.load(Ordering::SeqCst);
+        self.start_unattended(id, false, batch)
             .await?
             .ok_or_else(|| AppError::InvalidState("The backup was not started.".into()))
     }
@@ -109,13 +111,14 @@ impl Plans {
     /// [`Plans::start_planned`], holding the klant's turn until the job ends: a klant
     /// that `kluis run-due` (or anyone) is backing up now is not started twice. With
     /// `only_when_due`, the plan is looked at again under the turn, and `None` says another
-    /// process has just done it. With `batch`, one of Backup all's klanten: `None` once
-    /// "Cancel all" has moved the batch on while it waited for a slot.
+    /// process has just done it. `batch` is [`Plans::batch`] when it was asked for (by Backup
+    /// all, or the scheduler handing out a plan): `None` once "Cancel all" has moved it on
+    /// while the klant waited for a slot.
     pub(super) async fn start_unattended(
         &self,
         id: &str,
         only_when_due: bool,
-        batch: Option<u64>,
+        batch: u64,
     ) -> AppResult<Option<Uuid>> {
         // (Work of this process from here: a closing window waits for it, background.rs.)
         let _starting = self.jobs.starting();
@@ -142,12 +145,12 @@ impl Plans {
         &self,
         id: &str,
         only_when_due: bool,
-        batch: Option<u64>,
+        batch: u64,
         in_round: &mut Option<InRound>,
     ) -> AppResult<Option<Uuid>> {
-        let (slots, download_turns) = self.slots();
-        let permit = slots.acquire_owned().await.ok();
-        if batch.is_some_and(|b| b != self.batch.load(std::sync::atomic::Ordering::SeqCst)) {
+        let slots = self.slots();
+        let permit = slots.klant_place().await;
+        if batch != self.batch.load(Ordering::SeqCst) {
             return Ok(None);
         }
         let profile = self.shared.profiles.get(id)?;
@@ -180,7 +183,7 @@ impl Plans {
             cancel: None,
             retry: self.shared.retry,
             destination: None,
-            download_turns: Some(download_turns),
+            download_turns: Some(slots.downloads().clone()),
         };
         let handle =
             unattended::start(&self.shared.engine, &AppHost { plans: self }, &profile, job)
@@ -195,7 +198,7 @@ impl Plans {
         // A "Cancel all" between the slot and here did not see this job: it cancels itself.
         // (Cancel all moves `batch` on before it lists the running jobs; this job is listed
         // before it looks, so one of the two sees the other.)
-        if batch.is_some_and(|b| b != self.batch.load(std::sync::atomic::Ordering::SeqCst)) {
+        if batch != self.batch.load(Ordering::SeqCst) {
             self.shared.engine.cancel(job_id);
         }
         // The catalogs once, by the last unattended backup to end (catalog_round.rs).

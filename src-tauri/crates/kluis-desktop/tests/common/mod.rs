@@ -145,17 +145,21 @@ pub async fn close_while_a_backup_waits(
         .save_profile(office(sim, None))
         .await
         .unwrap();
-    first
-        .settings
+    callbacks_through_webhook_site(&first).await;
+    let job = start_until_accepted(&first, &profile.id).await;
+    first.shutdown().await;
+    (profile.id, job)
+}
+
+/// Settings → callbacks through webhook.site (played by the stand-in the builder was given).
+pub async fn callbacks_through_webhook_site(app: &DesktopApp) {
+    app.settings
         .set_callback(CallbackInput {
             setting: CallbackChoice::WebhookSite,
             relay_secret: None,
         })
         .await
         .unwrap();
-    let job = start_until_accepted(&first, &profile.id).await;
-    first.shutdown().await;
-    (profile.id, job)
 }
 
 /// Hands each alert to the test as it is notified.

@@ -540,6 +540,77 @@ async fn cancel_all_ends_the_running_backup_and_starts_no_waiting_klant() {
     }
 }
 
+/// A plan handed out while the slots are full waits for one; "Cancel all" in that moment
+/// starts it neither (it is due again at its next time): before, only Backup all's queue
+/// heard the cancel, and the plan started as soon as the cancelled backups let go of their
+/// slots. (Against a simulator that holds every download: the two slots stay full.)
+#[tokio::test(flavor = "multi_thread")]
+async fn cancel_all_starts_no_plan_waiting_for_a_slot() {
+    let mut config = kluis_sim::SimConfig::default();
+    config.faults.hold_downloads = true;
+    config.faults.callback_delay = std::time::Duration::from_millis(50);
+    let sim = kluis_sim::Sim::start(config).await.unwrap();
+    let (dir, folder) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let ca = dir.path().join("sim-ca.pem");
+    std::fs::write(&ca, sim.ca_pem()).unwrap();
+    let app = common::builder(&dir, Some(folder.path().to_path_buf()))
+        .unattended_at_once(1)
+        .webhook_site(sim.webhook_site_url())
+        .open()
+        .unwrap();
+    app.set_dialogs(common::Chooses::new(&ca));
+    let mut klanten = Vec::new();
+    for name in ["Aalbers", "Bakker", "Claes"] {
+        let input = kluis_desktop::ProfileInput {
+            name: name.into(),
+            ..common::office(&sim, None)
+        };
+        let profile = app.accounts.save_profile(input).await.unwrap();
+        app.accounts.choose_profile_ca(&profile.id).await.unwrap();
+        klanten.push(profile.id);
+    }
+    common::callbacks_through_webhook_site(&app).await;
+    let (tx, mut events) = mpsc::unbounded_channel::<PlannedEvent>();
+    app.plans.watch_planned(Arc::new(move |e| drop(tx.send(e))));
+    // One download (held) and the klant ahead: both slots taken until they end.
+    for id in &klanten[..2] {
+        app.plans.start_planned(id).await.unwrap();
+    }
+    let waiting = app.plans.start_planned(&klanten[2]);
+    tokio::pin!(waiting);
+    tokio::select! {
+        biased;
+        started = &mut waiting => panic!("the third started with both slots taken: {started:?}"),
+        () = std::future::ready(()) => {}
+    }
+    assert_eq!(app.plans.cancel_all(), 2, "both running backups cancelled");
+    let not_started = waiting.await.expect_err("the waiting plan is not started");
+    assert_eq!(not_started.code(), "invalid_state", "{not_started}");
+    let mut cancelled = Vec::new();
+    while cancelled.len() < 2 {
+        let event = events.recv().await.expect("each running klant's end");
+        match event.event {
+            AppJobEvent::Failed { code, .. } => {
+                assert_eq!(code, "cancelled", "{}", event.profile_id);
+                cancelled.push(event.profile_id);
+            }
+            AppJobEvent::Saved { .. } => panic!("a cancelled backup was saved"),
+            _ => {}
+        }
+    }
+    let mut running = klanten[..2].to_vec();
+    cancelled.sort();
+    running.sort();
+    assert_eq!(cancelled, running);
+    let history = app.backups.history(None).unwrap();
+    assert_eq!(
+        history.len(),
+        2,
+        "the waiting klant left no trace: {history:?}"
+    );
+    assert!(history.iter().all(|row| row.profile.as_str() != klanten[2]));
+}
+
 /// Settings → backups at once: 1 to 8, kept in the settings file; a change made in another
 /// process (the window, while `kluis-tray` runs the plans) counts there from its next klant.
 #[tokio::test(flavor = "multi_thread")]

@@ -160,13 +160,7 @@ async fn a_failed_restore_test_is_notified() {
         .await
         .unwrap();
     app.accounts.choose_profile_ca(&profile.id).await.unwrap();
-    app.settings
-        .set_callback(kluis_desktop::CallbackInput {
-            setting: kluis_desktop::CallbackChoice::WebhookSite,
-            relay_secret: None,
-        })
-        .await
-        .unwrap();
+    common::callbacks_through_webhook_site(&app).await;
     let (events, mut ended) = tokio::sync::mpsc::unbounded_channel();
     app.plans
         .watch_planned(Arc::new(move |e| drop(events.send(e.event))));

@@ -8,9 +8,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use kluis_core::engine::Retry;
-use kluis_desktop::{
-    AppJobEvent, AppPaths, CallbackChoice, CallbackInput, DesktopApp, MemoryStore, PlannedEvent,
-};
+use kluis_desktop::{AppJobEvent, AppPaths, DesktopApp, MemoryStore, PlannedEvent};
 use kluis_sim::{Sim, SimConfig};
 use tokio::sync::mpsc;
 
@@ -56,13 +54,7 @@ async fn office(failures: u32, retry: Retry) -> Office {
         .await
         .unwrap();
     app.accounts.choose_profile_ca(&profile.id).await.unwrap();
-    app.settings
-        .set_callback(CallbackInput {
-            setting: CallbackChoice::WebhookSite,
-            relay_secret: None,
-        })
-        .await
-        .unwrap();
+    common::callbacks_through_webhook_site(&app).await;
     let (tx, events) = mpsc::unbounded_channel();
     app.plans.watch_planned(Arc::new(move |e| drop(tx.send(e))));
     Office {
