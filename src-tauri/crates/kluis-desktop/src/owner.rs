@@ -10,7 +10,8 @@
 //! that closes and the tray process that takes over never both start the plans, and neither
 //! waits for a process that is gone.
 //!
-//! `kluis-tray` itself runs once per data folder: [`TrayInstance`] (`tray.lock`).
+//! `kluis-tray` itself runs once per data folder: [`TrayInstance`] (`tray.lock`), which also
+//! carries a `kluis-tray --quit` to an instance that cannot hear it yet.
 
 use std::fs::File;
 use std::path::{Path, PathBuf};
@@ -18,6 +19,9 @@ use std::process::{Child, Command};
 
 use crate::error::AppResult;
 use crate::AppPaths;
+
+mod tray_instance;
+pub use tray_instance::{QuitAsked, TrayInstance};
 
 /// The program that keeps the plans while the window is closed (beside `kluis-app`).
 pub const TRAY_PROGRAM: &str = "kluis-tray";
@@ -56,19 +60,6 @@ impl BackgroundOwner {
         let lock = open_lock(&lock_path(paths, "background.lock"))?;
         lock.lock().map_err(|e| lock_error(paths, e))?;
         Ok(BackgroundOwner { _lock: lock })
-    }
-}
-
-/// The one `kluis-tray` of a data folder, held until dropped or the process ends.
-#[derive(Debug)]
-pub struct TrayInstance {
-    _lock: File,
-}
-
-impl TrayInstance {
-    /// This process as the data folder's `kluis-tray`; `None` when another one runs.
-    pub fn try_take(paths: &AppPaths) -> AppResult<Option<TrayInstance>> {
-        Ok(try_lock(paths, "tray.lock")?.map(|lock| TrayInstance { _lock: lock }))
     }
 }
 

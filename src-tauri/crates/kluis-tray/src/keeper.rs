@@ -4,6 +4,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use kluis_desktop::owner::TrayInstance;
 use kluis_desktop::{DesktopApp, TrayAction};
 use tokio::sync::mpsc;
 
@@ -49,17 +50,42 @@ pub enum Left {
 /// left to keep; then stops what runs (a backup stopped so is finished at the next start).
 /// `after_window`: a closing window started it, so it says once where Kluis went.
 pub async fn run(app: Arc<DesktopApp>, window: WindowStarter, after_window: bool) -> Left {
-    run_looking_every(app, window, after_window, LOOK_EVERY, None).await
+    run_looking(app, window, after_window, Looks::default()).await
 }
 
-/// [`run`], looking every `look_every` whether anything is left to keep (tests look often),
-/// and whether `program` (this process's) was replaced.
-pub async fn run_looking_every(
+/// What the keeper looks at, besides whether anything is left to keep, and how often.
+pub struct Looks<'a> {
+    /// Every [`LOOK_EVERY`] (tests look often).
+    pub every: Duration,
+    /// This process's program file: replaced (a package upgrade), it leaves.
+    pub program: Option<ProgramFile>,
+    /// This process as the data folder's `kluis-tray`: `kluis-tray --quit` left its request
+    /// for it, it leaves (a request its socket could not take: `TrayInstance`).
+    pub instance: Option<&'a TrayInstance>,
+}
+
+impl Default for Looks<'_> {
+    fn default() -> Self {
+        Looks {
+            every: LOOK_EVERY,
+            program: None,
+            instance: None,
+        }
+    }
+}
+
+impl Looks<'_> {
+    fn quit_asked(&self) -> bool {
+        self.instance.is_some_and(TrayInstance::quit_asked)
+    }
+}
+
+/// [`run`], looking as `looks` says.
+pub async fn run_looking(
     app: Arc<DesktopApp>,
     window: WindowStarter,
     after_window: bool,
-    look_every: Duration,
-    mut program: Option<ProgramFile>,
+    mut looks: Looks<'_>,
 ) -> Left {
     let (clicks, mut actions) = mpsc::unbounded_channel();
     #[cfg(unix)]
@@ -91,7 +117,8 @@ pub async fn run_looking_every(
     tokio::pin!(background);
     let terminated = terminated();
     tokio::pin!(terminated);
-    let mut look = tokio::time::interval(look_every);
+    // (Its first tick is at once: a `--quit` that came before the socket listened is seen.)
+    let mut look = tokio::time::interval(looks.every);
     let left = loop {
         tokio::select! {
             _ = &mut background => {} // (it runs as long as the process)
@@ -106,6 +133,9 @@ pub async fn run_looking_every(
                 }
             }
             _ = look.tick() => {
+                if looks.quit_asked() {
+                    break Left::Quit;
+                }
                 let busy = app.background.backup_runs();
                 if !app.background.plans_set() && !busy {
                     break Left::NothingToKeep;
@@ -117,7 +147,7 @@ pub async fn run_looking_every(
                     }
                 }
                 // (A click not yet acted on is first: a *Quit* must not become a restart.)
-                if !busy && actions.is_empty() && program.as_mut().is_some_and(ProgramFile::replaced) {
+                if !busy && actions.is_empty() && looks.program.as_mut().is_some_and(ProgramFile::replaced) {
                     break Left::Replaced;
                 }
                 if !busy {
@@ -170,8 +200,10 @@ fn show_backups_to_windows(
 }
 
 /// A task that ends with the value that holds it.
+#[cfg(unix)]
 struct AbortOnDrop<T>(tokio::task::JoinHandle<T>);
 
+#[cfg(unix)]
 impl<T> Drop for AbortOnDrop<T> {
     fn drop(&mut self) {
         self.0.abort();

@@ -17,9 +17,10 @@
 //!   Kluis entry opens the window.
 //! - [`program`]: whether this process's program file was replaced (a package upgrade); the
 //!   keeper then leaves at its next look with no backup running, and `main.rs` runs the new
-//!   program in this process's place; [`inherited`] (Linux): the windows the old program
-//!   started, waited for by the new one.
-//! - `main.rs`: one `kluis-tray` per data folder (`kluis_desktop::owner::TrayInstance`), the
+//!   program in this process's place, the instance handed over; [`inherited`] (Linux): the
+//!   windows the old program started, waited for by the new one.
+//! - `main.rs`: one `kluis-tray` per data folder (`kluis_desktop::owner::TrayInstance`, whose
+//!   `--quit` request the keeper also looks for: one sent before its socket listened), the
 //!   runtime, the keyring.
 
 #[cfg(target_os = "linux")]

@@ -27,18 +27,7 @@ fn main() {
         }
         return;
     }
-    // (Windows an old kluis-tray started before an upgrade ran this program in its place.)
-    #[cfg(target_os = "linux")]
-    kluis_tray::inherited::wait_for_children_at_start();
-    let outcome = run(true).and_then(|replacement| match replacement {
-        Some(program) => run_in_place(&program).or_else(|e| {
-            // The old program carries on rather than leave the plans to nobody.
-            tracing::warn!(%e, "the new kluis-tray did not start; this one keeps the plans");
-            run(false).map(|_| ())
-        }),
-        None => Ok(()),
-    });
-    if let Err(e) = outcome {
+    if let Err(e) = keep_the_plans() {
         eprintln!("kluis-tray: {e}");
         // Said where the user looks: a closing window or the login started this process, and
         // nobody reads its output.
@@ -53,43 +42,81 @@ fn main() {
     }
 }
 
-/// Keeps the plans until the keeper leaves; answers the program to run in this process's place
-/// when a package upgrade replaced it (`follow_upgrades`). (The locks and the runtime are let
-/// go of on return.)
-fn run(follow_upgrades: bool) -> Result<Option<PathBuf>, Box<dyn std::error::Error>> {
+/// This data folder's `kluis-tray`, until the keeper leaves; when a package upgrade replaced
+/// the program, the new one runs in this process's place, the instance handed over to it.
+fn keep_the_plans() -> Result<(), Box<dyn std::error::Error>> {
     // The program file as started, first of all. (Its path now, too: once replaced, this
     // process's own link to it names the old file.)
-    let program = ProgramFile::this_process().filter(|_| follow_upgrades);
+    let program = ProgramFile::this_process();
     let path = program.as_ref().map(|p| p.path().to_path_buf());
-    let after_window = std::env::args_os().any(|a| a == AFTER_WINDOW_FLAG);
     let paths = AppPaths::from_env()?;
     // One kluis-tray per data folder: a second one leaves at once (the first keeps the plans).
-    let Some(_instance) = TrayInstance::try_take(&paths)? else {
+    // (Before any thread starts: a handed-over instance is named in the environment.)
+    let Some(instance) = TrayInstance::try_take(&paths)? else {
         tracing::info!("kluis-tray runs already");
-        return Ok(None);
+        return Ok(());
     };
+    // (Windows an old kluis-tray started before an upgrade ran this program in its place.)
+    #[cfg(target_os = "linux")]
+    kluis_tray::inherited::wait_for_children_at_start();
+    if run(&paths, &instance, program)? != Some(Left::Replaced) {
+        return Ok(());
+    }
+    let Some(path) = path else {
+        return Ok(());
+    };
+    let error = run_in_place(&path, &instance);
+    // The old program carries on rather than leave the plans to nobody.
+    tracing::warn!(%error, "the new kluis-tray did not start; this one keeps the plans");
+    run(&paths, &instance, None).map(|_| ())
+}
+
+/// Keeps the plans until the keeper leaves, and says why (`None`: it did not start, asked to
+/// quit first). `program`: this process's program file, looked at for an upgrade. (The
+/// background right and the runtime are let go of on return; the instance is the caller's.)
+fn run(
+    paths: &AppPaths,
+    instance: &TrayInstance,
+    program: Option<ProgramFile>,
+) -> Result<Option<Left>, Box<dyn std::error::Error>> {
+    let after_window = std::env::args_os().any(|a| a == AFTER_WINDOW_FLAG);
     // A window that just closed holds the right until it has ended (its own backups done).
-    let _owner = BackgroundOwner::take(&paths)?;
+    let _owner = match BackgroundOwner::try_take(paths)? {
+        Some(owner) => owner,
+        None => {
+            tracing::info!("kluis-tray waits for the window to end its work");
+            BackgroundOwner::take(paths)?
+        }
+    };
+    // `kluis-tray --quit` while it waited (its socket was not there yet).
+    if instance.quit_asked() {
+        tracing::info!("kluis-tray was asked to quit before it started");
+        return Ok(None);
+    }
     // Every backup runs on this runtime, its threads below the desktop's priority (as in the
     // window: kluis_desktop::runtime says why).
     let runtime = kluis_desktop::runtime::background()?;
     let _inside = runtime.enter();
     let save_dir = std::env::var_os("KLUIS_E2E_SAVE_DIR").map(PathBuf::from);
     // Each backup made from the klant as it is then: the window, another process, edits them.
-    let app = DesktopApp::builder(paths, Arc::new(KeyringStore))
+    let app = DesktopApp::builder(paths.clone(), Arc::new(KeyringStore))
         .save_folder(save_dir)
         .fresh_connections()
         .open()?;
     tracing::info!("kluis-tray keeps the plans");
-    let left = runtime.block_on(keeper::run_looking_every(
+    let looks = keeper::Looks {
+        every: look_every(),
+        program,
+        instance: Some(instance),
+    };
+    let left = runtime.block_on(keeper::run_looking(
         Arc::new(app),
         keeper::start_window(),
         after_window,
-        look_every(),
-        program,
+        looks,
     ));
     tracing::info!(?left, "kluis-tray leaves");
-    Ok(path.filter(|_| left == Left::Replaced))
+    Ok(Some(left))
 }
 
 /// How often the keeper looks ([`keeper::LOOK_EVERY`]; a debug build takes
@@ -106,33 +133,45 @@ fn look_every() -> Duration {
 }
 
 /// The new `program` run in this process's place (the same process, so whoever waits for it
-/// waits on), with this one's flags, without `--after-window`: the user saw nothing change.
+/// waits on), with this one's flags, without `--after-window` (the user saw nothing change),
+/// and `instance` kept for it. Returns only when that failed.
 #[cfg(unix)]
-fn run_in_place(program: &std::path::Path) -> Result<(), Box<dyn std::error::Error>> {
+fn run_in_place(program: &std::path::Path, instance: &TrayInstance) -> String {
     use std::os::unix::process::CommandExt;
+    let (name, value) = match instance.keep_across_exec() {
+        Ok(handed_over) => handed_over,
+        Err(e) => return format!("the instance could not be handed over: {e}"),
+    };
     let args = std::env::args_os()
         .skip(1)
         .filter(|a| a != AFTER_WINDOW_FLAG);
-    let error = std::process::Command::new(program).args(args).exec();
-    Err(format!("the new kluis-tray did not start: {error}").into())
+    let error = (std::process::Command::new(program).args(args))
+        .env(name, value)
+        .exec();
+    instance.keep_no_more();
+    error.to_string()
 }
 
 #[cfg(not(unix))]
-fn run_in_place(_program: &std::path::Path) -> Result<(), Box<dyn std::error::Error>> {
-    Ok(())
+fn run_in_place(_program: &std::path::Path, _instance: &TrayInstance) -> String {
+    "a program is not replaced while it runs here".into()
 }
 
 /// `--quit`: the `kluis-tray` of this data folder asked to quit; none running is no error.
 #[cfg(unix)]
 fn quit(paths: &AppPaths) -> Result<(), Box<dyn std::error::Error>> {
-    use kluis_desktop::mirror;
-    if TrayInstance::try_take(paths)?.is_some() {
+    use kluis_desktop::{mirror, owner::QuitAsked};
+    if TrayInstance::ask_to_quit(paths)? == QuitAsked::NoneRuns {
         return Ok(());
     }
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()?;
     let socket = mirror::socket_path(paths);
-    runtime.block_on(mirror::ask(&socket, mirror::Request::Quit))?;
+    if let Err(e) = runtime.block_on(mirror::ask(&socket, mirror::Request::Quit)) {
+        // Not listening yet: it waits for a closing window to end its work, or an upgrade
+        // hands it over. It finds the request left for it before it starts anything.
+        tracing::info!(%e, "kluis-tray does not listen yet; it quits once it can");
+    }
     Ok(())
 }

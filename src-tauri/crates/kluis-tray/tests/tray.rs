@@ -13,7 +13,7 @@ use futures_util::StreamExt;
 use kluis_core::plan::{ClockTime, Schedule};
 use kluis_desktop::{AppPaths, DesktopApp, MemoryStore, PlanInput, ProfileInput};
 use kluis_reporting::{Alert, Notifier};
-use kluis_tray::keeper::{self, Left, WindowStarter};
+use kluis_tray::keeper::{self, Left, Looks, WindowStarter};
 use tokio::sync::mpsc;
 use zbus::zvariant::{OwnedValue, Value};
 
@@ -247,6 +247,17 @@ async fn keeps_the_plans(tray: &mut tokio::process::Child) {
     });
 }
 
+/// `kluis-tray --quit` for `data` (as its menu entry's action runs it), which succeeds.
+#[cfg(target_os = "linux")]
+async fn ask_to_quit(data: &std::path::Path) {
+    let quit = (tray_of(env!("CARGO_BIN_EXE_kluis-tray"), data))
+        .arg("--quit")
+        .output()
+        .await
+        .unwrap();
+    assert!(quit.status.success(), "--quit is taken: {quit:?}");
+}
+
 /// One test: the session bus is this process's environment.
 /// 1. Nothing to keep (no plan set): the keeper leaves at once.
 /// 2. No tray host (stock GNOME): the notification says where Kluis went, and the menu still
@@ -351,7 +362,15 @@ async fn the_tray_menu_over_d_bus_with_and_without_a_tray_host() {
     let (app, mut told) = open_app(dir.path(), true).await;
     let (window, _opened) = window_counter();
     let look = Duration::from_millis(100);
-    let keeper = tokio::spawn(keeper::run_looking_every(app, window, true, look, None));
+    let keeper = tokio::spawn(keeper::run_looking(
+        app,
+        window,
+        true,
+        Looks {
+            every: look,
+            ..Looks::default()
+        },
+    ));
     // (Told once its icon is up.)
     within("the keeper's notification", told.recv())
         .await
@@ -362,32 +381,49 @@ async fn the_tray_menu_over_d_bus_with_and_without_a_tray_host() {
     assert_eq!(left, Left::SessionEnded, "a log-out ends the keeper");
 }
 
-/// A package upgrade puts a new `kluis-tray` in place while it runs (as dpkg does: a new file
-/// renamed over the old). At its next looks, no backup running, it leaves, and the new program
-/// runs in the same process — its locks let go of first, and without `--after-window` (the
-/// user saw nothing change) — instead of the old code keeping the plans until log-out. (It looks
-/// every 100 ms here: `KLUIS_TRAY_LOOK_EVERY_MS`, which a debug build only reads.)
+/// A data folder whose plans `kluis-tray` keeps, and that program in a folder of its own
+/// beside the build (so that it is linked, not copied: no file of it is open for writing while
+/// another test starts a process, which would make it busy to run), with its next version —
+/// a shell running `script` — ready to be renamed over it, as dpkg does: (the folder, the
+/// data folder, the program, the next version).
 #[cfg(debug_assertions)]
-#[tokio::test]
-async fn an_upgraded_program_runs_in_its_place() {
+async fn upgrade_to(
+    script: &str,
+) -> (
+    tempfile::TempDir,
+    std::path::PathBuf,
+    std::path::PathBuf,
+    std::path::PathBuf,
+) {
     use std::os::unix::fs::PermissionsExt;
-    // (Beside the build, so that the program is linked, not copied: no file of it is open for
-    // writing while another test starts a process, which would make it busy to run.)
     let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
     let data = paused_plans_under(dir.path()).await;
     let bin = dir.path().join("bin");
     std::fs::create_dir(&bin).unwrap();
     let program = bin.join("kluis-tray");
     std::fs::hard_link(env!("CARGO_BIN_EXE_kluis-tray"), &program).unwrap();
-    // The new version: says whether the locks were free when it ran, its process and flags.
     let new = bin.join("kluis-tray.dpkg-new");
-    std::fs::write(
-        &new,
-        "#!/bin/sh\nfor lock in tray background; do flock -n \"$KLUIS_DATA_DIR/$lock.lock\" true && echo free || echo held; done\necho \"$$\" \"$@\"\n",
-    )
-    .unwrap();
+    std::fs::write(&new, format!("#!/bin/sh\n{script}\n")).unwrap();
     std::fs::set_permissions(&new, std::fs::Permissions::from_mode(0o755)).unwrap();
+    (dir, data, program, new)
+}
 
+/// A package upgrade puts a new `kluis-tray` in place while it runs (as dpkg does: a new file
+/// renamed over the old). At its next looks, no backup running, it leaves, and the new program
+/// runs in the same process — the background right let go of first, the instance's lock kept
+/// for it (named in `KLUIS_TRAY_INSTANCE_FD`: no moment without a kluis-tray, in which a
+/// `--quit` would be lost), and without `--after-window` (the user saw nothing change) —
+/// instead of the old code keeping the plans until log-out. (It looks every 100 ms here:
+/// `KLUIS_TRAY_LOOK_EVERY_MS`, which a debug build only reads.)
+#[cfg(debug_assertions)]
+#[tokio::test]
+async fn an_upgraded_program_runs_in_its_place() {
+    // The new version: says whether the locks were free when it ran, the file of the
+    // descriptor handed over, its process and flags.
+    let (_dir, data, program, new) = upgrade_to(
+        "for lock in tray background; do flock -n \"$KLUIS_DATA_DIR/$lock.lock\" true && echo free || echo held; done\nreadlink \"/proc/$$/fd/$KLUIS_TRAY_INSTANCE_FD\"\necho \"$$\" \"$@\"",
+    )
+    .await;
     let mut tray = (tray_of(&program, &data))
         .arg("--after-window")
         .env("KLUIS_TRAY_LOOK_EVERY_MS", "100")
@@ -405,10 +441,104 @@ async fn an_upgraded_program_runs_in_its_place() {
         "the new program ran and ended: {:?}",
         ran.status
     );
+    let lock = std::fs::canonicalize(data.join("tray.lock")).unwrap();
     assert_eq!(
         String::from_utf8_lossy(&ran.stdout),
-        format!("free\nfree\n{pid}\n"),
-        "the new program ran in the same process, both locks free, without --after-window"
+        format!("held\nfree\n{}\n{pid}\n", lock.display()),
+        "the new program ran in the same process, the instance's lock handed over and the \
+         background right free, without --after-window"
+    );
+}
+
+/// The whole hand-over with the real program on both sides: after the upgrade the new
+/// `kluis-tray` takes up the instance it was handed (it does not leave as if another one ran)
+/// and keeps the plans; `kluis-tray --quit` then ends it.
+#[cfg(debug_assertions)]
+#[tokio::test]
+async fn the_upgraded_program_keeps_the_plans_and_quits_when_asked() {
+    use tokio::io::AsyncBufReadExt;
+    // The new version: the same build, behind a file of its own.
+    let (_dir, data, program, new) = upgrade_to(&format!(
+        "exec '{}' \"$@\"",
+        env!("CARGO_BIN_EXE_kluis-tray")
+    ))
+    .await;
+    let mut tray = (tray_of(&program, &data))
+        .env("KLUIS_TRAY_LOOK_EVERY_MS", "100")
+        .spawn()
+        .unwrap();
+    let mut log = tokio::io::BufReader::new(tray.stderr.take().unwrap()).lines();
+    let mut said = Vec::new();
+    let mut keeps = 0;
+    within(
+        "the old and then the new program keeping the plans",
+        async {
+            while let Some(line) = log.next_line().await.unwrap() {
+                if line.contains("kluis-tray keeps the plans") {
+                    keeps += 1;
+                    if keeps == 1 {
+                        std::fs::rename(&new, &program).unwrap();
+                    } else {
+                        return;
+                    }
+                }
+                said.push(line);
+            }
+            panic!("kluis-tray ended before the new program kept the plans: {said:#?}");
+        },
+    )
+    .await;
+    ask_to_quit(&data).await;
+    let ended = within("the new program's end", tray.wait()).await.unwrap();
+    assert!(ended.success(), "{ended:?}");
+    assert!(
+        !data.join("tray.quit").exists(),
+        "the request answered is not left for the next one"
+    );
+}
+
+/// `kluis-tray --quit` while kluis-tray waits for a closing window to end its work (its
+/// socket is not there yet): the request is kept, and once the window lets go kluis-tray
+/// leaves without starting anything. (Before, `--quit` failed, and kluis-tray then kept the
+/// plans.) The test holds the background right as that window does.
+#[tokio::test]
+async fn a_quit_while_it_waits_for_the_window_is_kept() {
+    use tokio::io::AsyncBufReadExt;
+    let dir = tempfile::tempdir().unwrap();
+    let data = paused_plans_under(dir.path()).await;
+    let paths = AppPaths::under(&data);
+    let window = kluis_desktop::owner::BackgroundOwner::try_take(&paths)
+        .unwrap()
+        .expect("nobody else holds it");
+    let mut tray = tray_of(env!("CARGO_BIN_EXE_kluis-tray"), &data)
+        .spawn()
+        .unwrap();
+    let mut log = tokio::io::BufReader::new(tray.stderr.take().unwrap()).lines();
+    within("kluis-tray waiting for the window", async {
+        while let Some(line) = log.next_line().await.unwrap() {
+            if line.contains("waits for the window") {
+                return;
+            }
+        }
+        panic!("kluis-tray ended before it waited for the window");
+    })
+    .await;
+    ask_to_quit(&data).await;
+    drop(window);
+    let mut said = Vec::new();
+    within("kluis-tray's end", async {
+        while let Some(line) = log.next_line().await.unwrap() {
+            said.push(line);
+        }
+    })
+    .await;
+    let ended = within("kluis-tray's exit", tray.wait()).await.unwrap();
+    assert!(ended.success(), "{ended:?}: {said:#?}");
+    assert!(
+        said.iter()
+            .any(|l| l.contains("asked to quit before it started"))
+            && !said.iter().any(|l| l.contains("keeps the plans")),
+        "it started nothing: {said:#?}"
     );
 }
 

@@ -1,0 +1,229 @@
+//! [`TrayInstance`]: the one `kluis-tray` of a data folder (`tray.lock`, held while it runs),
+//! and how `kluis-tray --quit` reaches it when its socket cannot: while it waits for the
+//! background right (a closing window still finishing its backups), and while an upgrade hands
+//! it over to the new program.
+//!
+//! The instance writes a fresh token into `tray.lock` as it takes it. `--quit`
+//! ([`TrayInstance::ask_to_quit`]) leaves that token in `tray.quit` before it asks over the
+//! socket; the instance looks for its token there once it has the background right, once its
+//! socket listens, and at each of its looks ([`TrayInstance::quit_asked`]). A request left for
+//! an instance that is gone names another token, and the next one ignores it.
+//!
+//! Across an upgrade's `exec` the lock is not let go of: its descriptor stays open in the same
+//! process ([`TrayInstance::keep_across_exec`]), named in `KLUIS_TRAY_INSTANCE_FD`, and the new
+//! program takes it up. So there is no moment in which a `--quit` finds no kluis-tray while the
+//! new program is about to start.
+
+use std::fs::File;
+use std::io::{Seek, Write};
+use std::path::Path;
+use std::path::PathBuf;
+
+use super::{lock_path, try_lock};
+use crate::error::AppResult;
+use crate::AppPaths;
+
+const LOCK: &str = "tray.lock";
+const QUIT: &str = "tray.quit";
+/// Names the lock's descriptor for the program an upgrade runs in this process's place.
+#[cfg(unix)]
+const HANDED_OVER_FD: &str = "KLUIS_TRAY_INSTANCE_FD";
+
+/// The one `kluis-tray` of a data folder, held until dropped or the process ends.
+#[derive(Debug)]
+pub struct TrayInstance {
+    /// Held open: the lock lasts as long as the descriptor.
+    #[cfg_attr(not(unix), allow(dead_code))]
+    lock: File,
+    token: String,
+    quit_path: PathBuf,
+}
+
+/// What `kluis-tray --quit` found.
+#[derive(Debug, PartialEq, Eq)]
+pub enum QuitAsked {
+    /// No `kluis-tray` runs for this data folder.
+    NoneRuns,
+    /// The request is left for the one that runs (ask it over its socket too: it may be
+    /// listening).
+    Left,
+}
+
+impl TrayInstance {
+    /// This process as the data folder's `kluis-tray` — handed over by the program an upgrade
+    /// replaced in this same process, or taken now; `None` when another one runs.
+    pub fn try_take(paths: &AppPaths) -> AppResult<Option<TrayInstance>> {
+        #[cfg(unix)]
+        if let Some(instance) = Self::handed_over(paths) {
+            return Ok(Some(instance));
+        }
+        let Some(mut lock) = try_lock(paths, LOCK)? else {
+            return Ok(None);
+        };
+        let token = uuid::Uuid::new_v4().simple().to_string();
+        (lock.set_len(0))
+            .and_then(|()| lock.rewind())
+            .and_then(|()| lock.write_all(token.as_bytes()))
+            .map_err(|e| io_error("write", &lock_path(paths, LOCK), e))?;
+        Ok(Some(TrayInstance {
+            lock,
+            token,
+            quit_path: lock_path(paths, QUIT),
+        }))
+    }
+
+    /// `kluis-tray --quit`: the request left for the data folder's `kluis-tray`, if one runs.
+    pub fn ask_to_quit(paths: &AppPaths) -> AppResult<QuitAsked> {
+        if try_lock(paths, LOCK)?.is_some() {
+            return Ok(QuitAsked::NoneRuns);
+        }
+        let (lock, quit) = (lock_path(paths, LOCK), lock_path(paths, QUIT));
+        // Read again once the request is written: an instance that had just taken the lock
+        // writes its token right after, and the request must name that one.
+        let mut token = read_token(&lock)?;
+        for _ in 0..3 {
+            kluis_private::files::write_atomic(&quit, token.as_bytes())
+                .map_err(|e| io_error("write", &quit, e))?;
+            let now = read_token(&lock)?;
+            if now == token {
+                break;
+            }
+            token = now;
+        }
+        Ok(QuitAsked::Left)
+    }
+
+    /// Whether `kluis-tray --quit` left its request for this instance.
+    pub fn quit_asked(&self) -> bool {
+        std::fs::read_to_string(&self.quit_path).is_ok_and(|token| token == self.token)
+    }
+
+    /// Keeps the lock through the `exec` of the program an upgrade put in place: its
+    /// descriptor stays open there, and [`TrayInstance::try_take`] takes it up. Answers the
+    /// environment variable to give the new program.
+    #[cfg(unix)]
+    pub fn keep_across_exec(&self) -> std::io::Result<(&'static str, String)> {
+        use std::os::fd::AsRawFd;
+        set_close_on_exec(self.lock.as_raw_fd(), false)?;
+        Ok((HANDED_OVER_FD, self.lock.as_raw_fd().to_string()))
+    }
+
+    /// The `exec` failed: the descriptor is closed at the next one again (a window started
+    /// later must not hold the lock).
+    #[cfg(unix)]
+    pub fn keep_no_more(&self) {
+        use std::os::fd::AsRawFd;
+        let _ = set_close_on_exec(self.lock.as_raw_fd(), true);
+    }
+
+    /// The lock the program before this one (in the same process) kept across its `exec`.
+    /// Only the data folder's own `tray.lock` is taken up: a stray variable adopts nothing.
+    #[cfg(unix)]
+    fn handed_over(paths: &AppPaths) -> Option<TrayInstance> {
+        use std::io::Read;
+        use std::os::fd::{FromRawFd, RawFd};
+        use std::os::unix::fs::MetadataExt;
+        let fd: RawFd = std::env::var(HANDED_OVER_FD).ok()?.parse().ok()?;
+        // (Not passed on to the windows this process starts. It is read before any thread.)
+        std::env::remove_var(HANDED_OVER_FD);
+        let lock_file = std::fs::metadata(lock_path(paths, LOCK)).ok()?;
+        let mut stat = std::mem::MaybeUninit::<libc::stat>::uninit();
+        // SAFETY: fstat only writes the stat buffer, and only reads the descriptor number.
+        if fd < 0 || unsafe { libc::fstat(fd, stat.as_mut_ptr()) } != 0 {
+            return None;
+        }
+        // SAFETY: fstat succeeded, so it filled the buffer.
+        let stat = unsafe { stat.assume_init() };
+        #[allow(clippy::unnecessary_cast)] // (other types than u64 on some unix systems)
+        if stat.st_dev as u64 != lock_file.dev() || stat.st_ino as u64 != lock_file.ino() {
+            return None;
+        }
+        // SAFETY: the descriptor is open and is this data folder's lock file; nothing else in
+        // this process owns it (the program before handed it over through exec).
+        let mut lock = unsafe { File::from_raw_fd(fd) };
+        set_close_on_exec(fd, true).ok()?;
+        let mut token = String::new();
+        (lock.rewind().and_then(|()| lock.read_to_string(&mut token))).ok()?;
+        Some(TrayInstance {
+            lock,
+            token,
+            quit_path: lock_path(paths, QUIT),
+        })
+    }
+}
+
+impl Drop for TrayInstance {
+    /// A request that was for this instance is answered as it ends.
+    fn drop(&mut self) {
+        if self.quit_asked() {
+            let _ = std::fs::remove_file(&self.quit_path);
+        }
+    }
+}
+
+/// The token of the instance holding `lock` (empty for one of a version before tokens).
+fn read_token(lock: &Path) -> AppResult<String> {
+    std::fs::read_to_string(lock).map_err(|e| io_error("read", lock, e))
+}
+
+fn io_error(what: &str, path: &Path, e: std::io::Error) -> crate::AppError {
+    kluis_core::Error::io(format!("{what} {}", path.display()), e).into()
+}
+
+#[cfg(unix)]
+fn set_close_on_exec(fd: std::os::fd::RawFd, close: bool) -> std::io::Result<()> {
+    // SAFETY: F_GETFD/F_SETFD on a descriptor this process owns change only its flags.
+    unsafe {
+        let flags = libc::fcntl(fd, libc::F_GETFD);
+        if flags < 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+        let flags = if close {
+            flags | libc::FD_CLOEXEC
+        } else {
+            flags & !libc::FD_CLOEXEC
+        };
+        if libc::fcntl(fd, libc::F_SETFD, flags) < 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `--quit` with no kluis-tray running leaves nothing; with one, its request names that
+    /// instance — which sees it, and removes it as it ends; the next instance does not take
+    /// up a request left for one that is gone.
+    #[test]
+    fn a_quit_request_names_the_instance_that_runs() {
+        let dir = tempfile::tempdir().unwrap();
+        let paths = AppPaths::under(dir.path());
+        assert_eq!(
+            TrayInstance::ask_to_quit(&paths).unwrap(),
+            QuitAsked::NoneRuns
+        );
+        let quit = lock_path(&paths, QUIT);
+        assert!(!quit.exists(), "no request left when none runs");
+
+        let first = TrayInstance::try_take(&paths).unwrap().unwrap();
+        assert!(!first.quit_asked());
+        assert_eq!(TrayInstance::ask_to_quit(&paths).unwrap(), QuitAsked::Left);
+        assert!(first.quit_asked(), "the request names the running instance");
+        drop(first);
+        assert!(!quit.exists(), "answered as it ended");
+
+        let second = TrayInstance::try_take(&paths).unwrap().unwrap();
+        TrayInstance::ask_to_quit(&paths).unwrap();
+        let stale = std::fs::read(&quit).unwrap();
+        drop(second);
+        std::fs::write(&quit, stale).unwrap(); // (as if the second had been killed)
+        let third = TrayInstance::try_take(&paths).unwrap().unwrap();
+        assert!(
+            !third.quit_asked(),
+            "a request left for an instance that is gone is not the next one's"
+        );
+    }
+}
