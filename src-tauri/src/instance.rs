@@ -117,37 +117,19 @@ mod linux {
     mod tests {
         use super::*;
         use std::io::{BufRead, BufReader};
-        use std::process::{Child, Command, Stdio};
+        use std::process::{Command, Stdio};
 
-        /// A private session bus for one test, ended with it.
-        struct SessionBus(Child, String);
+        include!(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/crates/kluis-tray/tests/common/session_bus.rs"
+        ));
 
-        impl SessionBus {
-            fn start() -> SessionBus {
-                let mut daemon = Command::new("dbus-daemon")
-                    .args(["--session", "--nofork", "--print-address"])
-                    .stdout(Stdio::piped())
-                    .spawn()
-                    .expect("dbus-daemon (Debian's dbus package) runs");
-                let mut address = String::new();
-                let stdout = daemon.stdout.take().expect("piped");
-                BufReader::new(stdout).read_line(&mut address).unwrap();
-                SessionBus(daemon, address.trim().to_string())
-            }
-
-            fn connect(&self) -> Connection {
-                zbus::blocking::connection::Builder::address(self.1.as_str())
-                    .unwrap()
-                    .build()
-                    .unwrap()
-            }
-        }
-
-        impl Drop for SessionBus {
-            fn drop(&mut self) {
-                let _ = self.0.kill();
-                let _ = self.0.wait();
-            }
+        /// A connection of its own to `bus`.
+        fn connect(bus: &SessionBus) -> Connection {
+            zbus::blocking::connection::Builder::address(bus.address.as_str())
+                .unwrap()
+                .build()
+                .unwrap()
         }
 
         const NAME: &str = "nl.kluis.test.SingleInstance";
@@ -187,12 +169,12 @@ mod linux {
         #[test]
         fn a_leaving_kluis_is_waited_for_and_a_running_one_answers() {
             let bus = SessionBus::start();
-            std::env::set_var("DBUS_SESSION_BUS_ADDRESS", &bus.1);
+            std::env::set_var("DBUS_SESSION_BUS_ADDRESS", &bus.address);
             let wait = |leaving| wait_while_leaving(NAME, leaving, || ());
             assert_eq!(wait(LEAVING), Owner::None, "nobody owns the name");
 
             // As the plugin does: the name, and an object at its path.
-            let running = bus.connect();
+            let running = connect(&bus);
             running.request_name(NAME).unwrap();
             (running.object_server().at(object_path(NAME), Handover)).unwrap();
             assert_eq!(

@@ -4,8 +4,7 @@
 #![cfg(target_os = "linux")]
 
 use std::collections::HashMap;
-use std::io::{BufRead, BufReader};
-use std::process::{Child, Command, Stdio};
+use std::process::Stdio;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -17,31 +16,9 @@ use kluis_tray::keeper::{self, Left, Looks, WindowStarter};
 use tokio::sync::mpsc;
 use zbus::zvariant::{OwnedValue, Value};
 
-/// A private session bus for the test, ended with it.
-struct SessionBus(Child);
-
-impl SessionBus {
-    /// Starts one and makes it this process's session bus.
-    fn start() -> SessionBus {
-        let mut daemon = Command::new("dbus-daemon")
-            .args(["--session", "--nofork", "--print-address"])
-            .stdout(Stdio::piped())
-            .spawn()
-            .expect("dbus-daemon (Debian's dbus package) runs");
-        let mut address = String::new();
-        let stdout = daemon.stdout.take().expect("piped");
-        BufReader::new(stdout).read_line(&mut address).unwrap();
-        std::env::set_var("DBUS_SESSION_BUS_ADDRESS", address.trim());
-        SessionBus(daemon)
-    }
-}
-
-impl Drop for SessionBus {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
+#[path = "common/session_bus.rs"]
+mod session_bus;
+use session_bus::SessionBus;
 
 /// The desktop's notifications, as the keeper's app shows them.
 struct Told(mpsc::UnboundedSender<Alert>);
@@ -268,6 +245,7 @@ async fn ask_to_quit(data: &std::path::Path) {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_tray_menu_over_d_bus_with_and_without_a_tray_host() {
     let session = SessionBus::start();
+    std::env::set_var("DBUS_SESSION_BUS_ADDRESS", &session.address);
     let bus = zbus::Connection::session().await.unwrap();
 
     // 1. Nothing to keep.
