@@ -17,8 +17,8 @@ export function backupAll(): Promise<void> {
   });
 }
 
-/** "Cancel all", once confirmed: every running backup ends as cancelled, and Backup all's
- * klanten still waiting are not started. */
+/** "Cancel all", once confirmed: every running backup ends as cancelled, and the klanten
+ * still waiting (Backup all's, plans waiting for their turn) are not started. */
 export async function cancelAll(): Promise<void> {
   if (!(await confirmed("cancelAllTitle", "cancelAllConfirm", "cancelAllYes"))) return;
   await guarded(async () => {

@@ -24,7 +24,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use futures_util::stream::{FuturesUnordered, StreamExt};
-use kluis_core::download::{BatchSlots, DownloadTurns};
+use kluis_core::download::{BatchLimits, DownloadTurns};
 use kluis_core::encryption::DecryptKey;
 use kluis_core::engine::{CallbackChoice, EventSink, ServiceConnection, TransportNeeds};
 use kluis_core::{
@@ -284,14 +284,14 @@ impl Unattended {
         only_due: bool,
         json: bool,
     ) -> Result<()> {
-        let slots = BatchSlots::new(options.concurrency as usize);
+        let limits = BatchLimits::new(options.concurrency as usize);
         let mut running: FuturesUnordered<_> = profiles
             .into_iter()
             .map(|profile| {
-                let slots = &slots;
+                let limits = &limits;
                 async move {
-                    let _place = slots.klant_place().await;
-                    let turns = slots.downloads();
+                    let _place = limits.klant_place().await;
+                    let turns = limits.downloads();
                     let outcome = self.back_up_klant(&profile, options, only_due, turns).await;
                     (profile, outcome)
                 }

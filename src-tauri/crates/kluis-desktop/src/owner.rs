@@ -21,7 +21,7 @@ use crate::error::AppResult;
 use crate::AppPaths;
 
 mod tray_instance;
-pub use tray_instance::{QuitAsked, TrayInstance};
+pub use tray_instance::{HandedOver, QuitAsked, TrayInstance};
 
 /// The program that keeps the plans while the window is closed (beside `kluis-app`).
 pub const TRAY_PROGRAM: &str = "kluis-tray";
@@ -145,10 +145,12 @@ mod tests {
         waiting.join().unwrap().expect("the waiting one takes over");
         assert!(BackgroundOwner::try_take(&paths).unwrap().is_some());
 
-        let tray = TrayInstance::try_take(&paths).unwrap();
+        let tray = TrayInstance::try_take(&paths, HandedOver::default()).unwrap();
         assert!(tray.is_some());
         assert!(
-            TrayInstance::try_take(&paths).unwrap().is_none(),
+            TrayInstance::try_take(&paths, HandedOver::default())
+                .unwrap()
+                .is_none(),
             "one kluis-tray per data folder"
         );
         assert!(

@@ -27,7 +27,8 @@ pub fn start_window() -> WindowStarter {
 }
 
 /// How often the keeper looks whether anything is left for it to keep (plans set, a backup
-/// running); another process (the window, `kluis plan`) may have removed the last plan.
+/// running; another process — the window, `kluis plan` — may have removed the last plan),
+/// whether its program was upgraded, and for a `--quit` left for it ([`Looks`]).
 pub const LOOK_EVERY: Duration = Duration::from_secs(60);
 
 /// Why the keeper left.
@@ -48,14 +49,15 @@ pub enum Left {
 
 /// Runs `app`'s background work with the tray icon until *Quit Kluis*, or until nothing is
 /// left to keep; then stops what runs (a backup stopped so is finished at the next start).
-/// `after_window`: a closing window started it, so it says once where Kluis went.
+/// `after_window`: a closing window started it, so it says once where Kluis went. (Tests: no
+/// program file or instance is looked at.)
 pub async fn run(app: Arc<DesktopApp>, window: WindowStarter, after_window: bool) -> Left {
     run_looking(app, window, after_window, Looks::default()).await
 }
 
 /// What the keeper looks at, besides whether anything is left to keep, and how often.
 pub struct Looks<'a> {
-    /// Every [`LOOK_EVERY`] (tests look often).
+    /// How often it looks ([`LOOK_EVERY`] by default; tests look often).
     pub every: Duration,
     /// This process's program file: replaced (a package upgrade), it leaves.
     pub program: Option<ProgramFile>,
@@ -90,6 +92,12 @@ pub async fn run_looking(
     let (clicks, mut actions) = mpsc::unbounded_channel();
     #[cfg(unix)]
     let _windows = show_backups_to_windows(&app, clicks.clone());
+    // A `kluis-tray --quit` from before the socket listened (from now on it is heard there):
+    // nothing starts.
+    if looks.quit_asked() {
+        app.shutdown().await;
+        return Left::Quit;
+    }
     #[cfg(target_os = "linux")]
     let tray = crate::sni::show(clicks, app.clone()).await;
     #[cfg(target_os = "linux")]
@@ -117,7 +125,6 @@ pub async fn run_looking(
     tokio::pin!(background);
     let terminated = terminated();
     tokio::pin!(terminated);
-    // (Its first tick is at once: a `--quit` that came before the socket listened is seen.)
     let mut look = tokio::time::interval(looks.every);
     let left = loop {
         tokio::select! {
@@ -133,6 +140,7 @@ pub async fn run_looking(
                 }
             }
             _ = look.tick() => {
+                // (A request its socket did not take, however it failed.)
                 if looks.quit_asked() {
                     break Left::Quit;
                 }

@@ -8,13 +8,15 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
-use kluis_desktop::owner::{BackgroundOwner, TrayInstance, AFTER_WINDOW_FLAG};
+use kluis_desktop::owner::{BackgroundOwner, HandedOver, TrayInstance, AFTER_WINDOW_FLAG};
 use kluis_desktop::{AppPaths, DesktopApp, KeyringStore};
 use kluis_reporting::{Alert, DesktopNotifier, Notifier};
 use kluis_tray::keeper::{self, Left};
 use kluis_tray::program::ProgramFile;
 
 fn main() {
+    // First of all, before any thread: the environment is read and changed.
+    let handed_over = HandedOver::from_env();
     kluis_private::logging::init("warn");
     #[cfg(unix)]
     if std::env::args_os().any(|a| a == "--quit") {
@@ -27,7 +29,7 @@ fn main() {
         }
         return;
     }
-    if let Err(e) = keep_the_plans() {
+    if let Err(e) = keep_the_plans(handed_over) {
         eprintln!("kluis-tray: {e}");
         // Said where the user looks: a closing window or the login started this process, and
         // nobody reads its output.
@@ -44,15 +46,14 @@ fn main() {
 
 /// This data folder's `kluis-tray`, until the keeper leaves; when a package upgrade replaced
 /// the program, the new one runs in this process's place, the instance handed over to it.
-fn keep_the_plans() -> Result<(), Box<dyn std::error::Error>> {
+fn keep_the_plans(handed_over: HandedOver) -> Result<(), Box<dyn std::error::Error>> {
     // The program file as started, first of all. (Its path now, too: once replaced, this
     // process's own link to it names the old file.)
     let program = ProgramFile::this_process();
     let path = program.as_ref().map(|p| p.path().to_path_buf());
     let paths = AppPaths::from_env()?;
     // One kluis-tray per data folder: a second one leaves at once (the first keeps the plans).
-    // (Before any thread starts: a handed-over instance is named in the environment.)
-    let Some(instance) = TrayInstance::try_take(&paths)? else {
+    let Some(instance) = TrayInstance::try_take(&paths, handed_over)? else {
         tracing::info!("kluis-tray runs already");
         return Ok(());
     };
@@ -148,13 +149,14 @@ fn run_in_place(program: &std::path::Path, instance: &TrayInstance) -> String {
     let error = (std::process::Command::new(program).args(args))
         .env(name, value)
         .exec();
-    instance.keep_no_more();
+    instance.close_on_exec_again();
     error.to_string()
 }
 
+/// (Not reached: a replaced program is noticed on Linux only, `program.rs`.)
 #[cfg(not(unix))]
 fn run_in_place(_program: &std::path::Path, _instance: &TrayInstance) -> String {
-    "a program is not replaced while it runs here".into()
+    "an upgraded kluis-tray is not run in place on this system".into()
 }
 
 /// `--quit`: the `kluis-tray` of this data folder asked to quit; none running is no error.
@@ -171,7 +173,8 @@ fn quit(paths: &AppPaths) -> Result<(), Box<dyn std::error::Error>> {
     if let Err(e) = runtime.block_on(mirror::ask(&socket, mirror::Request::Quit)) {
         // Not listening yet: it waits for a closing window to end its work, or an upgrade
         // hands it over. It finds the request left for it before it starts anything.
-        tracing::info!(%e, "kluis-tray does not listen yet; it quits once it can");
+        tracing::debug!(%e, "kluis-tray does not listen yet");
+        eprintln!("kluis-tray is still starting (a closing window is ending its backups) or being updated: it quits as soon as it can, without starting anything.");
     }
     Ok(())
 }

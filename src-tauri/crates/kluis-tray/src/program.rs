@@ -91,11 +91,10 @@ fn look(_path: &Path) -> Option<(FileState, bool)> {
     None
 }
 
-#[cfg(test)]
+#[cfg(all(test, target_os = "linux"))]
 mod tests {
     use super::*;
 
-    #[cfg(target_os = "linux")]
     fn put(path: &Path, content: &[u8], mode: u32) {
         use std::os::unix::fs::PermissionsExt;
         let new = path.with_extension("new");
@@ -108,7 +107,6 @@ mod tests {
     /// old) is a replacement once it is the same at two looks; the file it started from is not,
     /// nor one still changing, nor one that is not executable or that others may write, nor
     /// none at all.
-    #[cfg(target_os = "linux")]
     #[test]
     fn a_new_program_in_its_place_is_taken_once_it_is_ready() {
         let dir = tempfile::tempdir().unwrap();

@@ -480,7 +480,7 @@ async fn the_upgraded_program_keeps_the_plans_and_quits_when_asked() {
 /// leaves without starting anything. (Before, `--quit` failed, and kluis-tray then kept the
 /// plans.) The test holds the background right as that window does.
 #[tokio::test]
-async fn a_quit_while_it_waits_for_the_window_is_kept() {
+async fn a_quit_while_it_waits_for_the_window_ends_it_before_it_starts() {
     use tokio::io::AsyncBufReadExt;
     let dir = tempfile::tempdir().unwrap();
     let data = paused_plans_under(dir.path()).await;

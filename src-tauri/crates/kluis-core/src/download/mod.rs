@@ -35,7 +35,7 @@ pub(crate) use headers::{declared_sha256, header_text, parse_content_range, vali
 pub(crate) use part::ENCRYPTED_PART;
 use part::{continue_part, is_our_part, remove_part};
 use progress::Reporter;
-pub use turns::{BatchSlots, DownloadTurn, DownloadTurns};
+pub use turns::{BatchLimits, DownloadTurn, DownloadTurns};
 use writer::Writer;
 
 use crate::config::ServiceConfig;

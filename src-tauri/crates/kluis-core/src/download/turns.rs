@@ -7,7 +7,7 @@
 //! gets that far, so junk sent to a callback URL never holds a turn — and gives it back when
 //! its end is recorded (saved or failed). A job that had to wait for its turn asks for the
 //! address again before it downloads, so it is fresh: the document says nothing of how long
-//! one stays valid. [`BatchSlots`] holds that rule in one place for the CLI's batch and the
+//! one stays valid. [`BatchLimits`] holds that rule in one place for the CLI's batch and the
 //! app's plans: N turns, and N + 1 klanten under way.
 
 use std::sync::Arc;
@@ -17,13 +17,13 @@ use tokio::sync::{OwnedSemaphorePermit, Semaphore, TryAcquireError};
 /// A batch's limits for `at_once` downloads: that many download turns, and places for one
 /// klant more under way (the klant ahead). Cloning shares them.
 #[derive(Clone, Debug)]
-pub struct BatchSlots {
+pub struct BatchLimits {
     at_once: usize,
     klanten: Arc<Semaphore>,
     downloads: DownloadTurns,
 }
 
-impl BatchSlots {
+impl BatchLimits {
     /// `at_once` downloading (at least one) and one klant more under way.
     pub fn new(at_once: usize) -> Self {
         let at_once = at_once.max(1);
@@ -34,7 +34,7 @@ impl BatchSlots {
         }
     }
 
-    /// How many download at once.
+    /// How many klanten download at once (at least one).
     pub fn at_once(&self) -> usize {
         self.at_once
     }
@@ -110,20 +110,20 @@ mod tests {
     #[tokio::test]
     async fn a_batch_has_one_klant_more_under_way_than_it_downloads() {
         for (asked, at_once) in [(0, 1), (1, 1), (3, 3)] {
-            let slots = BatchSlots::new(asked);
-            assert_eq!(slots.at_once(), at_once);
-            assert_eq!(slots.downloads().free(), at_once, "turns of {asked}");
+            let limits = BatchLimits::new(asked);
+            assert_eq!(limits.at_once(), at_once);
+            assert_eq!(limits.downloads().free(), at_once, "turns of {asked}");
             let mut places = Vec::new();
             for _ in 0..at_once + 1 {
-                places.push(slots.klant_place().await);
+                places.push(limits.klant_place().await);
             }
             assert!(
-                slots.klanten.clone().try_acquire_owned().is_err(),
+                limits.klanten.clone().try_acquire_owned().is_err(),
                 "no place more than {} for {asked}",
                 at_once + 1
             );
             places.pop();
-            let _freed = slots.klant_place().await;
+            let _freed = limits.klant_place().await;
         }
     }
 }

@@ -71,13 +71,26 @@ impl Scheduler {
         self.changed.clone()
     }
 
-    /// The next profile whose plan is due, when it is its turn to start.
+    /// "Cancel all": the due profiles not handed out yet are not started — each counts as
+    /// handed out now, so it is due again at its next slot. Returns how many.
+    pub fn skip_waiting(&mut self) -> usize {
+        let now = self.clock.now().timestamp();
+        let skipped = self.queue.len();
+        for id in self.queue.drain(..) {
+            self.started.insert(id, now);
+        }
+        skipped
+    }
+
+    /// The next profile whose plan is due, when it is its turn to start. (Dropped while it
+    /// waits, the profile stays queued: [`Scheduler::skip_waiting`] sees it.)
     pub async fn next(&mut self, book: &dyn PlanBook) -> String {
         loop {
-            if let Some(id) = self.queue.pop_front() {
+            if let Some(id) = self.queue.front().cloned() {
                 if let Some(last) = self.last_handed_out {
                     tokio::time::sleep_until(last + self.spacing).await;
                 }
+                self.queue.pop_front();
                 self.last_handed_out = Some(tokio::time::Instant::now());
                 self.started
                     .insert(id.clone(), self.clock.now().timestamp());
@@ -284,6 +297,29 @@ mod tests {
         );
         let none = tokio::time::timeout(Duration::from_secs(3600), scheduler.next(&*book)).await;
         assert!(none.is_err(), "{second} started: not before its next slot");
+    }
+
+    /// "Cancel all" while due plans wait for their turn (15 s apart): none of them is handed
+    /// out until its next slot — also the one whose wait was under way — while the one
+    /// handed out before stays started.
+    #[tokio::test(start_paused = true)]
+    async fn skipped_plans_wait_for_their_next_slot() {
+        let profiles = (0..3).map(|i| daily(i, "2026-11-22T02:00")).collect();
+        let (book, mut scheduler) = setup("2026-11-23T08:30", profiles, false);
+        let first = scheduler.next(&*book).await;
+        book.start(&first);
+        // The second's wait for its turn is under way when Cancel all comes.
+        let waiting = tokio::time::timeout(Duration::from_secs(5), scheduler.next(&*book)).await;
+        assert!(waiting.is_err(), "15 s apart");
+        assert_eq!(scheduler.skip_waiting(), 2, "the two not handed out yet");
+        let none = tokio::time::timeout(Duration::from_secs(3600), scheduler.next(&*book)).await;
+        assert!(none.is_err(), "none of them before its next slot: {none:?}");
+        let next_night = scheduler.next(&*book).await;
+        assert_eq!(
+            book.clock.now().timestamp(),
+            amsterdam("2026-11-24T02:00").timestamp(),
+            "{next_night} at its next slot"
+        );
     }
 
     /// A plan set while the scheduler sleeps is looked at at once, not after its minute.

@@ -9,7 +9,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use jiff::Timestamp;
-use kluis_core::download::BatchSlots;
+use kluis_core::download::BatchLimits;
 use kluis_core::engine::{PlanBook, PlannedProfile, Scheduler};
 use kluis_core::plan::{Plan, Schedule};
 use kluis_core::{Error, History};
@@ -76,17 +76,20 @@ pub struct Plans {
     planned_sink: Mutex<Option<PlannedSink>>,
     /// Told when [`Plans::watch_planned`] sets `planned_sink`.
     watched: Notify,
-    /// Slots for unattended backups (plans, Backup all): a batch of klanten runs a few at a
+    /// Limits for unattended backups (plans, Backup all): a batch of klanten runs a few at a
     /// time, so the service and this computer are not asked for everything at once — the
     /// setting's number downloading and one more asking for its backup meanwhile
     /// (`kluis_core::download::turns`). Made at the first start, and again when the setting is
-    /// found changed ([`Plans::slots`]; jobs holding the old ones finish as they are).
-    slots: Mutex<Option<BatchSlots>>,
+    /// found changed ([`Plans::limits`]; jobs holding the old ones finish as they are).
+    limits: Mutex<Option<BatchLimits>>,
     /// The builder's number, whatever the settings say (tests).
     fixed_at_once: Option<usize>,
-    /// Moved on by each "Cancel all": a klant asked for before it (Backup all's queue, a plan
-    /// handed out) and still waiting for a slot is not started.
-    pub(super) batch: AtomicU64,
+    /// How many times "Cancel all" was clicked: a klant asked for before the last one (Backup
+    /// all's queue, a plan handed out) and still waiting for a slot is not started.
+    pub(super) cancels: AtomicU64,
+    /// Told by "Cancel all": the plans due and not handed out yet are skipped
+    /// ([`Plans::run_plans`]).
+    cancelled: Notify,
 }
 
 impl Plans {
@@ -112,9 +115,10 @@ impl Plans {
             held_elsewhere: Mutex::default(),
             planned_sink: Mutex::default(),
             watched: Notify::new(),
-            slots: Mutex::default(),
+            limits: Mutex::default(),
             fixed_at_once,
-            batch: AtomicU64::default(),
+            cancels: AtomicU64::default(),
+            cancelled: Notify::new(),
         }
     }
 
@@ -203,9 +207,18 @@ impl Plans {
             history: self.shared.history.clone(),
         };
         loop {
-            let id = scheduler.next(&book).await;
-            let batch = self.batch.load(Ordering::SeqCst);
-            if let Err(e) = self.start_unattended(&id, true, batch).await {
+            // (Cancel all first: the scheduler keeps a plan whose turn was awaited queued.)
+            let id = tokio::select! {
+                biased;
+                () = self.cancelled.notified() => {
+                    let skipped = scheduler.skip_waiting();
+                    tracing::info!(skipped, "Cancel all: the plans waiting for their turn run at their next time");
+                    continue;
+                }
+                id = scheduler.next(&book) => id,
+            };
+            let cancels = self.cancels.load(Ordering::SeqCst);
+            if let Err(e) = self.start_unattended(&id, true, cancels).await {
                 tracing::warn!(code = %e.code(), "a planned backup could not start");
                 self.tell_not_started(&id, e);
             }
@@ -268,10 +281,10 @@ impl Plans {
         }
         // (The whole batch is work of this process: a closing window waits for it.)
         let _batch = self.jobs.starting();
-        let batch = self.batch.load(Ordering::SeqCst);
+        let cancels = self.cancels.load(Ordering::SeqCst);
         let mut started = 0;
         for profile in self.shared.profiles.list() {
-            match self.start_unattended(&profile.id, false, batch).await {
+            match self.start_unattended(&profile.id, false, cancels).await {
                 Ok(Some(_)) => started += 1,
                 Ok(None) => break, // "Cancel all": the rest of the queue is not started
                 Err(e) => self.tell_not_started(&profile.id, e),
@@ -281,10 +294,12 @@ impl Plans {
     }
 
     /// "Cancel all": every running backup ends as cancelled (nothing of it is left behind),
-    /// and none of the klanten still waiting for a slot starts — Backup all's, or a plan's the
-    /// scheduler handed out (it is due again at its next time). Returns how many were running.
+    /// and none of the klanten still waiting starts — Backup all's, or the plans due and
+    /// waiting for their turn (each is due again at its next time; in this process: a restart
+    /// before then runs it once as a missed backup). Returns how many were running.
     pub fn cancel_all(&self) -> usize {
-        self.batch.fetch_add(1, Ordering::SeqCst);
+        self.cancels.fetch_add(1, Ordering::SeqCst);
+        self.cancelled.notify_one();
         // And kluis-tray's, when this window follows them (it counts its own).
         self.shared.ask_tray(crate::owner::TrayRequest::CancelAll);
         (self.jobs.running_job_ids().into_iter())
@@ -293,8 +308,8 @@ impl Plans {
     }
 
     /// Settings → how many unattended backups download at once (1 to [`MAX_AT_ONCE`]). Backups
-    /// already running keep their slots; the next ones start within the new number — in
-    /// `kluis-tray` too, which reads it at each klant's start ([`Plans::slots`]).
+    /// already running keep their places; the next ones start within the new number — in
+    /// `kluis-tray` too, which reads it at each klant's start ([`Plans::limits`]).
     pub fn set_unattended_at_once(&self, n: u32) -> AppResult<Settings> {
         if !(1..=MAX_AT_ONCE).contains(&n) {
             return Err(Error::Config(format!(
@@ -366,13 +381,13 @@ impl Plans {
         })
     }
 
-    /// The slots for [`Plans::at_once_now`]: the same as before, or new ones when it changed.
-    pub(super) fn slots(&self) -> BatchSlots {
+    /// The limits for [`Plans::at_once_now`]: the same as before, or new ones when it changed.
+    pub(super) fn limits(&self) -> BatchLimits {
         let at_once = self.at_once_now();
-        let mut slots = self.slots.lock().unwrap();
-        match &*slots {
+        let mut limits = self.limits.lock().unwrap();
+        match &*limits {
             Some(same) if same.at_once() == at_once => same.clone(),
-            _ => slots.insert(BatchSlots::new(at_once)).clone(),
+            _ => limits.insert(BatchLimits::new(at_once)).clone(),
         }
     }
 }

@@ -90,10 +90,11 @@ impl UnattendedHost for AppHost<'_> {
 impl Plans {
     /// Starts profile `id`'s backup as a plan does, once an unattended slot is free (held
     /// until the job ends): into its own folder under the save folder, named `<klant>
-    /// <YYYY-MM-DD HHmm>` and the download's extension.
+    /// <YYYY-MM-DD HHmm>` and the download's extension. Fails with `invalid_state` when
+    /// "Cancel all" came while it waited for the slot.
     pub async fn start_planned(&self, id: &str) -> AppResult<Uuid> {
-        let batch = self.batch.load(Ordering::SeqCst);
-        self.start_unattended(id, false, batch)
+        let cancels = self.cancels.load(Ordering::SeqCst);
+        self.start_unattended(id, false, cancels)
             .await?
             .ok_or_else(|| AppError::InvalidState("The backup was not started.".into()))
     }
@@ -111,14 +112,14 @@ impl Plans {
     /// [`Plans::start_planned`], holding the klant's turn until the job ends: a klant
     /// that `kluis run-due` (or anyone) is backing up now is not started twice. With
     /// `only_when_due`, the plan is looked at again under the turn, and `None` says another
-    /// process has just done it. `batch` is [`Plans::batch`] when it was asked for (by Backup
-    /// all, or the scheduler handing out a plan): `None` once "Cancel all" has moved it on
-    /// while the klant waited for a slot.
+    /// process has just done it. `cancels` is [`Plans::cancels`] when it was asked for (by
+    /// Backup all, or the scheduler handing out a plan): `Ok(None)` also when "Cancel all" was
+    /// clicked since, while the klant waited for a slot.
     pub(super) async fn start_unattended(
         &self,
         id: &str,
         only_when_due: bool,
-        batch: u64,
+        cancels: u64,
     ) -> AppResult<Option<Uuid>> {
         // (Work of this process from here: a closing window waits for it, background.rs.)
         let _starting = self.jobs.starting();
@@ -127,7 +128,7 @@ impl Plans {
         // task takes it over, and gives it back at its end.
         let mut in_round = Some(self.shared.catalog_round.begin());
         let started = self
-            .start_in_round(id, only_when_due, batch, &mut in_round)
+            .start_in_round(id, only_when_due, cancels, &mut in_round)
             .await;
         // Not started: its place is given back — and when backups ended meanwhile, leaving
         // none, their catalogs are written here.
@@ -145,12 +146,13 @@ impl Plans {
         &self,
         id: &str,
         only_when_due: bool,
-        batch: u64,
+        cancels: u64,
         in_round: &mut Option<InRound>,
     ) -> AppResult<Option<Uuid>> {
-        let slots = self.slots();
-        let permit = slots.klant_place().await;
-        if batch != self.batch.load(Ordering::SeqCst) {
+        let limits = self.limits();
+        let permit = limits.klant_place().await;
+        if cancels != self.cancels.load(Ordering::SeqCst) {
+            tracing::info!(klant = %id, "not started: Cancel all came while it waited for its turn");
             return Ok(None);
         }
         let profile = self.shared.profiles.get(id)?;
@@ -183,7 +185,7 @@ impl Plans {
             cancel: None,
             retry: self.shared.retry,
             destination: None,
-            download_turns: Some(slots.downloads().clone()),
+            download_turns: Some(limits.downloads().clone()),
         };
         let handle =
             unattended::start(&self.shared.engine, &AppHost { plans: self }, &profile, job)
@@ -196,9 +198,9 @@ impl Plans {
             .unwrap()
             .insert(job_id, JobSlot::Running);
         // A "Cancel all" between the slot and here did not see this job: it cancels itself.
-        // (Cancel all moves `batch` on before it lists the running jobs; this job is listed
+        // (Cancel all counts itself before it lists the running jobs; this job is listed
         // before it looks, so one of the two sees the other.)
-        if batch != self.batch.load(Ordering::SeqCst) {
+        if cancels != self.cancels.load(Ordering::SeqCst) {
             self.shared.engine.cancel(job_id);
         }
         // The catalogs once, by the last unattended backup to end (catalog_round.rs).

@@ -46,24 +46,47 @@ pub enum QuitAsked {
     NoneRuns,
     /// The request is left for the one that runs (ask it over its socket too: it may be
     /// listening).
-    Left,
+    LeftForIt,
+}
+
+/// The lock descriptor the program before this one (in the same process) kept across its
+/// `exec`, as the environment names it: read — and the variable removed, so that the windows
+/// this process starts do not get it — first thing in `main`, before any thread starts.
+#[derive(Debug, Default)]
+pub struct HandedOver(#[cfg(unix)] Option<std::os::fd::RawFd>);
+
+impl HandedOver {
+    pub fn from_env() -> HandedOver {
+        #[cfg(unix)]
+        {
+            let value = std::env::var_os(HANDED_OVER_FD);
+            std::env::remove_var(HANDED_OVER_FD);
+            let fd = value.and_then(|v| v.to_str()?.parse().ok());
+            HandedOver(fd.filter(|fd| *fd >= 0))
+        }
+        #[cfg(not(unix))]
+        HandedOver()
+    }
 }
 
 impl TrayInstance {
-    /// This process as the data folder's `kluis-tray` — handed over by the program an upgrade
-    /// replaced in this same process, or taken now; `None` when another one runs.
-    pub fn try_take(paths: &AppPaths) -> AppResult<Option<TrayInstance>> {
+    /// This process as the data folder's `kluis-tray` — the lock `handed_over` by the program
+    /// an upgrade replaced in this same process, or taken now; `None` when another one runs.
+    pub fn try_take(paths: &AppPaths, handed_over: HandedOver) -> AppResult<Option<TrayInstance>> {
         #[cfg(unix)]
-        if let Some(instance) = Self::handed_over(paths) {
+        if let Some(instance) = handed_over.0.and_then(|fd| Self::take_up(paths, fd)) {
             return Ok(Some(instance));
         }
+        let _ = handed_over;
         let Some(mut lock) = try_lock(paths, LOCK)? else {
             return Ok(None);
         };
         let token = uuid::Uuid::new_v4().simple().to_string();
-        (lock.set_len(0))
-            .and_then(|()| lock.rewind())
+        // Written over the old token, then cut to its length: the file is never empty for a
+        // `--quit` reading it meanwhile (but when it was just made).
+        (lock.rewind())
             .and_then(|()| lock.write_all(token.as_bytes()))
+            .and_then(|()| lock.set_len(token.len() as u64))
             .map_err(|e| io_error("write", &lock_path(paths, LOCK), e))?;
         Ok(Some(TrayInstance {
             lock,
@@ -73,6 +96,8 @@ impl TrayInstance {
     }
 
     /// `kluis-tray --quit`: the request left for the data folder's `kluis-tray`, if one runs.
+    /// (Unix: elsewhere the lock is mandatory, and its token cannot be read beside it.)
+    #[cfg(unix)]
     pub fn ask_to_quit(paths: &AppPaths) -> AppResult<QuitAsked> {
         if try_lock(paths, LOCK)?.is_some() {
             return Ok(QuitAsked::NoneRuns);
@@ -90,7 +115,7 @@ impl TrayInstance {
             }
             token = now;
         }
-        Ok(QuitAsked::Left)
+        Ok(QuitAsked::LeftForIt)
     }
 
     /// Whether `kluis-tray --quit` left its request for this instance.
@@ -111,37 +136,42 @@ impl TrayInstance {
     /// The `exec` failed: the descriptor is closed at the next one again (a window started
     /// later must not hold the lock).
     #[cfg(unix)]
-    pub fn keep_no_more(&self) {
+    pub fn close_on_exec_again(&self) {
         use std::os::fd::AsRawFd;
         let _ = set_close_on_exec(self.lock.as_raw_fd(), true);
     }
 
-    /// The lock the program before this one (in the same process) kept across its `exec`.
-    /// Only the data folder's own `tray.lock` is taken up: a stray variable adopts nothing.
+    /// Descriptor `fd`, handed over, as this instance: only when it is the data folder's own
+    /// `tray.lock` and holds its lock (a stray or hostile variable adopts nothing). Whatever
+    /// it is, it is not passed on to the windows this process starts; one that is not taken up
+    /// is left open (not this code's to close).
     #[cfg(unix)]
-    fn handed_over(paths: &AppPaths) -> Option<TrayInstance> {
+    fn take_up(paths: &AppPaths, fd: std::os::fd::RawFd) -> Option<TrayInstance> {
         use std::io::Read;
-        use std::os::fd::{FromRawFd, RawFd};
+        use std::os::fd::{FromRawFd, IntoRawFd};
         use std::os::unix::fs::MetadataExt;
-        let fd: RawFd = std::env::var(HANDED_OVER_FD).ok()?.parse().ok()?;
-        // (Not passed on to the windows this process starts. It is read before any thread.)
-        std::env::remove_var(HANDED_OVER_FD);
-        let lock_file = std::fs::metadata(lock_path(paths, LOCK)).ok()?;
         let mut stat = std::mem::MaybeUninit::<libc::stat>::uninit();
         // SAFETY: fstat only writes the stat buffer, and only reads the descriptor number.
-        if fd < 0 || unsafe { libc::fstat(fd, stat.as_mut_ptr()) } != 0 {
+        if unsafe { libc::fstat(fd, stat.as_mut_ptr()) } != 0 {
             return None;
         }
+        set_close_on_exec(fd, true).ok()?;
         // SAFETY: fstat succeeded, so it filled the buffer.
         let stat = unsafe { stat.assume_init() };
+        let lock_file = std::fs::metadata(lock_path(paths, LOCK)).ok()?;
         #[allow(clippy::unnecessary_cast)] // (other types than u64 on some unix systems)
         if stat.st_dev as u64 != lock_file.dev() || stat.st_ino as u64 != lock_file.ino() {
             return None;
         }
-        // SAFETY: the descriptor is open and is this data folder's lock file; nothing else in
-        // this process owns it (the program before handed it over through exec).
+        // SAFETY: the descriptor is open and is this data folder's lock file, handed over to
+        // this process's new program; given back below unless it holds the lock.
         let mut lock = unsafe { File::from_raw_fd(fd) };
-        set_close_on_exec(fd, true).ok()?;
+        // (Locking again through the description that holds the lock succeeds; through
+        // another one, while the lock is held, it does not.)
+        if lock.try_lock().is_err() {
+            let _ = lock.into_raw_fd();
+            return None;
+        }
         let mut token = String::new();
         (lock.rewind().and_then(|()| lock.read_to_string(&mut token))).ok()?;
         Some(TrayInstance {
@@ -162,6 +192,7 @@ impl Drop for TrayInstance {
 }
 
 /// The token of the instance holding `lock` (empty for one of a version before tokens).
+#[cfg(unix)]
 fn read_token(lock: &Path) -> AppResult<String> {
     std::fs::read_to_string(lock).map_err(|e| io_error("read", lock, e))
 }
@@ -190,7 +221,7 @@ fn set_close_on_exec(fd: std::os::fd::RawFd, close: bool) -> std::io::Result<()>
     Ok(())
 }
 
-#[cfg(test)]
+#[cfg(all(test, unix))]
 mod tests {
     use super::*;
 
@@ -208,22 +239,81 @@ mod tests {
         let quit = lock_path(&paths, QUIT);
         assert!(!quit.exists(), "no request left when none runs");
 
-        let first = TrayInstance::try_take(&paths).unwrap().unwrap();
+        let first = TrayInstance::try_take(&paths, HandedOver::default())
+            .unwrap()
+            .unwrap();
         assert!(!first.quit_asked());
-        assert_eq!(TrayInstance::ask_to_quit(&paths).unwrap(), QuitAsked::Left);
+        assert_eq!(
+            TrayInstance::ask_to_quit(&paths).unwrap(),
+            QuitAsked::LeftForIt
+        );
         assert!(first.quit_asked(), "the request names the running instance");
         drop(first);
         assert!(!quit.exists(), "answered as it ended");
 
-        let second = TrayInstance::try_take(&paths).unwrap().unwrap();
+        let second = TrayInstance::try_take(&paths, HandedOver::default())
+            .unwrap()
+            .unwrap();
         TrayInstance::ask_to_quit(&paths).unwrap();
         let stale = std::fs::read(&quit).unwrap();
         drop(second);
         std::fs::write(&quit, stale).unwrap(); // (as if the second had been killed)
-        let third = TrayInstance::try_take(&paths).unwrap().unwrap();
+        let third = TrayInstance::try_take(&paths, HandedOver::default())
+            .unwrap()
+            .unwrap();
         assert!(
             !third.quit_asked(),
             "a request left for an instance that is gone is not the next one's"
         );
+    }
+
+    /// A descriptor handed over is taken up only when it is the data folder's `tray.lock`
+    /// holding the lock (then with the instance's token); another file, another open of the
+    /// lock file that holds nothing, or no descriptor at all adopts nothing. Each that is open
+    /// stays open, and none is passed on to a program this process starts.
+    #[test]
+    fn a_handed_over_descriptor_is_taken_up_only_when_it_holds_the_lock() {
+        use std::os::fd::{AsRawFd, IntoRawFd};
+        let dir = tempfile::tempdir().unwrap();
+        let paths = AppPaths::under(dir.path());
+        let running = TrayInstance::try_take(&paths, HandedOver::default())
+            .unwrap()
+            .unwrap();
+        let close_on_exec = |fd| {
+            // SAFETY: reads a descriptor's flags.
+            let flags = unsafe { libc::fcntl(fd, libc::F_GETFD) };
+            assert!(flags >= 0, "descriptor {fd} is still open");
+            flags & libc::FD_CLOEXEC != 0
+        };
+
+        // The same open description, as an exec keeps it (a dup shares it, without
+        // close-on-exec).
+        // SAFETY: dup of a descriptor this test owns.
+        let kept = unsafe { libc::dup(running.lock.as_raw_fd()) };
+        let taken = TrayInstance::take_up(&paths, kept).expect("taken up");
+        assert_eq!(taken.token, running.token, "the same instance");
+        assert!(close_on_exec(kept), "not passed on to a window");
+
+        let other_open = File::open(lock_path(&paths, LOCK)).unwrap().into_raw_fd();
+        assert!(
+            TrayInstance::take_up(&paths, other_open).is_none(),
+            "an open of tray.lock that does not hold the lock"
+        );
+        assert!(close_on_exec(other_open), "left open, not passed on");
+        let not_the_lock = File::create(dir.path().join("other"))
+            .unwrap()
+            .into_raw_fd();
+        assert!(TrayInstance::take_up(&paths, not_the_lock).is_none());
+        assert!(close_on_exec(not_the_lock));
+        assert!(
+            TrayInstance::take_up(&paths, 1 << 20).is_none(),
+            "no such descriptor"
+        );
+        // SAFETY: closes the two descriptors this test opened.
+        unsafe {
+            libc::close(other_open);
+            libc::close(not_the_lock);
+        }
+        drop(taken);
     }
 }

@@ -540,10 +540,12 @@ async fn cancel_all_ends_the_running_backup_and_starts_no_waiting_klant() {
     }
 }
 
-/// A plan handed out while the slots are full waits for one; "Cancel all" in that moment
-/// starts it neither (it is due again at its next time): before, only Backup all's queue
-/// heard the cancel, and the plan started as soon as the cancelled backups let go of their
-/// slots. (Against a simulator that holds every download: the two slots stay full.)
+/// A klant started as a plan starts it (`start_planned`, what the scheduler's loop does with
+/// each plan it hands out) while the slots are full waits for one; "Cancel all" in that
+/// moment starts it neither: before, only Backup all's queue heard the cancel, and the plan
+/// started as soon as the cancelled backups let go of their slots. (Against a simulator that
+/// holds every download: the two slots stay full. The plans still queued in the scheduler:
+/// kluis-core's `skipped_plans_wait_for_their_next_slot`.)
 #[tokio::test(flavor = "multi_thread")]
 async fn cancel_all_starts_no_plan_waiting_for_a_slot() {
     let mut config = kluis_sim::SimConfig::default();
@@ -584,11 +586,16 @@ async fn cancel_all_starts_no_plan_waiting_for_a_slot() {
         () = std::future::ready(()) => {}
     }
     assert_eq!(app.plans.cancel_all(), 2, "both running backups cancelled");
-    let not_started = waiting.await.expect_err("the waiting plan is not started");
+    let bound = std::time::Duration::from_secs(60);
+    let not_started = (tokio::time::timeout(bound, waiting).await)
+        .expect("the waiting plan hears the cancel")
+        .expect_err("the waiting plan is not started");
     assert_eq!(not_started.code(), "invalid_state", "{not_started}");
     let mut cancelled = Vec::new();
     while cancelled.len() < 2 {
-        let event = events.recv().await.expect("each running klant's end");
+        let event = (tokio::time::timeout(bound, events.recv()).await)
+            .expect("each running klant ends")
+            .expect("each running klant's end");
         match event.event {
             AppJobEvent::Failed { code, .. } => {
                 assert_eq!(code, "cancelled", "{}", event.profile_id);
