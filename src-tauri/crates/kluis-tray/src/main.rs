@@ -4,6 +4,9 @@
 //! `KLUIS_DATA_DIR` keeps all files under one folder, as for the window and `kluis`. When a
 //! package upgrade replaced the program, the new one is run in this process's place.
 
+// No console window on Windows: a closing window or the log-in starts it.
+#![cfg_attr(windows, windows_subsystem = "windows")]
+
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
@@ -18,7 +21,6 @@ fn main() {
     // First of all, before any thread: the environment is read and changed.
     let handed_over = HandedOver::from_env();
     kluis_private::logging::init("warn");
-    #[cfg(unix)]
     if std::env::args_os().any(|a| a == "--quit") {
         if let Err(e) = AppPaths::from_env()
             .map_err(Into::into)
@@ -160,21 +162,27 @@ fn run_in_place(_program: &std::path::Path, _instance: &TrayInstance) -> String 
 }
 
 /// `--quit`: the `kluis-tray` of this data folder asked to quit; none running is no error.
-#[cfg(unix)]
+/// The request is left where it looks for it, and (Unix) asked over its socket too, which it
+/// hears at once.
 fn quit(paths: &AppPaths) -> Result<(), Box<dyn std::error::Error>> {
-    use kluis_desktop::{mirror, owner::QuitAsked};
+    use kluis_desktop::owner::QuitAsked;
     if TrayInstance::ask_to_quit(paths)? == QuitAsked::NoneRuns {
         return Ok(());
     }
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()?;
-    let socket = mirror::socket_path(paths);
-    if let Err(e) = runtime.block_on(mirror::ask(&socket, mirror::Request::Quit)) {
-        // Not listening yet: it waits for a closing window to end its work, or an upgrade
-        // hands it over. It finds the request left for it before it starts anything.
-        tracing::debug!(%e, "kluis-tray does not listen yet");
-        eprintln!("kluis-tray is still starting (a closing window is ending its backups) or being updated: it quits as soon as it can, without starting anything.");
+    #[cfg(unix)]
+    {
+        use kluis_desktop::mirror;
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()?;
+        let socket = mirror::socket_path(paths);
+        if let Err(e) = runtime.block_on(mirror::ask(&socket, mirror::Request::Quit)) {
+            // Not listening yet: it waits for a closing window to end its work, or an upgrade
+            // hands it over. It finds the request left for it before it starts anything.
+            tracing::debug!(%e, "kluis-tray does not listen yet");
+            eprintln!("kluis-tray is still starting (a closing window is ending its backups) or being updated: it quits as soon as it can, without starting anything.");
+        }
     }
+    // (Elsewhere no socket yet: it finds the request at its next look, within a minute.)
     Ok(())
 }

@@ -1,13 +1,15 @@
 //! [`TrayInstance`]: the one `kluis-tray` of a data folder (`tray.lock`, held while it runs),
 //! and how `kluis-tray --quit` reaches it when its socket cannot: while it waits for the
-//! background right (a closing window still finishing its backups), and while an upgrade hands
-//! it over to the new program.
+//! background right (a closing window still finishing its backups), while an upgrade hands
+//! it over to the new program, and where it serves no socket (Windows, for now).
 //!
-//! The instance writes a fresh token into `tray.lock` as it takes it. `--quit`
+//! The instance writes a fresh token into `tray.token` as it takes the lock (a file of its
+//! own: on Windows the locked file cannot be read by another process). `--quit`
 //! ([`TrayInstance::ask_to_quit`]) leaves that token in `tray.quit` before it asks over the
 //! socket; the instance looks for its token there once it has the background right, once its
 //! socket listens, and at each of its looks ([`TrayInstance::quit_asked`]). A request left for
-//! an instance that is gone names another token, and the next one ignores it.
+//! an instance that is gone names another token: the next one ignores it (the small file
+//! stays until the next `--quit` writes over it).
 //!
 //! Across an upgrade's `exec` the lock is not let go of: its descriptor stays open in the same
 //! process ([`TrayInstance::keep_across_exec`]), named in `KLUIS_TRAY_INSTANCE_FD`, and the new
@@ -15,7 +17,6 @@
 //! new program is about to start.
 
 use std::fs::File;
-use std::io::{Seek, Write};
 use std::path::Path;
 use std::path::PathBuf;
 
@@ -24,6 +25,7 @@ use crate::error::AppResult;
 use crate::AppPaths;
 
 const LOCK: &str = "tray.lock";
+const TOKEN: &str = "tray.token";
 const QUIT: &str = "tray.quit";
 /// Names the lock's descriptor for the program an upgrade runs in this process's place.
 #[cfg(unix)]
@@ -78,38 +80,29 @@ impl TrayInstance {
             return Ok(Some(instance));
         }
         let _ = handed_over;
-        let Some(mut lock) = try_lock(paths, LOCK)? else {
+        let Some(lock) = try_lock(paths, LOCK)? else {
             return Ok(None);
         };
-        let token = uuid::Uuid::new_v4().simple().to_string();
-        // Written over the old token, then cut to its length: the file is never empty for a
-        // `--quit` reading it meanwhile (but when it was just made).
-        (lock.rewind())
-            .and_then(|()| lock.write_all(token.as_bytes()))
-            .and_then(|()| lock.set_len(token.len() as u64))
-            .map_err(|e| io_error("write", &lock_path(paths, LOCK), e))?;
         Ok(Some(TrayInstance {
             lock,
-            token,
+            token: new_token(paths)?,
             quit_path: lock_path(paths, QUIT),
         }))
     }
 
     /// `kluis-tray --quit`: the request left for the data folder's `kluis-tray`, if one runs.
-    /// (Unix: elsewhere the lock is mandatory, and its token cannot be read beside it.)
-    #[cfg(unix)]
     pub fn ask_to_quit(paths: &AppPaths) -> AppResult<QuitAsked> {
         if try_lock(paths, LOCK)?.is_some() {
             return Ok(QuitAsked::NoneRuns);
         }
-        let (lock, quit) = (lock_path(paths, LOCK), lock_path(paths, QUIT));
+        let (token_path, quit) = (lock_path(paths, TOKEN), lock_path(paths, QUIT));
         // Read again once the request is written: an instance that had just taken the lock
         // writes its token right after, and the request must name that one.
-        let mut token = read_token(&lock)?;
+        let mut token = read_token(&token_path)?;
         for _ in 0..3 {
             kluis_private::files::write_atomic(&quit, token.as_bytes())
                 .map_err(|e| io_error("write", &quit, e))?;
-            let now = read_token(&lock)?;
+            let now = read_token(&token_path)?;
             if now == token {
                 break;
             }
@@ -147,7 +140,6 @@ impl TrayInstance {
     /// is left open (not this code's to close).
     #[cfg(unix)]
     fn take_up(paths: &AppPaths, fd: std::os::fd::RawFd) -> Option<TrayInstance> {
-        use std::io::Read;
         use std::os::fd::{FromRawFd, IntoRawFd};
         use std::os::unix::fs::MetadataExt;
         let mut stat = std::mem::MaybeUninit::<libc::stat>::uninit();
@@ -165,15 +157,18 @@ impl TrayInstance {
         }
         // SAFETY: the descriptor is open and is this data folder's lock file, handed over to
         // this process's new program; given back below unless it holds the lock.
-        let mut lock = unsafe { File::from_raw_fd(fd) };
+        let lock = unsafe { File::from_raw_fd(fd) };
         // (Locking again through the description that holds the lock succeeds; through
         // another one, while the lock is held, it does not.)
         if lock.try_lock().is_err() {
             let _ = lock.into_raw_fd();
             return None;
         }
-        let mut token = String::new();
-        (lock.rewind().and_then(|()| lock.read_to_string(&mut token))).ok()?;
+        // The instance's token goes on (a request left for it during the exec names it).
+        let token = match read_token(&lock_path(paths, TOKEN)) {
+            Ok(token) if !token.is_empty() => token,
+            _ => new_token(paths).ok()?,
+        };
         Some(TrayInstance {
             lock,
             token,
@@ -191,10 +186,22 @@ impl Drop for TrayInstance {
     }
 }
 
-/// The token of the instance holding `lock` (empty for one of a version before tokens).
-#[cfg(unix)]
-fn read_token(lock: &Path) -> AppResult<String> {
-    std::fs::read_to_string(lock).map_err(|e| io_error("read", lock, e))
+/// A fresh token for the instance that took the lock, written (whole, owner-only) where
+/// `--quit` reads it.
+fn new_token(paths: &AppPaths) -> AppResult<String> {
+    let token = uuid::Uuid::new_v4().simple().to_string();
+    let path = lock_path(paths, TOKEN);
+    kluis_private::files::write_atomic(&path, token.as_bytes())
+        .map_err(|e| io_error("write", &path, e))?;
+    Ok(token)
+}
+
+/// The token of the instance holding the lock (none: one of a version before tokens).
+fn read_token(path: &Path) -> AppResult<String> {
+    match std::fs::read_to_string(path) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(String::new()),
+        read => read.map_err(|e| io_error("read", path, e)),
+    }
 }
 
 fn io_error(what: &str, path: &Path, e: std::io::Error) -> crate::AppError {
@@ -221,7 +228,7 @@ fn set_close_on_exec(fd: std::os::fd::RawFd, close: bool) -> std::io::Result<()>
     Ok(())
 }
 
-#[cfg(all(test, unix))]
+#[cfg(test)]
 mod tests {
     use super::*;
 
@@ -271,6 +278,7 @@ mod tests {
     /// holding the lock (then with the instance's token); another file, another open of the
     /// lock file that holds nothing, or no descriptor at all adopts nothing. Each that is open
     /// stays open, and none is passed on to a program this process starts.
+    #[cfg(unix)]
     #[test]
     fn a_handed_over_descriptor_is_taken_up_only_when_it_holds_the_lock() {
         use std::os::fd::{AsRawFd, IntoRawFd};
