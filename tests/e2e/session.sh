@@ -95,8 +95,10 @@ hub_metrics=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",
 hub_relay() { "$bin/kluis-relay" "$@" --data "$work/hub/data" 2>>"$work/hub/relay.log"; }
 hub_relay tenant add office >/dev/null
 receptie_key=$(hub_relay tenant pc-key add office RECEPTIE)
-hub_relay --listen "127.0.0.1:$hub_port" --metrics-listen "127.0.0.1:$hub_metrics" \
-  --tls-cert "$work/hub/hub.pem" --tls-key "$work/hub/hub.key" &
+# (The program itself in the background, not the function: $! is then the relay's own pid, and
+# the clean-up ends it — a backgrounded function is a shell whose end left the relay running.)
+"$bin/kluis-relay" --listen "127.0.0.1:$hub_port" --metrics-listen "127.0.0.1:$hub_metrics" \
+  --tls-cert "$work/hub/hub.pem" --tls-key "$work/hub/hub.key" --data "$work/hub/data" 2>>"$work/hub/relay.log" &
 pids+=($!)
 for _ in $(seq 100); do curl -sf "http://127.0.0.1:$hub_metrics/readyz" >/dev/null && break; sleep 0.1; done
 office_pc() { # name, kluis arguments...

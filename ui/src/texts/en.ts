@@ -224,7 +224,7 @@ export const en = {
   planNeedsFolder: "A planned backup cannot ask where to save it: first choose a folder under Settings → Where backups are saved.",
   cancelAll: "Cancel all",
   cancelAllTitle: "Stop every backup now?",
-  cancelAllConfirm: "Running backups end as cancelled and leave nothing behind; klanten still waiting (in Backup all, or plans waiting for their turn) are not started — a plan runs again at its next time.",
+  cancelAllConfirm: "Running backups end as cancelled and leave nothing behind; klanten still waiting (in Backup all, or plans waiting for their turn) are not started; plans run again later.",
   cancelAllYes: "Stop all",
   fileNameLabel: "File names of backups nobody watches (plans, Backup all)",
   fileNameHint: "{klant}, {date} (YYYY-MM-DD) and {time} (HHmm) are filled in; {date} is needed, so each day's backup has a name of its own. Empty: the standard name.",

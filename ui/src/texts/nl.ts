@@ -225,7 +225,7 @@ export const nl: Dictionary = {
   planNeedsFolder: "Een geplande back-up kan niet vragen waar hij moet worden opgeslagen: kies eerst een map bij Instellingen → Waar back-ups worden opgeslagen.",
   cancelAll: "Alles annuleren",
   cancelAllTitle: "Alle back-ups nu stoppen?",
-  cancelAllConfirm: "Lopende back-ups eindigen als geannuleerd en laten niets achter; klanten die nog wachten (bij Back-up van alle klanten, of planningen die op hun beurt wachten), worden niet gestart — een planning loopt weer op haar volgende tijd.",
+  cancelAllConfirm: "Lopende back-ups eindigen als geannuleerd en laten niets achter; klanten die nog wachten (bij Back-up van alle klanten, of planningen die op hun beurt wachten), worden niet gestart; planningen lopen later weer.",
   cancelAllYes: "Alles stoppen",
   fileNameLabel: "Bestandsnamen van back-ups waar niemand naar kijkt (plannen, alle klanten)",
   fileNameHint: "{klant}, {date} (JJJJ-MM-DD) en {time} (UUmm) worden ingevuld; {date} is nodig, zodat de back-up van elke dag een eigen naam heeft. Leeg: de standaardnaam.",

@@ -59,7 +59,8 @@ fn keep_the_plans(handed_over: HandedOver) -> Result<(), Box<dyn std::error::Err
         tracing::info!("kluis-tray runs already");
         return Ok(());
     };
-    // (Windows an old kluis-tray started before an upgrade ran this program in its place.)
+    // (The app windows an old kluis-tray started before an upgrade ran this program in its
+    // place: its children now.)
     #[cfg(target_os = "linux")]
     kluis_tray::inherited::wait_for_children_at_start();
     if run(&paths, &instance, program)? != Some(Left::Replaced) {

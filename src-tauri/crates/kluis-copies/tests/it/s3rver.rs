@@ -15,7 +15,9 @@ use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::process::{Child, Command};
 
 pub struct S3rver {
-    _child: Child,
+    /// `faketime`, which runs s3rver as a child of its own: both in a process group of their
+    /// own, ended together with this value.
+    child: Child,
     /// Requests it refused (403) so far.
     refused: Arc<AtomicU32>,
     pub port: u16,
@@ -53,6 +55,7 @@ impl S3rver {
             .arg(&cert_file)
             .stdout(Stdio::piped())
             .stderr(Stdio::null())
+            .process_group(0)
             .kill_on_drop(true)
             .spawn()
             .expect("faketime and s3rver start");
@@ -74,7 +77,7 @@ impl S3rver {
             }
         });
         S3rver {
-            _child: child,
+            child,
             refused,
             port,
             ca_file,
@@ -102,5 +105,18 @@ impl S3rver {
         let mut target = CopyTarget::new("Office S3", Place::S3(place)).unwrap();
         target.secret = Some(Secret::new("S3RVER"));
         target
+    }
+}
+
+impl Drop for S3rver {
+    /// Ends s3rver too, not only `faketime` (killing that one alone left s3rver running after
+    /// the tests, holding its port and folder).
+    fn drop(&mut self) {
+        if let Some(group) = self.child.id() {
+            let _ = std::process::Command::new("kill")
+                .args(["-KILL", "--", &format!("-{group}")])
+                .stderr(Stdio::null())
+                .status();
+        }
     }
 }

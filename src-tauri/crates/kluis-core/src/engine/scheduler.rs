@@ -71,15 +71,34 @@ impl Scheduler {
         self.changed.clone()
     }
 
-    /// "Cancel all": the due profiles not handed out yet are not started — each counts as
-    /// handed out now, so it is due again at its next slot. Returns how many.
-    pub fn skip_waiting(&mut self) -> usize {
+    /// "Cancel all" at `cancelled_at`: the profiles due by then and not handed out yet — queued,
+    /// or not looked at yet (the host was busy starting another) — are not started: each counts
+    /// as handed out now, so it is due again at its next slot. Returns how many.
+    pub fn skip_waiting(&mut self, book: &dyn PlanBook, cancelled_at: &Zoned) -> usize {
         let now = self.clock.now().timestamp();
-        let skipped = self.queue.len();
-        for id in self.queue.drain(..) {
-            self.started.insert(id, now);
+        let mut skipped: Vec<String> = self.queue.drain(..).collect();
+        for profile in book.planned() {
+            let last = self.last_started(&profile);
+            if matches!(profile.plan.due(last, cancelled_at), Due::Now { .. })
+                && !skipped.contains(&profile.id)
+            {
+                skipped.push(profile.id);
+            }
         }
-        skipped
+        for id in &skipped {
+            self.started.insert(id.clone(), now);
+        }
+        skipped.len()
+    }
+
+    /// When `profile`'s last backup started: the history's, or the hand-out this scheduler
+    /// remembers when that is later (a slow history).
+    fn last_started(&self, profile: &PlannedProfile) -> Option<Timestamp> {
+        let ours = self.started.get(&profile.id).copied();
+        match (profile.last_started, ours) {
+            (Some(a), Some(b)) => Some(a.max(b)),
+            (a, b) => a.or(b),
+        }
     }
 
     /// The next profile whose plan is due, when it is its turn to start. (Dropped while it
@@ -111,11 +130,7 @@ impl Scheduler {
         let now = self.clock.now();
         let mut next: Option<Zoned> = None;
         for profile in book.planned() {
-            let ours = self.started.get(&profile.id).copied();
-            let last = match (profile.last_started, ours) {
-                (Some(a), Some(b)) => Some(a.max(b)),
-                (a, b) => a.or(b),
-            };
+            let last = self.last_started(&profile);
             match profile.plan.due(last, &now) {
                 Due::Now { missed } => {
                     tracing::info!(profile = %profile.id, catch_up = missed, "a planned backup is due");
@@ -300,8 +315,9 @@ mod tests {
     }
 
     /// "Cancel all" while due plans wait for their turn (15 s apart): none of them is handed
-    /// out until its next slot — also the one whose wait was under way — while the one
-    /// handed out before stays started.
+    /// out until its next slot — also the one whose wait was under way, and one that came due
+    /// while the host was busy (not looked at yet) — while the one handed out before stays
+    /// started, and one due only after the cancel is not skipped.
     #[tokio::test(start_paused = true)]
     async fn skipped_plans_wait_for_their_next_slot() {
         let profiles = (0..3).map(|i| daily(i, "2026-11-22T02:00")).collect();
@@ -311,7 +327,36 @@ mod tests {
         // The second's wait for its turn is under way when Cancel all comes.
         let waiting = tokio::time::timeout(Duration::from_secs(5), scheduler.next(&*book)).await;
         assert!(waiting.is_err(), "15 s apart");
-        assert_eq!(scheduler.skip_waiting(), 2, "the two not handed out yet");
+        // Due since 08:00, not looked at yet; and one due at 08:31, after the cancel.
+        let every = |id: &str, set: &str| PlannedProfile {
+            id: id.into(),
+            plan: Plan::new(Schedule::Every { hours: 1 }, amsterdam(set).timestamp()).unwrap(),
+            last_started: None,
+        };
+        book.profiles
+            .lock()
+            .unwrap()
+            .push(every("not-looked-at", "2026-11-23T07:00"));
+        book.profiles
+            .lock()
+            .unwrap()
+            .push(every("due-after", "2026-11-23T07:31"));
+        let cancelled_at = book.clock.now();
+        assert_eq!(
+            scheduler.skip_waiting(&*book, &cancelled_at),
+            3,
+            "the two queued and the one not looked at yet"
+        );
+        let after = tokio::time::timeout(Duration::from_secs(120), scheduler.next(&*book)).await;
+        assert_eq!(
+            after.ok().as_deref(),
+            Some("due-after"),
+            "due after the cancel: started"
+        );
+        book.profiles
+            .lock()
+            .unwrap()
+            .retain(|p| p.id.starts_with("klant-"));
         let none = tokio::time::timeout(Duration::from_secs(3600), scheduler.next(&*book)).await;
         assert!(none.is_err(), "none of them before its next slot: {none:?}");
         let next_night = scheduler.next(&*book).await;

@@ -88,8 +88,9 @@ pub struct Plans {
     /// all's queue, a plan handed out) and still waiting for a slot is not started.
     pub(super) cancels: AtomicU64,
     /// Told by "Cancel all": the plans due and not handed out yet are skipped
-    /// ([`Plans::run_plans`]).
+    /// ([`Plans::run_plans`]), those due by `cancelled_at`.
     cancelled: Notify,
+    cancelled_at: Mutex<Option<jiff::Zoned>>,
 }
 
 impl Plans {
@@ -119,6 +120,7 @@ impl Plans {
             fixed_at_once,
             cancels: AtomicU64::default(),
             cancelled: Notify::new(),
+            cancelled_at: Mutex::default(),
         }
     }
 
@@ -207,17 +209,22 @@ impl Plans {
             history: self.shared.history.clone(),
         };
         loop {
+            // (Read first: a plan handed out as Cancel all comes is one it skips.)
+            let cancels = self.cancels.load(Ordering::SeqCst);
             // (Cancel all first: the scheduler keeps a plan whose turn was awaited queued.)
             let id = tokio::select! {
                 biased;
                 () = self.cancelled.notified() => {
-                    let skipped = scheduler.skip_waiting();
-                    tracing::info!(skipped, "Cancel all: the plans waiting for their turn run at their next time");
+                    let at = self.cancelled_at.lock().unwrap().take();
+                    let at = at.unwrap_or_else(jiff::Zoned::now);
+                    let skipped = scheduler.skip_waiting(&book, &at);
+                    if skipped > 0 {
+                        tracing::info!(skipped, "Cancel all: the plans waiting for their turn run at their next time");
+                    }
                     continue;
                 }
                 id = scheduler.next(&book) => id,
             };
-            let cancels = self.cancels.load(Ordering::SeqCst);
             if let Err(e) = self.start_unattended(&id, true, cancels).await {
                 tracing::warn!(code = %e.code(), "a planned backup could not start");
                 self.tell_not_started(&id, e);
@@ -295,10 +302,12 @@ impl Plans {
 
     /// "Cancel all": every running backup ends as cancelled (nothing of it is left behind),
     /// and none of the klanten still waiting starts — Backup all's, or the plans due and
-    /// waiting for their turn (each is due again at its next time; in this process: a restart
-    /// before then runs it once as a missed backup). Returns how many were running.
+    /// waiting for their turn (each is due again at its next time in this process; a restart
+    /// before then, or the timer's `kluis run-due`, runs it once as a missed backup). Returns
+    /// how many were running.
     pub fn cancel_all(&self) -> usize {
         self.cancels.fetch_add(1, Ordering::SeqCst);
+        *self.cancelled_at.lock().unwrap() = Some(jiff::Zoned::now());
         self.cancelled.notify_one();
         // And kluis-tray's, when this window follows them (it counts its own).
         self.shared.ask_tray(crate::owner::TrayRequest::CancelAll);

@@ -88,10 +88,10 @@ impl UnattendedHost for AppHost<'_> {
 }
 
 impl Plans {
-    /// Starts profile `id`'s backup as a plan does, once an unattended slot is free (held
+    /// Starts profile `id`'s backup as a plan does, once an unattended place is free (held
     /// until the job ends): into its own folder under the save folder, named `<klant>
     /// <YYYY-MM-DD HHmm>` and the download's extension. Fails with `invalid_state` when
-    /// "Cancel all" came while it waited for the slot.
+    /// "Cancel all" came while it waited for the place.
     pub async fn start_planned(&self, id: &str) -> AppResult<Uuid> {
         let cancels = self.cancels.load(Ordering::SeqCst);
         self.start_unattended(id, false, cancels)

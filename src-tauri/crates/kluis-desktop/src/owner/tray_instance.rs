@@ -167,7 +167,9 @@ impl TrayInstance {
         // The instance's token goes on (a request left for it during the exec names it).
         let token = match read_token(&lock_path(paths, TOKEN)) {
             Ok(token) if !token.is_empty() => token,
-            _ => new_token(paths).ok()?,
+            // (The lock is kept whatever: a token only in memory is heard by no `--quit`
+            // until the next instance, but nothing else starts meanwhile.)
+            _ => new_token(paths).unwrap_or_else(|_| uuid::Uuid::new_v4().simple().to_string()),
         };
         Some(TrayInstance {
             lock,

@@ -540,8 +540,9 @@ async fn cancel_all_ends_the_running_backup_and_starts_no_waiting_klant() {
     }
 }
 
-/// A klant started as a plan starts it (`start_planned`, what the scheduler's loop does with
-/// each plan it hands out) while the slots are full waits for one; "Cancel all" in that
+/// A klant started as a plan starts it (`start_planned`; the scheduler's loop starts each plan
+/// it hands out the same way, with the plan looked at again) while the places are full waits
+/// for one; "Cancel all" in that
 /// moment starts it neither: before, only Backup all's queue heard the cancel, and the plan
 /// started as soon as the cancelled backups let go of their slots. (Against a simulator that
 /// holds every download: the two slots stay full. The plans still queued in the scheduler:
