@@ -202,21 +202,37 @@ fn tray_of(
     command
 }
 
+/// The log of a `kluis-tray` started by [`tray_of`] (on its piped stderr), line by line.
+#[cfg(target_os = "linux")]
+type Log = tokio::io::Lines<tokio::io::BufReader<tokio::process::ChildStderr>>;
+
+/// `tray`'s log ([`Log`]).
+#[cfg(target_os = "linux")]
+fn log_of(tray: &mut tokio::process::Child) -> Log {
+    use tokio::io::AsyncBufReadExt;
+    tokio::io::BufReader::new(tray.stderr.take().unwrap()).lines()
+}
+
+/// Reads `log` until a line says `words`; fails, with what it said, if the log ends first.
+#[cfg(target_os = "linux")]
+async fn until_said(log: &mut Log, words: &str) {
+    let mut said = Vec::new();
+    while let Some(line) = log.next_line().await.unwrap() {
+        if line.contains(words) {
+            return;
+        }
+        said.push(line);
+    }
+    panic!("kluis-tray ended before it said {words:?}: {said:#?}");
+}
+
 /// Waits until the `kluis-tray` started as `tray` (its log at info on a piped stderr) says it
 /// keeps the plans; what it says from then on is shown with a failure.
 #[cfg(target_os = "linux")]
 async fn keeps_the_plans(tray: &mut tokio::process::Child) {
-    use tokio::io::AsyncBufReadExt;
-    let mut log = tokio::io::BufReader::new(tray.stderr.take().unwrap()).lines();
-    within("kluis-tray keeping the plans", async {
-        while let Some(line) = log.next_line().await.unwrap() {
-            if line.contains("kluis-tray keeps the plans") {
-                return;
-            }
-        }
-        panic!("kluis-tray ended before it kept the plans");
-    })
-    .await;
+    let mut log = log_of(tray);
+    let keeping = until_said(&mut log, "kluis-tray keeps the plans");
+    within("kluis-tray keeping the plans", keeping).await;
     tokio::spawn(async move {
         while let Ok(Some(line)) = log.next_line().await {
             println!("kluis-tray: {line}");
@@ -434,7 +450,6 @@ async fn an_upgraded_program_runs_in_its_place() {
 #[cfg(debug_assertions)]
 #[tokio::test]
 async fn the_upgraded_program_keeps_the_plans_and_quits_when_asked() {
-    use tokio::io::AsyncBufReadExt;
     // The new version: the same build, behind a file of its own.
     let (_dir, data, program, new) = upgrade_to(&format!(
         "exec '{}' \"$@\"",
@@ -445,24 +460,13 @@ async fn the_upgraded_program_keeps_the_plans_and_quits_when_asked() {
         .env("KLUIS_TRAY_LOOK_EVERY_MS", "100")
         .spawn()
         .unwrap();
-    let mut log = tokio::io::BufReader::new(tray.stderr.take().unwrap()).lines();
-    let mut said = Vec::new();
-    let mut keeps = 0;
+    let mut log = log_of(&mut tray);
     within(
         "the old and then the new program keeping the plans",
         async {
-            while let Some(line) = log.next_line().await.unwrap() {
-                if line.contains("kluis-tray keeps the plans") {
-                    keeps += 1;
-                    if keeps == 1 {
-                        std::fs::rename(&new, &program).unwrap();
-                    } else {
-                        return;
-                    }
-                }
-                said.push(line);
-            }
-            panic!("kluis-tray ended before the new program kept the plans: {said:#?}");
+            until_said(&mut log, "kluis-tray keeps the plans").await;
+            std::fs::rename(&new, &program).unwrap();
+            until_said(&mut log, "kluis-tray keeps the plans").await;
         },
     )
     .await;
@@ -481,7 +485,6 @@ async fn the_upgraded_program_keeps_the_plans_and_quits_when_asked() {
 /// plans.) The test holds the background right as that window does.
 #[tokio::test]
 async fn a_quit_while_it_waits_for_the_window_ends_it_before_it_starts() {
-    use tokio::io::AsyncBufReadExt;
     let dir = tempfile::tempdir().unwrap();
     let data = paused_plans_under(dir.path()).await;
     let paths = AppPaths::under(&data);
@@ -491,16 +494,9 @@ async fn a_quit_while_it_waits_for_the_window_ends_it_before_it_starts() {
     let mut tray = tray_of(env!("CARGO_BIN_EXE_kluis-tray"), &data)
         .spawn()
         .unwrap();
-    let mut log = tokio::io::BufReader::new(tray.stderr.take().unwrap()).lines();
-    within("kluis-tray waiting for the window", async {
-        while let Some(line) = log.next_line().await.unwrap() {
-            if line.contains("waits for the window") {
-                return;
-            }
-        }
-        panic!("kluis-tray ended before it waited for the window");
-    })
-    .await;
+    let mut log = log_of(&mut tray);
+    let waiting = until_said(&mut log, "waits for the window");
+    within("kluis-tray waiting for the window", waiting).await;
     ask_to_quit(&data).await;
     drop(window);
     let mut said = Vec::new();
