@@ -23,14 +23,11 @@ pub fn own_when_free<R: Runtime>(app: &AppHandle<R>, start: Start<R>) {
         Ok(None) => {
             tracing::info!("kluis-tray keeps the plans; this window is only the window");
             // Its backups shown here as if this window ran them, until it runs them itself.
-            #[cfg(unix)]
-            {
-                let handle = app.clone();
-                tauri::async_runtime::spawn(async move {
-                    let guest = || handle.try_state::<Held>().is_none();
-                    handle.state::<DesktopApp>().follow_tray(guest).await;
-                });
-            }
+            let handle = app.clone();
+            tauri::async_runtime::spawn(async move {
+                let guest = || handle.try_state::<Held>().is_none();
+                handle.state::<DesktopApp>().follow_tray(guest).await;
+            });
             let app = app.clone();
             std::thread::spawn(move || match BackgroundOwner::take(&paths) {
                 Ok(right) => {

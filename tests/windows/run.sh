@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
 # The Windows build tested under Wine (Debian's wine64), in a throw-away WINEPREFIX:
 #
-# 1. tests/windows/build.sh: kluis.exe, kluis-relay.exe and kluis-app.exe, cross-built, and
-#    the Windows unit-test binaries, in one profile (dev: its dependencies are optimised, as in
+# 1. tests/windows/build.sh: kluis.exe, kluis-relay.exe, kluis-app.exe and kluis-tray.exe,
+#    cross-built, and the Windows unit-test binaries, in one profile (dev: its dependencies are optimised, as in
 #    every test build here) and in a target directory of their own, target/cross (so that this
 #    build can run beside the Linux one: tests/run-all.sh starts it in the background);
 # 2. the Windows kluis.exe runs the backup flow against the Linux simulator over TLS
 #    (kluis-cli's tests/it/windows.rs: environment, backup, history, resume after a kill, exit
-#    codes, the folders it uses, Task Scheduler);
+#    codes, the folders it uses, Task Scheduler), and kluis-tray.exe (kluis-tray's
+#    tests/tray.rs: the plans kept, one instance, --quit over its pipe);
 # 3. the installers (tests/windows/installer.sh: the per-user and the per-machine MSI, signed
 #    with a throw-away code-signing certificate, and a next version of them) verified, installed
 #    silently, upgraded and uninstalled (kluis-cli's tests/it/installer.rs);
@@ -148,6 +149,10 @@ test_under_wine() {
   KLUIS_WINE="$wine" KLUIS_WINDOWS_BIN="$cross_dir/$target/debug" timeout 900 \
     cargo test-all --test it -- --ignored windows:: --test-threads 1
 
+  echo "== Windows: kluis-tray.exe under Wine (the plans kept, one instance, --quit over its pipe)"
+  KLUIS_WINE="$wine" KLUIS_WINDOWS_BIN="$cross_dir/$target/debug" timeout 300 \
+    cargo test-all --test tray -- --ignored windows_
+
   echo "== Windows: the installers (MSI) built, signed with a test certificate, installed under Wine"
   local signing="$work/signing" packages="$work/packages"
   test_certificate "$signing"
@@ -159,22 +164,24 @@ test_under_wine() {
     cargo test-all --test it -- --ignored installer:: --test-threads 1
 
   echo "== Windows: unit tests as Windows binaries under Wine"
-  # File names, owner-only files (ACLs) and the app's background threads' priority.
+  # File names, owner-only files (ACLs, and the owner-only pipe a window talks to kluis-tray
+  # over), the app's background threads' priority.
   windows_test src-tauri/crates/kluis-core kluis_core filename::
   windows_test src-tauri/crates/kluis-private kluis_private files::
   # How an install is told, the registry read, no update server from the environment in a
   # build not made for tests; a file this restore wrote known by its file index.
   windows_test src-tauri/crates/kluis-update kluis_update install:: publisher::
   windows_test src-tauri/crates/kluis-restore kluis_restore restore::tests same_name::
-  windows_test src-tauri/crates/kluis-desktop kluis_desktop runtime::
+  windows_test src-tauri/crates/kluis-desktop kluis_desktop runtime:: mirror::
 
   echo "== Windows: the app's logic (the in-process demo) and its Tauri commands under Wine"
   # kluis-desktop's app tests: the demo's simulator in the process, a backup staged, saved,
-  # cancelled, refused, a restart; the commands through Tauri's IPC on its mock runtime (no
-  # webview: Wine has no WebView2), and Tauri's updater plugin checking a setup. The rest of
-  # kluis-desktop's tests pass under Wine too (about 150 s more); they hold no
-  # Windows-specific logic beyond what these and the unit tests above reach.
-  windows_test src-tauri/crates/kluis-desktop it app::
+  # cancelled, refused, a restart; a window following kluis-tray's backups over its pipe; the
+  # commands through Tauri's IPC on its mock runtime (no webview: Wine has no WebView2), and
+  # Tauri's updater plugin checking a setup. The rest of kluis-desktop's tests pass under Wine
+  # too (about 150 s more); they hold no Windows-specific logic beyond what these and the unit
+  # tests above reach.
+  windows_test src-tauri/crates/kluis-desktop it app:: tray_window::
   windows_test src-tauri commands
 }
 

@@ -29,7 +29,8 @@
 //!   window's or `kluis-tray`, the small one that keeps the plans while the window is closed
 //!   — and how each starts the other.
 //! - [`mirror`]: `kluis-tray`'s backups, followed by a window opened while they run (their
-//!   progress, their end, *Cancel*), over a Unix socket beside the history.
+//!   progress, their end, *Cancel*), over a Unix socket beside the history (Windows: a named
+//!   pipe; both the user's alone: `mirror/endpoint.rs`).
 //! - [`open`]: showing a saved file in the file manager.
 //! - [`runtime`]: the async runtime everything above runs on, its threads below the window's
 //!   priority so that backups yield the CPU to it.
@@ -43,8 +44,6 @@ pub mod callback;
 pub mod dialogs;
 pub mod error;
 pub mod events;
-/// (Unix: Windows keeps its plans in the window's process for now.)
-#[cfg(unix)]
 pub mod mirror;
 pub mod open;
 pub mod owner;

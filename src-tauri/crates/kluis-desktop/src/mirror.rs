@@ -1,30 +1,26 @@
 //! A window opened while `kluis-tray` runs the plans shows that process's backups as if it ran
 //! them: their stage and progress, their end, and *Cancel*.
 //!
-//! `kluis-tray` serves its planned backups' events ([`PlannedEvent`]) on a Unix socket beside
-//! the history ([`socket_path`], `tray.sock`, owner-only like the folder it is in); each
-//! connection first gets where every running backup stands (its stage, its last progress and
-//! note), then every event as it comes, one JSON line each. The window ([`follow`]) hands them
-//! to its own planned-event sink, and sends back, one JSON line each, a [`Request`]: cancel a
-//! backup, or all. Nothing secret travels: job and profile ids, stages, byte counts, file names.
+//! `kluis-tray` serves its planned backups' events ([`PlannedEvent`]) at its data folder's
+//! [`endpoint`] (a Unix socket beside the history, a named pipe on Windows: its user's alone);
+//! each connection first gets where every running backup stands (its stage, its last progress
+//! and note), then every event as it comes, one JSON line each. The window ([`follow`]) hands
+//! them to its own planned-event sink, and sends back, one JSON line each, a [`Request`]:
+//! cancel a backup, or all, or (`kluis-tray --quit`, [`ask`]) quit. Nothing secret travels: job
+//! and profile ids, stages, byte counts, file names.
 
 use std::collections::HashMap;
-use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
 use serde::Serialize;
-use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
-use tokio::net::{UnixListener, UnixStream};
+use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
 use tokio::sync::{broadcast, mpsc};
 
 use crate::events::{AppJobEvent, PlannedEvent, PlannedSink};
 pub use crate::owner::TrayRequest as Request;
-use crate::AppPaths;
 
-/// The socket's path for `paths`' data folder.
-pub fn socket_path(paths: &AppPaths) -> PathBuf {
-    paths.history_db.with_file_name("tray.sock")
-}
+pub mod endpoint;
+pub use endpoint::{address, Address, Listener};
 
 /// Where a running backup stands, for a window that connects while it runs.
 #[derive(Default)]
@@ -98,24 +94,19 @@ impl Mirror {
         events
     }
 
-    /// The socket at `path`, made anew (only the one `kluis-tray` of the folder serves it);
-    /// only its owner may connect.
-    pub fn listen(path: &Path) -> std::io::Result<UnixListener> {
-        use std::os::unix::fs::PermissionsExt;
-        let _ = std::fs::remove_file(path);
-        let listener = UnixListener::bind(path)?;
-        std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600))?;
-        Ok(listener)
+    /// Listens at `address` (see [`endpoint`]).
+    pub fn listen(address: &Address) -> std::io::Result<Listener> {
+        Listener::bind(address)
     }
 
     /// Serves windows on `listener` until the process ends; `asked` does what a window asks.
     pub async fn serve(
         self: Arc<Self>,
-        listener: UnixListener,
+        mut listener: Listener,
         asked: Arc<dyn Fn(Request) + Send + Sync>,
     ) -> std::io::Result<()> {
         loop {
-            let (stream, _) = listener.accept().await?;
+            let stream = listener.accept().await?;
             let mirror = self.clone();
             let asked = asked.clone();
             tokio::spawn(async move {
@@ -128,10 +119,10 @@ impl Mirror {
 
     async fn serve_one(
         &self,
-        stream: UnixStream,
+        stream: impl AsyncRead + AsyncWrite,
         asked: Arc<dyn Fn(Request) + Send + Sync>,
     ) -> std::io::Result<()> {
-        let (reader, mut writer) = stream.into_split();
+        let (reader, mut writer) = tokio::io::split(stream);
         // Subscribed before the standings are read: an event in between is sent (twice at
         // worst, which the window takes as it takes any repeated progress).
         let mut events = self.events.subscribe();
@@ -170,15 +161,16 @@ fn line<T: Serialize>(value: &T) -> Vec<u8> {
     bytes
 }
 
-/// The window's side: follows `kluis-tray`'s backups at `path`, handing each event to `sink`
-/// and sending what `requests` asks, until `kluis-tray` ends (or cannot be reached: `Err`).
+/// The window's side: follows `kluis-tray`'s backups at `address`, handing each event to
+/// `sink` and sending what `requests` asks, until `kluis-tray` ends (or cannot be reached:
+/// `Err`).
 pub async fn follow(
-    path: &Path,
+    address: &Address,
     sink: PlannedSink,
     requests: &mut mpsc::UnboundedReceiver<Request>,
 ) -> std::io::Result<()> {
-    let stream = UnixStream::connect(path).await?;
-    let (reader, mut writer) = stream.into_split();
+    let stream = endpoint::connect(address).await?;
+    let (reader, mut writer) = tokio::io::split(stream);
     let mut events = BufReader::new(reader).lines();
     loop {
         tokio::select! {
@@ -194,9 +186,9 @@ pub async fn follow(
     }
 }
 
-/// Sends `request` to the `kluis-tray` serving at `path` (`kluis-tray --quit`), and returns.
-pub async fn ask(path: &Path, request: Request) -> std::io::Result<()> {
-    let mut stream = UnixStream::connect(path).await?;
+/// Sends `request` to the `kluis-tray` serving at `address` (`kluis-tray --quit`), and returns.
+pub async fn ask(address: &Address, request: Request) -> std::io::Result<()> {
+    let mut stream = endpoint::connect(address).await?;
     stream.write_all(&line(&request)).await?;
     stream.shutdown().await
 }
@@ -225,11 +217,12 @@ mod tests {
 
     /// A window that connects mid-backup hears where each running backup stands (not the ones
     /// that ended), then every event as it comes; its Cancel reaches kluis-tray's side; the
-    /// socket is its owner's alone.
+    /// socket is its owner's alone. (Also a Windows test binary under Wine, over a named pipe:
+    /// tests/windows/run.sh.)
     #[tokio::test]
     async fn a_window_hears_where_each_backup_stands_then_each_event_and_can_cancel() {
         let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("tray.sock");
+        let address = address(&crate::AppPaths::under(dir.path()));
         let mirror = Mirror::new();
         let sink = mirror.sink();
         let downloading = AppJobEvent::Stage {
@@ -247,7 +240,7 @@ mod tests {
         ));
 
         let (asked_tx, mut asked) = mpsc::unbounded_channel();
-        let listener = Mirror::listen(&path).unwrap();
+        let listener = Mirror::listen(&address).unwrap();
         let serving = tokio::spawn(mirror.clone().serve(
             listener,
             Arc::new(move |request| drop(asked_tx.send(request))),
@@ -256,7 +249,7 @@ mod tests {
         let (requests_tx, mut requests) = mpsc::unbounded_channel();
         let following = tokio::spawn(async move {
             let sink: PlannedSink = Arc::new(move |e| drop(heard_tx.send(e)));
-            follow(&path, sink, &mut requests).await
+            follow(&address, sink, &mut requests).await
         });
         assert_eq!(heard.recv().await.unwrap(), event("a", downloading));
         assert_eq!(heard.recv().await.unwrap(), event("a", progress(40)));
@@ -269,13 +262,16 @@ mod tests {
         requests_tx.send(Request::CancelAll).unwrap();
         assert_eq!(asked.recv().await.unwrap(), Request::CancelAll);
 
-        use std::os::unix::fs::PermissionsExt;
-        let socket = std::fs::metadata(dir.path().join("tray.sock")).unwrap();
-        assert_eq!(
-            socket.permissions().mode() & 0o077,
-            0,
-            "only its owner may connect"
-        );
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            let socket = std::fs::metadata(dir.path().join("tray.sock")).unwrap();
+            assert_eq!(
+                socket.permissions().mode() & 0o077,
+                0,
+                "only its owner may connect"
+            );
+        }
         serving.abort();
         following.abort();
     }

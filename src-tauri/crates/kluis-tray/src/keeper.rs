@@ -90,9 +90,8 @@ pub async fn run_looking(
     mut looks: Looks<'_>,
 ) -> Left {
     let (clicks, mut actions) = mpsc::unbounded_channel();
-    #[cfg(unix)]
     let _windows = show_backups_to_windows(&app, clicks.clone());
-    // A `kluis-tray --quit` from before the socket listened (from now on it is heard there):
+    // A `kluis-tray --quit` from before the socket (or pipe) listened (from now on it is heard there):
     // nothing starts.
     if looks.quit_asked() {
         app.shutdown().await;
@@ -176,20 +175,20 @@ pub async fn run_looking(
 /// end, *Cancel*): every planned backup's events are served to it (`kluis_desktop::mirror`);
 /// `kluis-tray --quit` asks there too (its *Quit* goes to `quit`, as the menu's does). Served
 /// until the returned task is dropped, as the keeper leaves.
-#[cfg(unix)]
 fn show_backups_to_windows(
     app: &Arc<DesktopApp>,
     quit: mpsc::UnboundedSender<TrayAction>,
 ) -> Option<AbortOnDrop<std::io::Result<()>>> {
     use kluis_desktop::mirror::{self, Mirror, Request};
     let mirror = Mirror::new();
-    let listener = match Mirror::listen(&mirror::socket_path(app.paths())) {
+    let listener = match Mirror::listen(&mirror::address(app.paths())) {
         Ok(listener) => listener,
         Err(e) => {
             tracing::warn!(%e, "a window opened now will not show kluis-tray's backups");
             return None;
         }
     };
+    tracing::info!("kluis-tray listens for windows");
     app.plans.watch_planned(mirror.sink());
     let app = app.clone();
     let asked = Arc::new(move |request| match request {
@@ -208,10 +207,8 @@ fn show_backups_to_windows(
 }
 
 /// A task that ends with the value that holds it.
-#[cfg(unix)]
 struct AbortOnDrop<T>(tokio::task::JoinHandle<T>);
 
-#[cfg(unix)]
 impl<T> Drop for AbortOnDrop<T> {
     fn drop(&mut self) {
         self.0.abort();

@@ -163,27 +163,23 @@ fn run_in_place(_program: &std::path::Path, _instance: &TrayInstance) -> String 
 }
 
 /// `--quit`: the `kluis-tray` of this data folder asked to quit; none running is no error.
-/// The request is left where it looks for it, and (Unix) asked over its socket too, which it
-/// hears at once.
+/// The request is left where it looks for it, and asked over its socket (Windows: its pipe)
+/// too, which it hears at once.
 fn quit(paths: &AppPaths) -> Result<(), Box<dyn std::error::Error>> {
     use kluis_desktop::owner::QuitAsked;
     if TrayInstance::ask_to_quit(paths)? == QuitAsked::NoneRuns {
         return Ok(());
     }
-    #[cfg(unix)]
-    {
-        use kluis_desktop::mirror;
-        let runtime = tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()?;
-        let socket = mirror::socket_path(paths);
-        if let Err(e) = runtime.block_on(mirror::ask(&socket, mirror::Request::Quit)) {
-            // Not listening yet: it waits for a closing window to end its work, or an upgrade
-            // hands it over. It finds the request left for it before it starts anything.
-            tracing::debug!(%e, "kluis-tray does not listen yet");
-            eprintln!("kluis-tray is still starting (a closing window is ending its backups) or being updated: it quits as soon as it can, without starting anything.");
-        }
+    use kluis_desktop::mirror;
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()?;
+    let address = mirror::address(paths);
+    if let Err(e) = runtime.block_on(mirror::ask(&address, mirror::Request::Quit)) {
+        // Not listening yet: it waits for a closing window to end its work, or an upgrade
+        // hands it over. It finds the request left for it before it starts anything.
+        tracing::debug!(%e, "kluis-tray does not listen yet");
+        eprintln!("kluis-tray is still starting (a closing window is ending its backups) or being updated: it quits as soon as it can, without starting anything.");
     }
-    // (Elsewhere no socket yet: it finds the request at its next look, within a minute.)
     Ok(())
 }

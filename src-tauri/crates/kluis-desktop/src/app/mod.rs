@@ -391,7 +391,6 @@ impl DesktopApp {
     /// `kluis-tray` not there (yet, or any more) is looked for again every second. Meanwhile
     /// what changes here (a backup, a plan, a restore test) reaches the office soon, as it
     /// would from the process that runs the plans.
-    #[cfg(unix)]
     pub async fn follow_tray(&self, guest: impl Fn() -> bool) {
         tokio::select! {
             _ = self.follow_tray_while(guest) => {}
@@ -399,16 +398,15 @@ impl DesktopApp {
         }
     }
 
-    #[cfg(unix)]
     async fn follow_tray_while(&self, guest: impl Fn() -> bool) {
-        let path = crate::mirror::socket_path(&self.shared.paths);
+        let address = crate::mirror::address(&self.shared.paths);
         self.plans.until_watched().await;
         while guest() {
             let (requests, mut asked) = tokio::sync::mpsc::unbounded_channel();
             *self.shared.tray_requests.lock().unwrap() = Some(requests);
             let plans = self.plans.clone();
             let sink: crate::events::PlannedSink = Arc::new(move |e| plans.tell_window(e));
-            let followed = crate::mirror::follow(&path, sink, &mut asked).await;
+            let followed = crate::mirror::follow(&address, sink, &mut asked).await;
             *self.shared.tray_requests.lock().unwrap() = None;
             if let Err(e) = followed {
                 tracing::debug!(%e, "kluis-tray is not reached");

@@ -175,7 +175,6 @@ impl Plans {
     }
 
     /// Returns once someone watches the planned backups' events ([`Plans::watch_planned`]).
-    #[cfg(unix)]
     pub(super) async fn until_watched(&self) {
         loop {
             let watched = self.watched.notified();
@@ -190,7 +189,6 @@ impl Plans {
 
     /// Tells the window `event` of a backup another process runs (`kluis-tray`'s, followed by
     /// `DesktopApp::follow_tray`), as if this one ran it.
-    #[cfg(unix)]
     pub(super) fn tell_window(&self, event: PlannedEvent) {
         let watcher = self.planned_sink.lock().unwrap().clone();
         if let Some(watcher) = watcher {

@@ -42,6 +42,5 @@ mod retry;
 mod s3;
 #[cfg(unix)]
 mod sftp;
-#[cfg(unix)]
 mod tray_window;
 mod updates;

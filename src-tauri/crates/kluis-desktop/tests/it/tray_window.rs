@@ -1,7 +1,8 @@
 //! A window opened while `kluis-tray` runs the plans (two apps on one data folder, as the two
 //! processes are): it shows kluis-tray's backups as its own — where one stands when the window
 //! connects, then each event to its end — and its *Cancel* ends one there (`mirror`, over a real
-//! Unix socket, against the in-process demo simulator).
+//! Unix socket — a named pipe in the Windows test binary under Wine — against the in-process
+//! demo simulator).
 
 use std::sync::Arc;
 
@@ -34,7 +35,7 @@ fn serve(tray: &Arc<DesktopApp>) -> mpsc::UnboundedReceiver<PlannedEvent> {
         served(e.clone());
         let _ = seen_tx.send(e);
     }));
-    let listener = Mirror::listen(&mirror::socket_path(tray.paths())).unwrap();
+    let listener = Mirror::listen(&mirror::address(tray.paths())).unwrap();
     let asked = {
         let tray = tray.clone();
         Arc::new(move |request| match request {

@@ -8,14 +8,19 @@ use std::os::windows::ffi::OsStrExt;
 use std::path::Path;
 use std::ptr::{null, null_mut};
 
-use windows_sys::Win32::Foundation::{CloseHandle, ERROR_SUCCESS, HANDLE, INVALID_HANDLE_VALUE};
+use windows_sys::Win32::Foundation::{
+    CloseHandle, LocalFree, ERROR_SUCCESS, HANDLE, INVALID_HANDLE_VALUE,
+};
 use windows_sys::Win32::Security::Authorization::{
-    SetNamedSecurityInfoW, SetSecurityInfo, SE_FILE_OBJECT,
+    GetSecurityInfo, SetNamedSecurityInfoW, SetSecurityInfo, SE_FILE_OBJECT, SE_KERNEL_OBJECT,
 };
 use windows_sys::Win32::Security::{
-    AddAccessAllowedAceEx, GetLengthSid, GetTokenInformation, InitializeAcl, TokenUser,
-    ACCESS_ALLOWED_ACE, ACL, ACL_REVISION, CONTAINER_INHERIT_ACE, DACL_SECURITY_INFORMATION,
-    OBJECT_INHERIT_ACE, PROTECTED_DACL_SECURITY_INFORMATION, PSID, TOKEN_QUERY, TOKEN_USER,
+    AddAccessAllowedAceEx, EqualSid, GetLengthSid, GetTokenInformation, InitializeAcl,
+    InitializeSecurityDescriptor, SetSecurityDescriptorControl, SetSecurityDescriptorDacl,
+    SetSecurityDescriptorOwner, TokenUser, ACCESS_ALLOWED_ACE, ACL, ACL_REVISION,
+    CONTAINER_INHERIT_ACE, DACL_SECURITY_INFORMATION, OBJECT_INHERIT_ACE,
+    OWNER_SECURITY_INFORMATION, PROTECTED_DACL_SECURITY_INFORMATION, PSECURITY_DESCRIPTOR, PSID,
+    SECURITY_ATTRIBUTES, SECURITY_DESCRIPTOR, SE_DACL_PROTECTED, TOKEN_QUERY, TOKEN_USER,
 };
 use windows_sys::Win32::Storage::FileSystem::{
     ReOpenFile, FILE_ALL_ACCESS, FILE_SHARE_DELETE, FILE_SHARE_READ, FILE_SHARE_WRITE,
@@ -87,6 +92,9 @@ fn owner_only(user: &CurrentUser, folder: bool) -> io::Result<Vec<u64>> {
     }
 }
 
+/// (windows-sys keeps it in a module of its own, `Win32_System_SystemServices`, not needed else.)
+const SECURITY_DESCRIPTOR_REVISION: u32 = 1;
+
 const PROTECTED_DACL: u32 = DACL_SECURITY_INFORMATION | PROTECTED_DACL_SECURITY_INFORMATION;
 
 /// Makes the open file `handle` owner-only. A handle opened to read or write may not change
@@ -140,6 +148,89 @@ pub(crate) fn restrict_path(path: &Path, folder: bool) -> io::Result<()> {
         )
     };
     win32(status)
+}
+
+/// An owner-only security descriptor for a new kernel object (kluis-tray's named pipe): the
+/// running user as its owner, and a protected DACL of the user's full control alone — the
+/// default DACL of a pipe lets every local account read it.
+pub struct OwnerOnlySecurity {
+    // The descriptor points into these two buffers (an absolute descriptor holds pointers):
+    // kept, unmoved on the heap, for as long as it is.
+    _user: CurrentUser,
+    _acl: Vec<u64>,
+    _descriptor: Box<SECURITY_DESCRIPTOR>,
+    attributes: SECURITY_ATTRIBUTES,
+}
+
+// SAFETY: the raw pointers point into the heap buffers it owns, which nothing else touches.
+unsafe impl Send for OwnerOnlySecurity {}
+unsafe impl Sync for OwnerOnlySecurity {}
+
+impl OwnerOnlySecurity {
+    pub fn new() -> io::Result<Self> {
+        let user = CurrentUser::get()?;
+        let acl = owner_only(&user, false)?;
+        // SAFETY: all zeroes is a valid (empty) SECURITY_DESCRIPTOR, initialised below.
+        let mut descriptor: Box<SECURITY_DESCRIPTOR> = Box::new(unsafe { std::mem::zeroed() });
+        let sd: PSECURITY_DESCRIPTOR = (&mut *descriptor as *mut SECURITY_DESCRIPTOR).cast();
+        // SAFETY: `sd` is a SECURITY_DESCRIPTOR-sized buffer; the SID and ACL it is given live
+        // as long as it (see the fields).
+        unsafe {
+            if InitializeSecurityDescriptor(sd, SECURITY_DESCRIPTOR_REVISION) == 0
+                || SetSecurityDescriptorOwner(sd, user.sid(), 0) == 0
+                || SetSecurityDescriptorDacl(sd, 1, acl.as_ptr().cast(), 0) == 0
+                || SetSecurityDescriptorControl(sd, SE_DACL_PROTECTED, SE_DACL_PROTECTED) == 0
+            {
+                return Err(io::Error::last_os_error());
+            }
+        }
+        let attributes = SECURITY_ATTRIBUTES {
+            nLength: size_of::<SECURITY_ATTRIBUTES>() as u32,
+            lpSecurityDescriptor: sd.cast(),
+            bInheritHandle: 0,
+        };
+        Ok(Self {
+            _user: user,
+            _acl: acl,
+            _descriptor: descriptor,
+            attributes,
+        })
+    }
+
+    /// The SECURITY_ATTRIBUTES to create an object with, valid while `self` is.
+    pub fn attributes(&self) -> *mut core::ffi::c_void {
+        (&self.attributes as *const SECURITY_ATTRIBUTES)
+            .cast_mut()
+            .cast()
+    }
+}
+
+/// Whether the kernel object `object` (opened with READ_CONTROL, as a pipe opened to read is)
+/// is owned by the running user: a named pipe made by one of the user's own processes with
+/// [`OwnerOnlySecurity`], not another account's squatting its name.
+pub fn owned_by_running_user(object: &impl std::os::windows::io::AsRawHandle) -> io::Result<bool> {
+    let handle: HANDLE = object.as_raw_handle();
+    let user = CurrentUser::get()?;
+    // SAFETY: the out-pointers are filled by GetSecurityInfo; the owner SID points into the
+    // descriptor, which is freed once compared.
+    unsafe {
+        let mut owner: PSID = null_mut();
+        let mut descriptor: PSECURITY_DESCRIPTOR = null_mut();
+        let status = GetSecurityInfo(
+            handle,
+            SE_KERNEL_OBJECT,
+            OWNER_SECURITY_INFORMATION,
+            &mut owner,
+            null_mut(),
+            null_mut(),
+            null_mut(),
+            &mut descriptor,
+        );
+        win32(status)?;
+        let ours = !owner.is_null() && EqualSid(owner, user.sid()) != 0;
+        LocalFree(descriptor);
+        Ok(ours)
+    }
 }
 
 #[cfg(test)]
@@ -251,5 +342,59 @@ mod tests {
         let renamed = dir.path().join("backup.zip");
         std::fs::rename(&part, &renamed).unwrap();
         assert_acl(&renamed, &file, "the backup keeps it");
+    }
+
+    /// How a window knows kluis-tray's pipe is its user's: an object made with
+    /// [`OwnerOnlySecurity`] is owned by the running user; one another account owns (here the
+    /// Administrators group, which Wine's user may name as owner) is not. (Events, not pipes:
+    /// the same security calls on a kernel object.)
+    #[test]
+    fn an_object_made_owner_only_is_the_running_users() {
+        use windows_sys::Win32::Security::{CreateWellKnownSid, WinBuiltinAdministratorsSid};
+        use windows_sys::Win32::System::Threading::CreateEventW;
+        let ours = OwnerOnlySecurity::new().unwrap();
+        use std::os::windows::io::{FromRawHandle, OwnedHandle};
+        // SAFETY: valid attributes for the calls; each handle made is owned (closed) at once.
+        unsafe {
+            let event = CreateEventW(ours.attributes().cast(), 1, 0, null());
+            assert!(!event.is_null(), "{}", io::Error::last_os_error());
+            let event = OwnedHandle::from_raw_handle(event);
+            assert!(
+                owned_by_running_user(&event).unwrap(),
+                "an object made owner-only is the running user's"
+            );
+
+            let mut admins = vec![0u64; 16];
+            let mut len = (admins.len() * 8) as u32;
+            let made = CreateWellKnownSid(
+                WinBuiltinAdministratorsSid,
+                null_mut(),
+                admins.as_mut_ptr().cast(),
+                &mut len,
+            );
+            assert_ne!(made, 0, "{}", io::Error::last_os_error());
+            let mut descriptor: SECURITY_DESCRIPTOR = std::mem::zeroed();
+            let sd: PSECURITY_DESCRIPTOR = (&mut descriptor as *mut SECURITY_DESCRIPTOR).cast();
+            assert_ne!(
+                InitializeSecurityDescriptor(sd, SECURITY_DESCRIPTOR_REVISION),
+                0
+            );
+            assert_ne!(
+                SetSecurityDescriptorOwner(sd, admins.as_mut_ptr().cast(), 0),
+                0
+            );
+            let attributes = SECURITY_ATTRIBUTES {
+                nLength: size_of::<SECURITY_ATTRIBUTES>() as u32,
+                lpSecurityDescriptor: sd.cast(),
+                bInheritHandle: 0,
+            };
+            let theirs = CreateEventW(&attributes, 1, 0, null());
+            assert!(!theirs.is_null(), "{}", io::Error::last_os_error());
+            let theirs = OwnedHandle::from_raw_handle(theirs);
+            assert!(
+                !owned_by_running_user(&theirs).unwrap(),
+                "an object another owns is not the running user's"
+            );
+        }
     }
 }
