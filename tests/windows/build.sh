@@ -42,8 +42,8 @@ if [ "$what" = all ]; then
   packages+=(-p kluis-app --features kluis-app/custom-protocol)
   files+=("$out/kluis-app.exe")
   # kluis-tray.exe: built and tested under Wine (its plans, one instance, --quit over its
-  # pipe), not yet shipped: on Windows the window keeps the plans itself until it hands them
-  # over to kluis-tray there too (the tray icon is still to come).
+  # pipe, its icon), not yet shipped: on Windows the window keeps the plans itself until it
+  # hands them over to kluis-tray there too.
   packages+=(-p kluis-tray)
   echo "== Windows: kluis.exe, kluis-relay.exe and kluis-app.exe (the desktop app; it needs Microsoft's WebView2 runtime, part of Windows 10 and 11)"
 else

@@ -50,7 +50,7 @@ setup() {
 # test phase runs them directly (a cargo call there could resolve features differently and
 # compile again); $tests_list lists each as "crate-folder target path".
 test_selection=(-p kluis-core -p kluis-private -p kluis-desktop -p kluis-app -p kluis-update
-  -p kluis-restore --features kluis-app/custom-protocol --lib --test it --test commands)
+  -p kluis-restore -p kluis-tray --features kluis-app/custom-protocol --lib --test it --test commands)
 tests_list="$cross_dir/windows-tests.tsv"
 
 build() {
@@ -149,9 +149,19 @@ test_under_wine() {
   KLUIS_WINE="$wine" KLUIS_WINDOWS_BIN="$cross_dir/$target/debug" timeout 900 \
     cargo test-all --test it -- --ignored windows:: --test-threads 1
 
-  echo "== Windows: kluis-tray.exe under Wine (the plans kept, one instance, --quit over its pipe)"
-  KLUIS_WINE="$wine" KLUIS_WINDOWS_BIN="$cross_dir/$target/debug" timeout 300 \
+  echo "== Windows: kluis-tray.exe under Wine (the plans kept, one instance, --quit over its pipe, its icon)"
+  # Its icon is a window: an X display for Wine to make it on (no taskbar there).
+  # (Its number read from a FIFO it writes once ready: no waiting by the clock.)
+  mkfifo "$work/display"
+  Xvfb -displayfd 3 -nolisten tcp 3>"$work/display" 2>/dev/null &
+  xvfb=$!
+  trap '"$server" -k 2>/dev/null || true; kill "$xvfb" 2>/dev/null || true; rm -rf "$work"' EXIT
+  local display=""
+  read -r display <"$work/display" || true
+  [ -n "$display" ] || { echo "!! Xvfb did not start" >&2; return 1; }
+  DISPLAY=":$display" KLUIS_WINE="$wine" KLUIS_WINDOWS_BIN="$cross_dir/$target/debug" timeout 300 \
     cargo test-all --test tray -- --ignored windows_
+  DISPLAY=":$display" windows_test src-tauri/crates/kluis-tray kluis_tray
 
   echo "== Windows: the installers (MSI) built, signed with a test certificate, installed under Wine"
   local signing="$work/signing" packages="$work/packages"

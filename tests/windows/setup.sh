@@ -2,7 +2,8 @@
 # What the Windows build and its Wine tests need, installed when missing: the standard library
 # for x86_64-pc-windows-gnu (rustup), mingw-w64's gcc (the linker, and the C compiler for
 # SQLite and ring), Wine (wine64), and for the installers msitools' wixl and msibuild, NSIS and
-# osslsigncode. Exits 1 with the reason when one cannot be had.
+# osslsigncode, and Xvfb (a display for kluis-tray's icon window under Wine). Exits 1 with the
+# reason when one cannot be had.
 set -euo pipefail
 export PATH="$HOME/.cargo/bin:$PATH"
 SUDO=""
@@ -10,7 +11,7 @@ SUDO=""
 target=x86_64-pc-windows-gnu
 
 missing=()
-for p in gcc-mingw-w64-x86-64 wine64 wixl msitools nsis osslsigncode; do
+for p in gcc-mingw-w64-x86-64 wine64 wixl msitools nsis osslsigncode xvfb; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 done
 if [ ${#missing[@]} -gt 0 ]; then

@@ -105,8 +105,21 @@ impl Mirror {
         mut listener: Listener,
         asked: Arc<dyn Fn(Request) + Send + Sync>,
     ) -> std::io::Result<()> {
+        let mut failed = 0;
         loop {
-            let stream = listener.accept().await?;
+            let stream = match listener.accept().await {
+                Ok(stream) => stream,
+                // One window's failed connection is not the end of serving the next; a
+                // listener that fails every time is (after a few, a second apart).
+                Err(e) if failed < 5 => {
+                    failed += 1;
+                    tracing::debug!(%e, "a window's connection failed");
+                    tokio::time::sleep(std::time::Duration::from_secs(1)).await;
+                    continue;
+                }
+                Err(e) => return Err(e),
+            };
+            failed = 0;
             let mirror = self.clone();
             let asked = asked.clone();
             tokio::spawn(async move {

@@ -4,6 +4,12 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+/// The tray icon of this system (the same few calls on each).
+#[cfg(target_os = "linux")]
+use crate::sni as tray_icon;
+#[cfg(windows)]
+use crate::win_tray as tray_icon;
+
 use kluis_desktop::owner::TrayInstance;
 use kluis_desktop::{DesktopApp, TrayAction};
 use tokio::sync::mpsc;
@@ -97,11 +103,11 @@ pub async fn run_looking(
         app.shutdown().await;
         return Left::Quit;
     }
-    #[cfg(target_os = "linux")]
-    let tray = crate::sni::show(clicks, app.clone()).await;
-    #[cfg(target_os = "linux")]
+    #[cfg(any(target_os = "linux", windows))]
+    let tray = tray_icon::show(clicks, app.clone()).await;
+    #[cfg(any(target_os = "linux", windows))]
     let tray_shown = tray.as_ref().is_some_and(|t| t.shown());
-    #[cfg(not(target_os = "linux"))]
+    #[cfg(not(any(target_os = "linux", windows)))]
     let tray_shown = {
         drop(clicks);
         false
@@ -133,7 +139,7 @@ pub async fn run_looking(
                 if act(&app, action, &window) {
                     break Left::Quit;
                 }
-                #[cfg(target_os = "linux")]
+                #[cfg(any(target_os = "linux", windows))]
                 if let Some(tray) = &tray {
                     tray.refresh().await;
                 }
@@ -163,7 +169,7 @@ pub async fn run_looking(
             }
         }
     };
-    #[cfg(target_os = "linux")]
+    #[cfg(any(target_os = "linux", windows))]
     if let Some(tray) = tray {
         tray.remove().await;
     }

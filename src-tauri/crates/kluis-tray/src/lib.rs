@@ -14,7 +14,8 @@
 //! - [`sni`] (Linux): the tray icon, a StatusNotifierItem over D-Bus (no GTK); its menu's clicks
 //!   go to the keeper over a channel. A desktop without a tray host (stock GNOME without its
 //!   extension) shows none: the keeper says so in a notification, and the applications menu's
-//!   Kluis entry opens the window.
+//!   Kluis entry opens the window. `win_tray` (Windows): the same icon and menu in the
+//!   notification area, on a thread running the Win32 message loop. Both draw `icon_png`.
 //! - [`program`]: whether this process's program file was replaced (a package upgrade); the
 //!   keeper then leaves at its next look with no backup running, and `main.rs` runs the new
 //!   program in this process's place, the instance handed over; [`inherited`] (Linux): the
@@ -23,9 +24,13 @@
 //!   `--quit` request the keeper also looks for: one sent before its socket listened), the
 //!   runtime, the keyring.
 
+#[cfg(any(target_os = "linux", windows))]
+mod icon_png;
 #[cfg(target_os = "linux")]
 pub mod inherited;
 pub mod keeper;
 pub mod program;
 #[cfg(target_os = "linux")]
 pub mod sni;
+#[cfg(windows)]
+pub mod win_tray;

@@ -11,9 +11,6 @@ use kluis_desktop::{DesktopApp, TrayAction};
 use ksni::TrayMethods;
 use tokio::sync::mpsc::UnboundedSender;
 
-/// The app's 32×32 icon, shown in the tray.
-const ICON_PNG: &[u8] = include_bytes!("../../../../icons/32x32.png");
-
 /// The icon in the tray (see the module's text).
 pub struct TrayIcon {
     handle: ksni::Handle<KluisTray>,
@@ -192,27 +189,15 @@ impl ksni::Tray for KluisTray {
 /// The icon as ARGB32 in network byte order, as StatusNotifierItem carries it (none when the
 /// PNG cannot be read: the host shows its own placeholder).
 fn icon() -> Vec<ksni::Icon> {
-    let mut decoder = png::Decoder::new(std::io::Cursor::new(ICON_PNG));
-    decoder.set_transformations(png::Transformations::EXPAND | png::Transformations::ALPHA);
-    let Ok(mut reader) = decoder.read_info() else {
+    let Some((rgba, width, height)) = crate::icon_png::rgba() else {
         return Vec::new();
     };
-    let Some(size) = reader.output_buffer_size() else {
-        return Vec::new();
-    };
-    let mut rgba = vec![0; size];
-    let Ok(info) = reader.next_frame(&mut rgba) else {
-        return Vec::new();
-    };
-    if info.color_type != png::ColorType::Rgba || info.bit_depth != png::BitDepth::Eight {
-        return Vec::new();
-    }
-    let data = (rgba[..info.buffer_size()].chunks_exact(4))
+    let data = (rgba.chunks_exact(4))
         .flat_map(|p| [p[3], p[0], p[1], p[2]])
         .collect();
     vec![ksni::Icon {
-        width: info.width as i32,
-        height: info.height as i32,
+        width: width as i32,
+        height: height as i32,
         data,
     }]
 }

@@ -561,10 +561,11 @@ async fn a_window_started_before_an_upgrade_is_waited_for() {
 
 /// The Windows `kluis-tray.exe` (cross-built by tests/windows/build.sh) under Wine, as
 /// tests/windows/run.sh runs it (KLUIS_WINE: the wine64 loader, KLUIS_WINDOWS_BIN: the folder
-/// of the programs, WINEPREFIX): with a plan set it keeps it and listens on its named pipe; a
-/// second one leaves at once; `kluis-tray.exe --quit` reaches the first over its pipe (it says
-/// nothing of a request left for a kluis-tray still starting) and the first ends. (Its end is
-/// waited for, never its output's: a Wine service may hold a pipe open for ever.)
+/// of the programs, WINEPREFIX, DISPLAY: an Xvfb): with a plan set it keeps it, listens on its
+/// named pipe and puts its icon up (on its own thread's message loop); a second one leaves
+/// at once; `kluis-tray.exe --quit` reaches the first over its pipe (it says nothing of a
+/// request left for a kluis-tray still starting) and the first ends, its icon's thread with it.
+/// (Its end is waited for, never its output's: a Wine service may hold a pipe open for ever.)
 #[tokio::test]
 #[ignore = "the Windows build under Wine: bash tests/windows/run.sh"]
 async fn windows_kluis_tray_keeps_the_plans_and_quits_over_its_pipe() {
@@ -575,6 +576,7 @@ async fn windows_kluis_tray_keeps_the_plans_and_quits_over_its_pipe() {
             .unwrap_or_else(|| panic!("{name} is not set: run bash tests/windows/run.sh"))
     };
     let exe = std::path::PathBuf::from(var("KLUIS_WINDOWS_BIN")).join("kluis-tray.exe");
+    var("DISPLAY"); // (the icon is a window: Wine makes it on an X display)
     let windows_data = format!("Z:{}", data.display()).replace('/', "\\");
     let tray_exe = |args: &[&str]| {
         let mut command = tray_of(var("KLUIS_WINE"), &data);
@@ -582,17 +584,28 @@ async fn windows_kluis_tray_keeps_the_plans_and_quits_over_its_pipe() {
             .arg(&exe)
             .args(args)
             .env("KLUIS_DATA_DIR", &windows_data)
-            .env("WINEDEBUG", "-all");
+            .env("WINEDEBUG", "-all")
+            .stdout(Stdio::null());
         command
     };
 
     let mut first = tray_exe(&[]).spawn().unwrap();
     let mut log = log_of(&mut first);
-    within("kluis-tray.exe keeping the plans and listening", async {
-        until_said(&mut log, "kluis-tray keeps the plans").await;
-        until_said(&mut log, "kluis-tray listens for windows").await;
-    })
+    within(
+        "kluis-tray.exe keeping the plans, listening, its icon up",
+        async {
+            until_said(&mut log, "kluis-tray keeps the plans").await;
+            until_said(&mut log, "kluis-tray listens for windows").await;
+            until_said(&mut log, "Kluis's icon is up").await;
+        },
+    )
     .await;
+    // (What it says from now on is read, so that it never waits on a full pipe.)
+    tokio::spawn(async move {
+        while let Ok(Some(line)) = log.next_line().await {
+            println!("kluis-tray.exe: {line}");
+        }
+    });
 
     let mut second = tray_exe(&[]).spawn().unwrap();
     let mut second_log = log_of(&mut second);

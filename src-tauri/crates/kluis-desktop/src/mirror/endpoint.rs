@@ -1,10 +1,12 @@
 //! Where `kluis-tray` and a window meet, one per data folder, its user's alone:
 //! - Unix: a socket beside the history (`tray.sock`), mode 0600 in an owner-only folder.
-//! - Windows: a named pipe, `\\.\pipe\kluis-tray-<hash of the data folder>`. Pipe names are
-//!   one namespace for every account of the computer, so the pipe is made owner-only (its
-//!   default DACL lets every local account read it) and the first of its name (a name another
-//!   account took first is not served); a window or `--quit` talks to it only when it is owned
-//!   by the same user (not another account's pipe squatting the name).
+//! - Windows: a named pipe, `\\.\pipe\kluis-tray-<32 random hex digits>`, new at each start
+//!   and published in `tray.pipe` beside the history (owner-only). Pipe names are one
+//!   namespace for every account of the computer: a name nobody can guess cannot be taken
+//!   first by another account, and the pipe is made owner-only (its default DACL lets every
+//!   local account read it; a medium integrity label keeps the user's own sandboxed processes
+//!   out) and the first of its name. A window or `--quit` talks to it only when it is owned by
+//!   the same user.
 
 use std::io;
 
@@ -61,32 +63,36 @@ mod unix {
 #[cfg(windows)]
 mod windows {
     use super::*;
+    use std::path::PathBuf;
     use std::time::Duration;
 
     use kluis_private::files::{owned_by_running_user, OwnerOnlySecurity};
-    use sha2::{Digest, Sha256};
     use tokio::net::windows::named_pipe::{
         ClientOptions, NamedPipeClient, NamedPipeServer, ServerOptions,
     };
     use windows_sys::Win32::Foundation::ERROR_PIPE_BUSY;
 
-    /// Where `kluis-tray` of a data folder listens: a pipe's name.
-    #[derive(Clone, Debug)]
-    pub struct Address(pub(super) String);
+    /// Every pipe of kluis-tray's is named so, then 32 random hex digits.
+    const PIPE_PREFIX: &str = r"\\.\pipe\kluis-tray-";
 
-    /// The address for `paths`' data folder: named by a hash of the folder's path (in lower
-    /// case, as Windows compares paths), which is in the user's profile.
+    /// Where `kluis-tray` of a data folder says which pipe it listens on: `tray.pipe` beside
+    /// the history, owner-only.
+    #[derive(Clone, Debug)]
+    pub struct Address {
+        published: PathBuf,
+    }
+
+    /// The address for `paths`' data folder.
     pub fn address(paths: &AppPaths) -> Address {
-        let folder = paths.history_db.parent().unwrap_or(&paths.history_db);
-        let folder = folder.to_string_lossy().to_lowercase();
-        let hash = hex::encode(&Sha256::digest(folder.as_bytes())[..16]);
-        Address(format!(r"\\.\pipe\kluis-tray-{hash}"))
+        Address {
+            published: paths.history_db.with_file_name("tray.pipe"),
+        }
     }
 
     /// kluis-tray's side: the pipe's instance waiting for the next window, and how to make
     /// the one after it.
     pub struct Listener {
-        name: String,
+        pub(super) name: String,
         security: OwnerOnlySecurity,
         waiting: NamedPipeServer,
     }
@@ -95,14 +101,22 @@ mod windows {
     pub type Served = NamedPipeServer;
 
     impl Listener {
-        /// Makes the pipe at `address`: owner-only, and failing when the name is taken (by
-        /// another account, or a second kluis-tray of the folder, which the instance lock
-        /// already keeps out).
+        /// A new pipe, under a name nobody can guess (another account cannot take it first:
+        /// pipe names are one namespace for the whole computer), then published at `address`
+        /// for the user's windows.
         pub fn bind(address: &Address) -> io::Result<Listener> {
+            let name = format!("{PIPE_PREFIX}{}", uuid::Uuid::new_v4().simple());
+            let listener = Listener::make(name)?;
+            kluis_private::files::write_atomic(&address.published, listener.name.as_bytes())?;
+            Ok(listener)
+        }
+
+        /// The pipe `name`: owner-only, and refused when the name is another's already.
+        pub(super) fn make(name: String) -> io::Result<Listener> {
             let security = OwnerOnlySecurity::new()?;
-            let waiting = instance(&address.0, &security, true)?;
-            // Where the system lets an instance join another's pipe of the name anyway (Wine
-            // does not refuse a first instance that is not), its owner tells: it is not served.
+            let waiting = instance(&name, &security, true)?;
+            // Where the system lets a first instance join another's pipe of the name anyway
+            // (Wine does), its owner tells: it is not served.
             if !owned_by_running_user(&waiting)? {
                 return Err(io::Error::new(
                     io::ErrorKind::PermissionDenied,
@@ -110,18 +124,20 @@ mod windows {
                 ));
             }
             Ok(Listener {
-                name: address.0.clone(),
+                name,
                 security,
                 waiting,
             })
         }
 
-        /// The next window's connection. (A new instance waits for the one after it before
-        /// this is handed out: a window never finds the pipe gone in between.)
+        /// The next window's connection. A new instance waits for the one after it before
+        /// this returns — also when this connection failed — so a window never finds the pipe
+        /// gone in between, and a failed one leaves the listener as good as before.
         pub async fn accept(&mut self) -> io::Result<Served> {
-            self.waiting.connect().await?;
+            let connected = self.waiting.connect().await;
             let next = instance(&self.name, &self.security, false)?;
-            Ok(std::mem::replace(&mut self.waiting, next))
+            let served = std::mem::replace(&mut self.waiting, next);
+            connected.map(|()| served)
         }
     }
 
@@ -135,13 +151,22 @@ mod windows {
         }
     }
 
-    /// Connects to the `kluis-tray` at `address`, when the pipe is the user's own.
+    /// Connects to the pipe `kluis-tray` published at `address`, when it is the user's own.
     pub async fn connect(address: &Address) -> io::Result<NamedPipeClient> {
+        let name = std::fs::read_to_string(&address.published)?;
+        let hex = name.strip_prefix(PIPE_PREFIX).unwrap_or_default();
+        if hex.len() != 32 || !hex.bytes().all(|b| b.is_ascii_hexdigit()) {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidData,
+                "tray.pipe does not name a pipe of kluis-tray's",
+            ));
+        }
         // Every instance busy: only for the moment between a connection and the next instance
         // (see `accept`). Tried a few times, then left to the caller's next attempt.
         let mut busy = 0;
         let client = loop {
-            match ClientOptions::new().open(&address.0) {
+            // (Anonymous: the server learns nothing of this user's token.)
+            match ClientOptions::new().security_qos_flags(0).open(&name) {
                 Ok(client) => break client,
                 Err(e) if e.raw_os_error() == Some(ERROR_PIPE_BUSY as i32) && busy < 20 => {
                     busy += 1;
@@ -153,7 +178,7 @@ mod windows {
         if !owned_by_running_user(&client)? {
             return Err(io::Error::new(
                 io::ErrorKind::PermissionDenied,
-                "kluis-tray's pipe belongs to another account of this computer; it is not used",
+                "the pipe tray.pipe names belongs to another account of this computer; it is not used",
             ));
         }
         Ok(client)
@@ -163,32 +188,49 @@ mod windows {
 #[cfg(all(test, windows))]
 mod tests {
     use super::*;
+    use tokio::net::windows::named_pipe::ClientOptions;
 
-    /// Windows that come one after another each find an instance of the pipe waiting (one is
-    /// made for the next before a connection is handed out), and see it is their user's own.
+    /// kluis-tray's pipe as a window finds it: published in the data folder (owner-only),
+    /// under a new unguessable name each time; a window's connection is the user's own; once
+    /// one is handed out, an instance already waits for the next window (opened here without
+    /// the busy retries, which would hide a gap).
     #[tokio::test]
-    async fn each_window_finds_the_pipe_waiting() {
+    async fn each_window_finds_the_pipe_published_and_waiting() {
         let dir = tempfile::tempdir().unwrap();
         let address = address(&AppPaths::under(dir.path()));
         let mut listener = Listener::bind(&address).unwrap();
-        let accepting = tokio::spawn(async move {
-            let first = listener.accept().await?;
-            let second = listener.accept().await?;
-            io::Result::Ok((first, second))
-        });
-        let first = connect(&address)
-            .await
-            .expect("the first window reaches it");
-        let second = connect(&address).await.expect("so does the next");
-        accepting.await.unwrap().expect("both accepted");
-        drop((first, second));
+        let name = std::fs::read_to_string(dir.path().join("tray.pipe")).unwrap();
+        assert!(
+            name.starts_with(r"\\.\pipe\kluis-tray-") && name.len() == 20 + 32,
+            "{name}"
+        );
+        let accepting = tokio::spawn(async move { listener.accept().await.map(|_| listener) });
+        let first = connect(&address).await.expect("a window reaches it");
+        let _listener = accepting.await.unwrap().expect("accepted");
+        let next = ClientOptions::new().open(&name);
+        assert!(
+            next.is_ok(),
+            "an instance waits for the next window: {next:?}"
+        );
+        drop(first);
+
+        let again = Listener::bind(&address).unwrap();
+        let renamed = std::fs::read_to_string(dir.path().join("tray.pipe")).unwrap();
+        assert_ne!(
+            renamed, name,
+            "each kluis-tray's pipe has a name of its own"
+        );
+        assert_eq!(again.name, renamed);
     }
 
-    /// Another account made the pipe's name first, owned by it and open to all (a null DACL,
-    /// which lets this user add an instance): kluis-tray does not serve it, and a window does
-    /// not talk to it. (Here the Administrators group, which Wine's user may name as owner.)
+    /// A pipe another account made (owned by it, open to all: a null DACL, which would let
+    /// this user add an instance) is neither served by kluis-tray — were its name taken first
+    /// — nor used by a window that `tray.pipe` sent to it; and `tray.pipe` naming something
+    /// else is refused. (Here the Administrators group owns it, which Wine's user may name as
+    /// owner; a user without that right cannot make this test's pipe: under Wine only, as
+    /// tests/windows/run.sh runs it.)
     #[tokio::test]
-    async fn a_pipe_another_account_made_first_is_not_used() {
+    async fn a_pipe_another_account_made_is_not_used() {
         use std::ptr::null_mut;
         use windows_sys::Win32::Security::{
             CreateWellKnownSid, InitializeSecurityDescriptor, SetSecurityDescriptorDacl,
@@ -197,6 +239,7 @@ mod tests {
         };
         let dir = tempfile::tempdir().unwrap();
         let address = address(&AppPaths::under(dir.path()));
+        let name = format!(r"\\.\pipe\kluis-tray-{}", uuid::Uuid::new_v4().simple());
         let mut admins = vec![0u64; 16];
         let mut len = (admins.len() * 8) as u32;
         // SAFETY: buffers as large as the calls are told; the descriptor outlives the pipe's
@@ -219,28 +262,26 @@ mod tests {
             };
             tokio::net::windows::named_pipe::ServerOptions::new()
                 .create_with_security_attributes_raw(
-                    &address.0,
+                    &name,
                     (&mut attributes as *mut SECURITY_ATTRIBUTES).cast(),
                 )
                 .unwrap()
         };
-        let refused = Listener::bind(&address)
+        let refused = Listener::make(name.clone())
             .err()
             .expect("kluis-tray does not serve it");
         assert_eq!(refused.kind(), io::ErrorKind::PermissionDenied, "{refused}");
+
+        std::fs::write(dir.path().join("tray.pipe"), &name).unwrap();
         let refused = connect(&address)
             .await
             .expect_err("a window does not use it");
         assert_eq!(refused.kind(), io::ErrorKind::PermissionDenied, "{refused}");
-    }
 
-    /// One pipe per data folder, whatever the case its path is spelt in (Windows compares paths
-    /// without case).
-    #[test]
-    fn each_data_folder_has_its_own_pipe() {
-        let name = |folder: &str| address(&AppPaths::under(std::path::Path::new(folder))).0;
-        assert_eq!(name(r"C:\Users\An\Kluis"), name(r"c:\users\an\KLUIS"));
-        assert_ne!(name(r"C:\Users\An\Kluis"), name(r"C:\Users\Bo\Kluis"));
-        assert!(name(r"C:\Users\An\Kluis").starts_with(r"\\.\pipe\kluis-tray-"));
+        std::fs::write(dir.path().join("tray.pipe"), r"\\.\pipe\spoolss").unwrap();
+        let refused = connect(&address)
+            .await
+            .expect_err("only a pipe of kluis-tray's is opened");
+        assert_eq!(refused.kind(), io::ErrorKind::InvalidData, "{refused}");
     }
 }

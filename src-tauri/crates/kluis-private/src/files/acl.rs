@@ -15,12 +15,13 @@ use windows_sys::Win32::Security::Authorization::{
     GetSecurityInfo, SetNamedSecurityInfoW, SetSecurityInfo, SE_FILE_OBJECT, SE_KERNEL_OBJECT,
 };
 use windows_sys::Win32::Security::{
-    AddAccessAllowedAceEx, EqualSid, GetLengthSid, GetTokenInformation, InitializeAcl,
-    InitializeSecurityDescriptor, SetSecurityDescriptorControl, SetSecurityDescriptorDacl,
-    SetSecurityDescriptorOwner, TokenUser, ACCESS_ALLOWED_ACE, ACL, ACL_REVISION,
-    CONTAINER_INHERIT_ACE, DACL_SECURITY_INFORMATION, OBJECT_INHERIT_ACE,
-    OWNER_SECURITY_INFORMATION, PROTECTED_DACL_SECURITY_INFORMATION, PSECURITY_DESCRIPTOR, PSID,
-    SECURITY_ATTRIBUTES, SECURITY_DESCRIPTOR, SE_DACL_PROTECTED, TOKEN_QUERY, TOKEN_USER,
+    AddAccessAllowedAceEx, AddMandatoryAce, CreateWellKnownSid, EqualSid, GetLengthSid,
+    GetTokenInformation, InitializeAcl, InitializeSecurityDescriptor, SetSecurityDescriptorControl,
+    SetSecurityDescriptorDacl, SetSecurityDescriptorOwner, SetSecurityDescriptorSacl, TokenUser,
+    WinMediumLabelSid, ACCESS_ALLOWED_ACE, ACL, ACL_REVISION, CONTAINER_INHERIT_ACE,
+    DACL_SECURITY_INFORMATION, OBJECT_INHERIT_ACE, OWNER_SECURITY_INFORMATION,
+    PROTECTED_DACL_SECURITY_INFORMATION, PSECURITY_DESCRIPTOR, PSID, SECURITY_ATTRIBUTES,
+    SECURITY_DESCRIPTOR, SE_DACL_PROTECTED, SYSTEM_MANDATORY_LABEL_ACE, TOKEN_QUERY, TOKEN_USER,
 };
 use windows_sys::Win32::Storage::FileSystem::{
     ReOpenFile, FILE_ALL_ACCESS, FILE_SHARE_DELETE, FILE_SHARE_READ, FILE_SHARE_WRITE,
@@ -151,15 +152,50 @@ pub(crate) fn restrict_path(path: &Path, folder: bool) -> io::Result<()> {
 }
 
 /// An owner-only security descriptor for a new kernel object (kluis-tray's named pipe): the
-/// running user as its owner, and a protected DACL of the user's full control alone — the
-/// default DACL of a pipe lets every local account read it.
+/// running user as its owner, a protected DACL of the user's full control alone — the default
+/// DACL of a pipe lets every local account read it — and a medium integrity label that no
+/// process of a lower one (a sandboxed browser's, of the same user) may read or write through.
 pub struct OwnerOnlySecurity {
-    // The descriptor points into these two buffers (an absolute descriptor holds pointers):
-    // kept, unmoved on the heap, for as long as it is.
+    // The descriptor points into these buffers (an absolute descriptor holds pointers): kept,
+    // unmoved on the heap, for as long as it is.
     _user: CurrentUser,
     _acl: Vec<u64>,
+    _label: Vec<u64>,
     _descriptor: Box<SECURITY_DESCRIPTOR>,
     attributes: SECURITY_ATTRIBUTES,
+}
+
+/// A mandatory label's policy: no write, no read up from a lower integrity level (windows-sys
+/// keeps these in `Win32_System_SystemServices`).
+const NO_WRITE_UP: u32 = 0x1;
+const NO_READ_UP: u32 = 0x2;
+
+/// A SACL of one entry: the medium integrity label, no write or read up.
+fn medium_label() -> io::Result<Vec<u64>> {
+    let mut medium = vec![0u64; 8];
+    let mut len = (medium.len() * 8) as u32;
+    // SAFETY: buffers as large as the calls are told, 8-aligned.
+    unsafe {
+        let sid: PSID = medium.as_mut_ptr().cast();
+        if CreateWellKnownSid(WinMediumLabelSid, null_mut(), sid, &mut len) == 0 {
+            return Err(io::Error::last_os_error());
+        }
+        let size = size_of::<ACL>() + size_of::<SYSTEM_MANDATORY_LABEL_ACE>() + len as usize;
+        let mut acl = vec![0u64; size.div_ceil(8)];
+        let size = (acl.len() * 8) as u32;
+        if InitializeAcl(acl.as_mut_ptr().cast(), size, ACL_REVISION) == 0
+            || AddMandatoryAce(
+                acl.as_mut_ptr().cast(),
+                ACL_REVISION,
+                0,
+                NO_WRITE_UP | NO_READ_UP,
+                sid,
+            ) == 0
+        {
+            return Err(io::Error::last_os_error());
+        }
+        Ok(acl)
+    }
 }
 
 // SAFETY: the raw pointers point into the heap buffers it owns, which nothing else touches.
@@ -170,6 +206,7 @@ impl OwnerOnlySecurity {
     pub fn new() -> io::Result<Self> {
         let user = CurrentUser::get()?;
         let acl = owner_only(&user, false)?;
+        let label = medium_label()?;
         // SAFETY: all zeroes is a valid (empty) SECURITY_DESCRIPTOR, initialised below.
         let mut descriptor: Box<SECURITY_DESCRIPTOR> = Box::new(unsafe { std::mem::zeroed() });
         let sd: PSECURITY_DESCRIPTOR = (&mut *descriptor as *mut SECURITY_DESCRIPTOR).cast();
@@ -180,6 +217,7 @@ impl OwnerOnlySecurity {
                 || SetSecurityDescriptorOwner(sd, user.sid(), 0) == 0
                 || SetSecurityDescriptorDacl(sd, 1, acl.as_ptr().cast(), 0) == 0
                 || SetSecurityDescriptorControl(sd, SE_DACL_PROTECTED, SE_DACL_PROTECTED) == 0
+                || SetSecurityDescriptorSacl(sd, 1, label.as_ptr().cast(), 0) == 0
             {
                 return Err(io::Error::last_os_error());
             }
@@ -192,6 +230,7 @@ impl OwnerOnlySecurity {
         Ok(Self {
             _user: user,
             _acl: acl,
+            _label: label,
             _descriptor: descriptor,
             attributes,
         })
@@ -239,6 +278,7 @@ mod tests {
     use crate::files::{create_dir_all, options, prepare_file, restrict, write_atomic};
     use windows_sys::Win32::Foundation::LocalFree;
     use windows_sys::Win32::Security::Authorization::GetNamedSecurityInfoW;
+    use windows_sys::Win32::Security::LABEL_SECURITY_INFORMATION;
     use windows_sys::Win32::Security::{
         EqualSid, GetAce, GetSecurityDescriptorControl, PSECURITY_DESCRIPTOR, SE_DACL_PROTECTED,
     };
@@ -250,7 +290,6 @@ mod tests {
     /// Whether `path`'s DACL is protected (nothing inherited), and its entries.
     fn dacl(path: &Path) -> (bool, Vec<Entry>) {
         let wide: Vec<u16> = path.as_os_str().encode_wide().chain([0]).collect();
-        let user = CurrentUser::get().unwrap();
         // SAFETY: the out-pointers are filled by GetNamedSecurityInfoW; the descriptor they
         // point into is freed once read.
         unsafe {
@@ -267,28 +306,69 @@ mod tests {
                 &mut descriptor,
             );
             assert_eq!(status, ERROR_SUCCESS, "the ACL of {}", path.display());
-            let (mut control, mut revision) = (0u16, 0u32);
-            assert_ne!(
-                GetSecurityDescriptorControl(descriptor, &mut control, &mut revision),
-                0
-            );
-            let mut entries = Vec::new();
-            for i in 0..(*acl).AceCount as u32 {
-                let mut ace: *mut core::ffi::c_void = null_mut();
-                assert_ne!(GetAce(acl, i, &mut ace), 0);
-                let ace = ace as *const ACCESS_ALLOWED_ACE;
-                let sid = std::ptr::addr_of!((*ace).SidStart) as PSID;
-                let header = (*ace).Header;
-                entries.push((
-                    header.AceType,
-                    header.AceFlags,
-                    (*ace).Mask,
-                    EqualSid(sid, user.sid()) != 0,
-                ));
-            }
+            let found = (protected(descriptor), entries(acl));
             LocalFree(descriptor);
-            (control & SE_DACL_PROTECTED != 0, entries)
+            found
         }
+    }
+
+    /// A kernel object's DACL (whether protected, its entries) and its SACL's entries.
+    fn object_acls(
+        object: &impl std::os::windows::io::AsRawHandle,
+    ) -> (bool, Vec<Entry>, Vec<Entry>) {
+        // SAFETY: as in `dacl`.
+        unsafe {
+            let (mut dacl, mut sacl): (*mut ACL, *mut ACL) = (null_mut(), null_mut());
+            let mut descriptor: PSECURITY_DESCRIPTOR = null_mut();
+            let status = GetSecurityInfo(
+                object.as_raw_handle(),
+                SE_KERNEL_OBJECT,
+                DACL_SECURITY_INFORMATION | LABEL_SECURITY_INFORMATION,
+                null_mut(),
+                null_mut(),
+                &mut dacl,
+                &mut sacl,
+                &mut descriptor,
+            );
+            assert_eq!(status, ERROR_SUCCESS, "the object's ACLs");
+            let found = (protected(descriptor), entries(dacl), entries(sacl));
+            LocalFree(descriptor);
+            found
+        }
+    }
+
+    /// Whether `descriptor`'s DACL is protected (nothing inherited).
+    unsafe fn protected(descriptor: PSECURITY_DESCRIPTOR) -> bool {
+        let (mut control, mut revision) = (0u16, 0u32);
+        assert_ne!(
+            GetSecurityDescriptorControl(descriptor, &mut control, &mut revision),
+            0
+        );
+        control & SE_DACL_PROTECTED != 0
+    }
+
+    /// The entries of `acl` (none when there is none). Every ACE type read here (allowed,
+    /// mandatory label) has the same layout: header, mask, SID.
+    unsafe fn entries(acl: *const ACL) -> Vec<Entry> {
+        let user = CurrentUser::get().unwrap();
+        let mut entries = Vec::new();
+        if acl.is_null() {
+            return entries;
+        }
+        for i in 0..(*acl).AceCount as u32 {
+            let mut ace: *mut core::ffi::c_void = null_mut();
+            assert_ne!(GetAce(acl, i, &mut ace), 0);
+            let ace = ace as *const ACCESS_ALLOWED_ACE;
+            let sid = std::ptr::addr_of!((*ace).SidStart) as PSID;
+            let header = (*ace).Header;
+            entries.push((
+                header.AceType,
+                header.AceFlags,
+                (*ace).Mask,
+                EqualSid(sid, user.sid()) != 0,
+            ));
+        }
+        entries
     }
 
     /// Whether this runs under Wine, which accepts a file's new DACL but does not keep it
@@ -362,6 +442,17 @@ mod tests {
             assert!(
                 owned_by_running_user(&event).unwrap(),
                 "an object made owner-only is the running user's"
+            );
+            // Its DACL: protected, the user's full control alone; its label: medium (type
+            // 0x11), no write or read up.
+            assert_eq!(
+                object_acls(&event),
+                (
+                    true,
+                    vec![(0, 0, FILE_ALL_ACCESS, true)],
+                    vec![(0x11, 0, NO_WRITE_UP | NO_READ_UP, false)]
+                ),
+                "owner-only, labelled medium"
             );
 
             let mut admins = vec![0u64; 16];
