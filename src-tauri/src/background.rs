@@ -46,11 +46,11 @@ pub fn own_when_free<R: Runtime>(app: &AppHandle<R>, start: Start<R>) {
     }
 }
 
-/// Started at login (`--hidden`) on Linux with plans set: `kluis-tray` is started to keep them,
-/// and this process is to end. False (the window's start goes on, in the tray) when no plan is
+/// Started at login (`--hidden`) on Linux or Windows with plans set: `kluis-tray` is started to
+/// keep them, and this process is to end. False (the window's start goes on, in the tray) when no plan is
 /// set or `kluis-tray` could not be started.
 pub fn left_to_tray_at_login() -> bool {
-    if !cfg!(target_os = "linux") {
+    if !cfg!(any(target_os = "linux", windows)) {
         return false;
     }
     let Ok(paths) = kluis_desktop::AppPaths::from_env() else {
@@ -69,13 +69,14 @@ pub fn left_to_tray_at_login() -> bool {
 }
 
 /// What closing the window does, when something is to go on (plans set, or a backup of this
-/// process running), on Linux outside the demo: the plans go to `kluis-tray` (started now; it
-/// takes the right when this process has ended), and this process ends — at once, or hidden
-/// once its own backups are done. [`Leaving::Stay`] when that could not be (`kluis-tray`
-/// missing, the demo, Windows): then the window hides into this process's tray as before.
+/// process running), on Linux and Windows outside the demo: the plans go to `kluis-tray`
+/// (started now; it takes the right when this process has ended), and this process ends — at
+/// once, or hidden once its own backups are done. [`Leaving::Stay`] when that could not be
+/// (`kluis-tray` missing, the demo, macOS): then the window hides into this process's tray as
+/// before.
 pub fn leave_to_tray<R: Runtime>(window: &tauri::Window<R>) -> Leaving {
     let state = window.state::<DesktopApp>();
-    if !cfg!(target_os = "linux") || state.is_demo() {
+    if !cfg!(any(target_os = "linux", windows)) || state.is_demo() {
         return Leaving::Stay;
     }
     if state.background.plans_set() {

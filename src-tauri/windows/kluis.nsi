@@ -62,15 +62,23 @@ LangString DataKept ${LANG_ENGLISH} "Kluis is removed. Your backups, their histo
 LangString DataKept ${LANG_DUTCH} "Kluis is verwijderd. Uw back-ups, hun geschiedenis, uw instellingen en bewaarde wachtwoorden blijven waar ze zijn."
 
 ; /UPDATE: started by Kluis's own update (Settings → Updates), which ends the app as it starts
-; this. The app's program is replaced only once the app has let go of it (waited for, at most a
-; minute), and the app is started again at the end.
+; this. The app's program is replaced only once the app has let
+; go of it (waited for, at most a minute), and the app is started again at the end.
 Var Updating
+; kluis-tray (it keeps the plans while the window is closed) is asked to quit before its program
+; is replaced or removed, and started again after an install or update when it ran.
+Var TrayRan
 
-Function WaitForTheApp
+; WaitForFile / un.WaitForFile: until the program $R1 is no longer running (its file can be
+; opened to write: Windows keeps a running program's file from that), at most a minute.
+; StopTheTray / un.StopTheTray: kluis-tray asked to quit (`kluis-tray.exe --quit`, as its
+; menu's Quit does) and waited for, when it runs; $TrayRan says whether it did.
+!macro ProgramFunctions un
+Function ${un}WaitForFile
   StrCpy $R2 0
   ${Do}
     ClearErrors
-    FileOpen $R3 "$INSTDIR\kluis-app.exe" a
+    FileOpen $R3 "$R1" a
     ${IfNot} ${Errors}
       FileClose $R3
       ${Break}
@@ -83,15 +91,37 @@ Function WaitForTheApp
   ${Loop}
 FunctionEnd
 
+Function ${un}StopTheTray
+  StrCpy $TrayRan 0
+  StrCpy $R1 "$INSTDIR\kluis-tray.exe"
+  ${If} ${FileExists} "$R1"
+    ClearErrors
+    FileOpen $R3 "$R1" a
+    ${If} ${Errors}
+      StrCpy $TrayRan 1
+      ExecWait '"$R1" --quit'
+      Call ${un}WaitForFile
+    ${Else}
+      FileClose $R3
+    ${EndIf}
+  ${EndIf}
+FunctionEnd
+!macroend
+!insertmacro ProgramFunctions ""
+!insertmacro ProgramFunctions "un."
+
 Section "!$(SecProgram)" SecMain
   SectionIn RO
   SetOutPath "$INSTDIR"
   ${If} $Updating == 1
-    Call WaitForTheApp
+    StrCpy $R1 "$INSTDIR\kluis-app.exe"
+    Call WaitForFile
   ${EndIf}
+  Call StopTheTray
   File "${BIN}\kluis-app.exe"
   File "${BIN}\kluis.exe"
   File "${BIN}\kluis-relay.exe"
+  File "${BIN}\kluis-tray.exe"
   File "README.txt"
   WriteUninstaller "$INSTDIR\uninstall.exe"
   CreateShortcut "$SMPROGRAMS\Kluis.lnk" "$INSTDIR\kluis-app.exe"
@@ -106,6 +136,10 @@ Section "!$(SecProgram)" SecMain
   WriteRegStr HKCU "${UNINSTALL_KEY}" "QuietUninstallString" '"$INSTDIR\uninstall.exe" /S'
   WriteRegDWORD HKCU "${UNINSTALL_KEY}" "NoModify" 1
   WriteRegDWORD HKCU "${UNINSTALL_KEY}" "NoRepair" 1
+  ; What ran runs again: kluis-tray first (it takes the plans back), then the window.
+  ${If} $TrayRan == 1
+    Exec '"$INSTDIR\kluis-tray.exe"'
+  ${EndIf}
   ${If} $Updating == 1
     Exec '"$INSTDIR\kluis-app.exe"'
   ${EndIf}
@@ -133,9 +167,11 @@ Function .onInit
 FunctionEnd
 
 Section "Uninstall"
+  Call un.StopTheTray
   Delete "$INSTDIR\kluis-app.exe"
   Delete "$INSTDIR\kluis.exe"
   Delete "$INSTDIR\kluis-relay.exe"
+  Delete "$INSTDIR\kluis-tray.exe"
   Delete "$INSTDIR\README.txt"
   Delete "$INSTDIR\uninstall.exe"
   RMDir "$INSTDIR"

@@ -1,9 +1,8 @@
 #!/usr/bin/env bash
 # The Windows build, cross-compiled on Linux for x86_64-pc-windows-gnu (mingw-w64):
-# kluis.exe, kluis-relay.exe and kluis-app.exe, and a zip to unpack and run (and kluis-tray.exe,
-# built and tested, not yet in the zip).
+# kluis.exe, kluis-relay.exe, kluis-app.exe and kluis-tray.exe, and a zip to unpack and run.
 #
-#   bash tests/windows/build.sh                  # all three, release, and the zip
+#   bash tests/windows/build.sh                  # all four, release, and the zip
 #   bash tests/windows/build.sh --cli            # kluis.exe and kluis-relay.exe only
 #   bash tests/windows/build.sh --profile dev    # another cargo profile (tests/windows/run.sh's)
 #
@@ -41,11 +40,10 @@ if [ "$what" = all ]; then
   [ -f ui/dist/index.html ] || (cd ui && npm run build --silent)
   packages+=(-p kluis-app --features kluis-app/custom-protocol)
   files+=("$out/kluis-app.exe")
-  # kluis-tray.exe: built and tested under Wine (its plans, one instance, --quit over its
-  # pipe, its icon), not yet shipped: on Windows the window keeps the plans itself until it
-  # hands them over to kluis-tray there too.
+  # kluis-tray.exe: the plans, the tray icon and notifications while the window is closed.
   packages+=(-p kluis-tray)
-  echo "== Windows: kluis.exe, kluis-relay.exe and kluis-app.exe (the desktop app; it needs Microsoft's WebView2 runtime, part of Windows 10 and 11)"
+  files+=("$out/kluis-tray.exe")
+  echo "== Windows: kluis.exe, kluis-relay.exe, kluis-app.exe (the desktop app; it needs Microsoft's WebView2 runtime, part of Windows 10 and 11) and kluis-tray.exe"
 else
   echo "== Windows: kluis.exe and kluis-relay.exe"
 fi

@@ -61,7 +61,7 @@ sign() {
 # wixl reads its sources by names relative to where it runs: everything in one folder.
 stage=$(mktemp -d "${TMPDIR:-/tmp}/kluis-msi.XXXXXX")
 trap 'rm -rf "$stage"' EXIT
-for exe in kluis-app.exe kluis.exe kluis-relay.exe; do
+for exe in kluis-app.exe kluis.exe kluis-relay.exe kluis-tray.exe; do
   [ -f "$bin/$exe" ] || { echo "build first: $bin/$exe is missing (bash tests/windows/build.sh)" >&2; exit 1; }
   cp "$bin/$exe" "$stage/"
   x86_64-w64-mingw32-strip "$stage/$exe"

@@ -116,9 +116,23 @@ test_under_wine() {
   server=$(dirname "$wine")/wineserver
   trap '"$server" -k 2>/dev/null || true; rm -rf "$work"' EXIT
 
+  # An X display for the whole Wine session: kluis-tray's icon is a window (a program that
+  # makes one in a session started without a display waits for ever). Its number is read from
+  # a FIFO Xvfb writes once ready: no waiting by the clock.
+  mkfifo "$work/display"
+  Xvfb -displayfd 3 -nolisten tcp 3>"$work/display" 2>/dev/null &
+  xvfb=$!
+  trap '"$server" -k 2>/dev/null || true; kill "$xvfb" 2>/dev/null || true; rm -rf "$work"' EXIT
+  local display=""
+  read -r display <"$work/display" || true
+  [ -n "$display" ] || { echo "!! Xvfb did not start" >&2; return 1; }
+  export DISPLAY=":$display"
+
   echo "== Windows: a Wine prefix"
   mkdir -p "$WINEPREFIX"
   "$wine" wineboot --init >/dev/null 2>&1
+  # A program that crashes ends (as without a display), with no dialog waiting for a click.
+  "$wine" reg add 'HKCU\Software\Wine\WineDbg' /v ShowCrashDialog /t REG_DWORD /d 0 /f >/dev/null 2>&1
   # The prefix's first session leaves the service database locked (the Task Scheduler service
   # then fails to start, error 1055): a new session starts its services cleanly.
   "$server" -k 2>/dev/null || true   # (none left running is as good)
@@ -150,18 +164,9 @@ test_under_wine() {
     cargo test-all --test it -- --ignored windows:: --test-threads 1
 
   echo "== Windows: kluis-tray.exe under Wine (the plans kept, one instance, --quit over its pipe, its icon)"
-  # Its icon is a window: an X display for Wine to make it on (no taskbar there).
-  # (Its number read from a FIFO it writes once ready: no waiting by the clock.)
-  mkfifo "$work/display"
-  Xvfb -displayfd 3 -nolisten tcp 3>"$work/display" 2>/dev/null &
-  xvfb=$!
-  trap '"$server" -k 2>/dev/null || true; kill "$xvfb" 2>/dev/null || true; rm -rf "$work"' EXIT
-  local display=""
-  read -r display <"$work/display" || true
-  [ -n "$display" ] || { echo "!! Xvfb did not start" >&2; return 1; }
-  DISPLAY=":$display" KLUIS_WINE="$wine" KLUIS_WINDOWS_BIN="$cross_dir/$target/debug" timeout 300 \
+  KLUIS_WINE="$wine" KLUIS_WINDOWS_BIN="$cross_dir/$target/debug" timeout 300 \
     cargo test-all --test tray -- --ignored windows_
-  DISPLAY=":$display" windows_test src-tauri/crates/kluis-tray kluis_tray
+  windows_test src-tauri/crates/kluis-tray kluis_tray
 
   echo "== Windows: the installers (MSI) built, signed with a test certificate, installed under Wine"
   local signing="$work/signing" packages="$work/packages"

@@ -79,7 +79,17 @@ pub async fn show(clicks: UnboundedSender<TrayAction>, app: Arc<DesktopApp>) -> 
             return None;
         }
     };
-    match made.await {
+    // (Bounded: the plans do not wait for ever on a window system that does not answer.)
+    let made = match tokio::time::timeout(std::time::Duration::from_secs(30), made).await {
+        Ok(made) => made,
+        Err(_) => {
+            tracing::warn!(
+                "no tray icon: the window system did not answer; Kluis runs without one"
+            );
+            return None;
+        }
+    };
+    match made {
         Ok(Ok((thread_id, shown))) => {
             tracing::info!(taskbar = shown, "Kluis's icon is up");
             Some(TrayIcon {

@@ -9,13 +9,14 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use futures_util::StreamExt;
-use kluis_core::plan::{ClockTime, Schedule};
-use kluis_desktop::{AppPaths, DesktopApp, MemoryStore, PlanInput, ProfileInput};
+use kluis_desktop::{AppPaths, DesktopApp, MemoryStore};
 use kluis_reporting::{Alert, Notifier};
 use kluis_tray::keeper::{self, Left, Looks, WindowStarter};
 use tokio::sync::mpsc;
 use zbus::zvariant::{OwnedValue, Value};
 
+#[path = "../../kluis-desktop/tests/support/planned_klant.rs"]
+mod planned_klant;
 #[path = "common/session_bus.rs"]
 mod session_bus;
 use session_bus::SessionBus;
@@ -76,29 +77,7 @@ async fn open_app(
         .notifier(Arc::new(Told(tx)), Duration::ZERO)
         .open()
         .unwrap();
-    let profile = (app.accounts)
-        .save_profile(ProfileInput {
-            id: None,
-            name: "Bakkerij".into(),
-            base_url: "https://127.0.0.1:9/webservice_v2".into(),
-            username: "bakker".into(),
-            api_key: Some("123e4567-e89b-12d3-a456-426614174000".into()),
-            password: Some("pw".into()),
-            openapi_url: None,
-            tags: None,
-        })
-        .await
-        .unwrap();
-    if planned {
-        let schedule = Schedule::Daily {
-            at: ClockTime::parse("02:00").unwrap(),
-        };
-        let plan = PlanInput {
-            schedule,
-            paused: false,
-        };
-        app.plans.set_plan(&profile.id, plan).unwrap();
-    }
+    planned_klant::save_klant(&app, planned).await;
     (Arc::new(app), told)
 }
 

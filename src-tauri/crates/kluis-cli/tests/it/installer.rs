@@ -3,7 +3,7 @@
 //! the backup flow against the Linux simulator, upgrades in place keeping the user's history
 //! and backups, refuses a downgrade and uninstalls — the program gone, the user's data kept;
 //! the per-machine MSI for IT, starting at log-in when asked; the NSIS installer, silent, and
-//! its signed uninstaller. Ignored in the ordinary run: tests/windows/run.sh runs them with
+//! its signed uninstaller, stopping kluis-tray and starting it again around an upgrade. Ignored in the ordinary run: tests/windows/run.sh runs them with
 //! KLUIS_WINE, WINEPREFIX, KLUIS_WINDOWS_INSTALLERS (a folder per version, each with its
 //! installers) and KLUIS_SIGNING_CA (the test CA that signed them) set.
 
@@ -14,6 +14,9 @@ use crate::common::*;
 use kluis_sim::config::DEMO_API_KEY;
 
 const WHY: &str = "the Windows installers under Wine: bash tests/windows/run.sh";
+
+#[path = "../../../kluis-desktop/tests/support/planned_klant.rs"]
+mod planned_klant;
 
 fn var(name: &str) -> PathBuf {
     std::env::var_os(name)
@@ -186,7 +189,7 @@ fn the_packages_and_their_programs_are_signed() {
             .into_iter()
             .filter(|p| p.extension().is_some_and(|e| e == "exe"))
             .collect();
-        assert_eq!(programs.len(), 3, "{programs:?}");
+        assert_eq!(programs.len(), 4, "every program is in it: {programs:?}");
         for program in &programs {
             let (ok, said) = verified(program);
             assert!(ok, "{} does not verify: {said}", program.display());
@@ -230,6 +233,7 @@ fn assert_installed_for_the_user() {
         "kluis.exe",
         "kluis-app.exe",
         "kluis-relay.exe",
+        "kluis-tray.exe",
         "README.txt",
     ] {
         assert!(per_user_dir().join(file).is_file(), "{file} is installed");
@@ -407,7 +411,12 @@ fn the_setup_installs_silently_and_uninstalls() {
     let in_place = format!("_?={}", win(&per_user_dir()));
     let removed = run(wine(&win(&uninstaller), &["/S", &in_place]));
     assert_ran("uninstall /S", &removed);
-    for file in ["kluis.exe", "kluis-app.exe", "kluis-relay.exe"] {
+    for file in [
+        "kluis.exe",
+        "kluis-app.exe",
+        "kluis-relay.exe",
+        "kluis-tray.exe",
+    ] {
         assert!(!per_user_dir().join(file).exists(), "{file} is removed");
     }
     assert!(!start_menu_shortcut().exists(), "the shortcut is removed");
@@ -416,5 +425,141 @@ fn the_setup_installs_silently_and_uninstalls() {
         !registry(run_key).contains("kluis-app.exe"),
         "the start at log-in is removed"
     );
+    std::fs::remove_dir_all(per_user_dir()).unwrap();
+}
+
+/// A data folder under `dir` whose klant has a daily plan, paused as a whole: kluis-tray keeps
+/// it (a plan is set) and runs nothing.
+async fn paused_plans_under(dir: &Path) -> PathBuf {
+    use kluis_desktop::{AppPaths, DesktopApp, MemoryStore};
+    let (data, saved) = (dir.join("data"), dir.join("saved"));
+    std::fs::create_dir_all(&data).unwrap();
+    std::fs::create_dir_all(&saved).unwrap();
+    let app = DesktopApp::builder(
+        AppPaths::under(&data),
+        std::sync::Arc::new(MemoryStore::default()),
+    )
+    .save_folder(Some(saved))
+    .open()
+    .unwrap();
+    planned_klant::save_klant(&app, true).await;
+    app.plans.pause_plans().unwrap();
+    app.shutdown().await;
+    data
+}
+
+/// Reads `log` (a kluis-tray's, at info) until a line says `words`, within a generous bound;
+/// what it said is shown when it does not.
+async fn until_said<R: tokio::io::AsyncBufRead + Unpin>(
+    log: &mut tokio::io::Lines<R>,
+    words: &str,
+) {
+    let mut said = Vec::new();
+    let reading = async {
+        while let Some(line) = log.next_line().await.unwrap() {
+            if line.contains(words) {
+                return true;
+            }
+            said.push(line);
+        }
+        false
+    };
+    let found = tokio::time::timeout(std::time::Duration::from_secs(120), reading).await;
+    assert!(
+        matches!(found, Ok(true)),
+        "kluis-tray did not say {words:?}: {said:#?}"
+    );
+}
+
+/// The setup over an installed Kluis while kluis-tray keeps the plans (the window closed): it
+/// asks kluis-tray to quit before it replaces its program (a running program's file cannot be
+/// written), installs the new version, and starts kluis-tray again, which keeps the plans; the
+/// uninstaller asks it to quit too, and removes kluis-tray.exe. (Output goes to files or is read
+/// line by line, never to its end: a program the setup starts may hold it open.)
+#[tokio::test(flavor = "multi_thread")]
+#[ignore = "the Windows installers under Wine: bash tests/windows/run.sh"]
+async fn the_setup_stops_kluis_tray_and_starts_it_again() {
+    use std::process::Stdio;
+    use tokio::io::AsyncBufReadExt;
+    assert_nothing_installed();
+    let dir = tempfile::tempdir().unwrap();
+    let data = paused_plans_under(dir.path()).await;
+    let with_data = |mut command: Command| {
+        command
+            .env("KLUIS_DATA_DIR", win(&data))
+            .env("KLUIS_LOG", "kluis_tray=info")
+            .stdin(Stdio::null());
+        tokio::process::Command::from(command)
+    };
+    let installed = with_data(wine(&win(&setup("0.1.0")), &["/S"]))
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .await
+        .unwrap();
+    assert!(installed.success(), "setup /S: {installed:?}");
+    assert!(
+        per_user_dir().join("kluis-tray.exe").is_file(),
+        "kluis-tray.exe is installed"
+    );
+
+    let tray_exe = win(&per_user_dir().join("kluis-tray.exe"));
+    let mut tray = with_data(wine(&tray_exe, &[]))
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let mut log = tokio::io::BufReader::new(tray.stderr.take().unwrap()).lines();
+    until_said(&mut log, "kluis-tray keeps the plans").await;
+    until_said(&mut log, "kluis-tray listens for windows").await;
+    let token = std::fs::read(data.join("tray.token")).unwrap();
+
+    // The update: what kluis-tray says from then on is read (the new one's too, started by
+    // the setup with its output).
+    let mut update = with_data(wine(&win(&setup("0.1.1")), &["/S"]))
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let mut update_log = tokio::io::BufReader::new(update.stderr.take().unwrap()).lines();
+    until_said(&mut log, "kluis-tray leaves").await;
+    let ended = tokio::time::timeout(std::time::Duration::from_secs(120), tray.wait())
+        .await
+        .expect("the old kluis-tray ends")
+        .unwrap();
+    assert!(ended.success(), "asked to quit, it ended: {ended:?}");
+    until_said(&mut update_log, "kluis-tray keeps the plans").await;
+    let updated = tokio::time::timeout(std::time::Duration::from_secs(300), update.wait())
+        .await
+        .expect("the setup ends")
+        .unwrap();
+    assert!(updated.success(), "setup /S over 0.1.0: {updated:?}");
+    assert_eq!(apps_list(), ["0.1.1"], "upgraded in place");
+    assert_ne!(
+        std::fs::read(data.join("tray.token")).unwrap(),
+        token,
+        "a new kluis-tray keeps the plans"
+    );
+
+    // The uninstaller (run where it is: `_?=`) asks the new one to quit as well.
+    let in_place = format!("_?={}", win(&per_user_dir()));
+    let uninstaller = win(&per_user_dir().join("uninstall.exe"));
+    let removed = with_data(wine(&uninstaller, &["/S", &in_place]))
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status();
+    let removed = tokio::time::timeout(std::time::Duration::from_secs(300), removed)
+        .await
+        .expect("the uninstaller ends")
+        .unwrap();
+    assert!(removed.success(), "uninstall /S: {removed:?}");
+    until_said(&mut update_log, "kluis-tray leaves").await;
+    assert!(
+        !per_user_dir().join("kluis-tray.exe").exists(),
+        "kluis-tray.exe is removed (it was not running any more)"
+    );
+    assert!(apps_list().is_empty(), "the entry is removed");
     std::fs::remove_dir_all(per_user_dir()).unwrap();
 }
