@@ -58,6 +58,8 @@ LangString SecProgram ${LANG_ENGLISH} "Kluis"
 LangString SecProgram ${LANG_DUTCH} "Kluis"
 LangString SecAutostart ${LANG_ENGLISH} "Start Kluis when I log in"
 LangString SecAutostart ${LANG_DUTCH} "Kluis starten als ik me aanmeld"
+LangString StillRunning ${LANG_ENGLISH} "Kluis is still running. Close its window, and choose Quit Kluis in its menu in the notification area; then choose Retry."
+LangString StillRunning ${LANG_DUTCH} "Kluis draait nog. Sluit het venster, en kies Kluis afsluiten in het menu in het systeemvak; kies dan Opnieuw."
 LangString DataKept ${LANG_ENGLISH} "Kluis is removed. Your backups, their history, your settings and saved passwords stay where they are."
 LangString DataKept ${LANG_DUTCH} "Kluis is verwijderd. Uw back-ups, hun geschiedenis, uw instellingen en bewaarde wachtwoorden blijven waar ze zijn."
 
@@ -66,7 +68,8 @@ LangString DataKept ${LANG_DUTCH} "Kluis is verwijderd. Uw back-ups, hun geschie
 ; go of it (waited for, at most a minute), and the app is started again at the end.
 Var Updating
 ; kluis-tray (it keeps the plans while the window is closed) is asked to quit before its program
-; is replaced or removed, and started again after an install or update when it ran.
+; is replaced or removed, and started again after an install when it ran (after the app's
+; update, the window is started: it hands the plans on when closed).
 Var TrayRan
 
 ; WaitForFile / un.WaitForFile: until the program $R1 is no longer running (its file can be
@@ -99,11 +102,30 @@ Function ${un}StopTheTray
     FileOpen $R3 "$R1" a
     ${If} ${Errors}
       StrCpy $TrayRan 1
+      ; (It answers once it has gone, within a minute.)
       ExecWait '"$R1" --quit'
       Call ${un}WaitForFile
     ${Else}
       FileClose $R3
     ${EndIf}
+  ${EndIf}
+FunctionEnd
+
+; RequireFree / un.RequireFree: the program $R1 is not running, or the user is asked to close
+; Kluis and retry; cancelled (the silent default), the setup stops with exit code 2 and changes
+; nothing more — never a mix of old and new programs.
+Function ${un}RequireFree
+  ${If} ${FileExists} "$R1"
+  retry:
+    ClearErrors
+    FileOpen $R3 "$R1" a
+    ${If} ${Errors}
+      MessageBox MB_RETRYCANCEL|MB_ICONEXCLAMATION "$(StillRunning)" /SD IDCANCEL IDRETRY retry
+      DetailPrint "$(StillRunning)"
+      SetErrorLevel 2
+      Abort
+    ${EndIf}
+    FileClose $R3
   ${EndIf}
 FunctionEnd
 !macroend
@@ -118,6 +140,10 @@ Section "!$(SecProgram)" SecMain
     Call WaitForFile
   ${EndIf}
   Call StopTheTray
+  StrCpy $R1 "$INSTDIR\kluis-app.exe"
+  Call RequireFree
+  StrCpy $R1 "$INSTDIR\kluis-tray.exe"
+  Call RequireFree
   File "${BIN}\kluis-app.exe"
   File "${BIN}\kluis.exe"
   File "${BIN}\kluis-relay.exe"
@@ -136,14 +162,21 @@ Section "!$(SecProgram)" SecMain
   WriteRegStr HKCU "${UNINSTALL_KEY}" "QuietUninstallString" '"$INSTDIR\uninstall.exe" /S'
   WriteRegDWORD HKCU "${UNINSTALL_KEY}" "NoModify" 1
   WriteRegDWORD HKCU "${UNINSTALL_KEY}" "NoRepair" 1
-  ; What ran runs again: kluis-tray first (it takes the plans back), then the window.
+  ; What ran runs again: after the app's own update the window (which takes the plans, and
+  ; leaves them to kluis-tray when it is closed); else kluis-tray, when it ran.
+  ${If} $Updating == 1
+    Exec '"$INSTDIR\kluis-app.exe"'
+  ${ElseIf} $TrayRan == 1
+    Exec '"$INSTDIR\kluis-tray.exe"'
+  ${EndIf}
+SectionEnd
+
+; A setup that stopped (a program still running) leaves the plans to the kluis-tray it quit.
+Function .onInstFailed
   ${If} $TrayRan == 1
     Exec '"$INSTDIR\kluis-tray.exe"'
   ${EndIf}
-  ${If} $Updating == 1
-    Exec '"$INSTDIR\kluis-app.exe"'
-  ${EndIf}
-SectionEnd
+FunctionEnd
 
 ; Off unless chosen (or /AUTOSTART=1 with /S): the Run value the app's own Settings switch writes.
 Section /o "$(SecAutostart)" SecAutostart
@@ -168,6 +201,10 @@ FunctionEnd
 
 Section "Uninstall"
   Call un.StopTheTray
+  StrCpy $R1 "$INSTDIR\kluis-app.exe"
+  Call un.RequireFree
+  StrCpy $R1 "$INSTDIR\kluis-tray.exe"
+  Call un.RequireFree
   Delete "$INSTDIR\kluis-app.exe"
   Delete "$INSTDIR\kluis.exe"
   Delete "$INSTDIR\kluis-relay.exe"

@@ -85,7 +85,8 @@ windows_test() {
   # pipe's reader waiting for ever.)
   local log status=0
   log=$(mktemp)
-  (cd "$folder" && "$wine" "$exe" "$@") >"$log" 2>&1 || status=$?
+  # (A time limit: a test binary that hangs under Wine would otherwise stall CI.)
+  (cd "$folder" && timeout 600 "$wine" "$exe" "$@") >"$log" 2>&1 || status=$?
   cat "$log"
   [ "$status" = 0 ] && { rm -f "$log"; return 0; }
   # A Rust test binary says "running N tests" before anything else. One that ended with nothing
@@ -124,7 +125,7 @@ test_under_wine() {
   xvfb=$!
   trap '"$server" -k 2>/dev/null || true; kill "$xvfb" 2>/dev/null || true; rm -rf "$work"' EXIT
   local display=""
-  read -r display <"$work/display" || true
+  read -r -t 120 display <"$work/display" || true   # (a bound, should it hang)
   [ -n "$display" ] || { echo "!! Xvfb did not start" >&2; return 1; }
   export DISPLAY=":$display"
 

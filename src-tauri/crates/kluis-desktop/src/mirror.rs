@@ -130,22 +130,34 @@ impl Mirror {
         }
     }
 
+    /// One window's connection, until the window goes. Its requests are read on their own:
+    /// one that came is taken even when writing to the window fails (a `--quit` that did not
+    /// wait for what kluis-tray had to say first).
     async fn serve_one(
         &self,
         stream: impl AsyncRead + AsyncWrite,
         asked: Arc<dyn Fn(Request) + Send + Sync>,
     ) -> std::io::Result<()> {
         let (reader, mut writer) = tokio::io::split(stream);
+        let reading = async move {
+            let mut requests = BufReader::new(reader).lines();
+            while let Some(text) = requests.next_line().await? {
+                match serde_json::from_str::<Request>(&text) {
+                    Ok(request) => asked(request),
+                    Err(_) => tracing::debug!("a window's request was not understood"),
+                }
+            }
+            std::io::Result::Ok(())
+        };
         // Subscribed before the standings are read: an event in between is sent (twice at
         // worst, which the window takes as it takes any repeated progress).
         let mut events = self.events.subscribe();
-        for event in self.standings() {
-            writer.write_all(&line(&event)).await?;
-        }
-        let mut requests = BufReader::new(reader).lines();
-        loop {
-            tokio::select! {
-                event = events.recv() => match event {
+        let writing = async move {
+            for event in self.standings() {
+                writer.write_all(&line(&event)).await?;
+            }
+            loop {
+                match events.recv().await {
                     Ok(event) => writer.write_all(&line(&event)).await?,
                     // Progress this window was too slow to take is skipped; where each backup
                     // stands is sent again so no end is lost.
@@ -154,15 +166,18 @@ impl Mirror {
                             writer.write_all(&line(&event)).await?;
                         }
                     }
-                    Err(broadcast::error::RecvError::Closed) => return Ok(()),
-                },
-                request = requests.next_line() => match request? {
-                    Some(text) => match serde_json::from_str::<Request>(&text) {
-                        Ok(request) => asked(request),
-                        Err(_) => tracing::debug!("a window's request was not understood"),
-                    },
-                    None => return Ok(()),
-                },
+                    Err(broadcast::error::RecvError::Closed) => return std::io::Result::Ok(()),
+                }
+            }
+        };
+        tokio::pin!(reading);
+        tokio::select! {
+            read = &mut reading => read,
+            written = writing => {
+                if let Err(e) = written {
+                    tracing::debug!(%e, "a window is no longer written to");
+                }
+                reading.await
             }
         }
     }
@@ -199,11 +214,16 @@ pub async fn follow(
     }
 }
 
-/// Sends `request` to the `kluis-tray` serving at `address` (`kluis-tray --quit`), and returns.
+/// Sends `request` to the `kluis-tray` serving at `address` (`kluis-tray --quit`), and returns
+/// once that `kluis-tray` has gone (the connection ends as its process does; what it says
+/// meanwhile is not read). The caller bounds the wait.
 pub async fn ask(address: &Address, request: Request) -> std::io::Result<()> {
-    let mut stream = endpoint::connect(address).await?;
-    stream.write_all(&line(&request)).await?;
-    stream.shutdown().await
+    let stream = endpoint::connect(address).await?;
+    let (mut reader, mut writer) = tokio::io::split(stream);
+    writer.write_all(&line(&request)).await?;
+    writer.flush().await?;
+    tokio::io::copy(&mut reader, &mut tokio::io::sink()).await?;
+    Ok(())
 }
 
 #[cfg(test)]
@@ -226,6 +246,40 @@ mod tests {
             total: Some(100),
             bytes_per_sec: 10,
         }
+    }
+
+    /// A request is taken even when the window that sent it is gone before kluis-tray has
+    /// told it where each backup stands (the old `--quit` closed at once: writing to it
+    /// failed, and its Quit was never read).
+    #[tokio::test]
+    async fn a_request_is_taken_from_a_window_that_has_gone() {
+        let dir = tempfile::tempdir().unwrap();
+        let address = address(&crate::AppPaths::under(dir.path()));
+        let mirror = Mirror::new();
+        let sink = mirror.sink();
+        // Enough standings that writing them outlasts any buffer between the two.
+        for job in 0..2000 {
+            sink(event(
+                &format!("job-{job:04}-{}", "x".repeat(200)),
+                progress(1),
+            ));
+        }
+        let (asked_tx, mut asked) = mpsc::unbounded_channel();
+        let listener = Mirror::listen(&address).unwrap();
+        let serving = tokio::spawn(mirror.serve(
+            listener,
+            Arc::new(move |request| drop(asked_tx.send(request))),
+        ));
+        let mut window = endpoint::connect(&address).await.unwrap();
+        window.write_all(&line(&Request::Quit)).await.unwrap();
+        drop(window);
+        let taken = tokio::time::timeout(std::time::Duration::from_secs(60), asked.recv()).await;
+        assert_eq!(
+            taken.ok().flatten(),
+            Some(Request::Quit),
+            "the Quit is taken"
+        );
+        serving.abort();
     }
 
     /// A window that connects mid-backup hears where each running backup stands (not the ones

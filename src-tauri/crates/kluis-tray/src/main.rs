@@ -162,9 +162,9 @@ fn run_in_place(_program: &std::path::Path, _instance: &TrayInstance) -> String 
     "an upgraded kluis-tray is not run in place on this system".into()
 }
 
-/// `--quit`: the `kluis-tray` of this data folder asked to quit; none running is no error.
-/// The request is left where it looks for it, and asked over its socket (Windows: its pipe)
-/// too, which it hears at once.
+/// `--quit`: the `kluis-tray` of this data folder asked to quit, and waited for until it has
+/// gone (at most a minute); none running is no error. The request is left where it looks for
+/// it, and asked over its socket (Windows: its pipe) too, which it hears at once.
 fn quit(paths: &AppPaths) -> Result<(), Box<dyn std::error::Error>> {
     use kluis_desktop::owner::QuitAsked;
     if TrayInstance::ask_to_quit(paths)? == QuitAsked::NoneRuns {
@@ -175,11 +175,23 @@ fn quit(paths: &AppPaths) -> Result<(), Box<dyn std::error::Error>> {
         .enable_all()
         .build()?;
     let address = mirror::address(paths);
-    if let Err(e) = runtime.block_on(mirror::ask(&address, mirror::Request::Quit)) {
-        // Not listening yet: it waits for a closing window to end its work, or an upgrade
-        // hands it over. It finds the request left for it before it starts anything.
-        tracing::debug!(%e, "kluis-tray does not listen yet");
-        eprintln!("kluis-tray is still starting (a closing window is ending its backups) or being updated: it quits as soon as it can, without starting anything.");
+    // Answered once it has gone (a setup replaces its program next), within a bound: a
+    // backup it stops first may take a moment.
+    let asked = async {
+        let asking = mirror::ask(&address, mirror::Request::Quit);
+        tokio::time::timeout(std::time::Duration::from_secs(60), asking).await
+    };
+    match runtime.block_on(asked) {
+        Ok(Ok(())) => {}
+        Ok(Err(e)) => {
+            // Not listening yet: it waits for a closing window to end its work, or an upgrade
+            // hands it over. It finds the request left for it before it starts anything.
+            tracing::debug!(%e, "kluis-tray does not listen yet");
+            eprintln!("kluis-tray is still starting (a closing window is ending its backups) or being updated: it quits as soon as it can, without starting anything.");
+        }
+        Err(_) => eprintln!(
+            "kluis-tray was asked to quit and is still ending its work: it quits as soon as it can."
+        ),
     }
     Ok(())
 }

@@ -66,7 +66,7 @@ mod windows {
     use std::path::PathBuf;
     use std::time::Duration;
 
-    use kluis_private::files::{owned_by_running_user, OwnerOnlySecurity};
+    use kluis_private::files::{below_medium_integrity, owned_by_running_user, OwnerOnlySecurity};
     use tokio::net::windows::named_pipe::{
         ClientOptions, NamedPipeClient, NamedPipeServer, ServerOptions,
     };
@@ -95,6 +95,20 @@ mod windows {
         pub(super) name: String,
         security: OwnerOnlySecurity,
         waiting: NamedPipeServer,
+        /// Where the name was published (nowhere yet while it is being made).
+        published: Option<PathBuf>,
+    }
+
+    impl Drop for Listener {
+        /// The published name is taken back as kluis-tray leaves: a name left behind is one a
+        /// sandboxed program could make a pipe of.
+        fn drop(&mut self) {
+            if let Some(published) = &self.published {
+                if std::fs::read_to_string(published).is_ok_and(|name| name == self.name) {
+                    let _ = std::fs::remove_file(published);
+                }
+            }
+        }
     }
 
     /// A window's connection, on kluis-tray's side.
@@ -106,8 +120,9 @@ mod windows {
         /// for the user's windows.
         pub fn bind(address: &Address) -> io::Result<Listener> {
             let name = format!("{PIPE_PREFIX}{}", uuid::Uuid::new_v4().simple());
-            let listener = Listener::make(name)?;
+            let mut listener = Listener::make(name)?;
             kluis_private::files::write_atomic(&address.published, listener.name.as_bytes())?;
+            listener.published = Some(address.published.clone());
             Ok(listener)
         }
 
@@ -127,6 +142,7 @@ mod windows {
                 name,
                 security,
                 waiting,
+                published: None,
             })
         }
 
@@ -181,6 +197,14 @@ mod windows {
                 "the pipe tray.pipe names belongs to another account of this computer; it is not used",
             ));
         }
+        // (A sandboxed process of the user's may have made a pipe of a name it read, once
+        // kluis-tray had gone: its pipe is labelled below medium; kluis-tray's is medium.)
+        if below_medium_integrity(&client)? {
+            return Err(io::Error::new(
+                io::ErrorKind::PermissionDenied,
+                "the pipe tray.pipe names was made by a sandboxed program, not kluis-tray; it is not used",
+            ));
+        }
         Ok(client)
     }
 }
@@ -221,6 +245,16 @@ mod tests {
             "each kluis-tray's pipe has a name of its own"
         );
         assert_eq!(again.name, renamed);
+        drop(_listener);
+        assert!(
+            dir.path().join("tray.pipe").exists(),
+            "an earlier listener leaves the name its successor published"
+        );
+        drop(again);
+        assert!(
+            !dir.path().join("tray.pipe").exists(),
+            "the name is taken back as kluis-tray leaves"
+        );
     }
 
     /// A pipe another account made (owned by it, open to all: a null DACL, which would let

@@ -15,13 +15,15 @@ use windows_sys::Win32::Security::Authorization::{
     GetSecurityInfo, SetNamedSecurityInfoW, SetSecurityInfo, SE_FILE_OBJECT, SE_KERNEL_OBJECT,
 };
 use windows_sys::Win32::Security::{
-    AddAccessAllowedAceEx, AddMandatoryAce, CreateWellKnownSid, EqualSid, GetLengthSid,
-    GetTokenInformation, InitializeAcl, InitializeSecurityDescriptor, SetSecurityDescriptorControl,
-    SetSecurityDescriptorDacl, SetSecurityDescriptorOwner, SetSecurityDescriptorSacl, TokenUser,
-    WinMediumLabelSid, ACCESS_ALLOWED_ACE, ACL, ACL_REVISION, CONTAINER_INHERIT_ACE,
-    DACL_SECURITY_INFORMATION, OBJECT_INHERIT_ACE, OWNER_SECURITY_INFORMATION,
+    AddAccessAllowedAceEx, AddMandatoryAce, CreateWellKnownSid, EqualSid, GetAce, GetLengthSid,
+    GetSidSubAuthority, GetSidSubAuthorityCount, GetTokenInformation, InitializeAcl,
+    InitializeSecurityDescriptor, SetSecurityDescriptorControl, SetSecurityDescriptorDacl,
+    SetSecurityDescriptorOwner, SetSecurityDescriptorSacl, TokenUser, WinMediumLabelSid,
+    ACCESS_ALLOWED_ACE, ACL, ACL_REVISION, CONTAINER_INHERIT_ACE, DACL_SECURITY_INFORMATION,
+    LABEL_SECURITY_INFORMATION, OBJECT_INHERIT_ACE, OWNER_SECURITY_INFORMATION,
     PROTECTED_DACL_SECURITY_INFORMATION, PSECURITY_DESCRIPTOR, PSID, SECURITY_ATTRIBUTES,
     SECURITY_DESCRIPTOR, SE_DACL_PROTECTED, SYSTEM_MANDATORY_LABEL_ACE, TOKEN_QUERY, TOKEN_USER,
+    WELL_KNOWN_SID_TYPE,
 };
 use windows_sys::Win32::Storage::FileSystem::{
     ReOpenFile, FILE_ALL_ACCESS, FILE_SHARE_DELETE, FILE_SHARE_READ, FILE_SHARE_WRITE,
@@ -172,12 +174,18 @@ const NO_READ_UP: u32 = 0x2;
 
 /// A SACL of one entry: the medium integrity label, no write or read up.
 fn medium_label() -> io::Result<Vec<u64>> {
+    integrity_label(WinMediumLabelSid)
+}
+
+/// A SACL of one entry: the integrity label `level` (a well-known label SID), no write or read
+/// up.
+fn integrity_label(level: WELL_KNOWN_SID_TYPE) -> io::Result<Vec<u64>> {
     let mut medium = vec![0u64; 8];
     let mut len = (medium.len() * 8) as u32;
     // SAFETY: buffers as large as the calls are told, 8-aligned.
     unsafe {
         let sid: PSID = medium.as_mut_ptr().cast();
-        if CreateWellKnownSid(WinMediumLabelSid, null_mut(), sid, &mut len) == 0 {
+        if CreateWellKnownSid(level, null_mut(), sid, &mut len) == 0 {
             return Err(io::Error::last_os_error());
         }
         let size = size_of::<ACL>() + size_of::<SYSTEM_MANDATORY_LABEL_ACE>() + len as usize;
@@ -272,13 +280,59 @@ pub fn owned_by_running_user(object: &impl std::os::windows::io::AsRawHandle) ->
     }
 }
 
+/// Whether the kernel object `object` is labelled below medium integrity: made by one of the
+/// user's sandboxed processes (a low-integrity one's objects are labelled low), not by Kluis.
+/// No label at all is medium.
+pub fn below_medium_integrity(object: &impl std::os::windows::io::AsRawHandle) -> io::Result<bool> {
+    /// SECURITY_MANDATORY_MEDIUM_RID: the last part of the medium label's SID.
+    const MEDIUM: u32 = 0x2000;
+    /// SYSTEM_MANDATORY_LABEL_ACE_TYPE.
+    const LABEL_ACE: u8 = 0x11;
+    // SAFETY: the out-pointers are filled by GetSecurityInfo; the SACL and the SIDs read point
+    // into the descriptor, which is freed once read.
+    unsafe {
+        let mut sacl: *mut ACL = null_mut();
+        let mut descriptor: PSECURITY_DESCRIPTOR = null_mut();
+        let status = GetSecurityInfo(
+            object.as_raw_handle(),
+            SE_KERNEL_OBJECT,
+            LABEL_SECURITY_INFORMATION,
+            null_mut(),
+            null_mut(),
+            null_mut(),
+            &mut sacl,
+            &mut descriptor,
+        );
+        win32(status)?;
+        let mut below = false;
+        if !sacl.is_null() {
+            for i in 0..(*sacl).AceCount as u32 {
+                let mut ace: *mut core::ffi::c_void = null_mut();
+                if GetAce(sacl, i, &mut ace) == 0 {
+                    continue;
+                }
+                let ace = ace as *const SYSTEM_MANDATORY_LABEL_ACE;
+                if (*ace).Header.AceType != LABEL_ACE {
+                    continue;
+                }
+                let sid = std::ptr::addr_of!((*ace).SidStart) as PSID;
+                let parts = *GetSidSubAuthorityCount(sid);
+                if parts > 0 && *GetSidSubAuthority(sid, parts as u32 - 1) < MEDIUM {
+                    below = true;
+                }
+            }
+        }
+        LocalFree(descriptor);
+        Ok(below)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::files::{create_dir_all, options, prepare_file, restrict, write_atomic};
     use windows_sys::Win32::Foundation::LocalFree;
     use windows_sys::Win32::Security::Authorization::GetNamedSecurityInfoW;
-    use windows_sys::Win32::Security::LABEL_SECURITY_INFORMATION;
     use windows_sys::Win32::Security::{
         EqualSid, GetAce, GetSecurityDescriptorControl, PSECURITY_DESCRIPTOR, SE_DACL_PROTECTED,
     };
@@ -486,6 +540,44 @@ mod tests {
                 !owned_by_running_user(&theirs).unwrap(),
                 "an object another owns is not the running user's"
             );
+        }
+    }
+
+    /// A window does not take a pipe of a sandboxed process (labelled low) for Kluis's: an
+    /// object labelled low is below medium; one made owner-only (medium) or with no label (as
+    /// medium) is not.
+    #[test]
+    fn an_object_labelled_low_is_below_medium() {
+        use std::os::windows::io::{FromRawHandle, OwnedHandle};
+        use windows_sys::Win32::Security::WinLowLabelSid;
+        use windows_sys::Win32::System::Threading::CreateEventW;
+        let low = integrity_label(WinLowLabelSid).unwrap();
+        let ours = OwnerOnlySecurity::new().unwrap();
+        // SAFETY: valid attributes for the calls; each handle made is owned (closed) at once.
+        unsafe {
+            let mut descriptor: SECURITY_DESCRIPTOR = std::mem::zeroed();
+            let sd: PSECURITY_DESCRIPTOR = (&mut descriptor as *mut SECURITY_DESCRIPTOR).cast();
+            assert_ne!(
+                InitializeSecurityDescriptor(sd, SECURITY_DESCRIPTOR_REVISION),
+                0
+            );
+            assert_ne!(SetSecurityDescriptorSacl(sd, 1, low.as_ptr().cast(), 0), 0);
+            let attributes = SECURITY_ATTRIBUTES {
+                nLength: size_of::<SECURITY_ATTRIBUTES>() as u32,
+                lpSecurityDescriptor: sd.cast(),
+                bInheritHandle: 0,
+            };
+            let made = |attributes: *const SECURITY_ATTRIBUTES| {
+                let event = CreateEventW(attributes, 1, 0, null());
+                assert!(!event.is_null(), "{}", io::Error::last_os_error());
+                OwnedHandle::from_raw_handle(event)
+            };
+            let sandboxed = made(&attributes);
+            assert!(below_medium_integrity(&sandboxed).unwrap(), "labelled low");
+            let kluis = made(ours.attributes().cast());
+            assert!(!below_medium_integrity(&kluis).unwrap(), "labelled medium");
+            let plain = made(null());
+            assert!(!below_medium_integrity(&plain).unwrap(), "no label: medium");
         }
     }
 }
