@@ -59,7 +59,7 @@ LangString SecProgram ${LANG_DUTCH} "Kluis"
 LangString SecAutostart ${LANG_ENGLISH} "Start Kluis when I log in"
 LangString SecAutostart ${LANG_DUTCH} "Kluis starten als ik me aanmeld"
 LangString StillRunning ${LANG_ENGLISH} "Kluis is still running. Close its window, and choose Quit Kluis in its menu in the notification area; then choose Retry."
-LangString StillRunning ${LANG_DUTCH} "Kluis draait nog. Sluit het venster, en kies Kluis afsluiten in het menu in het systeemvak; kies dan Opnieuw."
+LangString StillRunning ${LANG_DUTCH} "Kluis draait nog. Sluit het venster, en kies Quit Kluis in het menu van Kluis in het systeemvak; kies dan Opnieuw."
 LangString DataKept ${LANG_ENGLISH} "Kluis is removed. Your backups, their history, your settings and saved passwords stay where they are."
 LangString DataKept ${LANG_DUTCH} "Kluis is verwijderd. Uw back-ups, hun geschiedenis, uw instellingen en bewaarde wachtwoorden blijven waar ze zijn."
 
@@ -171,8 +171,15 @@ Section "!$(SecProgram)" SecMain
   ${EndIf}
 SectionEnd
 
-; A setup that stopped (a program still running) leaves the plans to the kluis-tray it quit.
+; A setup or uninstaller that stopped (a program still running) leaves the plans to the
+; kluis-tray it quit.
 Function .onInstFailed
+  ${If} $TrayRan == 1
+    Exec '"$INSTDIR\kluis-tray.exe"'
+  ${EndIf}
+FunctionEnd
+
+Function un.onUninstFailed
   ${If} $TrayRan == 1
     Exec '"$INSTDIR\kluis-tray.exe"'
   ${EndIf}

@@ -31,7 +31,7 @@ bash tests/windows/setup.sh
 target_dir=${CARGO_TARGET_DIR:-target}
 out=$target_dir/$target/$([ "$profile" = dev ] && echo debug || echo "$profile")
 
-# One cargo invocation for all three programs: they share their dependencies, built once with
+# One cargo invocation for all the programs: they share their dependencies, built once with
 # one set of features. The app is built as `tauri build` builds it, its pages embedded
 # (custom-protocol); the icon and manifest come from its build script.
 packages=(-p kluis-cli -p kluis-relay)

@@ -8,12 +8,14 @@
 # 2. the Windows kluis.exe runs the backup flow against the Linux simulator over TLS
 #    (kluis-cli's tests/it/windows.rs: environment, backup, history, resume after a kill, exit
 #    codes, the folders it uses, Task Scheduler), and kluis-tray.exe (kluis-tray's
-#    tests/tray.rs: the plans kept, one instance, --quit over its pipe);
-# 3. the installers (tests/windows/installer.sh: the per-user and the per-machine MSI, signed
-#    with a throw-away code-signing certificate, and a next version of them) verified, installed
-#    silently, upgraded and uninstalled (kluis-cli's tests/it/installer.rs);
-# 4. the unit tests that know Windows (file names, owner-only files, the app's background
-#    threads' priority) run as Windows test binaries under Wine;
+#    tests/tray.rs: the plans kept, one instance, --quit over its pipe, its icon);
+# 3. the installers (tests/windows/installer.sh: the per-user and the per-machine MSI and the
+#    setup, signed with a throw-away code-signing certificate, and a next version of them)
+#    verified, installed silently, upgraded and uninstalled, the setup stopping kluis-tray and
+#    starting it again (kluis-cli's tests/it/installer.rs);
+# 4. the unit tests that know Windows (file names, owner-only files and pipes, the link to
+#    kluis-tray, its icon, the app's background threads' priority) run as Windows test
+#    binaries under Wine, in a session with an X display (Xvfb);
 # 5. the desktop app's logic: kluis-desktop's app tests (the in-process demo) and the Tauri
 #    commands on Tauri's mock runtime, as Windows test binaries under Wine.
 #
@@ -96,7 +98,7 @@ windows_test() {
   if ! grep -q '^running [0-9]' "$log"; then
     rm -f "$log"
     echo "!! FLAKY START: the Windows test binary $name ended, exit $status, before it ran a test: once more, with Wine's errors shown"
-    (cd "$folder" && WINEDEBUG=err+all,+seh "$wine" "$exe" "$@")
+    (cd "$folder" && WINEDEBUG=err+all,+seh timeout 600 "$wine" "$exe" "$@")
     return
   fi
   rm -f "$log"
@@ -169,7 +171,7 @@ test_under_wine() {
     cargo test-all --test tray -- --ignored windows_
   windows_test src-tauri/crates/kluis-tray kluis_tray
 
-  echo "== Windows: the installers (MSI) built, signed with a test certificate, installed under Wine"
+  echo "== Windows: the installers (MSI, setup) built, signed with a test certificate, installed under Wine"
   local signing="$work/signing" packages="$work/packages"
   test_certificate "$signing"
   for version in 0.1.0 0.1.1; do   # (0.1.1: the upgrade)

@@ -284,8 +284,8 @@ mod tests {
 
     /// A window that connects mid-backup hears where each running backup stands (not the ones
     /// that ended), then every event as it comes; its Cancel reaches kluis-tray's side; the
-    /// socket is its owner's alone. (Also a Windows test binary under Wine, over a named pipe:
-    /// tests/windows/run.sh.)
+    /// socket is its owner's alone (on Unix; under Wine, where tests/windows/run.sh runs this
+    /// over a named pipe, the pipe's security is endpoint.rs's and kluis-private's tests').
     #[tokio::test]
     async fn a_window_hears_where_each_backup_stands_then_each_event_and_can_cancel() {
         let dir = tempfile::tempdir().unwrap();

@@ -2,8 +2,8 @@
 //! look for overdue klanten, the office's report, the look for updates and the tray icon — and
 //! how the two programs that can run it start each other.
 //!
-//! Two programs share one data folder: `kluis-app`, the window (a GTK/WebKit process of
-//! hundreds of MiB), and `kluis-tray`, the small process without a web engine that keeps the
+//! Two programs share one data folder: `kluis-app`, the window (a web-engine process of
+//! hundreds of MiB: WebKitGTK on Linux, WebView2 on Windows), and `kluis-tray`, the small process without a web engine that keeps the
 //! plans while the window is closed. Exactly one of them runs the background work, the one that
 //! holds [`BackgroundOwner`]: an exclusive lock on `background.lock` beside the history, which
 //! the OS lets go of however the process ends (as kluis-core's job claims are). So a window

@@ -1,6 +1,6 @@
 //! kluis-tray: Kluis while its window is closed — the plans, the tray icon and the
-//! notifications in a small process without a web engine. The window (`kluis-app`, a GTK/WebKit
-//! process of hundreds of MiB) ends when it is closed; this process keeps what must go on, and
+//! notifications in a small process without a web engine. The window (`kluis-app`, a web-engine
+//! process of hundreds of MiB: WebKitGTK, WebView2) ends when it is closed; this process keeps what must go on, and
 //! starts the window again when asked.
 //!
 //! Parts and data flow:
@@ -16,13 +16,14 @@
 //!   extension) shows none: the keeper says so in a notification, and the applications menu's
 //!   Kluis entry opens the window. `win_tray` (Windows): the same icon and menu in the
 //!   notification area, on a thread running the Win32 message loop. Both draw `icon_png`.
-//! - [`program`]: whether this process's program file was replaced (a package upgrade); the
+//! - [`program`] (noticed on Linux; on Windows the setup stops and starts kluis-tray): whether
+//!   this process's program file was replaced (a package upgrade); the
 //!   keeper then leaves at its next look with no backup running, and `main.rs` runs the new
 //!   program in this process's place, the instance handed over; [`inherited`] (Linux): the
 //!   windows the old program started, waited for by the new one.
 //! - `main.rs`: one `kluis-tray` per data folder (`kluis_desktop::owner::TrayInstance`, whose
-//!   `--quit` request the keeper also looks for: one sent before its socket listened), the
-//!   runtime, the keyring.
+//!   `--quit` request the keeper also looks for: one sent before its socket — on Windows its
+//!   pipe — listened), the runtime, the keyring.
 
 #[cfg(any(target_os = "linux", windows))]
 mod icon_png;

@@ -1,8 +1,9 @@
 //! `kluis-tray`: see the crate's text. Flags: `--after-window` (a closing window started it:
 //! it says once where Kluis went); `--quit` asks the `kluis-tray` that runs to quit, as its
-//! menu's *Quit Kluis* does (where no tray icon shows the menu), and ends. Environment:
-//! `KLUIS_DATA_DIR` keeps all files under one folder, as for the window and `kluis`. When a
-//! package upgrade replaced the program, the new one is run in this process's place.
+//! menu's *Quit Kluis* does (where no tray icon shows the menu; the Windows setup before it
+//! replaces the program), and ends once it has gone (at most a minute). Environment:
+//! `KLUIS_DATA_DIR` keeps all files under one folder, as for the window and `kluis`. On Linux,
+//! when a package upgrade replaced the program, the new one is run in this process's place.
 
 // No console window on Windows: a closing window or the log-in starts it.
 #![cfg_attr(windows, windows_subsystem = "windows")]

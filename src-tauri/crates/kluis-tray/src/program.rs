@@ -85,7 +85,8 @@ fn look(path: &Path) -> Option<(FileState, bool)> {
     meta.is_file().then_some((file, may_run))
 }
 
-// (Elsewhere — Windows has no kluis-tray yet: the window keeps its own tray there, see docs/app.md.)
+// (Elsewhere a replaced program is not noticed: on Windows the setup asks kluis-tray to quit
+// before it replaces it, and starts it again — src-tauri/windows/kluis.nsi.)
 #[cfg(not(target_os = "linux"))]
 fn look(_path: &Path) -> Option<(FileState, bool)> {
     None

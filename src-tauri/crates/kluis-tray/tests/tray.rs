@@ -1,6 +1,7 @@
 //! kluis-tray's keeper with its tray icon over a real (private) D-Bus session bus: the menu as a
 //! tray host reads and clicks it (com.canonical.dbusmenu), a desktop with and without a tray
-//! host, and leaving when nothing is left to keep; and the program itself after an upgrade.
+//! host, and leaving when nothing is left to keep; and the program itself after an upgrade. Last,
+//! the Windows `kluis-tray.exe` under Wine (ignored here: tests/windows/run.sh runs it).
 #![cfg(target_os = "linux")]
 
 use std::collections::HashMap;
@@ -162,7 +163,7 @@ async fn paused_plans_under(dir: &std::path::Path) -> std::path::PathBuf {
     data
 }
 
-/// `program` run as the `kluis-tray` of `data`, on no session bus (no tray icon), its log at
+/// `program` run as the `kluis-tray` of `data`, on no session bus (no tray icon on Linux), its log at
 /// info on a piped stderr, its output piped, ended with the test. Not yet started.
 #[cfg(target_os = "linux")]
 fn tray_of(
@@ -543,7 +544,8 @@ async fn a_window_started_before_an_upgrade_is_waited_for() {
 /// of the programs, WINEPREFIX, DISPLAY: an Xvfb): with a plan set it keeps it, listens on its
 /// named pipe and puts its icon up (on its own thread's message loop); a second one leaves
 /// at once; `kluis-tray.exe --quit` reaches the first over its pipe (it says nothing of a
-/// request left for a kluis-tray still starting) and the first ends, its icon's thread with it.
+/// request left for a kluis-tray still starting) and the first ends (which it can only once its
+/// icon's message loop has ended).
 /// (Its end is waited for, never its output's: a Wine service may hold a pipe open for ever.)
 #[tokio::test]
 #[ignore = "the Windows build under Wine: bash tests/windows/run.sh"]

@@ -1,7 +1,7 @@
 //! [`TrayInstance`]: the one `kluis-tray` of a data folder (`tray.lock`, held while it runs),
 //! and how `kluis-tray --quit` reaches it when its socket cannot: while it waits for the
 //! background right (a closing window still finishing its backups), while an upgrade hands
-//! it over to the new program, and where it serves no socket (Windows, for now).
+//! it over to the new program (Linux), and before its socket or pipe listens.
 //!
 //! The instance writes a fresh token into `tray.token` as it takes the lock (a file of its
 //! own: on Windows the locked file cannot be read by another process). `--quit`

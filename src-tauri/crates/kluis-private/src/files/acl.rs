@@ -1,7 +1,10 @@
 //! Owner-only on Windows: a protected DACL with one entry — full control for the user running
 //! Kluis — so nothing is inherited from the folder above (not its Users, not Everyone).
 //! Folders pass the entry on to what is created in them; a file gets it right after it is
-//! created, while it is still empty.
+//! created, while it is still empty. Kernel objects (kluis-tray's named pipe) are made with
+//! [`OwnerOnlySecurity`] (that DACL, the user as owner, a medium integrity label), and one
+//! made by someone else is known by [`owned_by_running_user`] and
+//! [`below_medium_integrity`].
 
 use std::io;
 use std::os::windows::ffi::OsStrExt;
@@ -180,11 +183,11 @@ fn medium_label() -> io::Result<Vec<u64>> {
 /// A SACL of one entry: the integrity label `level` (a well-known label SID), no write or read
 /// up.
 fn integrity_label(level: WELL_KNOWN_SID_TYPE) -> io::Result<Vec<u64>> {
-    let mut medium = vec![0u64; 8];
-    let mut len = (medium.len() * 8) as u32;
+    let mut label = vec![0u64; 8];
+    let mut len = (label.len() * 8) as u32;
     // SAFETY: buffers as large as the calls are told, 8-aligned.
     unsafe {
-        let sid: PSID = medium.as_mut_ptr().cast();
+        let sid: PSID = label.as_mut_ptr().cast();
         if CreateWellKnownSid(level, null_mut(), sid, &mut len) == 0 {
             return Err(io::Error::last_os_error());
         }
