@@ -67,8 +67,11 @@ pub async fn show(clicks: UnboundedSender<TrayAction>, app: Arc<DesktopApp>) -> 
             };
             // SAFETY: no preconditions.
             let thread_id = unsafe { GetCurrentThreadId() };
-            let _ = ready.send(Ok((thread_id, taskbar_present())));
-            run_messages();
+            // Up too late (the keeper stopped waiting, and said there is none): taken down at
+            // once, not left in the notification area with nobody to remove it.
+            if ready.send(Ok((thread_id, taskbar_present()))).is_ok() {
+                run_messages();
+            }
             drop(icon);
             PAUSE.with(|pause| pause.borrow_mut().take());
         });
