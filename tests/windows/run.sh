@@ -11,8 +11,8 @@
 #    tests/tray.rs: the plans kept, one instance, --quit over its pipe, its icon);
 # 3. the installers (tests/windows/installer.sh: the per-user and the per-machine MSI and the
 #    setup, signed with a throw-away code-signing certificate, and a next version of them)
-#    verified, installed silently, upgraded and uninstalled, the setup stopping kluis-tray and
-#    starting it again (kluis-cli's tests/it/installer.rs);
+#    verified, installed silently, upgraded and uninstalled; kluis-tray installing an update
+#    by itself, the setup stopping it and starting it again (kluis-cli's tests/it/installer.rs);
 # 4. the unit tests that know Windows (file names, owner-only files and pipes, the link to
 #    kluis-tray, its icon, the app's background threads' priority) run as Windows test
 #    binaries under Wine, in a session with an X display (Xvfb);

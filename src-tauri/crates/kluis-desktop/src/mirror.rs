@@ -14,7 +14,7 @@ use std::sync::{Arc, Mutex};
 
 use serde::Serialize;
 use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
-use tokio::sync::{broadcast, mpsc};
+use tokio::sync::{broadcast, mpsc, watch};
 
 use crate::events::{AppJobEvent, PlannedEvent, PlannedSink};
 pub use crate::owner::TrayRequest as Request;
@@ -35,6 +35,8 @@ struct Standing {
 pub struct Mirror {
     running: Mutex<HashMap<String, Standing>>,
     events: broadcast::Sender<PlannedEvent>,
+    /// How many windows (or `kluis-tray --quit`s) are connected now.
+    connected: Arc<watch::Sender<usize>>,
 }
 
 impl Mirror {
@@ -43,7 +45,14 @@ impl Mirror {
             running: Mutex::default(),
             // A window that falls this far behind misses progress, never an end: see `serve`.
             events: broadcast::channel(1024).0,
+            connected: Arc::new(watch::channel(0).0),
         })
+    }
+
+    /// Whether a window follows this process now (kluis-tray installs no update then: the
+    /// setup would stop at the window's program).
+    pub fn followed(&self) -> bool {
+        *self.connected.borrow() > 0
     }
 
     /// The sink the plans' events go to (`Plans::watch_planned`).
@@ -122,7 +131,9 @@ impl Mirror {
             failed = 0;
             let mirror = self.clone();
             let asked = asked.clone();
+            let connected = Connected::counted(&self.connected);
             tokio::spawn(async move {
+                let _connected = connected;
                 if let Err(e) = mirror.serve_one(stream, asked).await {
                     tracing::debug!(%e, "a window's connection ended");
                 }
@@ -180,6 +191,22 @@ impl Mirror {
                 reading.await
             }
         }
+    }
+}
+
+/// One connection counted in [`Mirror::followed`] until it is dropped, however it ends.
+struct Connected(Arc<watch::Sender<usize>>);
+
+impl Connected {
+    fn counted(count: &Arc<watch::Sender<usize>>) -> Connected {
+        count.send_modify(|n| *n += 1);
+        Connected(count.clone())
+    }
+}
+
+impl Drop for Connected {
+    fn drop(&mut self) {
+        self.0.send_modify(|n| *n -= 1);
     }
 }
 
@@ -283,7 +310,8 @@ mod tests {
     }
 
     /// A window that connects mid-backup hears where each running backup stands (not the ones
-    /// that ended), then every event as it comes; its Cancel reaches kluis-tray's side; the
+    /// that ended), then every event as it comes; its Cancel reaches kluis-tray's side; it is
+    /// known to follow while connected, and no longer once it has gone; the
     /// socket is its owner's alone (on Unix; under Wine, where tests/windows/run.sh runs this
     /// over a named pipe, the pipe's security is endpoint.rs's and kluis-private's tests').
     #[tokio::test]
@@ -320,6 +348,7 @@ mod tests {
         });
         assert_eq!(heard.recv().await.unwrap(), event("a", downloading));
         assert_eq!(heard.recv().await.unwrap(), event("a", progress(40)));
+        assert!(mirror.followed(), "a window follows");
 
         // Live from here (sent once the window has connected: its first lines arrived).
         sink(event("a", progress(90)));
@@ -339,7 +368,12 @@ mod tests {
                 "only its owner may connect"
             );
         }
-        serving.abort();
         following.abort();
+        let mut connected = mirror.connected.subscribe();
+        let gone = connected.wait_for(|n| *n == 0);
+        let gone = tokio::time::timeout(std::time::Duration::from_secs(60), gone).await;
+        assert!(gone.is_ok(), "the window's end is noticed");
+        assert!(!mirror.followed(), "no window follows any more");
+        serving.abort();
     }
 }

@@ -10,11 +10,13 @@ use crate::sni as tray_icon;
 #[cfg(windows)]
 use crate::win_tray as tray_icon;
 
+use kluis_desktop::mirror::Mirror;
 use kluis_desktop::owner::TrayInstance;
 use kluis_desktop::{DesktopApp, TrayAction};
 use tokio::sync::mpsc;
 
 use crate::program::ProgramFile;
+use crate::setup_update::SetupRunner;
 
 /// How the window is opened (*Open Kluis*): the window's program started beside this one; the
 /// tests count the calls instead.
@@ -96,7 +98,11 @@ pub async fn run_looking(
     mut looks: Looks<'_>,
 ) -> Left {
     let (clicks, mut actions) = mpsc::unbounded_channel();
-    let _windows = show_backups_to_windows(&app, clicks.clone());
+    let windows = Mirror::new();
+    let _serving = show_backups_to_windows(&app, &windows, clicks.clone());
+    // (Before the background work starts: its daily round installs updates.)
+    app.updates
+        .set_installer(Arc::new(SetupRunner::new(windows.clone())));
     // A `kluis-tray --quit` from before the socket (or pipe) listened (from now on it is heard there):
     // nothing starts.
     if looks.quit_asked() {
@@ -183,10 +189,10 @@ pub async fn run_looking(
 /// until the returned task is dropped, as the keeper leaves.
 fn show_backups_to_windows(
     app: &Arc<DesktopApp>,
+    mirror: &Arc<Mirror>,
     quit: mpsc::UnboundedSender<TrayAction>,
 ) -> Option<AbortOnDrop<std::io::Result<()>>> {
-    use kluis_desktop::mirror::{self, Mirror, Request};
-    let mirror = Mirror::new();
+    use kluis_desktop::mirror::{self, Request};
     let listener = match Mirror::listen(&mirror::address(app.paths())) {
         Ok(listener) => listener,
         Err(e) => {
@@ -209,7 +215,9 @@ fn show_backups_to_windows(
             let _ = quit.send(TrayAction::Quit);
         }
     });
-    Some(AbortOnDrop(tokio::spawn(mirror.serve(listener, asked))))
+    Some(AbortOnDrop(tokio::spawn(
+        mirror.clone().serve(listener, asked),
+    )))
 }
 
 /// A task that ends with the value that holds it.

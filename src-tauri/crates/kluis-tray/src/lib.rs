@@ -8,9 +8,10 @@
 //!   (`kluis_desktop::owner`: a window that just closed lets go of it as it ends), it opens the
 //!   same core the window and `kluis run-due` use (`kluis_desktop::DesktopApp`, one history and
 //!   one profiles file), runs its background work (plans, copies left to make, overdue klanten,
-//!   the office's report, updates) and does what the tray menu asks (`TrayAction`): *Open
-//!   Kluis* starts the window's program, *Backup all now*, *Pause plans*, *Quit Kluis*. It
-//!   leaves when no plan is set and no backup runs: a guest gives back what it does not need.
+//!   the office's report, updates — installed by [`setup_update`] on Windows) and does what the
+//!   tray menu asks (`TrayAction`): *Open Kluis* starts the window's program, *Backup all now*,
+//!   *Pause plans*, *Quit Kluis*. It leaves when no plan is set and no backup runs: a guest
+//!   gives back what it does not need.
 //! - [`sni`] (Linux): the tray icon, a StatusNotifierItem over D-Bus (no GTK); its menu's clicks
 //!   go to the keeper over a channel. A desktop without a tray host (stock GNOME without its
 //!   extension) shows none: the keeper says so in a notification, and the applications menu's
@@ -31,6 +32,7 @@ mod icon_png;
 pub mod inherited;
 pub mod keeper;
 pub mod program;
+pub mod setup_update;
 #[cfg(target_os = "linux")]
 pub mod sni;
 #[cfg(windows)]

@@ -1,5 +1,6 @@
 //! [`download`]: a [`Release`]'s build fetched, verified against the publisher's key as it
-//! streams, and only then kept.
+//! streams, and only then kept; [`verify_kept`]: a build kept earlier verified again before it
+//! is run.
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -24,11 +25,7 @@ pub async fn download(
     extra_ca_pem: Option<&str>,
 ) -> Result<PathBuf, UpdateError> {
     let version = release.version.to_string();
-    let (signature, _) = signature::decode(&release.signature)
-        .filter(|(_, id)| *id == publisher.key_id)
-        .ok_or_else(|| UpdateError::OtherKey {
-            version: version.clone(),
-        })?;
+    let signature = publishers_signature(publisher, release)?;
     let mut verifier =
         publisher
             .key
@@ -101,6 +98,44 @@ pub async fn download(
     let _ = std::fs::remove_file(&part);
     kept.map_err(|e| UpdateError::Io(format!("{}: {e}", target.display())))?;
     Ok(target)
+}
+
+/// `release`'s build kept at `file` by an earlier [`download`], verified again as a whole (the
+/// publisher's key, the version, platform and file it was signed for) before it is handed on:
+/// a file that changed on disk since is refused as [`UpdateError::Tampered`].
+pub fn verify_kept(
+    publisher: &Publisher,
+    release: &Release,
+    file: &Path,
+) -> Result<(), UpdateError> {
+    let version = release.version.to_string();
+    let signature = publishers_signature(publisher, release)?;
+    let io = |e: std::io::Error| UpdateError::Io(format!("{}: {e}", file.display()));
+    let size = std::fs::metadata(file).map_err(io)?.len();
+    if size > MAX_BUILD_BYTES {
+        return Err(UpdateError::TooLarge {
+            version,
+            mib: MAX_BUILD_BYTES >> 20,
+        });
+    }
+    let bytes = std::fs::read(file).map_err(io)?;
+    (publisher.key)
+        .verify(&bytes, &signature, false)
+        .map_err(|_| UpdateError::Tampered { version })?;
+    signed_for(&signature, release)
+}
+
+/// `release`'s signature, when it is by `publisher`'s key.
+fn publishers_signature(
+    publisher: &Publisher,
+    release: &Release,
+) -> Result<minisign_verify::Signature, UpdateError> {
+    signature::decode(&release.signature)
+        .filter(|(_, id)| *id == publisher.key_id)
+        .map(|(signature, _)| signature)
+        .ok_or_else(|| UpdateError::OtherKey {
+            version: release.version.to_string(),
+        })
 }
 
 /// How Kluis names its part files: never another program's file.

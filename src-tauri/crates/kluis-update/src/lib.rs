@@ -10,7 +10,8 @@
 //! its minisign signature verified against the publisher's key while it streams, the version,
 //! platform and file it was signed for checked against the one announced and this Kluis's
 //! own — [`Target`], `install.rs`: its platform and how it was installed — and only then
-//! written, owner-only and whole, where it was asked for). [`policy`] says whether IT turned updates off on this
+//! written, owner-only and whole, where it was asked for; [`verify_kept`] verifies such a file
+//! again before it is run). [`policy`] says whether IT turned updates off on this
 //! computer (a registry value under HKLM on Windows, or a file beside the program) and whether
 //! today's check was made already. [`UpdateError`]: what went wrong, with a stable code and
 //! words for the user.
@@ -25,7 +26,7 @@ mod publisher;
 mod registry;
 mod signature;
 
-pub use artifact::download;
+pub use artifact::{download, verify_kept};
 pub use check::{check, look, Found, Release};
 pub use error::UpdateError;
 pub use install::{InstallKind, Target};

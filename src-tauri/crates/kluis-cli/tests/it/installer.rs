@@ -3,9 +3,10 @@
 //! the backup flow against the Linux simulator, upgrades in place keeping the user's history
 //! and backups, refuses a downgrade and uninstalls — the program gone, the user's data kept;
 //! the per-machine MSI for IT, starting at log-in when asked; the NSIS installer, silent, and
-//! its signed uninstaller, stopping kluis-tray and starting it again around an upgrade. Ignored in the ordinary run: tests/windows/run.sh runs them with
-//! KLUIS_WINE, WINEPREFIX, KLUIS_WINDOWS_INSTALLERS (a folder per version, each with its
-//! installers) and KLUIS_SIGNING_CA (the test CA that signed them) set.
+//! its signed uninstaller; kluis-tray installing an update by itself, which stops it and starts
+//! it again. Ignored in the ordinary run: tests/windows/run.sh runs them with KLUIS_WINE,
+//! WINEPREFIX, KLUIS_WINDOWS_INSTALLERS (a folder per version, each with its installers) and
+//! KLUIS_SIGNING_CA (the test CA that signed them) set.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -429,7 +430,7 @@ fn the_setup_installs_silently_and_uninstalls() {
 }
 
 /// A data folder under `dir` whose klant has a daily plan, paused as a whole: kluis-tray keeps
-/// it (a plan is set) and runs nothing.
+/// it (a plan is set) and runs nothing; *Install updates by themselves* chosen.
 async fn paused_plans_under(dir: &Path) -> PathBuf {
     use kluis_desktop::{AppPaths, DesktopApp, MemoryStore};
     let (data, saved) = (dir.join("data"), dir.join("saved"));
@@ -444,8 +445,60 @@ async fn paused_plans_under(dir: &Path) -> PathBuf {
     .unwrap();
     planned_klant::save_klant(&app, true).await;
     app.plans.pause_plans().unwrap();
+    app.updates.set_automatic(true).unwrap();
     app.shutdown().await;
     data
+}
+
+/// Where IT's machine policy for Kluis lives (kluis-update's `policy`).
+const POLICY_KEY: &str = r"HKLM\SOFTWARE\Policies\Kluis";
+
+/// IT's machine policy naming an update server (an office's own: the only way a release build
+/// takes another than its own), removed again when dropped.
+struct UpdatePolicy;
+
+impl UpdatePolicy {
+    fn naming(manifest_url: &str, public_key: &str) -> UpdatePolicy {
+        for (name, value) in [("UpdateUrl", manifest_url), ("UpdatePublicKey", public_key)] {
+            let args = [
+                "add", POLICY_KEY, "/v", name, "/t", "REG_SZ", "/d", value, "/f",
+            ];
+            assert_ran("reg add", &run(wine("reg", &args)));
+        }
+        UpdatePolicy
+    }
+}
+
+impl Drop for UpdatePolicy {
+    fn drop(&mut self) {
+        let _ = run(wine("reg", &["delete", POLICY_KEY, "/f"]));
+    }
+}
+
+/// The test's update server offering `version`'s setup for Windows, signed as
+/// tests/update/publish.sh signs it, named in IT's policy; its CA's certificate written to
+/// `ca_file` (`KLUIS_CA_CERT`).
+async fn update_server_offering(
+    version: &str,
+    ca_file: &Path,
+) -> (crate::update_server::Setup, UpdatePolicy) {
+    let s = crate::update_server::setup().await;
+    let file = format!("kluis-{version}-x64-setup.exe");
+    let bytes = std::fs::read(setup(version)).unwrap();
+    let signature = s.signer.sign_for(&bytes, version, "windows-x86_64", &file);
+    s.served.files.lock().unwrap().insert(file.clone(), bytes);
+    *s.served.manifest.lock().unwrap() = serde_json::json!({
+        "version": version,
+        "notes": "Kluis werkt zichzelf bij.",
+        "pub_date": "2026-12-01T10:00:00Z",
+        "platforms": { "windows-x86_64": {
+            "url": format!("{}/{file}", s.origin), "signature": signature
+        } }
+    })
+    .to_string();
+    std::fs::write(ca_file, &s.ca).unwrap();
+    let policy = UpdatePolicy::naming(&format!("{}/manifest.json", s.origin), &s.signer.public());
+    (s, policy)
 }
 
 /// Reads `log` (a kluis-tray's, at info) until a line says `words`, within a generous bound;
@@ -471,23 +524,28 @@ async fn until_said<R: tokio::io::AsyncBufRead + Unpin>(
     );
 }
 
-/// The setup over an installed Kluis while kluis-tray keeps the plans (the window closed): it
-/// asks kluis-tray to quit before it replaces its program (a running program's file cannot be
-/// written), installs the new version, and starts kluis-tray again, which keeps the plans; the
-/// uninstaller asks it to quit too, and removes kluis-tray.exe. (Output goes to files or is read
-/// line by line, never to its end: a program the setup starts may hold it open.)
+/// kluis-tray, keeping the plans while the window is closed, installs an update by itself
+/// (*Install updates by themselves*): it looks (IT's policy names the test's update server),
+/// downloads and verifies the newer setup and starts it; the setup asks kluis-tray to quit
+/// before it replaces its program (a running program's file cannot be written), installs the
+/// new version, and starts kluis-tray again, which keeps the plans and finds nothing newer;
+/// the uninstaller asks it to quit too, and removes kluis-tray.exe. (Output goes to files or
+/// is read line by line, never to its end: a program the setup starts may hold it open.)
 #[tokio::test(flavor = "multi_thread")]
 #[ignore = "the Windows installers under Wine: bash tests/windows/run.sh"]
-async fn the_setup_stops_kluis_tray_and_starts_it_again() {
+async fn kluis_tray_installs_an_update_and_the_setup_starts_it_again() {
     use std::process::Stdio;
     use tokio::io::AsyncBufReadExt;
     assert_nothing_installed();
     let dir = tempfile::tempdir().unwrap();
     let data = paused_plans_under(dir.path()).await;
+    let ca_file = dir.path().join("update-ca.pem");
+    let (server, _policy) = update_server_offering("0.1.1", &ca_file).await;
     let with_data = |mut command: Command| {
         command
             .env("KLUIS_DATA_DIR", win(&data))
-            .env("KLUIS_LOG", "kluis_tray=info")
+            .env("KLUIS_CA_CERT", win(&ca_file))
+            .env("KLUIS_LOG", "kluis_tray=info,kluis_desktop=warn")
             .stdin(Stdio::null());
         tokio::process::Command::from(command)
     };
@@ -515,28 +573,28 @@ async fn the_setup_stops_kluis_tray_and_starts_it_again() {
     until_said(&mut log, "kluis-tray listens for windows").await;
     let token = std::fs::read(data.join("tray.token")).unwrap();
 
-    // The update: what kluis-tray says from then on is read (the new one's too, started by
-    // the setup with its output).
-    let mut update = with_data(wine(&win(&setup("0.1.1")), &["/S"]))
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .kill_on_drop(true)
-        .spawn()
-        .unwrap();
-    let mut update_log = tokio::io::BufReader::new(update.stderr.take().unwrap()).lines();
+    // The update, by itself: what kluis-tray says from then on is read (the new one's too,
+    // started by the setup, which kluis-tray started with its output).
+    until_said(&mut log, "kluis-tray starts the update's setup").await;
     until_said(&mut log, "kluis-tray leaves").await;
     let ended = tokio::time::timeout(std::time::Duration::from_secs(120), tray.wait())
         .await
         .expect("the old kluis-tray ends")
         .unwrap();
     assert!(ended.success(), "asked to quit, it ended: {ended:?}");
-    until_said(&mut update_log, "kluis-tray keeps the plans").await;
-    let updated = tokio::time::timeout(std::time::Duration::from_secs(300), update.wait())
-        .await
-        .expect("the setup ends")
-        .unwrap();
-    assert!(updated.success(), "setup /S over 0.1.0: {updated:?}");
+    until_said(&mut log, "kluis-tray keeps the plans").await;
+    // (The setup writes the Apps list's entry before it starts kluis-tray.)
     assert_eq!(apps_list(), ["0.1.1"], "upgraded in place");
+    let downloads = server
+        .served
+        .build_asked
+        .load(std::sync::atomic::Ordering::SeqCst);
+    assert_eq!(downloads, 1, "the setup downloaded once");
+    assert_eq!(
+        std::fs::read_to_string(data.join("update-started")).unwrap(),
+        "0.1.1",
+        "noted as started by itself"
+    );
     assert_ne!(
         std::fs::read(data.join("tray.token")).unwrap(),
         token,
@@ -555,7 +613,7 @@ async fn the_setup_stops_kluis_tray_and_starts_it_again() {
         .expect("the uninstaller ends")
         .unwrap();
     assert!(removed.success(), "uninstall /S: {removed:?}");
-    until_said(&mut update_log, "kluis-tray leaves").await;
+    until_said(&mut log, "kluis-tray leaves").await;
     assert!(
         !per_user_dir().join("kluis-tray.exe").exists(),
         "kluis-tray.exe is removed (it was not running any more)"

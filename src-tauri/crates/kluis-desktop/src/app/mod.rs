@@ -106,7 +106,7 @@ pub use sftp_target::{SftpInput, SftpServer};
 use shared::Shared;
 pub use updates::{
     PackageManagerUpdates, UpdateInstaller, UpdateState, UpdateView, Updates, VerifiedSetup,
-    QUIET_BEFORE_PLAN,
+    QUIET_BEFORE_PLAN, RETRY_BY_ITSELF_AFTER,
 };
 
 /// The tunnel program looked up on `PATH`; any other must be picked in a native dialog.

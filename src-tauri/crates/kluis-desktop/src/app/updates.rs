@@ -11,11 +11,13 @@
 //! next look tries again). A restart forgets nothing worth keeping: the stamp keeps the newer
 //! version found, and a verified setup is downloaded again (it is not trusted from disk).
 //!
-//! Installing is the host's ([`UpdateInstaller`]): on Windows the shell hands the verified
-//! setup to Tauri's updater plugin, which checks it once more against the manifest and the
+//! Installing is the host's ([`UpdateInstaller`]), with a setup verified again just before
+//! (downloaded now, or kept from an earlier download this run): on Windows the window's shell
+//! hands it to Tauri's updater plugin, which checks it once more against the manifest and the
 //! key and runs it silently over the installed Kluis (`/S /UPDATE`: the setup waits for the
-//! app to end, then starts it again) as the app ends; elsewhere the package manager updates
-//! Kluis, and the app says so.
+//! app to end, then starts it again) as the app ends; kluis-tray, while the window is closed,
+//! starts it (`/S`: the setup asks kluis-tray to quit, then starts it again); elsewhere the
+//! package manager updates Kluis, and the app says so.
 
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
@@ -31,6 +33,10 @@ use crate::error::{AppError, AppResult};
 /// No update is installed when a plan is due within this time: the setup and the restart
 /// take a minute or two, and a planned backup must not find Kluis away.
 pub const QUIET_BEFORE_PLAN: Duration = Duration::from_secs(15 * 60);
+
+/// A version's setup started by itself is not started by itself again before this (*Install
+/// now* always starts it).
+pub const RETRY_BY_ITSELF_AFTER: Duration = Duration::from_secs(24 * 3600);
 
 /// Where the update stands (see the module's text).
 #[derive(Debug, Clone, PartialEq, Serialize, ts_rs::TS)]
@@ -89,16 +95,21 @@ pub struct VerifiedSetup {
     pub tauri_pubkey: String,
 }
 
-/// Runs a verified setup over the installed Kluis, and ends the app (the host's part: on
-/// Windows the shell hands it to Tauri's updater plugin).
+/// Runs a verified setup over the installed Kluis (the host's part: on Windows the window's
+/// shell hands it to Tauri's updater plugin, which ends the app; kluis-tray starts the setup,
+/// which asks it to quit).
 pub trait UpdateInstaller: Send + Sync {
     fn installs_here(&self) -> bool;
     /// Whether IT installs this Kluis's updates (installed for every user of the computer).
     fn managed_by_it(&self) -> bool {
         false
     }
-    /// Starts the setup so that it installs over this Kluis once the app has ended, and ends
-    /// the app.
+    /// Why this installer may not install now, besides the backups and plans (kluis-tray: a
+    /// window follows it, and the setup would stop at its program).
+    fn not_now(&self) -> Option<String> {
+        None
+    }
+    /// Starts the setup so that it installs over this Kluis once this process has ended.
     fn install(&self, setup: &VerifiedSetup) -> AppResult<()>;
 }
 
@@ -273,8 +284,13 @@ impl Updates {
         }
     }
 
-    /// Why an update may not be installed now: a backup runs, or a plan is due soon.
+    /// Why an update may not be installed now: a backup runs, or a plan is due soon, or the
+    /// installer says why not.
     pub fn busy(&self) -> Option<String> {
+        let installer = self.installer.lock().unwrap().clone();
+        if let Some(why) = installer.not_now() {
+            return Some(why);
+        }
         let running = self.jobs.running_job_ids().len();
         if running > 0 {
             return Some(format!(
@@ -300,6 +316,12 @@ impl Updates {
     /// installed — refused while a backup runs or a plan is about to, and where the package
     /// manager updates Kluis.
     pub async fn install(&self) -> AppResult<UpdateView> {
+        self.install_as(false).await
+    }
+
+    /// [`Updates::install`]; `by_itself` (*Install updates by themselves*): the version is
+    /// noted first as started by itself (see [`Updates::tick`]).
+    async fn install_as(&self, by_itself: bool) -> AppResult<UpdateView> {
         let installer = self.installer.lock().unwrap().clone();
         if !installer.installs_here() {
             return Err(PackageManagerUpdates::refusal(installer.managed_by_it()));
@@ -312,8 +334,35 @@ impl Updates {
         if let Some(why) = self.busy() {
             return Err(AppError::InvalidState(why));
         }
+        if by_itself {
+            self.note_started_by_itself(&setup.manifest);
+        }
         installer.install(&setup)?;
         Ok(self.view())
+    }
+
+    /// Where the version whose setup was last started by itself is noted (beside the stamp).
+    fn started_note(&self) -> PathBuf {
+        self.stamp().with_file_name("update-started")
+    }
+
+    fn note_started_by_itself(&self, manifest: &serde_json::Value) {
+        let version = manifest["version"].as_str().unwrap_or_default();
+        let note = self.started_note();
+        if let Err(e) = kluis_private::files::write_atomic(&note, version.as_bytes()) {
+            tracing::warn!(%e, "{}: not written", note.display());
+        }
+    }
+
+    /// Whether `version`'s setup was started by itself less than [`RETRY_BY_ITSELF_AFTER`] ago.
+    fn started_by_itself_lately(&self, version: &str) -> bool {
+        let note = self.started_note();
+        let (Ok(said), Ok(meta)) = (std::fs::read_to_string(&note), std::fs::metadata(&note))
+        else {
+            return false;
+        };
+        let age = meta.modified().ok().and_then(|at| at.elapsed().ok());
+        said.trim() == version && age.is_some_and(|age| age < RETRY_BY_ITSELF_AFTER)
     }
 
     /// The release's setup in the staging folder, downloaded and verified once.
@@ -331,8 +380,13 @@ impl Updates {
             manifest: release.manifest.clone(),
             tauri_pubkey: publisher.tauri_pubkey.clone(),
         };
-        if let Some(setup) = self.setup.lock().unwrap().clone().filter(|s| s.is_file()) {
-            return Ok(verified(setup));
+        let kept = self.setup.lock().unwrap().clone();
+        if let Some(setup) = kept.filter(|s| s.is_file()) {
+            // (Verified again: it has lain on disk since its download.)
+            match kluis_update::verify_kept(publisher, &release, &setup) {
+                Ok(()) => return Ok(verified(setup)),
+                Err(e) => tracing::warn!(code = e.code(), "the setup kept is fetched again: {e}"),
+            }
         }
         let folder = self.shared.paths.staging_dir.join("update");
         // (A setup left by an earlier download is not trusted: fetched and verified again.)
@@ -352,15 +406,25 @@ impl Updates {
     }
 
     /// The daily round (the app calls it every few minutes): the look when due; with
-    /// *Install updates by themselves*, a newer Kluis installed at a quiet moment.
+    /// *Install updates by themselves*, a newer Kluis installed at a quiet moment — a version
+    /// whose setup was started by itself once is not started so again within
+    /// [`RETRY_BY_ITSELF_AFTER`] (noted beside the stamp): a setup that stopped (a program
+    /// still running) starts kluis-tray again, whose first round would start it again at once.
     pub async fn tick(&self) {
         let view = self.look(false).await;
-        let newer = matches!(
-            view.state,
-            UpdateState::Available { .. } | UpdateState::Ready { .. }
-        );
-        if newer && view.automatic && view.installs_here && self.busy().is_none() {
-            if let Err(e) = self.install().await {
+        let newer = match &view.state {
+            UpdateState::Available { version, .. } | UpdateState::Ready { version, .. } => {
+                Some(version.clone())
+            }
+            _ => None,
+        };
+        let Some(version) = newer else { return };
+        if view.automatic
+            && view.installs_here
+            && self.busy().is_none()
+            && !self.started_by_itself_lately(&version)
+        {
+            if let Err(e) = self.install_as(true).await {
                 tracing::warn!("the update was not installed by itself: {e}");
             }
         }

@@ -17,13 +17,18 @@ use tokio::sync::mpsc;
 use crate::common;
 use crate::update_server::{manifest, setup, Setup};
 
-/// An installer that keeps what it was given: the setup's bytes, read at once.
+/// An installer that keeps what it was given: the setup's bytes, read at once; and why it
+/// may not install now, as a test sets it.
 #[derive(Default)]
-struct Installed(Mutex<Vec<Vec<u8>>>);
+struct Installed(Mutex<Vec<Vec<u8>>>, Mutex<Option<String>>);
 
 impl UpdateInstaller for Installed {
     fn installs_here(&self) -> bool {
         true
+    }
+
+    fn not_now(&self) -> Option<String> {
+        self.1.lock().unwrap().clone()
     }
 
     fn install(&self, setup: &VerifiedSetup) -> Result<(), AppError> {
@@ -152,7 +157,9 @@ async fn it_waits_for_backups_and_plans_then_installs() {
 }
 
 /// With *Install updates by themselves* the daily round installs a newer Kluis at a quiet
-/// moment; without it, it only looks.
+/// moment — not while the installer says why not (kluis-tray: a window follows it) — and
+/// starts a version's setup by itself once a day at most (a setup that stopped would otherwise
+/// be started again at each round); without it, it only looks. *Install now* always installs.
 #[tokio::test(flavor = "multi_thread")]
 async fn it_installs_by_itself_only_when_chosen() {
     let dir = tempfile::tempdir().unwrap();
@@ -167,8 +174,64 @@ async fn it_installs_by_itself_only_when_chosen() {
         "not chosen: only looked"
     );
     assert!(app.updates.set_automatic(true).unwrap().automatic);
+    *installed.1.lock().unwrap() = Some("A window follows.".into());
+    assert_eq!(app.updates.busy().as_deref(), Some("A window follows."));
+    app.updates.tick().await;
+    assert!(
+        installed.0.lock().unwrap().is_empty(),
+        "not while the installer says why not"
+    );
+    *installed.1.lock().unwrap() = None;
     app.updates.tick().await;
     assert_eq!(installed.0.lock().unwrap().len(), 1, "installed by itself");
+
+    // The process a setup stopped at starts again (the same version): not started again today.
+    let note = dir.path().join("update-started");
+    assert_eq!(std::fs::read_to_string(&note).unwrap(), "9.9.9");
+    app.updates.tick().await;
+    assert_eq!(
+        installed.0.lock().unwrap().len(),
+        1,
+        "not started by itself twice in a day"
+    );
+    let day_ago = std::time::SystemTime::now() - kluis_desktop::RETRY_BY_ITSELF_AFTER;
+    let note_file = std::fs::File::options().write(true).open(&note).unwrap();
+    note_file.set_modified(day_ago).unwrap();
+    app.updates.tick().await;
+    assert_eq!(
+        installed.0.lock().unwrap().len(),
+        2,
+        "started by itself again a day later"
+    );
+    app.updates.install().await.unwrap();
+    assert_eq!(installed.0.lock().unwrap().len(), 3, "Install now always");
+}
+
+/// A setup kept from an earlier download is verified again before it is handed on: changed
+/// on disk since, it is fetched again, and the installer gets the publisher's.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_kept_setup_that_changed_is_fetched_again() {
+    let dir = tempfile::tempdir().unwrap();
+    let build = b"MZ the next Kluis".repeat(1000);
+    let (app, s, installed) = app_with_update(&dir, &build, &build).await;
+    app.updates.look(false).await;
+    app.updates.install().await.unwrap();
+    let kept: Vec<_> = std::fs::read_dir(dir.path().join("staging/update"))
+        .unwrap()
+        .map(|entry| entry.unwrap().path())
+        .collect();
+    assert_eq!(kept.len(), 1, "{kept:?}");
+    std::fs::write(&kept[0], b"MZ something else").unwrap();
+    app.updates.install().await.unwrap();
+    let handed: Vec<bool> = (installed.0.lock().unwrap().iter())
+        .map(|setup| *setup == build)
+        .collect();
+    assert_eq!(handed, [true, true], "the publisher's setup both times");
+    assert_eq!(
+        s.served.build_asked.load(Ordering::SeqCst),
+        2,
+        "fetched again"
+    );
 }
 
 /// A build changed after it was signed is never handed to the installer, and nothing of it is

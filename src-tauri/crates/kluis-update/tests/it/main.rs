@@ -11,7 +11,9 @@ use std::sync::atomic::Ordering;
 
 use base64::Engine;
 
-use kluis_update::{check, download, platform, Found, Publisher, Release, Target, UpdateError};
+use kluis_update::{
+    check, download, platform, verify_kept, Found, Publisher, Release, Target, UpdateError,
+};
 use server::{manifest, setup, Signer};
 
 fn v(text: &str) -> semver::Version {
@@ -29,7 +31,8 @@ async fn found_newer(s: &server::Setup) -> Box<Release> {
 }
 
 /// A newer version is offered with its notes; downloaded, its signature verifies and the
-/// whole file is kept under its name, no part file beside it.
+/// whole file is kept under its name, no part file beside it; verified again before it is
+/// run, a kept file that changed is refused.
 #[tokio::test]
 async fn a_newer_version_is_offered_downloaded_and_verified() {
     let s = setup().await;
@@ -54,6 +57,23 @@ async fn a_newer_version_is_offered_downloaded_and_verified() {
         file.file_name().unwrap().to_str(),
         Some(release.artifact().as_str()),
         "kept under the name it was signed for"
+    );
+    verify_kept(&s.publisher, &release, &file).expect("the kept build verifies again");
+
+    // Changed on disk after its download, or replaced by another signed build, it is refused
+    // before it is run.
+    let mut changed = build.clone();
+    changed[1234] ^= 1;
+    std::fs::write(&file, &changed).unwrap();
+    let refused = verify_kept(&s.publisher, &release, &file).unwrap_err();
+    assert_eq!(refused.code(), "tampered", "{refused}");
+    std::fs::write(&file, b"MZ an older Kluis").unwrap();
+    let refused = verify_kept(&s.publisher, &release, &file).unwrap_err();
+    assert_eq!(refused.code(), "tampered", "{refused}");
+    std::fs::remove_file(&file).unwrap();
+    assert!(
+        verify_kept(&s.publisher, &release, &file).is_err(),
+        "a file gone"
     );
 }
 
