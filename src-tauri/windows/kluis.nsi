@@ -25,6 +25,9 @@ InstallDir "$LOCALAPPDATA\Programs\Kluis"
 
 !define PRODUCT "Kluis"
 !define UNINSTALL_KEY "Software\Microsoft\Windows\CurrentVersion\Uninstall\Kluis"
+; An installed Kluis is upgraded where it is (the folder the user chose, which its Apps-list
+; entry records), also by a silent setup that names none (the app's own update).
+InstallDirRegKey HKCU "${UNINSTALL_KEY}" "InstallLocation"
 
 !include MUI2.nsh
 !include LogicLib.nsh
@@ -58,13 +61,13 @@ LangString SecProgram ${LANG_ENGLISH} "Kluis"
 LangString SecProgram ${LANG_DUTCH} "Kluis"
 LangString SecAutostart ${LANG_ENGLISH} "Start Kluis when I log in"
 LangString SecAutostart ${LANG_DUTCH} "Kluis starten als ik me aanmeld"
-LangString StillRunning ${LANG_ENGLISH} "Kluis is still running. Close its window, and choose Quit Kluis in its menu in the notification area; then choose Retry."
-LangString StillRunning ${LANG_DUTCH} "Kluis draait nog. Sluit het venster, en kies Quit Kluis in het menu van Kluis in het systeemvak; kies dan Opnieuw."
+LangString StillRunning ${LANG_ENGLISH} "Kluis is still running. Close its window and choose Quit Kluis in its menu in the notification area; wait for a scheduled backup (kluis.exe) to end, or stop the office relay (kluis-relay.exe). Then choose Retry."
+LangString StillRunning ${LANG_DUTCH} "Kluis draait nog. Sluit het venster en kies Quit Kluis in het menu van Kluis in het systeemvak; wacht tot een geplande back-up (kluis.exe) klaar is, of stop de kantoorrelay (kluis-relay.exe). Kies dan Opnieuw."
 LangString DataKept ${LANG_ENGLISH} "Kluis is removed. Your backups, their history, your settings and saved passwords stay where they are."
 LangString DataKept ${LANG_DUTCH} "Kluis is verwijderd. Uw back-ups, hun geschiedenis, uw instellingen en bewaarde wachtwoorden blijven waar ze zijn."
 
-; /UPDATE: started by Kluis's own update (Settings → Updates), which ends the app as it starts
-; this. The app's program is replaced only once the app has let
+; /UPDATE: started by the window's own update (Settings → Updates), which ends the app as it
+; starts this. (kluis-tray's update, with the window closed, passes /S /D= only.) The app's program is replaced only once the app has let
 ; go of it (waited for, at most a minute), and the app is started again at the end.
 Var Updating
 ; kluis-tray (it keeps the plans while the window is closed) is asked to quit before its program
@@ -140,9 +143,14 @@ Section "!$(SecProgram)" SecMain
     Call WaitForFile
   ${EndIf}
   Call StopTheTray
+  ; Every program is free before the first is replaced: never a mix of old and new.
   StrCpy $R1 "$INSTDIR\kluis-app.exe"
   Call RequireFree
   StrCpy $R1 "$INSTDIR\kluis-tray.exe"
+  Call RequireFree
+  StrCpy $R1 "$INSTDIR\kluis.exe"
+  Call RequireFree
+  StrCpy $R1 "$INSTDIR\kluis-relay.exe"
   Call RequireFree
   File "${BIN}\kluis-app.exe"
   File "${BIN}\kluis.exe"
@@ -171,10 +179,13 @@ Section "!$(SecProgram)" SecMain
   ${EndIf}
 SectionEnd
 
-; A setup or uninstaller that stopped (a program still running) leaves the plans to the
-; kluis-tray it quit.
+; A setup or uninstaller that stopped (a program still running) starts again what it ended:
+; the window the app's own update closed, or else the kluis-tray it quit — so that something
+; keeps the plans.
 Function .onInstFailed
-  ${If} $TrayRan == 1
+  ${If} $Updating == 1
+    Exec '"$INSTDIR\kluis-app.exe"'
+  ${ElseIf} $TrayRan == 1
     Exec '"$INSTDIR\kluis-tray.exe"'
   ${EndIf}
 FunctionEnd
@@ -211,6 +222,10 @@ Section "Uninstall"
   StrCpy $R1 "$INSTDIR\kluis-app.exe"
   Call un.RequireFree
   StrCpy $R1 "$INSTDIR\kluis-tray.exe"
+  Call un.RequireFree
+  StrCpy $R1 "$INSTDIR\kluis.exe"
+  Call un.RequireFree
+  StrCpy $R1 "$INSTDIR\kluis-relay.exe"
   Call un.RequireFree
   Delete "$INSTDIR\kluis-app.exe"
   Delete "$INSTDIR\kluis.exe"

@@ -63,7 +63,7 @@ pub use app::{
     OfficeMembership, PackageManagerUpdates, PlanInput, ProgressSink, RecoverProgress,
     ReportExport, ReportFormat, ReportRequest, RestoreProgress, RestoreSummary, ResumedJob,
     RuleChange, SessionInfo, SftpInput, SftpServer, TrayAction, UpdateInstaller, UpdateState,
-    UpdateView, VerifiedSetup, VerifyReport, HIDDEN_FLAG, RETRY_BY_ITSELF_AFTER,
+    UpdateView, VerifiedSetup, VerifyReport, GAP_BETWEEN_SETUPS_BY_ITSELF, HIDDEN_FLAG,
 };
 pub use callback::{CallbackInput, CallbackTestResult};
 pub use dialogs::{Dialogs, ImportFile, NoDialogs};

@@ -49,8 +49,9 @@ impl Mirror {
         })
     }
 
-    /// Whether a window follows this process now (kluis-tray installs no update then: the
-    /// setup would stop at the window's program).
+    /// Whether a window follows this process now — or a `kluis-tray --quit` is being
+    /// answered: every connection counts (kluis-tray installs no update then: the setup would
+    /// stop at the window's program).
     pub fn followed(&self) -> bool {
         *self.connected.borrow() > 0
     }
@@ -101,11 +102,6 @@ impl Mirror {
             }
         }
         events
-    }
-
-    /// Listens at `address` (see [`endpoint`]).
-    pub fn listen(address: &Address) -> std::io::Result<Listener> {
-        Listener::bind(address)
     }
 
     /// Serves windows on `listener` until the process ends; `asked` does what a window asks.
@@ -292,7 +288,7 @@ mod tests {
             ));
         }
         let (asked_tx, mut asked) = mpsc::unbounded_channel();
-        let listener = Mirror::listen(&address).unwrap();
+        let listener = Listener::bind(&address).unwrap();
         let serving = tokio::spawn(mirror.serve(
             listener,
             Arc::new(move |request| drop(asked_tx.send(request))),
@@ -335,7 +331,7 @@ mod tests {
         ));
 
         let (asked_tx, mut asked) = mpsc::unbounded_channel();
-        let listener = Mirror::listen(&address).unwrap();
+        let listener = Listener::bind(&address).unwrap();
         let serving = tokio::spawn(mirror.clone().serve(
             listener,
             Arc::new(move |request| drop(asked_tx.send(request))),

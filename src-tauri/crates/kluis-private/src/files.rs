@@ -19,7 +19,7 @@ use std::path::Path;
 #[cfg(windows)]
 mod acl;
 #[cfg(windows)]
-pub use acl::{below_medium_integrity, owned_by_running_user, OwnerOnlySecurity};
+pub use acl::{ObjectSecurity, OwnerOnlySecurity};
 
 /// Mode of every file Kluis creates.
 pub const FILE_MODE: u32 = 0o600;

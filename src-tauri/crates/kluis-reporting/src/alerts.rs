@@ -183,6 +183,14 @@ impl Alert {
         }
     }
 
+    /// The setup of Kluis `version`, started by itself, did not install it.
+    pub fn update_not_installed(version: &str) -> Alert {
+        Alert {
+            title: format!("Kluis {version} was not installed"),
+            body: "Its setup stopped, most likely because a Kluis program was still running (a scheduled backup, the office relay). Kluis tries again tomorrow; or install it now in Settings → Updates.".into(),
+        }
+    }
+
     /// `kluis-tray` could not start (`reason`): the plans run only while the window is open.
     pub fn background_failed(reason: &str) -> Alert {
         Alert {

@@ -98,11 +98,11 @@ pub async fn run_looking(
     mut looks: Looks<'_>,
 ) -> Left {
     let (clicks, mut actions) = mpsc::unbounded_channel();
-    let windows = Mirror::new();
-    let _serving = show_backups_to_windows(&app, &windows, clicks.clone());
+    let followers = Mirror::new();
+    let _serving = show_backups_to_windows(&app, &followers, clicks.clone());
     // (Before the background work starts: its daily round installs updates.)
     app.updates
-        .set_installer(Arc::new(SetupRunner::new(windows.clone())));
+        .set_installer(Arc::new(SetupRunner::new(followers.clone())));
     // A `kluis-tray --quit` from before the socket (or pipe) listened (from now on it is heard there):
     // nothing starts.
     if looks.quit_asked() {
@@ -193,7 +193,7 @@ fn show_backups_to_windows(
     quit: mpsc::UnboundedSender<TrayAction>,
 ) -> Option<AbortOnDrop<std::io::Result<()>>> {
     use kluis_desktop::mirror::{self, Request};
-    let listener = match Mirror::listen(&mirror::address(app.paths())) {
+    let listener = match mirror::Listener::bind(&mirror::address(app.paths())) {
         Ok(listener) => listener,
         Err(e) => {
             tracing::warn!(%e, "a window opened now will not show kluis-tray's backups");

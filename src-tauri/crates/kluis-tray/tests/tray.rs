@@ -613,3 +613,36 @@ async fn windows_kluis_tray_keeps_the_plans_and_quits_over_its_pipe() {
         .unwrap();
     assert!(ended.success(), "{ended:?}");
 }
+
+/// The Windows `kluis-tray.exe` carries its own resources (build.rs): the version information
+/// Windows names it by (Kluis), an icon, and a manifest that makes it per-monitor DPI aware.
+#[test]
+#[ignore = "the Windows build under Wine: bash tests/windows/run.sh"]
+fn windows_kluis_tray_exe_has_its_name_icon_and_manifest() {
+    let bin = std::env::var_os("KLUIS_WINDOWS_BIN")
+        .expect("KLUIS_WINDOWS_BIN is not set: run bash tests/windows/run.sh");
+    let exe = std::fs::read(std::path::Path::new(&bin).join("kluis-tray.exe")).unwrap();
+    let has = |needle: &[u8]| exe.windows(needle.len()).any(|w| w == needle);
+    // (Version strings are UTF-16 in the resource; the manifest is UTF-8 text.)
+    let utf16 =
+        |text: &str| -> Vec<u8> { text.encode_utf16().flat_map(u16::to_le_bytes).collect() };
+    for (what, needle) in [
+        ("the version information", utf16("VS_VERSION_INFO")),
+        ("its name", utf16("FileDescription")),
+        ("its file's name", utf16("kluis-tray.exe")),
+        ("the manifest's DPI awareness", b"PerMonitorV2".to_vec()),
+    ] {
+        assert!(has(&needle), "kluis-tray.exe has {what}");
+    }
+    // The icon: each image of icons/icon.ico is a resource of its own, copied as it is (the
+    // first image's directory entry: its size at byte 6 + 8, its offset at 6 + 12). (Its 16-px
+    // image is no file of its own, so not the PNG the tray icon draws.)
+    let ico_file = concat!(env!("CARGO_MANIFEST_DIR"), "/../../../icons/icon.ico");
+    let ico = std::fs::read(ico_file).unwrap();
+    let word = |at: usize| u32::from_le_bytes(ico[at..at + 4].try_into().unwrap()) as usize;
+    let (size, offset) = (word(6 + 8), word(6 + 12));
+    assert!(
+        has(&ico[offset..offset + size]),
+        "kluis-tray.exe has the icon's first image"
+    );
+}

@@ -102,7 +102,8 @@ pub async fn download(
 
 /// `release`'s build kept at `file` by an earlier [`download`], verified again as a whole (the
 /// publisher's key, the version, platform and file it was signed for) before it is handed on:
-/// a file that changed on disk since is refused as [`UpdateError::Tampered`].
+/// a file that changed on disk since is refused as [`UpdateError::Tampered`] (or for what else
+/// is wrong with it: gone, too large, signed for another build).
 pub fn verify_kept(
     publisher: &Publisher,
     release: &Release,
@@ -111,17 +112,31 @@ pub fn verify_kept(
     let version = release.version.to_string();
     let signature = publishers_signature(publisher, release)?;
     let io = |e: std::io::Error| UpdateError::Io(format!("{}: {e}", file.display()));
-    let size = std::fs::metadata(file).map_err(io)?.len();
-    if size > MAX_BUILD_BYTES {
-        return Err(UpdateError::TooLarge {
-            version,
-            mib: MAX_BUILD_BYTES >> 20,
-        });
+    let tampered = || UpdateError::Tampered {
+        version: version.clone(),
+    };
+    let mut verifier = (publisher.key)
+        .verify_stream(&signature)
+        .map_err(|_| tampered())?;
+    // (Read in pieces, as it was downloaded: a setup of tens of MiB is never held whole.)
+    let mut reader = std::fs::File::open(file).map_err(io)?;
+    let mut piece = vec![0u8; 256 * 1024];
+    let mut total = 0u64;
+    loop {
+        let n = std::io::Read::read(&mut reader, &mut piece).map_err(io)?;
+        if n == 0 {
+            break;
+        }
+        total += n as u64;
+        if total > MAX_BUILD_BYTES {
+            return Err(UpdateError::TooLarge {
+                version,
+                mib: MAX_BUILD_BYTES >> 20,
+            });
+        }
+        verifier.update(&piece[..n]);
     }
-    let bytes = std::fs::read(file).map_err(io)?;
-    (publisher.key)
-        .verify(&bytes, &signature, false)
-        .map_err(|_| UpdateError::Tampered { version })?;
+    verifier.finalize().map_err(|_| tampered())?;
     signed_for(&signature, release)
 }
 

@@ -10,6 +10,7 @@
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
+use std::sync::atomic::Ordering;
 
 use crate::common::*;
 use kluis_sim::config::DEMO_API_KEY;
@@ -230,13 +231,7 @@ fn install_kind(exe: &std::path::Path) -> String {
 
 /// The programs and the README in %LOCALAPPDATA%\Programs\Kluis, and the Start-menu shortcut.
 fn assert_installed_for_the_user() {
-    for file in [
-        "kluis.exe",
-        "kluis-app.exe",
-        "kluis-relay.exe",
-        "kluis-tray.exe",
-        "README.txt",
-    ] {
+    for file in PROGRAMS.iter().chain(&["README.txt"]) {
         assert!(per_user_dir().join(file).is_file(), "{file} is installed");
     }
     assert!(start_menu_shortcut().is_file(), "the Start-menu shortcut");
@@ -379,27 +374,38 @@ fn it_installs_per_machine_starting_at_log_in() {
     assert!(apps_list().is_empty());
 }
 
-/// The installer to double-click, run silently (`/S`, as IT runs it): for this user, the
-/// programs and the shortcut, the Apps list's entry with its version, start at log-in only
-/// with `/AUTOSTART=1`, and a signed uninstaller. Installed again over itself, it upgrades in
-/// place. The uninstaller (`/S`; `_?=` runs it where it is, so that this test can wait for
-/// it: it then leaves itself behind) removes the programs, the shortcut, the entry and the
-/// start at log-in.
+/// The installer to double-click, run silently (`/S`, as IT runs it), into a folder chosen
+/// (`/D=`, what its folder page sets): for this user, the programs, the Apps list's entry with
+/// its version, start at log-in only with `/AUTOSTART=1`, and a signed uninstaller. Installed
+/// again over itself naming no folder (as the app's own update runs it), it upgrades in place
+/// — in the folder chosen, not the default one. The uninstaller (`/S`; `_?=` runs it where it
+/// is, so that this test can wait for it: it then leaves itself behind) removes the programs,
+/// the shortcut, the entry and the start at log-in.
 #[test]
 #[ignore = "the Windows installers under Wine: bash tests/windows/run.sh"]
 fn the_setup_installs_silently_and_uninstalls() {
     assert_nothing_installed();
     let run_key = r"HKCU\Software\Microsoft\Windows\CurrentVersion\Run";
-    let installed = run(wine(&win(&setup("0.1.0")), &["/S", "/AUTOSTART=1"]));
+    // (On drive C:, as a user would choose one.)
+    let (chosen, chosen_win) = (drive_c().join("Kantoor").join("Kluis"), r"C:\Kantoor\Kluis");
+    let into_chosen = format!("/D={chosen_win}");
+    let installed = run(wine(
+        &win(&setup("0.1.0")),
+        &["/S", "/AUTOSTART=1", &into_chosen],
+    ));
     assert_ran("setup /S", &installed);
-    assert_installed_for_the_user();
+    for file in PROGRAMS.iter().chain(&["README.txt"]) {
+        assert!(chosen.join(file).is_file(), "{file} is installed");
+    }
+    assert!(start_menu_shortcut().is_file(), "the Start-menu shortcut");
     assert_eq!(apps_list(), ["0.1.0"]);
-    assert_eq!(install_kind(&per_user_dir().join("kluis.exe")), "setup");
+    let kluis = chosen.join("kluis.exe");
+    assert_eq!(install_kind(&kluis), "setup");
     assert!(
         registry(run_key).contains("--hidden"),
         "starts at log-in, as asked"
     );
-    let uninstaller = per_user_dir().join("uninstall.exe");
+    let uninstaller = chosen.join("uninstall.exe");
     let (ok, said) = verified(&uninstaller);
     assert!(ok, "the uninstaller is signed: {said}");
 
@@ -408,17 +414,22 @@ fn the_setup_installs_silently_and_uninstalls() {
         &run(wine(&win(&setup("0.1.1")), &["/S"])),
     );
     assert_eq!(apps_list(), ["0.1.1"], "upgraded in place");
+    // (The test's two versions hold the same programs: where it went is what tells.)
+    assert!(
+        !per_user_dir().exists(),
+        "in the folder chosen, not the default one"
+    );
+    let location = registry(r"HKCU\Software\Microsoft\Windows\CurrentVersion\Uninstall\Kluis");
+    assert!(
+        location.contains(chosen_win),
+        "its entry names the folder chosen: {location}"
+    );
 
-    let in_place = format!("_?={}", win(&per_user_dir()));
+    let in_place = format!("_?={chosen_win}");
     let removed = run(wine(&win(&uninstaller), &["/S", &in_place]));
     assert_ran("uninstall /S", &removed);
-    for file in [
-        "kluis.exe",
-        "kluis-app.exe",
-        "kluis-relay.exe",
-        "kluis-tray.exe",
-    ] {
-        assert!(!per_user_dir().join(file).exists(), "{file} is removed");
+    for file in PROGRAMS {
+        assert!(!chosen.join(file).exists(), "{file} is removed");
     }
     assert!(!start_menu_shortcut().exists(), "the shortcut is removed");
     assert!(apps_list().is_empty(), "the entry is removed");
@@ -426,8 +437,16 @@ fn the_setup_installs_silently_and_uninstalls() {
         !registry(run_key).contains("kluis-app.exe"),
         "the start at log-in is removed"
     );
-    std::fs::remove_dir_all(per_user_dir()).unwrap();
+    std::fs::remove_dir_all(drive_c().join("Kantoor")).unwrap();
 }
+
+/// Kluis's programs, as installed.
+const PROGRAMS: [&str; 4] = [
+    "kluis.exe",
+    "kluis-app.exe",
+    "kluis-relay.exe",
+    "kluis-tray.exe",
+];
 
 /// A data folder under `dir` whose klant has a daily plan, paused as a whole: kluis-tray keeps
 /// it (a plan is set) and runs nothing; *Install updates by themselves* chosen.
@@ -501,7 +520,7 @@ async fn update_server_offering(
     (s, policy)
 }
 
-/// Reads `log` (a kluis-tray's, at info) until a line says `words`, within a generous bound;
+/// Reads `log` (a program's, at info) until a line says `words`, within a generous bound;
 /// what it said is shown when it does not.
 async fn until_said<R: tokio::io::AsyncBufRead + Unpin>(
     log: &mut tokio::io::Lines<R>,
@@ -520,13 +539,15 @@ async fn until_said<R: tokio::io::AsyncBufRead + Unpin>(
     let found = tokio::time::timeout(std::time::Duration::from_secs(120), reading).await;
     assert!(
         matches!(found, Ok(true)),
-        "kluis-tray did not say {words:?}: {said:#?}"
+        "it did not say {words:?}: {said:#?}"
     );
 }
 
-/// kluis-tray, keeping the plans while the window is closed, installs an update by itself
-/// (*Install updates by themselves*): it looks (IT's policy names the test's update server),
-/// downloads and verifies the newer setup and starts it; the setup asks kluis-tray to quit
+/// While another of Kluis's programs runs (the relay), the setup stops before it changes
+/// anything (exit code 2) and kluis-tray's update waits. Then kluis-tray, keeping the plans
+/// while the window is closed, installs an update by itself (*Install updates by
+/// themselves*): it looks (IT's policy names the test's update server), downloads and
+/// verifies the newer setup and starts it; the setup asks kluis-tray to quit
 /// before it replaces its program (a running program's file cannot be written), installs the
 /// new version, and starts kluis-tray again, which keeps the plans and finds nothing newer;
 /// the uninstaller asks it to quit too, and removes kluis-tray.exe. (Output goes to files or
@@ -545,7 +566,10 @@ async fn kluis_tray_installs_an_update_and_the_setup_starts_it_again() {
         command
             .env("KLUIS_DATA_DIR", win(&data))
             .env("KLUIS_CA_CERT", win(&ca_file))
-            .env("KLUIS_LOG", "kluis_tray=info,kluis_desktop=warn")
+            .env(
+                "KLUIS_LOG",
+                "kluis_tray=info,kluis_desktop=warn,kluis_desktop::app::updates=info",
+            )
             .stdin(Stdio::null());
         tokio::process::Command::from(command)
     };
@@ -561,13 +585,60 @@ async fn kluis_tray_installs_an_update_and_the_setup_starts_it_again() {
         "kluis-tray.exe is installed"
     );
 
-    let tray_exe = win(&per_user_dir().join("kluis-tray.exe"));
-    let mut tray = with_data(wine(&tray_exe, &[]))
+    // Another of Kluis's programs running (the office relay, here): a setup run then stops
+    // before it changes anything (exit code 2), and kluis-tray's update waits for it.
+    let relay_data = dir.path().join("relay");
+    std::fs::create_dir_all(&relay_data).unwrap();
+    let relay_exe = win(&per_user_dir().join("kluis-relay.exe"));
+    let relay_args = ["--listen", "127.0.0.1:0", "--data", &win(&relay_data)];
+    let mut relay = tokio::process::Command::from(wine(&relay_exe, &relay_args))
+        .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
         .kill_on_drop(true)
         .spawn()
         .unwrap();
+    let mut relay_log = tokio::io::BufReader::new(relay.stderr.take().unwrap()).lines();
+    until_said(&mut relay_log, "serving").await;
+    let refused = with_data(wine(&win(&setup("0.1.1")), &["/S"]))
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status();
+    let refused = tokio::time::timeout(std::time::Duration::from_secs(300), refused)
+        .await
+        .expect("the setup ends")
+        .unwrap();
+    assert_eq!(refused.code(), Some(2), "stopped by the relay: {refused:?}");
+    assert_eq!(apps_list(), ["0.1.0"], "nothing changed");
+
+    let tray_exe = win(&per_user_dir().join("kluis-tray.exe"));
+    let start_tray = || {
+        with_data(wine(&tray_exe, &[]))
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .kill_on_drop(true)
+            .spawn()
+            .unwrap()
+    };
+    let mut tray = start_tray();
+    let mut log = tokio::io::BufReader::new(tray.stderr.take().unwrap()).lines();
+    until_said(&mut log, "kluis-relay.exe (the office relay) is running").await;
+    relay.kill().await.unwrap();
+    let quit = with_data(wine(&tray_exe, &["--quit"]))
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status();
+    let quit = tokio::time::timeout(std::time::Duration::from_secs(120), quit)
+        .await
+        .expect("kluis-tray --quit ends")
+        .unwrap();
+    assert!(quit.success(), "kluis-tray --quit: {quit:?}");
+    until_said(&mut log, "kluis-tray leaves").await;
+    let ended = tokio::time::timeout(std::time::Duration::from_secs(120), tray.wait()).await;
+    assert!(ended.is_ok(), "the waiting kluis-tray ends");
+
+    // The relay gone, the next kluis-tray installs the update by itself.
+    let mut tray = start_tray();
     let mut log = tokio::io::BufReader::new(tray.stderr.take().unwrap()).lines();
     until_said(&mut log, "kluis-tray keeps the plans").await;
     until_said(&mut log, "kluis-tray listens for windows").await;
@@ -585,16 +656,11 @@ async fn kluis_tray_installs_an_update_and_the_setup_starts_it_again() {
     until_said(&mut log, "kluis-tray keeps the plans").await;
     // (The setup writes the Apps list's entry before it starts kluis-tray.)
     assert_eq!(apps_list(), ["0.1.1"], "upgraded in place");
-    let downloads = server
-        .served
-        .build_asked
-        .load(std::sync::atomic::Ordering::SeqCst);
-    assert_eq!(downloads, 1, "the setup downloaded once");
-    assert_eq!(
-        std::fs::read_to_string(data.join("update-started")).unwrap(),
-        "0.1.1",
-        "noted as started by itself"
-    );
+    // (Noted before the setup started. The test's two versions hold the same programs, which
+    // say 0.1.0: the new kluis-tray takes the note for a setup that did not install, and
+    // starts none again — the day's cap.)
+    let noted = std::fs::read_to_string(data.join("update-started")).unwrap();
+    assert!(noted.contains(" 0.1.1"), "noted: {noted:?}");
     assert_ne!(
         std::fs::read(data.join("tray.token")).unwrap(),
         token,
@@ -614,6 +680,9 @@ async fn kluis_tray_installs_an_update_and_the_setup_starts_it_again() {
         .unwrap();
     assert!(removed.success(), "uninstall /S: {removed:?}");
     until_said(&mut log, "kluis-tray leaves").await;
+    // (Over both kluis-trays' lives: the new one, 0.1.1, found nothing newer to fetch.)
+    let downloads = server.served.build_asked.load(Ordering::SeqCst);
+    assert_eq!(downloads, 1, "the setup downloaded once");
     assert!(
         !per_user_dir().join("kluis-tray.exe").exists(),
         "kluis-tray.exe is removed (it was not running any more)"

@@ -106,7 +106,7 @@ pub use sftp_target::{SftpInput, SftpServer};
 use shared::Shared;
 pub use updates::{
     PackageManagerUpdates, UpdateInstaller, UpdateState, UpdateView, Updates, VerifiedSetup,
-    QUIET_BEFORE_PLAN, RETRY_BY_ITSELF_AFTER,
+    GAP_BETWEEN_SETUPS_BY_ITSELF, QUIET_BEFORE_PLAN,
 };
 
 /// The tunnel program looked up on `PATH`; any other must be picked in a native dialog.
@@ -302,7 +302,12 @@ impl DesktopAppBuilder {
                 shared: shared.clone(),
             },
             imports: Imports::new(shared.clone(), connections.clone()),
-            updates: Updates::new(shared.clone(), jobs.clone(), self.update_server),
+            updates: Updates::new(
+                shared.clone(),
+                jobs.clone(),
+                alerts.clone(),
+                self.update_server,
+            ),
             recovery: Recovery::new(shared.clone()),
             office: OfficeHub::new(shared.clone()),
             settings: AppSettings {

@@ -5,11 +5,13 @@
 //! but never while a backup runs nor when a plan is due within [`QUIET_BEFORE_PLAN`].
 //!
 //! Stages ([`UpdateState`]): `NotLooked` → `UpToDate` | `Available` → (install) `Ready` (the
-//! verified setup in the staging folder) → the setup runs and the app ends. `Off` when IT
+//! verified setup in the staging folder) → the setup runs and the process that started it
+//! (the window, or kluis-tray while the window is closed) ends. `Off` when IT
 //! turned updates off on this computer, `NotConfigured` when the build has no update server
 //! (the .deb: apt updates it), `Failed` with the reason when a look or download failed (the
 //! next look tries again). A restart forgets nothing worth keeping: the stamp keeps the newer
-//! version found, and a verified setup is downloaded again (it is not trusted from disk).
+//! version found, and a setup downloaded before the restart is downloaded again (one
+//! downloaded in this run is verified again before it is handed on).
 //!
 //! Installing is the host's ([`UpdateInstaller`]), with a setup verified again just before
 //! (downloaded now, or kept from an earlier download this run): on Windows the window's shell
@@ -26,6 +28,7 @@ use std::time::Duration;
 use kluis_update::{policy, Found, Publisher, Release};
 use serde::Serialize;
 
+use super::alerts::Alerts;
 use super::jobs::JobRegistry;
 use super::shared::Shared;
 use crate::error::{AppError, AppResult};
@@ -34,9 +37,9 @@ use crate::error::{AppError, AppResult};
 /// take a minute or two, and a planned backup must not find Kluis away.
 pub const QUIET_BEFORE_PLAN: Duration = Duration::from_secs(15 * 60);
 
-/// A version's setup started by itself is not started by itself again before this (*Install
-/// now* always starts it).
-pub const RETRY_BY_ITSELF_AFTER: Duration = Duration::from_secs(24 * 3600);
+/// No setup is started by itself within this of the last one started by itself (*Install and restart*
+/// always starts it).
+pub const GAP_BETWEEN_SETUPS_BY_ITSELF: Duration = Duration::from_secs(24 * 3600);
 
 /// Where the update stands (see the module's text).
 #[derive(Debug, Clone, PartialEq, Serialize, ts_rs::TS)]
@@ -58,7 +61,8 @@ pub enum UpdateState {
         version: String,
         notes: String,
     },
-    /// Downloaded and verified: installed at the next quiet moment (or when asked).
+    /// Downloaded and verified: installed when asked (or by itself at a quiet moment, when
+    /// chosen).
     Ready {
         version: String,
         notes: String,
@@ -140,6 +144,8 @@ impl PackageManagerUpdates {
 pub struct Updates {
     pub(super) shared: Arc<Shared>,
     pub(super) jobs: Arc<JobRegistry>,
+    /// Where a setup that did not install is told.
+    alerts: Arc<Alerts>,
     state: Mutex<UpdateState>,
     /// The release found, with its signature (what the state shows is its version and notes).
     release: Mutex<Option<Release>>,
@@ -160,6 +166,7 @@ impl Updates {
     pub(super) fn new(
         shared: Arc<Shared>,
         jobs: Arc<JobRegistry>,
+        alerts: Arc<Alerts>,
         server: UpdateServer,
     ) -> Updates {
         let (publisher, ca_pem) = match server {
@@ -172,6 +179,7 @@ impl Updates {
         Updates {
             shared,
             jobs,
+            alerts,
             state: Mutex::new(UpdateState::NotLooked),
             release: Mutex::new(None),
             setup: Mutex::new(None),
@@ -294,7 +302,7 @@ impl Updates {
         let running = self.jobs.running_job_ids().len();
         if running > 0 {
             return Some(format!(
-                "{running} backup(s) running: Kluis is updated when they have ended."
+                "{running} backup(s) running: Kluis can be updated once they have ended."
             ));
         }
         let soon = jiff::Zoned::now()
@@ -305,14 +313,14 @@ impl Updates {
         });
         due.map(|profile| {
             format!(
-                "{}'s planned backup is due within {} minutes: Kluis is updated after it.",
+                "{}'s planned backup is due within {} minutes: Kluis can be updated after it.",
                 profile.name,
                 QUIET_BEFORE_PLAN.as_secs() / 60
             )
         })
     }
 
-    /// *Install now*: the newer Kluis downloaded (verified with the publisher's key) and
+    /// *Install and restart*: the newer Kluis downloaded (verified with the publisher's key) and
     /// installed — refused while a backup runs or a plan is about to, and where the package
     /// manager updates Kluis.
     pub async fn install(&self) -> AppResult<UpdateView> {
@@ -335,34 +343,69 @@ impl Updates {
             return Err(AppError::InvalidState(why));
         }
         if by_itself {
-            self.note_started_by_itself(&setup.manifest);
+            let release = self.release.lock().unwrap().clone();
+            let version = release.map(|r| r.version.to_string()).unwrap_or_default();
+            self.note_started_by_itself(&version)?;
         }
         installer.install(&setup)?;
         Ok(self.view())
     }
 
-    /// Where the version whose setup was last started by itself is noted (beside the stamp).
+    /// Where the last setup started by itself is noted (beside the stamp): when, in seconds
+    /// since 1970 (the note's own text: a file's time on a share may be another clock's), and
+    /// the version (for whoever reads it).
     fn started_note(&self) -> PathBuf {
         self.stamp().with_file_name("update-started")
     }
 
-    fn note_started_by_itself(&self, manifest: &serde_json::Value) {
-        let version = manifest["version"].as_str().unwrap_or_default();
-        let note = self.started_note();
-        if let Err(e) = kluis_private::files::write_atomic(&note, version.as_bytes()) {
-            tracing::warn!(%e, "{}: not written", note.display());
-        }
+    /// Notes a setup started by itself now, before it starts; not noted, it is not started
+    /// (nothing would then keep a setup that stops from being started again at each round).
+    fn note_started_by_itself(&self, version: &str) -> AppResult<()> {
+        let note = StartedNote {
+            at: unix_now(),
+            version: version.into(),
+            told: false,
+        };
+        let file = self.started_note();
+        note.write(&file).map_err(|e| {
+            AppError::Update(format!(
+                "Kluis could not write {} ({e}), so it does not start the update by itself. Check that the folder can be written, or use Settings → Updates → Install and restart.",
+                file.display()
+            ))
+        })
     }
 
-    /// Whether `version`'s setup was started by itself less than [`RETRY_BY_ITSELF_AFTER`] ago.
-    fn started_by_itself_lately(&self, version: &str) -> bool {
-        let note = self.started_note();
-        let (Ok(said), Ok(meta)) = (std::fs::read_to_string(&note), std::fs::metadata(&note))
-        else {
-            return false;
+    /// The last setup started by itself, when noted less than [`GAP_BETWEEN_SETUPS_BY_ITSELF`]
+    /// from now — any version's (a server offering a new one at each start brings no setup a
+    /// round either), and either way: a note from more than that ahead of the clock (one set
+    /// back by days) is no longer taken; one from less ahead is.
+    fn started_by_itself_lately(&self) -> Option<StartedNote> {
+        let note = StartedNote::read(&self.started_note())?;
+        let lately = unix_now().abs_diff(note.at) < GAP_BETWEEN_SETUPS_BY_ITSELF.as_secs();
+        lately.then_some(note)
+    }
+
+    /// A setup started by itself lately that did not install (this Kluis is older than the
+    /// version it was to install: it stopped at a program still running, or could not start)
+    /// is told once, on the desktop — nobody else would see it: kluis-tray has no console, and
+    /// the setup runs silently.
+    pub async fn tell_a_setup_that_did_not_install(&self) {
+        let Some(note) = self.started_by_itself_lately() else {
+            return;
         };
-        let age = meta.modified().ok().and_then(|at| at.elapsed().ok());
-        said.trim() == version && age.is_some_and(|age| age < RETRY_BY_ITSELF_AFTER)
+        let newer = kluis_update::Version::parse(&note.version)
+            .is_ok_and(|version| version > kluis_update::current());
+        if note.told || !newer {
+            return;
+        }
+        let told = StartedNote { told: true, ..note };
+        if told.write(&self.started_note()).is_err() {
+            return; // (Not told, rather than told at each start.)
+        }
+        if self.shared.profiles.settings().notify_desktop {
+            let alert = kluis_reporting::Alert::update_not_installed(&told.version);
+            self.alerts.show(&alert).await;
+        }
     }
 
     /// The release's setup in the staging folder, downloaded and verified once.
@@ -406,24 +449,25 @@ impl Updates {
     }
 
     /// The daily round (the app calls it every few minutes): the look when due; with
-    /// *Install updates by themselves*, a newer Kluis installed at a quiet moment — a version
-    /// whose setup was started by itself once is not started so again within
-    /// [`RETRY_BY_ITSELF_AFTER`] (noted beside the stamp): a setup that stopped (a program
-    /// still running) starts kluis-tray again, whose first round would start it again at once.
+    /// *Install updates by themselves*, a newer Kluis installed at a quiet moment — but no
+    /// setup started by itself within [`GAP_BETWEEN_SETUPS_BY_ITSELF`] of the last (noted beside the
+    /// stamp): a setup that stopped (a program still running) starts kluis-tray again, whose
+    /// first round would start it again at once.
     pub async fn tick(&self) {
         let view = self.look(false).await;
-        let newer = match &view.state {
-            UpdateState::Available { version, .. } | UpdateState::Ready { version, .. } => {
-                Some(version.clone())
-            }
-            _ => None,
-        };
-        let Some(version) = newer else { return };
-        if view.automatic
+        let newer = matches!(
+            view.state,
+            UpdateState::Available { .. } | UpdateState::Ready { .. }
+        );
+        if newer
+            && view.automatic
             && view.installs_here
-            && self.busy().is_none()
-            && !self.started_by_itself_lately(&version)
+            && self.started_by_itself_lately().is_none()
         {
+            if let Some(why) = self.busy() {
+                tracing::info!("the update waits: {why}");
+                return;
+            }
             if let Err(e) = self.install_as(true).await {
                 tracing::warn!("the update was not installed by itself: {e}");
             }
@@ -433,9 +477,44 @@ impl Updates {
     /// The daily round as long as the app runs: [`Updates::tick`] now and every ten minutes
     /// (the server is asked once a day; the rest is a look at the stamp and the plans).
     pub async fn watch(&self) {
+        self.tell_a_setup_that_did_not_install().await;
         loop {
             self.tick().await;
             tokio::time::sleep(Duration::from_secs(600)).await;
         }
     }
+}
+
+/// What `update-started` says: when (seconds since 1970) a setup was started by itself, of
+/// which version, and whether its not installing was told — `1764300000 0.2.0`, or
+/// `1764300000 0.2.0 told`.
+struct StartedNote {
+    at: u64,
+    version: String,
+    told: bool,
+}
+
+impl StartedNote {
+    fn read(file: &std::path::Path) -> Option<StartedNote> {
+        let text = std::fs::read_to_string(file).ok()?;
+        let mut words = text.split_whitespace();
+        Some(StartedNote {
+            at: words.next()?.parse().ok()?,
+            version: words.next().unwrap_or_default().chars().take(40).collect(),
+            told: words.next() == Some("told"),
+        })
+    }
+
+    fn write(&self, file: &std::path::Path) -> std::io::Result<()> {
+        let told = if self.told { " told" } else { "" };
+        let text = format!("{} {}{told}\n", self.at, self.version);
+        kluis_private::files::write_atomic(file, text.as_bytes())
+    }
+}
+
+/// Seconds since 1970 by this computer's clock.
+fn unix_now() -> u64 {
+    (std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH))
+        .map(|d| d.as_secs())
+        .unwrap_or_default()
 }

@@ -66,7 +66,7 @@ mod windows {
     use std::path::PathBuf;
     use std::time::Duration;
 
-    use kluis_private::files::{below_medium_integrity, owned_by_running_user, OwnerOnlySecurity};
+    use kluis_private::files::{ObjectSecurity, OwnerOnlySecurity};
     use tokio::net::windows::named_pipe::{
         ClientOptions, NamedPipeClient, NamedPipeServer, ServerOptions,
     };
@@ -132,7 +132,7 @@ mod windows {
             let waiting = instance(&name, &security, true)?;
             // Where the system lets a first instance join another's pipe of the name anyway
             // (Wine does), its owner tells: it is not served.
-            if !owned_by_running_user(&waiting)? {
+            if !ObjectSecurity::of(&waiting)?.owned_by_running_user()? {
                 return Err(io::Error::new(
                     io::ErrorKind::PermissionDenied,
                     "another account of this computer made kluis-tray's pipe first",
@@ -191,7 +191,8 @@ mod windows {
                 Err(e) => return Err(e),
             }
         };
-        if !owned_by_running_user(&client)? {
+        let security = ObjectSecurity::of(&client)?;
+        if !security.owned_by_running_user()? {
             return Err(io::Error::new(
                 io::ErrorKind::PermissionDenied,
                 "the pipe tray.pipe names belongs to another account of this computer; it is not used",
@@ -199,7 +200,7 @@ mod windows {
         }
         // (A sandboxed process of the user's may have made a pipe of a name it read, once
         // kluis-tray had gone: its pipe is labelled below medium; kluis-tray's is medium.)
-        if below_medium_integrity(&client)? {
+        if security.below_medium_integrity() {
             return Err(io::Error::new(
                 io::ErrorKind::PermissionDenied,
                 "the pipe tray.pipe names was made by a sandboxed program, not kluis-tray; it is not used",

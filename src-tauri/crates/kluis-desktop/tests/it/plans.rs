@@ -156,6 +156,83 @@ async fn a_planned_backup_lands_in_its_klants_folder_and_is_told_to_the_window()
     );
 }
 
+/// The plans' own loop (`run_plans`: what the process that holds the background work runs —
+/// the window, or kluis-tray while it is closed) starts a due plan by itself: a plan whose slot
+/// has passed with no backup since is handed out at its first look, backed up into its
+/// klant's folder, verified, and told to the window — nobody asked for it.
+#[tokio::test(flavor = "multi_thread")]
+async fn the_plans_loop_starts_a_due_plan_by_itself() {
+    let sim = kluis_sim::Sim::start(kluis_sim::SimConfig::default())
+        .await
+        .unwrap();
+    let (dir, folder) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let app = common::builder(&dir, Some(folder.path().to_path_buf()))
+        .webhook_site(sim.webhook_site_url())
+        .open()
+        .unwrap();
+    common::callbacks_through_webhook_site(&app).await;
+    let profile = (app.accounts.save_profile(common::office(&sim, None)))
+        .await
+        .unwrap();
+    let ca = dir.path().join("service-ca.pem");
+    std::fs::write(&ca, sim.ca_pem()).unwrap();
+    app.set_dialogs(common::Chooses::new(&ca));
+    app.accounts.choose_profile_ca(&profile.id).await.unwrap();
+    let (tx, mut rx) = mpsc::unbounded_channel::<PlannedEvent>();
+    app.plans.watch_planned(Arc::new(move |e| drop(tx.send(e))));
+    app.plans
+        .set_plan(
+            &profile.id,
+            PlanInput {
+                schedule: Schedule::Every { hours: 1 },
+                paused: false,
+            },
+        )
+        .unwrap();
+    // Set three hours ago (as another process would have written it): its slot has passed.
+    let file = kluis_desktop::AppPaths::under(dir.path()).profiles_file;
+    let mut stored: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&file).unwrap()).unwrap();
+    let then = jiff::Timestamp::now().as_millisecond() - 3 * 3_600_000;
+    let profiles = stored["profiles"].as_array_mut().unwrap();
+    let office = profiles.iter_mut().find(|p| p["id"] == profile.id).unwrap();
+    office["plan"]["set_at_ms"] = then.into();
+    std::fs::write(&file, serde_json::to_vec(&stored).unwrap()).unwrap();
+    let told = async {
+        loop {
+            let event = rx.recv().await.expect("the plans' events");
+            assert_eq!(event.profile_id, profile.id, "only the planned klant");
+            match event.event {
+                AppJobEvent::Saved { path, sha256, .. } => break (event.job_id, path, sha256),
+                AppJobEvent::Failed { code, message } => panic!("{code}: {message}"),
+                _ => {}
+            }
+        }
+    };
+    let started = async {
+        tokio::select! {
+            () = app.plans.run_plans() => panic!("the plans' loop ends only with its process"),
+            saved = told => saved,
+        }
+    };
+    let (job, path, sha256) = tokio::time::timeout(std::time::Duration::from_secs(300), started)
+        .await
+        .expect("the due plan is backed up by the loop");
+    let path = std::path::Path::new(&path);
+    assert_eq!(path.parent(), Some(folder.path().join("Office").as_path()));
+    let bytes = std::fs::read(path).unwrap();
+    assert_eq!(
+        hex::encode(<sha2::Sha256 as sha2::Digest>::digest(&bytes)),
+        sha256,
+        "verified"
+    );
+    let row = &app.backups.history(Some(&profile.id)).unwrap()[0];
+    assert_eq!(
+        (row.id.as_str(), row.stage.as_str()),
+        (job.as_str(), "saved")
+    );
+}
+
 /// The office's own file name template names the next unattended backup (the extension
 /// still the download's); one that would give each day's backups the same name is refused with
 /// the reason, and an empty one goes back to the default.

@@ -35,7 +35,7 @@ fn serve(tray: &Arc<DesktopApp>) -> mpsc::UnboundedReceiver<PlannedEvent> {
         served(e.clone());
         let _ = seen_tx.send(e);
     }));
-    let listener = Mirror::listen(&mirror::address(tray.paths())).unwrap();
+    let listener = mirror::Listener::bind(&mirror::address(tray.paths())).unwrap();
     let asked = {
         let tray = tray.clone();
         Arc::new(move |request| match request {

@@ -97,7 +97,7 @@ async fn a_newer_kluis_is_looked_for_once_a_day_and_on_request() {
     assert_eq!(asked(), 2, "Look now asks");
 }
 
-/// *Install now* is refused while a backup runs and when a klant's plan is due within 15
+/// *Install and restart* is refused while a backup runs and when a klant's plan is due within 15
 /// minutes (naming it); at a quiet moment the setup, verified, goes to the installer.
 #[tokio::test(flavor = "multi_thread")]
 async fn it_waits_for_backups_and_plans_then_installs() {
@@ -158,8 +158,9 @@ async fn it_waits_for_backups_and_plans_then_installs() {
 
 /// With *Install updates by themselves* the daily round installs a newer Kluis at a quiet
 /// moment — not while the installer says why not (kluis-tray: a window follows it) — and
-/// starts a version's setup by itself once a day at most (a setup that stopped would otherwise
-/// be started again at each round); without it, it only looks. *Install now* always installs.
+/// starts a setup by itself once a day at most, whatever the version (a setup that stopped
+/// would otherwise be started again at each round), and only once that is noted; without it,
+/// it only looks. *Install and restart* always installs.
 #[tokio::test(flavor = "multi_thread")]
 async fn it_installs_by_itself_only_when_chosen() {
     let dir = tempfile::tempdir().unwrap();
@@ -185,26 +186,46 @@ async fn it_installs_by_itself_only_when_chosen() {
     app.updates.tick().await;
     assert_eq!(installed.0.lock().unwrap().len(), 1, "installed by itself");
 
-    // The process a setup stopped at starts again (the same version): not started again today.
+    // The process a setup stopped at starts again: no setup by itself again within the day.
     let note = dir.path().join("update-started");
-    assert_eq!(std::fs::read_to_string(&note).unwrap(), "9.9.9");
+    let said = std::fs::read_to_string(&note).unwrap();
+    assert!(said.trim_end().ends_with(" 9.9.9"), "{said:?}");
+    app.updates.tick().await;
+    let count = || installed.0.lock().unwrap().len();
+    assert_eq!(count(), 1, "not started by itself twice in a day");
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs();
+    let day = kluis_desktop::GAP_BETWEEN_SETUPS_BY_ITSELF.as_secs();
+    let noted_at = |at: u64| std::fs::write(&note, format!("{at} 9.9.8\n")).unwrap();
+    noted_at(now + 3600);
+    app.updates.tick().await;
+    assert_eq!(count(), 1, "a note an hour ahead of the clock counts");
+    noted_at(now - day - 60);
     app.updates.tick().await;
     assert_eq!(
-        installed.0.lock().unwrap().len(),
-        1,
-        "not started by itself twice in a day"
-    );
-    let day_ago = std::time::SystemTime::now() - kluis_desktop::RETRY_BY_ITSELF_AFTER;
-    let note_file = std::fs::File::options().write(true).open(&note).unwrap();
-    note_file.set_modified(day_ago).unwrap();
-    app.updates.tick().await;
-    assert_eq!(
-        installed.0.lock().unwrap().len(),
+        count(),
         2,
-        "started by itself again a day later"
+        "started by itself again a day later, whatever the version"
     );
+    noted_at(now + 2 * day);
+    app.updates.tick().await;
+    assert_eq!(
+        count(),
+        3,
+        "a note days ahead (a clock set back) is not taken"
+    );
+
+    // Where the note cannot be written, no setup is started by itself.
+    std::fs::remove_file(&note).unwrap();
+    std::fs::create_dir(&note).unwrap();
+    app.updates.tick().await;
+    assert_eq!(count(), 3, "not noted, not started");
+    std::fs::remove_dir(&note).unwrap();
+    noted_at(now);
     app.updates.install().await.unwrap();
-    assert_eq!(installed.0.lock().unwrap().len(), 3, "Install now always");
+    assert_eq!(count(), 4, "Install and restart always");
 }
 
 /// A setup kept from an earlier download is verified again before it is handed on: changed
@@ -235,7 +256,7 @@ async fn a_kept_setup_that_changed_is_fetched_again() {
 }
 
 /// A build changed after it was signed is never handed to the installer, and nothing of it is
-/// left in the staging folder; where the package manager updates Kluis, *Install now* says so.
+/// left in the staging folder; where the package manager updates Kluis, *Install and restart* says so.
 #[tokio::test(flavor = "multi_thread")]
 async fn a_changed_build_is_not_installed_and_a_package_manager_is_named() {
     let dir = tempfile::tempdir().unwrap();
@@ -259,4 +280,37 @@ async fn a_changed_build_is_not_installed_and_a_package_manager_is_named() {
     assert!(!app.updates.view().installs_here);
     let refused = app.updates.install().await.unwrap_err();
     assert!(refused.to_string().contains("apt upgrade"), "{refused}");
+}
+
+/// A setup started by itself lately that did not install — this Kluis is still older than the
+/// version noted (its setup stopped at a program still running) — is told on the desktop once,
+/// when the round starts; one that installed (this version), one told already, and one from
+/// days ago are not.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_setup_that_did_not_install_is_told_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let (app, mut told) = common::told_app(&dir, dir.path().join("saved"));
+    let note = dir.path().join("update-started");
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs();
+    std::fs::write(&note, format!("{now} 99.0.0\n")).unwrap();
+    app.updates.tell_a_setup_that_did_not_install().await;
+    let alert = told.try_recv().expect("told");
+    assert_eq!(alert.title, "Kluis 99.0.0 was not installed");
+    assert!(alert.body.contains("Settings → Updates"), "{}", alert.body);
+    app.updates.tell_a_setup_that_did_not_install().await;
+    assert!(told.try_recv().is_err(), "told once");
+
+    let this = env!("CARGO_PKG_VERSION");
+    let day = kluis_desktop::GAP_BETWEEN_SETUPS_BY_ITSELF.as_secs();
+    for (at, version) in [(now, this), (now - 2 * day, "99.0.0")] {
+        std::fs::write(&note, format!("{at} {version}\n")).unwrap();
+        app.updates.tell_a_setup_that_did_not_install().await;
+        assert!(
+            told.try_recv().is_err(),
+            "{version} noted at {at}: not told"
+        );
+    }
 }

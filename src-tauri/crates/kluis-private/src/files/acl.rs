@@ -3,8 +3,7 @@
 //! Folders pass the entry on to what is created in them; a file gets it right after it is
 //! created, while it is still empty. Kernel objects (kluis-tray's named pipe) are made with
 //! [`OwnerOnlySecurity`] (that DACL, the user as owner, a medium integrity label), and one
-//! made by someone else is known by [`owned_by_running_user`] and
-//! [`below_medium_integrity`].
+//! made by someone else is known by what [`ObjectSecurity`] reads.
 
 use std::io;
 use std::os::windows::ffi::OsStrExt;
@@ -255,60 +254,68 @@ impl OwnerOnlySecurity {
     }
 }
 
-/// Whether the kernel object `object` (opened with READ_CONTROL, as a pipe opened to read is)
-/// is owned by the running user: a named pipe made by one of the user's own processes with
-/// [`OwnerOnlySecurity`], not another account's squatting its name.
-pub fn owned_by_running_user(object: &impl std::os::windows::io::AsRawHandle) -> io::Result<bool> {
-    let handle: HANDLE = object.as_raw_handle();
-    let user = CurrentUser::get()?;
-    // SAFETY: the out-pointers are filled by GetSecurityInfo; the owner SID points into the
-    // descriptor, which is freed once compared.
-    unsafe {
-        let mut owner: PSID = null_mut();
-        let mut descriptor: PSECURITY_DESCRIPTOR = null_mut();
-        let status = GetSecurityInfo(
-            handle,
-            SE_KERNEL_OBJECT,
-            OWNER_SECURITY_INFORMATION,
-            &mut owner,
-            null_mut(),
-            null_mut(),
-            null_mut(),
-            &mut descriptor,
-        );
-        win32(status)?;
-        let ours = !owner.is_null() && EqualSid(owner, user.sid()) != 0;
-        LocalFree(descriptor);
-        Ok(ours)
-    }
+/// A kernel object's owner, DACL and integrity label, read in one call ([`ObjectSecurity::of`];
+/// the object opened with READ_CONTROL, as a pipe opened to read or write is): whether it is
+/// the running user's and not a sandboxed program's — a named pipe made by one of the user's
+/// own processes with [`OwnerOnlySecurity`], not another account's or a sandboxed program's
+/// squatting its name. The descriptor read is freed when this is dropped.
+pub struct ObjectSecurity {
+    descriptor: PSECURITY_DESCRIPTOR,
+    owner: PSID,
+    dacl: *mut ACL,
+    sacl: *mut ACL,
 }
 
-/// Whether the kernel object `object` is labelled below medium integrity: made by one of the
-/// user's sandboxed processes (a low-integrity one's objects are labelled low), not by Kluis.
-/// No label at all is medium.
-pub fn below_medium_integrity(object: &impl std::os::windows::io::AsRawHandle) -> io::Result<bool> {
-    /// SECURITY_MANDATORY_MEDIUM_RID: the last part of the medium label's SID.
-    const MEDIUM: u32 = 0x2000;
-    /// SYSTEM_MANDATORY_LABEL_ACE_TYPE.
-    const LABEL_ACE: u8 = 0x11;
-    // SAFETY: the out-pointers are filled by GetSecurityInfo; the SACL and the SIDs read point
-    // into the descriptor, which is freed once read.
-    unsafe {
-        let mut sacl: *mut ACL = null_mut();
-        let mut descriptor: PSECURITY_DESCRIPTOR = null_mut();
-        let status = GetSecurityInfo(
-            object.as_raw_handle(),
-            SE_KERNEL_OBJECT,
-            LABEL_SECURITY_INFORMATION,
-            null_mut(),
-            null_mut(),
-            null_mut(),
-            &mut sacl,
-            &mut descriptor,
-        );
+impl ObjectSecurity {
+    /// Reads `object`'s owner, DACL and label (the DACL for the tests' checks).
+    pub fn of(object: &impl std::os::windows::io::AsRawHandle) -> io::Result<ObjectSecurity> {
+        let mut read = ObjectSecurity {
+            descriptor: null_mut(),
+            owner: null_mut(),
+            dacl: null_mut(),
+            sacl: null_mut(),
+        };
+        // SAFETY: the out-pointers are filled by GetSecurityInfo; the owner, DACL and SACL
+        // point into the descriptor, which lives (and is freed) with `read`.
+        let status = unsafe {
+            GetSecurityInfo(
+                object.as_raw_handle(),
+                SE_KERNEL_OBJECT,
+                OWNER_SECURITY_INFORMATION | DACL_SECURITY_INFORMATION | LABEL_SECURITY_INFORMATION,
+                &mut read.owner,
+                null_mut(),
+                &mut read.dacl,
+                &mut read.sacl,
+                &mut read.descriptor,
+            )
+        };
         win32(status)?;
+        Ok(read)
+    }
+
+    /// Whether the object is owned by the running user.
+    pub fn owned_by_running_user(&self) -> io::Result<bool> {
+        let user = CurrentUser::get()?;
+        // SAFETY: both SIDs are valid: the owner's in the descriptor held, the user's in its
+        // buffer.
+        Ok(!self.owner.is_null() && unsafe { EqualSid(self.owner, user.sid()) } != 0)
+    }
+
+    /// Whether the object is labelled below medium integrity: made by one of the user's
+    /// sandboxed processes (a low-integrity one's objects are labelled low), not by Kluis. No
+    /// label at all is medium.
+    pub fn below_medium_integrity(&self) -> bool {
+        /// SECURITY_MANDATORY_MEDIUM_RID: the last part of the medium label's SID.
+        const MEDIUM: u32 = 0x2000;
+        /// SYSTEM_MANDATORY_LABEL_ACE_TYPE.
+        const LABEL_ACE: u8 = 0x11;
+        let sacl = self.sacl;
+        if sacl.is_null() {
+            return false;
+        }
         let mut below = false;
-        if !sacl.is_null() {
+        // SAFETY: the SACL and the SIDs read point into the descriptor held.
+        unsafe {
             for i in 0..(*sacl).AceCount as u32 {
                 let mut ace: *mut core::ffi::c_void = null_mut();
                 if GetAce(sacl, i, &mut ace) == 0 {
@@ -325,8 +332,14 @@ pub fn below_medium_integrity(object: &impl std::os::windows::io::AsRawHandle) -
                 }
             }
         }
-        LocalFree(descriptor);
-        Ok(below)
+        below
+    }
+}
+
+impl Drop for ObjectSecurity {
+    fn drop(&mut self) {
+        // SAFETY: the descriptor GetSecurityInfo allocated, freed once.
+        unsafe { LocalFree(self.descriptor) };
     }
 }
 
@@ -373,24 +386,14 @@ mod tests {
     fn object_acls(
         object: &impl std::os::windows::io::AsRawHandle,
     ) -> (bool, Vec<Entry>, Vec<Entry>) {
-        // SAFETY: as in `dacl`.
+        let read = ObjectSecurity::of(object).expect("the object's ACLs");
+        // SAFETY: the DACL and SACL point into the descriptor `read` holds.
         unsafe {
-            let (mut dacl, mut sacl): (*mut ACL, *mut ACL) = (null_mut(), null_mut());
-            let mut descriptor: PSECURITY_DESCRIPTOR = null_mut();
-            let status = GetSecurityInfo(
-                object.as_raw_handle(),
-                SE_KERNEL_OBJECT,
-                DACL_SECURITY_INFORMATION | LABEL_SECURITY_INFORMATION,
-                null_mut(),
-                null_mut(),
-                &mut dacl,
-                &mut sacl,
-                &mut descriptor,
-            );
-            assert_eq!(status, ERROR_SUCCESS, "the object's ACLs");
-            let found = (protected(descriptor), entries(dacl), entries(sacl));
-            LocalFree(descriptor);
-            found
+            (
+                protected(read.descriptor),
+                entries(read.dacl),
+                entries(read.sacl),
+            )
         }
     }
 
@@ -497,7 +500,10 @@ mod tests {
             assert!(!event.is_null(), "{}", io::Error::last_os_error());
             let event = OwnedHandle::from_raw_handle(event);
             assert!(
-                owned_by_running_user(&event).unwrap(),
+                ObjectSecurity::of(&event)
+                    .unwrap()
+                    .owned_by_running_user()
+                    .unwrap(),
                 "an object made owner-only is the running user's"
             );
             // Its DACL: protected, the user's full control alone; its label: medium (type
@@ -540,7 +546,10 @@ mod tests {
             assert!(!theirs.is_null(), "{}", io::Error::last_os_error());
             let theirs = OwnedHandle::from_raw_handle(theirs);
             assert!(
-                !owned_by_running_user(&theirs).unwrap(),
+                !ObjectSecurity::of(&theirs)
+                    .unwrap()
+                    .owned_by_running_user()
+                    .unwrap(),
                 "an object another owns is not the running user's"
             );
         }
@@ -575,12 +584,14 @@ mod tests {
                 assert!(!event.is_null(), "{}", io::Error::last_os_error());
                 OwnedHandle::from_raw_handle(event)
             };
-            let sandboxed = made(&attributes);
-            assert!(below_medium_integrity(&sandboxed).unwrap(), "labelled low");
-            let kluis = made(ours.attributes().cast());
-            assert!(!below_medium_integrity(&kluis).unwrap(), "labelled medium");
-            let plain = made(null());
-            assert!(!below_medium_integrity(&plain).unwrap(), "no label: medium");
+            let below = |object: OwnedHandle| {
+                ObjectSecurity::of(&object)
+                    .unwrap()
+                    .below_medium_integrity()
+            };
+            assert!(below(made(&attributes)), "labelled low");
+            assert!(!below(made(ours.attributes().cast())), "labelled medium");
+            assert!(!below(made(null())), "no label: medium");
         }
     }
 }
