@@ -15,9 +15,18 @@ pub struct PluginInstaller<R: Runtime>(pub AppHandle<R>);
 
 impl<R: Runtime> UpdateInstaller for PluginInstaller<R> {
     /// Not when IT installed Kluis for every user of this computer (the per-machine MSI, in
-    /// Program Files: IT installs its updates, and this user could not).
+    /// Program Files: IT installs its updates, and this user could not), nor for a Kluis
+    /// unpacked from the zip (the setup would install another one).
     fn installs_here(&self) -> bool {
-        kluis_desktop::InstallKind::of_this_program().updates_itself()
+        let exe = std::env::current_exe().unwrap_or_default();
+        kluis_desktop::InstallKind::of_this_program().updates_itself_at(&exe)
+    }
+
+    /// Kluis's other programs beside this one that the setup would stop at (the window's
+    /// own program ends for the update; kluis-tray is asked to quit).
+    fn not_now(&self) -> Option<String> {
+        let exe = std::env::current_exe().unwrap_or_default();
+        kluis_desktop::program_in_the_way(&exe, &["kluis", "kluis-relay"])
     }
 
     fn managed_by_it(&self) -> bool {

@@ -25,9 +25,6 @@ InstallDir "$LOCALAPPDATA\Programs\Kluis"
 
 !define PRODUCT "Kluis"
 !define UNINSTALL_KEY "Software\Microsoft\Windows\CurrentVersion\Uninstall\Kluis"
-; An installed Kluis is upgraded where it is (the folder the user chose, which its Apps-list
-; entry records), also by a silent setup that names none (the app's own update).
-InstallDirRegKey HKCU "${UNINSTALL_KEY}" "InstallLocation"
 
 !include MUI2.nsh
 !include LogicLib.nsh
@@ -81,6 +78,10 @@ Var TrayRan
 ; menu's Quit does) and waited for, when it runs; $TrayRan says whether it did.
 !macro ProgramFunctions un
 Function ${un}WaitForFile
+  ; (None there: nothing to wait for — and "a" would make an empty one.)
+  ${IfNot} ${FileExists} "$R1"
+    Return
+  ${EndIf}
   StrCpy $R2 0
   ${Do}
     ClearErrors
@@ -131,6 +132,16 @@ Function ${un}RequireFree
     FileClose $R3
   ${EndIf}
 FunctionEnd
+
+; RequireOthersFree / un.RequireOthersFree: RequireFree for every program but kluis-tray.
+Function ${un}RequireOthersFree
+  StrCpy $R1 "$INSTDIR\kluis-app.exe"
+  Call ${un}RequireFree
+  StrCpy $R1 "$INSTDIR\kluis.exe"
+  Call ${un}RequireFree
+  StrCpy $R1 "$INSTDIR\kluis-relay.exe"
+  Call ${un}RequireFree
+FunctionEnd
 !macroend
 !insertmacro ProgramFunctions ""
 !insertmacro ProgramFunctions "un."
@@ -142,20 +153,22 @@ Section "!$(SecProgram)" SecMain
     StrCpy $R1 "$INSTDIR\kluis-app.exe"
     Call WaitForFile
   ${EndIf}
-  Call StopTheTray
-  ; Every program is free before the first is replaced: never a mix of old and new.
-  StrCpy $R1 "$INSTDIR\kluis-app.exe"
-  Call RequireFree
-  StrCpy $R1 "$INSTDIR\kluis-tray.exe"
-  Call RequireFree
+  ; The others first, so that kluis-tray (and a backup it runs) is not stopped for nothing; a
+  ; scheduled kluis.exe is given its minute to end. Then every program is free before the
+  ; first is replaced: never a mix of old and new.
   StrCpy $R1 "$INSTDIR\kluis.exe"
-  Call RequireFree
-  StrCpy $R1 "$INSTDIR\kluis-relay.exe"
+  Call WaitForFile
+  Call RequireOthersFree
+  Call StopTheTray
+  Call RequireOthersFree
+  StrCpy $R1 "$INSTDIR\kluis-tray.exe"
   Call RequireFree
   File "${BIN}\kluis-app.exe"
   File "${BIN}\kluis.exe"
   File "${BIN}\kluis-relay.exe"
   File "${BIN}\kluis-tray.exe"
+  ; Microsoft's, which kluis-app.exe loads (the GNU toolchain links it dynamically).
+  File "${BIN}\WebView2Loader.dll"
   File "README.txt"
   WriteUninstaller "$INSTDIR\uninstall.exe"
   CreateShortcut "$SMPROGRAMS\Kluis.lnk" "$INSTDIR\kluis-app.exe"
@@ -215,22 +228,32 @@ Function .onInit
   ${IfNot} ${Errors}
     StrCpy $Updating 1
   ${EndIf}
+  ; An installed Kluis is upgraded where it is — the folder the user chose, which its Apps
+  ; list's entry records — also by a setup that names none (/D=: the app's own update); taken
+  ; only when Kluis's uninstaller and window are there (not an old or another entry's folder).
+  ${If} $INSTDIR == "$LOCALAPPDATA\Programs\Kluis"
+    ReadRegStr $R1 HKCU "${UNINSTALL_KEY}" "InstallLocation"
+    ${If} $R1 != ""
+    ${AndIf} ${FileExists} "$R1\uninstall.exe"
+    ${AndIf} ${FileExists} "$R1\kluis-app.exe"
+      StrCpy $INSTDIR $R1
+    ${EndIf}
+  ${EndIf}
 FunctionEnd
 
 Section "Uninstall"
-  Call un.StopTheTray
-  StrCpy $R1 "$INSTDIR\kluis-app.exe"
-  Call un.RequireFree
-  StrCpy $R1 "$INSTDIR\kluis-tray.exe"
-  Call un.RequireFree
   StrCpy $R1 "$INSTDIR\kluis.exe"
-  Call un.RequireFree
-  StrCpy $R1 "$INSTDIR\kluis-relay.exe"
+  Call un.WaitForFile
+  Call un.RequireOthersFree
+  Call un.StopTheTray
+  Call un.RequireOthersFree
+  StrCpy $R1 "$INSTDIR\kluis-tray.exe"
   Call un.RequireFree
   Delete "$INSTDIR\kluis-app.exe"
   Delete "$INSTDIR\kluis.exe"
   Delete "$INSTDIR\kluis-relay.exe"
   Delete "$INSTDIR\kluis-tray.exe"
+  Delete "$INSTDIR\WebView2Loader.dll"
   Delete "$INSTDIR\README.txt"
   Delete "$INSTDIR\uninstall.exe"
   RMDir "$INSTDIR"

@@ -39,7 +39,9 @@ files=("$out/kluis.exe" "$out/kluis-relay.exe")
 if [ "$what" = all ]; then
   [ -f ui/dist/index.html ] || (cd ui && npm run build --silent)
   packages+=(-p kluis-app --features kluis-app/custom-protocol)
-  files+=("$out/kluis-app.exe")
+  # (WebView2Loader.dll: Microsoft's, signed by it, which kluis-app.exe loads — built with the
+  # GNU toolchain it is not linked in — so it goes beside the program wherever that goes.)
+  files+=("$out/kluis-app.exe" "$out/WebView2Loader.dll")
   # kluis-tray.exe: the plans, the tray icon and notifications while the window is closed.
   packages+=(-p kluis-tray)
   files+=("$out/kluis-tray.exe")

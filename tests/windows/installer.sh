@@ -67,6 +67,10 @@ for exe in kluis-app.exe kluis.exe kluis-relay.exe kluis-tray.exe; do
   x86_64-w64-mingw32-strip "$stage/$exe"
   sign "$stage/$exe"
 done
+# Microsoft's WebView2Loader.dll, which kluis-app.exe loads (linked dynamically by the GNU
+# toolchain), as Microsoft signed it.
+[ -f "$bin/WebView2Loader.dll" ] || { echo "build first: $bin/WebView2Loader.dll is missing (bash tests/windows/build.sh)" >&2; exit 1; }
+cp "$bin/WebView2Loader.dll" "$stage/"
 sed 's/$/\r/' src-tauri/windows/README.txt >"$stage/README.txt"
 cp src-tauri/windows/kluis.wxs src-tauri/windows/kluis.nsi icons/icon.ico "$stage/"
 # AUTOSTART=1 installs the Autostart feature: a Condition row, which wixl cannot write.

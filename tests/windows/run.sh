@@ -183,14 +183,14 @@ test_under_wine() {
 
   echo "== Windows: unit tests as Windows binaries under Wine"
   # File names, owner-only files (ACLs, and the owner-only pipe a window talks to kluis-tray
-  # over), the app's background threads' priority.
+  # over), the app's background threads' priority, a running program in an update's way.
   windows_test src-tauri/crates/kluis-core kluis_core filename::
   windows_test src-tauri/crates/kluis-private kluis_private files::
   # How an install is told, the registry read, no update server from the environment in a
   # build not made for tests; a file this restore wrote known by its file index.
   windows_test src-tauri/crates/kluis-update kluis_update install:: publisher::
   windows_test src-tauri/crates/kluis-restore kluis_restore restore::tests same_name::
-  windows_test src-tauri/crates/kluis-desktop kluis_desktop runtime:: mirror::
+  windows_test src-tauri/crates/kluis-desktop kluis_desktop runtime:: mirror:: app::updates::
 
   echo "== Windows: the app's logic (the in-process demo) and its Tauri commands under Wine"
   # kluis-desktop's app tests: the demo's simulator in the process, a backup staged, saved,

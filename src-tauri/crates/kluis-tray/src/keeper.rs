@@ -101,8 +101,15 @@ pub async fn run_looking(
     let followers = Mirror::new();
     let _serving = show_backups_to_windows(&app, &followers, clicks.clone());
     // (Before the background work starts: its daily round installs updates.)
+    let stopped: crate::setup_update::SetupStopped = {
+        let (app, runtime) = (app.clone(), tokio::runtime::Handle::current());
+        Arc::new(move || {
+            let app = app.clone();
+            runtime.spawn(async move { app.updates.tell_a_setup_that_stopped().await });
+        })
+    };
     app.updates
-        .set_installer(Arc::new(SetupRunner::new(followers.clone())));
+        .set_installer(Arc::new(SetupRunner::new(followers.clone(), stopped)));
     // A `kluis-tray --quit` from before the socket (or pipe) listened (from now on it is heard there):
     // nothing starts.
     if looks.quit_asked() {

@@ -1,17 +1,20 @@
 //! Updates installed while the window is closed. kluis-tray runs the app's daily look for
 //! updates (`kluis_desktop::Updates`, with the window's rules: *Install updates by themselves*
 //! chosen, no backup running, no plan due within a quarter of an hour, a setup started by
-//! itself once a day at most, whatever its version). [`SetupRunner`] is how it installs one: on Windows,
-//! where the setup installed Kluis, the verified setup is started silently (`/S`); the setup
-//! asks this kluis-tray to quit (`kluis-tray --quit`, as for any install), replaces the
-//! programs and starts the new kluis-tray, which keeps the plans.
+//! itself once a day at most, whatever its version). [`SetupRunner`] is how it installs one:
+//! on Windows, where the setup installed Kluis, the verified setup is started silently (`/S`,
+//! `/D=` this program's folder); the setup asks this kluis-tray to quit (`kluis-tray --quit`,
+//! as for any install), replaces the programs and starts the new kluis-tray, which keeps the
+//! plans. A setup that ends unsuccessfully while this process still runs (it never got as far
+//! as asking it to quit) is told at once.
 //!
 //! Not while a window follows this process, nor while another of Kluis's programs runs (the
 //! setup would find its program running and stop): the window installs it then (Settings →
 //! *Updates*), or this process at a round after. Only where the setup's uninstaller is beside
-//! the program, and into its folder. The per-user MSI's updates are the window's (msiexec does
-//! not ask kluis-tray to quit); the per-machine MSI's are IT's; on Linux the package manager's.
+//! the program. The per-user MSI's updates are the window's (msiexec does not ask kluis-tray to
+//! quit); the per-machine MSI's are IT's; on Linux the package manager's.
 
+use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::Arc;
@@ -19,110 +22,106 @@ use std::sync::Arc;
 use kluis_desktop::mirror::Mirror;
 use kluis_desktop::{AppError, AppResult, InstallKind, UpdateInstaller, VerifiedSetup};
 
-/// Kluis's programs beside kluis-tray that the setup replaces, and stops at when one runs —
-/// with what each is, in the words a user knows it by.
-const OTHER_PROGRAMS: [(&str, &str); 3] = [
-    ("kluis-app", "Kluis's window"),
-    ("kluis", "a scheduled or command-line backup"),
-    ("kluis-relay", "the office relay"),
-];
+/// What is done when a setup this process started ends unsuccessfully while it still runs.
+pub type SetupStopped = Arc<dyn Fn() + Send + Sync>;
 
 /// See the module's text.
 pub struct SetupRunner {
     kind: InstallKind,
-    /// The folder of this program (the install's).
-    folder: PathBuf,
+    /// This program (its folder is the install's).
+    exe: PathBuf,
     /// The windows that follow this process (connected to it).
     followers: Arc<Mirror>,
+    stopped: SetupStopped,
 }
 
 impl SetupRunner {
     /// For this program (how and where it was installed), refusing while one of `followers`
-    /// follows it.
-    pub fn new(followers: Arc<Mirror>) -> SetupRunner {
+    /// follows it; `stopped` when a setup it started ends unsuccessfully.
+    pub fn new(followers: Arc<Mirror>, stopped: SetupStopped) -> SetupRunner {
         let exe = std::env::current_exe().unwrap_or_default();
-        SetupRunner::of_program(&exe, InstallKind::of_this_program(), followers)
+        SetupRunner::of_program(&exe, InstallKind::of_this_program(), followers, stopped)
     }
 
     /// For the program `exe`, installed as `kind`.
-    pub fn of_program(exe: &Path, kind: InstallKind, followers: Arc<Mirror>) -> SetupRunner {
-        let folder = exe.parent().unwrap_or(Path::new("")).to_path_buf();
+    pub fn of_program(
+        exe: &Path,
+        kind: InstallKind,
+        followers: Arc<Mirror>,
+        stopped: SetupStopped,
+    ) -> SetupRunner {
         SetupRunner {
             kind,
-            folder,
+            exe: exe.to_path_buf(),
             followers,
+            stopped,
         }
+    }
+
+    /// `/D=` and the install's folder — never quoted, last, as NSIS reads it — without the
+    /// `\\?\` a resolved path may begin with.
+    fn folder_argument(&self) -> OsString {
+        let folder = self.exe.parent().unwrap_or(Path::new(""));
+        let text = folder.as_os_str();
+        let plain = (text.to_str())
+            .and_then(|t| t.strip_prefix(r"\\?\"))
+            .map(OsString::from)
+            .unwrap_or_else(|| text.to_os_string());
+        let mut argument = OsString::from("/D=");
+        argument.push(plain);
+        argument
     }
 }
 
 impl UpdateInstaller for SetupRunner {
-    /// A Kluis the setup installed: its uninstaller beside the program. (A program elsewhere
-    /// — unpacked from the zip — counts as the setup's for which build to download, but the
-    /// setup would install a Kluis nobody asked for beside it.)
+    /// A Kluis the setup installed: its uninstaller beside the program.
     fn installs_here(&self) -> bool {
-        self.kind == InstallKind::Setup && self.folder.join("uninstall.exe").is_file()
+        self.kind == InstallKind::Setup && self.kind.updates_itself_at(&self.exe)
     }
 
     fn managed_by_it(&self) -> bool {
         self.kind == InstallKind::MachineMsi
     }
 
-    /// A window that follows this process; or any of Kluis's other programs running (their
-    /// file cannot be written, which is what the setup looks at: a window not connected yet,
-    /// `kluis` run by a schedule, the relay) — the setup would stop at it.
+    /// A window that follows this process; or any of Kluis's other programs running (a window
+    /// not connected yet, `kluis` run by a schedule, the relay) — the setup would stop at it.
     fn not_now(&self) -> Option<String> {
         if self.followers.followed() {
             return Some("Kluis's window is open: the update is installed once it is closed (or now, from Settings → Updates).".into());
         }
-        let (program, what) = OTHER_PROGRAMS.iter().find(|(program, _)| {
-            let file = format!("{program}{}", std::env::consts::EXE_SUFFIX);
-            program_running(&self.folder.join(file))
-        })?;
-        Some(format!(
-            "{program}{} ({what}) is running: the update is installed once it has ended.",
-            std::env::consts::EXE_SUFFIX
-        ))
+        kluis_desktop::program_in_the_way(&self.exe, &["kluis-app", "kluis", "kluis-relay"])
     }
 
     /// Starts the setup into this program's folder (it outlives this process; under Wine its
-    /// error output, and the new kluis-tray's, go where this one's did), and returns; the setup's
-    /// `--quit` ends this process (a backup a plan started in between is stopped, and finished
-    /// by the new kluis-tray). The setup was verified just before (`Updates`), in the user's
-    /// owner-only data folder: another account cannot change it in between; the user's own
-    /// programs could as well change this program itself (a per-user install).
+    /// error output, and the new kluis-tray's, go where this one's did), and returns; the
+    /// setup's `--quit` ends this process (a backup a plan started in between is stopped, and
+    /// finished by the new kluis-tray). The setup was verified just before (`Updates`), in the
+    /// user's owner-only data folder: another account cannot change it in between; the user's
+    /// own programs could as well change this program itself (a per-user install).
     fn install(&self, setup: &VerifiedSetup) -> AppResult<()> {
         tracing::info!("kluis-tray starts the update's setup");
         let mut command = Command::new(&setup.file);
         command.arg("/S");
-        // (Where the user chose to install it: `/D=` last, never quoted, as NSIS reads it.)
         #[cfg(windows)]
-        std::os::windows::process::CommandExt::raw_arg(
-            &mut command,
-            format!("/D={}", self.folder.display()),
-        );
-        (command.stdin(Stdio::null()).stdout(Stdio::null()).spawn())
-            .map(drop)
+        std::os::windows::process::CommandExt::raw_arg(&mut command, self.folder_argument());
+        #[cfg(not(windows))]
+        command.arg(self.folder_argument());
+        let mut child = (command.stdin(Stdio::null()).stdout(Stdio::null()).spawn())
             .map_err(|e| {
                 AppError::Update(format!(
                     "The update's setup could not be started ({e}). Kluis tries again in a day; or install it from Settings → Updates."
                 ))
-            })
-    }
-}
-
-/// Whether the program at `path` runs: Windows keeps a running program's file from being
-/// opened to write. (Elsewhere the package manager updates Kluis: never asked.)
-fn program_running(path: &Path) -> bool {
-    #[cfg(windows)]
-    {
-        // (To write, as the setup opens it: to append alone, Wine lets a running image open.)
-        let opened = std::fs::OpenOptions::new().write(true).open(path);
-        matches!(opened, Err(e) if e.kind() != std::io::ErrorKind::NotFound)
-    }
-    #[cfg(not(windows))]
-    {
-        let _ = path;
-        false
+            })?;
+        let stopped = self.stopped.clone();
+        std::thread::spawn(move || {
+            if let Ok(ended) = child.wait() {
+                if !ended.success() {
+                    tracing::warn!(code = ?ended.code(), "the update's setup stopped");
+                    stopped();
+                }
+            }
+        });
+        Ok(())
     }
 }
 
@@ -136,7 +135,7 @@ mod tests {
     fn only_the_setups_install_is_updated_by_kluis_tray() {
         let dir = tempfile::tempdir().unwrap();
         let exe = dir.path().join("kluis-tray.exe");
-        let runner = |kind| SetupRunner::of_program(&exe, kind, Mirror::new());
+        let runner = |kind| SetupRunner::of_program(&exe, kind, Mirror::new(), Arc::new(|| {}));
         assert!(
             !runner(InstallKind::Setup).installs_here(),
             "no uninstaller beside it: not the setup's install"
@@ -149,21 +148,24 @@ mod tests {
         assert!(runner(InstallKind::MachineMsi).managed_by_it());
     }
 
-    /// A running program is known by its file (what the setup looks at); a file that is not
-    /// running, or none, is not. (A Windows test: tests/windows/run.sh runs it under Wine.)
-    #[cfg(windows)]
+    /// The setup is told the install's folder as NSIS reads it: `/D=` and the path as it is
+    /// (spaces and all), without a resolved path's `\\?\`.
     #[test]
-    fn a_running_program_is_known_by_its_file() {
-        let this = std::env::current_exe().unwrap();
-        assert!(program_running(&this), "this test binary runs");
-        let dir = tempfile::tempdir().unwrap();
-        let idle = dir.path().join("kluis.exe");
-        std::fs::write(&idle, b"MZ").unwrap();
-        assert!(!program_running(&idle), "a program not running");
-        assert!(
-            !program_running(&dir.path().join("kluis-relay.exe")),
-            "none"
-        );
+    fn the_setup_is_told_the_folder() {
+        let at = |exe: &str| {
+            SetupRunner::of_program(
+                Path::new(exe),
+                InstallKind::Setup,
+                Mirror::new(),
+                Arc::new(|| {}),
+            )
+            .folder_argument()
+        };
+        let plain = r"C:\Users\Jan de Vries\AppData\Local\Programs\Kluis";
+        let in_it = |folder: &str| format!("{folder}{}kluis-tray.exe", std::path::MAIN_SEPARATOR);
+        assert_eq!(at(&in_it(plain)), OsString::from(format!("/D={plain}")));
+        let resolved = format!(r"\\?\{plain}");
+        assert_eq!(at(&in_it(&resolved)), OsString::from(format!("/D={plain}")));
     }
 
     /// While a window follows kluis-tray (connected to it), no update is installed; once it has
@@ -178,6 +180,7 @@ mod tests {
             &dir.path().join("kluis-tray.exe"),
             InstallKind::Setup,
             windows.clone(),
+            Arc::new(|| {}),
         );
         assert!(runner.not_now().is_none(), "no window");
         let listener = mirror::Listener::bind(&address).unwrap();

@@ -628,12 +628,22 @@ fn windows_kluis_tray_exe_has_its_name_icon_and_manifest() {
         |text: &str| -> Vec<u8> { text.encode_utf16().flat_map(u16::to_le_bytes).collect() };
     for (what, needle) in [
         ("the version information", utf16("VS_VERSION_INFO")),
-        ("its name", utf16("FileDescription")),
         ("its file's name", utf16("kluis-tray.exe")),
         ("the manifest's DPI awareness", b"PerMonitorV2".to_vec()),
     ] {
         assert!(has(&needle), "kluis-tray.exe has {what}");
     }
+    // Its name: the value after the key (a few bytes of padding between them).
+    let key = utf16("FileDescription");
+    let at = (exe.windows(key.len()))
+        .position(|w| w == key)
+        .expect("kluis-tray.exe has a FileDescription");
+    let after = &exe[at + key.len()..at + key.len() + 24];
+    let name = utf16("Kluis\0");
+    assert!(
+        after.windows(name.len()).any(|w| w == name),
+        "kluis-tray.exe's FileDescription is Kluis"
+    );
     // The icon: each image of icons/icon.ico is a resource of its own, copied as it is (the
     // first image's directory entry: its size at byte 6 + 8, its offset at 6 + 12). (Its 16-px
     // image is no file of its own, so not the PNG the tray icon draws.)

@@ -111,6 +111,20 @@ impl InstallKind {
     pub fn updates_itself(self) -> bool {
         matches!(self, InstallKind::Setup | InstallKind::Msi)
     }
+
+    /// Whether the program at `exe`, installed as this kind, installs its own updates there: a
+    /// per-user MSI's; a setup's only with the setup's uninstaller beside it (a program
+    /// unpacked from the zip takes the setup's build, but the setup would install a Kluis
+    /// nobody asked for in another folder).
+    pub fn updates_itself_at(self, exe: &Path) -> bool {
+        match self {
+            InstallKind::Msi => true,
+            InstallKind::Setup => (exe.parent()).is_some_and(|folder| {
+                folder.is_absolute() && folder.join("uninstall.exe").is_file()
+            }),
+            InstallKind::MachineMsi | InstallKind::Deb => false,
+        }
+    }
 }
 
 /// Whether two folders are one: the same path once each is resolved (links, `\\?\`, 8.3
@@ -216,6 +230,25 @@ mod tests {
             InstallKind::of_program(Path::new("/usr/bin/kluis-app"), false, None, None),
             InstallKind::Deb
         );
+    }
+
+    /// A setup's install updates itself only where the setup's uninstaller is beside the
+    /// program (not unpacked from the zip, nor from a relative path); the per-user MSI's does;
+    /// IT's and the .deb's do not.
+    #[test]
+    fn who_updates_itself_where() {
+        let dir = tempfile::tempdir().unwrap();
+        let exe = dir.path().join("kluis-app.exe");
+        assert!(
+            !InstallKind::Setup.updates_itself_at(&exe),
+            "unpacked from the zip"
+        );
+        std::fs::write(dir.path().join("uninstall.exe"), b"MZ").unwrap();
+        assert!(InstallKind::Setup.updates_itself_at(&exe));
+        assert!(!InstallKind::Setup.updates_itself_at(Path::new("kluis-app.exe")));
+        assert!(InstallKind::Msi.updates_itself_at(&exe));
+        assert!(!InstallKind::MachineMsi.updates_itself_at(&exe));
+        assert!(!InstallKind::Deb.updates_itself_at(&exe));
     }
 
     /// Each kind's build has the name the publisher's scripts give it.

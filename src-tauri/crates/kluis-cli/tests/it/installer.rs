@@ -229,9 +229,10 @@ fn install_kind(exe: &std::path::Path) -> String {
     object["install"].as_str().unwrap_or_default().to_string()
 }
 
-/// The programs and the README in %LOCALAPPDATA%\Programs\Kluis, and the Start-menu shortcut.
+/// The programs, the WebView2 loader they need and the README in %LOCALAPPDATA%\Programs\Kluis,
+/// and the Start-menu shortcut.
 fn assert_installed_for_the_user() {
-    for file in PROGRAMS.iter().chain(&["README.txt"]) {
+    for file in PROGRAMS.iter().chain(&["README.txt", "WebView2Loader.dll"]) {
         assert!(per_user_dir().join(file).is_file(), "{file} is installed");
     }
     assert!(start_menu_shortcut().is_file(), "the Start-menu shortcut");
@@ -394,7 +395,7 @@ fn the_setup_installs_silently_and_uninstalls() {
         &["/S", "/AUTOSTART=1", &into_chosen],
     ));
     assert_ran("setup /S", &installed);
-    for file in PROGRAMS.iter().chain(&["README.txt"]) {
+    for file in PROGRAMS.iter().chain(&["README.txt", "WebView2Loader.dll"]) {
         assert!(chosen.join(file).is_file(), "{file} is installed");
     }
     assert!(start_menu_shortcut().is_file(), "the Start-menu shortcut");
@@ -428,7 +429,7 @@ fn the_setup_installs_silently_and_uninstalls() {
     let in_place = format!("_?={chosen_win}");
     let removed = run(wine(&win(&uninstaller), &["/S", &in_place]));
     assert_ran("uninstall /S", &removed);
-    for file in PROGRAMS {
+    for file in PROGRAMS.iter().chain(&["WebView2Loader.dll"]) {
         assert!(!chosen.join(file).exists(), "{file} is removed");
     }
     assert!(!start_menu_shortcut().exists(), "the shortcut is removed");
@@ -520,6 +521,17 @@ async fn update_server_offering(
     (s, policy)
 }
 
+/// `command` (`what`) run to its end, its output to nowhere (a program it starts may hold its
+/// output open), within a generous bound.
+async fn run_to_end(mut command: tokio::process::Command, what: &str) -> std::process::ExitStatus {
+    use std::process::Stdio;
+    let status = command.stdout(Stdio::null()).stderr(Stdio::null()).status();
+    tokio::time::timeout(std::time::Duration::from_secs(300), status)
+        .await
+        .unwrap_or_else(|_| panic!("{what} did not end"))
+        .unwrap()
+}
+
 /// Reads `log` (a program's, at info) until a line says `words`, within a generous bound;
 /// what it said is shown when it does not.
 async fn until_said<R: tokio::io::AsyncBufRead + Unpin>(
@@ -544,14 +556,16 @@ async fn until_said<R: tokio::io::AsyncBufRead + Unpin>(
 }
 
 /// While another of Kluis's programs runs (the relay), the setup stops before it changes
-/// anything (exit code 2) and kluis-tray's update waits. Then kluis-tray, keeping the plans
-/// while the window is closed, installs an update by itself (*Install updates by
-/// themselves*): it looks (IT's policy names the test's update server), downloads and
-/// verifies the newer setup and starts it; the setup asks kluis-tray to quit
+/// anything (exit code 2); Kluis started at log-in (`kluis-app.exe --hidden`) leaves the
+/// plans to kluis-tray and ends, and kluis-tray's update waits for the relay. Then
+/// kluis-tray, keeping the plans while the window is closed, installs an update by itself
+/// (*Install updates by themselves*): it looks (IT's policy names the test's update server),
+/// downloads and verifies the newer setup and starts it; the setup asks kluis-tray to quit
 /// before it replaces its program (a running program's file cannot be written), installs the
-/// new version, and starts kluis-tray again, which keeps the plans and finds nothing newer;
-/// the uninstaller asks it to quit too, and removes kluis-tray.exe. (Output goes to files or
-/// is read line by line, never to its end: a program the setup starts may hold it open.)
+/// new version, and starts kluis-tray again, which keeps the plans and does not start the
+/// setup again; the uninstaller asks it to quit too, and removes kluis-tray.exe. (Output goes
+/// to files or is read line by line, never to its end: a program the setup starts may hold
+/// it open.)
 #[tokio::test(flavor = "multi_thread")]
 #[ignore = "the Windows installers under Wine: bash tests/windows/run.sh"]
 async fn kluis_tray_installs_an_update_and_the_setup_starts_it_again() {
@@ -573,12 +587,7 @@ async fn kluis_tray_installs_an_update_and_the_setup_starts_it_again() {
             .stdin(Stdio::null());
         tokio::process::Command::from(command)
     };
-    let installed = with_data(wine(&win(&setup("0.1.0")), &["/S"]))
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status()
-        .await
-        .unwrap();
+    let installed = run_to_end(with_data(wine(&win(&setup("0.1.0")), &["/S"])), "the setup").await;
     assert!(installed.success(), "setup /S: {installed:?}");
     assert!(
         per_user_dir().join("kluis-tray.exe").is_file(),
@@ -600,14 +609,7 @@ async fn kluis_tray_installs_an_update_and_the_setup_starts_it_again() {
         .unwrap();
     let mut relay_log = tokio::io::BufReader::new(relay.stderr.take().unwrap()).lines();
     until_said(&mut relay_log, "serving").await;
-    let refused = with_data(wine(&win(&setup("0.1.1")), &["/S"]))
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status();
-    let refused = tokio::time::timeout(std::time::Duration::from_secs(300), refused)
-        .await
-        .expect("the setup ends")
-        .unwrap();
+    let refused = run_to_end(with_data(wine(&win(&setup("0.1.1")), &["/S"])), "the setup").await;
     assert_eq!(refused.code(), Some(2), "stopped by the relay: {refused:?}");
     assert_eq!(apps_list(), ["0.1.0"], "nothing changed");
 
@@ -620,22 +622,28 @@ async fn kluis_tray_installs_an_update_and_the_setup_starts_it_again() {
             .spawn()
             .unwrap()
     };
-    let mut tray = start_tray();
-    let mut log = tokio::io::BufReader::new(tray.stderr.take().unwrap()).lines();
+    // Kluis started at log-in (`kluis-app.exe --hidden`, what the Run key starts) with plans
+    // set: it starts kluis-tray, which takes them, and ends before it builds a window.
+    let app_exe = win(&per_user_dir().join("kluis-app.exe"));
+    let mut login = with_data(wine(&app_exe, &["--hidden"]))
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let mut log = tokio::io::BufReader::new(login.stderr.take().unwrap()).lines();
+    let started = tokio::time::timeout(std::time::Duration::from_secs(120), login.wait())
+        .await
+        .expect("kluis-app.exe --hidden ends")
+        .unwrap();
+    assert!(started.success(), "kluis-app.exe --hidden: {started:?}");
+    until_said(&mut log, "kluis-tray keeps the plans").await;
     until_said(&mut log, "kluis-relay.exe (the office relay) is running").await;
     relay.kill().await.unwrap();
-    let quit = with_data(wine(&tray_exe, &["--quit"]))
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status();
-    let quit = tokio::time::timeout(std::time::Duration::from_secs(120), quit)
-        .await
-        .expect("kluis-tray --quit ends")
-        .unwrap();
+    let quit = run_to_end(with_data(wine(&tray_exe, &["--quit"])), "kluis-tray --quit").await;
+    // (`--quit` answers once kluis-tray has gone.)
     assert!(quit.success(), "kluis-tray --quit: {quit:?}");
     until_said(&mut log, "kluis-tray leaves").await;
-    let ended = tokio::time::timeout(std::time::Duration::from_secs(120), tray.wait()).await;
-    assert!(ended.is_ok(), "the waiting kluis-tray ends");
 
     // The relay gone, the next kluis-tray installs the update by itself.
     let mut tray = start_tray();
@@ -670,14 +678,11 @@ async fn kluis_tray_installs_an_update_and_the_setup_starts_it_again() {
     // The uninstaller (run where it is: `_?=`) asks the new one to quit as well.
     let in_place = format!("_?={}", win(&per_user_dir()));
     let uninstaller = win(&per_user_dir().join("uninstall.exe"));
-    let removed = with_data(wine(&uninstaller, &["/S", &in_place]))
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status();
-    let removed = tokio::time::timeout(std::time::Duration::from_secs(300), removed)
-        .await
-        .expect("the uninstaller ends")
-        .unwrap();
+    let removed = run_to_end(
+        with_data(wine(&uninstaller, &["/S", &in_place])),
+        "the uninstaller",
+    )
+    .await;
     assert!(removed.success(), "uninstall /S: {removed:?}");
     until_said(&mut log, "kluis-tray leaves").await;
     // (Over both kluis-trays' lives: the new one, 0.1.1, found nothing newer to fetch.)

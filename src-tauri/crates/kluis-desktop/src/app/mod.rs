@@ -105,8 +105,8 @@ pub use settings::AppSettings;
 pub use sftp_target::{SftpInput, SftpServer};
 use shared::Shared;
 pub use updates::{
-    PackageManagerUpdates, UpdateInstaller, UpdateState, UpdateView, Updates, VerifiedSetup,
-    GAP_BETWEEN_SETUPS_BY_ITSELF, QUIET_BEFORE_PLAN,
+    program_in_the_way, PackageManagerUpdates, UpdateInstaller, UpdateState, UpdateView, Updates,
+    VerifiedSetup, GAP_BETWEEN_SETUPS_BY_ITSELF, QUIET_BEFORE_PLAN, SETUP_TAKES,
 };
 
 /// The tunnel program looked up on `PATH`; any other must be picked in a native dialog.

@@ -21,7 +21,7 @@
 //! starts it (`/S`: the setup asks kluis-tray to quit, then starts it again); elsewhere the
 //! package manager updates Kluis, and the app says so.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -40,6 +40,10 @@ pub const QUIET_BEFORE_PLAN: Duration = Duration::from_secs(15 * 60);
 /// No setup is started by itself within this of the last one started by itself (*Install and restart*
 /// always starts it).
 pub const GAP_BETWEEN_SETUPS_BY_ITSELF: Duration = Duration::from_secs(24 * 3600);
+
+/// How long a setup started by itself is given to install before a Kluis still older than
+/// it counts it as one that did not.
+pub const SETUP_TAKES: Duration = Duration::from_secs(5 * 60);
 
 /// Where the update stands (see the module's text).
 #[derive(Debug, Clone, PartialEq, Serialize, ts_rs::TS)]
@@ -151,6 +155,10 @@ pub struct Updates {
     release: Mutex<Option<Release>>,
     /// The verified setup, once downloaded.
     setup: Mutex<Option<PathBuf>>,
+    /// The version whose download (or verification) failed when installing by itself, and
+    /// when: not fetched by itself again within [`GAP_BETWEEN_SETUPS_BY_ITSELF`] (a build that
+    /// does not verify would otherwise be fetched again at every round).
+    failed_download: Mutex<Option<(String, std::time::Instant)>>,
     installer: Mutex<Arc<dyn UpdateInstaller>>,
     /// Whom to ask (none: this build has none; an error: the environment names no valid one).
     publisher: Result<Option<Publisher>, String>,
@@ -183,6 +191,7 @@ impl Updates {
             state: Mutex::new(UpdateState::NotLooked),
             release: Mutex::new(None),
             setup: Mutex::new(None),
+            failed_download: Mutex::new(None),
             installer: Mutex::new(Arc::new(PackageManagerUpdates)),
             publisher,
             ca_pem,
@@ -337,18 +346,55 @@ impl Updates {
         if let Some(why) = self.busy() {
             return Err(AppError::InvalidState(why));
         }
-        let setup = self.download().await?;
+        let setup = match self.download().await {
+            Ok(setup) => setup,
+            Err(e) => {
+                if by_itself {
+                    let version = self
+                        .release
+                        .lock()
+                        .unwrap()
+                        .as_ref()
+                        .map(|r| r.version.to_string());
+                    let failed = version.map(|v| (v, std::time::Instant::now()));
+                    *self.failed_download.lock().unwrap() = failed;
+                }
+                return Err(e);
+            }
+        };
         // (Looked at again: a backup may have started while the setup downloaded.)
         if let Some(why) = self.busy() {
             return Err(AppError::InvalidState(why));
         }
         if by_itself {
-            let release = self.release.lock().unwrap().clone();
-            let version = release.map(|r| r.version.to_string()).unwrap_or_default();
+            // (The setup's own version, as its manifest names it: a look meanwhile may have
+            // found another.)
+            let named = setup.manifest["version"].as_str().unwrap_or_default();
+            let version = kluis_update::Version::parse(named.trim_start_matches('v'))
+                .map(|v| v.to_string())
+                .unwrap_or_else(|_| named.chars().take(40).collect());
             self.note_started_by_itself(&version)?;
+            if let Err(e) = installer.install(&setup) {
+                // (Noted, so not tried again today: said now, not left for a restart.)
+                self.tell_a_setup_that_stopped().await;
+                return Err(e);
+            }
+            return Ok(self.view());
         }
         installer.install(&setup)?;
         Ok(self.view())
+    }
+
+    /// Whether the download of the version `state` offers failed by itself within the day.
+    fn download_failed_lately(&self, state: &UpdateState) -> bool {
+        let offered = match state {
+            UpdateState::Available { version, .. } | UpdateState::Ready { version, .. } => version,
+            _ => return false,
+        };
+        let failed = self.failed_download.lock().unwrap();
+        failed.as_ref().is_some_and(|(version, at)| {
+            version == offered && at.elapsed() < GAP_BETWEEN_SETUPS_BY_ITSELF
+        })
     }
 
     /// Where the last setup started by itself is noted (beside the stamp): when, in seconds
@@ -385,22 +431,35 @@ impl Updates {
         lately.then_some(note)
     }
 
-    /// A setup started by itself lately that did not install (this Kluis is older than the
-    /// version it was to install: it stopped at a program still running, or could not start)
-    /// is told once, on the desktop — nobody else would see it: kluis-tray has no console, and
-    /// the setup runs silently.
+    /// A setup started by itself lately that did not install — this Kluis is older than the
+    /// version it was to install (it stopped at a program still running, or could not start)
+    /// — is told once, on the desktop: nobody else would see it (kluis-tray has no console, and
+    /// the setup runs silently). Looked at each round, once the setup has had
+    /// [`SETUP_TAKES`] to finish (a window or kluis-tray started meanwhile is not a failure
+    /// yet).
     pub async fn tell_a_setup_that_did_not_install(&self) {
+        self.tell_not_installed(SETUP_TAKES).await;
+    }
+
+    /// [`Updates::tell_a_setup_that_did_not_install`] at once: the setup this process started
+    /// ended unsuccessfully (or could not start) while this process still runs.
+    pub async fn tell_a_setup_that_stopped(&self) {
+        self.tell_not_installed(Duration::ZERO).await;
+    }
+
+    async fn tell_not_installed(&self, older_than: Duration) {
         let Some(note) = self.started_by_itself_lately() else {
             return;
         };
         let newer = kluis_update::Version::parse(&note.version)
             .is_ok_and(|version| version > kluis_update::current());
-        if note.told || !newer {
+        let old_enough = unix_now().saturating_sub(note.at) >= older_than.as_secs();
+        if note.told || !newer || !old_enough {
             return;
         }
         let told = StartedNote { told: true, ..note };
         if told.write(&self.started_note()).is_err() {
-            return; // (Not told, rather than told at each start.)
+            return; // (Not told, rather than told at each round.)
         }
         if self.shared.profiles.settings().notify_desktop {
             let alert = kluis_reporting::Alert::update_not_installed(&told.version);
@@ -454,6 +513,7 @@ impl Updates {
     /// stamp): a setup that stopped (a program still running) starts kluis-tray again, whose
     /// first round would start it again at once.
     pub async fn tick(&self) {
+        self.tell_a_setup_that_did_not_install().await;
         let view = self.look(false).await;
         let newer = matches!(
             view.state,
@@ -463,6 +523,7 @@ impl Updates {
             && view.automatic
             && view.installs_here
             && self.started_by_itself_lately().is_none()
+            && !self.download_failed_lately(&view.state)
         {
             if let Some(why) = self.busy() {
                 tracing::info!("the update waits: {why}");
@@ -477,11 +538,71 @@ impl Updates {
     /// The daily round as long as the app runs: [`Updates::tick`] now and every ten minutes
     /// (the server is asked once a day; the rest is a look at the stamp and the plans).
     pub async fn watch(&self) {
-        self.tell_a_setup_that_did_not_install().await;
         loop {
             self.tick().await;
             tokio::time::sleep(Duration::from_secs(600)).await;
         }
+    }
+}
+
+/// Kluis's programs a setup replaces, with what each is in the words a user knows it by.
+const PROGRAMS: [(&str, &str); 4] = [
+    ("kluis-app", "Kluis's window"),
+    ("kluis-tray", "Kluis in the notification area"),
+    ("kluis", "a scheduled or command-line backup"),
+    ("kluis-relay", "the office relay"),
+];
+
+/// Why a setup run now would stop (it refuses to replace a program in use, and changes
+/// nothing): the first of `programs` (Kluis's, by name: `kluis-relay`) beside `exe` that runs,
+/// or whose file cannot be replaced. Windows keeps a running program's file from being opened
+/// to write, which is what the setup looks at. (Elsewhere nothing is in the way: the package
+/// manager updates Kluis.)
+pub fn program_in_the_way(exe: &Path, programs: &[&str]) -> Option<String> {
+    let folder = exe.parent()?;
+    programs.iter().find_map(|program| {
+        let what = (PROGRAMS.iter())
+            .find(|(name, _)| name == program)
+            .map_or("", |(_, what)| *what);
+        let file = format!("{program}{}", std::env::consts::EXE_SUFFIX);
+        let in_use = in_use(&folder.join(&file))?;
+        Some(match in_use {
+            InUse::Running => {
+                format!("{file} ({what}) is running: the update is installed once it has ended.")
+            }
+            InUse::Unwritable(e) => {
+                format!("{file} ({what}) cannot be replaced ({e}): the update waits until it can.")
+            }
+        })
+    })
+}
+
+/// How a program's file is in a setup's way.
+enum InUse {
+    Running,
+    Unwritable(std::io::Error),
+}
+
+/// Whether the program at `path` is in a setup's way: running (a sharing or lock violation),
+/// or its file not writable for another reason. Not there at all is no obstacle.
+fn in_use(path: &Path) -> Option<InUse> {
+    #[cfg(windows)]
+    {
+        /// ERROR_SHARING_VIOLATION, ERROR_LOCK_VIOLATION.
+        const HELD: [i32; 2] = [32, 33];
+        match std::fs::OpenOptions::new().write(true).open(path) {
+            Ok(_) => None,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+            Err(e) if e.raw_os_error().is_some_and(|code| HELD.contains(&code)) => {
+                Some(InUse::Running)
+            }
+            Err(e) => Some(InUse::Unwritable(e)),
+        }
+    }
+    #[cfg(not(windows))]
+    {
+        let _ = (path, InUse::Running, InUse::Unwritable);
+        None
     }
 }
 
@@ -517,4 +638,25 @@ fn unix_now() -> u64 {
     (std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH))
         .map(|d| d.as_secs())
         .unwrap_or_default()
+}
+
+#[cfg(all(test, windows))]
+mod windows_tests {
+    use super::*;
+
+    /// A program that runs is in a setup's way (its file cannot be opened to write); one that
+    /// does not run, and one that is not there, are not. (tests/windows/run.sh runs it under
+    /// Wine.)
+    #[test]
+    fn a_running_program_is_in_the_setups_way() {
+        let this = std::env::current_exe().unwrap();
+        let stem = this.file_stem().unwrap().to_str().unwrap().to_string();
+        let said = program_in_the_way(&this, &[&stem]).expect("this test binary runs");
+        assert!(said.contains("is running"), "{said}");
+
+        let dir = tempfile::tempdir().unwrap();
+        let beside = dir.path().join("kluis-tray.exe");
+        std::fs::write(dir.path().join("kluis.exe"), b"MZ").unwrap();
+        assert_eq!(program_in_the_way(&beside, &["kluis", "kluis-relay"]), None);
+    }
 }

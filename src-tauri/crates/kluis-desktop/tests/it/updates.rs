@@ -284,8 +284,9 @@ async fn a_changed_build_is_not_installed_and_a_package_manager_is_named() {
 
 /// A setup started by itself lately that did not install — this Kluis is still older than the
 /// version noted (its setup stopped at a program still running) — is told on the desktop once,
-/// when the round starts; one that installed (this version), one told already, and one from
-/// days ago are not.
+/// by the round once the setup has had its minutes, or at once when the setup this process
+/// started stopped; one just started, one that installed (this version), one told already,
+/// one from days ago, and any with notifications off are not.
 #[tokio::test(flavor = "multi_thread")]
 async fn a_setup_that_did_not_install_is_told_once() {
     let dir = tempfile::tempdir().unwrap();
@@ -295,22 +296,112 @@ async fn a_setup_that_did_not_install_is_told_once() {
         .duration_since(std::time::UNIX_EPOCH)
         .unwrap()
         .as_secs();
-    std::fs::write(&note, format!("{now} 99.0.0\n")).unwrap();
+    let takes = kluis_desktop::SETUP_TAKES.as_secs();
+    let noted =
+        |at: u64, version: &str| std::fs::write(&note, format!("{at} {version}\n")).unwrap();
+
+    noted(now, "99.0.0");
+    app.updates.tell_a_setup_that_did_not_install().await;
+    assert!(told.try_recv().is_err(), "a setup just started: not yet");
+    noted(now - takes - 60, "99.0.0");
     app.updates.tell_a_setup_that_did_not_install().await;
     let alert = told.try_recv().expect("told");
     assert_eq!(alert.title, "Kluis 99.0.0 was not installed");
     assert!(alert.body.contains("Settings → Updates"), "{}", alert.body);
     app.updates.tell_a_setup_that_did_not_install().await;
+    app.updates.tell_a_setup_that_stopped().await;
     assert!(told.try_recv().is_err(), "told once");
+
+    noted(now, "99.0.1");
+    app.updates.tell_a_setup_that_stopped().await;
+    assert_eq!(
+        told.try_recv().expect("told at once").title,
+        "Kluis 99.0.1 was not installed"
+    );
 
     let this = env!("CARGO_PKG_VERSION");
     let day = kluis_desktop::GAP_BETWEEN_SETUPS_BY_ITSELF.as_secs();
-    for (at, version) in [(now, this), (now - 2 * day, "99.0.0")] {
-        std::fs::write(&note, format!("{at} {version}\n")).unwrap();
+    for (at, version) in [(now - takes - 60, this), (now - 2 * day, "99.0.0")] {
+        noted(at, version);
         app.updates.tell_a_setup_that_did_not_install().await;
         assert!(
             told.try_recv().is_err(),
             "{version} noted at {at}: not told"
         );
     }
+    app.alerts.set_notify_desktop(false).unwrap();
+    noted(now - takes - 60, "99.0.2");
+    app.updates.tell_a_setup_that_did_not_install().await;
+    assert!(told.try_recv().is_err(), "notifications off");
+}
+
+/// A build that does not verify is not fetched by itself again within the day (a round every
+/// ten minutes would fetch it each time); *Install and restart* still tries.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_build_that_does_not_verify_is_not_fetched_by_itself_again_today() {
+    let dir = tempfile::tempdir().unwrap();
+    let (app, s, installed) = app_with_update(&dir, b"MZ changed", b"MZ signed").await;
+    app.updates.set_automatic(true).unwrap();
+    let fetched = || s.served.build_asked.load(Ordering::SeqCst);
+    app.updates.tick().await;
+    assert_eq!(fetched(), 1, "fetched, refused");
+    app.updates.tick().await;
+    assert_eq!(fetched(), 1, "not fetched by itself again today");
+    assert!(
+        app.updates.install().await.is_err(),
+        "refused again when asked"
+    );
+    assert_eq!(fetched(), 2, "fetched when asked");
+    assert!(installed.0.lock().unwrap().is_empty(), "nothing installed");
+    assert!(
+        !dir.path().join("update-started").exists(),
+        "no setup noted as started"
+    );
+}
+
+/// An installer that cannot start the setup.
+struct FailsToStart;
+
+impl UpdateInstaller for FailsToStart {
+    fn installs_here(&self) -> bool {
+        true
+    }
+
+    fn install(&self, _: &VerifiedSetup) -> Result<(), AppError> {
+        Err(AppError::Update(
+            "The update's setup could not be started.".into(),
+        ))
+    }
+}
+
+/// A setup that could not start when installing by itself is told at once (it was noted as
+/// started, so no round tries again today), and not started again by the next round.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_setup_that_could_not_start_is_told_at_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = setup().await;
+    *s.served.build.lock().unwrap() = b"MZ next".to_vec();
+    *s.served.manifest.lock().unwrap() =
+        manifest("9.9.9", &s.origin, &s.signer.sign(b"MZ next", "9.9.9"));
+    let (tx, mut told) = mpsc::unbounded_channel();
+    let app = common::builder(&dir, Some(dir.path().join("saved")))
+        .update_server(s.publisher.clone(), Some(s.ca.clone()))
+        .notifier(
+            Arc::new(common::Told(tx)),
+            std::time::Duration::from_millis(300),
+        )
+        .open()
+        .unwrap();
+    app.updates.set_installer(Arc::new(FailsToStart));
+    app.updates.set_automatic(true).unwrap();
+    app.updates.tick().await;
+    let alert = told.try_recv().expect("told at once");
+    assert_eq!(alert.title, "Kluis 9.9.9 was not installed");
+    app.updates.tick().await;
+    assert_eq!(
+        s.served.build_asked.load(Ordering::SeqCst),
+        1,
+        "not again today"
+    );
+    assert!(told.try_recv().is_err(), "told once");
 }
