@@ -22,10 +22,21 @@ impl<R: Runtime> UpdateInstaller for PluginInstaller<R> {
         kluis_desktop::InstallKind::of_this_program().updates_itself_at(&exe)
     }
 
+    fn unpacked(&self) -> bool {
+        let exe = std::env::current_exe().unwrap_or_default();
+        let kind = kluis_desktop::InstallKind::of_this_program();
+        kind == kluis_desktop::InstallKind::Setup && !kind.updates_itself_at(&exe)
+    }
+
     /// Kluis's other programs beside this one that the setup would stop at (the window's
-    /// own program ends for the update; kluis-tray is asked to quit).
+    /// own program ends for the update; the setup asks kluis-tray to quit — msiexec does not,
+    /// so for the MSI kluis-tray must not run either).
     fn not_now(&self) -> Option<String> {
         let exe = std::env::current_exe().unwrap_or_default();
+        let msi = kluis_desktop::InstallKind::of_this_program() == kluis_desktop::InstallKind::Msi;
+        if msi && kluis_desktop::program_in_the_way(&exe, &["kluis-tray"]).is_some() {
+            return Some("Kluis in the notification area (kluis-tray.exe) keeps the plans: choose Quit Kluis in its menu, then install the update here.".into());
+        }
         kluis_desktop::program_in_the_way(&exe, &["kluis", "kluis-relay"])
     }
 
@@ -49,8 +60,11 @@ impl<R: Runtime> PluginInstaller<R> {
     ) -> Result<(tauri_plugin_updater::Update, Vec<u8>), AppError> {
         let bytes = std::fs::read(&setup.file).map_err(|e| failed(&e))?;
         let endpoint = setup.manifest_url.parse().map_err(|e| failed(&e))?;
+        let exe = std::env::current_exe().map_err(|e| failed(&e))?;
         let updater = (self.0.updater_builder())
             .pubkey(setup.tauri_pubkey.clone())
+            // (The setup installs where this Kluis is; last, as NSIS reads `/D=`.)
+            .installer_arg(kluis_desktop::setup_folder_argument(&exe))
             .endpoints(vec![endpoint])
             .and_then(|builder| builder.build())
             .map_err(|e| failed(&e))?;

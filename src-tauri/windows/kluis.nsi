@@ -229,9 +229,12 @@ Function .onInit
     StrCpy $Updating 1
   ${EndIf}
   ; An installed Kluis is upgraded where it is — the folder the user chose, which its Apps
-  ; list's entry records — also by a setup that names none (/D=: the app's own update); taken
-  ; only when Kluis's uninstaller and window are there (not an old or another entry's folder).
+  ; list's entry records — also by a setup that names none (/D=; the app's own update and
+  ; kluis-tray's name theirs); taken only when Kluis's uninstaller and window are there (not an
+  ; old or another entry's folder), and not over a Kluis in the default folder (NSIS does not
+  ; tell a /D= naming the default folder from none).
   ${If} $INSTDIR == "$LOCALAPPDATA\Programs\Kluis"
+  ${AndIfNot} ${FileExists} "$INSTDIR\uninstall.exe"
     ReadRegStr $R1 HKCU "${UNINSTALL_KEY}" "InstallLocation"
     ${If} $R1 != ""
     ${AndIf} ${FileExists} "$R1\uninstall.exe"

@@ -50,6 +50,15 @@ else
   echo "== Windows: kluis.exe and kluis-relay.exe"
 fi
 cargo build --profile "$profile" --locked --target "$target" "${packages[@]}"
+if [ "$what" = all ]; then
+  # WebView2Loader.dll from the webview2-com-sys the lock file names (tauri-build copies it
+  # beside the program only when that crate's build happened to run first), for x64.
+  loader=$(cargo metadata --locked --format-version 1 --filter-platform "$target" | python3 -c '
+import json, os, sys
+found = [p for p in json.load(sys.stdin)["packages"] if p["name"] == "webview2-com-sys"]
+print(os.path.join(os.path.dirname(found[0]["manifest_path"]), "x64", "WebView2Loader.dll"))')
+  cp "$loader" "$out/WebView2Loader.dll"
+fi
 
 mkdir -p "$target_dir/windows"
 zip=$target_dir/windows/kluis-windows-x86_64.zip

@@ -190,7 +190,7 @@ test_under_wine() {
   # build not made for tests; a file this restore wrote known by its file index.
   windows_test src-tauri/crates/kluis-update kluis_update install:: publisher::
   windows_test src-tauri/crates/kluis-restore kluis_restore restore::tests same_name::
-  windows_test src-tauri/crates/kluis-desktop kluis_desktop runtime:: mirror:: app::updates::
+  windows_test src-tauri/crates/kluis-desktop kluis_desktop runtime:: mirror:: app::installing::
 
   echo "== Windows: the app's logic (the in-process demo) and its Tauri commands under Wine"
   # kluis-desktop's app tests: the demo's simulator in the process, a backup staged, saved,

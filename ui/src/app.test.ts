@@ -356,7 +356,7 @@ function fakeBackend(
         return "/home/user/kluis-klanten.csv";
       case "update_view":
       case "look_for_update":
-        return options.update ?? { current: "0.1.0", state: { kind: "not_configured" }, automatic: false, installs_here: false, managed_by_it: false };
+        return options.update ?? { current: "0.1.0", state: { kind: "not_configured" }, automatic: false, installs_here: false, managed_by_it: false, unpacked: false };
       case "install_update":
         if (options.updateRefused) throw { code: "invalid_state", message: options.updateRefused };
         return options.update;
@@ -779,7 +779,7 @@ describe("Kluis UI", () => {
   });
 
   it("shows a newer Kluis with what is new, and installs it only through Rust, which may refuse", async () => {
-    const update: UpdateView = { current: "0.1.0", state: { kind: "available", version: "0.2.0", notes: "Sneller importeren." }, automatic: false, installs_here: true, managed_by_it: false };
+    const update: UpdateView = { current: "0.1.0", state: { kind: "available", version: "0.2.0", notes: "Sneller importeren." }, automatic: false, installs_here: true, managed_by_it: false, unpacked: false };
     await openSettings(calls, { update, updateRefused: "1 backup(s) running: Kluis is updated when they have ended." });
     expect(byTest("update-state")?.textContent).toBe("Kluis 0.2.0 is available (this is 0.1.0).");
     expect(byTest("update-notes")?.textContent, "what is new, as text").toBe("Sneller importeren.");
@@ -792,8 +792,8 @@ describe("Kluis UI", () => {
     expect(calls.some((c) => c.cmd === "look_for_update")).toBe(true);
   });
 
-  it("leaves installing to the package manager where Rust cannot install, and says when IT turned updates off", async () => {
-    const available: UpdateView = { current: "0.1.0", state: { kind: "available", version: "0.2.0", notes: "" }, automatic: false, installs_here: false, managed_by_it: false };
+  it("leaves installing to the package manager where Rust cannot install (or to IT, or to whoever unpacked the zip), and says when IT turned updates off", async () => {
+    const available: UpdateView = { current: "0.1.0", state: { kind: "available", version: "0.2.0", notes: "" }, automatic: false, installs_here: false, managed_by_it: false, unpacked: false };
     await openSettings(calls, { update: available });
     expect(byTest("update-install"), "no install button").toBeNull();
     expect(byTest("update-automatic")).toBeNull();
@@ -801,7 +801,10 @@ describe("Kluis UI", () => {
     await openSettings(calls, { update: { ...available, managed_by_it: true } });
     expect(document.body.textContent, "IT's install for every user").toContain("Your IT installed Kluis for every user");
     expect(document.body.textContent).not.toContain("sudo apt upgrade");
-    const off: UpdateView = { current: "0.1.0", state: { kind: "off", why: "the file C:\\Kluis\\updates-disabled" }, automatic: false, installs_here: true, managed_by_it: false };
+    await openSettings(calls, { update: { ...available, unpacked: true } });
+    expect(document.body.textContent, "unpacked from the zip").toContain("unpacked from a zip");
+    expect(document.body.textContent).not.toContain("sudo apt upgrade");
+    const off: UpdateView = { current: "0.1.0", state: { kind: "off", why: "the file C:\\Kluis\\updates-disabled" }, automatic: false, installs_here: true, managed_by_it: false, unpacked: false };
     await openSettings(calls, { update: off });
     expect(byTest("update-state")?.textContent).toContain("turned off on this computer");
     expect(byTest("update-look"), "nothing to ask").toBeNull();

@@ -861,4 +861,9 @@ installs_here: boolean,
  * Whether IT installed Kluis for every user of this computer (the per-machine MSI) and
  * so installs its updates.
  */
-managed_by_it: boolean, };
+managed_by_it: boolean, 
+/**
+ * Whether this Kluis was unpacked from the zip (Windows): a new version is unpacked (or
+ * installed with the setup) by hand.
+ */
+unpacked: boolean, };

@@ -277,6 +277,7 @@ export const en = {
   updatesAvailable: "Kluis {version} is available (this is {current}).",
   updatesByPackageManager: "Your package manager installs it (on Debian and Ubuntu: sudo apt upgrade, or the Software Updater).",
   updatesByIt: "Your IT installed Kluis for every user of this computer, and installs its updates.",
+  updatesUnpacked: "This Kluis was unpacked from a zip: install the new version with the publisher's setup, or unpack its zip in this one's place.",
   updatesLook: "Look now",
   updatesInstall: "Install and restart",
   updatesAutomatic: "Install updates by themselves (never while a backup runs or a plan is about to)",

@@ -278,6 +278,7 @@ export const nl: Dictionary = {
   updatesAvailable: "Kluis {version} is beschikbaar (dit is {current}).",
   updatesByPackageManager: "Uw pakketbeheer installeert hem (op Debian en Ubuntu: sudo apt upgrade, of Software-updater).",
   updatesByIt: "Uw IT-afdeling heeft Kluis voor alle gebruikers van deze computer geïnstalleerd en installeert de updates.",
+  updatesUnpacked: "Deze Kluis is uit een zip uitgepakt: installeer de nieuwe versie met de setup van de uitgever, of pak de nieuwe zip op deze plek uit.",
   updatesLook: "Nu kijken",
   updatesInstall: "Installeren en herstarten",
   updatesAutomatic: "Updates zelf installeren (nooit tijdens een back-up of vlak voor een plan)",

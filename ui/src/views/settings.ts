@@ -144,7 +144,7 @@ function Updates() {
     h("h3", { id: "updates-title" }, t("updatesTitle")),
     h("p", { role: "status", "data-test": "update-state" }, view ? updateLine(view) : ""),
     newer?.notes ? h("p", { class: "note update-notes", "data-test": "update-notes" }, newer.notes) : null,
-    newer && !installs ? h("p", { class: "note" }, t(view?.managed_by_it ? "updatesByIt" : "updatesByPackageManager")) : null,
+    newer && !installs ? h("p", { class: "note" }, t(view?.managed_by_it ? "updatesByIt" : view?.unpacked ? "updatesUnpacked" : "updatesByPackageManager")) : null,
     asks
       ? h(
           "div",

@@ -56,15 +56,15 @@ pub mod staging;
 pub mod window;
 
 pub use app::{
-    program_in_the_way, AppPaths, BucketInput, CarriedOn, CopyToChange, DemoInfo, DesktopApp,
-    DesktopAppBuilder, EncryptionInput, FolderChange, FoundCopies, FoundEncryption, FoundProof,
-    HeldCopy, ImportDefaults, ImportPreview, ImportProgress, ImportResult, ImportSink, KitMade,
-    LaunchInfo, LoginStart, MailInput, ManyChange, ManyPreview, OfficeInvite, OfficeJoinInput,
-    OfficeJoined, OfficeMembership, PackageManagerUpdates, PlanInput, ProgressSink,
-    RecoverProgress, ReportExport, ReportFormat, ReportRequest, RestoreProgress, RestoreSummary,
-    ResumedJob, RuleChange, SessionInfo, SftpInput, SftpServer, TrayAction, UpdateInstaller,
-    UpdateState, UpdateView, VerifiedSetup, VerifyReport, GAP_BETWEEN_SETUPS_BY_ITSELF,
-    HIDDEN_FLAG, SETUP_TAKES,
+    program_in_the_way, setup_folder_argument, AppPaths, BucketInput, CarriedOn, CopyToChange,
+    DemoInfo, DesktopApp, DesktopAppBuilder, EncryptionInput, FolderChange, FoundCopies,
+    FoundEncryption, FoundProof, HeldCopy, ImportDefaults, ImportPreview, ImportProgress,
+    ImportResult, ImportSink, KitMade, LaunchInfo, LoginStart, MailInput, ManyChange, ManyPreview,
+    OfficeInvite, OfficeJoinInput, OfficeJoined, OfficeMembership, PackageManagerUpdates,
+    PlanInput, ProgressSink, RecoverProgress, ReportExport, ReportFormat, ReportRequest,
+    RestoreProgress, RestoreSummary, ResumedJob, RuleChange, SessionInfo, SftpInput, SftpServer,
+    TrayAction, UpdateInstaller, UpdateState, UpdateView, VerifiedSetup, VerifyReport,
+    GAP_BETWEEN_SETUPS_BY_ITSELF, HIDDEN_FLAG, SETUP_TAKES,
 };
 pub use callback::{CallbackInput, CallbackTestResult};
 pub use dialogs::{Dialogs, ImportFile, NoDialogs};

@@ -101,11 +101,13 @@ pub async fn run_looking(
     let followers = Mirror::new();
     let _serving = show_backups_to_windows(&app, &followers, clicks.clone());
     // (Before the background work starts: its daily round installs updates.)
+    // (Weak: the installer is kept in the app; a strong one would keep the app for ever.)
     let stopped: crate::setup_update::SetupStopped = {
-        let (app, runtime) = (app.clone(), tokio::runtime::Handle::current());
+        let (app, runtime) = (Arc::downgrade(&app), tokio::runtime::Handle::current());
         Arc::new(move || {
-            let app = app.clone();
-            runtime.spawn(async move { app.updates.tell_a_setup_that_stopped().await });
+            if let Some(app) = app.upgrade() {
+                runtime.spawn(async move { app.updates.tell_a_setup_that_stopped().await });
+            }
         })
     };
     app.updates

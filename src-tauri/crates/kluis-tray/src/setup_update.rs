@@ -14,7 +14,6 @@
 //! the program. The per-user MSI's updates are the window's (msiexec does not ask kluis-tray to
 //! quit); the per-machine MSI's are IT's; on Linux the package manager's.
 
-use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::Arc;
@@ -57,20 +56,6 @@ impl SetupRunner {
             stopped,
         }
     }
-
-    /// `/D=` and the install's folder — never quoted, last, as NSIS reads it — without the
-    /// `\\?\` a resolved path may begin with.
-    fn folder_argument(&self) -> OsString {
-        let folder = self.exe.parent().unwrap_or(Path::new(""));
-        let text = folder.as_os_str();
-        let plain = (text.to_str())
-            .and_then(|t| t.strip_prefix(r"\\?\"))
-            .map(OsString::from)
-            .unwrap_or_else(|| text.to_os_string());
-        let mut argument = OsString::from("/D=");
-        argument.push(plain);
-        argument
-    }
 }
 
 impl UpdateInstaller for SetupRunner {
@@ -103,9 +88,12 @@ impl UpdateInstaller for SetupRunner {
         let mut command = Command::new(&setup.file);
         command.arg("/S");
         #[cfg(windows)]
-        std::os::windows::process::CommandExt::raw_arg(&mut command, self.folder_argument());
+        std::os::windows::process::CommandExt::raw_arg(
+            &mut command,
+            kluis_desktop::setup_folder_argument(&self.exe),
+        );
         #[cfg(not(windows))]
-        command.arg(self.folder_argument());
+        command.arg(kluis_desktop::setup_folder_argument(&self.exe));
         let mut child = (command.stdin(Stdio::null()).stdout(Stdio::null()).spawn())
             .map_err(|e| {
                 AppError::Update(format!(
@@ -146,26 +134,6 @@ mod tests {
             assert!(!runner(kind).installs_here(), "{kind:?}");
         }
         assert!(runner(InstallKind::MachineMsi).managed_by_it());
-    }
-
-    /// The setup is told the install's folder as NSIS reads it: `/D=` and the path as it is
-    /// (spaces and all), without a resolved path's `\\?\`.
-    #[test]
-    fn the_setup_is_told_the_folder() {
-        let at = |exe: &str| {
-            SetupRunner::of_program(
-                Path::new(exe),
-                InstallKind::Setup,
-                Mirror::new(),
-                Arc::new(|| {}),
-            )
-            .folder_argument()
-        };
-        let plain = r"C:\Users\Jan de Vries\AppData\Local\Programs\Kluis";
-        let in_it = |folder: &str| format!("{folder}{}kluis-tray.exe", std::path::MAIN_SEPARATOR);
-        assert_eq!(at(&in_it(plain)), OsString::from(format!("/D={plain}")));
-        let resolved = format!(r"\\?\{plain}");
-        assert_eq!(at(&in_it(&resolved)), OsString::from(format!("/D={plain}")));
     }
 
     /// While a window follows kluis-tray (connected to it), no update is installed; once it has

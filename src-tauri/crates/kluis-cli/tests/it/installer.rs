@@ -685,7 +685,8 @@ async fn kluis_tray_installs_an_update_and_the_setup_starts_it_again() {
     .await;
     assert!(removed.success(), "uninstall /S: {removed:?}");
     until_said(&mut log, "kluis-tray leaves").await;
-    // (Over both kluis-trays' lives: the new one, 0.1.1, found nothing newer to fetch.)
+    // (Over both kluis-trays' lives: the new one — whose programs say 0.1.0, as above — did
+    // not fetch the setup again: the day's cap.)
     let downloads = server.served.build_asked.load(Ordering::SeqCst);
     assert_eq!(downloads, 1, "the setup downloaded once");
     assert!(

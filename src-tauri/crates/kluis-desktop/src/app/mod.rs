@@ -29,7 +29,9 @@
 //! - [`OfficeHub`] (`office.rs`): Settings → *Office* and the dashboard's *Office*: this PC in
 //!   an office of several PCs (the office hub), the office view, this PC's hourly report.
 //! - [`Updates`] (`updates.rs`): Settings → *Updates*: a newer Kluis looked for once a day,
-//!   downloaded verified, installed when asked or by itself at a quiet moment.
+//!   downloaded verified, installed when asked or by itself at a quiet moment — through the
+//!   host's [`UpdateInstaller`] (`installing.rs`: also what stands in a setup's way), a setup
+//!   started by itself noted (`setup_note.rs`: once a day, and told when it did not install).
 //!
 //! What they share (`shared.rs`: the files, the history, the engine, the dialogs),
 //! [`Connections`](connections) (each klant's secrets, connection and callback transport) and
@@ -48,6 +50,7 @@ mod dashboard;
 mod demo;
 mod encryption;
 mod imports;
+mod installing;
 mod jobs;
 mod keeping;
 mod mail;
@@ -59,6 +62,7 @@ mod recovery_kit;
 mod reports;
 mod restores;
 mod settings;
+mod setup_note;
 mod sftp_target;
 mod shared;
 mod unattended;
@@ -88,6 +92,10 @@ pub use imports::{
     FieldColumn, ImportDefaults, ImportPreview, ImportProgress, ImportResult, ImportRow,
     ImportSink, Imports,
 };
+pub use installing::{
+    program_in_the_way, setup_folder_argument, PackageManagerUpdates, UpdateInstaller,
+    VerifiedSetup,
+};
 use jobs::{JobRegistry, JobSlot};
 pub use keeping::{CopyProblem, Keeping, VerifyReport};
 pub use mail::MailInput;
@@ -105,8 +113,7 @@ pub use settings::AppSettings;
 pub use sftp_target::{SftpInput, SftpServer};
 use shared::Shared;
 pub use updates::{
-    program_in_the_way, PackageManagerUpdates, UpdateInstaller, UpdateState, UpdateView, Updates,
-    VerifiedSetup, GAP_BETWEEN_SETUPS_BY_ITSELF, QUIET_BEFORE_PLAN, SETUP_TAKES,
+    UpdateState, UpdateView, Updates, GAP_BETWEEN_SETUPS_BY_ITSELF, QUIET_BEFORE_PLAN, SETUP_TAKES,
 };
 
 /// The tunnel program looked up on `PATH`; any other must be picked in a native dialog.

@@ -21,7 +21,7 @@
 //! starts it (`/S`: the setup asks kluis-tray to quit, then starts it again); elsewhere the
 //! package manager updates Kluis, and the app says so.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -29,7 +29,9 @@ use kluis_update::{policy, Found, Publisher, Release};
 use serde::Serialize;
 
 use super::alerts::Alerts;
+use super::installing::{PackageManagerUpdates, UpdateInstaller, VerifiedSetup};
 use super::jobs::JobRegistry;
+use super::setup_note::StartedNote;
 use super::shared::Shared;
 use crate::error::{AppError, AppResult};
 
@@ -91,57 +93,9 @@ pub struct UpdateView {
     /// Whether IT installed Kluis for every user of this computer (the per-machine MSI) and
     /// so installs its updates.
     pub managed_by_it: bool,
-}
-
-/// What an installer is handed: the setup, downloaded and verified, and what Tauri's updater
-/// checks it against once more (the manifest it came with, the publisher's key).
-pub struct VerifiedSetup {
-    pub file: PathBuf,
-    /// Where the manifest was read (the plugin's endpoint: it is not asked again).
-    pub manifest_url: String,
-    pub manifest: serde_json::Value,
-    pub tauri_pubkey: String,
-}
-
-/// Runs a verified setup over the installed Kluis (the host's part: on Windows the window's
-/// shell hands it to Tauri's updater plugin, which ends the app; kluis-tray starts the setup,
-/// which asks it to quit).
-pub trait UpdateInstaller: Send + Sync {
-    fn installs_here(&self) -> bool;
-    /// Whether IT installs this Kluis's updates (installed for every user of the computer).
-    fn managed_by_it(&self) -> bool {
-        false
-    }
-    /// Why this installer may not install now, besides the backups and plans (kluis-tray: a
-    /// window follows it, and the setup would stop at its program).
-    fn not_now(&self) -> Option<String> {
-        None
-    }
-    /// Starts the setup so that it installs over this Kluis once this process has ended.
-    fn install(&self, setup: &VerifiedSetup) -> AppResult<()>;
-}
-
-/// Where no setup is run: Linux and macOS, whose package manager updates Kluis; and until
-/// the host sets its own.
-pub struct PackageManagerUpdates;
-
-impl UpdateInstaller for PackageManagerUpdates {
-    fn installs_here(&self) -> bool {
-        false
-    }
-
-    fn install(&self, _: &VerifiedSetup) -> AppResult<()> {
-        Err(PackageManagerUpdates::refusal(false))
-    }
-}
-
-impl PackageManagerUpdates {
-    fn refusal(by_it: bool) -> AppError {
-        AppError::InvalidState(match by_it {
-            true => "Your IT installed Kluis for every user of this computer, and installs its updates.".into(),
-            false => "Kluis is updated by this computer's package manager (on Debian and Ubuntu: sudo apt upgrade, or the Software Updater).".into(),
-        })
-    }
+    /// Whether this Kluis was unpacked from the zip (Windows): a new version is unpacked (or
+    /// installed with the setup) by hand.
+    pub unpacked: bool,
 }
 
 /// See the module's text.
@@ -155,9 +109,9 @@ pub struct Updates {
     release: Mutex<Option<Release>>,
     /// The verified setup, once downloaded.
     setup: Mutex<Option<PathBuf>>,
-    /// The version whose download (or verification) failed when installing by itself, and
-    /// when: not fetched by itself again within [`GAP_BETWEEN_SETUPS_BY_ITSELF`] (a build that
-    /// does not verify would otherwise be fetched again at every round).
+    /// The version whose build did not verify, and when: not fetched by itself again within
+    /// [`GAP_BETWEEN_SETUPS_BY_ITSELF`] by this process (it would otherwise be fetched again at
+    /// every round); forgotten once a download verifies.
     failed_download: Mutex<Option<(String, std::time::Instant)>>,
     installer: Mutex<Arc<dyn UpdateInstaller>>,
     /// Whom to ask (none: this build has none; an error: the environment names no valid one).
@@ -217,6 +171,7 @@ impl Updates {
             automatic: self.shared.profiles.settings().install_updates,
             installs_here: installer.installs_here(),
             managed_by_it: installer.managed_by_it(),
+            unpacked: installer.unpacked(),
         }
     }
 
@@ -341,27 +296,12 @@ impl Updates {
     async fn install_as(&self, by_itself: bool) -> AppResult<UpdateView> {
         let installer = self.installer.lock().unwrap().clone();
         if !installer.installs_here() {
-            return Err(PackageManagerUpdates::refusal(installer.managed_by_it()));
+            return Err(PackageManagerUpdates::refusal(installer.as_ref()));
         }
         if let Some(why) = self.busy() {
             return Err(AppError::InvalidState(why));
         }
-        let setup = match self.download().await {
-            Ok(setup) => setup,
-            Err(e) => {
-                if by_itself {
-                    let version = self
-                        .release
-                        .lock()
-                        .unwrap()
-                        .as_ref()
-                        .map(|r| r.version.to_string());
-                    let failed = version.map(|v| (v, std::time::Instant::now()));
-                    *self.failed_download.lock().unwrap() = failed;
-                }
-                return Err(e);
-            }
-        };
+        let setup = self.download().await?;
         // (Looked at again: a backup may have started while the setup downloaded.)
         if let Some(why) = self.busy() {
             return Err(AppError::InvalidState(why));
@@ -385,7 +325,7 @@ impl Updates {
         Ok(self.view())
     }
 
-    /// Whether the download of the version `state` offers failed by itself within the day.
+    /// Whether the build of the version `state` offers did not verify within the day.
     fn download_failed_lately(&self, state: &UpdateState) -> bool {
         let offered = match state {
             UpdateState::Available { version, .. } | UpdateState::Ready { version, .. } => version,
@@ -397,21 +337,15 @@ impl Updates {
         })
     }
 
-    /// Where the last setup started by itself is noted (beside the stamp): when, in seconds
-    /// since 1970 (the note's own text: a file's time on a share may be another clock's), and
-    /// the version (for whoever reads it).
+    /// Where the last setup started by itself is noted (beside the stamp).
     fn started_note(&self) -> PathBuf {
-        self.stamp().with_file_name("update-started")
+        StartedNote::beside(&self.stamp())
     }
 
     /// Notes a setup started by itself now, before it starts; not noted, it is not started
     /// (nothing would then keep a setup that stops from being started again at each round).
     fn note_started_by_itself(&self, version: &str) -> AppResult<()> {
-        let note = StartedNote {
-            at: unix_now(),
-            version: version.into(),
-            told: false,
-        };
+        let note = StartedNote::now(version);
         let file = self.started_note();
         note.write(&file).map_err(|e| {
             AppError::Update(format!(
@@ -426,9 +360,7 @@ impl Updates {
     /// round either), and either way: a note from more than that ahead of the clock (one set
     /// back by days) is no longer taken; one from less ahead is.
     fn started_by_itself_lately(&self) -> Option<StartedNote> {
-        let note = StartedNote::read(&self.started_note())?;
-        let lately = unix_now().abs_diff(note.at) < GAP_BETWEEN_SETUPS_BY_ITSELF.as_secs();
-        lately.then_some(note)
+        StartedNote::within(&self.started_note(), GAP_BETWEEN_SETUPS_BY_ITSELF)
     }
 
     /// A setup started by itself lately that did not install — this Kluis is older than the
@@ -453,11 +385,11 @@ impl Updates {
         };
         let newer = kluis_update::Version::parse(&note.version)
             .is_ok_and(|version| version > kluis_update::current());
-        let old_enough = unix_now().saturating_sub(note.at) >= older_than.as_secs();
+        let old_enough = note.age() >= older_than;
         if note.told || !newer || !old_enough {
             return;
         }
-        let told = StartedNote { told: true, ..note };
+        let told = note.told();
         if told.write(&self.started_note()).is_err() {
             return; // (Not told, rather than told at each round.)
         }
@@ -498,7 +430,22 @@ impl Updates {
         let ca = self.ca_pem.clone();
         let setup = kluis_update::download(publisher, &release, &folder, ca.as_deref())
             .await
-            .map_err(|e| AppError::Update(e.to_string()))?;
+            .map_err(|e| {
+                // (A build that does not verify stays so: not fetched by itself again today.)
+                let refused = [
+                    "other_key",
+                    "tampered",
+                    "wrong_version",
+                    "wrong_build",
+                    "too_large",
+                ];
+                if refused.contains(&e.code()) {
+                    let failed = (release.version.to_string(), std::time::Instant::now());
+                    *self.failed_download.lock().unwrap() = Some(failed);
+                }
+                AppError::Update(e.to_string())
+            })?;
+        *self.failed_download.lock().unwrap() = None;
         *self.setup.lock().unwrap() = Some(setup.clone());
         *self.state.lock().unwrap() = UpdateState::Ready {
             version: release.version.to_string(),
@@ -542,121 +489,5 @@ impl Updates {
             self.tick().await;
             tokio::time::sleep(Duration::from_secs(600)).await;
         }
-    }
-}
-
-/// Kluis's programs a setup replaces, with what each is in the words a user knows it by.
-const PROGRAMS: [(&str, &str); 4] = [
-    ("kluis-app", "Kluis's window"),
-    ("kluis-tray", "Kluis in the notification area"),
-    ("kluis", "a scheduled or command-line backup"),
-    ("kluis-relay", "the office relay"),
-];
-
-/// Why a setup run now would stop (it refuses to replace a program in use, and changes
-/// nothing): the first of `programs` (Kluis's, by name: `kluis-relay`) beside `exe` that runs,
-/// or whose file cannot be replaced. Windows keeps a running program's file from being opened
-/// to write, which is what the setup looks at. (Elsewhere nothing is in the way: the package
-/// manager updates Kluis.)
-pub fn program_in_the_way(exe: &Path, programs: &[&str]) -> Option<String> {
-    let folder = exe.parent()?;
-    programs.iter().find_map(|program| {
-        let what = (PROGRAMS.iter())
-            .find(|(name, _)| name == program)
-            .map_or("", |(_, what)| *what);
-        let file = format!("{program}{}", std::env::consts::EXE_SUFFIX);
-        let in_use = in_use(&folder.join(&file))?;
-        Some(match in_use {
-            InUse::Running => {
-                format!("{file} ({what}) is running: the update is installed once it has ended.")
-            }
-            InUse::Unwritable(e) => {
-                format!("{file} ({what}) cannot be replaced ({e}): the update waits until it can.")
-            }
-        })
-    })
-}
-
-/// How a program's file is in a setup's way.
-enum InUse {
-    Running,
-    Unwritable(std::io::Error),
-}
-
-/// Whether the program at `path` is in a setup's way: running (a sharing or lock violation),
-/// or its file not writable for another reason. Not there at all is no obstacle.
-fn in_use(path: &Path) -> Option<InUse> {
-    #[cfg(windows)]
-    {
-        /// ERROR_SHARING_VIOLATION, ERROR_LOCK_VIOLATION.
-        const HELD: [i32; 2] = [32, 33];
-        match std::fs::OpenOptions::new().write(true).open(path) {
-            Ok(_) => None,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
-            Err(e) if e.raw_os_error().is_some_and(|code| HELD.contains(&code)) => {
-                Some(InUse::Running)
-            }
-            Err(e) => Some(InUse::Unwritable(e)),
-        }
-    }
-    #[cfg(not(windows))]
-    {
-        let _ = (path, InUse::Running, InUse::Unwritable);
-        None
-    }
-}
-
-/// What `update-started` says: when (seconds since 1970) a setup was started by itself, of
-/// which version, and whether its not installing was told — `1764300000 0.2.0`, or
-/// `1764300000 0.2.0 told`.
-struct StartedNote {
-    at: u64,
-    version: String,
-    told: bool,
-}
-
-impl StartedNote {
-    fn read(file: &std::path::Path) -> Option<StartedNote> {
-        let text = std::fs::read_to_string(file).ok()?;
-        let mut words = text.split_whitespace();
-        Some(StartedNote {
-            at: words.next()?.parse().ok()?,
-            version: words.next().unwrap_or_default().chars().take(40).collect(),
-            told: words.next() == Some("told"),
-        })
-    }
-
-    fn write(&self, file: &std::path::Path) -> std::io::Result<()> {
-        let told = if self.told { " told" } else { "" };
-        let text = format!("{} {}{told}\n", self.at, self.version);
-        kluis_private::files::write_atomic(file, text.as_bytes())
-    }
-}
-
-/// Seconds since 1970 by this computer's clock.
-fn unix_now() -> u64 {
-    (std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH))
-        .map(|d| d.as_secs())
-        .unwrap_or_default()
-}
-
-#[cfg(all(test, windows))]
-mod windows_tests {
-    use super::*;
-
-    /// A program that runs is in a setup's way (its file cannot be opened to write); one that
-    /// does not run, and one that is not there, are not. (tests/windows/run.sh runs it under
-    /// Wine.)
-    #[test]
-    fn a_running_program_is_in_the_setups_way() {
-        let this = std::env::current_exe().unwrap();
-        let stem = this.file_stem().unwrap().to_str().unwrap().to_string();
-        let said = program_in_the_way(&this, &[&stem]).expect("this test binary runs");
-        assert!(said.contains("is running"), "{said}");
-
-        let dir = tempfile::tempdir().unwrap();
-        let beside = dir.path().join("kluis-tray.exe");
-        std::fs::write(dir.path().join("kluis.exe"), b"MZ").unwrap();
-        assert_eq!(program_in_the_way(&beside, &["kluis", "kluis-relay"]), None);
     }
 }
