@@ -26,6 +26,10 @@ pub async fn download(
 ) -> Result<PathBuf, UpdateError> {
     let version = release.version.to_string();
     let signature = publishers_signature(publisher, release)?;
+    // What the signature's comment names, read before anything is fetched: a build signed for
+    // another version or computer is not worth fetching. (The comment is proven only with the
+    // whole file, so it is checked again then.)
+    signed_for(&signature, release)?;
     let mut verifier =
         publisher
             .key

@@ -248,8 +248,8 @@ fn a_bad_key_or_address_is_refused() {
 
 /// The manifest is not signed, only each build: an older build with its own valid signature,
 /// announced as a newer version (a changed server bringing back an old flaw), is refused once
-/// its signature shows the version it was signed for, and nothing of it is kept; so is a build
-/// whose signature names no version.
+/// its signature shows the version it was signed for — before it is fetched — and nothing of
+/// it is kept; so is a build whose signature names no version.
 #[tokio::test]
 async fn an_older_build_announced_as_newer_is_refused() {
     let s = setup().await;
@@ -268,12 +268,18 @@ async fn an_older_build_announced_as_newer_is_refused() {
         assert!(refused.to_string().contains(signed), "{refused}");
         assert_eq!(left, 0, "nothing kept");
     }
+    let fetched = s.served.build_asked.load(Ordering::SeqCst);
+    assert_eq!(
+        fetched, 0,
+        "refused by its signature's comment before it is fetched"
+    );
 }
 
 /// The manifest is not signed: a build the publisher signed for the same version but another
 /// file or platform — the `.deb` offered as this computer's build, the per-machine MSI as the
 /// per-user one, the Windows setup on Linux — verifies, and is still refused (it would install
-/// something else than this Kluis), nothing of it kept; so is a signature without them.
+/// something else than this Kluis), before it is fetched, nothing of it kept; so is a signature
+/// without them.
 #[tokio::test]
 async fn a_build_signed_for_another_file_or_platform_is_refused() {
     let s = setup().await;
@@ -312,6 +318,11 @@ async fn a_build_signed_for_another_file_or_platform_is_refused() {
         refused.code(),
         "wrong_build",
         "no file or platform named: {refused}"
+    );
+    let fetched = s.served.build_asked.load(Ordering::SeqCst);
+    assert_eq!(
+        fetched, 0,
+        "refused by its signature's comment before it is fetched"
     );
 }
 
