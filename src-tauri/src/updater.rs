@@ -61,10 +61,10 @@ impl<R: Runtime> PluginInstaller<R> {
         let bytes = std::fs::read(&setup.file).map_err(|e| failed(&e))?;
         let endpoint = setup.manifest_url.parse().map_err(|e| failed(&e))?;
         let exe = std::env::current_exe().map_err(|e| failed(&e))?;
+        let kind = kluis_desktop::InstallKind::of_this_program();
         let updater = (self.0.updater_builder())
             .pubkey(setup.tauri_pubkey.clone())
-            // (The setup installs where this Kluis is; last, as NSIS reads `/D=`.)
-            .installer_arg(kluis_desktop::setup_folder_argument(&exe))
+            .installer_args(installer_arguments(kind, &exe))
             .endpoints(vec![endpoint])
             .and_then(|builder| builder.build())
             .map_err(|e| failed(&e))?;
@@ -75,6 +75,19 @@ impl<R: Runtime> PluginInstaller<R> {
             })?;
         update.verify(&bytes).map_err(|e| failed(&e))?;
         Ok((update, bytes))
+    }
+}
+
+/// What the installer of a Kluis installed as `kind` at `exe` is told besides the plugin's own
+/// arguments: the setup its install's folder (`/D=`, last, as NSIS reads it); msiexec nothing
+/// more — it refuses a command line with an option it does not know.
+pub fn installer_arguments(
+    kind: kluis_desktop::InstallKind,
+    exe: &std::path::Path,
+) -> Vec<std::ffi::OsString> {
+    match kind {
+        kluis_desktop::InstallKind::Setup => vec![kluis_desktop::setup_folder_argument(exe)],
+        _ => Vec::new(),
     }
 }
 

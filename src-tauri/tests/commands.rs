@@ -288,3 +288,21 @@ fn the_updater_plugin_checks_a_setup_before_it_runs_it() {
         "signed for 0.0.5"
     );
 }
+
+/// The window's update tells the setup the install's folder (`/D=`); msiexec, which refuses a
+/// command line with an option it does not know, is told nothing more. (A Windows test: the
+/// updater is Windows's.)
+#[cfg(windows)]
+#[test]
+fn only_the_setup_is_told_its_folder() {
+    use kluis_app::updater::installer_arguments;
+    use kluis_desktop::InstallKind;
+    let exe = std::path::Path::new("Kluis").join("kluis-app.exe");
+    assert_eq!(
+        installer_arguments(InstallKind::Setup, &exe),
+        [kluis_desktop::setup_folder_argument(&exe)]
+    );
+    for kind in [InstallKind::Msi, InstallKind::MachineMsi, InstallKind::Deb] {
+        assert!(installer_arguments(kind, &exe).is_empty(), "{kind:?}");
+    }
+}
