@@ -174,7 +174,7 @@ pub fn run() {
             #[cfg(windows)]
             if !launch.demo {
                 (app.state::<DesktopApp>().updates)
-                    .set_installer(Arc::new(updater::PluginInstaller(app.handle().clone())));
+                    .set_installer(Arc::new(updater::PluginInstaller::new(app.handle().clone())));
             }
             // The plans, the tray icon and the rest of the background work: this process's
             // when it holds the data folder's background right; while `kluis-tray` holds it

@@ -257,6 +257,7 @@ fn the_updater_plugin_checks_a_setup_before_it_runs_it() {
             minisign::sign(Some(&keys.pk), &keys.sk, bytes, Some(&comment), None).unwrap();
         kluis_desktop::VerifiedSetup {
             file: setup.clone(),
+            version: "9.9.9".into(),
             manifest_url: "https://updates.example/kluis.json".into(),
             manifest: json!({
                 "version": "9.9.9",
@@ -267,7 +268,7 @@ fn the_updater_plugin_checks_a_setup_before_it_runs_it() {
             tauri_pubkey: b64(keys.pk.to_box().unwrap().to_string()),
         }
     };
-    let installer = kluis_app::updater::PluginInstaller(app.handle().clone());
+    let installer = kluis_app::updater::PluginInstaller::new(app.handle().clone());
     let (update, bytes) = installer
         .checked(&signed_as(b"MZ the next Kluis", "9.9.9"))
         .unwrap();

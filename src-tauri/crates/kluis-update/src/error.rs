@@ -46,6 +46,19 @@ pub enum UpdateError {
 }
 
 impl UpdateError {
+    /// Whether it refuses the build itself (its key, its bytes, what it was signed for, its
+    /// size): fetched again, it would be refused again — unlike a server or a disk that failed.
+    pub fn refuses_the_build(&self) -> bool {
+        matches!(
+            self,
+            UpdateError::OtherKey { .. }
+                | UpdateError::Tampered { .. }
+                | UpdateError::WrongVersion { .. }
+                | UpdateError::WrongBuild { .. }
+                | UpdateError::TooLarge { .. }
+        )
+    }
+
     /// A stable name to branch on.
     pub fn code(&self) -> &'static str {
         match self {

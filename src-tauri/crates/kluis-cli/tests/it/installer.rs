@@ -521,6 +521,25 @@ async fn update_server_offering(
     (s, policy)
 }
 
+/// `command` started (ended when dropped), and its error output to read line by line (never to
+/// its end: a program it starts may hold it open).
+fn started_with_its_log(
+    mut command: tokio::process::Command,
+) -> (
+    tokio::process::Child,
+    tokio::io::Lines<tokio::io::BufReader<tokio::process::ChildStderr>>,
+) {
+    use std::process::Stdio;
+    use tokio::io::AsyncBufReadExt;
+    let mut child = (command.stdin(Stdio::null()).stdout(Stdio::null()))
+        .stderr(Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let log = tokio::io::BufReader::new(child.stderr.take().unwrap()).lines();
+    (child, log)
+}
+
 /// `command` (`what`) run to its end, its output to nowhere (a program it starts may hold its
 /// output open), within a generous bound.
 async fn run_to_end(mut command: tokio::process::Command, what: &str) -> std::process::ExitStatus {
@@ -570,7 +589,6 @@ async fn until_said<R: tokio::io::AsyncBufRead + Unpin>(
 #[ignore = "the Windows installers under Wine: bash tests/windows/run.sh"]
 async fn kluis_tray_installs_an_update_and_the_setup_starts_it_again() {
     use std::process::Stdio;
-    use tokio::io::AsyncBufReadExt;
     assert_nothing_installed();
     let dir = tempfile::tempdir().unwrap();
     let data = paused_plans_under(dir.path()).await;
@@ -600,38 +618,18 @@ async fn kluis_tray_installs_an_update_and_the_setup_starts_it_again() {
     std::fs::create_dir_all(&relay_data).unwrap();
     let relay_exe = win(&per_user_dir().join("kluis-relay.exe"));
     let relay_args = ["--listen", "127.0.0.1:0", "--data", &win(&relay_data)];
-    let mut relay = tokio::process::Command::from(wine(&relay_exe, &relay_args))
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .kill_on_drop(true)
-        .spawn()
-        .unwrap();
-    let mut relay_log = tokio::io::BufReader::new(relay.stderr.take().unwrap()).lines();
+    let relay_command = tokio::process::Command::from(wine(&relay_exe, &relay_args));
+    let (mut relay, mut relay_log) = started_with_its_log(relay_command);
     until_said(&mut relay_log, "serving").await;
     let refused = run_to_end(with_data(wine(&win(&setup("0.1.1")), &["/S"])), "the setup").await;
     assert_eq!(refused.code(), Some(2), "stopped by the relay: {refused:?}");
     assert_eq!(apps_list(), ["0.1.0"], "nothing changed");
 
     let tray_exe = win(&per_user_dir().join("kluis-tray.exe"));
-    let start_tray = || {
-        with_data(wine(&tray_exe, &[]))
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .kill_on_drop(true)
-            .spawn()
-            .unwrap()
-    };
     // Kluis started at log-in (`kluis-app.exe --hidden`, what the Run key starts) with plans
     // set: it starts kluis-tray, which takes them, and ends before it builds a window.
     let app_exe = win(&per_user_dir().join("kluis-app.exe"));
-    let mut login = with_data(wine(&app_exe, &["--hidden"]))
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .kill_on_drop(true)
-        .spawn()
-        .unwrap();
-    let mut log = tokio::io::BufReader::new(login.stderr.take().unwrap()).lines();
+    let (mut login, mut log) = started_with_its_log(with_data(wine(&app_exe, &["--hidden"])));
     let started = tokio::time::timeout(std::time::Duration::from_secs(120), login.wait())
         .await
         .expect("kluis-app.exe --hidden ends")
@@ -646,8 +644,7 @@ async fn kluis_tray_installs_an_update_and_the_setup_starts_it_again() {
     until_said(&mut log, "kluis-tray leaves").await;
 
     // The relay gone, the next kluis-tray installs the update by itself.
-    let mut tray = start_tray();
-    let mut log = tokio::io::BufReader::new(tray.stderr.take().unwrap()).lines();
+    let (mut tray, mut log) = started_with_its_log(with_data(wine(&tray_exe, &[])));
     until_said(&mut log, "kluis-tray keeps the plans").await;
     until_said(&mut log, "kluis-tray listens for windows").await;
     let token = std::fs::read(data.join("tray.token")).unwrap();

@@ -12,6 +12,8 @@ use crate::error::{AppError, AppResult};
 /// checks it against once more (the manifest it came with, the publisher's key).
 pub struct VerifiedSetup {
     pub file: PathBuf,
+    /// The version it was downloaded and verified as (the release's).
+    pub version: String,
     /// Where the manifest was read (the plugin's endpoint: it is not asked again).
     pub manifest_url: String,
     pub manifest: serde_json::Value,

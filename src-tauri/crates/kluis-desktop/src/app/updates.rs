@@ -307,21 +307,16 @@ impl Updates {
             return Err(AppError::InvalidState(why));
         }
         if by_itself {
-            // (The setup's own version, as its manifest names it: a look meanwhile may have
-            // found another.)
-            let named = setup.manifest["version"].as_str().unwrap_or_default();
-            let version = kluis_update::Version::parse(named.trim_start_matches('v'))
-                .map(|v| v.to_string())
-                .unwrap_or_else(|_| named.chars().take(40).collect());
-            self.note_started_by_itself(&version)?;
-            if let Err(e) = installer.install(&setup) {
+            // (The setup's own version: a look meanwhile may have found another.)
+            self.note_started_by_itself(&setup.version)?;
+        }
+        if let Err(e) = installer.install(&setup) {
+            if by_itself {
                 // (Noted, so not tried again today: said now, not left for a restart.)
                 self.tell_a_setup_that_stopped().await;
-                return Err(e);
             }
-            return Ok(self.view());
+            return Err(e);
         }
-        installer.install(&setup)?;
         Ok(self.view())
     }
 
@@ -410,6 +405,7 @@ impl Updates {
         };
         let verified = |file: PathBuf| VerifiedSetup {
             file,
+            version: release.version.to_string(),
             manifest_url: publisher.manifest.to_string(),
             manifest: release.manifest.clone(),
             tauri_pubkey: publisher.tauri_pubkey.clone(),
@@ -432,14 +428,7 @@ impl Updates {
             .await
             .map_err(|e| {
                 // (A build that does not verify stays so: not fetched by itself again today.)
-                let refused = [
-                    "other_key",
-                    "tampered",
-                    "wrong_version",
-                    "wrong_build",
-                    "too_large",
-                ];
-                if refused.contains(&e.code()) {
+                if e.refuses_the_build() {
                     let failed = (release.version.to_string(), std::time::Instant::now());
                     *self.failed_download.lock().unwrap() = Some(failed);
                 }
