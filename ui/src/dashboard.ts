@@ -1,8 +1,8 @@
 // The dashboard's logic, apart from its view: which klanten need attention, how the rows sort,
 // and how a klant's age and days are said (in the UI's language).
 import type { DayMark, KlantStatus } from "./bindings";
-import { formatter } from "./format";
-import { locale, t } from "./i18n";
+import { decimal, formatter } from "./format";
+import { locale, t, type Key } from "./i18n";
 
 export type SortKey = "klant" | "age" | "result" | "next" | "size";
 export type Sort = { key: SortKey; ascending: boolean };
@@ -64,14 +64,27 @@ export function nextSort(current: Sort, key: SortKey): Sort {
   return current.key === key ? { key, ascending: !current.ascending } : { key, ascending: true };
 }
 
-/** How long ago `ms` was, in words ("3 hours ago", "3 uur geleden"). */
+/** How long ago `ms` was, in words ("3 hours ago", "3 uur geleden"; one ahead "in 3 hours"):
+ * minutes below an hour, hours below two days, then days — as Intl's RelativeTimeFormat with
+ * `numeric: "auto"` said it, written here (see format.ts for why). */
 export function ago(ms: number, now: number): string {
-  const format = formatter((l, o) => new Intl.RelativeTimeFormat(l, o), "relative", locale(), { numeric: "auto" });
   const minutes = Math.round((ms - now) / 60000);
-  if (Math.abs(minutes) < 60) return format.format(minutes, "minute");
+  if (Math.abs(minutes) < 60) {
+    return minutes === 0 ? t("agoThisMinute") : relative(minutes, ["agoMinute", "agoMinutes", "inMinute", "inMinutes"]);
+  }
   const hours = Math.round(minutes / 60);
-  if (Math.abs(hours) < 48) return format.format(hours, "hour");
-  return format.format(Math.round(hours / 24), "day");
+  if (Math.abs(hours) < 48) return relative(hours, ["agoHour", "agoHours", "inHour", "inHours"]);
+  const days = Math.round(hours / 24);
+  if (days === -2) return t("agoTwoDays");
+  if (days === 2) return t("inTwoDays");
+  return relative(days, ["agoDays", "agoDays", "inDays", "inDays"]);
+}
+
+/** `n` units ago (below zero) or ahead: the text for one, or for more with `{n}` filled in. */
+function relative(n: number, [one, many, inOne, inMany]: [Key, Key, Key, Key]): string {
+  const count = Math.abs(n);
+  if (count === 1) return t(n < 0 ? one : inOne);
+  return t(n < 0 ? many : inMany, { n: decimal(count, 0, locale()) });
 }
 
 /** The strip in words, for screen readers: "Last 30 days: 20 saved, 2 failed, 1 missed". */

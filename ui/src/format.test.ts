@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { bytes, clock, percent, rate, secondsLeft, shortHash } from "./format";
+import { bytes, clock, dateTime, decimal, percent, rate, secondsLeft, shortHash, timeOfDay } from "./format";
 
 describe("format", () => {
   it("sizes use binary units with one decimal below 10", () => {
@@ -35,7 +35,28 @@ describe("shortDateTime", () => {
     const now = Date.UTC(2026, 10, 27, 12, 0);
     const thisYear = shortDateTime(Date.UTC(2026, 10, 28, 1, 25), "en-GB", now);
     expect(thisYear).not.toContain("2026");
-    expect(thisYear).toContain("Nov");
+    expect(thisYear).toBe(`${new Date(Date.UTC(2026, 10, 28, 1, 25)).getDate()} Nov, ${timeOfDay(Date.UTC(2026, 10, 28, 1, 25))}`);
     expect(shortDateTime(Date.UTC(2027, 0, 2, 1, 25), "en-GB", now)).toContain("2027");
+  });
+});
+
+describe("numbers and dates in the UI's two locales, without Intl", () => {
+  it("groups thousands and rounds as Intl's NumberFormat did", () => {
+    expect(decimal(1234.5, 1, "nl-NL")).toBe("1.234,5");
+    expect(decimal(1234.5, 1, "en-GB")).toBe("1,234.5");
+    expect(decimal(12345678.9, 0, "nl-NL"), "rounded, no decimal mark").toBe("12.345.679");
+    expect(decimal(999.95, 1, "en-GB"), "rounding carries into a new group").toBe("1,000.0");
+    expect(decimal(0.5, 1, "nl-NL")).toBe("0,5");
+    expect(decimal(-1234, 0, "en-GB")).toBe("-1,234");
+    expect(decimal(123, 0, "en-GB"), "no group mark below a thousand").toBe("123");
+  });
+  it("writes the date and time the same in every web view", () => {
+    // Local times: what the user's clock says, as Intl took them.
+    const morning = new Date(2026, 10, 28, 9, 5).getTime();
+    expect(dateTime(morning, "en-GB")).toBe("28 Nov 2026, 09:05");
+    expect(dateTime(morning, "nl-NL")).toBe("28 nov 2026, 09:05");
+    expect(dateTime(new Date(2026, 2, 3, 22, 5).getTime(), "nl-NL")).toBe("3 mrt 2026, 22:05");
+    expect(dateTime(new Date(2026, 8, 3, 0, 0).getTime(), "en-GB")).toBe("3 Sept 2026, 00:00");
+    expect(timeOfDay(new Date(2026, 0, 1, 14, 5).getTime())).toBe("14:05");
   });
 });

@@ -1,5 +1,13 @@
 // Human-readable sizes, rates and times, with the UI language's decimal mark (`256,0 MB/s`
 // in Dutch).
+//
+// Numbers, dates and ages are written here for the UI's two locales (i18n's `locale()`: nl-NL
+// and en-GB), not by Intl's NumberFormat, DateTimeFormat and RelativeTimeFormat. Why: the
+// first of those a page uses makes WebKit read the ICU library's locale data into the web
+// process — 2.8 MiB of an idle window's memory (`tests/bench/window-idle.sh`), for a handful
+// of patterns; and each web view's ICU writes them its own way (WebKitGTK's "28 nov 2026
+// 09:05", WebView2's "28 nov 2026, 09:05"), where these read the same everywhere. Sorting
+// names keeps Intl's Collator (cheap, and alphabetical order is not a handful of patterns).
 import { locale } from "./i18n";
 
 /** An Intl formatter for `loc` and `options`, made once and kept: making one costs far more
@@ -14,12 +22,16 @@ export function formatter<T>(make: (loc: string, options: object) => T, kind: st
   return made;
 }
 const formatters = new Map<string, unknown>();
-const numbers = (loc: string, options: object) => formatter((l, o) => new Intl.NumberFormat(l, o), "number", loc, options);
-export const dates = (loc: string, options: Intl.DateTimeFormatOptions) => formatter((l, o) => new Intl.DateTimeFormat(l, o), "date", loc, options);
 
-/** `value` with exactly `digits` decimals, as `loc` writes numbers. */
-function decimal(value: number, digits: number, loc: string): string {
-  return numbers(loc, { minimumFractionDigits: digits, maximumFractionDigits: digits }).format(value);
+const dutch = (loc: string) => loc.toLowerCase().startsWith("nl");
+
+/** `value` rounded to `digits` decimals, as `loc` writes numbers: "1.234,5" in Dutch, "1,234.5"
+ * in English. */
+export function decimal(value: number, digits: number, loc: string): string {
+  const [whole, fraction] = Math.abs(value).toFixed(digits).split(".");
+  const [group, mark] = dutch(loc) ? [".", ","] : [",", "."];
+  const grouped = whole.replace(/\B(?=(\d{3})+$)/g, group);
+  return `${value < 0 ? "-" : ""}${grouped}${fraction === undefined ? "" : mark + fraction}`;
 }
 
 export function bytes(n: number | null | undefined, loc = locale()): string {
@@ -59,20 +71,34 @@ export function percent(done: number, total: number | null): number | null {
   return Math.min(100, Math.floor((done / total) * 100));
 }
 
-export function dateTime(ms: number, locale: string): string {
-  return dates(locale, { dateStyle: "medium", timeStyle: "short" }).format(ms);
+const months = {
+  nl: ["jan", "feb", "mrt", "apr", "mei", "jun", "jul", "aug", "sep", "okt", "nov", "dec"],
+  // (CLDR's English abbreviation of September, as Intl wrote it here before.)
+  en: ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sept", "Oct", "Nov", "Dec"],
+};
+const twoDigits = (n: number) => String(n).padStart(2, "0");
+
+/** The day, month and year, and the time ("28 Nov 2026, 09:05"; "28 nov 2026, 09:05"). */
+export function dateTime(ms: number, loc: string): string {
+  return `${dayMonth(ms, loc)} ${new Date(ms).getFullYear()}, ${timeOfDay(ms)}`;
 }
 
 /** A moment as a narrow column shows it: without the year when it is this year's
  * ("28 Nov, 02:25"), else as [`dateTime`] does. */
 export function shortDateTime(ms: number, loc: string, now = Date.now()): string {
   if (new Date(ms).getFullYear() !== new Date(now).getFullYear()) return dateTime(ms, loc);
-  return dates(loc, { month: "short", day: "numeric", hour: "2-digit", minute: "2-digit" }).format(ms);
+  return `${dayMonth(ms, loc)}, ${timeOfDay(ms)}`;
 }
 
-/** The time of day, hours and minutes ("14:05"). */
-export function timeOfDay(ms: number, loc = locale()): string {
-  return dates(loc, { hour: "2-digit", minute: "2-digit" }).format(ms);
+function dayMonth(ms: number, loc: string): string {
+  const at = new Date(ms);
+  return `${at.getDate()} ${months[dutch(loc) ? "nl" : "en"][at.getMonth()]}`;
+}
+
+/** The time of day, hours and minutes, on the 24-hour clock both locales use ("14:05"). */
+export function timeOfDay(ms: number): string {
+  const at = new Date(ms);
+  return `${twoDigits(at.getHours())}:${twoDigits(at.getMinutes())}`;
 }
 
 export function duration(startMs: number, endMs: number | null): string {

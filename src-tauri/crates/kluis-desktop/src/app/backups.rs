@@ -23,6 +23,12 @@ pub struct Backups {
     pub(super) shared: Arc<Shared>,
     pub(super) connections: Arc<Connections>,
     pub(super) jobs: Arc<JobRegistry>,
+    /// The window's sink for resumed jobs, kept for the window's life as the planned backups'
+    /// is. Why: the UI's end of a channel is told it ended by script evaluated in the page, and
+    /// the first script WebKitGTK evaluates for the app makes it start a JavaScript engine in the
+    /// app's own process to hold the result (5.8 MiB of its code paged in, `window-idle.sh`).
+    /// With nothing to resume the sink would end at once, and an idle window pay that for it.
+    pub(super) resume_sink: std::sync::Mutex<Option<ResumeSink>>,
 }
 
 impl Backups {
@@ -71,6 +77,7 @@ impl Backups {
     /// Jobs that can never finish are ended with the reason; jobs whose profile cannot sign in
     /// now (no saved secrets, keyring locked) are left for a later start.
     pub async fn resume_backups(&self, sink: ResumeSink) -> AppResult<Vec<ResumedJob>> {
+        *self.resume_sink.lock().unwrap() = Some(sink.clone());
         let mut resumed = self.offer_staged(&sink)?;
         let mut services: Vec<String> = Vec::new();
         for job in self.shared.history.unfinished()? {

@@ -304,6 +304,7 @@ impl DesktopAppBuilder {
                 shared: shared.clone(),
                 connections: connections.clone(),
                 jobs: jobs.clone(),
+                resume_sink: Default::default(),
             },
             keeping: Keeping {
                 shared: shared.clone(),

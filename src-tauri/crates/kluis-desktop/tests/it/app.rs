@@ -476,6 +476,31 @@ async fn the_webview_names_no_program_and_no_folder() {
     assert_eq!(app.settings.clear_save_folder().unwrap().save_folder, None);
 }
 
+/// The window's sink for resumed jobs outlives a start with nothing to resume, and is let go
+/// only for the next window's: a sink let go ends the UI's channel by script evaluated in the
+/// page, which makes WebKitGTK start a JavaScript engine in the app's process (5.8 MiB an idle
+/// window would hold for nothing; `tests/bench/window-idle.sh`).
+#[tokio::test(flavor = "multi_thread")]
+async fn the_resume_sink_is_kept_while_nothing_is_resumed() {
+    let dir = tempfile::tempdir().unwrap();
+    let app = app(&dir, None);
+    let sink: kluis_desktop::ResumeSink = Arc::new(|_| {});
+    let first = Arc::downgrade(&sink);
+    let offered = app.backups.resume_backups(sink).await.unwrap();
+    assert!(offered.is_empty(), "{offered:?}");
+    assert!(
+        first.upgrade().is_some(),
+        "the sink was let go when nothing was resumed"
+    );
+
+    let again: kluis_desktop::ResumeSink = Arc::new(|_| {});
+    app.backups.resume_backups(again).await.unwrap();
+    assert!(
+        first.upgrade().is_none(),
+        "a reloaded page's new sink replaces the old one"
+    );
+}
+
 /// A verified backup that waited for the save dialog when the app was closed is still there
 /// at the next start and offered again (on 197df1f the start deleted it although the history
 /// listed it as saved).
