@@ -263,6 +263,10 @@ Section "Uninstall"
   Delete "$SMPROGRAMS\Kluis.lnk"
   DeleteRegValue HKCU "Software\Microsoft\Windows\CurrentVersion\Run" "Kluis"
   DeleteRegKey HKCU "${UNINSTALL_KEY}"
+  ; The name and icon Kluis's notifications show, which its programs registered
+  ; (kluis-reporting's app_identity).
+  DeleteRegKey HKCU "Software\Classes\AppUserModelId\nl.kluis.desktop"
+  Delete "$LOCALAPPDATA\Kluis\notification-icon.png"
   IfSilent +2
     MessageBox MB_OK|MB_ICONINFORMATION "$(DataKept)"
   DetailPrint "$(DataKept)"

@@ -52,7 +52,7 @@ setup() {
 # test phase runs them directly (a cargo call there could resolve features differently and
 # compile again); $tests_list lists each as "crate-folder target path".
 test_selection=(-p kluis-core -p kluis-private -p kluis-desktop -p kluis-app -p kluis-update
-  -p kluis-restore -p kluis-tray --features kluis-app/custom-protocol --lib --test it --test commands)
+  -p kluis-restore -p kluis-tray -p kluis-reporting --features kluis-app/custom-protocol --lib --test it --test commands)
 tests_list="$cross_dir/windows-tests.tsv"
 
 build() {
@@ -191,6 +191,8 @@ test_under_wine() {
   windows_test src-tauri/crates/kluis-update kluis_update install:: publisher::
   windows_test src-tauri/crates/kluis-restore kluis_restore restore::tests same_name::
   windows_test src-tauri/crates/kluis-desktop kluis_desktop runtime:: mirror:: app::installing::
+  # The name and icon the notifications show, registered for the user.
+  windows_test src-tauri/crates/kluis-reporting kluis_reporting app_identity::
 
   echo "== Windows: the app's logic (the in-process demo) and its Tauri commands under Wine"
   # kluis-desktop's app tests: the demo's simulator in the process, a backup staged, saved,

@@ -250,6 +250,7 @@ impl Notifier for DesktopNotifier {
                 .appname("Kluis")
                 .summary(&alert.title)
                 .body(&alert.body);
+
             show(notification).await.map_err(|e| {
                 ProfileError::Notify(format!(
                     "The desktop notification could not be shown ({e}). Is a desktop session running?"
@@ -267,9 +268,18 @@ async fn show(n: notify_rust::Notification) -> Result<(), notify_rust::error::Er
 /// macOS and Windows show it synchronously: off the async threads.
 #[cfg(not(all(unix, not(target_os = "macos"))))]
 async fn show(n: notify_rust::Notification) -> Result<(), String> {
-    tokio::task::spawn_blocking(move || n.show().map(drop).map_err(|e| e.to_string()))
-        .await
-        .map_err(|e| e.to_string())?
+    #[cfg_attr(not(windows), allow(unused_mut))]
+    let mut n = n;
+    tokio::task::spawn_blocking(move || {
+        // Windows: under Kluis's own name and icon once registered, else as PowerShell's.
+        #[cfg(windows)]
+        if let Some(id) = crate::app_identity::registered() {
+            n.app_id(id);
+        }
+        n.show().map(drop).map_err(|e| e.to_string())
+    })
+    .await
+    .map_err(|e| e.to_string())?
 }
 
 /// Which klanten became overdue since it last looked: each is told once, until a verified

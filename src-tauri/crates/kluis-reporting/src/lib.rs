@@ -7,6 +7,7 @@
 //! - [`alerts`]: an [`Alert`] (a title and a text) and who shows one ([`Notifier`]): the
 //!   desktop ([`DesktopNotifier`]); [`FailureBatch`] gathers failures that come close together
 //!   into one summary, and [`OverdueWatch`] tells each klant that became overdue once.
+//!   On Windows, [`app_identity`] registers the name and icon the notifications show.
 //! - [`mail`]: e-mail through the office's SMTP server ([`Mailer`], [`OfficeMail`] with the
 //!   password from the keyring), and the [`daily_report`] of every klant, sent once a day
 //!   ([`DailyReport`]) by whichever Kluis process is running, as [`mail_settings`] say
@@ -21,6 +22,8 @@
 //! keyring, the mail server) is what fails there.
 
 pub mod alerts;
+#[cfg(windows)]
+pub mod app_identity;
 pub mod mail;
 pub mod mail_settings;
 pub mod outbox;

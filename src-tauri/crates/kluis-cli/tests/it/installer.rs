@@ -381,7 +381,7 @@ fn it_installs_per_machine_starting_at_log_in() {
 /// again over itself naming no folder (as the app's own update runs it), it upgrades in place
 /// — in the folder chosen, not the default one. The uninstaller (`/S`; `_?=` runs it where it
 /// is, so that this test can wait for it: it then leaves itself behind) removes the programs,
-/// the shortcut, the entry and the start at log-in.
+/// the shortcut, the entry, the start at log-in and the notifications' name and icon.
 #[test]
 #[ignore = "the Windows installers under Wine: bash tests/windows/run.sh"]
 fn the_setup_installs_silently_and_uninstalls() {
@@ -426,12 +426,34 @@ fn the_setup_installs_silently_and_uninstalls() {
         "its entry names the folder chosen: {location}"
     );
 
+    // What a program's first notification registers (kluis-reporting's app_identity).
+    let notifications = r"HKCU\Software\Classes\AppUserModelId\nl.kluis.desktop";
+    let icon = user_dir().join("AppData/Local/Kluis/notification-icon.png");
+    std::fs::create_dir_all(icon.parent().unwrap()).unwrap();
+    std::fs::write(&icon, b"png").unwrap();
+    let name = [
+        "add",
+        notifications,
+        "/v",
+        "DisplayName",
+        "/d",
+        "Kluis",
+        "/f",
+    ];
+    assert_ran("reg add", &run(wine("reg", &name)));
+    assert!(registry(notifications).contains("DisplayName"));
+
     let in_place = format!("_?={chosen_win}");
     let removed = run(wine(&win(&uninstaller), &["/S", &in_place]));
     assert_ran("uninstall /S", &removed);
     for file in PROGRAMS.iter().chain(&["WebView2Loader.dll"]) {
         assert!(!chosen.join(file).exists(), "{file} is removed");
     }
+    assert!(
+        !registry(notifications).contains("DisplayName"),
+        "the notifications' name is removed"
+    );
+    assert!(!icon.exists(), "the notifications' icon is removed");
     assert!(!start_menu_shortcut().exists(), "the shortcut is removed");
     assert!(apps_list().is_empty(), "the entry is removed");
     assert!(
