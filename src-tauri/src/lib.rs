@@ -14,7 +14,8 @@
 //! `--hidden` (the login item's) starts `kluis-tray` when plans are set, and no window;
 //! `--baseline-window` opens only an empty window (for footprint measurements).
 //!
-//! What the web engine keeps in memory (`webview_memory.rs`, Linux): a document viewer's cache.
+//! What the web engine keeps in memory (`webview_memory.rs`, Linux): a document viewer's cache,
+//! no optimising JavaScript compilers.
 //!
 //! Updates (`updater.rs`, Windows): a newer Kluis that kluis-desktop downloaded and verified
 //! is installed through Tauri's updater plugin.
@@ -115,6 +116,8 @@ fn context(launch: LaunchInfo) -> tauri::Context<tauri::Wry> {
 }
 
 pub fn run() {
+    #[cfg(target_os = "linux")]
+    webview_memory::before_any_thread();
     kluis_private::logging::init("warn");
     // Every command and backup runs on this runtime, its threads below the window's priority
     // (kluis_desktop::runtime says why). It lives as long as the process.

@@ -33,7 +33,8 @@
 //!   pipe; both the user's alone: `mirror/endpoint.rs`).
 //! - [`open`]: showing a saved file in the file manager.
 //! - [`runtime`]: the async runtime everything above runs on, its threads below the window's
-//!   priority so that backups yield the CPU to it.
+//!   priority so that backups yield the CPU to it; [`memory`]: the heap given back to the
+//!   system once a minute while no backup runs (the window's process and kluis-tray alike).
 //! - [`bindings`]: the TypeScript declarations of every type the UI receives or sends.
 //! - [`window`]: the window's first size, no larger than the screen's usable area.
 //! - [`error`]: [`AppError`], crossing to the UI as `{code, message}`.
@@ -44,6 +45,7 @@ pub mod callback;
 pub mod dialogs;
 pub mod error;
 pub mod events;
+pub mod memory;
 pub mod mirror;
 pub mod open;
 pub mod owner;

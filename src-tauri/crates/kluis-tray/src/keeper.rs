@@ -178,9 +178,6 @@ pub async fn run_looking(
                 if !busy && actions.is_empty() && looks.program.as_mut().is_some_and(ProgramFile::replaced) {
                     break Left::Replaced;
                 }
-                if !busy {
-                    give_back_memory();
-                }
             }
         }
     };
@@ -265,17 +262,6 @@ async fn terminated() {
         }
     }
     std::future::pending::<()>().await
-}
-
-/// The heap a batch of backups grew is returned to the system at the next look once it is done
-/// (glibc keeps freed memory for the process otherwise: measured, 35 MiB after a batch of 200
-/// against 15 before it). On an idle heap this costs next to nothing.
-fn give_back_memory() {
-    #[cfg(all(target_os = "linux", target_env = "gnu"))]
-    // SAFETY: malloc_trim only returns free memory of the allocator's own to the system.
-    unsafe {
-        libc::malloc_trim(0);
-    }
 }
 
 /// Does tray menu action `action`; answers whether the keeper is to leave (*Quit Kluis*).

@@ -380,8 +380,9 @@ impl DesktopApp {
 
     /// The background work, for as long as the process that owns it runs (see
     /// [`crate::owner`]): the plans, the copies a target that was away could not take, the
-    /// look for klanten that became overdue, the office's report and (not in the demo: an
-    /// install would end the real Kluis beside it) the daily look for updates.
+    /// look for klanten that became overdue, the office's report, (not in the demo: an
+    /// install would end the real Kluis beside it) the daily look for updates, and the heap
+    /// given back while no backup runs.
     pub async fn run_background(&self) {
         let updates = async {
             if !self.demo {
@@ -394,6 +395,7 @@ impl DesktopApp {
             self.alerts.watch_overdue(),
             self.office.keep_telling(),
             updates,
+            self.give_back_memory_while_idle(),
         );
     }
 
@@ -408,7 +410,18 @@ impl DesktopApp {
         tokio::select! {
             _ = self.follow_tray_while(guest) => {}
             _ = self.office.keep_telling() => {}
+            _ = self.give_back_memory_while_idle() => {}
         }
+    }
+
+    /// Gives the heap's free memory back once a minute while no backup of this process runs
+    /// ([`crate::memory`]); never returns.
+    async fn give_back_memory_while_idle(&self) {
+        crate::memory::give_back_while_idle(
+            || self.background.backup_runs(),
+            crate::memory::give_back,
+        )
+        .await
     }
 
     async fn follow_tray_while(&self, guest: impl Fn() -> bool) {
