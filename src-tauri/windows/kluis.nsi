@@ -266,7 +266,8 @@ Section "Uninstall"
   ; The name and icon Kluis's notifications show, which its programs registered
   ; (kluis-reporting's app_identity).
   DeleteRegKey HKCU "Software\Classes\AppUserModelId\nl.kluis.desktop"
-  Delete "$LOCALAPPDATA\Kluis\notification-icon.png"
+  Delete "$LOCALAPPDATA\nl.kluis.desktop\notification-icon.png"
+  Delete "$LOCALAPPDATA\nl.kluis.desktop\notification-icon.png.*.part"
   IfSilent +2
     MessageBox MB_OK|MB_ICONINFORMATION "$(DataKept)"
   DetailPrint "$(DataKept)"

@@ -65,19 +65,18 @@ export function nextSort(current: Sort, key: SortKey): Sort {
 }
 
 /** How long ago `ms` was, in words ("3 hours ago", "3 uur geleden"; one ahead "in 3 hours"):
- * minutes below an hour, hours below two days, then days — as Intl's RelativeTimeFormat with
- * `numeric: "auto"` said it, written here (see format.ts for why). */
+ * minutes below an hour, hours below two days, then days, counted from the time elapsed — so
+ * never "yesterday" or "eergisteren", which name a calendar day the count may not fall on (a
+ * backup of Friday evening is "2 dagen geleden" on Monday morning, not Saturday's). */
 export function ago(ms: number, now: number): string {
+  if (!Number.isFinite(ms - now)) return "—";
   const minutes = Math.round((ms - now) / 60000);
   if (Math.abs(minutes) < 60) {
-    return minutes === 0 ? t("agoThisMinute") : relative(minutes, ["agoMinute", "agoMinutes", "inMinute", "inMinutes"]);
+    return minutes === 0 ? t("agoJustNow") : relative(minutes, ["agoMinute", "agoMinutes", "inMinute", "inMinutes"]);
   }
   const hours = Math.round(minutes / 60);
   if (Math.abs(hours) < 48) return relative(hours, ["agoHour", "agoHours", "inHour", "inHours"]);
-  const days = Math.round(hours / 24);
-  if (days === -2) return t("agoTwoDays");
-  if (days === 2) return t("inTwoDays");
-  return relative(days, ["agoDays", "agoDays", "inDays", "inDays"]);
+  return relative(Math.round(hours / 24), ["agoDays", "agoDays", "inDays", "inDays"]);
 }
 
 /** `n` units ago (below zero) or ahead: the text for one, or for more with `{n}` filled in. */

@@ -41,12 +41,16 @@ describe("shortDateTime", () => {
 });
 
 describe("numbers and dates in the UI's two locales, without Intl", () => {
-  it("groups thousands and rounds as Intl's NumberFormat did", () => {
+  it("groups thousands and rounds the number as written, as Intl's NumberFormat did", () => {
     expect(decimal(1234.5, 1, "nl-NL")).toBe("1.234,5");
     expect(decimal(1234.5, 1, "en-GB")).toBe("1,234.5");
     expect(decimal(12345678.9, 0, "nl-NL"), "rounded, no decimal mark").toBe("12.345.679");
     expect(decimal(999.95, 1, "en-GB"), "rounding carries into a new group").toBe("1,000.0");
     expect(decimal(0.5, 1, "nl-NL")).toBe("0,5");
+    expect(decimal(1312.55, 1, "en-GB"), "not toFixed's 1312.5 (its binary value is below .55)").toBe("1,312.6");
+    expect(decimal(0.05, 1, "en-GB")).toBe("0.1");
+    expect(decimal(7, 2, "nl-NL")).toBe("7,00");
+    expect(decimal(0.0000001, 1, "en-GB"), "a number written with an exponent").toBe("0.0");
     expect(decimal(-1234, 0, "en-GB")).toBe("-1,234");
     expect(decimal(123, 0, "en-GB"), "no group mark below a thousand").toBe("123");
   });
@@ -58,5 +62,6 @@ describe("numbers and dates in the UI's two locales, without Intl", () => {
     expect(dateTime(new Date(2026, 2, 3, 22, 5).getTime(), "nl-NL")).toBe("3 mrt 2026, 22:05");
     expect(dateTime(new Date(2026, 8, 3, 0, 0).getTime(), "en-GB")).toBe("3 Sept 2026, 00:00");
     expect(timeOfDay(new Date(2026, 0, 1, 14, 5).getTime())).toBe("14:05");
+    expect(dateTime(Number.NaN, "en-GB"), "a moment that is not one: a dash, not NaN").toBe("—");
   });
 });

@@ -358,7 +358,7 @@ export const en = {
   dashDays: "Last 30 days",
   dashDays14: "Last 14 days",
   // How long ago (dashboard, office): minutes below an hour, hours below two days, then days.
-  agoThisMinute: "this minute",
+  agoJustNow: "just now",
   agoMinute: "1 minute ago",
   agoMinutes: "{n} minutes ago",
   inMinute: "in 1 minute",
@@ -367,9 +367,7 @@ export const en = {
   agoHours: "{n} hours ago",
   inHour: "in 1 hour",
   inHours: "in {n} hours",
-  agoTwoDays: "2 days ago",
   agoDays: "{n} days ago",
-  inTwoDays: "in 2 days",
   inDays: "in {n} days",
   dashNever: "never",
   dashOverdue: "overdue",

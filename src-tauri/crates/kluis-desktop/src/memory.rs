@@ -4,7 +4,8 @@
 //! batch of 200 klanten against 15 before it, and the window's own process grew by 3 MiB in
 //! its first idle ten minutes of reading the dashboard once a minute
 //! (`tests/bench/window-idle.sh`). On an idle heap a trim costs next to nothing; during a
-//! backup it would only be undone.
+//! backup it would only be undone. (It shrinks Kluis's own process only: the window's web
+//! process is WebKit's, with an allocator of its own.)
 
 use std::time::Duration;
 
@@ -12,7 +13,7 @@ use std::time::Duration;
 pub const EVERY: Duration = Duration::from_secs(60);
 
 /// Returns the allocator's free memory to the system (glibc's `malloc_trim`; elsewhere
-/// nothing: other allocators return it by themselves).
+/// nothing: the Windows and macOS heaps have no such call, and decommit on their own terms).
 pub fn give_back() {
     #[cfg(all(target_os = "linux", target_env = "gnu"))]
     // SAFETY: malloc_trim only returns free memory of the allocator's own to the system.

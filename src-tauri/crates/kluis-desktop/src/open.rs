@@ -5,6 +5,20 @@ use std::process::{Command, Stdio};
 
 use crate::error::{AppError, AppResult};
 
+/// A file manager starts as it always does: without the window's script engine options.
+trait WithoutEngineOptions {
+    fn envs_removed(&mut self) -> &mut Self;
+}
+
+impl WithoutEngineOptions for Command {
+    fn envs_removed(&mut self) -> &mut Self {
+        for name in crate::window::SCRIPT_ENGINE_OPTIONS {
+            self.env_remove(name);
+        }
+        self
+    }
+}
+
 /// Opens the folder that holds `file`, with `file` selected where the file manager allows.
 pub fn show_in_folder(file: &Path, select: bool) -> AppResult<()> {
     let folder = file
@@ -39,6 +53,7 @@ pub fn show_in_folder(file: &Path, select: bool) -> AppResult<()> {
             .unwrap_or_default();
         let shown = select
             && Command::new("dbus-send")
+                .envs_removed()
                 .args([
                     "--session",
                     "--dest=org.freedesktop.FileManager1",
@@ -56,6 +71,7 @@ pub fn show_in_folder(file: &Path, select: bool) -> AppResult<()> {
             return Ok(());
         }
         Command::new("xdg-open")
+            .envs_removed()
             .arg(folder)
             .stdout(Stdio::null())
             .stderr(Stdio::null())

@@ -1,7 +1,14 @@
 //! The window's first size: the app's own (1100 × 760), or less where the screen's usable area
 //! (the monitor less its taskbar or dock) is smaller — a 1366 × 768 laptop less a 40 px taskbar
 //! leaves 728 px, less than 760 and the title bar. The window manager's frame is not known
-//! before the window exists, so room is kept for a usual one.
+//! before the window exists, so room is kept for a usual one. And the script engine options its
+//! web process starts with on Linux ([`SCRIPT_ENGINE_OPTIONS`]).
+
+/// The JavaScriptCore options the window's web process is started with on Linux (each set to
+/// `false`: its optimising compilers off; `src-tauri/src/webview_memory.rs` says why). They
+/// reach it through the environment, so a program the window starts for the user (a file
+/// manager) is started without them: it, or a browser it opens, should run as it always does.
+pub const SCRIPT_ENGINE_OPTIONS: [&str; 2] = ["JSC_useDFGJIT", "JSC_useFTLJIT"];
 
 /// The size the window asks for where the screen has room (logical pixels).
 pub const PREFERRED: (f64, f64) = (1100.0, 760.0);

@@ -250,7 +250,6 @@ impl Notifier for DesktopNotifier {
                 .appname("Kluis")
                 .summary(&alert.title)
                 .body(&alert.body);
-
             show(notification).await.map_err(|e| {
                 ProfileError::Notify(format!(
                     "The desktop notification could not be shown ({e}). Is a desktop session running?"

@@ -5,15 +5,16 @@
 //! (what Microsoft's Windows App SDK does for unpackaged apps). Without one, notify-rust sends
 //! them as Windows PowerShell's: "Windows PowerShell" and its icon on every notice of Kluis's.
 //!
-//! The first notification of each Kluis program registers Kluis's (the window, kluis-tray,
-//! `kluis` from a schedule: whichever comes first after an install, for every kind of install,
-//! the zip's too), and writes the icon it names to `%LOCALAPPDATA%\Kluis` (not a secret; the
-//! data folder beside it is owner-only). When the registration cannot be written, the toast
-//! goes out as PowerShell's, as before: a notice shown under another name beats none. The
-//! setup's uninstaller removes both.
+//! Each notification of a Kluis program (the window, kluis-tray, `kluis` from a schedule)
+//! registers Kluis's first — for every kind of install, the zip's too; again each time, in
+//! case the key was removed meanwhile. The icon it names is written to
+//! `%LOCALAPPDATA%\nl.kluis.desktop`, the folder of the window's web view data, with Windows'
+//! ordinary permissions — not to Kluis's own `%LOCALAPPDATA%\Kluis`, which is the user's alone
+//! and which what draws the toast may read as another account. When the registration cannot be written, the toast goes out as
+//! PowerShell's, as before: a notice shown under another name beats none. The setup's
+//! uninstaller removes both.
 
 use std::path::{Path, PathBuf};
-use std::sync::OnceLock;
 
 /// Kluis's AUMID: its Tauri identifier.
 pub const APP_ID: &str = "nl.kluis.desktop";
@@ -24,23 +25,22 @@ const DISPLAY_NAME: &str = "Kluis";
 /// The icon a notification shows (the app's, 128 px).
 const ICON_PNG: &[u8] = include_bytes!("../../../../icons/128x128.png");
 
-/// Its file's name, in `%LOCALAPPDATA%\Kluis`.
+/// Its file's name, in `%LOCALAPPDATA%\<APP_ID>`.
 const ICON_FILE: &str = "notification-icon.png";
 
-/// Kluis's AUMID once it is registered (at the first call in this process), else none.
+/// Kluis's AUMID, registered (again) for this toast, else none. Again for each: a key removed
+/// while Kluis runs (the setup's uninstaller while the zip's Kluis runs, a cleaning tool) would
+/// otherwise leave its toasts under an AUMID Windows no longer knows, which it may drop unseen;
+/// two registry values and an icon compared are nothing beside a toast.
 pub fn registered() -> Option<&'static str> {
-    static REGISTERED: OnceLock<bool> = OnceLock::new();
-    let done = REGISTERED.get_or_init(|| {
-        let icon_folder = std::env::var_os("LOCALAPPDATA").map(|d| PathBuf::from(d).join("Kluis"));
-        match register(&key(APP_ID), icon_folder.as_deref()) {
-            Ok(()) => true,
-            Err(e) => {
-                tracing::warn!("notifications show as from PowerShell: {e}");
-                false
-            }
+    let icon_folder = directories::BaseDirs::new().map(|dirs| dirs.data_local_dir().join(APP_ID));
+    match register(&key(APP_ID), icon_folder.as_deref()) {
+        Ok(()) => Some(APP_ID),
+        Err(e) => {
+            tracing::warn!("notifications show as from PowerShell: {e}");
+            None
         }
-    });
-    done.then_some(APP_ID)
+    }
 }
 
 /// The registry key of AUMID `id`, under `HKEY_CURRENT_USER`.
@@ -69,7 +69,9 @@ fn register(key: &str, icon_folder: Option<&Path>) -> Result<(), String> {
 /// never half an icon).
 fn write_icon(folder: &Path) -> std::io::Result<PathBuf> {
     let path = folder.join(ICON_FILE);
-    if std::fs::read(&path).is_ok_and(|held| held == ICON_PNG) {
+    // (Its length first: a large file put there is not read whole.)
+    let same_length = std::fs::metadata(&path).is_ok_and(|m| m.len() == ICON_PNG.len() as u64);
+    if same_length && std::fs::read(&path).is_ok_and(|held| held == ICON_PNG) {
         return Ok(path);
     }
     std::fs::create_dir_all(folder)?;

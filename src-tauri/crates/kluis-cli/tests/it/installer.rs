@@ -428,7 +428,7 @@ fn the_setup_installs_silently_and_uninstalls() {
 
     // What a program's first notification registers (kluis-reporting's app_identity).
     let notifications = r"HKCU\Software\Classes\AppUserModelId\nl.kluis.desktop";
-    let icon = user_dir().join("AppData/Local/Kluis/notification-icon.png");
+    let icon = user_dir().join("AppData/Local/nl.kluis.desktop/notification-icon.png");
     std::fs::create_dir_all(icon.parent().unwrap()).unwrap();
     std::fs::write(&icon, b"png").unwrap();
     let name = [
