@@ -15,8 +15,9 @@
 # summed RSS of each (the process and its WebKit children) is sampled every minute while the
 # dashboard refreshes itself (once a minute, as it does for its ages and "overdue").
 # Targets (issue 44): Kluis ≤ 1.10 × the empty window after the first minute, and ≤ 5 % growth
-# from the first minute to the last; it also says the highest ratio of any minute. Exits 1 when a target is missed. By hand, never in CI: it takes
-# MINUTES. (Its figures are memory, not time: other work beside it changes them little.)
+# from the first minute to the last; it also says the highest ratio of any minute. Exits 1
+# when a target is missed. By hand, never in CI: it takes MINUTES. (Its figures are memory,
+# not time: other work beside it changes them little.)
 set -euo pipefail
 klanten=${1:-200}; minutes=${2:-30}; webkit=${3:-kluis}
 root=$(cd "$(dirname "$0")/../.." && pwd)
