@@ -5,8 +5,8 @@
 // and en-GB), not by Intl's NumberFormat, DateTimeFormat and RelativeTimeFormat. Why: the
 // first of those a page uses makes WebKit read the ICU library's locale data into the web
 // process — 2.8 MiB of an idle window's memory (`tests/bench/window-idle.sh`), for a handful
-// of patterns; and each web view's ICU writes them its own way (WebKitGTK's "28 nov 2026
-// 09:05", WebView2's "28 nov 2026, 09:05"), where these read the same everywhere. Sorting
+// of patterns; and each web view's ICU writes them its own way (WebKitGTK's ICU 72 "28 nov
+// 2026 09:05", a newer ICU "28 nov 2026, 09:05"), where these read the same everywhere. Sorting
 // names keeps Intl's Collator (cheap, and alphabetical order is not a handful of patterns).
 import { locale } from "./i18n";
 
