@@ -135,6 +135,13 @@ async fn unattended_for(
     Ok(unattended)
 }
 
+/// The callback given on the command line, with `--listen` for `direct=…`; `None`: the app's.
+fn chosen_callback(args: &BackupArgs) -> Result<Option<CallbackChoice>> {
+    (args.callback.clone())
+        .map(|choice| choice.listening_on(args.listen))
+        .transpose()
+}
+
 /// `kluis backup --all`: every saved profile, a few at a time.
 pub(crate) async fn backup_all(cli: &Cli, args: &BackupArgs) -> Result<()> {
     let profiles = open_profiles(cli.profiles_file.as_ref())?;
@@ -145,7 +152,8 @@ pub(crate) async fn backup_all(cli: &Cli, args: &BackupArgs) -> Result<()> {
         ));
     }
     let history = Arc::new(open_history(cli.history_db.as_ref())?);
-    let run = (args.out.as_deref(), args.callback.clone(), args.timeout);
+    let callback = chosen_callback(args)?;
+    let run = (args.out.as_deref(), callback, args.timeout);
     let mut unattended = unattended_for(cli, &profiles, history.clone(), run, &args.batch).await?;
     let outcome = unattended.run(all, &args.batch, false, args.json).await;
     crate::mail::daily_report(cli, &profiles, &history).await;
@@ -161,10 +169,7 @@ pub(crate) async fn backup_profile(
     profile: kluis_profiles::Profile,
     profiles: &kluis_profiles::ProfileStore,
 ) -> Result<()> {
-    let callback = match &args.callback {
-        Some(choice) => Some(choice.clone().listening_on(args.listen)?),
-        None => None,
-    };
+    let callback = chosen_callback(args)?;
     let history = Arc::new(open_history(cli.history_db.as_ref())?);
     let run = (None, callback, args.timeout);
     let mut unattended = unattended_for(cli, profiles, history, run, &args.batch).await?;

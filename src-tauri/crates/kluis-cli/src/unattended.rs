@@ -378,7 +378,14 @@ impl UnattendedHost for Unattended {
             relay_secret,
             webhook_site: None,
         };
-        let transport = self.choice.build(&config, needs).await?;
+        // One transport per key for the whole batch, as the app keeps them
+        // (`CallbackChoice::cache_key`): a direct listener's address can be bound once, a
+        // tunnel is one program to start, and a loopback receiver one certificate to make —
+        // built per klant, the second klant under way could not listen on the address.
+        let key = self.choice.cache_key(&profile.id);
+        let transport = (self.engine.transports())
+            .get_or_build(&key, self.choice.build(&config, needs))
+            .await?;
         let encryption = crate::encryption::of_profile(&self.secrets, profile).await?;
         let connection = ServiceConnection::open(
             config,

@@ -411,6 +411,64 @@ async fn backup_all_asks_for_the_next_klant_while_one_downloads() {
     assert_eq!(stats.backups_started, 3);
 }
 
+/// Backup all with a direct callback (the office's reverse proxy in front of one local
+/// address), given as flags and as the app's saved choice — what a scheduled `run-due` uses:
+/// three klanten, two under way at once and one ahead, all called back through the one
+/// listener and saved. (Each klant built its own listener on the address: all but the first
+/// failed with "Address already in use", and `--listen` was not taken with `--all`.)
+#[tokio::test(flavor = "multi_thread")]
+async fn backup_all_shares_one_direct_listener() {
+    let env = office().await;
+    let key = kluis_sim::config::DEMO_API_KEY.to_string();
+    for (name, user) in [
+        ("Bakker", "bakker"),
+        ("Visser", "visser"),
+        ("Smit", "bakker"),
+    ] {
+        env.add(name, user, &key, KLANT_PASSWORD).await;
+    }
+    let listen = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap();
+    let (proxy, _front) = kluis_sim::proxy::tls_front(listen, "office proxy")
+        .await
+        .unwrap();
+    let public_url = format!("https://127.0.0.1:{proxy}/kluis");
+    let (flag, listen) = (format!("direct={public_url}"), listen.to_string());
+    for (how, extra) in [
+        (
+            "flags",
+            vec!["--callback", flag.as_str(), "--listen", listen.as_str()],
+        ),
+        ("settings", vec![]),
+    ] {
+        if how == "settings" {
+            env.edit_profiles(|stored| {
+                stored["settings"]["callback"] = serde_json::json!({
+                    "kind": "direct", "public_url": public_url, "listen": listen,
+                });
+            });
+        }
+        let root = env.dir.path().join(how);
+        let mut args = vec!["--json", "--concurrency", "2", "--retry-delay", "0"];
+        args.extend(extra);
+        let output = env.backup_all(&root, &args).await;
+        assert!(output.status.success(), "{how}: {}", stderr(&output));
+        let lines = json_lines(&output);
+        assert!(
+            lines.len() == 3 && lines.iter().all(|l| l.get("path").is_some()),
+            "{how}: each klant saved: {lines:?}"
+        );
+        assert_eq!(files_below(&root).len(), 3, "{how}");
+    }
+    assert_eq!(
+        env.sim.stats().callbacks_sent,
+        6,
+        "every callback through the proxy"
+    );
+}
+
 /// Backup all with one klant's folder unusable — it takes no file (a link to /proc, which
 /// refuses new files even to root): that klant fails before its backup is asked for, with its
 /// folder named, and the others are saved. (Its POST was sent before, and failed only after
