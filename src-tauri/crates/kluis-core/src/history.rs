@@ -89,6 +89,8 @@ pub struct History {
     pub(crate) conn: Mutex<Connection>,
     /// Where jobs are claimed by the process that runs them (see [`crate::journal`]).
     pub(crate) claims: crate::claims::Claims,
+    /// The `-wal` file of a database on disk in WAL mode: what a job's durable writes sync.
+    pub(crate) wal: Option<PathBuf>,
 }
 
 /// The columns [`entry_from_row`] reads, in its order, from [`job_tables!`].
@@ -209,7 +211,8 @@ impl History {
         let claims = crate::claims::Claims::beside(path);
         // Shared: the app, `kluis run-due` and each command open it, sometimes at once.
         let conn = kluis_private::database::open_shared(path).map_err(db_error)?;
-        Self::setup(conn, claims)
+        let wal = kluis_private::database::wal_file(&conn, path).map_err(db_error)?;
+        Self::setup(conn, claims, wal)
     }
 
     /// The platform's local data folder, e.g. `~/.local/share/kluis/history.sqlite3` on Linux,
@@ -225,10 +228,15 @@ impl History {
         Self::setup(
             Connection::open_in_memory().map_err(db_error)?,
             crate::claims::Claims::in_memory(),
+            None,
         )
     }
 
-    fn setup(mut conn: Connection, claims: crate::claims::Claims) -> Result<Self> {
+    fn setup(
+        mut conn: Connection,
+        claims: crate::claims::Claims,
+        wal: Option<PathBuf>,
+    ) -> Result<Self> {
         // One immediate transaction: two processes upgrading an older history at once take
         // turns (the busy timeout), so neither adds a column the other just added.
         let tx = conn
@@ -239,6 +247,7 @@ impl History {
         Ok(Self {
             conn: Mutex::new(conn),
             claims,
+            wal,
         })
     }
 
@@ -265,7 +274,17 @@ impl History {
 
     /// Job `id` ended with `saved`: its stage, size, digest and path in one durable write.
     pub fn saved(&self, id: Uuid, saved: &Saved) -> Result<()> {
-        self.reach(id, Stage::Saved, |tx| {
+        self.record_saved(id, saved, Durability::Durable)
+    }
+
+    /// [`History::saved`] with `durability` (a running job's: [`History::durably`]).
+    pub(crate) fn record_saved(
+        &self,
+        id: Uuid,
+        saved: &Saved,
+        durability: Durability,
+    ) -> Result<()> {
+        self.reach_as(id, Stage::Saved, durability, |tx| {
             if let Some(encrypted) = &saved.encrypted {
                 tx.execute(
                     "INSERT OR REPLACE INTO encrypted (job_id, bytes, sha256) VALUES (?1, ?2, ?3)",
@@ -297,11 +316,22 @@ impl History {
         stage: Stage,
         also: impl FnOnce(&Transaction<'_>) -> rusqlite::Result<usize>,
     ) -> Result<()> {
-        let now = now_ms();
         let durability = match stage.is_final() {
             true => Durability::Durable,
             false => Durability::Light,
         };
+        self.reach_as(id, stage, durability, also)
+    }
+
+    /// [`History::reach`] written with `durability`.
+    pub(crate) fn reach_as(
+        &self,
+        id: Uuid,
+        stage: Stage,
+        durability: Durability,
+        also: impl FnOnce(&Transaction<'_>) -> rusqlite::Result<usize>,
+    ) -> Result<()> {
+        let now = now_ms();
         self.write(durability, |tx| {
             if stage.is_final() {
                 tx.execute(

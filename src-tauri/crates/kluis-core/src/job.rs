@@ -190,7 +190,12 @@ impl BackupJob<'_> {
             download: None,
             encryption: self.downloader.encryption().cloned(),
         };
-        self.history.write_journal(request.id, &journal)?;
+        // Durable before the backup is asked for (a restart resumes from it), its sync to disk
+        // done while the batch's other jobs go on (durable.rs).
+        let id = request.id;
+        (self.history)
+            .durably(|history, durability| history.put_journal(id, &journal, durability))
+            .await?;
         tracker.resumable = journal.reattach.is_some();
         self.session.backup_owner(&registration.webhook_url).await?;
         tracker.enter(Stage::Accepted, events)?;
@@ -400,7 +405,9 @@ impl BackupJob<'_> {
         let id = tracker.id;
         match &outcome {
             Ok(saved) => {
-                self.history.saved(id, saved)?;
+                (self.history)
+                    .durably(|history, durability| history.record_saved(id, saved, durability))
+                    .await?;
                 events(JobEvent::Stage {
                     stage: Stage::Saved,
                 });

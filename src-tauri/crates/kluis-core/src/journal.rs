@@ -119,7 +119,12 @@ impl History {
         self.put_journal(id, journal, Durability::Light)
     }
 
-    fn put_journal(&self, id: Uuid, journal: &Journal, durability: Durability) -> Result<()> {
+    pub(crate) fn put_journal(
+        &self,
+        id: Uuid,
+        journal: &Journal,
+        durability: Durability,
+    ) -> Result<()> {
         let body = serde_json::to_string(journal).expect("the journal serialises");
         self.write(durability, |tx| {
             tx.execute(

@@ -19,7 +19,9 @@
 //! 6. [`job`] — [`BackupJob`]: the state machine that drives 2–5 and records every stage in
 //!    [`history`] (SQLite). It writes a [`journal`] before the POST, so that a job interrupted
 //!    by a stop or a crash is finished later by [`BackupJob::resume`] (`kluis resume`, the
-//!    app at start); a claim (a file lock) keeps two processes off one job.
+//!    app at start); a claim (a file lock) keeps two processes off one job. Its durable
+//!    writes (the journal, the end) sync to disk off the runtime's thread (`durable`), so a
+//!    batch's other downloads go on meanwhile.
 //!
 //! 7. [`engine`] — [`Engine`]: what the front ends (the `kluis` CLI, the desktop app) drive:
 //!    the callback choice built into a transport, one connection per service, jobs started
@@ -64,6 +66,7 @@ pub mod clock;
 pub mod config;
 pub mod copies;
 pub mod download;
+mod durable;
 pub mod encryption;
 pub mod engine;
 pub mod error;
