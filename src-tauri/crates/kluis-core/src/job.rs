@@ -22,7 +22,7 @@ use crate::callback::{CallbackId, CallbackTransport, Cleanup, Registration};
 use crate::client::WebhookPayload;
 use crate::clock::now_ms;
 use crate::download::room::check_room;
-use crate::download::{Destination, DownloadTurn, DownloadTurns, Downloader, Progress, Saved};
+use crate::download::{Destination, DownloadTurns, Downloader, Progress, Saved};
 use crate::error::{Error, Result};
 use crate::history::History;
 use crate::journal::{Journal, Owner, UnfinishedJob};
@@ -96,9 +96,6 @@ struct Tracker<'a> {
     /// Journalled with a callback that another process can collect.
     resumable: bool,
     done: bool,
-    /// The download turn, once taken: given back when the job's end is recorded (the next
-    /// klant's download starts after this one is saved or failed).
-    download_turn: Option<DownloadTurn>,
 }
 
 impl Drop for Tracker<'_> {
@@ -140,7 +137,6 @@ impl BackupJob<'_> {
             stage: Stage::Requested,
             resumable: false,
             done: false,
-            download_turn: None,
         };
         events(JobEvent::Stage {
             stage: Stage::Requested,
@@ -248,7 +244,6 @@ impl BackupJob<'_> {
             stage,
             resumable: true,
             done: false,
-            download_turn: None,
         };
         tracing::info!(stage = stage.as_str(), "resuming backup");
         events(JobEvent::Stage { stage });
@@ -333,12 +328,12 @@ impl BackupJob<'_> {
         if tracker.stage < Stage::ResultFetched {
             tracker.enter(Stage::ResultFetched, events)?;
         }
-        // The batch's turn to download (download/turns.rs), held until the job's end is
-        // recorded. Only the real id gets here: junk sent to the callback URL never holds one.
+        // The batch's turn to download (download/turns.rs), held until every byte is in. Only
+        // the real id gets here: junk sent to the callback URL never holds one.
+        let learnt = tokio::time::Instant::now();
         let turn = DownloadTurns::take(self.download_turns.clone()).await;
-        let waited = turn.waited();
-        tracker.download_turn = Some(turn);
-        let payload = match waited {
+        let fresh_for = self.download_turns.as_ref().map(DownloadTurns::fresh_for);
+        let payload = match fresh_for.is_some_and(|fresh_for| learnt.elapsed() > fresh_for) {
             true => self.asked_again(payload, &id).await,
             false => payload,
         };
@@ -364,16 +359,17 @@ impl BackupJob<'_> {
                 &payload.url,
                 &destination,
                 resume_from,
+                Some(turn),
                 &mut checkpoint,
                 &mut on_progress,
             )
             .await
     }
 
-    /// The file's address asked for again for callback `id` after a wait for the download
-    /// turn, so it is fresh when the download starts (the document does not say how long one
-    /// stays valid); where the service does not give it a second time — soon: the turn is
-    /// held meanwhile — the first stands.
+    /// The file's address asked for again for callback `id` after a long wait for the
+    /// download turn, so it is fresh when the download starts (the document does not say how
+    /// long one stays valid); where the service does not give it a second time — soon: the
+    /// turn is held meanwhile — the first stands.
     async fn asked_again(&self, first: WebhookPayload, id: &CallbackId) -> WebhookPayload {
         let again = tokio::time::timeout(ASK_AGAIN_WITHIN, self.session.webhook(id));
         match again.await {
@@ -425,8 +421,6 @@ impl BackupJob<'_> {
             }
         }
         self.history.forget_claim(id);
-        // The end is recorded and told: the next klant may download (the cleanup needs no turn).
-        tracker.download_turn = None;
         if let Some(cleanup) = cleanup {
             cleanup.await;
         }

@@ -356,10 +356,10 @@ async fn backup_all_saves_each_klant_and_one_failure_stops_none() {
 }
 
 /// Issue 44: Backup all with `--concurrency 1` downloads one klant at a time, and the next
-/// klant signs in, asks for its backup, gets its callback and learns its file's address while
-/// the first downloads — one klant ahead, not all: the third waits until one of the two has
-/// ended. (The simulator holds every download until released, so the first is surely still
-/// downloading.)
+/// klanten sign in, ask for their backup, get their callback and learn their file's address
+/// while the first downloads — two places more than downloads (the klant ahead, and one
+/// ending), not all: the fourth waits until one of the three has ended. (The simulator holds
+/// every download until released, so the first is surely still downloading.)
 #[tokio::test(flavor = "multi_thread")]
 async fn backup_all_asks_for_the_next_klant_while_one_downloads() {
     let env = office().await;
@@ -369,6 +369,7 @@ async fn backup_all_asks_for_the_next_klant_while_one_downloads() {
         ("Bakker", "bakker"),
         ("Visser", "visser"),
         ("Smit", "bakker"),
+        ("Jansen", "visser"),
     ] {
         env.add(name, user, &key, KLANT_PASSWORD).await;
     }
@@ -387,34 +388,34 @@ async fn backup_all_asks_for_the_next_klant_while_one_downloads() {
         .stderr(std::process::Stdio::piped());
     let child = command.spawn().unwrap();
     common::wait_until(
-        "the second klant's callback while the first downloads",
+        "the next two klanten's callbacks while the first downloads",
         || {
             let stats = env.sim.stats();
-            stats.downloads == 1 && stats.callbacks_sent == 2 && stats.webhook == 2
+            stats.downloads == 1 && stats.callbacks_sent == 3 && stats.webhook == 3
         },
     )
     .await;
     assert_eq!(
         env.sim.stats().backups_started,
-        2,
-        "one klant ahead, the third waits for a slot"
+        3,
+        "three places, the fourth klant waits for one"
     );
     env.sim.release_downloads();
     let output = tokio::task::spawn_blocking(move || child.wait_with_output().unwrap())
         .await
         .unwrap();
     assert!(output.status.success(), "{}", stderr(&output));
-    assert_eq!(json_lines(&output).len(), 3);
-    assert_eq!(files_below(&root).len(), 3);
+    assert_eq!(json_lines(&output).len(), 4);
+    assert_eq!(files_below(&root).len(), 4);
     let stats = env.sim.stats();
     assert_eq!(stats.downloads_at_once_max, 1, "one download at a time");
-    assert_eq!(stats.backups_started, 3);
+    assert_eq!(stats.backups_started, 4);
 }
 
 /// Backup all with a direct callback (the office's reverse proxy in front of one local
 /// address), given as flags and as the app's saved choice — what a scheduled `run-due` uses:
-/// three klanten, two under way at once and one ahead, all called back through the one
-/// listener and saved. (Each klant built its own listener on the address: all but the first
+/// three klanten, two downloading at once and the third under way meanwhile, all called back
+/// through the one listener and saved. (Each klant built its own listener on the address: all but the first
 /// failed with "Address already in use", and `--listen` was not taken with `--all`.)
 #[tokio::test(flavor = "multi_thread")]
 async fn backup_all_shares_one_direct_listener() {

@@ -208,18 +208,20 @@ impl Downloader {
         destination: &Destination,
         progress: &mut (dyn FnMut(Progress) + Send),
     ) -> Result<Saved> {
-        self.download_resumable(url, destination, None, &mut |_| {}, progress)
+        self.download_resumable(url, destination, None, None, &mut |_| {}, progress)
             .await
     }
 
     /// [`Downloader::download`], continuing `resume` (an earlier process's part file) when it
-    /// is still there, and telling `checkpoint` how this download could be continued once
-    /// that is known.
+    /// is still there, holding `turn` (a batch's turn on the office's line: [`turns`]) until
+    /// every byte has come in, and telling `checkpoint` how this download could be continued
+    /// once that is known.
     pub async fn download_resumable(
         &self,
         url: &Url,
         destination: &Destination,
         resume: Option<PartialDownload>,
+        turn: Option<DownloadTurn>,
         checkpoint: &mut (dyn FnMut(&PartialDownload) + Send),
         progress: &mut (dyn FnMut(Progress) + Send),
     ) -> Result<Saved> {
@@ -251,10 +253,11 @@ impl Downloader {
                 Transfer::default(),
             ),
         };
-        if let Err(e) = self
-            .fetch_all(url, &mut writer, &mut transfer, checkpoint, progress)
-            .await
-        {
+        let fetched = (self.fetch_all(url, &mut writer, &mut transfer, checkpoint, progress)).await;
+        // Every byte is in (or the transfer failed): the line is the next klant's while this
+        // file's last bytes are hashed, written, synced and named.
+        drop(turn);
+        if let Err(e) = fetched {
             writer.abandon().await;
             return Err(e);
         }

@@ -197,7 +197,7 @@ async fn continue_download(
 ) -> Result<kluis_core::Saved> {
     let into = Destination::Folder(h.out.path().to_path_buf());
     h.downloader
-        .download_resumable(url, &into, Some(partial), &mut |_| {}, &mut |_| {})
+        .download_resumable(url, &into, Some(partial), None, &mut |_| {}, &mut |_| {})
         .await
 }
 

@@ -280,8 +280,10 @@ async fn the_file_name_template_names_unattended_backups() {
 }
 
 /// Backup all: every klant, one download at a time here (the limit set to 1): no klant starts
-/// its download before the one downloading has ended (its end recorded: saved or failed); the klant whose key may not make backups fails with its reason and the others are
-/// saved in their own folders all the same; the dashboard shows both outcomes.
+/// its download before the one downloading has all its bytes (its last progress; it may still
+/// be writing and naming its file); the klant whose key may not make backups fails with its
+/// reason and the others are saved in their own folders all the same; the dashboard shows both
+/// outcomes.
 #[tokio::test(flavor = "multi_thread")]
 async fn backup_all_runs_every_klant_within_the_limit_and_one_failure_stops_none() {
     let dir = tempfile::tempdir().unwrap();
@@ -314,8 +316,17 @@ async fn backup_all_runs_every_klant_within_the_limit_and_one_failure_stops_none
     let mut downloading: Option<&str> = None;
     let mut downloads = 0;
     for event in &events {
-        let AppJobEvent::Stage { stage } = event.event else {
-            continue;
+        let stage = match event.event {
+            AppJobEvent::Stage { stage } => stage,
+            AppJobEvent::Progress {
+                bytes,
+                total: Some(total),
+                ..
+            } if bytes == total && downloading == Some(&event.profile_id) => {
+                downloading = None;
+                continue;
+            }
+            _ => continue,
         };
         match stage {
             kluis_core::Stage::Downloading => {
@@ -555,56 +566,95 @@ async fn backup_all_one_at_a_time(
     (app, rx, all)
 }
 
-/// "Cancel all" during Backup all (one download at a time here, and one klant ahead): the
-/// running klanten's backups end as cancelled, with nothing left in their folders, and the
-/// klanten still waiting are never started.
+/// An app backing up one klant at a time (three places: one downloading, two more) for
+/// `names`, each a klant of a simulator that holds every download (its callbacks through the
+/// simulator's webhook.site stand-in); the simulator, the app and the klanten's ids.
+async fn held_office(
+    dir: &tempfile::TempDir,
+    folder: &tempfile::TempDir,
+    names: &[&str],
+) -> (kluis_sim::Sim, kluis_desktop::DesktopApp, Vec<String>) {
+    let mut config = kluis_sim::SimConfig::default();
+    config.faults.hold_downloads = true;
+    config.faults.callback_delay = std::time::Duration::from_millis(50);
+    let sim = kluis_sim::Sim::start(config).await.unwrap();
+    let ca = dir.path().join("sim-ca.pem");
+    std::fs::write(&ca, sim.ca_pem()).unwrap();
+    let app = common::builder(dir, Some(folder.path().to_path_buf()))
+        .unattended_at_once(1)
+        .webhook_site(sim.webhook_site_url())
+        .open()
+        .unwrap();
+    app.set_dialogs(common::Chooses::new(&ca));
+    let mut klanten = Vec::new();
+    for name in names {
+        let input = kluis_desktop::ProfileInput {
+            name: name.to_string(),
+            ..common::office(&sim, None)
+        };
+        let profile = app.accounts.save_profile(input).await.unwrap();
+        app.accounts.choose_profile_ca(&profile.id).await.unwrap();
+        klanten.push(profile.id);
+    }
+    common::callbacks_through_webhook_site(&app).await;
+    (sim, app, klanten)
+}
+
+/// "Cancel all" during Backup all (one download at a time here, held by the simulator, and
+/// two klanten more under way): the running klanten's backups end as cancelled, with nothing
+/// left in their folders (the download's part file included), and the klanten still waiting
+/// for a place are never started.
 #[tokio::test(flavor = "multi_thread")]
 async fn cancel_all_ends_the_running_backup_and_starts_no_waiting_klant() {
     let (dir, folder) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
-    let (app, mut rx, all) = backup_all_one_at_a_time(&dir, &folder).await;
-    // Every klant's end is counted from the start: the klant ahead may have ended (its key
-    // refused) before the first was accepted.
-    let mut ended = std::collections::HashSet::new();
-    let first = loop {
-        let event = rx.recv().await.expect("the first klant's events");
+    let names = ["Aalbers", "Bakker", "Claes", "De Wit", "Evers"];
+    let (sim, app, _) = held_office(&dir, &folder, &names).await;
+    let (tx, mut rx) = mpsc::unbounded_channel::<PlannedEvent>();
+    app.plans.watch_planned(Arc::new(move |e| drop(tx.send(e))));
+    let app = Arc::new(app);
+    let all = tokio::spawn({
+        let app = app.clone();
+        async move { app.plans.backup_all().await.unwrap() }
+    });
+    // The places full: one klant downloading (held), two with their file's address.
+    let mut fetched = std::collections::HashSet::new();
+    while fetched.len() < 3 {
+        let event = rx.recv().await.expect("the klanten's events");
         match event.event {
             AppJobEvent::Stage {
-                stage: kluis_core::Stage::Accepted,
-            } => break event.profile_id,
-            AppJobEvent::Failed { .. } => {
-                ended.insert(event.profile_id);
+                stage: kluis_core::Stage::ResultFetched,
+            } => {
+                fetched.insert(event.profile_id);
             }
-            AppJobEvent::Saved { .. } => panic!("a klant was saved before any was accepted"),
+            AppJobEvent::Saved { .. } | AppJobEvent::Failed { .. } => {
+                panic!("a klant ended before the cancel: {event:?}")
+            }
             _ => {}
         }
-    };
-    assert!(
-        app.plans.cancel_all() >= 1,
-        "the first klant's backup was running"
-    );
+    }
+    // (Its part file made: the download's request reached the simulator.)
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    while sim.stats().downloads < 1 {
+        assert!(std::time::Instant::now() < deadline, "the first download");
+        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+    }
+    assert_eq!(app.plans.cancel_all(), 3, "the three running backups");
     // Backup all returns once it started the last klant it starts: none after the cancel.
-    // Two slots (one download and one klant ahead): the first holds one; the other had the
-    // klant ahead, and one more if that one's key was refused before the cancel.
     let started = all.await.unwrap();
-    let klanten = kluis_demo::DEMO_ACCOUNTS.len();
-    assert!(
-        started < klanten,
-        "the klanten still waiting are never started"
-    );
+    assert_eq!(started, 3, "the klanten still waiting are never started");
+    let mut ended = std::collections::HashSet::new();
     while ended.len() < started {
         let event = rx.recv().await.expect("each started klant's end");
         match event.event {
             AppJobEvent::Failed { code, .. } => {
-                if event.profile_id == first {
-                    assert_eq!(code, "cancelled");
-                }
+                assert_eq!(code, "cancelled", "{}", event.profile_id);
                 ended.insert(event.profile_id);
             }
             AppJobEvent::Saved { .. } => panic!("a backup of a cancelled batch was saved"),
             _ => {}
         }
     }
-    assert!(ended.contains(&first));
+    assert_eq!(ended, fetched);
     let history = app.backups.history(None).unwrap();
     assert_eq!(history.len(), started, "{history:?}");
     for klant_folder in std::fs::read_dir(folder.path()).unwrap() {
@@ -622,55 +672,34 @@ async fn cancel_all_ends_the_running_backup_and_starts_no_waiting_klant() {
 /// for one; "Cancel all" in that
 /// moment starts it neither: before, only Backup all's queue heard the cancel, and the plan
 /// started as soon as the cancelled backups let go of their slots. (Against a simulator that
-/// holds every download: the two slots stay full. The plans still queued in the scheduler:
+/// holds every download: the three slots stay full. The plans still queued in the scheduler:
 /// kluis-core's `skipped_plans_wait_for_their_next_slot`.)
 #[tokio::test(flavor = "multi_thread")]
 async fn cancel_all_starts_no_plan_waiting_for_a_slot() {
-    let mut config = kluis_sim::SimConfig::default();
-    config.faults.hold_downloads = true;
-    config.faults.callback_delay = std::time::Duration::from_millis(50);
-    let sim = kluis_sim::Sim::start(config).await.unwrap();
     let (dir, folder) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
-    let ca = dir.path().join("sim-ca.pem");
-    std::fs::write(&ca, sim.ca_pem()).unwrap();
-    let app = common::builder(&dir, Some(folder.path().to_path_buf()))
-        .unattended_at_once(1)
-        .webhook_site(sim.webhook_site_url())
-        .open()
-        .unwrap();
-    app.set_dialogs(common::Chooses::new(&ca));
-    let mut klanten = Vec::new();
-    for name in ["Aalbers", "Bakker", "Claes"] {
-        let input = kluis_desktop::ProfileInput {
-            name: name.into(),
-            ..common::office(&sim, None)
-        };
-        let profile = app.accounts.save_profile(input).await.unwrap();
-        app.accounts.choose_profile_ca(&profile.id).await.unwrap();
-        klanten.push(profile.id);
-    }
-    common::callbacks_through_webhook_site(&app).await;
+    let names = ["Aalbers", "Bakker", "Claes", "De Wit"];
+    let (_sim, app, klanten) = held_office(&dir, &folder, &names).await;
     let (tx, mut events) = mpsc::unbounded_channel::<PlannedEvent>();
     app.plans.watch_planned(Arc::new(move |e| drop(tx.send(e))));
-    // One download (held) and the klant ahead: both slots taken until they end.
-    for id in &klanten[..2] {
+    // One download (held) and two klanten more: the three slots taken until they end.
+    for id in &klanten[..3] {
         app.plans.start_planned(id).await.unwrap();
     }
-    let waiting = app.plans.start_planned(&klanten[2]);
+    let waiting = app.plans.start_planned(&klanten[3]);
     tokio::pin!(waiting);
     tokio::select! {
         biased;
-        started = &mut waiting => panic!("the third started with both slots taken: {started:?}"),
+        started = &mut waiting => panic!("the fourth started with every slot taken: {started:?}"),
         () = std::future::ready(()) => {}
     }
-    assert_eq!(app.plans.cancel_all(), 2, "both running backups cancelled");
+    assert_eq!(app.plans.cancel_all(), 3, "the running backups cancelled");
     let bound = std::time::Duration::from_secs(60);
     let not_started = (tokio::time::timeout(bound, waiting).await)
         .expect("the waiting plan hears the cancel")
         .expect_err("the waiting plan is not started");
     assert_eq!(not_started.code(), "invalid_state", "{not_started}");
     let mut cancelled = Vec::new();
-    while cancelled.len() < 2 {
+    while cancelled.len() < 3 {
         let event = (tokio::time::timeout(bound, events.recv()).await)
             .expect("each running klant ends")
             .expect("each running klant's end");
@@ -683,17 +712,17 @@ async fn cancel_all_starts_no_plan_waiting_for_a_slot() {
             _ => {}
         }
     }
-    let mut running = klanten[..2].to_vec();
+    let mut running = klanten[..3].to_vec();
     cancelled.sort();
     running.sort();
     assert_eq!(cancelled, running);
     let history = app.backups.history(None).unwrap();
     assert_eq!(
         history.len(),
-        2,
+        3,
         "the waiting klant left no trace: {history:?}"
     );
-    assert!(history.iter().all(|row| row.profile.as_str() != klanten[2]));
+    assert!(history.iter().all(|row| row.profile.as_str() != klanten[3]));
 }
 
 /// Settings → backups at once: 1 to 8, kept in the settings file; a change made in another
