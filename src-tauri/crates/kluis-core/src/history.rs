@@ -3,7 +3,7 @@
 //! secret: no api_key, password, token, webhook id or download URL is ever written here.
 
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 use rusqlite::{params, Connection, OptionalExtension, Transaction};
 use serde::Serialize;
@@ -86,11 +86,10 @@ impl HistoryEntry {
 
 /// The history store. Cheap calls (one small transaction each), made directly from async code.
 pub struct History {
-    pub(crate) conn: Mutex<Connection>,
+    /// Shared with the blocking pool, where a job's durable writes wait ([`crate::durable`]).
+    pub(crate) conn: Arc<Mutex<Connection>>,
     /// Where jobs are claimed by the process that runs them (see [`crate::journal`]).
     pub(crate) claims: crate::claims::Claims,
-    /// The `-wal` file of a database on disk in WAL mode: what a job's durable writes sync.
-    pub(crate) wal: Option<PathBuf>,
 }
 
 /// The columns [`entry_from_row`] reads, in its order, from [`job_tables!`].
@@ -184,6 +183,78 @@ pub(crate) enum Durability {
     Light,
 }
 
+/// [`History::write`] on `conn` (locked by the caller).
+pub(crate) fn write_on<T>(
+    conn: &mut Connection,
+    durability: Durability,
+    change: impl FnOnce(&Transaction<'_>) -> rusqlite::Result<T>,
+) -> Result<T> {
+    if durability == Durability::Light {
+        return transact(conn, change);
+    }
+    conn.pragma_update(None, "synchronous", "FULL")
+        .map_err(db_error)?;
+    let outcome = transact(conn, change);
+    // Back to light whatever happened, or every later write would pay for a sync.
+    let light = conn.pragma_update(None, "synchronous", "NORMAL");
+    let outcome = outcome?;
+    light.map_err(db_error)?;
+    Ok(outcome)
+}
+
+/// The change that records job `id` reaching `stage`, with `also` in the same transaction; a
+/// final stage also ends the job's journal.
+pub(crate) fn reaching(
+    id: Uuid,
+    stage: Stage,
+    also: impl FnOnce(&Transaction<'_>) -> rusqlite::Result<usize>,
+) -> impl FnOnce(&Transaction<'_>) -> rusqlite::Result<()> {
+    let now = now_ms();
+    move |tx| {
+        if stage.is_final() {
+            tx.execute(
+                "DELETE FROM journal WHERE job_id = ?1",
+                params![id.to_string()],
+            )?;
+        }
+        tx.execute(
+            "UPDATE jobs SET stage = ?2 WHERE id = ?1",
+            params![id.to_string(), stage.as_str()],
+        )?;
+        tx.execute(
+            "INSERT INTO transitions VALUES (?1, ?2, ?3)",
+            params![id.to_string(), now, stage.as_str()],
+        )?;
+        also(tx)?;
+        Ok(())
+    }
+}
+
+/// The change that records job `id` as saved: its stage, size, digest and path.
+pub(crate) fn saving(
+    id: Uuid,
+    saved: Saved,
+) -> impl FnOnce(&Transaction<'_>) -> rusqlite::Result<()> + Send + 'static {
+    reaching(id, Stage::Saved, move |tx| {
+        if let Some(encrypted) = &saved.encrypted {
+            tx.execute(
+                "INSERT OR REPLACE INTO encrypted (job_id, bytes, sha256) VALUES (?1, ?2, ?3)",
+                params![id.to_string(), encrypted.bytes as i64, encrypted.sha256],
+            )?;
+        }
+        tx.execute(
+            "UPDATE jobs SET finished_at_ms = ?2, bytes = ?3, sha256 = ?4, path = ?5 WHERE id = ?1",
+            params![
+                id.to_string(),
+                now_ms(),
+                saved.bytes as i64,
+                saved.sha256,
+                saved.path.to_string_lossy()
+            ],
+        )
+    })
+}
+
 fn transact<T>(
     conn: &mut Connection,
     change: impl FnOnce(&Transaction<'_>) -> rusqlite::Result<T>,
@@ -211,8 +282,7 @@ impl History {
         let claims = crate::claims::Claims::beside(path);
         // Shared: the app, `kluis run-due` and each command open it, sometimes at once.
         let conn = kluis_private::database::open_shared(path).map_err(db_error)?;
-        let wal = kluis_private::database::wal_file(&conn, path).map_err(db_error)?;
-        Self::setup(conn, claims, wal)
+        Self::setup(conn, claims)
     }
 
     /// The platform's local data folder, e.g. `~/.local/share/kluis/history.sqlite3` on Linux,
@@ -228,15 +298,10 @@ impl History {
         Self::setup(
             Connection::open_in_memory().map_err(db_error)?,
             crate::claims::Claims::in_memory(),
-            None,
         )
     }
 
-    fn setup(
-        mut conn: Connection,
-        claims: crate::claims::Claims,
-        wal: Option<PathBuf>,
-    ) -> Result<Self> {
+    fn setup(mut conn: Connection, claims: crate::claims::Claims) -> Result<Self> {
         // One immediate transaction: two processes upgrading an older history at once take
         // turns (the busy timeout), so neither adds a column the other just added.
         let tx = conn
@@ -245,9 +310,8 @@ impl History {
         crate::schema::create(&tx).map_err(db_error)?;
         tx.commit().map_err(db_error)?;
         Ok(Self {
-            conn: Mutex::new(conn),
+            conn: Arc::new(Mutex::new(conn)),
             claims,
-            wal,
         })
     }
 
@@ -274,28 +338,7 @@ impl History {
 
     /// Job `id` ended with `saved`: its stage, size, digest and path in one durable write.
     pub fn saved(&self, id: Uuid, saved: &Saved) -> Result<()> {
-        self.record_saved(id, saved, Durability::Durable)
-    }
-
-    /// [`History::saved`] with `durability` (a running job's: [`History::durably`]).
-    pub(crate) fn record_saved(
-        &self,
-        id: Uuid,
-        saved: &Saved,
-        durability: Durability,
-    ) -> Result<()> {
-        self.reach_as(id, Stage::Saved, durability, |tx| {
-            if let Some(encrypted) = &saved.encrypted {
-                tx.execute(
-                    "INSERT OR REPLACE INTO encrypted (job_id, bytes, sha256) VALUES (?1, ?2, ?3)",
-                    params![id.to_string(), encrypted.bytes as i64, encrypted.sha256],
-                )?;
-            }
-            tx.execute(
-                "UPDATE jobs SET finished_at_ms = ?2, bytes = ?3, sha256 = ?4, path = ?5 WHERE id = ?1",
-                params![id.to_string(), now_ms(), saved.bytes as i64, saved.sha256, saved.path.to_string_lossy()],
-            )
-        })
+        self.write(Durability::Durable, saving(id, saved.clone()))
     }
 
     /// Job `id` failed at stage `at` with `error`, in one durable write.
@@ -320,36 +363,7 @@ impl History {
             true => Durability::Durable,
             false => Durability::Light,
         };
-        self.reach_as(id, stage, durability, also)
-    }
-
-    /// [`History::reach`] written with `durability`.
-    pub(crate) fn reach_as(
-        &self,
-        id: Uuid,
-        stage: Stage,
-        durability: Durability,
-        also: impl FnOnce(&Transaction<'_>) -> rusqlite::Result<usize>,
-    ) -> Result<()> {
-        let now = now_ms();
-        self.write(durability, |tx| {
-            if stage.is_final() {
-                tx.execute(
-                    "DELETE FROM journal WHERE job_id = ?1",
-                    params![id.to_string()],
-                )?;
-            }
-            tx.execute(
-                "UPDATE jobs SET stage = ?2 WHERE id = ?1",
-                params![id.to_string(), stage.as_str()],
-            )?;
-            tx.execute(
-                "INSERT INTO transitions VALUES (?1, ?2, ?3)",
-                params![id.to_string(), now, stage.as_str()],
-            )?;
-            also(tx)?;
-            Ok(())
-        })
+        self.write(durability, reaching(id, stage, also))
     }
 
     /// The saved file of job `id` was moved (the user chose where to keep it).
@@ -369,18 +383,7 @@ impl History {
         durability: Durability,
         change: impl FnOnce(&Transaction<'_>) -> rusqlite::Result<T>,
     ) -> Result<T> {
-        let mut conn = self.conn.lock().unwrap();
-        if durability == Durability::Light {
-            return transact(&mut conn, change);
-        }
-        conn.pragma_update(None, "synchronous", "FULL")
-            .map_err(db_error)?;
-        let outcome = transact(&mut conn, change);
-        // Back to light whatever happened, or every later write would pay for a sync.
-        let light = conn.pragma_update(None, "synchronous", "NORMAL");
-        let outcome = outcome?;
-        light.map_err(db_error)?;
-        Ok(outcome)
+        write_on(&mut self.conn.lock().unwrap(), durability, change)
     }
 
     /// Newest first; only `profile`'s when given.

@@ -188,9 +188,8 @@ impl BackupJob<'_> {
         };
         // Durable before the backup is asked for (a restart resumes from it), its sync to disk
         // done while the batch's other jobs go on (durable.rs).
-        let id = request.id;
         (self.history)
-            .durably(|history, durability| history.put_journal(id, &journal, durability))
+            .write_durably(crate::journal::journaling(request.id, &journal))
             .await?;
         tracker.resumable = journal.reattach.is_some();
         self.session.backup_owner(&registration.webhook_url).await?;
@@ -402,7 +401,7 @@ impl BackupJob<'_> {
         match &outcome {
             Ok(saved) => {
                 (self.history)
-                    .durably(|history, durability| history.record_saved(id, saved, durability))
+                    .write_durably(crate::history::saving(id, saved.clone()))
                     .await?;
                 events(JobEvent::Stage {
                     stage: Stage::Saved,

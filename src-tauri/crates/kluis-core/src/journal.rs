@@ -119,20 +119,8 @@ impl History {
         self.put_journal(id, journal, Durability::Light)
     }
 
-    pub(crate) fn put_journal(
-        &self,
-        id: Uuid,
-        journal: &Journal,
-        durability: Durability,
-    ) -> Result<()> {
-        let body = serde_json::to_string(journal).expect("the journal serialises");
-        self.write(durability, |tx| {
-            tx.execute(
-                "INSERT INTO journal (job_id, body) VALUES (?1, ?2)
-                 ON CONFLICT (job_id) DO UPDATE SET body = excluded.body",
-                params![id.to_string(), body],
-            )
-        })?;
+    fn put_journal(&self, id: Uuid, journal: &Journal, durability: Durability) -> Result<()> {
+        self.write(durability, journaling(id, journal))?;
         Ok(())
     }
 
@@ -235,6 +223,21 @@ impl History {
         self.failed(id, stage, error)?;
         self.forget_claim(id);
         Ok(())
+    }
+}
+
+/// The change that writes (or rewrites) job `id`'s journal.
+pub(crate) fn journaling(
+    id: Uuid,
+    journal: &Journal,
+) -> impl FnOnce(&rusqlite::Transaction<'_>) -> rusqlite::Result<usize> + Send + 'static {
+    let body = serde_json::to_string(journal).expect("the journal serialises");
+    move |tx| {
+        tx.execute(
+            "INSERT INTO journal (job_id, body) VALUES (?1, ?2)
+             ON CONFLICT (job_id) DO UPDATE SET body = excluded.body",
+            params![id.to_string(), body],
+        )
     }
 }
 

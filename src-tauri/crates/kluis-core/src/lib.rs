@@ -20,8 +20,8 @@
 //!    [`history`] (SQLite). It writes a [`journal`] before the POST, so that a job interrupted
 //!    by a stop or a crash is finished later by [`BackupJob::resume`] (`kluis resume`, the
 //!    app at start); a claim (a file lock) keeps two processes off one job. Its durable
-//!    writes (the journal, the end) sync to disk off the runtime's thread (`durable`), so a
-//!    batch's other downloads go on meanwhile.
+//!    writes (the journal, the end) are made on tokio's blocking pool (`durable`), so a
+//!    batch's other downloads go on while the disk syncs.
 //!
 //! 7. [`engine`] — [`Engine`]: what the front ends (the `kluis` CLI, the desktop app) drive:
 //!    the callback choice built into a transport, one connection per service, jobs started

@@ -9,7 +9,7 @@
 //! measured), and the command failed before it began. The change is retried within the busy
 //! timeout instead; once a database is in WAL mode the pragma takes no lock at all.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::{Duration, Instant};
 
 use rusqlite::{Connection, ErrorCode};
@@ -27,22 +27,6 @@ pub fn open_shared(path: &Path) -> rusqlite::Result<Connection> {
     use_wal(&conn, BUSY_TIMEOUT)?;
     conn.pragma_update(None, "synchronous", "NORMAL")?;
     Ok(conn)
-}
-
-/// The `-wal` file of `conn`, opened from `path`, when its database is in WAL mode (a file
-/// system without it leaves the old journal): where SQLite appends each commit, and what a
-/// durable commit syncs. An absolute path, so a later change of working folder cannot point
-/// elsewhere.
-pub fn wal_file(conn: &Connection, path: &Path) -> rusqlite::Result<Option<PathBuf>> {
-    let mode: String = conn.query_row("PRAGMA journal_mode", [], |row| row.get(0))?;
-    if !mode.eq_ignore_ascii_case("wal") {
-        return Ok(None);
-    }
-    let mut wal = std::path::absolute(path)
-        .map_err(|e| rusqlite::Error::ToSqlConversionFailure(Box::new(e)))?
-        .into_os_string();
-    wal.push("-wal");
-    Ok(Some(wal.into()))
 }
 
 /// Sets `conn`'s database to WAL, retrying while another connection holds the lock the change

@@ -7,8 +7,7 @@
 //! - [`scrub`]: every secret alive registers itself; [`scrub::scrub`] removes each, in every
 //!   encoding a server may echo it in, from text on its way to a log, a file or a screen.
 //! - `database` (feature `database`): SQLite files several processes open at once, opened
-//!   in WAL mode without failing when two open a new one together, and the `-wal` file a
-//!   durable commit syncs.
+//!   in WAL mode without failing when two open a new one together.
 //! - [`logging`]: `KLUIS_LOG` set-up that keeps the HTTP libraries from logging secrets, each
 //!   line through the scrubber.
 //!
