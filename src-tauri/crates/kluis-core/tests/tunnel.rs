@@ -3,7 +3,8 @@
 //! public URL to the `--url` it was given. The fake is this very test binary: started with
 //! cloudflared's arguments (`tunnel --url …`) it plays cloudflared; otherwise it runs the
 //! tests (a custom harness, so they run one after another and may set the fake's mode).
-//! `FAKE_CLOUDFLARED_MODE` = `exit-early` | `never-ready` makes the fake misbehave.
+//! `FAKE_CLOUDFLARED_MODE` = `exit-early` | `never-ready` | `exit-when-asked` (it stops once
+//! it has told its hostname) makes the fake misbehave.
 
 mod common;
 
@@ -29,7 +30,7 @@ fn main() {
         return;
     }
     type Test = fn() -> Pin<Box<dyn Future<Output = ()>>>;
-    let tests: [(&str, Test); 4] = [
+    let tests: [(&str, Test); 5] = [
         ("backup_through_the_tunnel", || {
             Box::pin(backup_through_the_tunnel())
         }),
@@ -40,6 +41,9 @@ fn main() {
             Box::pin(cloudflared_that_never_gets_ready())
         }),
         ("missing_cloudflared", || Box::pin(missing_cloudflared())),
+        ("cloudflared_that_stops_after_it_was_ready", || {
+            Box::pin(cloudflared_that_stops_after_it_was_ready())
+        }),
     ];
     let filter = args.iter().skip(1).find(|a| !a.starts_with('-'));
     let (mut passed, mut failed) = (0, 0);
@@ -122,6 +126,48 @@ async fn missing_cloudflared() {
     assert!(err.to_string().contains("Install cloudflared"), "{err}");
 }
 
+/// cloudflared that stops after the tunnel came up (a batch shares one tunnel for all its
+/// klanten): the next job is refused at once with what happened, rather than waiting out its
+/// callback time for a URL that reaches nothing, and the engine's kept transports build a new
+/// tunnel for the next job.
+async fn cloudflared_that_stops_after_it_was_ready() {
+    std::env::set_var("FAKE_CLOUDFLARED_MODE", "exit-when-asked");
+    let tunnel = TunnelTransport::start(&me())
+        .await
+        .expect("the tunnel comes up");
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    while tunnel.is_alive() {
+        assert!(std::time::Instant::now() < deadline, "the fake stops");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let err = tunnel
+        .prepare(uuid::Uuid::new_v4())
+        .await
+        .err()
+        .expect("refused");
+    assert_eq!(err.code(), "network");
+    assert!(err.to_string().contains("cloudflared stopped"), "{err}");
+
+    let kept = kluis_core::engine::Transports::default();
+    let dead: Arc<dyn CallbackTransport> = Arc::new(tunnel);
+    let first = kept
+        .get_or_build("tunnel", async { Ok::<_, kluis_core::Error>(dead.clone()) })
+        .await
+        .unwrap();
+    std::env::set_var("FAKE_CLOUDFLARED_MODE", "");
+    let started = async {
+        let fresh = TunnelTransport::start(&me()).await?;
+        Ok::<_, kluis_core::Error>(Arc::new(fresh) as Arc<dyn CallbackTransport>)
+    };
+    let second = kept.get_or_build("tunnel", started).await.unwrap();
+    assert!(Arc::ptr_eq(&first, &dead));
+    assert!(
+        !Arc::ptr_eq(&second, &dead),
+        "a new tunnel for the next job"
+    );
+    assert!(second.is_alive());
+}
+
 /// The fake: `tunnel --url http://HOST:PORT --no-autoupdate --metrics ADDR`.
 async fn fake_cloudflared(args: &[String]) {
     let value = |flag: &str| {
@@ -144,6 +190,9 @@ async fn fake_cloudflared(args: &[String]) {
     let (port, _) = tls_front(target, "fake cloudflared edge").await;
     let hostname = format!("127.0.0.1:{port}");
     let ready = mode != "never-ready";
+    // (exit-when-asked: once the hostname has been told, the process ends.)
+    let told = std::sync::Arc::new(tokio::sync::Notify::new());
+    let stop_when_told = (mode == "exit-when-asked").then(|| told.clone());
     let router = axum::Router::new()
         .route(
             "/ready",
@@ -164,11 +213,22 @@ async fn fake_cloudflared(args: &[String]) {
         .route(
             "/quicktunnel",
             axum::routing::get(move || async move {
+                told.notify_one();
                 axum::Json(serde_json::json!({ "hostname": hostname }))
             }),
         );
     let listener = tokio::net::TcpListener::bind(metrics)
         .await
         .expect("metrics address");
-    axum::serve(listener, router).await.unwrap();
+    let serving = axum::serve(listener, router);
+    match stop_when_told {
+        // The answer is sent (graceful: the request in hand is finished) and then it ends.
+        Some(told) => {
+            (serving.with_graceful_shutdown(async move { told.notified().await }))
+                .await
+                .unwrap();
+            std::process::exit(0);
+        }
+        None => serving.await.unwrap(),
+    }
 }

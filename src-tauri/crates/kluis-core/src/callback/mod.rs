@@ -177,6 +177,12 @@ pub trait CallbackTransport: Send + Sync {
     fn test_trust_pem(&self) -> Option<String> {
         None
     }
+
+    /// Whether its public URL still reaches this computer (a tunnel whose program stopped:
+    /// no). A kept transport that is not is built anew for the next job.
+    fn is_alive(&self) -> bool {
+        true
+    }
 }
 
 /// Sends a test call through `transport`'s public URL, as the service would (GET with

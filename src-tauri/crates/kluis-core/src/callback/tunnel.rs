@@ -156,7 +156,18 @@ impl CallbackTransport for TunnelTransport {
         "tunnel"
     }
 
+    fn is_alive(&self) -> bool {
+        matches!(self.child.lock().unwrap().try_wait(), Ok(None))
+    }
+
     async fn prepare(&self, job: Uuid) -> Result<Registration> {
+        if let Ok(Some(status)) = self.child.lock().unwrap().try_wait() {
+            // Its hostname reaches nothing now: the service's callback would be lost, and the
+            // job would wait out its whole time limit.
+            return Err(Error::Network(format!(
+                "cloudflared stopped ({status}), so the tunnel no longer reaches this computer. Start the backup again: a new tunnel is started."
+            )));
+        }
         let mut registration = self.listener.prepare(job).await?;
         // The quick tunnel's hostname dies with this process: nothing to resume elsewhere.
         registration.reattach = None;

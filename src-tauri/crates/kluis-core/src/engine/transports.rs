@@ -12,15 +12,16 @@ use crate::callback::{CallbackTransport, Reattach, Reattacher};
 pub struct Transports(tokio::sync::Mutex<HashMap<String, Arc<dyn CallbackTransport>>>);
 
 impl Transports {
-    /// The transport under `key`, built by `build` the first time (`build` may fail with the
-    /// host's own error type, e.g. when it asks a keyring).
+    /// The transport under `key`, built by `build` the first time, or anew when the one kept
+    /// is no longer alive (a tunnel whose program stopped); `build` may fail with the host's
+    /// own error type, e.g. when it asks a keyring.
     pub async fn get_or_build<E>(
         &self,
         key: &str,
         build: impl Future<Output = std::result::Result<Arc<dyn CallbackTransport>, E>>,
     ) -> std::result::Result<Arc<dyn CallbackTransport>, E> {
         let mut built = self.0.lock().await;
-        if let Some(transport) = built.get(key) {
+        if let Some(transport) = built.get(key).filter(|t| t.is_alive()) {
             return Ok(transport.clone());
         }
         let transport = build.await?;
