@@ -231,7 +231,7 @@ export const en = {
   fileNameExample: "For example: {name}",
   fileNameSave: "Save name",
   atOnceTitle: "Backups at once",
-  atOnceNote: "How many klanten's backups Backup all and the plans download at the same time. Meanwhile one more klant already asks the service for its backup, so the line does not stand idle between two klanten: with 2, three klanten are under way. Two keep this computer and the service responsive.",
+  atOnceNote: "How many klanten's backups Backup all and the plans download at the same time — never more on the line. Meanwhile up to two more klanten are under way: asking the service for their backup, so the line does not stand idle between two klanten, or finishing their file. With 2, up to four show as busy. Two keep this computer and the service responsive.",
   atOnceLabel: "At the same time",
   monitorTitle: "Outside monitor (optional)",
   monitorNote: "A ping URL of a monitoring service such as healthchecks.io. After each unattended backup of this klant Kluis calls it — with /fail added when the backup failed — so you hear of failures, and of a Kluis that stopped running, even when nobody looks at this computer.",

@@ -232,7 +232,7 @@ export const nl: Dictionary = {
   fileNameExample: "Bijvoorbeeld: {name}",
   fileNameSave: "Naam opslaan",
   atOnceTitle: "Back-ups tegelijk",
-  atOnceNote: "Van hoeveel klanten tegelijk de back-up wordt gedownload bij ‘Back-up van alle klanten’ en bij de planningen. Intussen vraagt al één volgende klant de dienst om zijn back-up, zodat de lijn tussen twee klanten niet stilstaat: bij 2 zijn er dus drie klanten bezig. Met twee blijven deze computer en de dienst vlot.",
+  atOnceNote: "Van hoeveel klanten tegelijk de back-up wordt gedownload bij ‘Back-up van alle klanten’ en bij de planningen — nooit meer tegelijk over de lijn. Intussen zijn er tot twee klanten meer bezig: ze vragen de dienst om hun back-up, zodat de lijn tussen twee klanten niet stilstaat, of ronden hun bestand af. Bij 2 staan er dus tot vier klanten als bezig. Met twee blijven deze computer en de dienst vlot.",
   atOnceLabel: "Tegelijk",
   monitorTitle: "Bewaking van buitenaf (niet verplicht)",
   monitorNote: "Een ping-adres van een bewakingsdienst zoals healthchecks.io. Na elke onbewaakte back-up van deze klant roept Kluis het aan — met /fail erachter als de back-up mislukte — zodat u van mislukkingen hoort, en van een Kluis die niet meer draait, ook als niemand naar deze computer kijkt.",

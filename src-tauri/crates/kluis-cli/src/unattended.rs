@@ -3,9 +3,9 @@
 //! folder the app uses (or `--out`), named `<klant> <YYYY-MM-DD HHmm>` and the download's
 //! extension.
 //!
-//! A batch downloads a few klanten at once (`--concurrency`, default 2) while one more signs
-//! in and asks for its backup, so the line does not wait for the service between two
-//! klanten (`kluis_core::download::turns`); one that fails stops none
+//! A batch downloads a few klanten at once (`--concurrency`, default 2) while up to two more
+//! sign in and ask for their backup or finish their file, so the line does not wait for the
+//! service between two klanten (`kluis_core::download::turns`); one that fails stops none
 //! of the others; a failure with a passing cause (the service, the network, the file host:
 //! [`kluis_core::Code::is_transient`]) is tried again after a growing pause (`--retries`,
 //! `--retry-delay`) before the klant counts as failed. Every klant is backed up under its turn

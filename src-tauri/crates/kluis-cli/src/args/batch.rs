@@ -107,8 +107,8 @@ pub struct BackupArgs {
 /// How several klanten are backed up unattended (`backup --all`, `run-due`).
 #[derive(Args, Clone)]
 pub struct BatchOptions {
-    /// Klanten downloading at once (--all, run-due); one more klant signs in and asks for its
-    /// backup meanwhile (N+1 under way).
+    /// Klanten downloading at once (--all, run-due); up to two more are under way meanwhile,
+    /// asking for their backup or finishing their file (N+2 under way, N downloading).
     #[arg(long, default_value_t = 2, value_parser = clap::value_parser!(u32).range(1..=16))]
     pub concurrency: u32,
     /// Times a klant whose backup failed for a passing reason (the service, the network or

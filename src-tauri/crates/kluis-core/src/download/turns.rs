@@ -1,10 +1,11 @@
 //! Download turns: how many of a batch's backups download at once.
 //!
-//! A batch (Backup all, a night's plans) runs two klanten more than it downloads: while N
-//! files come in, the next klant signs in, asks for its backup, waits for its callback and
-//! redeems it, so the line does not stand idle between two klanten while the service prepares
-//! a file; and the klant whose bytes have all come in writes, syncs and names its file and
-//! records its end after it gave its turn back. The job takes its turn once it holds the
+//! A batch (Backup all, a night's plans) has up to two klanten more under way than it
+//! downloads, sharing two places: while N files come in, the next klanten sign in, ask for
+//! their backup, wait for their callback and redeem it, so the line does not stand idle
+//! between two klanten while the service prepares a file; and a klant whose bytes have all
+//! come in writes, syncs and names its file and records its end after it gave its turn back.
+//! The line never carries more than N downloads. The job takes its turn once it holds the
 //! file's address — only the real callback gets that far, so junk sent to a callback URL never
 //! holds a turn — and the download gives it back once every byte has arrived (or it failed):
 //! from then on the job no longer uses the office's line. A job whose address is older than
