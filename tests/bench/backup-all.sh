@@ -86,9 +86,11 @@ kluis_all /dev/null
 rm -rf "$dl"
 # place NAME DIR DURABLE: the rounds with the files going to DIR. On disk the run right after
 # curl's is slower, by up to a third (measured 2026-11-28: the disk still busy with the burst of
-# curl's closing `sync`, as this VM does not see), so the order changes each round and each
-# Kluis build follows curl in as many rounds as the other: with a baseline, curl first and
-# the two builds in turn after it; without, Kluis and curl in turn first.
+# curl's closing `sync`, as this VM does not see), so the order changes each round: with a
+# baseline, curl first and the two builds in turn right after it (each in as many rounds as
+# the other with an even ROUNDS; curl itself never follows curl, so on disk the ratio against
+# curl is the harsher for Kluis); without, Kluis and curl in turn first (each follows the
+# other's run in every other round).
 place() {
   dl=$2
   local order i who

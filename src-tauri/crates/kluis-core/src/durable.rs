@@ -10,9 +10,11 @@
 //! by SQLite — on tokio's blocking pool, and returns once it is done: on disk at the same point
 //! of the job as before, visible to other processes only once it is on disk, and not made at
 //! all when the sync fails (SQLite then keeps the commit out of the database). The
-//! connection's lock is held meanwhile, as before; what changes is that the runtime's thread
-//! is free. A write already begun is finished even when the job is dropped meanwhile: the
-//! blocking pool does not abandon it halfway.
+//! connection's lock is held meanwhile, as before: another job's history write made in that
+//! moment still waits on the runtime's thread (a stage's light write, once in a while); the
+//! downloads' reading and decrypting no longer do. A write already begun is finished even when
+//! the job is dropped meanwhile (the blocking pool does not abandon it halfway); a journal
+//! written after a cancel ended the job is not kept (`journal::journaling`).
 
 use rusqlite::Transaction;
 
@@ -104,10 +106,10 @@ mod tests {
             )
             .unwrap();
         assert_eq!(stage, "failed");
-        assert_eq!(
-            history.get(id).unwrap().unwrap().stage,
-            Stage::Failed,
-            "and this connection light again for the next write"
-        );
+        assert_eq!(history.get(id).unwrap().unwrap().stage, Stage::Failed);
+        let synchronous: i64 = (history.conn.lock().unwrap())
+            .query_row("PRAGMA synchronous", [], |row| row.get(0))
+            .unwrap();
+        assert_eq!(synchronous, 1, "NORMAL again for the next, light, write");
     }
 }

@@ -396,7 +396,6 @@ impl BackupJob<'_> {
         cleanup: Option<Cleanup>,
         events: Events<'_>,
     ) -> Result<Saved> {
-        tracker.done = true;
         let id = tracker.id;
         match &outcome {
             Ok(saved) => {
@@ -419,6 +418,10 @@ impl BackupJob<'_> {
                 });
             }
         }
+        // Ended and recorded: from here the tracker leaves the history alone. (Not before: a
+        // job dropped while its end is written — on the blocking pool — is then ended by the
+        // tracker, and the write, finishing after, records what really happened.)
+        tracker.done = true;
         self.history.forget_claim(id);
         if let Some(cleanup) = cleanup {
             cleanup.await;

@@ -226,7 +226,9 @@ impl History {
     }
 }
 
-/// The change that writes (or rewrites) job `id`'s journal.
+/// The change that writes (or rewrites) job `id`'s journal — only while the job has not ended:
+/// a write made on the blocking pool may come after a cancel already ended the job (and
+/// removed its journal), and must not leave a journal behind it.
 pub(crate) fn journaling(
     id: Uuid,
     journal: &Journal,
@@ -234,7 +236,9 @@ pub(crate) fn journaling(
     let body = serde_json::to_string(journal).expect("the journal serialises");
     move |tx| {
         tx.execute(
-            "INSERT INTO journal (job_id, body) VALUES (?1, ?2)
+            "INSERT INTO journal (job_id, body)
+             SELECT ?1, ?2 WHERE EXISTS
+                 (SELECT 1 FROM jobs WHERE id = ?1 AND stage NOT IN ('saved', 'failed'))
              ON CONFLICT (job_id) DO UPDATE SET body = excluded.body",
             params![id.to_string(), body],
         )
@@ -269,6 +273,23 @@ mod tests {
         let older = written.replace("\"reattach\"", "\"callback\"");
         assert_ne!(older, written);
         assert_eq!(serde_json::from_str::<Journal>(&older).unwrap(), journal());
+    }
+
+    /// A journal written once the job has ended — a cancel that ended it before the blocking
+    /// pool made the journal's write — is not kept; one of a running job is.
+    #[test]
+    fn no_journal_is_kept_for_an_ended_job() {
+        let history = History::in_memory().unwrap();
+        let (running, ended) = (Uuid::new_v4(), Uuid::new_v4());
+        for id in [running, ended] {
+            history.start(id, &KlantKey::profile("p"), "relay").unwrap();
+        }
+        history.abandon(ended, &Error::Cancelled).unwrap();
+        for id in [running, ended] {
+            history.write_journal(id, &journal()).unwrap();
+        }
+        assert_eq!(history.journal(running).unwrap(), Some(journal()));
+        assert_eq!(history.journal(ended).unwrap(), None, "none after the end");
     }
 
     /// A journalled job is unfinished until its final stage, which removes the journal.

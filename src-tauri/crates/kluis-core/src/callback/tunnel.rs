@@ -157,7 +157,8 @@ impl CallbackTransport for TunnelTransport {
     }
 
     fn is_alive(&self) -> bool {
-        matches!(self.child.lock().unwrap().try_wait(), Ok(None))
+        // (Only an exit seen counts: an error asking is no reason to start another tunnel.)
+        !matches!(self.child.lock().unwrap().try_wait(), Ok(Some(_)))
     }
 
     async fn prepare(&self, job: Uuid) -> Result<Registration> {
