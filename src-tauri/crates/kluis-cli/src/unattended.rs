@@ -276,7 +276,8 @@ impl Unattended {
 
     /// Backs up `profiles`, `options.concurrency` downloading at a time and two klanten more
     /// under way — asking for their backup, or ending (see `kluis_core::download::turns`) —,
-    /// reporting each as it ends. Fails with the first failure's error (the exit code tells a scheduler).
+    /// reporting each as it ends. Fails with the first failure's error (the exit code tells a
+    /// scheduler).
     async fn batch(
         &self,
         profiles: Vec<Profile>,

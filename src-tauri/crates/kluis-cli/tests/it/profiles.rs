@@ -428,15 +428,8 @@ async fn backup_all_shares_one_direct_listener() {
     ] {
         env.add(name, user, &key, KLANT_PASSWORD).await;
     }
-    let listen = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap();
-    let (proxy, _front) = kluis_sim::proxy::tls_front(listen, "office proxy")
-        .await
-        .unwrap();
-    let public_url = format!("https://127.0.0.1:{proxy}/kluis");
-    let (flag, listen) = (format!("direct={public_url}"), listen.to_string());
+    let (public_url, listen) = common::office_proxy().await;
+    let flag = format!("direct={public_url}");
     for (how, extra) in [
         (
             "flags",

@@ -322,15 +322,8 @@ async fn direct_backup_survives_a_kill_after_the_202() {
         c.faults.callback_retry_interval = Duration::from_millis(50);
     })
     .await;
-    let listen = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap();
-    let (proxy, _) = kluis_sim::proxy::tls_front(listen, "office proxy")
-        .await
-        .unwrap();
-    let callback = format!("direct=https://127.0.0.1:{proxy}/kluis");
-    let listen = listen.to_string();
+    let (public_url, listen) = office_proxy().await;
+    let callback = format!("direct={public_url}");
     let child = e.start_backup(&["--callback", &callback, "--listen", &listen], &[]);
     let job = e.wait_for_stage("accepted").await;
     stop(child, "KILL").await;

@@ -142,6 +142,14 @@ async fn wait_until_ready(
     }
 }
 
+impl TunnelTransport {
+    /// How cloudflared ended, once it has. Only an exit seen counts: an error asking is no
+    /// reason to refuse a job or start another tunnel.
+    fn exit_seen(&self) -> Option<std::process::ExitStatus> {
+        self.child.lock().unwrap().try_wait().ok().flatten()
+    }
+}
+
 impl Drop for TunnelTransport {
     fn drop(&mut self) {
         let mut child = self.child.lock().unwrap();
@@ -157,12 +165,11 @@ impl CallbackTransport for TunnelTransport {
     }
 
     fn is_alive(&self) -> bool {
-        // (Only an exit seen counts: an error asking is no reason to start another tunnel.)
-        !matches!(self.child.lock().unwrap().try_wait(), Ok(Some(_)))
+        self.exit_seen().is_none()
     }
 
     async fn prepare(&self, job: Uuid) -> Result<Registration> {
-        if let Ok(Some(status)) = self.child.lock().unwrap().try_wait() {
+        if let Some(status) = self.exit_seen() {
             // Its hostname reaches nothing now: the service's callback would be lost, and the
             // job would wait out its whole time limit.
             return Err(Error::Network(format!(

@@ -241,6 +241,22 @@ pub async fn wait_for(what: &str, mut condition: impl FnMut() -> bool + Send + '
     assert!(met, "timed out waiting until {what}");
 }
 
+/// A direct callback through the office's reverse proxy: a free local address for `--listen`
+/// and the public https URL of a TLS front (the proxy) that forwards to it.
+pub async fn office_proxy() -> (String, String) {
+    let listen = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap();
+    let (proxy, _) = kluis_sim::proxy::tls_front(listen, "office proxy")
+        .await
+        .unwrap();
+    (
+        format!("https://127.0.0.1:{proxy}/kluis"),
+        listen.to_string(),
+    )
+}
+
 /// As [`wait_for`], for a condition on this task's own values (the simulator's counters):
 /// polled between the runtime's other work.
 pub async fn wait_until(what: &str, mut condition: impl FnMut() -> bool) {
