@@ -128,12 +128,20 @@ async fn download(
         faults.download_rate,
         faults.corrupt_download,
     );
-    // Counted as being answered until the body ends or the client goes.
+    // Counted as being answered until its last byte is handed over, the body ends or the
+    // client goes. (At its last byte: the client, every byte in, may start its next download
+    // at once, before hyper has let go of this body — counted until then, the two overlapped.)
     let body = stream::unfold(
-        (body.boxed(), downloading),
-        |(mut body, downloading)| async {
+        (body.boxed(), Some(downloading), end - start),
+        |(mut body, mut downloading, mut left)| async move {
             let chunk = body.next().await?;
-            Some((chunk, (body, downloading)))
+            if let Ok(bytes) = &chunk {
+                left = left.saturating_sub(bytes.len() as u64);
+                if left == 0 {
+                    downloading = None;
+                }
+            }
+            Some((chunk, (body, downloading, left)))
         },
     );
     let mut response = (status, Body::from_stream(body)).into_response();
