@@ -144,6 +144,7 @@ fn chosen_callback(args: &BackupArgs) -> Result<Option<CallbackChoice>> {
 
 /// `kluis backup --all`: every saved profile, a few at a time.
 pub(crate) async fn backup_all(cli: &Cli, args: &BackupArgs) -> Result<()> {
+    let callback = chosen_callback(args)?;
     let profiles = open_profiles(cli.profiles_file.as_ref())?;
     let all = crate::profiles::tagged(profiles.list(), args.tag.as_deref())?;
     if all.is_empty() {
@@ -152,7 +153,6 @@ pub(crate) async fn backup_all(cli: &Cli, args: &BackupArgs) -> Result<()> {
         ));
     }
     let history = Arc::new(open_history(cli.history_db.as_ref())?);
-    let callback = chosen_callback(args)?;
     let run = (args.out.as_deref(), callback, args.timeout);
     let mut unattended = unattended_for(cli, &profiles, history.clone(), run, &args.batch).await?;
     let outcome = unattended.run(all, &args.batch, false, args.json).await;

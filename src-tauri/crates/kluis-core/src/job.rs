@@ -333,9 +333,12 @@ impl BackupJob<'_> {
         let turn = DownloadTurns::take(self.download_turns.clone()).await;
         let fresh_for = self.download_turns.as_ref().map(DownloadTurns::fresh_for);
         let payload = match fresh_for.is_some_and(|fresh_for| learnt.elapsed() > fresh_for) {
-            true => self.asked_again(payload, &id).await,
+            true => self.asked_again(&id).await.unwrap_or(payload),
             false => payload,
         };
+        // Refused by the file host, the address is asked for once more (download/address.rs).
+        let asked_again = async { Some(self.asked_again(&id).await?.url) };
+        let address = crate::download::Address::renewable(&payload.url, asked_again);
         if tracker.stage < Stage::Downloading {
             tracker.enter(Stage::Downloading, events)?;
         }
@@ -355,7 +358,7 @@ impl BackupJob<'_> {
         };
         self.downloader
             .download_resumable(
-                &payload.url,
+                address,
                 &destination,
                 resume_from,
                 Some(turn),
@@ -365,25 +368,24 @@ impl BackupJob<'_> {
             .await
     }
 
-    /// The file's address asked for again for callback `id` after a long wait for the
-    /// download turn, so it is fresh when the download starts (the document does not say how
-    /// long one stays valid); where the service does not give it a second time — soon: the
-    /// turn is held meanwhile — the first stands.
-    async fn asked_again(&self, first: WebhookPayload, id: &CallbackId) -> WebhookPayload {
+    /// The file's address asked for again for callback `id`: after a long wait for the
+    /// download turn, so it is fresh when the download starts, or once when the file host
+    /// refused it (the document does not say how long one stays valid). `None` where the
+    /// service does not give it a second time — soon: the turn is held meanwhile.
+    async fn asked_again(&self, id: &CallbackId) -> Option<WebhookPayload> {
         let again = tokio::time::timeout(ASK_AGAIN_WITHIN, self.session.webhook(id));
         match again.await {
-            Ok(Ok(Some(fresh))) => fresh,
-            Ok(Ok(None)) => first,
+            Ok(Ok(fresh)) => fresh,
             Err(_) => {
-                tracing::info!("the file's address was not given again in time; the first is used");
-                first
+                tracing::info!("the file's address was not given again in time");
+                None
             }
             Ok(Err(e)) => {
                 tracing::info!(
                     code = e.code().as_str(),
-                    "the file's address was not given again; the first is used"
+                    "the file's address was not given again"
                 );
-                first
+                None
             }
         }
     }

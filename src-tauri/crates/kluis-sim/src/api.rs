@@ -247,13 +247,16 @@ async fn webhook(
     };
     let unknown = StatusCode::from_u16(shared.faults().unknown_webhook_status)
         .unwrap_or(StatusCode::NOT_FOUND);
-    let results = shared.results.lock().unwrap();
-    match results.get(&id) {
-        Some(result) if result.account == account => Json(json!({
-            "data": { "url": result.file_url.as_str(), "kind": "backup/owner" },
-            "successCode": 200,
-        }))
-        .into_response(),
+    let mut results = shared.results.lock().unwrap();
+    match results.get_mut(&id) {
+        Some(result) if result.account == account => {
+            result.file_url = shared.renewed_file_url(&result.file_url);
+            Json(json!({
+                "data": { "url": result.file_url.as_str(), "kind": "backup/owner" },
+                "successCode": 200,
+            }))
+            .into_response()
+        }
         _ => error(unknown, "unknown webhook id"),
     }
 }

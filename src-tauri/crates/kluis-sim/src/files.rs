@@ -71,11 +71,14 @@ async fn download(
     if headers.contains_key("token") {
         Stats::bump(&shared.stats.token_on_file_origin);
     }
+    crate::state::pass(&shared.downloads_held).await;
+    // (Looked up once let through, so a link that expired while its request was held is
+    // refused, as a file host checks a signed link when it answers.)
     let (size, name) = match shared.files.lock().unwrap().get(&key) {
+        Some(file) if file.expired => return error(StatusCode::FORBIDDEN, "link expired"),
         Some(file) => (file.size, file.name.clone()),
         None => return error(StatusCode::NOT_FOUND, "no such file"),
     };
-    crate::state::pass(&shared.downloads_held).await;
     let faults = shared.faults();
     if let Some(status) = faults.download_status {
         let status = StatusCode::from_u16(status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);

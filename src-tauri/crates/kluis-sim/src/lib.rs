@@ -28,8 +28,9 @@
 //!
 //! Where the document is silent the simulator makes the choices a real REST server usually does:
 //! 401 for wrong credentials or an unknown/expired token, 403 when the api_key may not use the
-//! endpoint, 400 for a missing field or a non-https `webhook_url`, 404 for an unknown webhook id;
-//! error bodies are `{"error": {"status", "message"}}` (a client must not rely on that shape).
+//! endpoint, 400 for a missing field or a non-https `webhook_url`, 404 for an unknown webhook id,
+//! 403 for a download link that expired ([`Sim::expire_download_links`]; the webhook asked again
+//! gives a new one, as a host of signed links would); error bodies are `{"error": {"status", "message"}}` (a client must not rely on that shape).
 
 pub mod api;
 pub mod callback;
@@ -200,6 +201,14 @@ impl Sim {
     /// Makes every token issued so far invalid, as if the server had restarted or they aged out.
     pub fn expire_all_tokens(&self) {
         self.shared.tokens.lock().unwrap().clear();
+    }
+
+    /// Makes every download link given so far answer 403, as signed links do once their time
+    /// is up; asking the webhook again for a backup gives a new link to the same file.
+    pub fn expire_download_links(&self) {
+        for file in self.shared.files.lock().unwrap().values_mut() {
+            file.expired = true;
+        }
     }
 
     /// A download URL for a file of `size` bytes on the file origin, without the backup flow:

@@ -25,6 +25,9 @@ pub(crate) struct JobResult {
 pub(crate) struct FileInfo {
     pub size: u64,
     pub name: String,
+    /// Refused from now on (403), as a signed link is once its time is up; the webhook then
+    /// gives the backup a new one ([`Shared::renewed_file_url`]).
+    pub expired: bool,
 }
 
 /// One ping the stand-in monitor (`monitor`) heard: the path below `/monitor/` and the body.
@@ -100,11 +103,29 @@ impl Shared {
             .files_origin
             .join(&format!("/download/{key}"))
             .expect("valid path");
-        self.files
-            .lock()
-            .unwrap()
-            .insert(key, FileInfo { size, name });
+        self.files.lock().unwrap().insert(
+            key,
+            FileInfo {
+                size,
+                name,
+                expired: false,
+            },
+        );
         url
+    }
+
+    /// `url` itself while its file's link holds; once it expired, a new link to the same file.
+    pub fn renewed_file_url(&self, url: &Url) -> Url {
+        let key = url.path_segments().and_then(|mut s| s.next_back());
+        let expired = key.and_then(|key| {
+            let files = self.files.lock().unwrap();
+            let file = files.get(key).filter(|file| file.expired)?;
+            Some((file.size, file.name.clone()))
+        });
+        match expired {
+            Some((size, name)) => self.add_file(size, Some(name)),
+            None => url.clone(),
+        }
     }
 }
 

@@ -74,7 +74,7 @@ pub struct BackupArgs {
     #[arg(long, value_parser = CallbackChoice::parse)]
     pub callback: Option<CallbackChoice>,
     /// With --callback direct=…: the local address the reverse proxy forwards to.
-    #[arg(long)]
+    #[arg(long, requires = "callback")]
     pub listen: Option<std::net::SocketAddr>,
     /// Seconds to wait for the service to finish the backup.
     #[arg(long, default_value_t = 1800)]

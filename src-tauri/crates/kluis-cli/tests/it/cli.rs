@@ -190,6 +190,20 @@ async fn config_and_usage_errors_exit_2() {
         .demo(&["backup", "--out", "/nonexistent-kluis/x.zip"])
         .await;
     assert_eq!(missing_folder.status.code(), Some(2));
+    // --listen is for a direct callback only: without --callback, or with a route that
+    // chooses its own address, it would be ignored and the service's callback waited for
+    // where nobody listens. (Both were ignored before, --all's run waiting out its timeout.)
+    let out = out.to_str().unwrap();
+    for callback in [&[][..], &["--callback", "loopback"][..]] {
+        for all in [&[][..], &["--all"][..]] {
+            let mut args = vec!["backup", "--out", out, "--listen", "127.0.0.1:9"];
+            args.extend(callback.iter().chain(all));
+            let listen = e.demo(&args).await;
+            let said = String::from_utf8_lossy(&listen.stderr);
+            assert_eq!(listen.status.code(), Some(2), "{args:?}: {said}");
+            assert!(said.contains("--callback"), "{args:?} says why: {said}");
+        }
+    }
 }
 
 /// `--help` warns about --password and never prints environment values.

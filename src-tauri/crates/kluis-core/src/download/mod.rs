@@ -7,11 +7,13 @@
 //!   that encrypt and write when the profile asks for encryption; [`bandwidth`], the shared
 //!   speed limit.
 //! - [`destination`]: `--out` as folder or file, and the no-overwrite final step.
-//! - [`turns`]: how many of a batch's backups download at once.
+//! - [`turns`]: how many of a batch's backups download at once; [`address`]: the file's URL, and
+//!   the one fresh address a job may ask for when the file host refuses it.
 //! - `headers`: what the file host's headers say (resume validator, range, declared digest);
 //!   `part`: the part file an earlier run left; `progress`: progress told, with its rate.
 //! - this file: the HTTP side — status handling, resume, retries, progress.
 
+pub mod address;
 pub mod bandwidth;
 pub mod destination;
 mod disk;
@@ -30,6 +32,7 @@ use reqwest::header;
 use reqwest::StatusCode;
 use url::Url;
 
+pub use address::Address;
 pub use destination::Destination;
 pub(crate) use headers::{declared_sha256, header_text, parse_content_range, validator};
 pub(crate) use part::ENCRYPTED_PART;
@@ -179,6 +182,8 @@ struct Transfer {
 enum Failure {
     /// Worth another try (cut connection, 5xx).
     Transient(Error),
+    /// The address refused (401, 403, 404, 410): worth one try with a fresh one ([`address`]).
+    Refused(Error),
     Fatal(Error),
 }
 
@@ -208,17 +213,17 @@ impl Downloader {
         destination: &Destination,
         progress: &mut (dyn FnMut(Progress) + Send),
     ) -> Result<Saved> {
-        self.download_resumable(url, destination, None, None, &mut |_| {}, progress)
-            .await
+        let address = Address::fixed(url);
+        (self.download_resumable(address, destination, None, None, &mut |_| {}, progress)).await
     }
 
-    /// [`Downloader::download`], continuing `resume` (an earlier process's part file) when it
-    /// is still there, holding `turn` (a batch's turn on the office's line: [`turns`]) until
+    /// [`Downloader::download`] from `address` (asked for once more if refused), continuing
+    /// `resume` (an earlier process's part file) when it is still there, holding `turn` (a batch's turn on the office's line: [`turns`]) until
     /// every byte has come in, and telling `checkpoint` how this download could be continued
     /// once that is known.
     pub async fn download_resumable(
         &self,
-        url: &Url,
+        address: Address<'_>,
         destination: &Destination,
         resume: Option<PartialDownload>,
         turn: Option<DownloadTurn>,
@@ -253,7 +258,9 @@ impl Downloader {
                 Transfer::default(),
             ),
         };
-        let fetched = (self.fetch_all(url, &mut writer, &mut transfer, checkpoint, progress)).await;
+        let url = address.url.clone();
+        let fetched = self.fetch_all(address, &mut writer, &mut transfer, checkpoint, progress);
+        let fetched = fetched.await;
         // Every byte is in (or the transfer failed): the line is the next klant's while this
         // file's last bytes are hashed, written, synced and named.
         drop(turn);
@@ -283,7 +290,7 @@ impl Downloader {
             ));
         }
         let now = time::OffsetDateTime::now_utc();
-        let source = transfer.final_url.as_ref().unwrap_or(url);
+        let source = transfer.final_url.as_ref().unwrap_or(&url);
         let suggested = filename::choose(transfer.disposition.as_deref(), source, now);
         let mut name = destination.file_name(&suggested);
         let encrypted = written.sealed.map(|(bytes, sha256)| EncryptedFile {
@@ -305,10 +312,11 @@ impl Downloader {
         })
     }
 
-    /// Fetches the whole body into `writer`, retrying transient failures.
+    /// Fetches the whole body into `writer`, retrying transient failures, and a refused address
+    /// once with a fresh one.
     async fn fetch_all(
         &self,
-        url: &Url,
+        mut address: Address<'_>,
         writer: &mut Writer,
         transfer: &mut Transfer,
         checkpoint: &mut (dyn FnMut(&PartialDownload) + Send),
@@ -318,12 +326,18 @@ impl Downloader {
         let mut attempt = 0;
         loop {
             attempt += 1;
+            let url = &address.url;
             match self
                 .fetch_once(url, writer, transfer, &mut reporter, checkpoint, progress)
                 .await
             {
                 Ok(()) => break,
                 Err(Failure::Fatal(e)) => return Err(e),
+                Err(Failure::Refused(e)) => match address.renew().await {
+                    // (Not an attempt of the connection's: the address was the matter.)
+                    true => attempt -= 1,
+                    false => return Err(e),
+                },
                 Err(Failure::Transient(e)) if attempt >= self.options.retry.attempts => {
                     return Err(e)
                 }
@@ -419,6 +433,10 @@ impl Downloader {
             {
                 return Err(Failure::Transient(host_status_error(s)));
             }
+            StatusCode::UNAUTHORIZED
+            | StatusCode::FORBIDDEN
+            | StatusCode::NOT_FOUND
+            | StatusCode::GONE => return Err(Failure::Refused(host_status_error(status))),
             StatusCode::RANGE_NOT_SATISFIABLE => {
                 t.validator = None;
                 return Err(Failure::Transient(host_status_error(status)));

@@ -78,6 +78,12 @@ impl CallbackChoice {
                     listen: listen.to_string(),
                 })
             }
+            // Given with another route it would be ignored, and the user would wait for a
+            // callback at an address nobody listens on.
+            other if listen.is_some() => Err(Error::Config(format!(
+                "--listen is only for --callback direct=…; the {} callback chooses its own address. Leave --listen out.",
+                other.name()
+            ))),
             other => Ok(other),
         }
     }
@@ -258,6 +264,11 @@ mod tests {
         assert!(
             direct.clone().listening_on(None).is_err(),
             "direct needs --listen"
+        );
+        let elsewhere = Some("127.0.0.1:8787".parse().unwrap());
+        assert!(
+            (CallbackChoice::Loopback.listening_on(elsewhere)).is_err(),
+            "--listen is refused with a route that would ignore it"
         );
         assert_eq!(
             direct

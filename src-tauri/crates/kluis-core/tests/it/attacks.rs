@@ -7,6 +7,7 @@ use std::time::Duration;
 use crate::common::*;
 use async_trait::async_trait;
 use kluis_core::callback::Registration;
+use kluis_core::download::Address;
 use kluis_core::{CallbackTransport, Destination, ListenerTransport, PartialDownload, Result};
 use uuid::Uuid;
 
@@ -197,7 +198,14 @@ async fn continue_download(
 ) -> Result<kluis_core::Saved> {
     let into = Destination::Folder(h.out.path().to_path_buf());
     h.downloader
-        .download_resumable(url, &into, Some(partial), None, &mut |_| {}, &mut |_| {})
+        .download_resumable(
+            Address::fixed(url),
+            &into,
+            Some(partial),
+            None,
+            &mut |_| {},
+            &mut |_| {},
+        )
         .await
 }
 

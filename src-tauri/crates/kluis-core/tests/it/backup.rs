@@ -225,13 +225,19 @@ async fn corrupt_download_is_refused() {
     assert!(h.out_entries().is_empty());
 }
 
-/// An error status from the file host is download_failed.
+/// An error status from the file host is download_failed. An address refused (404, 403…) is
+/// asked for once more — the refusal may be an expired link — but only once: a host that
+/// refuses everything costs the service one request, not a loop.
 #[tokio::test]
 async fn download_error_status_is_download_failed() {
-    let h = Harness::new(|c| c.faults.download_status = Some(404)).await;
-    let (saved, _) = h.backup().await;
-    assert_eq!(saved.unwrap_err().code(), "download_failed");
-    assert!(h.out_entries().is_empty());
+    for status in [404, 403, 500] {
+        let h = Harness::new(|c| c.faults.download_status = Some(status)).await;
+        let (saved, _) = h.backup().await;
+        assert_eq!(saved.unwrap_err().code(), "download_failed", "{status}");
+        assert!(h.out_entries().is_empty());
+        let asked = if status == 500 { 1 } else { 2 };
+        assert_eq!(h.sim.stats().webhook, asked, "{status}: address asked for");
+    }
 }
 
 /// A slow download reports progress, at most about ten times a second.

@@ -621,3 +621,24 @@ async fn the_turn_is_given_back_once_every_byte_is_in() {
         "free when saved is told"
     );
 }
+
+/// A file host that refuses the address when the download starts — a signed link whose time
+/// ran out while the job waited — does not fail the backup: the job asks the service for the
+/// address once more and downloads from the new one, the whole file, verified. (It failed
+/// with "The file host answered 403 Forbidden" before.)
+#[tokio::test]
+async fn an_expired_download_address_is_asked_for_again() {
+    let h = Harness::new(|c| c.faults.hold_downloads = true).await;
+    let engine = Engine::new(Arc::new(History::in_memory().unwrap()));
+    let (events, mut rx) = sink();
+    let job = engine.start(launch(&h, h.transport.clone(), events));
+    reached(&mut rx, Stage::Downloading).await;
+    // Its request held, or not sent yet: either way its link is checked after this.
+    h.sim.expire_download_links();
+    h.sim.release_downloads();
+    let saved = job.finished().await.expect("saved from the new address");
+    assert_eq!(saved.sha256, expected_sha(saved.bytes));
+    let stats = h.sim.stats();
+    assert_eq!(stats.webhook, 2, "the address asked for once more");
+    assert_eq!(stats.downloads, 2, "refused once, then downloaded");
+}
