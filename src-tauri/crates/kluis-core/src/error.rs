@@ -7,8 +7,9 @@
 
 use serde::ser::SerializeStruct;
 
-/// Everything that can go wrong in Kluis's core.
-#[derive(Debug, thiserror::Error)]
+/// Everything that can go wrong in Kluis's core. (Clone: one failure may answer several
+/// callers, as a transport build's does — engine/transports.rs.)
+#[derive(Debug, Clone, thiserror::Error)]
 pub enum Error {
     /// The service refused the credentials or the session token.
     #[error("{}", kluis_private::scrub::scrub(.0))]

@@ -3,7 +3,7 @@
 //! app's own.
 //! Every message is scrubbed of live secrets when shown, like kluis-core's.
 
-#[derive(Debug, thiserror::Error)]
+#[derive(Debug, Clone, thiserror::Error)]
 pub enum AppError {
     #[error(transparent)]
     Core(#[from] kluis_core::Error),

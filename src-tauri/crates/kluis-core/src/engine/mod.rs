@@ -28,4 +28,4 @@ pub use jobs::{Engine, EventSink, JobHandle, Launch, Work};
 pub use resume::{ResumeScope, Resumed, ResumedJob};
 pub use retry::Retry;
 pub use scheduler::{PlanBook, PlannedProfile, Scheduler, LOOK_AT_LEAST_EVERY};
-pub use transports::Transports;
+pub use transports::{Transports, FAILED_BUILD_KEPT};

@@ -14,5 +14,6 @@ mod loopback;
 mod relay_transport;
 mod session;
 mod transport;
+mod transports;
 mod unreachable;
 mod webhook_site;

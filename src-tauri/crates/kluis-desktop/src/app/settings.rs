@@ -116,7 +116,7 @@ impl AppSettings {
             };
             Ok(())
         })?;
-        self.shared.engine.transports().clear().await;
+        self.shared.engine.transports().clear();
         Ok(self.current())
     }
 
@@ -157,7 +157,7 @@ impl AppSettings {
             settings.callback = input.setting;
             Ok(())
         })?;
-        self.shared.engine.transports().clear().await;
+        self.shared.engine.transports().clear();
         Ok(self.current())
     }
 

@@ -1,0 +1,113 @@
+//! The kept callback transports (`engine::Transports`): one build per key at a time, no key
+//! waiting for another's, and a failed build answering its key for a while instead of being
+//! tried again by every klant of a batch.
+
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use kluis_core::engine::{Transports, FAILED_BUILD_KEPT};
+use kluis_core::{CallbackTransport, Error, ListenerTransport};
+use tokio::sync::oneshot;
+
+async fn loopback() -> Result<Arc<dyn CallbackTransport>, Error> {
+    Ok(Arc::new(ListenerTransport::loopback().await?))
+}
+
+/// A build that fails (a cloudflared that never became ready) is the answer for its key for
+/// `FAILED_BUILD_KEPT`, given without building again; after it, the next caller tries anew.
+/// (Each klant of a batch tried again before: 45 s each, four at a time, for 200 klanten.)
+#[tokio::test(start_paused = true)]
+async fn a_failed_build_answers_its_key_for_a_while() {
+    let kept = Transports::default();
+    let builds = AtomicU32::new(0);
+    let failing = || async {
+        builds.fetch_add(1, Ordering::SeqCst);
+        Err::<Arc<dyn CallbackTransport>, _>(Error::Network(
+            "cloudflared did not become ready".into(),
+        ))
+    };
+    let first = kept
+        .get_or_build("tunnel", failing())
+        .await
+        .err()
+        .expect("failed");
+    tokio::time::advance(FAILED_BUILD_KEPT - Duration::from_secs(1)).await;
+    let meanwhile = kept
+        .get_or_build("tunnel", failing())
+        .await
+        .err()
+        .expect("failed");
+    assert_eq!(meanwhile.to_string(), first.to_string(), "the same failure");
+    assert_eq!(
+        builds.load(Ordering::SeqCst),
+        1,
+        "not built again meanwhile"
+    );
+    let other = kept.get_or_build("relay for a", loopback()).await;
+    assert!(other.is_ok(), "another key is built as usual");
+    tokio::time::advance(Duration::from_secs(2)).await;
+    let later = kept.get_or_build("tunnel", loopback()).await;
+    assert!(later.is_ok(), "tried anew once the failure is old");
+    kept.get_or_build("tunnel", failing())
+        .await
+        .expect("the built one is kept");
+    assert_eq!(builds.load(Ordering::SeqCst), 1);
+    kept.clear();
+    assert!(
+        kept.get_or_build("tunnel", failing()).await.is_err(),
+        "built anew after clear (the choice changed)"
+    );
+    assert_eq!(builds.load(Ordering::SeqCst), 2);
+}
+
+/// While one key's transport is being built (a tunnel waiting for cloudflared), another key's
+/// is built at once, and a second caller of the same key waits for that one build and shares
+/// its result. (One lock over every key held up every klant's relay client before.)
+#[tokio::test]
+async fn one_build_per_key_and_no_key_waits_for_another() {
+    let kept = Arc::new(Transports::default());
+    let builds = Arc::new(AtomicU32::new(0));
+    let (release, released) = oneshot::channel::<()>();
+    let slow = {
+        let builds = builds.clone();
+        async move {
+            builds.fetch_add(1, Ordering::SeqCst);
+            released.await.ok();
+            loopback().await
+        }
+    };
+    let first = tokio::spawn({
+        let kept = kept.clone();
+        async move { kept.get_or_build("tunnel", slow).await }
+    });
+    while builds.load(Ordering::SeqCst) == 0 {
+        tokio::task::yield_now().await; // until the slow build holds its key
+    }
+    let second = tokio::spawn({
+        let (kept, builds) = (kept.clone(), builds.clone());
+        async move {
+            let again = async move {
+                builds.fetch_add(1, Ordering::SeqCst);
+                loopback().await
+            };
+            kept.get_or_build("tunnel", again).await
+        }
+    });
+    // (Bounded, so that the old behaviour fails instead of waiting forever.)
+    let other = kept.get_or_build("relay for b", loopback());
+    let other = tokio::time::timeout(Duration::from_secs(60), other).await;
+    let other = other.expect("not held up by the tunnel's build");
+    assert!(other.is_ok(), "built while the tunnel's build waits");
+    assert!(!first.is_finished() && !second.is_finished());
+    release.send(()).unwrap();
+    let (first, second) = (
+        first.await.unwrap().unwrap(),
+        second.await.unwrap().unwrap(),
+    );
+    assert!(
+        Arc::ptr_eq(&first, &second),
+        "the waiting caller shares the one built"
+    );
+    assert_eq!(builds.load(Ordering::SeqCst), 1, "built once");
+}
