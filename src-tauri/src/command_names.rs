@@ -46,6 +46,7 @@ macro_rules! with_commands {
             cancel_all,
             set_unattended_at_once,
             dashboard,
+            set_language,
             set_notify_desktop,
             test_notification,
             tray_action,

@@ -355,6 +355,18 @@ fn set_unattended_at_once(app: App<'_>, n: u32) -> Res<Settings> {
     app.plans.set_unattended_at_once(n)
 }
 
+/// The window's language, kept for the tray (which is told at once here: its menu is the
+/// shell's).
+#[tauri::command]
+fn set_language<R: tauri::Runtime>(
+    handle: tauri::AppHandle<R>,
+    app: App<'_>,
+    language: kluis_desktop::Language,
+) -> Res<Settings> {
+    crate::tray::speak(&handle, language);
+    app.settings.set_language(language)
+}
+
 #[tauri::command]
 fn set_notify_desktop(app: App<'_>, on: bool) -> Res<Settings> {
     app.alerts.set_notify_desktop(on)

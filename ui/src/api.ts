@@ -51,6 +51,7 @@ import type {
   Retention,
   Saved,
   SessionInfo,
+  Language,
   Settings,
   TrayAction,
   VerifyReport,
@@ -122,6 +123,7 @@ export const api = {
   /** Every klant's standing: last verified backup, last failure, next due, 30 days. */
   dashboard: () => invoke<KlantStatus[]>("dashboard"),
   /** Settings → desktop notifications on failures and overdue klanten. */
+  setLanguage: (language: Language) => invoke<Settings>("set_language", { language }),
   setNotifyDesktop: (on: boolean) => invoke<Settings>("set_notify_desktop", { on }),
   /** "Send test": a desktop notification now. */
   testNotification: () => invoke<void>("test_notification"),

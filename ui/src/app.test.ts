@@ -42,10 +42,10 @@ let finishBackupAll: (() => void) | null = null;
 
 function fakeBackend(
   calls: Calls,
-  options: { loginStart?: boolean | "refused"; demoStarted?: boolean; demoApp?: boolean; resumed?: ResumedEvent[]; holdBackup?: boolean; history?: HistoryEntry[]; dialogClosed?: boolean; profiles?: ProfileView[]; refuseSignIn?: string[]; saveFolder?: string; monitorDown?: boolean; dashboard?: KlantStatus[]; wouldRemove?: HistoryEntry[]; verifyReport?: VerifyReport; copyTargets?: Settings["copy_targets"]; update?: UpdateView; updateRefused?: string; mailUnreadable?: boolean; office?: OfficeMembership; officeView?: OfficeView } = {},
+  options: { loginStart?: boolean | "refused"; demoStarted?: boolean; demoApp?: boolean; resumed?: ResumedEvent[]; holdBackup?: boolean; history?: HistoryEntry[]; dialogClosed?: boolean; profiles?: ProfileView[]; refuseSignIn?: string[]; saveFolder?: string; monitorDown?: boolean; dashboard?: KlantStatus[]; wouldRemove?: HistoryEntry[]; verifyReport?: VerifyReport; copyTargets?: Settings["copy_targets"]; update?: UpdateView; updateRefused?: string; mailUnreadable?: boolean; office?: OfficeMembership; officeView?: OfficeView; language?: Settings["language"] } = {},
 ) {
   let started = options.demoStarted ?? false;
-  let settings: Settings = { ...defaultSettings, save_folder: options.saveFolder ?? null, copy_targets: options.copyTargets ?? [] };
+  let settings: Settings = { ...defaultSettings, save_folder: options.saveFolder ?? null, copy_targets: options.copyTargets ?? [], language: options.language };
   let mail: MailSettings | null = null;
   let office: OfficeMembership | null = options.office ?? null;
   let copyTo: string[] | null = null;
@@ -133,6 +133,9 @@ function fakeBackend(
       case "cancel_all":
         finishBackupAll?.();
         return 1;
+      case "set_language":
+        settings = { ...settings, language: (args as { language: Settings["language"] }).language };
+        return settings;
       case "set_notify_desktop":
         settings = { ...settings, notify_desktop: (args as { on: boolean }).on };
         return settings;
@@ -685,6 +688,27 @@ describe("Kluis UI", () => {
     localStorage.setItem("kluis.language", "en");
   });
   afterEach(() => clearMocks());
+
+  it("tells the Rust side the window's language at start and when it is chosen, so the tray speaks it too", async () => {
+    fakeBackend(calls);
+    await startUi();
+    await settle();
+    const told = () => calls.filter((c) => c.cmd === "set_language").map((c) => c.args);
+    expect(told(), "none kept yet: the window's own").toEqual([{ language: "en" }]);
+    const menu = document.getElementById("language") as HTMLSelectElement;
+    menu.value = "nl";
+    menu.dispatchEvent(new Event("change", { bubbles: true }));
+    await settle();
+    expect(told().at(-1), "chosen").toEqual({ language: "nl" });
+    expect(document.documentElement.lang, "the window speaks it at once").toBe("nl");
+
+    calls = [];
+    localStorage.setItem("kluis.language", "en");
+    fakeBackend(calls, { language: "en" });
+    await startUi();
+    await settle();
+    expect(told(), "kept already: nothing written").toEqual([]);
+  });
 
   it("offers the demo on first run, opened in a window of its own that touches nothing here", async () => {
     fakeBackend(calls);

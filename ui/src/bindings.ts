@@ -582,7 +582,12 @@ install_updates: boolean,
  * The office's recovery kit, once made: its public key (the private half is only in the
  * kit), and this computer as its catalogs name it.
  */
-recovery: RecoverySetting | null, };
+recovery: RecoverySetting | null, 
+/**
+ * The language the window shows, as it last said (none until it did): the tray speaks
+ * it too ([`crate::Language::or_from_os`]).
+ */
+language?: Language | null, };
 
 export type RecoverySetting = { 
 /**
@@ -597,6 +602,8 @@ made_ms: number,
  * This computer in the catalogs: an id made once, and the name the office knows it by.
  */
 pc_id: string, pc_name: string, };
+
+export type Language = "en" | "nl";
 
 export type Endpoint = "environment" | "backup_owner" | "webhook";
 

@@ -7,6 +7,7 @@ import { editProfile } from "./actions/profiles";
 import { refreshDashboard, refreshSettings } from "./actions/refresh";
 import { showError } from "./actions/run";
 import { boot, signIn, signOut } from "./actions/session";
+import { tellLanguage } from "./actions/settings";
 import { ErrorBody, errorTitle } from "./errors";
 import { language, languages, setLanguage, t, type Key, type Language } from "./i18n";
 import { displayName, profileName, selectedProfile, state, type Tab } from "./state";
@@ -19,6 +20,12 @@ import { ImportPanel } from "./views/imports";
 import { ProfileForm, ProfileList, Welcome } from "./views/profiles";
 import { RecoverPanel } from "./views/recover";
 import { SettingsPanel } from "./views/settings";
+
+/** The language menu: the window speaks the choice at once, and the tray from then on. */
+function chooseLanguage(choice: Language): void {
+  setLanguage(choice);
+  void tellLanguage(choice);
+}
 
 function Header() {
   // The dashboard is about every klant: no one klant's session stands over it.
@@ -48,7 +55,7 @@ function Header() {
       h("label", { for: "language", class: "visually-hidden" }, t("language")),
       h(
         "select",
-        { id: "language", value: language(), onChange: (e: Event) => setLanguage((e.target as HTMLSelectElement).value as Language) },
+        { id: "language", value: language(), onChange: (e: Event) => chooseLanguage((e.target as HTMLSelectElement).value as Language) },
         Object.keys(languages).map((l) => h("option", { key: l, value: l }, l === "nl" ? "Nederlands" : "English")),
       ),
     ),

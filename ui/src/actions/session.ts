@@ -7,10 +7,14 @@ import { loadMail, refreshDashboard } from "./refresh";
 import { loadOffice } from "./office";
 import { resumeBackups, watchPlanned } from "./backup";
 import { loadUpdate } from "./updates";
+import { tellLanguage } from "./settings";
+import { language } from "../i18n";
 
 export async function boot(): Promise<void> {
   const launch = await api.launchInfo();
   [state.settings.value] = await Promise.all([api.settings(), loadMail(), loadOffice()]);
+  // The language this window speaks (the user's choice, or the OS's), for the tray's menu.
+  if (state.settings.value.language !== language()) void tellLanguage(language());
   api.startAtLogin().then(
     (on) => (state.startAtLogin.value = on),
     () => (state.startAtLogin.value = null),

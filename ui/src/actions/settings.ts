@@ -1,7 +1,7 @@
 // Settings: the save folder, download speed, free space, backups at once, notifications, the file
 // name template, start at login, the copy targets.
 import { api, asError } from "../api";
-import type { KitMade } from "../bindings";
+import type { KitMade, Language } from "../bindings";
 import { bucketInputOf, sftpInputOf, state, type SpeedDraft } from "../state";
 import { keepDraft, ruleOf } from "./plan";
 import { guarded, sendTest } from "./run";
@@ -70,6 +70,15 @@ export function setAtOnce(n: number): Promise<void> {
   return guarded(async () => {
     state.settings.value = await api.setUnattendedAtOnce(n);
   });
+}
+
+/** Tells the Rust side the window's language, so that the tray's menu speaks it too. Not a
+ * thing to bother the user with when it fails: the window speaks it either way. */
+export function tellLanguage(language: Language): Promise<void> {
+  return api.setLanguage(language).then(
+    (settings) => void (state.settings.value = settings),
+    () => {},
+  );
 }
 
 /** Settings → desktop notifications on or off. */

@@ -79,6 +79,7 @@ pub fn typescript() -> String {
         crate::app::SftpInput::decl(&cfg),
         crate::profiles::Settings::decl(&cfg),
         kluis_profiles::settings::RecoverySetting::decl(&cfg),
+        kluis_profiles::Language::decl(&cfg),
         crate::permissions::Endpoint::decl(&cfg),
         crate::permissions::Access::decl(&cfg),
         crate::permissions::PermissionSource::decl(&cfg),

@@ -54,6 +54,7 @@ pub mod profiles;
 pub mod runtime;
 /// The keyring and the other stores of secrets (kluis-profiles', shared with the CLI).
 pub use kluis_profiles::secrets;
+pub use kluis_profiles::Language;
 pub mod staging;
 pub mod window;
 

@@ -5,7 +5,8 @@
 //! - [`paths`]: [`KluisPaths`], where the profiles file, the history and the app's staging
 //!   folder live (the platform's folders, or one folder for tests).
 //! - [`store`]: [`Profile`] (name, base URL, username, what the key was seen to allow, an extra
-//!   CA, a [`kluis_core::plan::Plan`]) and the office's [`Settings`] ([`settings`]), in one
+//!   CA, a [`kluis_core::plan::Plan`]) and the office's [`Settings`] ([`settings`]; among them
+//!   the window's [`Language`], [`language`], which the tray speaks too), in one
 //!   owner-only JSON file written atomically ([`ProfileStore`]). A profile becomes a `ServiceConfig` with its
 //!   secrets ([`Profile::service_config`]); an unattended backup goes where
 //!   [`Profile::unattended_destination`] says (a folder per klant, the file named by the
@@ -45,6 +46,7 @@ pub mod days;
 pub mod error;
 pub mod file_names;
 pub mod klant_names;
+pub mod language;
 pub mod monitor;
 pub mod office;
 pub mod paths;
@@ -63,6 +65,7 @@ pub use days::{DayMark, STRIP_DAYS};
 pub use error::{ProfileError, ProfileResult};
 pub use file_names::FileNameTemplate;
 pub use klant_names::{find_klant, klant_names, Klant};
+pub use language::Language;
 pub use monitor::{Monitor, Ran};
 pub use office::{Office, Skipped};
 pub use paths::KluisPaths;

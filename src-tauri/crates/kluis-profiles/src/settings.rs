@@ -67,6 +67,10 @@ pub struct Settings {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[cfg_attr(feature = "ts", ts(skip))]
     pub office: Option<kluis_office::Membership>,
+    /// The language the window shows, as it last said (none until it did): the tray speaks
+    /// it too ([`crate::Language::or_from_os`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub language: Option<crate::Language>,
 }
 
 /// The recovery kit as this computer keeps it (see kluis-recovery): never the private key.
@@ -104,6 +108,11 @@ impl Settings {
     /// office's minimum, else the default (the app's and `kluis`'s alike).
     pub fn min_free_bytes(&self) -> u64 {
         mib_to_bytes(self.min_free_mib)
+    }
+
+    /// The language the tray speaks: the window's, else the OS's.
+    pub fn language(&self) -> crate::Language {
+        crate::Language::or_from_os(self.language)
     }
 
     /// Whether plans are paused as a whole ("Pause plans").
@@ -144,6 +153,7 @@ impl Default for Settings {
             install_updates: false,
             recovery: None,
             office: None,
+            language: None,
         }
     }
 }

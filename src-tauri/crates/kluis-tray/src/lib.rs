@@ -12,7 +12,8 @@
 //!   Kluis* starts the window's program, *Backup all now*, *Pause plans*, *Quit Kluis*. It
 //!   leaves when no plan is set and no backup runs: a guest gives back what it does not need.
 //! - [`sni`] (Linux): the tray icon, a StatusNotifierItem over D-Bus (no GTK); its menu's clicks
-//!   go to the keeper over a channel. A desktop without a tray host (stock GNOME without its
+//!   go to the keeper over a channel, its texts in the window's language (the settings'
+//!   `language`, read as the menu opens). A desktop without a tray host (stock GNOME without its
 //!   extension) shows none: the keeper says so in a notification, and the applications menu's
 //!   Kluis entry opens the window. `win_tray` (Windows): the same icon and menu in the
 //!   notification area, on a thread running the Win32 message loop. Both draw `icon_png`.

@@ -7,7 +7,7 @@
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
-use kluis_desktop::{DesktopApp, TrayAction};
+use kluis_desktop::{DesktopApp, Language, TrayAction};
 use ksni::TrayMethods;
 use tokio::sync::mpsc::UnboundedSender;
 
@@ -106,6 +106,12 @@ impl KluisTray {
         self.paused = self.app.plans.plans_paused();
     }
 
+    /// The window's language, as the profiles file says now (the menu is asked for each time
+    /// it opens, so a language chosen in the window meanwhile is spoken at once).
+    fn language(&self) -> Language {
+        self.app.settings.current().language()
+    }
+
     fn send(&self, action: TrayAction) {
         let _ = self.clicks.send(action);
     }
@@ -127,11 +133,7 @@ impl ksni::Tray for KluisTray {
     fn tool_tip(&self) -> ksni::ToolTip {
         ksni::ToolTip {
             title: "Kluis".into(),
-            description: match self.paused {
-                true => "Your plans are paused.",
-                false => "Your plans run in the background.",
-            }
-            .into(),
+            description: TrayAction::plans_said(self.paused, self.language()).into(),
             ..Default::default()
         }
     }
@@ -147,9 +149,10 @@ impl ksni::Tray for KluisTray {
 
     fn menu(&self) -> Vec<ksni::MenuItem<Self>> {
         use ksni::menu::{CheckmarkItem, StandardItem};
+        let language = self.language();
         let item = |action: TrayAction| -> ksni::MenuItem<Self> {
             StandardItem {
-                label: action.label().into(),
+                label: action.label(language).into(),
                 activate: Box::new(move |tray: &mut Self| tray.send(action)),
                 ..Default::default()
             }
@@ -159,7 +162,7 @@ impl ksni::Tray for KluisTray {
             item(TrayAction::Open),
             item(TrayAction::BackupAll),
             CheckmarkItem {
-                label: TrayAction::PausePlans.label().into(),
+                label: TrayAction::PausePlans.label(language).into(),
                 checked: self.paused,
                 activate: Box::new(|tray: &mut Self| {
                     // As the plans are now (a host may not have said the menu opened).

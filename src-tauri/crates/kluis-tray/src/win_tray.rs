@@ -8,7 +8,7 @@
 use std::cell::RefCell;
 use std::sync::Arc;
 
-use kluis_desktop::{DesktopApp, TrayAction};
+use kluis_desktop::{DesktopApp, Language, TrayAction};
 use tokio::sync::mpsc::UnboundedSender;
 use tray_icon::menu::{CheckMenuItem, Menu, MenuEvent, MenuItem, PredefinedMenuItem};
 use tray_icon::{MouseButton, MouseButtonState, TrayIconBuilder, TrayIconEvent};
@@ -18,9 +18,45 @@ use windows_sys::Win32::UI::WindowsAndMessaging::{
 };
 
 thread_local! {
-    /// The menu's "Pause plans" entry, on the icon's thread (muda's items stay on the thread
-    /// that made them), where the icon's clicks are handled too.
-    static PAUSE: RefCell<Option<CheckMenuItem>> = const { RefCell::new(None) };
+    /// The menu's entries, on the icon's thread (muda's items stay on the thread that made
+    /// them), where the icon's clicks are handled too.
+    static ENTRIES: RefCell<Option<Entries>> = const { RefCell::new(None) };
+}
+
+/// The menu's entries, made again as it opens: "Pause plans" checked as the plans are, each
+/// text in the window's language as it is then.
+#[derive(Clone)]
+struct Entries {
+    open: MenuItem,
+    backup_all: MenuItem,
+    pause: CheckMenuItem,
+    quit: MenuItem,
+}
+
+impl Entries {
+    fn new(paused: bool, language: Language) -> Entries {
+        let item =
+            |action: TrayAction| MenuItem::with_id(action.id(), action.label(language), true, None);
+        let pause = TrayAction::PausePlans;
+        Entries {
+            open: item(TrayAction::Open),
+            backup_all: item(TrayAction::BackupAll),
+            pause: CheckMenuItem::with_id(pause.id(), pause.label(language), true, paused, None),
+            quit: item(TrayAction::Quit),
+        }
+    }
+
+    fn show(&self, paused: bool, language: Language) {
+        self.pause.set_checked(paused);
+        for (item, action) in [
+            (&self.open, TrayAction::Open),
+            (&self.backup_all, TrayAction::BackupAll),
+            (&self.quit, TrayAction::Quit),
+        ] {
+            item.set_text(action.label(language));
+        }
+        self.pause.set_text(TrayAction::PausePlans.label(language));
+    }
 }
 
 /// The icon in the notification area (see the module's text).
@@ -73,7 +109,7 @@ pub async fn show(clicks: UnboundedSender<TrayAction>, app: Arc<DesktopApp>) -> 
                 run_messages();
             }
             drop(icon);
-            PAUSE.with(|pause| pause.borrow_mut().take());
+            ENTRIES.with(|entries| entries.borrow_mut().take());
         });
     let thread = match thread {
         Ok(thread) => thread,
@@ -114,23 +150,15 @@ fn put_up(
     clicks: UnboundedSender<TrayAction>,
     app: Arc<DesktopApp>,
 ) -> Result<tray_icon::TrayIcon, Box<dyn std::error::Error + Send + Sync>> {
-    let item = |action: TrayAction| MenuItem::with_id(action.id(), action.label(), true, None);
-    let paused = app.plans.plans_paused();
-    let pause = CheckMenuItem::with_id(
-        TrayAction::PausePlans.id(),
-        TrayAction::PausePlans.label(),
-        true,
-        paused,
-        None,
-    );
+    let entries = Entries::new(app.plans.plans_paused(), language(&app));
     let menu = Menu::with_items(&[
-        &item(TrayAction::Open),
-        &item(TrayAction::BackupAll),
-        &pause,
+        &entries.open,
+        &entries.backup_all,
+        &entries.pause,
         &PredefinedMenuItem::separator(),
-        &item(TrayAction::Quit),
+        &entries.quit,
     ])?;
-    PAUSE.with(|slot| *slot.borrow_mut() = Some(pause));
+    ENTRIES.with(|slot| *slot.borrow_mut() = Some(entries));
     let menu_clicks = clicks.clone();
     let menu_app = app.clone();
     MenuEvent::set_event_handler(Some(move |event: MenuEvent| {
@@ -140,7 +168,8 @@ fn put_up(
         }
     }));
     TrayIconEvent::set_event_handler(Some(move |event: TrayIconEvent| {
-        if let Some(action) = icon_clicked(&event, || app.plans.plans_paused()) {
+        let now = || (app.plans.plans_paused(), language(&app));
+        if let Some(action) = icon_clicked(&event, now) {
             let _ = clicks.send(action);
         }
     }));
@@ -155,9 +184,15 @@ fn put_up(
     Ok(builder.build()?)
 }
 
+/// The window's language, as the profiles file says now.
+fn language(app: &DesktopApp) -> Language {
+    app.settings.current().language()
+}
+
 /// What a click on the icon does: a left click opens the window; a right click (its menu about
-/// to show) checks "Pause plans" as the plans are now.
-fn icon_clicked(event: &TrayIconEvent, paused: impl Fn() -> bool) -> Option<TrayAction> {
+/// to show) checks "Pause plans" as the plans are now and says each entry in the window's
+/// language as it is now (`now`: paused, language).
+fn icon_clicked(event: &TrayIconEvent, now: impl Fn() -> (bool, Language)) -> Option<TrayAction> {
     let TrayIconEvent::Click {
         button,
         button_state,
@@ -169,10 +204,10 @@ fn icon_clicked(event: &TrayIconEvent, paused: impl Fn() -> bool) -> Option<Tray
     match (button, button_state) {
         (MouseButton::Left, MouseButtonState::Up) => Some(TrayAction::Open),
         (MouseButton::Right, MouseButtonState::Down) => {
-            let paused = paused();
-            PAUSE.with(|pause| {
-                if let Some(pause) = pause.borrow().as_ref() {
-                    pause.set_checked(paused);
+            let (paused, language) = now();
+            ENTRIES.with(|entries| {
+                if let Some(entries) = entries.borrow().as_ref() {
+                    entries.show(paused, language);
                 }
             });
             None
@@ -228,25 +263,40 @@ mod tests {
     }
 
     /// A left click opens the window; a right click opens the menu (tray-icon's), with "Pause
-    /// plans" checked as the plans are at that moment; nothing else does anything.
+    /// plans" checked as the plans are at that moment and the entries in the window's language
+    /// as it is then; nothing else does anything.
     #[test]
     fn a_click_on_the_icon_opens_the_window_or_readies_the_menu() {
-        let pause = CheckMenuItem::with_id("pause_plans", "Pause plans", true, false, None);
-        PAUSE.with(|slot| *slot.borrow_mut() = Some(pause.clone()));
-        let open = icon_clicked(&click(MouseButton::Left, MouseButtonState::Up), || false);
+        let entries = Entries::new(false, Language::En);
+        ENTRIES.with(|slot| *slot.borrow_mut() = Some(entries.clone()));
+        let english = || (false, Language::En);
+        let open = icon_clicked(&click(MouseButton::Left, MouseButtonState::Up), english);
         assert_eq!(open, Some(TrayAction::Open));
-        let down = icon_clicked(&click(MouseButton::Left, MouseButtonState::Down), || false);
+        let down = icon_clicked(&click(MouseButton::Left, MouseButtonState::Down), english);
         assert_eq!(down, None, "the window opens once, as the button comes up");
 
-        let menu = icon_clicked(&click(MouseButton::Right, MouseButtonState::Down), || true);
+        let dutch_paused = || (true, Language::Nl);
+        let menu = icon_clicked(
+            &click(MouseButton::Right, MouseButtonState::Down),
+            dutch_paused,
+        );
         assert_eq!(menu, None);
         assert!(
-            pause.is_checked(),
+            entries.pause.is_checked(),
             "paused elsewhere: checked as the menu opens"
         );
-        icon_clicked(&click(MouseButton::Right, MouseButtonState::Down), || false);
-        assert!(!pause.is_checked(), "resumed elsewhere: not checked");
-        PAUSE.with(|slot| slot.borrow_mut().take());
+        assert_eq!(
+            entries.quit.text(),
+            "Kluis afsluiten",
+            "Dutch chosen meanwhile"
+        );
+        icon_clicked(&click(MouseButton::Right, MouseButtonState::Down), english);
+        assert!(
+            !entries.pause.is_checked(),
+            "resumed elsewhere: not checked"
+        );
+        assert_eq!(entries.open.text(), "Open Kluis");
+        ENTRIES.with(|slot| slot.borrow_mut().take());
     }
 
     /// A taskbar is known by its window (Explorer's `Shell_TrayWnd`): a window of a class is

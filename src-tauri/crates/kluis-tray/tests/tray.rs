@@ -10,7 +10,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use futures_util::StreamExt;
-use kluis_desktop::{AppPaths, DesktopApp, MemoryStore};
+use kluis_desktop::{AppPaths, DesktopApp, Language, MemoryStore};
 use kluis_reporting::{Alert, Notifier};
 use kluis_tray::keeper::{self, Left, Looks, WindowStarter};
 use tokio::sync::mpsc;
@@ -128,6 +128,19 @@ async fn checked(bus: &zbus::Connection, service: &str, id: i32) -> bool {
     let state = properties(bus, service, vec![id], "toggle-state").await;
     let (_, state) = state.into_iter().next().expect("a check entry");
     i32::try_from(state).unwrap() == 1
+}
+
+/// The menu about to open, as a host says it before showing it (the tray reads it anew).
+async fn about_to_show(bus: &zbus::Connection, service: &str) {
+    bus.call_method(
+        Some(service),
+        "/MenuBar",
+        Some("com.canonical.dbusmenu"),
+        "AboutToShow",
+        &(0i32),
+    )
+    .await
+    .expect("the menu answers");
 }
 
 /// A click on the menu's entry `label`, as a host sends it.
@@ -302,6 +315,8 @@ async fn the_tray_menu_over_d_bus_with_and_without_a_tray_host() {
         .unwrap();
     let dir = tempfile::tempdir().unwrap();
     let (app, mut told) = open_app(dir.path(), true).await;
+    // (English as the window said it: not this machine's locale.)
+    app.settings.set_language(Language::En).unwrap();
     let (window, mut opened) = window_counter();
     let keeper = tokio::spawn(keeper::run(app.clone(), window, true));
     let item = within("the item's registration", items.recv())
@@ -314,6 +329,24 @@ async fn the_tray_menu_over_d_bus_with_and_without_a_tray_host() {
             "the menu has {label}: {entries:?}"
         );
     }
+    // Dutch chosen in a window meanwhile: the menu says it as it opens next.
+    let window = kluis_profiles::ProfileStore::open(AppPaths::under(dir.path()).profiles_file);
+    let window = window.unwrap();
+    let say = |language| {
+        window.update_settings(|settings| {
+            settings.language = Some(language);
+            Ok(())
+        })
+    };
+    say(Language::Nl).unwrap();
+    about_to_show(&bus, &item).await;
+    let dutch = menu(&bus, &item).await;
+    for label in ["Kluis openen", "Plannen pauzeren", "Kluis afsluiten"] {
+        assert!(dutch.contains_key(label), "in Dutch: {label}: {dutch:?}");
+    }
+    say(Language::En).unwrap();
+    about_to_show(&bus, &item).await;
+    assert_eq!(menu(&bus, &item).await, entries, "English again");
     let alert = within("the notification", told.recv()).await.unwrap();
     assert_eq!(alert, Alert::still_running(), "with a tray host: its icon");
     assert!(!checked(&bus, &item, entries["Pause plans"]).await);

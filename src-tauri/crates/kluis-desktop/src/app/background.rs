@@ -7,6 +7,7 @@
 use std::sync::{Arc, RwLock};
 
 use kluis_core::Error;
+use kluis_profiles::Language;
 use kluis_reporting::Alert;
 use serde::Serialize;
 
@@ -50,14 +51,29 @@ impl TrayAction {
         }
     }
 
-    /// The menu entry's text (the tray's texts are English only for now): one "Pause plans"
-    /// check, ticked while paused, serves both pausing and resuming.
-    pub fn label(self) -> &'static str {
-        match self {
-            TrayAction::Open => "Open Kluis",
-            TrayAction::BackupAll => "Backup all now",
-            TrayAction::PausePlans | TrayAction::ResumePlans => "Pause plans",
-            TrayAction::Quit => "Quit Kluis",
+    /// The menu entry's text in `language` (the window's: [`kluis_profiles::Settings::language`]): one
+    /// "Pause plans" check, ticked while paused, serves both pausing and resuming.
+    pub fn label(self, language: Language) -> &'static str {
+        use Language::{En, Nl};
+        match (self, language) {
+            (TrayAction::Open, En) => "Open Kluis",
+            (TrayAction::Open, Nl) => "Kluis openen",
+            (TrayAction::BackupAll, En) => "Backup all now",
+            (TrayAction::BackupAll, Nl) => "Nu een back-up van alle klanten",
+            (TrayAction::PausePlans | TrayAction::ResumePlans, En) => "Pause plans",
+            (TrayAction::PausePlans | TrayAction::ResumePlans, Nl) => "Plannen pauzeren",
+            (TrayAction::Quit, En) => "Quit Kluis",
+            (TrayAction::Quit, Nl) => "Kluis afsluiten",
+        }
+    }
+
+    /// The tray icon's tooltip under "Kluis", in `language`: whether the plans run.
+    pub fn plans_said(paused: bool, language: Language) -> &'static str {
+        match (paused, language) {
+            (true, Language::En) => "Your plans are paused.",
+            (true, Language::Nl) => "Uw plannen zijn gepauzeerd.",
+            (false, Language::En) => "Your plans run in the background.",
+            (false, Language::Nl) => "Uw plannen lopen op de achtergrond.",
         }
     }
 

@@ -1,6 +1,6 @@
 //! [`AppSettings`]: the save folder and the tunnel program (from Rust-side dialogs), how the
 //! service reaches this computer and Test connection, the download speed, the free space kept
-//! and how unattended backups' files are named. (How many backups run at once is the plans'
+//! and how unattended backups' files are named; the window's language, for the tray. (How many backups run at once is the plans'
 //! setting, `plans.rs`; e-mail and notifications are the alerts', `alerts.rs`, `mail.rs`.)
 
 use std::path::PathBuf;
@@ -55,6 +55,18 @@ impl AppSettings {
             settings.save_folder = folder.map(|f| f.to_string_lossy().into_owned());
             Ok(())
         })?;
+        Ok(self.current())
+    }
+
+    /// The language the window shows (its choice, or the OS's it detected), kept so that the
+    /// tray speaks it too; unchanged settings are not written again.
+    pub fn set_language(&self, language: kluis_profiles::Language) -> AppResult<Settings> {
+        if self.current().language != Some(language) {
+            self.shared.profiles.update_settings(|settings| {
+                settings.language = Some(language);
+                Ok(())
+            })?;
+        }
         Ok(self.current())
     }
 

@@ -120,3 +120,36 @@ async fn a_window_shows_kluis_trays_backups_and_cancels_them() {
     assert_eq!(stages.first(), Some(&Stage::Requested), "{stages:?}");
     following.abort();
 }
+
+/// The language chosen in the window is what `kluis-tray` (another process, another copy of the
+/// profiles file) speaks in its menu and tooltip from its next look — and what it spoke before
+/// one was chosen is the OS's, not a fixed English. Said once only: the same language again
+/// writes nothing.
+#[test]
+fn the_window_s_language_is_the_tray_s() {
+    use kluis_desktop::{Language, TrayAction};
+    let (dir, folder) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let window = app(&dir, Some(folder.path().to_path_buf()));
+    let tray = app(&dir, Some(folder.path().to_path_buf()));
+    assert_eq!(tray.settings.current().language, None, "none chosen yet");
+    window.settings.set_language(Language::Nl).unwrap();
+    let spoken = tray.settings.current().language();
+    assert_eq!(spoken, Language::Nl);
+    assert_eq!(TrayAction::Quit.label(spoken), "Kluis afsluiten");
+    assert_eq!(
+        TrayAction::plans_said(true, spoken),
+        "Uw plannen zijn gepauzeerd."
+    );
+    // (A mark a rewrite would drop: the file as Kluis writes it, and a blank line after it.)
+    let file = &window.paths().profiles_file;
+    let marked = format!("{}\n\n", std::fs::read_to_string(file).unwrap().trim_end());
+    std::fs::write(file, &marked).unwrap();
+    window.settings.set_language(Language::Nl).unwrap();
+    let again = std::fs::read_to_string(file).unwrap();
+    assert_eq!(again, marked, "the same language is not written again");
+    window.settings.set_language(Language::En).unwrap();
+    assert_eq!(
+        TrayAction::Quit.label(tray.settings.current().language()),
+        "Quit Kluis"
+    );
+}

@@ -1,0 +1,66 @@
+//! [`Language`]: the language Kluis speaks — the window's choice (Settings → Language, or the
+//! OS's until one is chosen), kept in the profiles file so that what speaks without a window
+//! (the tray's menu and tooltip) speaks it too.
+
+use serde::{Deserialize, Serialize};
+
+/// English or Dutch: the window's two languages.
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Language {
+    #[default]
+    En,
+    Nl,
+}
+
+impl Language {
+    /// `chosen` (the settings'), else the OS's as the process's locale says it (`LC_ALL`,
+    /// `LC_MESSAGES`, `LANG`, the first set: Dutch when it starts with `nl`), else English.
+    /// (Windows sets none of these: there English until the window has said which.)
+    pub fn or_from_os(chosen: Option<Language>) -> Language {
+        let locale = |name| std::env::var(name).ok().filter(|v| !v.is_empty());
+        chosen.unwrap_or_else(|| {
+            let os = (locale("LC_ALL"))
+                .or_else(|| locale("LC_MESSAGES"))
+                .or_else(|| locale("LANG"));
+            Language::of_locale(os.as_deref().unwrap_or(""))
+        })
+    }
+
+    /// The language of a locale name such as `nl_NL.UTF-8` or `en-GB`.
+    pub fn of_locale(locale: &str) -> Language {
+        match locale.to_ascii_lowercase().starts_with("nl") {
+            true => Language::Nl,
+            false => Language::En,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The window's choice wins; without one, the OS's locale; Dutch only for `nl…`.
+    #[test]
+    fn chosen_then_the_locale() {
+        assert_eq!(Language::or_from_os(Some(Language::Nl)), Language::Nl);
+        assert_eq!(Language::or_from_os(Some(Language::En)), Language::En);
+        assert_eq!(Language::of_locale("nl_NL.UTF-8"), Language::Nl);
+        assert_eq!(Language::of_locale("nl-BE"), Language::Nl);
+        assert_eq!(Language::of_locale("en_GB.UTF-8"), Language::En);
+        assert_eq!(Language::of_locale("C.UTF-8"), Language::En);
+        assert_eq!(Language::of_locale(""), Language::En);
+    }
+
+    /// Kept as the window names them ("en", "nl"); a file without one reads as none chosen.
+    #[test]
+    fn kept_by_name() {
+        assert_eq!(serde_json::to_string(&Language::Nl).unwrap(), "\"nl\"");
+        let settings: crate::Settings = serde_json::from_str("{\"save_folder\": null}").unwrap();
+        assert_eq!(settings.language, None);
+        let settings: crate::Settings =
+            serde_json::from_str("{\"save_folder\": null, \"language\": \"nl\"}").unwrap();
+        assert_eq!(settings.language, Some(Language::Nl));
+    }
+}
