@@ -109,6 +109,12 @@ pub struct Faults {
     pub send_digest: bool,
     /// Omit the ETag, so a cut download cannot be resumed safely.
     pub no_etag: bool,
+    /// Answer a `Range` with the range even when `If-Range` names another file (a host that
+    /// ignores `If-Range`): a client must see by the ETag that it is not its file.
+    pub ignore_if_range: bool,
+    /// A download that is cut (`cut_download_after`) also loses its link: its resume is
+    /// refused (403) until the webhook is asked again, as a signed link running out mid-way.
+    pub expire_link_on_cut: bool,
     /// The download answers with this status instead of the file.
     pub download_status: Option<u16>,
     /// `/authenticate` answers with this status and an HTML page that echoes the request — its
@@ -150,6 +156,8 @@ impl Default for Faults {
             corrupt_download: false,
             send_digest: true,
             no_etag: false,
+            ignore_if_range: false,
+            expire_link_on_cut: false,
             download_status: None,
             echo_authenticate: None,
             unknown_webhook_status: 404,

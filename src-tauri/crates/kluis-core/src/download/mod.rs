@@ -411,9 +411,15 @@ impl Downloader {
             StatusCode::PARTIAL_CONTENT if resume_from.is_some() => {
                 let range = header_text(response.headers(), header::CONTENT_RANGE)
                     .and_then(|v| parse_content_range(&v));
+                // The rest of the same file: a host that names its file by another validator
+                // than the one sent in If-Range (one ignoring If-Range; after a renewed
+                // address, another host) would splice two files.
+                let same_file = (validator(response.headers()))
+                    .is_none_or(|sent| t.validator.as_ref().is_none_or(|ours| *ours == sent));
                 match range {
                     Some((start, total))
-                        if start == t.written
+                        if same_file
+                            && start == t.written
                             && total.is_none_or(|n| Some(n) == t.total || t.total.is_none()) =>
                     {
                         t.total = total.or(t.total);

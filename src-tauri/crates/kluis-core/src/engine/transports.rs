@@ -7,9 +7,14 @@
 //! that failed is the answer for that key for [`FAILED_BUILD_KEPT`] — to those who waited for
 //! it, and to those who come meanwhile — instead of each klant of a batch trying again: a
 //! cloudflared that never becomes ready cost every one of 200 klanten 45 s, four at a time.
+//! Someone at the screen (Back up now, Test connection) is not answered with an old failure:
+//! [`Transports::forget_failure`] first. [`Transports::clear`] (the choice changed) makes
+//! every kept transport and failure old without dropping the keys' locks, so a build under way
+//! stays the only one of its key.
 
 use std::collections::HashMap;
 use std::future::Future;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -22,7 +27,11 @@ use crate::callback::{CallbackTransport, Reattach, Reattacher};
 pub const FAILED_BUILD_KEPT: Duration = Duration::from_secs(60);
 
 #[derive(Default)]
-pub struct Transports(Mutex<HashMap<String, Arc<Slot>>>);
+pub struct Transports {
+    slots: Mutex<HashMap<String, Arc<Slot>>>,
+    /// Raised by [`Transports::clear`]: what was kept under an older one is not used.
+    generation: AtomicU64,
+}
 
 /// One key's transport, or how its last build failed; locked while it is built.
 #[derive(Default)]
@@ -32,9 +41,10 @@ struct Slot(tokio::sync::Mutex<Kept>);
 enum Kept {
     #[default]
     Nothing,
-    Built(Arc<dyn CallbackTransport>),
-    /// The error (of the caller's error type) and when the build gave up.
-    Failed(Box<dyn std::any::Any + Send + Sync>, Instant),
+    /// The transport, built in this generation.
+    Built(Arc<dyn CallbackTransport>, u64),
+    /// The error (of the caller's error type), when the build gave up, and its generation.
+    Failed(Box<dyn std::any::Any + Send + Sync>, Instant, u64),
 }
 
 impl Transports {
@@ -50,17 +60,14 @@ impl Transports {
     where
         E: Clone + Send + Sync + 'static,
     {
-        let slot = self
-            .0
-            .lock()
-            .unwrap()
-            .entry(key.to_string())
-            .or_default()
-            .clone();
+        let slot = self.slot(key);
         let mut kept = slot.0.lock().await;
+        let now = self.generation.load(Ordering::SeqCst);
         match &*kept {
-            Kept::Built(transport) if transport.is_alive() => return Ok(transport.clone()),
-            Kept::Failed(error, at) if at.elapsed() < FAILED_BUILD_KEPT => {
+            Kept::Built(transport, made) if *made == now && transport.is_alive() => {
+                return Ok(transport.clone())
+            }
+            Kept::Failed(error, at, made) if *made == now && at.elapsed() < FAILED_BUILD_KEPT => {
                 // (Another caller's type under the same key would not be one: then built.)
                 if let Some(error) = error.downcast_ref::<E>() {
                     return Err(error.clone());
@@ -70,20 +77,35 @@ impl Transports {
         }
         match build.await {
             Ok(transport) => {
-                *kept = Kept::Built(transport.clone());
+                *kept = Kept::Built(transport.clone(), now);
                 Ok(transport)
             }
             Err(error) => {
-                *kept = Kept::Failed(Box::new(error.clone()), Instant::now());
+                *kept = Kept::Failed(Box::new(error.clone()), Instant::now(), now);
                 Err(error)
             }
         }
     }
 
+    /// The next caller of `key` builds anew if its last build failed (someone at the screen
+    /// asks: an old failure is no answer). A build under way is left to finish.
+    pub fn forget_failure(&self, key: &str) {
+        if let Ok(mut kept) = self.slot(key).0.try_lock() {
+            if matches!(*kept, Kept::Failed(..)) {
+                *kept = Kept::Nothing;
+            }
+        }
+    }
+
     /// Forgets every built transport and failure (the choice changed); running jobs keep
-    /// theirs.
+    /// theirs, and a build under way stays its key's only one (its result is not kept).
     pub fn clear(&self) {
-        self.0.lock().unwrap().clear();
+        self.generation.fetch_add(1, Ordering::SeqCst);
+    }
+
+    fn slot(&self, key: &str) -> Arc<Slot> {
+        let mut slots = self.slots.lock().unwrap();
+        slots.entry(key.to_string()).or_default().clone()
     }
 
     /// The key of a resumed job's transport: a direct listener is this computer's, shared

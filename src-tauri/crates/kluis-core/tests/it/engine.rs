@@ -642,3 +642,32 @@ async fn an_expired_download_address_is_asked_for_again() {
     assert_eq!(stats.webhook, 2, "the address asked for once more");
     assert_eq!(stats.downloads, 2, "refused once, then downloaded");
 }
+
+/// A download cut midway whose address then expired goes on from a new address (asked for
+/// once more) — but not spliced onto another file: the new address's host answers the resume
+/// with the range even though its file is not the one `If-Range` names (its ETag differs), and
+/// the download starts over instead of appending it. The file saved is whole and verified.
+#[tokio::test]
+async fn a_renewed_address_mid_download_is_not_spliced_onto_another_file() {
+    let h = Harness::new(|c| {
+        c.payload_size = 3 * 1024 * 1024;
+        c.faults.cut_download_after = Some(1024 * 1024);
+        c.faults.cut_download_times = 1;
+        c.faults.expire_link_on_cut = true;
+        c.faults.ignore_if_range = true;
+    })
+    .await;
+    let engine = Engine::new(Arc::new(History::in_memory().unwrap()));
+    let (events, _rx) = sink();
+    let job = engine.start(launch(&h, h.transport.clone(), events));
+    let saved = job.finished().await.expect("saved from the new address");
+    assert_eq!(saved.bytes, 3 * 1024 * 1024);
+    assert_eq!(saved.sha256, expected_sha(saved.bytes));
+    let stats = h.sim.stats();
+    assert_eq!(stats.webhook, 2, "the address asked for once more");
+    assert_eq!(
+        (stats.downloads, stats.partial_downloads),
+        (4, 1),
+        "cut; refused; the other file's range not taken; the whole file"
+    );
+}

@@ -59,31 +59,36 @@ async fn a_failed_build_answers_its_key_for_a_while() {
         "built anew after clear (the choice changed)"
     );
     assert_eq!(builds.load(Ordering::SeqCst), 2);
+    kept.forget_failure("tunnel");
+    assert!(kept.get_or_build("tunnel", failing()).await.is_err());
+    assert_eq!(
+        builds.load(Ordering::SeqCst),
+        3,
+        "someone at the screen gets a new try, not the kept failure"
+    );
 }
 
 /// While one key's transport is being built (a tunnel waiting for cloudflared), another key's
-/// is built at once, and a second caller of the same key waits for that one build and shares
-/// its result. (One lock over every key held up every klant's relay client before.)
+/// is built at once, and a second caller of the same key — surely waiting when the build ends —
+/// shares its result. (One lock over every key held up every klant's relay client before.)
 #[tokio::test]
 async fn one_build_per_key_and_no_key_waits_for_another() {
     let kept = Arc::new(Transports::default());
     let builds = Arc::new(AtomicU32::new(0));
     let (release, released) = oneshot::channel::<()>();
-    let slow = {
-        let builds = builds.clone();
-        async move {
+    let first = tokio::spawn({
+        let (kept, builds) = (kept.clone(), builds.clone());
+        let slow = async move {
             builds.fetch_add(1, Ordering::SeqCst);
             released.await.ok();
             loopback().await
-        }
-    };
-    let first = tokio::spawn({
-        let kept = kept.clone();
+        };
         async move { kept.get_or_build("tunnel", slow).await }
     });
     while builds.load(Ordering::SeqCst) == 0 {
         tokio::task::yield_now().await; // until the slow build holds its key
     }
+    let (asking, asked) = oneshot::channel::<()>();
     let second = tokio::spawn({
         let (kept, builds) = (kept.clone(), builds.clone());
         async move {
@@ -91,9 +96,12 @@ async fn one_build_per_key_and_no_key_waits_for_another() {
                 builds.fetch_add(1, Ordering::SeqCst);
                 loopback().await
             };
+            asking.send(()).unwrap();
+            // (On this one-thread runtime it runs on from here to its wait for the key.)
             kept.get_or_build("tunnel", again).await
         }
     });
+    asked.await.unwrap();
     // (Bounded, so that the old behaviour fails instead of waiting forever.)
     let other = kept.get_or_build("relay for b", loopback());
     let other = tokio::time::timeout(Duration::from_secs(60), other).await;
@@ -110,4 +118,51 @@ async fn one_build_per_key_and_no_key_waits_for_another() {
         "the waiting caller shares the one built"
     );
     assert_eq!(builds.load(Ordering::SeqCst), 1, "built once");
+}
+
+/// The choice changed (`clear`) while a key's transport is being built: a caller after it
+/// waits for that build to end and then builds anew — never two builds of one key at once
+/// (two listeners on one address: the second fails), and the old build's result is not kept.
+#[tokio::test]
+async fn a_clear_during_a_build_makes_no_second_build_beside_it() {
+    let kept = Arc::new(Transports::default());
+    let (building, most) = (Arc::new(AtomicU32::new(0)), Arc::new(AtomicU32::new(0)));
+    let build = |release: Option<oneshot::Receiver<()>>| {
+        let (building, most) = (building.clone(), most.clone());
+        async move {
+            let now = building.fetch_add(1, Ordering::SeqCst) + 1;
+            most.fetch_max(now, Ordering::SeqCst);
+            if let Some(release) = release {
+                release.await.ok();
+            }
+            building.fetch_sub(1, Ordering::SeqCst);
+            loopback().await
+        }
+    };
+    let (release, released) = oneshot::channel::<()>();
+    let old = tokio::spawn({
+        let (kept, slow) = (kept.clone(), build(Some(released)));
+        async move { kept.get_or_build("direct", slow).await }
+    });
+    while building.load(Ordering::SeqCst) == 0 {
+        tokio::task::yield_now().await;
+    }
+    kept.clear();
+    let (asking, asked) = oneshot::channel::<()>();
+    let new = tokio::spawn({
+        let (kept, fresh) = (kept.clone(), build(None));
+        async move {
+            asking.send(()).unwrap();
+            kept.get_or_build("direct", fresh).await
+        }
+    });
+    asked.await.unwrap();
+    release.send(()).unwrap();
+    let (old, new) = (old.await.unwrap().unwrap(), new.await.unwrap().unwrap());
+    assert!(!Arc::ptr_eq(&old, &new), "built anew for the new choice");
+    assert_eq!(
+        most.load(Ordering::SeqCst),
+        1,
+        "one build of the key at a time"
+    );
 }

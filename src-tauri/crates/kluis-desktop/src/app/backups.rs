@@ -35,7 +35,7 @@ impl Backups {
     /// Starts a backup; its events go to `sink`. Returns the job id (for save and cancel).
     pub async fn start_backup(&self, id: &str, sink: EventSink) -> AppResult<Uuid> {
         let connection = self.connections.connection(id).await?;
-        let transport = self.connections.transport(id, &connection).await?;
+        let transport = self.connections.transport_now(id, &connection).await?;
         let job_id = Uuid::new_v4();
         // The klant's own folder, else the office's "always save here", else the dialog.
         let own = self

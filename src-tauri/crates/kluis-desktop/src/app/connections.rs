@@ -152,6 +152,23 @@ impl Connections {
         Ok(Some(Arc::new(encryption)))
     }
 
+    /// [`Connections::transport`] for someone at the screen (Back up now, Test connection):
+    /// an earlier failure to set it up is tried again, not told again unbuilt.
+    pub async fn transport_now(
+        &self,
+        profile_id: &str,
+        connection: &ServiceConnection,
+    ) -> AppResult<Arc<dyn CallbackTransport>> {
+        let key = self
+            .shared
+            .profiles
+            .settings()
+            .callback
+            .cache_key(profile_id);
+        self.shared.engine.transports().forget_failure(&key);
+        self.transport(profile_id, connection).await
+    }
+
     /// The callback transport of the current setting, for `profile_id`'s jobs.
     pub async fn transport(
         &self,

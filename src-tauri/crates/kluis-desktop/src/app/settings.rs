@@ -177,7 +177,10 @@ impl AppSettings {
     /// would, and reports how long it took to come back — or which step failed.
     pub async fn test_callback(&self, profile_id: &str) -> AppResult<CallbackTestResult> {
         let connection = self.connections.connection(profile_id).await?;
-        let transport = self.connections.transport(profile_id, &connection).await?;
+        let transport = self
+            .connections
+            .transport_now(profile_id, &connection)
+            .await?;
         let took = kluis_core::engine::test_transport(&*transport, connection.config()).await?;
         Ok(CallbackTestResult {
             transport: transport.name().to_string(),
