@@ -66,6 +66,8 @@ pub struct Unattended {
     /// Where the batch's failures are told, in one summary: the desktop, e-mail, or nowhere,
     /// as the settings say.
     outbox: Outbox,
+    /// The window's language, the batch's alerts told in it.
+    language: kluis_profiles::Language,
     /// Settings → how unattended backups' files are named.
     file_names: kluis_profiles::FileNameTemplate,
     /// Where each backup's second copy goes (the settings' copy targets).
@@ -139,6 +141,7 @@ impl Unattended {
             running: Mutex::default(),
             stopping: AtomicBool::new(false),
             outbox,
+            language: settings.language(),
             file_names: settings.file_names(),
             copy_targets: settings.copy_targets.clone(),
             failed_after_save: Mutex::default(),
@@ -324,7 +327,7 @@ impl Unattended {
     /// The batch's failures, in one summary where the settings say. Where it cannot be told
     /// (no desktop session on a server, a mail server that refuses), that is said in a line.
     async fn notify(&self, failures: &[Failed]) {
-        let Some(alert) = Alert::failed(failures) else {
+        let Some(alert) = Alert::failed(failures, self.language) else {
             return;
         };
         if let Err(e) = self.outbox.notify(&alert).await {

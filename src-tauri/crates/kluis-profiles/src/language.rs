@@ -14,14 +14,27 @@ pub enum Language {
     Nl,
 }
 
+/// Reads a kept language leniently: one this build does not know (a newer Kluis's third, a
+/// hand edit) is none chosen — never a profiles file that cannot be read, which would leave
+/// every process that reads it without its klanten.
+pub(crate) fn lenient<'de, D: serde::Deserializer<'de>>(
+    kept: D,
+) -> Result<Option<Language>, D::Error> {
+    let value = Option::<serde_json::Value>::deserialize(kept)?;
+    Ok(value.and_then(|value| serde_json::from_value(value).ok()))
+}
+
 impl Language {
-    /// `chosen` (the settings'), else the OS's as the process's locale says it (`LC_ALL`,
-    /// `LC_MESSAGES`, `LANG`, the first set: Dutch when it starts with `nl`), else English.
-    /// (Windows sets none of these: there English until the window has said which.)
+    /// `chosen` (the settings'), else the OS's as the process's locale says it, in gettext's
+    /// order (`LANGUAGE`'s first, `LC_ALL`, `LC_MESSAGES`, `LANG`: the first set; Dutch when
+    /// it starts with `nl`), else English. (Windows sets none of these: there English until
+    /// the window has said which.)
     pub fn or_from_os(chosen: Option<Language>) -> Language {
         let locale = |name| std::env::var(name).ok().filter(|v| !v.is_empty());
         chosen.unwrap_or_else(|| {
-            let os = (locale("LC_ALL"))
+            let first = |list: String| list.split(':').next().map(str::to_owned);
+            let os = (locale("LANGUAGE").and_then(first))
+                .or_else(|| locale("LC_ALL"))
                 .or_else(|| locale("LC_MESSAGES"))
                 .or_else(|| locale("LANG"));
             Language::of_locale(os.as_deref().unwrap_or(""))
@@ -53,7 +66,8 @@ mod tests {
         assert_eq!(Language::of_locale(""), Language::En);
     }
 
-    /// Kept as the window names them ("en", "nl"); a file without one reads as none chosen.
+    /// Kept as the window names them ("en", "nl"); a file without one, or with one this build
+    /// does not know, reads as none chosen, the rest of the settings as they are.
     #[test]
     fn kept_by_name() {
         assert_eq!(serde_json::to_string(&Language::Nl).unwrap(), "\"nl\"");
@@ -62,5 +76,11 @@ mod tests {
         let settings: crate::Settings =
             serde_json::from_str("{\"save_folder\": null, \"language\": \"nl\"}").unwrap();
         assert_eq!(settings.language, Some(Language::Nl));
+        for unknown in ["\"de\"", "5", "{\"x\": 1}", "\"\""] {
+            let text = format!("{{\"save_folder\": \"/b\", \"language\": {unknown}}}");
+            let settings: crate::Settings = serde_json::from_str(&text).unwrap();
+            assert_eq!(settings.language, None, "{unknown}: none chosen");
+            assert_eq!(settings.save_folder.as_deref(), Some("/b"), "the rest kept");
+        }
     }
 }

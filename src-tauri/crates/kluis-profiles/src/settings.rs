@@ -69,7 +69,11 @@ pub struct Settings {
     pub office: Option<kluis_office::Membership>,
     /// The language the window shows, as it last said (none until it did): the tray speaks
     /// it too ([`crate::Language::or_from_os`]).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "crate::language::lenient"
+    )]
     pub language: Option<crate::Language>,
 }
 

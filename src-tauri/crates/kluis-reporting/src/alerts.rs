@@ -14,11 +14,14 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use kluis_core::Code;
+use kluis_profiles::Language;
 
 use kluis_profiles::monitor::Ran;
 use kluis_profiles::status::KlantStatus;
 use kluis_profiles::unattended::AfterSave;
 use kluis_profiles::{ProfileError, ProfileResult};
+
+use crate::alert_texts::{Among, Words};
 
 /// How many klanten a summary names before it says "and N more".
 const NAMED: usize = 5;
@@ -112,119 +115,105 @@ impl Failed {
 }
 
 impl Alert {
-    /// What `failures` say together: the one klant and its reason, or how many failed and
-    /// which. None for none.
-    pub fn failed(failures: &[Failed]) -> Option<Alert> {
+    /// What `failures` say together, in `language`: the one klant and its reason, or how many
+    /// failed and which. None for none.
+    pub fn failed(failures: &[Failed], language: Language) -> Option<Alert> {
+        let words = Words(language);
         match failures {
             [] => None,
             [one] => Some(Alert {
                 title: match &one.step {
-                    FailedStep::Backup => format!("Backup of {} failed", one.klant),
-                    FailedStep::Copy { target } => {
-                        format!("Backup of {} not copied to {target}", one.klant)
-                    }
-                    FailedStep::RestoreTest => {
-                        format!("Backup of {} failed its restore test", one.klant)
-                    }
+                    FailedStep::Backup => words.backup_failed(&one.klant),
+                    FailedStep::Copy { target } => words.not_copied(&one.klant, target),
+                    FailedStep::RestoreTest => words.restore_test_failed(&one.klant),
                 },
-                body: first_line(&one.message),
+                body: words.reason(one.code, &one.message),
             }),
             many => Some(Alert {
-                title: match many.iter().all(|f| f.step == FailedStep::Backup) {
-                    true => format!("{} backups failed", many.len()),
-                    false => format!("{} backups need attention", many.len()),
-                },
-                body: named(many.iter().map(|f| match &f.step {
-                    FailedStep::Backup => format!("{} ({})", f.klant, f.code),
-                    FailedStep::Copy { target } => format!("{} (not copied to {target})", f.klant),
-                    FailedStep::RestoreTest => format!("{} (restore test failed)", f.klant),
-                })),
+                title: words.many_failed(
+                    many.len(),
+                    many.iter().all(|f| f.step == FailedStep::Backup),
+                ),
+                body: named(
+                    &words,
+                    many.iter().map(|f| {
+                        let what = match &f.step {
+                            FailedStep::Backup => Among::Failed(f.code),
+                            FailedStep::Copy { target } => Among::NotCopied(target),
+                            FailedStep::RestoreTest => Among::RestoreTest,
+                        };
+                        words.one_of_many(&f.klant, what)
+                    }),
+                ),
             }),
         }
     }
 
     /// Klanten that became overdue for their plan (no verified backup since a slot well past).
-    pub fn overdue(klanten: &[String]) -> Option<Alert> {
+    pub fn overdue(klanten: &[String], language: Language) -> Option<Alert> {
+        let words = Words(language);
         match klanten {
             [] => None,
-            [one] => Some(Alert {
-                title: format!("{one} is overdue"),
-                body: "Its plan's backup did not happen. Open Kluis to see why.".into(),
-            }),
+            [one] => {
+                let (title, body) = words.overdue_one(one);
+                Some(Alert { title, body })
+            }
             many => Some(Alert {
-                title: format!("{} klanten are overdue", many.len()),
-                body: named(many.iter().cloned()),
+                title: words.overdue_many(many.len()),
+                body: named(&words, many.iter().cloned()),
             }),
         }
     }
 
     /// "Send test".
-    pub fn test() -> Alert {
-        Alert {
-            title: "Kluis test notification".into(),
-            body: "Notifications work: Kluis tells you here when an unattended backup fails."
-                .into(),
-        }
+    pub fn test(language: Language) -> Alert {
+        let (title, body) = Words(language).test();
+        Alert::of(title, body)
     }
 
     /// The tray's Backup all could not start, for `reason`.
-    pub fn backup_all_not_started(reason: &str) -> Alert {
-        Alert {
-            title: "Backup all could not start".into(),
-            body: reason.to_string(),
-        }
+    pub fn backup_all_not_started(reason: &str, language: Language) -> Alert {
+        Alert::of(Words(language).backup_all_not_started(), reason)
     }
 
     /// Closing the window left Kluis running in the tray: where it went, and how to end it.
-    pub fn still_running() -> Alert {
-        Alert {
-            title: "Kluis is still running".into(),
-            body: "Your plans keep running in the background. Open Kluis or quit it from its icon in the tray, or start Kluis again to bring back its window.".into(),
-        }
+    pub fn still_running(language: Language) -> Alert {
+        let (title, body) = Words(language).still_running(true);
+        Alert::of(title, body)
     }
 
     /// The setup of Kluis `version`, started by itself, did not install it.
-    pub fn update_not_installed(version: &str) -> Alert {
-        Alert {
-            title: format!("Kluis {version} was not installed"),
-            body: "Its setup stopped, most likely because a Kluis program was still running (a scheduled backup, the office relay). Kluis tries again tomorrow; or install it now in Settings → Updates.".into(),
-        }
+    pub fn update_not_installed(version: &str, language: Language) -> Alert {
+        let (title, body) = Words(language).update_not_installed(version);
+        Alert::of(title, body)
     }
 
     /// `kluis-tray` could not start (`reason`): the plans run only while the window is open.
-    pub fn background_failed(reason: &str) -> Alert {
-        Alert {
-            title: "Kluis could not keep your plans in the background".into(),
-            body: format!(
-                "{} Open Kluis: while its window is open, the plans run there.",
-                first_line(reason)
-            ),
-        }
+    pub fn background_failed(reason: &str, language: Language) -> Alert {
+        let (title, body) = Words(language).background_failed(reason);
+        Alert::of(title, body)
     }
 
     /// Closing the window left Kluis running, on a desktop that shows no tray icons (stock
     /// GNOME without its extension): how to find it again.
-    pub fn still_running_without_tray() -> Alert {
+    pub fn still_running_without_tray(language: Language) -> Alert {
+        let (title, body) = Words(language).still_running(false);
+        Alert::of(title, body)
+    }
+
+    fn of(title: impl Into<String>, body: impl Into<String>) -> Alert {
         Alert {
-            title: "Kluis is still running".into(),
-            body: "Your plans keep running in the background. This desktop shows no tray icon: open Kluis from your applications menu to see it again.".into(),
+            title: title.into(),
+            body: body.into(),
         }
     }
 }
 
-fn first_line(text: &str) -> String {
-    let line = text.lines().next().unwrap_or_default();
-    line.chars().take(300).collect()
-}
-
 /// "a, b, c, d, e and 3 more".
-fn named(names: impl ExactSizeIterator<Item = String>) -> String {
+fn named(words: &Words, names: impl ExactSizeIterator<Item = String>) -> String {
     let total = names.len();
     let shown: Vec<String> = names.take(NAMED).collect();
-    match total - shown.len() {
-        0 => shown.join(", "),
-        more => format!("{} and {more} more", shown.join(", ")),
-    }
+    words.and_more(&shown, total - shown.len())
 }
 
 /// Where alerts go: the desktop ([`DesktopNotifier`]) or, in tests, a recorder.
@@ -301,19 +290,25 @@ impl OverdueWatch {
     }
 }
 
+/// The language alerts are told in, as it is when one is told (the settings' `language`).
+pub type Speaking = Arc<dyn Fn() -> Language + Send + Sync>;
+
 /// Gathers failures for [`GATHER_FOR`] after the first, then tells them in one alert.
 pub struct FailureBatch {
     pending: Mutex<Vec<Failed>>,
     notifier: Arc<dyn Notifier>,
     gather_for: Duration,
+    language: Speaking,
 }
 
 impl FailureBatch {
-    pub fn new(notifier: Arc<dyn Notifier>, gather_for: Duration) -> Arc<Self> {
+    /// Failures told by `notifier` in `language`, gathered for `gather_for`.
+    pub fn new(notifier: Arc<dyn Notifier>, gather_for: Duration, language: Speaking) -> Arc<Self> {
         Arc::new(FailureBatch {
             pending: Mutex::new(Vec::new()),
             notifier,
             gather_for,
+            language,
         })
     }
 
@@ -335,7 +330,7 @@ impl FailureBatch {
             tokio::spawn(async move {
                 tokio::time::sleep(batch.gather_for).await;
                 let failures = std::mem::take(&mut *batch.pending.lock().unwrap());
-                if let Some(alert) = Alert::failed(&failures) {
+                if let Some(alert) = Alert::failed(&failures, (batch.language)()) {
                     if let Err(e) = batch.notifier.notify(&alert).await {
                         tracing::warn!(code = %e.code(), "a failure could not be notified");
                     }
@@ -376,14 +371,14 @@ mod tests {
     /// named (five, then "and N more"); none says nothing.
     #[test]
     fn failures_are_said_once() {
-        assert_eq!(Alert::failed(&[]), None);
-        let one = Alert::failed(&[failed("Bakker B.V.", Code::Network)]).unwrap();
+        assert_eq!(Alert::failed(&[], Language::En), None);
+        let one = Alert::failed(&[failed("Bakker B.V.", Code::Network)], Language::En).unwrap();
         assert_eq!(one.title, "Backup of Bakker B.V. failed");
         assert_eq!(one.body, "The service could not be reached.");
         let many: Vec<Failed> = (1..=7)
             .map(|i| failed(&format!("Klant {i}"), Code::ServiceError))
             .collect();
-        let summary = Alert::failed(&many).unwrap();
+        let summary = Alert::failed(&many, Language::En).unwrap();
         assert_eq!(summary.title, "7 backups failed");
         assert_eq!(
             summary.body,
@@ -391,9 +386,36 @@ mod tests {
              Klant 4 (service_error), Klant 5 (service_error) and 2 more"
         );
         assert_eq!(
-            Alert::overdue(&["A".into(), "B".into()]).unwrap().title,
+            Alert::overdue(&["A".into(), "B".into()], Language::En)
+                .unwrap()
+                .title,
             "2 klanten are overdue"
         );
+    }
+
+    /// In Dutch (the window's language) an alert says what the UI says: the failure by the
+    /// title the UI gives its code, the rest in the UI's words.
+    #[test]
+    fn failures_are_said_in_dutch() {
+        let one = Alert::failed(&[failed("Bakker B.V.", Code::Network)], Language::Nl).unwrap();
+        assert_eq!(one.title, "Back-up van Bakker B.V. mislukt");
+        assert_eq!(one.body, "Geen verbinding. Open Kluis voor de details.");
+        let copy = Failed::copy("Visser", "NAS", &kluis_core::Error::Config("gone".into()));
+        let many: Vec<Failed> = (1..=6)
+            .map(|i| failed(&format!("Klant {i}"), Code::ServiceError))
+            .chain([copy])
+            .collect();
+        let summary = Alert::failed(&many, Language::Nl).unwrap();
+        assert_eq!(summary.title, "7 back-ups vragen aandacht");
+        assert_eq!(
+            summary.body,
+            "Klant 1 (De dienst meldde een fout), Klant 2 (De dienst meldde een fout), \
+             Klant 3 (De dienst meldde een fout), Klant 4 (De dienst meldde een fout), \
+             Klant 5 (De dienst meldde een fout) en nog 2"
+        );
+        let late = Alert::overdue(&["A".into()], Language::Nl).unwrap();
+        assert_eq!(late.title, "A is te laat");
+        assert_eq!(Alert::still_running(Language::Nl).title, "Kluis draait nog");
     }
 
     /// A copy that could not be made is told as that, not as a failed backup: the backup is
@@ -403,9 +425,9 @@ mod tests {
         let away =
             kluis_core::Error::Config("Copy target \"NAS\": the folder is not there.".into());
         let copy = Failed::copy("Bakker B.V.", "NAS", &away);
-        let one = Alert::failed(std::slice::from_ref(&copy)).unwrap();
+        let one = Alert::failed(std::slice::from_ref(&copy), Language::En).unwrap();
         assert_eq!(one.title, "Backup of Bakker B.V. not copied to NAS");
-        let both = Alert::failed(&[failed("Visser", Code::Network), copy]).unwrap();
+        let both = Alert::failed(&[failed("Visser", Code::Network), copy], Language::En).unwrap();
         assert_eq!(both.title, "2 backups need attention");
         assert_eq!(
             both.body,
@@ -418,13 +440,13 @@ mod tests {
     #[test]
     fn a_failed_restore_test_is_told() {
         let test = Failed::restore_test("Bakker B.V.", "report.pdf: its CRC-32 does not match");
-        let one = Alert::failed(std::slice::from_ref(&test)).unwrap();
+        let one = Alert::failed(std::slice::from_ref(&test), Language::En).unwrap();
         assert_eq!(one.title, "Backup of Bakker B.V. failed its restore test");
         assert_eq!(
             one.body,
             "The restore test failed: report.pdf: its CRC-32 does not match"
         );
-        let both = Alert::failed(&[test, failed("Visser", Code::Network)]).unwrap();
+        let both = Alert::failed(&[test, failed("Visser", Code::Network)], Language::En).unwrap();
         assert_eq!(both.title, "2 backups need attention");
         assert_eq!(
             both.body,
@@ -473,7 +495,7 @@ mod tests {
     #[tokio::test(start_paused = true)]
     async fn failures_close_together_make_one_alert() {
         let recorder = Arc::new(Recorder::default());
-        let batch = FailureBatch::new(recorder.clone(), GATHER_FOR);
+        let batch = FailureBatch::new(recorder.clone(), GATHER_FOR, Arc::new(|| Language::En));
         batch.add(failed("A", Code::Network));
         tokio::time::sleep(Duration::from_secs(10)).await;
         batch.add(failed("B", Code::Network));

@@ -209,7 +209,9 @@ mod tests {
     #[tokio::test]
     async fn a_notification_registers_kluis_first() {
         use crate::Notifier;
-        let _ = crate::DesktopNotifier.notify(&crate::Alert::test()).await;
+        let _ = crate::DesktopNotifier
+            .notify(&crate::Alert::test(kluis_profiles::Language::En))
+            .await;
         let key = key(APP_ID);
         assert_eq!(
             registry::string(&key, "DisplayName").as_deref(),

@@ -6,7 +6,8 @@
 //! Parts and data flow:
 //! - [`alerts`]: an [`Alert`] (a title and a text) and who shows one ([`Notifier`]): the
 //!   desktop ([`DesktopNotifier`]); [`FailureBatch`] gathers failures that come close together
-//!   into one summary, and [`OverdueWatch`] tells each klant that became overdue once.
+//!   into one summary, and [`OverdueWatch`] tells each klant that became overdue once; each
+//!   alert in the window's language (`alert_texts`: English, or Dutch as the UI says it).
 //!   On Windows, [`app_identity`] registers the name and icon the notifications show.
 //! - [`mail`]: e-mail through the office's SMTP server ([`Mailer`], [`OfficeMail`] with the
 //!   password from the keyring), and the [`daily_report`] of every klant, sent once a day
@@ -21,6 +22,7 @@
 //! Errors are kluis-profiles' [`kluis_profiles::ProfileError`]: what fails here (a setting, the
 //! keyring, the mail server) is what fails there.
 
+mod alert_texts;
 pub mod alerts;
 #[cfg(windows)]
 pub mod app_identity;

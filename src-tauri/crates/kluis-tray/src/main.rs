@@ -40,11 +40,21 @@ fn main() {
             .enable_all()
             .build()
         {
-            let alert = Alert::background_failed(&e.to_string());
+            let alert = Alert::background_failed(&e.to_string(), window_language());
             let _ = runtime.block_on(DesktopNotifier.notify(&alert));
         }
         std::process::exit(1);
     }
+}
+
+/// The window's language as the settings keep it, else the OS's (the profiles file may be
+/// what could not be read).
+fn window_language() -> kluis_desktop::Language {
+    let kept = AppPaths::from_env().ok().and_then(|paths| {
+        let profiles = kluis_desktop::profiles::ProfileStore::open(paths.profiles_file).ok()?;
+        profiles.settings().language
+    });
+    kluis_desktop::Language::or_from_os(kept)
 }
 
 /// This data folder's `kluis-tray`, until the keeper leaves; when a package upgrade replaced

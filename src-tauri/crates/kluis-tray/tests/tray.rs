@@ -269,6 +269,8 @@ async fn the_tray_menu_over_d_bus_with_and_without_a_tray_host() {
     let mut owners = names.receive_name_owner_changed().await.unwrap();
     let dir = tempfile::tempdir().unwrap();
     let (app, mut told) = open_app(dir.path(), true).await;
+    // (Dutch chosen in the window: the notification says it in Dutch.)
+    app.settings.set_language(Language::Nl).unwrap();
     let (window, _opened) = window_counter();
     let keeper = tokio::spawn(keeper::run(app, window, true));
     let item = within("the tray item's bus name", async {
@@ -286,9 +288,10 @@ async fn the_tray_menu_over_d_bus_with_and_without_a_tray_host() {
     let alert = within("the notification", told.recv()).await.unwrap();
     assert_eq!(
         alert,
-        Alert::still_running_without_tray(),
+        Alert::still_running_without_tray(Language::Nl),
         "without a tray host the notification says to use the applications menu"
     );
+    assert_eq!(alert.title, "Kluis draait nog", "in the window's language");
     {
         use std::os::unix::fs::PermissionsExt;
         let told = std::fs::metadata(dir.path().join("still-running.told")).unwrap();
@@ -298,7 +301,7 @@ async fn the_tray_menu_over_d_bus_with_and_without_a_tray_host() {
             "the file that remembers it was said is owner-only"
         );
     }
-    click(&bus, &item, "Quit Kluis").await;
+    click(&bus, &item, "Kluis afsluiten").await; // (its menu in Dutch too)
     let left = within("quitting", keeper).await.unwrap();
     assert_eq!(left, Left::Quit);
 
@@ -329,6 +332,13 @@ async fn the_tray_menu_over_d_bus_with_and_without_a_tray_host() {
             "the menu has {label}: {entries:?}"
         );
     }
+    // (Told before the language changes below: it is said in the language of its moment.)
+    let alert = within("the notification", told.recv()).await.unwrap();
+    assert_eq!(
+        alert,
+        Alert::still_running(Language::En),
+        "with a tray host: its icon"
+    );
     // Dutch chosen in a window meanwhile: the menu says it as it opens next.
     let window = kluis_profiles::ProfileStore::open(AppPaths::under(dir.path()).profiles_file);
     let window = window.unwrap();
@@ -347,8 +357,6 @@ async fn the_tray_menu_over_d_bus_with_and_without_a_tray_host() {
     say(Language::En).unwrap();
     about_to_show(&bus, &item).await;
     assert_eq!(menu(&bus, &item).await, entries, "English again");
-    let alert = within("the notification", told.recv()).await.unwrap();
-    assert_eq!(alert, Alert::still_running(), "with a tray host: its icon");
     assert!(!checked(&bus, &item, entries["Pause plans"]).await);
 
     click(&bus, &item, "Pause plans").await;

@@ -18,6 +18,17 @@ pub(crate) fn validator(headers: &HeaderMap) -> Option<String> {
         .or_else(|| header_text(headers, header::LAST_MODIFIED))
 }
 
+/// Whether a resume's answer names the file `ours` validates (the ETag or date sent in
+/// `If-Range`): its ETag against an ETag, its Last-Modified against a date. A header it does
+/// not send claims nothing (a host may leave one out of a 206).
+pub(crate) fn names_same_file(ours: &str, headers: &HeaderMap) -> bool {
+    let name = match ours.starts_with('"') {
+        true => header::ETAG,
+        false => header::LAST_MODIFIED,
+    };
+    header_text(headers, name).is_none_or(|theirs| theirs == ours)
+}
+
 /// `bytes START-END/TOTAL` → (START, Some(TOTAL)); a `*` total gives `None`.
 pub(crate) fn parse_content_range(value: &str) -> Option<(u64, Option<u64>)> {
     let rest = value.trim().strip_prefix("bytes ")?;
@@ -70,6 +81,36 @@ pub(crate) fn declared_sha256(headers: &HeaderMap) -> Option<[u8; 32]> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A resume's answer is compared like with like: an ETag sent is checked against its
+    /// ETag, a date against its Last-Modified; what it leaves out claims nothing (a legitimate
+    /// 206 without the other header is not refused).
+    #[test]
+    fn a_resume_names_the_same_file() {
+        let headers = |pairs: &[(header::HeaderName, &str)]| {
+            let mut map = HeaderMap::new();
+            for (name, value) in pairs {
+                map.insert(name.clone(), value.parse().unwrap());
+            }
+            map
+        };
+        let date = "Sat, 28 Nov 2026 10:00:00 GMT";
+        let both = headers(&[(header::ETAG, "\"a\""), (header::LAST_MODIFIED, date)]);
+        assert!(names_same_file("\"a\"", &both));
+        assert!(!names_same_file("\"b\"", &both), "another file's tag");
+        assert!(names_same_file(date, &both), "a date against the date");
+        assert!(!names_same_file("Fri, 27 Nov 2026 10:00:00 GMT", &both));
+        let only_date = headers(&[(header::LAST_MODIFIED, date)]);
+        assert!(
+            names_same_file("\"a\"", &only_date),
+            "no tag sent: no claim"
+        );
+        let weak = headers(&[(header::ETAG, "W/\"a\"")]);
+        assert!(
+            !names_same_file("\"a\"", &weak),
+            "a weak tag is not the strong one"
+        );
+    }
 
     /// Content-Range with a known and an unknown total; malformed values are refused.
     #[test]

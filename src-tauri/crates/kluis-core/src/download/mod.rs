@@ -34,6 +34,7 @@ use url::Url;
 
 pub use address::Address;
 pub use destination::Destination;
+use headers::names_same_file;
 pub(crate) use headers::{declared_sha256, header_text, parse_content_range, validator};
 pub(crate) use part::ENCRYPTED_PART;
 use part::{continue_part, is_our_part, remove_part};
@@ -411,11 +412,9 @@ impl Downloader {
             StatusCode::PARTIAL_CONTENT if resume_from.is_some() => {
                 let range = header_text(response.headers(), header::CONTENT_RANGE)
                     .and_then(|v| parse_content_range(&v));
-                // The rest of the same file: a host that names its file by another validator
-                // than the one sent in If-Range (one ignoring If-Range; after a renewed
-                // address, another host) would splice two files.
-                let same_file = (validator(response.headers()))
-                    .is_none_or(|sent| t.validator.as_ref().is_none_or(|ours| *ours == sent));
+                // The same file's rest (a host ignoring If-Range would splice two files).
+                let same_file = (t.validator.as_deref())
+                    .is_none_or(|ours| names_same_file(ours, response.headers()));
                 match range {
                     Some((start, total))
                         if same_file
@@ -428,7 +427,7 @@ impl Downloader {
                         // The server resumed somewhere else: forget the validator and start over.
                         t.validator = None;
                         return Err(Failure::Transient(Error::DownloadFailed(
-                            "The file host resumed the download at the wrong place; it is started again.".into(),
+                            "The file host resumed the download at another place or of another file; it is started again.".into(),
                         )));
                     }
                 }

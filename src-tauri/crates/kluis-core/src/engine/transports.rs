@@ -75,6 +75,9 @@ impl Transports {
             }
             _ => {}
         }
+        // What is kept is old, dead or failed: let go of it first (an old listener on the
+        // address about to be bound again; an old tunnel's cloudflared).
+        *kept = Kept::Nothing;
         match build.await {
             Ok(transport) => {
                 *kept = Kept::Built(transport.clone(), now);
@@ -97,10 +100,16 @@ impl Transports {
         }
     }
 
-    /// Forgets every built transport and failure (the choice changed); running jobs keep
-    /// theirs, and a build under way stays its key's only one (its result is not kept).
+    /// Forgets every built transport and failure (the choice changed): let go of at once (a
+    /// listener's address free again, a tunnel's cloudflared stopped) unless running jobs
+    /// still hold it; a build under way stays its key's only one, its result not kept.
     pub fn clear(&self) {
         self.generation.fetch_add(1, Ordering::SeqCst);
+        for slot in self.slots.lock().unwrap().values() {
+            if let Ok(mut kept) = slot.0.try_lock() {
+                *kept = Kept::Nothing;
+            }
+        }
     }
 
     fn slot(&self, key: &str) -> Arc<Slot> {

@@ -166,3 +166,18 @@ async fn a_clear_during_a_build_makes_no_second_build_beside_it() {
         "one build of the key at a time"
     );
 }
+
+/// The choice saved again (`clear`) lets go of what is kept at once: a direct listener's
+/// address is its key, and one kept there failed every next klant with "Could not listen on
+/// …"; a kept tunnel's cloudflared ran on (its end is the transport's drop). Once nothing else
+/// holds it, it is gone — and a failed build's error with it.
+#[tokio::test]
+async fn a_clear_lets_go_of_what_is_kept() {
+    let kept = Transports::default();
+    let first = kept.get_or_build("direct", loopback()).await.unwrap();
+    let weak = Arc::downgrade(&first);
+    drop(first);
+    assert!(weak.upgrade().is_some(), "kept for the next klant");
+    kept.clear();
+    assert!(weak.upgrade().is_none(), "let go of at clear");
+}

@@ -28,16 +28,17 @@ pub(crate) type TellFailure = Box<dyn FnOnce(&kluis_core::Result<Saved>) + Send>
 pub(crate) type TellAfterSave = Arc<dyn Fn(&str, &AfterSave) + Send + Sync>;
 
 /// Failures gather in a batch for `gather_for`, then are told through an outbox: on `desktop`
-/// and by `office`'s mail as `profiles`' settings say at the time.
+/// and by `office`'s mail as `profiles`' settings say at the time, in their language.
 fn outbox_batch(
     desktop: Arc<dyn Notifier>,
     office: OfficeMail,
     profiles: &Arc<ProfileStore>,
     gather_for: Duration,
 ) -> Arc<FailureBatch> {
-    let profiles = profiles.clone();
-    let outbox = Outbox::new(desktop, office, Arc::new(move || profiles.settings()));
-    FailureBatch::new(Arc::new(outbox), gather_for)
+    let (settings, language) = (profiles.clone(), profiles.clone());
+    let outbox = Outbox::new(desktop, office, Arc::new(move || settings.settings()));
+    let language = Arc::new(move || language.settings().language());
+    FailureBatch::new(Arc::new(outbox), gather_for, language)
 }
 
 /// See the module's text.
@@ -89,7 +90,10 @@ impl Alerts {
 
     /// "Send test": a notification now, whatever the setting.
     pub async fn test_notification(&self) -> AppResult<()> {
-        Ok(self.desktop.notify(&Alert::test()).await?)
+        Ok(self
+            .desktop
+            .notify(&Alert::test(self.shared.language()))
+            .await?)
     }
 
     /// Looks every few minutes (and at once) for klanten that became overdue, telling each
@@ -127,7 +131,7 @@ impl Alerts {
         if !Outbox::wants(&self.shared.profiles.settings()) {
             return None;
         }
-        Alert::overdue(&names)
+        Alert::overdue(&names, self.shared.language())
     }
 
     /// What tells that a klant's saved backup could not be copied to a copy target, or failed

@@ -59,7 +59,7 @@ impl TrayAction {
             (TrayAction::Open, En) => "Open Kluis",
             (TrayAction::Open, Nl) => "Kluis openen",
             (TrayAction::BackupAll, En) => "Backup all now",
-            (TrayAction::BackupAll, Nl) => "Nu een back-up van alle klanten",
+            (TrayAction::BackupAll, Nl) => "Back-up van alle klanten maken",
             (TrayAction::PausePlans | TrayAction::ResumePlans, En) => "Pause plans",
             (TrayAction::PausePlans | TrayAction::ResumePlans, Nl) => "Plannen pauzeren",
             (TrayAction::Quit, En) => "Quit Kluis",
@@ -194,9 +194,10 @@ impl Background {
     pub async fn backup_all_from_tray(&self) -> AppResult<usize> {
         let outcome = self.plans.backup_all().await;
         if let Err(e) = &outcome {
-            (self
-                .alerts
-                .show(&Alert::backup_all_not_started(&e.to_string())))
+            (self.alerts.show(&Alert::backup_all_not_started(
+                &e.to_string(),
+                self.shared.language(),
+            )))
             .await;
         }
         outcome
@@ -208,8 +209,8 @@ impl Background {
     pub async fn tell_still_running(&self, tray_shown: bool) {
         if self.shared.profiles.settings().notify_desktop {
             let alert = match tray_shown {
-                true => Alert::still_running(),
-                false => Alert::still_running_without_tray(),
+                true => Alert::still_running(self.shared.language()),
+                false => Alert::still_running_without_tray(self.shared.language()),
             };
             self.alerts.show(&alert).await;
         }

@@ -389,7 +389,8 @@ impl Updates {
             return; // (Not told, rather than told at each round.)
         }
         if self.shared.profiles.settings().notify_desktop {
-            let alert = kluis_reporting::Alert::update_not_installed(&told.version);
+            let alert =
+                kluis_reporting::Alert::update_not_installed(&told.version, self.shared.language());
             self.alerts.show(&alert).await;
         }
     }

@@ -32,7 +32,7 @@ async fn a_failure_summary_reaches_the_notification_service() {
             step: FailedStep::Backup,
         },
     ];
-    let alert = Alert::failed(&failures).unwrap();
+    let alert = Alert::failed(&failures, kluis_profiles::Language::En).unwrap();
     DesktopNotifier.notify(&alert).await.expect("shown");
     let kluis_sim::notifications::Notification { app, summary, body } = heard.recv().await.unwrap();
     assert_eq!(app, "Kluis");
