@@ -25,20 +25,31 @@ pub(crate) fn lenient<'de, D: serde::Deserializer<'de>>(
 }
 
 impl Language {
-    /// `chosen` (the settings'), else the OS's as the process's locale says it, in gettext's
-    /// order (`LANGUAGE`'s first, `LC_ALL`, `LC_MESSAGES`, `LANG`: the first set; Dutch when
-    /// it starts with `nl`), else English. (Windows sets none of these: there English until
-    /// the window has said which.)
+    /// `chosen` (the settings'), else the OS's as the process's locale says it, read as gettext
+    /// reads it: the locale (`LC_ALL`, `LC_MESSAGES`, `LANG`: the first set) and, unless that
+    /// is C or POSIX (or none), `LANGUAGE`'s first entry before it; Dutch when it starts with
+    /// `nl`, else English. (Windows sets none of these: there English until the window has said
+    /// which.)
     pub fn or_from_os(chosen: Option<Language>) -> Language {
-        let locale = |name| std::env::var(name).ok().filter(|v| !v.is_empty());
-        chosen.unwrap_or_else(|| {
-            let first = |list: String| list.split(':').next().map(str::to_owned);
-            let os = (locale("LANGUAGE").and_then(first))
-                .or_else(|| locale("LC_ALL"))
-                .or_else(|| locale("LC_MESSAGES"))
-                .or_else(|| locale("LANG"));
-            Language::of_locale(os.as_deref().unwrap_or(""))
-        })
+        chosen.unwrap_or_else(|| Language::of_environment(|name| std::env::var(name).ok()))
+    }
+
+    /// The language of the locale that the environment `var` gives (see
+    /// [`Language::or_from_os`]).
+    fn of_environment(var: impl Fn(&str) -> Option<String>) -> Language {
+        let var = |name| var(name).filter(|v| !v.is_empty());
+        let locale = (var("LC_ALL"))
+            .or_else(|| var("LC_MESSAGES"))
+            .or_else(|| var("LANG"));
+        let plain =
+            (locale.as_deref()).is_none_or(|l| l == "C" || l.starts_with("C.") || l == "POSIX");
+        let listed = var("LANGUAGE")
+            .and_then(|list| list.split(':').find(|l| !l.is_empty()).map(str::to_owned));
+        let os = match plain {
+            true => locale,
+            false => listed.or(locale),
+        };
+        Language::of_locale(os.as_deref().unwrap_or(""))
     }
 
     /// The language of a locale name such as `nl_NL.UTF-8` or `en-GB`.
@@ -64,6 +75,42 @@ mod tests {
         assert_eq!(Language::of_locale("en_GB.UTF-8"), Language::En);
         assert_eq!(Language::of_locale("C.UTF-8"), Language::En);
         assert_eq!(Language::of_locale(""), Language::En);
+    }
+
+    /// The OS's language as gettext finds it: the locale, `LANGUAGE` before it unless the
+    /// locale is C.
+    #[test]
+    fn the_os_s_as_gettext_reads_it() {
+        let of = |pairs: &[(&str, &str)]| {
+            let pairs: Vec<(String, String)> = (pairs.iter())
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect();
+            Language::of_environment(|name| {
+                (pairs.iter())
+                    .find(|(k, _)| k == name)
+                    .map(|(_, v)| v.clone())
+            })
+        };
+        assert_eq!(of(&[("LANG", "nl_NL.UTF-8")]), Language::Nl);
+        assert_eq!(
+            of(&[("LANG", "nl_NL.UTF-8"), ("LC_ALL", "en_GB.UTF-8")]),
+            Language::En
+        );
+        assert_eq!(
+            of(&[("LANG", "en_GB.UTF-8"), ("LC_MESSAGES", "nl_BE")]),
+            Language::Nl
+        );
+        assert_eq!(
+            of(&[("LANG", "en_GB.UTF-8"), ("LANGUAGE", ":nl:en")]),
+            Language::Nl
+        );
+        assert_eq!(
+            of(&[("LC_ALL", "C"), ("LANGUAGE", "nl")]),
+            Language::En,
+            "C: LANGUAGE unread"
+        );
+        assert_eq!(of(&[("LANGUAGE", "nl")]), Language::En, "no locale: C");
+        assert_eq!(of(&[]), Language::En);
     }
 
     /// Kept as the window names them ("en", "nl"); a file without one, or with one this build

@@ -1,7 +1,7 @@
 //! The alerts' words in the window's two languages ([`Language`]): English, and Dutch as the
 //! UI says it (formal *u*, *te laat*, *terugzettest*; each error code by the title the UI
-//! shows for it). A Dutch alert names a failure by that title and leaves the technical detail
-//! (Kluis's own English message) to the window.
+//! shows for it). A Dutch alert names a failure by that title, then Kluis's own message (in
+//! English, as the window shows it behind *Details*) for a reader away from the window.
 
 use kluis_core::Code;
 use kluis_profiles::Language;
@@ -20,7 +20,10 @@ impl Words {
     pub fn not_copied(&self, klant: &str, target: &str) -> String {
         match self.0 {
             Language::En => format!("Backup of {klant} not copied to {target}"),
-            Language::Nl => format!("Back-up van {klant} niet gekopieerd naar {target}"),
+            Language::Nl => format!(
+                "Back-up van {klant} niet gekopieerd naar {}",
+                dutch_target(target)
+            ),
         }
     }
 
@@ -35,7 +38,7 @@ impl Words {
     pub fn reason(&self, code: Code, message: &str) -> String {
         match self.0 {
             Language::En => first_line(message),
-            Language::Nl => format!("{}. Open Kluis voor de details.", dutch_title(code)),
+            Language::Nl => format!("{}. Details: {}", dutch_title(code), first_line(message)),
         }
     }
 
@@ -54,7 +57,9 @@ impl Words {
             (Language::En, Among::Failed(code)) => format!("{klant} ({code})"),
             (Language::Nl, Among::Failed(code)) => format!("{klant} ({})", dutch_title(code)),
             (Language::En, Among::NotCopied(to)) => format!("{klant} (not copied to {to})"),
-            (Language::Nl, Among::NotCopied(to)) => format!("{klant} (niet gekopieerd naar {to})"),
+            (Language::Nl, Among::NotCopied(to)) => {
+                format!("{klant} (niet gekopieerd naar {})", dutch_target(to))
+            }
             (Language::En, Among::RestoreTest) => format!("{klant} (restore test failed)"),
             (Language::Nl, Among::RestoreTest) => format!("{klant} (terugzettest mislukt)"),
         }
@@ -102,10 +107,14 @@ impl Words {
         }
     }
 
-    pub fn backup_all_not_started(&self) -> &'static str {
+    pub fn backup_all_not_started(&self, reason: &str) -> (&'static str, String) {
+        let reason = first_line(reason);
         match self.0 {
-            Language::En => "Backup all could not start",
-            Language::Nl => "De back-up van alle klanten kon niet beginnen",
+            Language::En => ("Backup all could not start", reason),
+            Language::Nl => (
+                "De back-up van alle klanten kon niet starten",
+                format!("Open Kluis om te zien waarom. Details: {reason}"),
+            ),
         }
     }
 
@@ -113,7 +122,7 @@ impl Words {
         match (self.0, tray_shown) {
             (Language::En, true) => ("Kluis is still running", "Your plans keep running in the background. Open Kluis or quit it from its icon in the tray, or start Kluis again to bring back its window."),
             (Language::En, false) => ("Kluis is still running", "Your plans keep running in the background. This desktop shows no tray icon: open Kluis from your applications menu to see it again."),
-            (Language::Nl, true) => ("Kluis draait nog", "Uw plannen lopen op de achtergrond door. Open of sluit Kluis met het pictogram in het systeemvak, of start Kluis opnieuw om het venster terug te halen."),
+            (Language::Nl, true) => ("Kluis draait nog", "Uw plannen lopen op de achtergrond door. Open Kluis of sluit het af met het pictogram in het systeemvak, of start Kluis opnieuw om het venster terug te halen."),
             (Language::Nl, false) => ("Kluis draait nog", "Uw plannen lopen op de achtergrond door. Dit bureaublad toont geen pictogram in het systeemvak: open Kluis via het programmamenu om het weer te zien."),
         }
     }
@@ -121,7 +130,7 @@ impl Words {
     pub fn update_not_installed(&self, version: &str) -> (String, &'static str) {
         match self.0 {
             Language::En => (format!("Kluis {version} was not installed"), "Its setup stopped, most likely because a Kluis program was still running (a scheduled backup, the office relay). Kluis tries again tomorrow; or install it now in Settings → Updates."),
-            Language::Nl => (format!("Kluis {version} is niet geïnstalleerd"), "De installatie is gestopt, waarschijnlijk omdat er nog een programma van Kluis draaide (een geplande back-up, de relay van het kantoor). Kluis probeert het morgen opnieuw; of installeer het nu via Instellingen → Updates."),
+            Language::Nl => (format!("Kluis {version} is niet geïnstalleerd"), "De installatie is gestopt, waarschijnlijk omdat er nog een programma van Kluis draaide (een geplande back-up, de relay van het kantoor). Kluis probeert het morgen opnieuw; of installeer de update nu via Instellingen → Updates."),
         }
     }
 
@@ -134,7 +143,7 @@ impl Words {
             ),
             Language::Nl => (
                 "Kluis kan uw plannen niet op de achtergrond laten lopen",
-                format!("{reason} Open Kluis: zolang het venster open is, lopen de plannen daar."),
+                format!("Open Kluis: zolang het venster open is, lopen de plannen daar. Details: {reason}"),
             ),
         }
     }
@@ -146,6 +155,14 @@ pub(crate) enum Among<'a> {
     Failed(Code),
     NotCopied(&'a str),
     RestoreTest,
+}
+
+/// A copy target's name, or all of them in Dutch.
+fn dutch_target(target: &str) -> &str {
+    match target {
+        kluis_profiles::unattended::EVERY_COPY_TARGET => "alle kopieplekken",
+        name => name,
+    }
 }
 
 /// The UI's Dutch title for an error code (ui/src/texts/nl.ts, `err…`).

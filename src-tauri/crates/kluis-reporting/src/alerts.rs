@@ -173,7 +173,8 @@ impl Alert {
 
     /// The tray's Backup all could not start, for `reason`.
     pub fn backup_all_not_started(reason: &str, language: Language) -> Alert {
-        Alert::of(Words(language).backup_all_not_started(), reason)
+        let (title, body) = Words(language).backup_all_not_started(reason);
+        Alert::of(title, body)
     }
 
     /// Closing the window left Kluis running in the tray: where it went, and how to end it.
@@ -399,7 +400,10 @@ mod tests {
     fn failures_are_said_in_dutch() {
         let one = Alert::failed(&[failed("Bakker B.V.", Code::Network)], Language::Nl).unwrap();
         assert_eq!(one.title, "Back-up van Bakker B.V. mislukt");
-        assert_eq!(one.body, "Geen verbinding. Open Kluis voor de details.");
+        assert_eq!(
+            one.body,
+            "Geen verbinding. Details: The service could not be reached."
+        );
         let copy = Failed::copy("Visser", "NAS", &kluis_core::Error::Config("gone".into()));
         let many: Vec<Failed> = (1..=6)
             .map(|i| failed(&format!("Klant {i}"), Code::ServiceError))
@@ -412,6 +416,16 @@ mod tests {
             "Klant 1 (De dienst meldde een fout), Klant 2 (De dienst meldde een fout), \
              Klant 3 (De dienst meldde een fout), Klant 4 (De dienst meldde een fout), \
              Klant 5 (De dienst meldde een fout) en nog 2"
+        );
+        let everywhere = Failed::copy(
+            "Visser",
+            kluis_profiles::unattended::EVERY_COPY_TARGET,
+            &kluis_core::Error::Config("gone".into()),
+        );
+        let alert = Alert::failed(&[everywhere], Language::Nl).unwrap();
+        assert_eq!(
+            alert.title,
+            "Back-up van Visser niet gekopieerd naar alle kopieplekken"
         );
         let late = Alert::overdue(&["A".into()], Language::Nl).unwrap();
         assert_eq!(late.title, "A is te laat");

@@ -101,7 +101,7 @@ impl ListenerTransport {
             .ok()
             .filter(|u| u.scheme() == "https" && u.host().is_some() && u.query().is_none())
             .ok_or_else(|| Error::Config("The public callback URL must be an https URL without a query, e.g. https://office.example/kluis.".into()))?;
-        let listener = TcpListener::bind(listen).await.map_err(|e| {
+        let listener = bind_patiently(listen).await.map_err(|e| {
             Error::Config(format!(
                 "Could not listen on {listen} for callbacks: {e}. Choose another local address (--listen)."
             ))
@@ -191,6 +191,22 @@ impl ListenerTransport {
 struct RouteGuard {
     shared: Arc<Shared>,
     hash: String,
+}
+
+/// Binds `listen`, trying again for up to a second while it is in use: a listener on the same
+/// address that this process just let go of (the choice saved again) is closed by its serving
+/// task a moment later, not at once.
+async fn bind_patiently(listen: SocketAddr) -> std::io::Result<TcpListener> {
+    let mut tries = 0;
+    loop {
+        match TcpListener::bind(listen).await {
+            Err(e) if e.kind() == std::io::ErrorKind::AddrInUse && tries < 20 => {
+                tries += 1;
+                tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+            }
+            bound => return bound,
+        }
+    }
 }
 
 impl Drop for RouteGuard {

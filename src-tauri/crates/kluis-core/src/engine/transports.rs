@@ -78,7 +78,13 @@ impl Transports {
         // What is kept is old, dead or failed: let go of it first (an old listener on the
         // address about to be bound again; an old tunnel's cloudflared).
         *kept = Kept::Nothing;
-        match build.await {
+        let built = build.await;
+        // The choice changed meanwhile (`clear` could not reach this slot): what was built
+        // for the old one is its callers', not kept (an old tunnel would run on unasked).
+        if self.generation.load(Ordering::SeqCst) != now {
+            return built;
+        }
+        match built {
             Ok(transport) => {
                 *kept = Kept::Built(transport.clone(), now);
                 Ok(transport)

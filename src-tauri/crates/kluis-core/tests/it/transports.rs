@@ -165,6 +165,12 @@ async fn a_clear_during_a_build_makes_no_second_build_beside_it() {
         1,
         "one build of the key at a time"
     );
+    let weak = Arc::downgrade(&old);
+    drop(old);
+    assert!(
+        weak.upgrade().is_none(),
+        "the old choice's transport not kept"
+    );
 }
 
 /// The choice saved again (`clear`) lets go of what is kept at once: a direct listener's
@@ -180,4 +186,53 @@ async fn a_clear_lets_go_of_what_is_kept() {
     assert!(weak.upgrade().is_some(), "kept for the next klant");
     kept.clear();
     assert!(weak.upgrade().is_none(), "let go of at clear");
+}
+
+/// A direct listener let go of by `clear` leaves its address to the next one at once: the next
+/// backup's listener binds the same address (it failed with "Could not listen on …: Address
+/// already in use" while the old one was kept, and right after one was dropped).
+#[tokio::test]
+async fn the_next_listener_binds_the_address_a_clear_let_go_of() {
+    let free = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let address = free.local_addr().unwrap();
+    drop(free);
+    let direct = || async move {
+        let listener = ListenerTransport::direct("https://office.example/kluis", address).await?;
+        Ok::<_, Error>(Arc::new(listener) as Arc<dyn CallbackTransport>)
+    };
+    let kept = Transports::default();
+    kept.get_or_build("direct", direct()).await.expect("bound");
+    kept.clear();
+    let again = kept.get_or_build("direct", direct()).await;
+    assert!(
+        again.is_ok(),
+        "the same address bound again: {:?}",
+        again.err()
+    );
+}
+
+/// A build that ends after the choice changed (`clear` could not reach its key, being built) is
+/// its callers' only, not kept: nobody may ask for that key again (a tunnel no longer chosen),
+/// and kept it would run on — its cloudflared with it — until the app ends.
+#[tokio::test]
+async fn a_build_that_ends_after_a_clear_is_not_kept() {
+    let kept = Arc::new(Transports::default());
+    let (release, released) = oneshot::channel::<()>();
+    let (started, began) = oneshot::channel::<()>();
+    let build = async move {
+        started.send(()).unwrap();
+        released.await.ok();
+        loopback().await
+    };
+    let old = tokio::spawn({
+        let kept = kept.clone();
+        async move { kept.get_or_build("tunnel", build).await }
+    });
+    began.await.unwrap();
+    kept.clear();
+    release.send(()).unwrap();
+    let old = old.await.unwrap().unwrap();
+    let weak = Arc::downgrade(&old);
+    drop(old);
+    assert!(weak.upgrade().is_none(), "not kept for the old choice");
 }

@@ -162,7 +162,7 @@ impl Alerts {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::{AppPaths, DesktopApp, MemoryStore};
+    use crate::{AppPaths, DesktopApp, Language, MemoryStore};
     use kluis_core::Error;
     use tokio::sync::mpsc;
 
@@ -193,6 +193,7 @@ mod tests {
         .notifier(Arc::new(Told(tx)), Duration::from_millis(50))
         .open()
         .unwrap();
+        app.settings.set_language(Language::En).unwrap(); // (not this machine's locale)
         let alerts = &app.alerts;
         let failed = || Err(Error::Network("The service could not be reached.".into()));
         alerts.set_notify_desktop(false).unwrap();

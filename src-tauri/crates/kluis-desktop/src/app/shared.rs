@@ -171,13 +171,13 @@ impl Shared {
         *self.dialogs.write().unwrap() = dialogs;
     }
 
-    /// The settings as the app applies them (a save folder the tests impose counts).
     /// The language Kluis speaks where the window does not (the tray, notifications): the
     /// window's, else the OS's.
     pub fn language(&self) -> kluis_profiles::Language {
         self.profiles.settings().language()
     }
 
+    /// The settings as the app applies them (a save folder the tests impose counts).
     pub fn settings(&self) -> Settings {
         let mut settings = self.profiles.settings();
         // The e-mail section is kluis-reporting's, read typed through `Alerts::mail`: the

@@ -101,11 +101,24 @@ pub fn told_app(
 
 /// [`app`]'s builder, for a test that changes more.
 pub fn builder(dir: &tempfile::TempDir, save_folder: Option<PathBuf>) -> DesktopAppBuilder {
-    DesktopApp::builder(
-        AppPaths::under(dir.path()),
-        Arc::new(MemoryStore::default()),
-    )
-    .save_folder(save_folder)
+    let paths = english_under(dir.path());
+    DesktopApp::builder(paths, Arc::new(MemoryStore::default())).save_folder(save_folder)
+}
+
+/// The app's files under `dir` ([`AppPaths::under`]), its settings speaking English (unless a
+/// test set another language): the tests read Kluis's English, whatever this machine's locale.
+pub fn english_under(dir: &Path) -> AppPaths {
+    let paths = AppPaths::under(dir);
+    let profiles = kluis_desktop::profiles::ProfileStore::open(paths.profiles_file.clone());
+    let profiles = profiles.unwrap();
+    if profiles.settings().language.is_none() {
+        let english = |settings: &mut kluis_desktop::profiles::Settings| {
+            settings.language = Some(kluis_desktop::Language::En);
+            Ok(())
+        };
+        profiles.update_settings(english).unwrap();
+    }
+    paths
 }
 
 /// The profile "Office" of one's own against `sim` (`id`: an existing one, to change it).

@@ -415,7 +415,7 @@ async fn importing_again_writes_no_unchanged_secret() {
     let sim = office_sim(3).await;
     let dir = tempfile::tempdir().unwrap();
     let keyring = Arc::new(CountingStore::default());
-    let app = DesktopApp::builder(AppPaths::under(dir.path()), keyring.clone())
+    let app = DesktopApp::builder(crate::common::english_under(dir.path()), keyring.clone())
         .open()
         .unwrap();
     let office = (app.accounts.save_profile(common::office(&sim, None)))

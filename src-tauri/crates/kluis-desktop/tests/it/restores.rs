@@ -5,14 +5,14 @@
 use std::sync::{Arc, Mutex};
 
 use kluis_desktop::secrets::MemoryStore;
-use kluis_desktop::{AppPaths, DesktopApp};
+use kluis_desktop::DesktopApp;
 
 use crate::common;
 
 /// The app with its files under `dir`, saving into `dir/saved`.
 fn app_under(dir: &tempfile::TempDir) -> DesktopApp {
     DesktopApp::builder(
-        AppPaths::under(dir.path()),
+        crate::common::english_under(dir.path()),
         Arc::new(MemoryStore::default()),
     )
     .save_folder(Some(dir.path().join("saved")))
@@ -144,7 +144,7 @@ async fn a_failed_restore_test_is_notified() {
     let (dir, folder) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
     let (tx, mut told) = tokio::sync::mpsc::unbounded_channel();
     let app = DesktopApp::builder(
-        AppPaths::under(dir.path()),
+        crate::common::english_under(dir.path()),
         Arc::new(MemoryStore::default()),
     )
     .save_folder(Some(folder.path().to_path_buf()))

@@ -8,7 +8,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use kluis_core::engine::Retry;
-use kluis_desktop::{AppJobEvent, AppPaths, DesktopApp, MemoryStore, PlannedEvent};
+use kluis_desktop::{AppJobEvent, DesktopApp, MemoryStore, PlannedEvent};
 use kluis_sim::{Sim, SimConfig};
 use tokio::sync::mpsc;
 
@@ -37,7 +37,7 @@ async fn office(failures: u32, retry: Retry) -> Office {
     let (dir, folder) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
     let (tx, told) = mpsc::unbounded_channel();
     let app = DesktopApp::builder(
-        AppPaths::under(dir.path()),
+        crate::common::english_under(dir.path()),
         Arc::new(MemoryStore::default()),
     )
     .save_folder(Some(folder.path().to_path_buf()))

@@ -5,7 +5,7 @@
 use std::sync::Arc;
 
 use kluis_desktop::secrets::{MemoryStore, SecretKind, SecretStore};
-use kluis_desktop::{AppPaths, BucketInput, DesktopApp};
+use kluis_desktop::{BucketInput, DesktopApp};
 
 use crate::common;
 use crate::moto::{Moto, SECRET};
@@ -24,7 +24,7 @@ async fn a_bucket_from_the_form_gets_each_saved_backup() {
     );
     moto.make_bucket("office", false).await;
     let keyring = Arc::new(MemoryStore::default());
-    let app = DesktopApp::builder(AppPaths::under(dir.path()), keyring.clone())
+    let app = DesktopApp::builder(crate::common::english_under(dir.path()), keyring.clone())
         .save_folder(Some(folder.path().to_path_buf()))
         .open()
         .unwrap();

@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use kluis_copies::sftp::SftpLogin;
 use kluis_desktop::secrets::{MemoryStore, SecretKind, SecretStore};
-use kluis_desktop::{AppPaths, DesktopApp, SftpInput, SftpServer};
+use kluis_desktop::{DesktopApp, SftpInput, SftpServer};
 
 use crate::common;
 use crate::sshd::{password, Sshd};
@@ -24,7 +24,7 @@ async fn an_sftp_server_from_the_form_gets_each_saved_backup() {
         tempfile::tempdir().unwrap(),
     );
     let keyring = Arc::new(MemoryStore::default());
-    let app = DesktopApp::builder(AppPaths::under(dir.path()), keyring.clone())
+    let app = DesktopApp::builder(crate::common::english_under(dir.path()), keyring.clone())
         .save_folder(Some(folder.path().to_path_buf()))
         .open()
         .unwrap();
@@ -90,7 +90,7 @@ async fn an_sftp_server_from_the_form_gets_each_saved_backup() {
 async fn a_key_login_takes_its_file_from_the_dialog() {
     let (sshd, dir) = (Sshd::start().await, tempfile::tempdir().unwrap());
     let keyring = Arc::new(MemoryStore::default());
-    let app = DesktopApp::builder(AppPaths::under(dir.path()), keyring.clone())
+    let app = DesktopApp::builder(crate::common::english_under(dir.path()), keyring.clone())
         .open()
         .unwrap();
     app.set_dialogs(common::Chooses::new(&sshd.client_key));

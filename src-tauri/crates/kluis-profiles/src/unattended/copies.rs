@@ -12,6 +12,10 @@ use kluis_core::{Error, History, KlantKey, Result};
 use super::AfterSave;
 use crate::{take_turn, Profile, SecretStore};
 
+/// The target named when a step failed for every copy target at once (an alert says it in
+/// the window's language).
+pub const EVERY_COPY_TARGET: &str = "every copy target";
+
 /// What the recovery catalogs are written with (see [`crate::catalogs`]).
 #[derive(Clone)]
 pub struct CatalogsAfter {
@@ -77,7 +81,7 @@ pub async fn write_catalogs(
             })
             .collect(),
         Err(e) => vec![AfterSave::CatalogFailed {
-            target: "every copy target".into(),
+            target: EVERY_COPY_TARGET.into(),
             error: Error::Io(format!("Writing the recovery catalogs stopped ({e}).")),
         }],
     }
@@ -109,7 +113,7 @@ pub async fn copy_missing(
             })
             .collect(),
         Err(error) => vec![AfterSave::CopyFailed {
-            target: "every copy target".into(),
+            target: EVERY_COPY_TARGET.into(),
             error,
         }],
     }

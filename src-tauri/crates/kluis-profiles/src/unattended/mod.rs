@@ -49,7 +49,7 @@ mod copies;
 
 pub use copies::{
     copy_missing, copy_pending, prune_targets, targets_by_klant, write_catalogs, CatalogsAfter,
-    PendingCopies,
+    PendingCopies, EVERY_COPY_TARGET,
 };
 
 /// What a host supplies for its klanten's unattended backups.
