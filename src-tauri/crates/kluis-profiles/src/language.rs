@@ -1,6 +1,6 @@
-//! [`Language`]: the language Kluis speaks — the window's choice (Settings → Language, or the
-//! OS's until one is chosen), kept in the profiles file so that what speaks without a window
-//! (the tray's menu and tooltip) speaks it too.
+//! [`Language`]: the language Kluis speaks — the window's choice (its *English / Nederlands*
+//! menu, or the OS's until one is chosen), kept in the profiles file so that what speaks
+//! without a window (the tray's menu and tooltip, the notifications) speaks it too.
 
 use serde::{Deserialize, Serialize};
 
