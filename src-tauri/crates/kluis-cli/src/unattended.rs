@@ -388,7 +388,11 @@ impl UnattendedHost for Unattended {
         // built per klant, the second klant under way could not listen on the address.
         let key = self.choice.cache_key(&profile.id);
         let transport = (self.engine.transports())
-            .get_or_build(&key, self.choice.build(&config, needs))
+            .get_or_build(
+                &key,
+                self.choice.keeps_failures(),
+                self.choice.build(&config, needs),
+            )
             .await?;
         let encryption = crate::encryption::of_profile(&self.secrets, profile).await?;
         let connection = ServiceConnection::open(

@@ -151,7 +151,9 @@ async fn cloudflared_that_stops_after_it_was_ready() {
     let kept = kluis_core::engine::Transports::default();
     let dead: Arc<dyn CallbackTransport> = Arc::new(tunnel);
     let first = kept
-        .get_or_build("tunnel", async { Ok::<_, kluis_core::Error>(dead.clone()) })
+        .get_or_build("tunnel", true, async {
+            Ok::<_, kluis_core::Error>(dead.clone())
+        })
         .await
         .unwrap();
     std::env::set_var("FAKE_CLOUDFLARED_MODE", "");
@@ -159,7 +161,7 @@ async fn cloudflared_that_stops_after_it_was_ready() {
         let fresh = TunnelTransport::start(&me()).await?;
         Ok::<_, kluis_core::Error>(Arc::new(fresh) as Arc<dyn CallbackTransport>)
     };
-    let second = kept.get_or_build("tunnel", started).await.unwrap();
+    let second = kept.get_or_build("tunnel", true, started).await.unwrap();
     assert!(Arc::ptr_eq(&first, &dead));
     assert!(
         !Arc::ptr_eq(&second, &dead),

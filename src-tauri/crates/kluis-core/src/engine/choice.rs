@@ -164,6 +164,14 @@ impl CallbackChoice {
         }
     }
 
+    /// Whether a failure to build this transport is kept for a while (see
+    /// [`super::Transports::get_or_build`]): a tunnel's takes its 45 s to fail and is the same
+    /// for every klant; the others fail fast, or depend on what the key does not name (the
+    /// demo's webhook.site, started a moment later), so each klant tries again.
+    pub fn keeps_failures(&self) -> bool {
+        matches!(self, Self::Tunnel { .. })
+    }
+
     /// Which built transport serves `profile`'s jobs (see [`super::Transports`]): listeners
     /// and tunnels belong to this computer (one per address, or two would compete for it);
     /// relay and webhook.site clients use the profile's TLS trust.

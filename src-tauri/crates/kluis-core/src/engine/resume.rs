@@ -99,7 +99,7 @@ impl Engine {
                 Reattacher::new(connection.config().clone(), scope.relay_secret.clone());
             let key = Transports::reattach_key(&reattach, profile.as_str());
             let build = async { reattacher.build(&reattach).await };
-            let transport = match self.transports().get_or_build(&key, build).await {
+            let transport = match self.transports().get_or_build(&key, false, build).await {
                 Ok(transport) => transport,
                 Err(error) => {
                     resumed.not_started.push((id, error));

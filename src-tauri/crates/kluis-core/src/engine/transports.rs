@@ -3,10 +3,11 @@
 //! [`Reattach`] — so that one listen address has one listener.
 //!
 //! Each key is built by one caller at a time, and only that key waits for it: a tunnel that
-//! takes its 45 s to become ready (or not) holds up no relay client of another klant. A build
-//! that failed is the answer for that key for [`FAILED_BUILD_KEPT`] — to those who waited for
-//! it, and to those who come meanwhile — instead of each klant of a batch trying again: a
-//! cloudflared that never becomes ready cost every one of 200 klanten 45 s, four at a time.
+//! takes its 45 s to become ready (or not) holds up no relay client of another klant. A
+//! tunnel's build that failed is the answer for that key for [`FAILED_BUILD_KEPT`] — to those
+//! who waited for it, and to those who come meanwhile — instead of each klant of a batch
+//! trying again: a cloudflared that never becomes ready cost every one of 200 klanten 45 s,
+//! four at a time. (Other routes fail fast, or on what their key does not name: tried again.)
 //! Someone at the screen (Back up now, Test connection) is not answered with an old failure:
 //! [`Transports::forget_failure`] first. [`Transports::clear`] (the choice changed) makes
 //! every kept transport and failure old without dropping the keys' locks, so a build under way
@@ -50,11 +51,14 @@ enum Kept {
 impl Transports {
     /// The transport under `key`, built by `build` the first time, or anew when the one kept
     /// is no longer alive (a tunnel whose program stopped); `build` may fail with the host's
-    /// own error type, e.g. when it asks a keyring. A failure is kept for
-    /// [`FAILED_BUILD_KEPT`] and given to the callers meanwhile, unbuilt.
+    /// own error type, e.g. when it asks a keyring. With `keep_failure`
+    /// ([`super::CallbackChoice::keeps_failures`]) a failure is kept for [`FAILED_BUILD_KEPT`]
+    /// and given to the callers meanwhile, unbuilt; without, only those who waited for the
+    /// failing build get it.
     pub async fn get_or_build<E>(
         &self,
         key: &str,
+        keep_failure: bool,
         build: impl Future<Output = std::result::Result<Arc<dyn CallbackTransport>, E>>,
     ) -> std::result::Result<Arc<dyn CallbackTransport>, E>
     where
@@ -89,10 +93,11 @@ impl Transports {
                 *kept = Kept::Built(transport.clone(), now);
                 Ok(transport)
             }
-            Err(error) => {
+            Err(error) if keep_failure => {
                 *kept = Kept::Failed(Box::new(error.clone()), Instant::now(), now);
                 Err(error)
             }
+            Err(error) => Err(error),
         }
     }
 

@@ -28,13 +28,13 @@ async fn a_failed_build_answers_its_key_for_a_while() {
         ))
     };
     let first = kept
-        .get_or_build("tunnel", failing())
+        .get_or_build("tunnel", true, failing())
         .await
         .err()
         .expect("failed");
     tokio::time::advance(FAILED_BUILD_KEPT - Duration::from_secs(1)).await;
     let meanwhile = kept
-        .get_or_build("tunnel", failing())
+        .get_or_build("tunnel", true, failing())
         .await
         .err()
         .expect("failed");
@@ -44,23 +44,34 @@ async fn a_failed_build_answers_its_key_for_a_while() {
         1,
         "not built again meanwhile"
     );
-    let other = kept.get_or_build("relay for a", loopback()).await;
+    let other = kept.get_or_build("relay for a", false, loopback()).await;
     assert!(other.is_ok(), "another key is built as usual");
+    // A route whose failure is not kept (fast to fail, or on inputs its key does not name: the
+    // demo's webhook.site a moment before it started) is tried again by the next caller.
+    let down = async { Err::<Arc<dyn CallbackTransport>, _>(Error::Network("down".into())) };
+    assert!(kept
+        .get_or_build("webhook-site a", false, down)
+        .await
+        .is_err());
+    assert!(kept
+        .get_or_build("webhook-site a", false, loopback())
+        .await
+        .is_ok());
     tokio::time::advance(Duration::from_secs(2)).await;
-    let later = kept.get_or_build("tunnel", loopback()).await;
+    let later = kept.get_or_build("tunnel", true, loopback()).await;
     assert!(later.is_ok(), "tried anew once the failure is old");
-    kept.get_or_build("tunnel", failing())
+    kept.get_or_build("tunnel", true, failing())
         .await
         .expect("the built one is kept");
     assert_eq!(builds.load(Ordering::SeqCst), 1);
     kept.clear();
     assert!(
-        kept.get_or_build("tunnel", failing()).await.is_err(),
+        kept.get_or_build("tunnel", true, failing()).await.is_err(),
         "built anew after clear (the choice changed)"
     );
     assert_eq!(builds.load(Ordering::SeqCst), 2);
     kept.forget_failure("tunnel");
-    assert!(kept.get_or_build("tunnel", failing()).await.is_err());
+    assert!(kept.get_or_build("tunnel", true, failing()).await.is_err());
     assert_eq!(
         builds.load(Ordering::SeqCst),
         3,
@@ -83,7 +94,7 @@ async fn one_build_per_key_and_no_key_waits_for_another() {
             released.await.ok();
             loopback().await
         };
-        async move { kept.get_or_build("tunnel", slow).await }
+        async move { kept.get_or_build("tunnel", true, slow).await }
     });
     while builds.load(Ordering::SeqCst) == 0 {
         tokio::task::yield_now().await; // until the slow build holds its key
@@ -98,12 +109,12 @@ async fn one_build_per_key_and_no_key_waits_for_another() {
             };
             asking.send(()).unwrap();
             // (On this one-thread runtime it runs on from here to its wait for the key.)
-            kept.get_or_build("tunnel", again).await
+            kept.get_or_build("tunnel", true, again).await
         }
     });
     asked.await.unwrap();
     // (Bounded, so that the old behaviour fails instead of waiting forever.)
-    let other = kept.get_or_build("relay for b", loopback());
+    let other = kept.get_or_build("relay for b", false, loopback());
     let other = tokio::time::timeout(Duration::from_secs(60), other).await;
     let other = other.expect("not held up by the tunnel's build");
     assert!(other.is_ok(), "built while the tunnel's build waits");
@@ -142,7 +153,7 @@ async fn a_clear_during_a_build_makes_no_second_build_beside_it() {
     let (release, released) = oneshot::channel::<()>();
     let old = tokio::spawn({
         let (kept, slow) = (kept.clone(), build(Some(released)));
-        async move { kept.get_or_build("direct", slow).await }
+        async move { kept.get_or_build("direct", false, slow).await }
     });
     while building.load(Ordering::SeqCst) == 0 {
         tokio::task::yield_now().await;
@@ -153,7 +164,7 @@ async fn a_clear_during_a_build_makes_no_second_build_beside_it() {
         let (kept, fresh) = (kept.clone(), build(None));
         async move {
             asking.send(()).unwrap();
-            kept.get_or_build("direct", fresh).await
+            kept.get_or_build("direct", false, fresh).await
         }
     });
     asked.await.unwrap();
@@ -180,7 +191,10 @@ async fn a_clear_during_a_build_makes_no_second_build_beside_it() {
 #[tokio::test]
 async fn a_clear_lets_go_of_what_is_kept() {
     let kept = Transports::default();
-    let first = kept.get_or_build("direct", loopback()).await.unwrap();
+    let first = kept
+        .get_or_build("direct", false, loopback())
+        .await
+        .unwrap();
     let weak = Arc::downgrade(&first);
     drop(first);
     assert!(weak.upgrade().is_some(), "kept for the next klant");
@@ -201,9 +215,11 @@ async fn the_next_listener_binds_the_address_a_clear_let_go_of() {
         Ok::<_, Error>(Arc::new(listener) as Arc<dyn CallbackTransport>)
     };
     let kept = Transports::default();
-    kept.get_or_build("direct", direct()).await.expect("bound");
+    kept.get_or_build("direct", false, direct())
+        .await
+        .expect("bound");
     kept.clear();
-    let again = kept.get_or_build("direct", direct()).await;
+    let again = kept.get_or_build("direct", false, direct()).await;
     assert!(
         again.is_ok(),
         "the same address bound again: {:?}",
@@ -226,7 +242,7 @@ async fn a_build_that_ends_after_a_clear_is_not_kept() {
     };
     let old = tokio::spawn({
         let kept = kept.clone();
-        async move { kept.get_or_build("tunnel", build).await }
+        async move { kept.get_or_build("tunnel", true, build).await }
     });
     began.await.unwrap();
     kept.clear();

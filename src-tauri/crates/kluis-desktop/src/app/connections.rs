@@ -195,11 +195,11 @@ impl Connections {
             };
             Ok::<_, AppError>(choice.build(connection.config(), needs).await?)
         };
-        let key = choice.cache_key(profile_id);
+        let (key, keep_failure) = (choice.cache_key(profile_id), choice.keeps_failures());
         self.shared
             .engine
             .transports()
-            .get_or_build(&key, build)
+            .get_or_build(&key, keep_failure, build)
             .await
     }
 }
