@@ -53,8 +53,8 @@ impl Transports {
     /// is no longer alive (a tunnel whose program stopped); `build` may fail with the host's
     /// own error type, e.g. when it asks a keyring. With `keep_failure`
     /// ([`super::CallbackChoice::keeps_failures`]) a failure is kept for [`FAILED_BUILD_KEPT`]
-    /// and given to the callers meanwhile, unbuilt; without, only those who waited for the
-    /// failing build get it.
+    /// and given to the callers meanwhile, unbuilt; without, the next caller (one who waited
+    /// for the failing build too) builds again.
     pub async fn get_or_build<E>(
         &self,
         key: &str,
