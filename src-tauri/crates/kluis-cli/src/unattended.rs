@@ -386,14 +386,12 @@ impl UnattendedHost for Unattended {
         // (`CallbackChoice::cache_key`): a direct listener's address can be bound once, a
         // tunnel is one program to start, and a loopback receiver one certificate to make —
         // built per klant, the second klant under way could not listen on the address.
-        let key = self.choice.cache_key(&profile.id);
-        let transport = (self.engine.transports())
-            .get_or_build(
-                &key,
-                self.choice.keeps_failures(),
-                self.choice.build(&config, needs),
-            )
-            .await?;
+        let (key, keep) = (
+            self.choice.cache_key(&profile.id),
+            self.choice.keeps_failures(),
+        );
+        let build = self.choice.build(&config, needs);
+        let transport = (self.engine.transports().get_or_build(&key, keep, build)).await?;
         let encryption = crate::encryption::of_profile(&self.secrets, profile).await?;
         let connection = ServiceConnection::open(
             config,
