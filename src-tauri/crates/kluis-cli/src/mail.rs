@@ -29,7 +29,7 @@ pub async fn run(cli: &Cli, command: &MailCommand) -> Result<()> {
             let mailer = OfficeMail::new(secret_store()).mailer(&mail).await;
             mailer
                 .map_err(core)?
-                .send(&test_mail())
+                .send(&test_mail(profiles.settings().language()))
                 .await
                 .map_err(core)?;
             eprintln!("kluis: a test e-mail was sent to {}.", mail.to.join(", "));

@@ -28,14 +28,40 @@ impl Language {
     /// `chosen` (the settings'), else the OS's as the process's locale says it, read as gettext
     /// reads it: the locale (`LC_ALL`, `LC_MESSAGES`, `LANG`: the first set) and, unless that
     /// is C or POSIX (or none), `LANGUAGE`'s first entry before it; Dutch when it starts with
-    /// `nl`, else English. (Windows sets none of these: there English until the window has said
-    /// which.)
+    /// `nl`, else English. Windows sets none of these: there the user's display language.
     pub fn or_from_os(chosen: Option<Language>) -> Language {
-        chosen.unwrap_or_else(|| Language::of_environment(|name| std::env::var(name).ok()))
+        chosen.unwrap_or_else(Language::of_os)
+    }
+
+    #[cfg(not(windows))]
+    fn of_os() -> Language {
+        Language::of_environment(|name| std::env::var(name).ok())
+    }
+
+    /// The language Windows shows its own menus in (the user's display language, Settings →
+    /// Time & language), not the region's formats: a Dutch office on an English Windows reads
+    /// English menus every day.
+    #[cfg(windows)]
+    fn of_os() -> Language {
+        // SAFETY: takes nothing, returns a LANGID; no memory is shared.
+        let langid = unsafe { windows_sys::Win32::Globalization::GetUserDefaultUILanguage() };
+        Language::of_langid(langid)
+    }
+
+    /// The language of a Windows LANGID: Dutch for any Dutch (primary language 0x13: the
+    /// Netherlands, Belgium), else English.
+    #[cfg_attr(not(windows), allow(dead_code))]
+    fn of_langid(langid: u16) -> Language {
+        const LANG_DUTCH: u16 = 0x13;
+        match langid & 0x3ff == LANG_DUTCH {
+            true => Language::Nl,
+            false => Language::En,
+        }
     }
 
     /// The language of the locale that the environment `var` gives (see
     /// [`Language::or_from_os`]).
+    #[cfg_attr(windows, allow(dead_code))]
     fn of_environment(var: impl Fn(&str) -> Option<String>) -> Language {
         let var = |name| var(name).filter(|v| !v.is_empty());
         let locale = (var("LC_ALL"))
@@ -75,6 +101,17 @@ mod tests {
         assert_eq!(Language::of_locale("en_GB.UTF-8"), Language::En);
         assert_eq!(Language::of_locale("C.UTF-8"), Language::En);
         assert_eq!(Language::of_locale(""), Language::En);
+    }
+
+    /// Windows's display language: Dutch (Netherlands 0x0413, Belgium 0x0813) is Dutch; English,
+    /// Frisian (0x0462, its own primary language) and any other is English.
+    #[test]
+    fn windows_display_language() {
+        assert_eq!(Language::of_langid(0x0413), Language::Nl);
+        assert_eq!(Language::of_langid(0x0813), Language::Nl);
+        assert_eq!(Language::of_langid(0x0409), Language::En);
+        assert_eq!(Language::of_langid(0x0462), Language::En);
+        assert_eq!(Language::of_langid(0x0000), Language::En);
     }
 
     /// The OS's language as gettext finds it: the locale, `LANGUAGE` before it unless the

@@ -166,7 +166,7 @@ fn dutch_target(target: &str) -> &str {
 }
 
 /// The UI's Dutch title for an error code (ui/src/texts/nl.ts, `err…`).
-fn dutch_title(code: Code) -> &'static str {
+pub(crate) fn dutch_title(code: Code) -> &'static str {
     match code {
         Code::AuthFailed => "Aanmelden mislukt",
         Code::PermissionDenied => "Niet toegestaan",

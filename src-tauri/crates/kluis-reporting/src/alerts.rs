@@ -154,10 +154,7 @@ impl Alert {
         let words = Words(language);
         match klanten {
             [] => None,
-            [one] => {
-                let (title, body) = words.overdue_one(one);
-                Some(Alert { title, body })
-            }
+            [one] => Some(words.overdue_one(one).into()),
             many => Some(Alert {
                 title: words.overdue_many(many.len()),
                 body: named(&words, many.iter().cloned()),
@@ -167,42 +164,39 @@ impl Alert {
 
     /// "Send test".
     pub fn test(language: Language) -> Alert {
-        let (title, body) = Words(language).test();
-        Alert::of(title, body)
+        Words(language).test().into()
     }
 
     /// The tray's Backup all could not start, for `reason`.
     pub fn backup_all_not_started(reason: &str, language: Language) -> Alert {
-        let (title, body) = Words(language).backup_all_not_started(reason);
-        Alert::of(title, body)
+        Words(language).backup_all_not_started(reason).into()
     }
 
     /// Closing the window left Kluis running in the tray: where it went, and how to end it.
     pub fn still_running(language: Language) -> Alert {
-        let (title, body) = Words(language).still_running(true);
-        Alert::of(title, body)
+        Words(language).still_running(true).into()
     }
 
     /// The setup of Kluis `version`, started by itself, did not install it.
     pub fn update_not_installed(version: &str, language: Language) -> Alert {
-        let (title, body) = Words(language).update_not_installed(version);
-        Alert::of(title, body)
+        Words(language).update_not_installed(version).into()
     }
 
     /// `kluis-tray` could not start (`reason`): the plans run only while the window is open.
     pub fn background_failed(reason: &str, language: Language) -> Alert {
-        let (title, body) = Words(language).background_failed(reason);
-        Alert::of(title, body)
+        Words(language).background_failed(reason).into()
     }
 
     /// Closing the window left Kluis running, on a desktop that shows no tray icons (stock
     /// GNOME without its extension): how to find it again.
     pub fn still_running_without_tray(language: Language) -> Alert {
-        let (title, body) = Words(language).still_running(false);
-        Alert::of(title, body)
+        Words(language).still_running(false).into()
     }
+}
 
-    fn of(title: impl Into<String>, body: impl Into<String>) -> Alert {
+/// An alert from its words: (title, body).
+impl<T: Into<String>, B: Into<String>> From<(T, B)> for Alert {
+    fn from((title, body): (T, B)) -> Alert {
         Alert {
             title: title.into(),
             body: body.into(),

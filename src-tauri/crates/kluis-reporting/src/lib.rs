@@ -10,7 +10,8 @@
 //!   alert in the window's language (`alert_texts`: English, or Dutch as the UI says it).
 //!   On Windows, [`app_identity`] registers the name and icon the notifications show.
 //! - [`mail`]: e-mail through the office's SMTP server ([`Mailer`], [`OfficeMail`] with the
-//!   password from the keyring), and the [`daily_report`] of every klant, sent once a day
+//!   password from the keyring), and the [`daily_report`] of every klant (in the window's
+//!   language, `report_texts`), sent once a day
 //!   ([`DailyReport`]) by whichever Kluis process is running, as [`mail_settings`] say
 //!   ([`MailSettings`]: Settings → *E-mail*, the settings file's `mail` section, which
 //!   kluis-profiles keeps without reading it).
@@ -31,6 +32,7 @@ pub mod mail_settings;
 pub mod outbox;
 pub mod printable;
 pub mod report;
+mod report_texts;
 
 pub use alerts::{
     Alert, DesktopNotifier, Failed, FailedStep, FailureBatch, Notifier, OverdueWatch,

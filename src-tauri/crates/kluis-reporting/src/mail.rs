@@ -28,10 +28,11 @@ use lettre::{AsyncSmtpTransport, AsyncTransport, Message, Tokio1Executor};
 use kluis_profiles::secrets::{off_thread, SecretKind, SecretStore, APP};
 use kluis_profiles::status::{klant_statuses, KlantStatus};
 use kluis_profiles::turn::take_report_turn;
-use kluis_profiles::{ProfileError, ProfileResult, ProfileStore};
+use kluis_profiles::{Language, ProfileError, ProfileResult, ProfileStore};
 
 use crate::alerts::{Alert, Notifier};
 use crate::mail_settings::{self, invalid, mailbox, MailSettings, MailWhen};
+use crate::report_texts::{Attention, ReportWords};
 
 /// The port where TLS starts before SMTP does (RFC 8314).
 const SMTPS_PORT: u16 = 465;
@@ -224,18 +225,21 @@ pub async fn remove(profiles: &ProfileStore, secrets: Arc<dyn SecretStore>) -> P
     Ok(())
 }
 
-/// "Send test".
-pub fn test_mail() -> Alert {
-    Alert {
-        title: "Test e-mail".into(),
-        body: "E-mail works: Kluis writes to this address as set in Settings, E-mail.".into(),
-    }
+/// "Send test", in `language`.
+pub fn test_mail(language: Language) -> Alert {
+    ReportWords(language).test_mail().into()
 }
 
-/// The day's report of `statuses`: the klanten that need attention (a failure since their last
-/// verified backup, overdue, planned and never backed up, kept backups that verification
-/// found damaged, or a last backup that a copy target does not hold yet) first, with the reason, then the others with their last verified backup.
-pub fn daily_report(statuses: &[KlantStatus], tz: &jiff::tz::TimeZone) -> Alert {
+/// The day's report of `statuses` in `language`: the klanten that need attention (a failure
+/// since their last verified backup, overdue, planned and never backed up, kept backups that
+/// verification found damaged, or a last backup that a copy target does not hold yet) first,
+/// with the reason, then the others with their last verified backup.
+pub fn daily_report(
+    statuses: &[KlantStatus],
+    tz: &jiff::tz::TimeZone,
+    language: Language,
+) -> Alert {
+    let words = ReportWords(language);
     let when = |ms: i64| {
         jiff::Timestamp::from_millisecond(ms)
             .map(|t| {
@@ -247,13 +251,9 @@ pub fn daily_report(statuses: &[KlantStatus], tz: &jiff::tz::TimeZone) -> Alert 
     };
     // Another PC of the office's backup, when newer than this PC's own, is the klant's last.
     let last = |k: &KlantStatus| match (&k.office_backup, k.last_success_ms) {
-        (Some(b), _) => format!(
-            "last backed up {} by {} (another PC of the office)",
-            when(b.at_ms),
-            b.by
-        ),
-        (None, Some(ms)) => format!("last verified backup {}", when(ms)),
-        (None, None) => "never backed up".into(),
+        (Some(b), _) => words.last_by_office(&when(b.at_ms), &b.by),
+        (None, Some(ms)) => words.last_verified(&when(ms)),
+        (None, None) => words.never().into(),
     };
     let needs_attention = |k: &KlantStatus| {
         k.overdue
@@ -268,61 +268,56 @@ pub fn daily_report(statuses: &[KlantStatus], tz: &jiff::tz::TimeZone) -> Alert 
         statuses.iter().partition(|k| needs_attention(k));
     let mut body = String::new();
     if !attention.is_empty() {
-        body.push_str("Needs attention:\n");
+        body.push_str(words.needs_attention());
+        body.push('\n');
         for k in &attention {
-            let reason = match &k.last_error {
-                Some(e) => format!(
-                    "failed {}: {} ({})",
-                    when(e.at_ms),
-                    e.message.lines().next().unwrap_or_default(),
-                    e.code
-                ),
-                None if k.overdue => "overdue for its plan".into(),
-                None if k.damaged > 0 => format!(
-                    "{} kept backups missing, changed or unreadable (see `kluis verify`)",
-                    k.damaged
-                ),
-                None if k.copies.as_ref().is_some_and(|c| c.made < c.wanted) => {
-                    let copies = k.copies.as_ref().expect("matched above");
-                    format!(
-                        "its last backup is on {} of {} copy targets ({})",
-                        copies.made,
-                        copies.wanted,
-                        copies.last_error.as_deref().unwrap_or("not tried yet")
-                    )
-                }
-                None => match (&k.restore_test_failed, k.restore_test_overdue) {
-                    (Some(what), _) => format!(
-                        "its last restore test failed ({})",
-                        what.lines().next().unwrap_or("see the history")
-                    ),
-                    (None, true) => "its monthly restore test is overdue".into(),
-                    (None, false) => "not backed up yet".into(),
+            let failed_at = k.last_error.as_ref().map(|e| when(e.at_ms));
+            let why = match (&k.last_error, &failed_at) {
+                (Some(e), Some(at)) => Attention::Failed {
+                    when: at,
+                    code: e.code,
+                    message: e.message.lines().next().unwrap_or_default(),
+                },
+                _ if k.overdue => Attention::Overdue,
+                _ if k.damaged > 0 => Attention::Damaged(k.damaged),
+                _ => match &k.copies {
+                    Some(copies) if copies.made < copies.wanted => Attention::NotCopied {
+                        made: copies.made,
+                        wanted: copies.wanted,
+                        why: copies.last_error.as_deref(),
+                    },
+                    _ => match (&k.restore_test_failed, k.restore_test_overdue) {
+                        (Some(what), _) => Attention::RestoreTestFailed(what.lines().next()),
+                        (None, true) => Attention::RestoreTestOverdue,
+                        (None, false) => Attention::NotYet,
+                    },
                 },
             };
-            body.push_str(&format!("- {}: {reason}; {}\n", k.name, last(k)));
+            body.push_str(&format!(
+                "- {}: {}; {}\n",
+                k.name,
+                words.reason(why),
+                last(k)
+            ));
         }
         body.push('\n');
     }
     if !fine.is_empty() {
-        body.push_str("Backed up:\n");
+        body.push_str(words.backed_up());
+        body.push('\n');
         for k in &fine {
-            let size = k
-                .last_success_bytes
-                .map(|b| format!(", {:.1} MB", b as f64 / 1e6))
+            let size = (k.last_success_bytes)
+                .map(|b| format!(", {}", words.size(b)))
                 .unwrap_or_default();
             body.push_str(&format!("- {}: {}{size}\n", k.name, last(k)));
         }
     }
     if statuses.is_empty() {
-        body.push_str("There are no klanten in Kluis yet.\n");
+        body.push_str(words.no_klanten());
+        body.push('\n');
     }
-    let title = match (attention.len(), statuses.len()) {
-        (0, total) => format!("Daily report: every klant backed up ({total})"),
-        (n, total) => format!("Daily report: {n} of {total} klanten need attention"),
-    };
     Alert {
-        title,
+        title: words.title(attention.len(), statuses.len()),
         body: body.trim_end().to_string(),
     }
 }
@@ -383,7 +378,8 @@ impl DailyReport {
             return Ok(false);
         }
         let statuses = klant_statuses(profiles, history, now)?;
-        let report = daily_report(&statuses, now.time_zone());
+        let language = profiles.settings().language();
+        let report = daily_report(&statuses, now.time_zone(), language);
         office.mailer(&mail).await?.send(&report).await?;
         self.sent(now)?;
         Ok(true)
@@ -468,11 +464,8 @@ mod tests {
         }
     }
 
-    /// The report puts klanten needing attention first with their reason, then the others
-    /// with their last backup and size, and never a file's path.
-    #[test]
-    fn the_report_puts_attention_first() {
-        let tz = jiff::tz::TimeZone::get("Europe/Amsterdam").unwrap();
+    /// One klant backed up and six that need attention, each for another reason.
+    fn seven_klanten() -> [KlantStatus; 7] {
         let failed = KlantStatus {
             last_error: Some(LastError {
                 at_ms: at("2026-11-23T02:05").timestamp().as_millisecond(),
@@ -506,7 +499,7 @@ mod tests {
             restore_test_overdue: true,
             ..klant("Bos")
         };
-        let statuses = [
+        [
             klant("Jansen"),
             failed,
             overdue,
@@ -514,8 +507,15 @@ mod tests {
             uncopied,
             untested,
             late_test,
-        ];
-        let report = daily_report(&statuses, &tz);
+        ]
+    }
+
+    /// The report puts klanten needing attention first with their reason, then the others
+    /// with their last backup and size, and never a file's path.
+    #[test]
+    fn the_report_puts_attention_first() {
+        let tz = jiff::tz::TimeZone::get("Europe/Amsterdam").unwrap();
+        let report = daily_report(&seven_klanten(), &tz, Language::En);
         assert_eq!(report.title, "Daily report: 6 of 7 klanten need attention");
         assert_eq!(
             report.body,
@@ -530,9 +530,47 @@ mod tests {
              - Jansen: last verified backup 2026-11-23 02:01, 14.2 MB"
         );
         assert_eq!(
-            daily_report(&[klant("Jansen")], &tz).title,
+            daily_report(&[klant("Jansen")], &tz, Language::En).title,
             "Daily report: every klant backed up (1)"
         );
+    }
+
+    /// In Dutch, each reason as the window says it: a failure by the UI's title for its code,
+    /// then Kluis's message; sizes with a decimal comma; "1 of n" in the singular.
+    #[test]
+    fn the_report_in_dutch() {
+        let tz = jiff::tz::TimeZone::get("Europe/Amsterdam").unwrap();
+        let report = daily_report(&seven_klanten(), &tz, Language::Nl);
+        assert_eq!(
+            report.title,
+            "Dagrapport: 6 van de 7 klanten vragen aandacht"
+        );
+        assert_eq!(
+            report.body,
+            "Vraagt aandacht:\n\
+             - Bakker B.V.: mislukt 2026-11-23 02:05: Geen verbinding. Details: The service could not be reached.; laatste gecontroleerde back-up 2026-11-23 02:01\n\
+             - Visser: te laat voor het plan; nog nooit een back-up\n\
+             - De Vries: 2 bewaarde back-ups ontbreken, zijn veranderd of onleesbaar (zie `kluis verify`); laatste gecontroleerde back-up 2026-11-23 02:01\n\
+             - Smit: de laatste back-up staat op 0 van de 1 kopieplekken (NAS: the folder is not there); laatste gecontroleerde back-up 2026-11-23 02:01\n\
+             - Mulder: de laatste terugzettest is mislukt (report.pdf: its CRC-32 does not match); laatste gecontroleerde back-up 2026-11-23 02:01\n\
+             - Bos: de maandelijkse terugzettest is te laat; laatste gecontroleerde back-up 2026-11-23 02:01\n\n\
+             Back-up in orde:\n\
+             - Jansen: laatste gecontroleerde back-up 2026-11-23 02:01, 14,2 MB"
+        );
+        let [jansen, bakker, ..] = seven_klanten();
+        assert_eq!(
+            daily_report(&[jansen.clone(), bakker], &tz, Language::Nl).title,
+            "Dagrapport: 1 van de 2 klanten vraagt aandacht"
+        );
+        assert_eq!(
+            daily_report(&[jansen], &tz, Language::Nl).title,
+            "Dagrapport: elke klant heeft een back-up (1)"
+        );
+        assert_eq!(
+            daily_report(&[], &tz, Language::Nl).body,
+            "Er staan nog geen klanten in Kluis."
+        );
+        assert_eq!(test_mail(Language::Nl).title, "Test-e-mail");
     }
 
     /// A planned klant another PC of the office backed up (and this one never did) is backed
@@ -555,7 +593,7 @@ mod tests {
             }),
             ..klant("Jansen")
         };
-        let report = daily_report(&[elsewhere], &tz);
+        let report = daily_report(&[elsewhere], &tz, Language::En);
         assert_eq!(report.title, "Daily report: every klant backed up (1)");
         assert_eq!(
             report.body,

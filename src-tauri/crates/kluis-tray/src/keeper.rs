@@ -173,6 +173,9 @@ pub async fn run_looking(
                     if tray.session_ended() {
                         break Left::SessionEnded;
                     }
+                    // The tooltip as the window set it meanwhile (its language, a pause): a
+                    // host shows it without asking for it again until told it changed.
+                    tray.refresh().await;
                 }
                 // (A click not yet acted on is first: a *Quit* must not become a restart.)
                 if !busy && actions.is_empty() && looks.program.as_mut().is_some_and(ProgramFile::replaced) {

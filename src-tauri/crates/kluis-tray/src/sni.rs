@@ -1,8 +1,9 @@
 //! The tray icon on Linux: a StatusNotifierItem with its menu over D-Bus (ksni), read by the
 //! desktop's tray host (KDE, Xfce, Cinnamon, MATE, GNOME with its AppIndicator extension). No
 //! GTK is loaded: that is what keeps this process small. A click on the menu sends its
-//! [`TrayAction`] to the keeper; the "Pause plans" check is read from the profiles file each
-//! time the menu opens, so a pause set in the window or by `kluis` shows too.
+//! [`TrayAction`] to the keeper; the "Pause plans" check and the language are read from the
+//! profiles file each time the menu opens, so a pause or a language set in the window or by
+//! `kluis` shows too; the tooltip follows at the keeper's next look.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -30,7 +31,8 @@ impl TrayIcon {
         std::env::var("DBUS_SESSION_BUS_ADDRESS").is_ok_and(|address| !bus_answers(&address))
     }
 
-    /// The menu read again (after an action changed what it shows).
+    /// The menu and the tooltip read again (after an action changed what they show, and at
+    /// each of the keeper's looks); the host is told of what changed.
     pub async fn refresh(&self) {
         self.handle.update(|tray| tray.read_paused()).await;
     }
@@ -109,7 +111,7 @@ impl KluisTray {
     /// The window's language, as the profiles file says now (the menu is asked for each time
     /// it opens, so a language chosen in the window meanwhile is spoken at once).
     fn language(&self) -> Language {
-        self.app.settings.current().language()
+        self.app.settings.language()
     }
 
     fn send(&self, action: TrayAction) {

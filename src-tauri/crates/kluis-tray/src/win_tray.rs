@@ -186,7 +186,7 @@ fn put_up(
 
 /// The window's language, as the profiles file says now.
 fn language(app: &DesktopApp) -> Language {
-    app.settings.current().language()
+    app.settings.language()
 }
 
 /// What a click on the icon does: a left click opens the window; a right click (its menu about

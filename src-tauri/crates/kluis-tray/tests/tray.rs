@@ -130,6 +130,25 @@ async fn checked(bus: &zbus::Connection, service: &str, id: i32) -> bool {
     i32::try_from(state).unwrap() == 1
 }
 
+/// A StatusNotifierItem's tooltip: icon name, icon pixmaps (width, height, ARGB), title, text.
+type ToolTip = (String, Vec<(i32, i32, Vec<u8>)>, String, String);
+
+/// The tooltip's text of the tray item `service`, as a host reads it.
+async fn tooltip(bus: &zbus::Connection, service: &str) -> String {
+    let properties = zbus::fdo::PropertiesProxy::builder(bus)
+        .destination(service.to_string())
+        .unwrap()
+        .path("/StatusNotifierItem")
+        .unwrap()
+        .build()
+        .await
+        .unwrap();
+    let interface = zbus::names::InterfaceName::from_static_str("org.kde.StatusNotifierItem");
+    let tip = (properties.get(interface.unwrap(), "ToolTip").await).expect("the item answers");
+    let tip: ToolTip = tip.try_into().expect("a tooltip");
+    tip.3
+}
+
 /// The menu about to open, as a host says it before showing it (the tray reads it anew).
 async fn about_to_show(bus: &zbus::Connection, service: &str) {
     bus.call_method(
@@ -321,7 +340,11 @@ async fn the_tray_menu_over_d_bus_with_and_without_a_tray_host() {
     // (English as the window said it: not this machine's locale.)
     app.settings.set_language(Language::En).unwrap();
     let (window, mut opened) = window_counter();
-    let keeper = tokio::spawn(keeper::run(app.clone(), window, true));
+    let looks = Looks {
+        every: Duration::from_millis(100),
+        ..Looks::default()
+    };
+    let keeper = tokio::spawn(keeper::run_looking(app.clone(), window, true, looks));
     let item = within("the item's registration", items.recv())
         .await
         .unwrap();
@@ -348,7 +371,27 @@ async fn the_tray_menu_over_d_bus_with_and_without_a_tray_host() {
             Ok(())
         })
     };
+    assert_eq!(
+        tooltip(&bus, &item).await,
+        "Your plans run in the background."
+    );
+    let rule = zbus::MatchRule::builder()
+        .msg_type(zbus::message::Type::Signal)
+        .interface("org.kde.StatusNotifierItem")
+        .unwrap()
+        .member("NewToolTip")
+        .unwrap()
+        .build();
+    let mut new_tips = zbus::MessageStream::for_match_rule(rule, &bus, None)
+        .await
+        .unwrap();
     say(Language::Nl).unwrap();
+    // The tooltip follows at the keeper's next look, the menu never opened: the host is told.
+    within("the tooltip told anew", new_tips.next()).await;
+    assert_eq!(
+        tooltip(&bus, &item).await,
+        "Uw plannen lopen op de achtergrond."
+    );
     about_to_show(&bus, &item).await;
     let dutch = menu(&bus, &item).await;
     for label in ["Kluis openen", "Plannen pauzeren", "Kluis afsluiten"] {

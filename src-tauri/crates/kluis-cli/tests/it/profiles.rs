@@ -1039,7 +1039,8 @@ fn mail_set(port: &str, daily: Option<&str>) -> Vec<String> {
 /// E-mail set from the command line keeps its password in the secrets folder (not in the
 /// profiles file, not in the output) and `mail test` arrives through STARTTLS; on each
 /// failure, `backup --all`'s failing klant is mailed; set to a daily report, `run-due` mails
-/// it once a day (a second run sends nothing).
+/// it once a day (a second run sends nothing); mail speaks the OS's language when the window
+/// chose none.
 #[tokio::test]
 async fn failures_and_the_daily_report_are_mailed() {
     const MAIL_PASSWORD: &str = "mail-password-91";
@@ -1122,6 +1123,11 @@ async fn failures_and_the_daily_report_are_mailed() {
         stderr(&again)
     );
     assert_eq!(sink.seen().mails.len(), 3, "one report a day");
+
+    // No language chosen in the window: the OS's (here Dutch) is the mail's.
+    let dutch = [vars[0], vars[1], ("LANG", "nl_NL.UTF-8")];
+    assert_succeeded(&env.saved(&["mail", "test"], &dutch).await);
+    assert_eq!(subjects()[3], "Subject: [Kluis] Test-e-mail");
 }
 
 /// Fault: the service sends a damaged archive (a byte changed, no digest to tell it by). The

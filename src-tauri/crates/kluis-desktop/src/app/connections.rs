@@ -159,14 +159,10 @@ impl Connections {
         profile_id: &str,
         connection: &ServiceConnection,
     ) -> AppResult<Arc<dyn CallbackTransport>> {
-        let key = self
-            .shared
-            .profiles
-            .settings()
-            .callback
-            .cache_key(profile_id);
-        self.shared.engine.transports().forget_failure(&key);
-        self.transport(profile_id, connection).await
+        let choice = self.shared.profiles.settings().callback;
+        let transports = self.shared.engine.transports();
+        transports.forget_failure(&choice.cache_key(profile_id));
+        self.transport_of(choice, profile_id, connection).await
     }
 
     /// The callback transport of the current setting, for `profile_id`'s jobs.
@@ -176,6 +172,16 @@ impl Connections {
         connection: &ServiceConnection,
     ) -> AppResult<Arc<dyn CallbackTransport>> {
         let choice = self.shared.profiles.settings().callback;
+        self.transport_of(choice, profile_id, connection).await
+    }
+
+    /// The callback transport `choice` makes for `profile_id`'s jobs: the one kept, else built.
+    async fn transport_of(
+        &self,
+        choice: CallbackChoice,
+        profile_id: &str,
+        connection: &ServiceConnection,
+    ) -> AppResult<Arc<dyn CallbackTransport>> {
         // The keyring and the demo are only asked when the transport is built, not per backup.
         let build = async {
             let relay_secret = match choice {

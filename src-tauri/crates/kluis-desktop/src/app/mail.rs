@@ -64,7 +64,12 @@ impl Alerts {
         let mail = self.mail()?.ok_or_else(|| {
             Error::Config("Save the e-mail settings first, then send a test.".into())
         })?;
-        Ok(self.office.mailer(&mail).await?.send(&test_mail()).await?)
+        Ok(self
+            .office
+            .mailer(&mail)
+            .await?
+            .send(&test_mail(self.shared.language()))
+            .await?)
     }
 
     /// Sends the daily report when e-mail asks for one and it is due; whether it sent.

@@ -30,6 +30,12 @@ impl AppSettings {
         self.shared.settings()
     }
 
+    /// The language Kluis speaks where the window does not (the tray, notifications): the
+    /// window's, else the OS's.
+    pub fn language(&self) -> kluis_profiles::Language {
+        self.shared.language()
+    }
+
     /// "Always save to this folder": the folder comes from a native dialog opened here.
     /// Unchanged when the dialog is cancelled.
     pub async fn choose_save_folder(&self) -> AppResult<Settings> {
