@@ -355,12 +355,15 @@ fn set_unattended_at_once(app: App<'_>, n: u32) -> Res<Settings> {
     app.plans.set_unattended_at_once(n)
 }
 
-/// The window's language, kept for the tray and the notifications. (The window's own tray,
-/// where kluis-tray cannot run, takes it at the next start: relabelling a tray menu goes
-/// through the desktop's tray host on the main thread, which a host that does not answer
-/// would hold.)
+/// The window's language, kept for kluis-tray and the notifications; the window's own tray
+/// (where kluis-tray cannot run) is told at once here: its menu is the shell's.
 #[tauri::command]
-fn set_language(app: App<'_>, language: kluis_desktop::Language) -> Res<Settings> {
+fn set_language<R: tauri::Runtime>(
+    handle: tauri::AppHandle<R>,
+    app: App<'_>,
+    language: kluis_desktop::Language,
+) -> Res<Settings> {
+    crate::tray::speak(&handle, language);
     app.settings.set_language(language)
 }
 

@@ -7,7 +7,7 @@
 
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use kluis_desktop::{AppError, DesktopApp, LoginStart, TrayAction};
+use kluis_desktop::{AppError, DesktopApp, Language, LoginStart, TrayAction};
 
 use crate::background::Leaving;
 use tauri::menu::{CheckMenuItem, Menu, MenuItem, PredefinedMenuItem};
@@ -15,9 +15,14 @@ use tauri::tray::TrayIconBuilder;
 use tauri::{AppHandle, Manager, Runtime, Window, WindowEvent};
 use tauri_plugin_autostart::ManagerExt;
 
-/// The tray menu's "Pause plans" check, kept to show the plans' state after a change made
-/// anywhere. (The menu says the window's language as Kluis started.)
-struct PauseCheck<R: Runtime>(CheckMenuItem<R>);
+/// The tray menu's entries, kept to show the plans' state after a change made anywhere ("Pause
+/// plans" checked) and to speak the language the window chose ([`speak`]).
+struct Entries<R: Runtime> {
+    open: MenuItem<R>,
+    backup_all: MenuItem<R>,
+    pause: CheckMenuItem<R>,
+    quit: MenuItem<R>,
+}
 
 /// Whether the "still running in the tray" notice was shown (once per run).
 static TOLD_IN_TRAY: AtomicBool = AtomicBool::new(false);
@@ -33,25 +38,30 @@ pub fn install<R: Runtime>(app: &AppHandle<R>) -> tauri::Result<()> {
     let item = |action: TrayAction| {
         MenuItem::with_id(app, action.id(), action.label(language), true, None::<&str>)
     };
-    let pause = CheckMenuItem::with_id(
-        app,
-        TrayAction::PausePlans.id(),
-        TrayAction::PausePlans.label(language),
-        true,
-        paused,
-        None::<&str>,
-    )?;
+    let entries = Entries {
+        open: item(TrayAction::Open)?,
+        backup_all: item(TrayAction::BackupAll)?,
+        pause: CheckMenuItem::with_id(
+            app,
+            TrayAction::PausePlans.id(),
+            TrayAction::PausePlans.label(language),
+            true,
+            paused,
+            None::<&str>,
+        )?,
+        quit: item(TrayAction::Quit)?,
+    };
     let menu = Menu::with_items(
         app,
         &[
-            &item(TrayAction::Open)?,
-            &item(TrayAction::BackupAll)?,
-            &pause,
+            &entries.open,
+            &entries.backup_all,
+            &entries.pause,
             &PredefinedMenuItem::separator(app)?,
-            &item(TrayAction::Quit)?,
+            &entries.quit,
         ],
     )?;
-    app.manage(PauseCheck(pause));
+    app.manage(entries);
     let mut tray = TrayIconBuilder::with_id("kluis")
         .tooltip("Kluis")
         .menu(&menu)
@@ -108,10 +118,24 @@ pub fn act<R: Runtime>(app: &AppHandle<R>, action: TrayAction) -> Result<(), App
         TrayAction::ResumePlans => state.plans.resume_plans()?,
         TrayAction::Quit => app.exit(0),
     }
-    if let Some(check) = app.try_state::<PauseCheck<R>>() {
-        let _ = check.0.set_checked(state.plans.plans_paused());
+    if let Some(entries) = app.try_state::<Entries<R>>() {
+        let _ = entries.pause.set_checked(state.plans.plans_paused());
     }
     Ok(())
+}
+
+/// The menu's entries in `language` (the window chose it: `set_language`).
+pub fn speak<R: Runtime>(app: &AppHandle<R>, language: Language) {
+    if let Some(entries) = app.try_state::<Entries<R>>() {
+        let _ = entries.open.set_text(TrayAction::Open.label(language));
+        let _ = entries
+            .backup_all
+            .set_text(TrayAction::BackupAll.label(language));
+        let _ = entries
+            .pause
+            .set_text(TrayAction::PausePlans.label(language));
+        let _ = entries.quit.set_text(TrayAction::Quit.label(language));
+    }
 }
 
 /// Shows the window and brings it to the front (the tray's Open, a second start of Kluis).
