@@ -363,8 +363,9 @@ fn set_language<R: tauri::Runtime>(
     app: App<'_>,
     language: kluis_desktop::Language,
 ) -> Res<Settings> {
+    let settings = app.settings.set_language(language)?;
     crate::tray::speak(&handle, language);
-    app.settings.set_language(language)
+    Ok(settings)
 }
 
 #[tauri::command]

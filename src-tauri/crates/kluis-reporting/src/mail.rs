@@ -284,7 +284,7 @@ pub fn daily_report(
                     Some(copies) if copies.made < copies.wanted => Attention::NotCopied {
                         made: copies.made,
                         wanted: copies.wanted,
-                        why: copies.last_error.as_deref(),
+                        why: (copies.last_error.as_deref()).and_then(|e| e.lines().next()),
                     },
                     _ => match (&k.restore_test_failed, k.restore_test_overdue) {
                         (Some(what), _) => Attention::RestoreTestFailed(what.lines().next()),
@@ -523,7 +523,7 @@ mod tests {
              - Bakker B.V.: failed 2026-11-23 02:05: The service could not be reached. (network); last verified backup 2026-11-23 02:01\n\
              - Visser: overdue for its plan; never backed up\n\
              - De Vries: 2 kept backups missing, changed or unreadable (see `kluis verify`); last verified backup 2026-11-23 02:01\n\
-             - Smit: its last backup is on 0 of 1 copy targets (NAS: the folder is not there); last verified backup 2026-11-23 02:01\n\
+             - Smit: its last backup is not on its copy target yet (NAS: the folder is not there); last verified backup 2026-11-23 02:01\n\
              - Mulder: its last restore test failed (report.pdf: its CRC-32 does not match); last verified backup 2026-11-23 02:01\n\
              - Bos: its monthly restore test is overdue; last verified backup 2026-11-23 02:01\n\n\
              Backed up:\n\
@@ -548,10 +548,10 @@ mod tests {
         assert_eq!(
             report.body,
             "Vraagt aandacht:\n\
-             - Bakker B.V.: mislukt 2026-11-23 02:05: Geen verbinding. Details: The service could not be reached.; laatste gecontroleerde back-up 2026-11-23 02:01\n\
+             - Bakker B.V.: mislukt 2026-11-23 02:05: Geen verbinding (The service could not be reached); laatste gecontroleerde back-up 2026-11-23 02:01\n\
              - Visser: te laat voor het plan; nog nooit een back-up\n\
-             - De Vries: 2 bewaarde back-ups ontbreken, zijn veranderd of onleesbaar (zie `kluis verify`); laatste gecontroleerde back-up 2026-11-23 02:01\n\
-             - Smit: de laatste back-up staat op 0 van de 1 kopieplekken (NAS: the folder is not there); laatste gecontroleerde back-up 2026-11-23 02:01\n\
+             - De Vries: 2 bewaarde back-ups ontbreken, zijn gewijzigd of onleesbaar (zie `kluis verify`); laatste gecontroleerde back-up 2026-11-23 02:01\n\
+             - Smit: de laatste back-up staat nog niet op de kopieplek (NAS: the folder is not there); laatste gecontroleerde back-up 2026-11-23 02:01\n\
              - Mulder: de laatste terugzettest is mislukt (report.pdf: its CRC-32 does not match); laatste gecontroleerde back-up 2026-11-23 02:01\n\
              - Bos: de maandelijkse terugzettest is te laat; laatste gecontroleerde back-up 2026-11-23 02:01\n\n\
              Back-up in orde:\n\

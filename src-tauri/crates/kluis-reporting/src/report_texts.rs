@@ -78,55 +78,76 @@ impl ReportWords {
     /// Why a klant needs attention.
     pub fn reason(&self, why: Attention<'_>) -> String {
         use Attention::*;
-        match (self.0, why) {
-            (
-                Language::En,
-                Failed {
-                    when,
-                    code,
-                    message,
-                },
-            ) => {
-                format!("failed {when}: {message} ({code})")
-            }
-            (
-                Language::Nl,
-                Failed {
-                    when,
-                    code,
-                    message,
-                },
-            ) => {
-                format!("mislukt {when}: {}. Details: {message}", dutch_title(code))
-            }
-            (Language::En, Overdue) => "overdue for its plan".into(),
-            (Language::Nl, Overdue) => "te laat voor het plan".into(),
-            (Language::En, Damaged(n)) => {
-                format!("{n} kept backups missing, changed or unreadable (see `kluis verify`)")
-            }
-            (Language::Nl, Damaged(n)) => format!(
-                "{n} bewaarde back-ups ontbreken, zijn veranderd of onleesbaar (zie `kluis verify`)"
-            ),
-            (Language::En, NotCopied { made, wanted, why }) => format!(
-                "its last backup is on {made} of {wanted} copy targets ({})",
-                why.unwrap_or("not tried yet")
-            ),
-            (Language::Nl, NotCopied { made, wanted, why }) => format!(
-                "de laatste back-up staat op {made} van de {wanted} kopieplekken ({})",
-                why.unwrap_or("nog niet geprobeerd")
-            ),
-            (Language::En, RestoreTestFailed(what)) => format!(
-                "its last restore test failed ({})",
-                what.unwrap_or("see the history")
-            ),
-            (Language::Nl, RestoreTestFailed(what)) => format!(
-                "de laatste terugzettest is mislukt ({})",
-                what.unwrap_or("zie de geschiedenis")
-            ),
-            (Language::En, RestoreTestOverdue) => "its monthly restore test is overdue".into(),
-            (Language::Nl, RestoreTestOverdue) => "de maandelijkse terugzettest is te laat".into(),
-            (Language::En, NotYet) => "not backed up yet".into(),
-            (Language::Nl, NotYet) => "nog geen back-up".into(),
+        let language = self.0;
+        match why {
+            Failed {
+                when,
+                code,
+                message,
+            } => match language {
+                Language::En => format!("failed {when}: {message} ({code})"),
+                // (Kluis's message in brackets, without its full stop: "…; laatste" follows.)
+                Language::Nl => format!(
+                    "mislukt {when}: {} ({})",
+                    dutch_title(code),
+                    message.trim_end_matches('.')
+                ),
+            },
+            Overdue => match language {
+                Language::En => "overdue for its plan".into(),
+                Language::Nl => "te laat voor het plan".into(),
+            },
+            Damaged(n) => match (language, n) {
+                (Language::En, 1) => {
+                    "1 kept backup missing, changed or unreadable (see `kluis verify`)".into()
+                }
+                (Language::En, n) => {
+                    format!("{n} kept backups missing, changed or unreadable (see `kluis verify`)")
+                }
+                (Language::Nl, 1) => {
+                    "1 bewaarde back-up ontbreekt, is gewijzigd of onleesbaar (zie `kluis verify`)"
+                        .into()
+                }
+                (Language::Nl, n) => format!(
+                    "{n} bewaarde back-ups ontbreken, zijn gewijzigd of onleesbaar (zie `kluis verify`)"
+                ),
+            },
+            NotCopied { made, wanted, why } => match (language, wanted) {
+                (Language::En, 1) => format!(
+                    "its last backup is not on its copy target yet ({})",
+                    why.unwrap_or("not tried yet")
+                ),
+                (Language::En, _) => format!(
+                    "its last backup is on {made} of {wanted} copy targets ({})",
+                    why.unwrap_or("not tried yet")
+                ),
+                (Language::Nl, 1) => format!(
+                    "de laatste back-up staat nog niet op de kopieplek ({})",
+                    why.unwrap_or("nog niet geprobeerd")
+                ),
+                (Language::Nl, _) => format!(
+                    "de laatste back-up staat op {made} van de {wanted} kopieplekken ({})",
+                    why.unwrap_or("nog niet geprobeerd")
+                ),
+            },
+            RestoreTestFailed(what) => match language {
+                Language::En => format!(
+                    "its last restore test failed ({})",
+                    what.unwrap_or("see the history")
+                ),
+                Language::Nl => format!(
+                    "de laatste terugzettest is mislukt ({})",
+                    what.unwrap_or("zie de geschiedenis")
+                ),
+            },
+            RestoreTestOverdue => match language {
+                Language::En => "its monthly restore test is overdue".into(),
+                Language::Nl => "de maandelijkse terugzettest is te laat".into(),
+            },
+            NotYet => match language {
+                Language::En => "not backed up yet".into(),
+                Language::Nl => "nog geen back-up".into(),
+            },
         }
     }
 
@@ -168,4 +189,40 @@ pub(crate) enum Attention<'a> {
     RestoreTestOverdue,
     /// Planned, never backed up.
     NotYet,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// One damaged backup and one copy target are said in the singular, more in the plural.
+    #[test]
+    fn one_and_more() {
+        let (en, nl) = (ReportWords(Language::En), ReportWords(Language::Nl));
+        let two_targets = Attention::NotCopied {
+            made: 1,
+            wanted: 2,
+            why: None,
+        };
+        assert_eq!(
+            en.reason(Attention::Damaged(1)),
+            "1 kept backup missing, changed or unreadable (see `kluis verify`)"
+        );
+        assert_eq!(
+            nl.reason(Attention::Damaged(1)),
+            "1 bewaarde back-up ontbreekt, is gewijzigd of onleesbaar (zie `kluis verify`)"
+        );
+        assert_eq!(
+            nl.reason(Attention::Damaged(3)),
+            "3 bewaarde back-ups ontbreken, zijn gewijzigd of onleesbaar (zie `kluis verify`)"
+        );
+        assert_eq!(
+            en.reason(two_targets),
+            "its last backup is on 1 of 2 copy targets (not tried yet)"
+        );
+        assert_eq!(
+            nl.reason(two_targets),
+            "de laatste back-up staat op 1 van de 2 kopieplekken (nog niet geprobeerd)"
+        );
+    }
 }

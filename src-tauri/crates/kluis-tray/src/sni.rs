@@ -12,6 +12,9 @@ use kluis_desktop::{DesktopApp, Language, TrayAction};
 use ksni::TrayMethods;
 use tokio::sync::mpsc::UnboundedSender;
 
+/// Longest wait for the icon's service to take a refresh (it tells the host over D-Bus).
+const REFRESH_WITHIN: std::time::Duration = std::time::Duration::from_secs(5);
+
 /// The icon in the tray (see the module's text).
 pub struct TrayIcon {
     handle: ksni::Handle<KluisTray>,
@@ -34,7 +37,9 @@ impl TrayIcon {
     /// The menu and the tooltip read again (after an action changed what they show, and at
     /// each of the keeper's looks); the host is told of what changed.
     pub async fn refresh(&self) {
-        self.handle.update(|tray| tray.read_paused()).await;
+        // (Bounded: a session bus that stopped answering holds the keeper's loop no longer.)
+        let update = self.handle.update(|tray| tray.read_paused());
+        let _ = tokio::time::timeout(REFRESH_WITHIN, update).await;
     }
 
     /// The icon taken away (the keeper leaves).
