@@ -112,6 +112,9 @@ pub struct Faults {
     /// Answer a `Range` with the range even when `If-Range` names another file (a host that
     /// ignores `If-Range`): a client must see by the ETag that it is not its file.
     pub ignore_if_range: bool,
+    /// Leave the ETag out of a 206 (a 200 still has it): what the range's bytes are of is not
+    /// said (RFC 9110 has a 206 repeat it).
+    pub no_etag_on_partial: bool,
     /// A download that is cut (`cut_download_after`) also loses its link: its resume is
     /// refused (403) until the webhook is asked again, as a signed link running out mid-way.
     pub expire_link_on_cut: bool,
@@ -157,6 +160,7 @@ impl Default for Faults {
             send_digest: true,
             no_etag: false,
             ignore_if_range: false,
+            no_etag_on_partial: false,
             expire_link_on_cut: false,
             download_status: None,
             echo_authenticate: None,

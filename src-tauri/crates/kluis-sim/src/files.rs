@@ -160,7 +160,8 @@ async fn download(
     );
     h.insert(header::CONTENT_LENGTH, HeaderValue::from(end - start));
     h.insert(header::ACCEPT_RANGES, HeaderValue::from_static("bytes"));
-    if !faults.no_etag {
+    let etag_left_out = faults.no_etag || (faults.no_etag_on_partial && range.is_some());
+    if !etag_left_out {
         h.insert(header::ETAG, HeaderValue::from_str(&etag).unwrap());
     }
     let disposition = faults

@@ -19,14 +19,16 @@ pub(crate) fn validator(headers: &HeaderMap) -> Option<String> {
 }
 
 /// Whether a resume's answer names the file `ours` validates (the ETag or date sent in
-/// `If-Range`): its ETag against an ETag, its Last-Modified against a date. A header it does
-/// not send claims nothing (a host may leave one out of a 206).
+/// `If-Range`): its ETag against an ETag, its Last-Modified against a date. An answer that
+/// does not say is not taken for ours: RFC 9110 (15.3.7) has a 206 carry the ETag and
+/// Last-Modified a 200 would, and a host that both ignores `If-Range` and leaves them out would
+/// otherwise splice another file's bytes onto ours (the length would still match).
 pub(crate) fn names_same_file(ours: &str, headers: &HeaderMap) -> bool {
     let name = match ours.starts_with('"') {
         true => header::ETAG,
         false => header::LAST_MODIFIED,
     };
-    header_text(headers, name).is_none_or(|theirs| theirs == ours)
+    header_text(headers, name).is_some_and(|theirs| theirs == ours)
 }
 
 /// `bytes START-END/TOTAL` → (START, Some(TOTAL)); a `*` total gives `None`.
@@ -102,9 +104,10 @@ mod tests {
         assert!(!names_same_file("Fri, 27 Nov 2026 10:00:00 GMT", &both));
         let only_date = headers(&[(header::LAST_MODIFIED, date)]);
         assert!(
-            names_same_file("\"a\"", &only_date),
-            "no tag sent: no claim"
+            !names_same_file("\"a\"", &only_date),
+            "no tag sent: not taken for ours"
         );
+        assert!(!names_same_file(date, &headers(&[])), "nothing said");
         let weak = headers(&[(header::ETAG, "W/\"a\"")]);
         assert!(
             !names_same_file("\"a\"", &weak),

@@ -649,12 +649,24 @@ async fn an_expired_download_address_is_asked_for_again() {
 /// the download starts over instead of appending it. The file saved is whole and verified.
 #[tokio::test]
 async fn a_renewed_address_mid_download_is_not_spliced_onto_another_file() {
+    renewed_mid_download_starts_over(false).await;
+}
+
+/// The same when the new address's host leaves the ETag out of its 206: a range that does not
+/// say which file it is of is not taken for ours.
+#[tokio::test]
+async fn a_range_that_does_not_name_its_file_is_not_spliced_on() {
+    renewed_mid_download_starts_over(true).await;
+}
+
+async fn renewed_mid_download_starts_over(no_etag_on_partial: bool) {
     let h = Harness::new(|c| {
         c.payload_size = 3 * 1024 * 1024;
         c.faults.cut_download_after = Some(1024 * 1024);
         c.faults.cut_download_times = 1;
         c.faults.expire_link_on_cut = true;
         c.faults.ignore_if_range = true;
+        c.faults.no_etag_on_partial = no_etag_on_partial;
     })
     .await;
     let engine = Engine::new(Arc::new(History::in_memory().unwrap()));
