@@ -11,24 +11,25 @@ pub(crate) fn header_text(headers: &HeaderMap, name: header::HeaderName) -> Opti
         .map(str::to_owned)
 }
 
-/// A strong ETag, else Last-Modified (RFC 9110 allows both in If-Range; weak tags are not).
+/// A strong ETag, else Last-Modified (RFC 9110 allows both in If-Range; weak tags are not). A
+/// strong tag is quoted: anything else in ETag is not taken for one (nor for a date).
 pub(crate) fn validator(headers: &HeaderMap) -> Option<String> {
     header_text(headers, header::ETAG)
-        .filter(|tag| !tag.starts_with("W/"))
+        .filter(|tag| tag.starts_with('"'))
         .or_else(|| header_text(headers, header::LAST_MODIFIED))
 }
 
 /// Whether a resume's answer names the file `ours` validates (the ETag or date sent in
-/// `If-Range`): its ETag against an ETag, its Last-Modified against a date. An answer that
-/// does not say is not taken for ours: RFC 9110 (15.3.7) has a 206 carry the ETag and
-/// Last-Modified a 200 would, and a host that both ignores `If-Range` and leaves them out would
-/// otherwise splice another file's bytes onto ours (the length would still match).
+/// `If-Range`). An ETag must come back: RFC 9110 (15.3.7) has a 206 carry the ETag a 200
+/// would, so one without it is not taken for ours — a host that both ignored `If-Range` and
+/// left it out would otherwise splice another file's bytes onto ours (the length still
+/// matching). A date need not: a 206 to an `If-Range` should not repeat Last-Modified (the
+/// same section), so only one it does send, and that differs, says another file.
 pub(crate) fn names_same_file(ours: &str, headers: &HeaderMap) -> bool {
-    let name = match ours.starts_with('"') {
-        true => header::ETAG,
-        false => header::LAST_MODIFIED,
-    };
-    header_text(headers, name).is_some_and(|theirs| theirs == ours)
+    match ours.starts_with('"') {
+        true => header_text(headers, header::ETAG).is_some_and(|theirs| theirs == ours),
+        false => header_text(headers, header::LAST_MODIFIED).is_none_or(|theirs| theirs == ours),
+    }
 }
 
 /// `bytes START-END/TOTAL` → (START, Some(TOTAL)); a `*` total gives `None`.
@@ -107,7 +108,10 @@ mod tests {
             !names_same_file("\"a\"", &only_date),
             "no tag sent: not taken for ours"
         );
-        assert!(!names_same_file(date, &headers(&[])), "nothing said");
+        assert!(
+            names_same_file(date, &headers(&[])),
+            "a date is not repeated in a 206"
+        );
         let weak = headers(&[(header::ETAG, "W/\"a\"")]);
         assert!(
             !names_same_file("\"a\"", &weak),
@@ -159,5 +163,13 @@ mod tests {
             validator(&h).as_deref(),
             Some("Sun, 22 Nov 2026 10:00:00 GMT")
         );
+        h.insert(header::ETAG, "unquoted".parse().unwrap());
+        assert_eq!(
+            validator(&h).as_deref(),
+            Some("Sun, 22 Nov 2026 10:00:00 GMT"),
+            "an unquoted tag is no strong tag (nor a date)"
+        );
+        h.insert(header::ETAG, "\"x\"".parse().unwrap());
+        assert_eq!(validator(&h).as_deref(), Some("\"x\""));
     }
 }
