@@ -22,14 +22,15 @@ pub async fn run(cli: &Cli, command: &MailCommand) -> Result<()> {
     match command {
         MailCommand::Set(args) => set(&profiles, args).await,
         MailCommand::Test => {
-            let mail = mail_settings::of(&profiles.settings()).map_err(core)?;
+            let settings = profiles.settings();
+            let mail = mail_settings::of(&settings).map_err(core)?;
             let mail = mail.ok_or_else(|| {
                 Error::Config("E-mail is not set up: see `kluis mail set --help`.".into())
             })?;
             let mailer = OfficeMail::new(secret_store()).mailer(&mail).await;
             mailer
                 .map_err(core)?
-                .send(&test_mail(profiles.settings().language()))
+                .send(&test_mail(settings.language()))
                 .await
                 .map_err(core)?;
             eprintln!("kluis: a test e-mail was sent to {}.", mail.to.join(", "));

@@ -271,16 +271,16 @@ pub fn daily_report(
         body.push_str(words.needs_attention());
         body.push('\n');
         for k in &attention {
-            let failed_at = k.last_error.as_ref().map(|e| when(e.at_ms));
-            let why = match (&k.last_error, &failed_at) {
-                (Some(e), Some(at)) => Attention::Failed {
+            let failed = k.last_error.as_ref().map(|e| (e, when(e.at_ms)));
+            let why = match &failed {
+                Some((e, at)) => Attention::Failed {
                     when: at,
                     code: e.code,
                     message: e.message.lines().next().unwrap_or_default(),
                 },
-                _ if k.overdue => Attention::Overdue,
-                _ if k.damaged > 0 => Attention::Damaged(k.damaged),
-                _ => match &k.copies {
+                None if k.overdue => Attention::Overdue,
+                None if k.damaged > 0 => Attention::Damaged(k.damaged),
+                None => match &k.copies {
                     Some(copies) if copies.made < copies.wanted => Attention::NotCopied {
                         made: copies.made,
                         wanted: copies.wanted,
@@ -367,7 +367,8 @@ impl DailyReport {
         history: &History,
         now: &Zoned,
     ) -> ProfileResult<bool> {
-        let mail = mail_settings::of(&profiles.settings())?;
+        let settings = profiles.settings();
+        let mail = mail_settings::of(&settings)?;
         let Some(mail) = mail.filter(|mail| self.due(Some(mail), now)) else {
             return Ok(false);
         };
@@ -378,8 +379,7 @@ impl DailyReport {
             return Ok(false);
         }
         let statuses = klant_statuses(profiles, history, now)?;
-        let language = profiles.settings().language();
-        let report = daily_report(&statuses, now.time_zone(), language);
+        let report = daily_report(&statuses, now.time_zone(), settings.language());
         office.mailer(&mail).await?.send(&report).await?;
         self.sent(now)?;
         Ok(true)
